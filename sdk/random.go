@@ -1,0 +1,56 @@
+package sdk
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"math"
+)
+
+// Uniform returns a deterministic pseudo-random value in [-1, 1) for element
+// i of rank's input under seed. Every rank can regenerate every other rank's
+// input from (seed, rank, i), so a float64 reference needs no data exchange,
+// and a fresh seed per check gives fresh inputs. CUDA kernels use the same
+// mixing function (splitmix64), so GPU and CPU inputs agree.
+func Uniform(seed uint64, rank int, i int64) float64 {
+	x := seed ^ (uint64(rank)+1)*0x9E3779B97F4A7C15 ^ uint64(i)*0xD1B54A32D192ED03
+	x = splitmix64(x)
+	// 53 random bits -> [0,1) -> [-1,1)
+	return float64(x>>11)*(1.0/(1<<53))*2 - 1
+}
+
+func splitmix64(x uint64) uint64 {
+	x += 0x9E3779B97F4A7C15
+	x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9
+	x = (x ^ (x >> 27)) * 0x94D049BB133111EB
+	return x ^ (x >> 31)
+}
+
+// SourceHash is the kernel version for Description.KernelVersion: the first
+// 12 hex digits of the SHA-256 of the kernel's source texts.
+func SourceHash(sources ...[]byte) string {
+	h := sha256.New()
+	for _, s := range sources {
+		h.Write(s)
+		h.Write([]byte{0})
+	}
+	return hex.EncodeToString(h.Sum(nil))[:12]
+}
+
+// RelErr is ‖got − ref‖₂ / ‖ref‖₂ (‖got‖₂ when ref is all zero). NaN or Inf
+// anywhere in got gives +Inf, so a poisoned element never passes.
+func RelErr(got, ref []float64) float64 {
+	var num, den float64
+	for i := range ref {
+		g := got[i]
+		if math.IsNaN(g) || math.IsInf(g, 0) {
+			return math.Inf(1)
+		}
+		d := g - ref[i]
+		num += d * d
+		den += ref[i] * ref[i]
+	}
+	if den == 0 {
+		return math.Sqrt(num)
+	}
+	return math.Sqrt(num / den)
+}

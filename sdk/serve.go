@@ -1,0 +1,266 @@
+package sdk
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/hashicorp/go-plugin"
+
+	pb "github.com/symmtune/symmtune/proto/kernelpb"
+	"github.com/symmtune/symmtune/space"
+	"github.com/symmtune/symmtune/symm"
+)
+
+// Serve runs k as a symmtune plugin process over the given backends and
+// never returns. Call it from the plugin's main.
+func Serve(k Kernel, backends ...symm.Backend) {
+	srv := newServer(k, backends)
+	go srv.watchHost(hostPID(), time.Second)
+	plugin.Serve(&plugin.ServeConfig{
+		HandshakeConfig: Handshake(),
+		VersionedPlugins: map[int]plugin.PluginSet{
+			builtProtocolVersion(): {PluginName: &GRPCKernelPlugin{Impl: srv}},
+		},
+		GRPCServer: plugin.DefaultGRPCServer,
+	})
+	srv.closeAll()
+}
+
+// server holds one rank's state. The host calls one RPC at a time per rank,
+// but the mutex keeps a late call after a deadline from racing the next one.
+type server struct {
+	pb.UnimplementedKernelServer
+	kernel   Kernel
+	backends map[string]symm.Backend
+	desc     Description
+
+	mu       sync.Mutex
+	backend  symm.Backend
+	problem  space.Problem
+	pending  symm.Pending
+	team     symm.Team
+	instance Instance
+}
+
+func newServer(k Kernel, backends []symm.Backend) *server {
+	s := &server{kernel: k, backends: map[string]symm.Backend{}}
+	s.desc = k.Describe()
+	s.desc.Backends = nil
+	for _, b := range backends {
+		s.backends[b.Name()] = b
+		s.desc.Backends = append(s.desc.Backends, b.Name())
+	}
+	return s
+}
+
+// watchHost exits the process when the host that started it is gone (killed
+// with SIGKILL, say), so no rank outlives its search. Shared resources were
+// unlinked at Connect, so exiting leaks nothing.
+func (s *server) watchHost(pid int, every time.Duration) {
+	for {
+		time.Sleep(every)
+		if pid <= 1 || syscall.Kill(pid, 0) == syscall.ESRCH || os.Getppid() == 1 {
+			slog.Warn("symmtune host is gone; plugin exiting", "host_pid", pid)
+			s.closeAll()
+			os.Exit(3)
+		}
+	}
+}
+
+func (s *server) closeAll() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.closeLocked()
+}
+
+func (s *server) closeLocked() {
+	if s.instance != nil {
+		_ = s.instance.Close()
+		s.instance = nil
+	}
+	if s.team != nil {
+		_ = s.team.Close()
+		s.team = nil
+	}
+	if s.pending != nil {
+		_ = s.pending.Close()
+		s.pending = nil
+	}
+}
+
+func (s *server) Describe(context.Context, *pb.DescribeRequest) (*pb.Description, error) {
+	return DescriptionToProto(s.desc), nil
+}
+
+func (s *server) lookupBackend(name string) (symm.Backend, error) {
+	b, ok := s.backends[name]
+	if !ok {
+		return nil, fmt.Errorf("plugin %s has no %q backend (it has %v)", s.desc.Name, name, s.desc.Backends)
+	}
+	return b, nil
+}
+
+func (s *server) Validate(_ context.Context, r *pb.ValidateRequest) (*pb.ValidateResponse, error) {
+	c, err := ConfigFromProto(r.GetConfig())
+	if err != nil {
+		return nil, err
+	}
+	if err := s.desc.Space.Check(c); err != nil {
+		return &pb.ValidateResponse{Ok: false, Reason: err.Error()}, nil
+	}
+	if err := s.kernel.Validate(c, ProblemFromProto(r.GetProblem()), int(r.GetWorld()), r.GetBackend()); err != nil {
+		return &pb.ValidateResponse{Ok: false, Reason: err.Error()}, nil
+	}
+	return &pb.ValidateResponse{Ok: true}, nil
+}
+
+func (s *server) Hardware(_ context.Context, r *pb.HardwareRequest) (*pb.HardwareInfo, error) {
+	b, err := s.lookupBackend(r.GetBackend())
+	if err != nil {
+		return nil, err
+	}
+	f, err := b.Hardware(int(r.GetWorld()))
+	if err != nil {
+		return nil, fmt.Errorf("hardware fingerprint: %w", err)
+	}
+	return HardwareToProto(f), nil
+}
+
+func (s *server) Setup(ctx context.Context, r *pb.SetupRequest) (*pb.SetupResponse, error) {
+	b, err := s.lookupBackend(r.GetBackend())
+	if err != nil {
+		return nil, err
+	}
+	p := ProblemFromProto(r.GetProblem())
+	world, rank := int(r.GetWorld()), int(r.GetRank())
+	if rank < 0 || rank >= world {
+		return nil, fmt.Errorf("rank %d outside world %d", rank, world)
+	}
+	bytes, err := s.kernel.SymmetricBytes(p, world, b.Name())
+	if err != nil {
+		return nil, fmt.Errorf("symmetric size: %w", err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.closeLocked()
+	pending, blob, err := b.Allocate(ctx, rank, world, bytes, r.GetGroupId())
+	if err != nil {
+		return nil, fmt.Errorf("rank %d: allocate %d symmetric bytes on %s: %w", rank, bytes, b.Name(), err)
+	}
+	s.backend, s.problem, s.pending = b, p, pending
+	return &pb.SetupResponse{Blob: blob}, nil
+}
+
+func (s *server) Connect(ctx context.Context, r *pb.ConnectRequest) (*pb.ConnectResponse, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.pending == nil {
+		return nil, errors.New("connect before setup")
+	}
+	team, err := s.pending.Connect(ctx, r.GetBlobs())
+	if err != nil {
+		return nil, fmt.Errorf("connect: %w", err)
+	}
+	s.pending = nil
+	s.team = team
+	inst, err := s.kernel.Open(ctx, team, s.problem)
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", s.desc.Name, err)
+	}
+	s.instance = inst
+	return &pb.ConnectResponse{}, nil
+}
+
+// ready returns the instance and the request's config, checked against the space.
+func (s *server) ready(c *pb.Config) (Instance, space.Config, error) {
+	if s.instance == nil {
+		return nil, nil, errors.New("no instance: call setup and connect first")
+	}
+	cfg, err := ConfigFromProto(c)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := s.desc.Space.Check(cfg); err != nil {
+		return nil, nil, err
+	}
+	return s.instance, cfg, nil
+}
+
+func (s *server) Precompile(ctx context.Context, r *pb.PrecompileRequest) (*pb.PrecompileResponse, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := &pb.PrecompileResponse{Errors: make([]string, len(r.GetConfigs()))}
+	pc, ok := s.instance.(Precompiler)
+	if !ok {
+		return out, nil
+	}
+	cs := make([]space.Config, len(r.GetConfigs()))
+	for i, c := range r.GetConfigs() {
+		cfg, err := ConfigFromProto(c)
+		if err != nil {
+			return nil, err
+		}
+		cs[i] = cfg
+	}
+	for i, err := range pc.Precompile(ctx, cs) {
+		if err != nil {
+			out.Errors[i] = err.Error()
+		}
+	}
+	return out, nil
+}
+
+func (s *server) Prepare(ctx context.Context, r *pb.PrepareRequest) (*pb.PrepareResponse, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	inst, cfg, err := s.ready(r.GetConfig())
+	if err != nil {
+		return nil, err
+	}
+	if err := inst.Prepare(ctx, cfg); err != nil {
+		return nil, fmt.Errorf("prepare %s: %w", cfg, err)
+	}
+	return &pb.PrepareResponse{}, nil
+}
+
+func (s *server) Verify(ctx context.Context, r *pb.VerifyRequest) (*pb.VerifyResponse, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	inst, cfg, err := s.ready(r.GetConfig())
+	if err != nil {
+		return nil, err
+	}
+	res, err := inst.Verify(ctx, cfg, r.GetSeed())
+	if err != nil {
+		return nil, fmt.Errorf("verify %s: %w", cfg, err)
+	}
+	return &pb.VerifyResponse{Ok: res.OK, RelErr: res.RelErr, Detail: res.Detail}, nil
+}
+
+func (s *server) Bench(ctx context.Context, r *pb.BenchRequest) (*pb.BenchResponse, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	inst, cfg, err := s.ready(r.GetConfig())
+	if err != nil {
+		return nil, err
+	}
+	if r.GetIters() < 1 || r.GetWarmup() < 0 {
+		return nil, fmt.Errorf("bench: iters %d, warmup %d", r.GetIters(), r.GetWarmup())
+	}
+	times, err := inst.Bench(ctx, cfg, int(r.GetWarmup()), int(r.GetIters()))
+	if err != nil {
+		return nil, fmt.Errorf("bench %s: %w", cfg, err)
+	}
+	return &pb.BenchResponse{TimesUs: times}, nil
+}
+
+func (s *server) Teardown(context.Context, *pb.TeardownRequest) (*pb.TeardownResponse, error) {
+	s.closeAll()
+	return &pb.TeardownResponse{}, nil
+}
