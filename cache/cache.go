@@ -1,0 +1,373 @@
+// Package cache owns the tuned-config store and its lookup API: the way
+// programs consume tuned configs at run time.
+//
+// The store is one TOML file (DefaultPath) holding one winner per key:
+// (kernel, kernel version, backend, hardware fingerprint ID, world size,
+// dtype, shape). `symmtune search` writes it with Put/PutAll, which lock the
+// file, merge with what is already there and replace it atomically, so any
+// number of concurrent writers never lose each other's entries and readers
+// never see a half-written file. Programs read it with Load and pick a
+// config with Store.Lookup, which falls back to the nearest tuned shape
+// when the exact one was never tuned.
+package cache
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/symmtune/symmtune/hardware"
+	"github.com/symmtune/symmtune/space"
+)
+
+// Key identifies one tuned winner. Two entries with equal keys (Equal) are
+// the same slot in the store: a later Put replaces the earlier one.
+type Key struct {
+	Kernel        string
+	KernelVersion string
+	Backend       string
+	Hardware      string // hardware.Fingerprint.ID()
+	World         int
+	Dtype         string
+	Shape         space.Shape
+}
+
+// String is the canonical text form,
+// "kernel@version/backend/hardware/w<world>/dtype/shape", e.g.
+// "allreduce@3f2a9c1e/cpu/cpu/AMD EPYC 7B13/2c/w4/f32/n=1048576". The
+// "@version" part is left out when the version is empty. It is meant for
+// messages and ordering; compare keys with Equal.
+func (k Key) String() string {
+	var b strings.Builder
+	b.WriteString(k.Kernel)
+	if k.KernelVersion != "" {
+		b.WriteByte('@')
+		b.WriteString(k.KernelVersion)
+	}
+	b.WriteByte('/')
+	b.WriteString(k.Backend)
+	b.WriteByte('/')
+	b.WriteString(k.Hardware)
+	b.WriteString("/w")
+	b.WriteString(strconv.Itoa(k.World))
+	b.WriteByte('/')
+	b.WriteString(k.Dtype)
+	b.WriteByte('/')
+	b.WriteString(k.Shape.String())
+	return b.String()
+}
+
+// Equal reports whether two keys name the same slot: every field equal,
+// shapes compared by dimension names and sizes.
+func (k Key) Equal(o Key) bool {
+	return k.Kernel == o.Kernel && k.KernelVersion == o.KernelVersion &&
+		k.Backend == o.Backend && k.Hardware == o.Hardware &&
+		k.World == o.World && k.Dtype == o.Dtype && k.Shape.Equal(o.Shape)
+}
+
+// ident is an injective string form of the key, for maps.
+func (k Key) ident() string {
+	return strconv.Quote(k.Kernel) + " " + strconv.Quote(k.KernelVersion) + " " +
+		strconv.Quote(k.Backend) + " " + strconv.Quote(k.Hardware) + " " +
+		strconv.Itoa(k.World) + " " + strconv.Quote(k.Dtype) + " " + strconv.Quote(k.Shape.String())
+}
+
+// compareKeys orders keys by kernel, backend, hardware, world, dtype, shape
+// and finally kernel version; it is total on keys that are not Equal.
+func compareKeys(a, b Key) int {
+	return cmp.Or(
+		cmp.Compare(a.Kernel, b.Kernel),
+		cmp.Compare(a.Backend, b.Backend),
+		cmp.Compare(a.Hardware, b.Hardware),
+		cmp.Compare(a.World, b.World),
+		cmp.Compare(a.Dtype, b.Dtype),
+		cmp.Compare(a.Shape.String(), b.Shape.String()),
+		cmp.Compare(a.KernelVersion, b.KernelVersion),
+	)
+}
+
+// Entry is one tuned winner with its measurements.
+type Entry struct {
+	Key
+	HardwareInfo    hardware.Fingerprint // the full fingerprint whose ID is Key.Hardware
+	Config          space.Config
+	MedianUS        float64 // median time of the winner, microseconds
+	MinUS           float64
+	P90US           float64
+	DefaultMedianUS float64 // median of the kernel's default config; 0 when it was not measurable
+	Trials          int
+	TunedAt         time.Time
+}
+
+// Store is a loaded cache file. It is read-only; write with Put/PutAll and
+// Load again to see the result.
+type Store struct {
+	path    string
+	entries []Entry // sorted, keys unique
+}
+
+// Path is the file the store was loaded from.
+func (s *Store) Path() string {
+	if s == nil {
+		return ""
+	}
+	return s.path
+}
+
+// Entries returns a copy of the entries, sorted by kernel, backend,
+// hardware, world, dtype, shape (then kernel version).
+func (s *Store) Entries() []Entry {
+	if s == nil {
+		return nil
+	}
+	out := make([]Entry, len(s.entries))
+	for i, e := range s.entries {
+		out[i] = e.clone()
+	}
+	return out
+}
+
+func (e Entry) clone() Entry {
+	c := e
+	if e.Shape != nil {
+		c.Shape = make(space.Shape, len(e.Shape))
+		for k, v := range e.Shape {
+			c.Shape[k] = v
+		}
+	}
+	if e.Config != nil {
+		c.Config = e.Config.Clone()
+	}
+	return c
+}
+
+func sortEntries(es []Entry) {
+	slices.SortStableFunc(es, func(a, b Entry) int { return compareKeys(a.Key, b.Key) })
+}
+
+// DefaultPath is where the cache lives: $SYMMTUNE_CACHE when set, else
+// $XDG_CACHE_HOME/symmtune/configs.toml (when that is an absolute path),
+// else ~/.cache/symmtune/configs.toml. Without a home directory it falls
+// back to the system temp directory.
+func DefaultPath() string {
+	if p := os.Getenv("SYMMTUNE_CACHE"); p != "" {
+		return p
+	}
+	if x := os.Getenv("XDG_CACHE_HOME"); x != "" && filepath.IsAbs(x) {
+		return filepath.Join(x, "symmtune", "configs.toml")
+	}
+	if home, err := os.UserHomeDir(); err == nil && home != "" {
+		return filepath.Join(home, ".cache", "symmtune", "configs.toml")
+	}
+	return filepath.Join(os.TempDir(), "symmtune", "configs.toml")
+}
+
+// Query asks for the config to run. Kernel, World, Dtype and Shape are
+// required; KernelVersion, Backend and Hardware narrow the search when set
+// and match anything when empty.
+type Query struct {
+	Kernel string
+	World  int
+	Dtype  string
+	Shape  space.Shape
+
+	KernelVersion string
+	Backend       string
+	Hardware      string
+}
+
+// Match is a lookup result. Exact is false when the entry was tuned for a
+// different (the nearest) shape.
+type Match struct {
+	Entry Entry
+	Exact bool
+}
+
+// Lookup finds the entry to use for q.
+//
+// Candidates are the entries with q's kernel, world and dtype, the optional
+// fields equal where q sets them, and exactly q's set of dimension names.
+// An entry with q's shape wins (Exact); among several (q left optional
+// fields empty) the newest TunedAt. Otherwise the nearest shape wins, by
+// distance = sum over dimensions of |log2(a/b)|, ties broken by the newest
+// TunedAt and then the canonical key string. It returns false when there is
+// no candidate, or when q lacks a kernel, a dtype, a world >= 1 or a shape
+// with all sizes positive.
+func (s *Store) Lookup(q Query) (Match, bool) {
+	if s == nil || q.Kernel == "" || q.Dtype == "" || q.World < 1 || len(q.Shape) == 0 {
+		return Match{}, false
+	}
+	for _, v := range q.Shape {
+		if v <= 0 {
+			return Match{}, false
+		}
+	}
+	best := -1
+	var bestDist float64
+	bestExact := false
+	for i := range s.entries {
+		e := &s.entries[i]
+		if e.Kernel != q.Kernel || e.World != q.World || e.Dtype != q.Dtype ||
+			(q.KernelVersion != "" && e.KernelVersion != q.KernelVersion) ||
+			(q.Backend != "" && e.Backend != q.Backend) ||
+			(q.Hardware != "" && e.Hardware != q.Hardware) {
+			continue
+		}
+		exact := e.Shape.Equal(q.Shape)
+		dist := 0.0
+		if !exact {
+			var ok bool
+			if dist, ok = shapeDistance(e.Shape, q.Shape); !ok {
+				continue
+			}
+		}
+		if best < 0 || better(e, exact, dist, &s.entries[best], bestExact, bestDist) {
+			best, bestDist, bestExact = i, dist, exact
+		}
+	}
+	if best < 0 {
+		return Match{}, false
+	}
+	return Match{Entry: s.entries[best].clone(), Exact: bestExact}, true
+}
+
+// distEpsilon absorbs rounding in sums of logarithms, so that shapes
+// equally far in exact arithmetic tie.
+const distEpsilon = 1e-9
+
+func better(a *Entry, aExact bool, aDist float64, b *Entry, bExact bool, bDist float64) bool {
+	if aExact != bExact {
+		return aExact
+	}
+	if math.Abs(aDist-bDist) > distEpsilon {
+		return aDist < bDist
+	}
+	if !a.TunedAt.Equal(b.TunedAt) {
+		return a.TunedAt.After(b.TunedAt)
+	}
+	if as, bs := a.Key.String(), b.Key.String(); as != bs {
+		return as < bs
+	}
+	return a.Key.ident() < b.Key.ident()
+}
+
+// shapeDistance is the sum over dimensions of |log2(a/b)|; ok is false when
+// the shapes do not have the same dimension names.
+func shapeDistance(a, b space.Shape) (float64, bool) {
+	if len(a) != len(b) {
+		return 0, false
+	}
+	d := 0.0
+	for name, x := range a {
+		y, ok := b[name]
+		if !ok || x <= 0 || y <= 0 {
+			return 0, false
+		}
+		d += math.Abs(math.Log2(float64(x)) - math.Log2(float64(y)))
+	}
+	return d, true
+}
+
+// check validates e and returns it normalized the way Load returns entries:
+// TunedAt in UTC, non-nil Shape and Config maps owned by the result,
+// integer values without stray string parts.
+func check(e Entry) (Entry, error) {
+	e = e.clone()
+	if e.Kernel == "" {
+		return e, fmt.Errorf("kernel is missing")
+	}
+	for _, f := range []struct{ name, v string }{
+		{"kernel", e.Kernel}, {"kernel_version", e.KernelVersion}, {"backend", e.Backend},
+		{"hardware", e.Hardware}, {"dtype", e.Dtype},
+	} {
+		if !utf8.ValidString(f.v) {
+			return e, fmt.Errorf("%s %q is not valid UTF-8", f.name, f.v)
+		}
+	}
+	if e.World < 1 {
+		return e, fmt.Errorf("world %d: must be at least 1", e.World)
+	}
+	if e.Dtype == "" {
+		return e, fmt.Errorf("dtype is missing")
+	}
+	if len(e.Shape) == 0 {
+		return e, fmt.Errorf("shape is missing or empty")
+	}
+	for name, v := range e.Shape {
+		if err := checkName(name); err != nil {
+			return e, fmt.Errorf("shape: dimension %w", err)
+		}
+		if v <= 0 || v > space.MaxDim {
+			return e, fmt.Errorf("shape: dimension %q = %d must be in 1..%d", name, v, space.MaxDim)
+		}
+	}
+	if e.Config == nil {
+		e.Config = space.Config{}
+	}
+	for name, v := range e.Config {
+		if err := checkName(name); err != nil {
+			return e, fmt.Errorf("config: parameter %w", err)
+		}
+		if v.IsStr {
+			if !utf8.ValidString(v.Str) {
+				return e, fmt.Errorf("config: parameter %q: value %q is not valid UTF-8", name, v.Str)
+			}
+			v.Int = 0
+		} else {
+			v.Str = ""
+		}
+		e.Config[name] = v
+	}
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{{"median_us", e.MedianUS}, {"min_us", e.MinUS}, {"p90_us", e.P90US}, {"default_median_us", e.DefaultMedianUS}} {
+		if math.IsNaN(f.v) || math.IsInf(f.v, 0) || f.v < 0 {
+			return e, fmt.Errorf("%s = %v: must be a finite time >= 0", f.name, f.v)
+		}
+	}
+	if e.Trials < 0 {
+		return e, fmt.Errorf("trials = %d: must be >= 0", e.Trials)
+	}
+	if err := e.HardwareInfo.Validate(); err != nil {
+		return e, fmt.Errorf("hardware_info: %w", err)
+	}
+	for _, f := range []struct{ name, v string }{
+		{"kind", e.HardwareInfo.Kind}, {"name", e.HardwareInfo.Name}, {"compute", e.HardwareInfo.Compute},
+		{"driver", e.HardwareInfo.Driver}, {"interconnect", e.HardwareInfo.Interconnect},
+	} {
+		if !utf8.ValidString(f.v) {
+			return e, fmt.Errorf("hardware_info: %s %q is not valid UTF-8", f.name, f.v)
+		}
+	}
+	if !e.TunedAt.IsZero() {
+		e.TunedAt = e.TunedAt.UTC()
+		if y := e.TunedAt.Year(); y < 1 || y > 9999 {
+			return e, fmt.Errorf("tuned_at %s: year outside 1..9999", e.TunedAt.Format(time.RFC3339))
+		}
+	} else {
+		e.TunedAt = time.Time{}
+	}
+	return e, nil
+}
+
+// checkName refuses shape/config names that would make the canonical
+// "name=value,..." text ambiguous.
+func checkName(name string) error {
+	switch {
+	case name == "":
+		return fmt.Errorf("with an empty name")
+	case !utf8.ValidString(name):
+		return fmt.Errorf("%q: name is not valid UTF-8", name)
+	case strings.ContainsAny(name, ",= \t\r\n"):
+		return fmt.Errorf("%q: name contains ',', '=' or whitespace", name)
+	}
+	return nil
+}

@@ -1,0 +1,150 @@
+package cache
+
+import (
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/symmtune/symmtune/space"
+)
+
+// storeOf writes es to a fresh file and loads it, so lookups run on what
+// the file really holds.
+func storeOf(t *testing.T, es ...Entry) *Store {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "configs.toml")
+	if err := PutAll(path, es); err != nil {
+		t.Fatal(err)
+	}
+	return mustLoad(t, path)
+}
+
+func TestLookup(t *testing.T) {
+	tag := func(name string) func(*Entry) {
+		return func(e *Entry) { e.Config = space.Config{"tag": space.Str(name)} }
+	}
+	at := func(h int) func(*Entry) { return func(e *Entry) { e.TunedAt = t0.Add(time.Duration(h) * time.Hour) } }
+	s := storeOf(t,
+		entry(1024, tag("n1k")),
+		entry(4096, tag("n4k")),
+		entry(1<<20, tag("n1m")),
+		// Same shape as n4k on other hardware/backend/version, newer.
+		entry(4096, tag("n4k-gpu"), at(5), func(e *Entry) { e.Backend = "cuda"; e.Hardware = gpuHW().ID(); e.HardwareInfo = gpuHW() }),
+		entry(4096, tag("n4k-v2"), at(3), func(e *Entry) { e.KernelVersion = "v2" }),
+		// Other world and dtype.
+		entry(3000, tag("w8"), func(e *Entry) { e.World = 8 }),
+		entry(3000, tag("bf16"), func(e *Entry) { e.Dtype = "bf16" }),
+		// Two-dimensional shapes for a second kernel.
+		entry(0, tag("g-64x64"), func(e *Entry) { e.Kernel = "gemm"; e.Shape = space.Shape{"m": 64, "n": 64} }),
+		entry(0, tag("g-1024x16"), func(e *Entry) { e.Kernel = "gemm"; e.Shape = space.Shape{"m": 1024, "n": 16} }),
+		entry(0, tag("g-256x256"), func(e *Entry) { e.Kernel = "gemm"; e.Shape = space.Shape{"m": 256, "n": 256} }),
+		// Equidistant from n=2048 (both one doubling away): the newer wins.
+		entry(0, tag("t-old"), at(0), func(e *Entry) { e.Kernel = "tie"; e.Shape = space.Shape{"n": 1024} }),
+		entry(0, tag("t-new"), at(1), func(e *Entry) { e.Kernel = "tie"; e.Shape = space.Shape{"n": 4096} }),
+		// Equidistant and equally new: the smaller canonical key wins.
+		entry(0, tag("s-a"), func(e *Entry) { e.Kernel = "same"; e.Shape = space.Shape{"n": 1024} }),
+		entry(0, tag("s-b"), func(e *Entry) { e.Kernel = "same"; e.Shape = space.Shape{"n": 4096} }),
+	)
+	q := func(n int64, mods ...func(*Query)) Query {
+		qq := Query{Kernel: "allreduce", World: 4, Dtype: "f32", Shape: space.Shape{"n": n},
+			KernelVersion: "3f2a9c1e", Backend: "cpu", Hardware: cpuHW().ID()}
+		for _, m := range mods {
+			m(&qq)
+		}
+		return qq
+	}
+	anyOptional := func(qq *Query) { qq.KernelVersion, qq.Backend, qq.Hardware = "", "", "" }
+	tests := []struct {
+		name      string
+		q         Query
+		wantTag   string // "" = no match
+		wantExact bool
+	}{
+		{"exact", q(4096), "n4k", true},
+		{"exact other end", q(1 << 20), "n1m", true},
+		{"optional omitted: newest exact", q(4096, anyOptional), "n4k-gpu", true},
+		{"backend only", q(4096, anyOptional, func(qq *Query) { qq.Backend = "cpu" }), "n4k-v2", true},
+		{"hardware only", q(4096, anyOptional, func(qq *Query) { qq.Hardware = cpuHW().ID() }), "n4k-v2", true},
+		{"version only", q(4096, anyOptional, func(qq *Query) { qq.KernelVersion = "3f2a9c1e" }), "n4k-gpu", true},
+		{"gpu hardware", q(4096, func(qq *Query) { qq.Backend = "cuda"; qq.Hardware = gpuHW().ID() }), "n4k-gpu", true},
+		{"nearest below", q(2000), "n1k", false},            // |log2(2000/1024)|=0.97 < |log2(4096/2000)|=1.03
+		{"nearest above", q(2100), "n4k", false},            // 1.04 vs 0.96
+		{"nearest far", q(1 << 30), "n1m", false},           // past the largest
+		{"nearest tiny", q(1), "n1k", false},                // below the smallest
+		{"nearest log not linear", q(200000), "n1m", false}, // linear distance would pick n4k
+		{"unknown version", q(4096, func(qq *Query) { qq.KernelVersion = "zzz" }), "", false},
+		{"unknown hardware", q(4096, func(qq *Query) { qq.Hardware = "cpu/other/2c" }), "", false},
+		{"unknown backend", q(4096, func(qq *Query) { qq.Backend = "rocm" }), "", false},
+		{"other dims never", q(4096, func(qq *Query) { qq.Shape = space.Shape{"m": 4096} }), "", false},
+		{"extra dim never", q(4096, func(qq *Query) { qq.Shape = space.Shape{"n": 4096, "m": 1} }), "", false},
+		{"world 8 exact", q(3000, func(qq *Query) { qq.World = 8 }), "w8", true},
+		{"world 2 never", q(3000, func(qq *Query) { qq.World = 2 }), "", false},
+		{"dtype f16 never", q(3000, func(qq *Query) { qq.Dtype = "f16" }), "", false},
+		{"dtype bf16 only itself", q(4096, func(qq *Query) { qq.Dtype = "bf16" }), "bf16", false},
+		{"unknown kernel", q(4096, func(qq *Query) { qq.Kernel = "nope" }), "", false},
+		{"2d exact", q(0, anyOptional, func(qq *Query) { qq.Kernel = "gemm"; qq.Shape = space.Shape{"m": 64, "n": 64} }), "g-64x64", true},
+		// (128,128): 64x64 is 2 away, 256x256 is 2 away, 1024x16 is 3+3; tie on
+		// distance and time, so the smaller key string (m=256 < m=64) wins.
+		{"2d tie by key", q(0, anyOptional, func(qq *Query) { qq.Kernel = "gemm"; qq.Shape = space.Shape{"m": 128, "n": 128} }), "g-256x256", false},
+		{"2d sum of dims", q(0, anyOptional, func(qq *Query) { qq.Kernel = "gemm"; qq.Shape = space.Shape{"m": 2048, "n": 16} }), "g-1024x16", false},
+		{"2d needs both dims", q(0, anyOptional, func(qq *Query) { qq.Kernel = "gemm"; qq.Shape = space.Shape{"m": 64} }), "", false},
+		{"tie newest wins", q(2048, anyOptional, func(qq *Query) { qq.Kernel = "tie" }), "t-new", false},
+		{"tie key wins", q(2048, anyOptional, func(qq *Query) { qq.Kernel = "same" }), "s-a", false},
+		{"bad query: zero dim", q(0), "", false},
+		{"bad query: no shape", q(0, func(qq *Query) { qq.Shape = nil }), "", false},
+		{"bad query: world 0", q(4096, func(qq *Query) { qq.World = 0 }), "", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m, ok := s.Lookup(tt.q)
+			if tt.wantTag == "" {
+				if ok {
+					t.Fatalf("Lookup = %s (%v), want no match", m.Entry.Key, m.Entry.Config)
+				}
+				return
+			}
+			if !ok {
+				t.Fatalf("Lookup found nothing, want %s", tt.wantTag)
+			}
+			if got := m.Entry.Config["tag"].Str; got != tt.wantTag || m.Exact != tt.wantExact {
+				t.Errorf("Lookup = %s exact=%v, want %s exact=%v", got, m.Exact, tt.wantTag, tt.wantExact)
+			}
+		})
+	}
+}
+
+func TestLookupEmpty(t *testing.T) {
+	q := Query{Kernel: "allreduce", World: 4, Dtype: "f32", Shape: space.Shape{"n": 1}}
+	var nilStore *Store
+	if _, ok := nilStore.Lookup(q); ok {
+		t.Error("nil store matched")
+	}
+	s := mustLoad(t, filepath.Join(t.TempDir(), "missing.toml"))
+	if _, ok := s.Lookup(q); ok {
+		t.Error("empty store matched")
+	}
+	if n := len(s.Entries()); n != 0 {
+		t.Errorf("missing file has %d entries", n)
+	}
+}
+
+func TestShapeDistance(t *testing.T) {
+	tests := []struct {
+		a, b space.Shape
+		want float64
+		ok   bool
+	}{
+		{space.Shape{"n": 8}, space.Shape{"n": 8}, 0, true},
+		{space.Shape{"n": 8}, space.Shape{"n": 2}, 2, true},
+		{space.Shape{"n": 2}, space.Shape{"n": 8}, 2, true},
+		{space.Shape{"m": 2, "n": 8}, space.Shape{"m": 8, "n": 2}, 4, true},
+		{space.Shape{"n": 8}, space.Shape{"m": 8}, 0, false},
+		{space.Shape{"n": 8}, space.Shape{"n": 8, "m": 1}, 0, false},
+	}
+	for _, tt := range tests {
+		got, ok := shapeDistance(tt.a, tt.b)
+		if ok != tt.ok || (ok && (got-tt.want > 1e-12 || tt.want-got > 1e-12)) {
+			t.Errorf("shapeDistance(%v, %v) = %v, %v; want %v, %v", tt.a, tt.b, got, ok, tt.want, tt.ok)
+		}
+	}
+}
