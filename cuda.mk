@@ -1,0 +1,39 @@
+# GPU targets, included by the top Makefile.
+#
+#   make cuda       fetch CUDA 11.8 headers + libcuda link stub into .cuda/
+#                   (once, cached) and build the CUDA plugins into bin/cuda/
+#   make cuda-vet   go vet -tags cuda over the cuda-tagged packages
+#   make bench-gpu  the GPU benchmark script (runs on a GPU machine; see bench/gpu.sh)
+#
+# Why the 11.8 headers: gorgonia.org/cu v0.9.6 does not compile against CUDA
+# 13's cuda.h; the binaries built against 11.8 run on newer drivers. NVRTC is
+# loaded at run time (cuda/nvrtc), so nothing links against a toolkit version.
+CUDA_DIR    ?= .cuda
+CUDA_INC     = $(CURDIR)/$(CUDA_DIR)/root/usr/include
+CUDA_LIB     = $(CURDIR)/$(CUDA_DIR)/root/usr/lib/x86_64-linux-gnu/nvidia/current
+CUDA_ENV     = CGO_ENABLED=1 CGO_CFLAGS="-I$(CUDA_INC)" CGO_LDFLAGS="-L$(CUDA_LIB)"
+CUDA_PKGS    = ./symm/cudamem/... ./cuda/... ./plugins/allreduce/... ./bench/...
+CUDA_PLUGINS = allreduce
+
+.PHONY: cuda cuda-headers cuda-vet bench-gpu
+
+cuda-headers: $(CUDA_DIR)/ok
+
+$(CUDA_DIR)/ok: scripts/fetch-cuda.sh
+	sh scripts/fetch-cuda.sh $(CUDA_DIR)
+
+cuda: cuda-headers
+	@mkdir -p $(BIN)/cuda
+	@for p in $(CUDA_PLUGINS); do \
+	  $(CUDA_ENV) $(GO) build -tags cuda -o $(BIN)/cuda/symmtune-plugin-$$p ./plugins/$$p || exit 1; \
+	done
+	$(CUDA_ENV) $(GO) build -tags cuda -o $(BIN)/cuda/cudacheck ./bench/cudacheck
+	$(GO) build -o $(BIN)/cuda/arbench ./bench/arbench
+
+cuda-vet: cuda-headers
+	$(CUDA_ENV) $(GO) vet -tags cuda $(CUDA_PKGS)
+
+# Runs on a GPU machine with the binaries already built (make cuda here,
+# then carry bin/ and .gpu/ there): see bench/gpu.sh for what it measures.
+bench-gpu:
+	sh bench/gpu.sh

@@ -1,0 +1,114 @@
+//go:build cuda
+
+package cudamem
+
+/*
+#cgo LDFLAGS: -lcuda
+#include <cuda.h>
+#include <string.h>
+
+// CUDA IPC and a few device queries that gorgonia.org/cu v0.9.6 does not wrap.
+static CUresult symm_ipc_get(void* out64, CUdeviceptr p) {
+	CUipcMemHandle h;
+	CUresult r = cuIpcGetMemHandle(&h, p);
+	if (r == CUDA_SUCCESS) memcpy(out64, h.reserved, sizeof(h.reserved));
+	return r;
+}
+static CUresult symm_ipc_open(CUdeviceptr* p, const void* in64) {
+	CUipcMemHandle h;
+	memcpy(h.reserved, in64, sizeof(h.reserved));
+	// Lazy peer access: the driver enables access to the owning GPU on first
+	// use, so ranks need not call cuCtxEnablePeerAccess for each other.
+	return cuIpcOpenMemHandle(p, h, CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS);
+}
+static CUresult symm_ipc_close(CUdeviceptr p) { return cuIpcCloseMemHandle(p); }
+static CUresult symm_driver_version(int* v) { return cuDriverGetVersion(v); }
+static CUresult symm_pci_bus_id(char* buf, int len, int dev) { return cuDeviceGetPCIBusId(buf, len, (CUdevice)dev); }
+static CUresult symm_p2p_attr(int* v, int attr, int src, int dst) {
+	return cuDeviceGetP2PAttribute(v, (CUdevice_P2PAttribute)attr, (CUdevice)src, (CUdevice)dst);
+}
+static const char* symm_err_name(CUresult r) {
+	const char* s = 0;
+	if (cuGetErrorName(r, &s) != CUDA_SUCCESS || !s) return "unknown CUDA error";
+	return s;
+}
+static int symm_ipc_handle_size(void) { return (int)sizeof(((CUipcMemHandle*)0)->reserved); }
+static int symm_p2p_access_supported(void) { return CU_DEVICE_P2P_ATTRIBUTE_ACCESS_SUPPORTED; }
+static int symm_p2p_native_atomic(void) { return CU_DEVICE_P2P_ATTRIBUTE_NATIVE_ATOMIC_SUPPORTED; }
+*/
+import "C"
+
+import (
+	"fmt"
+	"unsafe"
+
+	"gorgonia.org/cu"
+)
+
+// ipcHandleSize is the size of a CUipcMemHandle (64 bytes).
+var ipcHandleSize = int(C.symm_ipc_handle_size())
+
+func cuErr(what string, r C.CUresult) error {
+	if r == C.CUDA_SUCCESS {
+		return nil
+	}
+	return fmt.Errorf("%s: %s (%d)", what, C.GoString(C.symm_err_name(r)), int(r))
+}
+
+// ipcGet exports the allocation holding p as an IPC handle.
+func ipcGet(p cu.DevicePtr) ([]byte, error) {
+	buf := make([]byte, ipcHandleSize)
+	r := C.symm_ipc_get(unsafe.Pointer(&buf[0]), C.CUdeviceptr(p))
+	if err := cuErr("cuIpcGetMemHandle", r); err != nil {
+		return nil, err
+	}
+	return buf, nil
+}
+
+// ipcOpen maps another process's allocation into this context.
+func ipcOpen(h []byte) (cu.DevicePtr, error) {
+	if len(h) != ipcHandleSize {
+		return 0, fmt.Errorf("IPC handle of %d bytes, want %d", len(h), ipcHandleSize)
+	}
+	var p C.CUdeviceptr
+	r := C.symm_ipc_open(&p, unsafe.Pointer(&h[0]))
+	if err := cuErr("cuIpcOpenMemHandle", r); err != nil {
+		return 0, err
+	}
+	return cu.DevicePtr(p), nil
+}
+
+func ipcClose(p cu.DevicePtr) error {
+	return cuErr("cuIpcCloseMemHandle", C.symm_ipc_close(C.CUdeviceptr(p)))
+}
+
+// driverVersion is cuDriverGetVersion as "13.0".
+func driverVersion() (string, error) {
+	var v C.int
+	if err := cuErr("cuDriverGetVersion", C.symm_driver_version(&v)); err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("%d.%d", int(v)/1000, int(v)%1000/10), nil
+}
+
+func pciBusID(dev int) (string, error) {
+	buf := make([]byte, 64)
+	r := C.symm_pci_bus_id((*C.char)(unsafe.Pointer(&buf[0])), C.int(len(buf)), C.int(dev))
+	if err := cuErr("cuDeviceGetPCIBusId", r); err != nil {
+		return "", err
+	}
+	return C.GoString((*C.char)(unsafe.Pointer(&buf[0]))), nil
+}
+
+// p2p reports whether src can access dst's memory and whether atomics
+// between them are native (true over NVLink, false over most PCIe paths).
+func p2p(src, dst int) (access, atomics bool, err error) {
+	var a, n C.int
+	if err := cuErr("cuDeviceGetP2PAttribute(access)", C.symm_p2p_attr(&a, C.symm_p2p_access_supported(), C.int(src), C.int(dst))); err != nil {
+		return false, false, err
+	}
+	if err := cuErr("cuDeviceGetP2PAttribute(atomics)", C.symm_p2p_attr(&n, C.symm_p2p_native_atomic(), C.int(src), C.int(dst))); err != nil {
+		return false, false, err
+	}
+	return a != 0, n != 0, nil
+}
