@@ -13,7 +13,7 @@ build:
 	@mkdir -p $(BIN)
 	$(GO) build -o $(BIN)/symmtune ./cmd/symmtune
 	@for p in $(PLUGINS); do \
-	  if [ -f plugins/$$p/main.go ]; then $(GO) build -o $(BIN)/symmtune-plugin-$$p ./plugins/$$p || exit 1; fi; \
+	  if ls plugins/$$p/main*.go >/dev/null 2>&1; then $(GO) build -o $(BIN)/symmtune-plugin-$$p ./plugins/$$p || exit 1; fi; \
 	done
 
 demo: build

@@ -1,0 +1,168 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/symmtune/symmtune/cache"
+	"github.com/symmtune/symmtune/space"
+	"github.com/symmtune/symmtune/tuner"
+)
+
+func newLookupCmd(g *globals) *cobra.Command {
+	var kernel, shape, dtype, backend string
+	var world int
+	var asJSON, anyHW bool
+	cmd := &cobra.Command{
+		Use:   "lookup",
+		Short: "Print the tuned config for a kernel, world size, dtype and shape",
+		Long: "Prints the cached config for this machine's hardware and the plugin's current kernel\n" +
+			"version: the exact shape if tuned, else the nearest tuned shape (saying so).\n" +
+			"Exit code 3 when there is none.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if kernel == "" || world == 0 || shape == "" {
+				return usageError{errors.New("lookup needs --kernel, --world and --shape")}
+			}
+			if world < 1 {
+				return usageError{fmt.Errorf("world size %d: want at least 1", world)}
+			}
+			q := cache.Query{Kernel: kernel, World: world, Dtype: dtype}
+			var dims []string
+			if !anyHW {
+				// The plugin knows its kernel version and the hardware: an
+				// entry tuned for another kernel version or machine is stale.
+				info, err := tuner.Inspect(cmd.Context(), g.pluginDir, kernel, backend, world)
+				if err != nil {
+					return err
+				}
+				q.KernelVersion, q.Backend, q.Hardware = info.Desc.KernelVersion, info.Backend, info.Hardware.ID()
+				dims = info.Desc.Dims
+			}
+			sh, err := space.ParseShape(shape, dims)
+			if err != nil {
+				return usageError{err}
+			}
+			q.Shape = sh
+			store, err := cache.Load(g.cachePath)
+			if err != nil {
+				return err
+			}
+			m, ok := store.Lookup(q)
+			if !ok {
+				return exitError{exitNotFound, fmt.Sprintf("no tuned config for %s world %d %s %s in %s", kernel, world, dtype, sh.Format(dims...), g.cachePath)}
+			}
+			return printMatch(cmd.OutOrStdout(), m, sh, asJSON)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&kernel, "kernel", "", "kernel name")
+	fl.IntVar(&world, "world", 0, "number of ranks")
+	fl.StringVar(&shape, "shape", "", "problem shape, e.g. n=1048576")
+	fl.StringVar(&dtype, "dtype", "f32", "element type")
+	fl.StringVar(&backend, "backend", "auto", "auto, cpu or cuda")
+	fl.BoolVar(&asJSON, "json", false, "print JSON")
+	fl.BoolVar(&anyHW, "any-hardware", false, "match entries of any hardware and kernel version (no plugin needed)")
+	return cmd
+}
+
+func printMatch(w io.Writer, m cache.Match, asked space.Shape, asJSON bool) error {
+	e := m.Entry
+	if asJSON {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(map[string]any{
+			"exact": m.Exact, "kernel": e.Kernel, "kernel_version": e.KernelVersion, "backend": e.Backend,
+			"hardware": e.Hardware, "world": e.World, "dtype": e.Dtype, "shape": e.Shape,
+			"config": e.Config.Any(), "median_us": e.MedianUS, "min_us": e.MinUS, "p90_us": e.P90US,
+			"default_median_us": e.DefaultMedianUS, "trials": e.Trials, "tuned_at": e.TunedAt,
+		})
+	}
+	if !m.Exact {
+		fmt.Fprintf(w, "# no entry for %s; nearest tuned shape is %s\n", asked, e.Shape)
+	}
+	fmt.Fprintln(w, e.Config)
+	return nil
+}
+
+func newShowCmd(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use:   "show",
+		Short: "List the cached tuned configs as a table",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			store, err := cache.Load(g.cachePath)
+			if err != nil {
+				return err
+			}
+			w := cmd.OutOrStdout()
+			if len(store.Entries()) == 0 {
+				fmt.Fprintf(w, "no entries in %s\n", g.cachePath)
+				return nil
+			}
+			tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+			fmt.Fprintln(tw, "kernel\tbackend\tworld\tdtype\tshape\tmedian µs\tspeedup\tconfig\thardware\ttuned")
+			for _, e := range store.Entries() {
+				sp := "-"
+				if e.DefaultMedianUS > 0 && e.MedianUS > 0 {
+					sp = fmt.Sprintf("%.2fx", e.DefaultMedianUS/e.MedianUS)
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%.1f\t%s\t%s\t%s\t%s\n", e.Kernel, e.Backend, e.World, e.Dtype,
+					e.Shape, e.MedianUS, sp, e.Config, e.Hardware, e.TunedAt.Format("2006-01-02 15:04"))
+			}
+			return tw.Flush()
+		},
+	}
+}
+
+func newPluginsCmd(g *globals) *cobra.Command {
+	var backend string
+	return &cobra.Command{
+		Use:   "plugins",
+		Short: "List the plugins found and their search spaces",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			w := cmd.OutOrStdout()
+			backends := []string{"cpu", "cuda"}
+			if backend != "" {
+				backends = []string{backend}
+			}
+			found := 0
+			for _, b := range backends {
+				names, err := tuner.ListPlugins(g.pluginDir, b)
+				if err != nil {
+					continue
+				}
+				for _, name := range names {
+					info, err := tuner.Inspect(cmd.Context(), g.pluginDir, name, b, 0)
+					if err != nil {
+						fmt.Fprintf(w, "%s (%s): %v\n", name, b, err)
+						continue
+					}
+					found++
+					d := info.Desc
+					fmt.Fprintf(w, "%s  [%s]  version %s  dims %s  dtypes %s\n  %s\n  %s\n", d.Name, b, d.KernelVersion,
+						strings.Join(d.Dims, ","), strings.Join(d.Dtypes, ","), d.Summary, info.Path)
+					for _, p := range d.Space.Params {
+						vals := make([]string, len(p.Values))
+						for i, v := range p.Values {
+							vals[i] = v.String()
+						}
+						fmt.Fprintf(w, "    %-14s %s\n", p.Name, strings.Join(vals, " "))
+					}
+					fmt.Fprintf(w, "    default        %s\n    space          %d configs\n", d.Default, d.Space.Size())
+				}
+			}
+			if found == 0 {
+				return fmt.Errorf("no plugins in %s", g.pluginDir)
+			}
+			return nil
+		},
+	}
+}

@@ -1,0 +1,131 @@
+// Command symmtune tunes multi-rank kernels (all-reduce, matmul+reduce-
+// scatter, all-gather+matmul) and serves the tuned configs: `search` runs a
+// tuning job over plugin processes, one per rank; `lookup` and `show` read
+// the cache; `plugins` lists what can be tuned; `replay` runs a search
+// strategy against a recorded trial log.
+//
+// Exit codes: 0 success, 1 failure while working, 2 bad input (nothing was
+// run or written), 3 lookup found no entry, 130 interrupted.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/spf13/cobra"
+
+	"github.com/symmtune/symmtune/cache"
+	"github.com/symmtune/symmtune/tuner"
+	"github.com/symmtune/symmtune/tuner/strategy"
+)
+
+// Exit codes.
+const (
+	exitFailure     = 1
+	exitUsage       = 2
+	exitNotFound    = 3
+	exitInterrupted = 130
+)
+
+// usageError marks bad input from the command line.
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+// exitError carries a specific exit code with its message.
+type exitError struct {
+	code int
+	msg  string
+}
+
+func (e exitError) Error() string { return e.msg }
+
+// globals are the flags every subcommand shares.
+type globals struct {
+	pluginDir string
+	cachePath string
+	verbose   bool
+}
+
+func (g *globals) logger() *slog.Logger {
+	level := slog.LevelWarn
+	if g.verbose {
+		level = slog.LevelDebug
+	}
+	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+}
+
+func (g *globals) pluginLogger() hclog.Logger {
+	if !g.verbose {
+		return hclog.NewNullLogger()
+	}
+	return hclog.New(&hclog.LoggerOptions{Name: "plugin", Output: os.Stderr, Level: hclog.Debug})
+}
+
+func newRootCmd() *cobra.Command {
+	g := &globals{}
+	root := &cobra.Command{
+		Use:           "symmtune",
+		Short:         "Autotuner for multi-rank communication+compute kernels",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.PersistentFlags().StringVar(&g.pluginDir, "plugin-dir", tuner.DefaultPluginDir(), "directory holding symmtune-plugin-* executables (CUDA builds in its cuda/ subdirectory); default $"+tuner.EnvPluginDir+", else the symmtune binary's directory")
+	root.PersistentFlags().StringVar(&g.cachePath, "cache", cache.DefaultPath(), "tuned-config cache file (default $SYMMTUNE_CACHE, else $XDG_CACHE_HOME/symmtune/configs.toml)")
+	root.PersistentFlags().BoolVarP(&g.verbose, "verbose", "v", false, "log details, plugin output included, to stderr")
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	root.AddCommand(newSearchCmd(g), newLookupCmd(g), newShowCmd(g), newPluginsCmd(g) /*REPLAY*/)
+	return root
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	os.Exit(run(ctx, os.Args[1:]))
+}
+
+// run executes the command line and maps the outcome to an exit code,
+// printing one line for any error.
+func run(ctx context.Context, args []string) int {
+	root := newRootCmd()
+	root.SetArgs(args)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return 0
+	}
+	code := exitFailure
+	var ee exitError
+	var ue usageError
+	var ie *tuner.InputError
+	var se *strategy.InputError
+	switch {
+	case errors.As(err, &ee):
+		code = ee.code
+	case errors.As(err, &ue), errors.As(err, &ie), errors.As(err, &se), isCobraUsage(err):
+		code = exitUsage
+	case errors.Is(err, context.Canceled):
+		code = exitInterrupted
+	}
+	fmt.Fprintf(os.Stderr, "symmtune: %v\n", err)
+	return code
+}
+
+// isCobraUsage recognizes cobra's own errors for unknown commands and
+// wrong argument counts, which do not pass through the flag error hook.
+func isCobraUsage(err error) bool {
+	msg := err.Error()
+	for _, p := range []string{"unknown command", "accepts ", "requires at least", "unknown shorthand flag", "unknown flag", "required flag"} {
+		if strings.Contains(msg, p) {
+			return true
+		}
+	}
+	return false
+}

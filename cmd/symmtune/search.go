@@ -1,0 +1,236 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/symmtune/symmtune/tuner"
+)
+
+type searchFlags struct {
+	kernel, shape, dtype, backend, strategy string
+	world                                   int
+	jobFile, logPath, resume                string
+	budgetTrials, iters, warmup             int
+	budgetTime                              time.Duration
+	seed                                    int64
+	top                                     int
+}
+
+func newSearchCmd(g *globals) *cobra.Command {
+	f := &searchFlags{}
+	cmd := &cobra.Command{
+		Use:   "search",
+		Short: "Tune a kernel: run trials on one plugin process per rank and cache the winner",
+		Example: "  symmtune search --kernel allreduce --world 4 --shape n=1048576 --dtype f32 --backend cpu\n" +
+			"  symmtune search --config configs/quickstart-cpu.toml",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return runSearch(cmd, g, f) },
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.kernel, "kernel", "", "kernel (plugin) name, e.g. allreduce")
+	fl.IntVar(&f.world, "world", 0, "number of ranks")
+	fl.StringVar(&f.shape, "shape", "", "problem shape, e.g. n=1048576 or m=512,n=256,k=256")
+	fl.StringVar(&f.dtype, "dtype", "f32", "element type (f32, bf16)")
+	fl.StringVar(&f.backend, "backend", "auto", "auto, cpu or cuda (auto: cuda where its plugin and a GPU are present)")
+	fl.StringVar(&f.strategy, "strategy", "auto", "search strategy")
+	fl.StringVar(&f.jobFile, "config", "", "job file (TOML) listing kernels, world sizes, shapes and dtypes")
+	fl.StringVar(&f.logPath, "log", "", "trial log, one JSON line per trial (default: a new file under the cache directory's logs/)")
+	fl.StringVar(&f.resume, "resume", "", "trial log of an interrupted search: configs it holds are not measured again (new trials are appended to it unless --log is given)")
+	fl.IntVar(&f.budgetTrials, "budget-trials", 0, "at most this many trials per job (0: no limit)")
+	fl.DurationVar(&f.budgetTime, "budget-time", 0, "stop each job's exploration after this long, e.g. 10m (0: no limit)")
+	fl.IntVar(&f.iters, "iters", 0, "timed iterations per trial (0: the job's or 20)")
+	fl.IntVar(&f.warmup, "warmup", -1, "warm-up iterations per trial (-1: the job's or 3)")
+	fl.Int64Var(&f.seed, "seed", 0, "seed for randomized strategies")
+	fl.IntVar(&f.top, "top", 5, "rows in the final table")
+	return cmd
+}
+
+// jobs builds the job list from a job file or the flags, and lets flags
+// given explicitly override the file's settings.
+func (f *searchFlags) jobs(cmd *cobra.Command) ([]tuner.Job, error) {
+	changed := cmd.Flags().Changed
+	var jobs []tuner.Job
+	if f.jobFile != "" {
+		for _, name := range []string{"kernel", "world", "shape", "dtype"} {
+			if changed(name) {
+				return nil, usageError{fmt.Errorf("--%s and --config exclude each other: the job file lists kernels, worlds, dtypes and shapes", name)}
+			}
+		}
+		var err error
+		if jobs, err = tuner.LoadJobFile(f.jobFile); err != nil {
+			return nil, err
+		}
+	} else {
+		if f.kernel == "" || f.world == 0 || f.shape == "" {
+			return nil, usageError{errors.New("search needs --kernel, --world and --shape (or --config FILE)")}
+		}
+		jobs = []tuner.Job{{Kernel: f.kernel, World: f.world, ShapeText: f.shape, Dtype: f.dtype, Warmup: 3}}
+	}
+	if f.iters < 0 || f.budgetTrials < 0 || f.budgetTime < 0 || f.warmup < -1 {
+		return nil, usageError{errors.New("--iters, --warmup, --budget-trials and --budget-time must not be negative")}
+	}
+	for i := range jobs {
+		j := &jobs[i]
+		if changed("backend") || j.Backend == "" {
+			j.Backend = f.backend
+		}
+		if changed("strategy") || j.Strategy == "" {
+			j.Strategy = f.strategy
+		}
+		if changed("budget-trials") {
+			j.BudgetTrials = f.budgetTrials
+		}
+		if changed("budget-time") {
+			j.BudgetTime = f.budgetTime
+		}
+		if changed("iters") {
+			j.Iters = f.iters
+		}
+		if changed("warmup") {
+			j.Warmup = f.warmup
+		}
+		if changed("seed") {
+			j.Seed = f.seed
+		}
+	}
+	return jobs, nil
+}
+
+func runSearch(cmd *cobra.Command, g *globals, f *searchFlags) error {
+	jobs, err := f.jobs(cmd)
+	if err != nil {
+		return err
+	}
+	s := &tuner.Searcher{
+		PluginDir:    g.pluginDir,
+		CachePath:    g.cachePath,
+		Logger:       g.logger(),
+		PluginLogger: g.pluginLogger(),
+	}
+	if f.resume != "" {
+		if s.Done, err = tuner.LoadResume(f.resume); err != nil {
+			return err
+		}
+	}
+	logPath := f.logPath
+	if logPath == "" && f.resume != "" {
+		logPath = f.resume
+	}
+	if logPath == "" {
+		logPath = defaultLogPath(g.cachePath, jobs[0])
+	}
+	if err := os.MkdirAll(filepath.Dir(logPath), 0o755); err != nil {
+		return fmt.Errorf("create log directory: %w", err)
+	}
+	if s.Log, err = tuner.OpenTrialLog(logPath); err != nil {
+		return err
+	}
+	defer s.Log.Close()
+
+	out := cmd.OutOrStdout()
+	interactive := term.IsTerminal(int(os.Stderr.Fd()))
+	if interactive {
+		s.Reporter = &progressReporter{}
+	}
+	for _, job := range jobs {
+		o, err := s.Search(cmd.Context(), job)
+		if err != nil {
+			if o != nil && o.Interrupted {
+				fmt.Fprintf(os.Stderr, "interrupted: %d trials are in %s; continue with --resume %s\n", len(o.Results), logPath, logPath)
+			}
+			return fmt.Errorf("%s world %d %s %s: %w", job.Kernel, job.World, job.Dtype, job.ShapeText, err)
+		}
+		printOutcome(out, o, f.top)
+	}
+	fmt.Fprintf(out, "trial log: %s\ncache: %s\n", logPath, g.cachePath)
+	return nil
+}
+
+// defaultLogPath keeps every search's trials even when --log was not given:
+// no measurement is lost to a forgotten flag.
+func defaultLogPath(cachePath string, j tuner.Job) string {
+	name := fmt.Sprintf("%s-w%d-%s-%s.jsonl", j.Kernel, j.World, time.Now().Format("20060102-150405"), strings.NewReplacer("=", "", ",", "_").Replace(j.ShapeText))
+	return filepath.Join(filepath.Dir(cachePath), "logs", name)
+}
+
+// progressReporter draws a progress line on the terminal: trial i/N, the
+// best score so far and the time left.
+type progressReporter struct{ bar *progressbar.ProgressBar }
+
+func (p *progressReporter) Start(job tuner.Job, total int) {
+	p.bar = progressbar.NewOptions(total,
+		progressbar.OptionSetWriter(os.Stderr),
+		progressbar.OptionSetDescription(fmt.Sprintf("%s w%d %s", job.Kernel, job.World, job.ShapeText)),
+		progressbar.OptionShowCount(),
+		progressbar.OptionSetPredictTime(true),
+		progressbar.OptionSetWidth(20),
+		progressbar.OptionClearOnFinish(),
+	)
+}
+
+func (p *progressReporter) Trial(done, total int, r tuner.Result, best *tuner.Result) {
+	if p.bar == nil {
+		return
+	}
+	desc := "best: none yet"
+	if best != nil {
+		desc = fmt.Sprintf("best %.1fµs", best.Score())
+	}
+	p.bar.Describe(desc)
+	_ = p.bar.Set(done)
+}
+
+func (p *progressReporter) Finish() {
+	if p.bar != nil {
+		_ = p.bar.Finish()
+		p.bar = nil
+	}
+}
+
+// printOutcome prints the job's summary and its top configs.
+func printOutcome(w io.Writer, o *tuner.Outcome, top int) {
+	fmt.Fprintf(w, "\n%s  backend=%s  world=%d  dtype=%s  shape=%s\n", o.Desc.Name, o.Backend, o.Job.World, o.Job.Dtype, o.Shape.Format(o.Desc.Dims...))
+	fmt.Fprintf(w, "hardware: %s\n", o.Hardware.ID())
+	var counts []string
+	for _, st := range tuner.Statuses {
+		if n := o.Counts[st]; n > 0 {
+			counts = append(counts, fmt.Sprintf("%s %d", st, n))
+		}
+	}
+	fmt.Fprintf(w, "space %d configs, %d valid; trials: %s; %.1fs\n", o.SpaceSize, o.ValidCount, strings.Join(counts, ", "), o.Elapsed.Seconds())
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "rank\tmedian µs\tmin µs\tp90 µs\tspeedup\tconfig")
+	for i, r := range o.Top(top) {
+		sp := "-"
+		if s := o.Speedup(r); s > 0 {
+			sp = fmt.Sprintf("%.2fx", s)
+		}
+		mark := ""
+		if o.Default != nil && r.Config.String() == o.Default.Config.String() {
+			mark = "  (default)"
+		}
+		fmt.Fprintf(tw, "%d\t%.1f\t%.1f\t%.1f\t%s\t%s%s\n", i+1, r.Score(), deref(r.MinUS), deref(r.P90US), sp, r.Config, mark)
+	}
+	tw.Flush()
+	if o.Best != nil {
+		fmt.Fprintf(w, "winner: %s  %.1f µs (min %.1f, p90 %.1f over %d iterations)\n", o.Best.Config, o.Best.Score(), deref(o.Best.MinUS), deref(o.Best.P90US), o.Best.Iters)
+	}
+}
+
+func deref(p *float64) float64 {
+	if p == nil {
+		return 0
+	}
+	return *p
+}

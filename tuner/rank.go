@@ -1,0 +1,124 @@
+package tuner
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/go-plugin"
+
+	pb "github.com/symmtune/symmtune/proto/kernelpb"
+	"github.com/symmtune/symmtune/sdk"
+)
+
+// noMulticastEnv keeps NVLink multicast off in every plugin process: it is
+// forbidden on the shared GPU machines symmtune is tuned on, and a library a
+// plugin loads (NCCL, torch, NVSHMEM) might otherwise turn it on.
+var noMulticastEnv = []string{"NCCL_NVLS_ENABLE=0", "TORCH_SYMM_MEM_DISABLE_MULTICAST=1", "NVSHMEM_DISABLE_NVLS=1"}
+
+// launchSpec says how to start a plugin process.
+type launchSpec struct {
+	Path     string
+	Checksum []byte // SHA-256 the binary must have; nil to skip
+	Logger   hclog.Logger
+	Start    time.Duration
+}
+
+// rankProc is one running plugin process serving one rank.
+type rankProc struct {
+	rank   int
+	client *plugin.Client
+	kernel pb.KernelClient
+	pid    int
+}
+
+// launch starts a plugin process. Its process group is its own, so a
+// Ctrl-C at the terminal reaches only the host, which then ends the ranks
+// in order; Pdeathsig and the plugin's own watch on the host PID end it if
+// the host dies without that chance.
+func launch(spec launchSpec, rank int) (*rankProc, error) {
+	cmd := exec.Command(spec.Path)
+	cmd.Env = append(os.Environ(), noMulticastEnv...)
+	cmd.Env = append(cmd.Env, sdk.EnvParentPID+"="+strconv.Itoa(os.Getpid()), "SYMMTUNE_RANK="+strconv.Itoa(rank))
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	cfg := &plugin.ClientConfig{
+		HandshakeConfig:  sdk.Handshake(),
+		VersionedPlugins: sdk.HostPlugins(),
+		Cmd:              cmd,
+		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
+		AutoMTLS:         true,
+		Logger:           spec.Logger,
+		StartTimeout:     spec.Start,
+	}
+	if spec.Checksum != nil {
+		cfg.SecureConfig = &plugin.SecureConfig{Checksum: spec.Checksum, Hash: sha256.New()}
+	}
+	c := plugin.NewClient(cfg)
+	proto, err := c.Client()
+	if err != nil {
+		c.Kill()
+		if errors.Is(err, plugin.ErrChecksumsDoNotMatch) {
+			return nil, &InputError{fmt.Errorf("plugin %s: its SHA-256 does not match the pinned checksum; refusing to start it", spec.Path)}
+		}
+		return nil, fmt.Errorf("start plugin %s (rank %d): %w", spec.Path, rank, err)
+	}
+	raw, err := proto.Dispense(sdk.PluginName)
+	if err != nil {
+		c.Kill()
+		return nil, fmt.Errorf("plugin %s (rank %d): dispense: %w", spec.Path, rank, err)
+	}
+	kc, ok := raw.(pb.KernelClient)
+	if !ok {
+		c.Kill()
+		return nil, fmt.Errorf("plugin %s: dispensed %T, not a kernel client", spec.Path, raw)
+	}
+	r := &rankProc{rank: rank, client: c, kernel: kc}
+	if rc := c.ReattachConfig(); rc != nil {
+		r.pid = rc.Pid
+	}
+	return r, nil
+}
+
+// kill ends the process at once. A hung rank may sit in a barrier with an
+// RPC in flight, which a graceful shutdown would wait for, so it gets
+// SIGKILL (its whole process group) before go-plugin cleans up.
+func (r *rankProc) kill() {
+	if r.pid > 0 {
+		_ = syscall.Kill(-r.pid, syscall.SIGKILL)
+		_ = syscall.Kill(r.pid, syscall.SIGKILL)
+	}
+	r.client.Kill()
+}
+
+// stop asks the plugin to tear down and exit, killing it if it does not.
+func (r *rankProc) stop(ctx context.Context) {
+	tctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	if _, err := r.kernel.Teardown(tctx, &pb.TeardownRequest{}); err != nil {
+		r.kill()
+		return
+	}
+	r.client.Kill()
+}
+
+// exited reports whether the process has died, waiting up to grace for
+// go-plugin to notice (it learns of the exit asynchronously).
+func (r *rankProc) exited(grace time.Duration) bool {
+	deadline := time.Now().Add(grace)
+	for {
+		if r.client.Exited() {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}

@@ -1,0 +1,595 @@
+package tuner
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/symmtune/symmtune/cache"
+	"github.com/symmtune/symmtune/hardware"
+	pb "github.com/symmtune/symmtune/proto/kernelpb"
+	"github.com/symmtune/symmtune/sdk"
+	"github.com/symmtune/symmtune/space"
+	"github.com/symmtune/symmtune/tuner/strategy"
+)
+
+// Job is one search: one kernel at one world size, dtype and shape.
+type Job struct {
+	Kernel    string
+	Backend   string // auto, cpu or cuda
+	World     int
+	Dtype     string
+	ShapeText string // "n=1048576"; parsed against the kernel's dimensions
+	Strategy  string
+	// BudgetTrials caps the trials of the strategy phase (0: no cap);
+	// BudgetTime caps its wall time (0: no cap). Whichever comes first.
+	BudgetTrials int
+	BudgetTime   time.Duration
+	Warmup       int
+	Iters        int
+	// Finalists is how many of the best configs are re-measured with
+	// RefineFactor times the iterations before the winner is chosen.
+	Finalists    int
+	RefineFactor int
+	Timeouts     Timeouts
+	Seed         int64
+	// Pin is the SHA-256 the plugin binary must have ("" for none).
+	Pin string
+}
+
+// MaxCPUWorld bounds the CPU backend's world size: each rank is a process
+// and maps every peer's region, so far more ranks than that only measures
+// the scheduler.
+const MaxCPUWorld = 64
+
+func (j Job) withDefaults() Job {
+	if j.Strategy == "" {
+		j.Strategy = "auto"
+	}
+	if j.Iters <= 0 {
+		j.Iters = 20
+	}
+	if j.Warmup < 0 {
+		j.Warmup = 0
+	}
+	if j.Finalists <= 0 {
+		j.Finalists = 3
+	}
+	if j.RefineFactor <= 0 {
+		j.RefineFactor = 3
+	}
+	j.Timeouts = j.Timeouts.withDefaults()
+	return j
+}
+
+// Reporter is told about a search's progress (the CLI draws a progress line).
+type Reporter interface {
+	Start(job Job, total int)
+	Trial(done, total int, r Result, best *Result)
+	Finish()
+}
+
+type nopReporter struct{}
+
+func (nopReporter) Start(Job, int)                  {}
+func (nopReporter) Trial(int, int, Result, *Result) {}
+func (nopReporter) Finish()                         {}
+
+// Searcher runs jobs. One Searcher can run many jobs (a job file).
+type Searcher struct {
+	PluginDir string
+	CachePath string
+	// Log receives every trial; nil for none.
+	Log *TrialLog
+	// Done holds results of an earlier, interrupted run (--resume): their
+	// configs are not measured again.
+	Done     *Resume
+	Reporter Reporter
+	Logger   *slog.Logger
+	// PluginLogger receives go-plugin's and the plugins' own log lines.
+	PluginLogger hclog.Logger
+}
+
+// Outcome is what one search found.
+type Outcome struct {
+	Job        Job
+	Backend    string
+	Desc       sdk.Description
+	Hardware   hardware.Fingerprint
+	Shape      space.Shape
+	SpaceSize  int
+	ValidCount int
+	// Results holds every trial in order, resumed ones included, and the
+	// re-measurements of the finalists (Refined).
+	Results []Result
+	Counts  map[Status]int
+	Best    *Result // the winner's refined measurement; nil when nothing ran correctly
+	Default *Result // the default config's refined (else first) measurement
+	Entry   *cache.Entry
+	Elapsed time.Duration
+	// Interrupted is set when the context ended the search early; Entry is
+	// then nil and the log holds what was measured.
+	Interrupted bool
+}
+
+// Speedup of r over the default config (0 when unknown).
+func (o *Outcome) Speedup(r Result) float64 {
+	if o.Default == nil || o.Default.Status != StatusOK || r.Status != StatusOK {
+		return 0
+	}
+	return o.Default.Score() / r.Score()
+}
+
+// Top returns the n best distinct configs by score (refined measurements
+// preferred over first ones).
+func (o *Outcome) Top(n int) []Result {
+	best := map[string]Result{}
+	for _, r := range o.Results {
+		if r.Status != StatusOK {
+			continue
+		}
+		k := r.Config.String()
+		if old, ok := best[k]; !ok || r.Refined || (!old.Refined && r.Score() < old.Score()) {
+			best[k] = r
+		}
+	}
+	out := make([]Result, 0, len(best))
+	for _, r := range best {
+		out = append(out, r)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Score() != out[j].Score() {
+			return out[i].Score() < out[j].Score()
+		}
+		return out[i].Config.String() < out[j].Config.String()
+	})
+	if len(out) > n {
+		out = out[:n]
+	}
+	return out
+}
+
+// session is the live state of one search.
+type session struct {
+	s       *Searcher
+	job     Job
+	spec    launchSpec
+	backend string
+	problem space.Problem
+	groupID string
+	grp     *group
+	out     *Outcome
+	// slowest successful call per phase, for deadlines scaled to the work
+	slowest map[string]time.Duration
+}
+
+// Search runs one job to completion. Bad input (unknown kernel, shape or
+// dtype the kernel does not take, impossible world size) is an
+// *InputError, reported before any trial runs and before anything is
+// written. When ctx ends, the search stops after killing its ranks and
+// returns the partial outcome with ctx's error.
+func (s *Searcher) Search(ctx context.Context, job Job) (*Outcome, error) {
+	start := time.Now()
+	job = job.withDefaults()
+	if s.Reporter == nil {
+		s.Reporter = nopReporter{}
+	}
+	if s.Logger == nil {
+		s.Logger = slog.Default()
+	}
+	if s.PluginLogger == nil {
+		s.PluginLogger = hclog.NewNullLogger()
+	}
+	backend, err := ResolveBackend(job.Backend, s.PluginDir, job.Kernel)
+	if err != nil {
+		return nil, err
+	}
+	if job.World < 1 {
+		return nil, inputErrorf("world size %d: want at least 1", job.World)
+	}
+	if backend == "cpu" && job.World > MaxCPUWorld {
+		return nil, inputErrorf("world size %d: the cpu backend runs at most %d ranks", job.World, MaxCPUWorld)
+	}
+	if !contains(strategy.Names(), job.Strategy) {
+		return nil, inputErrorf("unknown strategy %q (known: %s)", job.Strategy, strings.Join(strategy.Names(), ", "))
+	}
+	path, err := PluginPath(s.PluginDir, job.Kernel, backend)
+	if err != nil {
+		return nil, err
+	}
+	spec := launchSpec{Path: path, Logger: s.PluginLogger, Start: job.Timeouts.Setup}
+	if job.Pin != "" {
+		if spec.Checksum, err = parsePin(job.Pin); err != nil {
+			return nil, inputErrorf("pinned checksum for %s: %v", job.Kernel, err)
+		}
+	}
+	first, err := launch(spec, 0)
+	if err != nil {
+		return nil, err
+	}
+	ss := &session{s: s, job: job, spec: spec, backend: backend, slowest: map[string]time.Duration{}}
+	ss.out = &Outcome{Job: job, Backend: backend, Counts: map[Status]int{}}
+	defer func() {
+		if ss.grp != nil {
+			ss.grp.close(context.WithoutCancel(ctx))
+		} else if first != nil {
+			first.stop(context.WithoutCancel(ctx))
+		}
+	}()
+	valid, err := ss.describe(ctx, first)
+	if err != nil {
+		return nil, err
+	}
+	if err := ss.restart(ctx, first); err != nil {
+		return nil, err
+	}
+	first = nil
+	ss.precompile(ctx, valid)
+	err = ss.explore(ctx, valid)
+	if err == nil {
+		err = ss.refine(ctx)
+	}
+	s.Reporter.Finish()
+	ss.out.Elapsed = time.Since(start)
+	if err != nil {
+		if ctx.Err() != nil {
+			ss.out.Interrupted = true
+			return ss.out, ctx.Err()
+		}
+		return ss.out, err
+	}
+	if err := ss.store(); err != nil {
+		return ss.out, err
+	}
+	return ss.out, nil
+}
+
+// describe asks rank 0 what the kernel is, checks the job against it, and
+// prunes the space with the kernel's Validate.
+func (ss *session) describe(ctx context.Context, r *rankProc) ([]space.Config, error) {
+	job := ss.job
+	cctx, cancel := context.WithTimeout(ctx, job.Timeouts.Setup)
+	defer cancel()
+	d, err := r.kernel.Describe(cctx, &pb.DescribeRequest{})
+	if err != nil {
+		return nil, fmt.Errorf("describe plugin %s: %w", ss.spec.Path, err)
+	}
+	desc, err := sdk.DescriptionFromProto(d)
+	if err != nil {
+		return nil, err
+	}
+	if desc.Name != job.Kernel {
+		return nil, fmt.Errorf("plugin %s says it is %q, not %q", ss.spec.Path, desc.Name, job.Kernel)
+	}
+	if !contains(desc.Backends, ss.backend) {
+		return nil, inputErrorf("kernel %s: plugin %s serves backends %v, not %s", job.Kernel, ss.spec.Path, desc.Backends, ss.backend)
+	}
+	shape, err := space.ParseShape(job.ShapeText, desc.Dims)
+	if err != nil {
+		return nil, &InputError{fmt.Errorf("kernel %s: %w", job.Kernel, err)}
+	}
+	if !contains(desc.Dtypes, job.Dtype) {
+		return nil, inputErrorf("kernel %s (%s) does not take dtype %q (it takes %s)", job.Kernel, ss.backend, job.Dtype, strings.Join(desc.Dtypes, ", "))
+	}
+	hw, err := r.kernel.Hardware(cctx, &pb.HardwareRequest{Backend: ss.backend, World: int32(job.World)})
+	if err != nil {
+		return nil, inputErrorf("world size %d on the %s backend: %s", job.World, ss.backend, grpcMessage(err))
+	}
+	ss.problem = space.Problem{Shape: shape, Dtype: job.Dtype}
+	ss.out.Desc, ss.out.Shape, ss.out.Hardware = desc, shape, sdk.HardwareFromProto(hw)
+	all := desc.Space.Enumerate()
+	ss.out.SpaceSize = len(all)
+	// The default goes first: it is measured first and is the baseline.
+	valid := []space.Config{}
+	var defaultReason string
+	for _, c := range append([]space.Config{desc.Default}, all...) {
+		if len(valid) > 0 && c.String() == desc.Default.String() {
+			continue
+		}
+		v, err := r.kernel.Validate(cctx, &pb.ValidateRequest{
+			Config: sdk.ConfigToProto(c), Problem: sdk.ProblemToProto(ss.problem),
+			World: int32(job.World), Backend: ss.backend,
+		})
+		if err != nil {
+			return nil, fmt.Errorf("validate %s: %w", c, err)
+		}
+		if v.GetOk() {
+			valid = append(valid, c)
+		} else if c.String() == desc.Default.String() {
+			defaultReason = v.GetReason()
+		}
+	}
+	ss.out.ValidCount = len(valid)
+	if len(valid) == 0 {
+		return nil, inputErrorf("kernel %s: no config can run shape %s, %s, world %d (the default config: %s)",
+			job.Kernel, shape.Format(desc.Dims...), job.Dtype, job.World, defaultReason)
+	}
+	if defaultReason != "" {
+		ss.s.Logger.Warn("default config cannot run this problem", "kernel", job.Kernel, "reason", defaultReason)
+	}
+	return valid, nil
+}
+
+func grpcMessage(err error) string {
+	msg := err.Error()
+	if i := strings.Index(msg, "desc = "); i >= 0 {
+		return msg[i+len("desc = "):]
+	}
+	return msg
+}
+
+func contains(xs []string, x string) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}
+
+// restart replaces the group with a fresh one; first, when non-nil, is an
+// already running rank 0.
+func (ss *session) restart(ctx context.Context, first *rankProc) error {
+	if ss.grp != nil {
+		ss.grp.kill()
+		ss.grp = nil
+	}
+	var err error
+	if first == nil {
+		if first, err = launch(ss.spec, 0); err != nil {
+			return err
+		}
+	}
+	ss.groupID = newGroupID()
+	ss.grp, err = startGroup(ctx, ss.spec, first, ss.job.World, ss.backend, ss.problem, ss.groupID, ss.job.Timeouts.Setup)
+	return err
+}
+
+func newGroupID() string {
+	b := make([]byte, 6)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// precompile lets rank 0 build every valid config ahead of timing (GPU
+// plugins compile in parallel on all cores). Failures are not fatal here:
+// the config's own Prepare reports them as that trial's failure.
+func (ss *session) precompile(ctx context.Context, valid []space.Config) {
+	req := &pb.PrecompileRequest{}
+	for _, c := range valid {
+		req.Configs = append(req.Configs, sdk.ConfigToProto(c))
+	}
+	cctx, cancel := context.WithTimeout(ctx, ss.job.Timeouts.Prepare*time.Duration(max(1, len(valid)/8)))
+	defer cancel()
+	if _, err := ss.grp.ranks[0].kernel.Precompile(cctx, req); err != nil {
+		ss.s.Logger.Warn("precompile failed; configs compile at their trials", "err", err)
+	}
+}
+
+// deadline is the phase's configured ceiling, tightened to 20 times the
+// slowest successful call so far plus slack, so a deadlock costs seconds.
+func (ss *session) deadline(phase string, ceiling time.Duration) time.Duration {
+	if d, ok := ss.slowest[phase]; ok {
+		return min(ceiling, 20*d+5*time.Second)
+	}
+	return ceiling
+}
+
+// explore runs the strategy phase.
+func (ss *session) explore(ctx context.Context, valid []space.Config) error {
+	job := ss.job
+	budget := job.BudgetTrials
+	if budget <= 0 || budget > len(valid) {
+		budget = len(valid)
+	}
+	strat, err := strategy.New(job.Strategy, strategy.Problem{
+		Space: ss.out.Desc.Space, Valid: valid, Default: ss.out.Desc.Default, Budget: budget, Seed: job.Seed,
+	})
+	if err != nil {
+		return &InputError{err}
+	}
+	if c, ok := strat.(interface{ Close() }); ok {
+		defer c.Close()
+	}
+	ss.s.Reporter.Start(job, budget)
+	began := time.Now()
+	var history []strategy.Observation
+	var best *Result
+	trials := 0
+	for trials < budget {
+		if job.BudgetTime > 0 && time.Since(began) >= job.BudgetTime {
+			ss.s.Logger.Info("time budget reached", "kernel", job.Kernel, "trials", trials)
+			break
+		}
+		batch := strat.Next(history)
+		if len(batch) == 0 {
+			break
+		}
+		for _, c := range batch {
+			if trials >= budget || (job.BudgetTime > 0 && time.Since(began) >= job.BudgetTime) {
+				break
+			}
+			res, err := ss.measure(ctx, c, job.Iters, false)
+			if err != nil {
+				return err
+			}
+			trials++
+			ss.out.Counts[res.Status]++
+			history = append(history, strategy.Observation{Config: c, ScoreUS: res.Score(), OK: res.Status == StatusOK})
+			if res.Status == StatusOK && (best == nil || res.Score() < best.Score()) {
+				r := res
+				best = &r
+			}
+			ss.s.Reporter.Trial(trials, budget, res, best)
+		}
+	}
+	ss.out.Counts[StatusInvalid] = ss.out.SpaceSize - len(valid)
+	return nil
+}
+
+// measure runs (or takes from the resume log) one trial, logs it, and
+// restarts the group when the trial left it unusable.
+func (ss *session) measure(ctx context.Context, c space.Config, iters int, refined bool) (Result, error) {
+	if !refined {
+		if r, ok := ss.s.Done.take(ss.jobKey(), c); ok {
+			ss.out.Results = append(ss.out.Results, r)
+			return r, nil
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return Result{}, err
+	}
+	t := trialSpec{Config: c, Warmup: ss.job.Warmup, Iters: iters, Timeouts: ss.job.Timeouts}
+	t.Timeouts.Verify = ss.deadline("verify", t.Timeouts.Verify)
+	t.BenchDeadline = ss.deadline("bench", t.Timeouts.Bench)
+	began := time.Now()
+	res, restart := ss.grp.runTrial(ctx, t)
+	if ctx.Err() != nil {
+		// The trial was cut short by the interrupt, not by the config:
+		// it is not a result and is not logged.
+		return Result{}, ctx.Err()
+	}
+	if res.Status == StatusOK {
+		// Verify and bench durations, for deadlines scaled to the work.
+		el := time.Since(began)
+		ss.slowest["verify"] = max(ss.slowest["verify"], el)
+		ss.slowest["bench"] = max(ss.slowest["bench"], el)
+	}
+	res.Refined = refined
+	ss.stamp(&res)
+	ss.out.Results = append(ss.out.Results, res)
+	if ss.s.Log != nil {
+		if err := ss.s.Log.Write(res); err != nil {
+			return res, err
+		}
+	}
+	if res.Status != StatusOK {
+		ss.s.Logger.Debug("trial did not pass", "config", c.String(), "status", res.Status, "err", res.Error)
+	}
+	if restart {
+		ss.s.Logger.Info("restarting ranks", "after", res.Status, "config", c.String())
+		if err := ss.restart(ctx, nil); err != nil {
+			return res, fmt.Errorf("restart ranks after %s of %s: %w", res.Status, c, err)
+		}
+	}
+	return res, nil
+}
+
+func (ss *session) stamp(r *Result) {
+	r.Kernel, r.Backend, r.World, r.Dtype = ss.job.Kernel, ss.backend, ss.job.World, ss.job.Dtype
+	r.Shape = ss.out.Shape.Format(ss.out.Desc.Dims...)
+}
+
+func (ss *session) jobKey() string {
+	return resumeKey(ss.job.Kernel, ss.backend, ss.job.World, ss.job.Dtype, ss.out.Shape.Format(ss.out.Desc.Dims...))
+}
+
+// refine re-measures the finalists and the default with more iterations
+// (successive halving's last rung): the first pass used few iterations, so
+// its ranking near the top is noise-prone.
+func (ss *session) refine(ctx context.Context) error {
+	var obs []strategy.Observation
+	for _, r := range ss.out.Results {
+		obs = append(obs, strategy.Observation{Config: r.Config, ScoreUS: r.Score(), OK: r.Status == StatusOK})
+	}
+	finalists := strategy.Finalists(obs, ss.job.Finalists, 1.25)
+	if len(finalists) == 0 {
+		return nil
+	}
+	def := ss.out.Desc.Default.String()
+	defaultOK := false
+	for _, r := range ss.out.Results {
+		if r.Config.String() == def && r.Status == StatusOK {
+			defaultOK = true
+			d := r
+			ss.out.Default = &d
+		}
+	}
+	if defaultOK && !containsConfig(finalists, def) {
+		finalists = append(finalists, ss.out.Desc.Default)
+	}
+	iters := ss.job.Iters * ss.job.RefineFactor
+	var best *Result
+	for _, c := range finalists {
+		res, err := ss.measure(ctx, c, iters, true)
+		if err != nil {
+			return err
+		}
+		if res.Status != StatusOK {
+			ss.s.Logger.Warn("finalist failed its re-measurement; dropped", "config", c.String(), "status", res.Status)
+			continue
+		}
+		if c.String() == def {
+			r := res
+			ss.out.Default = &r
+		}
+		if best == nil || res.Score() < best.Score() {
+			r := res
+			best = &r
+		}
+	}
+	ss.out.Best = best
+	return nil
+}
+
+func containsConfig(cs []space.Config, key string) bool {
+	for _, c := range cs {
+		if c.String() == key {
+			return true
+		}
+	}
+	return false
+}
+
+// store writes the winner to the cache.
+func (ss *session) store() error {
+	o := ss.out
+	if o.Best == nil {
+		return errors.New("no config ran correctly; nothing to cache")
+	}
+	trials := 0
+	for _, r := range o.Results {
+		if !r.Refined {
+			trials++
+		}
+	}
+	e := cache.Entry{
+		Key: cache.Key{
+			Kernel: ss.job.Kernel, KernelVersion: o.Desc.KernelVersion, Backend: ss.backend,
+			Hardware: o.Hardware.ID(), World: ss.job.World, Dtype: ss.job.Dtype, Shape: o.Shape,
+		},
+		HardwareInfo: o.Hardware,
+		Config:       o.Best.Config,
+		MedianUS:     o.Best.Score(),
+		MinUS:        deref(o.Best.MinUS),
+		P90US:        deref(o.Best.P90US),
+		Trials:       trials,
+		TunedAt:      time.Now().UTC().Truncate(time.Second),
+	}
+	if o.Default != nil && o.Default.Status == StatusOK {
+		e.DefaultMedianUS = o.Default.Score()
+	}
+	if ss.s.CachePath != "" {
+		if err := cache.Put(ss.s.CachePath, e); err != nil {
+			return err
+		}
+	}
+	o.Entry = &e
+	return nil
+}
+
+func deref(p *float64) float64 {
+	if p == nil {
+		return math.NaN()
+	}
+	return *p
+}

@@ -1,0 +1,150 @@
+package tuner
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"time"
+
+	pb "github.com/symmtune/symmtune/proto/kernelpb"
+	"github.com/symmtune/symmtune/sdk"
+	"github.com/symmtune/symmtune/space"
+)
+
+// Timeouts bound each plugin call of a trial; a call that misses its
+// deadline makes the trial a hang.
+type Timeouts struct {
+	Setup   time.Duration `toml:"setup"`
+	Prepare time.Duration `toml:"prepare"`
+	Verify  time.Duration `toml:"verify"`
+	Bench   time.Duration `toml:"bench"`
+}
+
+// DefaultTimeouts are generous: GPU compiles and large CPU problems take
+// seconds. Bench's is tightened once the default config's time is known
+// (see benchDeadline).
+var DefaultTimeouts = Timeouts{Setup: 60 * time.Second, Prepare: 120 * time.Second, Verify: 60 * time.Second, Bench: 120 * time.Second}
+
+// withDefaults fills zero fields from DefaultTimeouts.
+func (t Timeouts) withDefaults() Timeouts {
+	d := DefaultTimeouts
+	if t.Setup > 0 {
+		d.Setup = t.Setup
+	}
+	if t.Prepare > 0 {
+		d.Prepare = t.Prepare
+	}
+	if t.Verify > 0 {
+		d.Verify = t.Verify
+	}
+	if t.Bench > 0 {
+		d.Bench = t.Bench
+	}
+	return d
+}
+
+// benchDeadline scales the bench deadline to the expected work: a config
+// slower than 20 times the reference per iteration is not worth waiting
+// for, and deadlocks are caught in seconds rather than minutes. The
+// configured bench timeout stays the ceiling.
+func benchDeadline(ceiling time.Duration, refUS float64, calls int) time.Duration {
+	if refUS <= 0 || math.IsInf(refUS, 0) || math.IsNaN(refUS) {
+		return ceiling
+	}
+	d := time.Duration(20*refUS*float64(calls))*time.Microsecond + 3*time.Second
+	return min(d, ceiling)
+}
+
+// trialSpec is what one measurement needs.
+type trialSpec struct {
+	Config        space.Config
+	Warmup, Iters int
+	Timeouts      Timeouts
+	BenchDeadline time.Duration
+}
+
+// runTrial prepares, verifies and benches one config on every rank in
+// lockstep. It never returns an error: every outcome is a Result. restart
+// reports whether the group must be replaced before the next trial (a rank
+// died, hung, or failed mid-way through a cross-rank step and left the
+// others' synchronization state unknown).
+func (g *group) runTrial(ctx context.Context, t trialSpec) (res Result, restart bool) {
+	start := time.Now()
+	res = Result{Config: t.Config}
+	defer func() { res.ElapsedMS = float64(time.Since(start).Microseconds()) / 1e3 }()
+	cfg := sdk.ConfigToProto(t.Config)
+	fail := func(err error) (Result, bool) {
+		res.Status, res.Error = StatusFailed, err.Error()
+		if ce, ok := err.(*callError); ok {
+			res.Status, res.Phase = ce.Status, ce.Phase
+		}
+		return res, true
+	}
+
+	// Prepare involves no cross-rank step, so a plain error there leaves the
+	// group usable.
+	if err := g.fanout(ctx, "prepare", t.Timeouts.Prepare, func(ctx context.Context, r *rankProc) error {
+		_, err := r.kernel.Prepare(ctx, &pb.PrepareRequest{Config: cfg})
+		return err
+	}); err != nil {
+		res, restart = fail(err)
+		if ce, ok := err.(*callError); ok && ce.Status == StatusFailed {
+			restart = false
+		}
+		return res, restart
+	}
+
+	seed := rand.Uint64()
+	verdicts := make([]*pb.VerifyResponse, len(g.ranks))
+	if err := g.fanout(ctx, "verify", t.Timeouts.Verify, func(ctx context.Context, r *rankProc) error {
+		v, err := r.kernel.Verify(ctx, &pb.VerifyRequest{Config: cfg, Seed: seed})
+		verdicts[r.rank] = v
+		return err
+	}); err != nil {
+		return fail(err)
+	}
+	worst := 0.0
+	var wrong []string
+	for r, v := range verdicts {
+		worst = math.Max(worst, v.GetRelErr())
+		if !v.GetOk() {
+			d := v.GetDetail()
+			if d == "" {
+				d = fmt.Sprintf("rank %d: relative error %.3g", r, v.GetRelErr())
+			}
+			wrong = append(wrong, d)
+		}
+	}
+	res.RelErr = &worst
+	if len(wrong) > 0 {
+		res.Status, res.Phase, res.Error = StatusWrong, "verify", strings.Join(wrong, "; ")
+		return res, false
+	}
+
+	times := make([][]float64, len(g.ranks))
+	deadline := t.BenchDeadline
+	if deadline <= 0 {
+		deadline = t.Timeouts.Bench
+	}
+	if err := g.fanout(ctx, "bench", deadline, func(ctx context.Context, r *rankProc) error {
+		b, err := r.kernel.Bench(ctx, &pb.BenchRequest{Config: cfg, Warmup: int32(t.Warmup), Iters: int32(t.Iters)})
+		if err != nil {
+			return err
+		}
+		if len(b.GetTimesUs()) != t.Iters {
+			return fmt.Errorf("rank %d returned %d times for %d iterations", r.rank, len(b.GetTimesUs()), t.Iters)
+		}
+		times[r.rank] = b.GetTimesUs()
+		return nil
+	}); err != nil {
+		return fail(err)
+	}
+	tm := Summarize(times)
+	res.Status = StatusOK
+	res.ScoreUS, res.MinUS, res.P90US = &tm.ScoreUS, &tm.MinUS, &tm.P90US
+	res.RanksUS = tm.RanksUS
+	res.Iters = t.Iters
+	return res, false
+}
