@@ -1,0 +1,144 @@
+// symmtune all-reduce (sum) kernels over a cudamem Team: every rank's input
+// lives in its symmetric data region, peers' regions are read directly over
+// NVLink with 16-byte loads (pull), and the result goes to a local output.
+// Preceded by barrier.cuh and common.cuh. Compile-time config:
+//   ALGO     1 one-shot, 2 two-shot
+//   THREADS  threads per block (also __launch_bounds__)
+//   UNROLL   16-byte vectors per thread per rank in flight per step
+// Arguments (all 8 bytes, see cudamem.Args):
+//   ptrs     device table: WORLD data-region pointers, then WORLD pad pointers
+//   out      this rank's output (n elements)
+//   nvec     message size in 16-byte vectors
+//   rank     this rank
+//   scratch  byte offset of the two-shot scratch inside each data region
+//
+// Every call starts with a block-wise barrier (peers' inputs are ready) and
+// ends with one (nobody's next input or scratch write can overtake a peer
+// that is still reading), so back-to-back calls are safe with no host sync.
+// Block b's barriers meet block b of every peer; both phases of the two-shot
+// walk the same tiles in the same block order, so block b's reduce-scatter
+// output is exactly what block b reads in the all-gather, and the per-block
+// middle barrier suffices.
+#ifndef ALGO
+#error ALGO must be defined
+#endif
+#ifndef THREADS
+#error THREADS must be defined
+#endif
+#ifndef UNROLL
+#error UNROLL must be defined
+#endif
+
+#define TILE ((u64)THREADS * UNROLL)
+
+#if ALGO == 1
+extern "C" __global__ void __launch_bounds__(THREADS) allreduce(const u64* ptrs, u64 out, u64 nvec, u64 rank, u64 scratch) {
+	const int r = (int)rank;
+	const uint4* src[WORLD];
+#pragma unroll
+	for (int q = 0; q < WORLD; q++) src[q] = (const uint4*)ptrs[q];
+	uint4* dst = (uint4*)out;
+	symm_block_barrier(ptrs, r, WORLD, blockIdx.x);
+	for (u64 base = (u64)blockIdx.x * TILE; base < nvec; base += (u64)gridDim.x * TILE) {
+		uint4 v[UNROLL][WORLD];
+		// Issue every load (all ranks, all unrolled vectors) before the
+		// first add, so UNROLL*WORLD 16-byte loads are in flight per thread.
+#pragma unroll
+		for (int u = 0; u < UNROLL; u++) {
+			const u64 i = base + (u64)u * THREADS + threadIdx.x;
+			if (i < nvec) {
+#pragma unroll
+				for (int q = 0; q < WORLD; q++) v[u][q] = src[q][i];
+			}
+		}
+#pragma unroll
+		for (int u = 0; u < UNROLL; u++) {
+			const u64 i = base + (u64)u * THREADS + threadIdx.x;
+			if (i < nvec) {
+				// Sum in rank order on every rank: all ranks get identical bits.
+				float a[EPV];
+#pragma unroll
+				for (int k = 0; k < EPV; k++) a[k] = 0.f;
+#pragma unroll
+				for (int q = 0; q < WORLD; q++) acc(a, v[u][q]);
+				dst[i] = pack(a);
+			}
+		}
+	}
+	symm_block_barrier(ptrs, r, WORLD, blockIdx.x);
+}
+#elif ALGO == 2
+extern "C" __global__ void __launch_bounds__(THREADS) allreduce(const u64* ptrs, u64 out, u64 nvec, u64 rank, u64 scratch) {
+	const int r = (int)rank;
+	const u64 chunk = nvec / WORLD; // Validate guarantees nvec % WORLD == 0
+	const uint4* src[WORLD];
+	// red[k]/outk[k]: rank q = (r+k)%WORLD's reduced chunk in its scratch,
+	// and where it goes in the output. Rotating by rank spreads the
+	// all-gather's reads over all links at once.
+	const uint4* red[WORLD];
+	uint4* outk[WORLD];
+	uint4* dst = (uint4*)out;
+#pragma unroll
+	for (int q = 0; q < WORLD; q++) src[q] = (const uint4*)ptrs[q];
+#pragma unroll
+	for (int k = 0; k < WORLD; k++) {
+		const int q = (r + k) % WORLD;
+		red[k] = (const uint4*)(ptrs[q] + scratch) + (u64)q * chunk;
+		outk[k] = dst + (u64)q * chunk;
+	}
+	uint4* mine = (uint4*)(ptrs[r] + scratch);
+	const u64 lo = (u64)r * chunk;
+
+	symm_block_barrier(ptrs, r, WORLD, blockIdx.x);
+	// Reduce-scatter: this rank sums its own chunk from every rank.
+	for (u64 base = (u64)blockIdx.x * TILE; base < chunk; base += (u64)gridDim.x * TILE) {
+		uint4 v[UNROLL][WORLD];
+#pragma unroll
+		for (int u = 0; u < UNROLL; u++) {
+			const u64 i = base + (u64)u * THREADS + threadIdx.x;
+			if (i < chunk) {
+#pragma unroll
+				for (int q = 0; q < WORLD; q++) v[u][q] = src[q][lo + i];
+			}
+		}
+#pragma unroll
+		for (int u = 0; u < UNROLL; u++) {
+			const u64 i = base + (u64)u * THREADS + threadIdx.x;
+			if (i < chunk) {
+				float a[EPV];
+#pragma unroll
+				for (int k = 0; k < EPV; k++) a[k] = 0.f;
+#pragma unroll
+				for (int q = 0; q < WORLD; q++) acc(a, v[u][q]);
+				const uint4 s = pack(a);
+				mine[lo + i] = s;
+				dst[lo + i] = s;
+			}
+		}
+	}
+	symm_block_barrier(ptrs, r, WORLD, blockIdx.x);
+	// All-gather: pull every other rank's reduced chunk from its scratch.
+	for (u64 base = (u64)blockIdx.x * TILE; base < chunk; base += (u64)gridDim.x * TILE) {
+		uint4 v[UNROLL][WORLD];
+#pragma unroll
+		for (int u = 0; u < UNROLL; u++) {
+			const u64 i = base + (u64)u * THREADS + threadIdx.x;
+			if (i < chunk) {
+#pragma unroll
+				for (int k = 1; k < WORLD; k++) v[u][k] = red[k][i];
+			}
+		}
+#pragma unroll
+		for (int u = 0; u < UNROLL; u++) {
+			const u64 i = base + (u64)u * THREADS + threadIdx.x;
+			if (i < chunk) {
+#pragma unroll
+				for (int k = 1; k < WORLD; k++) outk[k][i] = v[u][k];
+			}
+		}
+	}
+	symm_block_barrier(ptrs, r, WORLD, blockIdx.x);
+}
+#else
+#error unknown ALGO
+#endif

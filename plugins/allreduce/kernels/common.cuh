@@ -1,0 +1,58 @@
+// Shared by allreduce.cu and util.cu. Compile-time config (from the Go side):
+//   DTYPE_BF16  1 for bf16 elements, 0 for f32
+//   WORLD       ranks (GPUs) in the team
+// Data moves as 16-byte vectors (uint4): EPV elements each.
+#ifndef DTYPE_BF16
+#error DTYPE_BF16 must be defined
+#endif
+#ifndef WORLD
+#error WORLD must be defined
+#endif
+#if DTYPE_BF16
+#define EPV 8
+#else
+#define EPV 4
+#endif
+
+// acc adds the EPV elements of v to a, in float: bf16 widens exactly by a
+// shift, and summing in float keeps the error at the final rounding only.
+__device__ __forceinline__ void acc(float (&a)[EPV], uint4 v) {
+#if DTYPE_BF16
+	const u32 w[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+	for (int k = 0; k < 4; k++) {
+		a[2 * k] += __uint_as_float(w[k] << 16);
+		a[2 * k + 1] += __uint_as_float(w[k] & 0xffff0000u);
+	}
+#else
+	a[0] += __uint_as_float(v.x);
+	a[1] += __uint_as_float(v.y);
+	a[2] += __uint_as_float(v.z);
+	a[3] += __uint_as_float(v.w);
+#endif
+}
+
+#if DTYPE_BF16
+// bf16x2 packs two floats with round-to-nearest-even (lo in the low half).
+__device__ __forceinline__ u32 bf16x2(float lo, float hi) {
+	u32 r;
+	asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+	return r;
+}
+#endif
+
+__device__ __forceinline__ uint4 pack(const float (&a)[EPV]) {
+	uint4 v;
+#if DTYPE_BF16
+	v.x = bf16x2(a[0], a[1]);
+	v.y = bf16x2(a[2], a[3]);
+	v.z = bf16x2(a[4], a[5]);
+	v.w = bf16x2(a[6], a[7]);
+#else
+	v.x = __float_as_uint(a[0]);
+	v.y = __float_as_uint(a[1]);
+	v.z = __float_as_uint(a[2]);
+	v.w = __float_as_uint(a[3]);
+#endif
+	return v;
+}
