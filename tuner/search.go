@@ -121,37 +121,49 @@ type Outcome struct {
 	Interrupted bool
 }
 
-// Speedup of r over the default config (0 when unknown).
+// Speedup of r over the default config measured the same way (both
+// re-measured finalists, or both first-pass trials); 0 when unknown.
 func (o *Outcome) Speedup(r Result) float64 {
-	if o.Default == nil || o.Default.Status != StatusOK || r.Status != StatusOK {
+	if r.Status != StatusOK {
 		return 0
 	}
-	return o.Default.Score() / r.Score()
+	def := o.Desc.Default.String()
+	for _, d := range o.Results {
+		if d.Config.String() == def && d.Refined == r.Refined && d.Status == StatusOK {
+			return d.Score() / r.Score()
+		}
+	}
+	return 0
 }
 
-// Top returns the n best distinct configs by score (refined measurements
-// preferred over first ones).
+// Top returns up to n configs best first: the re-measured finalists (the
+// winner first), then the other configs by their first-pass score. The two
+// groups are not mixed because their iteration counts differ.
 func (o *Outcome) Top(n int) []Result {
-	best := map[string]Result{}
+	var refined, first []Result
+	seen := map[string]bool{}
 	for _, r := range o.Results {
-		if r.Status != StatusOK {
-			continue
-		}
-		k := r.Config.String()
-		if old, ok := best[k]; !ok || r.Refined || (!old.Refined && r.Score() < old.Score()) {
-			best[k] = r
+		if r.Status == StatusOK && r.Refined {
+			refined = append(refined, r)
+			seen[r.Config.String()] = true
 		}
 	}
-	out := make([]Result, 0, len(best))
-	for _, r := range best {
-		out = append(out, r)
-	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Score() != out[j].Score() {
-			return out[i].Score() < out[j].Score()
+	for _, r := range o.Results {
+		if r.Status == StatusOK && !r.Refined && !seen[r.Config.String()] {
+			first = append(first, r)
 		}
-		return out[i].Config.String() < out[j].Config.String()
-	})
+	}
+	byScore := func(rs []Result) {
+		sort.SliceStable(rs, func(i, j int) bool {
+			if rs[i].Score() != rs[j].Score() {
+				return rs[i].Score() < rs[j].Score()
+			}
+			return rs[i].Config.String() < rs[j].Config.String()
+		})
+	}
+	byScore(refined)
+	byScore(first)
+	out := append(refined, first...)
 	if len(out) > n {
 		out = out[:n]
 	}

@@ -123,7 +123,7 @@ func newShowCmd(g *globals) *cobra.Command {
 
 func newPluginsCmd(g *globals) *cobra.Command {
 	var backend string
-	return &cobra.Command{
+	cmd := &cobra.Command{
 		Use:   "plugins",
 		Short: "List the plugins found and their search spaces",
 		Args:  cobra.NoArgs,
@@ -165,4 +165,6 @@ func newPluginsCmd(g *globals) *cobra.Command {
 			return nil
 		},
 	}
+	cmd.Flags().StringVar(&backend, "backend", "", "list only this backend's plugins (cpu or cuda)")
+	return cmd
 }

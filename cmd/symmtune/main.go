@@ -12,6 +12,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"os/signal"
@@ -95,8 +96,15 @@ func main() {
 // run executes the command line and maps the outcome to an exit code,
 // printing one line for any error.
 func run(ctx context.Context, args []string) int {
+	return runIO(ctx, args, os.Stdout, os.Stderr)
+}
+
+// runIO is run with the output streams given, for tests.
+func runIO(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	root := newRootCmd()
 	root.SetArgs(args)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
 	err := root.ExecuteContext(ctx)
 	if err == nil {
 		return 0
@@ -114,7 +122,7 @@ func run(ctx context.Context, args []string) int {
 	case errors.Is(err, context.Canceled):
 		code = exitInterrupted
 	}
-	fmt.Fprintf(os.Stderr, "symmtune: %v\n", err)
+	fmt.Fprintf(stderr, "symmtune: %v\n", err)
 	return code
 }
 

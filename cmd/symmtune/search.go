@@ -147,7 +147,7 @@ func runSearch(cmd *cobra.Command, g *globals, f *searchFlags) error {
 		o, err := s.Search(cmd.Context(), job)
 		if err != nil {
 			if o != nil && o.Interrupted {
-				fmt.Fprintf(os.Stderr, "interrupted: %d trials are in %s; continue with --resume %s\n", len(o.Results), logPath, logPath)
+				fmt.Fprintf(cmd.ErrOrStderr(), "interrupted: %d trials are in %s; continue with --resume %s\n", len(o.Results), logPath, logPath)
 			}
 			return fmt.Errorf("%s world %d %s %s: %w", job.Kernel, job.World, job.Dtype, job.ShapeText, err)
 		}
@@ -210,17 +210,17 @@ func printOutcome(w io.Writer, o *tuner.Outcome, top int) {
 	}
 	fmt.Fprintf(w, "space %d configs, %d valid; trials: %s; %.1fs\n", o.SpaceSize, o.ValidCount, strings.Join(counts, ", "), o.Elapsed.Seconds())
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "rank\tmedian µs\tmin µs\tp90 µs\tspeedup\tconfig")
+	fmt.Fprintln(tw, "rank\tmedian µs\tmin µs\tp90 µs\titers\tspeedup\tconfig")
 	for i, r := range o.Top(top) {
 		sp := "-"
 		if s := o.Speedup(r); s > 0 {
 			sp = fmt.Sprintf("%.2fx", s)
 		}
 		mark := ""
-		if o.Default != nil && r.Config.String() == o.Default.Config.String() {
+		if r.Config.String() == o.Desc.Default.String() {
 			mark = "  (default)"
 		}
-		fmt.Fprintf(tw, "%d\t%.1f\t%.1f\t%.1f\t%s\t%s%s\n", i+1, r.Score(), deref(r.MinUS), deref(r.P90US), sp, r.Config, mark)
+		fmt.Fprintf(tw, "%d\t%.1f\t%.1f\t%.1f\t%d\t%s\t%s%s\n", i+1, r.Score(), deref(r.MinUS), deref(r.P90US), r.Iters, sp, r.Config, mark)
 	}
 	tw.Flush()
 	if o.Best != nil {

@@ -1,0 +1,229 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/symmtune/symmtune/cache"
+	"github.com/symmtune/symmtune/space"
+	"github.com/symmtune/symmtune/symm/shm"
+)
+
+// pluginDir holds real plugin executables built once for the package's
+// tests: the end-to-end tests start real plugin processes, never mocks.
+var pluginDir string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "symmtune-plugins-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	for _, p := range []string{"allreduce"} {
+		out, err := exec.Command("go", "build", "-o", filepath.Join(dir, "symmtune-plugin-"+p), "../../plugins/"+p).CombinedOutput()
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "build plugin %s: %v\n%s", p, err, out)
+			os.Exit(1)
+		}
+	}
+	pluginDir = dir
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// cli runs the symmtune command line in-process and returns its exit
+// code, stdout and stderr.
+func cli(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := runIO(context.Background(), append([]string{"--plugin-dir", pluginDir}, args...), &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+// shmFiles lists the shared-memory files symmtune left behind.
+func shmFiles(t *testing.T) []string {
+	t.Helper()
+	m, err := filepath.Glob(filepath.Join(shm.Dir(), shm.FilePrefix+"*"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func TestSearchAllReduceLandsInCacheAndLookup(t *testing.T) {
+	for _, world := range []int{2, 4} {
+		t.Run(fmt.Sprintf("world%d", world), func(t *testing.T) {
+			dir := t.TempDir()
+			cachePath, logPath := filepath.Join(dir, "c.toml"), filepath.Join(dir, "trials.jsonl")
+			w := fmt.Sprint(world)
+			code, out, errs := cli(t, "search", "--kernel", "allreduce", "--world", w, "--shape", "n=8192",
+				"--dtype", "f32", "--backend", "cpu", "--strategy", "exhaustive", "--iters", "3",
+				"--cache", cachePath, "--log", logPath)
+			if code != 0 {
+				t.Fatalf("search exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errs)
+			}
+			if !strings.Contains(out, "winner:") {
+				t.Errorf("no winner line in output:\n%s", out)
+			}
+
+			// Every valid config was tried once, plus the finalists' re-measurements.
+			lines := readLog(t, logPath)
+			first := map[string]bool{}
+			refined := 0
+			for _, l := range lines {
+				if l.Refined {
+					refined++
+					continue
+				}
+				if first[l.Config.String()] {
+					t.Errorf("config %s measured twice in the first pass", l.Config)
+				}
+				first[l.Config.String()] = true
+				if l.Status != "ok" {
+					t.Errorf("config %s: status %s (%s); every all-reduce config must compute the right sum", l.Config, l.Status, l.Error)
+				}
+				if l.World != world || len(l.RanksUS) != world {
+					t.Errorf("log line world %d with %d rank times, want %d", l.World, len(l.RanksUS), world)
+				}
+			}
+			var size, valid int
+			if i := strings.Index(out, "space "); i < 0 {
+				t.Fatalf("no space line in output:\n%s", out)
+			} else if _, err := fmt.Sscanf(out[i:], "space %d configs, %d valid", &size, &valid); err != nil {
+				t.Fatalf("space line: %v", err)
+			}
+			if valid < 2 || len(first) != valid || refined == 0 {
+				t.Errorf("log has %d first-pass configs and %d refined; want all %d valid configs and finalists", len(first), refined, valid)
+			}
+
+			store, err := cache.Load(cachePath)
+			if err != nil {
+				t.Fatal(err)
+			}
+			es := store.Entries()
+			if len(es) != 1 || es[0].World != world || es[0].Kernel != "allreduce" || es[0].Shape["n"] != 8192 {
+				t.Fatalf("cache entries %+v", es)
+			}
+			if es[0].MedianUS <= 0 || es[0].Trials != len(first) {
+				t.Errorf("entry median %.1f trials %d, want >0 and %d", es[0].MedianUS, es[0].Trials, len(first))
+			}
+			// The winner is the best re-measured finalist.
+			best := ""
+			bestScore := 0.0
+			for _, l := range lines {
+				if l.Refined && l.Status == "ok" && (best == "" || *l.ScoreUS < bestScore) {
+					best, bestScore = l.Config.String(), *l.ScoreUS
+				}
+			}
+			if es[0].Config.String() != best {
+				t.Errorf("cached config %s, best re-measured %s", es[0].Config, best)
+			}
+
+			code, out, errs = cli(t, "lookup", "--kernel", "allreduce", "--world", w, "--shape", "n=8192",
+				"--dtype", "f32", "--backend", "cpu", "--cache", cachePath, "--json")
+			if code != 0 {
+				t.Fatalf("lookup exit %d: %s", code, errs)
+			}
+			var got struct {
+				Exact  bool           `json:"exact"`
+				Config map[string]any `json:"config"`
+			}
+			if err := json.Unmarshal([]byte(out), &got); err != nil {
+				t.Fatalf("lookup json: %v\n%s", err, out)
+			}
+			cfg, err := space.ConfigFromAny(got.Config)
+			if err != nil || !got.Exact || cfg.String() != es[0].Config.String() {
+				t.Errorf("lookup gave %+v (err %v), want exact %s", got, err, es[0].Config)
+			}
+			if left := shmFiles(t); len(left) > 0 {
+				t.Errorf("shared-memory files left behind: %v", left)
+			}
+		})
+	}
+}
+
+type logLine struct {
+	Config  space.Config `json:"config"`
+	Status  string       `json:"status"`
+	ScoreUS *float64     `json:"score_us"`
+	RanksUS []float64    `json:"ranks_us"`
+	World   int          `json:"world"`
+	Refined bool         `json:"refined"`
+	Error   string       `json:"error"`
+}
+
+func readLog(t *testing.T, path string) []logLine {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out []logLine
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		var l logLine
+		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
+			t.Fatalf("log line %q: %v", sc.Text(), err)
+		}
+		out = append(out, l)
+	}
+	return out
+}
+
+func TestLookupNearestAndMissing(t *testing.T) {
+	dir := t.TempDir()
+	cachePath := filepath.Join(dir, "c.toml")
+	if code, out, errs := cli(t, "search", "--kernel", "allreduce", "--world", "2", "--shape", "n=4096",
+		"--backend", "cpu", "--iters", "2", "--cache", cachePath, "--log", filepath.Join(dir, "l.jsonl")); code != 0 {
+		t.Fatalf("search exit %d\n%s\n%s", code, out, errs)
+	}
+	tests := []struct {
+		name     string
+		args     []string
+		code     int
+		contains string
+	}{
+		{"exact", []string{"--shape", "n=4096", "--world", "2"}, 0, "algorithm="},
+		{"nearest shape", []string{"--shape", "n=16384", "--world", "2"}, 0, "nearest tuned shape is n=4096"},
+		{"other world", []string{"--shape", "n=4096", "--world", "3"}, 3, ""},
+		{"other dtype", []string{"--shape", "n=4096", "--world", "2", "--dtype", "bf16"}, 3, ""},
+		{"bad shape", []string{"--shape", "n=-4", "--world", "2"}, 2, ""},
+		{"unknown kernel", []string{"--shape", "n=4", "--world", "2", "--kernel", "nosuch"}, 2, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			args := append([]string{"lookup", "--kernel", "allreduce", "--backend", "cpu", "--cache", cachePath}, tc.args...)
+			code, out, errs := cli(t, args...)
+			if code != tc.code {
+				t.Fatalf("exit %d, want %d\nstdout: %s\nstderr: %s", code, tc.code, out, errs)
+			}
+			if !strings.Contains(out, tc.contains) {
+				t.Errorf("stdout %q does not contain %q", out, tc.contains)
+			}
+			if code != 0 && strings.Count(strings.TrimSpace(errs), "\n") != 0 {
+				t.Errorf("want one line on stderr, got %q", errs)
+			}
+		})
+	}
+}
+
+func TestPluginsAndShow(t *testing.T) {
+	code, out, errs := cli(t, "plugins", "--backend", "cpu")
+	if code != 0 || !strings.Contains(out, "allreduce") || !strings.Contains(out, "algorithm") || !strings.Contains(out, "two_shot") {
+		t.Fatalf("plugins exit %d\n%s\n%s", code, out, errs)
+	}
+	cachePath := filepath.Join(t.TempDir(), "c.toml")
+	if code, out, _ := cli(t, "show", "--cache", cachePath); code != 0 || !strings.Contains(out, "no entries") {
+		t.Errorf("show on empty cache: exit %d, %q", code, out)
+	}
+}

@@ -1,0 +1,146 @@
+package tuner
+
+import (
+	"errors"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestSummarizeScoresBySlowestRankPerIteration(t *testing.T) {
+	tests := []struct {
+		name      string
+		perRank   [][]float64
+		score     float64
+		min, p90  float64
+		ranks     []float64
+		peerStyle float64
+	}{
+		{
+			name:    "one rank",
+			perRank: [][]float64{{3, 1, 2}},
+			score:   2, min: 1, p90: 3, ranks: []float64{2}, peerStyle: 2,
+		},
+		{
+			// Iteration maxes are 5, 6, 7: the slow rank alternates, so the
+			// per-iteration max (7 max) differs from the max of medians.
+			name:    "slowest rank alternates",
+			perRank: [][]float64{{5, 1, 7}, {1, 6, 1}},
+			score:   6, min: 5, p90: 7, ranks: []float64{5, 1}, peerStyle: 5,
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := Summarize(tc.perRank)
+			if got.ScoreUS != tc.score || got.MinUS != tc.min || got.P90US != tc.p90 || got.PeerStyleUS != tc.peerStyle {
+				t.Errorf("got %+v, want score %v min %v p90 %v peer %v", got, tc.score, tc.min, tc.p90, tc.peerStyle)
+			}
+			for i, r := range tc.ranks {
+				if got.RanksUS[i] != r {
+					t.Errorf("rank %d median %v, want %v", i, got.RanksUS[i], r)
+				}
+			}
+		})
+	}
+}
+
+func TestQuantile(t *testing.T) {
+	xs := []float64{9, 1, 8, 2, 7, 3, 6, 4, 5, 10}
+	for _, tc := range []struct{ q, want float64 }{{0, 1}, {0.5, 6}, {0.9, 10}, {1, 10}} {
+		if got := Quantile(xs, tc.q); got != tc.want {
+			t.Errorf("Quantile(%v) = %v, want %v", tc.q, got, tc.want)
+		}
+	}
+	if !math.IsNaN(Quantile(nil, 0.5)) {
+		t.Error("quantile of nothing should be NaN")
+	}
+	if xs[0] != 9 {
+		t.Error("Quantile sorted its input in place")
+	}
+}
+
+func TestBenchDeadlineScalesWithWork(t *testing.T) {
+	ceiling := time.Minute
+	if d := benchDeadline(ceiling, 0, 10); d != ceiling {
+		t.Errorf("unknown reference: %v, want the ceiling", d)
+	}
+	if d := benchDeadline(ceiling, 100, 10); d != 20*100*10*time.Microsecond+3*time.Second {
+		t.Errorf("100µs x 10 calls: %v", d)
+	}
+	if d := benchDeadline(ceiling, 1e9, 10); d != ceiling {
+		t.Errorf("huge reference: %v, want the ceiling", d)
+	}
+}
+
+func writeFile(t *testing.T, body string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "job.toml")
+	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestLoadJobFile(t *testing.T) {
+	jobs, err := LoadJobFile(writeFile(t, `
+backend = "cpu"
+iters = 7
+[timeouts]
+bench = "4s"
+[[job]]
+kernel = "allreduce"
+worlds = [2, 4]
+dtypes = ["f32"]
+shapes = ["n=1024", "n=4096"]
+iters = 9
+[[job]]
+kernel = "agmm"
+worlds = [2]
+dtypes = ["f32"]
+shapes = ["m=64,n=32,k=32"]
+warmup = 0
+[job.timeouts]
+verify = "2s"
+[plugins]
+agmm = "sha256:00"
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(jobs) != 5 {
+		t.Fatalf("%d jobs, want 4 allreduce + 1 agmm", len(jobs))
+	}
+	a, g := jobs[0], jobs[4]
+	if a.Kernel != "allreduce" || a.World != 2 || a.ShapeText != "n=1024" || a.Iters != 9 || a.Backend != "cpu" || a.Warmup != 3 || a.Timeouts.Bench != 4*time.Second {
+		t.Errorf("first job %+v", a)
+	}
+	if g.Kernel != "agmm" || g.Iters != 7 || g.Warmup != 0 || g.Timeouts.Verify != 2*time.Second || g.Timeouts.Bench != 4*time.Second || g.Pin != "sha256:00" {
+		t.Errorf("agmm job %+v", g)
+	}
+}
+
+func TestLoadJobFileRejects(t *testing.T) {
+	tests := []struct{ name, body, want string }{
+		{"unknown key", "itters = 3\n[[job]]\nkernel='a'\nworlds=[2]\ndtypes=['f32']\nshapes=['n=1']\n", "unknown key"},
+		{"no jobs", "backend = 'cpu'\n", "no [[job]]"},
+		{"missing kernel", "[[job]]\nworlds=[2]\ndtypes=['f32']\nshapes=['n=1']\n", "missing kernel"},
+		{"empty worlds", "[[job]]\nkernel='a'\nworlds=[]\ndtypes=['f32']\nshapes=['n=1']\n", "at least one"},
+		{"bad duration", "budget_time = 'soon'\n[[job]]\nkernel='a'\nworlds=[2]\ndtypes=['f32']\nshapes=['n=1']\n", "soon"},
+		{"syntax", "backend = 'cpu'\niters = = 3\n", "line 2"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := LoadJobFile(writeFile(t, tc.body))
+			var ie *InputError
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err %v, want one containing %q", err, tc.want)
+			}
+			if !errors.As(err, &ie) {
+				t.Errorf("err %v is not an InputError", err)
+			}
+		})
+	}
+}
