@@ -12,7 +12,7 @@ CUDA_DIR    ?= .cuda
 CUDA_INC     = $(CURDIR)/$(CUDA_DIR)/root/usr/include
 CUDA_LIB     = $(CURDIR)/$(CUDA_DIR)/root/usr/lib/x86_64-linux-gnu/nvidia/current
 CUDA_ENV     = CGO_ENABLED=1 CGO_CFLAGS="-I$(CUDA_INC)" CGO_LDFLAGS="-L$(CUDA_LIB)"
-CUDA_PKGS    = ./symm/cudamem/... ./cuda/... ./plugins/allreduce/... ./bench/...
+CUDA_PKGS    = ./symm/cudamem/... ./cuda/... ./plugins/allreduce/...
 CUDA_PLUGINS = allreduce
 
 .PHONY: cuda cuda-headers cuda-vet bench-gpu
@@ -27,13 +27,11 @@ cuda: cuda-headers
 	@for p in $(CUDA_PLUGINS); do \
 	  $(CUDA_ENV) $(GO) build -tags cuda -o $(BIN)/cuda/symmtune-plugin-$$p ./plugins/$$p || exit 1; \
 	done
-	$(CUDA_ENV) $(GO) build -tags cuda -o $(BIN)/cuda/cudacheck ./bench/cudacheck
-	$(GO) build -o $(BIN)/cuda/arbench ./bench/arbench
 
 cuda-vet: cuda-headers
 	$(CUDA_ENV) $(GO) vet -tags cuda $(CUDA_PKGS)
 
-# Runs on a GPU machine with the binaries already built (make cuda here,
-# then carry bin/ and .gpu/ there): see bench/gpu.sh for what it measures.
+# Runs on a GPU machine with the binaries already built (make build cuda
+# here, then carry them there): see bench/gpu.sh for what it measures.
 bench-gpu:
-	sh bench/gpu.sh
+	bash bench/gpu.sh

@@ -39,10 +39,10 @@ var (
 
 // Tunables of the CUDA all-reduce.
 const (
-	pAlgo    = "algo"    // one_shot | two_shot
-	pThreads = "threads" // threads per block
-	pBlocks  = "blocks"  // blocks in the grid (one barrier slot each)
-	pUnroll  = "unroll"  // 16-byte vectors per thread per rank in flight
+	pAlgo    = "algorithm" // one_shot | two_shot
+	pThreads = "threads"   // threads per block
+	pBlocks  = "blocks"    // blocks in the grid (one barrier slot each)
+	pUnroll  = "unroll"    // 16-byte vectors per thread per rank in flight
 )
 
 // Limits Validate enforces without a GPU.
@@ -100,7 +100,7 @@ func parseCudaCfg(c space.Config) (cudaCfg, error) {
 	var k cudaCfg
 	a, ok := c[pAlgo]
 	if !ok || !a.IsStr || (a.Str != oneShot && a.Str != twoShot) {
-		return k, fmt.Errorf("algo %v: want %s or %s", a, oneShot, twoShot)
+		return k, fmt.Errorf("algorithm %v: want %s or %s", a, oneShot, twoShot)
 	}
 	k.algo = a.Str
 	for _, p := range []struct {

@@ -1,0 +1,62 @@
+#!/bin/bash
+# bench/gpu.sh: symmtune's CUDA all-reduce against its peers on one GPU machine.
+#
+# For each world size: the peers (NCCL, torch symm_mem one/two-shot) through
+# peer_baselines.py under torchrun, then `symmtune search --backend cuda` for
+# bf16 all-reduce at each message size, then one `symmtune lookup`. Writes
+# under $OUT (default bench/out): logs/ (trial logs landscape-*.jsonl, search
+# output, peer CSVs, machine info), summary.md (the combined table, from
+# bench/combine.py) and logs.tgz. LOGS overrides where the logs go.
+#
+# Runs where the GPUs are, with the binaries built elsewhere (make cuda):
+#   bin/symmtune, bin/cuda/symmtune-plugin-allreduce, and the peer script at
+#   $PEERS (default .gpu/peer_baselines.py). No Go toolchain needed there.
+# Knobs: WORLDS="2 4", SIZES (bytes), ITERS, WARMUP, EXTRA (more search flags).
+set -u
+OUT=${OUT:-bench/out}
+BIN=${BIN:-bin}
+PEERS=${PEERS:-.gpu/peer_baselines.py}
+WORLDS=${WORLDS:-"2 4"}
+SIZES=${SIZES:-"4096 16384 65536 262144 1048576 4194304 16777216 67108864 134217728"}
+ITERS=${ITERS:-50}
+WARMUP=${WARMUP:-10}
+EXTRA=${EXTRA:-}
+LOGS=${LOGS:-$OUT/logs}
+mkdir -p "$LOGS"
+
+# NVLink multicast is forbidden on the shared machines: keep it off in
+# everything started from here (NCCL, torch symm_mem, NVSHMEM).
+export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+export PYTHONUNBUFFERED=1
+export SYMMTUNE_CUBIN_CACHE=${SYMMTUNE_CUBIN_CACHE:-/tmp/symmtune-cubin}
+CACHE=$LOGS/configs.toml
+
+{
+	date -u
+	nvidia-smi --query-gpu=index,name,driver_version,memory.total,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv
+	nvidia-smi topo -m
+} >"$LOGS/machine.txt" 2>&1
+
+for W in $WORLDS; do
+	DEVS=$(seq -s, 0 $((W - 1)))
+	echo "== world $W (CUDA_VISIBLE_DEVICES=$DEVS)"
+	if [ -f "$PEERS" ]; then
+		CUDA_VISIBLE_DEVICES=$DEVS timeout 300 torchrun --nproc-per-node "$W" "$PEERS" ar \
+			>"$LOGS/peers-w$W.csv" 2>"$LOGS/peers-w$W.err" || echo "peers w$W failed: rc $?"
+	fi
+	for S in $SIZES; do
+		N=$((S / 2))
+		CUDA_VISIBLE_DEVICES=$DEVS timeout 280 "$BIN/symmtune" search --plugin-dir "$BIN" --backend cuda \
+			--kernel allreduce --world "$W" --shape "n=$N" --dtype bf16 --iters "$ITERS" --warmup "$WARMUP" \
+			--log "$LOGS/landscape-cuda-allreduce-w$W-$S.jsonl" --cache "$CACHE" $EXTRA \
+			>"$LOGS/search-w$W-$S.txt" 2>&1 || echo "search w$W $S failed: rc $?"
+		grep -h "winner:" "$LOGS/search-w$W-$S.txt" | sed "s/^/w$W $S /"
+	done
+done
+W1=$(echo $WORLDS | awk '{print $NF}')
+CUDA_VISIBLE_DEVICES=$(seq -s, 0 $((W1 - 1))) "$BIN/symmtune" lookup --plugin-dir "$BIN" --backend cuda --cache "$CACHE" \
+	--kernel allreduce --world "$W1" --dtype bf16 --shape n=524288 >"$LOGS/lookup.txt" 2>&1
+cat "$LOGS/lookup.txt"
+python3 "$(dirname "$0")/combine.py" "$LOGS" >"$OUT/summary.md"
+tar czf "$OUT/logs.tgz" -C "$(dirname "$LOGS")" "$(basename "$LOGS")"
+cat "$OUT/summary.md"
