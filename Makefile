@@ -5,7 +5,9 @@ BIN      ?= bin
 PLUGINS  := allreduce matmulrs agmm
 export PATH := $(shell $(GO) env GOPATH)/bin:$(PATH)
 
-.PHONY: all build demo test proto clean
+FUZZTIME ?= 10s
+
+.PHONY: all build demo test fuzz proto clean
 
 all: build
 
@@ -17,11 +19,22 @@ build:
 	done
 
 demo: build
-	$(BIN)/symmtune search --config configs/quickstart-cpu.toml --cache $(BIN)/quickstart-cache.toml
+	$(BIN)/symmtune search --config configs/quickstart-cpu.toml
 
 test:
 	$(GO) vet ./...
 	$(GO) test -race -count=1 ./...
+
+# Runs every fuzz target (func FuzzX in a _test.go file) for FUZZTIME each;
+# go test -fuzz takes one target of one package at a time.
+fuzz:
+	@grep -rl --include='*_test.go' '^func Fuzz' . | while read f; do \
+	  d=$$(dirname $$f); \
+	  for t in $$(sed -n 's/^func \(Fuzz[A-Za-z0-9_]*\)(.*/\1/p' $$f); do \
+	    echo "fuzz $$d $$t"; \
+	    $(GO) test -run='^$$' -fuzz="^$$t\$$" -fuzztime=$(FUZZTIME) $$d || exit 1; \
+	  done; \
+	done
 
 # Regenerates the gRPC code from proto/kernel.proto. Needs protoc
 # (Debian: protobuf-compiler); the Go generators come from the module proxy.
