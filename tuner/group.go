@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -13,6 +16,7 @@ import (
 	pb "github.com/symmtune/symmtune/proto/kernelpb"
 	"github.com/symmtune/symmtune/sdk"
 	"github.com/symmtune/symmtune/space"
+	"github.com/symmtune/symmtune/symm/shm"
 )
 
 // group is world plugin processes set up for one problem, one per rank.
@@ -20,6 +24,7 @@ type group struct {
 	ranks   []*rankProc
 	backend string
 	problem space.Problem
+	id      string // the group ID its shared-memory names carry
 }
 
 // callError is a plugin call that failed on some rank, classified by what
@@ -40,7 +45,7 @@ func (e *callError) Unwrap() error { return e.Err }
 // startGroup launches the remaining ranks next to an already running rank
 // 0, allocates every rank's symmetric memory and connects them.
 func startGroup(ctx context.Context, spec launchSpec, first *rankProc, world int, backend string, p space.Problem, groupID string, timeout time.Duration) (*group, error) {
-	g := &group{ranks: make([]*rankProc, world), backend: backend, problem: p}
+	g := &group{ranks: make([]*rankProc, world), backend: backend, problem: p, id: groupID}
 	g.ranks[0] = first
 	var mu sync.Mutex
 	var errs []error
@@ -154,7 +159,11 @@ func (g *group) classify(parent, deadline context.Context, phase string, errs []
 	return first
 }
 
-// kill ends every rank process at once.
+// kill ends every rank process at once, then removes the group's
+// shared-memory files. Ranks unlink their own files at Connect, but a rank
+// killed between Setup and the end of Connect (a crash, a hang or an
+// interrupt while the group is being set up) never gets to, and nothing
+// else would.
 func (g *group) kill() {
 	var wg sync.WaitGroup
 	for _, r := range g.ranks {
@@ -164,6 +173,19 @@ func (g *group) kill() {
 		}
 	}
 	wg.Wait()
+	g.removeSHM()
+}
+
+// removeSHM removes the CPU backend's files of this group, if any are left.
+// Only called once every rank is dead, so no live rank can lose a region.
+func (g *group) removeSHM() {
+	if g.backend != "cpu" || g.id == "" || strings.ContainsAny(g.id, "/*?[\\") {
+		return
+	}
+	files, _ := filepath.Glob(filepath.Join(shm.Dir(), shm.FilePrefix+g.id+"-r*"))
+	for _, f := range files {
+		_ = os.Remove(f)
+	}
 }
 
 // close tears every rank down in order, killing those that do not answer.
@@ -176,4 +198,5 @@ func (g *group) close(ctx context.Context) {
 		}
 	}
 	wg.Wait()
+	g.removeSHM()
 }

@@ -48,19 +48,7 @@ func launch(spec launchSpec, rank int) (*rankProc, error) {
 	cmd.Env = append(os.Environ(), noMulticastEnv...)
 	cmd.Env = append(cmd.Env, sdk.EnvParentPID+"="+strconv.Itoa(os.Getpid()), "SYMMTUNE_RANK="+strconv.Itoa(rank))
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	cfg := &plugin.ClientConfig{
-		HandshakeConfig:  sdk.Handshake(),
-		VersionedPlugins: sdk.HostPlugins(),
-		Cmd:              cmd,
-		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
-		AutoMTLS:         true,
-		Logger:           spec.Logger,
-		StartTimeout:     spec.Start,
-	}
-	if spec.Checksum != nil {
-		cfg.SecureConfig = &plugin.SecureConfig{Checksum: spec.Checksum, Hash: sha256.New()}
-	}
-	c := plugin.NewClient(cfg)
+	c := plugin.NewClient(clientConfig(spec, cmd))
 	proto, err := c.Client()
 	if err != nil {
 		c.Kill()
@@ -84,6 +72,27 @@ func launch(spec launchSpec, rank int) (*rankProc, error) {
 		r.pid = rc.Pid
 	}
 	return r, nil
+}
+
+// clientConfig is go-plugin's configuration for one plugin process: gRPC
+// only, mutually authenticated TLS with per-process certificates
+// (AutoMTLS), and the binary's pinned SHA-256 checked before it starts
+// (SecureConfig) when the job pins one. Separate from launch so a test can
+// check those settings without starting anything.
+func clientConfig(spec launchSpec, cmd *exec.Cmd) *plugin.ClientConfig {
+	cfg := &plugin.ClientConfig{
+		HandshakeConfig:  sdk.Handshake(),
+		VersionedPlugins: sdk.HostPlugins(),
+		Cmd:              cmd,
+		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
+		AutoMTLS:         true,
+		Logger:           spec.Logger,
+		StartTimeout:     spec.Start,
+	}
+	if spec.Checksum != nil {
+		cfg.SecureConfig = &plugin.SecureConfig{Checksum: spec.Checksum, Hash: sha256.New()}
+	}
+	return cfg
 }
 
 // kill ends the process at once. A hung rank may sit in a barrier with an

@@ -190,6 +190,20 @@ type session struct {
 // written. When ctx ends, the search stops after killing its ranks and
 // returns the partial outcome with ctx's error.
 func (s *Searcher) Search(ctx context.Context, job Job) (*Outcome, error) {
+	o, err := s.search(ctx, job)
+	if err != nil && ctx.Err() != nil && !errors.Is(err, ctx.Err()) {
+		// An interrupt while ranks start or describe themselves surfaces as
+		// the call it cut short (a gRPC "canceled", a failed connect); the
+		// caller must still see an interrupt, not a failure.
+		if o != nil {
+			o.Interrupted = true
+		}
+		err = fmt.Errorf("%w (during %v)", ctx.Err(), err)
+	}
+	return o, err
+}
+
+func (s *Searcher) search(ctx context.Context, job Job) (*Outcome, error) {
 	start := time.Now()
 	job = job.withDefaults()
 	if s.Reporter == nil {
@@ -222,6 +236,13 @@ func (s *Searcher) Search(ctx context.Context, job Job) (*Outcome, error) {
 	if job.Pin != "" {
 		if spec.Checksum, err = parsePin(job.Pin); err != nil {
 			return nil, inputErrorf("pinned checksum for %s: %v", job.Kernel, err)
+		}
+	}
+	if s.CachePath != "" {
+		// A corrupt cache would only be found when the winner is stored,
+		// after every trial has run; it is never overwritten, so fail now.
+		if _, err := cache.Load(s.CachePath); err != nil {
+			return nil, fmt.Errorf("not searching: %w", err)
 		}
 	}
 	first, err := launch(spec, 0)

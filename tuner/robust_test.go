@@ -1,0 +1,515 @@
+package tuner
+
+// Robustness tests: real searches over the fault-injection plugin
+// (internal/faultplugin) on the CPU backend. They assert that a search
+// survives configs that hang, crash, fail or compute wrong answers, stores
+// the fastest valid config, logs every fault with its status, and leaves
+// no plugin process or shared-memory file behind — also when it is
+// interrupted (context, SIGINT, SIGTERM) or its host is killed outright.
+// Hang deadlines come from fastTimeouts (3 s), so the whole file runs in
+// well under a minute on two cores.
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/symmtune/symmtune/cache"
+	"github.com/symmtune/symmtune/symm/shm"
+)
+
+func TestFaultInjectionSearch(t *testing.T) {
+	dir, exe := faultyPluginDir(t)
+	sum, err := FileSHA256(exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, world := range []int{2, 4} {
+		t.Run(fmt.Sprintf("W%d", world), func(t *testing.T) {
+			before := shmFiles()
+			tmp := t.TempDir()
+			cachePath := filepath.Join(tmp, "configs.toml")
+			log, err := OpenTrialLog(filepath.Join(tmp, "trials.jsonl"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer log.Close()
+			s := &Searcher{PluginDir: dir, CachePath: cachePath, Log: log, Logger: quietLogger()}
+			job := faultyJob(world)
+			// The pinned checksum matches, so the search runs (the mismatch
+			// is TestPinnedChecksum's).
+			job.Pin = "sha256:" + sum
+			start := time.Now()
+			o, err := s.Search(context.Background(), job)
+			wall := time.Since(start)
+			if err != nil {
+				t.Fatalf("search over the faulty plugin failed: %v", err)
+			}
+			t.Logf("world %d: counts %v, wall %.1fs", world, o.Counts, wall.Seconds())
+
+			if o.Best == nil || o.Best.Config["mode"].Str != "fast" {
+				t.Errorf("winner %v, want mode=fast", o.Best)
+			}
+			want := map[Status]int{StatusOK: 3, StatusWrong: 1, StatusFailed: 1, StatusHang: 2, StatusCrash: 2, StatusInvalid: 0}
+			for st, n := range want {
+				if o.Counts[st] != n {
+					t.Errorf("%d trials ended %s, want %d (all counts %v)", o.Counts[st], st, n, o.Counts)
+				}
+			}
+			store, err := cache.Load(cachePath)
+			if err != nil {
+				t.Fatal(err)
+			}
+			es := store.Entries()
+			if len(es) != 1 || es[0].Config["mode"].Str != "fast" || es[0].Key.World != world || es[0].Key.Kernel != "faulty" {
+				t.Errorf("cache holds %+v, want one faulty entry for world %d with mode=fast", es, world)
+			}
+			checkFaultLog(t, readLog(t, log.Path()), world)
+			waitNoPlugins(t, exe, 5*time.Second)
+			waitNoNewSHM(t, before, 3*time.Second)
+		})
+	}
+}
+
+// cancelAfter is a Reporter that cancels the search delay after the n-th
+// trial finishes, i.e. while trial n+1 is running.
+type cancelAfter struct {
+	n      int
+	delay  time.Duration
+	cancel context.CancelFunc
+	once   sync.Once
+}
+
+func (c *cancelAfter) Start(Job, int) {}
+func (c *cancelAfter) Finish()        {}
+func (c *cancelAfter) Trial(done, _ int, _ Result, _ *Result) {
+	if done == c.n {
+		c.once.Do(func() { time.AfterFunc(c.delay, c.cancel) })
+	}
+}
+
+// TestInterruptMidTrialAndResume interrupts a search while the "stuck"
+// config holds rank 0 in a call that ignores cancellation, then resumes it
+// from the log.
+func TestInterruptMidTrialAndResume(t *testing.T) {
+	dir, exe := faultyPluginDir(t)
+	before := shmFiles()
+	tmp := t.TempDir()
+	logPath := filepath.Join(tmp, "trials.jsonl")
+	cachePath := filepath.Join(tmp, "configs.toml")
+	job := faultyJob(2)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	log, err := OpenTrialLog(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Trials run in the space's order: medium, deadlock, fast, crash_bench,
+	// wrong, then stuck. Cancel while stuck's verify is in flight.
+	s := &Searcher{PluginDir: dir, CachePath: cachePath, Log: log, Logger: quietLogger(), Reporter: &cancelAfter{n: 5, delay: 300 * time.Millisecond, cancel: cancel}}
+	o, err := s.Search(ctx, job)
+	log.Close()
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("interrupted search returned %v, want context.Canceled", err)
+	}
+	if o == nil || !o.Interrupted {
+		t.Fatalf("outcome %+v not marked interrupted", o)
+	}
+	if _, err := os.Stat(cachePath); !os.IsNotExist(err) {
+		t.Errorf("an interrupted search wrote the cache (stat: %v)", err)
+	}
+	rs := readLog(t, logPath)
+	if len(rs) != 5 {
+		t.Errorf("log holds %d trials after the interrupt, want the 5 finished ones", len(rs))
+	}
+	waitNoPlugins(t, exe, 5*time.Second)
+	waitNoNewSHM(t, before, 3*time.Second)
+
+	// Resume: the logged configs are not measured again, the rest are, and
+	// the log ends up with every config exactly once.
+	done, err := LoadResume(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if done.Len() != 5 {
+		t.Errorf("resume holds %d trials, want 5", done.Len())
+	}
+	if log, err = OpenTrialLog(logPath); err != nil {
+		t.Fatal(err)
+	}
+	defer log.Close()
+	s = &Searcher{PluginDir: dir, CachePath: cachePath, Log: log, Done: done, Logger: quietLogger()}
+	o, err = s.Search(context.Background(), job)
+	if err != nil {
+		t.Fatalf("resumed search: %v", err)
+	}
+	if done.Len() != 0 {
+		t.Errorf("%d logged trials were not used by the resumed search", done.Len())
+	}
+	if o.Best == nil || o.Best.Config["mode"].Str != "fast" {
+		t.Errorf("resumed winner %v, want mode=fast", o.Best)
+	}
+	checkFaultLog(t, readLog(t, logPath), 2)
+	waitNoPlugins(t, exe, 5*time.Second)
+	waitNoNewSHM(t, before, 3*time.Second)
+}
+
+// writeFaultyJobFile writes a job file for the faulty plugin at world 2
+// with short deadlines, pinning the plugin binary.
+func writeFaultyJobFile(t *testing.T, exe, dir string) string {
+	t.Helper()
+	sum, err := FileSHA256(exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := `backend = "cpu"
+strategy = "exhaustive"
+iters = 5
+warmup = 1
+[timeouts]
+setup = "30s"
+prepare = "3s"
+verify = "3s"
+bench = "3s"
+[plugins]
+faulty = "sha256:` + sum + `"
+[[job]]
+kernel = "faulty"
+worlds = [2]
+dtypes = ["f32"]
+shapes = ["n=1024"]
+`
+	p := filepath.Join(dir, "faulty.toml")
+	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// startCLI starts the real symmtune binary searching the faulty plugin.
+func startCLI(t *testing.T, pluginDir string, args ...string) (*exec.Cmd, *bytes.Buffer) {
+	t.Helper()
+	cmd := exec.Command(symmtuneBinary(t), append([]string{"search", "--plugin-dir", pluginDir}, args...)...)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+		}
+	})
+	return cmd, &out
+}
+
+// waitForLines waits until the log holds at least n lines.
+func waitForLines(t *testing.T, path string, n int, d time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for countLines(path) < n {
+		if time.Now().After(deadline) {
+			t.Fatalf("log %s has %d lines after %s, want %d", path, countLines(path), d, n)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// waitExit waits for the command and returns its exit code.
+func waitExit(t *testing.T, cmd *exec.Cmd, d time.Duration) int {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			return ee.ExitCode()
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		return 0
+	case <-time.After(d):
+		_ = cmd.Process.Kill()
+		<-done
+		t.Fatalf("symmtune did not exit within %s", d)
+		return -1
+	}
+}
+
+// TestSignalsEndPlugins sends SIGINT or SIGTERM to the real CLI while the
+// "stuck" config is in flight: exit 130, a hint to resume, a log complete
+// up to the last finished trial, no plugin process and no shared memory
+// left. After SIGINT the search is resumed from its log to the end.
+func TestSignalsEndPlugins(t *testing.T) {
+	dir, exe := faultyPluginDir(t)
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
+		t.Run(sig.String(), func(t *testing.T) {
+			before := shmFiles()
+			tmp := t.TempDir()
+			jobFile := writeFaultyJobFile(t, exe, tmp)
+			logPath := filepath.Join(tmp, "trials.jsonl")
+			cachePath := filepath.Join(tmp, "configs.toml")
+			cmd, out := startCLI(t, dir, "--config", jobFile, "--log", logPath, "--cache", cachePath)
+			waitForLines(t, logPath, 5, 60*time.Second)
+			time.Sleep(200 * time.Millisecond) // into stuck's verify
+			if err := cmd.Process.Signal(sig); err != nil {
+				t.Fatal(err)
+			}
+			if code := waitExit(t, cmd, 20*time.Second); code != 130 {
+				t.Fatalf("exit code %d after %s, want 130; output:\n%s", code, sig, out)
+			}
+			if !strings.Contains(out.String(), "--resume "+logPath) {
+				t.Errorf("no resume hint in the output:\n%s", out)
+			}
+			if n := len(readLog(t, logPath)); n != 5 {
+				t.Errorf("log holds %d trials, want 5 (the interrupted one is not a result)", n)
+			}
+			if _, err := os.Stat(cachePath); !os.IsNotExist(err) {
+				t.Errorf("interrupted search wrote the cache (stat: %v)", err)
+			}
+			waitNoPlugins(t, exe, 5*time.Second)
+			waitNoNewSHM(t, before, 3*time.Second)
+			if sig != syscall.SIGINT {
+				return
+			}
+
+			cmd, out = startCLI(t, dir, "--config", jobFile, "--resume", logPath, "--cache", cachePath)
+			if code := waitExit(t, cmd, 90*time.Second); code != 0 {
+				t.Fatalf("resumed search exited %d:\n%s", code, out)
+			}
+			checkFaultLog(t, readLog(t, logPath), 2)
+			store, err := cache.Load(cachePath)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if es := store.Entries(); len(es) != 1 || es[0].Config["mode"].Str != "fast" {
+				t.Errorf("cache after resume holds %+v, want mode=fast", es)
+			}
+			waitNoPlugins(t, exe, 5*time.Second)
+			waitNoNewSHM(t, before, 3*time.Second)
+		})
+	}
+}
+
+// TestHostSIGKILL kills the host outright mid-search, at world 4, while a
+// config hangs: the plugins must end by themselves within 5 s (Pdeathsig,
+// with the SDK's watch on the host PID as the fallback).
+func TestHostSIGKILL(t *testing.T) {
+	dir, exe := faultyPluginDir(t)
+	before := shmFiles()
+	tmp := t.TempDir()
+	jobFile := writeFaultyJobFile(t, exe, tmp)
+	b, _ := os.ReadFile(jobFile)
+	if err := os.WriteFile(jobFile, bytes.Replace(b, []byte("worlds = [2]"), []byte("worlds = [4]"), 1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	logPath := filepath.Join(tmp, "trials.jsonl")
+	cmd, out := startCLI(t, dir, "--config", jobFile, "--log", logPath, "--cache", filepath.Join(tmp, "configs.toml"))
+	// After medium, deadlock waits out its bench deadline on 3 of 4 ranks.
+	waitForLines(t, logPath, 1, 60*time.Second)
+	time.Sleep(500 * time.Millisecond)
+	if n := len(pluginPIDs(exe)); n < 4 {
+		t.Fatalf("%d plugin processes before the kill, want 4:\n%s", n, out)
+	}
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	waitNoPlugins(t, exe, 5*time.Second)
+	waitNoNewSHM(t, before, 3*time.Second)
+	readLog(t, logPath) // complete lines only
+}
+
+// TestCorruptCacheStopsSearch: a corrupt cache fails the search before any
+// plugin starts, naming the file and line, and is left as it was.
+func TestCorruptCacheStopsSearch(t *testing.T) {
+	dir, exe := faultyPluginDir(t)
+	tmp := t.TempDir()
+	cachePath := filepath.Join(tmp, "configs.toml")
+	corrupt := []byte("version = 1\n[[entry]]\nkernel = \"faulty\"\nworld = \"two\"\n")
+	if err := os.WriteFile(cachePath, corrupt, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	log, err := OpenTrialLog(filepath.Join(tmp, "trials.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer log.Close()
+	s := &Searcher{PluginDir: dir, CachePath: cachePath, Log: log}
+	_, err = s.Search(context.Background(), faultyJob(2))
+	if err == nil || !strings.Contains(err.Error(), cachePath) || !strings.Contains(err.Error(), "line 4") {
+		t.Fatalf("search over a corrupt cache: %v; want an error naming %s, line 4", err, cachePath)
+	}
+	if after, _ := os.ReadFile(cachePath); !bytes.Equal(after, corrupt) {
+		t.Errorf("corrupt cache was rewritten:\n%s", after)
+	}
+	if n := countLines(log.Path()); n != 0 {
+		t.Errorf("%d trials ran against a corrupt cache", n)
+	}
+	waitNoPlugins(t, exe, 5*time.Second)
+}
+
+func TestPinnedChecksum(t *testing.T) {
+	dir, exe := faultyPluginDir(t)
+	for _, tc := range []struct{ name, pin, want string }{
+		{"mismatch", "sha256:" + strings.Repeat("0", 64), "does not match the pinned checksum"},
+		{"malformed", "sha256:xyz", "want 64 hex digits"},
+		{"short", strings.Repeat("a", 62), "want 64 hex digits"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			job := faultyJob(2)
+			job.Pin = tc.pin
+			s := &Searcher{PluginDir: dir, CachePath: filepath.Join(t.TempDir(), "c.toml")}
+			_, err := s.Search(context.Background(), job)
+			var ie *InputError
+			if !errors.As(err, &ie) || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("pin %q: got %v, want an InputError saying %q", tc.pin, err, tc.want)
+			}
+			if len(pluginPIDs(exe)) != 0 {
+				t.Errorf("a plugin runs despite the refused pin")
+			}
+		})
+	}
+}
+
+func TestProtocolVersionMismatch(t *testing.T) {
+	exe := buildBinary(t, "proto99", PluginPrefix+"faulty", faultyPkg,
+		"-X github.com/symmtune/symmtune/sdk.protocolOverride=99")
+	s := &Searcher{PluginDir: filepath.Dir(exe), CachePath: filepath.Join(t.TempDir(), "c.toml")}
+	_, err := s.Search(context.Background(), faultyJob(2))
+	if err == nil {
+		t.Fatal("a plugin speaking protocol 99 was accepted")
+	}
+	for _, want := range []string{"Plugin version: 99", "Client versions: [1]"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not say %q", err, want)
+		}
+	}
+	waitNoPlugins(t, exe, 5*time.Second)
+}
+
+func TestPluginPathStaysInPluginDir(t *testing.T) {
+	dir, _ := faultyPluginDir(t)
+	if p, err := PluginPath(dir, "faulty", "cpu"); err != nil || p != filepath.Join(dir, PluginPrefix+"faulty") {
+		t.Fatalf("PluginPath(faulty) = %q, %v", p, err)
+	}
+	// A plugin dir with a non-executable and a directory of plugin names.
+	other := t.TempDir()
+	if err := os.WriteFile(filepath.Join(other, PluginPrefix+"noexec"), []byte("#!/bin/sh\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(other, PluginPrefix+"adir"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ dir, name string }{
+		{dir, ""},
+		{dir, "../faulty"},
+		{dir, "x/../../faulty"},
+		{dir, "/bin/sh"},
+		{dir, `..\faulty`},
+		{dir, "."},
+		{dir, ".."},
+		{dir, "faulty.bak"},
+		{dir, "nosuch"},
+		{other, "noexec"},
+		{other, "adir"},
+	} {
+		if p, err := PluginPath(tc.dir, tc.name, "cpu"); err == nil {
+			t.Errorf("PluginPath(%q) = %q, want refused", tc.name, p)
+		} else if ie := (*InputError)(nil); !errors.As(err, &ie) {
+			t.Errorf("PluginPath(%q): %v is not an InputError", tc.name, err)
+		}
+	}
+}
+
+func TestClientConfigIsSecure(t *testing.T) {
+	spec := launchSpec{Path: "/nonexistent", Checksum: bytes.Repeat([]byte{1}, 32)}
+	cfg := clientConfig(spec, exec.Command(spec.Path))
+	if !cfg.AutoMTLS {
+		t.Error("plugin gRPC runs without AutoMTLS")
+	}
+	if len(cfg.AllowedProtocols) != 1 || cfg.AllowedProtocols[0] != "grpc" {
+		t.Errorf("allowed protocols %v, want only grpc", cfg.AllowedProtocols)
+	}
+	if cfg.SecureConfig == nil || !bytes.Equal(cfg.SecureConfig.Checksum, spec.Checksum) || cfg.SecureConfig.Hash == nil {
+		t.Errorf("pinned checksum not enforced: %+v", cfg.SecureConfig)
+	}
+	spec.Checksum = nil
+	if cfg := clientConfig(spec, exec.Command(spec.Path)); cfg.SecureConfig != nil {
+		t.Errorf("SecureConfig set without a pin")
+	}
+}
+
+// TestKillRemovesSharedMemory: a group killed before its ranks unlinked
+// their files (mid set-up) leaves none behind.
+func TestKillRemovesSharedMemory(t *testing.T) {
+	id := newGroupID()
+	var paths []string
+	for r := 0; r < 2; r++ {
+		p := filepath.Join(shm.Dir(), fmt.Sprintf("%s%s-r%d", shm.FilePrefix, id, r))
+		if err := os.WriteFile(p, nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		paths = append(paths, p)
+	}
+	unrelated := filepath.Join(shm.Dir(), shm.FilePrefix+newGroupID()+"-r0")
+	if err := os.WriteFile(unrelated, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	defer os.Remove(unrelated)
+	g := &group{ranks: make([]*rankProc, 2), backend: "cpu", id: id}
+	g.kill()
+	for _, p := range paths {
+		if _, err := os.Stat(p); !os.IsNotExist(err) {
+			t.Errorf("%s survives the group's kill", p)
+		}
+	}
+	if _, err := os.Stat(unrelated); err != nil {
+		t.Errorf("another group's file was removed: %v", err)
+	}
+}
+
+// TestPluginExitsWhenHostGone checks the plugins' own fallback for a host
+// that died without killing them (Pdeathsig is per thread and Linux-only):
+// a plugin whose host PID is gone exits within a few seconds.
+func TestPluginExitsWhenHostGone(t *testing.T) {
+	_, exe := faultyPluginDir(t)
+	host := exec.Command("sleep", "60")
+	if err := host.Start(); err != nil {
+		t.Skipf("no sleep command: %v", err)
+	}
+	plug := exec.Command(exe)
+	plug.Env = append(os.Environ(), "SYMMTUNE_PLUGIN=symmetric-memory-kernels", "PLUGIN_PROTOCOL_VERSIONS=1",
+		fmt.Sprintf("SYMMTUNE_HOST_PID=%d", host.Process.Pid))
+	var out bytes.Buffer
+	plug.Stdout, plug.Stderr = &out, &out
+	if err := plug.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer plug.Process.Kill()
+	time.Sleep(300 * time.Millisecond)
+	if plug.ProcessState != nil {
+		t.Fatalf("plugin exited before its host did:\n%s", out.String())
+	}
+	_ = host.Process.Kill()
+	_ = host.Wait() // reaped: a zombie would still answer kill(pid, 0)
+	gone := time.Now()
+	code := waitExit(t, plug, 5*time.Second)
+	t.Logf("plugin exited %d, %.1fs after its host", code, time.Since(gone).Seconds())
+	if !strings.Contains(out.String(), "host is gone") {
+		t.Errorf("plugin did not say why it exited:\n%s", out.String())
+	}
+}

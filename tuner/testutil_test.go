@@ -1,0 +1,284 @@
+package tuner
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/symmtune/symmtune/symm/shm"
+)
+
+// The binaries the robustness tests run are built once per test binary
+// into buildRoot, which TestMain removes.
+var (
+	buildMu   sync.Mutex
+	buildRoot string
+	built     = map[string]string{} // sub/name -> path
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if buildRoot != "" {
+		os.RemoveAll(buildRoot)
+	}
+	os.Exit(code)
+}
+
+// buildBinary builds the package pkg as buildRoot/sub/name (once: later
+// calls return the same path). ldflags may be empty.
+func buildBinary(t testing.TB, sub, name, pkg, ldflags string) string {
+	t.Helper()
+	buildMu.Lock()
+	defer buildMu.Unlock()
+	key := sub + "/" + name
+	if p, ok := built[key]; ok {
+		return p
+	}
+	if buildRoot == "" {
+		d, err := os.MkdirTemp("", "symmtune-robust-bin-")
+		if err != nil {
+			t.Fatalf("make build dir: %v", err)
+		}
+		buildRoot = d
+	}
+	out := filepath.Join(buildRoot, sub, name)
+	args := []string{"build", "-o", out}
+	if ldflags != "" {
+		args = append(args, "-ldflags", ldflags)
+	}
+	cmd := exec.Command("go", append(args, pkg)...)
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build %s: %v\n%s", pkg, err, b)
+	}
+	built[key] = out
+	return out
+}
+
+const faultyPkg = "github.com/symmtune/symmtune/internal/faultplugin"
+
+// faultyPluginDir returns a plugin directory holding only the
+// fault-injection plugin, and the plugin's path.
+func faultyPluginDir(t testing.TB) (dir, exe string) {
+	exe = buildBinary(t, "plugins", PluginPrefix+"faulty", faultyPkg, "")
+	return filepath.Dir(exe), exe
+}
+
+// symmtuneBinary returns the CLI, built next to nothing else (tests pass
+// --plugin-dir).
+func symmtuneBinary(t testing.TB) string {
+	return buildBinary(t, "cli", "symmtune", "github.com/symmtune/symmtune/cmd/symmtune", "")
+}
+
+// quietLogger drops the search's progress messages (restarts are expected
+// here and would bury the test output).
+func quietLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
+// fastTimeouts keep every hang to seconds. Setup is generous: with -race
+// on two cores, four plugin processes start slowly.
+var fastTimeouts = Timeouts{Setup: 30 * time.Second, Prepare: 3 * time.Second, Verify: 3 * time.Second, Bench: 3 * time.Second}
+
+// faultyJob is an exhaustive search over every fault of the faulty plugin.
+func faultyJob(world int) Job {
+	return Job{
+		Kernel: "faulty", Backend: "cpu", World: world, Dtype: "f32", ShapeText: "n=1024",
+		Strategy: "exhaustive", Warmup: 1, Iters: 5, Timeouts: fastTimeouts,
+	}
+}
+
+// The statuses every mode of the faulty plugin must end with, and the
+// phase that ends the failing ones (internal/faultplugin documents why).
+var faultyWant = map[string]struct {
+	status Status
+	phase  string
+}{
+	"fast":          {StatusOK, ""},
+	"medium":        {StatusOK, ""},
+	"slow":          {StatusOK, ""},
+	"deadlock":      {StatusHang, "bench"},
+	"stuck":         {StatusHang, "verify"},
+	"crash_bench":   {StatusCrash, "bench"},
+	"panic_verify":  {StatusCrash, "verify"},
+	"wrong":         {StatusWrong, "verify"},
+	"prepare_error": {StatusFailed, "prepare"},
+}
+
+// readLog parses a trial log, failing on any line that is not a complete
+// JSON result: a log is always complete up to its last finished trial.
+func readLog(t testing.TB, path string) []Result {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatalf("open trial log: %v", err)
+	}
+	defer f.Close()
+	var out []Result
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<24)
+	for n := 1; sc.Scan(); n++ {
+		var r Result
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			t.Fatalf("trial log %s line %d is not a complete result: %v\n%s", path, n, err, sc.Bytes())
+		}
+		out = append(out, r)
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// countLines is the number of complete lines in a file (0 if missing).
+func countLines(path string) int {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0
+	}
+	return strings.Count(string(b), "\n")
+}
+
+// firstPass groups a log's first-pass (not refined) results by mode.
+func firstPass(rs []Result) map[string][]Result {
+	out := map[string][]Result{}
+	for _, r := range rs {
+		if !r.Refined {
+			out[r.Config["mode"].Str] = append(out[r.Config["mode"].Str], r)
+		}
+	}
+	return out
+}
+
+// checkFaultLog asserts that every mode of the faulty plugin was tried
+// exactly once in the first pass, with the status its fault must give, and
+// that only healthy configs were re-measured.
+func checkFaultLog(t *testing.T, rs []Result, world int) {
+	t.Helper()
+	byMode := firstPass(rs)
+	for mode, want := range faultyWant {
+		got := byMode[mode]
+		if len(got) != 1 {
+			t.Errorf("mode %s: %d first-pass trials in the log, want exactly 1 (a failed config is never retried)", mode, len(got))
+			continue
+		}
+		r := got[0]
+		if r.Status != want.status || r.Phase != want.phase {
+			t.Errorf("mode %s: status %s, phase %q (error %q); want %s, phase %q", mode, r.Status, r.Phase, r.Error, want.status, want.phase)
+		}
+		if r.World != world || r.Kernel != "faulty" {
+			t.Errorf("mode %s: logged as kernel %s world %d", mode, r.Kernel, r.World)
+		}
+		// The fault's own rank is named, not a peer that merely waited on it.
+		var rank int
+		switch mode {
+		case "crash_bench", "wrong", "prepare_error":
+			rank = world - 1
+		case "panic_verify":
+			rank = 0
+		default:
+			continue
+		}
+		if !strings.Contains(r.Error, fmt.Sprintf("rank %d", rank)) {
+			t.Errorf("mode %s: error %q does not name rank %d", mode, r.Error, rank)
+		}
+	}
+	for mode := range byMode {
+		if _, ok := faultyWant[mode]; !ok {
+			t.Errorf("log holds unknown mode %q", mode)
+		}
+	}
+	for _, r := range rs {
+		if r.Refined && r.Status != StatusOK {
+			t.Errorf("re-measured %s ended %s: %s", r.Config, r.Status, r.Error)
+		}
+		if r.Refined && faultyWant[r.Config["mode"].Str].status != StatusOK {
+			t.Errorf("faulty config %s was re-measured", r.Config)
+		}
+	}
+}
+
+// pluginPIDs lists the live processes running exe.
+func pluginPIDs(exe string) []int {
+	ents, _ := os.ReadDir("/proc")
+	var pids []int
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		link, err := os.Readlink(filepath.Join("/proc", e.Name(), "exe"))
+		if err != nil {
+			continue // gone, a zombie, or not ours to look at
+		}
+		if strings.TrimSuffix(link, " (deleted)") == exe {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+// waitNoPlugins fails unless every process running exe is gone within d.
+func waitNoPlugins(t *testing.T, exe string, d time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for {
+		pids := pluginPIDs(exe)
+		if len(pids) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			for _, p := range pids {
+				_ = syscallKill(p) // do not leak them into later tests
+			}
+			t.Fatalf("plugin processes %v still run %s after %s", pids, filepath.Base(exe), d)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// shmFiles is the set of symmtune shared-memory files now present.
+func shmFiles() map[string]bool {
+	m, _ := filepath.Glob(filepath.Join(shm.Dir(), shm.FilePrefix+"*"))
+	out := map[string]bool{}
+	for _, f := range m {
+		out[f] = true
+	}
+	return out
+}
+
+// waitNoNewSHM fails if symmtune shared-memory files that were not there
+// at before remain after d. Other packages' tests may create files of their
+// own meanwhile; those are unlinked within milliseconds, a leak never is.
+func waitNoNewSHM(t *testing.T, before map[string]bool, d time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for {
+		var left []string
+		for f := range shmFiles() {
+			if !before[f] {
+				left = append(left, f)
+			}
+		}
+		if len(left) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			for _, f := range left {
+				os.Remove(f)
+			}
+			t.Fatalf("shared-memory files left behind: %v", left)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func syscallKill(pid int) error { return syscall.Kill(pid, syscall.SIGKILL) }
