@@ -275,6 +275,9 @@ func shapeDistance(a, b space.Shape) (float64, bool) {
 	return d, true
 }
 
+// maxCount bounds world and trials, so they fit an int everywhere.
+const maxCount = 1 << 30
+
 // check validates e and returns it normalized the way Load returns entries:
 // TunedAt in UTC, non-nil Shape and Config maps owned by the result,
 // integer values without stray string parts.
@@ -291,8 +294,8 @@ func check(e Entry) (Entry, error) {
 			return e, fmt.Errorf("%s %q is not valid UTF-8", f.name, f.v)
 		}
 	}
-	if e.World < 1 {
-		return e, fmt.Errorf("world %d: must be at least 1", e.World)
+	if e.World < 1 || e.World > maxCount {
+		return e, fmt.Errorf("world %d: must be in 1..%d", e.World, maxCount)
 	}
 	if e.Dtype == "" {
 		return e, fmt.Errorf("dtype is missing")
@@ -333,8 +336,8 @@ func check(e Entry) (Entry, error) {
 			return e, fmt.Errorf("%s = %v: must be a finite time >= 0", f.name, f.v)
 		}
 	}
-	if e.Trials < 0 {
-		return e, fmt.Errorf("trials = %d: must be >= 0", e.Trials)
+	if e.Trials < 0 || e.Trials > maxCount {
+		return e, fmt.Errorf("trials %d: must be in 0..%d", e.Trials, maxCount)
 	}
 	if err := e.HardwareInfo.Validate(); err != nil {
 		return e, fmt.Errorf("hardware_info: %w", err)

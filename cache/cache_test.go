@@ -288,6 +288,7 @@ func TestPutRejectsBadEntries(t *testing.T) {
 	}{
 		{"no kernel", func(e *Entry) { e.Kernel = "" }, "kernel is missing"},
 		{"world 0", func(e *Entry) { e.World = 0 }, "world 0"},
+		{"world huge", func(e *Entry) { e.World = 1 << 31 }, "world 2147483648"},
 		{"no dtype", func(e *Entry) { e.Dtype = "" }, "dtype is missing"},
 		{"no shape", func(e *Entry) { e.Shape = nil }, "shape is missing"},
 		{"zero dim", func(e *Entry) { e.Shape = space.Shape{"n": 0} }, `dimension "n" = 0`},

@@ -82,7 +82,7 @@ func (e *fileError) Unwrap() error { return e.err }
 
 // lineRe pulls the line out of the decoder's type errors, which are plain
 // errors of the form `toml: line 7 (last key "entry.world"): ...`.
-var lineRe = regexp.MustCompile(`^toml: line (\d+) (\(last key .*?\): .*)$`)
+var lineRe = regexp.MustCompile(`(?s)^toml: line (\d+) \(last key "(.*?)"\): (.*)$`)
 
 func decodeError(path string, err error) error {
 	var pe toml.ParseError
@@ -95,7 +95,7 @@ func decodeError(path string, err error) error {
 	}
 	if m := lineRe.FindStringSubmatch(err.Error()); m != nil {
 		if line, convErr := strconv.Atoi(m[1]); convErr == nil {
-			return &fileError{path: path, line: line, msg: m[2], err: err}
+			return &fileError{path: path, line: line, msg: m[2] + ": " + m[3], err: err}
 		}
 	}
 	return &fileError{path: path, msg: strings.TrimPrefix(err.Error(), "toml: "), err: err}
@@ -210,16 +210,17 @@ func fromFile(fe fileEntry) (Entry, error) {
 	if fe.Kernel == "" {
 		return e, errors.New("kernel is missing")
 	}
-	if fe.World < 1 || fe.World > 1<<30 {
-		return e, fmt.Errorf("world %d: must be in 1..%d", fe.World, 1<<30)
+	if fe.World < 1 || fe.World > maxCount {
+		return e, fmt.Errorf("world %d: must be in 1..%d", fe.World, maxCount)
 	}
 	e.World = int(fe.World)
-	if fe.Trials < 0 || fe.Trials > 1<<30 {
-		return e, fmt.Errorf("trials %d: must be in 0..%d", fe.Trials, 1<<30)
+	if fe.Trials < 0 || fe.Trials > maxCount {
+		return e, fmt.Errorf("trials %d: must be in 0..%d", fe.Trials, maxCount)
 	}
 	e.Trials = int(fe.Trials)
-	if fe.TunedAt.Location().String() == "time-local" {
-		return e, fmt.Errorf("tuned_at %s has no date", fe.TunedAt.Format(time.TimeOnly))
+	if fe.TunedAt.Year() == 0 {
+		// A bare TOML local time ("18:40:00") decodes to year 0.
+		return e, fmt.Errorf("tuned_at %s has no date (or year 0)", fe.TunedAt.Format(time.TimeOnly))
 	}
 	if len(fe.Shape) > 0 {
 		e.Shape = make(space.Shape, len(fe.Shape))
