@@ -1,0 +1,95 @@
+package sdk
+
+import (
+	"math"
+	"testing"
+
+	"github.com/symmtune/symmtune/hardware"
+	"github.com/symmtune/symmtune/space"
+)
+
+func TestUniformIsDeterministicPerSeedRankIndex(t *testing.T) {
+	if Uniform(1, 0, 5) != Uniform(1, 0, 5) {
+		t.Fatal("same (seed, rank, i) gave different values")
+	}
+	distinct := map[float64]bool{}
+	var sum, sumsq float64
+	const n = 100000
+	for i := int64(0); i < n; i++ {
+		v := Uniform(42, 3, i)
+		if v < -1 || v >= 1 {
+			t.Fatalf("value %v outside [-1,1)", v)
+		}
+		if v == 0 {
+			t.Fatalf("element %d is exactly zero", i)
+		}
+		distinct[v] = true
+		sum += v
+		sumsq += v * v
+	}
+	// Uniform on [-1,1): mean 0, variance 1/3.
+	if mean := sum / n; math.Abs(mean) > 0.01 {
+		t.Errorf("mean %v, want ~0", mean)
+	}
+	if v := sumsq / n; math.Abs(v-1.0/3) > 0.01 {
+		t.Errorf("variance %v, want ~1/3", v)
+	}
+	if len(distinct) < n-10 {
+		t.Errorf("only %d distinct values of %d", len(distinct), n)
+	}
+	if Uniform(1, 0, 5) == Uniform(2, 0, 5) || Uniform(1, 0, 5) == Uniform(1, 1, 5) {
+		t.Error("seed and rank must change the value")
+	}
+}
+
+func TestRelErr(t *testing.T) {
+	ref := []float64{1, 2, 3}
+	tests := []struct {
+		name string
+		got  []float64
+		want float64
+	}{
+		{"equal", []float64{1, 2, 3}, 0},
+		{"off", []float64{1, 2, 4}, 1 / math.Sqrt(14)},
+		{"nan", []float64{1, math.NaN(), 3}, math.Inf(1)},
+		{"inf", []float64{1, math.Inf(-1), 3}, math.Inf(1)},
+	}
+	for _, tc := range tests {
+		if got := RelErr(tc.got, ref); math.Abs(got-tc.want) > 1e-12 && !(math.IsInf(got, 1) && math.IsInf(tc.want, 1)) {
+			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+func TestDescriptionRoundTripAndChecks(t *testing.T) {
+	d := Description{
+		Name: "k", KernelVersion: SourceHash([]byte("src")), Dims: []string{"n"}, Dtypes: []string{"f32"},
+		Space: space.Space{Params: []space.Param{
+			{Name: "algo", Values: []space.Value{space.Str("a"), space.Str("b")}},
+			{Name: "blocks", Values: []space.Value{space.Int(8), space.Int(16)}},
+		}},
+		Default:  space.Config{"algo": space.Str("b"), "blocks": space.Int(16)},
+		Backends: []string{"cpu"},
+	}
+	back, err := DescriptionFromProto(DescriptionToProto(d))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if back.Name != d.Name || back.KernelVersion != d.KernelVersion || back.Default.String() != d.Default.String() ||
+		back.Space.Size() != 4 || back.Space.Params[1].Values[1] != space.Int(16) {
+		t.Errorf("round trip: %+v", back)
+	}
+	bad := d
+	bad.Default = space.Config{"algo": space.Str("c"), "blocks": space.Int(16)}
+	if _, err := DescriptionFromProto(DescriptionToProto(bad)); err == nil {
+		t.Error("a default outside the space must be refused")
+	}
+	hw := hardware.Fingerprint{Kind: "gpu", Name: "NVIDIA H200", Count: 4, SMs: 132, MemoryMiB: 143771, Compute: "9.0", Driver: "580", Interconnect: "NVLink x18"}
+	if got := HardwareFromProto(HardwareToProto(hw)); got != hw {
+		t.Errorf("hardware round trip: %+v", got)
+	}
+	p := space.Problem{Shape: space.Shape{"m": 4, "n": 8}, Dtype: "bf16"}
+	if got := ProblemFromProto(ProblemToProto(p)); !got.Shape.Equal(p.Shape) || got.Dtype != p.Dtype {
+		t.Errorf("problem round trip: %+v", got)
+	}
+}

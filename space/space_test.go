@@ -1,0 +1,154 @@
+package space
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+var testSpace = Space{Params: []Param{
+	{Name: "algorithm", Values: []Value{Str("one_shot"), Str("two_shot")}},
+	{Name: "chunk", Values: []Value{Int(1024), Int(4096)}},
+	{Name: "threads", Values: []Value{Int(1), Int(2), Int(4)}},
+}}
+
+func TestEnumerateAtIndicesRoundTrip(t *testing.T) {
+	all := testSpace.Enumerate()
+	if len(all) != 12 || testSpace.Size() != 12 {
+		t.Fatalf("enumerated %d configs, size %d; want 12", len(all), testSpace.Size())
+	}
+	seen := map[string]bool{}
+	for _, c := range all {
+		if seen[c.String()] {
+			t.Errorf("duplicate %s", c)
+		}
+		seen[c.String()] = true
+		idx, err := testSpace.Indices(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if back := testSpace.At(idx); back.String() != c.String() {
+			t.Errorf("At(Indices(%s)) = %s", c, back)
+		}
+	}
+	if all[0].String() != "algorithm=one_shot,chunk=1024,threads=1" || all[1].String() != "algorithm=one_shot,chunk=1024,threads=2" {
+		t.Errorf("order: %s, %s (last parameter should vary fastest)", all[0], all[1])
+	}
+}
+
+func TestParseConfig(t *testing.T) {
+	base := Config{"algorithm": Str("one_shot"), "chunk": Int(1024), "threads": Int(1)}
+	tests := []struct {
+		in      string
+		base    Config
+		want    string
+		wantErr string
+	}{
+		{"algorithm=two_shot,chunk=4096,threads=2", nil, "algorithm=two_shot,chunk=4096,threads=2", ""},
+		{" threads=4 ", base, "algorithm=one_shot,chunk=1024,threads=4", ""},
+		{"", base, "algorithm=one_shot,chunk=1024,threads=1", ""},
+		{"threads=4", nil, "", `parameter "algorithm" missing`},
+		{"threads=3", base, "", "not in [1 2 4]"},
+		{"warps=4", base, "", `unknown parameter "warps"`},
+		{"threads", base, "", "not name=value"},
+		{"chunk=1e3", base, "", "not in"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.in, func(t *testing.T) {
+			c, err := ParseConfig(tc.in, testSpace, tc.base)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("err %v, want %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil || c.String() != tc.want {
+				t.Fatalf("got %v, %v; want %s", c, err, tc.want)
+			}
+		})
+	}
+}
+
+func TestParseShape(t *testing.T) {
+	tests := []struct {
+		in      string
+		dims    []string
+		want    string
+		wantErr string
+	}{
+		{"n=1048576", []string{"n"}, "n=1048576", ""},
+		{"m=512, n=256,k=256", []string{"m", "n", "k"}, "k=256,m=512,n=256", ""},
+		{"n=0", nil, "", "must be positive"},
+		{"n=-4", nil, "", "must be positive"},
+		{"n=99999999999999999999", nil, "", "fits in 64 bits"},
+		{"n=2199023255553", nil, "", "exceeds the limit"},
+		{"n=4,n=8", nil, "", "given twice"},
+		{"m=4", []string{"m", "n"}, "", `missing dimension "n"`},
+		{"m=4,n=4,q=1", []string{"m", "n"}, "", `unknown dimension "q"`},
+		{"n=4x", nil, "", "not an integer"},
+		{"", nil, "", "empty shape"},
+		{"=4", nil, "", "not dim=size"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.in, func(t *testing.T) {
+			sh, err := ParseShape(tc.in, tc.dims)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("err %v, want %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil || sh.String() != tc.want {
+				t.Fatalf("got %v, %v; want %s", sh, err, tc.want)
+			}
+			back, err := ParseShape(sh.Format(tc.dims...), tc.dims)
+			if err != nil || !back.Equal(sh) {
+				t.Errorf("Format/Parse round trip: %v, %v", back, err)
+			}
+		})
+	}
+	if got := (Shape{"m": 1, "n": 2, "k": 3}).Format("m", "n", "k"); got != "m=1,n=2,k=3" {
+		t.Errorf("Format in dims order: %s", got)
+	}
+}
+
+func TestValueJSONAndAny(t *testing.T) {
+	c := Config{"algorithm": Str("two_shot"), "chunk": Int(4096)}
+	b, err := json.Marshal(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(b) != `{"algorithm":"two_shot","chunk":4096}` {
+		t.Errorf("json %s", b)
+	}
+	var back Config
+	if err := json.Unmarshal(b, &back); err != nil || back.String() != c.String() {
+		t.Errorf("json round trip: %v %v", back, err)
+	}
+	if err := json.Unmarshal([]byte(`{"chunk":4096.5}`), &back); err == nil {
+		t.Error("a fractional number must not decode as a config value")
+	}
+	fromAny, err := ConfigFromAny(c.Any())
+	if err != nil || fromAny.String() != c.String() {
+		t.Errorf("Any round trip: %v %v", fromAny, err)
+	}
+	if _, err := ConfigFromAny(map[string]any{"x": true}); err == nil {
+		t.Error("a bool must not be a config value")
+	}
+}
+
+func TestCheck(t *testing.T) {
+	good := Config{"algorithm": Str("one_shot"), "chunk": Int(1024), "threads": Int(1)}
+	if err := testSpace.Check(good); err != nil {
+		t.Fatal(err)
+	}
+	for name, c := range map[string]Config{
+		"missing":  {"algorithm": Str("one_shot"), "chunk": Int(1024)},
+		"extra":    {"algorithm": Str("one_shot"), "chunk": Int(1024), "threads": Int(1), "x": Int(1)},
+		"bad kind": {"algorithm": Int(1), "chunk": Int(1024), "threads": Int(1)},
+	} {
+		if err := testSpace.Check(c); err == nil {
+			t.Errorf("%s: Check accepted %s", name, c)
+		}
+	}
+}
