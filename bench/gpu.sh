@@ -11,7 +11,9 @@
 # Runs where the GPUs are, with the binaries built elsewhere (make cuda):
 #   bin/symmtune, bin/cuda/symmtune-plugin-allreduce, and the peer script at
 #   $PEERS (default .gpu/peer_baselines.py). No Go toolchain needed there.
-# Knobs: WORLDS="2 4", SIZES (bytes), ITERS, WARMUP, EXTRA (more search flags).
+# Knobs: WORLDS="2 4", SIZES (bytes), ITERS, WARMUP, EXTRA (more search flags),
+# BIG/BUDGET_BIG: sizes of BIG bytes or more get --budget-trials BUDGET_BIG
+# (the strategy then samples; smaller sizes are searched exhaustively).
 set -u
 OUT=${OUT:-bench/out}
 BIN=${BIN:-bin}
@@ -21,6 +23,8 @@ SIZES=${SIZES:-"4096 16384 65536 262144 1048576 4194304 16777216 67108864 134217
 ITERS=${ITERS:-50}
 WARMUP=${WARMUP:-10}
 EXTRA=${EXTRA:-}
+BIG=${BIG:-67108864}
+BUDGET_BIG=${BUDGET_BIG:-150}
 LOGS=${LOGS:-$OUT/logs}
 mkdir -p "$LOGS"
 
@@ -46,9 +50,11 @@ for W in $WORLDS; do
 	fi
 	for S in $SIZES; do
 		N=$((S / 2))
+		B=""
+		[ "$S" -ge "$BIG" ] && B="--budget-trials $BUDGET_BIG"
 		CUDA_VISIBLE_DEVICES=$DEVS timeout 280 "$BIN/symmtune" search --plugin-dir "$BIN" --backend cuda \
 			--kernel allreduce --world "$W" --shape "n=$N" --dtype bf16 --iters "$ITERS" --warmup "$WARMUP" \
-			--log "$LOGS/landscape-cuda-allreduce-w$W-$S.jsonl" --cache "$CACHE" $EXTRA \
+			--log "$LOGS/landscape-cuda-allreduce-w$W-$S.jsonl" --cache "$CACHE" $B $EXTRA \
 			>"$LOGS/search-w$W-$S.txt" 2>&1 || echo "search w$W $S failed: rc $?"
 		grep -h "winner:" "$LOGS/search-w$W-$S.txt" | sed "s/^/w$W $S /"
 	done

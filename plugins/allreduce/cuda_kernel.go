@@ -37,6 +37,10 @@ var (
 	cudaUtil      = kernelText("util.cu")
 )
 
+// twoShotPush is the CUDA build's third algorithm: a two-shot whose remote
+// traffic is all stores (scatter to owners, reduce locally, push results).
+const twoShotPush = "two_shot_push"
+
 // Tunables of the CUDA all-reduce.
 const (
 	pAlgo    = "algorithm" // one_shot | two_shot
@@ -65,7 +69,7 @@ func cudaSpace() space.Space {
 		return out
 	}
 	return space.Space{Params: []space.Param{
-		{Name: pAlgo, Values: []space.Value{space.Str(oneShot), space.Str(twoShot)}},
+		{Name: pAlgo, Values: []space.Value{space.Str(oneShot), space.Str(twoShot), space.Str(twoShotPush)}},
 		{Name: pThreads, Values: ints(128, 256, 512, 1024)},
 		{Name: pBlocks, Values: ints(1, 2, 4, 8, 16, 32, 64, 132, 264)},
 		{Name: pUnroll, Values: ints(1, 2, 4, 8)},
@@ -99,8 +103,8 @@ type cudaCfg struct {
 func parseCudaCfg(c space.Config) (cudaCfg, error) {
 	var k cudaCfg
 	a, ok := c[pAlgo]
-	if !ok || !a.IsStr || (a.Str != oneShot && a.Str != twoShot) {
-		return k, fmt.Errorf("algorithm %v: want %s or %s", a, oneShot, twoShot)
+	if !ok || !a.IsStr || (a.Str != oneShot && a.Str != twoShot && a.Str != twoShotPush) {
+		return k, fmt.Errorf("algorithm %v: want %s, %s or %s", a, oneShot, twoShot, twoShotPush)
 	}
 	k.algo = a.Str
 	for _, p := range []struct {
@@ -150,9 +154,9 @@ func (cudaKernel) Validate(c space.Config, p space.Problem, world int, backend s
 		return err
 	}
 	work := nvec
-	if k.algo == twoShot {
+	if k.algo == twoShot || k.algo == twoShotPush {
 		if nvec%int64(world) != 0 {
-			return fmt.Errorf("two_shot needs the %d vectors to split evenly over %d ranks", nvec, world)
+			return fmt.Errorf("%s needs the %d vectors to split evenly over %d ranks", k.algo, nvec, world)
 		}
 		work = nvec / int64(world)
 	}
@@ -176,13 +180,14 @@ func (cudaKernel) Validate(c space.Config, p space.Problem, world int, backend s
 	return nil
 }
 
-// SymmetricBytes: the input, then the two-shot scratch of the same size.
+// SymmetricBytes: the input, the two-shot scratch and the push two-shot's
+// output, n elements each.
 func (cudaKernel) SymmetricBytes(p space.Problem, world int, backend string) (int64, error) {
 	n, _, elt, err := geometry(p)
 	if err != nil {
 		return 0, err
 	}
-	return 2 * n * int64(elt), nil
+	return 3 * n * int64(elt), nil
 }
 
 func (cudaKernel) Open(ctx context.Context, team symm.Team, p space.Problem) (sdk.Instance, error) {
@@ -263,10 +268,7 @@ func (in *cudaInstance) utilSource() nvrtc.Source {
 }
 
 func (in *cudaInstance) source(k cudaCfg) nvrtc.Source {
-	algo := 1
-	if k.algo == twoShot {
-		algo = 2
-	}
+	algo := map[string]int{oneShot: 1, twoShot: 2, twoShotPush: 3}[k.algo]
 	opts := append(in.macros(), fmt.Sprintf("-DALGO=%d", algo), fmt.Sprintf("-DTHREADS=%d", k.threads), fmt.Sprintf("-DUNROLL=%d", k.unroll))
 	return nvrtc.Source{Name: "allreduce.cu", Text: cudamem.DeviceSource + cudaCommon + cudaAllreduce, Options: opts}
 }
@@ -345,6 +347,14 @@ func (in *cudaInstance) Prepare(ctx context.Context, c space.Config) error {
 	})
 }
 
+// output is where config m leaves the result on this rank.
+func (in *cudaInstance) output(m *arModule) cu.DevicePtr {
+	if m.cfg.algo == twoShotPush {
+		return in.team.Data(in.team.Rank()) + cu.DevicePtr(2*in.n*int64(in.elt))
+	}
+	return in.out
+}
+
 // launch enqueues one all-reduce of the data regions into out.
 func (in *cudaInstance) launch(m *arModule) error {
 	args := cudamem.Args(uint64(in.team.PtrTable()), uint64(in.out), uint64(in.nvec), uint64(in.team.Rank()), uint64(in.n)*uint64(in.elt))
@@ -385,9 +395,15 @@ func (in *cudaInstance) Verify(ctx context.Context, c space.Config, seed uint64)
 		if err := in.fillInput(seed); err != nil {
 			return err
 		}
-		// Poison: all-ones bytes are NaN in f32 and in bf16.
-		if err := cu.MemsetD32Async(in.out, 0xFFFFFFFF, in.n*int64(in.elt)/4, in.stream); err != nil {
+		// Poison: all-ones bytes are NaN in f32 and in bf16. The push
+		// two-shot's output is in the symmetric region, which peers write:
+		// the kernel's start needs no barrier, so make sure every rank has
+		// poisoned before anyone's results can land.
+		if err := cu.MemsetD32Async(in.output(m), 0xFFFFFFFF, in.n*int64(in.elt)/4, in.stream); err != nil {
 			return fmt.Errorf("poison output: %w", err)
+		}
+		if err := in.team.Barrier(in.stream); err != nil {
+			return err
 		}
 		if err := cu.MemsetD32Async(in.res, 0, 8, in.stream); err != nil {
 			return fmt.Errorf("clear check result: %w", err)
@@ -395,7 +411,7 @@ func (in *cudaInstance) Verify(ctx context.Context, c space.Config, seed uint64)
 		if err := in.launch(m); err != nil {
 			return err
 		}
-		args := cudamem.Args(uint64(in.out), uint64(in.n), seed, uint64(in.res))
+		args := cudamem.Args(uint64(in.output(m)), uint64(in.n), seed, uint64(in.res))
 		if err := in.check.Launch(utilBlocks(in.n), 1, 1, 256, 1, 1, 0, in.stream, args); err != nil {
 			return fmt.Errorf("launch check: %w", err)
 		}

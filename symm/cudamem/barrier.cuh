@@ -4,11 +4,13 @@
 // Each rank owns a pad array pads[SYMM_PAD_SLOTS][SYMM_MAX_WORLD] of u32 in
 // its symmetric allocation; ptrs[world + q] is rank q's pad array mapped
 // here. Block b of every rank meets block b of every peer on slot b:
-// it sets peer q's pads[b][rank] from 0 to 1 (release, system scope) and
-// then takes its own pads[b][q] from 1 back to 0 (acquire, system scope).
-// The compare-and-swap in both directions is what lets slots be reused
-// without a host reset: a second signal to a peer waits until that peer has
-// consumed the first, and every pad is 0 again once a barrier is done.
+// it adds 1 to peer q's pads[b][rank] (a posted reduction with release
+// semantics at system scope: no round trip), then waits until its own
+// pads[b][q] is at least 1 (acquire, system scope) and takes 1 off it.
+// A pad counts the signals not yet consumed, so a fast rank that signals
+// the next barrier before its peer has consumed the last one loses nothing,
+// and every pad is 0 again once all ranks have passed the same barriers:
+// back-to-back launches need no host reset.
 // A wait that lasts SYMM_TIMEOUT_NS sets the flag word after the pads and
 // gives up, so a dead peer cannot hang the GPU forever.
 typedef unsigned long long u64;
@@ -17,27 +19,29 @@ typedef unsigned int u32;
 #define SYMM_PAD_SLOTS 1024
 #define SYMM_TIMEOUT_NS 10000000000ull
 
-__device__ __forceinline__ u32 symm_cas_release(u32* p, u32 cmp, u32 val) {
-	u32 old;
-	asm volatile("atom.release.sys.global.cas.b32 %0, [%1], %2, %3;" : "=r"(old) : "l"(p), "r"(cmp), "r"(val) : "memory");
-	return old;
+__device__ __forceinline__ void symm_signal(u32* p) {
+	asm volatile("red.release.sys.global.add.u32 [%0], 1;" : : "l"(p) : "memory");
 }
-__device__ __forceinline__ u32 symm_cas_acquire(u32* p, u32 cmp, u32 val) {
-	u32 old;
-	asm volatile("atom.acquire.sys.global.cas.b32 %0, [%1], %2, %3;" : "=r"(old) : "l"(p), "r"(cmp), "r"(val) : "memory");
-	return old;
+__device__ __forceinline__ u32 symm_load_acquire(const u32* p) {
+	u32 v;
+	asm volatile("ld.acquire.sys.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+	return v;
 }
 __device__ __forceinline__ u64 symm_now() {
 	u64 t;
 	asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
 	return t;
 }
-// symm_spin swaps *p from cmp to val, retrying until it succeeds or times out.
-__device__ __forceinline__ bool symm_spin(u32* p, u32 cmp, u32 val, bool release, u32* flag) {
+// symm_wait waits for a signal on p and consumes it; false on timeout.
+__device__ __forceinline__ bool symm_wait(u32* p, u32* flag) {
 	u64 start = 0;
 	for (u32 i = 0;; i++) {
-		u32 old = release ? symm_cas_release(p, cmp, val) : symm_cas_acquire(p, cmp, val);
-		if (old == cmp) return true;
+		if (symm_load_acquire(p) != 0) {
+			// System scope, like the peers' increments on the same word:
+			// atomics of narrower scope are not atomic against them.
+			asm volatile("red.relaxed.sys.global.add.u32 [%0], %1;" : : "l"(p), "r"(0xffffffffu) : "memory");
+			return true;
+		}
 		if ((i & 1023u) == 1023u) {
 			u64 now = symm_now();
 			if (start == 0) {
@@ -58,8 +62,8 @@ __device__ __forceinline__ void symm_block_barrier(const u64* ptrs, int rank, in
 		u32* mine = (u32*)ptrs[world + rank];
 		u32* peer = (u32*)ptrs[world + t];
 		u32* flag = mine + SYMM_PAD_SLOTS * SYMM_MAX_WORLD;
-		if (symm_spin(peer + slot * SYMM_MAX_WORLD + rank, 0u, 1u, true, flag))
-			symm_spin(mine + slot * SYMM_MAX_WORLD + t, 1u, 0u, false, flag);
+		symm_signal(peer + slot * SYMM_MAX_WORLD + rank);
+		symm_wait(mine + slot * SYMM_MAX_WORLD + t, flag);
 	}
 	__syncthreads();
 }

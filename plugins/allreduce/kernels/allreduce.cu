@@ -2,7 +2,7 @@
 // lives in its symmetric data region, peers' regions are read directly over
 // NVLink with 16-byte loads (pull), and the result goes to a local output.
 // Preceded by barrier.cuh and common.cuh. Compile-time config:
-//   ALGO     1 one-shot, 2 two-shot
+//   ALGO     1 one-shot, 2 two-shot (pull), 3 two-shot (push)
 //   THREADS  threads per block (also __launch_bounds__)
 //   UNROLL   16-byte vectors per thread per rank in flight per step
 // Arguments (all 8 bytes, see cudamem.Args):
@@ -11,6 +11,7 @@
 //   nvec     message size in 16-byte vectors
 //   rank     this rank
 //   scratch  byte offset of the two-shot scratch inside each data region
+//            (the push two-shot's output region follows at 2*scratch)
 //
 // Every call starts with a block-wise barrier (peers' inputs are ready) and
 // ends with one (nobody's next input or scratch write can overtake a peer
@@ -134,6 +135,81 @@ extern "C" __global__ void __launch_bounds__(THREADS) allreduce(const u64* ptrs,
 			if (i < chunk) {
 #pragma unroll
 				for (int k = 1; k < WORLD; k++) outk[k][i] = v[u][k];
+			}
+		}
+	}
+	symm_block_barrier(ptrs, r, WORLD, blockIdx.x);
+}
+#elif ALGO == 3
+// Push two-shot: every remote byte moves as a store, which NVLink carries
+// with less overhead than a load's request/response pair.
+//   scatter  rank r stores its input's chunk q into slot r of rank q's
+//            scratch (q != r);
+//   barrier  (per block: block b's tiles of every slot are in place);
+//   reduce   rank r sums its own chunk from its input and its scratch slots
+//            (local HBM), and stores the result into chunk r of every
+//            rank's output region, its own included;
+//   barrier  (every rank's chunks have landed in this rank's output).
+// No barrier is needed first: nobody reads this rank's input, and the
+// scratch slots it writes were released by the previous call's last
+// barrier. The output is the symmetric region at 2*scratch, not `out`.
+extern "C" __global__ void __launch_bounds__(THREADS) allreduce(const u64* ptrs, u64 out, u64 nvec, u64 rank, u64 scratch) {
+	const int r = (int)rank;
+	const u64 chunk = nvec / WORLD;
+	const uint4* in = (const uint4*)ptrs[r];
+	const uint4* myscr = (const uint4*)(ptrs[r] + scratch);
+	uint4* slot[WORLD]; // slot[k]: my slot in rank (r+k)%WORLD's scratch
+	uint4* dstk[WORLD]; // dstk[k]: chunk r of rank (r+k)%WORLD's output
+	const uint4* srck[WORLD]; // srck[k]: my input's chunk (r+k)%WORLD
+#pragma unroll
+	for (int k = 0; k < WORLD; k++) {
+		const int q = (r + k) % WORLD;
+		slot[k] = (uint4*)(ptrs[q] + scratch) + (u64)r * chunk;
+		dstk[k] = (uint4*)(ptrs[q] + 2 * scratch) + (u64)r * chunk;
+		srck[k] = in + (u64)q * chunk;
+	}
+	for (u64 base = (u64)blockIdx.x * TILE; base < chunk; base += (u64)gridDim.x * TILE) {
+		uint4 v[UNROLL][WORLD];
+#pragma unroll
+		for (int u = 0; u < UNROLL; u++) {
+			const u64 i = base + (u64)u * THREADS + threadIdx.x;
+			if (i < chunk) {
+#pragma unroll
+				for (int k = 1; k < WORLD; k++) v[u][k] = srck[k][i];
+			}
+		}
+#pragma unroll
+		for (int u = 0; u < UNROLL; u++) {
+			const u64 i = base + (u64)u * THREADS + threadIdx.x;
+			if (i < chunk) {
+#pragma unroll
+				for (int k = 1; k < WORLD; k++) slot[k][i] = v[u][k];
+			}
+		}
+	}
+	symm_block_barrier(ptrs, r, WORLD, blockIdx.x);
+	for (u64 base = (u64)blockIdx.x * TILE; base < chunk; base += (u64)gridDim.x * TILE) {
+		uint4 v[UNROLL][WORLD];
+#pragma unroll
+		for (int u = 0; u < UNROLL; u++) {
+			const u64 i = base + (u64)u * THREADS + threadIdx.x;
+			if (i < chunk) {
+#pragma unroll
+				for (int q = 0; q < WORLD; q++) v[u][q] = q == r ? in[(u64)r * chunk + i] : myscr[(u64)q * chunk + i];
+			}
+		}
+#pragma unroll
+		for (int u = 0; u < UNROLL; u++) {
+			const u64 i = base + (u64)u * THREADS + threadIdx.x;
+			if (i < chunk) {
+				float a[EPV];
+#pragma unroll
+				for (int k = 0; k < EPV; k++) a[k] = 0.f;
+#pragma unroll
+				for (int q = 0; q < WORLD; q++) acc(a, v[u][q]); // rank order: identical bits everywhere
+				const uint4 res = pack(a);
+#pragma unroll
+				for (int k = 0; k < WORLD; k++) dstk[k][i] = res;
 			}
 		}
 	}
