@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"sync"
 
@@ -23,11 +24,29 @@ type TrialLog struct {
 
 // OpenTrialLog opens (creating or appending to) a trial log.
 func OpenTrialLog(path string) (*TrialLog, error) {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		return nil, fmt.Errorf("open trial log %s: %w", path, err)
+	l := &TrialLog{path: path}
+	if err := l.open(); err != nil {
+		return nil, err
 	}
-	return &TrialLog{f: f, path: path}, nil
+	return l, nil
+}
+
+// NewTrialLog returns a trial log that creates path, and its directory,
+// only when the first trial is written: a search refused for bad input
+// (known only once a plugin has described its kernel) leaves no empty log
+// behind.
+func NewTrialLog(path string) *TrialLog { return &TrialLog{path: path} }
+
+func (l *TrialLog) open() error {
+	if err := os.MkdirAll(filepath.Dir(l.path), 0o755); err != nil {
+		return fmt.Errorf("create trial log directory: %w", err)
+	}
+	f, err := os.OpenFile(l.path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return fmt.Errorf("open trial log %s: %w", l.path, err)
+	}
+	l.f = f
+	return nil
 }
 
 // Path is where the log is.
@@ -42,6 +61,11 @@ func (l *TrialLog) Write(r Result) error {
 	b = append(b, '\n')
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if l.f == nil {
+		if err := l.open(); err != nil {
+			return err
+		}
+	}
 	if _, err := l.f.Write(b); err != nil {
 		return fmt.Errorf("write trial log %s: %w", l.path, err)
 	}
@@ -51,8 +75,15 @@ func (l *TrialLog) Write(r Result) error {
 	return nil
 }
 
-// Close closes the log.
-func (l *TrialLog) Close() error { return l.f.Close() }
+// Close closes the log (if it was ever opened).
+func (l *TrialLog) Close() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.f == nil {
+		return nil
+	}
+	return l.f.Close()
+}
 
 // Resume holds the trials an earlier run logged, so a resumed search skips
 // configs it already measured (whatever their status: a config that hung

@@ -130,12 +130,9 @@ func runSearch(cmd *cobra.Command, g *globals, f *searchFlags) error {
 	if logPath == "" {
 		logPath = defaultLogPath(g.cachePath, jobs[0])
 	}
-	if err := os.MkdirAll(filepath.Dir(logPath), 0o755); err != nil {
-		return fmt.Errorf("create log directory: %w", err)
-	}
-	if s.Log, err = tuner.OpenTrialLog(logPath); err != nil {
-		return err
-	}
+	// Created at the first trial: bad input found while a plugin describes
+	// its kernel must leave nothing behind, not even an empty log.
+	s.Log = tuner.NewTrialLog(logPath)
 	defer s.Log.Close()
 
 	out := cmd.OutOrStdout()
