@@ -1,0 +1,23 @@
+// Command symmtune-plugin-matmulrs is symmtune's fused matmul +
+// reduce-scatter plugin. Every rank r holds A_r [M, K] and the same
+// B [K, N]; rank r's output is rows [r*M/W, (r+1)*M/W) of Σ_r A_r·B. The
+// space, the shape rules, the tile swizzle and the verification live in
+// kernels/gemm so the CUDA build (main_cuda.go, later) tunes the same
+// parameters and is checked the same way. Built without tags it runs on
+// the CPU shared-memory backend; the host starts one process per rank.
+package main
+
+// ownerOrder is the order in which a rank computes the row blocks of its
+// partial product in the fused kernel, by owner: the next rank's rows
+// first, its own rows last. At every step the ranks work for different
+// owners, so no owner's buffer is the target of everyone at once, and an
+// owner's last contribution is its own, arriving block by block while it
+// reduces the blocks that are already complete: the reduction of block j
+// overlaps the GEMM of block j+1.
+func ownerOrder(rank, world int) []int {
+	out := make([]int, world)
+	for s := range out {
+		out[s] = (rank + 1 + s) % world
+	}
+	return out
+}
