@@ -1,0 +1,155 @@
+package main
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/symmtune/symmtune/kernels/gemm"
+	"github.com/symmtune/symmtune/kernels/gemm/gemmtest"
+	"github.com/symmtune/symmtune/space"
+)
+
+func problem(world int) space.Problem {
+	return space.Problem{Shape: gemmtest.Shape(world), Dtype: "f32"}
+}
+
+// TestVerifyTable runs every table config, both impls, at worlds 1, 2 and
+// 4 with ranks as goroutines over real shared memory, and checks every
+// rank's full C against the float64 reference. All configs run on the same
+// instances, so flags are reused across calls and config changes.
+func TestVerifyTable(t *testing.T) {
+	for _, world := range []int{1, 2, 4} {
+		t.Run(fmt.Sprintf("w%d", world), func(t *testing.T) {
+			insts := gemmtest.Open(t, cpuKernel{}, problem(world), world)
+			for i, c := range gemmtest.Configs() {
+				if err := gemmtest.Check(c, world); err != nil {
+					t.Fatal(err)
+				}
+				if err := (cpuKernel{}).Validate(c, problem(world), world, "cpu"); err != nil {
+					t.Fatalf("Validate rejects table config %s: %v", c, err)
+				}
+				gemmtest.Verify(t, insts, c, uint64(1000*world+i))
+			}
+		})
+	}
+}
+
+// TestBackToBack interleaves timed iterations (no host reset between
+// them) with verifies: a call that republished its shard while a slow peer
+// was still reading it, or a flag that still counted from an earlier call,
+// would show up as a wrong verify afterwards.
+func TestBackToBack(t *testing.T) {
+	const world = 4
+	insts := gemmtest.Open(t, cpuKernel{}, problem(world), world)
+	for i, c := range gemmtest.Configs()[:6] {
+		gemmtest.Bench(t, insts, c, 1, 3)
+		gemmtest.Verify(t, insts, c, uint64(77+i))
+	}
+}
+
+// TestScheduleCoversEveryTileOnce checks the task lists: every tile of C
+// exactly once, reading the shard that holds its rows; in the fused list
+// each own chunk is published once, before any tile, and the tiles visit
+// shards in pivot order starting with the own one.
+func TestScheduleCoversEveryTileOnce(t *testing.T) {
+	for _, world := range []int{1, 2, 4} {
+		d, _ := gemm.ParseDims(gemmtest.Shape(world))
+		for _, c := range gemmtest.Configs() {
+			cfg, err := gemm.ParseConfig(c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for me := 0; me < world; me++ {
+				in := &cpuInstance{d: d, world: world, me: me, rows: d.M / world}
+				tasks := in.schedule(cfg)
+				seen := map[gemm.Tile]int{}
+				published := map[int]bool{}
+				lastSrc, step := -1, -1
+				for _, tk := range tasks {
+					if tk.publish {
+						if len(seen) > 0 || tk.Row/in.rows != me || published[tk.Row] {
+							t.Fatalf("%s rank %d: bad publish of row %d", c, me, tk.Row)
+						}
+						published[tk.Row] = true
+						continue
+					}
+					seen[tk.Tile]++
+					if cfg.Impl != gemm.Fused {
+						continue
+					}
+					if tk.src != tk.Row/in.rows {
+						t.Fatalf("%s rank %d: tile %v reads shard %d", c, me, tk.Tile, tk.src)
+					}
+					if tk.src != lastSrc {
+						step++
+						if tk.src != (me+step)%world {
+							t.Fatalf("%s rank %d: shard %d at step %d", c, me, tk.src, step)
+						}
+						lastSrc = tk.src
+					}
+				}
+				want := d.M / cfg.BlockM * ((d.N + cfg.BlockN - 1) / cfg.BlockN)
+				if len(seen) != want {
+					t.Fatalf("%s rank %d: %d distinct tiles, want %d", c, me, len(seen), want)
+				}
+				for tl, n := range seen {
+					if n != 1 {
+						t.Fatalf("%s rank %d: tile %v scheduled %d times", c, me, tl, n)
+					}
+				}
+				if cfg.Impl == gemm.Fused && len(published) != in.rows/cfg.CommBlockM {
+					t.Fatalf("%s rank %d: %d chunks published, want %d", c, me, len(published), in.rows/cfg.CommBlockM)
+				}
+			}
+		}
+	}
+}
+
+func TestShardOrder(t *testing.T) {
+	// Own shard first, and at every step the ranks read different shards.
+	for _, world := range []int{1, 2, 3, 4, 8} {
+		for s := 0; s < world; s++ {
+			used := map[int]bool{}
+			for r := 0; r < world; r++ {
+				o := shardOrder(r, world)
+				if o[0] != r {
+					t.Fatalf("world %d rank %d: own shard not first: %v", world, r, o)
+				}
+				if used[o[s]] {
+					t.Fatalf("world %d step %d: shard %d read by two ranks", world, s, o[s])
+				}
+				used[o[s]] = true
+			}
+		}
+	}
+}
+
+func TestValidateRejects(t *testing.T) {
+	p := space.Problem{Shape: space.Shape{"m": 512, "n": 256, "k": 256}, Dtype: "f32"}
+	c := gemmtest.Cfg(32, 64, 64, 1, 32, 1, gemm.Fused)
+	if err := (cpuKernel{}).Validate(c, p, 2, "cpu"); err != nil {
+		t.Fatalf("valid config rejected: %v", err)
+	}
+	bf := p
+	bf.Dtype = "bf16"
+	if err := (cpuKernel{}).Validate(c, bf, 2, "cpu"); err == nil {
+		t.Fatal("bf16 accepted by the cpu build")
+	}
+	if err := (cpuKernel{}).Validate(c, p, 3, "cpu"); err == nil {
+		t.Fatal("m=512 over 3 ranks accepted")
+	}
+}
+
+func TestDescribe(t *testing.T) {
+	d := cpuKernel{}.Describe()
+	if d.Name != "agmm" || len(d.KernelVersion) != 12 {
+		t.Fatalf("describe: %+v", d)
+	}
+	if err := d.Space.Check(d.Default); err != nil {
+		t.Fatalf("default config outside the space: %v", err)
+	}
+	p := space.Problem{Shape: space.Shape{"m": 512, "n": 256, "k": 256}, Dtype: "f32"}
+	if err := (cpuKernel{}).Validate(d.Default, p, 2, "cpu"); err != nil {
+		t.Fatalf("default config invalid on the quickstart shape: %v", err)
+	}
+}
