@@ -32,7 +32,7 @@ fuzz:
 	  d=$$(dirname $$f); \
 	  for t in $$(sed -n 's/^func \(Fuzz[A-Za-z0-9_]*\)(.*/\1/p' $$f); do \
 	    echo "fuzz $$d $$t"; \
-	    $(GO) test -run='^$$' -fuzz="^$$t\$$" -fuzztime=$(FUZZTIME) $$d || exit 1; \
+	    $(GO) test -run='^$$' -fuzz="^$$t\$$" -fuzztime=$(FUZZTIME) -fuzzminimizetime=50x $$d || exit 1; \
 	  done; \
 	done
 

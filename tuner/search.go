@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math"
 	"sort"
 	"strings"
 	"time"
@@ -620,9 +619,11 @@ func (ss *session) store() error {
 	return nil
 }
 
+// deref reads an optional timing; 0 stands for "not measured", which the
+// cache accepts (it refuses NaN).
 func deref(p *float64) float64 {
 	if p == nil {
-		return math.NaN()
+		return 0
 	}
 	return *p
 }
