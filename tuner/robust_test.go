@@ -33,7 +33,19 @@ func TestFaultInjectionSearch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, world := range []int{2, 4} {
+	for _, tc := range []struct {
+		world int
+		// Verify and bench ceilings; hangs must end within [hangMin, hangMax].
+		// At world 2 the job's 3 s ceilings catch them; at world 4 the
+		// ceilings are a minute and the deadlines scaled to the healthy
+		// configs' times must catch them instead.
+		verifyBench      time.Duration
+		hangMin, hangMax time.Duration
+	}{
+		{world: 2, verifyBench: 3 * time.Second, hangMin: 3 * time.Second, hangMax: 20 * time.Second},
+		{world: 4, verifyBench: time.Minute, hangMin: 3 * time.Second, hangMax: 30 * time.Second},
+	} {
+		world := tc.world
 		t.Run(fmt.Sprintf("W%d", world), func(t *testing.T) {
 			before := shmFiles()
 			tmp := t.TempDir()
@@ -45,6 +57,7 @@ func TestFaultInjectionSearch(t *testing.T) {
 			defer log.Close()
 			s := &Searcher{PluginDir: dir, CachePath: cachePath, Log: log, Logger: quietLogger()}
 			job := faultyJob(world)
+			job.Timeouts.Verify, job.Timeouts.Bench = tc.verifyBench, tc.verifyBench
 			// The pinned checksum matches, so the search runs (the mismatch
 			// is TestPinnedChecksum's).
 			job.Pin = "sha256:" + sum
@@ -73,7 +86,16 @@ func TestFaultInjectionSearch(t *testing.T) {
 			if len(es) != 1 || es[0].Config["mode"].Str != "fast" || es[0].Key.World != world || es[0].Key.Kernel != "faulty" {
 				t.Errorf("cache holds %+v, want one faulty entry for world %d with mode=fast", es, world)
 			}
-			checkFaultLog(t, readLog(t, log.Path()), world)
+			rs := readLog(t, log.Path())
+			checkFaultLog(t, rs, world)
+			for _, r := range rs {
+				if r.Status != StatusHang {
+					continue
+				}
+				if el := time.Duration(r.ElapsedMS * float64(time.Millisecond)); el < tc.hangMin || el > tc.hangMax {
+					t.Errorf("hang of %s took %s; its deadline should end it within [%s, %s]", r.Config, el, tc.hangMin, tc.hangMax)
+				}
+			}
 			waitNoPlugins(t, exe, 5*time.Second)
 			waitNoNewSHM(t, before, 3*time.Second)
 		})

@@ -181,6 +181,9 @@ type session struct {
 	out     *Outcome
 	// slowest successful call per phase, for deadlines scaled to the work
 	slowest map[string]time.Duration
+	// iterUS is the slowest bench iteration (wall time of a successful
+	// bench call over its warm-up and timed iterations) so far, µs.
+	iterUS float64
 }
 
 // Search runs one job to completion. Bad input (unknown kernel, shape or
@@ -409,6 +412,7 @@ func (ss *session) precompile(ctx context.Context, valid []space.Config) {
 
 // deadline is the phase's configured ceiling, tightened to 20 times the
 // slowest successful call so far plus slack, so a deadlock costs seconds.
+// Bench deadlines scale per iteration instead (benchDeadline).
 func (ss *session) deadline(phase string, ceiling time.Duration) time.Duration {
 	if d, ok := ss.slowest[phase]; ok {
 		return min(ceiling, 20*d+5*time.Second)
@@ -482,9 +486,8 @@ func (ss *session) measure(ctx context.Context, c space.Config, iters int, refin
 	}
 	t := trialSpec{Config: c, Warmup: ss.job.Warmup, Iters: iters, Timeouts: ss.job.Timeouts}
 	t.Timeouts.Verify = ss.deadline("verify", t.Timeouts.Verify)
-	t.BenchDeadline = ss.deadline("bench", t.Timeouts.Bench)
-	began := time.Now()
-	res, restart := ss.grp.runTrial(ctx, t)
+	t.BenchDeadline = benchDeadline(t.Timeouts.Bench, ss.iterUS, t.Warmup+t.Iters)
+	res, restart, took := ss.grp.runTrial(ctx, t)
 	if ctx.Err() != nil {
 		// The trial was cut short by the interrupt, not by the config:
 		// it is not a result and is not logged.
@@ -492,9 +495,9 @@ func (ss *session) measure(ctx context.Context, c space.Config, iters int, refin
 	}
 	if res.Status == StatusOK {
 		// Verify and bench durations, for deadlines scaled to the work.
-		el := time.Since(began)
-		ss.slowest["verify"] = max(ss.slowest["verify"], el)
-		ss.slowest["bench"] = max(ss.slowest["bench"], el)
+		ss.slowest["verify"] = max(ss.slowest["verify"], took.Verify)
+		perIter := float64(took.Bench.Microseconds()) / float64(t.Warmup+t.Iters)
+		ss.iterUS = max(ss.iterUS, perIter)
 	}
 	res.Refined = refined
 	ss.stamp(&res)

@@ -47,8 +47,10 @@ func (t Timeouts) withDefaults() Timeouts {
 
 // benchDeadline scales the bench deadline to the expected work: a config
 // slower than 20 times the reference per iteration is not worth waiting
-// for, and deadlocks are caught in seconds rather than minutes. The
-// configured bench timeout stays the ceiling.
+// for, and deadlocks are caught in seconds rather than minutes. calls is
+// the bench's warm-up plus timed iterations, so a finalist re-measured with
+// more iterations gets a longer deadline. The configured bench timeout
+// stays the ceiling.
 func benchDeadline(ceiling time.Duration, refUS float64, calls int) time.Duration {
 	if refUS <= 0 || math.IsInf(refUS, 0) || math.IsNaN(refUS) {
 		return ceiling
@@ -65,22 +67,26 @@ type trialSpec struct {
 	BenchDeadline time.Duration
 }
 
+// phaseTimes is how long a trial's verify and bench calls took (zero for a
+// phase that did not complete), for deadlines scaled to the work.
+type phaseTimes struct{ Verify, Bench time.Duration }
+
 // runTrial prepares, verifies and benches one config on every rank in
 // lockstep. It never returns an error: every outcome is a Result. restart
 // reports whether the group must be replaced before the next trial (a rank
 // died, hung, or failed mid-way through a cross-rank step and left the
 // others' synchronization state unknown).
-func (g *group) runTrial(ctx context.Context, t trialSpec) (res Result, restart bool) {
+func (g *group) runTrial(ctx context.Context, t trialSpec) (res Result, restart bool, took phaseTimes) {
 	start := time.Now()
 	res = Result{Config: t.Config}
 	defer func() { res.ElapsedMS = float64(time.Since(start).Microseconds()) / 1e3 }()
 	cfg := sdk.ConfigToProto(t.Config)
-	fail := func(err error) (Result, bool) {
+	fail := func(err error) (Result, bool, phaseTimes) {
 		res.Status, res.Error = StatusFailed, err.Error()
 		if ce, ok := err.(*callError); ok {
 			res.Status, res.Phase = ce.Status, ce.Phase
 		}
-		return res, true
+		return res, true, took
 	}
 
 	// Prepare involves no cross-rank step, so a plain error there leaves the
@@ -89,15 +95,16 @@ func (g *group) runTrial(ctx context.Context, t trialSpec) (res Result, restart 
 		_, err := r.kernel.Prepare(ctx, &pb.PrepareRequest{Config: cfg})
 		return err
 	}); err != nil {
-		res, restart = fail(err)
+		res, restart, took = fail(err)
 		if ce, ok := err.(*callError); ok && ce.Status == StatusFailed {
 			restart = false
 		}
-		return res, restart
+		return res, restart, took
 	}
 
 	seed := rand.Uint64()
 	verdicts := make([]*pb.VerifyResponse, len(g.ranks))
+	began := time.Now()
 	if err := g.fanout(ctx, "verify", t.Timeouts.Verify, func(ctx context.Context, r *rankProc) error {
 		v, err := r.kernel.Verify(ctx, &pb.VerifyRequest{Config: cfg, Seed: seed})
 		verdicts[r.rank] = v
@@ -105,6 +112,7 @@ func (g *group) runTrial(ctx context.Context, t trialSpec) (res Result, restart 
 	}); err != nil {
 		return fail(err)
 	}
+	took.Verify = time.Since(began)
 	worst := 0.0
 	var wrong []string
 	for r, v := range verdicts {
@@ -120,7 +128,7 @@ func (g *group) runTrial(ctx context.Context, t trialSpec) (res Result, restart 
 	res.RelErr = &worst
 	if len(wrong) > 0 {
 		res.Status, res.Phase, res.Error = StatusWrong, "verify", strings.Join(wrong, "; ")
-		return res, false
+		return res, false, took
 	}
 
 	times := make([][]float64, len(g.ranks))
@@ -128,6 +136,7 @@ func (g *group) runTrial(ctx context.Context, t trialSpec) (res Result, restart 
 	if deadline <= 0 {
 		deadline = t.Timeouts.Bench
 	}
+	began = time.Now()
 	if err := g.fanout(ctx, "bench", deadline, func(ctx context.Context, r *rankProc) error {
 		b, err := r.kernel.Bench(ctx, &pb.BenchRequest{Config: cfg, Warmup: int32(t.Warmup), Iters: int32(t.Iters)})
 		if err != nil {
@@ -141,10 +150,11 @@ func (g *group) runTrial(ctx context.Context, t trialSpec) (res Result, restart 
 	}); err != nil {
 		return fail(err)
 	}
+	took.Bench = time.Since(began)
 	tm := Summarize(times)
 	res.Status = StatusOK
 	res.ScoreUS, res.MinUS, res.P90US = &tm.ScoreUS, &tm.MinUS, &tm.P90US
 	res.RanksUS = tm.RanksUS
 	res.Iters = t.Iters
-	return res, false
+	return res, false, took
 }
