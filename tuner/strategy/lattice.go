@@ -1,0 +1,295 @@
+package strategy
+
+import (
+	"math"
+	"math/rand"
+	"strconv"
+	"strings"
+
+	"github.com/symmtune/symmtune/space"
+)
+
+// batchSize caps how many configs the enumerating strategies (exhaustive,
+// random, the initial samples) return from one Next call, so the host can
+// report progress and stop between batches without the strategy planning
+// far past the budget.
+const batchSize = 16
+
+// lattice is the index view of a problem: every valid config as a vector of
+// value indexes, one per parameter, so that "one step" along a parameter
+// means its neighbouring value in the parameter's order.
+type lattice struct {
+	sp    space.Space
+	valid []space.Config
+	idx   [][]int        // idx[i]: value indexes of valid[i]
+	byKey map[string]int // Config.String() -> index into valid
+	free  []int          // parameters with more than one value: the search dimensions
+	def   int            // index of the default in valid
+	near  map[string]int // memo of nearest(), keyed by the rounded point
+}
+
+func newLattice(p Problem) (*lattice, error) {
+	l := &lattice{sp: p.Space, byKey: make(map[string]int, len(p.Valid)), near: map[string]int{}}
+	for _, c := range p.Valid {
+		key := c.String()
+		if _, dup := l.byKey[key]; dup {
+			continue // a repeated valid config adds nothing
+		}
+		ix, err := p.Space.Indices(c)
+		if err != nil {
+			return nil, inputErrorf("valid config %s: %w", key, err)
+		}
+		l.byKey[key] = len(l.valid)
+		l.valid = append(l.valid, c)
+		l.idx = append(l.idx, ix)
+	}
+	for d, prm := range p.Space.Params {
+		if len(prm.Values) > 1 {
+			l.free = append(l.free, d)
+		}
+	}
+	// A default the kernel does not accept cannot be proposed; the first
+	// valid config stands in for it.
+	if i, ok := l.byKey[p.Default.String()]; ok {
+		l.def = i
+	}
+	return l, nil
+}
+
+// size returns the number of values of parameter d.
+func (l *lattice) size(d int) int { return len(l.sp.Params[d].Values) }
+
+// nearest returns the valid config closest (Euclidean, in index steps) to
+// the point x (one coordinate per parameter, in index units, rounded to the
+// lattice first); ties go to the earlier valid config so the answer is
+// deterministic.
+func (l *lattice) nearest(x []float64) int {
+	r := make([]int, len(x))
+	for d, v := range x {
+		r[d] = clampInt(int(math.Round(v)), 0, l.size(d)-1)
+	}
+	key := pointKey(r)
+	if i, ok := l.near[key]; ok {
+		return i
+	}
+	i, ok := l.byKey[l.sp.At(r).String()]
+	if !ok {
+		i = l.closest(r, -1)
+	}
+	l.near[key] = i
+	return i
+}
+
+// closest returns the valid config nearest to lattice point r other than
+// skip (-1: none).
+func (l *lattice) closest(r []int, skip int) int {
+	best, bestD := -1, math.MaxInt
+	for i, ix := range l.idx {
+		if i == skip {
+			continue
+		}
+		dist := 0
+		for d, v := range ix {
+			dd := v - r[d]
+			dist += dd * dd
+		}
+		if dist < bestD {
+			best, bestD = i, dist
+		}
+	}
+	return best
+}
+
+// at returns the valid config at lattice point r, or the nearest valid one
+// other than skip when r itself is not valid (or is skip).
+func (l *lattice) at(r []int, skip int) int {
+	if i, ok := l.byKey[l.sp.At(r).String()]; ok && i != skip {
+		return i
+	}
+	return l.closest(r, skip)
+}
+
+func pointKey(r []int) string {
+	var b strings.Builder
+	for i, v := range r {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(strconv.Itoa(v))
+	}
+	return b.String()
+}
+
+func clampInt(v, lo, hi int) int {
+	if v < lo {
+		return lo
+	}
+	if v > hi {
+		return hi
+	}
+	return v
+}
+
+// tracker folds the history the host passes to Next into per-config state.
+// Next receives the whole history every time; the tracker consumes only the
+// new tail, so a search costs O(trials) overall rather than O(trials²).
+type tracker struct {
+	lat      *lattice
+	n        int       // history entries consumed
+	seen     []bool    // measured
+	ok       []bool    // measured and OK
+	score    []float64 // best OK score
+	proposed []bool    // handed to the host (measured or not yet)
+	used     int       // configs seen or proposed
+}
+
+func newTracker(l *lattice) tracker {
+	n := len(l.valid)
+	return tracker{lat: l, seen: make([]bool, n), ok: make([]bool, n), score: make([]float64, n), proposed: make([]bool, n)}
+}
+
+// ingest consumes history entries not yet seen. Observations of configs
+// outside Valid (a host may log what it measured for other reasons) are
+// ignored. A config measured twice keeps its best OK score.
+func (t *tracker) ingest(history []Observation) {
+	if len(history) < t.n {
+		// The host started over with a shorter history: rebuild.
+		*t = newTracker(t.lat)
+	}
+	for _, o := range history[t.n:] {
+		i, ok := t.lat.byKey[o.Config.String()]
+		if !ok {
+			continue
+		}
+		if !t.seen[i] && !t.proposed[i] {
+			t.used++
+		}
+		t.seen[i] = true
+		if o.OK && !math.IsNaN(o.ScoreUS) && (!t.ok[i] || o.ScoreUS < t.score[i]) {
+			t.ok[i] = true
+			t.score[i] = o.ScoreUS
+		}
+	}
+	t.n = len(history)
+}
+
+// fresh reports whether config i may still be proposed.
+func (t *tracker) fresh(i int) bool { return !t.seen[i] && !t.proposed[i] }
+
+// propose marks i as handed out and returns its config.
+func (t *tracker) propose(i int) space.Config {
+	if t.fresh(i) {
+		t.used++
+	}
+	t.proposed[i] = true
+	return t.lat.valid[i]
+}
+
+// exhausted reports whether every valid config was measured or proposed.
+func (t *tracker) exhausted() bool { return t.used >= len(t.lat.valid) }
+
+// value is the score of a measured config, +Inf when it failed.
+func (t *tracker) value(i int) float64 {
+	if t.ok[i] {
+		return t.score[i]
+	}
+	return math.Inf(1)
+}
+
+// randomEvery: every randomEvery-th restart of a local search starts from
+// a fresh random config instead of the restartPoint.
+const randomEvery = 3
+
+// restartPoint picks where a local search restarts: the best OK config not
+// yet used that lies more than one step (in some parameter) away from
+// every local optimum found so far, so a restart explores a new basin
+// instead of re-polling the neighbourhood of an old one; failing that, the
+// best OK config not yet used; -1 when there is none.
+func (t *tracker) restartPoint(used []bool, optima []int) int {
+	best, far := -1, -1
+	for i := range t.seen {
+		if !t.ok[i] || used[i] {
+			continue
+		}
+		if best < 0 || t.score[i] < t.score[best] {
+			best = i
+		}
+		if (far < 0 || t.score[i] < t.score[far]) && t.awayFrom(i, optima) {
+			far = i
+		}
+	}
+	if far >= 0 {
+		return far
+	}
+	return best
+}
+
+// awayFrom reports whether config i is more than one index step away, in
+// some parameter, from each of the configs in others.
+func (t *tracker) awayFrom(i int, others []int) bool {
+	a := t.lat.idx[i]
+	for _, j := range others {
+		b := t.lat.idx[j]
+		near := true
+		for d := range a {
+			if a[d]-b[d] > 1 || b[d]-a[d] > 1 {
+				near = false
+				break
+			}
+		}
+		if near {
+			return false
+		}
+	}
+	return true
+}
+
+// sampler hands out valid configs in a seeded random order, skipping ones
+// already measured or proposed.
+type sampler struct {
+	perm []int
+	pos  int
+}
+
+func newSampler(n int, seed int64) sampler {
+	return sampler{perm: rand.New(rand.NewSource(seed)).Perm(n)}
+}
+
+// next returns the next fresh config in the permutation, or -1.
+func (s *sampler) next(t *tracker) int {
+	for s.pos < len(s.perm) {
+		i := s.perm[s.pos]
+		s.pos++
+		if t.fresh(i) {
+			return i
+		}
+	}
+	return -1
+}
+
+// sampleSize is how many random configs the local searches measure before
+// they start: enough to find a few good basins, a small share of the budget.
+func sampleSize(budget, dims int) int {
+	n := budget / 8
+	if n < 2*dims {
+		n = 2 * dims
+	}
+	if n > 64 {
+		n = 64
+	}
+	if n > budget/2 {
+		n = budget / 2
+	}
+	return n
+}
+
+// seedFor derives a stream-specific seed so two strategies with the same
+// problem seed do not share random choices by accident.
+func seedFor(seed int64, stream string) int64 {
+	h := int64(1469598103934665603)
+	for _, c := range stream {
+		h ^= int64(c)
+		h *= 1099511628211
+	}
+	return seed ^ h
+}
