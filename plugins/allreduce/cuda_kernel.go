@@ -37,9 +37,15 @@ var (
 	cudaUtil      = kernelText("util.cu")
 )
 
-// twoShotPush is the CUDA build's third algorithm: a two-shot whose remote
-// traffic is all stores (scatter to owners, reduce locally, push results).
-const twoShotPush = "two_shot_push"
+// The CUDA build's own algorithms besides oneShot and twoShot (pull):
+const (
+	// twoShotPush is a two-shot whose remote traffic is all SM stores:
+	// scatter chunks to their owners, reduce locally, push the results.
+	twoShotPush = "two_shot_push"
+	// twoShotCE moves the same bytes as twoShotPush with the copy engines
+	// (cuMemcpyDtoDAsync, one stream per peer) around a local reduce kernel.
+	twoShotCE = "two_shot_ce"
+)
 
 // Tunables of the CUDA all-reduce.
 const (
@@ -69,7 +75,7 @@ func cudaSpace() space.Space {
 		return out
 	}
 	return space.Space{Params: []space.Param{
-		{Name: pAlgo, Values: []space.Value{space.Str(oneShot), space.Str(twoShot), space.Str(twoShotPush)}},
+		{Name: pAlgo, Values: []space.Value{space.Str(oneShot), space.Str(twoShot), space.Str(twoShotPush), space.Str(twoShotCE)}},
 		{Name: pThreads, Values: ints(128, 256, 512, 1024)},
 		{Name: pBlocks, Values: ints(1, 2, 4, 8, 16, 32, 64, 132, 264)},
 		{Name: pUnroll, Values: ints(1, 2, 4, 8)},
@@ -103,8 +109,8 @@ type cudaCfg struct {
 func parseCudaCfg(c space.Config) (cudaCfg, error) {
 	var k cudaCfg
 	a, ok := c[pAlgo]
-	if !ok || !a.IsStr || (a.Str != oneShot && a.Str != twoShot && a.Str != twoShotPush) {
-		return k, fmt.Errorf("algorithm %v: want %s, %s or %s", a, oneShot, twoShot, twoShotPush)
+	if !ok || !a.IsStr || (a.Str != oneShot && a.Str != twoShot && a.Str != twoShotPush && a.Str != twoShotCE) {
+		return k, fmt.Errorf("algorithm %v: want %s, %s, %s or %s", a, oneShot, twoShot, twoShotPush, twoShotCE)
 	}
 	k.algo = a.Str
 	for _, p := range []struct {
@@ -154,7 +160,7 @@ func (cudaKernel) Validate(c space.Config, p space.Problem, world int, backend s
 		return err
 	}
 	work := nvec
-	if k.algo == twoShot || k.algo == twoShotPush {
+	if k.algo != oneShot {
 		if nvec%int64(world) != 0 {
 			return fmt.Errorf("%s needs the %d vectors to split evenly over %d ranks", k.algo, nvec, world)
 		}
@@ -205,6 +211,21 @@ func (cudaKernel) Open(ctx context.Context, team symm.Team, p space.Problem) (sd
 		if in.stream, err = cu.MakeStream(cu.NonBlocking); err != nil {
 			return fmt.Errorf("create stream: %w", err)
 		}
+		if in.fork, err = cu.MakeEvent(cu.DisableTiming); err != nil {
+			return fmt.Errorf("create event: %w", err)
+		}
+		for k := 1; k < t.World(); k++ {
+			s, err := cu.MakeStream(cu.NonBlocking)
+			if err != nil {
+				return fmt.Errorf("create side stream: %w", err)
+			}
+			in.side = append(in.side, s)
+			e, err := cu.MakeEvent(cu.DisableTiming)
+			if err != nil {
+				return fmt.Errorf("create event: %w", err)
+			}
+			in.join = append(in.join, e)
+		}
 		if in.out, err = cu.MemAlloc(n * int64(elt)); err != nil {
 			return fmt.Errorf("allocate output: %w", err)
 		}
@@ -247,6 +268,9 @@ type cudaInstance struct {
 	elt     int
 
 	stream      cu.Stream
+	side        []cu.Stream // one per peer, for twoShotCE's copies
+	fork        cu.Event
+	join        []cu.Event
 	out, res    cu.DevicePtr
 	util        cu.Module
 	fill, check cu.Function
@@ -268,7 +292,7 @@ func (in *cudaInstance) utilSource() nvrtc.Source {
 }
 
 func (in *cudaInstance) source(k cudaCfg) nvrtc.Source {
-	algo := map[string]int{oneShot: 1, twoShot: 2, twoShotPush: 3}[k.algo]
+	algo := map[string]int{oneShot: 1, twoShot: 2, twoShotPush: 3, twoShotCE: 4}[k.algo]
 	opts := append(in.macros(), fmt.Sprintf("-DALGO=%d", algo), fmt.Sprintf("-DTHREADS=%d", k.threads), fmt.Sprintf("-DUNROLL=%d", k.unroll))
 	return nvrtc.Source{Name: "allreduce.cu", Text: cudamem.DeviceSource + cudaCommon + cudaAllreduce, Options: opts}
 }
@@ -349,7 +373,7 @@ func (in *cudaInstance) Prepare(ctx context.Context, c space.Config) error {
 
 // output is where config m leaves the result on this rank.
 func (in *cudaInstance) output(m *arModule) cu.DevicePtr {
-	if m.cfg.algo == twoShotPush {
+	if m.cfg.algo == twoShotPush || m.cfg.algo == twoShotCE {
 		return in.team.Data(in.team.Rank()) + cu.DevicePtr(2*in.n*int64(in.elt))
 	}
 	return in.out
@@ -357,11 +381,70 @@ func (in *cudaInstance) output(m *arModule) cu.DevicePtr {
 
 // launch enqueues one all-reduce of the data regions into out.
 func (in *cudaInstance) launch(m *arModule) error {
+	if m.cfg.algo == twoShotCE {
+		return in.launchCE(m)
+	}
 	args := cudamem.Args(uint64(in.team.PtrTable()), uint64(in.out), uint64(in.nvec), uint64(in.team.Rank()), uint64(in.n)*uint64(in.elt))
 	if err := m.fn.Launch(int(m.cfg.blocks), 1, 1, int(m.cfg.threads), 1, 1, 0, in.stream, args); err != nil {
 		return fmt.Errorf("launch allreduce: %w", err)
 	}
 	return nil
+}
+
+// launchCE enqueues the copy-engine two-shot: scatter chunks into their
+// owners' scratch slots with one copy per peer on its own stream, the team
+// barrier, the local reduce kernel into chunk r of the output region, the
+// results copied into every peer's output, and the team barrier again (the
+// peers' results have landed here; nobody's next scatter can overtake a
+// peer's reduce). The scratch slots written first were released by the
+// previous call's last barrier.
+func (in *cudaInstance) launchCE(m *arModule) error {
+	t := in.team
+	r, w := t.Rank(), t.World()
+	chunk := in.n * int64(in.elt) / int64(w)
+	scratch := cu.DevicePtr(in.n * int64(in.elt))
+	mine := cu.DevicePtr(int64(r) * chunk)
+	copies := func(what string, dst, src func(q int) cu.DevicePtr) error {
+		if err := in.fork.Record(in.stream); err != nil {
+			return fmt.Errorf("%s: record fork: %w", what, err)
+		}
+		for k := 1; k < w; k++ {
+			q, s := (r+k)%w, in.side[k-1]
+			if err := s.Wait(in.fork, 0); err != nil {
+				return fmt.Errorf("%s: side stream wait: %w", what, err)
+			}
+			if err := cu.MemcpyDtoDAsync(dst(q), src(q), chunk, s); err != nil {
+				return fmt.Errorf("%s: copy to rank %d: %w", what, q, err)
+			}
+			if err := in.join[k-1].Record(s); err != nil {
+				return fmt.Errorf("%s: record join: %w", what, err)
+			}
+			if err := in.stream.Wait(in.join[k-1], 0); err != nil {
+				return fmt.Errorf("%s: join wait: %w", what, err)
+			}
+		}
+		return nil
+	}
+	err := copies("scatter",
+		func(q int) cu.DevicePtr { return t.Data(q) + scratch + mine },
+		func(q int) cu.DevicePtr { return t.Data(r) + cu.DevicePtr(int64(q)*chunk) })
+	if err != nil {
+		return err
+	}
+	if err := t.Barrier(in.stream); err != nil {
+		return err
+	}
+	args := cudamem.Args(uint64(t.PtrTable()), uint64(in.out), uint64(in.nvec), uint64(r), uint64(scratch))
+	if err := m.fn.Launch(int(m.cfg.blocks), 1, 1, int(m.cfg.threads), 1, 1, 0, in.stream, args); err != nil {
+		return fmt.Errorf("launch reduce: %w", err)
+	}
+	err = copies("all-gather",
+		func(q int) cu.DevicePtr { return t.Data(q) + 2*scratch + mine },
+		func(int) cu.DevicePtr { return t.Data(r) + 2*scratch + mine })
+	if err != nil {
+		return err
+	}
+	return t.Barrier(in.stream)
 }
 
 func (in *cudaInstance) fillInput(seed uint64) error {
@@ -532,6 +615,15 @@ func (in *cudaInstance) Close() error {
 		}
 		if in.res != 0 {
 			errs = append(errs, cu.MemFree(in.res))
+		}
+		for i := range in.side {
+			errs = append(errs, in.side[i].Destroy())
+		}
+		for i := range in.join {
+			errs = append(errs, cu.DestroyEvent(&in.join[i]))
+		}
+		if in.fork != (cu.Event{}) {
+			errs = append(errs, cu.DestroyEvent(&in.fork))
 		}
 		if in.stream != (cu.Stream{}) {
 			errs = append(errs, in.stream.Destroy())

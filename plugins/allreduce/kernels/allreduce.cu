@@ -2,7 +2,8 @@
 // lives in its symmetric data region, peers' regions are read directly over
 // NVLink with 16-byte loads (pull), and the result goes to a local output.
 // Preceded by barrier.cuh and common.cuh. Compile-time config:
-//   ALGO     1 one-shot, 2 two-shot (pull), 3 two-shot (push)
+//   ALGO     1 one-shot, 2 two-shot (pull), 3 two-shot (push),
+//            4 the local reduce step of the copy-engine two-shot
 //   THREADS  threads per block (also __launch_bounds__)
 //   UNROLL   16-byte vectors per thread per rank in flight per step
 // Arguments (all 8 bytes, see cudamem.Args):
@@ -214,6 +215,44 @@ extern "C" __global__ void __launch_bounds__(THREADS) allreduce(const u64* ptrs,
 		}
 	}
 	symm_block_barrier(ptrs, r, WORLD, blockIdx.x);
+}
+#elif ALGO == 4
+// Copy-engine two-shot, reduce step (the Go side moves the data with
+// cuMemcpyDtoDAsync on one stream per peer and runs the team barrier): sum
+// this rank's chunk from its input and its scratch slots, which the peers'
+// copy engines filled, into chunk r of its output region. Local memory only,
+// no barrier.
+extern "C" __global__ void __launch_bounds__(THREADS) allreduce(const u64* ptrs, u64 out, u64 nvec, u64 rank, u64 scratch) {
+	const int r = (int)rank;
+	const u64 chunk = nvec / WORLD;
+	const uint4* src[WORLD];
+#pragma unroll
+	for (int q = 0; q < WORLD; q++)
+		src[q] = q == r ? (const uint4*)ptrs[r] + (u64)r * chunk : (const uint4*)(ptrs[r] + scratch) + (u64)q * chunk;
+	uint4* dst = (uint4*)(ptrs[r] + 2 * scratch) + (u64)r * chunk;
+	for (u64 base = (u64)blockIdx.x * TILE; base < chunk; base += (u64)gridDim.x * TILE) {
+		uint4 v[UNROLL][WORLD];
+#pragma unroll
+		for (int u = 0; u < UNROLL; u++) {
+			const u64 i = base + (u64)u * THREADS + threadIdx.x;
+			if (i < chunk) {
+#pragma unroll
+				for (int q = 0; q < WORLD; q++) v[u][q] = src[q][i];
+			}
+		}
+#pragma unroll
+		for (int u = 0; u < UNROLL; u++) {
+			const u64 i = base + (u64)u * THREADS + threadIdx.x;
+			if (i < chunk) {
+				float a[EPV];
+#pragma unroll
+				for (int k = 0; k < EPV; k++) a[k] = 0.f;
+#pragma unroll
+				for (int q = 0; q < WORLD; q++) acc(a, v[u][q]);
+				dst[i] = pack(a);
+			}
+		}
+	}
 }
 #else
 #error unknown ALGO
