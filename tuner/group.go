@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"google.golang.org/grpc/codes"
@@ -185,6 +187,23 @@ func (g *group) removeSHM() {
 	files, _ := filepath.Glob(filepath.Join(shm.Dir(), shm.FilePrefix+g.id+"-r*"))
 	for _, f := range files {
 		_ = os.Remove(f)
+	}
+}
+
+// sweepDeadHostsSHM removes shared-memory files left by hosts that no
+// longer run. Files are unlinked as soon as all ranks map them, so only a
+// host killed while its group was being set up leaves any behind.
+func sweepDeadHostsSHM() {
+	files, _ := filepath.Glob(filepath.Join(shm.Dir(), shm.FilePrefix+"*-*-r*"))
+	for _, f := range files {
+		pidText, _, ok := strings.Cut(strings.TrimPrefix(filepath.Base(f), shm.FilePrefix), "-")
+		pid, err := strconv.Atoi(pidText)
+		if !ok || err != nil || pid <= 0 {
+			continue
+		}
+		if syscall.Kill(pid, 0) == syscall.ESRCH {
+			_ = os.Remove(f)
+		}
 	}
 }
 

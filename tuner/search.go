@@ -7,7 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -230,6 +232,9 @@ func (s *Searcher) search(ctx context.Context, job Job) (*Outcome, error) {
 	if !contains(strategy.Names(), job.Strategy) {
 		return nil, inputErrorf("unknown strategy %q (known: %s)", job.Strategy, strings.Join(strategy.Names(), ", "))
 	}
+	if backend == "cpu" {
+		sweepDeadHostsSHM()
+	}
 	path, err := PluginPath(s.PluginDir, job.Kernel, backend)
 	if err != nil {
 		return nil, err
@@ -389,10 +394,13 @@ func (ss *session) restart(ctx context.Context, first *rankProc) error {
 	return err
 }
 
+// newGroupID names a group's shared resources. It starts with the host's
+// PID so that a later search can tell files of a dead host (one killed with
+// SIGKILL while its ranks were still mapping them) from a live one's.
 func newGroupID() string {
 	b := make([]byte, 6)
 	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
+	return strconv.Itoa(os.Getpid()) + "-" + hex.EncodeToString(b)
 }
 
 // precompile lets rank 0 build every valid config ahead of timing (GPU
