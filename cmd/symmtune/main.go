@@ -83,7 +83,7 @@ func newRootCmd() *cobra.Command {
 	root.PersistentFlags().StringVar(&g.cachePath, "cache", cache.DefaultPath(), "tuned-config cache file (default $SYMMTUNE_CACHE, else $XDG_CACHE_HOME/symmtune/configs.toml)")
 	root.PersistentFlags().BoolVarP(&g.verbose, "verbose", "v", false, "log details, plugin output included, to stderr")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
-	root.AddCommand(newSearchCmd(g), newLookupCmd(g), newShowCmd(g), newPluginsCmd(g) /*REPLAY*/)
+	root.AddCommand(newSearchCmd(g), newLookupCmd(g), newShowCmd(g), newPluginsCmd(g), newReplayCmd())
 	return root
 }
 
