@@ -3,6 +3,8 @@
 #   make cuda       fetch CUDA 11.8 headers + libcuda link stub into .cuda/
 #                   (once, cached) and build the CUDA plugins into bin/cuda/
 #   make cuda-vet   go vet -tags cuda over the cuda-tagged packages
+#   make cuda-test  tests that need no GPU: compiles every shipped kernel with
+#                   the fetched NVRTC 11.8 (sm_90), so CI checks the CUDA C
 #   make bench-gpu  the GPU benchmark script (runs on a GPU machine; see bench/gpu.sh)
 #
 # Why the 11.8 headers: gorgonia.org/cu v0.9.6 does not compile against CUDA
@@ -15,7 +17,7 @@ CUDA_ENV     = CGO_ENABLED=1 CGO_CFLAGS="-I$(CUDA_INC)" CGO_LDFLAGS="-L$(CUDA_LI
 CUDA_PKGS    = ./symm/cudamem/... ./cuda/... ./plugins/allreduce/...
 CUDA_PLUGINS = allreduce
 
-.PHONY: cuda cuda-headers cuda-vet bench-gpu
+.PHONY: cuda cuda-headers cuda-vet cuda-test bench-gpu
 
 cuda-headers: $(CUDA_DIR)/ok
 
@@ -30,6 +32,11 @@ cuda: cuda-headers
 
 cuda-vet: cuda-headers
 	$(CUDA_ENV) $(GO) vet -tags cuda $(CUDA_PKGS)
+
+cuda-test: cuda-headers
+	$(CUDA_ENV) SYMMTUNE_NVRTC=$(CURDIR)/$(CUDA_DIR)/root/usr/lib/x86_64-linux-gnu/libnvrtc.so.11.2 \
+	  LD_LIBRARY_PATH=$(CURDIR)/$(CUDA_DIR)/root/usr/lib/x86_64-linux-gnu \
+	  $(GO) test -tags cuda -count=1 ./cuda/...
 
 # Runs on a GPU machine with the binaries already built (make build cuda
 # here, then carry them there): see bench/gpu.sh for what it measures.

@@ -1,7 +1,8 @@
 #!/bin/sh
 # fetch-cuda.sh DIR: put the CUDA 11.8 driver-API headers (cuda.h, nvrtc.h,
-# cudaTypedefs.h) and the libcuda link stub under DIR, without installing
-# anything system-wide.
+# cudaTypedefs.h), the libcuda link stub and NVRTC 11.8 (libnvrtc.so.11.2,
+# for compiling the kernels in tests without a GPU) under DIR, without
+# installing anything system-wide.
 #
 # Why 11.8: gorgonia.org/cu v0.9.6 does not compile against CUDA 13 headers
 # (cuCtxCreate changed signature), and Debian bookworm's non-free
@@ -30,12 +31,14 @@ APT="-o Dir::Etc::SourceList=$DIR/apt/sources.list -o Dir::Etc::SourceParts=/non
 # shellcheck disable=SC2086
 apt-get $APT -q update
 # shellcheck disable=SC2086
-(cd "$DIR/debs" && apt-get $APT -q download nvidia-cuda-dev libcuda1)
+(cd "$DIR/debs" && apt-get $APT -q download nvidia-cuda-dev libcuda1 libnvrtc11.2 libnvrtc-builtins11.8)
 mkdir -p "$DIR/root"
 dpkg-deb --fsys-tarfile "$DIR"/debs/nvidia-cuda-dev_*.deb |
 	tar -x -C "$DIR/root" ./usr/include/cuda.h ./usr/include/nvrtc.h ./usr/include/cudaTypedefs.h ./usr/include/cudaProfilerTypedefs.h 2>/dev/null ||
 	dpkg-deb --fsys-tarfile "$DIR"/debs/nvidia-cuda-dev_*.deb | tar -x -C "$DIR/root" ./usr/include/cuda.h ./usr/include/nvrtc.h ./usr/include/cudaTypedefs.h
 dpkg-deb -x "$DIR"/debs/libcuda1_*.deb "$DIR/root"
+dpkg-deb -x "$DIR"/debs/libnvrtc11.2_*.deb "$DIR/root"
+dpkg-deb -x "$DIR"/debs/libnvrtc-builtins11.8_*.deb "$DIR/root"
 LIB=$(dirname "$(find "$DIR/root" -name 'libcuda.so*' | head -1)")
 [ -f "$DIR/root/usr/include/cuda.h" ] && [ -n "$LIB" ] || { echo "fetch-cuda: headers or libcuda missing after extraction" >&2; exit 1; }
 # The package ships libcuda.so.1 (and a versioned file); the linker wants libcuda.so.

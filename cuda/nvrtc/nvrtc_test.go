@@ -1,0 +1,73 @@
+//go:build cuda
+
+package nvrtc
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+func TestArch(t *testing.T) {
+	for _, c := range []struct {
+		major, minor int
+		want         string
+	}{{8, 0, "sm_80"}, {8, 9, "sm_89"}, {9, 0, "sm_90a"}, {10, 0, "sm_100a"}} {
+		if got := Arch(c.major, c.minor); got != c.want {
+			t.Errorf("Arch(%d,%d) = %s, want %s", c.major, c.minor, got, c.want)
+		}
+	}
+}
+
+func TestCandidatesHonourEnv(t *testing.T) {
+	t.Setenv("SYMMTUNE_NVRTC", "/opt/x/libnvrtc.so.99")
+	if c := candidates(); len(c) != 1 || c[0] != "/opt/x/libnvrtc.so.99" {
+		t.Fatalf("candidates() = %v", c)
+	}
+}
+
+// TestCompileKernels compiles the CUDA sources symmtune ships (the barrier
+// and every all-reduce algorithm, both dtypes, worlds 2, 4 and 8) wherever
+// an NVRTC library is found; no GPU needed. It also checks that a second
+// Compile is served from the disk cache.
+func TestCompileKernels(t *testing.T) {
+	if _, _, err := Version(); err != nil {
+		t.Skipf("no NVRTC here: %v", err)
+	}
+	read := func(p string) string {
+		b, err := os.ReadFile(filepath.Join("..", "..", p))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	barrier := read("symm/cudamem/barrier.cuh")
+	common := read("plugins/allreduce/kernels/common.cuh")
+	ar := read("plugins/allreduce/kernels/allreduce.cu")
+	util := read("plugins/allreduce/kernels/util.cu")
+	// sm_90 rather than sm_90a: the oldest NVRTC this supports (11.8) has no sm_90a.
+	c := Compiler{Arch: "sm_90", CacheDir: t.TempDir()}
+	srcs := []Source{{Name: "barrier.cu", Text: barrier}}
+	for _, bf := range []string{"0", "1"} {
+		for _, w := range []string{"2", "4", "8"} {
+			macros := []string{"-DDTYPE_BF16=" + bf, "-DWORLD=" + w}
+			srcs = append(srcs, Source{Name: "util.cu", Text: barrier + common + util, Options: macros})
+			for _, algo := range []string{"1", "2", "3", "4"} {
+				opts := append(append([]string{}, macros...), "-DALGO="+algo, "-DTHREADS=256", "-DUNROLL=2")
+				srcs = append(srcs, Source{Name: "allreduce.cu", Text: barrier + common + ar, Options: opts})
+			}
+		}
+	}
+	for i, err := range c.CompileAll(t.Context(), srcs) {
+		if err != nil {
+			t.Errorf("%s %v: %v", srcs[i].Name, srcs[i].Options, err)
+		}
+	}
+	key, err := c.Key(srcs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(c.CacheDir, key+".cubin")); err != nil {
+		t.Errorf("cubin not cached: %v", err)
+	}
+}
