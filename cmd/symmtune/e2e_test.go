@@ -27,7 +27,7 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	for _, p := range []string{"allreduce"} {
+	for _, p := range []string{"allreduce", "matmulrs", "agmm"} {
 		out, err := exec.Command("go", "build", "-o", filepath.Join(dir, "symmtune-plugin-"+p), "../../plugins/"+p).CombinedOutput()
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "build plugin %s: %v\n%s", p, err, out)
@@ -49,10 +49,12 @@ func cli(t *testing.T, args ...string) (int, string, string) {
 	return code, out.String(), errb.String()
 }
 
-// shmFiles lists the shared-memory files symmtune left behind.
+// shmFiles lists the shared-memory files this test process's searches left
+// behind. Group ids start with the host's PID, so files of tests running in
+// other packages at the same time are not counted.
 func shmFiles(t *testing.T) []string {
 	t.Helper()
-	m, err := filepath.Glob(filepath.Join(shm.Dir(), shm.FilePrefix+"*"))
+	m, err := filepath.Glob(filepath.Join(shm.Dir(), fmt.Sprintf("%s%d-*", shm.FilePrefix, os.Getpid())))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -225,5 +227,43 @@ func TestPluginsAndShow(t *testing.T) {
 	cachePath := filepath.Join(t.TempDir(), "c.toml")
 	if code, out, _ := cli(t, "show", "--cache", cachePath); code != 0 || !strings.Contains(out, "no entries") {
 		t.Errorf("show on empty cache: exit %d, %q", code, out)
+	}
+}
+
+// TestEveryKernelAtWorld8 runs each shipped kernel's real plugin at eight
+// ranks: barrier sizing, flag layout and validation must hold at the world
+// size of an 8-GPU node, which the GPU machines here do not always offer.
+func TestEveryKernelAtWorld8(t *testing.T) {
+	tests := []struct{ kernel, shape string }{
+		{"allreduce", "n=8192"},
+		{"matmulrs", "m=256,n=64,k=64"},
+		{"agmm", "m=256,n=64,k=64"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.kernel, func(t *testing.T) {
+			dir := t.TempDir()
+			cachePath, logPath := filepath.Join(dir, "c.toml"), filepath.Join(dir, "l.jsonl")
+			code, out, errs := cli(t, "search", "--kernel", tc.kernel, "--world", "8", "--shape", tc.shape,
+				"--backend", "cpu", "--strategy", "random", "--budget-trials", "6", "--iters", "2",
+				"--cache", cachePath, "--log", logPath)
+			if code != 0 {
+				t.Fatalf("exit %d\n%s\n%s", code, out, errs)
+			}
+			for _, l := range readLog(t, logPath) {
+				if l.Status != "ok" || len(l.RanksUS) != 8 {
+					t.Errorf("%s: status %s (%s), %d rank times", l.Config, l.Status, l.Error, len(l.RanksUS))
+				}
+			}
+			store, err := cache.Load(cachePath)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if es := store.Entries(); len(es) != 1 || es[0].World != 8 {
+				t.Errorf("cache entries %+v", es)
+			}
+			if left := shmFiles(t); len(left) > 0 {
+				t.Errorf("shared-memory files left behind: %v", left)
+			}
+		})
 	}
 }
