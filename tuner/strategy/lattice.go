@@ -267,6 +267,61 @@ func (s *sampler) next(t *tracker) int {
 	return -1
 }
 
+// spread returns up to n fresh configs that cover the parameters' values
+// evenly: each pick is, among the next few configs of the permutation, the
+// one whose values were sampled least so far (the default and anything
+// already measured count). A plain random sample of a dozen configs often
+// misses a whole algorithm or impl; this one rarely does, so the local
+// searches start from every kind of kernel the space holds.
+func (s *sampler) spread(t *tracker, n int) []int {
+	l := t.lat
+	counts := make([][]int, len(l.sp.Params))
+	for d := range counts {
+		counts[d] = make([]int, l.size(d))
+	}
+	note := func(i int) {
+		for d, v := range l.idx[i] {
+			counts[d][v]++
+		}
+	}
+	for i := range l.valid {
+		if !t.fresh(i) {
+			note(i)
+		}
+	}
+	const window = 16
+	var out []int
+	for len(out) < n {
+		best, bestScore, bestPos := -1, -1.0, -1
+		seen := 0
+		for k := s.pos; k < len(s.perm) && seen < window; k++ {
+			i := s.perm[k]
+			if !t.fresh(i) {
+				continue
+			}
+			seen++
+			score := 0.0
+			for d, v := range l.idx[i] {
+				score += 1 / float64(1+counts[d][v])
+			}
+			if score > bestScore {
+				best, bestScore, bestPos = i, score, k
+			}
+		}
+		if best < 0 {
+			break
+		}
+		// Move the pick to the front of the unread permutation so next()
+		// stays a permutation of what is left.
+		s.perm[s.pos], s.perm[bestPos] = s.perm[bestPos], s.perm[s.pos]
+		s.pos++
+		t.propose(best)
+		note(best)
+		out = append(out, best)
+	}
+	return out
+}
+
 // sampleSize is how many random configs the local searches measure before
 // they start: enough to find a few good basins, a small share of the budget.
 func sampleSize(budget, dims int) int {

@@ -3,6 +3,7 @@ package strategy
 import (
 	"math"
 	"runtime"
+	"slices"
 
 	"gonum.org/v1/gonum/optimize"
 
@@ -36,10 +37,15 @@ const (
 // point is simply returned from Next and the held task is answered on the
 // following call. The goroutine only ever waits on a channel Next owns, so
 // the search is deterministic and stops cleanly (Close, or Next returning
-// nil). A discrete lattice makes Nelder-Mead stall once its simplex
-// shrinks inside one cell; after stallLimit revisits in a row the run is
-// stopped and restarted from the best config that has not yet been a
-// start, like pattern's restarts.
+// nil).
+//
+// The search measures the default and a spread sample first (as pattern
+// does), then starts runs from the best of them. A discrete lattice makes
+// Nelder-Mead stall once its simplex shrinks inside one cell: after
+// stallLimit revisits in a row the run is stopped, its best config is
+// polished one lattice step at a time to a local optimum (polishStep), and
+// a new run starts from the best config not yet a start and away from the
+// optima found so far (every third time from a fresh random config).
 type nelderMead struct {
 	*nmState
 }
@@ -53,10 +59,15 @@ type nmState struct {
 	optima   []int  // the best config of each finished run
 	runBest  int    // best config evaluated by the current run, -1: none
 	restarts int
-	run      *nmRun
-	pending  int // config handed out whose score the held task waits for, -1: none
-	stalls   int // revisits in a row in the current run
-	simplex  *nmSimplex
+	// polish is the config being polished after a run stalled, -1: none;
+	// polishList its neighbours, polishPos the next one to judge.
+	polish     int
+	polishList []int
+	polishPos  int
+	run        *nmRun
+	pending    int // config handed out whose score the held task waits for, -1: none
+	stalls     int // revisits in a row in the current run
+	simplex    *nmSimplex
 }
 
 // nmSimplex is an initial simplex whose vertices are being measured.
@@ -77,6 +88,7 @@ func newNelderMead(p Problem) (Strategy, error) {
 		starts:  make([]bool, len(l.valid)),
 		pending: -1,
 		runBest: -1,
+		polish:  -1,
 	}
 	nm := &nelderMead{st}
 	// Belt and braces: a host that drops the strategy without Close or
@@ -121,12 +133,16 @@ func (n *nelderMead) Next(history []Observation) []space.Config {
 			if st.t.fresh(st.t.lat.def) {
 				out = append(out, st.t.propose(st.t.lat.def))
 			}
-			for k := sampleSize(st.budget, st.dims()); k > 0; k-- {
-				if i := st.s.next(&st.t); i >= 0 {
-					out = append(out, st.t.propose(i))
-				}
+			for _, i := range st.s.spread(&st.t, sampleSize(st.budget, st.dims())) {
+				out = append(out, st.t.lat.valid[i])
 			}
 			if len(out) > 0 {
+				return out
+			}
+			continue
+		}
+		if st.polish >= 0 {
+			if out := st.polishStep(); out != nil {
 				return out
 			}
 			continue
@@ -302,10 +318,56 @@ func (st *nmState) stopRun() {
 		st.run = nil
 	}
 	if st.runBest >= 0 {
-		st.optima = append(st.optima, st.runBest)
+		st.polish, st.polishList = st.runBest, nil
 		st.runBest = -1
 	}
 	st.pending = -1
+}
+
+// polishStep finishes a stalled run on the lattice: Nelder-Mead's simplex
+// shrinks between lattice points and stalls near, not at, a local optimum,
+// so the run's best config is polled one step along each parameter
+// (first improvement, one trial at a time) until none of its neighbours
+// is better. That config is the run's local optimum. It returns the config
+// to measure next, or nil when the polish moved or ended.
+func (st *nmState) polishStep() []space.Config {
+	l := st.t.lat
+	if st.polishList == nil {
+		c := l.idx[st.polish]
+		st.polishPos = 0
+		st.polishList = []int{}
+		for _, d := range l.free {
+			for _, sign := range []int{-1, 1} {
+				v := c[d] + sign
+				if v < 0 || v >= l.size(d) {
+					continue
+				}
+				r := append([]int(nil), c...)
+				r[d] = v
+				if i := l.at(r, st.polish); i >= 0 && !slices.Contains(st.polishList, i) {
+					st.polishList = append(st.polishList, i)
+				}
+			}
+		}
+	}
+	for st.polishPos < len(st.polishList) {
+		i := st.polishList[st.polishPos]
+		if st.t.seen[i] {
+			st.polishPos++
+			if st.t.value(i) < st.t.value(st.polish) {
+				st.polish, st.polishList = i, nil
+				return nil
+			}
+			continue
+		}
+		if st.t.fresh(i) {
+			return []space.Config{st.t.propose(i)}
+		}
+		st.polishPos++
+	}
+	st.optima = append(st.optima, st.polish)
+	st.polish, st.polishList = -1, nil
+	return nil
 }
 
 // nmRun is one gonum optimize.Method run, driven through its channel

@@ -7,23 +7,27 @@ import (
 // pattern is a compass (Hooke-Jeeves style) pattern search on the index
 // lattice, with restarts.
 //
-// It measures the default and a small seeded random sample first, then
-// starts at the best of them. Each poll measures the neighbours of the
-// centre one step away along every parameter (index ±step in the
-// parameter's ordered values, clamped to its ends, mapped to the nearest
-// valid config when that point is invalid) plus, after a successful move,
-// the extrapolated point one more move along the same direction. The best
-// improving neighbour becomes the centre (the step widens when it was the
-// extrapolated point); no improvement narrows the step. When even the one-step neighbourhood
-// brings nothing the centre is a local optimum of the lattice, and the
-// search restarts from the best measured config that has not yet been a
-// centre, preferring one away from the optima found so far (or from a
-// fresh random config), until the budget or the space runs out.
+// It measures the default and a small seeded sample spread over every
+// parameter's values first, then starts at the best of them. A poll looks
+// at the centre's neighbours one step away along each parameter (index
+// ±step in the parameter's ordered values, clamped to its ends, mapped to
+// the nearest valid config when that point is invalid), plus, after a
+// successful move, the extrapolated point one more move along the same
+// direction. Neighbours are measured one at a time and the first that
+// beats the centre becomes the centre (first improvement); the step widens
+// when the extrapolated point was the one, and narrows when no neighbour
+// improves. When even the one-step neighbourhood brings nothing the centre
+// is a local optimum of the lattice, and the search restarts from the best
+// measured config that has not yet been a centre, preferring one more
+// than a step away from the optima found so far; every third restart
+// starts from a fresh random config instead. It goes on until the budget
+// (the host's) or the space runs out.
 //
 // Why this suits kernel spaces: parameters are short ordered lists (tile
-// sizes, stages, algorithms) whose neighbours are usually similar, valid
-// regions have holes (shared-memory limits), and measurements are batched
-// per poll so the host can run a poll's trials back to back.
+// sizes, stages, algorithms) whose neighbours usually perform alike, valid
+// regions have holes (shared-memory limits, divisibility rules) that the
+// nearest-valid mapping steps around, and one trial at a time costs nothing
+// extra: the host runs trials one after another on all the GPUs anyway.
 type pattern struct {
 	t         tracker
 	s         sampler
@@ -39,6 +43,8 @@ type pattern struct {
 	poll      []int // configs of the current poll
 	patternPt int   // the poll's extrapolated point, -1: none
 	polling   bool  // poll handed out, waiting for its results
+	pollPos   int   // next poll entry to judge
+	polls     int   // polls started, to rotate the parameter order
 }
 
 func newPattern(p Problem) (Strategy, error) {
@@ -67,9 +73,10 @@ func (p *pattern) Name() string { return Pattern }
 // Close is a no-op: pattern holds nothing.
 func (p *pattern) Close() {}
 
-// Next returns the next poll (or the initial sample, or a restart point).
-// Polls whose neighbours were all measured already are settled at once,
-// without a trial, so every non-nil answer holds fresh configs.
+// Next returns the initial sample (one batch), then one config at a time:
+// the next neighbour of the poll, or a restart point. Neighbours measured
+// before are judged without a trial, so every non-nil answer holds fresh
+// configs.
 func (p *pattern) Next(history []Observation) []space.Config {
 	p.t.ingest(history)
 	for !p.t.exhausted() {
@@ -79,10 +86,8 @@ func (p *pattern) Next(history []Observation) []space.Config {
 			if p.t.fresh(p.t.lat.def) {
 				out = append(out, p.t.propose(p.t.lat.def))
 			}
-			for n := sampleSize(p.budget, len(p.t.lat.free)); n > 0; n-- {
-				if i := p.s.next(&p.t); i >= 0 {
-					out = append(out, p.t.propose(i))
-				}
+			for _, i := range p.s.spread(&p.t, sampleSize(p.budget, len(p.t.lat.free))) {
+				out = append(out, p.t.lat.valid[i])
 			}
 			if len(out) > 0 {
 				return out
@@ -96,12 +101,12 @@ func (p *pattern) Next(history []Observation) []space.Config {
 			continue
 		}
 		if p.polling {
-			p.settle()
+			if out := p.advance(); out != nil {
+				return out
+			}
 			continue
 		}
-		if out := p.startPoll(); out != nil {
-			return out
-		}
+		p.startPoll()
 	}
 	return nil
 }
@@ -143,10 +148,10 @@ func (p *pattern) restart() []space.Config {
 	return []space.Config{p.t.propose(i)}
 }
 
-// startPoll builds the neighbourhood of the centre and hands out the
-// configs in it that were never measured. A poll with nothing fresh is
-// settled at once by the caller's loop.
-func (p *pattern) startPoll() []space.Config {
+// startPoll builds the neighbourhood of the centre, in the order advance
+// judges it: the extrapolated point first, then ±step along each
+// parameter, starting with a different parameter each poll.
+func (p *pattern) startPoll() {
 	l := p.t.lat
 	c := l.idx[p.centre]
 	p.poll = p.poll[:0]
@@ -177,7 +182,11 @@ func (p *pattern) startPoll() []space.Config {
 			}
 		}
 	}
-	for _, d := range p.t.lat.free {
+	// Rotate which parameter is polled first, so that with
+	// first-improvement polling no parameter is always last.
+	p.polls++
+	for k := range l.free {
+		d := l.free[(k+p.polls)%len(l.free)]
 		for _, sign := range []int{-1, 1} {
 			v := clampInt(c[d]+sign*p.step, 0, l.size(d)-1)
 			if v == c[d] {
@@ -189,45 +198,60 @@ func (p *pattern) startPoll() []space.Config {
 		}
 	}
 	p.polling = true
-	var out []space.Config
-	for _, i := range p.poll {
-		if p.t.fresh(i) {
-			out = append(out, p.t.propose(i))
-		}
-	}
-	return out
+	p.pollPos = 0
 }
 
-// settle moves to the best improving neighbour of the finished poll,
-// widening the step, or narrows the step; at step 1 without improvement it
-// ends this descent.
-func (p *pattern) settle() {
-	p.polling = false
-	best := -1
-	for _, i := range p.poll {
-		if best < 0 || p.t.value(i) < p.t.value(best) {
-			best = i
-		}
-	}
-	if best >= 0 && p.t.value(best) < p.t.value(p.centre) {
-		l := p.t.lat
-		p.move = make([]int, len(l.idx[best]))
-		for d := range p.move {
-			p.move[d] = l.idx[best][d] - l.idx[p.centre][d]
-		}
-		// Widen only when the extrapolated pattern move paid off: the
-		// descent is heading somewhere. Widening after every success
-		// wastes a poll of far points whenever the optimum is near.
-		if p.step < p.maxStep && best == p.patternPt {
-			p.step *= 2
-			if p.step > p.maxStep {
-				p.step = p.maxStep
+// advance measures the poll one config at a time and moves to the first
+// that beats the centre (first improvement): a trial costs seconds and the
+// host runs them one after another anyway, so there is nothing to gain
+// from measuring a whole poll once one neighbour already improves. Configs
+// measured before are judged without a trial. It returns the config to
+// measure next, or nil once the poll is settled.
+func (p *pattern) advance() []space.Config {
+	for p.pollPos < len(p.poll) {
+		i := p.poll[p.pollPos]
+		if p.t.seen[i] {
+			p.pollPos++
+			if p.t.value(i) < p.t.value(p.centre) {
+				p.succeed(i)
+				return nil
 			}
+			continue
 		}
-		p.centre = best
-		p.centres[best] = true
-		return
+		if p.t.fresh(i) {
+			return []space.Config{p.t.propose(i)}
+		}
+		p.pollPos++ // handed out but never measured: skip it
 	}
+	p.fail()
+	return nil
+}
+
+// succeed moves the centre to the improving config best.
+func (p *pattern) succeed(best int) {
+	p.polling = false
+	l := p.t.lat
+	p.move = make([]int, len(l.idx[best]))
+	for d := range p.move {
+		p.move[d] = l.idx[best][d] - l.idx[p.centre][d]
+	}
+	// Widen only when the extrapolated pattern move paid off: the
+	// descent is heading somewhere. Widening after every success wastes
+	// a poll of far points whenever the optimum is near.
+	if p.step < p.maxStep && best == p.patternPt {
+		p.step *= 2
+		if p.step > p.maxStep {
+			p.step = p.maxStep
+		}
+	}
+	p.centre = best
+	p.centres[best] = true
+}
+
+// fail narrows the step after a poll without improvement; at step 1 it
+// ends the descent: the centre is a local optimum of the lattice.
+func (p *pattern) fail() {
+	p.polling = false
 	p.move = nil
 	if p.step > 1 {
 		p.step /= 2

@@ -77,12 +77,15 @@ const (
 )
 
 // AutoChoice is the strategy auto picks when the budget does not cover
-// every valid config. Pattern search won on the recorded landscapes: it
-// reached the exhaustive optimum (within 3%) on every landscape and seed in
-// tuner/testdata with the fewest trials, and unlike Nelder-Mead it does not
-// treat the (often categorical or power-of-two) parameter values as a
-// continuous axis. See TestAutoChoiceIsBestOnLandscapes, which re-checks the
-// choice against the landscapes whenever they change.
+// every valid config. Pattern search did best on the recorded landscapes
+// (tuner/testdata: CPU matmul+reduce-scatter and all-gather+matmul, CUDA
+// all-reduce on H200s, a synthetic GEMM): with a fifth of the valid configs
+// it got within 3% of the exhaustive optimum on 212 of 230 runs (seeds
+// 1..10), against 205 for Nelder-Mead and 168 for random sampling, and
+// usually in fewer trials. It also needs no notion of distance between
+// categorical values, which Nelder-Mead's continuous simplex assumes.
+// TestAutoChoiceIsBestOnLandscapes re-checks the choice whenever the
+// landscapes change.
 const AutoChoice = Pattern
 
 // Names lists the strategy names New accepts, auto first.
