@@ -171,7 +171,7 @@ func TestAutoChoiceIsBestOnLandscapes(t *testing.T) {
 		}
 		opt, _ := l.Optimum()
 		for _, name := range []string{Random, Pattern, NelderMead} {
-			for seed := int64(1); seed <= 10; seed++ {
+			for seed := int64(1); seed <= 5; seed++ {
 				r, err := Replay(l, name, len(l.Valid)/5, seed)
 				if err != nil {
 					t.Fatal(err)
