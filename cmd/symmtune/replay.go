@@ -47,7 +47,7 @@ func newReplayCmd() *cobra.Command {
 			}
 			res, err := strategy.Replay(l, name, budget, seed)
 			if err != nil {
-				return fmt.Errorf("replay %s: %w", logPath, err)
+				return err // names the strategy and the log; *InputError for a bad name
 			}
 			out := cmd.OutOrStdout()
 			if asJSON {

@@ -235,14 +235,34 @@ func replay(l Landscape, name string, budget int, seed int64) (ReplayResult, []O
 	}
 	defer closeStrategy(s)
 	res := ReplayResult{Strategy: s.Name(), Seed: seed, SpaceSize: l.Space.Size(), ValidConfigs: len(l.Valid)}
+	history, err := drive(l, s, budget)
+	if err != nil {
+		return res, history, fmt.Errorf("replay %s on %s: %w", name, l.Path, err)
+	}
+	res.TrialsUsed = len(history)
+	var best Observation
+	found := false
+	for _, o := range history {
+		if o.OK && (!found || o.ScoreUS < best.ScoreUS) {
+			best, found = o, true
+		}
+	}
+	if found {
+		res.BestScoreUS = best.ScoreUS
+		res.BestConfig = best.Config.Any()
+	}
+	return res, history, nil
+}
+
+// drive runs s against the landscape the way the host does, up to budget
+// trials, checking the Strategy contract on every proposal.
+func drive(l Landscape, s Strategy, budget int) ([]Observation, error) {
 	valid := make(map[string]bool, len(l.Valid))
 	for _, c := range l.Valid {
 		valid[c.String()] = true
 	}
 	var history []Observation
 	seen := map[string]bool{}
-	var best Observation
-	found := false
 	for len(history) < budget {
 		batch := s.Next(history)
 		if len(batch) == 0 {
@@ -254,23 +274,14 @@ func replay(l Landscape, name string, budget int, seed int64) (ReplayResult, []O
 			}
 			key := c.String()
 			if !valid[key] {
-				return res, history, fmt.Errorf("replay %s on %s, trial %d: proposed %s, not a valid config: %w", name, l.Path, len(history)+1, key, errContract)
+				return history, fmt.Errorf("trial %d: proposed %s, not a valid config: %w", len(history)+1, key, errContract)
 			}
 			if seen[key] {
-				return res, history, fmt.Errorf("replay %s on %s, trial %d: proposed %s again: %w", name, l.Path, len(history)+1, key, errContract)
+				return history, fmt.Errorf("trial %d: proposed %s again: %w", len(history)+1, key, errContract)
 			}
 			seen[key] = true
-			o := l.Lookup(c)
-			history = append(history, o)
-			if o.OK && (!found || o.ScoreUS < best.ScoreUS) {
-				best, found = o, true
-			}
+			history = append(history, l.Lookup(c))
 		}
 	}
-	res.TrialsUsed = len(history)
-	if found {
-		res.BestScoreUS = best.ScoreUS
-		res.BestConfig = best.Config.Any()
-	}
-	return res, history, nil
+	return history, nil
 }

@@ -82,8 +82,9 @@ const (
 // all-reduce on H200s, a synthetic GEMM): with a fifth of the valid configs
 // it got within 3% of the exhaustive optimum on 106 of 115 runs (23
 // landscapes with 30 or more valid configs, seeds 1..5), against 102 for
-// Nelder-Mead and 82 for random sampling, and usually in fewer trials. It also needs no notion of distance between
-// categorical values, which Nelder-Mead's continuous simplex assumes.
+// Nelder-Mead and 82 for random sampling, and usually in fewer trials.
+// It also needs no notion of distance between categorical values, which
+// Nelder-Mead's continuous simplex assumes.
 // TestAutoChoiceIsBestOnLandscapes re-checks the choice whenever the
 // landscapes change.
 const AutoChoice = Pattern

@@ -16,10 +16,10 @@ var searching = []string{Exhaustive, Random, Pattern, NelderMead}
 
 func synthetic() []Landscape { return []Landscape{bowl(), plateau(), holes()} }
 
-// drive runs s like the host does, checking the Strategy contract on every
+// driveChecked runs s like the host does, checking the Strategy contract on every
 // batch: nothing observed is proposed again, nothing outside Valid is
 // proposed, and the budget is respected. It returns the trials in order.
-func drive(t *testing.T, l Landscape, s Strategy, budget int) []Observation {
+func driveChecked(t *testing.T, l Landscape, s Strategy, budget int) []Observation {
 	t.Helper()
 	valid := map[string]bool{}
 	for _, c := range l.Valid {
@@ -83,14 +83,14 @@ func TestContract(t *testing.T) {
 					defer closeStrategy(s)
 					// Drive past the budget: a strategy must stop by itself
 					// once everything is measured.
-					h := drive(t, l, s, len(l.Valid)+1)
+					h := driveChecked(t, l, s, len(l.Valid)+1)
 					if budget == len(l.Valid) && len(h) != len(l.Valid) {
 						t.Errorf("used %d trials of %d valid configs before stopping", len(h), len(l.Valid))
 					}
 					// And under a budget, the host cuts it short.
 					s2, _ := New(name, l.Problem(budget, 3))
 					defer closeStrategy(s2)
-					if h := drive(t, l, s2, budget); len(h) > budget {
+					if h := driveChecked(t, l, s2, budget); len(h) > budget {
 						t.Errorf("%d trials, budget %d", len(h), budget)
 					}
 				})
@@ -109,7 +109,7 @@ func TestDeterministicPerSeed(t *testing.T) {
 					t.Fatal(err)
 				}
 				defer closeStrategy(s)
-				return keys(drive(t, l, s, 40))
+				return keys(driveChecked(t, l, s, 40))
 			}
 			a, b := run(7), run(7)
 			if !reflect.DeepEqual(a, b) {
@@ -187,7 +187,7 @@ func TestLocalSearchesDescend(t *testing.T) {
 func TestRandomIsAPermutation(t *testing.T) {
 	l := holes()
 	s, _ := New(Random, l.Problem(0, 5))
-	h := drive(t, l, s, len(l.Valid))
+	h := driveChecked(t, l, s, len(l.Valid))
 	if len(h) != len(l.Valid) {
 		t.Fatalf("random covered %d of %d valid configs", len(h), len(l.Valid))
 	}
@@ -271,14 +271,14 @@ func TestNelderMeadReleasesGoroutine(t *testing.T) {
 
 	// Run to the end: Next returning nil has released it.
 	s, _ := New(NelderMead, l.Problem(0, 1))
-	drive(t, l, s, len(l.Valid)+1)
+	driveChecked(t, l, s, len(l.Valid)+1)
 	if n := runtime.NumGoroutine(); n > base {
 		t.Errorf("after Next returned nil: %d goroutines, %d before", n, base)
 	}
 
 	// Stop early with Close, twice.
 	s, _ = New(NelderMead, l.Problem(50, 1))
-	drive(t, l, s, 50)
+	driveChecked(t, l, s, 50)
 	if runtime.NumGoroutine() <= base {
 		t.Fatalf("no optimizer goroutine while the search is under way: the test checks nothing")
 	}
@@ -291,7 +291,7 @@ func TestNelderMeadReleasesGoroutine(t *testing.T) {
 	// Drop it without Close: the cleanup stops it.
 	func() {
 		s, _ := New(NelderMead, l.Problem(50, 1))
-		drive(t, l, s, 50)
+		driveChecked(t, l, s, 50)
 	}()
 	if n := settle(base); n > base {
 		t.Errorf("after dropping the strategy: %d goroutines, %d before", n, base)
