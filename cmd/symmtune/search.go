@@ -161,14 +161,18 @@ func defaultLogPath(cachePath string, j tuner.Job) string {
 	return filepath.Join(filepath.Dir(cachePath), "logs", name)
 }
 
-// progressReporter draws a progress line on the terminal: trial i/N, the
-// best score so far and the time left.
-type progressReporter struct{ bar *progressbar.ProgressBar }
+// progressReporter draws a progress line on the terminal: the job, trial
+// i/N, the best score so far and the time left.
+type progressReporter struct {
+	bar   *progressbar.ProgressBar
+	label string
+}
 
 func (p *progressReporter) Start(job tuner.Job, total int) {
+	p.label = fmt.Sprintf("%s w%d %s %s", job.Kernel, job.World, job.Dtype, job.ShapeText)
 	p.bar = progressbar.NewOptions(total,
 		progressbar.OptionSetWriter(os.Stderr),
-		progressbar.OptionSetDescription(fmt.Sprintf("%s w%d %s", job.Kernel, job.World, job.ShapeText)),
+		progressbar.OptionSetDescription(p.label+" | best: none yet"),
 		progressbar.OptionShowCount(),
 		progressbar.OptionSetPredictTime(true),
 		progressbar.OptionSetWidth(20),
@@ -180,12 +184,12 @@ func (p *progressReporter) Trial(done, total int, r tuner.Result, best *tuner.Re
 	if p.bar == nil {
 		return
 	}
-	desc := "best: none yet"
+	desc := p.label + " | best: none yet"
 	if best != nil {
-		desc = fmt.Sprintf("best %.1fµs", best.Score())
+		desc = fmt.Sprintf("%s | best %.1fµs", p.label, best.Score())
 	}
-	p.bar.Describe(desc)
 	_ = p.bar.Set(done)
+	p.bar.Describe(desc)
 }
 
 func (p *progressReporter) Finish() {
