@@ -210,40 +210,13 @@ func (s *Searcher) Search(ctx context.Context, job Job) (*Outcome, error) {
 func (s *Searcher) search(ctx context.Context, job Job) (*Outcome, error) {
 	start := time.Now()
 	job = job.withDefaults()
-	if s.Reporter == nil {
-		s.Reporter = nopReporter{}
-	}
-	if s.Logger == nil {
-		s.Logger = slog.Default()
-	}
-	if s.PluginLogger == nil {
-		s.PluginLogger = hclog.NewNullLogger()
-	}
-	backend, err := ResolveBackend(job.Backend, s.PluginDir, job.Kernel)
+	s.defaults()
+	backend, spec, err := s.resolve(job)
 	if err != nil {
 		return nil, err
-	}
-	if job.World < 1 {
-		return nil, inputErrorf("world size %d: want at least 1", job.World)
-	}
-	if backend == "cpu" && job.World > MaxCPUWorld {
-		return nil, inputErrorf("world size %d: the cpu backend runs at most %d ranks", job.World, MaxCPUWorld)
-	}
-	if !contains(strategy.Names(), job.Strategy) {
-		return nil, inputErrorf("unknown strategy %q (known: %s)", job.Strategy, strings.Join(strategy.Names(), ", "))
 	}
 	if backend == "cpu" {
 		sweepDeadHostsSHM()
-	}
-	path, err := PluginPath(s.PluginDir, job.Kernel, backend)
-	if err != nil {
-		return nil, err
-	}
-	spec := launchSpec{Path: path, Logger: s.PluginLogger, Start: job.Timeouts.Setup}
-	if job.Pin != "" {
-		if spec.Checksum, err = parsePin(job.Pin); err != nil {
-			return nil, inputErrorf("pinned checksum for %s: %v", job.Kernel, err)
-		}
 	}
 	if s.CachePath != "" {
 		// A corrupt cache would only be found when the winner is stored,
@@ -291,6 +264,74 @@ func (s *Searcher) search(ctx context.Context, job Job) (*Outcome, error) {
 		return ss.out, err
 	}
 	return ss.out, nil
+}
+
+// resolve checks what a job asks for without starting anything, and says
+// which backend and plugin binary will run it.
+func (s *Searcher) resolve(job Job) (string, launchSpec, error) {
+	backend, err := ResolveBackend(job.Backend, s.PluginDir, job.Kernel)
+	if err != nil {
+		return "", launchSpec{}, err
+	}
+	if job.World < 1 {
+		return "", launchSpec{}, inputErrorf("world size %d: want at least 1", job.World)
+	}
+	if backend == "cpu" && job.World > MaxCPUWorld {
+		return "", launchSpec{}, inputErrorf("world size %d: the cpu backend runs at most %d ranks", job.World, MaxCPUWorld)
+	}
+	if !contains(strategy.Names(), job.Strategy) {
+		return "", launchSpec{}, inputErrorf("unknown strategy %q (known: %s)", job.Strategy, strings.Join(strategy.Names(), ", "))
+	}
+	path, err := PluginPath(s.PluginDir, job.Kernel, backend)
+	if err != nil {
+		return "", launchSpec{}, err
+	}
+	spec := launchSpec{Path: path, Logger: s.PluginLogger, Start: job.Timeouts.Setup}
+	if job.Pin != "" {
+		if spec.Checksum, err = parsePin(job.Pin); err != nil {
+			return "", launchSpec{}, inputErrorf("pinned checksum for %s: %v", job.Kernel, err)
+		}
+	}
+	return backend, spec, nil
+}
+
+// defaults fills the optional fields a caller left empty.
+func (s *Searcher) defaults() {
+	if s.Reporter == nil {
+		s.Reporter = nopReporter{}
+	}
+	if s.Logger == nil {
+		s.Logger = slog.Default()
+	}
+	if s.PluginLogger == nil {
+		s.PluginLogger = hclog.NewNullLogger()
+	}
+}
+
+// Preflight checks every job the way Search would before its first trial
+// (plugin, shape, dtype, world size, at least one valid config), starting
+// one plugin process per job and nothing else. A job file with a mistake in
+// its last job then fails at once, before hours of earlier jobs run.
+func (s *Searcher) Preflight(ctx context.Context, jobs []Job) error {
+	s.defaults()
+	for i, job := range jobs {
+		job = job.withDefaults()
+		backend, spec, err := s.resolve(job)
+		if err != nil {
+			return fmt.Errorf("job %d (%s world %d %s %s): %w", i+1, job.Kernel, job.World, job.Dtype, job.ShapeText, err)
+		}
+		first, err := launch(spec, 0)
+		if err != nil {
+			return fmt.Errorf("job %d (%s): %w", i+1, job.Kernel, err)
+		}
+		ss := &session{s: s, job: job, spec: spec, backend: backend, out: &Outcome{}}
+		_, err = ss.describe(ctx, first)
+		first.stop(context.WithoutCancel(ctx))
+		if err != nil {
+			return fmt.Errorf("job %d (%s world %d %s %s): %w", i+1, job.Kernel, job.World, job.Dtype, job.ShapeText, err)
+		}
+	}
+	return nil
 }
 
 // describe asks rank 0 what the kernel is, checks the job against it, and

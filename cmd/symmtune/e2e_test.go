@@ -267,3 +267,27 @@ func TestEveryKernelAtWorld8(t *testing.T) {
 		})
 	}
 }
+
+// TestJobFileCheckedBeforeAnyJobRuns: a mistake in the last job of a job
+// file stops the search before the first job runs, with exit code 2, and
+// nothing is written.
+func TestJobFileCheckedBeforeAnyJobRuns(t *testing.T) {
+	dir := t.TempDir()
+	job := filepath.Join(dir, "jobs.toml")
+	body := "backend = \"cpu\"\niters = 2\n" +
+		"[[job]]\nkernel = \"allreduce\"\nworlds = [2]\ndtypes = [\"f32\"]\nshapes = [\"n=4096\"]\n" +
+		"[[job]]\nkernel = \"matmulrs\"\nworlds = [3]\ndtypes = [\"f32\"]\nshapes = [\"m=256,n=64,k=64\"]\n"
+	if err := os.WriteFile(job, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cachePath, logPath := filepath.Join(dir, "c.toml"), filepath.Join(dir, "l.jsonl")
+	code, out, errs := cli(t, "search", "--config", job, "--cache", cachePath, "--log", logPath)
+	if code != 2 || !strings.Contains(errs, "job 2") || !strings.Contains(errs, "not divisible by world 3") {
+		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, out, errs)
+	}
+	for _, p := range []string{cachePath, logPath} {
+		if _, err := os.Stat(p); !os.IsNotExist(err) {
+			t.Errorf("%s exists after a refused job file", p)
+		}
+	}
+}

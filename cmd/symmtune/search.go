@@ -140,15 +140,36 @@ func runSearch(cmd *cobra.Command, g *globals, f *searchFlags) error {
 	if interactive {
 		s.Reporter = &progressReporter{}
 	}
+	if len(jobs) > 1 {
+		// Check every job before the first one runs: a mistake in the last
+		// job of a long file must not surface hours in.
+		if err := s.Preflight(cmd.Context(), jobs); err != nil {
+			return err
+		}
+	}
+	var failed []string
 	for _, job := range jobs {
 		o, err := s.Search(cmd.Context(), job)
-		if err != nil {
+		if err == nil {
+			printOutcome(out, o, f.top)
+			continue
+		}
+		err = fmt.Errorf("%s world %d %s %s: %w", job.Kernel, job.World, job.Dtype, job.ShapeText, err)
+		var ie *tuner.InputError
+		if cmd.Context().Err() != nil || errors.As(err, &ie) || len(jobs) == 1 {
 			if o != nil && o.Interrupted {
 				fmt.Fprintf(cmd.ErrOrStderr(), "interrupted: %d trials are in %s; continue with --resume %s\n", len(o.Results), logPath, logPath)
 			}
-			return fmt.Errorf("%s world %d %s %s: %w", job.Kernel, job.World, job.Dtype, job.ShapeText, err)
+			return err
 		}
-		printOutcome(out, o, f.top)
+		// One job failing (no config ran correctly, ranks that would not
+		// start) must not cost the others their results.
+		fmt.Fprintf(cmd.ErrOrStderr(), "symmtune: %v; going on with the next job\n", err)
+		failed = append(failed, fmt.Sprintf("%s world %d %s %s", job.Kernel, job.World, job.Dtype, job.ShapeText))
+	}
+	if len(failed) > 0 {
+		fmt.Fprintf(out, "trial log: %s\ncache: %s\n", logPath, g.cachePath)
+		return fmt.Errorf("%d of %d jobs failed: %s", len(failed), len(jobs), strings.Join(failed, "; "))
 	}
 	fmt.Fprintf(out, "trial log: %s\ncache: %s\n", logPath, g.cachePath)
 	return nil
