@@ -96,7 +96,7 @@ func (cudaKernel) Describe() sdk.Description {
 		Default: space.Config{
 			pAlgo: space.Str(oneShot), pThreads: space.Int(128), pBlocks: space.Int(1), pUnroll: space.Int(1),
 		},
-		Summary: "all-reduce (sum) of n elements across GPUs over CUDA IPC: one-shot or two-shot, pull-based 16-byte loads over NVLink",
+		Summary: "all-reduce (sum) of n elements across GPUs over CUDA IPC: one-shot, pull or push two-shot, or copy-engine two-shot, 16-byte accesses over NVLink",
 	}
 }
 
