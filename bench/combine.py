@@ -2,8 +2,10 @@
 
     python3 bench/combine.py LOGDIR > summary.md
 
-symmtune's number is the search's winner (median over iterations per rank,
-max across ranks, re-measured by the host), read from the search output's
+symmtune's number is the search's winner as re-measured by the host: the
+median over iterations of the per-iteration max across ranks, which is never
+below the peers' statistic (max across ranks of each rank's median; in the
+2026-11-21 logs it was 0.03-0.16 µs above it), read from the search output's
 "winner:" line, its config with it. Peers come from peer_baselines.py's CSV
 (kind,impl,shape,us) by message bytes.
 """
@@ -41,7 +43,7 @@ def main(d):
     if os.path.exists(mp):
         machine = open(mp).read().splitlines()[0]
     print(f"# symmtune CUDA all-reduce vs peers, bf16 ({machine})\n")
-    print("Times in µs: CUDA events around one call on each rank after a device-side barrier, median over iterations, max across ranks.\n")
+    print("Times in µs: CUDA events around one call on each rank after a device-side barrier, median over iterations, max across ranks (symmtune: median of the per-iteration max across ranks, never below the peers' max of per-rank medians).\n")
     for w in sorted({k[0] for k in rows} | {k[0] for k in peers}):
         print(f"## {w} GPUs\n")
         print("| size | symmtune | NCCL | symm_mem one_shot | symm_mem two_shot | vs NCCL | vs best symm_mem | symmtune config | trials |")
