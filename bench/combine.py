@@ -5,7 +5,7 @@
 symmtune's number is the search's winner as re-measured by the host: the
 median over iterations of the per-iteration max across ranks, which is never
 below the peers' statistic (max across ranks of each rank's median; in the
-2026-11-21 logs it was 0.03-0.16 µs above it), read from the search output's
+2026-11-21 logs it was 0 to 0.19 µs above it), read from the search output's
 "winner:" line, its config with it. Peers come from peer_baselines.py's CSV
 (kind,impl,shape,us) by message bytes.
 """
