@@ -3,6 +3,7 @@ package strategy
 import (
 	"math"
 	"math/rand"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -55,6 +56,47 @@ func newLattice(p Problem) (*lattice, error) {
 	}
 	return l, nil
 }
+
+// neighbours lists the valid configs one move away from valid config i,
+// without repeats: step positions either way along each ordered parameter
+// (clamped to its ends) and every other value of a categorical one, each
+// mapped to the nearest valid config when that point is invalid. rotate
+// picks which parameter comes first, so that searches that take the first
+// improvement do not always judge the same parameter last.
+func (l *lattice) neighbours(i, step, rotate int) []int {
+	c := l.idx[i]
+	var out []int
+	add := func(r []int) {
+		if j := l.at(r, i); j >= 0 && !slices.Contains(out, j) {
+			out = append(out, j)
+		}
+	}
+	for k := range l.free {
+		d := l.free[(k+rotate)%len(l.free)]
+		var vals []int
+		if l.categorical(d) {
+			// Named alternatives (algorithms, impls) have no order:
+			// every other value is one move away.
+			for v := 0; v < l.size(d); v++ {
+				vals = append(vals, v)
+			}
+		} else {
+			vals = []int{clampInt(c[d]-step, 0, l.size(d)-1), clampInt(c[d]+step, 0, l.size(d)-1)}
+		}
+		for _, v := range vals {
+			if v != c[d] {
+				r := append([]int(nil), c...)
+				r[d] = v
+				add(r)
+			}
+		}
+	}
+	return out
+}
+
+// categorical reports whether parameter d takes string values: named
+// alternatives such as algorithms, whose order in the list means nothing.
+func (l *lattice) categorical(d int) bool { return l.sp.Params[d].Values[0].IsStr }
 
 // size returns the number of values of parameter d.
 func (l *lattice) size(d int) int { return len(l.sp.Params[d].Values) }

@@ -3,7 +3,6 @@ package strategy
 import (
 	"math"
 	"runtime"
-	"slices"
 
 	"gonum.org/v1/gonum/optimize"
 
@@ -333,22 +332,8 @@ func (st *nmState) stopRun() {
 func (st *nmState) polishStep() []space.Config {
 	l := st.t.lat
 	if st.polishList == nil {
-		c := l.idx[st.polish]
 		st.polishPos = 0
-		st.polishList = []int{}
-		for _, d := range l.free {
-			for _, sign := range []int{-1, 1} {
-				v := c[d] + sign
-				if v < 0 || v >= l.size(d) {
-					continue
-				}
-				r := append([]int(nil), c...)
-				r[d] = v
-				if i := l.at(r, st.polish); i >= 0 && !slices.Contains(st.polishList, i) {
-					st.polishList = append(st.polishList, i)
-				}
-			}
-		}
+		st.polishList = append([]int{}, l.neighbours(st.polish, 1, 0)...)
 	}
 	for st.polishPos < len(st.polishList) {
 		i := st.polishList[st.polishPos]

@@ -1,6 +1,8 @@
 package strategy
 
 import (
+	"slices"
+
 	"github.com/symmtune/symmtune/space"
 )
 
@@ -155,18 +157,6 @@ func (p *pattern) startPoll() {
 	l := p.t.lat
 	c := l.idx[p.centre]
 	p.poll = p.poll[:0]
-	add := func(r []int) {
-		i := l.at(r, p.centre)
-		if i < 0 {
-			return
-		}
-		for _, j := range p.poll {
-			if j == i {
-				return
-			}
-		}
-		p.poll = append(p.poll, i)
-	}
 	p.patternPt = -1
 	if p.move != nil {
 		r := make([]int, len(c))
@@ -175,26 +165,17 @@ func (p *pattern) startPoll() {
 			r[d] = clampInt(c[d]+p.move[d], 0, l.size(d)-1)
 			moved = moved || r[d] != c[d]
 		}
-		if moved {
-			add(r)
-			if len(p.poll) > 0 {
-				p.patternPt = p.poll[0]
-			}
+		if i := l.at(r, p.centre); moved && i >= 0 {
+			p.poll = append(p.poll, i)
+			p.patternPt = i
 		}
 	}
 	// Rotate which parameter is polled first, so that with
 	// first-improvement polling no parameter is always last.
 	p.polls++
-	for k := range l.free {
-		d := l.free[(k+p.polls)%len(l.free)]
-		for _, sign := range []int{-1, 1} {
-			v := clampInt(c[d]+sign*p.step, 0, l.size(d)-1)
-			if v == c[d] {
-				continue
-			}
-			r := append([]int(nil), c...)
-			r[d] = v
-			add(r)
+	for _, i := range l.neighbours(p.centre, p.step, p.polls) {
+		if !slices.Contains(p.poll, i) {
+			p.poll = append(p.poll, i)
 		}
 	}
 	p.polling = true
