@@ -43,7 +43,10 @@ func TestFaultInjectionSearch(t *testing.T) {
 		hangMin, hangMax time.Duration
 	}{
 		{world: 2, verifyBench: 3 * time.Second, hangMin: 3 * time.Second, hangMax: 20 * time.Second},
-		{world: 4, verifyBench: time.Minute, hangMin: 3 * time.Second, hangMax: 30 * time.Second},
+		// hangMax sits just under the one-minute ceiling: what is tested is
+		// that the scaled deadline, not the ceiling, ended the hang; a
+		// tighter bound would be a wall-clock threshold that load can break.
+		{world: 4, verifyBench: time.Minute, hangMin: 3 * time.Second, hangMax: 55 * time.Second},
 	} {
 		world := tc.world
 		t.Run(fmt.Sprintf("W%d", world), func(t *testing.T) {
