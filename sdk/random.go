@@ -18,6 +18,20 @@ func Uniform(seed uint64, rank int, i int64) float64 {
 	return float64(x>>11)*(1.0/(1<<53))*2 - 1
 }
 
+// UniformSum is the float64 reference of an all-reduce (sum) over world
+// ranks whose inputs come from Uniform under seed, each element rounded to
+// float32 as the ranks hold it: element i is the sum over ranks of
+// float32(Uniform(seed, r, i)).
+func UniformSum(seed uint64, world int, n int64) []float64 {
+	ref := make([]float64, n)
+	for i := range ref {
+		for r := 0; r < world; r++ {
+			ref[i] += float64(float32(Uniform(seed, r, int64(i))))
+		}
+	}
+	return ref
+}
+
 func splitmix64(x uint64) uint64 {
 	x += 0x9E3779B97F4A7C15
 	x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9

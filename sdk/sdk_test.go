@@ -93,3 +93,13 @@ func TestDescriptionRoundTripAndChecks(t *testing.T) {
 		t.Errorf("problem round trip: %+v", got)
 	}
 }
+
+func TestUniformSumIsTheSumOfRanksFloat32Inputs(t *testing.T) {
+	ref := UniformSum(7, 3, 5)
+	for i := int64(0); i < 5; i++ {
+		want := float64(float32(Uniform(7, 0, i))) + float64(float32(Uniform(7, 1, i))) + float64(float32(Uniform(7, 2, i)))
+		if ref[i] != want {
+			t.Errorf("element %d: %v, want %v", i, ref[i], want)
+		}
+	}
+}
