@@ -17,23 +17,22 @@ type ordered struct {
 }
 
 func newExhaustive(p Problem) (Strategy, error) {
-	l, err := newLattice(p)
-	if err != nil {
-		return nil, err
-	}
-	var order []int
-	if len(l.valid) > 0 {
-		order = append(order, l.def)
-	}
-	for i := range l.valid {
-		if i != l.def {
-			order = append(order, i)
+	return newOrdered(p, Exhaustive, func(n int) []int {
+		perm := make([]int, n)
+		for i := range perm {
+			perm[i] = i
 		}
-	}
-	return &ordered{name: Exhaustive, t: newTracker(l), order: order}, nil
+		return perm
+	})
 }
 
 func newRandom(p Problem) (Strategy, error) {
+	return newOrdered(p, Random, rand.New(rand.NewSource(seedFor(p.Seed, Random))).Perm)
+}
+
+// newOrdered measures the default first, then the valid configs in the
+// order perm gives their indexes.
+func newOrdered(p Problem, name string, perm func(n int) []int) (Strategy, error) {
 	l, err := newLattice(p)
 	if err != nil {
 		return nil, err
@@ -42,12 +41,12 @@ func newRandom(p Problem) (Strategy, error) {
 	if len(l.valid) > 0 {
 		order = append(order, l.def)
 	}
-	for _, i := range rand.New(rand.NewSource(seedFor(p.Seed, Random))).Perm(len(l.valid)) {
+	for _, i := range perm(len(l.valid)) {
 		if i != l.def {
 			order = append(order, i)
 		}
 	}
-	return &ordered{name: Random, t: newTracker(l), order: order}, nil
+	return &ordered{name: name, t: newTracker(l), order: order}, nil
 }
 
 func (o *ordered) Name() string { return o.name }
