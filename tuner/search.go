@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -279,7 +280,7 @@ func (s *Searcher) resolve(job Job) (string, launchSpec, error) {
 	if backend == "cpu" && job.World > MaxCPUWorld {
 		return "", launchSpec{}, inputErrorf("world size %d: the cpu backend runs at most %d ranks", job.World, MaxCPUWorld)
 	}
-	if !contains(strategy.Names(), job.Strategy) {
+	if !slices.Contains(strategy.Names(), job.Strategy) {
 		return "", launchSpec{}, inputErrorf("unknown strategy %q (known: %s)", job.Strategy, strings.Join(strategy.Names(), ", "))
 	}
 	path, err := PluginPath(s.PluginDir, job.Kernel, backend)
@@ -351,14 +352,14 @@ func (ss *session) describe(ctx context.Context, r *rankProc) ([]space.Config, e
 	if desc.Name != job.Kernel {
 		return nil, fmt.Errorf("plugin %s says it is %q, not %q", ss.spec.Path, desc.Name, job.Kernel)
 	}
-	if !contains(desc.Backends, ss.backend) {
+	if !slices.Contains(desc.Backends, ss.backend) {
 		return nil, inputErrorf("kernel %s: plugin %s serves backends %v, not %s", job.Kernel, ss.spec.Path, desc.Backends, ss.backend)
 	}
 	shape, err := space.ParseShape(job.ShapeText, desc.Dims)
 	if err != nil {
 		return nil, &InputError{fmt.Errorf("kernel %s: %w", job.Kernel, err)}
 	}
-	if !contains(desc.Dtypes, job.Dtype) {
+	if !slices.Contains(desc.Dtypes, job.Dtype) {
 		return nil, inputErrorf("kernel %s (%s) does not take dtype %q (it takes %s)", job.Kernel, ss.backend, job.Dtype, strings.Join(desc.Dtypes, ", "))
 	}
 	hw, err := r.kernel.Hardware(cctx, &pb.HardwareRequest{Backend: ss.backend, World: int32(job.World)})
@@ -406,15 +407,6 @@ func grpcMessage(err error) string {
 		return msg[i+len("desc = "):]
 	}
 	return msg
-}
-
-func contains(xs []string, x string) bool {
-	for _, y := range xs {
-		if y == x {
-			return true
-		}
-	}
-	return false
 }
 
 // restart replaces the group with a fresh one; first, when non-nil, is an
