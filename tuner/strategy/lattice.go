@@ -94,6 +94,43 @@ func (l *lattice) neighbours(i, step, rotate int) []int {
 	return out
 }
 
+// trades lists the valid configs one trade away from valid config i: one
+// ordered parameter a step up while another goes a step down, for every
+// pair, without repeats and without what neighbours(i, 1, ·) already
+// lists. Kernel spaces are full of ridges along such trades: the work of a
+// block is blocks × threads × elements per thread, a tile's area is
+// block_m × block_n, so the best configs often sit on a diagonal that axis
+// moves alone cannot follow (each single step off the ridge is worse). A
+// point off the lattice is skipped rather than clamped: clamped, it would
+// be an axis move.
+func (l *lattice) trades(i int) []int {
+	c := l.idx[i]
+	axis := l.neighbours(i, 1, 0)
+	var out []int
+	for a, da := range l.free {
+		if l.categorical(da) {
+			continue
+		}
+		for _, db := range l.free[a+1:] {
+			if l.categorical(db) {
+				continue
+			}
+			for _, s := range [2]int{1, -1} {
+				va, vb := c[da]+s, c[db]-s
+				if va < 0 || va >= l.size(da) || vb < 0 || vb >= l.size(db) {
+					continue
+				}
+				r := append([]int(nil), c...)
+				r[da], r[db] = va, vb
+				if j := l.at(r, i); j >= 0 && !slices.Contains(out, j) && !slices.Contains(axis, j) {
+					out = append(out, j)
+				}
+			}
+		}
+	}
+	return out
+}
+
 // categorical reports whether parameter d takes string values: named
 // alternatives such as algorithms, whose order in the list means nothing.
 func (l *lattice) categorical(d int) bool { return l.sp.Params[d].Values[0].IsStr }

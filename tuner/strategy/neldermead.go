@@ -325,15 +325,15 @@ func (st *nmState) stopRun() {
 
 // polishStep finishes a stalled run on the lattice: Nelder-Mead's simplex
 // shrinks between lattice points and stalls near, not at, a local optimum,
-// so the run's best config is polled one step along each parameter
-// (first improvement, one trial at a time) until none of its neighbours
-// is better. That config is the run's local optimum. It returns the config
+// so the run's best config is polled one step along each parameter, then
+// along the trades between two parameters (lattice.trades), first
+// improvement, one trial at a time, until none of those is better. That config is the run's local optimum. It returns the config
 // to measure next, or nil when the polish moved or ended.
 func (st *nmState) polishStep() []space.Config {
 	l := st.t.lat
 	if st.polishList == nil {
 		st.polishPos = 0
-		st.polishList = append([]int{}, l.neighbours(st.polish, 1, 0)...)
+		st.polishList = append(l.neighbours(st.polish, 1, 0), l.trades(st.polish)...)
 	}
 	for st.polishPos < len(st.polishList) {
 		i := st.polishList[st.polishPos]

@@ -18,7 +18,9 @@ import (
 // direction. Neighbours are measured one at a time and the first that
 // beats the centre becomes the centre (first improvement); the step widens
 // when the extrapolated point was the one, and narrows when no neighbour
-// improves. When even the one-step neighbourhood brings nothing the centre
+// improves. When even the one-step neighbourhood brings nothing, the
+// centre's trades are polled (one parameter a step up, another a step
+// down: see lattice.trades); when those bring nothing either the centre
 // is a local optimum of the lattice, and the search restarts from the best
 // measured config that has not yet been a centre, preferring one more
 // than a step away from the optima found so far; every third restart
@@ -47,6 +49,7 @@ type pattern struct {
 	polling   bool  // poll handed out, waiting for its results
 	pollPos   int   // next poll entry to judge
 	polls     int   // polls started, to rotate the parameter order
+	trading   bool  // the poll is the centre's trades, after its step-1 poll failed
 }
 
 func newPattern(p Problem) (Strategy, error) {
@@ -173,7 +176,11 @@ func (p *pattern) startPoll() {
 	// Rotate which parameter is polled first, so that with
 	// first-improvement polling no parameter is always last.
 	p.polls++
-	for _, i := range l.neighbours(p.centre, p.step, p.polls) {
+	around := l.neighbours(p.centre, p.step, p.polls)
+	if p.trading {
+		around = l.trades(p.centre)
+	}
+	for _, i := range around {
 		if !slices.Contains(p.poll, i) {
 			p.poll = append(p.poll, i)
 		}
@@ -211,6 +218,7 @@ func (p *pattern) advance() []space.Config {
 // succeed moves the centre to the improving config best.
 func (p *pattern) succeed(best int) {
 	p.polling = false
+	p.trading = false
 	l := p.t.lat
 	p.move = make([]int, len(l.idx[best]))
 	for d := range p.move {
@@ -230,7 +238,9 @@ func (p *pattern) succeed(best int) {
 }
 
 // fail narrows the step after a poll without improvement; at step 1 it
-// ends the descent: the centre is a local optimum of the lattice.
+// polls the centre's trades (see lattice.trades), and when those bring
+// nothing either it ends the descent: the centre is a local optimum of the
+// lattice.
 func (p *pattern) fail() {
 	p.polling = false
 	p.move = nil
@@ -238,6 +248,11 @@ func (p *pattern) fail() {
 		p.step /= 2
 		return
 	}
+	if !p.trading {
+		p.trading = true
+		return
+	}
+	p.trading = false
 	p.optima = append(p.optima, p.centre)
 	p.centre = -1
 }
