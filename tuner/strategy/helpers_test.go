@@ -92,6 +92,15 @@ func bowl() Landscape {
 		})
 }
 
+// named: only named parameters vary, so there is no order to walk and
+// nothing for a simplex to span.
+func named() Landscape {
+	return synth("named", []space.Param{strParam("alg", "one_shot", "ring", "two_shot", "tree", "push"), strParam("impl", "fused", "sequential", "ce")},
+		func(idx []int) outcome {
+			return outcome{"ok", 100 + 10*noise(idxKey(idx))}
+		})
+}
+
 // plateau: flat almost everywhere, a narrow well in one corner with a cliff
 // of failing configs on its edge.
 func plateau() Landscape {

@@ -21,10 +21,14 @@ const (
 // nelderMead runs gonum's optimize.NelderMead over the index lattice, with
 // restarts.
 //
-// Coordinates are continuous, one per parameter with more than one value,
-// normalised to [0, 1] so that one simplex spans every parameter alike;
-// a point maps to value index round(x·(len-1)) and then to the nearest
-// valid config. The objective is that config's measured score (a failed
+// Coordinates are continuous, one per ordered parameter with more than one
+// value, normalised to [0, 1] so that one simplex spans every parameter
+// alike; a point maps to value index round(x·(len-1)) and then to the
+// nearest valid config. Named parameters (algorithm, impl) are not
+// coordinates: their values have no order, so "halfway between two
+// algorithms" means nothing, and each has its own best tiles. A run holds
+// them at its start config's values; the lattice polish (where every
+// other named value is one move away) and the restarts change them. The objective is that config's measured score (a failed
 // one gets failedPenalty, a point off the lattice outOfBounds plus its
 // distance), and each config is measured at most once: revisits are
 // answered from memory without a trial.
@@ -67,6 +71,11 @@ type nmState struct {
 	pending    int // config handed out whose score the held task waits for, -1: none
 	stalls     int // revisits in a row in the current run
 	simplex    *nmSimplex
+	// axes are the ordered parameters the simplex moves along; the named
+	// ones (algorithm, impl) are held at class, the start's values, for a
+	// whole run.
+	axes  []int
+	class []int
 }
 
 // nmSimplex is an initial simplex whose vertices are being measured.
@@ -89,6 +98,11 @@ func newNelderMead(p Problem) (Strategy, error) {
 		runBest: -1,
 		polish:  -1,
 	}
+	for _, d := range l.free {
+		if !l.categorical(d) {
+			st.axes = append(st.axes, d)
+		}
+	}
 	nm := &nelderMead{st}
 	// Belt and braces: a host that drops the strategy without Close or
 	// without running it to the end still gets the goroutine back.
@@ -102,7 +116,7 @@ func (n *nelderMead) Name() string { return NelderMead }
 // Next must not be called after it.
 func (n *nelderMead) Close() { n.stopRun() }
 
-func (st *nmState) dims() int { return len(st.t.lat.free) }
+func (st *nmState) dims() int { return len(st.axes) }
 
 // Next answers the evaluation gonum is waiting for with the score of the
 // config measured since the last call, then runs the optimizer until it
@@ -132,7 +146,7 @@ func (n *nelderMead) Next(history []Observation) []space.Config {
 			if st.t.fresh(st.t.lat.def) {
 				out = append(out, st.t.propose(st.t.lat.def))
 			}
-			for _, i := range st.s.spread(&st.t, sampleSize(st.budget, st.dims())) {
+			for _, i := range st.s.spread(&st.t, sampleSize(st.budget, len(st.t.lat.free))) {
 				out = append(out, st.t.lat.valid[i])
 			}
 			if len(out) > 0 {
@@ -209,8 +223,11 @@ func (st *nmState) objective(i int) float64 {
 func (st *nmState) eval(x []float64) (i int, f float64) {
 	l := st.t.lat
 	pt := make([]float64, len(l.sp.Params))
+	for d, v := range st.class {
+		pt[d] = float64(v)
+	}
 	out := 0.0
-	for k, d := range l.free {
+	for k, d := range st.axes {
 		hi := float64(l.size(d) - 1)
 		v := x[k] * hi
 		if v < -0.5 {
@@ -251,17 +268,18 @@ func (st *nmState) restart() (out []space.Config, ok bool) {
 	st.starts[start] = true
 	l := st.t.lat
 	c := l.idx[start]
+	st.class = append(st.class[:0], c...)
 	sx := &nmSimplex{}
 	vertex := func(r []int) {
-		x := make([]float64, len(l.free))
-		for k, d := range l.free {
+		x := make([]float64, len(st.axes))
+		for k, d := range st.axes {
 			x[k] = float64(r[d]) / float64(l.size(d)-1)
 		}
 		sx.x = append(sx.x, x)
 		sx.cfg = append(sx.cfg, l.at(r, -1))
 	}
 	vertex(c)
-	for _, d := range l.free {
+	for _, d := range st.axes {
 		size := l.size(d)
 		off := int(math.Round(0.25 * float64(size-1)))
 		if off < 1 {
@@ -291,7 +309,13 @@ func (st *nmState) startRun() {
 	st.stalls = 0
 	dim := st.dims()
 	if dim == 0 {
-		return // one config: the sample already measured it
+		// Only named parameters vary (or none): nothing for a simplex
+		// to move along. The polish walks the named alternatives.
+		for _, i := range sx.cfg {
+			st.noteRunBest(i)
+		}
+		st.stopRun()
+		return
 	}
 	values := make([]float64, len(sx.cfg))
 	for k, i := range sx.cfg {

@@ -14,7 +14,7 @@ import (
 
 var searching = []string{Exhaustive, Random, Pattern, NelderMead}
 
-func synthetic() []Landscape { return []Landscape{bowl(), plateau(), holes()} }
+func synthetic() []Landscape { return []Landscape{bowl(), plateau(), holes(), named()} }
 
 // driveChecked runs s like the host does, checking the Strategy contract on every
 // batch: nothing observed is proposed again, nothing outside Valid is
