@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Re-records the CPU landscapes in tuner/testdata/ (the trial logs that
+# tuner/strategy's acceptance test replays): one exhaustive search per
+# (kernel, world, shape), logged with `search --log`. Run it on an otherwise
+# idle machine: a landscape measured under load has a noisy top end, and
+# an optimum that is only a lucky timing is not something a strategy can
+# be asked to find. Takes about 30 minutes on a 2-core box.
+#
+#   make build && bash bench/record-landscapes.sh [OUTDIR]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+out=${1:-tuner/testdata}
+bin=${BIN:-bin}
+cache=$(mktemp -d)/configs.toml
+trap 'rm -rf "$(dirname "$cache")"' EXIT
+
+# kernel world shape iters
+jobs=(
+  "matmulrs 2 m=256,n=256,k=256 30"
+  "agmm     2 m=256,n=256,k=256 30"
+  "matmulrs 2 m=512,n=256,k=128 20"
+  "agmm     2 m=512,n=256,k=128 20"
+  "matmulrs 2 m=512,n=512,k=128 30"
+  "agmm     2 m=512,n=512,k=128 30"
+  "matmulrs 4 m=512,n=256,k=256 30"
+  "agmm     4 m=512,n=256,k=256 30"
+)
+for j in "${jobs[@]}"; do
+  read -r kernel world shape iters <<<"$j"
+  name=landscape-cpu-$kernel-w$world-$(tr -d '=,' <<<"$shape").jsonl
+  tmp=$out/.$name.tmp
+  rm -f "$tmp"
+  echo "== $name (load: $(cut -d' ' -f1-3 /proc/loadavg))"
+  "$bin/symmtune" search --backend cpu --kernel "$kernel" --world "$world" \
+    --shape "$shape" --dtype f32 --strategy exhaustive --iters "$iters" \
+    --cache "$cache" --log "$tmp" --top 3
+  mv "$tmp" "$out/$name"
+done
