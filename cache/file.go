@@ -62,23 +62,26 @@ var (
 	}
 )
 
-// fileError is a Load failure: it names the file and, where known, the line
-// or the entry.
-type fileError struct {
+// FileError is a cache file that cannot be read as a cache (not TOML, an
+// unknown version or key, a broken entry): it names the file and, where
+// known, the line or the entry. It is the user's file that is wrong, not
+// symmtune, so the CLI treats it as bad input; an unreadable file (I/O,
+// permissions) is a plain error.
+type FileError struct {
 	path string
 	line int // 0: unknown
 	msg  string
 	err  error
 }
 
-func (e *fileError) Error() string {
+func (e *FileError) Error() string {
 	if e.line > 0 {
 		return fmt.Sprintf("cache %s: line %d: %s", e.path, e.line, e.msg)
 	}
 	return fmt.Sprintf("cache %s: %s", e.path, e.msg)
 }
 
-func (e *fileError) Unwrap() error { return e.err }
+func (e *FileError) Unwrap() error { return e.err }
 
 // lineRe pulls the line out of the decoder's type errors, which are plain
 // errors of the form `toml: line 7 (last key "entry.world"): ...`.
@@ -91,14 +94,14 @@ func decodeError(path string, err error) error {
 		if pe.LastKey != "" {
 			msg = fmt.Sprintf("%s (last key %q)", msg, pe.LastKey)
 		}
-		return &fileError{path: path, line: pe.Position.Line, msg: msg, err: err}
+		return &FileError{path: path, line: pe.Position.Line, msg: msg, err: err}
 	}
 	if m := lineRe.FindStringSubmatch(err.Error()); m != nil {
 		if line, convErr := strconv.Atoi(m[1]); convErr == nil {
-			return &fileError{path: path, line: line, msg: m[2] + ": " + m[3], err: err}
+			return &FileError{path: path, line: line, msg: m[2] + ": " + m[3], err: err}
 		}
 	}
-	return &fileError{path: path, msg: strings.TrimPrefix(err.Error(), "toml: "), err: err}
+	return &FileError{path: path, msg: strings.TrimPrefix(err.Error(), "toml: "), err: err}
 }
 
 // Load reads the cache file at path. A missing file is an empty store. A
@@ -130,20 +133,20 @@ func parse(path string, data []byte) ([]Entry, error) {
 	}
 	for _, k := range md.Keys() {
 		if err := checkKey(k); err != nil {
-			return nil, &fileError{path: path, msg: err.Error()}
+			return nil, &FileError{path: path, msg: err.Error()}
 		}
 	}
 	if und := md.Undecoded(); len(und) > 0 {
-		return nil, &fileError{path: path, msg: fmt.Sprintf("unknown key %q", und[0].String())}
+		return nil, &FileError{path: path, msg: fmt.Sprintf("unknown key %q", und[0].String())}
 	}
 	switch {
 	case doc.Version == Version:
 	case doc.Version == 0 && !md.IsDefined("version") && len(doc.Entry) == 0:
 		// An empty file.
 	case !md.IsDefined("version"):
-		return nil, &fileError{path: path, msg: fmt.Sprintf("no format version: want `version = %d` at the top", Version)}
+		return nil, &FileError{path: path, msg: fmt.Sprintf("no format version: want `version = %d` at the top", Version)}
 	default:
-		return nil, &fileError{path: path, msg: fmt.Sprintf("format version %d is not supported (this symmtune reads version %d); upgrade symmtune or move the file away", doc.Version, Version)}
+		return nil, &FileError{path: path, msg: fmt.Sprintf("format version %d is not supported (this symmtune reads version %d); upgrade symmtune or move the file away", doc.Version, Version)}
 	}
 	entries := make([]Entry, 0, len(doc.Entry))
 	seen := make(map[string]int, len(doc.Entry))
@@ -153,11 +156,11 @@ func parse(path string, data []byte) ([]Entry, error) {
 			e, err = check(e)
 		}
 		if err != nil {
-			return nil, &fileError{path: path, msg: fmt.Sprintf("[[entry]] #%d%s: %v", i+1, kernelNote(fe.Kernel), err)}
+			return nil, &FileError{path: path, msg: fmt.Sprintf("[[entry]] #%d%s: %v", i+1, kernelNote(fe.Kernel), err)}
 		}
 		id := e.Key.ident()
 		if j, dup := seen[id]; dup {
-			return nil, &fileError{path: path, msg: fmt.Sprintf("[[entry]] #%d%s: same key as [[entry]] #%d (%s)", i+1, kernelNote(fe.Kernel), j+1, e.Key)}
+			return nil, &FileError{path: path, msg: fmt.Sprintf("[[entry]] #%d%s: same key as [[entry]] #%d (%s)", i+1, kernelNote(fe.Kernel), j+1, e.Key)}
 		}
 		seen[id] = i
 		entries = append(entries, e)

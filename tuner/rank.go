@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -54,6 +55,12 @@ func launch(spec launchSpec, rank int) (*rankProc, error) {
 		c.Kill()
 		if errors.Is(err, plugin.ErrChecksumsDoNotMatch) {
 			return nil, &InputError{fmt.Errorf("plugin %s: its SHA-256 does not match the pinned checksum; refusing to start it", spec.Path)}
+		}
+		// go-plugin has no sentinel for this one. A stale plugin in the
+		// plugin directory is the user's to rebuild, not a failure of
+		// the search.
+		if strings.Contains(strings.ToLower(err.Error()), "incompatible api version") {
+			return nil, &InputError{fmt.Errorf("plugin %s speaks another plugin protocol; rebuild it against this symmtune's sdk (%w)", spec.Path, err)}
 		}
 		return nil, fmt.Errorf("start plugin %s (rank %d): %w", spec.Path, rank, err)
 	}

@@ -114,10 +114,11 @@ func runIO(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var ue usageError
 	var ie *tuner.InputError
 	var se *strategy.InputError
+	var ce *cache.FileError
 	switch {
 	case errors.As(err, &ee):
 		code = ee.code
-	case errors.As(err, &ue), errors.As(err, &ie), errors.As(err, &se), isCobraUsage(err):
+	case errors.As(err, &ue), errors.As(err, &ie), errors.As(err, &se), errors.As(err, &ce), isCobraUsage(err):
 		code = exitUsage
 	case errors.Is(err, context.Canceled):
 		code = exitInterrupted

@@ -231,3 +231,50 @@ func TestCorruptResumeLog(t *testing.T) {
 		t.Errorf("files written: %v", names)
 	}
 }
+
+// TestCorruptCacheIsBadInput: every command that reads the cache stops on
+// a corrupt one with exit 2 and one line naming the file and line, and
+// leaves the file as it was.
+func TestCorruptCacheIsBadInput(t *testing.T) {
+	plugins := faultyPluginDir(t)
+	corrupt := []byte("version = 1\n[[entry]]\nkernel = \"faulty\"\nworld = \"two\"\n")
+	cases := []struct {
+		name string
+		args []string
+	}{
+		{"search", []string{"search", "--kernel", "faulty", "--world", "2", "--shape", "n=1024", "--backend", "cpu"}},
+		{"search job file", []string{"search", "--config", "JOB"}},
+		{"lookup", []string{"lookup", "--kernel", "faulty", "--world", "2", "--shape", "n=1024", "--backend", "cpu"}},
+		{"show", []string{"show"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			cachePath := filepath.Join(dir, "c.toml")
+			if err := os.WriteFile(cachePath, corrupt, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			job := filepath.Join(t.TempDir(), "job.toml")
+			if err := os.WriteFile(job, []byte(jobFile), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			args := []string{"--plugin-dir", plugins, "--cache", cachePath}
+			for _, a := range tc.args {
+				args = append(args, strings.ReplaceAll(a, "JOB", job))
+			}
+			before := listDir(t, dir)
+			var out, errb bytes.Buffer
+			code := runIO(context.Background(), args, &out, &errb)
+			msg := errb.String()
+			if code != exitUsage || strings.Count(msg, "\n") != 1 || !strings.Contains(msg, cachePath+": line 4") {
+				t.Fatalf("exit %d, stderr %q; want exit %d and one line naming %s line 4", code, msg, exitUsage, cachePath)
+			}
+			if after, _ := os.ReadFile(cachePath); !bytes.Equal(after, corrupt) {
+				t.Errorf("the cache changed:\n%s", after)
+			}
+			if after := listDir(t, dir); strings.Join(after, "\n") != strings.Join(before, "\n") {
+				t.Errorf("files written next to the cache: before %v, after %v", before, after)
+			}
+		})
+	}
+}
