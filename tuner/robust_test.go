@@ -418,6 +418,10 @@ func TestProtocolVersionMismatch(t *testing.T) {
 	if err == nil {
 		t.Fatal("a plugin speaking protocol 99 was accepted")
 	}
+	var ie *InputError
+	if !errors.As(err, &ie) {
+		t.Errorf("error %q is not an InputError: a stale plugin is the user's to rebuild (exit 2)", err)
+	}
 	for _, want := range []string{"Plugin version: 99", "Client versions: [1]"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q does not say %q", err, want)
@@ -536,5 +540,33 @@ func TestPluginExitsWhenHostGone(t *testing.T) {
 	t.Logf("plugin exited %d, %.1fs after its host", code, time.Since(gone).Seconds())
 	if !strings.Contains(out.String(), "host is gone") {
 		t.Errorf("plugin did not say why it exited:\n%s", out.String())
+	}
+}
+
+// TestRestartRetriesAFailedStart: when the group restarted after a crash
+// fails to start (the faulty plugin's crash_bench leaves a marker that
+// makes the next process exit at once, as a GPU process can while the
+// driver still tears down the killed one), the search tries again and
+// goes on instead of ending the job.
+func TestRestartRetriesAFailedStart(t *testing.T) {
+	dir, _ := faultyPluginDir(t)
+	marker := filepath.Join(t.TempDir(), "break-restart")
+	// internal/faultplugin's EnvBreakRestart.
+	t.Setenv("SYMMTUNE_FAULTY_BREAK_RESTART", marker)
+	tmp := t.TempDir()
+	s := &Searcher{PluginDir: dir, CachePath: filepath.Join(tmp, "configs.toml"), Logger: quietLogger()}
+	job := faultyJob(2)
+	// Exhaustive order: medium, deadlock, fast, crash_bench. The restart
+	// after the crash must succeed for the finalists to be re-measured.
+	job.BudgetTrials = 4
+	o, err := s.Search(context.Background(), job)
+	if err != nil {
+		t.Fatalf("search with a failed restart: %v", err)
+	}
+	if o.Counts[StatusCrash] != 1 || o.Best == nil || o.Best.Config["mode"].Str != "fast" || !o.Best.Refined {
+		t.Errorf("counts %v, best %+v; want one crash and a refined mode=fast winner", o.Counts, o.Best)
+	}
+	if _, err := os.Stat(marker); !os.IsNotExist(err) {
+		t.Errorf("marker %s still there (%v): no start was refused, the test checks nothing", marker, err)
 	}
 }

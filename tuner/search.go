@@ -223,6 +223,10 @@ func (s *Searcher) search(ctx context.Context, job Job) (*Outcome, error) {
 		// A corrupt cache would only be found when the winner is stored,
 		// after every trial has run; it is never overwritten, so fail now.
 		if _, err := cache.Load(s.CachePath); err != nil {
+			var fe *cache.FileError
+			if errors.As(err, &fe) {
+				return nil, inputErrorf("not searching: %w", err)
+			}
 			return nil, fmt.Errorf("not searching: %w", err)
 		}
 	}
@@ -427,6 +431,31 @@ func (ss *session) restart(ctx context.Context, first *rankProc) error {
 	return err
 }
 
+// restartAttempts is how many times a group that must be replaced after a
+// hang or crash is started before the search gives up: right after a
+// SIGKILL the driver may still be releasing the dead processes' GPU memory
+// and IPC handles, and a start that fails then succeeds a moment later.
+const restartAttempts = 3
+
+// restartRetrying replaces the group, retrying a failed start after a
+// growing pause (restartAttempts in all).
+func (ss *session) restartRetrying(ctx context.Context) error {
+	var err error
+	for attempt := 1; ; attempt++ {
+		var ie *InputError
+		if err = ss.restart(ctx, nil); err == nil || attempt == restartAttempts || ctx.Err() != nil || errors.As(err, &ie) {
+			return err
+		}
+		pause := time.Duration(attempt) * 500 * time.Millisecond
+		ss.s.Logger.Warn("ranks did not start; trying again", "attempt", attempt, "pause", pause, "err", err)
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(pause):
+		}
+	}
+}
+
 // newGroupID names a group's shared resources. It starts with the host's
 // PID so that a later search can tell files of a dead host (one killed with
 // SIGKILL while its ranks were still mapping them) from a live one's.
@@ -553,7 +582,7 @@ func (ss *session) measure(ctx context.Context, c space.Config, iters int, refin
 	}
 	if restart {
 		ss.s.Logger.Info("restarting ranks", "after", res.Status, "config", c.String())
-		if err := ss.restart(ctx, nil); err != nil {
+		if err := ss.restartRetrying(ctx); err != nil {
 			return res, fmt.Errorf("restart ranks after %s of %s: %w", res.Status, c, err)
 		}
 	}

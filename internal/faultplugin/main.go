@@ -216,6 +216,7 @@ func (in *instance) Bench(ctx context.Context, c space.Config, warmup, iters int
 		if mode == CrashBench && in.last() && i == warmup+1 {
 			// Dies between iterations, as a process killed by an illegal
 			// address would: no reply, no cleanup.
+			breakNextStart()
 			os.Exit(3)
 		}
 		if err := in.team.Barrier(ctx); err != nil {
@@ -235,4 +236,26 @@ func (in *instance) Bench(ctx context.Context, c space.Config, warmup, iters int
 	return times, nil
 }
 
-func main() { sdk.Serve(kernel{}, shm.Backend{}) }
+// EnvBreakRestart names a marker file. When it is set, a crash_bench
+// crash also creates the marker, and the next plugin process to start
+// finds it, removes it and exits before serving: the group restart after
+// the crash fails once, as a GPU process can while the driver is still
+// tearing down the one that was killed.
+const EnvBreakRestart = "SYMMTUNE_FAULTY_BREAK_RESTART"
+
+func breakNextStart() {
+	if p := os.Getenv(EnvBreakRestart); p != "" {
+		_ = os.WriteFile(p, nil, 0o644)
+	}
+}
+
+func main() {
+	if p := os.Getenv(EnvBreakRestart); p != "" {
+		// Remove is atomic: of ranks starting at once, one refuses.
+		if os.Remove(p) == nil {
+			fmt.Fprintln(os.Stderr, "faulty: refusing to start once after a crash")
+			os.Exit(4)
+		}
+	}
+	sdk.Serve(kernel{}, shm.Backend{})
+}
