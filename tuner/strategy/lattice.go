@@ -1,6 +1,7 @@
 package strategy
 
 import (
+	"cmp"
 	"math"
 	"math/rand"
 	"slices"
@@ -273,6 +274,77 @@ func (t *tracker) value(i int) float64 {
 		return t.score[i]
 	}
 	return math.Inf(1)
+}
+
+// pollOrder orders a poll for first-improvement judging: configs already
+// measured first, best first (judging them costs no trial, and one that
+// beats the centre ends the poll for free), then the fresh ones by the
+// score an additive model of the history predicts for them, best first.
+// The model is the main effects of each parameter's values on the log of
+// the score (a value never measured counts as average). It is crude, but
+// the poll's order is all it decides: which neighbours are measured, and
+// what a local optimum is, stay the pattern's.
+func (t *tracker) pollOrder(poll []int) []int {
+	eff := t.mainEffects()
+	pred := func(i int) float64 {
+		s := 0.0
+		for d, v := range t.lat.idx[i] {
+			s += eff[d][v]
+		}
+		return s
+	}
+	out := slices.Clone(poll)
+	slices.SortStableFunc(out, func(a, b int) int {
+		switch {
+		case t.seen[a] != t.seen[b]:
+			if t.seen[a] {
+				return -1
+			}
+			return 1
+		case t.seen[a]:
+			return cmp.Compare(t.value(a), t.value(b))
+		}
+		return cmp.Compare(pred(a), pred(b))
+	})
+	return out
+}
+
+// mainEffects returns, for each parameter d and value v, the mean log
+// score of the OK configs measured with that value minus the mean over all
+// of them (0 where there are none).
+func (t *tracker) mainEffects() [][]float64 {
+	l := t.lat
+	sum := make([][]float64, len(l.sp.Params))
+	n := make([][]int, len(l.sp.Params))
+	for d := range sum {
+		sum[d] = make([]float64, l.size(d))
+		n[d] = make([]int, l.size(d))
+	}
+	total, count := 0.0, 0
+	for i, ok := range t.ok {
+		if !ok {
+			continue
+		}
+		y := math.Log(t.score[i])
+		total += y
+		count++
+		for d, v := range l.idx[i] {
+			sum[d][v] += y
+			n[d][v]++
+		}
+	}
+	if count == 0 {
+		return sum // all zeros
+	}
+	mean := total / float64(count)
+	for d := range sum {
+		for v := range sum[d] {
+			if n[d][v] > 0 {
+				sum[d][v] = sum[d][v]/float64(n[d][v]) - mean
+			}
+		}
+	}
+	return sum
 }
 
 // randomEvery: every randomEvery-th restart of a local search starts from

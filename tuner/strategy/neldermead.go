@@ -357,7 +357,7 @@ func (st *nmState) polishStep() []space.Config {
 	l := st.t.lat
 	if st.polishList == nil {
 		st.polishPos = 0
-		st.polishList = append(l.neighbours(st.polish, 1, 0), l.trades(st.polish)...)
+		st.polishList = st.t.pollOrder(append(l.neighbours(st.polish, 1, 0), l.trades(st.polish)...))
 	}
 	for st.polishPos < len(st.polishList) {
 		i := st.polishList[st.polishPos]

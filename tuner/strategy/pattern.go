@@ -180,11 +180,13 @@ func (p *pattern) startPoll() {
 	if p.trading {
 		around = l.trades(p.centre)
 	}
+	var rest []int
 	for _, i := range around {
 		if !slices.Contains(p.poll, i) {
-			p.poll = append(p.poll, i)
+			rest = append(rest, i)
 		}
 	}
+	p.poll = append(p.poll, p.t.pollOrder(rest)...)
 	p.polling = true
 	p.pollPos = 0
 }
