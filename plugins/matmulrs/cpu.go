@@ -10,7 +10,6 @@ import (
 	"github.com/symmtune/symmtune/kernels/gemm"
 	"github.com/symmtune/symmtune/sdk"
 	"github.com/symmtune/symmtune/space"
-	"github.com/symmtune/symmtune/symm"
 	"github.com/symmtune/symmtune/symm/shm"
 )
 
@@ -18,7 +17,14 @@ import (
 // symmetric region holds the flags (gemm layout) and its partial product
 // A_r·B [M, N]; the owner of a block of rows sums that block from every
 // rank's region into its private output.
-type cpuKernel struct{}
+var cpuKernel = gemm.CPUKernel{
+	Name:    "matmulrs",
+	Summary: "fused matmul + reduce-scatter: rank r gets rows r*M/W.. of sum_r A_r*B (impl fused or sequential)",
+	Source:  cpuSource,
+	// Each rank's region holds the partial product [M, N].
+	PayloadElems: func(d gemm.Dims) int64 { return int64(d.M) * int64(d.N) },
+	NewInstance:  newCPUInstance,
+}
 
 // cpuSource is this file: with the shared GEMM sources it makes the kernel
 // version, so cache entries made by an older kernel go stale.
@@ -26,44 +32,8 @@ type cpuKernel struct{}
 //go:embed cpu.go
 var cpuSource []byte
 
-func (cpuKernel) Describe() sdk.Description {
-	return sdk.Description{
-		Name:          "matmulrs",
-		KernelVersion: sdk.SourceHash(append([][]byte{cpuSource}, gemm.Sources()...)...),
-		Dims:          gemm.DimNames,
-		Dtypes:        []string{"f32"},
-		Summary:       "fused matmul + reduce-scatter: rank r gets rows r*M/W.. of sum_r A_r*B (impl fused or sequential)",
-		Space:         gemm.Space(),
-		Default:       gemm.Default(),
-	}
-}
-
-func (cpuKernel) Validate(c space.Config, p space.Problem, world int, backend string) error {
-	return gemm.ValidateCPU(c, p, world, backend)
-}
-
-// SymmetricBytes is the flags plus the partial product [M, N] in f32.
-func (cpuKernel) SymmetricBytes(p space.Problem, _ int, _ string) (int64, error) {
-	d, err := gemm.ParseDims(p.Shape)
-	if err != nil {
-		return 0, err
-	}
-	return gemm.SymmetricBytes(d.M, int64(d.M)*int64(d.N), 4)
-}
-
-func (cpuKernel) Open(_ context.Context, team symm.Team, p space.Problem) (sdk.Instance, error) {
-	t, ok := team.(*shm.Team)
-	if !ok {
-		return nil, fmt.Errorf("cpu matmulrs needs a shared-memory team, got %T", team)
-	}
-	d, err := gemm.ParseDims(p.Shape)
-	if err != nil {
-		return nil, err
-	}
+func newCPUInstance(t *shm.Team, d gemm.Dims) (sdk.Instance, error) {
 	world := t.World()
-	if d.M%world != 0 {
-		return nil, fmt.Errorf("m=%d is not divisible by world %d", d.M, world)
-	}
 	in := &cpuInstance{
 		rank: gemm.Rank{Team: t, M: d.M},
 		d:    d, world: world, me: t.Rank(), rows: d.M / world,

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"testing"
 
 	"github.com/symmtune/symmtune/kernels/gemm"
@@ -9,43 +8,15 @@ import (
 	"github.com/symmtune/symmtune/space"
 )
 
-func problem(world int) space.Problem {
-	return space.Problem{Shape: gemmtest.Shape(world), Dtype: "f32"}
-}
+func problem(world int) space.Problem { return gemmtest.Problem(world) }
 
-// TestVerifyTable runs every table config, both impls, at worlds 1, 2 and
-// 4 with ranks as goroutines over real shared memory, and checks every
-// rank's rows against the float64 reference. All configs run on the same
-// instances, so flags are reused across calls and config changes.
-func TestVerifyTable(t *testing.T) {
-	for _, world := range []int{1, 2, 4} {
-		t.Run(fmt.Sprintf("w%d", world), func(t *testing.T) {
-			insts := gemmtest.Open(t, cpuKernel{}, problem(world), world)
-			for i, c := range gemmtest.Configs() {
-				if err := gemmtest.Check(c, world); err != nil {
-					t.Fatal(err)
-				}
-				if err := (cpuKernel{}).Validate(c, problem(world), world, "cpu"); err != nil {
-					t.Fatalf("Validate rejects table config %s: %v", c, err)
-				}
-				gemmtest.Verify(t, insts, c, uint64(1000*world+i))
-			}
-		})
-	}
-}
+// TestVerifyTable: every table config at worlds 1, 2 and 4 against the
+// float64 reference (gemmtest.VerifyTable).
+func TestVerifyTable(t *testing.T) { gemmtest.VerifyTable(t, cpuKernel) }
 
-// TestBackToBack interleaves timed iterations (no host reset between
-// them) with verifies: a call that overwrote a partial product a slow peer
-// was still reducing, or a flag that still counted from an earlier call,
-// would show up as a wrong verify afterwards.
-func TestBackToBack(t *testing.T) {
-	const world = 4
-	insts := gemmtest.Open(t, cpuKernel{}, problem(world), world)
-	for i, c := range gemmtest.Configs()[:6] {
-		gemmtest.Bench(t, insts, c, 1, 3)
-		gemmtest.Verify(t, insts, c, uint64(77+i))
-	}
-}
+// TestBackToBack: timed calls and verifies interleaved with no host reset,
+// which would catch an overwritten partial product a slow peer was still reducing (gemmtest.BackToBack).
+func TestBackToBack(t *testing.T) { gemmtest.BackToBack(t, cpuKernel) }
 
 // TestScheduleCoversEveryTileOnce checks the fused and sequential task
 // lists: every tile of the partial product exactly once, one reduction per
@@ -122,21 +93,21 @@ func TestOwnerOrder(t *testing.T) {
 func TestValidateRejects(t *testing.T) {
 	p := space.Problem{Shape: space.Shape{"m": 512, "n": 256, "k": 256}, Dtype: "f32"}
 	c := gemmtest.Cfg(32, 64, 64, 1, 32, 1, gemm.Fused)
-	if err := (cpuKernel{}).Validate(c, p, 2, "cpu"); err != nil {
+	if err := cpuKernel.Validate(c, p, 2, "cpu"); err != nil {
 		t.Fatalf("valid config rejected: %v", err)
 	}
 	bf := p
 	bf.Dtype = "bf16"
-	if err := (cpuKernel{}).Validate(c, bf, 2, "cpu"); err == nil {
+	if err := cpuKernel.Validate(c, bf, 2, "cpu"); err == nil {
 		t.Fatal("bf16 accepted by the cpu build")
 	}
-	if err := (cpuKernel{}).Validate(c, p, 2, "cuda"); err == nil {
+	if err := cpuKernel.Validate(c, p, 2, "cuda"); err == nil {
 		t.Fatal("cuda backend accepted by the cpu build")
 	}
 }
 
 func TestDescribe(t *testing.T) {
-	d := cpuKernel{}.Describe()
+	d := cpuKernel.Describe()
 	if d.Name != "matmulrs" || len(d.KernelVersion) != 12 {
 		t.Fatalf("describe: %+v", d)
 	}
@@ -144,7 +115,7 @@ func TestDescribe(t *testing.T) {
 		t.Fatalf("default config outside the space: %v", err)
 	}
 	p := space.Problem{Shape: space.Shape{"m": 512, "n": 256, "k": 256}, Dtype: "f32"}
-	if err := (cpuKernel{}).Validate(d.Default, p, 2, "cpu"); err != nil {
+	if err := cpuKernel.Validate(d.Default, p, 2, "cpu"); err != nil {
 		t.Fatalf("default config invalid on the quickstart shape: %v", err)
 	}
 }

@@ -7,4 +7,4 @@ import (
 	"github.com/symmtune/symmtune/symm/shm"
 )
 
-func main() { sdk.Serve(cpuKernel{}, shm.Backend{}) }
+func main() { sdk.Serve(cpuKernel, shm.Backend{}) }

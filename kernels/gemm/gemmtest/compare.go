@@ -1,6 +1,7 @@
 package gemmtest
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 
@@ -41,4 +42,30 @@ func FusedVsSequential(tb testing.TB, insts []sdk.Instance, c space.Config, roun
 func median(x []float64) float64 {
 	slices.Sort(x)
 	return x[len(x)/2]
+}
+
+// BenchFusedVsSequential reports, as benchmark metrics, k's fused and
+// sequential times and the fused kernel's speedup (sequential time / fused
+// time) for a few tile configs at m=512,n=256,k=128 and worlds 2 and 4,
+// ranks as goroutines of this process. Meant for -benchtime 1x.
+func BenchFusedVsSequential(b *testing.B, k sdk.Kernel) {
+	for _, world := range []int{2, 4} {
+		p := space.Problem{Shape: space.Shape{"m": 512, "n": 256, "k": 128}, Dtype: "f32"}
+		insts := Open(b, k, p, world)
+		for _, c := range []space.Config{
+			Cfg(32, 128, 32, 1, 64, 1, ""),
+			Cfg(64, 128, 64, 1, 64, 2, ""),
+			Cfg(32, 64, 64, 1, 32, 1, ""),
+		} {
+			b.Run(fmt.Sprintf("w%d/bm%d-bn%d-bk%d-gm%d-cbm%d-t%d", world, c["block_m"].Int, c["block_n"].Int,
+				c["block_k"].Int, c["group_m"].Int, c["comm_block_m"].Int, c["threads"].Int), func(b *testing.B) {
+				for b.Loop() {
+					f, s := FusedVsSequential(b, insts, c, 10, 5)
+					b.ReportMetric(f, "fused-µs")
+					b.ReportMetric(s, "seq-µs")
+					b.ReportMetric(s/f, "speedup")
+				}
+			})
+		}
+	}
 }
