@@ -76,6 +76,10 @@ type nmState struct {
 	// whole run.
 	axes  []int
 	class []int
+	// The first run may use at most firstCap trials (counted from
+	// firstFrom); firstCut: it was cut short.
+	firstFrom, firstCap int
+	firstCut            bool
 }
 
 // nmSimplex is an initial simplex whose vertices are being measured.
@@ -139,6 +143,18 @@ func (n *nelderMead) Next(history []Observation) []space.Config {
 		if st.t.exhausted() {
 			st.stopRun()
 			return nil
+		}
+		if st.restarts == 1 && !st.firstCut && st.t.used-st.firstFrom >= st.firstCap {
+			// The first run, polish included, has had its share
+			// (firstShare) of what the sample left: drop it, keep its
+			// best as an optimum, and let the restart go elsewhere.
+			st.stopRun()
+			if st.polish >= 0 {
+				st.optima = append(st.optima, st.polish)
+				st.polish, st.polishList = -1, nil
+			}
+			st.simplex = nil
+			st.firstCut = true
 		}
 		if !st.sampled {
 			st.sampled = true
@@ -252,6 +268,10 @@ func (st *nmState) eval(x []float64) (i int, f float64) {
 // need measuring; ok=false when nothing is left to start from.
 func (st *nmState) restart() (out []space.Config, ok bool) {
 	st.restarts++
+	if st.restarts == 1 {
+		st.firstFrom = st.t.used
+		st.firstCap = firstShare(st.budget - st.t.used)
+	}
 	start := -1
 	if st.restarts%randomEvery != 0 {
 		start = st.t.restartPoint(st.starts, st.optima)

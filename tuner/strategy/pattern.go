@@ -50,6 +50,9 @@ type pattern struct {
 	pollPos   int   // next poll entry to judge
 	polls     int   // polls started, to rotate the parameter order
 	trading   bool  // the poll is the centre's trades, after its step-1 poll failed
+	// The first descent may use at most firstCap trials (counted from
+	// firstFrom); see Next.
+	firstFrom, firstCap int
 }
 
 func newPattern(p Problem) (Strategy, error) {
@@ -99,7 +102,20 @@ func (p *pattern) Next(history []Observation) []space.Config {
 			}
 			continue
 		}
+		if p.restarts == 1 && p.centre >= 0 && p.t.used-p.firstFrom >= p.firstCap {
+			// The first descent has had its share (firstShare) of what
+			// the sample left: on a small budget, finishing it would leave
+			// nothing for a second basin. Its centre counts as an
+			// optimum, so the restart goes elsewhere.
+			p.polling, p.trading, p.move = false, false, nil
+			p.optima = append(p.optima, p.centre)
+			p.centre = -1
+		}
 		if p.centre < 0 {
+			if p.restarts == 0 {
+				p.firstFrom = p.t.used
+				p.firstCap = firstShare(p.budget - p.t.used)
+			}
 			if out := p.restart(); out != nil || p.centre < 0 {
 				return out // a config to measure, or nil: nothing left to start from
 			}

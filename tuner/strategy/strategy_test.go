@@ -382,3 +382,60 @@ func TestFinalists(t *testing.T) {
 		t.Errorf("no OK observations: got %v", got)
 	}
 }
+
+// TestFirstSearchKeepsToItsShare: the first local search (a pattern
+// descent, a Nelder-Mead run with its polish) ends within firstShare of
+// the trials the sample left, so a small budget always reaches a second
+// start. On the 4-GPU n=32768 all-reduce landscape (23 trials) finishing
+// the first search would often take them all.
+func TestFirstSearchKeepsToItsShare(t *testing.T) {
+	l, err := LoadLandscape("../testdata/landscape-cuda-allreduce-w4-n32768.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	budget := len(l.Valid) / 5
+	for _, name := range []string{Pattern, NelderMead} {
+		for seed := int64(1); seed <= 10; seed++ {
+			s, err := New(name, l.Problem(budget, seed))
+			if err != nil {
+				t.Fatal(err)
+			}
+			// restarts counts searches started; the first one ends when
+			// the second starts.
+			state := func() (restarts, used, from, share int) {
+				switch x := s.(type) {
+				case *pattern:
+					return x.restarts, x.t.used, x.firstFrom, x.firstCap
+				case *nelderMead:
+					return x.restarts, x.t.used, x.firstFrom, x.firstCap
+				}
+				t.Fatalf("%T", s)
+				return
+			}
+			var history []Observation
+			second := false
+			for len(history) < budget && !second {
+				batch := s.Next(history)
+				if len(batch) == 0 {
+					break
+				}
+				restarts, used, from, share := state()
+				if restarts >= 2 {
+					second = true
+					// The second start's own configs are already counted in used.
+					used -= len(batch)
+				}
+				if restarts >= 1 && used-from > share {
+					t.Fatalf("%s seed %d: first search used %d trials, its share is %d", name, seed, used-from, share)
+				}
+				for _, c := range batch {
+					history = append(history, l.Lookup(c))
+				}
+			}
+			closeStrategy(s)
+			if !second {
+				t.Errorf("%s seed %d: %d trials without a second start", name, seed, len(history))
+			}
+		}
+	}
+}
