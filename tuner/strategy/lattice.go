@@ -375,6 +375,61 @@ func (t *tracker) restartPoint(used []bool, optima []int) int {
 	return best
 }
 
+// newClassFactor: a named class (a combination of the named parameters'
+// values: an algorithm, an impl) that no local search has started in yet
+// gets the next start when its best measured config is within this factor
+// of the best so far. Each algorithm has its own best tiles, so a class
+// whose sampled configs came close is worth a search of its own before
+// another search in a class already explored; one far behind is left to
+// the polish and the random restarts.
+const newClassFactor = 1.25
+
+// newClassStart returns the best measured config, not yet a start, of a
+// named class no start has been in, when it is within newClassFactor of
+// the best so far; -1 when there is none (or no named parameter varies).
+func (t *tracker) newClassStart(starts []bool) int {
+	l := t.lat
+	var named []int
+	for _, d := range l.free {
+		if l.categorical(d) {
+			named = append(named, d)
+		}
+	}
+	if len(named) == 0 {
+		return -1
+	}
+	classOf := func(i int) string {
+		b := make([]byte, 0, 2*len(named))
+		for _, d := range named {
+			b = strconv.AppendInt(b, int64(l.idx[i][d]), 36)
+			b = append(b, ',')
+		}
+		return string(b)
+	}
+	explored := map[string]bool{}
+	for i, s := range starts {
+		if s {
+			explored[classOf(i)] = true
+		}
+	}
+	best, cand := -1, -1
+	for i := range l.valid {
+		if !t.ok[i] {
+			continue
+		}
+		if best < 0 || t.score[i] < t.score[best] {
+			best = i
+		}
+		if !starts[i] && !explored[classOf(i)] && (cand < 0 || t.score[i] < t.score[cand]) {
+			cand = i
+		}
+	}
+	if cand < 0 || t.score[cand] > newClassFactor*t.score[best] {
+		return -1
+	}
+	return cand
+}
+
 // awayFrom reports whether config i is more than one index step away, in
 // some parameter, from each of the configs in others.
 func (t *tracker) awayFrom(i int, others []int) bool {

@@ -273,7 +273,8 @@ func (st *nmState) restart() (out []space.Config, ok bool) {
 		st.firstCap = firstShare(st.budget - st.t.used)
 	}
 	start := -1
-	if st.restarts%randomEvery != 0 {
+	start = st.t.newClassStart(st.starts)
+	if start < 0 && st.restarts%randomEvery != 0 {
 		start = st.t.restartPoint(st.starts, st.optima)
 	}
 	if start < 0 {

@@ -146,8 +146,8 @@ func (p *pattern) restart() []space.Config {
 		p.step = 2
 	}
 	p.restarts++
-	i := -1
-	if p.restarts%randomEvery != 0 {
+	i := p.t.newClassStart(p.centres)
+	if i < 0 && p.restarts%randomEvery != 0 {
 		i = p.t.restartPoint(p.centres, p.optima)
 	}
 	if i >= 0 {
