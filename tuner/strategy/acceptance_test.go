@@ -51,19 +51,18 @@ var strictAcceptance = flag.Bool("strict-acceptance", false, "hold every landsca
 
 // Bars of TestAcceptance without -strict-acceptance. Issue 5 asks every
 // (landscape, seed) run to get within 3% of the exhaustive optimum using a
-// fifth of the valid configs. The strategies meet that on all but three
-// runs of seeds 1..5: the 4-GPU all-reduce landscape at n=32768 gives 23
-// trials to a space where only four configs, all two_shot_push, are
-// within 3%, while a broad one_shot basin 7% behind draws the searches in
-// (Nelder-Mead misses on 2 seeds); on one CPU landscape (agmm w2 m256^3)
-// only 6 of 756 configs are within 3% (pattern misses on 1 seed). So by
-// default the test holds each strategy to the bar on at least
-// minShareWithin3 of the runs and every run within maxRatio of the
-// optimum, which catches regressions (replay is deterministic: these bars
-// cannot flake); -strict-acceptance checks the issue's bar as stated, and
-// lists the runs that miss it.
+// fifth of the valid configs. Pattern meets that on every run of seeds
+// 1..5; Nelder-Mead on all but one: the 4-GPU all-reduce landscape at
+// n=32768 gives 23 trials to a space where only four configs, all
+// two_shot_push, are within 3%, while a broad one_shot basin 7% behind
+// draws searches in, and on seed 5 its second run, in the right class,
+// runs out of trials one move short. So by default the test holds each
+// strategy to the bar on at least minShareWithin3 of the runs and every
+// run within maxRatio of the optimum, which catches regressions (replay
+// is deterministic: these bars cannot flake); -strict-acceptance checks
+// the issue's bar as stated, and lists the runs that miss it.
 const (
-	minShareWithin3 = 0.95
+	minShareWithin3 = 0.98
 	maxRatio        = 1.07
 )
 

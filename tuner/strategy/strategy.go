@@ -80,8 +80,8 @@ const (
 // every valid config. Pattern search did best on the recorded landscapes
 // (tuner/testdata: CPU matmul+reduce-scatter and all-gather+matmul, CUDA
 // all-reduce on H200s, a synthetic GEMM): with a fifth of the valid configs
-// it got within 3% of the exhaustive optimum on 457 of 460 runs (23
-// landscapes with 30 or more valid configs, seeds 1..20), against 453 for
+// it got within 3% of the exhaustive optimum on 459 of 460 runs (23
+// landscapes with 30 or more valid configs, seeds 1..20), against 458 for
 // Nelder-Mead and 422 for random sampling, and in fewer trials (a fifth of
 // the budget on average, against a third for random sampling).
 // TestAutoChoiceIsBestOnLandscapes re-checks the choice whenever the
