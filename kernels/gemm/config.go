@@ -164,6 +164,20 @@ func ParseConfig(c space.Config) (Config, error) {
 	return out, nil
 }
 
+// Checked parses c and validates it for d at world ranks: what an
+// instance does with each config the host hands it, since a config that
+// passed Validate on the host is checked again where it runs.
+func Checked(c space.Config, d Dims, world int) (Config, error) {
+	cfg, err := ParseConfig(c)
+	if err != nil {
+		return Config{}, err
+	}
+	if err := Validate(cfg, d, world); err != nil {
+		return Config{}, fmt.Errorf("config %s: %w", c, err)
+	}
+	return cfg, nil
+}
+
 // Validate applies the rules both plugins share, for both backends. In
 // both kernels each rank owns M/world rows (matmulrs: of the output; agmm:
 // of A), cut into communication blocks of comm_block_m rows, each cut into

@@ -69,19 +69,8 @@ type task struct {
 	src     int  // tile: the rank whose shard holds the tile's rows of A
 }
 
-func (in *cpuInstance) config(c space.Config) (gemm.Config, error) {
-	cfg, err := gemm.ParseConfig(c)
-	if err != nil {
-		return gemm.Config{}, err
-	}
-	if err := gemm.Validate(cfg, in.d, in.world); err != nil {
-		return gemm.Config{}, fmt.Errorf("config %s: %w", c, err)
-	}
-	return cfg, nil
-}
-
 func (in *cpuInstance) Prepare(_ context.Context, c space.Config) error {
-	cfg, err := in.config(c)
+	cfg, err := gemm.Checked(c, in.d, in.world)
 	if err != nil {
 		return err
 	}
@@ -215,7 +204,7 @@ func (in *cpuInstance) tile(w int, t gemm.Tile, a gemm.Mat, c gemm.Config) {
 }
 
 func (in *cpuInstance) Verify(ctx context.Context, c space.Config, seed uint64) (sdk.VerifyResult, error) {
-	cfg, err := in.config(c)
+	cfg, err := gemm.Checked(c, in.d, in.world)
 	if err != nil {
 		return sdk.VerifyResult{}, err
 	}
@@ -240,7 +229,7 @@ func (in *cpuInstance) Verify(ctx context.Context, c space.Config, seed uint64) 
 }
 
 func (in *cpuInstance) Bench(ctx context.Context, c space.Config, warmup, iters int) ([]float64, error) {
-	cfg, err := in.config(c)
+	cfg, err := gemm.Checked(c, in.d, in.world)
 	if err != nil {
 		return nil, err
 	}

@@ -73,19 +73,8 @@ type task struct {
 	reduce bool // reduce the block whose first global row is Row
 }
 
-func (in *cpuInstance) config(c space.Config) (gemm.Config, error) {
-	cfg, err := gemm.ParseConfig(c)
-	if err != nil {
-		return gemm.Config{}, err
-	}
-	if err := gemm.Validate(cfg, in.d, in.world); err != nil {
-		return gemm.Config{}, fmt.Errorf("config %s: %w", c, err)
-	}
-	return cfg, nil
-}
-
 func (in *cpuInstance) Prepare(_ context.Context, c space.Config) error {
-	cfg, err := in.config(c)
+	cfg, err := gemm.Checked(c, in.d, in.world)
 	if err != nil {
 		return err
 	}
@@ -218,7 +207,7 @@ func (in *cpuInstance) reduce(ctx context.Context, row0, rows int, wait bool) er
 }
 
 func (in *cpuInstance) Verify(ctx context.Context, c space.Config, seed uint64) (sdk.VerifyResult, error) {
-	cfg, err := in.config(c)
+	cfg, err := gemm.Checked(c, in.d, in.world)
 	if err != nil {
 		return sdk.VerifyResult{}, err
 	}
@@ -244,7 +233,7 @@ func (in *cpuInstance) Verify(ctx context.Context, c space.Config, seed uint64) 
 }
 
 func (in *cpuInstance) Bench(ctx context.Context, c space.Config, warmup, iters int) ([]float64, error) {
-	cfg, err := in.config(c)
+	cfg, err := gemm.Checked(c, in.d, in.world)
 	if err != nil {
 		return nil, err
 	}
