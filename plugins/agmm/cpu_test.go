@@ -95,32 +95,10 @@ func TestShardOrder(t *testing.T) {
 	}
 }
 
-func TestValidateRejects(t *testing.T) {
-	p := space.Problem{Shape: space.Shape{"m": 512, "n": 256, "k": 256}, Dtype: "f32"}
-	c := gemmtest.Cfg(32, 64, 64, 1, 32, 1, gemm.Fused)
-	if err := cpuKernel.Validate(c, p, 2, "cpu"); err != nil {
-		t.Fatalf("valid config rejected: %v", err)
-	}
-	bf := p
-	bf.Dtype = "bf16"
-	if err := cpuKernel.Validate(c, bf, 2, "cpu"); err == nil {
-		t.Fatal("bf16 accepted by the cpu build")
-	}
-	if err := cpuKernel.Validate(c, p, 3, "cpu"); err == nil {
-		t.Fatal("m=512 over 3 ranks accepted")
-	}
-}
-
+// TestDescribe: the shared CPUKernel (tested in kernels/gemm) carries
+// this plugin's name.
 func TestDescribe(t *testing.T) {
-	d := cpuKernel.Describe()
-	if d.Name != "agmm" || len(d.KernelVersion) != 12 {
+	if d := cpuKernel.Describe(); d.Name != "agmm" {
 		t.Fatalf("describe: %+v", d)
-	}
-	if err := d.Space.Check(d.Default); err != nil {
-		t.Fatalf("default config outside the space: %v", err)
-	}
-	p := space.Problem{Shape: space.Shape{"m": 512, "n": 256, "k": 256}, Dtype: "f32"}
-	if err := cpuKernel.Validate(d.Default, p, 2, "cpu"); err != nil {
-		t.Fatalf("default config invalid on the quickstart shape: %v", err)
 	}
 }
