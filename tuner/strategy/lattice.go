@@ -473,6 +473,19 @@ func (s *sampler) next(t *tracker) int {
 	return -1
 }
 
+// initial is the local searches' first batch: the default (when not yet
+// measured) and a spread sample of sampleSize(budget, ·) configs.
+func (s *sampler) initial(t *tracker, budget int) []space.Config {
+	var out []space.Config
+	if t.fresh(t.lat.def) {
+		out = append(out, t.propose(t.lat.def))
+	}
+	for _, i := range s.spread(t, sampleSize(budget, len(t.lat.free))) {
+		out = append(out, t.lat.valid[i])
+	}
+	return out
+}
+
 // spread returns up to n fresh configs that cover the parameters' values
 // evenly: each pick is, among the next few configs of the permutation, the
 // one whose values were sampled least so far (the default and anything

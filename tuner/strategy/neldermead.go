@@ -158,14 +158,7 @@ func (n *nelderMead) Next(history []Observation) []space.Config {
 		}
 		if !st.sampled {
 			st.sampled = true
-			var out []space.Config
-			if st.t.fresh(st.t.lat.def) {
-				out = append(out, st.t.propose(st.t.lat.def))
-			}
-			for _, i := range st.s.spread(&st.t, sampleSize(st.budget, len(st.t.lat.free))) {
-				out = append(out, st.t.lat.valid[i])
-			}
-			if len(out) > 0 {
+			if out := st.s.initial(&st.t, st.budget); len(out) > 0 {
 				return out
 			}
 			continue

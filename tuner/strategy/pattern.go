@@ -90,14 +90,7 @@ func (p *pattern) Next(history []Observation) []space.Config {
 	for !p.t.exhausted() {
 		if !p.sampled {
 			p.sampled = true
-			var out []space.Config
-			if p.t.fresh(p.t.lat.def) {
-				out = append(out, p.t.propose(p.t.lat.def))
-			}
-			for _, i := range p.s.spread(&p.t, sampleSize(p.budget, len(p.t.lat.free))) {
-				out = append(out, p.t.lat.valid[i])
-			}
-			if len(out) > 0 {
+			if out := p.s.initial(&p.t, p.budget); len(out) > 0 {
 				return out
 			}
 			continue
