@@ -265,8 +265,7 @@ func (st *nmState) restart() (out []space.Config, ok bool) {
 		st.firstFrom = st.t.used
 		st.firstCap = firstShare(st.budget - st.t.used)
 	}
-	start := -1
-	start = st.t.newClassStart(st.starts)
+	start := st.t.newClassStart(st.starts)
 	if start < 0 && st.restarts%randomEvery != 0 {
 		start = st.t.restartPoint(st.starts, st.optima)
 	}
