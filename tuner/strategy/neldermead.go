@@ -27,11 +27,11 @@ const (
 // nearest valid config. Named parameters (algorithm, impl) are not
 // coordinates: their values have no order, so "halfway between two
 // algorithms" means nothing, and each has its own best tiles. A run holds
-// them at its start config's values; the lattice polish (where every
-// other named value is one move away) and the restarts change them. The objective is that config's measured score (a failed
-// one gets failedPenalty, a point off the lattice outOfBounds plus its
-// distance), and each config is measured at most once: revisits are
-// answered from memory without a trial.
+// them at its start config's values; the lattice polish (where every other
+// named value is one move away) and the restarts change them. The objective
+// is that config's measured score (a failed one gets failedPenalty, a point
+// off the lattice outOfBounds plus its distance), and each config is
+// measured at most once: revisits are answered from memory without a trial.
 //
 // gonum's Method.Run is a blocking loop that asks for evaluations on a
 // channel. Next drives that protocol directly (Init, Run in a goroutine,
@@ -47,8 +47,11 @@ const (
 // Nelder-Mead stall once its simplex shrinks inside one cell: after
 // stallLimit revisits in a row the run is stopped, its best config is
 // polished one lattice step at a time to a local optimum (polishStep), and
-// a new run starts from the best config not yet a start and away from the
-// optima found so far (every third time from a fresh random config).
+// a new run starts: in a named class no run has held yet when one came
+// close (tracker.newClassStart), else from the best config not yet a start
+// and away from the optima found so far (every third time from a fresh
+// random config). The first run, polish included, is cut short once it has
+// used its share of the budget (firstShare).
 type nelderMead struct {
 	*nmState
 }
@@ -364,8 +367,9 @@ func (st *nmState) stopRun() {
 // shrinks between lattice points and stalls near, not at, a local optimum,
 // so the run's best config is polled one step along each parameter, then
 // along the trades between two parameters (lattice.trades), first
-// improvement, one trial at a time, until none of those is better. That config is the run's local optimum. It returns the config
-// to measure next, or nil when the polish moved or ended.
+// improvement, one trial at a time, until none of those is better. That
+// config is the run's local optimum. It returns the config to measure next,
+// or nil when the polish moved or ended.
 func (st *nmState) polishStep() []space.Config {
 	l := st.t.lat
 	if st.polishList == nil {

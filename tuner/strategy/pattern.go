@@ -21,11 +21,14 @@ import (
 // improves. When even the one-step neighbourhood brings nothing, the
 // centre's trades are polled (one parameter a step up, another a step
 // down: see lattice.trades); when those bring nothing either the centre
-// is a local optimum of the lattice, and the search restarts from the best
-// measured config that has not yet been a centre, preferring one more
-// than a step away from the optima found so far; every third restart
-// starts from a fresh random config instead. It goes on until the budget
-// (the host's) or the space runs out.
+// is a local optimum of the lattice, and the search restarts: in a named
+// class (algorithm, impl) no descent has visited when one came close
+// (tracker.newClassStart), else from the best measured config that has not
+// yet been a centre, preferring one more than a step away from the optima
+// found so far; every third restart starts from a fresh random config
+// instead. The first descent is cut short once it has used its share of
+// the budget (firstShare). It goes on until the budget (the host's) or the
+// space runs out.
 //
 // Why this suits kernel spaces: parameters are short ordered lists (tile
 // sizes, stages, algorithms) whose neighbours usually perform alike, valid
