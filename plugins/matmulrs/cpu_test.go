@@ -5,10 +5,7 @@ import (
 
 	"github.com/symmtune/symmtune/kernels/gemm"
 	"github.com/symmtune/symmtune/kernels/gemm/gemmtest"
-	"github.com/symmtune/symmtune/space"
 )
-
-func problem(world int) space.Problem { return gemmtest.Problem(world) }
 
 // TestVerifyTable: every table config at worlds 1, 2 and 4 against the
 // float64 reference (gemmtest.VerifyTable).
