@@ -95,58 +95,16 @@ import "C"
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
-	"sort"
 	"strconv"
-	"strings"
 	"unsafe"
+
+	"github.com/symmtune/symmtune/cuda/libpath"
 )
 
-// candidates lists the NVRTC libraries to try, newest major version first.
-// SYMMTUNE_NVRTC names one explicitly. Versioned names found in the usual
-// toolkit folders come first so that a machine with several toolkits uses the
-// newest; the bare sonames rely on ldconfig's cache.
+// candidates lists the NVRTC libraries to try, newest major version first;
+// SYMMTUNE_NVRTC names one explicitly.
 func candidates() []string {
-	if p := os.Getenv("SYMMTUNE_NVRTC"); p != "" {
-		return []string{p}
-	}
-	type cand struct {
-		name  string
-		major int
-	}
-	var found []cand
-	globs := []string{
-		"/usr/local/cuda/targets/x86_64-linux/lib/libnvrtc.so.*",
-		"/usr/local/cuda/lib64/libnvrtc.so.*",
-		"/usr/local/cuda-*/targets/x86_64-linux/lib/libnvrtc.so.*",
-		"/usr/lib/x86_64-linux-gnu/libnvrtc.so.*",
-	}
-	seen := map[string]bool{}
-	for _, g := range globs {
-		ms, _ := filepath.Glob(g)
-		for _, m := range ms {
-			base := filepath.Base(m)
-			rest := strings.TrimPrefix(base, "libnvrtc.so.")
-			majorText, _, _ := strings.Cut(rest, ".")
-			major, err := strconv.Atoi(majorText)
-			if err != nil || seen[m] {
-				continue
-			}
-			seen[m] = true
-			found = append(found, cand{m, major})
-		}
-	}
-	sort.SliceStable(found, func(i, j int) bool { return found[i].major > found[j].major })
-	var out []string
-	for _, c := range found {
-		out = append(out, c.name)
-	}
-	for major := 14; major >= 11; major-- {
-		out = append(out, "libnvrtc.so."+strconv.Itoa(major))
-	}
-	out = append(out, "libnvrtc.so.11.2", "libnvrtc.so")
-	return out
+	return libpath.Candidates("SYMMTUNE_NVRTC", "libnvrtc", 11, 14, "libnvrtc.so.11.2", "libnvrtc.so")
 }
 
 // open loads the newest NVRTC it can find. Called once, under loadOnce.
