@@ -1,0 +1,345 @@
+//go:build cuda
+
+// Package cublaslt runs dense matrix products through NVIDIA's cuBLASLt,
+// loaded at run time with dlopen (the newest libcublasLt.so.N present, or
+// $SYMMTUNE_CUBLASLT), so that the build links against no toolkit and one
+// binary works with the CUDA 12 and 13 libraries. It declares the handful of
+// entry points it uses itself, as cuda/nvrtc does: their ABI has been stable
+// since CUDA 11.
+//
+// It offers exactly what symmtune's GEMM pipelines need: row-major
+// D[M,N] = A[M,K]·B[K,N] in bf16 or f16 with fp32 accumulation, any leading
+// dimensions, an SM-count target (to leave SMs free for communication
+// kernels), and a choice among the algorithms cuBLASLt's heuristic ranks
+// for the shape, which the tuner searches over.
+package cublaslt
+
+/*
+#cgo LDFLAGS: -ldl
+#include <dlfcn.h>
+#include <stdlib.h>
+#include <stdint.h>
+#include <stddef.h>
+#include <string.h>
+
+// Declarations from cublasLt.h, library_types.h and cublas_api.h (CUDA 11.8,
+// unchanged through 13): opaque handles, the enum values used, and the
+// 96-byte heuristic result.
+typedef void* lt_handle;
+typedef void* lt_desc;
+typedef void* lt_layout;
+typedef void* lt_pref;
+typedef struct { uint64_t data[8]; } lt_algo;
+typedef struct {
+	lt_algo algo;
+	size_t workspaceSize;
+	int state;
+	float wavesCount;
+	int reserved[4];
+} lt_heur;
+
+enum {
+	LT_R_16F = 2, LT_R_32F = 0, LT_R_16BF = 14,  // cudaDataType
+	LT_COMPUTE_32F = 68,                          // cublasComputeType_t
+	LT_DESC_SM_COUNT_TARGET = 15,                 // cublasLtMatmulDescAttributes_t
+	LT_PREF_MAX_WORKSPACE_BYTES = 1,              // cublasLtMatmulPreferenceAttributes_t
+};
+
+typedef int (*create_t)(lt_handle*);
+typedef int (*destroy_t)(lt_handle);
+typedef size_t (*version_t)(void);
+typedef const char* (*status_name_t)(int);
+typedef int (*desc_create_t)(lt_desc*, int, int);
+typedef int (*desc_destroy_t)(lt_desc);
+typedef int (*desc_set_t)(lt_desc, int, const void*, size_t);
+typedef int (*layout_create_t)(lt_layout*, int, uint64_t, uint64_t, int64_t);
+typedef int (*layout_destroy_t)(lt_layout);
+typedef int (*pref_create_t)(lt_pref*);
+typedef int (*pref_destroy_t)(lt_pref);
+typedef int (*pref_set_t)(lt_pref, int, const void*, size_t);
+typedef int (*heuristic_t)(lt_handle, lt_desc, lt_layout, lt_layout, lt_layout, lt_layout, lt_pref, int, lt_heur*, int*);
+typedef int (*matmul_t)(lt_handle, lt_desc, const void*, const void*, lt_layout, const void*, lt_layout,
+                        const void*, const void*, lt_layout, void*, lt_layout, const lt_algo*, void*, size_t, void*);
+
+static struct {
+	void* lib;
+	create_t create; destroy_t destroy; version_t version; status_name_t status_name;
+	desc_create_t desc_create; desc_destroy_t desc_destroy; desc_set_t desc_set;
+	layout_create_t layout_create; layout_destroy_t layout_destroy;
+	pref_create_t pref_create; pref_destroy_t pref_destroy; pref_set_t pref_set;
+	heuristic_t heuristic; matmul_t matmul;
+} lt;
+
+// lt_open loads name: 0 on success, 1 when the library is missing, 2 when a
+// symbol is.
+static int lt_open(const char* name) {
+	void* h = dlopen(name, RTLD_NOW | RTLD_LOCAL);
+	if (!h) return 1;
+	lt.create = (create_t)dlsym(h, "cublasLtCreate");
+	lt.destroy = (destroy_t)dlsym(h, "cublasLtDestroy");
+	lt.version = (version_t)dlsym(h, "cublasLtGetVersion");
+	lt.status_name = (status_name_t)dlsym(h, "cublasLtGetStatusName");
+	lt.desc_create = (desc_create_t)dlsym(h, "cublasLtMatmulDescCreate");
+	lt.desc_destroy = (desc_destroy_t)dlsym(h, "cublasLtMatmulDescDestroy");
+	lt.desc_set = (desc_set_t)dlsym(h, "cublasLtMatmulDescSetAttribute");
+	lt.layout_create = (layout_create_t)dlsym(h, "cublasLtMatrixLayoutCreate");
+	lt.layout_destroy = (layout_destroy_t)dlsym(h, "cublasLtMatrixLayoutDestroy");
+	lt.pref_create = (pref_create_t)dlsym(h, "cublasLtMatmulPreferenceCreate");
+	lt.pref_destroy = (pref_destroy_t)dlsym(h, "cublasLtMatmulPreferenceDestroy");
+	lt.pref_set = (pref_set_t)dlsym(h, "cublasLtMatmulPreferenceSetAttribute");
+	lt.heuristic = (heuristic_t)dlsym(h, "cublasLtMatmulAlgoGetHeuristic");
+	lt.matmul = (matmul_t)dlsym(h, "cublasLtMatmul");
+	if (!lt.create || !lt.destroy || !lt.version || !lt.status_name || !lt.desc_create || !lt.desc_destroy ||
+	    !lt.desc_set || !lt.layout_create || !lt.layout_destroy || !lt.pref_create || !lt.pref_destroy ||
+	    !lt.pref_set || !lt.heuristic || !lt.matmul) {
+		dlclose(h);
+		return 2;
+	}
+	lt.lib = h;
+	return 0;
+}
+
+static size_t lt_version(void) { return lt.version(); }
+static const char* lt_status(int s) { return lt.status_name(s); }
+static int lt_create(lt_handle* h) { return lt.create(h); }
+static int lt_destroy(lt_handle h) { return lt.destroy(h); }
+static int lt_layout_destroy(lt_layout l) { return lt.layout_destroy(l); }
+static int lt_desc_destroy(lt_desc d) { return lt.desc_destroy(d); }
+
+// lt_plan builds the descriptors of a column-major D[rows,cols] =
+// A[rows,inner]·B[inner,cols] and asks the heuristic for up to *n
+// algorithms (on return *n holds how many it gave).
+static int lt_plan(lt_handle h, int dtype, uint64_t rows, uint64_t cols, uint64_t inner,
+                   int64_t lda, int64_t ldb, int64_t ldd, int32_t smTarget, size_t workspace,
+                   lt_desc* desc, lt_layout* la, lt_layout* lb, lt_layout* ld, lt_heur* heur, int* n) {
+	*desc = 0; *la = 0; *lb = 0; *ld = 0;
+	int r = lt.desc_create(desc, LT_COMPUTE_32F, LT_R_32F);
+	if (r) return r;
+	if (smTarget > 0 && (r = lt.desc_set(*desc, LT_DESC_SM_COUNT_TARGET, &smTarget, sizeof(smTarget)))) return r;
+	if ((r = lt.layout_create(la, dtype, rows, inner, lda))) return r;
+	if ((r = lt.layout_create(lb, dtype, inner, cols, ldb))) return r;
+	if ((r = lt.layout_create(ld, dtype, rows, cols, ldd))) return r;
+	lt_pref pref = 0;
+	if ((r = lt.pref_create(&pref))) return r;
+	uint64_t ws = workspace;
+	r = lt.pref_set(pref, LT_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof(ws));
+	if (!r) r = lt.heuristic(h, *desc, *la, *lb, *ld, *ld, pref, *n, heur, n);
+	lt.pref_destroy(pref);
+	return r;
+}
+
+// Device pointers travel as integers: they are not Go pointers.
+static int lt_matmul(lt_handle h, lt_desc desc, uint64_t a, lt_layout la, uint64_t b, lt_layout lb,
+                     uint64_t d, lt_layout ld, const lt_algo* algo, uint64_t ws, size_t wsBytes, void* stream) {
+	const float one = 1.0f, zero = 0.0f;
+	return lt.matmul(h, desc, &one, (const void*)a, la, (const void*)b, lb, &zero, (const void*)d, ld,
+	                 (void*)d, ld, algo, (void*)ws, wsBytes, stream);
+}
+*/
+import "C"
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"unsafe"
+
+	"gorgonia.org/cu"
+
+	"github.com/symmtune/symmtune/cuda/libpath"
+)
+
+var (
+	loadOnce sync.Once
+	libName  string
+	loadErr  error
+)
+
+// Load opens cuBLASLt once and returns the path it loaded.
+func Load() (string, error) {
+	loadOnce.Do(func() {
+		cands := libpath.Candidates("SYMMTUNE_CUBLASLT", "libcublasLt", 11, 14, "libcublasLt.so")
+		var bad []string
+		for _, name := range cands {
+			cs := C.CString(name)
+			r := C.lt_open(cs)
+			C.free(unsafe.Pointer(cs))
+			switch r {
+			case 0:
+				libName = name
+				slog.Debug("cublaslt loaded", "lib", name, "version", int(C.lt_version()))
+				return
+			case 2:
+				bad = append(bad, name+" (symbols missing)")
+			}
+		}
+		loadErr = fmt.Errorf("no usable cuBLASLt library: install the CUDA toolkit's cuBLAS (libcublasLt.so.12 or .13, e.g. /usr/local/cuda/lib64) or set SYMMTUNE_CUBLASLT to its path; tried %d names%s", len(cands), unusable(bad))
+	})
+	return libName, loadErr
+}
+
+func unusable(bad []string) string {
+	if len(bad) == 0 {
+		return ""
+	}
+	return fmt.Sprintf(", unusable: %v", bad)
+}
+
+// Version is cublasLtGetVersion (e.g. 130100 for 13.1.0), loading the library.
+func Version() (int, error) {
+	if _, err := Load(); err != nil {
+		return 0, err
+	}
+	return int(C.lt_version()), nil
+}
+
+func status(what string, r C.int) error {
+	if r == 0 {
+		return nil
+	}
+	return fmt.Errorf("%s: %s (%d)", what, C.GoString(C.lt_status(r)), int(r))
+}
+
+// DType is the element type of A, B and D.
+type DType int
+
+// Element types: bf16 and f16, always with fp32 accumulation and scaling.
+const (
+	BF16 DType = C.LT_R_16BF
+	F16  DType = C.LT_R_16F
+)
+
+// DTypeOf maps a symmtune dtype name to a DType.
+func DTypeOf(name string) (DType, error) {
+	switch name {
+	case "bf16":
+		return BF16, nil
+	case "f16":
+		return F16, nil
+	}
+	return 0, fmt.Errorf("dtype %q: cuBLASLt products here take bf16 or f16", name)
+}
+
+// Handle is a cuBLASLt handle. Create and use it on the thread where the
+// rank's CUDA context is current.
+type Handle struct{ h C.lt_handle }
+
+// NewHandle loads the library if needed and creates a handle.
+func NewHandle() (*Handle, error) {
+	if _, err := Load(); err != nil {
+		return nil, err
+	}
+	var h C.lt_handle
+	if err := status("cublasLtCreate", C.lt_create(&h)); err != nil {
+		return nil, err
+	}
+	return &Handle{h: h}, nil
+}
+
+// Close destroys the handle.
+func (h *Handle) Close() error {
+	if h == nil || h.h == nil {
+		return nil
+	}
+	err := status("cublasLtDestroy", C.lt_destroy(h.h))
+	h.h = nil
+	return err
+}
+
+// Matmul is a row-major product D[M,N] = A[M,K]·B[K,N]. Leading dimensions
+// are in elements; zero means packed (K for A, N for B and D).
+type Matmul struct {
+	M, N, K       int
+	LDA, LDB, LDD int
+	DType         DType
+	// SMCountTarget asks cuBLASLt to plan for this many SMs (0: all), so
+	// kernels running beside the product keep the rest.
+	SMCountTarget int
+	// Workspace is the most scratch memory an algorithm may use.
+	Workspace int64
+}
+
+func (m Matmul) String() string {
+	return fmt.Sprintf("%dx%dx%d (ld %d,%d,%d, sm target %d)", m.M, m.N, m.K, m.LDA, m.LDB, m.LDD, m.SMCountTarget)
+}
+
+// Plan is a Matmul with its descriptors and the heuristic's ranked
+// algorithms.
+type Plan struct {
+	Matmul
+	h          C.lt_handle
+	desc       C.lt_desc
+	la, lb, ld C.lt_layout
+	heur       []C.lt_heur
+}
+
+// MaxAlgos is how many ranked algorithms a plan asks the heuristic for.
+const MaxAlgos = 8
+
+// Plan describes m and ranks algorithms for it.
+func (h *Handle) Plan(m Matmul) (*Plan, error) {
+	if m.M < 1 || m.N < 1 || m.K < 1 {
+		return nil, fmt.Errorf("matmul %s: every dimension must be positive", m)
+	}
+	if m.LDA == 0 {
+		m.LDA = m.K
+	}
+	if m.LDB == 0 {
+		m.LDB = m.N
+	}
+	if m.LDD == 0 {
+		m.LDD = m.N
+	}
+	if m.LDA < m.K || m.LDB < m.N || m.LDD < m.N {
+		return nil, fmt.Errorf("matmul %s: a leading dimension is below its row length", m)
+	}
+	p := &Plan{Matmul: m, h: h.h, heur: make([]C.lt_heur, MaxAlgos)}
+	n := C.int(MaxAlgos)
+	// Row-major D = A·B is column-major Dᵀ = Bᵀ·Aᵀ: cuBLASLt's A is our B
+	// ([N,K] column-major with ld LDB) and its B is our A.
+	r := C.lt_plan(h.h, C.int(m.DType), C.uint64_t(m.N), C.uint64_t(m.M), C.uint64_t(m.K),
+		C.int64_t(m.LDB), C.int64_t(m.LDA), C.int64_t(m.LDD), C.int32_t(m.SMCountTarget), C.size_t(m.Workspace),
+		&p.desc, &p.la, &p.lb, &p.ld, &p.heur[0], &n)
+	if err := status("plan "+m.String(), r); err != nil {
+		p.Close()
+		return nil, err
+	}
+	p.heur = p.heur[:n]
+	if n == 0 {
+		p.Close()
+		return nil, fmt.Errorf("matmul %s: cuBLASLt has no algorithm for it", m)
+	}
+	return p, nil
+}
+
+// Algos is how many algorithms the heuristic ranked (at most MaxAlgos).
+func (p *Plan) Algos() int { return len(p.heur) }
+
+// Run enqueues D = A·B on stream with the algo-th ranked algorithm; a, b
+// and d are device pointers, ws a workspace of at least Workspace bytes.
+func (p *Plan) Run(stream cu.Stream, algo int, a, b, d, ws cu.DevicePtr) error {
+	if algo < 0 || algo >= len(p.heur) {
+		return fmt.Errorf("matmul %s: algorithm %d of %d ranked", p.Matmul, algo, len(p.heur))
+	}
+	// Our B is cuBLASLt's A (see Plan).
+	r := C.lt_matmul(p.h, p.desc, C.uint64_t(b), p.la, C.uint64_t(a), p.lb, C.uint64_t(d), p.ld,
+		&p.heur[algo].algo, C.uint64_t(ws), C.size_t(p.Workspace), unsafe.Pointer(stream.C()))
+	return status("cublasLtMatmul "+p.Matmul.String(), r)
+}
+
+// Close frees the descriptors.
+func (p *Plan) Close() error {
+	var errs []error
+	for _, l := range []*C.lt_layout{&p.la, &p.lb, &p.ld} {
+		if *l != nil {
+			errs = append(errs, status("layout destroy", C.lt_layout_destroy(*l)))
+			*l = nil
+		}
+	}
+	if p.desc != nil {
+		errs = append(errs, status("desc destroy", C.lt_desc_destroy(p.desc)))
+		p.desc = nil
+	}
+	return errors.Join(errs...)
+}
