@@ -476,3 +476,60 @@ func (t *Team) Close() error {
 	t.th = nil
 	return err
 }
+
+// Time runs call warmup times, then iters times with CUDA events around
+// each, every call after the team barrier on stream (so one rank's late
+// start stays out of another's time, as the peers' method requires), and
+// returns each timed call's duration in microseconds. Call inside Do.
+func (t *Team) Time(stream cu.Stream, warmup, iters int, call func() error) ([]float64, error) {
+	for i := 0; i < warmup; i++ {
+		if err := t.Barrier(stream); err != nil {
+			return nil, err
+		}
+		if err := call(); err != nil {
+			return nil, err
+		}
+	}
+	evs := make([]cu.Event, 0, 2*iters)
+	defer func() {
+		for i := range evs {
+			_ = cu.DestroyEvent(&evs[i])
+		}
+	}()
+	for i := 0; i < 2*iters; i++ {
+		e, err := cu.MakeEvent(cu.DefaultEvent)
+		if err != nil {
+			return nil, fmt.Errorf("create event: %w", err)
+		}
+		evs = append(evs, e)
+	}
+	for i := 0; i < iters; i++ {
+		if err := t.Barrier(stream); err != nil {
+			return nil, err
+		}
+		if err := evs[2*i].Record(stream); err != nil {
+			return nil, fmt.Errorf("record event: %w", err)
+		}
+		if err := call(); err != nil {
+			return nil, err
+		}
+		if err := evs[2*i+1].Record(stream); err != nil {
+			return nil, fmt.Errorf("record event: %w", err)
+		}
+	}
+	if err := stream.Synchronize(); err != nil {
+		return nil, fmt.Errorf("synchronize: %w", err)
+	}
+	if err := t.CheckTimeout(); err != nil {
+		return nil, err
+	}
+	times := make([]float64, iters)
+	for i := range times {
+		ms, err := evs[2*i].Elapsed(evs[2*i+1])
+		if err != nil {
+			return nil, fmt.Errorf("event elapsed: %w", err)
+		}
+		times[i] = ms * 1000
+	}
+	return times, nil
+}

@@ -32,6 +32,16 @@ static const char* symm_err_name(CUresult r) {
 	if (cuGetErrorName(r, &s) != CUDA_SUCCESS || !s) return "unknown CUDA error";
 	return s;
 }
+// Stream memory operations, _v2: the v1 entry points that cu wraps answer
+// CUDA_ERROR_NOT_SUPPORTED on driver 580. The write is fenced (the default
+// flags order it after every earlier write of the stream, remote ones
+// included); the wait is (int32)(*addr - value) >= 0, so epochs may wrap.
+static CUresult symm_write_flag(void* stream, CUdeviceptr addr, cuuint32_t v) {
+	return cuStreamWriteValue32_v2((CUstream)stream, addr, v, CU_STREAM_WRITE_VALUE_DEFAULT);
+}
+static CUresult symm_wait_flag(void* stream, CUdeviceptr addr, cuuint32_t v) {
+	return cuStreamWaitValue32_v2((CUstream)stream, addr, v, CU_STREAM_WAIT_VALUE_GEQ);
+}
 static int symm_ipc_handle_size(void) { return (int)sizeof(((CUipcMemHandle*)0)->reserved); }
 static int symm_p2p_access_supported(void) { return CU_DEVICE_P2P_ATTRIBUTE_ACCESS_SUPPORTED; }
 static int symm_p2p_native_atomic(void) { return CU_DEVICE_P2P_ATTRIBUTE_NATIVE_ATOMIC_SUPPORTED; }
@@ -80,6 +90,19 @@ func ipcOpen(h []byte) (cu.DevicePtr, error) {
 
 func ipcClose(p cu.DevicePtr) error {
 	return cuErr("cuIpcCloseMemHandle", C.symm_ipc_close(C.CUdeviceptr(p)))
+}
+
+// WriteFlag enqueues on stream a store of v to the 4-byte word at addr (local
+// or a peer's, mapped by IPC), after everything the stream wrote before it
+// is visible: a producer's "chunk ready" signal.
+func WriteFlag(stream cu.Stream, addr cu.DevicePtr, v uint32) error {
+	return cuErr("cuStreamWriteValue32_v2", C.symm_write_flag(unsafe.Pointer(stream.C()), C.CUdeviceptr(addr), C.cuuint32_t(v)))
+}
+
+// WaitFlag makes stream wait until the word at addr reaches v (wrap-safe
+// int32 comparison): a consumer waiting for an epoch, with no host involved.
+func WaitFlag(stream cu.Stream, addr cu.DevicePtr, v uint32) error {
+	return cuErr("cuStreamWaitValue32_v2", C.symm_wait_flag(unsafe.Pointer(stream.C()), C.CUdeviceptr(addr), C.cuuint32_t(v)))
 }
 
 // driverVersion is cuDriverGetVersion as "13.0".
