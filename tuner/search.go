@@ -46,6 +46,11 @@ type Job struct {
 	Seed         int64
 	// Pin is the SHA-256 the plugin binary must have ("" for none).
 	Pin string
+	// Where restricts the search to configs with these values,
+	// "name=value,..." (e.g. to time one config, or to tune one parameter
+	// with the others fixed). The default config is still measured first,
+	// as the baseline.
+	Where string
 }
 
 // MaxCPUWorld bounds the CPU backend's world size: each rank is a process
@@ -374,11 +379,15 @@ func (ss *session) describe(ctx context.Context, r *rankProc) ([]space.Config, e
 	ss.out.Desc, ss.out.Shape, ss.out.Hardware = desc, shape, sdk.HardwareFromProto(hw)
 	all := desc.Space.Enumerate()
 	ss.out.SpaceSize = len(all)
+	where, err := parseWhere(job.Where, desc.Space, desc.Default)
+	if err != nil {
+		return nil, inputErrorf("kernel %s: --where: %v", job.Kernel, err)
+	}
 	// The default goes first: it is measured first and is the baseline.
 	valid := []space.Config{}
 	var defaultReason string
-	for _, c := range append([]space.Config{desc.Default}, all...) {
-		if len(valid) > 0 && c.String() == desc.Default.String() {
+	for i, c := range append([]space.Config{desc.Default}, all...) {
+		if (len(valid) > 0 && c.String() == desc.Default.String()) || (i > 0 && !matches(c, where)) {
 			continue
 		}
 		v, err := r.kernel.Validate(cctx, &pb.ValidateRequest{

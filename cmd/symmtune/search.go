@@ -25,6 +25,7 @@ type searchFlags struct {
 	budgetTime                              time.Duration
 	seed                                    int64
 	top                                     int
+	where                                   string
 }
 
 func newSearchCmd(g *globals) *cobra.Command {
@@ -53,6 +54,7 @@ func newSearchCmd(g *globals) *cobra.Command {
 	fl.IntVar(&f.warmup, "warmup", -1, "warm-up iterations per trial (-1: the job's or 3)")
 	fl.Int64Var(&f.seed, "seed", 0, "seed for randomized strategies")
 	fl.IntVar(&f.top, "top", 5, "rows in the final table")
+	fl.StringVar(&f.where, "where", "", "search only configs with these values, e.g. chunks=2,algo=0 (the default is still measured first, as the baseline)")
 	return cmd
 }
 
@@ -102,6 +104,9 @@ func (f *searchFlags) jobs(cmd *cobra.Command) ([]tuner.Job, error) {
 		}
 		if changed("seed") {
 			j.Seed = f.seed
+		}
+		if changed("where") {
+			j.Where = f.where
 		}
 	}
 	return jobs, nil
