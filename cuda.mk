@@ -14,8 +14,8 @@ CUDA_DIR    ?= .cuda
 CUDA_INC     = $(CURDIR)/$(CUDA_DIR)/root/usr/include
 CUDA_LIB     = $(CURDIR)/$(CUDA_DIR)/root/usr/lib/x86_64-linux-gnu/nvidia/current
 CUDA_ENV     = CGO_ENABLED=1 CGO_CFLAGS="-I$(CUDA_INC)" CGO_LDFLAGS="-L$(CUDA_LIB)"
-CUDA_PKGS    = ./symm/cudamem/... ./cuda/... ./plugins/allreduce/...
-CUDA_PLUGINS = allreduce
+CUDA_PKGS    = ./symm/cudamem/... ./cuda/... ./kernels/gemm/gpu/... ./plugins/allreduce/... ./plugins/agmm/... ./plugins/matmulrs/...
+CUDA_PLUGINS = allreduce matmulrs agmm
 
 .PHONY: cuda cuda-headers cuda-vet cuda-test bench-gpu
 

@@ -1,0 +1,32 @@
+//go:build cuda
+
+package nvrtc
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// TestCompileGEMMKernels compiles the GPU GEMM pipelines' helper kernels
+// (kernels/gemm/gpu) for both dtypes wherever an NVRTC library is found; no
+// GPU needed. (The package that embeds them links libcuda, whose init needs
+// a driver, so CI compiles them here.)
+func TestCompileGEMMKernels(t *testing.T) {
+	if _, _, err := Version(); err != nil {
+		if os.Getenv("SYMMTUNE_NVRTC") != "" {
+			t.Fatalf("SYMMTUNE_NVRTC=%s but NVRTC does not load: %v", os.Getenv("SYMMTUNE_NVRTC"), err)
+		}
+		t.Skipf("no NVRTC here: %v", err)
+	}
+	src, err := os.ReadFile(filepath.Join("..", "..", "kernels", "gemm", "gpu", "kernels", "gemm_util.cu"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := Compiler{Arch: "sm_90", CacheDir: t.TempDir()}
+	for _, bf := range []string{"0", "1"} {
+		if _, err := c.Compile(Source{Name: "gemm_util.cu", Text: string(src), Options: []string{"-DDTYPE_BF16=" + bf}}); err != nil {
+			t.Errorf("DTYPE_BF16=%s: %v", bf, err)
+		}
+	}
+}

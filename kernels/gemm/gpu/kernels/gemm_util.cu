@@ -1,0 +1,182 @@
+// Helpers of the GPU GEMM pipelines (kernels/gemm/gpu): input generation,
+// the float64 check, the SM copy and the reduce-scatter's reduction.
+// Compile-time config (from the Go side):
+//   DTYPE_BF16  1 for bf16 elements, 0 for f16
+// Every parameter is a u64 (pointers too), as the Go launcher packs them.
+typedef unsigned int u32;
+typedef unsigned long long u64;
+typedef unsigned short elem_t;
+
+#ifndef DTYPE_BF16
+#error DTYPE_BF16 must be defined
+#endif
+
+// TENSOR_B is the "rank" B is generated under: every rank holds the same B.
+#define TENSOR_B 0x10000ull
+
+__device__ __forceinline__ u64 splitmix64(u64 x) {
+	x += 0x9E3779B97F4A7C15ull;
+	x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+	x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+	return x ^ (x >> 31);
+}
+
+// uniform is sdk.Uniform bit for bit: a value in [-1, 1) for element i of
+// rank's tensor under seed, so any rank can regenerate any rank's input.
+__device__ __forceinline__ double uniform(u64 seed, u64 rank, u64 i) {
+	u64 x = seed ^ (rank + 1) * 0x9E3779B97F4A7C15ull ^ i * 0xD1B54A32D192ED03ull;
+	x = splitmix64(x);
+	return (double)(x >> 11) * (1.0 / 9007199254740992.0) * 2.0 - 1.0;
+}
+
+// to_elem rounds to the element type (nearest even); from_elem widens
+// exactly.
+__device__ __forceinline__ elem_t to_elem(float f) {
+	unsigned short h;
+#if DTYPE_BF16
+	asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h) : "f"(f));
+#else
+	asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f));
+#endif
+	return h;
+}
+__device__ __forceinline__ float from_elem(elem_t e) {
+#if DTYPE_BF16
+	return __uint_as_float((u32)e << 16);
+#else
+	float f;
+	asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(e));
+	return f;
+#endif
+}
+__device__ __forceinline__ double gen(u64 seed, u64 rank, u64 i) {
+	return (double)from_elem(to_elem((float)uniform(seed, rank, i)));
+}
+
+// fill writes rows x cols of rank's tensor, starting at logical row row0 of
+// a tensor with cols columns, into dst with leading dimension ld.
+extern "C" __global__ void fill(u64 dst, u64 rows, u64 cols, u64 ld, u64 row0, u64 seed, u64 rank) {
+	elem_t* d = (elem_t*)dst;
+	const u64 n = rows * cols;
+	for (u64 e = (u64)blockIdx.x * blockDim.x + threadIdx.x; e < n; e += (u64)gridDim.x * blockDim.x) {
+		const u64 i = e / cols, j = e % cols;
+		d[i * ld + j] = to_elem((float)uniform(seed, rank, (row0 + i) * cols + j));
+	}
+}
+
+#define CHECK_THREADS 256
+
+// check_rows compares sampled output rows with a float64 reference
+// computed from the generators, never from the buffers under test. Sample
+// blockIdx.y is 4 u64: the output row, the row of A it comes from, and the
+// ranks [lo, lo+cnt) whose A rows are summed (agmm: the row's owner alone;
+// matmulrs: every rank). It accumulates into res: [0] sum (out-ref)^2,
+// [1] sum ref^2, [2] non-finite outputs. Launch with CHECK_THREADS threads
+// and ceil(n / CHECK_THREADS) x samples blocks.
+extern "C" __global__ void check_rows(u64 out, u64 ldo, u64 samples, u64 n, u64 k, u64 seed, u64 res) {
+	__shared__ double a[CHECK_THREADS];
+	const u64* s = (const u64*)samples + 4 * blockIdx.y;
+	const u64 orow = s[0], arow = s[1], lo = s[2], cnt = s[3];
+	const u64 j = (u64)blockIdx.x * CHECK_THREADS + threadIdx.x;
+	double ref = 0;
+	for (u64 src = lo; src < lo + cnt; src++) {
+		for (u64 k0 = 0; k0 < k; k0 += CHECK_THREADS) {
+			const u64 t = k0 + threadIdx.x;
+			a[threadIdx.x] = t < k ? gen(seed, src, arow * k + t) : 0.0;
+			__syncthreads();
+			if (j < n) {
+				const u64 kn = k - k0 < CHECK_THREADS ? k - k0 : CHECK_THREADS;
+				for (u64 kk = 0; kk < kn; kk++) ref += a[kk] * gen(seed, TENSOR_B, (k0 + kk) * n + j);
+			}
+			__syncthreads();
+		}
+	}
+	double num = 0, den = 0, bad = 0;
+	if (j < n) {
+		const double g = from_elem(((const elem_t*)out)[orow * ldo + j]);
+		if (g - g != 0.0) bad = 1; else num = (g - ref) * (g - ref);
+		den = ref * ref;
+	}
+	for (int off = 16; off > 0; off >>= 1) {
+		num += __shfl_down_sync(0xffffffffu, num, off);
+		den += __shfl_down_sync(0xffffffffu, den, off);
+		bad += __shfl_down_sync(0xffffffffu, bad, off);
+	}
+	if ((threadIdx.x & 31) == 0) {
+		double* r = (double*)res;
+		atomicAdd(&r[0], num);
+		atomicAdd(&r[1], den);
+		atomicAdd(&r[2], bad);
+	}
+}
+
+// count_bad adds to res[3] the non-finite elements of a rows x cols matrix
+// (leading dimension ld): outputs left poisoned anywhere, sampled or not.
+extern "C" __global__ void count_bad(u64 out, u64 rows, u64 cols, u64 ld, u64 res) {
+	const elem_t* o = (const elem_t*)out;
+	double bad = 0;
+	for (u64 e = (u64)blockIdx.x * blockDim.x + threadIdx.x; e < rows * cols; e += (u64)gridDim.x * blockDim.x) {
+		const float g = from_elem(o[(e / cols) * ld + e % cols]);
+		if (g - g != 0.0f) bad += 1;
+	}
+	for (int off = 16; off > 0; off >>= 1) bad += __shfl_down_sync(0xffffffffu, bad, off);
+	if ((threadIdx.x & 31) == 0 && bad > 0) atomicAdd(&((double*)res)[3], bad);
+}
+
+// copy_chunk copies bytes (a multiple of 16; both pointers 16-byte
+// aligned) as 16-byte vectors, four in flight per thread: an SM copy of
+// a chunk from a peer's buffer, the alternative to the copy engines.
+extern "C" __global__ void copy_chunk(u64 dst, u64 src, u64 bytes) {
+	uint4* d = (uint4*)dst;
+	const uint4* s = (const uint4*)src;
+	const u64 n = bytes / 16, stride = (u64)gridDim.x * blockDim.x;
+	u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x;
+	for (; i + 3 * stride < n; i += 4 * stride) {
+		uint4 v0 = s[i], v1 = s[i + stride], v2 = s[i + 2 * stride], v3 = s[i + 3 * stride];
+		d[i] = v0; d[i + stride] = v1; d[i + 2 * stride] = v2; d[i + 3 * stride] = v3;
+	}
+	for (; i < n; i += stride) d[i] = s[i];
+}
+
+// reduce_chunk sets out[e] = sum over world slots of slot[e], for e in
+// [start, start+count), accumulating in float: slot s starts at
+// slots + s*stride elements. stride is a multiple of 8 elements and every
+// base is 16-byte aligned, so all operands share one alignment: a scalar
+// head, 16-byte vectors, a scalar tail.
+extern "C" __global__ void reduce_chunk(u64 out, u64 slots, u64 stride, u64 world, u64 start, u64 count) {
+	elem_t* o = (elem_t*)out;
+	const elem_t* sl = (const elem_t*)slots;
+	const u64 tid = (u64)blockIdx.x * blockDim.x + threadIdx.x, nth = (u64)gridDim.x * blockDim.x;
+	u64 head = (8 - start % 8) % 8;
+	if (head > count) head = count;
+	const u64 body = (count - head) / 8, tail0 = start + head + body * 8, end = start + count;
+	for (u64 e = start + tid; e < start + head; e += nth) {
+		float a = 0;
+		for (u64 q = 0; q < world; q++) a += from_elem(sl[q * stride + e]);
+		o[e] = to_elem(a);
+	}
+	for (u64 v = tid; v < body; v += nth) {
+		const u64 e = start + head + v * 8;
+		float a[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+		for (u64 q = 0; q < world; q++) {
+			const uint4 x = *(const uint4*)(sl + q * stride + e);
+			const u32 w[4] = {x.x, x.y, x.z, x.w};
+#pragma unroll
+			for (int h = 0; h < 4; h++) {
+				a[2 * h] += from_elem((elem_t)(w[h] & 0xffffu));
+				a[2 * h + 1] += from_elem((elem_t)(w[h] >> 16));
+			}
+		}
+		uint4 r;
+		r.x = (u32)to_elem(a[0]) | (u32)to_elem(a[1]) << 16;
+		r.y = (u32)to_elem(a[2]) | (u32)to_elem(a[3]) << 16;
+		r.z = (u32)to_elem(a[4]) | (u32)to_elem(a[5]) << 16;
+		r.w = (u32)to_elem(a[6]) | (u32)to_elem(a[7]) << 16;
+		*(uint4*)(o + e) = r;
+	}
+	for (u64 e = tail0 + tid; e < end; e += nth) {
+		float a = 0;
+		for (u64 q = 0; q < world; q++) a += from_elem(sl[q * stride + e]);
+		o[e] = to_elem(a);
+	}
+}

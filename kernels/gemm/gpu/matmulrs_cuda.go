@@ -1,0 +1,148 @@
+//go:build cuda
+
+package gpu
+
+import (
+	"errors"
+	"fmt"
+
+	"gorgonia.org/cu"
+
+	"github.com/symmtune/symmtune/symm/cudamem"
+)
+
+// reduceThreads is the block size of the reduction kernel.
+const reduceThreads = 256
+
+// matmulrs is matmul + reduce-scatter: A_r and the output privately, every
+// rank's partials of this rank's rows in the symmetric payload's slots.
+type matmulrs struct {
+	in      *instance
+	a       cu.DevicePtr // A_r [M, K]
+	staging cu.DevicePtr // [M, N]: partials a copy engine pushes
+	out     cu.DevicePtr // [M/W, N]: this rank's rows of the sum
+}
+
+func (m *matmulrs) alloc() error {
+	p := m.in.prob
+	for _, b := range []struct {
+		dst   *cu.DevicePtr
+		elems int64
+		what  string
+	}{{&m.a, int64(p.M) * int64(p.K), "A"}, {&m.staging, int64(p.M) * int64(p.N), "staging"}, {&m.out, int64(p.Rows()) * int64(p.N), "output"}} {
+		var err error
+		if *b.dst, err = cu.MemAlloc(b.elems * 2); err != nil {
+			return fmt.Errorf("allocate %s: %w", b.what, err)
+		}
+	}
+	return nil
+}
+
+func (m *matmulrs) plan(c Config) RSPlan {
+	p := m.in.prob
+	return PlanRS(p.M, p.World, m.in.team.Rank(), c.Chunks, c.Streams)
+}
+
+func (m *matmulrs) products(c Config) []Step { return m.plan(c).Products }
+
+// slot is where rank src's partial of owner q's rows lives, as mapped here.
+func (m *matmulrs) slot(q, src int) cu.DevicePtr {
+	return m.in.payload(q) + cu.DevicePtr(int64(src)*SlotElems(m.in.prob)*2)
+}
+
+func (m *matmulrs) fill(seed uint64) error {
+	in, p := m.in, m.in.prob
+	if err := in.fillMatrix(m.a, p.M, p.K, p.K, 0, seed, uint64(in.team.Rank())); err != nil {
+		return err
+	}
+	return in.fillMatrix(in.b, p.K, p.N, p.N, 0, seed, tensorB)
+}
+
+// poison fills the output and every slot peers write.
+func (m *matmulrs) poison() error {
+	in, p := m.in, m.in.prob
+	return errors.Join(in.poisonElems(m.out, int64(p.Rows())*int64(p.N)),
+		in.poisonElems(m.slot(in.team.Rank(), 0), int64(p.World)*SlotElems(p)))
+}
+
+// launch: products in plan order, each partial written into its owner's
+// slot (directly, or locally and then pushed by the copy engine of that
+// owner's stream) and announced with the owner's flag; this rank's own
+// chunks are reduced on the reduce stream as soon as every rank's partial
+// of the chunk is announced.
+func (m *matmulrs) launch(c Config) error {
+	in, p, me := m.in, m.in.prob, m.in.team.Rank()
+	plan := m.plan(c)
+	e, err := in.begin(nil)
+	if err != nil {
+		return err
+	}
+	rowBytes := int64(p.N) * 2
+	for i, st := range plan.Products {
+		q, g := st.Owner, in.gemm[st.Stream]
+		dst := m.slot(q, me) + cu.DevicePtr(int64(st.Start-q*p.Rows())*rowBytes)
+		a := m.a + cu.DevicePtr(int64(st.Start)*int64(p.K)*2)
+		done := in.flag(q, PartialFlag(me, st.Index))
+		if q == me || c.Push == PushGEMM {
+			if err := in.product(c, st, a, dst); err != nil {
+				return err
+			}
+			if err := cudamem.WriteFlag(g, done, e); err != nil {
+				return fmt.Errorf("announce partial to rank %d: %w", q, err)
+			}
+			continue
+		}
+		stg := m.staging + cu.DevicePtr(int64(st.Start)*rowBytes)
+		if err := in.product(c, st, a, stg); err != nil {
+			return err
+		}
+		ev, s := in.chunkEv[i], in.side[in.peerIndex(q)]
+		if err := ev.Record(g); err != nil {
+			return fmt.Errorf("record product: %w", err)
+		}
+		if err := s.Wait(ev, 0); err != nil {
+			return fmt.Errorf("wait for product: %w", err)
+		}
+		if err := cu.MemcpyDtoDAsync(dst, stg, int64(st.Rows)*rowBytes, s); err != nil {
+			return fmt.Errorf("push chunk %d to rank %d: %w", st.Index, q, err)
+		}
+		if err := cudamem.WriteFlag(s, done, e); err != nil {
+			return fmt.Errorf("announce partial to rank %d: %w", q, err)
+		}
+	}
+	for _, sp := range plan.Reduces {
+		for src := 0; src < p.World; src++ {
+			if err := cudamem.WaitFlag(in.reduce, in.flag(me, PartialFlag(src, sp.Index)), e); err != nil {
+				return fmt.Errorf("wait for rank %d's partial: %w", src, err)
+			}
+		}
+		start := int64(sp.Start-me*p.Rows()) * int64(p.N)
+		args := cudamem.Args(uint64(m.out), uint64(m.slot(me, 0)), uint64(SlotElems(p)), uint64(p.World), uint64(start), uint64(sp.Rows)*uint64(p.N))
+		if err := in.redFn.Launch(c.ReduceBlocks, 1, 1, reduceThreads, 1, 1, 0, in.reduce, args); err != nil {
+			return fmt.Errorf("launch reduction: %w", err)
+		}
+	}
+	return in.end()
+}
+
+// samples: three rows of every chunk of this rank's rows, each checked
+// against the sum over every rank's A rows.
+func (m *matmulrs) samples(c Config, seed uint64) []uint64 {
+	p, me := m.in.prob, m.in.team.Rank()
+	return spanSamples(Shards(p.M, p.World, c.Chunks)[me], seed, func(row int) [4]uint64 {
+		return [4]uint64{uint64(row - me*p.Rows()), uint64(row), 0, uint64(p.World)}
+	})
+}
+
+func (m *matmulrs) output() (cu.DevicePtr, int, int) { return m.out, m.in.prob.Rows(), m.in.prob.N }
+
+func (m *matmulrs) close() []error {
+	var errs []error
+	for _, b := range []*cu.DevicePtr{&m.a, &m.staging, &m.out} {
+		if *b != 0 {
+			errs = append(errs, cu.MemFree(*b))
+			*b = 0
+		}
+	}
+	return errs
+}

@@ -1,0 +1,263 @@
+// Package gpu owns the GPU implementations of symmtune's GEMM +
+// communication kernels, shared by the agmm (all-gather + matmul) and
+// matmulrs (matmul + reduce-scatter) plugins: their search spaces and the
+// rules Validate applies (this file, no GPU needed), the chunk plans that
+// order copies, products and reductions (plan.go, tested without a GPU),
+// and, under the cuda build tag, the pipelines that run those plans: the
+// products through cuBLASLt (cuda/cublaslt), the communication through the
+// copy engines or SM copy kernels on CUDA IPC symmetric memory
+// (symm/cudamem), readiness signalled per chunk on the GPU with stream
+// memory operations, never by the host waiting.
+package gpu
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/symmtune/symmtune/kernels/gemm"
+	"github.com/symmtune/symmtune/space"
+)
+
+// Kernel names, as the plugins declare them.
+const (
+	AGMM     = "agmm"
+	MatmulRS = "matmulrs"
+)
+
+// Parameter names and values.
+const (
+	ParamImpl = "impl"
+	// ImplPipeline: cuBLASLt products on row chunks, overlapped with
+	// copies of other chunks (the only impl so far; "fused" is next).
+	ImplPipeline = "pipeline"
+
+	// ParamChunks cuts each rank's rows into this many chunks: the unit
+	// of communication and of the products that wait for it.
+	ParamChunks = "chunks"
+	// ParamStreams is how many streams the products are spread over, so
+	// small chunk products can run side by side.
+	ParamStreams = "streams"
+	// ParamAlgo is an index into cuBLASLt's heuristic ranking of
+	// algorithms for each product's shape (0 = its first choice).
+	ParamAlgo = "algo"
+	// ParamSMReserve is how many SMs the products leave free
+	// (CUBLASLT_MATMUL_DESC_SM_COUNT_TARGET = SMs - reserve) for the SM
+	// copy or reduction kernels running beside them.
+	ParamSMReserve = "sm_reserve"
+
+	// agmm: how peers' shards move. CopyCE: copy engines
+	// (cuMemcpyDtoDAsync from the peer's mapped buffer), no SMs used;
+	// CopySM: a copy kernel of copy_blocks blocks per chunk.
+	ParamCopy       = "copy"
+	CopyCE          = "ce"
+	CopySM          = "sm"
+	ParamCopyBlocks = "copy_blocks"
+
+	// matmulrs: how a partial product reaches its owner. PushGEMM: the
+	// product writes straight into the owner's buffer over NVLink;
+	// PushCE: it writes locally and a copy engine pushes the chunk.
+	ParamPush = "push"
+	PushGEMM  = "gemm"
+	PushCE    = "ce"
+	// ParamReduceBlocks is the grid of each chunk's reduction kernel.
+	ParamReduceBlocks = "reduce_blocks"
+)
+
+// MaxWorld is the largest team (cudamem.MaxWorld, which untagged code
+// cannot import).
+const MaxWorld = 8
+
+// MaxChunks is the largest chunks value: it sizes the flag area.
+const MaxChunks = 8
+
+func ints(vs ...int64) []space.Value {
+	out := make([]space.Value, len(vs))
+	for i, v := range vs {
+		out[i] = space.Int(v)
+	}
+	return out
+}
+
+func strs(vs ...string) []space.Value {
+	out := make([]space.Value, len(vs))
+	for i, v := range vs {
+		out[i] = space.Str(v)
+	}
+	return out
+}
+
+var (
+	chunkValues  = ints(1, 2, 4, MaxChunks)
+	copyBlocks   = ints(4, 8, 16, 32)
+	reserveVals  = ints(0, 8, 16, 32)
+	streamValues = ints(1, 2, 3)
+	algoValues   = ints(0, 1, 2, 3)
+)
+
+// Space is kernel's search space on GPUs.
+func Space(kernel string) space.Space {
+	common := []space.Param{
+		{Name: ParamImpl, Values: strs(ImplPipeline)},
+		{Name: ParamChunks, Values: chunkValues},
+		{Name: ParamStreams, Values: streamValues},
+		{Name: ParamAlgo, Values: algoValues},
+		{Name: ParamSMReserve, Values: reserveVals},
+	}
+	if kernel == AGMM {
+		return space.Space{Params: append(common,
+			space.Param{Name: ParamCopy, Values: strs(CopyCE, CopySM)},
+			space.Param{Name: ParamCopyBlocks, Values: copyBlocks})}
+	}
+	return space.Space{Params: append(common,
+		space.Param{Name: ParamPush, Values: strs(PushCE, PushGEMM)},
+		space.Param{Name: ParamReduceBlocks, Values: ints(8, 16, 32, 64)})}
+}
+
+// Default is what an untuned caller gets: sound on any shape Validate
+// accepts (two chunks per shard, so the first products overlap the rest of
+// the communication; copy engines, so no SMs are taken from the product;
+// cuBLASLt's own first choice of algorithm).
+func Default(kernel string) space.Config {
+	c := space.Config{
+		ParamImpl: space.Str(ImplPipeline), ParamChunks: space.Int(2), ParamStreams: space.Int(1),
+		ParamAlgo: space.Int(0), ParamSMReserve: space.Int(0),
+	}
+	if kernel == AGMM {
+		c[ParamCopy] = space.Str(CopyCE)
+		c[ParamCopyBlocks] = copyBlocks[0]
+	} else {
+		c[ParamPush] = space.Str(PushCE)
+		c[ParamReduceBlocks] = space.Int(32)
+	}
+	return c
+}
+
+// Config is a parsed config of either kernel; fields of the other kernel
+// stay zero.
+type Config struct {
+	Impl                  string
+	Chunks, Streams, Algo int
+	SMReserve             int
+	Copy                  string
+	CopyBlocks            int
+	Push                  string
+	ReduceBlocks          int
+}
+
+// ParseConfig reads c as a config of kernel, checking names, types and
+// that each value is one of the space's.
+func ParseConfig(kernel string, c space.Config) (Config, error) {
+	var out Config
+	var errs []error
+	sp := Space(kernel)
+	for _, p := range sp.Params {
+		v, ok := c[p.Name]
+		if !ok {
+			errs = append(errs, fmt.Errorf("parameter %q missing", p.Name))
+			continue
+		}
+		known := false
+		for _, w := range p.Values {
+			known = known || w == v
+		}
+		if !known {
+			errs = append(errs, fmt.Errorf("parameter %q: %s is not one of %v", p.Name, v, p.Values))
+			continue
+		}
+		switch p.Name {
+		case ParamImpl:
+			out.Impl = v.Str
+		case ParamChunks:
+			out.Chunks = int(v.Int)
+		case ParamStreams:
+			out.Streams = int(v.Int)
+		case ParamAlgo:
+			out.Algo = int(v.Int)
+		case ParamSMReserve:
+			out.SMReserve = int(v.Int)
+		case ParamCopy:
+			out.Copy = v.Str
+		case ParamCopyBlocks:
+			out.CopyBlocks = int(v.Int)
+		case ParamPush:
+			out.Push = v.Str
+		case ParamReduceBlocks:
+			out.ReduceBlocks = int(v.Int)
+		}
+	}
+	if len(c) != len(sp.Params) {
+		for name := range c {
+			if _, ok := sp.Param(name); !ok {
+				errs = append(errs, fmt.Errorf("unknown parameter %q", name))
+			}
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return Config{}, fmt.Errorf("config %s: %w", c, err)
+	}
+	return out, nil
+}
+
+// Problem is a GEMM problem on a team: M rows in all (agmm: of the gathered
+// A and of C; matmulrs: of each rank's A and partial product), split evenly
+// over World ranks.
+type Problem struct {
+	gemm.Dims
+	World    int
+	ElemSize int // bytes per element: 2 for bf16 and f16
+}
+
+// ParseProblem checks the parts of a problem that do not depend on the
+// config.
+func ParseProblem(p space.Problem, world int) (Problem, error) {
+	if p.Dtype != "bf16" && p.Dtype != "f16" {
+		return Problem{}, fmt.Errorf("dtype %q: the GPU GEMM kernels take bf16 or f16 (fp32 accumulation)", p.Dtype)
+	}
+	if world < 1 || world > MaxWorld {
+		return Problem{}, fmt.Errorf("world %d outside 1..%d", world, MaxWorld)
+	}
+	d, err := gemm.ParseDims(p.Shape)
+	if err != nil {
+		return Problem{}, err
+	}
+	if d.M%world != 0 {
+		return Problem{}, fmt.Errorf("m=%d is not divisible by world %d: every rank holds the same number of rows", d.M, world)
+	}
+	return Problem{Dims: d, World: world, ElemSize: 2}, nil
+}
+
+// Rows is how many rows each rank holds.
+func (p Problem) Rows() int { return p.M / p.World }
+
+// Validate rejects configs of kernel that cannot run on p, or that would
+// only repeat another config's measurement, with the reason.
+func Validate(kernel string, c Config, p Problem) error {
+	if c.Chunks > p.Rows() {
+		return fmt.Errorf("chunks %d exceed the %d rows each rank holds", c.Chunks, p.Rows())
+	}
+	if n := GEMMs(kernel, c.Chunks, p.World); c.Streams > n {
+		return fmt.Errorf("streams %d exceed the %d products of the pipeline", c.Streams, n)
+	}
+	switch kernel {
+	case AGMM:
+		if c.Copy == CopyCE {
+			if c.CopyBlocks != int(copyBlocks[0].Int) {
+				return fmt.Errorf("copy_blocks %d: copy-engine copies use no blocks (only copy_blocks=%d is measured)", c.CopyBlocks, copyBlocks[0].Int)
+			}
+			if c.SMReserve != 0 {
+				return fmt.Errorf("sm_reserve %d: nothing runs on SMs beside the products when copy engines move the data", c.SMReserve)
+			}
+		}
+		if c.Copy == CopySM && int64(p.K)*int64(p.ElemSize)%16 != 0 {
+			return fmt.Errorf("k=%d: SM copies move 16-byte vectors, so a row of A must be a multiple of 16 bytes (k a multiple of %d)", p.K, 16/p.ElemSize)
+		}
+	case MatmulRS:
+		// Any shape: the reduction has a scalar path for unaligned rows.
+	default:
+		return fmt.Errorf("unknown GPU GEMM kernel %q", kernel)
+	}
+	if p.World == 1 && c.Chunks > 1 {
+		return fmt.Errorf("chunks %d on one rank: there is no communication to overlap", c.Chunks)
+	}
+	return nil
+}

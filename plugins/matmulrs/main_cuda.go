@@ -1,0 +1,11 @@
+//go:build cuda
+
+package main
+
+import (
+	"github.com/symmtune/symmtune/kernels/gemm/gpu"
+	"github.com/symmtune/symmtune/sdk"
+	"github.com/symmtune/symmtune/symm/cudamem"
+)
+
+func main() { sdk.Serve(gpu.Kernel{Name: gpu.MatmulRS}, cudamem.Backend{}) }
