@@ -1,0 +1,18 @@
+#!/bin/sh
+# gpu-bundle.sh: builds what a GPU machine without Go needs into the
+# git-ignored .gpu/: bins.tgz (stripped bin/symmtune and the CUDA plugins
+# under bin/cuda/, about 22 MB) and a copy of the shared peer script. Carry
+# .gpu to the machine and unpack with `tar xzf .gpu/bins.tgz`.
+set -eu
+make -s cuda-headers
+CUDA_ENV_INC=$(pwd)/.cuda/root/usr/include
+CUDA_ENV_LIB=$(cat .cuda/libdir)
+rm -rf .gpu/bin && mkdir -p .gpu/bin/cuda
+go build -ldflags "-s -w" -o .gpu/bin/symmtune ./cmd/symmtune
+for p in allreduce agmm matmulrs; do
+	CGO_ENABLED=1 CGO_CFLAGS="-I$CUDA_ENV_INC" CGO_LDFLAGS="-L$CUDA_ENV_LIB" \
+		go build -tags cuda -ldflags "-s -w" -o .gpu/bin/cuda/symmtune-plugin-$p ./plugins/$p
+done
+tar czf .gpu/bins.tgz -C .gpu bin && rm -rf .gpu/bin
+[ -f ../shared/bench/peer_baselines.py ] && cp ../shared/bench/peer_baselines.py .gpu/
+ls -la .gpu
