@@ -51,6 +51,11 @@ for W in $WORLDS; do
 			>"$LOGS/peers-mm-w$W.csv" 2>"$LOGS/peers-mm-w$W.err" || echo "peers w$W failed: rc $?"
 		grep -E "^(mm|agmm|mmrs)," "$LOGS/peers-mm-w$W.csv" | sed "s/^/w$W peer /"
 	fi
+	# cuBLAS alone on random inputs: peer_baselines.py's mm runs on a
+	# never-written (zero) input, see bench/mm_baseline.py.
+	CUDA_VISIBLE_DEVICES=$DEVS timeout 200 torchrun --nproc-per-node "$W" "$(dirname "$0")/mm_baseline.py" $SHAPES \
+		>"$LOGS/peers-mmrand-w$W.csv" 2>"$LOGS/peers-mmrand-w$W.err" || echo "mm baseline w$W failed: rc $?"
+	sed "s/^/w$W /" "$LOGS/peers-mmrand-w$W.csv"
 	for SH in $SHAPES; do
 		IFS=x read -r M N K <<<"$SH"
 		for KER in $KERNELS; do

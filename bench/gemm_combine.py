@@ -2,8 +2,10 @@
 
     python3 bench/gemm_combine.py LOGDIR > gemm-summary.md
 
-Every figure is a ratio to cuBLAS mm alone measured in the same call (the
-GPUs' clocks move between calls). symmtune's figure is the winner's median
+Every figure is a ratio to cuBLAS mm alone on random inputs measured in the
+same call (the GPUs' clocks move between calls) by bench/mm_baseline.py;
+peer_baselines.py's own "mm alone" (on a never-written input) is shown
+beside it. symmtune's figure is the winner's median
 from the cache the searches wrote (the host's statistic: median over
 iterations of the per-iteration max across ranks) and "default" the
 default config's median measured the same way in the same search
@@ -15,8 +17,10 @@ import csv, glob, json, os, re, sys, tomllib
 
 def peers(d, w):
     out = {}
-    p = os.path.join(d, f"peers-mm-w{w}.csv")
-    if os.path.exists(p):
+    for name in (f"peers-mm-w{w}.csv", f"peers-mmrand-w{w}.csv"):
+        p = os.path.join(d, name)
+        if not os.path.exists(p):
+            continue
         for row in csv.reader(open(p)):
             if len(row) == 4 and row[0] in ("mm", "agmm", "mmrs"):
                 try:
@@ -46,16 +50,17 @@ def main(d):
         shapes = sorted({re.search(r"-w\d+-(\S+)\.txt", os.path.basename(f)).group(1)
                          for f in glob.glob(os.path.join(d, f"search-*-w{w}-*.txt"))},
                         key=lambda s: [int(x) for x in s.split("x")])
-        print(f"\n### {w} GPUs (bf16; µs, and the ratio to cuBLAS mm alone in the same call)\n")
-        print("| M x N x K | mm alone | agmm symmtune | agmm default | NCCL+cuBLAS | torch fused | matmulrs symmtune | matmulrs default | cuBLAS+NCCL | torch fused |")
-        print("|---|---|---|---|---|---|---|---|---|---|")
+        print(f"\n### {w} GPUs (bf16; µs, and the ratio to cuBLAS mm alone on random inputs in the same call)\n")
+        print("| M x N x K | mm alone (random) | mm alone (peer script: unwritten input) | agmm symmtune | agmm default | NCCL+cuBLAS | torch fused | matmulrs symmtune | matmulrs default | cuBLAS+NCCL | torch fused |")
+        print("|---|---|---|---|---|---|---|---|---|---|---|")
         for sh in shapes:
-            mm = pr.get(("mm", "cublas_mm_only", sh))
+            mm = pr.get(("mm", "cublas_mm_random", sh))
+            mm0 = pr.get(("mm", "cublas_mm_only", sh))
             def cell(us):
                 if us is None:
                     return "–"
                 return f"{us:.1f} ({us / mm:.2f}x)" if mm else f"{us:.1f}"
-            cells = [sh, f"{mm:.1f}" if mm else "–"]
+            cells = [sh, f"{mm:.1f}" if mm else "–", cell(mm0)]
             for ker, kind in (("agmm", "agmm"), ("matmulrs", "mmrs")):
                 e = cache.get((ker, w, sh))
                 n = trials(os.path.join(d, f"search-{ker}-w{w}-{sh}.jsonl"))

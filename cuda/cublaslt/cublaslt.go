@@ -43,6 +43,8 @@ enum {
 	LT_COMPUTE_32F = 68,                          // cublasComputeType_t
 	LT_DESC_SM_COUNT_TARGET = 15,                 // cublasLtMatmulDescAttributes_t
 	LT_PREF_MAX_WORKSPACE_BYTES = 1,              // cublasLtMatmulPreferenceAttributes_t
+	LT_LAYOUT_BATCH_COUNT = 5,                    // cublasLtMatrixLayoutAttribute_t
+	LT_LAYOUT_STRIDED_BATCH_OFFSET = 6,
 };
 
 typedef int (*create_t)(lt_handle*);
@@ -54,6 +56,7 @@ typedef int (*desc_destroy_t)(lt_desc);
 typedef int (*desc_set_t)(lt_desc, int, const void*, size_t);
 typedef int (*layout_create_t)(lt_layout*, int, uint64_t, uint64_t, int64_t);
 typedef int (*layout_destroy_t)(lt_layout);
+typedef int (*layout_set_t)(lt_layout, int, const void*, size_t);
 typedef int (*pref_create_t)(lt_pref*);
 typedef int (*pref_destroy_t)(lt_pref);
 typedef int (*pref_set_t)(lt_pref, int, const void*, size_t);
@@ -65,7 +68,7 @@ static struct {
 	void* lib;
 	create_t create; destroy_t destroy; version_t version; status_name_t status_name;
 	desc_create_t desc_create; desc_destroy_t desc_destroy; desc_set_t desc_set;
-	layout_create_t layout_create; layout_destroy_t layout_destroy;
+	layout_create_t layout_create; layout_destroy_t layout_destroy; layout_set_t layout_set;
 	pref_create_t pref_create; pref_destroy_t pref_destroy; pref_set_t pref_set;
 	heuristic_t heuristic; matmul_t matmul;
 } lt;
@@ -84,13 +87,14 @@ static int lt_open(const char* name) {
 	lt.desc_set = (desc_set_t)dlsym(h, "cublasLtMatmulDescSetAttribute");
 	lt.layout_create = (layout_create_t)dlsym(h, "cublasLtMatrixLayoutCreate");
 	lt.layout_destroy = (layout_destroy_t)dlsym(h, "cublasLtMatrixLayoutDestroy");
+	lt.layout_set = (layout_set_t)dlsym(h, "cublasLtMatrixLayoutSetAttribute");
 	lt.pref_create = (pref_create_t)dlsym(h, "cublasLtMatmulPreferenceCreate");
 	lt.pref_destroy = (pref_destroy_t)dlsym(h, "cublasLtMatmulPreferenceDestroy");
 	lt.pref_set = (pref_set_t)dlsym(h, "cublasLtMatmulPreferenceSetAttribute");
 	lt.heuristic = (heuristic_t)dlsym(h, "cublasLtMatmulAlgoGetHeuristic");
 	lt.matmul = (matmul_t)dlsym(h, "cublasLtMatmul");
 	if (!lt.create || !lt.destroy || !lt.version || !lt.status_name || !lt.desc_create || !lt.desc_destroy ||
-	    !lt.desc_set || !lt.layout_create || !lt.layout_destroy || !lt.pref_create || !lt.pref_destroy ||
+	    !lt.desc_set || !lt.layout_create || !lt.layout_destroy || !lt.layout_set || !lt.pref_create || !lt.pref_destroy ||
 	    !lt.pref_set || !lt.heuristic || !lt.matmul) {
 		dlclose(h);
 		return 2;
@@ -106,11 +110,19 @@ static int lt_destroy(lt_handle h) { return lt.destroy(h); }
 static int lt_layout_destroy(lt_layout l) { return lt.layout_destroy(l); }
 static int lt_desc_destroy(lt_desc d) { return lt.desc_destroy(d); }
 
+// lt_batch makes l a strided batch of count matrices stride elements apart.
+static int lt_batch(lt_layout l, int32_t count, int64_t stride) {
+	int r = lt.layout_set(l, LT_LAYOUT_BATCH_COUNT, &count, sizeof(count));
+	return r ? r : lt.layout_set(l, LT_LAYOUT_STRIDED_BATCH_OFFSET, &stride, sizeof(stride));
+}
+
 // lt_plan builds the descriptors of a column-major D[rows,cols] =
-// A[rows,inner]·B[inner,cols] and asks the heuristic for up to *n
+// A[rows,inner]·B[inner,cols], batch times (B and D strided by strideB and
+// strideD elements, A shared), and asks the heuristic for up to *n
 // algorithms (on return *n holds how many it gave).
 static int lt_plan(lt_handle h, int dtype, uint64_t rows, uint64_t cols, uint64_t inner,
-                   int64_t lda, int64_t ldb, int64_t ldd, int32_t smTarget, size_t workspace,
+                   int64_t lda, int64_t ldb, int64_t ldd, int32_t batch, int64_t strideB, int64_t strideD,
+                   int32_t smTarget, size_t workspace,
                    lt_desc* desc, lt_layout* la, lt_layout* lb, lt_layout* ld, lt_heur* heur, int* n) {
 	*desc = 0; *la = 0; *lb = 0; *ld = 0;
 	int r = lt.desc_create(desc, LT_COMPUTE_32F, LT_R_32F);
@@ -119,6 +131,11 @@ static int lt_plan(lt_handle h, int dtype, uint64_t rows, uint64_t cols, uint64_
 	if ((r = lt.layout_create(la, dtype, rows, inner, lda))) return r;
 	if ((r = lt.layout_create(lb, dtype, inner, cols, ldb))) return r;
 	if ((r = lt.layout_create(ld, dtype, rows, cols, ldd))) return r;
+	if (batch > 1) {
+		if ((r = lt_batch(*la, batch, 0))) return r;
+		if ((r = lt_batch(*lb, batch, strideB))) return r;
+		if ((r = lt_batch(*ld, batch, strideD))) return r;
+	}
 	lt_pref pref = 0;
 	if ((r = lt.pref_create(&pref))) return r;
 	uint64_t ws = workspace;
@@ -253,6 +270,10 @@ type Matmul struct {
 	M, N, K       int
 	LDA, LDB, LDD int
 	DType         DType
+	// Batch > 1 computes Batch products at once: A and D of product i
+	// start StrideA and StrideD elements after product i-1's, B is shared.
+	Batch            int
+	StrideA, StrideD int64
 	// SMCountTarget asks cuBLASLt to plan for this many SMs (0: all), so
 	// kernels running beside the product keep the rest.
 	SMCountTarget int
@@ -261,7 +282,11 @@ type Matmul struct {
 }
 
 func (m Matmul) String() string {
-	return fmt.Sprintf("%dx%dx%d (ld %d,%d,%d, sm target %d)", m.M, m.N, m.K, m.LDA, m.LDB, m.LDD, m.SMCountTarget)
+	b := ""
+	if m.Batch > 1 {
+		b = fmt.Sprintf(" x%d (strides %d,%d)", m.Batch, m.StrideA, m.StrideD)
+	}
+	return fmt.Sprintf("%dx%dx%d%s (ld %d,%d,%d, sm target %d)", m.M, m.N, m.K, b, m.LDA, m.LDB, m.LDD, m.SMCountTarget)
 }
 
 // Plan is a Matmul with its descriptors and the heuristic's ranked
@@ -294,12 +319,19 @@ func (h *Handle) Plan(m Matmul) (*Plan, error) {
 	if m.LDA < m.K || m.LDB < m.N || m.LDD < m.N {
 		return nil, fmt.Errorf("matmul %s: a leading dimension is below its row length", m)
 	}
+	if m.Batch < 1 {
+		m.Batch = 1
+	}
+	if m.Batch > 1 && (m.StrideA < int64(m.M)*int64(m.LDA) || m.StrideD < int64(m.M)*int64(m.LDD)) {
+		return nil, fmt.Errorf("matmul %s: batch strides overlap the products", m)
+	}
 	p := &Plan{Matmul: m, h: h.h, heur: make([]C.lt_heur, MaxAlgos)}
 	n := C.int(MaxAlgos)
 	// Row-major D = A·B is column-major Dᵀ = Bᵀ·Aᵀ: cuBLASLt's A is our B
 	// ([N,K] column-major with ld LDB) and its B is our A.
 	r := C.lt_plan(h.h, C.int(m.DType), C.uint64_t(m.N), C.uint64_t(m.M), C.uint64_t(m.K),
-		C.int64_t(m.LDB), C.int64_t(m.LDA), C.int64_t(m.LDD), C.int32_t(m.SMCountTarget), C.size_t(m.Workspace),
+		C.int64_t(m.LDB), C.int64_t(m.LDA), C.int64_t(m.LDD), C.int32_t(m.Batch), C.int64_t(m.StrideA), C.int64_t(m.StrideD),
+		C.int32_t(m.SMCountTarget), C.size_t(m.Workspace),
 		&p.desc, &p.la, &p.lb, &p.ld, &p.heur[0], &n)
 	if err := status("plan "+m.String(), r); err != nil {
 		p.Close()

@@ -30,10 +30,7 @@ func (g *agmm) alloc() error {
 	return nil
 }
 
-func (g *agmm) plan(c Config) AGPlan {
-	p := g.in.prob
-	return PlanAG(p.M, p.World, g.in.team.Rank(), c.Chunks, c.Streams)
-}
+func (g *agmm) plan(c Config) AGPlan { return PlanAG(c.Plan(g.in.prob, g.in.team.Rank())) }
 
 func (g *agmm) products(c Config) []Step { return g.plan(c).Products }
 
@@ -66,45 +63,65 @@ func (g *agmm) poison() error {
 	return errors.Join(errs...)
 }
 
-// launch: announce the own shard (flag = epoch, fenced after the caller's
-// writes), pull every peer's chunks on that peer's stream once its shard is
-// announced, and run the products in plan order, each after its pull.
+// launch runs one call. Pull: announce the own shard (flag = epoch,
+// fenced after the caller's writes), pull every peer's chunks on that
+// peer's stream once its shard is announced, and run the products in plan
+// order, each after its pull. Push: write the own chunks into every peer's
+// buffer on that peer's stream, announcing each chunk in the peer's flags,
+// and run the products, each after its chunk's flag.
 func (g *agmm) launch(c Config) error {
 	in, p, me := g.in, g.in.prob, g.in.team.Rank()
 	plan := g.plan(c)
-	e, err := in.begin(func(e uint32) error {
-		return cudamem.WriteFlag(in.main, in.flag(me, ReadyFlag), e)
-	})
+	push := c.Direction == DirPush
+	var announce func(uint32) error
+	if !push {
+		announce = func(e uint32) error { return cudamem.WriteFlag(in.main, in.flag(me, ReadyFlag), e) }
+	}
+	e, err := in.begin(c, announce)
 	if err != nil {
 		return err
 	}
 	for i, q := range plan.Peers {
 		s := in.side[i]
-		if err := cudamem.WaitFlag(s, in.flag(q, ReadyFlag), e); err != nil {
+		spans, from, to := plan.Pulls[i], q, me
+		if push {
+			spans, from, to = plan.Own, me, q
+		} else if err := cudamem.WaitFlag(s, in.flag(q, ReadyFlag), e); err != nil {
 			return fmt.Errorf("wait for rank %d's shard: %w", q, err)
 		}
-		for _, sp := range plan.Pulls[i] {
-			off := cu.DevicePtr(int64(sp.Start) * g.rowBytes())
-			src, dst, bytes := in.payload(q)+off, in.payload(me)+off, int64(sp.Rows)*g.rowBytes()
-			if c.Copy == CopySM {
-				args := cudamem.Args(uint64(dst), uint64(src), uint64(bytes))
-				err = in.copyFn.Launch(c.CopyBlocks, 1, 1, copyThreads, 1, 1, 0, s, args)
+		for _, sp := range spans {
+			end, err := in.trace.span(fmt.Sprintf("copy rows %d+%d rank %d->%d", sp.Start, sp.Rows, from, to), fmt.Sprintf("side%d", i), s)
+			if err != nil {
+				return err
+			}
+			if err := g.copy(c, s, sp, from, to); err != nil {
+				return fmt.Errorf("copy chunk %d of rank %d's shard to rank %d: %w", sp.Index, from, to, err)
+			}
+			if err := end(); err != nil {
+				return err
+			}
+			if push {
+				err = cudamem.WriteFlag(s, in.flag(q, PartialFlag(me, sp.Index)), e)
 			} else {
-				err = cu.MemcpyDtoDAsync(dst, src, bytes, s)
+				err = in.chunkEv[i*MaxChunks+sp.Index].Record(s)
 			}
 			if err != nil {
-				return fmt.Errorf("pull chunk %d from rank %d: %w", sp.Index, q, err)
-			}
-			if err := in.chunkEv[i*MaxChunks+sp.Index].Record(s); err != nil {
-				return fmt.Errorf("record pull: %w", err)
+				return fmt.Errorf("signal chunk %d: %w", sp.Index, err)
 			}
 		}
 	}
 	for _, st := range plan.Products {
-		if st.Owner != me {
-			ev := in.chunkEv[in.peerIndex(st.Owner)*MaxChunks+st.Index]
-			if err := in.gemm[st.Stream].Wait(ev, 0); err != nil {
-				return fmt.Errorf("wait for pull: %w", err)
+		gs := in.gemm[st.Stream]
+		for _, sp := range st.Spans(p.Rows()) {
+			switch {
+			case sp.Owner == me:
+			case push:
+				err = cudamem.WaitFlag(gs, in.flag(me, PartialFlag(sp.Owner, sp.Index)), e)
+			default:
+				err = gs.Wait(in.chunkEv[in.peerIndex(sp.Owner)*MaxChunks+sp.Index], 0)
+			}
+			if err != nil {
+				return fmt.Errorf("wait for chunk %d of rank %d: %w", sp.Index, sp.Owner, err)
 			}
 		}
 		a := in.payload(me) + cu.DevicePtr(int64(st.Start)*g.rowBytes())
@@ -113,7 +130,19 @@ func (g *agmm) launch(c Config) error {
 			return err
 		}
 	}
-	return in.end()
+	return in.end(c)
+}
+
+// copy enqueues on s the copy of span sp's rows from rank from's payload
+// to rank to's (the same rows in both): by a copy engine, or by the SM copy
+// kernel.
+func (g *agmm) copy(c Config, s cu.Stream, sp Span, from, to int) error {
+	off := cu.DevicePtr(int64(sp.Start) * g.rowBytes())
+	src, dst, bytes := g.in.payload(from)+off, g.in.payload(to)+off, int64(sp.Rows)*g.rowBytes()
+	if c.Copy == CopySM {
+		return g.in.copyFn.Launch(c.CopyBlocks, 1, 1, copyThreads, 1, 1, 0, s, cudamem.Args(uint64(dst), uint64(src), uint64(bytes)))
+	}
+	return cu.MemcpyDtoDAsync(dst, src, bytes, s)
 }
 
 // samples: three rows of every chunk of every rank's shard, each checked

@@ -38,10 +38,7 @@ func (m *matmulrs) alloc() error {
 	return nil
 }
 
-func (m *matmulrs) plan(c Config) RSPlan {
-	p := m.in.prob
-	return PlanRS(p.M, p.World, m.in.team.Rank(), c.Chunks, c.Streams)
-}
+func (m *matmulrs) plan(c Config) RSPlan { return PlanRS(c.Plan(m.in.prob, m.in.team.Rank())) }
 
 func (m *matmulrs) products(c Config) []Step { return m.plan(c).Products }
 
@@ -73,41 +70,36 @@ func (m *matmulrs) poison() error {
 func (m *matmulrs) launch(c Config) error {
 	in, p, me := m.in, m.in.prob, m.in.team.Rank()
 	plan := m.plan(c)
-	e, err := in.begin(nil)
+	e, err := in.begin(c, nil)
 	if err != nil {
 		return err
 	}
 	rowBytes := int64(p.N) * 2
 	for i, st := range plan.Products {
 		q, g := st.Owner, in.gemm[st.Stream]
-		dst := m.slot(q, me) + cu.DevicePtr(int64(st.Start-q*p.Rows())*rowBytes)
 		a := m.a + cu.DevicePtr(int64(st.Start)*int64(p.K)*2)
-		done := in.flag(q, PartialFlag(me, st.Index))
 		if q == me || c.Push == PushGEMM {
+			// Straight into the owner's slot (never batched: see Validate).
+			dst := m.slot(q, me) + cu.DevicePtr(int64(st.Start-q*p.Rows())*rowBytes)
 			if err := in.product(c, st, a, dst); err != nil {
 				return err
 			}
-			if err := cudamem.WriteFlag(g, done, e); err != nil {
+			if err := cudamem.WriteFlag(g, in.flag(q, PartialFlag(me, st.Index)), e); err != nil {
 				return fmt.Errorf("announce partial to rank %d: %w", q, err)
 			}
 			continue
 		}
-		stg := m.staging + cu.DevicePtr(int64(st.Start)*rowBytes)
-		if err := in.product(c, st, a, stg); err != nil {
+		if err := in.product(c, st, a, m.staging+cu.DevicePtr(int64(st.Start)*rowBytes)); err != nil {
 			return err
 		}
-		ev, s := in.chunkEv[i], in.side[in.peerIndex(q)]
+		ev := in.chunkEv[i]
 		if err := ev.Record(g); err != nil {
 			return fmt.Errorf("record product: %w", err)
 		}
-		if err := s.Wait(ev, 0); err != nil {
-			return fmt.Errorf("wait for product: %w", err)
-		}
-		if err := cu.MemcpyDtoDAsync(dst, stg, int64(st.Rows)*rowBytes, s); err != nil {
-			return fmt.Errorf("push chunk %d to rank %d: %w", st.Index, q, err)
-		}
-		if err := cudamem.WriteFlag(s, done, e); err != nil {
-			return fmt.Errorf("announce partial to rank %d: %w", q, err)
+		for _, sp := range st.Spans(p.Rows()) {
+			if err := m.push(sp, ev, e); err != nil {
+				return err
+			}
 		}
 	}
 	for _, sp := range plan.Reduces {
@@ -118,11 +110,44 @@ func (m *matmulrs) launch(c Config) error {
 		}
 		start := int64(sp.Start-me*p.Rows()) * int64(p.N)
 		args := cudamem.Args(uint64(m.out), uint64(m.slot(me, 0)), uint64(SlotElems(p)), uint64(p.World), uint64(start), uint64(sp.Rows)*uint64(p.N))
+		end, err := in.trace.span(fmt.Sprintf("reduce rows %d+%d", sp.Start, sp.Rows), "reduce", in.reduce)
+		if err != nil {
+			return err
+		}
 		if err := in.redFn.Launch(c.ReduceBlocks, 1, 1, reduceThreads, 1, 1, 0, in.reduce, args); err != nil {
 			return fmt.Errorf("launch reduction: %w", err)
 		}
+		if err := end(); err != nil {
+			return err
+		}
 	}
-	return in.end()
+	return in.end(c)
+}
+
+// push copies span sp of the staged partials into its owner's slot on the
+// owner's stream, once event ready has fired, and announces it there.
+func (m *matmulrs) push(sp Span, ready cu.Event, e uint32) error {
+	in, p, me := m.in, m.in.prob, m.in.team.Rank()
+	q, s := sp.Owner, in.side[in.peerIndex(sp.Owner)]
+	rowBytes := int64(p.N) * 2
+	if err := s.Wait(ready, 0); err != nil {
+		return fmt.Errorf("wait for product: %w", err)
+	}
+	end, err := in.trace.span(fmt.Sprintf("push rows %d+%d to rank %d", sp.Start, sp.Rows, q), fmt.Sprintf("side%d", in.peerIndex(q)), s)
+	if err != nil {
+		return err
+	}
+	dst := m.slot(q, me) + cu.DevicePtr(int64(sp.Start-q*p.Rows())*rowBytes)
+	if err := cu.MemcpyDtoDAsync(dst, m.staging+cu.DevicePtr(int64(sp.Start)*rowBytes), int64(sp.Rows)*rowBytes, s); err != nil {
+		return fmt.Errorf("push chunk %d to rank %d: %w", sp.Index, q, err)
+	}
+	if err := end(); err != nil {
+		return err
+	}
+	if err := cudamem.WriteFlag(s, in.flag(q, PartialFlag(me, sp.Index)), e); err != nil {
+		return fmt.Errorf("announce partial to rank %d: %w", q, err)
+	}
+	return nil
 }
 
 // samples: three rows of every chunk of this rank's rows, each checked

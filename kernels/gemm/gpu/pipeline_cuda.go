@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"os"
 	"unsafe"
 
 	"gorgonia.org/cu"
@@ -45,7 +46,7 @@ type pipeline interface {
 	close() []error
 }
 
-type planKey struct{ rows, smTarget int }
+type planKey struct{ rows, batch, smTarget int }
 
 // instance is one rank of a GPU GEMM pipeline. Every method that touches
 // the GPU runs inside team.Do.
@@ -75,6 +76,8 @@ type instance struct {
 	res, samples                          cu.DevicePtr
 
 	b cu.DevicePtr // B [K, N], private: the same on every rank
+	// trace, when non-nil, times the steps of the call in flight.
+	trace *tracer
 	// epoch counts calls; the host drives ranks in lockstep, so it is the
 	// same on every rank and serves as the flags' value.
 	epoch uint32
@@ -212,13 +215,16 @@ func (in *instance) smTarget(c Config) int {
 	return in.team.SMs() - c.SMReserve
 }
 
-// plan returns the cuBLASLt plan of a product of rows rows. Call inside Do.
-func (in *instance) plan(rows int, c Config) (*cublaslt.Plan, error) {
-	key := planKey{rows, in.smTarget(c)}
+// plan returns the cuBLASLt plan of step s's product: rows rows, batched
+// over s.Batch ranks' rows (M/W rows apart in A and D). Call inside Do.
+func (in *instance) plan(s Step, c Config) (*cublaslt.Plan, error) {
+	key := planKey{s.Rows, s.Batch, in.smTarget(c)}
 	if p := in.plans[key]; p != nil {
 		return p, nil
 	}
-	p, err := in.lt.Plan(cublaslt.Matmul{M: rows, N: in.prob.N, K: in.prob.K, DType: in.dtype,
+	rows := int64(in.prob.Rows())
+	p, err := in.lt.Plan(cublaslt.Matmul{M: s.Rows, N: in.prob.N, K: in.prob.K, DType: in.dtype,
+		Batch: s.Batch, StrideA: rows * int64(in.prob.K), StrideD: rows * int64(in.prob.N),
 		SMCountTarget: key.smTarget, Workspace: workspaceBytes})
 	if err != nil {
 		return nil, err
@@ -227,13 +233,21 @@ func (in *instance) plan(rows int, c Config) (*cublaslt.Plan, error) {
 	return p, nil
 }
 
-// product enqueues D[rows, N] = A[rows, K]·B on step's stream.
+// product enqueues D[rows, N] = A[rows, K]·B on step's stream (batched
+// when the step is).
 func (in *instance) product(c Config, s Step, a, d cu.DevicePtr) error {
-	p, err := in.plan(s.Rows, c)
+	p, err := in.plan(s, c)
 	if err != nil {
 		return err
 	}
-	return p.Run(in.gemm[s.Stream], c.Algo, a, in.b, d, in.ws[s.Stream])
+	end, err := in.trace.span(fmt.Sprintf("product rows %d+%d of rank %d (batch %d)", s.Start, s.Rows, s.Owner, s.Batch), fmt.Sprintf("gemm%d", s.Stream), in.gemm[s.Stream])
+	if err != nil {
+		return err
+	}
+	if err := p.Run(in.gemm[s.Stream], c.Algo, a, in.b, d, in.ws[s.Stream]); err != nil {
+		return err
+	}
+	return end()
 }
 
 // prepare makes c's cuBLASLt plans and checks that its algorithm index
@@ -243,7 +257,7 @@ func (in *instance) prepare(c Config) error {
 		return fmt.Errorf("sm_reserve %d leaves none of the %d SMs for the products", c.SMReserve, in.team.SMs())
 	}
 	for _, s := range in.pipe.products(c) {
-		p, err := in.plan(s.Rows, c)
+		p, err := in.plan(s, c)
 		if err != nil {
 			return err
 		}
@@ -262,9 +276,9 @@ func (in *instance) Prepare(ctx context.Context, c space.Config) error {
 	return in.team.Do(func() error { return in.prepare(cfg) })
 }
 
-// begin starts a call: a new epoch, announce(epoch) enqueued on main
-// (nil: nothing to announce), then every stream forked from main.
-func (in *instance) begin(announce func(e uint32) error) (uint32, error) {
+// begin starts a call of c: a new epoch, announce(epoch) enqueued on main
+// (nil: nothing to announce), then every stream c uses forked from main.
+func (in *instance) begin(c Config, announce func(e uint32) error) (uint32, error) {
 	in.epoch++
 	if announce != nil {
 		if err := announce(in.epoch); err != nil {
@@ -274,7 +288,7 @@ func (in *instance) begin(announce func(e uint32) error) (uint32, error) {
 	if err := in.fork.Record(in.main); err != nil {
 		return 0, fmt.Errorf("record fork: %w", err)
 	}
-	for _, s := range in.streams() {
+	for _, s := range in.streams(&c) {
 		if err := s.Wait(in.fork, 0); err != nil {
 			return 0, fmt.Errorf("fork wait: %w", err)
 		}
@@ -282,17 +296,28 @@ func (in *instance) begin(announce func(e uint32) error) (uint32, error) {
 	return in.epoch, nil
 }
 
-func (in *instance) streams() []cu.Stream {
-	out := append([]cu.Stream{}, in.gemm[:]...)
+// streams lists the streams besides main that c uses (all of them for
+// nil): c.Streams product streams, the per-peer streams, and matmulrs's
+// reduction stream. Forking and joining only those keeps the host's
+// per-call work, which the call's time includes, small.
+func (in *instance) streams(c *Config) []cu.Stream {
+	n := maxStreams
+	if c != nil {
+		n = c.Streams
+	}
+	out := append([]cu.Stream{}, in.gemm[:n]...)
 	out = append(out, in.side...)
-	return append(out, in.reduce)
+	if c == nil || in.k.Name == MatmulRS {
+		out = append(out, in.reduce)
+	}
+	return out
 }
 
 // end joins every stream into main and closes the call with the team
 // barrier: no rank starts its next call (and overwrites what a peer still
 // reads) before every rank has finished this one.
-func (in *instance) end() error {
-	for i, s := range in.streams() {
+func (in *instance) end(c Config) error {
+	for i, s := range in.streams(&c) {
 		if err := in.joins[i].Record(s); err != nil {
 			return fmt.Errorf("record join: %w", err)
 		}
@@ -300,7 +325,14 @@ func (in *instance) end() error {
 			return fmt.Errorf("join wait: %w", err)
 		}
 	}
-	return in.team.Barrier(in.main)
+	end, err := in.trace.span("end barrier", "main", in.main)
+	if err != nil {
+		return err
+	}
+	if err := in.team.Barrier(in.main); err != nil {
+		return err
+	}
+	return end()
 }
 
 // peerIndex is q's place in the peer order (next rank first), which
@@ -438,13 +470,42 @@ func (in *instance) Bench(ctx context.Context, c space.Config, warmup, iters int
 			return err
 		}
 		var err error
-		times, err = in.team.Time(in.main, warmup, iters, func() error { return in.pipe.launch(cfg) })
-		return err
+		if times, err = in.team.Time(in.main, warmup, iters, func() error { return in.pipe.launch(cfg) }); err != nil {
+			return err
+		}
+		if dir := os.Getenv("SYMMTUNE_TRACE"); dir != "" {
+			return in.traceCall(cfg, dir, c.String())
+		}
+		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("rank %d: %w", in.team.Rank(), err)
 	}
 	return times, nil
+}
+
+// traceCall runs one more call with its steps timed (see tracer).
+func (in *instance) traceCall(c Config, dir, name string) error {
+	t0, err := cu.MakeEvent(cu.DefaultEvent)
+	if err != nil {
+		return err
+	}
+	in.trace = &tracer{t0: t0}
+	defer func() { in.trace = nil }()
+	if err := in.team.Barrier(in.main); err != nil {
+		return err
+	}
+	if err := t0.Record(in.main); err != nil {
+		return err
+	}
+	if err := in.pipe.launch(c); err != nil {
+		return err
+	}
+	if err := in.main.Synchronize(); err != nil {
+		return err
+	}
+	file := fmt.Sprintf("trace-%s-w%d-r%d.txt", in.k.Name, in.team.World(), in.team.Rank())
+	return in.trace.write(dir, name, file)
 }
 
 func (in *instance) Close() error {
@@ -475,7 +536,7 @@ func (in *instance) Close() error {
 				errs = append(errs, cu.DestroyEvent(&e))
 			}
 		}
-		for _, s := range append(in.streams(), in.main) {
+		for _, s := range append(in.streams(nil), in.main) {
 			if s != (cu.Stream{}) {
 				errs = append(errs, s.Destroy())
 			}

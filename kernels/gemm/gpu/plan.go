@@ -21,19 +21,55 @@ func Shards(m, world, chunks int) [][]Span {
 	return out
 }
 
-// Step is one product of a plan: the rows of Span, on product stream
-// Stream.
+// Step is one product of a plan, on product stream Stream: the rows of
+// Span, and when Batch > 1 the same chunk of the next Batch-1 ranks too
+// (Owner+1, ...), as one strided-batched product: their rows lie M/W rows
+// apart.
 type Step struct {
 	Span
+	Batch  int
 	Stream int
 }
 
-// GEMMs is how many products a plan of kernel issues per call.
-func GEMMs(kernel string, chunks, world int) int {
-	if kernel == AGMM {
-		return 1 + (world-1)*chunks
+// Spans lists the spans the step computes, rows being the rows each rank
+// holds.
+func (s Step) Spans(rows int) []Span {
+	out := make([]Span, s.Batch)
+	for i := range out {
+		out[i] = Span{Owner: s.Owner + i, Index: s.Index, Start: s.Start + i*rows, Rows: s.Rows}
 	}
-	return world * chunks
+	return out
+}
+
+// runs splits ranks into maximal runs of consecutive rank numbers, in
+// order: the peers of a rank, next rank first, form at most two.
+func runs(ranks []int) [][]int {
+	var out [][]int
+	for i, q := range ranks {
+		if i > 0 && q == ranks[i-1]+1 {
+			out[len(out)-1] = append(out[len(out)-1], q)
+		} else {
+			out = append(out, []int{q})
+		}
+	}
+	return out
+}
+
+// steps appends one product per run of ranks for chunk c (a batch of the
+// run when batch is set, else one per rank), on streams round robin.
+func steps(dst []Step, sh [][]Span, ranks []int, c int, batch bool, streams int) []Step {
+	groups := [][]int{}
+	if batch {
+		groups = runs(ranks)
+	} else {
+		for _, q := range ranks {
+			groups = append(groups, []int{q})
+		}
+	}
+	for _, g := range groups {
+		dst = append(dst, Step{Span: sh[g[0]][c], Batch: len(g), Stream: len(dst) % streams})
+	}
+	return dst
 }
 
 // peers lists the other ranks in the order rank talks to them: the next
@@ -47,6 +83,14 @@ func peers(rank, world int) []int {
 	return out
 }
 
+// Plan is the options a plan is made with.
+type Plan struct {
+	M, World, Rank  int
+	Chunks, Streams int
+	// Batch runs the same chunk of consecutive peers as one product.
+	Batch bool
+}
+
 // AGPlan is one rank's all-gather + matmul: C[M,N] = A[M,K]·B[K,N] where
 // each rank holds one row shard of A.
 type AGPlan struct {
@@ -54,25 +98,26 @@ type AGPlan struct {
 	// peer's own copy stream: every link is busy from the start.
 	Peers []int
 	Pulls [][]Span
+	// Own are the rank's own chunks, in order: what it pushes to every
+	// peer (on that peer's stream) when the direction is push.
+	Own []Span
 	// Products in issue order: the rank's own shard first (no
 	// communication to wait for), then chunk by chunk in arrival order
-	// (every peer's chunk 0, then chunk 1, ...), each after its pull.
+	// (every peer's chunk 0, then chunk 1, ...), each after its copies.
 	Products []Step
 }
 
-// PlanAG plans rank's all-gather + matmul.
-func PlanAG(m, world, rank, chunks, streams int) AGPlan {
-	sh := Shards(m, world, chunks)
-	rows := m / world
-	p := AGPlan{Peers: peers(rank, world)}
-	p.Products = append(p.Products, Step{Span: Span{Owner: rank, Index: -1, Start: rank * rows, Rows: rows}})
+// PlanAG plans an all-gather + matmul.
+func PlanAG(o Plan) AGPlan {
+	sh := Shards(o.M, o.World, o.Chunks)
+	rows := o.M / o.World
+	p := AGPlan{Peers: peers(o.Rank, o.World), Own: sh[o.Rank]}
+	p.Products = append(p.Products, Step{Span: Span{Owner: o.Rank, Index: -1, Start: o.Rank * rows, Rows: rows}, Batch: 1})
 	for _, q := range p.Peers {
 		p.Pulls = append(p.Pulls, sh[q])
 	}
-	for c := 0; c < chunks; c++ {
-		for _, q := range p.Peers {
-			p.Products = append(p.Products, Step{Span: sh[q][c], Stream: len(p.Products) % streams})
-		}
+	for c := 0; c < o.Chunks; c++ {
+		p.Products = steps(p.Products, sh, p.Peers, c, o.Batch, o.Streams)
 	}
 	return p
 }
@@ -80,24 +125,49 @@ func PlanAG(m, world, rank, chunks, streams int) AGPlan {
 // RSPlan is one rank's matmul + reduce-scatter: rank r's output is rows
 // [r*M/W, (r+1)*M/W) of Σ_s A_s·B, where every rank s holds A_s [M,K].
 type RSPlan struct {
-	// Products in issue order, by owner: the next rank's rows first, the
-	// rank's own rows last. Owner q then receives rank q-1's partials
-	// first and its own last, and reduces each own chunk as soon as its
-	// own product of that chunk is done, while the next one runs.
+	// Products in issue order. Unbatched, by owner: the next rank's rows
+	// first, the rank's own rows last; owner q then receives rank q-1's
+	// partials first and its own last, and reduces each own chunk as soon
+	// as its own product of that chunk is done, while the next one runs.
+	// Batched, chunk by chunk: chunk c of the peers (runs of consecutive
+	// ranks as one product each), then the own chunk c, whose reduction
+	// then overlaps the products of the next chunks.
 	Products []Step
 	// Reduces are the rank's own chunks, in the order they complete.
 	Reduces []Span
 }
 
-// PlanRS plans rank's matmul + reduce-scatter.
-func PlanRS(m, world, rank, chunks, streams int) RSPlan {
-	sh := Shards(m, world, chunks)
+// PlanRS plans a matmul + reduce-scatter.
+func PlanRS(o Plan) RSPlan {
+	sh := Shards(o.M, o.World, o.Chunks)
+	pe := peers(o.Rank, o.World)
 	var p RSPlan
-	for _, q := range append(peers(rank, world), rank) {
-		for _, s := range sh[q] {
-			p.Products = append(p.Products, Step{Span: s, Stream: len(p.Products) % streams})
+	if o.Batch {
+		for c := 0; c < o.Chunks; c++ {
+			p.Products = steps(p.Products, sh, pe, c, true, o.Streams)
+			p.Products = steps(p.Products, sh, []int{o.Rank}, c, false, o.Streams)
+		}
+	} else {
+		for _, q := range append(pe, o.Rank) {
+			for c := range sh[q] {
+				p.Products = steps(p.Products, sh, []int{q}, c, false, o.Streams)
+			}
 		}
 	}
-	p.Reduces = sh[rank]
+	p.Reduces = sh[o.Rank]
 	return p
+}
+
+// MaxProducts is the most products any rank's plan of kernel has.
+func MaxProducts(kernel string, o Plan) int {
+	n := 0
+	for r := 0; r < o.World; r++ {
+		o.Rank = r
+		if kernel == AGMM {
+			n = max(n, len(PlanAG(o).Products))
+		} else {
+			n = max(n, len(PlanRS(o).Products))
+		}
+	}
+	return n
 }

@@ -27,8 +27,31 @@ func covers(t *testing.T, what string, spans []Span, lo, hi int) {
 	}
 }
 
-var planCases = []struct{ m, world, chunks, streams int }{
-	{8192, 4, 4, 2}, {8192, 2, 1, 1}, {4096, 4, 8, 3}, {12, 4, 3, 1}, {10, 2, 4, 2}, {999, 3, 2, 2}, {64, 1, 1, 1},
+type planCase struct {
+	m, world, chunks, streams int
+	batch                     bool
+}
+
+var planCases = []planCase{
+	{8192, 4, 4, 2, false}, {8192, 4, 4, 2, true}, {8192, 2, 1, 1, false}, {4096, 4, 8, 3, false},
+	{12, 4, 3, 1, true}, {10, 2, 4, 2, false}, {999, 3, 2, 2, true}, {64, 1, 1, 1, false}, {64, 8, 2, 3, true},
+}
+
+func (c planCase) plan(rank int) Plan {
+	return Plan{M: c.m, World: c.world, Rank: rank, Chunks: c.chunks, Streams: c.streams, Batch: c.batch}
+}
+
+// expand lists the spans of steps, checking each step's batch.
+func expand(t *testing.T, name string, steps []Step, rows int, batch bool) []Span {
+	t.Helper()
+	var out []Span
+	for _, s := range steps {
+		if s.Batch < 1 || (!batch && s.Batch != 1) {
+			t.Errorf("%s: step %+v has batch %d", name, s, s.Batch)
+		}
+		out = append(out, s.Spans(rows)...)
+	}
+	return out
 }
 
 func TestShardsBalanced(t *testing.T) {
@@ -53,10 +76,9 @@ func TestPlanAG(t *testing.T) {
 	for _, c := range planCases {
 		for rank := 0; rank < c.world; rank++ {
 			name := fmt.Sprintf("%+v rank %d", c, rank)
-			p := PlanAG(c.m, c.world, rank, c.chunks, c.streams)
-			var spans []Span
+			p := PlanAG(c.plan(rank))
+			spans := expand(t, name, p.Products, c.m/c.world, c.batch)
 			for _, s := range p.Products {
-				spans = append(spans, s.Span)
 				if s.Stream < 0 || s.Stream >= c.streams {
 					t.Errorf("%s: step %+v on stream %d of %d", name, s, s.Stream, c.streams)
 				}
@@ -65,8 +87,14 @@ func TestPlanAG(t *testing.T) {
 			if own := p.Products[0]; own.Owner != rank || own.Rows != c.m/c.world {
 				t.Errorf("%s: first product %+v is not the own shard", name, own)
 			}
-			if len(p.Products) != GEMMs(AGMM, c.chunks, c.world) {
-				t.Errorf("%s: %d products, GEMMs says %d", name, len(p.Products), GEMMs(AGMM, c.chunks, c.world))
+			if n := MaxProducts(AGMM, c.plan(0)); len(p.Products) > n {
+				t.Errorf("%s: %d products, MaxProducts says %d", name, len(p.Products), n)
+			}
+			if want := 1 + (c.world-1)*c.chunks; !c.batch && len(p.Products) != want {
+				t.Errorf("%s: %d products unbatched, want %d", name, len(p.Products), want)
+			}
+			if max := 1 + 2*c.chunks; c.batch && c.world > 1 && len(p.Products) > max {
+				t.Errorf("%s: %d batched products, more than %d (two runs of peers per chunk)", name, len(p.Products), max)
 			}
 			// Every product but the first reads a chunk some pull brought,
 			// and chunk c of every peer comes before chunk c+1 of any.
@@ -82,13 +110,16 @@ func TestPlanAG(t *testing.T) {
 				}
 			}
 			for i, s := range p.Products[1:] {
-				if !pulled[s.Span] {
-					t.Errorf("%s: product %+v reads rows no pull brought", name, s)
+				for _, sp := range s.Spans(c.m / c.world) {
+					if !pulled[sp] {
+						t.Errorf("%s: product %+v reads rows %+v no pull brought", name, s, sp)
+					}
 				}
 				if i > 0 && s.Index < p.Products[i].Index {
 					t.Errorf("%s: chunk %d after chunk %d", name, s.Index, p.Products[i].Index)
 				}
 			}
+			covers(t, name+" own chunks", p.Own, rank*(c.m/c.world), (rank+1)*(c.m/c.world))
 		}
 	}
 }
@@ -97,36 +128,50 @@ func TestPlanRS(t *testing.T) {
 	for _, c := range planCases {
 		for rank := 0; rank < c.world; rank++ {
 			name := fmt.Sprintf("%+v rank %d", c, rank)
-			p := PlanRS(c.m, c.world, rank, c.chunks, c.streams)
-			var spans []Span
+			p := PlanRS(c.plan(rank))
+			rows := c.m / c.world
+			spans := expand(t, name, p.Products, rows, c.batch)
 			for _, s := range p.Products {
-				spans = append(spans, s.Span)
 				if s.Stream < 0 || s.Stream >= c.streams {
 					t.Errorf("%s: step %+v on stream %d of %d", name, s, s.Stream, c.streams)
 				}
 			}
 			covers(t, name+" products", spans, 0, c.m)
-			// Own rows last, the next rank's first.
-			tail := p.Products[len(p.Products)-c.chunks:]
-			for _, s := range tail {
-				if s.Owner != rank {
-					t.Errorf("%s: own rows are not last: %+v", name, tail)
+			covers(t, name+" reduces", p.Reduces, rank*rows, (rank+1)*rows)
+			// Every own chunk's product comes before the partials of later
+			// own chunks are needed: own chunk c is the last product of
+			// chunk c when batched, and own rows come last unbatched.
+			ownAt := map[int]int{}
+			for i, s := range p.Products {
+				if s.Owner == rank {
+					ownAt[s.Index] = i
+				}
+				if c.batch && s.Owner != rank && s.Index > 0 {
+					if j, ok := ownAt[s.Index-1]; !ok || j > i {
+						t.Errorf("%s: chunk %d of peers before own chunk %d", name, s.Index, s.Index-1)
+					}
 				}
 			}
-			if c.world > 1 && p.Products[0].Owner != (rank+1)%c.world {
-				t.Errorf("%s: first product for owner %d, want the next rank", name, p.Products[0].Owner)
-			}
-			rows := c.m / c.world
-			covers(t, name+" reduces", p.Reduces, rank*rows, (rank+1)*rows)
-			// At each step the ranks work for different owners.
-			if rank == 0 {
-				for i := range p.Products {
-					owners := map[int]bool{}
-					for r := 0; r < c.world; r++ {
-						owners[PlanRS(c.m, c.world, r, c.chunks, c.streams).Products[i].Owner] = true
+			if !c.batch {
+				tail := p.Products[len(p.Products)-c.chunks:]
+				for _, s := range tail {
+					if s.Owner != rank {
+						t.Errorf("%s: own rows are not last: %+v", name, tail)
 					}
-					if len(owners) != c.world {
-						t.Errorf("%+v: step %d targets only owners %v", c, i, owners)
+				}
+				if c.world > 1 && p.Products[0].Owner != (rank+1)%c.world {
+					t.Errorf("%s: first product for owner %d, want the next rank", name, p.Products[0].Owner)
+				}
+				// At each step the ranks work for different owners.
+				if rank == 0 {
+					for i := range p.Products {
+						owners := map[int]bool{}
+						for r := 0; r < c.world; r++ {
+							owners[PlanRS(c.plan(r)).Products[i].Owner] = true
+						}
+						if len(owners) != c.world {
+							t.Errorf("%+v: step %d targets only owners %v", c, i, owners)
+						}
 					}
 				}
 			}

@@ -52,6 +52,12 @@ const (
 	CopyCE          = "ce"
 	CopySM          = "sm"
 	ParamCopyBlocks = "copy_blocks"
+	// ParamDirection: DirPull, each rank reads its peers' chunks once the
+	// peer announces its shard; DirPush, each rank writes its own chunks
+	// into every peer's buffer and announces each chunk there.
+	ParamDirection = "direction"
+	DirPull        = "pull"
+	DirPush        = "push"
 
 	// matmulrs: how a partial product reaches its owner. PushGEMM: the
 	// product writes straight into the owner's buffer over NVLink;
@@ -61,6 +67,12 @@ const (
 	PushCE    = "ce"
 	// ParamReduceBlocks is the grid of each chunk's reduction kernel.
 	ParamReduceBlocks = "reduce_blocks"
+
+	// ParamBatch 1 runs the same chunk of consecutive peers as one
+	// strided-batched product (fewer, larger products: less wave
+	// quantization); matmulrs then also orders its products chunk by
+	// chunk (see RSPlan).
+	ParamBatch = "batch"
 )
 
 // MaxWorld is the largest team (cudamem.MaxWorld, which untagged code
@@ -102,15 +114,17 @@ func Space(kernel string) space.Space {
 		{Name: ParamStreams, Values: streamValues},
 		{Name: ParamAlgo, Values: algoValues},
 		{Name: ParamSMReserve, Values: reserveVals},
+		{Name: ParamBatch, Values: ints(0, 1)},
 	}
 	if kernel == AGMM {
 		return space.Space{Params: append(common,
 			space.Param{Name: ParamCopy, Values: strs(CopyCE, CopySM)},
-			space.Param{Name: ParamCopyBlocks, Values: copyBlocks})}
+			space.Param{Name: ParamCopyBlocks, Values: copyBlocks},
+			space.Param{Name: ParamDirection, Values: strs(DirPull, DirPush)})}
 	}
 	return space.Space{Params: append(common,
 		space.Param{Name: ParamPush, Values: strs(PushCE, PushGEMM)},
-		space.Param{Name: ParamReduceBlocks, Values: ints(8, 16, 32, 64)})}
+		space.Param{Name: ParamReduceBlocks, Values: ints(16, 32, 64, 132, 264)})}
 }
 
 // Default is what an untuned caller gets: sound on any shape Validate
@@ -120,14 +134,15 @@ func Space(kernel string) space.Space {
 func Default(kernel string) space.Config {
 	c := space.Config{
 		ParamImpl: space.Str(ImplPipeline), ParamChunks: space.Int(2), ParamStreams: space.Int(1),
-		ParamAlgo: space.Int(0), ParamSMReserve: space.Int(0),
+		ParamAlgo: space.Int(0), ParamSMReserve: space.Int(0), ParamBatch: space.Int(0),
 	}
 	if kernel == AGMM {
 		c[ParamCopy] = space.Str(CopyCE)
 		c[ParamCopyBlocks] = copyBlocks[0]
+		c[ParamDirection] = space.Str(DirPull)
 	} else {
 		c[ParamPush] = space.Str(PushCE)
-		c[ParamReduceBlocks] = space.Int(32)
+		c[ParamReduceBlocks] = space.Int(132)
 	}
 	return c
 }
@@ -140,8 +155,10 @@ type Config struct {
 	SMReserve             int
 	Copy                  string
 	CopyBlocks            int
+	Direction             string
 	Push                  string
 	ReduceBlocks          int
+	Batch                 bool
 }
 
 // ParseConfig reads c as a config of kernel, checking names, types and
@@ -179,10 +196,14 @@ func ParseConfig(kernel string, c space.Config) (Config, error) {
 			out.Copy = v.Str
 		case ParamCopyBlocks:
 			out.CopyBlocks = int(v.Int)
+		case ParamDirection:
+			out.Direction = v.Str
 		case ParamPush:
 			out.Push = v.Str
 		case ParamReduceBlocks:
 			out.ReduceBlocks = int(v.Int)
+		case ParamBatch:
+			out.Batch = v.Int == 1
 		}
 	}
 	if len(c) != len(sp.Params) {
@@ -226,6 +247,11 @@ func ParseProblem(p space.Problem, world int) (Problem, error) {
 	return Problem{Dims: d, World: world, ElemSize: 2}, nil
 }
 
+// Plan is c's plan options for rank on p.
+func (c Config) Plan(p Problem, rank int) Plan {
+	return Plan{M: p.M, World: p.World, Rank: rank, Chunks: c.Chunks, Streams: c.Streams, Batch: c.Batch}
+}
+
 // Rows is how many rows each rank holds.
 func (p Problem) Rows() int { return p.M / p.World }
 
@@ -235,7 +261,7 @@ func Validate(kernel string, c Config, p Problem) error {
 	if c.Chunks > p.Rows() {
 		return fmt.Errorf("chunks %d exceed the %d rows each rank holds", c.Chunks, p.Rows())
 	}
-	if n := GEMMs(kernel, c.Chunks, p.World); c.Streams > n {
+	if n := MaxProducts(kernel, c.Plan(p, 0)); c.Streams > n {
 		return fmt.Errorf("streams %d exceed the %d products of the pipeline", c.Streams, n)
 	}
 	switch kernel {
@@ -248,11 +274,17 @@ func Validate(kernel string, c Config, p Problem) error {
 				return fmt.Errorf("sm_reserve %d: nothing runs on SMs beside the products when copy engines move the data", c.SMReserve)
 			}
 		}
+		if c.Batch && p.World <= 2 {
+			return fmt.Errorf("batch 1 with one peer: every batch holds one product, the same schedule as batch 0")
+		}
 		if c.Copy == CopySM && int64(p.K)*int64(p.ElemSize)%16 != 0 {
 			return fmt.Errorf("k=%d: SM copies move 16-byte vectors, so a row of A must be a multiple of 16 bytes (k a multiple of %d)", p.K, 16/p.ElemSize)
 		}
 	case MatmulRS:
 		// Any shape: the reduction has a scalar path for unaligned rows.
+		if c.Batch && c.Push == PushGEMM {
+			return fmt.Errorf("batch 1 with push=gemm: a batched product writes one buffer, but each owner's slot is in another")
+		}
 	default:
 		return fmt.Errorf("unknown GPU GEMM kernel %q", kernel)
 	}

@@ -11,6 +11,9 @@ typedef unsigned short elem_t;
 #error DTYPE_BF16 must be defined
 #endif
 
+// MAX_WORLD is gpu.MaxWorld: the most slots a reduction sums.
+#define MAX_WORLD 8
+
 // TENSOR_B is the "rank" B is generated under: every rank holds the same B.
 #define TENSOR_B 0x10000ull
 
@@ -157,10 +160,17 @@ extern "C" __global__ void reduce_chunk(u64 out, u64 slots, u64 stride, u64 worl
 	}
 	for (u64 v = tid; v < body; v += nth) {
 		const u64 e = start + head + v * 8;
+		// Every slot's vector is loaded before the first is summed: up to
+		// MAX_WORLD independent 16-byte loads in flight per thread.
+		uint4 x[MAX_WORLD];
+#pragma unroll
+		for (int q = 0; q < MAX_WORLD; q++)
+			if (q < world) x[q] = *(const uint4*)(sl + q * stride + e);
 		float a[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-		for (u64 q = 0; q < world; q++) {
-			const uint4 x = *(const uint4*)(sl + q * stride + e);
-			const u32 w[4] = {x.x, x.y, x.z, x.w};
+#pragma unroll
+		for (int q = 0; q < MAX_WORLD; q++) {
+			if (q >= world) break;
+			const u32 w[4] = {x[q].x, x[q].y, x[q].z, x[q].w};
 #pragma unroll
 			for (int h = 0; h < 4; h++) {
 				a[2 * h] += from_elem((elem_t)(w[h] & 0xffffu));
