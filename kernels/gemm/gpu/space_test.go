@@ -1,0 +1,146 @@
+package gpu
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/symmtune/symmtune/space"
+)
+
+func problem(t *testing.T, m, n, k, world int) Problem {
+	t.Helper()
+	p, err := ParseProblem(space.Problem{Shape: space.Shape{"m": int64(m), "n": int64(n), "k": int64(k)}, Dtype: "bf16"}, world)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func with(kernel string, set map[string]space.Value) Config {
+	c := Default(kernel)
+	for k, v := range set {
+		c[k] = v
+	}
+	cfg, err := ParseConfig(kernel, c)
+	if err != nil {
+		panic(err)
+	}
+	return cfg
+}
+
+// TestDefaultRunsEverywhere: what an untuned caller gets must be valid on
+// any shape the problem rules accept, odd sizes included.
+func TestDefaultRunsEverywhere(t *testing.T) {
+	for _, kernel := range []string{AGMM, MatmulRS} {
+		for _, w := range []int{1, 2, 3, 4, 8} {
+			for _, s := range [][3]int{{8192, 3584, 8192}, {4096, 1792, 4096}, {24, 1, 1}, {1000, 999, 1001}, {16, 7, 5}} {
+				m := s[0] / w * w
+				if m/w < 2 && w > 1 {
+					continue
+				}
+				p := problem(t, m, s[1], s[2], w)
+				c := Default(kernel)
+				if w == 1 {
+					c[ParamChunks] = space.Int(1) // one rank: nothing to overlap
+				}
+				cfg, err := ParseConfig(kernel, c)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := Validate(kernel, cfg, p); err != nil {
+					t.Errorf("%s default on %dx%dx%d world %d: %v", kernel, m, s[1], s[2], w, err)
+				}
+			}
+		}
+	}
+}
+
+func TestValidate(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		kernel  string
+		set     map[string]space.Value
+		m, n, k int
+		world   int
+		wantErr string // "" when valid
+	}{
+		{"agmm sm copy", AGMM, map[string]space.Value{ParamCopy: space.Str(CopySM), ParamCopyBlocks: space.Int(16), ParamSMReserve: space.Int(16)}, 8192, 3584, 8192, 4, ""},
+		{"sm copy needs 16-byte rows", AGMM, map[string]space.Value{ParamCopy: space.Str(CopySM)}, 8192, 3584, 1001, 4, "multiple of 16 bytes"},
+		{"ce copy with odd k", AGMM, nil, 8192, 3584, 1001, 4, ""},
+		{"ce copies use no blocks", AGMM, map[string]space.Value{ParamCopyBlocks: space.Int(16)}, 8192, 3584, 8192, 4, "copy_blocks"},
+		{"ce copies reserve no SMs", AGMM, map[string]space.Value{ParamSMReserve: space.Int(8)}, 8192, 3584, 8192, 4, "sm_reserve"},
+		{"more chunks than rows", AGMM, map[string]space.Value{ParamChunks: space.Int(8)}, 16, 8, 8, 4, "exceed the 4 rows"},
+		{"streams beyond products", AGMM, map[string]space.Value{ParamChunks: space.Int(1), ParamStreams: space.Int(3)}, 8192, 64, 64, 2, "streams 3 exceed the 2 products"},
+		{"agmm batch with one peer", AGMM, map[string]space.Value{ParamBatch: space.Int(1)}, 8192, 64, 64, 2, "one peer"},
+		{"agmm batch on 4", AGMM, map[string]space.Value{ParamBatch: space.Int(1)}, 8192, 64, 64, 4, ""},
+		{"matmulrs odd n", MatmulRS, nil, 1002, 999, 1001, 2, ""},
+		{"matmulrs batch on 2", MatmulRS, map[string]space.Value{ParamBatch: space.Int(1)}, 8192, 64, 64, 2, ""},
+		{"batch cannot push by gemm", MatmulRS, map[string]space.Value{ParamBatch: space.Int(1), ParamPush: space.Str(PushGEMM)}, 8192, 64, 64, 4, "push=gemm"},
+		{"one rank has nothing to overlap", MatmulRS, nil, 64, 64, 64, 1, "no communication"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			err := Validate(c.kernel, with(c.kernel, c.set), problem(t, c.m, c.n, c.k, c.world))
+			switch {
+			case c.wantErr == "" && err != nil:
+				t.Errorf("rejected: %v", err)
+			case c.wantErr != "" && (err == nil || !strings.Contains(err.Error(), c.wantErr)):
+				t.Errorf("error %v, want one saying %q", err, c.wantErr)
+			}
+		})
+	}
+}
+
+func TestParseProblemAndConfig(t *testing.T) {
+	for _, c := range []struct {
+		shape   space.Shape
+		dtype   string
+		world   int
+		wantErr string
+	}{
+		{space.Shape{"m": 8192, "n": 3584, "k": 8192}, "bf16", 4, ""},
+		{space.Shape{"m": 8192, "n": 3584, "k": 8192}, "f16", 8, ""},
+		{space.Shape{"m": 8192, "n": 3584, "k": 8192}, "f32", 4, "bf16 or f16"},
+		{space.Shape{"m": 8190, "n": 3584, "k": 8192}, "bf16", 4, "not divisible by world 4"},
+		{space.Shape{"m": 8192, "n": 3584, "k": 8192}, "bf16", 9, "world 9"},
+		{space.Shape{"m": 8192, "n": 3584}, "bf16", 4, "want m="},
+	} {
+		_, err := ParseProblem(space.Problem{Shape: c.shape, Dtype: c.dtype}, c.world)
+		if (c.wantErr == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), c.wantErr)) {
+			t.Errorf("ParseProblem(%v, %s, %d) = %v, want error %q", c.shape, c.dtype, c.world, err, c.wantErr)
+		}
+	}
+	for _, kernel := range []string{AGMM, MatmulRS} {
+		n := 0
+		for _, c := range Space(kernel).Enumerate() {
+			if _, err := ParseConfig(kernel, c); err != nil {
+				t.Fatalf("%s: a config of the space does not parse: %v", kernel, err)
+			}
+			n++
+		}
+		bad := Default(kernel)
+		bad["bogus"] = space.Int(1)
+		delete(bad, ParamAlgo)
+		if _, err := ParseConfig(kernel, bad); err == nil || !strings.Contains(err.Error(), "bogus") || !strings.Contains(err.Error(), "algo") {
+			t.Errorf("%s: ParseConfig of a config with an unknown and a missing parameter: %v", kernel, err)
+		}
+	}
+}
+
+func TestLayout(t *testing.T) {
+	if PayloadOffset%4096 != 0 || PayloadOffset < (1+MaxWorld*MaxChunks)*FlagStride {
+		t.Errorf("PayloadOffset %d overlaps the flags or is not page aligned", PayloadOffset)
+	}
+	if got := PartialFlag(MaxWorld-1, MaxChunks-1); got*FlagStride >= PayloadOffset || got == ReadyFlag {
+		t.Errorf("last partial flag %d collides", got)
+	}
+	p := problem(t, 1002, 999, 8, 2)
+	if s := SlotElems(p); s%8 != 0 || s < 501*999 {
+		t.Errorf("SlotElems = %d: not a 16-byte multiple of at least the rows", s)
+	}
+	if got, want := SymmetricBytes(MatmulRS, p), int64(PayloadOffset)+2*SlotElems(p)*2; got != want {
+		t.Errorf("matmulrs region %d, want %d", got, want)
+	}
+	if got, want := SymmetricBytes(AGMM, p), int64(PayloadOffset)+1002*8*2; got != want {
+		t.Errorf("agmm region %d, want %d", got, want)
+	}
+}
