@@ -66,7 +66,8 @@ func (m *matmulrs) poison() error {
 // slot (directly, or locally and then pushed by the copy engine of that
 // owner's stream) and announced with the owner's flag; this rank's own
 // chunks are reduced on the reduce stream as soon as every rank's partial
-// of the chunk is announced.
+// of the chunk is announced (plan.Reduces is the own chunks in product
+// order).
 func (m *matmulrs) launch(c Config) error {
 	in, p, me := m.in, m.in.prob, m.in.team.Rank()
 	plan := m.plan(c)
@@ -87,6 +88,15 @@ func (m *matmulrs) launch(c Config) error {
 			if err := cudamem.WriteFlag(g, in.flag(q, PartialFlag(me, st.Index)), e); err != nil {
 				return fmt.Errorf("announce partial to rank %d: %w", q, err)
 			}
+			// Enqueued as soon as the own product is: the host takes
+			// longer to enqueue every product than the GPU takes to run
+			// the first ones, and a reduction enqueued last would start
+			// only after all of them.
+			if q == me {
+				if err := m.reduce(c, st.Span, e); err != nil {
+					return err
+				}
+			}
 			continue
 		}
 		if err := in.product(c, st, a, m.staging+cu.DevicePtr(int64(st.Start)*rowBytes)); err != nil {
@@ -102,26 +112,28 @@ func (m *matmulrs) launch(c Config) error {
 			}
 		}
 	}
-	for _, sp := range plan.Reduces {
-		for src := 0; src < p.World; src++ {
-			if err := cudamem.WaitFlag(in.reduce, in.flag(me, PartialFlag(src, sp.Index)), e); err != nil {
-				return fmt.Errorf("wait for rank %d's partial: %w", src, err)
-			}
-		}
-		start := int64(sp.Start-me*p.Rows()) * int64(p.N)
-		args := cudamem.Args(uint64(m.out), uint64(m.slot(me, 0)), uint64(SlotElems(p)), uint64(p.World), uint64(start), uint64(sp.Rows)*uint64(p.N))
-		end, err := in.trace.span(fmt.Sprintf("reduce rows %d+%d", sp.Start, sp.Rows), "reduce", in.reduce)
-		if err != nil {
-			return err
-		}
-		if err := in.redFn.Launch(c.ReduceBlocks, 1, 1, reduceThreads, 1, 1, 0, in.reduce, args); err != nil {
-			return fmt.Errorf("launch reduction: %w", err)
-		}
-		if err := end(); err != nil {
-			return err
+	return in.end(c)
+}
+
+// reduce enqueues the reduction of own chunk sp on the reduce stream, after
+// every rank's partial of it is flagged.
+func (m *matmulrs) reduce(c Config, sp Span, e uint32) error {
+	in, p, me := m.in, m.in.prob, m.in.team.Rank()
+	for src := 0; src < p.World; src++ {
+		if err := cudamem.WaitFlag(in.reduce, in.flag(me, PartialFlag(src, sp.Index)), e); err != nil {
+			return fmt.Errorf("wait for rank %d's partial: %w", src, err)
 		}
 	}
-	return in.end(c)
+	start := int64(sp.Start-me*p.Rows()) * int64(p.N)
+	args := cudamem.Args(uint64(m.out), uint64(m.slot(me, 0)), uint64(SlotElems(p)), uint64(p.World), uint64(start), uint64(sp.Rows)*uint64(p.N))
+	end, err := in.trace.span(fmt.Sprintf("reduce rows %d+%d", sp.Start, sp.Rows), "reduce", in.reduce)
+	if err != nil {
+		return err
+	}
+	if err := in.redFn.Launch(c.ReduceBlocks, 1, 1, reduceThreads, 1, 1, 0, in.reduce, args); err != nil {
+		return fmt.Errorf("launch reduction: %w", err)
+	}
+	return end()
 }
 
 // push copies span sp of the staged partials into its owner's slot on the
