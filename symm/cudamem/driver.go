@@ -42,6 +42,24 @@ static CUresult symm_write_flag(void* stream, CUdeviceptr addr, cuuint32_t v) {
 static CUresult symm_wait_flag(void* stream, CUdeviceptr addr, cuuint32_t v) {
 	return cuStreamWaitValue32_v2((CUstream)stream, addr, v, CU_STREAM_WAIT_VALUE_GEQ);
 }
+// Graph capture: relaxed mode, since library calls inside the capture
+// (cuBLASLt) may make calls that are not captured.
+static CUresult symm_capture_begin(void* stream) {
+	return cuStreamBeginCapture((CUstream)stream, CU_STREAM_CAPTURE_MODE_RELAXED);
+}
+static CUresult symm_capture_end(void* stream, CUgraphExec* exec, CUgraph* graph) {
+	*exec = 0;
+	CUresult r = cuStreamEndCapture((CUstream)stream, graph);
+	if (r != CUDA_SUCCESS) return r;
+	return cuGraphInstantiateWithFlags(exec, *graph, 0);
+}
+static CUresult symm_graph_launch(CUgraphExec exec, void* stream) { return cuGraphLaunch(exec, (CUstream)stream); }
+static CUresult symm_graph_destroy(CUgraphExec exec, CUgraph graph) {
+	CUresult r = CUDA_SUCCESS;
+	if (exec) r = cuGraphExecDestroy(exec);
+	if (graph) { CUresult r2 = cuGraphDestroy(graph); if (r == CUDA_SUCCESS) r = r2; }
+	return r;
+}
 static int symm_ipc_handle_size(void) { return (int)sizeof(((CUipcMemHandle*)0)->reserved); }
 static int symm_p2p_access_supported(void) { return CU_DEVICE_P2P_ATTRIBUTE_ACCESS_SUPPORTED; }
 static int symm_p2p_native_atomic(void) { return CU_DEVICE_P2P_ATTRIBUTE_NATIVE_ATOMIC_SUPPORTED; }
@@ -103,6 +121,46 @@ func WriteFlag(stream cu.Stream, addr cu.DevicePtr, v uint32) error {
 // int32 comparison): a consumer waiting for an epoch, with no host involved.
 func WaitFlag(stream cu.Stream, addr cu.DevicePtr, v uint32) error {
 	return cuErr("cuStreamWaitValue32_v2", C.symm_wait_flag(unsafe.Pointer(stream.C()), C.CUdeviceptr(addr), C.cuuint32_t(v)))
+}
+
+// Graph is a captured, instantiated CUDA graph: a call's whole launch
+// sequence, replayed with one launch.
+type Graph struct {
+	exec  C.CUgraphExec
+	graph C.CUgraph
+}
+
+// Capture records what enqueue puts on stream (and on the streams it forks
+// from stream and joins back) into a graph, instead of running it.
+func Capture(stream cu.Stream, enqueue func() error) (*Graph, error) {
+	s := unsafe.Pointer(stream.C())
+	if err := cuErr("cuStreamBeginCapture", C.symm_capture_begin(s)); err != nil {
+		return nil, err
+	}
+	werr := enqueue()
+	g := &Graph{}
+	r := C.symm_capture_end(s, &g.exec, &g.graph)
+	if werr != nil {
+		g.Destroy()
+		return nil, fmt.Errorf("capture: %w", werr)
+	}
+	if err := cuErr("end capture and instantiate", r); err != nil {
+		g.Destroy()
+		return nil, err
+	}
+	return g, nil
+}
+
+// Launch enqueues one replay of the graph on stream.
+func (g *Graph) Launch(stream cu.Stream) error {
+	return cuErr("cuGraphLaunch", C.symm_graph_launch(g.exec, unsafe.Pointer(stream.C())))
+}
+
+// Destroy frees the graph.
+func (g *Graph) Destroy() error {
+	err := cuErr("destroy graph", C.symm_graph_destroy(g.exec, g.graph))
+	g.exec, g.graph = nil, nil
+	return err
 }
 
 // driverVersion is cuDriverGetVersion as "13.0".

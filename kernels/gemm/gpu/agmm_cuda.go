@@ -63,22 +63,28 @@ func (g *agmm) poison() error {
 	return errors.Join(errs...)
 }
 
-// launch runs one call. Pull: announce the own shard (flag = epoch,
-// fenced after the caller's writes), pull every peer's chunks on that
-// peer's stream once its shard is announced, and run the products in plan
-// order, each after its pull. Push: write the own chunks into every peer's
-// buffer on that peer's stream, announcing each chunk in the peer's flags,
-// and run the products, each after its chunk's flag.
+// launch runs one call. Pull: announce the own shard to every peer (a flag
+// in each, fenced after the caller's writes), pull every peer's chunks on
+// that peer's stream once its shard is announced, and run the products in
+// plan order, each after its pull. Push: write the own chunks into every
+// peer's buffer on that peer's stream, flagging each chunk there, and run
+// the products, each after its chunks' flags.
 func (g *agmm) launch(c Config) error {
 	in, p, me := g.in, g.in.prob, g.in.team.Rank()
 	plan := g.plan(c)
 	push := c.Direction == DirPush
-	var announce func(uint32) error
+	var announce func() error
 	if !push {
-		announce = func(e uint32) error { return cudamem.WriteFlag(in.main, in.flag(me, ReadyFlag), e) }
+		announce = func() error {
+			for _, q := range plan.Peers {
+				if err := in.signal(in.main, q, ReadyFlag(me)); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
 	}
-	e, err := in.begin(c, announce)
-	if err != nil {
+	if err := in.begin(c, announce); err != nil {
 		return err
 	}
 	for i, q := range plan.Peers {
@@ -86,8 +92,8 @@ func (g *agmm) launch(c Config) error {
 		spans, from, to := plan.Pulls[i], q, me
 		if push {
 			spans, from, to = plan.Own, me, q
-		} else if err := cudamem.WaitFlag(s, in.flag(q, ReadyFlag), e); err != nil {
-			return fmt.Errorf("wait for rank %d's shard: %w", q, err)
+		} else if err := in.consume(s, ReadyFlag(q)); err != nil {
+			return fmt.Errorf("rank %d's shard: %w", q, err)
 		}
 		for _, sp := range spans {
 			end, err := in.trace.span(fmt.Sprintf("copy rows %d+%d rank %d->%d", sp.Start, sp.Rows, from, to), fmt.Sprintf("side%d", i), s)
@@ -101,7 +107,7 @@ func (g *agmm) launch(c Config) error {
 				return err
 			}
 			if push {
-				err = cudamem.WriteFlag(s, in.flag(q, PartialFlag(me, sp.Index)), e)
+				err = in.signal(s, q, PartialFlag(me, sp.Index))
 			} else {
 				err = in.chunkEv[i*MaxChunks+sp.Index].Record(s)
 			}
@@ -113,10 +119,11 @@ func (g *agmm) launch(c Config) error {
 	for _, st := range plan.Products {
 		gs := in.gemm[st.Stream]
 		for _, sp := range st.Spans(p.Rows()) {
+			var err error
 			switch {
 			case sp.Owner == me:
 			case push:
-				err = cudamem.WaitFlag(gs, in.flag(me, PartialFlag(sp.Owner, sp.Index)), e)
+				err = in.consume(gs, PartialFlag(sp.Owner, sp.Index))
 			default:
 				err = gs.Wait(in.chunkEv[in.peerIndex(sp.Owner)*MaxChunks+sp.Index], 0)
 			}

@@ -4,29 +4,37 @@ package gpu
 //
 //	[flag words, FlagStride bytes apart][payload from PayloadOffset]
 //
-// Flag 0 is agmm's "my shard is in place for call e"; flag 1+src*MaxChunks+c
-// of owner q is matmulrs's "rank src's partial of chunk c of my rows is in
-// my slot src for call e". Each holds the epoch (the per-instance call
-// counter, the same on every rank since the host drives ranks in
-// lockstep) of the last call that set it; a waiter in call e waits for
-// flag >= e, so flags never need resetting.
+// Every flag is a mailbox with one producer and one consumer, both fixed by
+// the plan: the producer sets it to 1 (a fenced stream write, after the
+// data it announces) in the consumer's region, the consumer's stream waits
+// for 1 and clears it. Flags hold no call counter, so a call is the same
+// operations every time (it can be captured in a CUDA graph and replayed),
+// and the end-of-call barrier keeps a producer's next set from overtaking
+// the consumer's clear. Each rank clears its flags before every trial.
+//
+//	PartialFlag(src, c): agmm push, chunk c of src's shard is in my
+//	buffer; matmulrs, src's partial of chunk c of my rows is in my slot src.
+//	ReadyFlag(src): agmm pull, src's shard is in place and may be read.
 //
 // agmm's payload is the gathered A [M, K]: rank q's shard at rows
-// [q*M/W, (q+1)*M/W), its own written by the caller, the others pulled.
+// [q*M/W, (q+1)*M/W), its own written by the caller, the others copied in.
 // matmulrs's payload is World slots of SlotElems(p) elements: slot src
 // holds rank src's partial of this rank's rows, [M/W, N].
 
 // FlagStride keeps each flag word in its own cache line.
 const FlagStride = 64
 
-// ReadyFlag is agmm's flag index.
-const ReadyFlag = 0
+// PartialFlag is the index of the flag for chunk c from rank src.
+func PartialFlag(src, c int) int { return src*MaxChunks + c }
 
-// PartialFlag is matmulrs's flag index for chunk c of src's partials.
-func PartialFlag(src, c int) int { return 1 + src*MaxChunks + c }
+// ReadyFlag is the index of the flag for rank src's whole shard.
+func ReadyFlag(src int) int { return MaxWorld*MaxChunks + src }
+
+// flagCount is how many flags a region holds.
+const flagCount = MaxWorld*MaxChunks + MaxWorld
 
 // PayloadOffset is where the payload starts: past every flag, page aligned.
-const PayloadOffset = ((1+MaxWorld*MaxChunks)*FlagStride + 4095) / 4096 * 4096
+const PayloadOffset = (flagCount*FlagStride + 4095) / 4096 * 4096
 
 // SlotElems is the distance between matmulrs slots in elements: the rows
 // each rank owns times n, rounded up to 16 bytes so every slot starts

@@ -71,8 +71,7 @@ func (m *matmulrs) poison() error {
 func (m *matmulrs) launch(c Config) error {
 	in, p, me := m.in, m.in.prob, m.in.team.Rank()
 	plan := m.plan(c)
-	e, err := in.begin(c, nil)
-	if err != nil {
+	if err := in.begin(c, nil); err != nil {
 		return err
 	}
 	rowBytes := int64(p.N) * 2
@@ -85,15 +84,15 @@ func (m *matmulrs) launch(c Config) error {
 			if err := in.product(c, st, a, dst); err != nil {
 				return err
 			}
-			if err := cudamem.WriteFlag(g, in.flag(q, PartialFlag(me, st.Index)), e); err != nil {
-				return fmt.Errorf("announce partial to rank %d: %w", q, err)
+			if err := in.signal(g, q, PartialFlag(me, st.Index)); err != nil {
+				return err
 			}
 			// Enqueued as soon as the own product is: the host takes
 			// longer to enqueue every product than the GPU takes to run
 			// the first ones, and a reduction enqueued last would start
 			// only after all of them.
 			if q == me {
-				if err := m.reduce(c, st.Span, e); err != nil {
+				if err := m.reduce(c, st.Span); err != nil {
 					return err
 				}
 			}
@@ -107,7 +106,7 @@ func (m *matmulrs) launch(c Config) error {
 			return fmt.Errorf("record product: %w", err)
 		}
 		for _, sp := range st.Spans(p.Rows()) {
-			if err := m.push(sp, ev, e); err != nil {
+			if err := m.push(sp, ev); err != nil {
 				return err
 			}
 		}
@@ -117,11 +116,11 @@ func (m *matmulrs) launch(c Config) error {
 
 // reduce enqueues the reduction of own chunk sp on the reduce stream, after
 // every rank's partial of it is flagged.
-func (m *matmulrs) reduce(c Config, sp Span, e uint32) error {
+func (m *matmulrs) reduce(c Config, sp Span) error {
 	in, p, me := m.in, m.in.prob, m.in.team.Rank()
 	for src := 0; src < p.World; src++ {
-		if err := cudamem.WaitFlag(in.reduce, in.flag(me, PartialFlag(src, sp.Index)), e); err != nil {
-			return fmt.Errorf("wait for rank %d's partial: %w", src, err)
+		if err := in.consume(in.reduce, PartialFlag(src, sp.Index)); err != nil {
+			return fmt.Errorf("rank %d's partial: %w", src, err)
 		}
 	}
 	start := int64(sp.Start-me*p.Rows()) * int64(p.N)
@@ -138,7 +137,7 @@ func (m *matmulrs) reduce(c Config, sp Span, e uint32) error {
 
 // push copies span sp of the staged partials into its owner's slot on the
 // owner's stream, once event ready has fired, and announces it there.
-func (m *matmulrs) push(sp Span, ready cu.Event, e uint32) error {
+func (m *matmulrs) push(sp Span, ready cu.Event) error {
 	in, p, me := m.in, m.in.prob, m.in.team.Rank()
 	q, s := sp.Owner, in.side[in.peerIndex(sp.Owner)]
 	rowBytes := int64(p.N) * 2
@@ -156,10 +155,7 @@ func (m *matmulrs) push(sp Span, ready cu.Event, e uint32) error {
 	if err := end(); err != nil {
 		return err
 	}
-	if err := cudamem.WriteFlag(s, in.flag(q, PartialFlag(me, sp.Index)), e); err != nil {
-		return fmt.Errorf("announce partial to rank %d: %w", q, err)
-	}
-	return nil
+	return in.signal(s, q, PartialFlag(me, sp.Index))
 }
 
 // samples: three rows of every chunk of this rank's rows, each checked

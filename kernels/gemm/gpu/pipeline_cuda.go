@@ -60,6 +60,7 @@ type instance struct {
 
 	lt     *cublaslt.Handle
 	plans  map[planKey]*cublaslt.Plan
+	graphs map[Config]*cudamem.Graph
 	main   cu.Stream
 	gemm   [maxStreams]cu.Stream
 	ws     [maxStreams]cu.DevicePtr
@@ -78,9 +79,6 @@ type instance struct {
 	b cu.DevicePtr // B [K, N], private: the same on every rank
 	// trace, when non-nil, times the steps of the call in flight.
 	trace *tracer
-	// epoch counts calls; the host drives ranks in lockstep, so it is the
-	// same on every rank and serves as the flags' value.
-	epoch uint32
 }
 
 func open(k Kernel, t *cudamem.Team, p Problem, dtype string) (sdk.Instance, error) {
@@ -88,7 +86,7 @@ func open(k Kernel, t *cudamem.Team, p Problem, dtype string) (sdk.Instance, err
 	if err != nil {
 		return nil, err
 	}
-	in := &instance{k: k, team: t, prob: p, dtype: lt, bf16: dtype == "bf16", plans: map[planKey]*cublaslt.Plan{}}
+	in := &instance{k: k, team: t, prob: p, dtype: lt, bf16: dtype == "bf16", plans: map[planKey]*cublaslt.Plan{}, graphs: map[Config]*cudamem.Graph{}}
 	if k.Name == AGMM {
 		in.pipe = &agmm{in: in}
 	} else {
@@ -165,8 +163,8 @@ func (in *instance) setup() error {
 	if err := in.pipe.alloc(); err != nil {
 		return err
 	}
-	// Flags start at 0, below every epoch. Open runs on every rank before
-	// any call, so no peer's flag write can precede this.
+	// Flags start clear. Open runs on every rank before any call, so no
+	// peer's flag write can precede this.
 	if err := cu.MemsetD8(in.team.Data(in.team.Rank()), 0, PayloadOffset); err != nil {
 		return fmt.Errorf("zero flags: %w", err)
 	}
@@ -265,7 +263,23 @@ func (in *instance) prepare(c Config) error {
 			return fmt.Errorf("algo %d: cuBLASLt ranks only %d algorithms for %s", c.Algo, p.Algos(), p.Matmul)
 		}
 	}
+	if c.Graph && in.graphs[c] == nil {
+		g, err := cudamem.Capture(in.main, func() error { return in.pipe.launch(c) })
+		if err != nil {
+			return fmt.Errorf("capture the call in a CUDA graph: %w", err)
+		}
+		in.graphs[c] = g
+	}
 	return nil
+}
+
+// call enqueues one call of c: a replay of its graph (captured by
+// prepare), or the launch sequence itself.
+func (in *instance) call(c Config) error {
+	if g := in.graphs[c]; c.Graph && in.trace == nil && g != nil {
+		return g.Launch(in.main)
+	}
+	return in.pipe.launch(c)
 }
 
 func (in *instance) Prepare(ctx context.Context, c space.Config) error {
@@ -276,24 +290,55 @@ func (in *instance) Prepare(ctx context.Context, c space.Config) error {
 	return in.team.Do(func() error { return in.prepare(cfg) })
 }
 
-// begin starts a call of c: a new epoch, announce(epoch) enqueued on main
-// (nil: nothing to announce), then every stream c uses forked from main.
-func (in *instance) begin(c Config, announce func(e uint32) error) (uint32, error) {
-	in.epoch++
+// begin starts a call of c: announce enqueued on main (nil: nothing to
+// announce), then every stream c uses forked from main.
+func (in *instance) begin(c Config, announce func() error) error {
 	if announce != nil {
-		if err := announce(in.epoch); err != nil {
-			return 0, err
+		if err := announce(); err != nil {
+			return err
 		}
 	}
 	if err := in.fork.Record(in.main); err != nil {
-		return 0, fmt.Errorf("record fork: %w", err)
+		return fmt.Errorf("record fork: %w", err)
 	}
 	for _, s := range in.streams(&c) {
 		if err := s.Wait(in.fork, 0); err != nil {
-			return 0, fmt.Errorf("fork wait: %w", err)
+			return fmt.Errorf("fork wait: %w", err)
 		}
 	}
-	return in.epoch, nil
+	return nil
+}
+
+// signal enqueues on s the setting of flag i in rank q's region (see
+// layout.go), after everything s wrote before.
+func (in *instance) signal(s cu.Stream, q, i int) error {
+	if err := cudamem.WriteFlag(s, in.flag(q, i), 1); err != nil {
+		return fmt.Errorf("set flag %d of rank %d: %w", i, q, err)
+	}
+	return nil
+}
+
+// consume makes s wait for this rank's flag i and clears it for the next
+// call: each flag has one consumer.
+func (in *instance) consume(s cu.Stream, i int) error {
+	me := in.team.Rank()
+	if err := cudamem.WaitFlag(s, in.flag(me, i), 1); err != nil {
+		return fmt.Errorf("wait for flag %d: %w", i, err)
+	}
+	if err := cudamem.WriteFlag(s, in.flag(me, i), 0); err != nil {
+		return fmt.Errorf("clear flag %d: %w", i, err)
+	}
+	return nil
+}
+
+// clearFlags enqueues the clearing of this rank's flags on main: a trial
+// starts from clear flags whatever an earlier, failed one left. The
+// caller's barrier must follow before any peer may set one.
+func (in *instance) clearFlags() error {
+	if err := cu.MemsetD8Async(in.team.Data(in.team.Rank()), 0, PayloadOffset, in.main); err != nil {
+		return fmt.Errorf("clear flags: %w", err)
+	}
+	return nil
 }
 
 // streams lists the streams besides main that c uses (all of them for
@@ -403,6 +448,9 @@ func (in *instance) Verify(ctx context.Context, c space.Config, seed uint64) (sd
 		if err := in.pipe.poison(); err != nil {
 			return err
 		}
+		if err := in.clearFlags(); err != nil {
+			return err
+		}
 		// Peers write into this rank's buffers: every rank poisons before
 		// any rank's call starts.
 		if err := in.team.Barrier(in.main); err != nil {
@@ -411,7 +459,7 @@ func (in *instance) Verify(ctx context.Context, c space.Config, seed uint64) (sd
 		if err := cu.MemsetD32Async(in.res, 0, 8, in.main); err != nil {
 			return fmt.Errorf("clear check result: %w", err)
 		}
-		if err := in.pipe.launch(cfg); err != nil {
+		if err := in.call(cfg); err != nil {
 			return err
 		}
 		smp := in.pipe.samples(cfg, seed)
@@ -469,8 +517,12 @@ func (in *instance) Bench(ctx context.Context, c space.Config, warmup, iters int
 		if err := in.pipe.fill(0x5eed); err != nil {
 			return err
 		}
+		// Time's barrier precedes the first call.
+		if err := in.clearFlags(); err != nil {
+			return err
+		}
 		var err error
-		if times, err = in.team.Time(in.main, warmup, iters, func() error { return in.pipe.launch(cfg) }); err != nil {
+		if times, err = in.team.Time(in.main, warmup, iters, func() error { return in.call(cfg) }); err != nil {
 			return err
 		}
 		if dir := os.Getenv("SYMMTUNE_TRACE"); dir != "" {
@@ -515,6 +567,10 @@ func (in *instance) Close() error {
 			errs = append(errs, in.main.Synchronize())
 		}
 		errs = append(errs, cu.Synchronize())
+		for _, g := range in.graphs {
+			errs = append(errs, g.Destroy())
+		}
+		in.graphs = nil
 		for _, p := range in.plans {
 			errs = append(errs, p.Close())
 		}

@@ -1,6 +1,7 @@
 package gpu
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -127,11 +128,24 @@ func TestParseProblemAndConfig(t *testing.T) {
 }
 
 func TestLayout(t *testing.T) {
-	if PayloadOffset%4096 != 0 || PayloadOffset < (1+MaxWorld*MaxChunks)*FlagStride {
-		t.Errorf("PayloadOffset %d overlaps the flags or is not page aligned", PayloadOffset)
+	seen := map[int]string{}
+	claim := func(i int, what string) {
+		if i < 0 || (i+1)*FlagStride > PayloadOffset {
+			t.Errorf("flag %s at index %d is outside the flag area", what, i)
+		}
+		if other, dup := seen[i]; dup {
+			t.Errorf("flag %s shares index %d with %s", what, i, other)
+		}
+		seen[i] = what
 	}
-	if got := PartialFlag(MaxWorld-1, MaxChunks-1); got*FlagStride >= PayloadOffset || got == ReadyFlag {
-		t.Errorf("last partial flag %d collides", got)
+	for src := 0; src < MaxWorld; src++ {
+		claim(ReadyFlag(src), fmt.Sprintf("ready %d", src))
+		for c := 0; c < MaxChunks; c++ {
+			claim(PartialFlag(src, c), fmt.Sprintf("partial %d/%d", src, c))
+		}
+	}
+	if PayloadOffset%4096 != 0 {
+		t.Errorf("PayloadOffset %d is not page aligned", PayloadOffset)
 	}
 	p := problem(t, 1002, 999, 8, 2)
 	if s := SlotElems(p); s%8 != 0 || s < 501*999 {
