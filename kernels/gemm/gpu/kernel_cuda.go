@@ -6,6 +6,7 @@ import (
 	"context"
 	"embed"
 	"fmt"
+	"io/fs"
 
 	"github.com/symmtune/symmtune/sdk"
 	"github.com/symmtune/symmtune/space"
@@ -17,7 +18,7 @@ import (
 // files that decide what runs (plans, layout, pipelines), so cache entries
 // go stale when any of them changes.
 //
-//go:embed kernels/gemm_util.cu plan.go layout.go space.go pipeline_cuda.go agmm_cuda.go matmulrs_cuda.go
+//go:embed kernels/gemm_util.cu plan.go layout.go space.go instance_cuda.go pipeline_cuda.go check_cuda.go agmm_cuda.go matmulrs_cuda.go
 var sources embed.FS
 
 func source(name string) []byte {
@@ -35,9 +36,16 @@ var UtilSource = string(source("kernels/gemm_util.cu"))
 type Kernel struct{ Name string }
 
 func (k Kernel) Describe() sdk.Description {
-	var srcs [][]byte
-	for _, n := range []string{"kernels/gemm_util.cu", "plan.go", "layout.go", "space.go", "pipeline_cuda.go", "agmm_cuda.go", "matmulrs_cuda.go"} {
-		srcs = append(srcs, source(n))
+	srcs := [][]byte{[]byte(k.Name)}
+	// Every embedded file, in WalkDir's lexical order.
+	err := fs.WalkDir(sources, ".", func(path string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			srcs = append(srcs, source(path))
+		}
+		return err
+	})
+	if err != nil {
+		panic(err) // embedded at build time: cannot happen
 	}
 	summary := "all-gather + matmul on GPUs: C = A*B from row shards of A, copies of peers' chunks overlapped with cuBLASLt products"
 	if k.Name == MatmulRS {
@@ -45,7 +53,7 @@ func (k Kernel) Describe() sdk.Description {
 	}
 	return sdk.Description{
 		Name:          k.Name,
-		KernelVersion: sdk.SourceHash(append([][]byte{[]byte(k.Name)}, srcs...)...),
+		KernelVersion: sdk.SourceHash(srcs...),
 		Dims:          []string{"m", "n", "k"},
 		Dtypes:        []string{"bf16", "f16"},
 		Space:         Space(k.Name),

@@ -1,0 +1,207 @@
+//go:build cuda
+
+package gpu
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"os"
+	"unsafe"
+
+	"gorgonia.org/cu"
+
+	"github.com/symmtune/symmtune/sdk"
+	"github.com/symmtune/symmtune/space"
+	"github.com/symmtune/symmtune/symm/cudamem"
+)
+
+func gridFor(n int64, threads int) int {
+	return int(min(max((n+int64(threads)-1)/int64(threads), 1), 4096))
+}
+
+// fillMatrix writes rows x cols of rank's tensor (logical rows from row0)
+// at dst with leading dimension ld.
+func (in *instance) fillMatrix(dst cu.DevicePtr, rows, cols, ld, row0 int, seed, rank uint64) error {
+	args := cudamem.Args(uint64(dst), uint64(rows), uint64(cols), uint64(ld), uint64(row0), seed, rank)
+	if err := in.fillFn.Launch(gridFor(int64(rows)*int64(cols), 256), 1, 1, 256, 1, 1, 0, in.main, args); err != nil {
+		return fmt.Errorf("launch fill: %w", err)
+	}
+	return nil
+}
+
+// tensorB is the generator rank of B (TENSOR_B in gemm_util.cu).
+const tensorB = 0x10000
+
+// poisonElems fills n elements at p with 0xFFFF, a NaN in bf16 and f16.
+func (in *instance) poisonElems(p cu.DevicePtr, n int64) error {
+	if err := cu.MemsetD16Async(p, 0xFFFF, n, in.main); err != nil {
+		return fmt.Errorf("poison: %w", err)
+	}
+	return nil
+}
+
+// tolerance of the relative error: bf16 outputs round at 2^-9, f16 at
+// 2^-11, and matmulrs's partials round once more before the sum.
+func (in *instance) tolerance() float64 {
+	if in.bf16 {
+		return 1e-2
+	}
+	return 4e-3
+}
+
+func (in *instance) Verify(ctx context.Context, c space.Config, seed uint64) (sdk.VerifyResult, error) {
+	cfg, err := in.parse(c)
+	if err != nil {
+		return sdk.VerifyResult{}, err
+	}
+	var res [4]float64
+	var nSamples int
+	err = in.team.Do(func() error {
+		if err := in.prepare(cfg); err != nil {
+			return err
+		}
+		if err := in.pipe.fill(seed); err != nil {
+			return err
+		}
+		if err := in.pipe.poison(); err != nil {
+			return err
+		}
+		if err := in.clearFlags(); err != nil {
+			return err
+		}
+		// Peers write into this rank's buffers: every rank poisons before
+		// any rank's call starts.
+		if err := in.team.Barrier(in.main); err != nil {
+			return err
+		}
+		if err := cu.MemsetD32Async(in.res, 0, 8, in.main); err != nil {
+			return fmt.Errorf("clear check result: %w", err)
+		}
+		if err := in.call(cfg); err != nil {
+			return err
+		}
+		smp := in.pipe.samples(cfg, seed)
+		nSamples = len(smp) / 4
+		if err := cu.MemcpyHtoD(in.samples, unsafe.Pointer(&smp[0]), int64(8*len(smp))); err != nil {
+			return fmt.Errorf("copy samples: %w", err)
+		}
+		out, rows, cols := in.pipe.output()
+		args := cudamem.Args(uint64(out), uint64(cols), uint64(in.samples), uint64(cols), uint64(in.prob.K), seed, uint64(in.res))
+		if err := in.checkFn.Launch((cols+255)/256, nSamples, 1, 256, 1, 1, 0, in.main, args); err != nil {
+			return fmt.Errorf("launch check_rows: %w", err)
+		}
+		args = cudamem.Args(uint64(out), uint64(rows), uint64(cols), uint64(cols), uint64(in.res))
+		if err := in.badFn.Launch(gridFor(int64(rows)*int64(cols), 256), 1, 1, 256, 1, 1, 0, in.main, args); err != nil {
+			return fmt.Errorf("launch count_bad: %w", err)
+		}
+		if err := in.main.Synchronize(); err != nil {
+			return fmt.Errorf("synchronize: %w", err)
+		}
+		if err := in.team.CheckTimeout(); err != nil {
+			return err
+		}
+		return cu.MemcpyDtoH(unsafe.Pointer(&res[0]), in.res, 8*4)
+	})
+	if err != nil {
+		return sdk.VerifyResult{}, fmt.Errorf("rank %d: %w", in.team.Rank(), err)
+	}
+	num, den, badSampled, bad := res[0], res[1], res[2], res[3]
+	rel := math.Inf(1)
+	if bad == 0 && badSampled == 0 && den > 0 {
+		rel = math.Sqrt(num / den)
+	}
+	r := sdk.VerifyResult{RelErr: rel, OK: bad == 0 && badSampled == 0 && rel <= in.tolerance()}
+	_, rows, cols := in.pipe.output()
+	switch {
+	case bad > 0:
+		r.Detail = fmt.Sprintf("rank %d: %.0f of %d outputs NaN/Inf (unwritten or wrong)", in.team.Rank(), bad, rows*cols)
+	case !r.OK:
+		r.Detail = fmt.Sprintf("rank %d: rel err %.3g over tolerance %.0e on %d sampled rows", in.team.Rank(), rel, in.tolerance(), nSamples)
+	}
+	return r, nil
+}
+
+func (in *instance) Bench(ctx context.Context, c space.Config, warmup, iters int) ([]float64, error) {
+	cfg, err := in.parse(c)
+	if err != nil {
+		return nil, err
+	}
+	var times []float64
+	err = in.team.Do(func() error {
+		if err := in.prepare(cfg); err != nil {
+			return err
+		}
+		// Real data, never zeros or another config's leftovers.
+		if err := in.pipe.fill(0x5eed); err != nil {
+			return err
+		}
+		// Time's barrier precedes the first call.
+		if err := in.clearFlags(); err != nil {
+			return err
+		}
+		var err error
+		if times, err = in.team.Time(in.main, warmup, iters, func() error { return in.call(cfg) }); err != nil {
+			return err
+		}
+		if dir := os.Getenv("SYMMTUNE_TRACE"); dir != "" {
+			return in.traceCall(cfg, dir, c.String())
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("rank %d: %w", in.team.Rank(), err)
+	}
+	return times, nil
+}
+
+// traceCall runs one more call with its steps timed (see tracer).
+func (in *instance) traceCall(c Config, dir, name string) error {
+	t0, err := cu.MakeEvent(cu.DefaultEvent)
+	if err != nil {
+		return err
+	}
+	in.trace = &tracer{t0: t0}
+	defer func() { in.trace = nil }()
+	if err := in.team.Barrier(in.main); err != nil {
+		return err
+	}
+	if err := t0.Record(in.main); err != nil {
+		return err
+	}
+	if err := in.pipe.launch(c); err != nil {
+		return err
+	}
+	if err := in.main.Synchronize(); err != nil {
+		return err
+	}
+	file := fmt.Sprintf("trace-%s-w%d-r%d.txt", in.k.Name, in.team.World(), in.team.Rank())
+	return in.trace.write(dir, name, file)
+}
+
+// spanSamples lists, for each span, its first and last row and one row in
+// between drawn from seed: every chunk of every shard is checked, edges
+// included. row maps a span's row to the sample's (output row, A row,
+// first source rank, source count).
+func spanSamples(spans []Span, seed uint64, row func(g int) [4]uint64) []uint64 {
+	var out []uint64
+	for i, s := range spans {
+		rows := []int{s.Start, s.Start + s.Rows - 1}
+		if s.Rows > 2 {
+			x := splitmix(seed ^ uint64(i+1)*0x9E3779B97F4A7C15)
+			rows = append(rows, s.Start+1+int(x%uint64(s.Rows-2)))
+		}
+		for _, g := range rows[:min(len(rows), s.Rows)] {
+			v := row(g)
+			out = append(out, v[:]...)
+		}
+	}
+	return out
+}
+
+func splitmix(x uint64) uint64 {
+	x += 0x9E3779B97F4A7C15
+	x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9
+	x = (x ^ (x >> 27)) * 0x94D049BB133111EB
+	return x ^ (x >> 31)
+}
