@@ -28,20 +28,8 @@ ITERS=${ITERS:-20}
 WARMUP=${WARMUP:-5}
 EXTRA=${EXTRA:-}
 LOGS=${LOGS:-$OUT/logs}
-mkdir -p "$LOGS"
-
-# NVLink multicast is forbidden on the shared machines: keep it off in
-# everything started from here (NCCL, torch symm_mem, NVSHMEM).
-export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
-export PYTHONUNBUFFERED=1
-export SYMMTUNE_CUBIN_CACHE=${SYMMTUNE_CUBIN_CACHE:-/tmp/symmtune-cubin}
+. "$(dirname "$0")/lib.sh"
 CACHE=$LOGS/configs.toml
-
-{
-	date -u
-	nvidia-smi --query-gpu=index,name,driver_version,memory.total,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv
-	nvidia-smi topo -m
-} >"$LOGS/machine.txt" 2>&1
 
 for W in $WORLDS; do
 	DEVS=$(seq -s, 0 $((W - 1)))

@@ -188,8 +188,9 @@ func spanSamples(spans []Span, seed uint64, row func(g int) [4]uint64) []uint64 
 	for i, s := range spans {
 		rows := []int{s.Start, s.Start + s.Rows - 1}
 		if s.Rows > 2 {
-			x := splitmix(seed ^ uint64(i+1)*0x9E3779B97F4A7C15)
-			rows = append(rows, s.Start+1+int(x%uint64(s.Rows-2)))
+			// A row in between, drawn from seed (sdk.Uniform is in [-1, 1)).
+			u := (sdk.Uniform(seed, -1, int64(i)) + 1) / 2
+			rows = append(rows, s.Start+1+min(int(u*float64(s.Rows-2)), s.Rows-3))
 		}
 		for _, g := range rows[:min(len(rows), s.Rows)] {
 			v := row(g)
@@ -197,11 +198,4 @@ func spanSamples(spans []Span, seed uint64, row func(g int) [4]uint64) []uint64 
 		}
 	}
 	return out
-}
-
-func splitmix(x uint64) uint64 {
-	x += 0x9E3779B97F4A7C15
-	x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9
-	x = (x ^ (x >> 27)) * 0x94D049BB133111EB
-	return x ^ (x >> 31)
 }

@@ -1,0 +1,13 @@
+# bench/lib.sh: what every GPU benchmark script here starts with (source it
+# after setting LOGS): NVLink multicast off in everything started from the
+# script (it is forbidden on the shared machines), unbuffered Python, a
+# cubin cache, and the machine's state in $LOGS/machine.txt.
+export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+export PYTHONUNBUFFERED=1
+export SYMMTUNE_CUBIN_CACHE=${SYMMTUNE_CUBIN_CACHE:-/tmp/symmtune-cubin}
+mkdir -p "$LOGS"
+{
+	date -u
+	nvidia-smi --query-gpu=index,name,driver_version,memory.total,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv
+	nvidia-smi topo -m
+} >"$LOGS/machine.txt" 2>&1
