@@ -23,7 +23,6 @@ import datetime as _dt
 import math
 import os
 import re
-import tomllib
 from dataclasses import dataclass, field
 
 from . import hardware as _hw
@@ -155,6 +154,7 @@ def load(path: str | os.PathLike | None = None) -> list[Entry]:
 
 def parse(data: bytes, path: str = "<cache>") -> list[Entry]:
     """Decodes and validates cache file contents; path only names the file."""
+    tomllib = _toml()
     try:
         doc = tomllib.loads(data.decode("utf-8"))
     except UnicodeDecodeError as e:
@@ -193,6 +193,17 @@ def parse(data: bytes, path: str = "<cache>") -> list[Entry]:
         entries.append(e)
     entries.sort(key=_sort_key)
     return entries
+
+
+def _toml():
+    try:
+        import tomllib  # Python >= 3.11
+    except ImportError:
+        try:
+            import tomli as tomllib  # the same parser, packaged for older Pythons
+        except ImportError:
+            raise ImportError("reading the cache needs Python >= 3.11 or the tomli package") from None
+    return tomllib
 
 
 def _sort_key(e: Entry) -> tuple:

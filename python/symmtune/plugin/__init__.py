@@ -18,9 +18,11 @@ from .kernel import (Call, Cancelled, Config, Description, Instance, Kernel, Par
                      check_config, config_string)
 from .reference import rel_err, source_hash, uniform, uniform_scalar, uniform_sum
 from .server import PROTOCOL_VERSION, serve
+from .shm import CpuBackend
+from .torchmem import TorchBackend
 
 __all__ = [
-    "PROTOCOL_VERSION", "Call", "Cancelled", "Config", "Description", "Instance", "Kernel", "Param", "Problem",
+    "PROTOCOL_VERSION", "Call", "Cancelled", "Config", "CpuBackend", "TorchBackend", "Description", "Instance", "Kernel", "Param", "Problem",
     "Team", "VerifyResult", "check_config", "config_string", "rel_err", "serve", "source_hash", "uniform",
     "uniform_scalar", "uniform_sum",
 ]
