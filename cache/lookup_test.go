@@ -96,21 +96,27 @@ func TestLookup(t *testing.T) {
 		{"bad query: world 0", q(4096, func(qq *Query) { qq.World = 0 }), "", false},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			m, ok := s.Lookup(tt.q)
-			if tt.wantTag == "" {
-				if ok {
-					t.Fatalf("Lookup = %s (%v), want no match", m.Entry.Key, m.Entry.Config)
-				}
-				return
-			}
-			if !ok {
-				t.Fatalf("Lookup found nothing, want %s", tt.wantTag)
-			}
-			if got := m.Entry.Config["tag"].Str; got != tt.wantTag || m.Exact != tt.wantExact {
-				t.Errorf("Lookup = %s exact=%v, want %s exact=%v", got, m.Exact, tt.wantTag, tt.wantExact)
-			}
-		})
+		t.Run(tt.name, func(t *testing.T) { checkLookup(t, s, tt.q, tt.wantTag, tt.wantExact, false) })
+	}
+}
+
+// checkLookup asserts that s answers q with the entry tagged wantTag ("":
+// no match), exact and otherDriver as given.
+func checkLookup(t *testing.T, s *Store, q Query, wantTag string, exact, otherDriver bool) {
+	t.Helper()
+	m, ok := s.Lookup(q)
+	if wantTag == "" {
+		if ok {
+			t.Fatalf("Lookup = %s (%v), want no match", m.Entry.Key, m.Entry.Config)
+		}
+		return
+	}
+	if !ok {
+		t.Fatalf("Lookup found nothing, want %s", wantTag)
+	}
+	if got := m.Entry.Config["tag"].Str; got != wantTag || m.Exact != exact || m.OtherDriver != otherDriver {
+		t.Errorf("Lookup = %s exact=%v other_driver=%v, want %s exact=%v other_driver=%v",
+			got, m.Exact, m.OtherDriver, wantTag, exact, otherDriver)
 	}
 }
 
@@ -209,21 +215,6 @@ func TestLookupOtherDriver(t *testing.T) {
 		}), "", false, false},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			m, ok := s.Lookup(tt.q)
-			if tt.wantTag == "" {
-				if ok {
-					t.Fatalf("Lookup = %s (%v), want no match", m.Entry.Key, m.Entry.Config)
-				}
-				return
-			}
-			if !ok {
-				t.Fatalf("Lookup found nothing, want %s", tt.wantTag)
-			}
-			if got := m.Entry.Config["tag"].Str; got != tt.wantTag || m.Exact != tt.exact || m.OtherDriver != tt.driver {
-				t.Errorf("Lookup = %s exact=%v other_driver=%v, want %s exact=%v other_driver=%v",
-					got, m.Exact, m.OtherDriver, tt.wantTag, tt.exact, tt.driver)
-			}
-		})
+		t.Run(tt.name, func(t *testing.T) { checkLookup(t, s, tt.q, tt.wantTag, tt.exact, tt.driver) })
 	}
 }

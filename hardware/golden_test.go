@@ -1,13 +1,10 @@
 package hardware
 
 import (
-	"encoding/json"
-	"flag"
-	"os"
 	"testing"
-)
 
-var update = flag.Bool("update", false, "rewrite testdata/ids.json from the Go implementation")
+	"github.com/symmtune/symmtune/internal/golden"
+)
 
 // idCase is one fingerprint and its ID. testdata/ids.json holds the cases
 // the Python package's ID (python/symmtune/hardware.py) is held to as well.
@@ -45,30 +42,5 @@ func TestIDGolden(t *testing.T) {
 	for _, f := range goldenFingerprints() {
 		cases = append(cases, idCase{f, f.ID(), f.WithoutDriver().ID()})
 	}
-	const path = "testdata/ids.json"
-	if *update {
-		b, err := json.MarshalIndent(cases, "", "  ")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var want []idCase
-	if err := json.Unmarshal(b, &want); err != nil {
-		t.Fatal(err)
-	}
-	if len(want) != len(cases) {
-		t.Fatalf("%s holds %d cases, the Go code makes %d (go test -run TestIDGolden -update)", path, len(want), len(cases))
-	}
-	for i := range cases {
-		if cases[i] != want[i] {
-			t.Errorf("case %d: Go makes %+v, %s holds %+v", i, cases[i], path, want[i])
-		}
-	}
+	golden.JSON(t, "testdata/ids.json", cases)
 }

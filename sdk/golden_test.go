@@ -1,19 +1,15 @@
 package sdk
 
 import (
-	"encoding/json"
-	"flag"
-	"os"
-	"reflect"
 	"testing"
+
+	"github.com/symmtune/symmtune/internal/golden"
 )
 
-var update = flag.Bool("update", false, "rewrite testdata/golden.json from the Go implementation")
-
-// golden is what testdata/golden.json holds: values of Uniform and
+// goldenValues is what testdata/golden.json holds: values of Uniform and
 // SourceHash that the Python SDK (python/symmtune/plugin/reference.py) must
 // reproduce bit for bit.
-type golden struct {
+type goldenValues struct {
 	Uniform []struct {
 		Seed  uint64  `json:"seed"`
 		Rank  int     `json:"rank"`
@@ -27,7 +23,7 @@ type golden struct {
 }
 
 func TestGoldenValues(t *testing.T) {
-	var g golden
+	var g goldenValues
 	for _, seed := range []uint64{0, 1, 42, 0x5eed, 1 << 63, ^uint64(0)} {
 		for _, rank := range []int{0, 1, 7} {
 			for _, i := range []int64{0, 1, 1023, 1 << 40} {
@@ -50,25 +46,5 @@ func TestGoldenValues(t *testing.T) {
 			Hash    string   `json:"hash"`
 		}{srcs, SourceHash(bs...)})
 	}
-	const path = "testdata/golden.json"
-	if *update {
-		b, err := json.MarshalIndent(g, "", "  ")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var want golden
-	if err := json.Unmarshal(b, &want); err != nil {
-		t.Fatal(err)
-	}
-	if !reflect.DeepEqual(g, want) {
-		t.Errorf("%s no longer holds what the Go code computes (go test -run TestGoldenValues -update)", path)
-	}
+	golden.JSON(t, "testdata/golden.json", g)
 }
