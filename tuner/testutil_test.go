@@ -90,13 +90,7 @@ const pythonFaultyScript = "python/tests/plugins/symmtune-plugin-faulty"
 // that can run it the test is skipped, or fails where Python is required.
 func pythonFaultyPluginDir(t testing.TB) (dir, exe string) {
 	t.Helper()
-	py, err := pyplugins.Interpreter()
-	if err != nil {
-		if pyplugins.Required() {
-			t.Fatal(err)
-		}
-		t.Skip(err)
-	}
+	py := pyplugins.Need(t)
 	buildMu.Lock()
 	defer buildMu.Unlock()
 	if p, ok := built["python/faulty"]; ok {
@@ -109,7 +103,7 @@ func pythonFaultyPluginDir(t testing.TB) (dir, exe string) {
 		}
 		buildRoot = d
 	}
-	exe, err = pyplugins.Install(pythonFaultyScript, filepath.Join(buildRoot, "python"), PluginPrefix+"faulty", py)
+	exe, err := pyplugins.Install(pythonFaultyScript, filepath.Join(buildRoot, "python"), PluginPrefix+"faulty", py)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -29,13 +29,7 @@ import (
 // the Python test plugin that reports a made-up GPU ($SYMMTUNE_FAKEGPU).
 func pythonPluginDir(t *testing.T) (dir, python string) {
 	t.Helper()
-	python, err := pyplugins.Interpreter()
-	if err != nil {
-		if pyplugins.Required() {
-			t.Fatal(err)
-		}
-		t.Skip(err)
-	}
+	python = pyplugins.Need(t)
 	dir = t.TempDir()
 	for _, p := range []string{"allreduce", "matmulrs"} {
 		if err := os.Symlink(filepath.Join(pluginDir, "symmtune-plugin-"+p), filepath.Join(dir, "symmtune-plugin-"+p)); err != nil {

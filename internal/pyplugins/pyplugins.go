@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sync"
+	"testing"
 )
 
 // EnvPython names the interpreter to use; EnvRequire makes a missing or
@@ -115,5 +116,17 @@ func Install(src, dir, name, python string) (string, error) {
 	return dst, nil
 }
 
-// Required reports whether tests must fail rather than skip without Python.
-func Required() bool { return os.Getenv(EnvRequire) != "" }
+// Need returns the Python that runs the plugins (see Interpreter), and
+// without one skips the test, or fails it where $SYMMTUNE_REQUIRE_PYTHON
+// says the Python tests must run.
+func Need(t testing.TB) string {
+	t.Helper()
+	py, err := Interpreter()
+	if err != nil {
+		if os.Getenv(EnvRequire) != "" {
+			t.Fatal(err)
+		}
+		t.Skip(err)
+	}
+	return py
+}
