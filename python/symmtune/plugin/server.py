@@ -107,6 +107,9 @@ class KernelServicer(pb_grpc.KernelServicer):
         problem = check_config(self.desc.params, self.desc.default)
         if problem is not None:
             raise ValueError(f"plugin {self.desc.name}: default config: {problem}")
+        # Converted once, so a description the protocol cannot carry (a
+        # value neither int nor str) stops the plugin before it serves.
+        self._desc_pb = description_to_proto(self.desc)
         self._mu = threading.Lock()
         self._call = Call()
         self._pending: Any = None
@@ -159,7 +162,7 @@ class KernelServicer(pb_grpc.KernelServicer):
         return b
 
     def Describe(self, request, context):
-        return description_to_proto(self.desc)
+        return self._desc_pb
 
     def Validate(self, request, context):
         def run():
