@@ -10,7 +10,12 @@ export PATH := $(shell $(GO) env GOPATH)/bin:$(PATH)
 # (golang/go#75804, fixed in Go 1.27). A count has no deadline to race.
 FUZZTIME ?= 50000x
 
-.PHONY: all build demo test fuzz proto clean
+# The Python that runs the Python tests and plugins: it needs grpcio,
+# protobuf, numpy and pytest (Debian: python3-grpcio python3-protobuf
+# python3-numpy python3-pytest; .ci/run installs them).
+PYTHON ?= python3
+
+.PHONY: all build demo test test-python fuzz proto proto-py python-plugins clean
 
 all: build
 
@@ -24,9 +29,18 @@ build:
 demo: build
 	$(BIN)/symmtune search --config configs/quickstart-cpu.toml
 
+# The Go tests run the host's fault tests and the lookup parity test
+# against Python plugins too: here they must not be skipped.
 test:
 	$(GO) vet ./...
-	$(GO) test -race -count=1 ./...
+	SYMMTUNE_PYTHON=$(PYTHON) SYMMTUNE_REQUIRE_PYTHON=1 $(GO) test -race -count=1 ./...
+	$(MAKE) test-python
+
+# The Python package's tests (python/tests), against the CLI just built.
+# pytest's exit code 5 means it collected no tests: a failure here too.
+test-python: build
+	@cd python && SYMMTUNE_BIN=$(CURDIR)/$(BIN)/symmtune $(PYTHON) -m pytest -q; rc=$$?; \
+	  if [ $$rc -eq 5 ]; then echo "pytest collected no tests in python/tests" >&2; fi; exit $$rc
 
 # Runs every fuzz target (func FuzzX in a _test.go file) for FUZZTIME
 # executions each;
@@ -47,6 +61,26 @@ proto:
 	$(GO) install google.golang.org/grpc/cmd/protoc-gen-go-grpc@v1.6.2
 	protoc -I proto --go_out=proto/kernelpb --go_opt=paths=source_relative \
 	  --go-grpc_out=proto/kernelpb --go-grpc_opt=paths=source_relative proto/kernel.proto
+
+# Regenerates the Python SDK's code from the same .proto: protoc (Debian:
+# protobuf-compiler) writes the messages, Debian's python3-grpc-tools the
+# service stubs. The output is committed.
+PYPB := python/symmtune/plugin/_pb
+proto-py:
+	protoc -I proto --python_out=$(PYPB) --pyi_out=$(PYPB) proto/kernel.proto
+	$(PYTHON) -m grpc_tools.protoc -I proto --grpc_python_out=$(PYPB) proto/kernel.proto
+	sed -i 's/^import kernel_pb2 as/from . import kernel_pb2 as/' $(PYPB)/kernel_pb2_grpc.py
+
+# Installs the example Python plugins next to the Go ones, their #! line
+# naming $(PYTHON): the CPU one in $(BIN), the Triton one in $(BIN)/cuda.
+# They import symmtune: pip install ./python, or PYTHONPATH=python.
+PY_PLUGINS := python/examples/allreduce_cpu/symmtune-plugin-pyallreduce
+PY_PLUGINS_CUDA := python/examples/allreduce_triton/symmtune-plugin-tritonallreduce
+python-plugins:
+	@mkdir -p $(BIN)/cuda
+	@py=$$(command -v $(PYTHON)) || { echo "no $(PYTHON) on PATH" >&2; exit 1; }; \
+	for s in $(PY_PLUGINS); do sed "1s|.*|#!$$py|" $$s > $(BIN)/$$(basename $$s) && chmod 755 $(BIN)/$$(basename $$s) || exit 1; done; \
+	for s in $(PY_PLUGINS_CUDA); do sed "1s|.*|#!$$py|" $$s > $(BIN)/cuda/$$(basename $$s) && chmod 755 $(BIN)/cuda/$$(basename $$s) || exit 1; done
 
 clean:
 	rm -rf $(BIN)

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/symmtune/symmtune/hardware"
 	"github.com/symmtune/symmtune/space"
 )
 
@@ -95,21 +96,27 @@ func TestLookup(t *testing.T) {
 		{"bad query: world 0", q(4096, func(qq *Query) { qq.World = 0 }), "", false},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			m, ok := s.Lookup(tt.q)
-			if tt.wantTag == "" {
-				if ok {
-					t.Fatalf("Lookup = %s (%v), want no match", m.Entry.Key, m.Entry.Config)
-				}
-				return
-			}
-			if !ok {
-				t.Fatalf("Lookup found nothing, want %s", tt.wantTag)
-			}
-			if got := m.Entry.Config["tag"].Str; got != tt.wantTag || m.Exact != tt.wantExact {
-				t.Errorf("Lookup = %s exact=%v, want %s exact=%v", got, m.Exact, tt.wantTag, tt.wantExact)
-			}
-		})
+		t.Run(tt.name, func(t *testing.T) { checkLookup(t, s, tt.q, tt.wantTag, tt.wantExact, false) })
+	}
+}
+
+// checkLookup asserts that s answers q with the entry tagged wantTag ("":
+// no match), exact and otherDriver as given.
+func checkLookup(t *testing.T, s *Store, q Query, wantTag string, exact, otherDriver bool) {
+	t.Helper()
+	m, ok := s.Lookup(q)
+	if wantTag == "" {
+		if ok {
+			t.Fatalf("Lookup = %s (%v), want no match", m.Entry.Key, m.Entry.Config)
+		}
+		return
+	}
+	if !ok {
+		t.Fatalf("Lookup found nothing, want %s", wantTag)
+	}
+	if got := m.Entry.Config["tag"].Str; got != wantTag || m.Exact != exact || m.OtherDriver != otherDriver {
+		t.Errorf("Lookup = %s exact=%v other_driver=%v, want %s exact=%v other_driver=%v",
+			got, m.Exact, m.OtherDriver, wantTag, exact, otherDriver)
 	}
 }
 
@@ -146,5 +153,68 @@ func TestShapeDistance(t *testing.T) {
 		if ok != tt.ok || (ok && (got-tt.want > 1e-12 || tt.want-got > 1e-12)) {
 			t.Errorf("shapeDistance(%v, %v) = %v, %v; want %v, %v", tt.a, tt.b, got, ok, tt.want, tt.ok)
 		}
+	}
+}
+
+// TestLookupOtherDriver: a machine with no entry of its own fingerprint uses
+// one from the same hardware under another driver, and says so; its own
+// entries, even of a farther shape, always come first; a different GPU,
+// count, memory or link never matches.
+func TestLookupOtherDriver(t *testing.T) {
+	on := func(hw hardware.Fingerprint, tag string, n int64, mods ...func(*Entry)) Entry {
+		return entry(n, append([]func(*Entry){func(e *Entry) {
+			e.Backend, e.Hardware, e.HardwareInfo = "cuda", hw.ID(), hw
+			e.Config = space.Config{"tag": space.Str(tag)}
+		}}, mods...)...)
+	}
+	drv := func(d string) hardware.Fingerprint { f := gpuHW(); f.Driver = d; return f }
+	with := func(mod func(*hardware.Fingerprint)) hardware.Fingerprint { f := gpuHW(); mod(&f); return f }
+	older := drv("570.10.01")
+	newer := drv("590.01.02")
+	s := storeOf(t,
+		on(older, "old-4k", 4096),
+		on(newer, "new-4k", 4096, func(e *Entry) { e.TunedAt = t0.Add(time.Hour) }),
+		on(older, "old-1m", 1<<20),
+		on(gpuHW(), "own-64k", 65536),
+		// Never candidates for an H200 x4 on NVLink x18, whatever the driver.
+		on(with(func(f *hardware.Fingerprint) { f.Name = "NVIDIA H100 80GB HBM3"; f.MemoryMiB = 81559 }), "h100", 8192, func(e *Entry) { e.Dtype = "bf16" }),
+		on(with(func(f *hardware.Fingerprint) { f.Interconnect = "PCIe" }), "pcie", 8192, func(e *Entry) { e.Dtype = "bf16" }),
+		on(with(func(f *hardware.Fingerprint) { f.SMs = 114 }), "sms", 8192, func(e *Entry) { e.Dtype = "bf16" }),
+		on(with(func(f *hardware.Fingerprint) { f.MemoryMiB = 97871 }), "mem", 8192, func(e *Entry) { e.Dtype = "bf16" }),
+		// No hardware_info table (written by hand): nothing to compare.
+		on(older, "bare", 8192, func(e *Entry) { e.Dtype = "f16"; e.HardwareInfo = hardware.Fingerprint{} }),
+	)
+	q := func(n int64, hw hardware.Fingerprint, mods ...func(*Query)) Query {
+		qq := Query{Kernel: "allreduce", World: 4, Dtype: "f32", Shape: space.Shape{"n": n},
+			KernelVersion: "3f2a9c1e", Backend: "cuda", Machine: &hw}
+		for _, m := range mods {
+			m(&qq)
+		}
+		return qq
+	}
+	bf16 := func(qq *Query) { qq.Dtype = "bf16" }
+	tests := []struct {
+		name          string
+		q             Query
+		wantTag       string // "" = no match
+		exact, driver bool
+	}{
+		{"own fingerprint first, even at a farther shape", q(4096, gpuHW()), "own-64k", false, false},
+		{"own exact", q(65536, gpuHW()), "own-64k", true, false},
+		{"other driver: newest of the equally near", q(4096, drv("600.00.00")), "new-4k", true, true},
+		{"other driver: nearest shape", q(1<<19, drv("600.00.00")), "old-1m", false, true},
+		{"own again after an upgrade to a tuned driver", q(4096, older), "old-4k", true, false},
+		{"another GPU never", q(8192, with(func(f *hardware.Fingerprint) { f.Name = "NVIDIA H20" }), bf16), "", false, false},
+		{"another topology never", q(8192, with(func(f *hardware.Fingerprint) { f.Interconnect = "NVLink x12" }), bf16), "", false, false},
+		{"another count never", q(4096, with(func(f *hardware.Fingerprint) { f.Count = 8 })), "", false, false},
+		{"no fingerprint in the entry never", q(8192, drv("600.00.00"), func(qq *Query) { qq.Dtype = "f16" }), "", false, false},
+		{"another kernel version never", q(4096, drv("600.00.00"), func(qq *Query) { qq.KernelVersion = "v2" }), "", false, false},
+		{"exact Hardware ID filter has no fallback", q(4096, drv("600.00.00"), func(qq *Query) {
+			qq.Machine = nil
+			qq.Hardware = drv("600.00.00").ID()
+		}), "", false, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) { checkLookup(t, s, tt.q, tt.wantTag, tt.exact, tt.driver) })
 	}
 }

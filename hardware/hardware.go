@@ -2,8 +2,9 @@
 // carry: a small description of the machine (CPU model and core count, or GPU
 // model, count, SMs, memory, compute capability, driver and interconnect)
 // and its stable string form, Fingerprint.ID, which the cache stores as the
-// "hardware" part of every key. A config tuned on one fingerprint is only
-// trusted, by exact lookups, on the same fingerprint.
+// "hardware" part of every key. A config tuned on one fingerprint is trusted
+// on the same fingerprint and, when a machine has no entry of its own, on the
+// same hardware under another driver version (WithoutDriver; cache.Lookup).
 package hardware
 
 import (
@@ -82,6 +83,15 @@ func (f Fingerprint) ID() string {
 
 // String is the ID.
 func (f Fingerprint) String() string { return f.ID() }
+
+// WithoutDriver is f with the driver version left out. Two fingerprints
+// with equal WithoutDriver IDs are the same GPUs (model, count, SMs,
+// memory, compute capability) on the same links under possibly different
+// drivers, which is when a tuned config carries over (see cache.Lookup).
+func (f Fingerprint) WithoutDriver() Fingerprint {
+	f.Driver = ""
+	return f
+}
 
 // computeSeg renders "9.0" as "sm90" and anything else as "cc<text>".
 func computeSeg(c string) string {

@@ -112,3 +112,36 @@ func TestValidate(t *testing.T) {
 		}
 	}
 }
+
+func TestWithoutDriver(t *testing.T) {
+	h200 := Fingerprint{Kind: "gpu", Name: "NVIDIA H200", Count: 4, SMs: 132, MemoryMiB: 143771,
+		Compute: "9.0", Driver: "580.95.05", Interconnect: "NVLink x18"}
+	upgraded := h200
+	upgraded.Driver = "590.10.01"
+	if h200.ID() == upgraded.ID() {
+		t.Fatal("the driver is not part of the ID")
+	}
+	if a, b := h200.WithoutDriver().ID(), upgraded.WithoutDriver().ID(); a != b {
+		t.Errorf("same hardware under two drivers: %q != %q", a, b)
+	}
+	if got, want := h200.WithoutDriver().ID(), "gpu/NVIDIA H200/x4/sm90/132sm/140GiB/NVLink x18"; got != want {
+		t.Errorf("WithoutDriver().ID() = %q, want %q", got, want)
+	}
+	if h200.Driver != "580.95.05" {
+		t.Error("WithoutDriver changed its receiver")
+	}
+	for _, mod := range []func(*Fingerprint){
+		func(f *Fingerprint) { f.Name = "NVIDIA H100" },
+		func(f *Fingerprint) { f.Count = 8 },
+		func(f *Fingerprint) { f.SMs = 114 },
+		func(f *Fingerprint) { f.MemoryMiB = 97871 },
+		func(f *Fingerprint) { f.Compute = "10.0" },
+		func(f *Fingerprint) { f.Interconnect = "PCIe" },
+	} {
+		other := upgraded
+		mod(&other)
+		if other.WithoutDriver().ID() == h200.WithoutDriver().ID() {
+			t.Errorf("%+v and %+v differ in more than the driver, yet compare equal", other, h200)
+		}
+	}
+}

@@ -27,6 +27,8 @@ type group struct {
 	backend string
 	problem space.Problem
 	id      string // the group ID its shared-memory names carry
+	// setupTook is how long setup and connect took on all ranks together.
+	setupTook time.Duration
 }
 
 // callError is a plugin call that failed on some rank, classified by what
@@ -72,6 +74,7 @@ func startGroup(ctx context.Context, spec launchSpec, first *rankProc, world int
 		return nil, errors.Join(errs...)
 	}
 	blobs := make([][]byte, world)
+	began := time.Now()
 	err := g.fanout(ctx, "setup", timeout, func(ctx context.Context, r *rankProc) error {
 		resp, err := r.kernel.Setup(ctx, &pb.SetupRequest{
 			Backend: backend, Rank: int32(r.rank), World: int32(world),
@@ -93,6 +96,7 @@ func startGroup(ctx context.Context, spec launchSpec, first *rankProc, world int
 		g.kill()
 		return nil, fmt.Errorf("set up %d ranks: %w", world, err)
 	}
+	g.setupTook = time.Since(began)
 	return g, nil
 }
 

@@ -38,6 +38,9 @@ type rankProc struct {
 	client *plugin.Client
 	kernel pb.KernelClient
 	pid    int
+	// startup is how long the process took from exec to go-plugin's
+	// handshake (a Python plugin's imports count here).
+	startup time.Duration
 }
 
 // launch starts a plugin process. Its process group is its own, so a
@@ -49,7 +52,12 @@ func launch(spec launchSpec, rank int) (*rankProc, error) {
 	cmd.Env = append(os.Environ(), noMulticastEnv...)
 	cmd.Env = append(cmd.Env, sdk.EnvParentPID+"="+strconv.Itoa(os.Getpid()), "SYMMTUNE_RANK="+strconv.Itoa(rank))
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	c := plugin.NewClient(clientConfig(spec, cmd))
+	cfg, err := clientConfig(spec, cmd)
+	if err != nil {
+		return nil, err
+	}
+	began := time.Now()
+	c := plugin.NewClient(cfg)
 	proto, err := c.Client()
 	if err != nil {
 		c.Kill()
@@ -74,7 +82,7 @@ func launch(spec launchSpec, rank int) (*rankProc, error) {
 		c.Kill()
 		return nil, fmt.Errorf("plugin %s: dispensed %T, not a kernel client", spec.Path, raw)
 	}
-	r := &rankProc{rank: rank, client: c, kernel: kc}
+	r := &rankProc{rank: rank, client: c, kernel: kc, startup: time.Since(began)}
 	if rc := c.ReattachConfig(); rc != nil {
 		r.pid = rc.Pid
 	}
@@ -82,24 +90,33 @@ func launch(spec launchSpec, rank int) (*rankProc, error) {
 }
 
 // clientConfig is go-plugin's configuration for one plugin process: gRPC
-// only, mutually authenticated TLS with per-process certificates
-// (AutoMTLS), and the binary's pinned SHA-256 checked before it starts
-// (SecureConfig) when the job pins one. Separate from launch so a test can
-// check those settings without starting anything.
-func clientConfig(spec launchSpec, cmd *exec.Cmd) *plugin.ClientConfig {
+// only, mutually authenticated TLS with per-process certificates (go-plugin's
+// AutoMTLS scheme with a P-256 host certificate, see hostTLS), and the
+// binary's pinned SHA-256 checked before it starts (SecureConfig) when the
+// job pins one. It adds the host's certificate to cmd's environment, after
+// the host's own (cmd.Env already holds it, so go-plugin must not append it
+// again, which would let an inherited PLUGIN_CLIENT_CERT win). Separate
+// from launch so a test can check those settings without starting anything.
+func clientConfig(spec launchSpec, cmd *exec.Cmd) (*plugin.ClientConfig, error) {
+	tlsCfg, certPEM, err := hostTLS()
+	if err != nil {
+		return nil, err
+	}
+	cmd.Env = append(cmd.Env, envClientCert+"="+string(certPEM))
 	cfg := &plugin.ClientConfig{
 		HandshakeConfig:  sdk.Handshake(),
 		VersionedPlugins: sdk.HostPlugins(),
 		Cmd:              cmd,
+		SkipHostEnv:      true,
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
-		AutoMTLS:         true,
+		TLSConfig:        tlsCfg,
 		Logger:           spec.Logger,
 		StartTimeout:     spec.Start,
 	}
 	if spec.Checksum != nil {
 		cfg.SecureConfig = &plugin.SecureConfig{Checksum: spec.Checksum, Hash: sha256.New()}
 	}
-	return cfg
+	return cfg, nil
 }
 
 // kill ends the process at once. A hung rank may sit in a barrier with an

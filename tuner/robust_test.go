@@ -1,13 +1,14 @@
 package tuner
 
 // Robustness tests: real searches over the fault-injection plugin
-// (internal/faultplugin) on the CPU backend. They assert that a search
+// (internal/faultplugin, and most of them also its Python port in
+// python/tests/plugins, see faultyPlugins) on the CPU backend. They assert that a search
 // survives configs that hang, crash, fail or compute wrong answers, stores
 // the fastest valid config, logs every fault with its status, and leaves
 // no plugin process or shared-memory file behind — also when it is
 // interrupted (context, SIGINT, SIGTERM) or its host is killed outright.
 // Hang deadlines come from fastTimeouts (3 s), so the whole file runs in
-// well under a minute on two cores.
+// about a minute per implementation on two cores.
 
 import (
 	"bytes"
@@ -27,8 +28,10 @@ import (
 	"github.com/symmtune/symmtune/symm/shm"
 )
 
-func TestFaultInjectionSearch(t *testing.T) {
-	dir, exe := faultyPluginDir(t)
+func TestFaultInjectionSearch(t *testing.T) { faultyPlugins(t, testFaultInjectionSearch) }
+
+func testFaultInjectionSearch(t *testing.T, p faultyPlugin) {
+	dir, exe := p.dir, p.exe
 	sum, err := FileSHA256(exe)
 	if err != nil {
 		t.Fatal(err)
@@ -125,8 +128,10 @@ func (c *cancelAfter) Trial(done, _ int, _ Result, _ *Result) {
 // TestInterruptMidTrialAndResume interrupts a search while the "stuck"
 // config holds rank 0 in a call that ignores cancellation, then resumes it
 // from the log.
-func TestInterruptMidTrialAndResume(t *testing.T) {
-	dir, exe := faultyPluginDir(t)
+func TestInterruptMidTrialAndResume(t *testing.T) { faultyPlugins(t, testInterruptMidTrialAndResume) }
+
+func testInterruptMidTrialAndResume(t *testing.T, p faultyPlugin) {
+	dir, exe := p.dir, p.exe
 	before := shmFiles()
 	tmp := t.TempDir()
 	logPath := filepath.Join(tmp, "trials.jsonl")
@@ -332,8 +337,10 @@ func TestSignalsEndPlugins(t *testing.T) {
 // TestHostSIGKILL kills the host outright mid-search, at world 4, while a
 // config hangs: the plugins must end by themselves within 5 s (Pdeathsig,
 // with the SDK's watch on the host PID as the fallback).
-func TestHostSIGKILL(t *testing.T) {
-	dir, exe := faultyPluginDir(t)
+func TestHostSIGKILL(t *testing.T) { faultyPlugins(t, testHostSIGKILL) }
+
+func testHostSIGKILL(t *testing.T, p faultyPlugin) {
+	dir, exe := p.dir, p.exe
 	before := shmFiles()
 	tmp := t.TempDir()
 	jobFile := writeFaultyJobFile(t, exe, tmp)
@@ -387,8 +394,10 @@ func TestCorruptCacheStopsSearch(t *testing.T) {
 	waitNoPlugins(t, exe, 5*time.Second)
 }
 
-func TestPinnedChecksum(t *testing.T) {
-	dir, exe := faultyPluginDir(t)
+func TestPinnedChecksum(t *testing.T) { faultyPlugins(t, testPinnedChecksum) }
+
+func testPinnedChecksum(t *testing.T, p faultyPlugin) {
+	dir, exe := p.dir, p.exe
 	for _, tc := range []struct{ name, pin, want string }{
 		{"mismatch", "sha256:" + strings.Repeat("0", 64), "does not match the pinned checksum"},
 		{"malformed", "sha256:xyz", "want 64 hex digits"},
@@ -411,8 +420,19 @@ func TestPinnedChecksum(t *testing.T) {
 }
 
 func TestProtocolVersionMismatch(t *testing.T) {
-	exe := buildBinary(t, "proto99", PluginPrefix+"faulty", faultyPkg,
-		"-X github.com/symmtune/symmtune/sdk.protocolOverride=99")
+	t.Run("go", func(t *testing.T) {
+		exe := buildBinary(t, "proto99", PluginPrefix+"faulty", faultyPkg,
+			"-X github.com/symmtune/symmtune/sdk.protocolOverride=99")
+		testProtocolVersionMismatch(t, exe)
+	})
+	t.Run("python", func(t *testing.T) {
+		_, exe := pythonFaultyPluginDir(t)
+		t.Setenv("SYMMTUNE_FAULTY_PROTOCOL", "99") // python/tests/plugins/symmtune-plugin-faulty
+		testProtocolVersionMismatch(t, exe)
+	})
+}
+
+func testProtocolVersionMismatch(t *testing.T, exe string) {
 	s := &Searcher{PluginDir: filepath.Dir(exe), CachePath: filepath.Join(t.TempDir(), "c.toml")}
 	_, err := s.Search(context.Background(), faultyJob(2))
 	if err == nil {
@@ -464,24 +484,6 @@ func TestPluginPathStaysInPluginDir(t *testing.T) {
 	}
 }
 
-func TestClientConfigIsSecure(t *testing.T) {
-	spec := launchSpec{Path: "/nonexistent", Checksum: bytes.Repeat([]byte{1}, 32)}
-	cfg := clientConfig(spec, exec.Command(spec.Path))
-	if !cfg.AutoMTLS {
-		t.Error("plugin gRPC runs without AutoMTLS")
-	}
-	if len(cfg.AllowedProtocols) != 1 || cfg.AllowedProtocols[0] != "grpc" {
-		t.Errorf("allowed protocols %v, want only grpc", cfg.AllowedProtocols)
-	}
-	if cfg.SecureConfig == nil || !bytes.Equal(cfg.SecureConfig.Checksum, spec.Checksum) || cfg.SecureConfig.Hash == nil {
-		t.Errorf("pinned checksum not enforced: %+v", cfg.SecureConfig)
-	}
-	spec.Checksum = nil
-	if cfg := clientConfig(spec, exec.Command(spec.Path)); cfg.SecureConfig != nil {
-		t.Errorf("SecureConfig set without a pin")
-	}
-}
-
 // TestKillRemovesSharedMemory: a group killed before its ranks unlinked
 // their files (mid set-up) leaves none behind.
 func TestKillRemovesSharedMemory(t *testing.T) {
@@ -514,8 +516,10 @@ func TestKillRemovesSharedMemory(t *testing.T) {
 // TestPluginExitsWhenHostGone checks the plugins' own fallback for a host
 // that died without killing them (Pdeathsig is per thread and Linux-only):
 // a plugin whose host PID is gone exits within a few seconds.
-func TestPluginExitsWhenHostGone(t *testing.T) {
-	_, exe := faultyPluginDir(t)
+func TestPluginExitsWhenHostGone(t *testing.T) { faultyPlugins(t, testPluginExitsWhenHostGone) }
+
+func testPluginExitsWhenHostGone(t *testing.T, p faultyPlugin) {
+	exe := p.exe
 	host := exec.Command("sleep", "60")
 	if err := host.Start(); err != nil {
 		t.Skipf("no sleep command: %v", err)
@@ -548,8 +552,10 @@ func TestPluginExitsWhenHostGone(t *testing.T) {
 // makes the next process exit at once, as a GPU process can while the
 // driver still tears down the killed one), the search tries again and
 // goes on instead of ending the job.
-func TestRestartRetriesAFailedStart(t *testing.T) {
-	dir, _ := faultyPluginDir(t)
+func TestRestartRetriesAFailedStart(t *testing.T) { faultyPlugins(t, testRestartRetriesAFailedStart) }
+
+func testRestartRetriesAFailedStart(t *testing.T, p faultyPlugin) {
+	dir := p.dir
 	marker := filepath.Join(t.TempDir(), "break-restart")
 	// internal/faultplugin's EnvBreakRestart.
 	t.Setenv("SYMMTUNE_FAULTY_BREAK_RESTART", marker)

@@ -126,6 +126,17 @@ type Outcome struct {
 	// Interrupted is set when the context ended the search early; Entry is
 	// then nil and the log holds what was measured.
 	Interrupted bool
+	// Startup is how long the first group took to start.
+	Startup Startup
+}
+
+// Startup is a group's start: each rank process's start-up (exec to
+// go-plugin's handshake, in rank order) and the setup and connect of all
+// ranks together (allocating and mapping symmetric memory; a GPU plugin
+// may create its context and process group here).
+type Startup struct {
+	Ranks []time.Duration
+	Setup time.Duration
 }
 
 // Speedup of r over the default config measured the same way (both
@@ -192,6 +203,10 @@ type session struct {
 	// iterUS is the slowest bench iteration (wall time of a successful
 	// bench call over its warm-up and timed iterations) so far, µs.
 	iterUS float64
+	// slowStart and slowSetup are the slowest plugin process start-up and
+	// group setup+connect measured so far; restarts are given at least
+	// startupMargin times as long (startDeadline).
+	slowStart, slowSetup time.Duration
 }
 
 // Search runs one job to completion. Bad input (unknown kernel, shape or
@@ -248,6 +263,7 @@ func (s *Searcher) search(ctx context.Context, job Job) (*Outcome, error) {
 			first.stop(context.WithoutCancel(ctx))
 		}
 	}()
+	ss.slowStart = first.startup
 	valid, err := ss.describe(ctx, first)
 	if err != nil {
 		return nil, err
@@ -429,15 +445,45 @@ func (ss *session) restart(ctx context.Context, first *rankProc) error {
 		ss.grp.kill()
 		ss.grp = nil
 	}
+	spec := ss.spec
+	spec.Start = startDeadline(ss.job.Timeouts.Setup, ss.slowStart)
 	var err error
 	if first == nil {
-		if first, err = launch(ss.spec, 0); err != nil {
+		if first, err = launch(spec, 0); err != nil {
 			return err
 		}
 	}
 	ss.groupID = newGroupID()
-	ss.grp, err = startGroup(ctx, ss.spec, first, ss.job.World, ss.backend, ss.problem, ss.groupID, ss.job.Timeouts.Setup)
-	return err
+	ss.grp, err = startGroup(ctx, spec, first, ss.job.World, ss.backend, ss.problem, ss.groupID,
+		startDeadline(ss.job.Timeouts.Setup, ss.slowSetup))
+	if err != nil {
+		return err
+	}
+	if ss.out.Startup.Ranks == nil {
+		for _, r := range ss.grp.ranks {
+			ss.out.Startup.Ranks = append(ss.out.Startup.Ranks, r.startup)
+		}
+		ss.out.Startup.Setup = ss.grp.setupTook
+	}
+	for _, r := range ss.grp.ranks {
+		ss.slowStart = max(ss.slowStart, r.startup)
+	}
+	ss.slowSetup = max(ss.slowSetup, ss.grp.setupTook)
+	return nil
+}
+
+// startupMargin is how many times the slowest start-up measured so far a
+// group (re)start may take before it counts as failed.
+const startupMargin = 3
+
+// startDeadline bounds a plugin process's start-up, or a group's setup and
+// connect: the job's setup timeout, raised to startupMargin times the
+// slowest measured so far. Start-up can be seconds (a Python plugin that
+// imports torch), and a group restarted after a hang starts all its ranks
+// at once while the killed ones are still being torn down; a start that
+// merely takes as long as the first one did must not fail the search.
+func startDeadline(setup, measured time.Duration) time.Duration {
+	return max(setup, startupMargin*measured)
 }
 
 // restartAttempts is how many times a group that must be replaced after a

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/symmtune/symmtune/internal/pyplugins"
 	"github.com/symmtune/symmtune/symm/shm"
 )
 
@@ -72,6 +73,56 @@ const faultyPkg = "github.com/symmtune/symmtune/internal/faultplugin"
 func faultyPluginDir(t testing.TB) (dir, exe string) {
 	exe = buildBinary(t, "plugins", PluginPrefix+"faulty", faultyPkg, "")
 	return filepath.Dir(exe), exe
+}
+
+// faultyPlugin is one implementation of the fault-injection plugin in a
+// plugin directory of its own.
+type faultyPlugin struct {
+	lang     string // "go" or "python"
+	dir, exe string
+}
+
+// pythonFaultyScript is the Python port of internal/faultplugin.
+const pythonFaultyScript = "python/tests/plugins/symmtune-plugin-faulty"
+
+// pythonFaultyPluginDir installs the Python fault-injection plugin into a
+// plugin directory of its own (once per test binary). Without a Python
+// that can run it the test is skipped, or fails where Python is required.
+func pythonFaultyPluginDir(t testing.TB) (dir, exe string) {
+	t.Helper()
+	py := pyplugins.Need(t)
+	buildMu.Lock()
+	defer buildMu.Unlock()
+	if p, ok := built["python/faulty"]; ok {
+		return filepath.Dir(p), p
+	}
+	if buildRoot == "" {
+		d, err := os.MkdirTemp("", "symmtune-robust-bin-")
+		if err != nil {
+			t.Fatalf("make build dir: %v", err)
+		}
+		buildRoot = d
+	}
+	exe, err := pyplugins.Install(pythonFaultyScript, filepath.Join(buildRoot, "python"), PluginPrefix+"faulty", py)
+	if err != nil {
+		t.Fatal(err)
+	}
+	built["python/faulty"] = exe
+	return filepath.Dir(exe), exe
+}
+
+// faultyPlugins is every implementation the host's fault tests run against:
+// the Go plugin, and the Python one (skipped, as a subtest, where no Python
+// can run it and none is required).
+func faultyPlugins(t *testing.T, run func(t *testing.T, p faultyPlugin)) {
+	t.Run("go", func(t *testing.T) {
+		dir, exe := faultyPluginDir(t)
+		run(t, faultyPlugin{"go", dir, exe})
+	})
+	t.Run("python", func(t *testing.T) {
+		dir, exe := pythonFaultyPluginDir(t)
+		run(t, faultyPlugin{"python", dir, exe})
+	})
 }
 
 // symmtuneBinary returns the CLI, built next to nothing else (tests pass
@@ -206,7 +257,9 @@ func checkFaultLog(t *testing.T, rs []Result, world int) {
 	}
 }
 
-// pluginPIDs lists the live processes running exe.
+// pluginPIDs lists the live processes running exe: as their executable, or
+// as the script an interpreter runs (a Python plugin's #! line makes the
+// kernel run "python3 exe").
 func pluginPIDs(exe string) []int {
 	ents, _ := os.ReadDir("/proc")
 	var pids []int
@@ -219,11 +272,21 @@ func pluginPIDs(exe string) []int {
 		if err != nil {
 			continue // gone, a zombie, or not ours to look at
 		}
-		if strings.TrimSuffix(link, " (deleted)") == exe {
+		if strings.TrimSuffix(link, " (deleted)") == exe || runsScript(pid, exe) {
 			pids = append(pids, pid)
 		}
 	}
 	return pids
+}
+
+// runsScript reports whether process pid's second argument is script.
+func runsScript(pid int, script string) bool {
+	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "cmdline"))
+	if err != nil {
+		return false
+	}
+	args := strings.Split(strings.TrimSuffix(string(b), "\x00"), "\x00")
+	return len(args) >= 2 && args[1] == script
 }
 
 // waitNoPlugins fails unless every process running exe is gone within d.

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/symmtune/symmtune/cache"
+	"github.com/symmtune/symmtune/hardware"
 	"github.com/symmtune/symmtune/space"
 	"github.com/symmtune/symmtune/tuner"
 )
@@ -37,12 +38,14 @@ func newLookupCmd(g *globals) *cobra.Command {
 			var dims []string
 			if !anyHW {
 				// The plugin knows its kernel version and the hardware: an
-				// entry tuned for another kernel version or machine is stale.
+				// entry tuned for another kernel version or machine is stale
+				// (one tuned under another driver of the same hardware is
+				// not; Lookup says so).
 				info, err := tuner.Inspect(cmd.Context(), g.pluginDir, kernel, backend, world)
 				if err != nil {
 					return err
 				}
-				q.KernelVersion, q.Backend, q.Hardware = info.Desc.KernelVersion, info.Backend, info.Hardware.ID()
+				q.KernelVersion, q.Backend, q.Machine = info.Desc.KernelVersion, info.Backend, info.Hardware
 				dims = info.Desc.Dims
 			}
 			sh, err := space.ParseShape(shape, dims)
@@ -58,7 +61,7 @@ func newLookupCmd(g *globals) *cobra.Command {
 			if !ok {
 				return exitError{exitNotFound, fmt.Sprintf("no tuned config for %s world %d %s %s in %s", kernel, world, dtype, sh.Format(dims...), g.cachePath)}
 			}
-			return printMatch(cmd.OutOrStdout(), m, sh, asJSON)
+			return printMatch(cmd.OutOrStdout(), m, sh, q.Machine, asJSON)
 		},
 	}
 	fl := cmd.Flags()
@@ -72,13 +75,13 @@ func newLookupCmd(g *globals) *cobra.Command {
 	return cmd
 }
 
-func printMatch(w io.Writer, m cache.Match, asked space.Shape, asJSON bool) error {
+func printMatch(w io.Writer, m cache.Match, asked space.Shape, machine *hardware.Fingerprint, asJSON bool) error {
 	e := m.Entry
 	if asJSON {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
 		return enc.Encode(map[string]any{
-			"exact": m.Exact, "kernel": e.Kernel, "kernel_version": e.KernelVersion, "backend": e.Backend,
+			"exact": m.Exact, "other_driver": m.OtherDriver, "kernel": e.Kernel, "kernel_version": e.KernelVersion, "backend": e.Backend,
 			"hardware": e.Hardware, "world": e.World, "dtype": e.Dtype, "shape": e.Shape,
 			"config": e.Config.Any(), "median_us": e.MedianUS, "min_us": e.MinUS, "p90_us": e.P90US,
 			"default_median_us": e.DefaultMedianUS, "trials": e.Trials, "tuned_at": e.TunedAt,
@@ -86,6 +89,9 @@ func printMatch(w io.Writer, m cache.Match, asked space.Shape, asJSON bool) erro
 	}
 	if !m.Exact {
 		fmt.Fprintf(w, "# no entry for %s; nearest tuned shape is %s\n", asked, e.Shape)
+	}
+	if m.OtherDriver && machine != nil {
+		fmt.Fprintf(w, "# tuned under driver %s; this machine has driver %s (same GPUs, memory and links)\n", e.HardwareInfo.Driver, machine.Driver)
 	}
 	fmt.Fprintln(w, e.Config)
 	return nil

@@ -236,6 +236,13 @@ func printOutcome(w io.Writer, o *tuner.Outcome, top int) {
 		}
 	}
 	fmt.Fprintf(w, "space %d configs, %d valid; trials: %s; %.1fs\n", o.SpaceSize, o.ValidCount, strings.Join(counts, ", "), o.Elapsed.Seconds())
+	if len(o.Startup.Ranks) > 0 {
+		ranks := make([]string, len(o.Startup.Ranks))
+		for i, d := range o.Startup.Ranks {
+			ranks[i] = fmt.Sprintf("%.2f", d.Seconds())
+		}
+		fmt.Fprintf(w, "start-up: ranks %s s (exec to handshake); setup and connect %.2f s\n", strings.Join(ranks, " "), o.Startup.Setup.Seconds())
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "rank\tmedian µs\tmin µs\tp90 µs\titers\tspeedup\tconfig")
 	for i, r := range o.Top(top) {

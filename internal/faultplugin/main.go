@@ -205,6 +205,7 @@ func (in *instance) Bench(ctx context.Context, c space.Config, warmup, iters int
 	if mode == Deadlock && in.last() {
 		// Skips every barrier and reports made-up times: the other ranks
 		// wait in the first barrier for a peer that never comes.
+		markSlowRestart()
 		times := make([]float64, iters)
 		for i := range times {
 			times[i] = 1
@@ -249,7 +250,37 @@ func breakNextStart() {
 	}
 }
 
+// EnvStartSleep makes every process sleep this long (a Go duration) before
+// it serves, as a plugin with slow imports does. EnvSlowRestart names a
+// marker file: the deadlock config creates it, and a process that finds it
+// sleeps EnvStartSleep twice, as ranks restarted after a hang can while the
+// killed ones are still being torn down.
+const (
+	EnvStartSleep  = "SYMMTUNE_FAULTY_START_SLEEP"
+	EnvSlowRestart = "SYMMTUNE_FAULTY_SLOW_RESTART"
+)
+
+func slowStart() {
+	d, err := time.ParseDuration(os.Getenv(EnvStartSleep))
+	if err != nil {
+		return
+	}
+	if p := os.Getenv(EnvSlowRestart); p != "" {
+		if _, err := os.Stat(p); err == nil {
+			d *= 2
+		}
+	}
+	time.Sleep(d)
+}
+
+func markSlowRestart() {
+	if p := os.Getenv(EnvSlowRestart); p != "" {
+		_ = os.WriteFile(p, nil, 0o644)
+	}
+}
+
 func main() {
+	slowStart()
 	if p := os.Getenv(EnvBreakRestart); p != "" {
 		// Remove is atomic: of ranks starting at once, one refuses.
 		if os.Remove(p) == nil {

@@ -1,0 +1,132 @@
+// Package pyplugins lets Go tests run symmtune's Python plugins (python/ in
+// this repository) through the real host: it finds a Python interpreter
+// that can import the plugin SDK's dependencies and installs a plugin
+// script into a plugin directory the way `make python-plugins` does, with
+// its #! line naming that interpreter. Test-only support, like
+// internal/faultplugin.
+package pyplugins
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"testing"
+)
+
+// EnvPython names the interpreter to use; EnvRequire makes a missing or
+// unusable one a test failure instead of a skip (CI sets it: its Python
+// tests must not silently vanish).
+const (
+	EnvPython  = "SYMMTUNE_PYTHON"
+	EnvRequire = "SYMMTUNE_REQUIRE_PYTHON"
+)
+
+// Root is the repository's root: the closest directory above the working
+// directory (a package directory under go test) that holds go.mod.
+func Root() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("no go.mod above the working directory")
+		}
+		dir = parent
+	}
+}
+
+var (
+	once   sync.Once
+	python string
+	found  error
+)
+
+// Interpreter returns a Python that imports grpc, google.protobuf and numpy
+// with the repository's python/ on its path: $SYMMTUNE_PYTHON if set, else
+// the first of python3 on PATH and /usr/bin/python3 that can. It also puts
+// python/ on PYTHONPATH for the plugin processes the host starts.
+func Interpreter() (string, error) {
+	once.Do(func() {
+		root, err := Root()
+		if err != nil {
+			found = err
+			return
+		}
+		pkg := filepath.Join(root, "python")
+		candidates := []string{"python3", "/usr/bin/python3"}
+		if p := os.Getenv(EnvPython); p != "" {
+			candidates = []string{p}
+		}
+		var tried []string
+		for _, c := range candidates {
+			path, err := exec.LookPath(c)
+			if err != nil {
+				tried = append(tried, fmt.Sprintf("%s: %v", c, err))
+				continue
+			}
+			cmd := exec.Command(path, "-c", "import grpc, google.protobuf, numpy, symmtune.plugin")
+			cmd.Env = append(os.Environ(), "PYTHONPATH="+pkg)
+			if out, err := cmd.CombinedOutput(); err != nil {
+				tried = append(tried, fmt.Sprintf("%s: %v: %s", path, err, bytes.TrimSpace(out)))
+				continue
+			}
+			python = path
+			found = os.Setenv("PYTHONPATH", pkg)
+			return
+		}
+		found = fmt.Errorf("no Python that can run the plugin SDK (needs grpcio, protobuf, numpy; set %s, or PYTHON for make): %v", EnvPython, tried)
+	})
+	return python, found
+}
+
+// Install copies the plugin script src (relative to the repository root)
+// into dir as name, executable, with its #! line replaced by python's path,
+// and returns the installed path.
+func Install(src, dir, name, python string) (string, error) {
+	root, err := Root()
+	if err != nil {
+		return "", err
+	}
+	b, err := os.ReadFile(filepath.Join(root, src))
+	if err != nil {
+		return "", err
+	}
+	if !bytes.HasPrefix(b, []byte("#!")) {
+		return "", fmt.Errorf("%s has no #! line", src)
+	}
+	if i := bytes.IndexByte(b, '\n'); i >= 0 {
+		b = append([]byte("#!"+python), b[i:]...)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	dst := filepath.Join(dir, name)
+	if err := os.WriteFile(dst, b, 0o755); err != nil {
+		return "", err
+	}
+	return dst, nil
+}
+
+// Need returns the Python that runs the plugins (see Interpreter), and
+// without one skips the test, or fails it where $SYMMTUNE_REQUIRE_PYTHON
+// says the Python tests must run.
+func Need(t testing.TB) string {
+	t.Helper()
+	py, err := Interpreter()
+	if err != nil {
+		if os.Getenv(EnvRequire) != "" {
+			t.Fatal(err)
+		}
+		t.Skip(err)
+	}
+	return py
+}

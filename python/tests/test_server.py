@@ -1,0 +1,47 @@
+"""The Kernel service's checks, with the Go SDK's wording where the host
+shows it (space.Check, sdk/serve.go)."""
+
+import pytest
+
+from symmtune.plugin import Description, Param, check_config, config_string
+from symmtune.plugin.server import KernelServicer, config_from_proto, config_to_proto
+
+PARAMS = [Param("algorithm", ["one_shot", "two_shot"]), Param("chunk", [1024, 4096])]
+
+
+@pytest.mark.parametrize("config,want", [
+    ({"algorithm": "one_shot", "chunk": 1024}, None),
+    ({"algorithm": "one_shot", "chunk": 1024, "x": 1}, 'unknown parameter "x" (known: algorithm, chunk)'),
+    ({"algorithm": "one_shot"}, 'parameter "chunk" missing'),
+    ({"algorithm": "one_shot", "chunk": 3}, 'parameter "chunk": value 3 not in [1024 4096]'),
+    ({"algorithm": "one_shot", "chunk": "1024"}, 'parameter "chunk": value 1024 not in [1024 4096]'),
+    ({"algorithm": 1, "chunk": 1024}, 'parameter "algorithm": value 1 not in [one_shot two_shot]'),
+])
+def test_check_config(config, want):
+    assert check_config(PARAMS, config) == want
+
+
+def test_config_string_and_proto_round_trip():
+    c = {"chunk": 4096, "algorithm": "two_shot"}
+    assert config_string(c) == "algorithm=two_shot,chunk=4096"
+    assert config_from_proto(config_to_proto(c)) == c
+    with pytest.raises(TypeError):
+        config_to_proto({"flag": True})
+
+
+class Kernel:
+    def __init__(self, params, default):
+        self.params, self.default = params, default
+
+    def describe(self):
+        return Description("k", "v1", ["n"], ["f32"], self.params, self.default)
+
+
+def test_a_default_outside_the_space_stops_the_plugin():
+    with pytest.raises(ValueError, match='default config: parameter "chunk": value 8 not in'):
+        KernelServicer(Kernel(PARAMS, {"algorithm": "one_shot", "chunk": 8}), [])
+
+
+def test_values_the_protocol_cannot_carry_stop_the_plugin():
+    with pytest.raises(TypeError, match="want int or str"):
+        KernelServicer(Kernel([Param("p", [1.5])], {"p": 1.5}), [])
