@@ -4,7 +4,8 @@
 #                   (once, cached) and build the CUDA plugins into bin/cuda/
 #   make cuda-vet   go vet -tags cuda over the cuda-tagged packages
 #   make cuda-test  tests that need no GPU: compiles every shipped kernel with
-#                   the fetched NVRTC 11.8 (sm_90), so CI checks the CUDA C
+#                   the fetched NVRTC 11.8 (sm_90), from Go and as the Python
+#                   runtime assembles them, so CI checks the CUDA C
 #   make bench-gpu  the GPU benchmark script (runs on a GPU machine; see bench/gpu.sh)
 #
 # Why the 11.8 headers: gorgonia.org/cu v0.9.6 does not compile against CUDA
@@ -37,6 +38,9 @@ cuda-test: cuda-headers
 	$(CUDA_ENV) SYMMTUNE_NVRTC=$(CURDIR)/$(CUDA_DIR)/root/usr/lib/x86_64-linux-gnu/libnvrtc.so.11.2 \
 	  LD_LIBRARY_PATH=$(CURDIR)/$(CUDA_DIR)/root/usr/lib/x86_64-linux-gnu \
 	  $(GO) test -tags cuda -count=1 ./cuda/...
+	SYMMTUNE_NVRTC=$(CURDIR)/$(CUDA_DIR)/root/usr/lib/x86_64-linux-gnu/libnvrtc.so.11.2 \
+	  LD_LIBRARY_PATH=$(CURDIR)/$(CUDA_DIR)/root/usr/lib/x86_64-linux-gnu \
+	  PYTHONPATH=$(CURDIR)/python $(PYTHON) -m pytest -q python/tests/test_kernels.py
 
 # Runs on a GPU machine with the binaries already built (make build cuda
 # here, then carry them there): see bench/gpu.sh for what it measures.

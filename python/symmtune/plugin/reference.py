@@ -7,26 +7,16 @@ variant runs on the GPU for large problems.
 
 from __future__ import annotations
 
-import hashlib
 import math
 from typing import Any
+
+from ..kernels import source_hash  # noqa: F401  (part of the SDK: plugins version their kernels with it)
 
 _MASK = (1 << 64) - 1
 _GOLDEN = 0x9E3779B97F4A7C15
 _MIX_I = 0xD1B54A32D192ED03
 _M1 = 0xBF58476D1CE4E5B9
 _M2 = 0x94D049BB133111EB
-
-
-def source_hash(*sources: bytes | str) -> str:
-    """The kernel version for Description.kernel_version: the first 12 hex
-    digits of the SHA-256 of the sources, each followed by a NUL byte (as
-    sdk.SourceHash), so cache entries go stale when the kernel changes."""
-    h = hashlib.sha256()
-    for s in sources:
-        h.update(s.encode() if isinstance(s, str) else s)
-        h.update(b"\0")
-    return h.hexdigest()[:12]
 
 
 def uniform_scalar(seed: int, rank: int, i: int) -> float:

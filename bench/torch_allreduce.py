@@ -1,0 +1,104 @@
+"""symmtune.torch.all_reduce against NCCL and torch symm_mem, one process per GPU.
+
+    SYMMTUNE_CACHE=configs.toml PYTHONPATH=python torchrun --nproc-per-node W bench/torch_allreduce.py [N ...]
+
+For each size N (bf16 elements; default 4 KiB, 1 MiB, 16 MiB, 128 MiB):
+checks symmtune.torch.all_reduce against dist.all_reduce (NCCL) on fresh
+random inputs, for a plain tensor (staged through the workspace) and for one
+from symmtune.torch.empty (in symmetric memory), then times both, NCCL and
+torch symm_mem's two-shot with the method of shared/bench/peer_baselines.py
+(CUDA events around one call per rank after warm-up, median over
+iterations, max across ranks). Prints CSV lines kind,impl,shape,us (shape:
+message bytes) and, per size, the config that ran, where it came from and
+the cache's tuned median.
+"""
+import os
+import sys
+
+import torch
+import torch.distributed as dist
+import torch.distributed._symmetric_memory as symm_mem
+
+import symmtune.torch as st
+
+
+def bench(fn, iters=50, warmup=10):
+    for _ in range(warmup):
+        fn()
+    torch.cuda.synchronize()
+    dist.barrier()
+    ts = []
+    for _ in range(iters):
+        s = torch.cuda.Event(enable_timing=True)
+        e = torch.cuda.Event(enable_timing=True)
+        s.record()
+        fn()
+        e.record()
+        ts.append((s, e))
+    torch.cuda.synchronize()
+    t = sorted(a.elapsed_time(b) * 1000 for a, b in ts)
+    med = torch.tensor([t[len(t) // 2]], device="cuda")
+    dist.all_reduce(med, op=dist.ReduceOp.MAX)
+    return med.item()
+
+
+def rel_err(got, ref):
+    got, ref = got.double(), ref.double()
+    return ((got - ref).norm() / ref.norm()).item()
+
+
+def main():
+    rank = int(os.environ["LOCAL_RANK"])
+    torch.cuda.set_device(rank)
+    dist.init_process_group("nccl", device_id=torch.device(f"cuda:{rank}"))
+    g = dist.group.WORLD.group_name
+    sizes = [int(a) for a in sys.argv[1:]] or [2048, 524288, 8388608, 67108864]
+    dt = torch.bfloat16
+    ok = True
+    for n in sizes:
+        shape = n * 2
+        for path in ("staged", "symmetric"):
+            for trial in range(3):
+                gen = torch.Generator(device="cuda").manual_seed(1000 * trial + rank + 17 * n)
+                src = torch.randn(n, dtype=dt, device="cuda", generator=gen)
+                x = src.clone() if path == "staged" else st.empty(n, dt)
+                x.copy_(src)
+                ref = src.clone()
+                dist.all_reduce(ref)
+                st.all_reduce(x)
+                err = rel_err(x, ref)
+                if not err <= 1e-2:
+                    ok = False
+                    print(f"rank {rank}: n={n} {path} trial {trial}: rel err {err:.3g} over 1e-2", flush=True)
+        choice = st._choices[(g, dt, n)]
+        x = torch.randn(n, dtype=dt, device="cuda")
+        xs = st.empty(n, dt)
+        xs.copy_(x)
+        res = {
+            "symmtune_torch_staged": bench(lambda: st.all_reduce(x)),
+            "symmtune_torch_symmetric": bench(lambda: st.all_reduce(xs)),
+            "nccl": bench(lambda: dist.all_reduce(x)),
+        }
+        try:
+            y = symm_mem.empty(n, dtype=dt, device="cuda")
+            y.copy_(x)
+            symm_mem.rendezvous(y, g)
+            res["symm_two_shot"] = bench(lambda: torch.ops.symm_mem.two_shot_all_reduce_(y, "sum", g))
+        except Exception as ex:  # a peer that refuses a size is reported, not fatal
+            if rank == 0:
+                print(f"symm_mem two_shot n={n}: {ex!r}"[:300], flush=True)
+        if rank == 0:
+            for impl, us in res.items():
+                print(f"allreduce,{impl},{shape},{us:.1f}", flush=True)
+            tuned = f"{choice.median_us:.1f}" if choice.median_us else "-"
+            print(f"# n={n}: {choice.source} config {choice.config}, cache median {tuned} us", flush=True)
+    flag = torch.tensor([0 if ok else 1], device="cuda")
+    dist.all_reduce(flag)
+    if rank == 0:
+        print("correctness:", "all sizes and paths within 1e-2 of NCCL" if flag.item() == 0 else "FAILED", flush=True)
+    dist.destroy_process_group()
+    sys.exit(0 if flag.item() == 0 else 1)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,191 @@
+"""Run-time compilation and launch of symmtune's CUDA C kernels from Python.
+
+NVRTC and the CUDA driver are loaded with ctypes, as the Go plugins load
+NVRTC with dlopen (cuda/nvrtc, cuda/libpath): the newest libnvrtc.so.N in the
+CUDA toolkit's folders or beside torch's own CUDA libraries, or
+$SYMMTUNE_NVRTC. Kernels compile for the current device's architecture
+(sm_90a on an H100/H200) with the options the Go plugins use, so the same
+source and config give the same machine code. Compiled modules are cached per
+(source, options, device) for the life of the process.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import glob
+import os
+import re
+import threading
+from typing import Sequence
+
+from .hardware import HardwareError, _cuda_lib
+
+_LIB_DIRS = [
+    "/usr/local/cuda/targets/x86_64-linux/lib",
+    "/usr/local/cuda/lib64",
+    "/usr/local/cuda-*/targets/x86_64-linux/lib",
+    "/usr/local/cuda-*/lib64",
+    "/usr/lib/x86_64-linux-gnu",
+]
+
+
+class CompileError(RuntimeError):
+    """NVRTC rejected a kernel source; the message holds the compiler log."""
+
+
+def nvrtc_candidates() -> list[str]:
+    """Libraries to try, newest major version first (cuda/libpath's order),
+    then the copies torch's wheels bring."""
+    if os.environ.get("SYMMTUNE_NVRTC"):
+        return [os.environ["SYMMTUNE_NVRTC"]]
+    dirs = list(_LIB_DIRS)
+    try:
+        import nvidia  # torch's CUDA wheels: nvidia/cu13/lib, nvidia/cuda_nvrtc/lib
+        for base in getattr(nvidia, "__path__", []):
+            dirs += glob.glob(os.path.join(base, "*", "lib"))
+    except ImportError:
+        pass
+    found: list[tuple[int, str]] = []
+    for d in dirs:
+        for path in glob.glob(os.path.join(d, "libnvrtc.so.*")):
+            m = re.match(r"libnvrtc\.so\.(\d+)", os.path.basename(path))
+            if m and path not in (p for _, p in found):
+                found.append((int(m.group(1)), path))
+    found.sort(key=lambda t: -t[0])
+    return [p for _, p in found] + [f"libnvrtc.so.{v}" for v in range(14, 10, -1)]
+
+
+_lock = threading.Lock()
+_nvrtc: ctypes.CDLL | None = None
+_driver: ctypes.CDLL | None = None
+_modules: dict[tuple, "Module"] = {}
+
+
+def _load_nvrtc() -> ctypes.CDLL:
+    global _nvrtc
+    if _nvrtc is None:
+        for name in nvrtc_candidates():
+            try:
+                lib = ctypes.CDLL(name)
+                lib.nvrtcGetCUBIN  # every NVRTC from 11.1 has it
+            except (OSError, AttributeError):
+                continue
+            lib.nvrtcGetErrorString.restype = ctypes.c_char_p
+            _nvrtc = lib
+            break
+        else:
+            raise HardwareError("no usable NVRTC library (libnvrtc.so.N): install the CUDA toolkit's NVRTC "
+                                "or set SYMMTUNE_NVRTC to its path")
+    return _nvrtc
+
+
+def driver() -> ctypes.CDLL:
+    """libcuda, initialised."""
+    global _driver
+    if _driver is None:
+        _driver = _cuda_lib()
+    return _driver
+
+
+def _check(what: str, r: int) -> None:
+    if r != 0:
+        name = ctypes.c_char_p()
+        driver().cuGetErrorName(r, ctypes.byref(name))
+        raise RuntimeError(f"{what}: {name.value.decode() if name.value else r}")
+
+
+def arch(major: int, minor: int) -> str:
+    """nvrtc.Arch: the architecture-specific target from Hopper on."""
+    return f"sm_{major}{minor}" + ("a" if major >= 9 else "")
+
+
+def compile_cubin(source: str, name: str, options: Sequence[str], target: str) -> bytes:
+    """Compiles source for target (e.g. "sm_90a") with the Go side's base
+    options (cuda/nvrtc: -std=c++17 -default-device) plus options."""
+    lib = _load_nvrtc()
+    prog = ctypes.c_void_p()
+    r = lib.nvrtcCreateProgram(ctypes.byref(prog), source.encode(), name.encode(), 0, None, None)
+    if r != 0:
+        raise CompileError(f"nvrtcCreateProgram: {lib.nvrtcGetErrorString(r).decode()}")
+    try:
+        opts = [f"--gpu-architecture={target}", "-std=c++17", "-default-device", *options]
+        arr = (ctypes.c_char_p * len(opts))(*[o.encode() for o in opts])
+        r = lib.nvrtcCompileProgram(prog, len(opts), arr)
+        if r != 0:
+            n = ctypes.c_size_t()
+            lib.nvrtcGetProgramLogSize(prog, ctypes.byref(n))
+            log = ctypes.create_string_buffer(n.value)
+            lib.nvrtcGetProgramLog(prog, log)
+            raise CompileError(f"compile {name} {options} for {target}: {lib.nvrtcGetErrorString(r).decode()}\n"
+                               f"{log.value.decode(errors='replace')}")
+        n = ctypes.c_size_t()
+        if lib.nvrtcGetCUBINSize(prog, ctypes.byref(n)) != 0:
+            raise CompileError("nvrtcGetCUBINSize failed")
+        buf = ctypes.create_string_buffer(n.value)
+        if lib.nvrtcGetCUBIN(prog, buf) != 0:
+            raise CompileError("nvrtcGetCUBIN failed")
+        return buf.raw
+    finally:
+        lib.nvrtcDestroyProgram(ctypes.byref(prog))
+
+
+class Module:
+    """A loaded module of the current CUDA context."""
+
+    def __init__(self, cubin: bytes) -> None:
+        self._image = ctypes.create_string_buffer(cubin, len(cubin))
+        self.handle = ctypes.c_void_p()
+        _check("cuModuleLoadData", driver().cuModuleLoadData(ctypes.byref(self.handle), self._image))
+        self._fns: dict[str, ctypes.c_void_p] = {}
+
+    def function(self, name: str) -> ctypes.c_void_p:
+        if name not in self._fns:
+            fn = ctypes.c_void_p()
+            _check(f"cuModuleGetFunction({name})", driver().cuModuleGetFunction(ctypes.byref(fn), self.handle, name.encode()))
+            self._fns[name] = fn
+        return self._fns[name]
+
+
+def module(source: str, name: str, options: Sequence[str], device: int, cc: tuple[int, int]) -> Module:
+    """The module for (source, options) on device, compiled once per process."""
+    key = (source, tuple(options), device)
+    with _lock:
+        m = _modules.get(key)
+        if m is None:
+            m = Module(compile_cubin(source, name, options, arch(*cc)))
+            _modules[key] = m
+        return m
+
+
+def resident_blocks(fn: ctypes.c_void_p, threads: int) -> int:
+    """Blocks of fn that fit on one SM at once."""
+    n = ctypes.c_int()
+    _check("cuOccupancyMaxActiveBlocksPerMultiprocessor",
+           driver().cuOccupancyMaxActiveBlocksPerMultiprocessor(ctypes.byref(n), fn, threads, ctypes.c_size_t(0)))
+    return n.value
+
+
+class Launcher:
+    """A launch of fn with fixed arguments, every one a u64 (symmtune's
+    kernels take only 8-byte parameters: pointers and counts), prepared once
+    so that each launch costs one foreign call."""
+
+    def __init__(self, fn: ctypes.c_void_p, grid: int, threads: int, args: Sequence[int]) -> None:
+        self._vals = [ctypes.c_uint64(a) for a in args]
+        self._params = (ctypes.c_void_p * len(self._vals))(
+            *[ctypes.cast(ctypes.byref(v), ctypes.c_void_p) for v in self._vals])
+        self._fn, self._grid, self._threads = fn, grid, threads
+        self._launch = driver().cuLaunchKernel
+        self._launch.argtypes = [ctypes.c_void_p, ctypes.c_uint, ctypes.c_uint, ctypes.c_uint, ctypes.c_uint,
+                                 ctypes.c_uint, ctypes.c_uint, ctypes.c_uint, ctypes.c_void_p, ctypes.c_void_p,
+                                 ctypes.c_void_p]
+
+    def __call__(self, stream: int) -> None:
+        r = self._launch(self._fn, self._grid, 1, 1, self._threads, 1, 1, 0, stream, self._params, None)
+        if r != 0:
+            _check("cuLaunchKernel", r)
+
+
+def launch(fn: ctypes.c_void_p, grid: int, threads: int, args: Sequence[int], stream: int) -> None:
+    """Launches fn once with args (see Launcher)."""
+    Launcher(fn, grid, threads, args)(stream)

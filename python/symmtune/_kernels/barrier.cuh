@@ -1,0 +1,1 @@
+../../../symm/cudamem/barrier.cuh

@@ -1,0 +1,58 @@
+"""The CUDA C sources of symmtune's kernels and what the Python runtime
+needs to know about them, without importing torch.
+
+The sources are the very files the Go plugins embed (python/symmtune/_kernels
+links to plugins/allreduce/kernels and symm/cudamem/barrier.cuh; a wheel
+copies them), so the Python runtime compiles what was tuned, and its kernel
+version, the hash the cache entries carry, is computed the Go way.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+
+def source_hash(*sources: bytes | str) -> str:
+    """The kernel version for Description.kernel_version: the first 12 hex
+    digits of the SHA-256 of the sources, each followed by a NUL byte (as
+    sdk.SourceHash), so cache entries go stale when the kernel changes."""
+    h = hashlib.sha256()
+    for s in sources:
+        h.update(s.encode() if isinstance(s, str) else s)
+        h.update(b"\0")
+    return h.hexdigest()[:12]
+
+_KERNELS = Path(__file__).resolve().parent / "_kernels"
+
+# symm/cudamem's pad layout: PadSlots x MaxWorld u32 counters, then the
+# barrier's timeout flag; MaxBlocks is the slots a kernel's blocks may use.
+_PAD_SLOTS, _MAX_WORLD = 1024, 8
+_PAD_BYTES = _PAD_SLOTS * _MAX_WORLD * 4 + 256
+_MAX_BLOCKS = _PAD_SLOTS - 1
+
+# The CUDA plugin's algorithms, as its ALGO macro numbers them.
+_ALGOS = {"one_shot": 1, "two_shot": 2, "two_shot_push": 3, "two_shot_ce": 4}
+
+# The CUDA plugin's default config (plugins/allreduce/cuda_kernel.go,
+# Describe): what runs when nothing is tuned.
+DEFAULT_CONFIG = {"algorithm": "one_shot", "threads": 128, "blocks": 1, "unroll": 1}
+
+
+def _source(name: str) -> str:
+    return (_KERNELS / name).read_text()
+
+
+def kernel_sources() -> tuple[str, str, str, str]:
+    """barrier.cuh, common.cuh, allreduce.cu and util.cu: the texts the Go
+    plugin embeds, read from the same files."""
+    return (_source("barrier.cuh"), _source("allreduce/common.cuh"), _source("allreduce/allreduce.cu"),
+            _source("allreduce/util.cu"))
+
+
+def kernel_version() -> str:
+    """The CUDA all-reduce plugin's KernelVersion (sdk.SourceHash of its
+    embedded sources): cache entries of another version are stale."""
+    return source_hash(*kernel_sources())
+
+

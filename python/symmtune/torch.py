@@ -1,0 +1,284 @@
+"""symmtune's tuned kernels, run from PyTorch.
+
+    import torch.distributed as dist
+    import symmtune.torch as st
+
+    x = st.empty(n, dtype=torch.bfloat16)   # optional: input already in symmetric memory
+    st.all_reduce(x)                         # in place, sum, like dist.all_reduce(x)
+
+``all_reduce`` looks the tuned config up once per (size, dtype, group) in the
+cache ``symmtune search`` writes (symmtune.lookup, this machine's
+fingerprint), compiles the very CUDA C files the Go plugin embeds
+(plugins/allreduce/kernels, symm/cudamem/barrier.cuh) with NVRTC for the
+device and the config, and runs them on torch symmetric memory that this
+module owns (one workspace per group and dtype, grown as needed). A tensor
+from ``empty`` lives in that workspace and needs no staging copy; any other
+tensor is copied in (and, for the algorithms whose result lands in
+symmetric memory, back). With no tuned entry, or one tuned for another
+version of the kernel sources, the plugin's default config runs and a
+warning says how to tune.
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+from dataclasses import dataclass
+
+import torch
+import torch.distributed as dist
+import torch.distributed._symmetric_memory as symm_mem
+
+from . import _cuda
+from .cache import NoTunedConfig, lookup
+from .kernels import _ALGOS, _MAX_BLOCKS, _PAD_BYTES, DEFAULT_CONFIG, kernel_sources, kernel_version
+
+_DTYPES = {torch.bfloat16: "bf16", torch.float32: "f32"}
+
+
+@dataclass(frozen=True)
+class Choice:
+    """What all_reduce runs for one (size, dtype, group): the config, and
+    where it came from ("tuned", "nearest", "other-driver", "default")."""
+    config: dict
+    source: str
+    median_us: float | None = None
+
+
+def _group_info(group) -> tuple[str, int, int]:
+    group = group or dist.group.WORLD
+    return group.group_name, dist.get_rank(group), dist.get_world_size(group)
+
+
+class _Workspace:
+    """One group's symmetric buffer for one dtype ([input | scratch | output]
+    of n elements each, for any n up to capacity), its signal pads, and the
+    device table of every rank's buffer and pad pointers."""
+
+    def __init__(self, group_name: str, dtype: torch.dtype, capacity: int, device: torch.device) -> None:
+        try:
+            if symm_mem.get_signal_pad_size() < _PAD_BYTES:
+                symm_mem.set_signal_pad_size(_PAD_BYTES)
+        except AttributeError:
+            pass  # older torch: the size is checked below
+        self.capacity = capacity
+        self.buf = symm_mem.empty(3 * capacity, dtype=dtype, device=device)
+        self.hdl = symm_mem.rendezvous(self.buf, group_name)
+        if self.hdl.signal_pad_size < _PAD_BYTES:
+            raise RuntimeError(f"symmtune.torch: signal pads of {self.hdl.signal_pad_size} bytes, the kernels need "
+                               f"{_PAD_BYTES}: call torch.distributed._symmetric_memory.set_signal_pad_size({_PAD_BYTES}) "
+                               "before allocating symmetric memory")
+        ptrs = list(self.hdl.buffer_ptrs) + list(self.hdl.signal_pad_ptrs)
+        self.table = torch.tensor(ptrs, dtype=torch.int64, device=device)
+        self.world, self.rank = self.hdl.world_size, self.hdl.rank
+
+    def peer(self, q: int) -> torch.Tensor:
+        return self.hdl.get_buffer(q, (3 * self.capacity,), self.buf.dtype)
+
+
+_workspaces: dict[tuple[str, torch.dtype, int], _Workspace] = {}
+_choices: dict[tuple[str, torch.dtype, int], Choice] = {}
+
+
+def _workspace(group_name: str, dtype: torch.dtype, n: int, device: torch.device) -> _Workspace:
+    key = (group_name, dtype, device.index)
+    ws = _workspaces.get(key)
+    if ws is None or ws.capacity < n:
+        # Every rank asks for the same sizes in the same order (the calls
+        # are collective), so every rank grows at the same call.
+        cap = max(n, 2 * ws.capacity if ws else 1 << 20)
+        ws = _Workspace(group_name, dtype, cap, device)
+        _workspaces[key] = ws
+    return ws
+
+
+def empty(n: int, dtype: torch.dtype = torch.bfloat16, group=None, device: torch.device | None = None) -> torch.Tensor:
+    """A tensor of n elements in the group's symmetric workspace: all_reduce
+    of it needs no staging copy. It stays valid until a larger all_reduce of
+    the same dtype and group grows the workspace."""
+    device = device or torch.device("cuda", torch.cuda.current_device())
+    name, _, _ = _group_info(group)
+    return _workspace(name, dtype, n, device).buf[:n]
+
+
+def choose(n: int, dtype: torch.dtype, world: int, cache: str | os.PathLike | None = None) -> Choice:
+    """The config all_reduce runs for n elements on world ranks: the cache's
+    answer for this machine if it was tuned for these kernel sources, else
+    the default (with a warning saying how to tune)."""
+    dt = _DTYPES.get(dtype)
+    if dt is None:
+        raise TypeError(f"symmtune.torch.all_reduce: dtype {dtype}; the CUDA all-reduce takes {list(_DTYPES)}")
+    how = (f"tune it with: symmtune search --backend cuda --kernel allreduce --world {world} "
+           f"--shape n={n} --dtype {dt}")
+    try:
+        m = lookup("allreduce", world, dt, {"n": n}, backend="cuda", cache=cache, kernel_version=kernel_version())
+    except NoTunedConfig:
+        warnings.warn(f"symmtune: no tuned all-reduce for {world} ranks, {dt}, n={n} (for these kernel sources, "
+                      f"version {kernel_version()}); running the default config; {how}", stacklevel=3)
+        return Choice(dict(DEFAULT_CONFIG), "default")
+    source = "tuned" if m.exact else "nearest"
+    if m.other_driver:
+        source = "other-driver"
+    return Choice(dict(m.entry.config), source, m.entry.median_us)
+
+
+class _Kernel:
+    """The compiled all-reduce for one config on one device and world."""
+
+    def __init__(self, cfg: dict, bf16: bool, world: int, device: torch.device) -> None:
+        algo = cfg["algorithm"]
+        if algo not in _ALGOS:
+            raise ValueError(f"symmtune.torch: unknown all-reduce algorithm {algo!r}")
+        self.algo, self.threads, self.blocks = _ALGOS[algo], int(cfg["threads"]), int(cfg["blocks"])
+        barrier, common, ar, _ = kernel_sources()
+        macros = [f"-DDTYPE_BF16={int(bf16)}", f"-DWORLD={world}"]
+        opts = macros + [f"-DALGO={self.algo}", f"-DTHREADS={self.threads}", f"-DUNROLL={int(cfg['unroll'])}"]
+        cc = torch.cuda.get_device_capability(device)
+        self.fn = _cuda.module(barrier + common + ar, "allreduce.cu", opts, device.index, cc).function("allreduce")
+        self.barrier = _cuda.module(barrier, "symm_barrier.cu", [], device.index, cc).function("symm_barrier")
+        sms = torch.cuda.get_device_properties(device).multi_processor_count
+        if self.blocks > _MAX_BLOCKS or _cuda.resident_blocks(self.fn, self.threads) * sms < self.blocks:
+            raise ValueError(f"symmtune.torch: {self.blocks} blocks of {self.threads} threads cannot all be resident "
+                             f"on {sms} SMs (the per-block barriers need the whole grid)")
+
+
+_kernels: dict[tuple, _Kernel] = {}
+
+
+def _check_size(n: int, elt: int, world: int, algo: str) -> None:
+    if n * elt % 16:
+        raise ValueError(f"symmtune.torch.all_reduce: {n} elements are {n * elt} bytes, not a multiple of the "
+                         "16-byte vector the CUDA all-reduce moves")
+    if algo != "one_shot" and (n * elt // 16) % world:
+        raise ValueError(f"symmtune.torch.all_reduce: {algo} needs the {n * elt // 16} vectors to split evenly "
+                         f"over {world} ranks")
+
+
+def all_reduce(tensor: torch.Tensor, group=None, cache: str | os.PathLike | None = None) -> torch.Tensor:
+    """Sums tensor over the group's ranks, in place (every rank gets the
+    sum), with the tuned kernel; returns tensor. tensor: contiguous, on this
+    rank's current CUDA device, bf16 or f32. Collective: every rank calls it
+    with the same size, in the same order."""
+    if not tensor.is_cuda or not tensor.is_contiguous():
+        raise ValueError("symmtune.torch.all_reduce: want a contiguous CUDA tensor")
+    # Everything but the launch itself is settled once per tensor: the
+    # time a call takes includes the host's, and a kernel of a few µs must
+    # not wait for Python.
+    key = (tensor.data_ptr(), tensor.numel(), tensor.dtype, id(group))
+    c = _calls.get(key)
+    # A call laid out on a workspace that a larger call has since replaced
+    # is laid out again.
+    if c is None or _workspaces.get(c.ws_key) is not c.ws:
+        c = _calls[key] = _prepare(tensor, group, cache)
+    c.run()
+    return tensor
+
+
+@dataclass
+class _Call:
+    ws_key: tuple
+    ws: "_Workspace"
+    run: object
+
+
+_calls: dict[tuple, _Call] = {}
+
+
+def _prepare(tensor: torch.Tensor, group, cache) -> _Call:
+    """Looks up, compiles and lays out all_reduce of tensor."""
+    name, rank, world = _group_info(group)
+    n, dtype, device = tensor.numel(), tensor.dtype, tensor.device
+    ckey = (name, dtype, n)
+    choice = _choices.get(ckey)
+    if choice is None:
+        choice = choose(n, dtype, world, cache)
+        _check_size(n, tensor.element_size(), world, choice.config["algorithm"])
+        _choices[ckey] = choice
+    cfg = choice.config
+    kkey = (tuple(sorted(cfg.items())), dtype, world, device.index)
+    k = _kernels.get(kkey)
+    if k is None:
+        k = _kernels[kkey] = _Kernel(cfg, dtype == torch.bfloat16, world, device)
+    ws = _workspace(name, dtype, n, device)
+    inp, out_region = ws.buf[:n], ws.buf[2 * n:3 * n]
+    flat = tensor.view(-1)
+    staged = tensor.data_ptr() != inp.data_ptr()
+    nbytes = n * tensor.element_size()
+    # one_shot and two_shot write the sum to `out`; peers read this rank's
+    # input region meanwhile, so `out` is the tensor itself only when the
+    # input was staged. The other algorithms leave the sum in the output
+    # region.
+    direct = staged and k.algo in (1, 2)
+    out = tensor.data_ptr() if direct else out_region.data_ptr()
+    launch = _cuda.Launcher(k.fn, k.blocks, k.threads, [ws.table.data_ptr(), out, nbytes // 16, ws.rank, nbytes])
+
+    def call(stream: int) -> None:
+        if staged:
+            inp.copy_(flat)
+        if k.algo == 4:
+            _two_shot_ce(k, ws, n, nbytes // 16, stream)
+        else:
+            launch(stream)
+        if not direct:
+            flat.copy_(out_region)
+
+    return _Call((name, dtype, device.index), ws, _replayable(call, device))
+
+
+def _replayable(call, device: torch.device):
+    """call captured in a CUDA graph (nothing runs while capturing, so no
+    rank is out of step), replayed on the current stream: the host's part
+    of a call, which its time includes, shrinks to one graph launch. Where
+    capture fails, the call runs directly and a warning says why."""
+    g = torch.cuda.CUDAGraph()
+    try:
+        with torch.cuda.graph(g):
+            call(torch.cuda.current_stream(device).cuda_stream)
+    except RuntimeError as e:
+        warnings.warn(f"symmtune.torch: running all_reduce without a CUDA graph ({e})", stacklevel=4)
+        return lambda: call(torch.cuda.current_stream(device).cuda_stream)
+    return g.replay
+
+
+def _barrier(k: _Kernel, ws: _Workspace, stream: int) -> None:
+    _cuda.launch(k.barrier, 1, 32, [ws.table.data_ptr(), ws.rank, ws.world], stream)
+
+
+def _two_shot_ce(k: _Kernel, ws: _Workspace, n: int, nvec: int, stream: int) -> None:
+    """The copy-engine two-shot, as plugins/allreduce's launchCE runs it:
+    scatter chunks into their owners' scratch slots on one stream per peer,
+    barrier, reduce the own chunk locally, copy it into every peer's output
+    region, barrier."""
+    r, w = ws.rank, ws.world
+    chunk = n // w
+    main = torch.cuda.current_stream()
+    side = _side_streams(w - 1)
+
+    def copies(dst, src):
+        fork = torch.cuda.Event()
+        fork.record(main)
+        for i in range(1, w):
+            q, s = (r + i) % w, side[i - 1]
+            s.wait_event(fork)
+            with torch.cuda.stream(s):
+                dst(q).copy_(src(q), non_blocking=True)
+            join = torch.cuda.Event()
+            join.record(s)
+            main.wait_event(join)
+
+    mine = ws.buf
+    copies(lambda q: ws.peer(q)[n + r * chunk:n + (r + 1) * chunk], lambda q: mine[q * chunk:(q + 1) * chunk])
+    _barrier(k, ws, stream)
+    _cuda.launch(k.fn, k.blocks, k.threads, [ws.table.data_ptr(), 0, nvec, r, n * mine.element_size()], stream)
+    copies(lambda q: ws.peer(q)[2 * n + r * chunk:2 * n + (r + 1) * chunk],
+           lambda q: mine[2 * n + r * chunk:2 * n + (r + 1) * chunk])
+    _barrier(k, ws, stream)
+
+
+_sides: list[torch.cuda.Stream] = []
+
+
+def _side_streams(k: int) -> list[torch.cuda.Stream]:
+    while len(_sides) < k:
+        _sides.append(torch.cuda.Stream())
+    return _sides[:k]

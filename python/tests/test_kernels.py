@@ -1,0 +1,59 @@
+"""The Python runtime's view of the CUDA kernels: the same files the Go
+plugins embed, the library finder, and (where NVRTC is found) that the
+sources compile as the runtime assembles them."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from symmtune import _cuda, kernels
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def test_sources_are_the_go_plugins_files():
+    want = [REPO / "symm/cudamem/barrier.cuh"] + [REPO / "plugins/allreduce/kernels" / f
+                                                  for f in ("common.cuh", "allreduce.cu", "util.cu")]
+    got = kernels.kernel_sources()
+    assert len(got) == len(want)
+    for text, path in zip(got, want):
+        assert text == path.read_text(), f"{path} differs from what symmtune.kernels reads"
+
+
+def test_kernel_version_follows_the_sources(monkeypatch):
+    v = kernels.kernel_version()
+    assert len(v) == 12 and int(v, 16) >= 0
+    texts = list(kernels.kernel_sources())
+    texts[2] += "\n// changed"
+    monkeypatch.setattr(kernels, "kernel_sources", lambda: tuple(texts))
+    assert kernels.kernel_version() != v
+
+
+@pytest.mark.parametrize("major,minor,want", [(8, 0, "sm_80"), (9, 0, "sm_90a"), (10, 0, "sm_100a")])
+def test_arch(major, minor, want):
+    assert _cuda.arch(major, minor) == want
+
+
+def test_nvrtc_candidates(monkeypatch):
+    monkeypatch.setenv("SYMMTUNE_NVRTC", "/opt/x/libnvrtc.so.99")
+    assert _cuda.nvrtc_candidates() == ["/opt/x/libnvrtc.so.99"]
+    monkeypatch.delenv("SYMMTUNE_NVRTC")
+    c = _cuda.nvrtc_candidates()
+    assert c[-4:] == ["libnvrtc.so.14", "libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so.11"]
+
+
+def test_compile_allreduce_as_the_runtime_does():
+    try:
+        _cuda._load_nvrtc()
+    except Exception as e:  # no NVRTC: only `make cuda-test` points at one
+        if os.environ.get("SYMMTUNE_NVRTC"):
+            pytest.fail(f"SYMMTUNE_NVRTC={os.environ['SYMMTUNE_NVRTC']} but NVRTC does not load: {e}")
+        pytest.skip(f"no NVRTC here: {e}")
+    barrier, common, ar, _ = kernels.kernel_sources()
+    for bf in (0, 1):
+        for algo in kernels._ALGOS.values():
+            opts = [f"-DDTYPE_BF16={bf}", "-DWORLD=4", f"-DALGO={algo}", "-DTHREADS=256", "-DUNROLL=2"]
+            assert _cuda.compile_cubin(barrier + common + ar, "allreduce.cu", opts, "sm_90")
+    assert _cuda.compile_cubin(barrier, "symm_barrier.cu", [], "sm_90")
