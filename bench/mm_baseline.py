@@ -15,22 +15,7 @@ import os, sys
 import torch
 import torch.distributed as dist
 
-
-def bench(fn, iters=50, warmup=10):
-    for _ in range(warmup):
-        fn()
-    torch.cuda.synchronize()
-    dist.barrier()
-    ts = []
-    for _ in range(iters):
-        s = torch.cuda.Event(enable_timing=True); e = torch.cuda.Event(enable_timing=True)
-        s.record(); fn(); e.record()
-        ts.append((s, e))
-    torch.cuda.synchronize()
-    t = sorted(a.elapsed_time(b) * 1000 for a, b in ts)
-    med = torch.tensor([t[len(t) // 2]], device="cuda")
-    dist.all_reduce(med, op=dist.ReduceOp.MAX)
-    return med.item()
+from peer_method import bench
 
 
 def main():

@@ -17,29 +17,11 @@ import sys
 
 import torch
 import torch.distributed as dist
+
+from peer_method import bench
 import torch.distributed._symmetric_memory as symm_mem
 
 import symmtune.torch as st
-
-
-def bench(fn, iters=50, warmup=10):
-    for _ in range(warmup):
-        fn()
-    torch.cuda.synchronize()
-    dist.barrier()
-    ts = []
-    for _ in range(iters):
-        s = torch.cuda.Event(enable_timing=True)
-        e = torch.cuda.Event(enable_timing=True)
-        s.record()
-        fn()
-        e.record()
-        ts.append((s, e))
-    torch.cuda.synchronize()
-    t = sorted(a.elapsed_time(b) * 1000 for a, b in ts)
-    med = torch.tensor([t[len(t) // 2]], device="cuda")
-    dist.all_reduce(med, op=dist.ReduceOp.MAX)
-    return med.item()
 
 
 def rel_err(got, ref):
