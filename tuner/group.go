@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"google.golang.org/grpc/codes"
@@ -201,11 +200,7 @@ func sweepDeadHostsSHM() {
 	files, _ := filepath.Glob(filepath.Join(shm.Dir(), shm.FilePrefix+"*-*-r*"))
 	for _, f := range files {
 		pidText, _, ok := strings.Cut(strings.TrimPrefix(filepath.Base(f), shm.FilePrefix), "-")
-		pid, err := strconv.Atoi(pidText)
-		if !ok || err != nil || pid <= 0 {
-			continue
-		}
-		if syscall.Kill(pid, 0) == syscall.ESRCH {
+		if pid, err := strconv.Atoi(pidText); ok && err == nil && hostGone(pid) {
 			_ = os.Remove(f)
 		}
 	}

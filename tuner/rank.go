@@ -38,6 +38,8 @@ type rankProc struct {
 	client *plugin.Client
 	kernel pb.KernelClient
 	pid    int
+	// sockets is the process's socket folder, removed when it stops.
+	sockets string
 	// startup is how long the process took from exec to go-plugin's
 	// handshake (a Python plugin's imports count here).
 	startup time.Duration
@@ -47,10 +49,19 @@ type rankProc struct {
 // Ctrl-C at the terminal reaches only the host, which then ends the ranks
 // in order; Pdeathsig and the plugin's own watch on the host PID end it if
 // the host dies without that chance.
-func launch(spec launchSpec, rank int) (*rankProc, error) {
+func launch(spec launchSpec, rank int) (r *rankProc, err error) {
+	sockets, err := newSocketDir()
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			_ = os.RemoveAll(sockets)
+		}
+	}()
 	cmd := exec.Command(spec.Path)
 	cmd.Env = append(os.Environ(), noMulticastEnv...)
-	cmd.Env = append(cmd.Env, sdk.EnvParentPID+"="+strconv.Itoa(os.Getpid()), "SYMMTUNE_RANK="+strconv.Itoa(rank))
+	cmd.Env = append(cmd.Env, sdk.EnvParentPID+"="+strconv.Itoa(os.Getpid()), "SYMMTUNE_RANK="+strconv.Itoa(rank), socketEnv(sockets))
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	cfg, err := clientConfig(spec, cmd)
 	if err != nil {
@@ -82,7 +93,7 @@ func launch(spec launchSpec, rank int) (*rankProc, error) {
 		c.Kill()
 		return nil, fmt.Errorf("plugin %s: dispensed %T, not a kernel client", spec.Path, raw)
 	}
-	r := &rankProc{rank: rank, client: c, kernel: kc, startup: time.Since(began)}
+	r = &rankProc{rank: rank, client: c, kernel: kc, startup: time.Since(began), sockets: sockets}
 	if rc := c.ReattachConfig(); rc != nil {
 		r.pid = rc.Pid
 	}
@@ -128,6 +139,7 @@ func (r *rankProc) kill() {
 		_ = syscall.Kill(r.pid, syscall.SIGKILL)
 	}
 	r.client.Kill()
+	_ = os.RemoveAll(r.sockets)
 }
 
 // stop asks the plugin to tear down and exit, killing it if it does not.
@@ -139,6 +151,7 @@ func (r *rankProc) stop(ctx context.Context) {
 		return
 	}
 	r.client.Kill()
+	_ = os.RemoveAll(r.sockets)
 }
 
 // exited reports whether the process has died, waiting up to grace for
