@@ -27,7 +27,7 @@ func TestCandidatesHonourEnv(t *testing.T) {
 }
 
 // TestCompileKernels compiles the CUDA sources symmtune ships (the barrier
-// and every all-reduce algorithm, both dtypes, worlds 2, 4 and 8) wherever
+// and every all-reduce algorithm, all three dtypes, worlds 2, 4 and 8) wherever
 // an NVRTC library is found; no GPU needed. It also checks that a second
 // Compile is served from the disk cache.
 func TestCompileKernels(t *testing.T) {
@@ -53,9 +53,10 @@ func TestCompileKernels(t *testing.T) {
 	// sm_90 rather than sm_90a: the oldest NVRTC this supports (11.8) has no sm_90a.
 	c := Compiler{Arch: "sm_90", CacheDir: t.TempDir()}
 	srcs := []Source{{Name: "barrier.cu", Text: barrier}}
-	for _, bf := range []string{"0", "1"} {
+	// f32, bf16, f16 (as the plugin's macros name them).
+	for _, dt := range [][2]string{{"0", "0"}, {"1", "0"}, {"0", "1"}} {
 		for _, w := range []string{"2", "4", "8"} {
-			macros := []string{"-DDTYPE_BF16=" + bf, "-DWORLD=" + w}
+			macros := []string{"-DDTYPE_BF16=" + dt[0], "-DDTYPE_F16=" + dt[1], "-DWORLD=" + w}
 			srcs = append(srcs, Source{Name: "util.cu", Text: barrier + common + util, Options: macros})
 			for _, algo := range []string{"1", "2", "3", "4"} {
 				opts := append(append([]string{}, macros...), "-DALGO="+algo, "-DTHREADS=256", "-DUNROLL=2")

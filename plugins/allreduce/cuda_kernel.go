@@ -5,15 +5,10 @@ package main
 import (
 	"context"
 	"embed"
-	"errors"
 	"fmt"
-	"math"
-	"sync"
-	"unsafe"
 
 	"gorgonia.org/cu"
 
-	"github.com/symmtune/symmtune/cuda/nvrtc"
 	"github.com/symmtune/symmtune/sdk"
 	"github.com/symmtune/symmtune/space"
 	"github.com/symmtune/symmtune/symm"
@@ -91,7 +86,7 @@ func (cudaKernel) Describe() sdk.Description {
 		Name:          "allreduce",
 		KernelVersion: sdk.SourceHash([]byte(cudamem.DeviceSource), []byte(cudaCommon), []byte(cudaAllreduce), []byte(cudaUtil)),
 		Dims:          []string{"n"},
-		Dtypes:        []string{"bf16", "f32"},
+		Dtypes:        []string{"bf16", "f16", "f32"},
 		Space:         cudaSpace(),
 		Default: space.Config{
 			pAlgo: space.Str(oneShot), pThreads: space.Int(128), pBlocks: space.Int(1), pUnroll: space.Int(1),
@@ -126,20 +121,27 @@ func parseCudaCfg(c space.Config) (cudaCfg, error) {
 	return k, nil
 }
 
-// geometry is the problem in vectors: nvec 16-byte vectors, elt bytes per element.
-func geometry(p space.Problem) (n, nvec int64, elt int, err error) {
-	if p.Dtype != "bf16" && p.Dtype != "f32" {
-		return 0, 0, 0, fmt.Errorf("dtype %q: the CUDA all-reduce supports bf16 and f32", p.Dtype)
+// geometry is the problem as the kernels see it: n elements of elt bytes,
+// padded with zeros to npad, a multiple of world 16-byte vectors, so any n
+// runs on the vector path and splits evenly over the ranks (the padding's
+// sum is zero, and nobody reads it back): nvec vectors in all.
+func geometry(p space.Problem, world int) (n, npad, nvec int64, elt int, err error) {
+	switch p.Dtype {
+	case "bf16", "f16", "f32":
+	default:
+		return 0, 0, 0, 0, fmt.Errorf("dtype %q: the CUDA all-reduce supports bf16, f16 and f32", p.Dtype)
 	}
 	elt, _ = space.DtypeSize(p.Dtype)
 	n, ok := p.Shape["n"]
-	if !ok || n <= 0 {
-		return 0, 0, 0, fmt.Errorf("shape %v: need n > 0", p.Shape)
+	if !ok || n <= 0 || len(p.Shape) != 1 {
+		return 0, 0, 0, 0, fmt.Errorf("shape %v: want n=<elements>, n > 0", p.Shape)
 	}
-	if n*int64(elt)%16 != 0 {
-		return 0, 0, 0, fmt.Errorf("n=%d %s is %d bytes, not a multiple of the 16-byte vector", n, p.Dtype, n*int64(elt))
+	if world < 1 || world > cudamem.MaxWorld {
+		return 0, 0, 0, 0, fmt.Errorf("world %d outside 1..%d", world, cudamem.MaxWorld)
 	}
-	return n, n * int64(elt) / 16, elt, nil
+	unit := int64(world) * int64(16/elt)
+	npad = (n + unit - 1) / unit * unit
+	return n, npad, npad * int64(elt) / 16, elt, nil
 }
 
 // Validate is pure arithmetic on config, problem and world: alignment,
@@ -148,23 +150,17 @@ func (cudaKernel) Validate(c space.Config, p space.Problem, world int, backend s
 	if backend != "cuda" {
 		return fmt.Errorf("this plugin build runs on the cuda backend, not %q", backend)
 	}
-	if world < 1 || world > cudamem.MaxWorld {
-		return fmt.Errorf("world %d outside 1..%d", world, cudamem.MaxWorld)
-	}
 	k, err := parseCudaCfg(c)
 	if err != nil {
 		return err
 	}
-	_, nvec, _, err := geometry(p)
+	_, _, nvec, _, err := geometry(p, world)
 	if err != nil {
 		return err
 	}
 	work := nvec
 	if k.algo != oneShot {
-		if nvec%int64(world) != 0 {
-			return fmt.Errorf("%s needs the %d vectors to split evenly over %d ranks", k.algo, nvec, world)
-		}
-		work = nvec / int64(world)
+		work = nvec / int64(world) // geometry pads to a multiple of world
 	}
 	if k.blocks > cudamem.MaxBlocks {
 		return fmt.Errorf("%d blocks exceed the %d barrier slots", k.blocks, cudamem.MaxBlocks)
@@ -187,13 +183,13 @@ func (cudaKernel) Validate(c space.Config, p space.Problem, world int, backend s
 }
 
 // SymmetricBytes: the input, the two-shot scratch and the push two-shot's
-// output, n elements each.
+// output, npad elements each.
 func (cudaKernel) SymmetricBytes(p space.Problem, world int, backend string) (int64, error) {
-	n, _, elt, err := geometry(p)
+	_, npad, _, elt, err := geometry(p, world)
 	if err != nil {
 		return 0, err
 	}
-	return 3 * n * int64(elt), nil
+	return 3 * npad * int64(elt), nil
 }
 
 func (cudaKernel) Open(ctx context.Context, team symm.Team, p space.Problem) (sdk.Instance, error) {
@@ -201,11 +197,11 @@ func (cudaKernel) Open(ctx context.Context, team symm.Team, p space.Problem) (sd
 	if !ok {
 		return nil, fmt.Errorf("cuda all-reduce needs a *cudamem.Team, got %T", team)
 	}
-	n, nvec, elt, err := geometry(p)
+	n, npad, nvec, elt, err := geometry(p, t.World())
 	if err != nil {
 		return nil, err
 	}
-	in := &cudaInstance{team: t, prob: p, n: n, nvec: nvec, elt: elt, mods: map[string]*arModule{}}
+	in := &cudaInstance{team: t, prob: p, n: n, npad: npad, nvec: nvec, elt: elt, mods: map[string]*arModule{}}
 	err = t.Do(func() error {
 		var err error
 		if in.stream, err = cu.MakeStream(cu.NonBlocking); err != nil {
@@ -226,8 +222,15 @@ func (cudaKernel) Open(ctx context.Context, team symm.Team, p space.Problem) (sd
 			}
 			in.join = append(in.join, e)
 		}
-		if in.out, err = cu.MemAlloc(n * int64(elt)); err != nil {
+		if in.out, err = cu.MemAlloc(npad * int64(elt)); err != nil {
 			return fmt.Errorf("allocate output: %w", err)
+		}
+		// The padding stays zero: inputs are written n elements at a time
+		// and nobody else writes the input region.
+		if npad > n {
+			if err := cu.MemsetD8(t.Data(t.Rank())+cu.DevicePtr(n*int64(elt)), 0, (npad-n)*int64(elt)); err != nil {
+				return fmt.Errorf("zero the padding: %w", err)
+			}
 		}
 		if in.res, err = cu.MemAlloc(8 * 4); err != nil {
 			return fmt.Errorf("allocate check result: %w", err)
@@ -252,382 +255,4 @@ func (cudaKernel) Open(ctx context.Context, team symm.Team, p space.Problem) (sd
 		return nil, fmt.Errorf("open cuda all-reduce on rank %d: %w", t.Rank(), err)
 	}
 	return in, nil
-}
-
-type arModule struct {
-	mod cu.Module
-	fn  cu.Function
-	cfg cudaCfg
-}
-
-// cudaInstance is one rank's all-reduce over a cudamem team.
-type cudaInstance struct {
-	team    *cudamem.Team
-	prob    space.Problem
-	n, nvec int64
-	elt     int
-
-	stream      cu.Stream
-	side        []cu.Stream // one per peer, for twoShotCE's copies
-	fork        cu.Event
-	join        []cu.Event
-	out, res    cu.DevicePtr
-	util        cu.Module
-	fill, check cu.Function
-
-	mu   sync.Mutex
-	mods map[string]*arModule
-}
-
-func (in *cudaInstance) macros() []string {
-	bf := 0
-	if in.prob.Dtype == "bf16" {
-		bf = 1
-	}
-	return []string{fmt.Sprintf("-DDTYPE_BF16=%d", bf), fmt.Sprintf("-DWORLD=%d", in.team.World())}
-}
-
-func (in *cudaInstance) utilSource() nvrtc.Source {
-	return nvrtc.Source{Name: "allreduce_util.cu", Text: cudamem.DeviceSource + cudaCommon + cudaUtil, Options: in.macros()}
-}
-
-func (in *cudaInstance) source(k cudaCfg) nvrtc.Source {
-	algo := map[string]int{oneShot: 1, twoShot: 2, twoShotPush: 3, twoShotCE: 4}[k.algo]
-	opts := append(in.macros(), fmt.Sprintf("-DALGO=%d", algo), fmt.Sprintf("-DTHREADS=%d", k.threads), fmt.Sprintf("-DUNROLL=%d", k.unroll))
-	return nvrtc.Source{Name: "allreduce.cu", Text: cudamem.DeviceSource + cudaCommon + cudaAllreduce, Options: opts}
-}
-
-// Precompile builds every config's cubin on all cores into the disk cache
-// (blocks is a launch parameter, so configs differing only in it share one).
-func (in *cudaInstance) Precompile(ctx context.Context, cs []space.Config) []error {
-	errs := make([]error, len(cs))
-	idx := map[string][]int{}
-	var srcs []nvrtc.Source
-	for i, c := range cs {
-		k, err := parseCudaCfg(c)
-		if err != nil {
-			errs[i] = err
-			continue
-		}
-		s := in.source(k)
-		key := fmt.Sprint(s.Options)
-		if _, seen := idx[key]; !seen {
-			srcs = append(srcs, s)
-		}
-		idx[key] = append(idx[key], i)
-	}
-	cerrs := in.team.Compiler().CompileAll(ctx, srcs)
-	for j, s := range srcs {
-		for _, i := range idx[fmt.Sprint(s.Options)] {
-			errs[i] = cerrs[j]
-		}
-	}
-	return errs
-}
-
-// module returns the loaded kernel for c. Call inside team.Do.
-func (in *cudaInstance) module(c space.Config) (*arModule, error) {
-	k, err := parseCudaCfg(c)
-	if err != nil {
-		return nil, err
-	}
-	key := c.String()
-	in.mu.Lock()
-	m := in.mods[key]
-	in.mu.Unlock()
-	if m != nil {
-		return m, nil
-	}
-	cubin, err := in.team.Compiler().Compile(in.source(k))
-	if err != nil {
-		return nil, err
-	}
-	m = &arModule{cfg: k}
-	if m.mod, err = cu.LoadData(string(cubin)); err != nil {
-		return nil, fmt.Errorf("load module: %w", err)
-	}
-	if m.fn, err = m.mod.Function("allreduce"); err != nil {
-		return nil, fmt.Errorf("allreduce kernel: %w", err)
-	}
-	// The per-block barriers need the whole grid resident (see maxGridThreads).
-	perSM, err := m.fn.MaxActiveBlocksPerMultiProcessor(int(k.threads), 0)
-	if err != nil {
-		return nil, fmt.Errorf("occupancy: %w", err)
-	}
-	if int64(perSM)*int64(in.team.SMs()) < k.blocks {
-		_ = m.mod.Unload()
-		return nil, fmt.Errorf("%d blocks of %d threads cannot all be resident (%d per SM x %d SMs)", k.blocks, k.threads, perSM, in.team.SMs())
-	}
-	in.mu.Lock()
-	in.mods[key] = m
-	in.mu.Unlock()
-	return m, nil
-}
-
-func (in *cudaInstance) Prepare(ctx context.Context, c space.Config) error {
-	return in.team.Do(func() error {
-		_, err := in.module(c)
-		return err
-	})
-}
-
-// output is where config m leaves the result on this rank.
-func (in *cudaInstance) output(m *arModule) cu.DevicePtr {
-	if m.cfg.algo == twoShotPush || m.cfg.algo == twoShotCE {
-		return in.team.Data(in.team.Rank()) + cu.DevicePtr(2*in.n*int64(in.elt))
-	}
-	return in.out
-}
-
-// launch enqueues one all-reduce of the data regions into out.
-func (in *cudaInstance) launch(m *arModule) error {
-	if m.cfg.algo == twoShotCE {
-		return in.launchCE(m)
-	}
-	args := cudamem.Args(uint64(in.team.PtrTable()), uint64(in.out), uint64(in.nvec), uint64(in.team.Rank()), uint64(in.n)*uint64(in.elt))
-	if err := m.fn.Launch(int(m.cfg.blocks), 1, 1, int(m.cfg.threads), 1, 1, 0, in.stream, args); err != nil {
-		return fmt.Errorf("launch allreduce: %w", err)
-	}
-	return nil
-}
-
-// launchCE enqueues the copy-engine two-shot: scatter chunks into their
-// owners' scratch slots with one copy per peer on its own stream, the team
-// barrier, the local reduce kernel into chunk r of the output region, the
-// results copied into every peer's output, and the team barrier again (the
-// peers' results have landed here; nobody's next scatter can overtake a
-// peer's reduce). The scratch slots written first were released by the
-// previous call's last barrier.
-func (in *cudaInstance) launchCE(m *arModule) error {
-	t := in.team
-	r, w := t.Rank(), t.World()
-	chunk := in.n * int64(in.elt) / int64(w)
-	scratch := cu.DevicePtr(in.n * int64(in.elt))
-	mine := cu.DevicePtr(int64(r) * chunk)
-	copies := func(what string, dst, src func(q int) cu.DevicePtr) error {
-		if err := in.fork.Record(in.stream); err != nil {
-			return fmt.Errorf("%s: record fork: %w", what, err)
-		}
-		for k := 1; k < w; k++ {
-			q, s := (r+k)%w, in.side[k-1]
-			if err := s.Wait(in.fork, 0); err != nil {
-				return fmt.Errorf("%s: side stream wait: %w", what, err)
-			}
-			if err := cu.MemcpyDtoDAsync(dst(q), src(q), chunk, s); err != nil {
-				return fmt.Errorf("%s: copy to rank %d: %w", what, q, err)
-			}
-			if err := in.join[k-1].Record(s); err != nil {
-				return fmt.Errorf("%s: record join: %w", what, err)
-			}
-			if err := in.stream.Wait(in.join[k-1], 0); err != nil {
-				return fmt.Errorf("%s: join wait: %w", what, err)
-			}
-		}
-		return nil
-	}
-	err := copies("scatter",
-		func(q int) cu.DevicePtr { return t.Data(q) + scratch + mine },
-		func(q int) cu.DevicePtr { return t.Data(r) + cu.DevicePtr(int64(q)*chunk) })
-	if err != nil {
-		return err
-	}
-	if err := t.Barrier(in.stream); err != nil {
-		return err
-	}
-	args := cudamem.Args(uint64(t.PtrTable()), uint64(in.out), uint64(in.nvec), uint64(r), uint64(scratch))
-	if err := m.fn.Launch(int(m.cfg.blocks), 1, 1, int(m.cfg.threads), 1, 1, 0, in.stream, args); err != nil {
-		return fmt.Errorf("launch reduce: %w", err)
-	}
-	err = copies("all-gather",
-		func(q int) cu.DevicePtr { return t.Data(q) + 2*scratch + mine },
-		func(int) cu.DevicePtr { return t.Data(r) + 2*scratch + mine })
-	if err != nil {
-		return err
-	}
-	return t.Barrier(in.stream)
-}
-
-func (in *cudaInstance) fillInput(seed uint64) error {
-	args := cudamem.Args(uint64(in.team.Data(in.team.Rank())), uint64(in.n), seed, uint64(in.team.Rank()))
-	if err := in.fill.Launch(utilBlocks(in.n), 1, 1, 256, 1, 1, 0, in.stream, args); err != nil {
-		return fmt.Errorf("launch fill: %w", err)
-	}
-	return nil
-}
-
-func utilBlocks(n int64) int {
-	return int(min(max((n+255)/256, 1), 4096))
-}
-
-// tolerance of the relative error: bf16 output rounding is 2^-9 relative,
-// f32 sums of a few values stay near 1e-7.
-func tolerance(dtype string) float64 {
-	if dtype == "bf16" {
-		return 1e-2
-	}
-	return 1e-5
-}
-
-func (in *cudaInstance) Verify(ctx context.Context, c space.Config, seed uint64) (sdk.VerifyResult, error) {
-	var res [4]float64
-	err := in.team.Do(func() error {
-		m, err := in.module(c)
-		if err != nil {
-			return err
-		}
-		if err := in.fillInput(seed); err != nil {
-			return err
-		}
-		// Poison: all-ones bytes are NaN in f32 and in bf16. The push
-		// two-shot's output is in the symmetric region, which peers write:
-		// the kernel's start needs no barrier, so make sure every rank has
-		// poisoned before anyone's results can land.
-		if err := cu.MemsetD32Async(in.output(m), 0xFFFFFFFF, in.n*int64(in.elt)/4, in.stream); err != nil {
-			return fmt.Errorf("poison output: %w", err)
-		}
-		if err := in.team.Barrier(in.stream); err != nil {
-			return err
-		}
-		if err := cu.MemsetD32Async(in.res, 0, 8, in.stream); err != nil {
-			return fmt.Errorf("clear check result: %w", err)
-		}
-		if err := in.launch(m); err != nil {
-			return err
-		}
-		args := cudamem.Args(uint64(in.output(m)), uint64(in.n), seed, uint64(in.res))
-		if err := in.check.Launch(utilBlocks(in.n), 1, 1, 256, 1, 1, 0, in.stream, args); err != nil {
-			return fmt.Errorf("launch check: %w", err)
-		}
-		if err := in.stream.Synchronize(); err != nil {
-			return fmt.Errorf("synchronize: %w", err)
-		}
-		if err := in.team.CheckTimeout(); err != nil {
-			return err
-		}
-		if err := cu.MemcpyDtoH(unsafe.Pointer(&res[0]), in.res, 8*3); err != nil {
-			return fmt.Errorf("read check result: %w", err)
-		}
-		return nil
-	})
-	if err != nil {
-		return sdk.VerifyResult{}, fmt.Errorf("rank %d: %w", in.team.Rank(), err)
-	}
-	num, den, bad := res[0], res[1], res[2]
-	rel := math.Inf(1)
-	if bad == 0 && den > 0 {
-		rel = math.Sqrt(num / den)
-	}
-	r := sdk.VerifyResult{RelErr: rel, OK: bad == 0 && rel <= tolerance(in.prob.Dtype)}
-	switch {
-	case bad > 0:
-		r.Detail = fmt.Sprintf("rank %d: %.0f of %d outputs NaN/Inf (unwritten or wrong)", in.team.Rank(), bad, in.n)
-	case !r.OK:
-		r.Detail = fmt.Sprintf("rank %d: rel err %.3g over tolerance %.0e", in.team.Rank(), rel, tolerance(in.prob.Dtype))
-	}
-	return r, nil
-}
-
-// Bench: per iteration, the team's device-side barrier, an event, one
-// all-reduce, an event. The barrier keeps one rank's late start out of
-// another's time, as the peers' method (peer_baselines.py) requires.
-func (in *cudaInstance) Bench(ctx context.Context, c space.Config, warmup, iters int) ([]float64, error) {
-	times := make([]float64, iters)
-	err := in.team.Do(func() error {
-		m, err := in.module(c)
-		if err != nil {
-			return err
-		}
-		// Real data, never zeros (or leftovers from another config).
-		if err := in.fillInput(0x5eed); err != nil {
-			return err
-		}
-		for i := 0; i < warmup; i++ {
-			if err := in.team.Barrier(in.stream); err != nil {
-				return err
-			}
-			if err := in.launch(m); err != nil {
-				return err
-			}
-		}
-		evs := make([]cu.Event, 0, 2*iters)
-		defer func() {
-			for i := range evs {
-				_ = cu.DestroyEvent(&evs[i])
-			}
-		}()
-		for i := 0; i < 2*iters; i++ {
-			e, err := cu.MakeEvent(cu.DefaultEvent)
-			if err != nil {
-				return fmt.Errorf("create event: %w", err)
-			}
-			evs = append(evs, e)
-		}
-		for i := 0; i < iters; i++ {
-			if err := in.team.Barrier(in.stream); err != nil {
-				return err
-			}
-			if err := evs[2*i].Record(in.stream); err != nil {
-				return fmt.Errorf("record event: %w", err)
-			}
-			if err := in.launch(m); err != nil {
-				return err
-			}
-			if err := evs[2*i+1].Record(in.stream); err != nil {
-				return fmt.Errorf("record event: %w", err)
-			}
-		}
-		if err := in.stream.Synchronize(); err != nil {
-			return fmt.Errorf("synchronize: %w", err)
-		}
-		if err := in.team.CheckTimeout(); err != nil {
-			return err
-		}
-		for i := range times {
-			ms, err := evs[2*i].Elapsed(evs[2*i+1])
-			if err != nil {
-				return fmt.Errorf("event elapsed: %w", err)
-			}
-			times[i] = ms * 1000
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("rank %d: %w", in.team.Rank(), err)
-	}
-	return times, nil
-}
-
-func (in *cudaInstance) Close() error {
-	return in.team.Do(func() error {
-		var errs []error
-		if in.stream != (cu.Stream{}) {
-			errs = append(errs, in.stream.Synchronize())
-		}
-		for _, m := range in.mods {
-			errs = append(errs, m.mod.Unload())
-		}
-		in.mods = map[string]*arModule{}
-		if in.util != (cu.Module{}) {
-			errs = append(errs, in.util.Unload())
-		}
-		if in.out != 0 {
-			errs = append(errs, cu.MemFree(in.out))
-		}
-		if in.res != 0 {
-			errs = append(errs, cu.MemFree(in.res))
-		}
-		for i := range in.side {
-			errs = append(errs, in.side[i].Destroy())
-		}
-		for i := range in.join {
-			errs = append(errs, cu.DestroyEvent(&in.join[i]))
-		}
-		if in.fork != (cu.Event{}) {
-			errs = append(errs, cu.DestroyEvent(&in.fork))
-		}
-		if in.stream != (cu.Stream{}) {
-			errs = append(errs, in.stream.Destroy())
-		}
-		return errors.Join(errs...)
-	})
 }

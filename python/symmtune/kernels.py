@@ -39,6 +39,20 @@ _ALGOS = {"one_shot": 1, "two_shot": 2, "two_shot_push": 3, "two_shot_ce": 4}
 DEFAULT_CONFIG = {"algorithm": "one_shot", "threads": 128, "blocks": 1, "unroll": 1}
 
 
+def padded(n: int, elt: int, world: int) -> int:
+    """n elements padded with zeros to whole 16-byte vectors on every rank,
+    as the Go plugin's geometry pads them: any n runs on the vector path and
+    splits evenly over the ranks."""
+    unit = world * (16 // elt)
+    return (n + unit - 1) // unit * unit
+
+
+def macros(dtype: str, world: int) -> list[str]:
+    """The element type and team size as the kernels take them (the Go
+    plugin's macros)."""
+    return [f"-DDTYPE_BF16={int(dtype == 'bf16')}", f"-DDTYPE_F16={int(dtype == 'f16')}", f"-DWORLD={world}"]
+
+
 def _source(name: str) -> str:
     return (_KERNELS / name).read_text()
 

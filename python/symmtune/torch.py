@@ -16,7 +16,9 @@ from ``empty`` lives in that workspace and needs no staging copy; any other
 tensor is copied in (and, for the algorithms whose result lands in
 symmetric memory, back). With no tuned entry, or one tuned for another
 version of the kernel sources, the plugin's default config runs and a
-warning says how to tune.
+warning says how to tune. Any size and alignment runs: like the Go plugin,
+the kernels work on the size padded with zeros to whole 16-byte vectors on
+every rank.
 """
 
 from __future__ import annotations
@@ -31,9 +33,9 @@ import torch.distributed._symmetric_memory as symm_mem
 
 from . import _cuda
 from .cache import NoTunedConfig, lookup
-from .kernels import _ALGOS, _MAX_BLOCKS, _PAD_BYTES, DEFAULT_CONFIG, kernel_sources, kernel_version
+from .kernels import _ALGOS, _MAX_BLOCKS, _PAD_BYTES, DEFAULT_CONFIG, kernel_sources, kernel_version, macros, padded
 
-_DTYPES = {torch.bfloat16: "bf16", torch.float32: "f32"}
+_DTYPES = {torch.bfloat16: "bf16", torch.float16: "f16", torch.float32: "f32"}
 
 
 @dataclass(frozen=True)
@@ -125,14 +127,13 @@ def choose(n: int, dtype: torch.dtype, world: int, cache: str | os.PathLike | No
 class _Kernel:
     """The compiled all-reduce for one config on one device and world."""
 
-    def __init__(self, cfg: dict, bf16: bool, world: int, device: torch.device) -> None:
+    def __init__(self, cfg: dict, dtype: str, world: int, device: torch.device) -> None:
         algo = cfg["algorithm"]
         if algo not in _ALGOS:
             raise ValueError(f"symmtune.torch: unknown all-reduce algorithm {algo!r}")
         self.algo, self.threads, self.blocks = _ALGOS[algo], int(cfg["threads"]), int(cfg["blocks"])
         barrier, common, ar, _ = kernel_sources()
-        macros = [f"-DDTYPE_BF16={int(bf16)}", f"-DWORLD={world}"]
-        opts = macros + [f"-DALGO={self.algo}", f"-DTHREADS={self.threads}", f"-DUNROLL={int(cfg['unroll'])}"]
+        opts = macros(dtype, world) + [f"-DALGO={self.algo}", f"-DTHREADS={self.threads}", f"-DUNROLL={int(cfg['unroll'])}"]
         cc = torch.cuda.get_device_capability(device)
         self.fn = _cuda.module(barrier + common + ar, "allreduce.cu", opts, device.index, cc).function("allreduce")
         self.barrier = _cuda.module(barrier, "symm_barrier.cu", [], device.index, cc).function("symm_barrier")
@@ -145,19 +146,10 @@ class _Kernel:
 _kernels: dict[tuple, _Kernel] = {}
 
 
-def _check_size(n: int, elt: int, world: int, algo: str) -> None:
-    if n * elt % 16:
-        raise ValueError(f"symmtune.torch.all_reduce: {n} elements are {n * elt} bytes, not a multiple of the "
-                         "16-byte vector the CUDA all-reduce moves")
-    if algo != "one_shot" and (n * elt // 16) % world:
-        raise ValueError(f"symmtune.torch.all_reduce: {algo} needs the {n * elt // 16} vectors to split evenly "
-                         f"over {world} ranks")
-
-
 def all_reduce(tensor: torch.Tensor, group=None, cache: str | os.PathLike | None = None) -> torch.Tensor:
     """Sums tensor over the group's ranks, in place (every rank gets the
     sum), with the tuned kernel; returns tensor. tensor: contiguous, on this
-    rank's current CUDA device, bf16 or f32. Collective: every rank calls it
+    rank's current CUDA device, bf16, f16 or f32. Collective: every rank calls it
     with the same size, in the same order."""
     if not tensor.is_cuda or not tensor.is_contiguous():
         raise ValueError("symmtune.torch.all_reduce: want a contiguous CUDA tensor")
@@ -191,32 +183,35 @@ def _prepare(tensor: torch.Tensor, group, cache) -> _Call:
     ckey = (name, dtype, n)
     choice = _choices.get(ckey)
     if choice is None:
-        choice = choose(n, dtype, world, cache)
-        _check_size(n, tensor.element_size(), world, choice.config["algorithm"])
-        _choices[ckey] = choice
+        choice = _choices[ckey] = choose(n, dtype, world, cache)
     cfg = choice.config
     kkey = (tuple(sorted(cfg.items())), dtype, world, device.index)
     k = _kernels.get(kkey)
     if k is None:
-        k = _kernels[kkey] = _Kernel(cfg, dtype == torch.bfloat16, world, device)
-    ws = _workspace(name, dtype, n, device)
-    inp, out_region = ws.buf[:n], ws.buf[2 * n:3 * n]
+        k = _kernels[kkey] = _Kernel(cfg, _DTYPES[dtype], world, device)
+    # The kernels run on npad elements (zeros past n, see kernels.padded):
+    # [input | scratch | output] of npad elements each in the workspace.
+    npad = padded(n, tensor.element_size(), world)
+    ws = _workspace(name, dtype, npad, device)
+    inp, pad, out_region = ws.buf[:n], ws.buf[n:npad], ws.buf[2 * npad:2 * npad + n]
     flat = tensor.view(-1)
     staged = tensor.data_ptr() != inp.data_ptr()
-    nbytes = n * tensor.element_size()
+    nbytes = npad * tensor.element_size()
     # one_shot and two_shot write the sum to `out`; peers read this rank's
     # input region meanwhile, so `out` is the tensor itself only when the
-    # input was staged. The other algorithms leave the sum in the output
-    # region.
-    direct = staged and k.algo in (1, 2)
-    out = tensor.data_ptr() if direct else out_region.data_ptr()
+    # input was staged and the tensor can take npad 16-byte-aligned
+    # elements. The other algorithms leave the sum in the output region.
+    direct = staged and k.algo in (1, 2) and npad == n and tensor.data_ptr() % 16 == 0
+    out = tensor.data_ptr() if direct else ws.buf[2 * npad:].data_ptr()
     launch = _cuda.Launcher(k.fn, k.blocks, k.threads, [ws.table.data_ptr(), out, nbytes // 16, ws.rank, nbytes])
 
     def call(stream: int) -> None:
         if staged:
             inp.copy_(flat)
+        if npad > n:
+            pad.zero_()  # a larger call may have left data there
         if k.algo == 4:
-            _two_shot_ce(k, ws, n, nbytes // 16, stream)
+            _two_shot_ce(k, ws, npad, nbytes // 16, stream)
         else:
             launch(stream)
         if not direct:

@@ -52,8 +52,18 @@ def test_compile_allreduce_as_the_runtime_does():
             pytest.fail(f"SYMMTUNE_NVRTC={os.environ['SYMMTUNE_NVRTC']} but NVRTC does not load: {e}")
         pytest.skip(f"no NVRTC here: {e}")
     barrier, common, ar, _ = kernels.kernel_sources()
-    for bf in (0, 1):
+    for dtype in ("bf16", "f16", "f32"):
         for algo in kernels._ALGOS.values():
-            opts = [f"-DDTYPE_BF16={bf}", "-DWORLD=4", f"-DALGO={algo}", "-DTHREADS=256", "-DUNROLL=2"]
+            opts = kernels.macros(dtype, 4) + [f"-DALGO={algo}", "-DTHREADS=256", "-DUNROLL=2"]
             assert _cuda.compile_cubin(barrier + common + ar, "allreduce.cu", opts, "sm_90")
     assert _cuda.compile_cubin(barrier, "symm_barrier.cu", [], "sm_90")
+
+
+@pytest.mark.parametrize("n,elt,world,want", [
+    (1, 2, 1, 8), (8, 2, 1, 8), (9, 2, 2, 16), (1000001, 2, 4, 1000032), (3, 4, 4, 16), (4097, 4, 2, 4104),
+    (2048, 2, 2, 2048),
+])
+def test_padded(n, elt, world, want):
+    got = kernels.padded(n, elt, world)
+    assert got == want
+    assert got >= n and got * elt % (16 * world) == 0 and got - n < world * 16 // elt

@@ -1,5 +1,6 @@
 // Shared by allreduce.cu and util.cu. Compile-time config (from the Go side):
-//   DTYPE_BF16  1 for bf16 elements, 0 for f32
+//   DTYPE_BF16  1 for bf16 elements
+//   DTYPE_F16   1 for f16 elements (both 0: f32)
 //   WORLD       ranks (GPUs) in the team
 // Data moves as 16-byte vectors (uint4): EPV elements each.
 #ifndef DTYPE_BF16
@@ -8,10 +9,28 @@
 #ifndef WORLD
 #error WORLD must be defined
 #endif
-#if DTYPE_BF16
+#ifndef DTYPE_F16
+#define DTYPE_F16 0
+#endif
+#if DTYPE_BF16 || DTYPE_F16
 #define EPV 8
 #else
 #define EPV 4
+#endif
+
+#if DTYPE_F16
+// h2f widens an f16 exactly; f16x2 packs two floats with round-to-nearest-
+// even (lo in the low half).
+__device__ __forceinline__ float h2f(unsigned short h) {
+	float f;
+	asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h));
+	return f;
+}
+__device__ __forceinline__ u32 f16x2(float lo, float hi) {
+	u32 r;
+	asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+	return r;
+}
 #endif
 
 // acc adds the EPV elements of v to a, in float: bf16 widens exactly by a
@@ -23,6 +42,13 @@ __device__ __forceinline__ void acc(float (&a)[EPV], uint4 v) {
 	for (int k = 0; k < 4; k++) {
 		a[2 * k] += __uint_as_float(w[k] << 16);
 		a[2 * k + 1] += __uint_as_float(w[k] & 0xffff0000u);
+	}
+#elif DTYPE_F16
+	const u32 w[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+	for (int k = 0; k < 4; k++) {
+		a[2 * k] += h2f((unsigned short)(w[k] & 0xffffu));
+		a[2 * k + 1] += h2f((unsigned short)(w[k] >> 16));
 	}
 #else
 	a[0] += __uint_as_float(v.x);
@@ -48,6 +74,11 @@ __device__ __forceinline__ uint4 pack(const float (&a)[EPV]) {
 	v.y = bf16x2(a[2], a[3]);
 	v.z = bf16x2(a[4], a[5]);
 	v.w = bf16x2(a[6], a[7]);
+#elif DTYPE_F16
+	v.x = f16x2(a[0], a[1]);
+	v.y = f16x2(a[2], a[3]);
+	v.z = f16x2(a[4], a[5]);
+	v.w = f16x2(a[6], a[7]);
 #else
 	v.x = __float_as_uint(a[0]);
 	v.y = __float_as_uint(a[1]);

@@ -23,6 +23,10 @@ typedef unsigned short elem_t;
 // to_elem rounds to bf16 (nearest even) through float.
 __device__ __forceinline__ elem_t to_elem(double d) { return (elem_t)(bf16x2((float)d, 0.f) & 0xffffu); }
 __device__ __forceinline__ double from_elem(elem_t e) { return (double)__uint_as_float((u32)e << 16); }
+#elif DTYPE_F16
+typedef unsigned short elem_t;
+__device__ __forceinline__ elem_t to_elem(double d) { return (elem_t)(f16x2((float)d, 0.f) & 0xffffu); }
+__device__ __forceinline__ double from_elem(elem_t e) { return (double)h2f(e); }
 #else
 typedef float elem_t;
 __device__ __forceinline__ elem_t to_elem(double d) { return (float)d; }

@@ -1,0 +1,360 @@
+//go:build cuda
+
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"sync"
+	"unsafe"
+
+	"gorgonia.org/cu"
+
+	"github.com/symmtune/symmtune/cuda/nvrtc"
+	"github.com/symmtune/symmtune/sdk"
+	"github.com/symmtune/symmtune/space"
+	"github.com/symmtune/symmtune/symm/cudamem"
+)
+
+type arModule struct {
+	mod cu.Module
+	fn  cu.Function
+	cfg cudaCfg
+}
+
+// cudaInstance is one rank's all-reduce over a cudamem team.
+type cudaInstance struct {
+	team    *cudamem.Team
+	prob    space.Problem
+	n, nvec int64
+	npad    int64 // n padded to whole vectors on every rank (see geometry)
+	elt     int
+
+	stream      cu.Stream
+	side        []cu.Stream // one per peer, for twoShotCE's copies
+	fork        cu.Event
+	join        []cu.Event
+	out, res    cu.DevicePtr
+	util        cu.Module
+	fill, check cu.Function
+
+	mu   sync.Mutex
+	mods map[string]*arModule
+}
+
+func (in *cudaInstance) macros() []string { return macros(in.prob.Dtype, in.team.World()) }
+
+// macros are the element type and team size as the kernels take them.
+func macros(dtype string, world int) []string {
+	bf, f16 := 0, 0
+	switch dtype {
+	case "bf16":
+		bf = 1
+	case "f16":
+		f16 = 1
+	}
+	return []string{fmt.Sprintf("-DDTYPE_BF16=%d", bf), fmt.Sprintf("-DDTYPE_F16=%d", f16), fmt.Sprintf("-DWORLD=%d", world)}
+}
+
+func (in *cudaInstance) utilSource() nvrtc.Source {
+	return nvrtc.Source{Name: "allreduce_util.cu", Text: cudamem.DeviceSource + cudaCommon + cudaUtil, Options: in.macros()}
+}
+
+func (in *cudaInstance) source(k cudaCfg) nvrtc.Source {
+	algo := map[string]int{oneShot: 1, twoShot: 2, twoShotPush: 3, twoShotCE: 4}[k.algo]
+	opts := append(in.macros(), fmt.Sprintf("-DALGO=%d", algo), fmt.Sprintf("-DTHREADS=%d", k.threads), fmt.Sprintf("-DUNROLL=%d", k.unroll))
+	return nvrtc.Source{Name: "allreduce.cu", Text: cudamem.DeviceSource + cudaCommon + cudaAllreduce, Options: opts}
+}
+
+// Precompile builds every config's cubin on all cores into the disk cache
+// (blocks is a launch parameter, so configs differing only in it share one).
+func (in *cudaInstance) Precompile(ctx context.Context, cs []space.Config) []error {
+	errs := make([]error, len(cs))
+	idx := map[string][]int{}
+	var srcs []nvrtc.Source
+	for i, c := range cs {
+		k, err := parseCudaCfg(c)
+		if err != nil {
+			errs[i] = err
+			continue
+		}
+		s := in.source(k)
+		key := fmt.Sprint(s.Options)
+		if _, seen := idx[key]; !seen {
+			srcs = append(srcs, s)
+		}
+		idx[key] = append(idx[key], i)
+	}
+	cerrs := in.team.Compiler().CompileAll(ctx, srcs)
+	for j, s := range srcs {
+		for _, i := range idx[fmt.Sprint(s.Options)] {
+			errs[i] = cerrs[j]
+		}
+	}
+	return errs
+}
+
+// module returns the loaded kernel for c. Call inside team.Do.
+func (in *cudaInstance) module(c space.Config) (*arModule, error) {
+	k, err := parseCudaCfg(c)
+	if err != nil {
+		return nil, err
+	}
+	key := c.String()
+	in.mu.Lock()
+	m := in.mods[key]
+	in.mu.Unlock()
+	if m != nil {
+		return m, nil
+	}
+	cubin, err := in.team.Compiler().Compile(in.source(k))
+	if err != nil {
+		return nil, err
+	}
+	m = &arModule{cfg: k}
+	if m.mod, err = cu.LoadData(string(cubin)); err != nil {
+		return nil, fmt.Errorf("load module: %w", err)
+	}
+	if m.fn, err = m.mod.Function("allreduce"); err != nil {
+		return nil, fmt.Errorf("allreduce kernel: %w", err)
+	}
+	// The per-block barriers need the whole grid resident (see maxGridThreads).
+	perSM, err := m.fn.MaxActiveBlocksPerMultiProcessor(int(k.threads), 0)
+	if err != nil {
+		return nil, fmt.Errorf("occupancy: %w", err)
+	}
+	if int64(perSM)*int64(in.team.SMs()) < k.blocks {
+		_ = m.mod.Unload()
+		return nil, fmt.Errorf("%d blocks of %d threads cannot all be resident (%d per SM x %d SMs)", k.blocks, k.threads, perSM, in.team.SMs())
+	}
+	in.mu.Lock()
+	in.mods[key] = m
+	in.mu.Unlock()
+	return m, nil
+}
+
+func (in *cudaInstance) Prepare(ctx context.Context, c space.Config) error {
+	return in.team.Do(func() error {
+		_, err := in.module(c)
+		return err
+	})
+}
+
+// output is where config m leaves the result on this rank.
+func (in *cudaInstance) output(m *arModule) cu.DevicePtr {
+	if m.cfg.algo == twoShotPush || m.cfg.algo == twoShotCE {
+		return in.team.Data(in.team.Rank()) + cu.DevicePtr(2*in.npad*int64(in.elt))
+	}
+	return in.out
+}
+
+// launch enqueues one all-reduce of the data regions into out.
+func (in *cudaInstance) launch(m *arModule) error {
+	if m.cfg.algo == twoShotCE {
+		return in.launchCE(m)
+	}
+	args := cudamem.Args(uint64(in.team.PtrTable()), uint64(in.out), uint64(in.nvec), uint64(in.team.Rank()), uint64(in.npad)*uint64(in.elt))
+	if err := m.fn.Launch(int(m.cfg.blocks), 1, 1, int(m.cfg.threads), 1, 1, 0, in.stream, args); err != nil {
+		return fmt.Errorf("launch allreduce: %w", err)
+	}
+	return nil
+}
+
+// launchCE enqueues the copy-engine two-shot: scatter chunks into their
+// owners' scratch slots with one copy per peer on its own stream, the team
+// barrier, the local reduce kernel into chunk r of the output region, the
+// results copied into every peer's output, and the team barrier again (the
+// peers' results have landed here; nobody's next scatter can overtake a
+// peer's reduce). The scratch slots written first were released by the
+// previous call's last barrier.
+func (in *cudaInstance) launchCE(m *arModule) error {
+	t := in.team
+	r, w := t.Rank(), t.World()
+	chunk := in.npad * int64(in.elt) / int64(w)
+	scratch := cu.DevicePtr(in.npad * int64(in.elt))
+	mine := cu.DevicePtr(int64(r) * chunk)
+	copies := func(what string, dst, src func(q int) cu.DevicePtr) error {
+		if err := in.fork.Record(in.stream); err != nil {
+			return fmt.Errorf("%s: record fork: %w", what, err)
+		}
+		for k := 1; k < w; k++ {
+			q, s := (r+k)%w, in.side[k-1]
+			if err := s.Wait(in.fork, 0); err != nil {
+				return fmt.Errorf("%s: side stream wait: %w", what, err)
+			}
+			if err := cu.MemcpyDtoDAsync(dst(q), src(q), chunk, s); err != nil {
+				return fmt.Errorf("%s: copy to rank %d: %w", what, q, err)
+			}
+			if err := in.join[k-1].Record(s); err != nil {
+				return fmt.Errorf("%s: record join: %w", what, err)
+			}
+			if err := in.stream.Wait(in.join[k-1], 0); err != nil {
+				return fmt.Errorf("%s: join wait: %w", what, err)
+			}
+		}
+		return nil
+	}
+	err := copies("scatter",
+		func(q int) cu.DevicePtr { return t.Data(q) + scratch + mine },
+		func(q int) cu.DevicePtr { return t.Data(r) + cu.DevicePtr(int64(q)*chunk) })
+	if err != nil {
+		return err
+	}
+	if err := t.Barrier(in.stream); err != nil {
+		return err
+	}
+	args := cudamem.Args(uint64(t.PtrTable()), uint64(in.out), uint64(in.nvec), uint64(r), uint64(scratch))
+	if err := m.fn.Launch(int(m.cfg.blocks), 1, 1, int(m.cfg.threads), 1, 1, 0, in.stream, args); err != nil {
+		return fmt.Errorf("launch reduce: %w", err)
+	}
+	err = copies("all-gather",
+		func(q int) cu.DevicePtr { return t.Data(q) + 2*scratch + mine },
+		func(int) cu.DevicePtr { return t.Data(r) + 2*scratch + mine })
+	if err != nil {
+		return err
+	}
+	return t.Barrier(in.stream)
+}
+
+func (in *cudaInstance) fillInput(seed uint64) error {
+	args := cudamem.Args(uint64(in.team.Data(in.team.Rank())), uint64(in.n), seed, uint64(in.team.Rank()))
+	if err := in.fill.Launch(utilBlocks(in.n), 1, 1, 256, 1, 1, 0, in.stream, args); err != nil {
+		return fmt.Errorf("launch fill: %w", err)
+	}
+	return nil
+}
+
+func utilBlocks(n int64) int {
+	return int(min(max((n+255)/256, 1), 4096))
+}
+
+// tolerance of the relative error: bf16 output rounding is 2^-9 relative,
+// f32 sums of a few values stay near 1e-7.
+func tolerance(dtype string) float64 {
+	switch dtype {
+	case "bf16":
+		return 1e-2
+	case "f16":
+		return 2e-3
+	}
+	return 1e-5
+}
+
+func (in *cudaInstance) Verify(ctx context.Context, c space.Config, seed uint64) (sdk.VerifyResult, error) {
+	var res [4]float64
+	err := in.team.Do(func() error {
+		m, err := in.module(c)
+		if err != nil {
+			return err
+		}
+		if err := in.fillInput(seed); err != nil {
+			return err
+		}
+		// Poison: all-ones bytes are NaN in f32 and in bf16. The push
+		// two-shot's output is in the symmetric region, which peers write:
+		// the kernel's start needs no barrier, so make sure every rank has
+		// poisoned before anyone's results can land.
+		if err := cu.MemsetD32Async(in.output(m), 0xFFFFFFFF, in.npad*int64(in.elt)/4, in.stream); err != nil {
+			return fmt.Errorf("poison output: %w", err)
+		}
+		if err := in.team.Barrier(in.stream); err != nil {
+			return err
+		}
+		if err := cu.MemsetD32Async(in.res, 0, 8, in.stream); err != nil {
+			return fmt.Errorf("clear check result: %w", err)
+		}
+		if err := in.launch(m); err != nil {
+			return err
+		}
+		args := cudamem.Args(uint64(in.output(m)), uint64(in.n), seed, uint64(in.res))
+		if err := in.check.Launch(utilBlocks(in.n), 1, 1, 256, 1, 1, 0, in.stream, args); err != nil {
+			return fmt.Errorf("launch check: %w", err)
+		}
+		if err := in.stream.Synchronize(); err != nil {
+			return fmt.Errorf("synchronize: %w", err)
+		}
+		if err := in.team.CheckTimeout(); err != nil {
+			return err
+		}
+		if err := cu.MemcpyDtoH(unsafe.Pointer(&res[0]), in.res, 8*3); err != nil {
+			return fmt.Errorf("read check result: %w", err)
+		}
+		return nil
+	})
+	if err != nil {
+		return sdk.VerifyResult{}, fmt.Errorf("rank %d: %w", in.team.Rank(), err)
+	}
+	num, den, bad := res[0], res[1], res[2]
+	rel := math.Inf(1)
+	if bad == 0 && den > 0 {
+		rel = math.Sqrt(num / den)
+	}
+	r := sdk.VerifyResult{RelErr: rel, OK: bad == 0 && rel <= tolerance(in.prob.Dtype)}
+	switch {
+	case bad > 0:
+		r.Detail = fmt.Sprintf("rank %d: %.0f of %d outputs NaN/Inf (unwritten or wrong)", in.team.Rank(), bad, in.n)
+	case !r.OK:
+		r.Detail = fmt.Sprintf("rank %d: rel err %.3g over tolerance %.0e", in.team.Rank(), rel, tolerance(in.prob.Dtype))
+	}
+	return r, nil
+}
+
+// Bench: per iteration, the team's device-side barrier, an event, one
+// all-reduce, an event (Team.Time). The barrier keeps one rank's late start
+// out of another's time, as the peers' method (peer_baselines.py) requires.
+func (in *cudaInstance) Bench(ctx context.Context, c space.Config, warmup, iters int) ([]float64, error) {
+	var times []float64
+	err := in.team.Do(func() error {
+		m, err := in.module(c)
+		if err != nil {
+			return err
+		}
+		// Real data, never zeros (or leftovers from another config).
+		if err := in.fillInput(0x5eed); err != nil {
+			return err
+		}
+		times, err = in.team.Time(in.stream, warmup, iters, func() error { return in.launch(m) })
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("rank %d: %w", in.team.Rank(), err)
+	}
+	return times, nil
+}
+
+func (in *cudaInstance) Close() error {
+	return in.team.Do(func() error {
+		var errs []error
+		if in.stream != (cu.Stream{}) {
+			errs = append(errs, in.stream.Synchronize())
+		}
+		for _, m := range in.mods {
+			errs = append(errs, m.mod.Unload())
+		}
+		in.mods = map[string]*arModule{}
+		if in.util != (cu.Module{}) {
+			errs = append(errs, in.util.Unload())
+		}
+		if in.out != 0 {
+			errs = append(errs, cu.MemFree(in.out))
+		}
+		if in.res != 0 {
+			errs = append(errs, cu.MemFree(in.res))
+		}
+		for i := range in.side {
+			errs = append(errs, in.side[i].Destroy())
+		}
+		for i := range in.join {
+			errs = append(errs, cu.DestroyEvent(&in.join[i]))
+		}
+		if in.fork != (cu.Event{}) {
+			errs = append(errs, cu.DestroyEvent(&in.fork))
+		}
+		if in.stream != (cu.Stream{}) {
+			errs = append(errs, in.stream.Destroy())
+		}
+		return errors.Join(errs...)
+	})
+}
