@@ -291,3 +291,33 @@ func TestJobFileCheckedBeforeAnyJobRuns(t *testing.T) {
 		}
 	}
 }
+
+// TestAllReduceOddSizes: the CPU all-reduce takes every size the CUDA one
+// does (any n >= 1), every trial checked against the float64 reference
+// through real plugin processes.
+func TestAllReduceOddSizes(t *testing.T) {
+	for _, tc := range []struct {
+		world int
+		n     string
+	}{{2, "1"}, {4, "1"}, {4, "3"}, {2, "7"}, {4, "4097"}, {3, "100003"}} {
+		t.Run(fmt.Sprintf("w%d-n%s", tc.world, tc.n), func(t *testing.T) {
+			dir := t.TempDir()
+			logPath := filepath.Join(dir, "l.jsonl")
+			code, out, errs := cli(t, "search", "--kernel", "allreduce", "--world", fmt.Sprint(tc.world), "--shape", "n="+tc.n,
+				"--backend", "cpu", "--strategy", "random", "--budget-trials", "6", "--iters", "2",
+				"--cache", filepath.Join(dir, "c.toml"), "--log", logPath)
+			if code != 0 {
+				t.Fatalf("exit %d\n%s\n%s", code, out, errs)
+			}
+			lines := readLog(t, logPath)
+			if len(lines) == 0 {
+				t.Fatal("no trials")
+			}
+			for _, l := range lines {
+				if l.Status != "ok" {
+					t.Errorf("%s: status %s (%s)", l.Config, l.Status, l.Error)
+				}
+			}
+		})
+	}
+}
