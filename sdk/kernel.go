@@ -43,6 +43,16 @@ type Kernel interface {
 	Open(ctx context.Context, team symm.Team, p space.Problem) (Instance, error)
 }
 
+// Defaulter is implemented by kernels whose best untuned config depends on
+// the problem (a small message wants one block, a large one every SM): the
+// host then takes DefaultFor's config, instead of Description.Default, as
+// the baseline every search measures first and the config an untuned
+// caller should run. It must be cheap, need no device, and return a config
+// Validate accepts.
+type Defaulter interface {
+	DefaultFor(p space.Problem, world int, backend string) (space.Config, error)
+}
+
 // Instance is one rank of a kernel set up for one problem.
 type Instance interface {
 	// Prepare readies c on this rank (load or compile its code).

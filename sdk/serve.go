@@ -120,6 +120,22 @@ func (s *server) Validate(_ context.Context, r *pb.ValidateRequest) (*pb.Validat
 	return &pb.ValidateResponse{Ok: true}, nil
 }
 
+// DefaultFor answers with the kernel's problem-dependent default when it
+// has one (Defaulter), else Describe's default.
+func (s *server) DefaultFor(_ context.Context, r *pb.DefaultRequest) (*pb.DefaultResponse, error) {
+	c := s.desc.Default
+	if d, ok := s.kernel.(Defaulter); ok {
+		var err error
+		if c, err = d.DefaultFor(ProblemFromProto(r.GetProblem()), int(r.GetWorld()), r.GetBackend()); err != nil {
+			return nil, fmt.Errorf("default config: %w", err)
+		}
+		if err := s.desc.Space.Check(c); err != nil {
+			return nil, fmt.Errorf("default config %s is outside the space: %w", c, err)
+		}
+	}
+	return &pb.DefaultResponse{Config: ConfigToProto(c)}, nil
+}
+
 func (s *server) Hardware(_ context.Context, r *pb.HardwareRequest) (*pb.HardwareInfo, error) {
 	b, err := s.lookupBackend(r.GetBackend())
 	if err != nil {

@@ -392,6 +392,9 @@ func (ss *session) describe(ctx context.Context, r *rankProc) ([]space.Config, e
 		return nil, inputErrorf("world size %d on the %s backend: %s", job.World, ss.backend, grpcMessage(err))
 	}
 	ss.problem = space.Problem{Shape: shape, Dtype: job.Dtype}
+	if desc.Default, err = problemDefault(cctx, r, desc, ss.problem, job.World, ss.backend); err != nil {
+		return nil, fmt.Errorf("plugin %s: %w", ss.spec.Path, err)
+	}
 	ss.out.Desc, ss.out.Shape, ss.out.Hardware = desc, shape, sdk.HardwareFromProto(hw)
 	all := desc.Space.Enumerate()
 	ss.out.SpaceSize = len(all)

@@ -88,8 +88,10 @@ func (cudaKernel) Describe() sdk.Description {
 		Dims:          []string{"n"},
 		Dtypes:        []string{"bf16", "f16", "f32"},
 		Space:         cudaSpace(),
+		// Valid for every problem; searches and untuned callers use
+		// DefaultFor's size-dependent choice instead.
 		Default: space.Config{
-			pAlgo: space.Str(oneShot), pThreads: space.Int(128), pBlocks: space.Int(1), pUnroll: space.Int(1),
+			pAlgo: space.Str(twoShotPush), pThreads: space.Int(128), pBlocks: space.Int(1), pUnroll: space.Int(1),
 		},
 		Summary: "all-reduce (sum) of n elements across GPUs over CUDA IPC: one-shot, pull or push two-shot, or copy-engine two-shot, 16-byte accesses over NVLink",
 	}
@@ -139,9 +141,18 @@ func geometry(p space.Problem, world int) (n, npad, nvec int64, elt int, err err
 	if world < 1 || world > cudamem.MaxWorld {
 		return 0, 0, 0, 0, fmt.Errorf("world %d outside 1..%d", world, cudamem.MaxWorld)
 	}
-	unit := int64(world) * int64(16/elt)
-	npad = (n + unit - 1) / unit * unit
+	npad = padded(n, elt, world)
 	return n, npad, npad * int64(elt) / 16, elt, nil
+}
+
+// DefaultFor implements sdk.Defaulter: the size-dependent default of
+// kernels/defaults.json, what an untuned caller should run.
+func (cudaKernel) DefaultFor(p space.Problem, world int, backend string) (space.Config, error) {
+	n, _, _, elt, err := geometry(p, world)
+	if err != nil {
+		return nil, err
+	}
+	return cudaDefault(n, elt, world), nil
 }
 
 // Validate is pure arithmetic on config, problem and world: alignment,

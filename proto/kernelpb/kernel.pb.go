@@ -513,6 +513,110 @@ func (x *ValidateResponse) GetReason() string {
 	return ""
 }
 
+type DefaultRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Problem       *Problem               `protobuf:"bytes,1,opt,name=problem,proto3" json:"problem,omitempty"`
+	World         int32                  `protobuf:"varint,2,opt,name=world,proto3" json:"world,omitempty"`
+	Backend       string                 `protobuf:"bytes,3,opt,name=backend,proto3" json:"backend,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DefaultRequest) Reset() {
+	*x = DefaultRequest{}
+	mi := &file_kernel_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DefaultRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DefaultRequest) ProtoMessage() {}
+
+func (x *DefaultRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_kernel_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DefaultRequest.ProtoReflect.Descriptor instead.
+func (*DefaultRequest) Descriptor() ([]byte, []int) {
+	return file_kernel_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *DefaultRequest) GetProblem() *Problem {
+	if x != nil {
+		return x.Problem
+	}
+	return nil
+}
+
+func (x *DefaultRequest) GetWorld() int32 {
+	if x != nil {
+		return x.World
+	}
+	return 0
+}
+
+func (x *DefaultRequest) GetBackend() string {
+	if x != nil {
+		return x.Backend
+	}
+	return ""
+}
+
+type DefaultResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Config        *Config                `protobuf:"bytes,1,opt,name=config,proto3" json:"config,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DefaultResponse) Reset() {
+	*x = DefaultResponse{}
+	mi := &file_kernel_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DefaultResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DefaultResponse) ProtoMessage() {}
+
+func (x *DefaultResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_kernel_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DefaultResponse.ProtoReflect.Descriptor instead.
+func (*DefaultResponse) Descriptor() ([]byte, []int) {
+	return file_kernel_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *DefaultResponse) GetConfig() *Config {
+	if x != nil {
+		return x.Config
+	}
+	return nil
+}
+
 type HardwareRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Backend       string                 `protobuf:"bytes,1,opt,name=backend,proto3" json:"backend,omitempty"`
@@ -523,7 +627,7 @@ type HardwareRequest struct {
 
 func (x *HardwareRequest) Reset() {
 	*x = HardwareRequest{}
-	mi := &file_kernel_proto_msgTypes[8]
+	mi := &file_kernel_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -535,7 +639,7 @@ func (x *HardwareRequest) String() string {
 func (*HardwareRequest) ProtoMessage() {}
 
 func (x *HardwareRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_kernel_proto_msgTypes[8]
+	mi := &file_kernel_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -548,7 +652,7 @@ func (x *HardwareRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HardwareRequest.ProtoReflect.Descriptor instead.
 func (*HardwareRequest) Descriptor() ([]byte, []int) {
-	return file_kernel_proto_rawDescGZIP(), []int{8}
+	return file_kernel_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *HardwareRequest) GetBackend() string {
@@ -582,7 +686,7 @@ type HardwareInfo struct {
 
 func (x *HardwareInfo) Reset() {
 	*x = HardwareInfo{}
-	mi := &file_kernel_proto_msgTypes[9]
+	mi := &file_kernel_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -594,7 +698,7 @@ func (x *HardwareInfo) String() string {
 func (*HardwareInfo) ProtoMessage() {}
 
 func (x *HardwareInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_kernel_proto_msgTypes[9]
+	mi := &file_kernel_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -607,7 +711,7 @@ func (x *HardwareInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HardwareInfo.ProtoReflect.Descriptor instead.
 func (*HardwareInfo) Descriptor() ([]byte, []int) {
-	return file_kernel_proto_rawDescGZIP(), []int{9}
+	return file_kernel_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *HardwareInfo) GetKind() string {
@@ -687,7 +791,7 @@ type SetupRequest struct {
 
 func (x *SetupRequest) Reset() {
 	*x = SetupRequest{}
-	mi := &file_kernel_proto_msgTypes[10]
+	mi := &file_kernel_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -699,7 +803,7 @@ func (x *SetupRequest) String() string {
 func (*SetupRequest) ProtoMessage() {}
 
 func (x *SetupRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_kernel_proto_msgTypes[10]
+	mi := &file_kernel_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -712,7 +816,7 @@ func (x *SetupRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetupRequest.ProtoReflect.Descriptor instead.
 func (*SetupRequest) Descriptor() ([]byte, []int) {
-	return file_kernel_proto_rawDescGZIP(), []int{10}
+	return file_kernel_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *SetupRequest) GetBackend() string {
@@ -759,7 +863,7 @@ type SetupResponse struct {
 
 func (x *SetupResponse) Reset() {
 	*x = SetupResponse{}
-	mi := &file_kernel_proto_msgTypes[11]
+	mi := &file_kernel_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -771,7 +875,7 @@ func (x *SetupResponse) String() string {
 func (*SetupResponse) ProtoMessage() {}
 
 func (x *SetupResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_kernel_proto_msgTypes[11]
+	mi := &file_kernel_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -784,7 +888,7 @@ func (x *SetupResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetupResponse.ProtoReflect.Descriptor instead.
 func (*SetupResponse) Descriptor() ([]byte, []int) {
-	return file_kernel_proto_rawDescGZIP(), []int{11}
+	return file_kernel_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *SetupResponse) GetBlob() []byte {
@@ -803,7 +907,7 @@ type ConnectRequest struct {
 
 func (x *ConnectRequest) Reset() {
 	*x = ConnectRequest{}
-	mi := &file_kernel_proto_msgTypes[12]
+	mi := &file_kernel_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -815,7 +919,7 @@ func (x *ConnectRequest) String() string {
 func (*ConnectRequest) ProtoMessage() {}
 
 func (x *ConnectRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_kernel_proto_msgTypes[12]
+	mi := &file_kernel_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -828,7 +932,7 @@ func (x *ConnectRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConnectRequest.ProtoReflect.Descriptor instead.
 func (*ConnectRequest) Descriptor() ([]byte, []int) {
-	return file_kernel_proto_rawDescGZIP(), []int{12}
+	return file_kernel_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *ConnectRequest) GetBlobs() [][]byte {
@@ -846,7 +950,7 @@ type ConnectResponse struct {
 
 func (x *ConnectResponse) Reset() {
 	*x = ConnectResponse{}
-	mi := &file_kernel_proto_msgTypes[13]
+	mi := &file_kernel_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -858,7 +962,7 @@ func (x *ConnectResponse) String() string {
 func (*ConnectResponse) ProtoMessage() {}
 
 func (x *ConnectResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_kernel_proto_msgTypes[13]
+	mi := &file_kernel_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -871,7 +975,7 @@ func (x *ConnectResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConnectResponse.ProtoReflect.Descriptor instead.
 func (*ConnectResponse) Descriptor() ([]byte, []int) {
-	return file_kernel_proto_rawDescGZIP(), []int{13}
+	return file_kernel_proto_rawDescGZIP(), []int{15}
 }
 
 type PrecompileRequest struct {
@@ -883,7 +987,7 @@ type PrecompileRequest struct {
 
 func (x *PrecompileRequest) Reset() {
 	*x = PrecompileRequest{}
-	mi := &file_kernel_proto_msgTypes[14]
+	mi := &file_kernel_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -895,7 +999,7 @@ func (x *PrecompileRequest) String() string {
 func (*PrecompileRequest) ProtoMessage() {}
 
 func (x *PrecompileRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_kernel_proto_msgTypes[14]
+	mi := &file_kernel_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -908,7 +1012,7 @@ func (x *PrecompileRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PrecompileRequest.ProtoReflect.Descriptor instead.
 func (*PrecompileRequest) Descriptor() ([]byte, []int) {
-	return file_kernel_proto_rawDescGZIP(), []int{14}
+	return file_kernel_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *PrecompileRequest) GetConfigs() []*Config {
@@ -928,7 +1032,7 @@ type PrecompileResponse struct {
 
 func (x *PrecompileResponse) Reset() {
 	*x = PrecompileResponse{}
-	mi := &file_kernel_proto_msgTypes[15]
+	mi := &file_kernel_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -940,7 +1044,7 @@ func (x *PrecompileResponse) String() string {
 func (*PrecompileResponse) ProtoMessage() {}
 
 func (x *PrecompileResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_kernel_proto_msgTypes[15]
+	mi := &file_kernel_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -953,7 +1057,7 @@ func (x *PrecompileResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PrecompileResponse.ProtoReflect.Descriptor instead.
 func (*PrecompileResponse) Descriptor() ([]byte, []int) {
-	return file_kernel_proto_rawDescGZIP(), []int{15}
+	return file_kernel_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *PrecompileResponse) GetErrors() []string {
@@ -972,7 +1076,7 @@ type PrepareRequest struct {
 
 func (x *PrepareRequest) Reset() {
 	*x = PrepareRequest{}
-	mi := &file_kernel_proto_msgTypes[16]
+	mi := &file_kernel_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -984,7 +1088,7 @@ func (x *PrepareRequest) String() string {
 func (*PrepareRequest) ProtoMessage() {}
 
 func (x *PrepareRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_kernel_proto_msgTypes[16]
+	mi := &file_kernel_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -997,7 +1101,7 @@ func (x *PrepareRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PrepareRequest.ProtoReflect.Descriptor instead.
 func (*PrepareRequest) Descriptor() ([]byte, []int) {
-	return file_kernel_proto_rawDescGZIP(), []int{16}
+	return file_kernel_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *PrepareRequest) GetConfig() *Config {
@@ -1015,7 +1119,7 @@ type PrepareResponse struct {
 
 func (x *PrepareResponse) Reset() {
 	*x = PrepareResponse{}
-	mi := &file_kernel_proto_msgTypes[17]
+	mi := &file_kernel_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1027,7 +1131,7 @@ func (x *PrepareResponse) String() string {
 func (*PrepareResponse) ProtoMessage() {}
 
 func (x *PrepareResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_kernel_proto_msgTypes[17]
+	mi := &file_kernel_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1040,7 +1144,7 @@ func (x *PrepareResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PrepareResponse.ProtoReflect.Descriptor instead.
 func (*PrepareResponse) Descriptor() ([]byte, []int) {
-	return file_kernel_proto_rawDescGZIP(), []int{17}
+	return file_kernel_proto_rawDescGZIP(), []int{19}
 }
 
 type VerifyRequest struct {
@@ -1053,7 +1157,7 @@ type VerifyRequest struct {
 
 func (x *VerifyRequest) Reset() {
 	*x = VerifyRequest{}
-	mi := &file_kernel_proto_msgTypes[18]
+	mi := &file_kernel_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1065,7 +1169,7 @@ func (x *VerifyRequest) String() string {
 func (*VerifyRequest) ProtoMessage() {}
 
 func (x *VerifyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_kernel_proto_msgTypes[18]
+	mi := &file_kernel_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1078,7 +1182,7 @@ func (x *VerifyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VerifyRequest.ProtoReflect.Descriptor instead.
 func (*VerifyRequest) Descriptor() ([]byte, []int) {
-	return file_kernel_proto_rawDescGZIP(), []int{18}
+	return file_kernel_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *VerifyRequest) GetConfig() *Config {
@@ -1107,7 +1211,7 @@ type VerifyResponse struct {
 
 func (x *VerifyResponse) Reset() {
 	*x = VerifyResponse{}
-	mi := &file_kernel_proto_msgTypes[19]
+	mi := &file_kernel_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1119,7 +1223,7 @@ func (x *VerifyResponse) String() string {
 func (*VerifyResponse) ProtoMessage() {}
 
 func (x *VerifyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_kernel_proto_msgTypes[19]
+	mi := &file_kernel_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1132,7 +1236,7 @@ func (x *VerifyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VerifyResponse.ProtoReflect.Descriptor instead.
 func (*VerifyResponse) Descriptor() ([]byte, []int) {
-	return file_kernel_proto_rawDescGZIP(), []int{19}
+	return file_kernel_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *VerifyResponse) GetOk() bool {
@@ -1167,7 +1271,7 @@ type BenchRequest struct {
 
 func (x *BenchRequest) Reset() {
 	*x = BenchRequest{}
-	mi := &file_kernel_proto_msgTypes[20]
+	mi := &file_kernel_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1179,7 +1283,7 @@ func (x *BenchRequest) String() string {
 func (*BenchRequest) ProtoMessage() {}
 
 func (x *BenchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_kernel_proto_msgTypes[20]
+	mi := &file_kernel_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1192,7 +1296,7 @@ func (x *BenchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BenchRequest.ProtoReflect.Descriptor instead.
 func (*BenchRequest) Descriptor() ([]byte, []int) {
-	return file_kernel_proto_rawDescGZIP(), []int{20}
+	return file_kernel_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *BenchRequest) GetConfig() *Config {
@@ -1226,7 +1330,7 @@ type BenchResponse struct {
 
 func (x *BenchResponse) Reset() {
 	*x = BenchResponse{}
-	mi := &file_kernel_proto_msgTypes[21]
+	mi := &file_kernel_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1238,7 +1342,7 @@ func (x *BenchResponse) String() string {
 func (*BenchResponse) ProtoMessage() {}
 
 func (x *BenchResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_kernel_proto_msgTypes[21]
+	mi := &file_kernel_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1251,7 +1355,7 @@ func (x *BenchResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BenchResponse.ProtoReflect.Descriptor instead.
 func (*BenchResponse) Descriptor() ([]byte, []int) {
-	return file_kernel_proto_rawDescGZIP(), []int{21}
+	return file_kernel_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *BenchResponse) GetTimesUs() []float64 {
@@ -1269,7 +1373,7 @@ type TeardownRequest struct {
 
 func (x *TeardownRequest) Reset() {
 	*x = TeardownRequest{}
-	mi := &file_kernel_proto_msgTypes[22]
+	mi := &file_kernel_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1281,7 +1385,7 @@ func (x *TeardownRequest) String() string {
 func (*TeardownRequest) ProtoMessage() {}
 
 func (x *TeardownRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_kernel_proto_msgTypes[22]
+	mi := &file_kernel_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1294,7 +1398,7 @@ func (x *TeardownRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TeardownRequest.ProtoReflect.Descriptor instead.
 func (*TeardownRequest) Descriptor() ([]byte, []int) {
-	return file_kernel_proto_rawDescGZIP(), []int{22}
+	return file_kernel_proto_rawDescGZIP(), []int{24}
 }
 
 type TeardownResponse struct {
@@ -1305,7 +1409,7 @@ type TeardownResponse struct {
 
 func (x *TeardownResponse) Reset() {
 	*x = TeardownResponse{}
-	mi := &file_kernel_proto_msgTypes[23]
+	mi := &file_kernel_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1317,7 +1421,7 @@ func (x *TeardownResponse) String() string {
 func (*TeardownResponse) ProtoMessage() {}
 
 func (x *TeardownResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_kernel_proto_msgTypes[23]
+	mi := &file_kernel_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1330,7 +1434,7 @@ func (x *TeardownResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TeardownResponse.ProtoReflect.Descriptor instead.
 func (*TeardownResponse) Descriptor() ([]byte, []int) {
-	return file_kernel_proto_rawDescGZIP(), []int{23}
+	return file_kernel_proto_rawDescGZIP(), []int{25}
 }
 
 var File_kernel_proto protoreflect.FileDescriptor
@@ -1374,7 +1478,13 @@ const file_kernel_proto_rawDesc = "" +
 	"\abackend\x18\x04 \x01(\tR\abackend\":\n" +
 	"\x10ValidateResponse\x12\x0e\n" +
 	"\x02ok\x18\x01 \x01(\bR\x02ok\x12\x16\n" +
-	"\x06reason\x18\x02 \x01(\tR\x06reason\"A\n" +
+	"\x06reason\x18\x02 \x01(\tR\x06reason\"p\n" +
+	"\x0eDefaultRequest\x12.\n" +
+	"\aproblem\x18\x01 \x01(\v2\x14.symmtune.v1.ProblemR\aproblem\x12\x14\n" +
+	"\x05world\x18\x02 \x01(\x05R\x05world\x12\x18\n" +
+	"\abackend\x18\x03 \x01(\tR\abackend\">\n" +
+	"\x0fDefaultResponse\x12+\n" +
+	"\x06config\x18\x01 \x01(\v2\x13.symmtune.v1.ConfigR\x06config\"A\n" +
 	"\x0fHardwareRequest\x12\x18\n" +
 	"\abackend\x18\x01 \x01(\tR\abackend\x12\x14\n" +
 	"\x05world\x18\x02 \x01(\x05R\x05world\"\xe9\x01\n" +
@@ -1421,10 +1531,12 @@ const file_kernel_proto_rawDesc = "" +
 	"\rBenchResponse\x12\x19\n" +
 	"\btimes_us\x18\x01 \x03(\x01R\atimesUs\"\x11\n" +
 	"\x0fTeardownRequest\"\x12\n" +
-	"\x10TeardownResponse2\xc1\x05\n" +
+	"\x10TeardownResponse2\x8a\x06\n" +
 	"\x06Kernel\x12B\n" +
 	"\bDescribe\x12\x1c.symmtune.v1.DescribeRequest\x1a\x18.symmtune.v1.Description\x12G\n" +
-	"\bValidate\x12\x1c.symmtune.v1.ValidateRequest\x1a\x1d.symmtune.v1.ValidateResponse\x12C\n" +
+	"\bValidate\x12\x1c.symmtune.v1.ValidateRequest\x1a\x1d.symmtune.v1.ValidateResponse\x12G\n" +
+	"\n" +
+	"DefaultFor\x12\x1b.symmtune.v1.DefaultRequest\x1a\x1c.symmtune.v1.DefaultResponse\x12C\n" +
 	"\bHardware\x12\x1c.symmtune.v1.HardwareRequest\x1a\x19.symmtune.v1.HardwareInfo\x12>\n" +
 	"\x05Setup\x12\x19.symmtune.v1.SetupRequest\x1a\x1a.symmtune.v1.SetupResponse\x12D\n" +
 	"\aConnect\x12\x1b.symmtune.v1.ConnectRequest\x1a\x1c.symmtune.v1.ConnectResponse\x12M\n" +
@@ -1447,7 +1559,7 @@ func file_kernel_proto_rawDescGZIP() []byte {
 	return file_kernel_proto_rawDescData
 }
 
-var file_kernel_proto_msgTypes = make([]protoimpl.MessageInfo, 26)
+var file_kernel_proto_msgTypes = make([]protoimpl.MessageInfo, 28)
 var file_kernel_proto_goTypes = []any{
 	(*Value)(nil),              // 0: symmtune.v1.Value
 	(*Param)(nil),              // 1: symmtune.v1.Param
@@ -1457,64 +1569,70 @@ var file_kernel_proto_goTypes = []any{
 	(*Description)(nil),        // 5: symmtune.v1.Description
 	(*ValidateRequest)(nil),    // 6: symmtune.v1.ValidateRequest
 	(*ValidateResponse)(nil),   // 7: symmtune.v1.ValidateResponse
-	(*HardwareRequest)(nil),    // 8: symmtune.v1.HardwareRequest
-	(*HardwareInfo)(nil),       // 9: symmtune.v1.HardwareInfo
-	(*SetupRequest)(nil),       // 10: symmtune.v1.SetupRequest
-	(*SetupResponse)(nil),      // 11: symmtune.v1.SetupResponse
-	(*ConnectRequest)(nil),     // 12: symmtune.v1.ConnectRequest
-	(*ConnectResponse)(nil),    // 13: symmtune.v1.ConnectResponse
-	(*PrecompileRequest)(nil),  // 14: symmtune.v1.PrecompileRequest
-	(*PrecompileResponse)(nil), // 15: symmtune.v1.PrecompileResponse
-	(*PrepareRequest)(nil),     // 16: symmtune.v1.PrepareRequest
-	(*PrepareResponse)(nil),    // 17: symmtune.v1.PrepareResponse
-	(*VerifyRequest)(nil),      // 18: symmtune.v1.VerifyRequest
-	(*VerifyResponse)(nil),     // 19: symmtune.v1.VerifyResponse
-	(*BenchRequest)(nil),       // 20: symmtune.v1.BenchRequest
-	(*BenchResponse)(nil),      // 21: symmtune.v1.BenchResponse
-	(*TeardownRequest)(nil),    // 22: symmtune.v1.TeardownRequest
-	(*TeardownResponse)(nil),   // 23: symmtune.v1.TeardownResponse
-	nil,                        // 24: symmtune.v1.Config.ValuesEntry
-	nil,                        // 25: symmtune.v1.Problem.ShapeEntry
+	(*DefaultRequest)(nil),     // 8: symmtune.v1.DefaultRequest
+	(*DefaultResponse)(nil),    // 9: symmtune.v1.DefaultResponse
+	(*HardwareRequest)(nil),    // 10: symmtune.v1.HardwareRequest
+	(*HardwareInfo)(nil),       // 11: symmtune.v1.HardwareInfo
+	(*SetupRequest)(nil),       // 12: symmtune.v1.SetupRequest
+	(*SetupResponse)(nil),      // 13: symmtune.v1.SetupResponse
+	(*ConnectRequest)(nil),     // 14: symmtune.v1.ConnectRequest
+	(*ConnectResponse)(nil),    // 15: symmtune.v1.ConnectResponse
+	(*PrecompileRequest)(nil),  // 16: symmtune.v1.PrecompileRequest
+	(*PrecompileResponse)(nil), // 17: symmtune.v1.PrecompileResponse
+	(*PrepareRequest)(nil),     // 18: symmtune.v1.PrepareRequest
+	(*PrepareResponse)(nil),    // 19: symmtune.v1.PrepareResponse
+	(*VerifyRequest)(nil),      // 20: symmtune.v1.VerifyRequest
+	(*VerifyResponse)(nil),     // 21: symmtune.v1.VerifyResponse
+	(*BenchRequest)(nil),       // 22: symmtune.v1.BenchRequest
+	(*BenchResponse)(nil),      // 23: symmtune.v1.BenchResponse
+	(*TeardownRequest)(nil),    // 24: symmtune.v1.TeardownRequest
+	(*TeardownResponse)(nil),   // 25: symmtune.v1.TeardownResponse
+	nil,                        // 26: symmtune.v1.Config.ValuesEntry
+	nil,                        // 27: symmtune.v1.Problem.ShapeEntry
 }
 var file_kernel_proto_depIdxs = []int32{
 	0,  // 0: symmtune.v1.Param.values:type_name -> symmtune.v1.Value
-	24, // 1: symmtune.v1.Config.values:type_name -> symmtune.v1.Config.ValuesEntry
-	25, // 2: symmtune.v1.Problem.shape:type_name -> symmtune.v1.Problem.ShapeEntry
+	26, // 1: symmtune.v1.Config.values:type_name -> symmtune.v1.Config.ValuesEntry
+	27, // 2: symmtune.v1.Problem.shape:type_name -> symmtune.v1.Problem.ShapeEntry
 	1,  // 3: symmtune.v1.Description.params:type_name -> symmtune.v1.Param
 	2,  // 4: symmtune.v1.Description.default_config:type_name -> symmtune.v1.Config
 	2,  // 5: symmtune.v1.ValidateRequest.config:type_name -> symmtune.v1.Config
 	3,  // 6: symmtune.v1.ValidateRequest.problem:type_name -> symmtune.v1.Problem
-	3,  // 7: symmtune.v1.SetupRequest.problem:type_name -> symmtune.v1.Problem
-	2,  // 8: symmtune.v1.PrecompileRequest.configs:type_name -> symmtune.v1.Config
-	2,  // 9: symmtune.v1.PrepareRequest.config:type_name -> symmtune.v1.Config
-	2,  // 10: symmtune.v1.VerifyRequest.config:type_name -> symmtune.v1.Config
-	2,  // 11: symmtune.v1.BenchRequest.config:type_name -> symmtune.v1.Config
-	0,  // 12: symmtune.v1.Config.ValuesEntry.value:type_name -> symmtune.v1.Value
-	4,  // 13: symmtune.v1.Kernel.Describe:input_type -> symmtune.v1.DescribeRequest
-	6,  // 14: symmtune.v1.Kernel.Validate:input_type -> symmtune.v1.ValidateRequest
-	8,  // 15: symmtune.v1.Kernel.Hardware:input_type -> symmtune.v1.HardwareRequest
-	10, // 16: symmtune.v1.Kernel.Setup:input_type -> symmtune.v1.SetupRequest
-	12, // 17: symmtune.v1.Kernel.Connect:input_type -> symmtune.v1.ConnectRequest
-	14, // 18: symmtune.v1.Kernel.Precompile:input_type -> symmtune.v1.PrecompileRequest
-	16, // 19: symmtune.v1.Kernel.Prepare:input_type -> symmtune.v1.PrepareRequest
-	18, // 20: symmtune.v1.Kernel.Verify:input_type -> symmtune.v1.VerifyRequest
-	20, // 21: symmtune.v1.Kernel.Bench:input_type -> symmtune.v1.BenchRequest
-	22, // 22: symmtune.v1.Kernel.Teardown:input_type -> symmtune.v1.TeardownRequest
-	5,  // 23: symmtune.v1.Kernel.Describe:output_type -> symmtune.v1.Description
-	7,  // 24: symmtune.v1.Kernel.Validate:output_type -> symmtune.v1.ValidateResponse
-	9,  // 25: symmtune.v1.Kernel.Hardware:output_type -> symmtune.v1.HardwareInfo
-	11, // 26: symmtune.v1.Kernel.Setup:output_type -> symmtune.v1.SetupResponse
-	13, // 27: symmtune.v1.Kernel.Connect:output_type -> symmtune.v1.ConnectResponse
-	15, // 28: symmtune.v1.Kernel.Precompile:output_type -> symmtune.v1.PrecompileResponse
-	17, // 29: symmtune.v1.Kernel.Prepare:output_type -> symmtune.v1.PrepareResponse
-	19, // 30: symmtune.v1.Kernel.Verify:output_type -> symmtune.v1.VerifyResponse
-	21, // 31: symmtune.v1.Kernel.Bench:output_type -> symmtune.v1.BenchResponse
-	23, // 32: symmtune.v1.Kernel.Teardown:output_type -> symmtune.v1.TeardownResponse
-	23, // [23:33] is the sub-list for method output_type
-	13, // [13:23] is the sub-list for method input_type
-	13, // [13:13] is the sub-list for extension type_name
-	13, // [13:13] is the sub-list for extension extendee
-	0,  // [0:13] is the sub-list for field type_name
+	3,  // 7: symmtune.v1.DefaultRequest.problem:type_name -> symmtune.v1.Problem
+	2,  // 8: symmtune.v1.DefaultResponse.config:type_name -> symmtune.v1.Config
+	3,  // 9: symmtune.v1.SetupRequest.problem:type_name -> symmtune.v1.Problem
+	2,  // 10: symmtune.v1.PrecompileRequest.configs:type_name -> symmtune.v1.Config
+	2,  // 11: symmtune.v1.PrepareRequest.config:type_name -> symmtune.v1.Config
+	2,  // 12: symmtune.v1.VerifyRequest.config:type_name -> symmtune.v1.Config
+	2,  // 13: symmtune.v1.BenchRequest.config:type_name -> symmtune.v1.Config
+	0,  // 14: symmtune.v1.Config.ValuesEntry.value:type_name -> symmtune.v1.Value
+	4,  // 15: symmtune.v1.Kernel.Describe:input_type -> symmtune.v1.DescribeRequest
+	6,  // 16: symmtune.v1.Kernel.Validate:input_type -> symmtune.v1.ValidateRequest
+	8,  // 17: symmtune.v1.Kernel.DefaultFor:input_type -> symmtune.v1.DefaultRequest
+	10, // 18: symmtune.v1.Kernel.Hardware:input_type -> symmtune.v1.HardwareRequest
+	12, // 19: symmtune.v1.Kernel.Setup:input_type -> symmtune.v1.SetupRequest
+	14, // 20: symmtune.v1.Kernel.Connect:input_type -> symmtune.v1.ConnectRequest
+	16, // 21: symmtune.v1.Kernel.Precompile:input_type -> symmtune.v1.PrecompileRequest
+	18, // 22: symmtune.v1.Kernel.Prepare:input_type -> symmtune.v1.PrepareRequest
+	20, // 23: symmtune.v1.Kernel.Verify:input_type -> symmtune.v1.VerifyRequest
+	22, // 24: symmtune.v1.Kernel.Bench:input_type -> symmtune.v1.BenchRequest
+	24, // 25: symmtune.v1.Kernel.Teardown:input_type -> symmtune.v1.TeardownRequest
+	5,  // 26: symmtune.v1.Kernel.Describe:output_type -> symmtune.v1.Description
+	7,  // 27: symmtune.v1.Kernel.Validate:output_type -> symmtune.v1.ValidateResponse
+	9,  // 28: symmtune.v1.Kernel.DefaultFor:output_type -> symmtune.v1.DefaultResponse
+	11, // 29: symmtune.v1.Kernel.Hardware:output_type -> symmtune.v1.HardwareInfo
+	13, // 30: symmtune.v1.Kernel.Setup:output_type -> symmtune.v1.SetupResponse
+	15, // 31: symmtune.v1.Kernel.Connect:output_type -> symmtune.v1.ConnectResponse
+	17, // 32: symmtune.v1.Kernel.Precompile:output_type -> symmtune.v1.PrecompileResponse
+	19, // 33: symmtune.v1.Kernel.Prepare:output_type -> symmtune.v1.PrepareResponse
+	21, // 34: symmtune.v1.Kernel.Verify:output_type -> symmtune.v1.VerifyResponse
+	23, // 35: symmtune.v1.Kernel.Bench:output_type -> symmtune.v1.BenchResponse
+	25, // 36: symmtune.v1.Kernel.Teardown:output_type -> symmtune.v1.TeardownResponse
+	26, // [26:37] is the sub-list for method output_type
+	15, // [15:26] is the sub-list for method input_type
+	15, // [15:15] is the sub-list for extension type_name
+	15, // [15:15] is the sub-list for extension extendee
+	0,  // [0:15] is the sub-list for field type_name
 }
 
 func init() { file_kernel_proto_init() }
@@ -1532,7 +1650,7 @@ func file_kernel_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_kernel_proto_rawDesc), len(file_kernel_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   26,
+			NumMessages:   28,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -26,6 +26,7 @@ const _ = grpc.SupportPackageIsVersion9
 const (
 	Kernel_Describe_FullMethodName   = "/symmtune.v1.Kernel/Describe"
 	Kernel_Validate_FullMethodName   = "/symmtune.v1.Kernel/Validate"
+	Kernel_DefaultFor_FullMethodName = "/symmtune.v1.Kernel/DefaultFor"
 	Kernel_Hardware_FullMethodName   = "/symmtune.v1.Kernel/Hardware"
 	Kernel_Setup_FullMethodName      = "/symmtune.v1.Kernel/Setup"
 	Kernel_Connect_FullMethodName    = "/symmtune.v1.Kernel/Connect"
@@ -44,6 +45,11 @@ type KernelClient interface {
 	Describe(ctx context.Context, in *DescribeRequest, opts ...grpc.CallOption) (*Description, error)
 	// Validate says whether a config can run on a problem and world size.
 	Validate(ctx context.Context, in *ValidateRequest, opts ...grpc.CallOption) (*ValidateResponse, error)
+	// DefaultFor is the config an untuned caller should run on this problem
+	// (the baseline of a search): a plugin whose best untuned config depends
+	// on the problem answers here; the host falls back to Description's
+	// default_config when a plugin does not implement it.
+	DefaultFor(ctx context.Context, in *DefaultRequest, opts ...grpc.CallOption) (*DefaultResponse, error)
 	// Hardware fingerprints the machine the given backend would run on.
 	Hardware(ctx context.Context, in *HardwareRequest, opts ...grpc.CallOption) (*HardwareInfo, error)
 	// Setup makes this process rank `rank` of `world`, allocates its
@@ -87,6 +93,16 @@ func (c *kernelClient) Validate(ctx context.Context, in *ValidateRequest, opts .
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(ValidateResponse)
 	err := c.cc.Invoke(ctx, Kernel_Validate_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *kernelClient) DefaultFor(ctx context.Context, in *DefaultRequest, opts ...grpc.CallOption) (*DefaultResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(DefaultResponse)
+	err := c.cc.Invoke(ctx, Kernel_DefaultFor_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -181,6 +197,11 @@ type KernelServer interface {
 	Describe(context.Context, *DescribeRequest) (*Description, error)
 	// Validate says whether a config can run on a problem and world size.
 	Validate(context.Context, *ValidateRequest) (*ValidateResponse, error)
+	// DefaultFor is the config an untuned caller should run on this problem
+	// (the baseline of a search): a plugin whose best untuned config depends
+	// on the problem answers here; the host falls back to Description's
+	// default_config when a plugin does not implement it.
+	DefaultFor(context.Context, *DefaultRequest) (*DefaultResponse, error)
 	// Hardware fingerprints the machine the given backend would run on.
 	Hardware(context.Context, *HardwareRequest) (*HardwareInfo, error)
 	// Setup makes this process rank `rank` of `world`, allocates its
@@ -215,6 +236,9 @@ func (UnimplementedKernelServer) Describe(context.Context, *DescribeRequest) (*D
 }
 func (UnimplementedKernelServer) Validate(context.Context, *ValidateRequest) (*ValidateResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Validate not implemented")
+}
+func (UnimplementedKernelServer) DefaultFor(context.Context, *DefaultRequest) (*DefaultResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method DefaultFor not implemented")
 }
 func (UnimplementedKernelServer) Hardware(context.Context, *HardwareRequest) (*HardwareInfo, error) {
 	return nil, status.Error(codes.Unimplemented, "method Hardware not implemented")
@@ -293,6 +317,24 @@ func _Kernel_Validate_Handler(srv interface{}, ctx context.Context, dec func(int
 	}
 	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
 		return srv.(KernelServer).Validate(ctx, req.(*ValidateRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Kernel_DefaultFor_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(DefaultRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(KernelServer).DefaultFor(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Kernel_DefaultFor_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(KernelServer).DefaultFor(ctx, req.(*DefaultRequest))
 	}
 	return interceptor(ctx, in, info, handler)
 }
@@ -455,6 +497,10 @@ var Kernel_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Validate",
 			Handler:    _Kernel_Validate_Handler,
+		},
+		{
+			MethodName: "DefaultFor",
+			Handler:    _Kernel_DefaultFor_Handler,
 		},
 		{
 			MethodName: "Hardware",

@@ -34,9 +34,6 @@ _MAX_BLOCKS = _PAD_SLOTS - 1
 # The CUDA plugin's algorithms, as its ALGO macro numbers them.
 _ALGOS = {"one_shot": 1, "two_shot": 2, "two_shot_push": 3, "two_shot_ce": 4}
 
-# The CUDA plugin's default config (plugins/allreduce/cuda_kernel.go,
-# Describe): what runs when nothing is tuned.
-DEFAULT_CONFIG = {"algorithm": "one_shot", "threads": 128, "blocks": 1, "unroll": 1}
 
 
 def padded(n: int, elt: int, world: int) -> int:
@@ -51,6 +48,20 @@ def macros(dtype: str, world: int) -> list[str]:
     """The element type and team size as the kernels take them (the Go
     plugin's macros)."""
     return [f"-DDTYPE_BF16={int(dtype == 'bf16')}", f"-DDTYPE_F16={int(dtype == 'f16')}", f"-DWORLD={world}"]
+
+
+def default_config(n: int, elt: int, world: int) -> dict:
+    """What runs when nothing is tuned: the CUDA plugin's DefaultFor, from
+    the same rules file (plugins/allreduce/kernels/defaults.json; see its
+    doc and plugins/allreduce/defaults.go)."""
+    import json
+
+    r = json.loads(_source("allreduce/defaults.json"))
+    rule = next((x for x in r["rules"] if x["max_bytes"] == 0 or n * elt <= x["max_bytes"]), r["rules"][-1])
+    work = padded(n, elt, world) * elt // 16 // world
+    blocks = next(b for b in r["block_ladder"]
+                  if b <= rule["blocks"] and (b == 1 or (b - 1) * rule["threads"] * rule["unroll"] < work))
+    return {"algorithm": r["algorithm"], "blocks": blocks, "threads": rule["threads"], "unroll": rule["unroll"]}
 
 
 def _source(name: str) -> str:

@@ -33,7 +33,7 @@ import torch.distributed._symmetric_memory as symm_mem
 
 from . import _cuda
 from .cache import NoTunedConfig, lookup
-from .kernels import _ALGOS, _MAX_BLOCKS, _PAD_BYTES, DEFAULT_CONFIG, kernel_sources, kernel_version, macros, padded
+from .kernels import _ALGOS, _MAX_BLOCKS, _PAD_BYTES, default_config, kernel_sources, kernel_version, macros, padded
 
 _DTYPES = {torch.bfloat16: "bf16", torch.float16: "f16", torch.float32: "f32"}
 
@@ -117,7 +117,7 @@ def choose(n: int, dtype: torch.dtype, world: int, cache: str | os.PathLike | No
     except NoTunedConfig:
         warnings.warn(f"symmtune: no tuned all-reduce for {world} ranks, {dt}, n={n} (for these kernel sources, "
                       f"version {kernel_version()}); running the default config; {how}", stacklevel=3)
-        return Choice(dict(DEFAULT_CONFIG), "default")
+        return Choice(default_config(n, torch.empty((), dtype=dtype).element_size(), world), "default")
     source = "tuned" if m.exact else "nearest"
     if m.other_driver:
         source = "other-driver"

@@ -3,6 +3,7 @@ plugins embed, the library finder, and (where NVRTC is found) that the
 sources compile as the runtime assembles them."""
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -67,3 +68,10 @@ def test_padded(n, elt, world, want):
     got = kernels.padded(n, elt, world)
     assert got == want
     assert got >= n and got * elt % (16 * world) == 0 and got - n < world * 16 // elt
+
+
+def test_default_config_matches_the_go_plugin():
+    golden = json.loads((REPO / "plugins/allreduce/testdata/default-golden.json").read_text())
+    assert golden["cases"]
+    for c in golden["cases"]:
+        assert kernels.default_config(c["n"], c["elt"], c["world"]) == c["config"], c

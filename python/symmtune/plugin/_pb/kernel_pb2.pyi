@@ -44,6 +44,22 @@ class ConnectResponse(_message.Message):
     __slots__ = []
     def __init__(self) -> None: ...
 
+class DefaultRequest(_message.Message):
+    __slots__ = ["backend", "problem", "world"]
+    BACKEND_FIELD_NUMBER: _ClassVar[int]
+    PROBLEM_FIELD_NUMBER: _ClassVar[int]
+    WORLD_FIELD_NUMBER: _ClassVar[int]
+    backend: str
+    problem: Problem
+    world: int
+    def __init__(self, problem: _Optional[_Union[Problem, _Mapping]] = ..., world: _Optional[int] = ..., backend: _Optional[str] = ...) -> None: ...
+
+class DefaultResponse(_message.Message):
+    __slots__ = ["config"]
+    CONFIG_FIELD_NUMBER: _ClassVar[int]
+    config: Config
+    def __init__(self, config: _Optional[_Union[Config, _Mapping]] = ...) -> None: ...
+
 class DescribeRequest(_message.Message):
     __slots__ = []
     def __init__(self) -> None: ...

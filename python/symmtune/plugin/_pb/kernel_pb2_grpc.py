@@ -24,6 +24,11 @@ class KernelStub(object):
         request_serializer=kernel__pb2.ValidateRequest.SerializeToString,
         response_deserializer=kernel__pb2.ValidateResponse.FromString,
         )
+    self.DefaultFor = channel.unary_unary(
+        '/symmtune.v1.Kernel/DefaultFor',
+        request_serializer=kernel__pb2.DefaultRequest.SerializeToString,
+        response_deserializer=kernel__pb2.DefaultResponse.FromString,
+        )
     self.Hardware = channel.unary_unary(
         '/symmtune.v1.Kernel/Hardware',
         request_serializer=kernel__pb2.HardwareRequest.SerializeToString,
@@ -79,6 +84,16 @@ class KernelServicer(object):
 
   def Validate(self, request, context):
     """Validate says whether a config can run on a problem and world size.
+    """
+    context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+    context.set_details('Method not implemented!')
+    raise NotImplementedError('Method not implemented!')
+
+  def DefaultFor(self, request, context):
+    """DefaultFor is the config an untuned caller should run on this problem
+    (the baseline of a search): a plugin whose best untuned config depends
+    on the problem answers here; the host falls back to Description's
+    default_config when a plugin does not implement it.
     """
     context.set_code(grpc.StatusCode.UNIMPLEMENTED)
     context.set_details('Method not implemented!')
@@ -155,6 +170,11 @@ def add_KernelServicer_to_server(servicer, server):
           servicer.Validate,
           request_deserializer=kernel__pb2.ValidateRequest.FromString,
           response_serializer=kernel__pb2.ValidateResponse.SerializeToString,
+      ),
+      'DefaultFor': grpc.unary_unary_rpc_method_handler(
+          servicer.DefaultFor,
+          request_deserializer=kernel__pb2.DefaultRequest.FromString,
+          response_serializer=kernel__pb2.DefaultResponse.SerializeToString,
       ),
       'Hardware': grpc.unary_unary_rpc_method_handler(
           servicer.Hardware,

@@ -1,0 +1,66 @@
+package main
+
+import (
+	_ "embed"
+	"encoding/json"
+	"fmt"
+
+	"github.com/symmtune/symmtune/space"
+)
+
+// defaultsJSON is the CUDA build's untuned default by message size, data
+// that symmtune.torch reads from the same file.
+//
+//go:embed kernels/defaults.json
+var defaultsJSON []byte
+
+type defaultRules struct {
+	Algorithm string `json:"algorithm"`
+	Rules     []struct {
+		MaxBytes                int64 `json:"max_bytes"`
+		Blocks, Threads, Unroll int64
+	} `json:"rules"`
+	BlockLadder []int64 `json:"block_ladder"`
+}
+
+var rules = func() defaultRules {
+	var r defaultRules
+	if err := json.Unmarshal(defaultsJSON, &r); err != nil || len(r.Rules) == 0 {
+		panic(fmt.Sprintf("kernels/defaults.json: %v", err)) // embedded at build time
+	}
+	return r
+}()
+
+// padded is n elements padded with zeros to whole 16-byte vectors on every
+// rank: what the CUDA kernels run on (any n, split evenly over the ranks).
+func padded(n int64, elt, world int) int64 {
+	unit := int64(world) * int64(16/elt)
+	return (n + unit - 1) / unit * unit
+}
+
+// cudaDefault is the config an untuned caller should run for n elements of
+// elt bytes on world ranks: the first rule whose max_bytes covers the
+// message, its blocks shrunk down the ladder until every block of a rank's
+// share has work.
+func cudaDefault(n int64, elt, world int) space.Config {
+	bytes := n * int64(elt)
+	r := rules.Rules[len(rules.Rules)-1]
+	for _, x := range rules.Rules {
+		if x.MaxBytes == 0 || bytes <= x.MaxBytes {
+			r = x
+			break
+		}
+	}
+	work := padded(n, elt, world) * int64(elt) / 16 / int64(world)
+	blocks := r.Blocks
+	for _, b := range rules.BlockLadder {
+		if b <= blocks && (b == 1 || (b-1)*r.Threads*r.Unroll < work) {
+			blocks = b
+			break
+		}
+	}
+	return space.Config{
+		"algorithm": space.Str(rules.Algorithm), "blocks": space.Int(blocks),
+		"threads": space.Int(r.Threads), "unroll": space.Int(r.Unroll),
+	}
+}

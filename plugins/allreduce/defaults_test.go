@@ -1,0 +1,109 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/symmtune/symmtune/space"
+)
+
+// TestCUDADefaultGolden holds cudaDefault to the cases symmtune.torch's
+// Python twin is held to (python/tests/test_kernels.py).
+func TestCUDADefaultGolden(t *testing.T) {
+	b, err := os.ReadFile("testdata/default-golden.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var g struct {
+		Cases []struct {
+			N          int64 `json:"n"`
+			Elt, World int
+			Config     map[string]any
+		}
+	}
+	if err := json.Unmarshal(b, &g); err != nil || len(g.Cases) == 0 {
+		t.Fatalf("golden: %v", err)
+	}
+	for _, c := range g.Cases {
+		got := cudaDefault(c.N, c.Elt, c.World)
+		want := space.Config{}
+		for k, v := range c.Config {
+			if s, ok := v.(string); ok {
+				want[k] = space.Str(s)
+			} else {
+				want[k] = space.Int(int64(v.(float64)))
+			}
+		}
+		if got.String() != want.String() {
+			t.Errorf("n=%d elt=%d world=%d: %s, want %s", c.N, c.Elt, c.World, got, want)
+		}
+		// Validate's rule that every block has work (the rest are fixed
+		// by the table's values).
+		work := padded(c.N, c.Elt, c.World) * int64(c.Elt) / 16 / int64(c.World)
+		if b := got["blocks"].Int; b > 1 && (b-1)*got["threads"].Int*got["unroll"].Int >= work {
+			t.Errorf("n=%d world=%d: %s leaves blocks without work (%d vectors per rank)", c.N, c.World, got, work)
+		}
+	}
+}
+
+// TestCUDADefaultNearTuned: on every recorded exhaustive landscape (2 and
+// 4 H200s, 4 KiB to 16 MiB of bf16), the default runs within 1.3x of the
+// best config measured.
+func TestCUDADefaultNearTuned(t *testing.T) {
+	files, _ := filepath.Glob("../../tuner/testdata/landscape-cuda-allreduce-w*-n*.jsonl")
+	if len(files) < 10 {
+		t.Fatalf("%d landscapes found", len(files))
+	}
+	for _, f := range files {
+		fh, err := os.Open(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var world int
+		var shape string
+		best, scores := 0.0, map[string]float64{}
+		sc := bufio.NewScanner(fh)
+		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		for sc.Scan() {
+			var l struct {
+				Config space.Config `json:"config"`
+				Status string       `json:"status"`
+				Score  float64      `json:"score_us"`
+				World  int          `json:"world"`
+				Shape  string       `json:"shape"`
+				Dtype  string       `json:"dtype"`
+			}
+			if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
+				t.Fatalf("%s: %v", f, err)
+			}
+			if l.Status != "ok" || l.Dtype != "bf16" {
+				continue
+			}
+			world, shape = l.World, l.Shape
+			if s, ok := scores[l.Config.String()]; !ok || l.Score < s {
+				scores[l.Config.String()] = l.Score
+			}
+			if best == 0 || l.Score < best {
+				best = l.Score
+			}
+		}
+		fh.Close()
+		sh, err := space.ParseShape(shape, []string{"n"})
+		if err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		d := cudaDefault(sh["n"], 2, world)
+		s, ok := scores[d.String()]
+		switch {
+		case !ok:
+			t.Errorf("%s: the default %s was not measured", filepath.Base(f), d)
+		case s > 1.3*best:
+			t.Errorf("%s: default %s takes %.1f µs, %.2fx the best %.1f", filepath.Base(f), d, s, s/best, best)
+		default:
+			t.Logf("%s: default %.2fx the best", filepath.Base(f), s/best)
+		}
+	}
+}
