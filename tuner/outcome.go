@@ -47,36 +47,62 @@ func (o *Outcome) Speedup(r Result) float64 {
 	return 0
 }
 
-// Top returns up to n configs best first: the re-measured finalists (the
-// winner first), then the other configs by their first-pass score. The two
-// groups are not mixed because their iteration counts differ.
-func (o *Outcome) Top(n int) []Result {
-	var refined, first []Result
-	seen := map[string]bool{}
+// Remeasured returns the finalists' re-measurements (the round after the
+// search, with more iterations): those that ran correctly fastest first,
+// so the winner leads, then those that failed it.
+func (o *Outcome) Remeasured() []Result {
+	var ok, failed []Result
 	for _, r := range o.Results {
-		if r.Status == StatusOK && r.Refined {
-			refined = append(refined, r)
-			seen[r.Config.String()] = true
+		switch {
+		case !r.Refined:
+		case r.Status == StatusOK:
+			ok = append(ok, r)
+		default:
+			failed = append(failed, r)
 		}
 	}
+	byScore(ok)
+	return append(ok, failed...)
+}
+
+// FirstPass returns up to n configs that ran correctly in the search but
+// were not re-measured, fastest first by their first-pass score. They are
+// kept apart from Remeasured because their iteration counts differ.
+func (o *Outcome) FirstPass(n int) []Result {
+	remeasured := map[string]bool{}
 	for _, r := range o.Results {
-		if r.Status == StatusOK && !r.Refined && !seen[r.Config.String()] {
-			first = append(first, r)
+		if r.Refined {
+			remeasured[r.Config.String()] = true
 		}
 	}
-	byScore := func(rs []Result) {
-		sort.SliceStable(rs, func(i, j int) bool {
-			if rs[i].Score() != rs[j].Score() {
-				return rs[i].Score() < rs[j].Score()
-			}
-			return rs[i].Config.String() < rs[j].Config.String()
-		})
+	var out []Result
+	for _, r := range o.Results {
+		if r.Status == StatusOK && !r.Refined && !remeasured[r.Config.String()] {
+			out = append(out, r)
+		}
 	}
-	byScore(refined)
-	byScore(first)
-	out := append(refined, first...)
-	if len(out) > n {
-		out = out[:n]
+	byScore(out)
+	return out[:min(n, len(out))]
+}
+
+// FirstPassOf returns c's measurement in the search (before any
+// re-measurement).
+func (o *Outcome) FirstPassOf(c space.Config) (Result, bool) {
+	key := c.String()
+	for _, r := range o.Results {
+		if !r.Refined && r.Config.String() == key {
+			return r, true
+		}
 	}
-	return out
+	return Result{}, false
+}
+
+// byScore sorts results fastest first; ties by config, for a stable table.
+func byScore(rs []Result) {
+	sort.SliceStable(rs, func(i, j int) bool {
+		if rs[i].Score() != rs[j].Score() {
+			return rs[i].Score() < rs[j].Score()
+		}
+		return rs[i].Config.String() < rs[j].Config.String()
+	})
 }

@@ -27,6 +27,7 @@ func (ss *session) explore(ctx context.Context, valid []space.Config) error {
 	if c, ok := strat.(interface{ Close() }); ok {
 		defer c.Close()
 	}
+	ss.strategy = strat.Name()
 	ss.s.Reporter.Start(job, budget)
 	began := time.Now()
 	var history []strategy.Observation
@@ -113,11 +114,18 @@ func (ss *session) measure(ctx context.Context, c space.Config, iters int, refin
 func (ss *session) stamp(r *Result) {
 	r.Kernel, r.Backend, r.World, r.Dtype = ss.job.Kernel, ss.backend, ss.job.World, ss.job.Dtype
 	r.Shape = ss.out.Shape.Format(ss.out.Desc.Dims...)
+	r.Strategy, r.ValidConfigs, r.Hardware = ss.strategy, ss.out.ValidCount, ss.out.Hardware.ID()
+	r.Default = r.Config.String() == ss.out.Desc.Default.String()
 }
 
 func (ss *session) jobKey() string {
 	return resumeKey(ss.job.Kernel, ss.backend, ss.job.World, ss.job.Dtype, ss.out.Shape.Format(ss.out.Desc.Dims...))
 }
+
+// FinalistsWithin is how close to the best first-pass score a config must
+// come to be re-measured as a finalist (besides the default, re-measured
+// as the baseline): within 25%.
+const FinalistsWithin = 1.25
 
 // refine re-measures the finalists and the default with more iterations
 // (successive halving's last rung): the first pass used few iterations, so
@@ -127,7 +135,7 @@ func (ss *session) refine(ctx context.Context) error {
 	for _, r := range ss.out.Results {
 		obs = append(obs, strategy.Observation{Config: r.Config, ScoreUS: r.Score(), OK: r.Status == StatusOK})
 	}
-	finalists := strategy.Finalists(obs, ss.job.Finalists, 1.25)
+	finalists := strategy.Finalists(obs, ss.job.Finalists, FinalistsWithin)
 	if len(finalists) == 0 {
 		return nil
 	}

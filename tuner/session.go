@@ -32,6 +32,8 @@ type session struct {
 	// iterUS is the slowest bench iteration (wall time of a successful
 	// bench call over its warm-up and timed iterations) so far, µs.
 	iterUS float64
+	// strategy is the name of the strategy that runs the first pass.
+	strategy string
 }
 
 // describe asks rank 0 what the kernel is, checks the job against it, and
