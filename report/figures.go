@@ -73,10 +73,11 @@ func trialsFigure(r *Run, optimum float64, optimumFrom string) (figure, error) {
 	if err := points(p, def, colDefault, 3.5, true, false, false); err != nil {
 		return f, err
 	}
-	if err := points(p, win, colWinner, 3.5, true, false, false); err != nil {
+	// A ring, so a default that won still shows its dot inside.
+	if err := points(p, win, colWinner, 5, false, false, false); err != nil {
 		return f, err
 	}
-	f.Legend = append(f.Legend, legendItem{hexColor(colDefault), "default config", "dot"}, legendItem{hexColor(colWinner), "winner (its first-pass trial)", "dot"})
+	f.Legend = append(f.Legend, legendItem{hexColor(colDefault), "default config", "dot"}, legendItem{hexColor(colWinner), "winner (its first-pass trial)", "ring"})
 	if finite(optimum) && len(dots) > 0 {
 		if err := hline(p, optimum, 1, float64(len(r.Trials)), colOptimum); err != nil {
 			return f, err
@@ -100,7 +101,7 @@ func trialsFigure(r *Run, optimum float64, optimumFrom string) (figure, error) {
 // come close to the best, and where the default and the winner fall.
 func distributionFigure(r *Run) (figure, error) {
 	p := newPlot("score distribution over configs", "configs, fastest first (first pass)", "median µs")
-	ok := okTrials(r)
+	ok := okConfigs(r)
 	sort.SliceStable(ok, func(i, j int) bool { return ok[i].Score() < ok[j].Score() })
 	winner, hasWinner := r.Winner()
 	var dots, def, win plotter.XYs
@@ -122,12 +123,13 @@ func distributionFigure(r *Run) (figure, error) {
 		xys    plotter.XYs
 		c      color.RGBA
 		radius float64
-	}{{dots, colTrial, 2}, {def, colDefault, 3.5}, {win, colWinner, 3.5}} {
-		if err := points(p, s.xys, s.c, s.radius, true, false, false); err != nil {
+		filled bool
+	}{{dots, colTrial, 2, true}, {def, colDefault, 3.5, true}, {win, colWinner, 5, false}} {
+		if err := points(p, s.xys, s.c, s.radius, s.filled, false, false); err != nil {
 			return f, err
 		}
 	}
-	f.Legend = []legendItem{{hexColor(colTrial), "config", "dot"}, {hexColor(colDefault), "default config", "dot"}, {hexColor(colWinner), "winner", "dot"}}
+	f.Legend = []legendItem{{hexColor(colTrial), "config", "dot"}, {hexColor(colDefault), "default config", "dot"}, {hexColor(colWinner), "winner", "ring"}}
 	logY(p, minOf(scores), maxOf(scores))
 	p.X.Min, p.X.Max = 0, float64(len(ok))+1
 	if len(ok) > 0 {
@@ -152,7 +154,7 @@ func distributionFigure(r *Run) (figure, error) {
 // first-pass score of the configs with each of its values. A parameter of
 // which one value was measured says nothing and gets no plot.
 func parameterFigures(r *Run) ([]figure, []string, error) {
-	ok := okTrials(r)
+	ok := okConfigs(r)
 	names := map[string]bool{}
 	for _, t := range ok {
 		for n := range t.Config {
@@ -329,7 +331,10 @@ func latencyFigure(kernel string, world int, runs []*Run, d *Data) (figure, erro
 	p.Y.Scale = plot.LogScale{}
 	p.Y.Tick.Marker = logTicks{format: formatUS}
 	p.Y.Min, p.Y.Max = ylo/1.3, yhi*1.3
-	f.Caption = "symmtune: the winner of each search as re-measured after it (median over iterations of the slowest rank); peers: as measured by peer_baselines.py (median over iterations of each rank, slowest rank)."
+	f.Caption = "symmtune: the winner of each search as re-measured after it (median over iterations of the slowest rank)."
+	if len(peerOrder) > 0 {
+		f.Caption += " Peers: as peer_baselines.py measured them (median over iterations of each rank, slowest rank)."
+	}
 	if noWinner > 0 {
 		f.Caption += fmt.Sprintf(" %d searches without a winner (interrupted, or nothing ran correctly) are not drawn.", noWinner)
 	}
@@ -354,6 +359,20 @@ func dimsOf(logged string, sh space.Shape) []string {
 	}
 	sort.Strings(names)
 	return names
+}
+
+// okConfigs is the configs that ran correctly in the first pass, each once
+// with its first measurement (a resumed search may log a config twice).
+func okConfigs(r *Run) []tuner.Result {
+	seen := map[string]bool{}
+	var out []tuner.Result
+	for _, t := range okTrials(r) {
+		if k := t.Config.String(); !seen[k] {
+			seen[k] = true
+			out = append(out, t)
+		}
+	}
+	return out
 }
 
 func okTrials(r *Run) []tuner.Result {

@@ -263,7 +263,7 @@ th { background: #f3f3f3; }
 td.config { text-align: left; font-family: monospace; }
 figure { margin: 0.6em 0; }
 .wide { display: flex; flex-wrap: wrap; gap: 1em; }
-.wide figure { flex: 1 1 30em; }
+.wide figure { flex: 1 1 30em; max-width: calc(50% - 0.5em); }
 .params { display: flex; flex-wrap: wrap; gap: 0.5em; }
 .params figure { flex: 0 1 15.5em; }
 svg.plot { width: 100%; height: auto; }
@@ -271,7 +271,8 @@ svg.plot text { font-family: "Liberation Sans", Arial, Helvetica, sans-serif !im
 .key { display: inline-block; margin-right: 1em; white-space: nowrap; }
 .swatch { display: inline-block; width: 1.4em; height: 0; border-top: 3px solid; vertical-align: middle; margin-right: 0.3em; }
 .swatch.dash { border-top-style: dashed; }
-.swatch.dot { width: 0.6em; height: 0.6em; border: none; border-radius: 50%; }
+.swatch.dot, .swatch.ring { width: 0.6em; height: 0.6em; border: none; border-radius: 50%; }
+.swatch.ring { width: 0.5em; height: 0.5em; border: 2px solid; background: none !important; }
 </style>
 </head>
 <body>

@@ -3,6 +3,7 @@ package report
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -166,7 +167,11 @@ func Load(in Input) (*Data, error) {
 func logFiles(arg string) (files []string, origin string, err error) {
 	st, err := os.Stat(arg)
 	if err != nil {
-		return nil, "", &tuner.InputError{Err: err}
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return nil, "", inputErrorf("trial log %s: %v", arg, err)
 	}
 	if !st.IsDir() {
 		return []string{arg}, filepath.Dir(arg), nil

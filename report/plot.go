@@ -46,7 +46,7 @@ func hexColor(c color.RGBA) string { return fmt.Sprintf("#%02x%02x%02x", c.R, c.
 type legendItem struct {
 	Color string
 	Label string
-	Mark  string // line, dash or dot: how the swatch is drawn
+	Mark  string // line, dash, dot or ring: how the swatch is drawn
 }
 
 // figure is one rendered plot.
@@ -114,12 +114,24 @@ func points(p *plot.Plot, xys plotter.XYs, c color.RGBA, radius float64, filled,
 	if err != nil {
 		return err
 	}
-	s.GlyphStyle = draw.GlyphStyle{Color: c, Radius: vg.Points(radius), Shape: draw.RingGlyph{}}
+	s.GlyphStyle = draw.GlyphStyle{Color: c, Radius: vg.Points(radius), Shape: ring{}}
 	if filled {
 		s.GlyphStyle.Shape = draw.CircleGlyph{}
 	}
 	p.Add(s)
 	return nil
+}
+
+// ring is gonum's RingGlyph drawn with a line thick enough to see.
+type ring struct{}
+
+func (ring) DrawGlyph(c *draw.Canvas, sty draw.GlyphStyle, pt vg.Point) {
+	c.SetLineStyle(draw.LineStyle{Color: sty.Color, Width: vg.Points(1.3)})
+	p := make(vg.Path, 0, 3)
+	p.Move(vg.Point{X: pt.X + sty.Radius, Y: pt.Y})
+	p.Arc(pt, sty.Radius, 0, 2*math.Pi)
+	p.Close()
+	c.Stroke(p)
 }
 
 // hline draws a horizontal line at y across [x0, x1].
@@ -160,7 +172,7 @@ type logTicks struct{ format func(float64) string }
 func (t logTicks) Ticks(lo, hi float64) []plot.Tick {
 	var ticks []plot.Tick
 	for _, steps := range [][]float64{{1, 2, 5}, {1, 2, 3, 4, 5, 6, 7, 8, 9}} {
-		ticks = ticks[:0]
+		ticks = nil
 		labelled := 0
 		for e := math.Floor(math.Log10(lo)); math.Pow(10, e) <= hi; e++ {
 			for i := 1; i <= 9; i++ {
@@ -179,10 +191,30 @@ func (t logTicks) Ticks(lo, hi float64) []plot.Tick {
 			}
 		}
 		if labelled >= 3 {
-			break
+			return ticks
+		}
+	}
+	if labelled := countLabelled(ticks); labelled >= 2 {
+		return ticks
+	}
+	// A narrow span holds no such value: ordinary ticks read better.
+	ticks = plot.DefaultTicks{}.Ticks(lo, hi)
+	for i := range ticks {
+		if ticks[i].Label != "" {
+			ticks[i].Label = t.format(ticks[i].Value)
 		}
 	}
 	return ticks
+}
+
+func countLabelled(ticks []plot.Tick) int {
+	n := 0
+	for _, tk := range ticks {
+		if tk.Label != "" {
+			n++
+		}
+	}
+	return n
 }
 
 // byteTicks labels a log axis of byte counts at powers of two, every

@@ -31,7 +31,7 @@ type Expect struct {
 
 // Check parses page and checks, for every job of every log: a section
 // with a trials plot of one point per correct first-pass trial, a
-// distribution plot of one point per such config with the default and the
+// distribution plot of one point per distinct such config with the default and the
 // winner marked once each, one parameter plot per parameter with more than
 // one measured value and one point per value; and per kernel and world, a
 // latency plot with one symmtune point per search that chose a winner and
@@ -128,8 +128,8 @@ func checkJob(t testing.TB, s *html.Node, j *job) {
 	}
 	di := byKind["distribution"][0]
 	ld := legend(di)
-	if n := glyphs(di, ld["config"]); n != j.okFirst {
-		t.Errorf("%s of %s: distribution plot draws %d configs, want %d", j.key, j.log, n, j.okFirst)
+	if n := glyphs(di, ld["config"]); n != j.okConfigs {
+		t.Errorf("%s of %s: distribution plot draws %d configs, want %d", j.key, j.log, n, j.okConfigs)
 	}
 	if n := glyphs(di, ld["default config"]); n != b2i(j.defaultOK) {
 		t.Errorf("%s of %s: default marked %d times, want %d", j.key, j.log, n, b2i(j.defaultOK))
@@ -166,7 +166,8 @@ func checkJob(t testing.TB, s *html.Node, j *job) {
 type job struct {
 	log, key, kernel string
 	world            int
-	okFirst          int
+	okFirst          int // correct first-pass trials
+	okConfigs        int // distinct configs among them
 	defaultOK        bool
 	winner           bool
 	exhaustive       bool
@@ -253,6 +254,7 @@ func readJobs(t testing.TB, logs []string) []*job {
 				def = m
 			}
 			j.defaultOK = okConfigs[key][def]
+			j.okConfigs = len(okConfigs[key])
 			j.exhaustive = valid[key] > 0 && len(configs[key]) >= valid[key]
 		}
 	}
