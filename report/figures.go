@@ -290,7 +290,10 @@ func latencyFigure(kernel string, world int, runs []*Run, d *Data) (figure, erro
 		if p.World != world || !slices.Contains(peerKernels[p.Kind], kernel) {
 			continue
 		}
-		label := p.Kind + " " + p.Impl
+		label := p.Impl // this kernel's own peers; others (mm alone) say what they time
+		if len(peerKernels[p.Kind]) > 1 {
+			label = p.Kind + " " + p.Impl
+		}
 		if _, ok := peers[label]; !ok {
 			peers[label] = &series{label: label, peer: true}
 			peerOrder = append(peerOrder, label)
