@@ -121,36 +121,27 @@ func untar(t *testing.T, path string) string {
 	}
 }
 
+// TestLoadBadInput covers what the CLI's bad-input test does not: each
+// is an *tuner.InputError (exit code 2) naming the file.
 func TestLoadBadInput(t *testing.T) {
 	dir := t.TempDir()
-	write := func(name, text string) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return p
+	write := func(name, text string) string { return reporttest.WriteFile(t, dir, name, text) }
+	trial := func(world int) string {
+		return `{"config":{"a":1},"status":"ok","score_us":3,"kernel":"k","backend":"cpu","world":` + strconv.Itoa(world) + `,"dtype":"f32","shape":"n=8"}` + "\n"
 	}
-	good := write("good.jsonl", `{"config":{"a":1},"status":"ok","score_us":3,"kernel":"k","backend":"cpu","world":2,"dtype":"f32","shape":"n=8"}`+"\n")
-	empty := filepath.Join(dir, "empty")
-	if err := os.Mkdir(empty, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	w2, w4 := write("w2.jsonl", trial(2)), write("w4.jsonl", trial(4))
 	for _, tc := range []struct {
 		name string
 		in   Input
 		want string
 	}{
-		{"text file", Input{Logs: []string{write("notes.txt", "hello\nworld\n")}}, "notes.txt: line 1: not a symmtune trial"},
 		{"other JSON lines", Input{Logs: []string{write("other.jsonl", `{"name":"x"}`+"\n")}}, "other.jsonl: line 1: not a symmtune trial: no config"},
 		{"trial without its job", Input{Logs: []string{write("nojob.jsonl", `{"config":{"a":1},"status":"ok"}`+"\n")}}, "nojob.jsonl: line 1: not a symmtune trial: no kernel"},
-		{"empty file", Input{Logs: []string{write("empty.jsonl", "")}}, "empty.jsonl: not a symmtune trial log"},
 		{"only a torn line", Input{Logs: []string{write("torn.jsonl", `{"config":{"a":1},"sta`)}}, "torn.jsonl: not a symmtune trial log"},
-		{"empty directory", Input{Logs: []string{empty}}, "directory " + empty + " holds no trial logs"},
-		{"missing file", Input{Logs: []string{filepath.Join(dir, "nope.jsonl")}}, "nope.jsonl"},
-		{"nothing at all", Input{CachePath: filepath.Join(dir, "none.toml")}, "nothing to report"},
-		{"peers not CSV", Input{Logs: []string{good}, Peers: []PeerFile{{Path: write("peers-w2.csv", "no\nrows\n")}}}, "not a peers CSV"},
-		{"peers of unknown world", Input{Logs: []string{good, write("w4.jsonl", strings.Replace(`{"config":{"a":1},"status":"ok","score_us":3,"kernel":"k","backend":"cpu","world":4,"dtype":"f32","shape":"n=8"}`, "x", "x", 1)+"\n")},
-			Peers: []PeerFile{{Path: write("peers.csv", "allreduce,nccl,4096,3.0\n")}}}, "give it as --peers 4="},
+		{"bad shape", Input{Logs: []string{write("shape.jsonl", strings.Replace(trial(2), "n=8", "n=eight", 1))}}, "shape.jsonl: line 1: shape"},
+		{"empty cache and no log", Input{CachePath: filepath.Join(dir, "none.toml")}, "nothing to report"},
+		{"peers of unknown world", Input{Logs: []string{w2, w4}, Peers: []PeerFile{{Path: write("peers.csv", "allreduce,nccl,4096,3.0\n")}}}, "give it as --peers 4="},
+		{"peers of bad shape", Input{Logs: []string{w2}, Peers: []PeerFile{{Path: write("peers-w2.csv", "allreduce,nccl,4 KiB,3.0\n")}}}, "line 1: shape"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Load(tc.in)

@@ -75,13 +75,7 @@ iters = 2
 // reported in one line and the rest of it is used.
 func TestReportBadInput(t *testing.T) {
 	dir := t.TempDir()
-	write := func(name, text string) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	write := func(name, text string) string { return reporttest.WriteFile(t, dir, name, text) }
 	line := `{"config":{"chunk":1},"status":"ok","score_us":3,"kernel":"allreduce","backend":"cpu","world":2,"dtype":"f32","shape":"n=8"}` + "\n"
 	good := write("good.jsonl", line)
 	emptyDir := filepath.Join(dir, "empty")

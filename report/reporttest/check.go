@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
@@ -332,6 +333,16 @@ func checkSVGsWellFormed(t testing.TB, page []byte) {
 		}
 		rest = rest[start+end:]
 	}
+}
+
+// WriteFile writes a test input file under dir and returns its path.
+func WriteFile(t testing.TB, dir, name, text string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
 
 func findAll(n *html.Node, tag string) []*html.Node {
