@@ -83,7 +83,7 @@ func trialsFigure(r *Run, optimum float64, optimumFrom string) (figure, error) {
 			return f, err
 		}
 		scores = append(scores, optimum)
-		f.Legend = append(f.Legend, legendItem{hexColor(colOptimum), "exhaustive optimum" + optimumFrom, "dash"})
+		f.Legend = append(f.Legend, legendItem{hexColor(colOptimum), "exhaustive optimum", "dash"})
 	}
 	logY(p, minOf(scores), maxOf(scores))
 	p.X.Min, p.X.Max = 0, float64(len(r.Trials))+1
@@ -91,6 +91,9 @@ func trialsFigure(r *Run, optimum float64, optimumFrom string) (figure, error) {
 	f.Caption = fmt.Sprintf("%d first-pass trials: %s.", len(r.Trials), countsText(counts))
 	if len(dots) < len(r.Trials) {
 		f.Caption += " Trials that did not run correctly have no score and leave gaps."
+	}
+	if finite(optimum) && optimumFrom != "" {
+		f.Caption += fmt.Sprintf(" The exhaustive optimum (%.1f µs) is from %s, an exhaustive search of the same job.", optimum, optimumFrom)
 	}
 	var err error
 	f.SVG, err = render(p, wideW, wideH)

@@ -140,7 +140,7 @@ func optimumFor(r *Run, runs []*Run) (float64, string) {
 		if o == r {
 			return best, ""
 		}
-		return best, " (from " + o.Log + ")"
+		return best, o.Log
 	}
 	return 0, ""
 }

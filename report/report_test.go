@@ -172,3 +172,30 @@ func TestPeersWorldFromName(t *testing.T) {
 		t.Errorf("ParsePeerArg(x=b.csv) = %+v", p)
 	}
 }
+
+// TestOptimumOfAnExhaustiveSearchOfTheSameJob: a budgeted search's plot
+// shows the optimum an exhaustive search of the same job (same hardware)
+// found, naming its log; one on other hardware lends nothing.
+func TestOptimumOfAnExhaustiveSearchOfTheSameJob(t *testing.T) {
+	dir := t.TempDir()
+	trial := func(a int, score float64, strategy, hw string) string {
+		return `{"config":{"a":` + strconv.Itoa(a) + `},"status":"ok","score_us":` + strconv.FormatFloat(score, 'f', -1, 64) +
+			`,"kernel":"k","backend":"cpu","world":2,"dtype":"f32","shape":"n=8","strategy":"` + strategy + `","valid_configs":4,"hardware":"` + hw + `"}` + "\n"
+	}
+	exh := reporttest.WriteFile(t, dir, "exhaustive.jsonl", trial(1, 9, "exhaustive", "h1")+trial(2, 7, "exhaustive", "h1")+trial(3, 5, "exhaustive", "h1")+trial(4, 2.5, "exhaustive", "h1"))
+	budgeted := reporttest.WriteFile(t, dir, "pattern.jsonl", trial(1, 9.2, "pattern", "h1")+trial(3, 5.1, "pattern", "h1"))
+	other := reporttest.WriteFile(t, dir, "other.jsonl", trial(1, 9.2, "pattern", "h2")+trial(3, 5.1, "pattern", "h2"))
+	d, err := Load(Input{Logs: []string{dir}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := Render(&b, d, time.Unix(0, 0)); err != nil {
+		t.Fatal(err)
+	}
+	page := b.String()
+	reporttest.Check(t, b.Bytes(), reporttest.Expect{Logs: []string{exh, budgeted, other}})
+	if n := strings.Count(page, "The exhaustive optimum (2.5 µs) is from "+exh); n != 1 {
+		t.Errorf("the exhaustive optimum is lent %d times, want once (to %s, not to the other hardware's search)", n, budgeted)
+	}
+}
