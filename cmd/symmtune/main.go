@@ -2,7 +2,8 @@
 // scatter, all-gather+matmul) and serves the tuned configs: `search` runs a
 // tuning job over plugin processes, one per rank; `lookup` and `show` read
 // the cache; `plugins` lists what can be tuned; `replay` runs a search
-// strategy against a recorded trial log.
+// strategy against a recorded trial log; `report` draws an HTML page of
+// plots from trial logs, the cache and peer timings.
 //
 // Exit codes: 0 success, 1 failure while working, 2 bad input (nothing was
 // run or written), 3 lookup found no entry, 130 interrupted.
@@ -83,7 +84,7 @@ func newRootCmd() *cobra.Command {
 	root.PersistentFlags().StringVar(&g.cachePath, "cache", cache.DefaultPath(), "tuned-config cache file (default $SYMMTUNE_CACHE, else $XDG_CACHE_HOME/symmtune/configs.toml)")
 	root.PersistentFlags().BoolVarP(&g.verbose, "verbose", "v", false, "log details, plugin output included, to stderr")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
-	root.AddCommand(newSearchCmd(g), newLookupCmd(g), newShowCmd(g), newPluginsCmd(g), newReplayCmd())
+	root.AddCommand(newSearchCmd(g), newLookupCmd(g), newShowCmd(g), newPluginsCmd(g), newReplayCmd(), newReportCmd(g))
 	return root
 }
 
