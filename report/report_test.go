@@ -18,8 +18,8 @@ import (
 )
 
 // TestReportsFromCommittedLogs renders reports from the GPU benchmark logs
-// committed under bench/results (the full runs' archives with their peers
-// CSVs, and the re-check's pattern searches) and from the recorded
+// committed under bench/results (the full runs' archives, with their peers
+// CSVs where the run had them, and the re-check's pattern searches) and from the recorded
 // landscapes, and checks every plot against the logs.
 func TestReportsFromCommittedLogs(t *testing.T) {
 	archives, err := filepath.Glob("../bench/results/*-logs.tgz")
@@ -31,8 +31,10 @@ func TestReportsFromCommittedLogs(t *testing.T) {
 			dir := untar(t, a)
 			logs, _ := filepath.Glob(filepath.Join(dir, "*", "*.jsonl"))
 			peerFiles, _ := filepath.Glob(filepath.Join(dir, "*", "peers-w*.csv"))
-			if len(logs) == 0 || len(peerFiles) == 0 {
-				t.Fatalf("archive holds %d logs and %d peers files", len(logs), len(peerFiles))
+			// Every archive holds trial logs; the all-reduce runs' also hold
+			// peer_baselines.py's all-reduce CSVs (peers-w<W>.csv).
+			if len(logs) == 0 {
+				t.Fatalf("archive holds no trial logs")
 			}
 			in := Input{Logs: []string{filepath.Dir(logs[0])}}
 			want := map[string]int{}
