@@ -4,7 +4,8 @@
 # against the float64 reference (fresh random inputs, poisoned outputs),
 # so a short random search per (dtype, size) checks a spread of configs of
 # every algorithm. Prints one line per search: the statuses of its trials
-# and the winner; exits 1 if any trial was wrong or failed.
+# and the winner; exits 1 if any trial was wrong or failed. The plots of
+# the searches go to $LOGS/report.html.
 #
 #   WORLD=2 BIN=bin bash bench/allreduce-odd.sh
 set -u
@@ -28,4 +29,5 @@ for D in $DTYPES; do
 		if [ $rc -ne 0 ] || grep -q '"status":"\(wrong\|failed\|crash\|hang\)"' "$L.jsonl"; then bad=1; fi
 	done
 done
+write_report "$LOGS/report.html"
 exit $bad

@@ -8,7 +8,8 @@
 # alone, agmm and mmrs peers), then `symmtune search --backend cuda` for
 # each kernel and shape. Writes under $OUT (default bench/out): logs/ (trial
 # logs, search output, peer CSVs, the cache, machine info), gemm-summary.md
-# (bench/gemm_combine.py) and gemm-logs.tgz.
+# (bench/gemm_combine.py), gemm-report.html (plots, `symmtune report`) and
+# gemm-logs.tgz.
 #
 # Runs where the GPUs are, with binaries built elsewhere (make cuda):
 # bin/symmtune and bin/cuda/symmtune-plugin-{agmm,matmulrs}; the peer
@@ -65,5 +66,6 @@ for KER in $KERNELS; do
 done
 cat "$LOGS/lookup.txt"
 python3 "$(dirname "$0")/gemm_combine.py" "$LOGS" >"$OUT/gemm-summary.md"
+write_report "$OUT/gemm-report.html"
 tar czf "$OUT/gemm-logs.tgz" -C "$(dirname "$LOGS")" "$(basename "$LOGS")"
 cat "$OUT/gemm-summary.md"

@@ -53,11 +53,6 @@ CUDA_VISIBLE_DEVICES=$(seq -s, 0 $((W1 - 1))) "$BIN/symmtune" lookup --plugin-di
 	--kernel allreduce --world "$W1" --dtype bf16 --shape n=524288 >"$LOGS/lookup.txt" 2>&1
 cat "$LOGS/lookup.txt"
 python3 "$(dirname "$0")/combine.py" "$LOGS" >"$OUT/summary.md"
-# The plots, from the same logs; if a peers CSV is unreadable (the peers
-# run failed), the report is drawn without the peers rather than not at all.
-PEERS_ARGS=()
-for f in "$LOGS"/peers-w*.csv; do [ -s "$f" ] && PEERS_ARGS+=(--peers "$f"); done
-"$BIN/symmtune" report --log "$LOGS" "${PEERS_ARGS[@]}" -o "$OUT/report.html" ||
-	"$BIN/symmtune" report --log "$LOGS" -o "$OUT/report.html" || echo "report failed: rc $?"
+write_report "$OUT/report.html"
 tar czf "$OUT/logs.tgz" -C "$(dirname "$LOGS")" "$(basename "$LOGS")"
 cat "$OUT/summary.md"

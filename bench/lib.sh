@@ -1,7 +1,8 @@
 # bench/lib.sh: what every GPU benchmark script here starts with (source it
 # after setting LOGS): NVLink multicast off in everything started from the
 # script (it is forbidden on the shared machines), unbuffered Python, a
-# cubin cache, and the machine's state in $LOGS/machine.txt.
+# cubin cache, and the machine's state in $LOGS/machine.txt; write_report
+# draws the plots of $LOGS's trial logs.
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 export PYTHONUNBUFFERED=1
 export SYMMTUNE_CUBIN_CACHE=${SYMMTUNE_CUBIN_CACHE:-/tmp/symmtune-cubin}
@@ -11,3 +12,14 @@ mkdir -p "$LOGS"
 	nvidia-smi --query-gpu=index,name,driver_version,memory.total,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv
 	nvidia-smi topo -m
 } >"$LOGS/machine.txt" 2>&1
+
+# write_report FILE: `symmtune report` of $LOGS's trial logs with the peers
+# CSVs there, by the carried $BIN/symmtune (no Go on the GPU machine). If a
+# peers CSV is unreadable (its run failed) the report is drawn without the
+# peers; a failed report never fails the benchmark.
+write_report() {
+	local peers=() f
+	for f in "$LOGS"/peers-*.csv; do [ -s "$f" ] && peers+=(--peers "$f"); done
+	"$BIN/symmtune" report --log "$LOGS" "${peers[@]}" -o "$1" ||
+		"$BIN/symmtune" report --log "$LOGS" -o "$1" || echo "report failed: rc $?"
+}

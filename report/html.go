@@ -260,7 +260,7 @@ h3 { margin: 1.6em 0 0.3em; font-size: 1.05em; }
 table { border-collapse: collapse; font-size: 0.85em; margin: 1em 0; }
 th, td { border-bottom: 1px solid #ddd; padding: 0.25em 0.6em; text-align: right; }
 th { background: #f3f3f3; }
-td.config { text-align: left; font-family: monospace; }
+td.config { text-align: left; font-family: monospace; overflow-wrap: anywhere; }
 figure { margin: 0.6em 0; }
 .wide { display: flex; flex-wrap: wrap; gap: 1em; }
 .wide figure { flex: 1 1 30em; max-width: calc(50% - 0.5em); }

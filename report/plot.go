@@ -6,6 +6,7 @@ import (
 	"html/template"
 	"image/color"
 	"math"
+	"strconv"
 	"strings"
 
 	"gonum.org/v1/plot"
@@ -158,6 +159,7 @@ func logY(p *plot.Plot, lo, hi float64) {
 			pad = hi * 0.05
 		}
 		p.Y.Min, p.Y.Max = math.Max(0, lo-pad), hi+pad
+		p.Y.Tick.Marker = plainTicks{}
 		return
 	}
 	p.Y.Scale = plot.LogScale{}
@@ -202,6 +204,20 @@ func (t logTicks) Ticks(lo, hi float64) []plot.Tick {
 	for i := range ticks {
 		if ticks[i].Label != "" {
 			ticks[i].Label = t.format(ticks[i].Value)
+		}
+	}
+	return ticks
+}
+
+// plainTicks are gonum's default ticks labelled without trailing zeros
+// ("150", not "150.00").
+type plainTicks struct{}
+
+func (plainTicks) Ticks(lo, hi float64) []plot.Tick {
+	ticks := plot.DefaultTicks{}.Ticks(lo, hi)
+	for i := range ticks {
+		if ticks[i].Label != "" {
+			ticks[i].Label = strconv.FormatFloat(ticks[i].Value, 'g', 6, 64)
 		}
 	}
 	return ticks
@@ -262,7 +278,7 @@ func formatCount(n float64) string {
 	for _, u := range []struct {
 		name string
 		size float64
-	}{{"G", 1e9}, {"M", 1e6}, {"k", 1e3}} {
+	}{{"T", 1e12}, {"G", 1e9}, {"M", 1e6}, {"k", 1e3}} {
 		if n >= u.size {
 			return fmt.Sprintf("%.3g%s", n/u.size, u.name)
 		}

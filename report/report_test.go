@@ -18,9 +18,9 @@ import (
 )
 
 // TestReportsFromCommittedLogs renders reports from the GPU benchmark logs
-// committed under bench/results (the full runs' archives, with their peers
-// CSVs where the run had them, and the re-check's pattern searches) and from the recorded
-// landscapes, and checks every plot against the logs.
+// committed under bench/results (each archive's logs with its peers CSVs,
+// and the re-check's pattern searches) and from the recorded landscapes,
+// and checks every plot against the logs.
 func TestReportsFromCommittedLogs(t *testing.T) {
 	archives, err := filepath.Glob("../bench/results/*-logs.tgz")
 	if err != nil || len(archives) == 0 {
@@ -30,20 +30,15 @@ func TestReportsFromCommittedLogs(t *testing.T) {
 		t.Run(filepath.Base(a), func(t *testing.T) {
 			dir := untar(t, a)
 			logs, _ := filepath.Glob(filepath.Join(dir, "*", "*.jsonl"))
-			peerFiles, _ := filepath.Glob(filepath.Join(dir, "*", "peers-w*.csv"))
-			// Every archive holds trial logs; the all-reduce runs' also hold
-			// peer_baselines.py's all-reduce CSVs (peers-w<W>.csv).
 			if len(logs) == 0 {
 				t.Fatalf("archive holds no trial logs")
 			}
 			in := Input{Logs: []string{filepath.Dir(logs[0])}}
-			want := map[string]int{}
+			peerFiles, _ := filepath.Glob(filepath.Join(dir, "*", "peers-*.csv"))
 			for _, p := range peerFiles {
 				in.Peers = append(in.Peers, PeerFile{Path: p})
-				world := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(p), "peers-w"), ".csv")
-				want["allreduce|"+world] = countAllReduceRows(t, p)
 			}
-			checkReport(t, in, reporttest.Expect{Logs: logs, PeerPoints: want})
+			checkReport(t, in, reporttest.Expect{Logs: logs, PeerPoints: peerPoints(t, peerFiles)})
 		})
 	}
 	t.Run("recheck", func(t *testing.T) {
@@ -69,21 +64,30 @@ func checkReport(t *testing.T, in Input, want reporttest.Expect) {
 	reporttest.Check(t, b.Bytes(), want)
 }
 
-// countAllReduceRows counts a peers CSV's all-reduce rows: the points the
-// peers draw on the all-reduce latency plot.
-func countAllReduceRows(t *testing.T, path string) int {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	n := 0
-	for _, line := range strings.Split(string(b), "\n") {
-		f := strings.Split(line, ",")
-		if _, err := strconv.ParseFloat(f[len(f)-1], 64); len(f) == 4 && f[0] == "allreduce" && err == nil {
-			n++
+// peerPoints counts the rows of peers CSVs (named ...-wWORLD.csv) that
+// each latency plot, "kernel|world", must draw: peer_baselines.py's kinds
+// are drawn on their kernels' plots, the matrix product alone on both
+// matmul kernels'.
+func peerPoints(t *testing.T, files []string) map[string]int {
+	kernels := map[string][]string{"allreduce": {"allreduce"}, "mmrs": {"matmulrs"}, "agmm": {"agmm"}, "mm": {"matmulrs", "agmm"}}
+	out := map[string]int{}
+	for _, path := range files {
+		world := strings.TrimSuffix(path[strings.LastIndex(path, "-w")+2:], ".csv")
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range strings.Split(string(b), "\n") {
+			f := strings.Split(line, ",")
+			if _, err := strconv.ParseFloat(f[len(f)-1], 64); len(f) != 4 || err != nil {
+				continue
+			}
+			for _, k := range kernels[f[0]] {
+				out[k+"|"+world]++
+			}
 		}
 	}
-	return n
+	return out
 }
 
 func untar(t *testing.T, path string) string {
