@@ -61,7 +61,11 @@ func newReportCmd(g *globals) *cobra.Command {
 			if err := report.WriteFile(output, d, time.Now()); err != nil {
 				return err
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "report: %s (%d searches)\n", output, len(d.Runs))
+			noun := "searches"
+			if len(d.Runs) == 1 {
+				noun = "search"
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "report: %s (%d %s)\n", output, len(d.Runs), noun)
 			return nil
 		},
 	}
