@@ -152,14 +152,21 @@ func sortEntries(es []Entry) {
 	slices.SortStableFunc(es, func(a, b Entry) int { return compareKeys(a.Key, b.Key) })
 }
 
-// DefaultPath is where the cache lives: $SYMMTUNE_CACHE when set, else
-// $XDG_CACHE_HOME/symmtune/configs.toml (when that is an absolute path),
-// else ~/.cache/symmtune/configs.toml. Without a home directory it falls
-// back to the system temp directory.
+// DefaultPath is where the cache lives: $SYMMTUNE_CACHE when set (a file,
+// or a redis:// URL that package cache/storage opens), else
+// DefaultFilePath.
 func DefaultPath() string {
 	if p := os.Getenv("SYMMTUNE_CACHE"); p != "" {
 		return p
 	}
+	return DefaultFilePath()
+}
+
+// DefaultFilePath is the cache file of this user, whatever SYMMTUNE_CACHE
+// says: $XDG_CACHE_HOME/symmtune/configs.toml (when that is an absolute
+// path), else ~/.cache/symmtune/configs.toml. Without a home directory it
+// falls back to the system temp directory.
+func DefaultFilePath() string {
 	if x := os.Getenv("XDG_CACHE_HOME"); x != "" && filepath.IsAbs(x) {
 		return filepath.Join(x, "symmtune", "configs.toml")
 	}
