@@ -94,6 +94,9 @@ func (nopReporter) Finish()                         {}
 // Searcher runs jobs. One Searcher can run many jobs (a job file).
 type Searcher struct {
 	PluginDir string
+	// Cache receives the winners; when nil, CachePath names a cache file
+	// ("" for none).
+	Cache     cache.Storage
 	CachePath string
 	// Log receives every trial; nil for none.
 	Log *TrialLog
@@ -122,6 +125,9 @@ type Outcome struct {
 	Best    *Result // the winner's refined measurement; nil when nothing ran correctly
 	Default *Result // the default config's refined (else first) measurement
 	Entry   *cache.Entry
+	// Kept is the cache's entry for the slot after Entry was stored:
+	// Entry, or a better one that was already there.
+	Kept    *cache.Entry
 	Elapsed time.Duration
 	// Interrupted is set when the context ended the search early; Entry is
 	// then nil and the log holds what was measured.
@@ -239,16 +245,8 @@ func (s *Searcher) search(ctx context.Context, job Job) (*Outcome, error) {
 	if backend == "cpu" {
 		sweepDeadHostsSHM()
 	}
-	if s.CachePath != "" {
-		// A corrupt cache would only be found when the winner is stored,
-		// after every trial has run; it is never overwritten, so fail now.
-		if _, err := cache.Load(s.CachePath); err != nil {
-			var fe *cache.FileError
-			if errors.As(err, &fe) {
-				return nil, inputErrorf("not searching: %w", err)
-			}
-			return nil, fmt.Errorf("not searching: %w", err)
-		}
+	if err := s.checkCache(ctx); err != nil {
+		return nil, err
 	}
 	first, err := launch(spec, 0)
 	if err != nil {
@@ -741,12 +739,11 @@ func (ss *session) store() error {
 	if o.Default != nil && o.Default.Status == StatusOK {
 		e.DefaultMedianUS = o.Default.Score()
 	}
-	if ss.s.CachePath != "" {
-		if err := cache.Put(ss.s.CachePath, e); err != nil {
-			return err
-		}
+	kept, err := ss.s.putWinner(e)
+	if err != nil {
+		return err
 	}
-	o.Entry = &e
+	o.Entry, o.Kept = &e, kept
 	return nil
 }
 

@@ -246,6 +246,7 @@ func (r *Redis) Put(ctx context.Context, srcs ...cache.Source) (cache.Merged, er
 // putSlot is one slot's compare-and-set.
 func (r *Redis) putSlot(ctx context.Context, id string, srcs []cache.Source) (cache.Merged, error) {
 	key := keyPrefix + id
+	name := srcs[0].Entries[0].Key.String() // for messages
 	for range casAttempts {
 		var m cache.Merged
 		err := r.client.Watch(ctx, func(tx *redis.Tx) error {
@@ -254,7 +255,7 @@ func (r *Redis) putSlot(ctx context.Context, id string, srcs []cache.Source) (ca
 			switch {
 			case errors.Is(err, redis.Nil):
 			case err != nil:
-				return r.fail("read "+key, err)
+				return r.fail("read "+name, err)
 			default:
 				e, err := r.decode(key, id, cur)
 				if err != nil {
@@ -279,7 +280,7 @@ func (r *Redis) putSlot(ctx context.Context, id string, srcs []cache.Source) (ca
 				return nil
 			})
 			if err != nil && !errors.Is(err, redis.TxFailedErr) {
-				return r.fail("write "+key+" (it holds its old entry or the new one, whole)", err)
+				return r.fail("write "+name+" (the server holds its old entry or the new one, whole)", err)
 			}
 			return err
 		}, key)
@@ -293,10 +294,10 @@ func (r *Redis) putSlot(ctx context.Context, id string, srcs []cache.Source) (ca
 		case errors.As(err, new(mergeError)):
 			return cache.Merged{}, fmt.Errorf("write cache %s: %w", r.location, err)
 		default: // WATCH itself failed
-			return cache.Merged{}, r.fail("watch "+key, err)
+			return cache.Merged{}, r.fail("read "+name, err)
 		}
 	}
-	return cache.Merged{}, fmt.Errorf("write cache %s: slot %s changed under %d attempts in a row; try again", r.location, key, casAttempts)
+	return cache.Merged{}, fmt.Errorf("write cache %s: %s changed under %d attempts in a row; try again", r.location, name, casAttempts)
 }
 
 // mergeError is a merge that failed on an entry (not a Redis failure).
