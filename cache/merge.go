@@ -61,7 +61,7 @@ type Dropped struct {
 
 // String describes the drop on one line.
 func (d Dropped) String() string {
-	return fmt.Sprintf("%s: kept %s %.3g µs (tuned %s, from %s) over %s %.3g µs (tuned %s, from %s)",
+	return fmt.Sprintf("%s: kept %s %.1f µs (tuned %s, from %s) over %s %.1f µs (tuned %s, from %s)",
 		slotString(d.Winner.Key), versioned(d.Winner), d.Winner.MedianUS, d.Winner.TunedAt.Format("2006-01-02 15:04:05"),
 		strings.Join(d.WonFrom, ", "), versioned(d.Entry), d.Entry.MedianUS, d.Entry.TunedAt.Format("2006-01-02 15:04:05"),
 		strings.Join(d.Sources, ", "))
