@@ -2,6 +2,7 @@ package tuner
 
 import (
 	"cmp"
+	"math"
 	"slices"
 
 	"github.com/symmtune/symmtune/space"
@@ -13,8 +14,11 @@ const unknownTrials = 64
 
 // ExpectedCost is a rough, unitless estimate of a job's run time, made from
 // the job alone so that every node of a fleet computes the same: trials ×
-// ranks × (a fixed per-trial part + iterations × problem size / 64 Ki),
-// where the problem size is the product of the shape's dimensions.
+// ranks × (a fixed per-trial part + iterations × data size / 64 Ki). The
+// data size of a shape with d dimensions is the (d-1)/d power of their
+// product: n itself for an all-reduce, about one matrix for a GEMM's m,n,k
+// (the product, the GEMM's flops, overrates its time against an all-reduce
+// of as many elements: measured on the CPU kernels, configs/fleet-cpu.toml).
 func ExpectedCost(j Job) float64 {
 	j = j.withDefaults()
 	trials := float64(j.BudgetTrials)
@@ -22,9 +26,12 @@ func ExpectedCost(j Job) float64 {
 		trials = unknownTrials
 	}
 	size := 1.0
-	if sh, err := space.ParseShape(j.ShapeText, nil); err == nil {
+	if sh, err := space.ParseShape(j.ShapeText, nil); err == nil && len(sh) > 0 {
 		for _, v := range sh {
 			size *= float64(v)
+		}
+		if d := float64(len(sh)); d > 1 {
+			size = math.Pow(size, (d-1)/d)
 		}
 	}
 	return trials * float64(j.World) * (1 + float64(j.Warmup+j.Iters)*size/65536)
