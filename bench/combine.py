@@ -13,7 +13,7 @@ import csv, glob, json, os, re, sys
 
 def human(b):
     for unit, f in (("MiB", 1 << 20), ("KiB", 1 << 10)):
-        if b >= f:
+        if b >= f and b % f == 0:
             return f"{b // f} {unit}"
     return f"{b} B"
 
@@ -38,6 +38,15 @@ def main(d):
                     peers[(w, r[1], int(r[2]))] = float(r[3])
                 except ValueError:
                     pass
+    # The default config's median in each search (the size-dependent
+    # DefaultFor, measured the same way as the winner).
+    defaults = {}
+    cp = os.path.join(d, "configs.toml")
+    if os.path.exists(cp):
+        import tomllib
+        for e in tomllib.load(open(cp, "rb")).get("entry", []):
+            if e.get("kernel") == "allreduce" and e.get("default_median_us"):
+                defaults[(e["world"], e["shape"]["n"] * 2)] = e["default_median_us"]
     machine = ""
     mp = os.path.join(d, "machine.txt")
     if os.path.exists(mp):
@@ -46,8 +55,8 @@ def main(d):
     print("Times in µs: CUDA events around one call on each rank after a device-side barrier, median over iterations, max across ranks (symmtune: median of the per-iteration max across ranks, never below the peers' max of per-rank medians).\n")
     for w in sorted({k[0] for k in rows} | {k[0] for k in peers}):
         print(f"## {w} GPUs\n")
-        print("| size | symmtune | NCCL | symm_mem one_shot | symm_mem two_shot | vs NCCL | vs best symm_mem | symmtune config | trials |")
-        print("|---|---|---|---|---|---|---|---|---|")
+        print("| size | symmtune | default (untuned) | NCCL | symm_mem one_shot | symm_mem two_shot | vs NCCL | vs best symm_mem | symmtune config | trials |")
+        print("|---|---|---|---|---|---|---|---|---|---|")
         sizes = sorted({k[1] for k in rows if k[0] == w})
         for s in sizes:
             us, cfg, n = rows[(w, s)]
@@ -56,7 +65,9 @@ def main(d):
             best = min([x for x in (one, two) if x is not None], default=None)
             r1 = f"{nccl / us:.2f}x" if us and nccl else "—"
             r2 = f"{best / us:.2f}x" if us and best else "—"
-            print(f"| {human(s)} | {f(us)} | {f(nccl)} | {f(one)} | {f(two)} | {r1} | {r2} | `{cfg}` | {n} |")
+            dflt = defaults.get((w, s))
+            dcell = f"{dflt:.1f} ({dflt / us:.2f}x)" if dflt and us else "—"
+            print(f"| {human(s)} | {f(us)} | {dcell} | {f(nccl)} | {f(one)} | {f(two)} | {r1} | {r2} | `{cfg}` | {n} |")
         print()
 
 if __name__ == "__main__":

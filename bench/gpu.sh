@@ -6,7 +6,8 @@
 # bf16 all-reduce at each message size, then one `symmtune lookup`. Writes
 # under $OUT (default bench/out): logs/ (trial logs landscape-*.jsonl, search
 # output, peer CSVs, machine info), summary.md (the combined table, from
-# bench/combine.py) and logs.tgz. LOGS overrides where the logs go.
+# bench/combine.py), report.html (plots, from `symmtune report`) and
+# logs.tgz. LOGS overrides where the logs go.
 #
 # Runs where the GPUs are, with the binaries built elsewhere (make cuda):
 #   bin/symmtune, bin/cuda/symmtune-plugin-allreduce, and the peer script at
@@ -52,5 +53,11 @@ CUDA_VISIBLE_DEVICES=$(seq -s, 0 $((W1 - 1))) "$BIN/symmtune" lookup --plugin-di
 	--kernel allreduce --world "$W1" --dtype bf16 --shape n=524288 >"$LOGS/lookup.txt" 2>&1
 cat "$LOGS/lookup.txt"
 python3 "$(dirname "$0")/combine.py" "$LOGS" >"$OUT/summary.md"
+# The plots, from the same logs; if a peers CSV is unreadable (the peers
+# run failed), the report is drawn without the peers rather than not at all.
+PEERS_ARGS=()
+for f in "$LOGS"/peers-w*.csv; do [ -s "$f" ] && PEERS_ARGS+=(--peers "$f"); done
+"$BIN/symmtune" report --log "$LOGS" "${PEERS_ARGS[@]}" -o "$OUT/report.html" ||
+	"$BIN/symmtune" report --log "$LOGS" -o "$OUT/report.html" || echo "report failed: rc $?"
 tar czf "$OUT/logs.tgz" -C "$(dirname "$LOGS")" "$(basename "$LOGS")"
 cat "$OUT/summary.md"

@@ -2,11 +2,14 @@ package tuner
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"sync"
 
@@ -41,13 +44,65 @@ func (l *TrialLog) open() error {
 	if err := os.MkdirAll(filepath.Dir(l.path), 0o755); err != nil {
 		return fmt.Errorf("create trial log directory: %w", err)
 	}
-	f, err := os.OpenFile(l.path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	f, err := os.OpenFile(l.path, os.O_CREATE|os.O_RDWR|os.O_APPEND, 0o644)
 	if err != nil {
 		return fmt.Errorf("open trial log %s: %w", l.path, err)
+	}
+	if err := dropTornTail(f); err != nil {
+		f.Close()
+		return fmt.Errorf("trial log %s: %w", l.path, err)
 	}
 	l.f = f
 	return nil
 }
+
+// dropTornTail cuts a log back to its last complete line. A host killed
+// while writing leaves a torn last line; appending after it (--resume)
+// would glue the next trial to it, making one malformed line in the middle
+// of the log that no reader may skip. The torn bytes hold no trial.
+func dropTornTail(f *os.File) error {
+	st, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	end := st.Size()
+	buf := make([]byte, 4096)
+	for pos := end; pos > 0; {
+		n := int64(len(buf))
+		if pos < n {
+			n = pos
+		}
+		pos -= n
+		if _, err := f.ReadAt(buf[:n], pos); err != nil {
+			return err
+		}
+		if i := bytes.LastIndexByte(buf[:n], '\n'); i >= 0 {
+			return truncateTorn(f, pos+int64(i)+1, end)
+		}
+	}
+	return truncateTorn(f, 0, end)
+}
+
+// truncateTorn cuts f at keep if the bytes from keep to end are the start
+// of a line this package wrote (a file that only ends without a newline,
+// not being a trial log, is left alone).
+func truncateTorn(f *os.File, keep, end int64) error {
+	if keep == end {
+		return nil
+	}
+	head := make([]byte, min(end-keep, int64(len(lineStart))))
+	if _, err := f.ReadAt(head, keep); err != nil {
+		return err
+	}
+	if !bytes.HasPrefix([]byte(lineStart), head) {
+		return nil
+	}
+	return f.Truncate(keep)
+}
+
+// lineStart is how every line Write writes begins (Config is Result's
+// first field).
+const lineStart = `{"config":`
 
 // Path is where the log is.
 func (l *TrialLog) Path() string { return l.path }
@@ -97,43 +152,82 @@ func resumeKey(kernel, backend string, world int, dtype, shape string) string {
 	return kernel + "|" + backend + "|" + strconv.Itoa(world) + "|" + dtype + "|" + shape
 }
 
-// LoadResume reads a trial log. A torn last line (the host was killed while
-// writing it) is skipped; any other malformed line is an error naming the
-// file and line.
-func LoadResume(path string) (*Resume, error) {
+// LogFile is a trial log read back: its trials in the order they were
+// written, with their line numbers.
+type LogFile struct {
+	Path    string
+	Results []Result
+	Lines   []int // Lines[i] is the line number of Results[i]
+	// Torn is the number of a last line that was cut short (the host was
+	// killed while writing it) and skipped; 0 when there is none.
+	Torn int
+}
+
+// ReadTrialLog reads a trial log. A line must be a JSON object with a
+// config and a known status. A last line without its newline that is not
+// such an object was cut short by a killed host: it is skipped and its
+// number kept in Torn. Any other malformed line is an *InputError naming
+// the file and line. An empty file is an empty log.
+func ReadTrialLog(path string) (*LogFile, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("open resume log %s: %w", path, err)
+		return nil, &InputError{err}
 	}
 	defer f.Close()
-	res := &Resume{done: map[string]Result{}}
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 16<<20)
-	var pendingErr error
-	line := 0
-	for sc.Scan() {
-		line++
-		if pendingErr != nil {
-			return nil, pendingErr
+	lf := &LogFile{Path: path}
+	rd := bufio.NewReader(f)
+	for n := 1; ; n++ {
+		b, err := rd.ReadBytes('\n')
+		if err != nil && !errors.Is(err, io.EOF) {
+			return nil, fmt.Errorf("read %s: %w", path, err)
 		}
-		if len(sc.Bytes()) == 0 {
-			continue
-		}
-		var r Result
-		if err := json.Unmarshal(sc.Bytes(), &r); err != nil || r.Config == nil || r.Status == "" {
-			if err == nil {
-				err = errors.New("missing config or status")
+		last := err != nil
+		if text := bytes.TrimSpace(b); len(text) > 0 {
+			r, perr := parseTrialLine(text)
+			switch {
+			case perr == nil:
+				lf.Results = append(lf.Results, r)
+				lf.Lines = append(lf.Lines, n)
+			case last && b[len(b)-1] != '\n':
+				lf.Torn = n
+			default:
+				return nil, inputErrorf("%s: line %d: not a symmtune trial: %v", path, n, perr)
 			}
-			pendingErr = &InputError{fmt.Errorf("resume log %s: line %d: %v", path, line, err)}
-			continue
 		}
-		if r.Refined {
-			continue
+		if last {
+			break
 		}
-		res.done[resumeKey(r.Kernel, r.Backend, r.World, r.Dtype, r.Shape)+"#"+r.Config.String()] = r
 	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("read resume log %s: %w", path, err)
+	return lf, nil
+}
+
+func parseTrialLine(text []byte) (Result, error) {
+	var r Result
+	if err := json.Unmarshal(text, &r); err != nil {
+		return r, err
+	}
+	if len(r.Config) == 0 {
+		return r, errors.New("no config")
+	}
+	if !slices.Contains(Statuses, r.Status) {
+		return r, fmt.Errorf("status %q is none of %v", r.Status, Statuses)
+	}
+	return r, nil
+}
+
+// LoadResume reads a trial log for --resume. A torn last line (the host
+// was killed while writing it) is skipped; any other malformed line is an
+// error naming the file and line.
+func LoadResume(path string) (*Resume, error) {
+	lf, err := ReadTrialLog(path)
+	if err != nil {
+		return nil, fmt.Errorf("resume log: %w", err)
+	}
+	res := &Resume{done: map[string]Result{}}
+	for _, r := range lf.Results {
+		if !r.Refined {
+			res.done[resumeKey(r.Kernel, r.Backend, r.World, r.Dtype, r.Shape)+"#"+r.Config.String()] = r
+		}
 	}
 	return res, nil
 }

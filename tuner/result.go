@@ -46,6 +46,15 @@ type Result struct {
 	Dtype     string  `json:"dtype"`
 	Shape     string  `json:"shape"`
 	ElapsedMS float64 `json:"elapsed_ms"`
+	// What a reader of the log needs to judge the search (symmtune
+	// report): the strategy that ran (auto resolved to its choice), how many
+	// configs the kernel accepted (a first pass that covered them all was
+	// exhaustive), the hardware, and which config is the kernel's default.
+	// Logs written before these were recorded lack them.
+	Strategy     string `json:"strategy,omitempty"`
+	ValidConfigs int    `json:"valid_configs,omitempty"`
+	Hardware     string `json:"hardware,omitempty"`
+	Default      bool   `json:"default,omitempty"`
 }
 
 // Score returns the score, +Inf when the trial did not produce one.

@@ -12,18 +12,29 @@ import (
 )
 
 // socketDirPrefix names the folder each plugin process gets for its
-// go-plugin unix socket: <temp>/symmtune-sockets-<host pid>-<random>. A
+// go-plugin unix socket: <temp>/symmtune-sock-<host pid>-<random>. A
 // plugin removes its socket when it exits cleanly; one that is killed (a
 // hang, a crash, an interrupted search) cannot, so the host removes the
 // whole folder when the rank stops, and the folders of hosts that were
 // themselves killed before the next search starts.
-const socketDirPrefix = "symmtune-sockets-"
+const socketDirPrefix = "symmtune-sock-"
+
+// socketBase is where socket folders go: the temp folder, unless its path
+// is so long that a socket inside a folder inside it would pass the 107
+// bytes a unix socket path may have; then /tmp.
+func socketBase() string {
+	if b := os.TempDir(); len(b) <= 56 {
+		return b
+	}
+	return "/tmp"
+}
 
 // newSocketDir makes a plugin process's socket folder, first sweeping the
 // folders of hosts that no longer run.
 func newSocketDir() (string, error) {
-	sweepDeadSocketDirs(os.TempDir())
-	d, err := os.MkdirTemp("", fmt.Sprintf("%s%d-", socketDirPrefix, os.Getpid()))
+	base := socketBase()
+	sweepDeadSocketDirs(base)
+	d, err := os.MkdirTemp(base, fmt.Sprintf("%s%d-", socketDirPrefix, os.Getpid()))
 	if err != nil {
 		return "", fmt.Errorf("plugin socket folder: %w", err)
 	}

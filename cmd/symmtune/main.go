@@ -3,7 +3,8 @@
 // tuning job over plugin processes, one per rank; `lookup` and `show` read
 // the cache; `cache merge` combines caches from many nodes; `plugins` lists
 // what can be tuned; `replay` runs a search strategy against a recorded
-// trial log.
+// trial log; `report` draws an HTML page of plots from trial logs, the
+// cache and peer timings.
 //
 // Exit codes: 0 success, 1 failure while working, 2 bad input (nothing was
 // run or written), 3 lookup found no entry, 130 interrupted.
@@ -100,7 +101,7 @@ func newRootCmd() *cobra.Command {
 	root.PersistentFlags().StringVar(&g.cachePath, "cache", "", "tuned-config cache: a file, or redis://[user:password@]host:port/db (rediss:// for TLS; credentials also from $"+storage.EnvRedisUsername+" and $"+storage.EnvRedisPassword+") (default $SYMMTUNE_CACHE, else $XDG_CACHE_HOME/symmtune/configs.toml)")
 	root.PersistentFlags().BoolVarP(&g.verbose, "verbose", "v", false, "log details, plugin output included, to stderr")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
-	root.AddCommand(newSearchCmd(g), newLookupCmd(g), newShowCmd(g), newPluginsCmd(g), newReplayCmd(), newCacheCmd())
+	root.AddCommand(newSearchCmd(g), newLookupCmd(g), newShowCmd(g), newPluginsCmd(g), newReplayCmd(), newReportCmd(g), newCacheCmd())
 	return root
 }
 

@@ -267,7 +267,11 @@ func (p *progressReporter) Finish() {
 	}
 }
 
-// printOutcome prints the job's summary and its top configs.
+// printOutcome prints the job's summary and its best configs in two
+// groups that are never ranked together: the configs re-measured after the
+// search (the winner is the fastest of these), then the best of the rest
+// by their first-pass score, taken with fewer iterations. Each group's
+// speedup is over the default measured in the same round.
 func printOutcome(w io.Writer, o *tuner.Outcome, top int) {
 	fmt.Fprintf(w, "\n%s  backend=%s  world=%d  dtype=%s  shape=%s\n", o.Desc.Name, o.Backend, o.Job.World, o.Job.Dtype, o.Shape.Format(o.Desc.Dims...))
 	fmt.Fprintf(w, "hardware: %s\n", o.Hardware.ID())
@@ -285,25 +289,69 @@ func printOutcome(w io.Writer, o *tuner.Outcome, top int) {
 		}
 		fmt.Fprintf(w, "start-up: ranks %s s (exec to handshake); setup and connect %.2f s\n", strings.Join(ranks, " "), o.Startup.Setup.Seconds())
 	}
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "rank\tmedian µs\tmin µs\tp90 µs\titers\tspeedup\tconfig")
-	for i, r := range o.Top(top) {
-		sp := "-"
+	def := o.Desc.Default.String()
+	speedup := func(r tuner.Result) string {
 		if s := o.Speedup(r); s > 0 {
-			sp = fmt.Sprintf("%.2fx", s)
+			return fmt.Sprintf("%.2fx", s)
 		}
-		mark := ""
-		if r.Config.String() == o.Desc.Default.String() {
-			mark = "  (default)"
-		}
-		fmt.Fprintf(tw, "%d\t%.1f\t%.1f\t%.1f\t%d\t%s\t%s%s\n", i+1, r.Score(), deref(r.MinUS), deref(r.P90US), r.Iters, sp, r.Config, mark)
+		return "-"
 	}
-	tw.Flush()
+	name := func(r tuner.Result) string {
+		if r.Config.String() == def {
+			return r.Config.String() + "  (default)"
+		}
+		return r.Config.String()
+	}
+	remeasured := o.Remeasured()
+	if len(remeasured) > 0 {
+		fmt.Fprintf(w, "re-measured after the search, %d iterations each: the best first-pass configs (within %.0f%% of the best) and the default\n",
+			remeasured[0].Iters, 100*(tuner.FinalistsWithin-1))
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "  #\tmedian µs\tmin µs\tp90 µs\tfirst pass µs\tvs default re-measured\tconfig")
+		for i, r := range remeasured {
+			first := "-"
+			if f, ok := o.FirstPassOf(r.Config); ok && f.Status == tuner.StatusOK {
+				first = fmt.Sprintf("%.1f", f.Score())
+			}
+			if r.Status != tuner.StatusOK {
+				fmt.Fprintf(tw, "  %d\t%s\t\t\t%s\t-\t%s\n", i+1, r.Status, first, name(r))
+				continue
+			}
+			fmt.Fprintf(tw, "  %d\t%.1f\t%.1f\t%.1f\t%s\t%s\t%s\n", i+1, r.Score(), deref(r.MinUS), deref(r.P90US), first, speedup(r), name(r))
+		}
+		tw.Flush()
+	}
+	if rest := o.FirstPass(top - len(remeasured)); len(rest) > 0 {
+		fmt.Fprintf(w, "first pass only (not re-measured), %d iterations each:\n", rest[0].Iters)
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "  #\tmedian µs\tmin µs\tp90 µs\tvs default first pass\tconfig")
+		for i, r := range rest {
+			fmt.Fprintf(tw, "  %d\t%.1f\t%.1f\t%.1f\t%s\t%s\n", i+1, r.Score(), deref(r.MinUS), deref(r.P90US), speedup(r), name(r))
+		}
+		tw.Flush()
+	}
 	if o.Best != nil {
-		fmt.Fprintf(w, "winner: %s  %.1f µs (min %.1f, p90 %.1f over %d iterations)\n", o.Best.Config, o.Best.Score(), deref(o.Best.MinUS), deref(o.Best.P90US), o.Best.Iters)
+		fmt.Fprintf(w, "winner: %s  %.1f µs (min %.1f, p90 %.1f over %d iterations): %s\n", o.Best.Config, o.Best.Score(),
+			deref(o.Best.MinUS), deref(o.Best.P90US), o.Best.Iters, howChosen(o, len(remeasured)))
 	}
 	if k, e := o.Kept, o.Entry; k != nil && e != nil && (k.KernelVersion != e.KernelVersion || k.Config.String() != e.Config.String() || k.MedianUS != e.MedianUS) {
 		fmt.Fprintf(w, "cache: keeps the better entry it had: %s  %.1f µs (kernel version %s, tuned %s)\n", k.Config, k.MedianUS, k.KernelVersion, k.TunedAt.Format("2006-01-02 15:04"))
+	}
+}
+
+// howChosen says, for the winner's line, which measurements the winner won.
+func howChosen(o *tuner.Outcome, remeasured int) string {
+	how := fmt.Sprintf("the fastest of the %d configs re-measured after the search", remeasured)
+	if remeasured == 1 {
+		how = "the only config re-measured after the search"
+	}
+	switch s := o.Speedup(*o.Best); {
+	case o.Best.Config.String() == o.Desc.Default.String():
+		return how + "; it is the default config"
+	case s > 0:
+		return fmt.Sprintf("%s; %.2fx the default's re-measured median", how, s)
+	default:
+		return how + "; the default config did not run correctly, so there is no speedup"
 	}
 }
 
