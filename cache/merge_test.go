@@ -110,6 +110,12 @@ func randomCaches(r *rand.Rand, interleaved bool) []Source {
 	return srcs
 }
 
+// identity tells apart the entries randomCaches draws (they differ only in
+// key, config, median and time) without the cost of encoding them.
+func identity(e Entry) string {
+	return fmt.Sprintf("%s|%s|%v|%s", e.Key, e.Config, e.MedianUS, e.TunedAt.UTC().Format(time.RFC3339Nano))
+}
+
 func encodeAll(t *testing.T, es []Entry) []byte {
 	t.Helper()
 	b, err := encode(es)
@@ -124,7 +130,7 @@ func encodeAll(t *testing.T, es []Entry) []byte {
 // its inputs, changes nothing; every input entry is kept or accounted for
 // exactly once; and every kept entry is the rule's winner of its slot.
 func TestMergeProperties(t *testing.T) {
-	for seed := range uint64(400) {
+	for seed := range uint64(150) {
 		r := rand.New(rand.NewPCG(seed, 15))
 		srcs := randomCaches(r, true)
 		m, err := Merge(srcs...)
@@ -169,23 +175,23 @@ func TestMergeProperties(t *testing.T) {
 		for _, s := range srcs {
 			for _, e := range s.Entries {
 				total++
-				distinct[string(encodeAll(t, []Entry{e}))] = true
+				distinct[identity(e)] = true
 			}
 		}
 		accounted := map[string]int{}
 		for _, e := range m.Entries {
-			accounted[string(encodeAll(t, []Entry{e}))]++
+			accounted[identity(e)]++
 		}
 		for _, d := range slices.Concat(m.Conflicts, m.Superseded, m.Remeasured) {
-			accounted[string(encodeAll(t, []Entry{d.Entry}))]++
+			accounted[identity(d.Entry)]++
 		}
 		if len(accounted) != len(distinct) || total-len(distinct) != m.Duplicates {
 			t.Fatalf("seed %d: %d distinct inputs (%d duplicates), %d accounted for (%d duplicates reported)",
 				seed, len(distinct), total-len(distinct), len(accounted), m.Duplicates)
 		}
-		for enc, n := range accounted {
-			if n != 1 || !distinct[enc] {
-				t.Fatalf("seed %d: entry accounted for %d times (in the input: %v):\n%s", seed, n, distinct[enc], enc)
+		for id, n := range accounted {
+			if n != 1 || !distinct[id] {
+				t.Fatalf("seed %d: entry accounted for %d times (in the input: %v): %s", seed, n, distinct[id], id)
 			}
 		}
 
