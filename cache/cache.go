@@ -113,6 +113,28 @@ type Store struct {
 	entries []Entry // sorted, keys unique
 }
 
+// NewStore is a store of es read from location (a file, a server): what a
+// cache.Storage returns from Load. The entries are checked like a file's,
+// and two with an Equal key are an error.
+func NewStore(location string, es []Entry) (*Store, error) {
+	out := make([]Entry, 0, len(es))
+	seen := make(map[string]bool, len(es))
+	for _, e := range es {
+		c, err := check(e)
+		if err != nil {
+			return nil, &FileError{path: location, msg: fmt.Sprintf("entry %s: %v", e.Key, err)}
+		}
+		id := c.Key.ident()
+		if seen[id] {
+			return nil, &FileError{path: location, msg: fmt.Sprintf("two entries with the key %s", c.Key)}
+		}
+		seen[id] = true
+		out = append(out, c)
+	}
+	sortEntries(out)
+	return &Store{path: location, entries: out}, nil
+}
+
 // Path is the file the store was loaded from.
 func (s *Store) Path() string {
 	if s == nil {
@@ -152,14 +174,21 @@ func sortEntries(es []Entry) {
 	slices.SortStableFunc(es, func(a, b Entry) int { return compareKeys(a.Key, b.Key) })
 }
 
-// DefaultPath is where the cache lives: $SYMMTUNE_CACHE when set, else
-// $XDG_CACHE_HOME/symmtune/configs.toml (when that is an absolute path),
-// else ~/.cache/symmtune/configs.toml. Without a home directory it falls
-// back to the system temp directory.
+// DefaultPath is where the cache lives: $SYMMTUNE_CACHE when set (a file,
+// or a redis:// URL that package cache/storage opens), else
+// DefaultFilePath.
 func DefaultPath() string {
 	if p := os.Getenv("SYMMTUNE_CACHE"); p != "" {
 		return p
 	}
+	return DefaultFilePath()
+}
+
+// DefaultFilePath is the cache file of this user, whatever SYMMTUNE_CACHE
+// says: $XDG_CACHE_HOME/symmtune/configs.toml (when that is an absolute
+// path), else ~/.cache/symmtune/configs.toml. Without a home directory it
+// falls back to the system temp directory.
+func DefaultFilePath() string {
 	if x := os.Getenv("XDG_CACHE_HOME"); x != "" && filepath.IsAbs(x) {
 		return filepath.Join(x, "symmtune", "configs.toml")
 	}

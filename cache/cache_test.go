@@ -198,13 +198,14 @@ func TestRoundTrip(t *testing.T) {
 	}
 }
 
-func TestPutReplaces(t *testing.T) {
+func TestPutKeepsTheBetterEntry(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "configs.toml")
 	a := entry(1024)
 	b := entry(2048)
 	if err := PutAll(path, []Entry{a, b}); err != nil {
 		t.Fatal(err)
 	}
+	// A faster entry of the same kernel version replaces a's.
 	a2 := entry(1024, func(e *Entry) {
 		e.Config = space.Config{"algorithm": space.Str("one_shot"), "chunk": space.Int(1024), "threads": space.Int(1)}
 		e.MedianUS = 1
@@ -215,12 +216,25 @@ func TestPutReplaces(t *testing.T) {
 	}
 	entriesEqual(t, mustLoad(t, path).Entries(), []Entry{a2, b})
 
-	// Within one PutAll the later of two equal keys wins.
-	a3 := entry(1024, func(e *Entry) { e.MedianUS = 3 })
-	if err := PutAll(path, []Entry{a, a3}); err != nil {
+	// A slower one, newer or not, leaves it in place: a re-tuning that
+	// measured worse must not undo a better result another node found.
+	slower := entry(1024, func(e *Entry) { e.MedianUS = 3; e.TunedAt = t0.Add(2 * time.Hour) })
+	before, _ := os.ReadFile(path)
+	if err := PutAll(path, []Entry{a, slower}); err != nil {
 		t.Fatal(err)
 	}
-	entriesEqual(t, mustLoad(t, path).Entries(), []Entry{a3, b})
+	entriesEqual(t, mustLoad(t, path).Entries(), []Entry{a2, b})
+	if after, _ := os.ReadFile(path); string(after) != string(before) {
+		t.Errorf("a Put that changed no entry rewrote the file")
+	}
+
+	// An entry of a newer kernel version replaces the slot's entry of the
+	// older one, even when slower.
+	v2 := entry(1024, func(e *Entry) { e.KernelVersion = "v2"; e.MedianUS = 900; e.TunedAt = t0.Add(3 * time.Hour) })
+	if err := Put(path, v2); err != nil {
+		t.Fatal(err)
+	}
+	entriesEqual(t, mustLoad(t, path).Entries(), []Entry{v2, b})
 
 	// Empty PutAll writes nothing.
 	empty := filepath.Join(t.TempDir(), "none.toml")

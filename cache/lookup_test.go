@@ -1,6 +1,7 @@
 package cache
 
 import (
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -10,11 +11,21 @@ import (
 )
 
 // storeOf writes es to a fresh file and loads it, so lookups run on what
-// the file really holds.
+// the file really holds. It writes them as they are, not through PutAll,
+// which keeps one kernel version per slot: Lookup must also choose well in
+// files that hold several (written by hand, or by older symmtunes).
 func storeOf(t *testing.T, es ...Entry) *Store {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "configs.toml")
-	if err := PutAll(path, es); err != nil {
+	for i := range es {
+		es[i], _ = check(es[i])
+	}
+	sortEntries(es)
+	data, err := encode(es)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return mustLoad(t, path)

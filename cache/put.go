@@ -1,6 +1,7 @@
 package cache
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -12,12 +13,14 @@ import (
 	"github.com/gofrs/flock"
 )
 
-// Put stores e in the cache file at path, replacing the entry with an Equal
-// key or adding it. See PutAll.
+// Put stores e in the cache file at path by the better-entry rule (Merge).
+// See PutAll.
 func Put(path string, e Entry) error { return PutAll(path, []Entry{e}) }
 
-// PutAll stores es in the cache file at path in one locked write; within
-// es, a later entry replaces an earlier one with an Equal key.
+// PutAll stores es in the cache file at path in one locked write. Each
+// slot keeps the better entry, by Merge's rule, of what the file holds and
+// es: a slower re-tuning of the same kernel version leaves the faster entry
+// in place, an entry of a newer kernel version replaces an older one.
 //
 // It is atomic and safe for concurrent writers, in one process or many: it
 // takes an exclusive lock on path+".lock", re-reads the current file so no
@@ -28,17 +31,26 @@ func Put(path string, e Entry) error { return PutAll(path, []Entry{e}) }
 // Load, PutAll returns that error and leaves the file untouched. It never
 // leaves its temp file behind; temp files of writers that crashed are
 // removed while the lock is held.
-func PutAll(path string, es []Entry) (err error) {
-	checked := make([]Entry, len(es))
-	for i, e := range es {
-		c, cerr := check(e)
-		if cerr != nil {
-			return fmt.Errorf("write cache %s: entry %s: %w", path, e.Key, cerr)
+func PutAll(path string, es []Entry) error {
+	_, err := putSources(path, []Source{{Name: "new", Entries: es}})
+	return err
+}
+
+// putSources merges srcs into the file at path under its lock, and says
+// what the merge kept and dropped. The file is rewritten only when its
+// entries change.
+func putSources(path string, srcs []Source) (m Merged, err error) {
+	n := 0
+	for _, src := range srcs {
+		for _, e := range src.Entries {
+			if _, cerr := check(e); cerr != nil {
+				return Merged{}, fmt.Errorf("write cache %s: entry %s: %w", path, e.Key, cerr)
+			}
+			n++
 		}
-		checked[i] = c
 	}
-	if len(checked) == 0 {
-		return nil
+	if n == 0 {
+		return Merged{}, nil
 	}
 	if fi, lerr := os.Lstat(path); lerr == nil && fi.Mode()&fs.ModeSymlink != 0 {
 		if target, rerr := filepath.EvalSymlinks(path); rerr == nil {
@@ -47,11 +59,11 @@ func PutAll(path string, es []Entry) (err error) {
 	}
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("write cache %s: %w", path, err)
+		return Merged{}, fmt.Errorf("write cache %s: %w", path, err)
 	}
 	lock := flock.New(path+".lock", flock.SetPermissions(0o644))
 	if err := lock.Lock(); err != nil {
-		return fmt.Errorf("write cache %s: lock: %w", path, err)
+		return Merged{}, fmt.Errorf("write cache %s: lock: %w", path, err)
 	}
 	defer func() {
 		if uerr := lock.Unlock(); uerr != nil && err == nil {
@@ -61,33 +73,25 @@ func PutAll(path string, es []Entry) (err error) {
 
 	cur, err := Load(path)
 	if err != nil {
-		return err
+		return Merged{}, err
 	}
 	removeStaleTemps(path)
 
-	merged := cur.entries
-	index := make(map[string]int, len(merged)+len(checked))
-	for i, e := range merged {
-		index[e.Key.ident()] = i
-	}
-	for _, e := range checked {
-		id := e.Key.ident()
-		if i, ok := index[id]; ok {
-			merged[i] = e
-		} else {
-			index[id] = len(merged)
-			merged = append(merged, e)
-		}
-	}
-	sortEntries(merged)
-	data, err := encode(merged)
+	m, err = Merge(append([]Source{{Name: path, Entries: cur.entries}}, srcs...)...)
 	if err != nil {
-		return fmt.Errorf("write cache %s: %w", path, err)
+		return Merged{}, fmt.Errorf("write cache %s: %w", path, err)
+	}
+	data, err := encode(m.Entries)
+	if err != nil {
+		return Merged{}, fmt.Errorf("write cache %s: %w", path, err)
+	}
+	if old, err := encode(cur.entries); err == nil && bytes.Equal(old, data) {
+		return m, nil // nothing changed: no rewrite, no new mtime
 	}
 	if err := writeAtomic(path, data); err != nil {
-		return fmt.Errorf("write cache %s: %w", path, err)
+		return Merged{}, fmt.Errorf("write cache %s: %w", path, err)
 	}
-	return nil
+	return m, nil
 }
 
 // tempPrefix starts the names of path's temp files: hidden, in the same

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -21,8 +22,10 @@ type Input struct {
 	// Logs are trial logs or directories of them (their *.jsonl files).
 	Logs []string
 	// CachePath, when set, adds the cache's tuned winners to the latency
-	// plots (as their own series).
+	// plots (as their own series). Cache does the same for any storage (a
+	// Redis server) and wins over CachePath.
 	CachePath string
+	Cache     cache.Storage
 	// Peers are CSV files of peer timings (kind,impl,shape,us), as
 	// shared/bench/peer_baselines.py prints them.
 	Peers []PeerFile
@@ -142,18 +145,22 @@ func Load(in Input) (*Data, error) {
 			}
 		}
 	}
-	if in.CachePath != "" {
-		store, err := cache.Load(in.CachePath)
+	st := in.Cache
+	if st == nil && in.CachePath != "" {
+		st = cache.File{Path: in.CachePath}
+	}
+	if st != nil {
+		store, err := st.Load(context.Background())
 		if err != nil {
 			return nil, err
 		}
 		d.Entries = store.Entries()
-		d.Sources = append(d.Sources, fmt.Sprintf("cache %s (%d entries)", in.CachePath, len(d.Entries)))
+		d.Sources = append(d.Sources, fmt.Sprintf("cache %s (%d entries)", st.Location(), len(d.Entries)))
 	}
 	if len(d.Runs) == 0 && len(d.Entries) == 0 {
 		what := "no trial log was given"
-		if in.CachePath != "" {
-			what += " and the cache " + in.CachePath + " holds no tuned configs"
+		if st != nil {
+			what += " and the cache " + st.Location() + " holds no tuned configs"
 		}
 		return nil, inputErrorf("nothing to report: %s", what)
 	}

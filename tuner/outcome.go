@@ -26,6 +26,9 @@ type Outcome struct {
 	Best    *Result // the winner's refined measurement; nil when nothing ran correctly
 	Default *Result // the default config's refined (else first) measurement
 	Entry   *cache.Entry
+	// Kept is the cache's entry for the slot after Entry was stored:
+	// Entry, or a better one that was already there.
+	Kept    *cache.Entry
 	Elapsed time.Duration
 	// Interrupted is set when the context ended the search early; Entry is
 	// then nil and the log holds what was measured.

@@ -212,12 +212,11 @@ func (ss *session) store() error {
 	if o.Default != nil && o.Default.Status == StatusOK {
 		e.DefaultMedianUS = o.Default.Score()
 	}
-	if ss.s.CachePath != "" {
-		if err := cache.Put(ss.s.CachePath, e); err != nil {
-			return err
-		}
+	kept, err := ss.s.putWinner(e)
+	if err != nil {
+		return err
 	}
-	o.Entry = &e
+	o.Entry, o.Kept = &e, kept
 	return nil
 }
 

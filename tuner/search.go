@@ -85,6 +85,9 @@ func (nopReporter) Finish()                         {}
 // Searcher runs jobs. One Searcher can run many jobs (a job file).
 type Searcher struct {
 	PluginDir string
+	// Cache receives the winners; when nil, CachePath names a cache file
+	// ("" for none).
+	Cache     cache.Storage
 	CachePath string
 	// Log receives every trial; nil for none.
 	Log *TrialLog
@@ -127,16 +130,8 @@ func (s *Searcher) search(ctx context.Context, job Job) (*Outcome, error) {
 	if backend == "cpu" {
 		sweepDeadHostsSHM()
 	}
-	if s.CachePath != "" {
-		// A corrupt cache would only be found when the winner is stored,
-		// after every trial has run; it is never overwritten, so fail now.
-		if _, err := cache.Load(s.CachePath); err != nil {
-			var fe *cache.FileError
-			if errors.As(err, &fe) {
-				return nil, inputErrorf("not searching: %w", err)
-			}
-			return nil, fmt.Errorf("not searching: %w", err)
-		}
+	if err := s.checkCache(ctx); err != nil {
+		return nil, err
 	}
 	first, err := launch(spec, 0)
 	if err != nil {

@@ -34,6 +34,11 @@ func newLookupCmd(g *globals) *cobra.Command {
 			if world < 1 {
 				return usageError{fmt.Errorf("world size %d: want at least 1", world)}
 			}
+			st, err := g.openCache()
+			if err != nil {
+				return err
+			}
+			defer st.Close()
 			q := cache.Query{Kernel: kernel, World: world, Dtype: dtype}
 			var dims []string
 			if !anyHW {
@@ -53,13 +58,13 @@ func newLookupCmd(g *globals) *cobra.Command {
 				return usageError{err}
 			}
 			q.Shape = sh
-			store, err := cache.Load(g.cachePath)
+			store, err := st.Load(cmd.Context())
 			if err != nil {
 				return err
 			}
 			m, ok := store.Lookup(q)
 			if !ok {
-				return exitError{exitNotFound, fmt.Sprintf("no tuned config for %s world %d %s %s in %s", kernel, world, dtype, sh.Format(dims...), g.cachePath)}
+				return exitError{exitNotFound, fmt.Sprintf("no tuned config for %s world %d %s %s in %s", kernel, world, dtype, sh.Format(dims...), st.Location())}
 			}
 			return printMatch(cmd.OutOrStdout(), m, sh, q.Machine, asJSON)
 		},
@@ -103,13 +108,18 @@ func newShowCmd(g *globals) *cobra.Command {
 		Short: "List the cached tuned configs as a table",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			store, err := cache.Load(g.cachePath)
+			st, err := g.openCache()
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			store, err := st.Load(cmd.Context())
 			if err != nil {
 				return err
 			}
 			w := cmd.OutOrStdout()
 			if len(store.Entries()) == 0 {
-				fmt.Fprintf(w, "no entries in %s\n", g.cachePath)
+				fmt.Fprintf(w, "no entries in %s\n", st.Location())
 				return nil
 			}
 			tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)

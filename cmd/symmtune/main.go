@@ -1,9 +1,10 @@
 // Command symmtune tunes multi-rank kernels (all-reduce, matmul+reduce-
 // scatter, all-gather+matmul) and serves the tuned configs: `search` runs a
 // tuning job over plugin processes, one per rank; `lookup` and `show` read
-// the cache; `plugins` lists what can be tuned; `replay` runs a search
-// strategy against a recorded trial log; `report` draws an HTML page of
-// plots from trial logs, the cache and peer timings.
+// the cache; `cache merge` combines caches from many nodes; `plugins` lists
+// what can be tuned; `replay` runs a search strategy against a recorded
+// trial log; `report` draws an HTML page of plots from trial logs, the
+// cache and peer timings.
 //
 // Exit codes: 0 success, 1 failure while working, 2 bad input (nothing was
 // run or written), 3 lookup found no entry, 130 interrupted.
@@ -24,6 +25,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/symmtune/symmtune/cache"
+	"github.com/symmtune/symmtune/cache/storage"
 	"github.com/symmtune/symmtune/tuner"
 	"github.com/symmtune/symmtune/tuner/strategy"
 )
@@ -57,6 +59,19 @@ type globals struct {
 	verbose   bool
 }
 
+// cacheLocation is --cache, else $SYMMTUNE_CACHE, else the default file.
+func (g *globals) cacheLocation() string {
+	if g.cachePath != "" {
+		return g.cachePath
+	}
+	return cache.DefaultPath()
+}
+
+// openCache opens the cache that --cache names.
+func (g *globals) openCache() (cache.Storage, error) {
+	return storage.Open(g.cacheLocation())
+}
+
 func (g *globals) logger() *slog.Logger {
 	level := slog.LevelWarn
 	if g.verbose {
@@ -81,10 +96,12 @@ func newRootCmd() *cobra.Command {
 		SilenceErrors: true,
 	}
 	root.PersistentFlags().StringVar(&g.pluginDir, "plugin-dir", tuner.DefaultPluginDir(), "directory holding symmtune-plugin-* executables (CUDA builds in its cuda/ subdirectory); default $"+tuner.EnvPluginDir+", else the symmtune binary's directory")
-	root.PersistentFlags().StringVar(&g.cachePath, "cache", cache.DefaultPath(), "tuned-config cache file (default $SYMMTUNE_CACHE, else $XDG_CACHE_HOME/symmtune/configs.toml)")
+	// No default value here: cobra would print $SYMMTUNE_CACHE in --help,
+	// and a Redis URL there may hold a password.
+	root.PersistentFlags().StringVar(&g.cachePath, "cache", "", "tuned-config cache: a file, or redis://[user:password@]host:port/db (rediss:// for TLS; credentials also from $"+storage.EnvRedisUsername+" and $"+storage.EnvRedisPassword+") (default $SYMMTUNE_CACHE, else $XDG_CACHE_HOME/symmtune/configs.toml)")
 	root.PersistentFlags().BoolVarP(&g.verbose, "verbose", "v", false, "log details, plugin output included, to stderr")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
-	root.AddCommand(newSearchCmd(g), newLookupCmd(g), newShowCmd(g), newPluginsCmd(g), newReplayCmd(), newReportCmd(g))
+	root.AddCommand(newSearchCmd(g), newLookupCmd(g), newShowCmd(g), newPluginsCmd(g), newReplayCmd(), newReportCmd(g), newCacheCmd())
 	return root
 }
 
@@ -116,10 +133,11 @@ func runIO(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var ie *tuner.InputError
 	var se *strategy.InputError
 	var ce *cache.FileError
+	var le *storage.LocationError
 	switch {
 	case errors.As(err, &ee):
 		code = ee.code
-	case errors.As(err, &ue), errors.As(err, &ie), errors.As(err, &se), errors.As(err, &ce), isCobraUsage(err):
+	case errors.As(err, &ue), errors.As(err, &ie), errors.As(err, &se), errors.As(err, &ce), errors.As(err, &le), isCobraUsage(err):
 		code = exitUsage
 	case errors.Is(err, context.Canceled):
 		code = exitInterrupted

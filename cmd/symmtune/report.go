@@ -38,7 +38,12 @@ func newReportCmd(g *globals) *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			in := report.Input{Logs: logs}
 			if len(logs) == 0 || cmd.Flags().Changed("cache") {
-				in.CachePath = g.cachePath
+				st, err := g.openCache()
+				if err != nil {
+					return err
+				}
+				defer st.Close()
+				in.Cache = st
 			}
 			for _, p := range peers {
 				in.Peers = append(in.Peers, report.ParsePeerArg(p))

@@ -14,6 +14,8 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	"github.com/symmtune/symmtune/cache"
+	"github.com/symmtune/symmtune/cache/storage"
 	"github.com/symmtune/symmtune/tuner"
 )
 
@@ -26,6 +28,12 @@ type searchFlags struct {
 	seed                                    int64
 	top                                     int
 	where                                   string
+	shard                                   string
+	shardCount                              int
+	// sharded is the shard this run tunes, when it tunes one; fileJobs is
+	// how many jobs the whole file has.
+	sharded  *shardSpec
+	fileJobs int
 }
 
 func newSearchCmd(g *globals) *cobra.Command {
@@ -34,7 +42,8 @@ func newSearchCmd(g *globals) *cobra.Command {
 		Use:   "search",
 		Short: "Tune a kernel: run trials on one plugin process per rank and cache the winner",
 		Example: "  symmtune search --kernel allreduce --world 4 --shape n=1048576 --dtype f32 --backend cpu\n" +
-			"  symmtune search --config configs/quickstart-cpu.toml",
+			"  symmtune search --config configs/quickstart-cpu.toml\n" +
+			"  symmtune search --config jobs.toml --shard 2/4 --cache redis://tuning-db:6379/0",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runSearch(cmd, g, f) },
 	}
@@ -54,6 +63,8 @@ func newSearchCmd(g *globals) *cobra.Command {
 	fl.IntVar(&f.warmup, "warmup", -1, "warm-up iterations per trial (-1: the job's or 3)")
 	fl.Int64Var(&f.seed, "seed", 0, "seed for randomized strategies")
 	fl.IntVar(&f.top, "top", 5, "rows in the final table")
+	fl.StringVar(&f.shard, "shard", "", "with --config: tune only shard K of N (K from 1), e.g. 2/4; the N shards of a file hold each of its jobs once, balanced by expected cost (default: from SLURM_ARRAY_TASK_ID/SLURM_ARRAY_TASK_COUNT, or JOB_COMPLETION_INDEX with --shard-count)")
+	fl.IntVar(&f.shardCount, "shard-count", 0, "with --config: the number of shards when the index comes from the environment (a Kubernetes Indexed Job's completions)")
 	fl.StringVar(&f.where, "where", "", "search only configs with these values, e.g. chunks=2,algo=0 (the default is still measured first, as the baseline)")
 	return cmd
 }
@@ -73,7 +84,20 @@ func (f *searchFlags) jobs(cmd *cobra.Command) ([]tuner.Job, error) {
 		if jobs, err = tuner.LoadJobFile(f.jobFile); err != nil {
 			return nil, err
 		}
+		// Before the flags below change any job: every shard of a fleet
+		// must split the same list the same way.
+		spec, ok, err := resolveShard(f.shard, f.shardCount, os.Getenv)
+		if err != nil {
+			return nil, usageError{err}
+		}
+		if ok {
+			f.sharded, f.fileJobs = &spec, len(jobs)
+			jobs = tuner.Shard(jobs, spec.index, spec.count)
+		}
 	} else {
+		if changed("shard") || changed("shard-count") {
+			return nil, usageError{errors.New("--shard and --shard-count split a job file: they need --config")}
+		}
 		if f.kernel == "" || f.world == 0 || f.shape == "" {
 			return nil, usageError{errors.New("search needs --kernel, --world and --shape (or --config FILE)")}
 		}
@@ -117,9 +141,21 @@ func runSearch(cmd *cobra.Command, g *globals, f *searchFlags) error {
 	if err != nil {
 		return err
 	}
+	st, err := g.openCache()
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	out := cmd.OutOrStdout()
+	if f.sharded != nil {
+		fmt.Fprintf(out, "shard %s (%s): %d of the %d jobs in %s\n", f.sharded, f.sharded.from, len(jobs), f.fileJobs, f.jobFile)
+		if len(jobs) == 0 {
+			return nil
+		}
+	}
 	s := &tuner.Searcher{
 		PluginDir:    g.pluginDir,
-		CachePath:    g.cachePath,
+		Cache:        st,
 		Logger:       g.logger(),
 		PluginLogger: g.pluginLogger(),
 	}
@@ -133,14 +169,13 @@ func runSearch(cmd *cobra.Command, g *globals, f *searchFlags) error {
 		logPath = f.resume
 	}
 	if logPath == "" {
-		logPath = defaultLogPath(g.cachePath, jobs[0])
+		logPath = defaultLogPath(storage.LocalDir(g.cacheLocation()), jobs[0], f.sharded)
 	}
 	// Created at the first trial: bad input found while a plugin describes
 	// its kernel must leave nothing behind, not even an empty log.
 	s.Log = tuner.NewTrialLog(logPath)
 	defer s.Log.Close()
 
-	out := cmd.OutOrStdout()
 	interactive := term.IsTerminal(int(os.Stderr.Fd()))
 	if interactive {
 		s.Reporter = &progressReporter{}
@@ -160,6 +195,10 @@ func runSearch(cmd *cobra.Command, g *globals, f *searchFlags) error {
 			continue
 		}
 		err = fmt.Errorf("%s world %d %s %s: %w", job.Kernel, job.World, job.Dtype, job.ShapeText, err)
+		if errors.Is(err, cache.ErrUnavailable) {
+			// Every later winner would be lost too: stop, keep the trials.
+			return fmt.Errorf("%w; stopping: the trials so far are in %s (continue with --resume %s once the cache is back)", err, logPath, logPath)
+		}
 		var ie *tuner.InputError
 		if cmd.Context().Err() != nil || errors.As(err, &ie) || len(jobs) == 1 {
 			if o != nil && o.Interrupted {
@@ -173,18 +212,21 @@ func runSearch(cmd *cobra.Command, g *globals, f *searchFlags) error {
 		failed = append(failed, fmt.Sprintf("%s world %d %s %s", job.Kernel, job.World, job.Dtype, job.ShapeText))
 	}
 	if len(failed) > 0 {
-		fmt.Fprintf(out, "trial log: %s\ncache: %s\n", logPath, g.cachePath)
+		fmt.Fprintf(out, "trial log: %s\ncache: %s\n", logPath, st.Location())
 		return fmt.Errorf("%d of %d jobs failed: %s", len(failed), len(jobs), strings.Join(failed, "; "))
 	}
-	fmt.Fprintf(out, "trial log: %s\ncache: %s\n", logPath, g.cachePath)
+	fmt.Fprintf(out, "trial log: %s\ncache: %s\n", logPath, st.Location())
 	return nil
 }
 
 // defaultLogPath keeps every search's trials even when --log was not given:
-// no measurement is lost to a forgotten flag.
-func defaultLogPath(cachePath string, j tuner.Job) string {
-	name := fmt.Sprintf("%s-w%d-%s-%s.jsonl", j.Kernel, j.World, time.Now().Format("20060102-150405"), strings.NewReplacer("=", "", ",", "_").Replace(j.ShapeText))
-	return filepath.Join(filepath.Dir(cachePath), "logs", name)
+// no measurement is lost to a forgotten flag. Shards get their own logs.
+func defaultLogPath(dir string, j tuner.Job, shard *shardSpec) string {
+	name := fmt.Sprintf("%s-w%d-%s-%s", j.Kernel, j.World, time.Now().Format("20060102-150405"), strings.NewReplacer("=", "", ",", "_").Replace(j.ShapeText))
+	if shard != nil {
+		name += fmt.Sprintf("-shard%dof%d", shard.index+1, shard.count)
+	}
+	return filepath.Join(dir, "logs", name+".jsonl")
 }
 
 // progressReporter draws a progress line on the terminal: the job, trial
@@ -291,6 +333,9 @@ func printOutcome(w io.Writer, o *tuner.Outcome, top int) {
 	if o.Best != nil {
 		fmt.Fprintf(w, "winner: %s  %.1f µs (min %.1f, p90 %.1f over %d iterations): %s\n", o.Best.Config, o.Best.Score(),
 			deref(o.Best.MinUS), deref(o.Best.P90US), o.Best.Iters, howChosen(o, len(remeasured)))
+	}
+	if k, e := o.Kept, o.Entry; k != nil && e != nil && (k.KernelVersion != e.KernelVersion || k.Config.String() != e.Config.String() || k.MedianUS != e.MedianUS) {
+		fmt.Fprintf(w, "cache: keeps the better entry it had: %s  %.1f µs (kernel version %s, tuned %s)\n", k.Config, k.MedianUS, k.KernelVersion, k.TunedAt.Format("2006-01-02 15:04"))
 	}
 }
 

@@ -25,6 +25,7 @@ import os
 import re
 from dataclasses import dataclass, field
 
+from . import _redis
 from . import hardware as _hw
 from .hardware import Fingerprint
 
@@ -140,16 +141,49 @@ def default_path() -> str:
 
 
 def load(path: str | os.PathLike | None = None) -> list[Entry]:
-    """The entries of the cache file at path (default_path() when None),
-    sorted as the Go store sorts them. A missing file raises NoTunedConfig;
-    a file the Go code would refuse raises CacheError."""
+    """The entries of the cache file at path (default_path() when None), or
+    of the Redis server a redis:// or rediss:// URL names, sorted as the Go
+    store sorts them. A missing file raises NoTunedConfig; a file or an entry
+    the Go code would refuse raises CacheError; an unreachable server
+    _redis.CacheUnavailable."""
     path = os.fspath(path) if path is not None else default_path()
+    if _redis.is_redis_url(path):
+        return _load_redis(path)
     try:
         with open(path, "rb") as f:
             data = f.read()
     except FileNotFoundError:
         raise NoTunedConfig(f"no tuned configs: cache {path} does not exist (run `symmtune search` first)") from None
     return parse(data, path)
+
+
+def _load_redis(url: str) -> list[Entry]:
+    try:
+        where, values = _redis.fetch(url)
+    except ValueError as e:
+        raise CacheError(str(e)) from None
+    entries: list[Entry] = []
+    seen: set[tuple] = set()
+    for key, value in values:
+        one = parse(value, f"{where} key {key!r}")
+        if len(one) != 1:
+            raise CacheError(f"cache {where} key {key!r}: holds {len(one)} entries, want 1")
+        if one[0].ident() in seen:
+            raise CacheError(f"cache {where}: two entries with the key {one[0].key_string()}")
+        seen.add(one[0].ident())
+        entries.extend(one)
+    entries.sort(key=_sort_key)
+    return entries
+
+
+def location(path: str) -> str:
+    """path as it may be shown: a Redis URL without its credentials."""
+    if _redis.is_redis_url(path):
+        try:
+            return _redis.parse_url(path).location()
+        except ValueError:
+            return _redis._redact_raw(path)
+    return path
 
 
 def parse(data: bytes, path: str = "<cache>") -> list[Entry]:
@@ -424,15 +458,16 @@ def lookup(kernel: str, world: int, dtype: str, shape: dict[str, int], backend: 
     (e.g. ``{"n": 1 << 20}``), by cache.Lookup's rules (see the module doc).
 
     backend: the entries' backend ("cuda", "cpu"; None for any).
-    cache: the cache file (default: $SYMMTUNE_CACHE or ~/.cache/symmtune/configs.toml).
+    cache: the cache file or redis:// URL (default: $SYMMTUNE_CACHE or ~/.cache/symmtune/configs.toml).
     kernel_version: only entries of this kernel version (None for any; the
     Go CLI passes the plugin's current version).
     hardware: the fingerprint to match (None: this machine's for backend and
     world, computed as the Go side does; "any": every machine's).
 
     Raises NoTunedConfig when nothing answers (or there is no cache file),
-    CacheError for a corrupt cache, hardware.HardwareError when this
-    machine's GPUs cannot be fingerprinted.
+    CacheError for a corrupt cache, _redis.CacheUnavailable (a
+    ConnectionError) for a Redis server that cannot be read,
+    hardware.HardwareError when this machine's GPUs cannot be fingerprinted.
     """
     if not isinstance(shape, dict) or not shape:
         raise ValueError(f"shape {shape!r}: want a dict of dimension name to size, e.g. {{'n': 1048576}}")
@@ -455,5 +490,5 @@ def lookup(kernel: str, world: int, dtype: str, shape: dict[str, int], backend: 
         raise TypeError(f'hardware {hardware!r}: want a Fingerprint, None (this machine) or "any"')
     m = select(entries, kernel, world, dtype, shape, kernel_version=kernel_version, backend=backend, hardware=fp)
     if m is None:
-        raise NoTunedConfig(f"no tuned config for {kernel} world {world} {dtype} {shape_string(shape)} in {path}")
+        raise NoTunedConfig(f"no tuned config for {kernel} world {world} {dtype} {shape_string(shape)} in {location(path)}")
     return m

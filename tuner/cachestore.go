@@ -1,0 +1,61 @@
+package tuner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/symmtune/symmtune/cache"
+)
+
+// storage is where winners go: s.Cache, else the cache file at s.CachePath,
+// else nowhere (nil).
+func (s *Searcher) storage() cache.Storage {
+	if s.Cache != nil {
+		return s.Cache
+	}
+	if s.CachePath != "" {
+		return cache.File{Path: s.CachePath}
+	}
+	return nil
+}
+
+// checkCache reads the cache before a search. A corrupt cache would only be
+// found when the winner is stored, after every trial has run, and it is
+// never overwritten; an unreachable server likewise. Either fails now.
+func (s *Searcher) checkCache(ctx context.Context) error {
+	st := s.storage()
+	if st == nil {
+		return nil
+	}
+	if _, err := st.Load(ctx); err != nil {
+		var fe *cache.FileError
+		if errors.As(err, &fe) {
+			return inputErrorf("not searching: %w", err)
+		}
+		return fmt.Errorf("not searching: %w", err)
+	}
+	return nil
+}
+
+// putWinner stores e and returns the entry the cache keeps for e's slot:
+// e, or a better one already there.
+func (s *Searcher) putWinner(e cache.Entry) (*cache.Entry, error) {
+	st := s.storage()
+	if st == nil {
+		return &e, nil
+	}
+	// Not the search's context: an interrupt after the last trial must not
+	// cost the finished search its winner.
+	m, err := st.Put(context.Background(), cache.Source{Name: "search", Entries: []cache.Entry{e}})
+	if err != nil {
+		return nil, err
+	}
+	slot := cache.SlotIdent(e.Key)
+	for i := range m.Entries {
+		if cache.SlotIdent(m.Entries[i].Key) == slot {
+			return &m.Entries[i], nil
+		}
+	}
+	return nil, fmt.Errorf("cache %s: the merge lost the slot of %s", st.Location(), e.Key)
+}
