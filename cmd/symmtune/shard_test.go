@@ -1,6 +1,8 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -58,5 +60,58 @@ func TestResolveShard(t *testing.T) {
 				t.Errorf("got %q, want %q", got, tt.want)
 			}
 		})
+	}
+}
+
+func TestSearchShardBadInput(t *testing.T) {
+	dir := t.TempDir()
+	jobFile := filepath.Join(dir, "jobs.toml")
+	if err := os.WriteFile(jobFile, []byte(fleetJobs), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cachePath := filepath.Join(dir, "c.toml")
+	tests := []struct {
+		name string
+		env  map[string]string
+		args []string
+	}{
+		{"shard without a job file", nil, []string{"--kernel", "allreduce", "--world", "2", "--shape", "n=64", "--shard", "1/2"}},
+		{"K past N", nil, []string{"--config", jobFile, "--shard", "3/2"}},
+		{"Kubernetes index without a count", map[string]string{"JOB_COMPLETION_INDEX": "1"}, []string{"--config", jobFile}},
+		{"Slurm task past the count", map[string]string{"SLURM_ARRAY_TASK_ID": "9", "SLURM_ARRAY_TASK_COUNT": "4"}, []string{"--config", jobFile}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			for k, v := range tt.env {
+				t.Setenv(k, v)
+			}
+			code, out, errs := cli(t, append([]string{"search", "--cache", cachePath, "--log", filepath.Join(dir, "t.jsonl")}, tt.args...)...)
+			if code != exitUsage || strings.Count(errs, "\n") != 1 || out != "" {
+				t.Fatalf("exit %d, want %d with one line and no output\nstdout:\n%s\nstderr:\n%s", code, exitUsage, out, errs)
+			}
+			if _, err := os.Stat(cachePath); err == nil {
+				t.Fatal("the cache was written")
+			}
+		})
+	}
+}
+
+// TestSearchEmptyShard: more shards than jobs leaves some shards empty;
+// they say so and succeed without running or writing anything.
+func TestSearchEmptyShard(t *testing.T) {
+	dir := t.TempDir()
+	jobFile := filepath.Join(dir, "jobs.toml")
+	if err := os.WriteFile(jobFile, []byte(fleetJobs), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("SLURM_ARRAY_TASK_ID", "7")
+	t.Setenv("SLURM_ARRAY_TASK_MIN", "0")
+	t.Setenv("SLURM_ARRAY_TASK_COUNT", "8")
+	code, out, errs := cli(t, "search", "--config", jobFile, "--cache", filepath.Join(dir, "c.toml"), "--log", filepath.Join(dir, "t.jsonl"))
+	if code != 0 || !strings.Contains(out, "shard 8/8 (SLURM_ARRAY_TASK_ID=7): 0 of the 6 jobs") {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errs)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+		t.Errorf("an empty shard left files: %v", entries)
 	}
 }
