@@ -5,7 +5,9 @@
 #   make cuda-vet   go vet -tags cuda over the cuda-tagged packages
 #   make cuda-test  tests that need no GPU: compiles every shipped kernel with
 #                   the fetched NVRTC 11.8 (sm_90), from Go and as the Python
-#                   runtime assembles them, so CI checks the CUDA C
+#                   runtime assembles them, and every Hopper GEMM tile with
+#                   the fetched NVRTC 12.4 (sm_90a; no register spills), so
+#                   CI checks the CUDA C
 #   make bench-gpu  the GPU benchmark script (runs on a GPU machine; see bench/gpu.sh)
 #
 # Why the 11.8 headers: gorgonia.org/cu v0.9.6 does not compile against CUDA
@@ -15,10 +17,11 @@ CUDA_DIR    ?= .cuda
 CUDA_INC     = $(CURDIR)/$(CUDA_DIR)/root/usr/include
 CUDA_LIB     = $(CURDIR)/$(CUDA_DIR)/root/usr/lib/x86_64-linux-gnu/nvidia/current
 CUDA_ENV     = CGO_ENABLED=1 CGO_CFLAGS="-I$(CUDA_INC)" CGO_LDFLAGS="-L$(CUDA_LIB)"
-CUDA_PKGS    = ./symm/cudamem/... ./cuda/... ./kernels/gemm/gpu/... ./plugins/allreduce/... ./plugins/agmm/... ./plugins/matmulrs/...
+CUDA_PKGS    = ./symm/cudamem/... ./cuda/... ./kernels/gemm/gpu/... ./kernels/gemm/hopper/... ./bench/gemmalone ./plugins/allreduce/... ./plugins/agmm/... ./plugins/matmulrs/...
 CUDA_PLUGINS = allreduce matmulrs agmm
+NVRTC12      = $(CURDIR)/$(CUDA_DIR)/nvrtc12/usr/lib/x86_64-linux-gnu
 
-.PHONY: cuda cuda-headers cuda-vet cuda-test bench-gpu
+.PHONY: cuda cuda-headers cuda-vet cuda-test bench-gpu gemmalone
 
 cuda-headers: $(CUDA_DIR)/ok
 
@@ -31,6 +34,12 @@ cuda: cuda-headers
 	  $(CUDA_ENV) $(GO) build -tags cuda -o $(BIN)/cuda/symmtune-plugin-$$p ./plugins/$$p || exit 1; \
 	done
 
+# The Hopper GEMM alone against cuBLASLt (bench/gemmalone/main.go says what
+# it measures); carry $(BIN)/gemmalone to a GPU machine and run it there.
+gemmalone: cuda-headers
+	@mkdir -p $(BIN)
+	$(CUDA_ENV) $(GO) build -tags cuda -ldflags "-s -w" -o $(BIN)/gemmalone ./bench/gemmalone
+
 cuda-vet: cuda-headers
 	$(CUDA_ENV) $(GO) vet -tags cuda $(CUDA_PKGS)
 
@@ -41,6 +50,8 @@ cuda-test: cuda-headers
 	SYMMTUNE_NVRTC=$(CURDIR)/$(CUDA_DIR)/root/usr/lib/x86_64-linux-gnu/libnvrtc.so.11.2 \
 	  LD_LIBRARY_PATH=$(CURDIR)/$(CUDA_DIR)/root/usr/lib/x86_64-linux-gnu \
 	  PYTHONPATH=$(CURDIR)/python $(PYTHON) -m pytest -q python/tests/test_kernels.py
+	$(CUDA_ENV) SYMMTUNE_NVRTC=$(NVRTC12)/libnvrtc.so.12 LD_LIBRARY_PATH=$(NVRTC12) SYMMTUNE_REQUIRE_SM90A=1 \
+	  $(GO) test -tags cuda -count=1 -run TestCompileAllTiles ./kernels/gemm/hopper/
 
 # Runs on a GPU machine with the binaries already built (make build cuda
 # here, then carry them there): see bench/gpu.sh for what it measures.

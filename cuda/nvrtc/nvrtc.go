@@ -142,6 +142,20 @@ func (c Compiler) Compile(s Source) ([]byte, error) {
 	return cubin, nil
 }
 
+// PtxasInfo compiles s (never from the cache) with ptxas's verbose report
+// and returns it: per kernel, registers, stack frame and spill bytes. Tests
+// use it to check that configurations a Validate accepts do not spill.
+func (c Compiler) PtxasInfo(s Source) (string, error) {
+	if err := load(); err != nil {
+		return "", err
+	}
+	_, log, err := compileRaw(s.Text, s.Name, append(c.options(s), "--ptxas-options=-v"))
+	if err != nil {
+		return "", fmt.Errorf("compile %s %v for %s: %w\n%s", s.Name, s.Options, c.Arch, err, log)
+	}
+	return log, nil
+}
+
 // writeAtomic writes through a temp file and a rename, so ranks compiling
 // the same key at once never read a half-written cubin.
 func writeAtomic(path string, b []byte) error {

@@ -67,6 +67,19 @@ extern "C" __global__ void fill(u64 dst, u64 rows, u64 cols, u64 ld, u64 row0, u
 	}
 }
 
+// fill_t writes rows x cols of rank's tensor transposed: logical element
+// (i, j) at dst[j * ld + i]. The fused GEMM's K-major B ([N, K], as a
+// torch.nn.Linear weight) is the same logical B [K, N] stored this way.
+extern "C" __global__ void fill_t(u64 dst, u64 rows, u64 cols, u64 ld, u64 seed, u64 rank) {
+	elem_t* d = (elem_t*)dst;
+	const u64 n = rows * cols;
+	for (u64 e = (u64)blockIdx.x * blockDim.x + threadIdx.x; e < n; e += (u64)gridDim.x * blockDim.x) {
+		// e walks the stored layout, so writes are coalesced.
+		const u64 j = e / rows, i = e % rows;
+		d[j * ld + i] = to_elem((float)uniform(seed, rank, i * cols + j));
+	}
+}
+
 #define CHECK_THREADS 256
 
 // check_rows compares sampled output rows with a float64 reference

@@ -1,0 +1,427 @@
+//go:build cuda
+
+// Command gemmalone measures symmtune's persistent Hopper GEMM
+// (kernels/gemm/gpu, impl=fused) alone, with no communication, against
+// cuBLASLt in the same process on the same inputs: milestone 1 of the fused
+// kernels. For each shape it fills A and B from the project's generator
+// (fresh random values, never zeros), then for each tile config compiles
+// the kernel, poisons C, runs it once and checks sampled rows against a
+// float64 reference computed on the GPU from the generator (plus a scan of
+// the whole output for unwritten elements), and only then times it: CUDA
+// events around one call, warm-up first, the median over iterations (the
+// method of the peer script). Output: one CSV row per (shape, config).
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"math"
+	"os"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"unsafe"
+
+	"gorgonia.org/cu"
+
+	"github.com/symmtune/symmtune/cuda/cublaslt"
+	"github.com/symmtune/symmtune/cuda/nvrtc"
+	"github.com/symmtune/symmtune/kernels/gemm/gpu"
+	"github.com/symmtune/symmtune/kernels/gemm/hopper"
+)
+
+func main() {
+	shapes := flag.String("shapes", "8192x3584x8192,16384x3584x8192,4096x1792x4096", "comma-separated MxNxK")
+	tiles := flag.String("tiles", "sweep", `comma-separated tiles BMxBN:sS:cC:gG[:pp][:bn] ("bn": B stored [K,N]; default K-major [N,K]), or "sweep"`)
+	iters := flag.Int("iters", 50, "timed calls")
+	warmup := flag.Int("warmup", 10, "warm-up calls")
+	dtype := flag.String("dtype", "bf16", "bf16 or f16")
+	flag.Parse()
+	if err := run(*shapes, *tiles, *dtype, *iters, *warmup); err != nil {
+		fmt.Fprintln(os.Stderr, "gemmalone:", err)
+		os.Exit(1)
+	}
+}
+
+type shape struct{ m, n, k int }
+
+func parseShapes(s string) ([]shape, error) {
+	var out []shape
+	for _, f := range strings.Split(s, ",") {
+		var sh shape
+		if _, err := fmt.Sscanf(f, "%dx%dx%d", &sh.m, &sh.n, &sh.k); err != nil {
+			return nil, fmt.Errorf("shape %q: want MxNxK", f)
+		}
+		out = append(out, sh)
+	}
+	return out, nil
+}
+
+// sweep is the default list: the tile shapes that fit Hopper's registers
+// and shared memory with the deepest ring each allows, cooperative and
+// ping-pong, with B K-major; then the leading ones with B stored [K, N] and
+// with other swizzle group sizes.
+func sweep() []hopper.Tile {
+	out := []hopper.Tile{
+		{BM: 128, BN: 256, Stages: 4, Consumers: 2},
+		{BM: 128, BN: 256, Stages: 3, Consumers: 2},
+		{BM: 128, BN: 192, Stages: 5, Consumers: 2},
+		{BM: 128, BN: 128, Stages: 6, Consumers: 2},
+		{BM: 256, BN: 128, Stages: 4, Consumers: 2},
+		{BM: 128, BN: 128, Stages: 6, Consumers: 2, PingPong: true},
+		{BM: 64, BN: 256, Stages: 5, Consumers: 2, PingPong: true},
+		{BM: 128, BN: 192, Stages: 5, Consumers: 2, PingPong: true},
+		{BM: 128, BN: 128, Stages: 6, Consumers: 1},
+	}
+	for i := range out {
+		out[i].GroupM, out[i].BKMajor = 8, true
+	}
+	for _, t := range []hopper.Tile{out[0], out[5], out[6]} {
+		t.BKMajor = false
+		out = append(out, t)
+	}
+	for _, g := range []int{4, 16} {
+		for _, t := range []hopper.Tile{out[0], out[5]} {
+			t.GroupM = g
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+func parseTiles(s string) ([]hopper.Tile, error) {
+	if s == "sweep" {
+		return sweep(), nil
+	}
+	var out []hopper.Tile
+	for _, f := range strings.Split(s, ",") {
+		parts := strings.Split(f, ":")
+		t := hopper.Tile{Stages: 4, Consumers: 2, GroupM: 8, BKMajor: true}
+		if _, err := fmt.Sscanf(parts[0], "%dx%d", &t.BM, &t.BN); err != nil {
+			return nil, fmt.Errorf("tile %q: want BMxBN[:sS][:cC][:gG][:pp][:bn]", f)
+		}
+		for _, p := range parts[1:] {
+			var err error
+			switch {
+			case p == "pp":
+				t.PingPong = true
+			case p == "bn":
+				t.BKMajor = false
+			case strings.HasPrefix(p, "s"):
+				t.Stages, err = strconv.Atoi(p[1:])
+			case strings.HasPrefix(p, "c"):
+				t.Consumers, err = strconv.Atoi(p[1:])
+			case strings.HasPrefix(p, "g"):
+				t.GroupM, err = strconv.Atoi(p[1:])
+			default:
+				err = errors.New("unknown part")
+			}
+			if err != nil {
+				return nil, fmt.Errorf("tile %q, part %q: %v", f, p, err)
+			}
+		}
+		out = append(out, t)
+	}
+	return out, nil
+}
+
+// bench is one process's GPU state.
+type bench struct {
+	bf16            bool
+	comp            nvrtc.Compiler
+	sms             int
+	stream          cu.Stream
+	util            cu.Module
+	fill, fillT     cu.Function
+	check, countBad cu.Function
+	res, samples    cu.DevicePtr
+	lt              *cublaslt.Handle
+	ltType          cublaslt.DType
+	ws              cu.DevicePtr
+}
+
+const tensorB = 0x10000 // TENSOR_B of gemm_util.cu
+const seed = 0x5eed
+
+func args(vals ...uint64) []unsafe.Pointer {
+	out := make([]unsafe.Pointer, len(vals))
+	for i := range vals {
+		out[i] = unsafe.Pointer(&vals[i])
+	}
+	return out
+}
+
+func run(shapeList, tileList, dtype string, iters, warmup int) error {
+	shapes, err := parseShapes(shapeList)
+	if err != nil {
+		return err
+	}
+	tiles, err := parseTiles(tileList)
+	if err != nil {
+		return err
+	}
+	if dtype != "bf16" && dtype != "f16" {
+		return fmt.Errorf("dtype %q: bf16 or f16", dtype)
+	}
+	runtime.LockOSThread()
+	dev := cu.Device(0)
+	// The process exits after the run: the driver frees the context.
+	if _, err := dev.MakeContext(cu.SchedAuto); err != nil {
+		return fmt.Errorf("context: %w", err)
+	}
+	attrs, err := dev.Attributes(cu.ComputeCapabilityMajor, cu.ComputeCapabilityMinor, cu.MultiprocessorCount)
+	if err != nil {
+		return err
+	}
+	name, _ := dev.Name()
+	b := &bench{bf16: dtype == "bf16", comp: nvrtc.Compiler{Arch: nvrtc.Arch(attrs[0], attrs[1])}, sms: attrs[2]}
+	if err := b.setup(); err != nil {
+		return err
+	}
+	fmt.Printf("# %s, %d SMs, %s, %d timed calls after %d warm-up (median)\n", name, b.sms, dtype, iters, warmup)
+	fmt.Println("shape,impl,config,regs_spill_bytes,rel_err,us,tflops,ratio_to_cublaslt")
+	for _, sh := range shapes {
+		if err := b.shape(sh, tiles, iters, warmup); err != nil {
+			return fmt.Errorf("%dx%dx%d: %w", sh.m, sh.n, sh.k, err)
+		}
+	}
+	return nil
+}
+
+func (b *bench) setup() error {
+	var err error
+	if b.stream, err = cu.MakeStream(cu.NonBlocking); err != nil {
+		return err
+	}
+	bf := "0"
+	if b.bf16 {
+		bf = "1"
+	}
+	cubin, err := b.comp.Compile(nvrtc.Source{Name: "gemm_util.cu", Text: gpu.UtilSource, Options: []string{"-DDTYPE_BF16=" + bf}})
+	if err != nil {
+		return err
+	}
+	if b.util, err = cu.LoadData(string(cubin)); err != nil {
+		return err
+	}
+	for _, f := range []struct {
+		name string
+		dst  *cu.Function
+	}{{"fill", &b.fill}, {"fill_t", &b.fillT}, {"check_rows", &b.check}, {"count_bad", &b.countBad}} {
+		if *f.dst, err = b.util.Function(f.name); err != nil {
+			return fmt.Errorf("gemm_util %s: %w", f.name, err)
+		}
+	}
+	if b.res, err = cu.MemAlloc(8 * 4); err != nil {
+		return err
+	}
+	if b.samples, err = cu.MemAlloc(8 * 4 * 256); err != nil {
+		return err
+	}
+	if b.lt, err = cublaslt.NewHandle(); err != nil {
+		return err
+	}
+	if b.ltType, err = cublaslt.DTypeOf(map[bool]string{true: "bf16", false: "f16"}[b.bf16]); err != nil {
+		return err
+	}
+	b.ws, err = cu.MemAlloc(32 << 20)
+	return err
+}
+
+type buffers struct {
+	a, bKN, bNK, c cu.DevicePtr
+}
+
+func (b *bench) shape(sh shape, tiles []hopper.Tile, iters, warmup int) error {
+	var buf buffers
+	var err error
+	for _, p := range []struct {
+		dst *cu.DevicePtr
+		n   int
+	}{{&buf.a, sh.m * sh.k}, {&buf.bKN, sh.k * sh.n}, {&buf.bNK, sh.k * sh.n}, {&buf.c, sh.m * sh.n}} {
+		if *p.dst, err = cu.MemAlloc(int64(p.n) * 2); err != nil {
+			return err
+		}
+		defer cu.MemFree(*p.dst)
+	}
+	grid := func(n int) int { return min(max((n+255)/256, 1), 4096) }
+	if err := b.fill.Launch(grid(sh.m*sh.k), 1, 1, 256, 1, 1, 0, b.stream, args(uint64(buf.a), uint64(sh.m), uint64(sh.k), uint64(sh.k), 0, seed, 0)); err != nil {
+		return err
+	}
+	if err := b.fill.Launch(grid(sh.k*sh.n), 1, 1, 256, 1, 1, 0, b.stream, args(uint64(buf.bKN), uint64(sh.k), uint64(sh.n), uint64(sh.n), 0, seed, tensorB)); err != nil {
+		return err
+	}
+	if err := b.fillT.Launch(grid(sh.k*sh.n), 1, 1, 256, 1, 1, 0, b.stream, args(uint64(buf.bNK), uint64(sh.k), uint64(sh.n), uint64(sh.k), seed, tensorB)); err != nil {
+		return err
+	}
+	label := fmt.Sprintf("%dx%dx%d", sh.m, sh.n, sh.k)
+	flops := 2 * float64(sh.m) * float64(sh.n) * float64(sh.k)
+
+	// cuBLASLt first: its time is the ratio's denominator, and its check
+	// shows the checker itself passes a known-good product.
+	plan, err := b.lt.Plan(cublaslt.Matmul{M: sh.m, N: sh.n, K: sh.k, DType: b.ltType, Workspace: 32 << 20})
+	if err != nil {
+		return err
+	}
+	defer plan.Close()
+	ltCall := func() error { return plan.Run(b.stream, 0, buf.a, buf.bKN, buf.c, b.ws) }
+	rel, err := b.verify(sh, buf.c, ltCall)
+	if err != nil {
+		return fmt.Errorf("cublaslt: %w", err)
+	}
+	ltUs, err := b.time(ltCall, iters, warmup)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("%s,cublaslt,algo0,-,%.2e,%.1f,%.0f,1.000\n", label, rel, ltUs, flops/ltUs/1e6)
+
+	for _, t := range tiles {
+		row := func(format string, a ...any) {
+			fmt.Printf("%s,fused,%s,"+format+"\n", append([]any{label, t}, a...)...)
+		}
+		if err := t.CheckShape(sh.n, sh.k); err != nil {
+			row("-,-,-,-,skipped: %v", err)
+			continue
+		}
+		g, err := gpu.CompileFused(b.comp, t, b.bf16)
+		if err != nil {
+			row("-,-,-,-,%s", strings.ReplaceAll(firstLine(err.Error()), ",", ";"))
+			continue
+		}
+		spill, _ := g.Spills()
+		bmat := buf.bNK
+		if !t.BKMajor {
+			bmat = buf.bKN
+		}
+		ops, err := g.Maps(buf.a, bmat, sh.m, sh.n, sh.k)
+		if err != nil {
+			g.Close()
+			return err
+		}
+		call := func() error { return g.Launch(b.stream, ops, buf.c, b.sms) }
+		rel, err := b.verify(sh, buf.c, call)
+		if err != nil {
+			g.Close()
+			return fmt.Errorf("%s: %w", t, err)
+		}
+		if math.IsInf(rel, 1) || rel > tolerance(b.bf16) {
+			row("%d,%.2e,-,-,WRONG", spill, rel)
+			g.Close()
+			continue
+		}
+		us, err := b.time(call, iters, warmup)
+		g.Close()
+		if err != nil {
+			return err
+		}
+		row("%d,%.2e,%.1f,%.0f,%.3f", spill, rel, us, flops/us/1e6, ltUs/us)
+	}
+	return nil
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+func tolerance(bf16 bool) float64 {
+	if bf16 {
+		return 1e-2
+	}
+	return 4e-3
+}
+
+// verify poisons C, runs call once and returns the relative error of 64
+// sampled rows (first, last and 62 spread over the rest) against the
+// float64 reference, or +Inf when any output is NaN/Inf (unwritten).
+func (b *bench) verify(sh shape, c cu.DevicePtr, call func() error) (float64, error) {
+	if err := cu.MemsetD16Async(c, 0xFFFF, int64(sh.m*sh.n), b.stream); err != nil {
+		return 0, err
+	}
+	if err := cu.MemsetD32Async(b.res, 0, 8, b.stream); err != nil {
+		return 0, err
+	}
+	if err := call(); err != nil {
+		return 0, err
+	}
+	rows := map[int]bool{0: true, sh.m - 1: true}
+	for i := 0; len(rows) < min(64, sh.m); i++ {
+		rows[(i*7919+13)%sh.m] = true
+	}
+	var smp []uint64
+	keys := make([]int, 0, len(rows))
+	for r := range rows {
+		keys = append(keys, r)
+	}
+	sort.Ints(keys)
+	for _, r := range keys {
+		smp = append(smp, uint64(r), uint64(r), 0, 1)
+	}
+	if err := cu.MemcpyHtoD(b.samples, unsafe.Pointer(&smp[0]), int64(8*len(smp))); err != nil {
+		return 0, err
+	}
+	if err := b.check.Launch((sh.n+255)/256, len(keys), 1, 256, 1, 1, 0, b.stream,
+		args(uint64(c), uint64(sh.n), uint64(b.samples), uint64(sh.n), uint64(sh.k), seed, uint64(b.res))); err != nil {
+		return 0, err
+	}
+	if err := b.countBad.Launch(min((sh.m*sh.n+255)/256, 4096), 1, 1, 256, 1, 1, 0, b.stream,
+		args(uint64(c), uint64(sh.m), uint64(sh.n), uint64(sh.n), uint64(b.res))); err != nil {
+		return 0, err
+	}
+	if err := b.stream.Synchronize(); err != nil {
+		return 0, err
+	}
+	var res [4]float64
+	if err := cu.MemcpyDtoH(unsafe.Pointer(&res[0]), b.res, 32); err != nil {
+		return 0, err
+	}
+	if res[2] > 0 || res[3] > 0 || res[1] == 0 {
+		return math.Inf(1), nil
+	}
+	return math.Sqrt(res[0] / res[1]), nil
+}
+
+// time is the median of iters calls, each between two CUDA events.
+func (b *bench) time(call func() error, iters, warmup int) (float64, error) {
+	for i := 0; i < warmup; i++ {
+		if err := call(); err != nil {
+			return 0, err
+		}
+	}
+	evs := make([]cu.Event, 2*iters)
+	for i := range evs {
+		var err error
+		if evs[i], err = cu.MakeEvent(cu.DefaultEvent); err != nil {
+			return 0, err
+		}
+		defer cu.DestroyEvent(&evs[i])
+	}
+	for i := 0; i < iters; i++ {
+		if err := evs[2*i].Record(b.stream); err != nil {
+			return 0, err
+		}
+		if err := call(); err != nil {
+			return 0, err
+		}
+		if err := evs[2*i+1].Record(b.stream); err != nil {
+			return 0, err
+		}
+	}
+	if err := b.stream.Synchronize(); err != nil {
+		return 0, err
+	}
+	ts := make([]float64, iters)
+	for i := range ts {
+		ms, err := evs[2*i].Elapsed(evs[2*i+1])
+		if err != nil {
+			return 0, err
+		}
+		ts[i] = float64(ms) * 1000
+	}
+	sort.Float64s(ts)
+	return ts[len(ts)/2], nil
+}

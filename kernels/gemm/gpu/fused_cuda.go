@@ -1,0 +1,102 @@
+//go:build cuda
+
+package gpu
+
+import (
+	"fmt"
+
+	"gorgonia.org/cu"
+
+	"github.com/symmtune/symmtune/cuda/nvrtc"
+	"github.com/symmtune/symmtune/cuda/sm90"
+	"github.com/symmtune/symmtune/kernels/gemm/hopper"
+)
+
+// FusedGEMM is one compiled tile configuration of the Hopper GEMM.
+type FusedGEMM struct {
+	Tile hopper.Tile
+	bf16 bool
+	mod  *sm90.Module
+	fn   sm90.Function
+	smem int
+}
+
+// CompileFused builds t for sm_90a with c (whose Arch must be sm_90a) and
+// loads it into the current context.
+func CompileFused(c nvrtc.Compiler, t hopper.Tile, bf16 bool) (*FusedGEMM, error) {
+	if err := t.Check(hopper.SmemLimit); err != nil {
+		return nil, err
+	}
+	if c.Arch != "sm_90a" {
+		return nil, fmt.Errorf("the fused GEMM needs an sm_90 GPU (wgmma, TMA), this one is %s", c.Arch)
+	}
+	cubin, err := c.Compile(nvrtc.Source{Name: "hopper_gemm.cu", Text: hopper.Source, Options: t.Options(bf16)})
+	if err != nil {
+		return nil, err
+	}
+	mod, err := sm90.Load(cubin)
+	if err != nil {
+		return nil, fmt.Errorf("load hopper_gemm %s: %w", t, err)
+	}
+	g := &FusedGEMM{Tile: t, bf16: bf16, mod: mod, smem: t.SmemBytes()}
+	if g.fn, err = mod.Function(hopper.Entry); err == nil {
+		err = g.fn.SetDynamicSmem(g.smem)
+	}
+	if err != nil {
+		mod.Unload()
+		return nil, fmt.Errorf("hopper_gemm %s: %w", t, err)
+	}
+	return g, nil
+}
+
+// Close unloads the module.
+func (g *FusedGEMM) Close() error { return g.mod.Unload() }
+
+// Spills is the local memory per thread the compiled kernel uses: nonzero
+// means registers spilled, which a tuned config should not.
+func (g *FusedGEMM) Spills() (int, error) { return g.fn.LocalBytes() }
+
+// Operands are the tensor maps of one product's A and B.
+type Operands struct {
+	A, B    sm90.TensorMap
+	M, N, K int
+}
+
+// Maps encodes the tensor maps of C = A * B: A [m, k] row-major at a, B at
+// b ([n, k] when the tile is K-major, else [k, n]), both with dense rows.
+func (g *FusedGEMM) Maps(a, b cu.DevicePtr, m, n, k int) (Operands, error) {
+	if err := g.Tile.CheckShape(n, k); err != nil {
+		return Operands{}, err
+	}
+	dt := sm90.Float16
+	if g.bf16 {
+		dt = sm90.BFloat16
+	}
+	t := g.Tile
+	o := Operands{M: m, N: n, K: k}
+	var err error
+	if o.A, err = sm90.Encode2D(dt, a, uint64(m), uint64(k), uint64(k)*2, uint32(t.BM), hopper.BK, sm90.Swizzle128B); err != nil {
+		return Operands{}, fmt.Errorf("A: %w", err)
+	}
+	if t.BKMajor {
+		o.B, err = sm90.Encode2D(dt, b, uint64(n), uint64(k), uint64(k)*2, uint32(t.BN), hopper.BK, sm90.Swizzle128B)
+	} else {
+		o.B, err = sm90.Encode2D(dt, b, uint64(k), uint64(n), uint64(n)*2, hopper.BK, 64, sm90.Swizzle128B)
+	}
+	if err != nil {
+		return Operands{}, fmt.Errorf("B: %w", err)
+	}
+	return o, nil
+}
+
+// Launch enqueues C = A * B on stream, C [m, n] row-major at c, on a
+// persistent grid of at most sms CTAs.
+func (g *FusedGEMM) Launch(stream cu.Stream, o Operands, c cu.DevicePtr, sms int) error {
+	grid := min(sms, g.Tile.Tiles(o.M, o.N))
+	var p sm90.Params
+	p.Map(o.A).Map(o.B).U64(uint64(c)).I32(int32(o.M)).I32(int32(o.N)).I32(int32(o.K))
+	if err := g.fn.Launch(grid, g.Tile.Threads(), g.smem, stream, &p); err != nil {
+		return fmt.Errorf("hopper_gemm %s: %w", g.Tile, err)
+	}
+	return nil
+}

@@ -1,0 +1,301 @@
+// symmtune's persistent Hopper GEMM (sm_90a): C = A * B with A [M, K]
+// row-major, C [M, N] row-major (leading dimension N), fp32 accumulation,
+// bf16 or f16 in and out. Preceded by wgmma.cuh (generated) and compiled
+// by NVRTC (kernels/gemm/hopper.Source) with no CUDA header: everything
+// the chip offers beyond C++ is inline PTX.
+//
+// Structure (the warp-specialised design of CUTLASS's sm90 kernels and of
+// public write-ups of Hopper GEMMs):
+//   - warpgroup 0 is the producer: one thread walks the tiles this CTA owns
+//     and issues TMA loads of A and B k-blocks into a ring of STAGES shared
+//     memory stages, each completing on the stage's "full" mbarrier;
+//   - warpgroups 1..CONSUMERS are consumers: they wait on "full", issue
+//     wgmma on the stage and release it on its "empty" mbarrier once the
+//     MMAs that read it have completed (one wgmma group stays in flight);
+//   - the grid is persistent (one CTA per SM at most): CTA b takes tiles
+//     b, b + gridDim.x, ... in group_m-swizzled order (as in Triton's
+//     persistent matmul), so CTAs running together share rows of A and
+//     columns of B in L2.
+//
+// Compile-time config:
+//   DTYPE_BF16  1 bf16, 0 f16
+//   B_KMAJOR    1: B is stored [N, K] (a row per output column, as a
+//               torch.nn.Linear weight); 0: B is stored [K, N] row-major
+//   BM, BN      the CTA tile; BN is one of wgmma.cuh's widths
+//   STAGES      shared-memory ring depth
+//   CONSUMERS   consumer warpgroups (1 or 2)
+//   PINGPONG    0: the consumers split each tile's rows (BM/CONSUMERS each);
+//               1: each consumer owns whole tiles, alternating, so one's
+//               epilogue overlaps the other's MMAs (BM is then one
+//               consumer's rows)
+//   GROUP_M     tile rows per swizzle group
+// BK is 64: one k-block row of a tile is 128 bytes, the TMA/wgmma 128-byte
+// swizzle's width, which makes shared-memory reads conflict-free.
+typedef unsigned int u32;
+typedef unsigned long long u64;
+
+#ifndef DTYPE_BF16
+#error DTYPE_BF16 must be defined
+#endif
+
+#define BK 64
+#if PINGPONG
+#define WG_M BM
+#else
+#define WG_M (BM / CONSUMERS)
+#endif
+#define MI (WG_M / 64)
+#define THREADS ((CONSUMERS + 1) * 128)
+#define A_BYTES (BM * BK * 2)
+#define B_BYTES (BN * BK * 2)
+// One 64-column block of an MN-major B stage: 64 k-rows of 128 bytes.
+#define B_NBLOCK_BYTES (BK * 64 * 2)
+
+#if WG_M % 64 != 0 || MI < 1 || MI > 2
+#error each consumer's rows must be 64 or 128
+#endif
+#if !B_KMAJOR && BN % 64 != 0
+#error an MN-major B is loaded in 64-column blocks
+#endif
+
+// The CUtensorMap the host encodes (cuTensorMapEncodeTiled): 128 opaque
+// bytes, passed by value as a __grid_constant__ parameter so TMA reads it
+// from the parameter space.
+struct __align__(64) TensorMap {
+	u64 opaque[16];
+};
+
+__device__ __forceinline__ u32 smem_addr(const void* p) {
+	u32 r;
+	asm("{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }" : "=r"(r) : "l"(p));
+	return r;
+}
+
+__device__ __forceinline__ void mbar_init(u32 bar, u32 count) {
+	asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(bar), "r"(count) : "memory");
+}
+__device__ __forceinline__ void mbar_expect_tx(u32 bar, u32 bytes) {
+	asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(bytes) : "memory");
+}
+__device__ __forceinline__ void mbar_arrive(u32 bar) {
+	asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(bar) : "memory");
+}
+__device__ __forceinline__ bool mbar_try_wait(u32 bar, u32 parity) {
+	u32 ok;
+	asm volatile(
+		"{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }"
+		: "=r"(ok)
+		: "r"(bar), "r"(parity)
+		: "memory");
+	return ok != 0;
+}
+// mbar_wait returns once the phase of the given parity has completed.
+__device__ __forceinline__ void mbar_wait(u32 bar, u32 parity) {
+	while (!mbar_try_wait(bar, parity)) {
+	}
+}
+
+// tma_load copies the box at (c0 innermost, c1) of map into shared memory
+// at dst, completing bytes on bar.
+__device__ __forceinline__ void tma_load(u32 dst, const TensorMap* map, u32 bar, int c0, int c1) {
+	asm volatile(
+		"cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4}], [%2];"
+		::"r"(dst), "l"((u64)map), "r"(bar), "r"(c0), "r"(c1)
+		: "memory");
+}
+
+__device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
+__device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory"); }
+template <int N>
+__device__ __forceinline__ void wgmma_wait() {
+	asm volatile("wgmma.wait_group.sync.aligned %0;" ::"n"(N) : "memory");
+}
+// Keeps the compiler from moving accumulator reads or writes across the
+// asynchronous MMAs that own those registers (CUTLASS's
+// warpgroup_fence_operand).
+__device__ __forceinline__ void fence_acc(float* d, int n) {
+#pragma unroll
+	for (int i = 0; i < n; i++) asm volatile("" : "+f"(d[i])::"memory");
+}
+
+// Shared-memory matrix descriptors for 128-byte-swizzled tiles: start
+// address, leading and stride byte offsets (>> 4), swizzle mode 1 (128B).
+// K-major (rows of 64 k-values, 8-row atoms 1024 bytes apart): the leading
+// offset is unused by the swizzled layout (1 by convention). MN-major (rows
+// of 64 n-values per k): atoms of 8 k-rows 1024 bytes apart, 64-column
+// blocks B_NBLOCK_BYTES apart.
+__device__ __forceinline__ u64 desc_kmajor(u32 addr) {
+	return (u64)((addr & 0x3FFFF) >> 4) | ((u64)1 << 16) | ((u64)(1024 >> 4) << 32) | ((u64)1 << 62);
+}
+__device__ __forceinline__ u64 desc_mnmajor(u32 addr) {
+	return (u64)((addr & 0x3FFFF) >> 4) | ((u64)(B_NBLOCK_BYTES >> 4) << 16) | ((u64)(1024 >> 4) << 32) | ((u64)1 << 62);
+}
+
+#define CAT2(a, b) a##b
+#define CAT(a, b) CAT2(a, b)
+#define WGMMA CAT(wgmma_, BN)
+
+__device__ __forceinline__ u32 pack2(float lo, float hi) {
+	u32 r;
+#if DTYPE_BF16
+	asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+#else
+	asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+#endif
+	return r;
+}
+
+// tile_of maps a linear tile index to its (row, column) tile: groups of
+// GROUP_M tile rows, column-major inside a group.
+__device__ __forceinline__ void tile_of(int t, int tiles_m, int tiles_n, int& tm, int& tn) {
+	const int per_group = GROUP_M * tiles_n;
+	const int first = (t / per_group) * GROUP_M;
+	const int rows = min(tiles_m - first, GROUP_M);
+	const int r = t % per_group;
+	tm = first + r % rows;
+	tn = r / rows;
+}
+
+extern "C" __global__ void __launch_bounds__(THREADS, 1)
+	hopper_gemm(const __grid_constant__ TensorMap tma_a, const __grid_constant__ TensorMap tma_b, u64 c_ptr, int m, int n, int k) {
+	extern __shared__ __align__(1024) unsigned char smem[];
+	// 128-byte swizzled stages must start 1024-byte aligned; the host asks
+	// for 1 KiB extra.
+	const u32 base = (smem_addr(smem) + 1023) & ~1023u;
+	const u32 sa = base, sb = base + STAGES * A_BYTES, bars = sb + STAGES * B_BYTES;
+#define FULL(s) (bars + 8 * (s))
+#define EMPTY(s) (bars + 8 * (STAGES + (s)))
+	// PINGPONG: completes a phase each time a consumer has waited for the
+	// last stage of its tile's main loop (see below).
+#define TURN (bars + 16 * STAGES)
+	const int wg = threadIdx.x / 128;
+	if (threadIdx.x == 0) {
+		for (int s = 0; s < STAGES; s++) {
+			mbar_init(FULL(s), 1);
+			// One arrival per consumer warp that reads the stage.
+			mbar_init(EMPTY(s), PINGPONG ? 4 : 4 * CONSUMERS);
+		}
+		mbar_init(TURN, 1);
+		asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+	}
+	__syncthreads();
+
+	const int tiles_m = (m + BM - 1) / BM, tiles_n = (n + BN - 1) / BN;
+	const int tiles = tiles_m * tiles_n, kblocks = (k + BK - 1) / BK;
+
+	if (wg == 0) {
+		asm volatile("setmaxnreg.dec.sync.aligned.u32 40;");
+		if (threadIdx.x == 0) {
+			int s = 0;
+			u32 phase = 0;
+			for (int t = blockIdx.x; t < tiles; t += gridDim.x) {
+				int tm, tn;
+				tile_of(t, tiles_m, tiles_n, tm, tn);
+				for (int kb = 0; kb < kblocks; kb++) {
+					mbar_wait(EMPTY(s), phase ^ 1);
+					mbar_expect_tx(FULL(s), A_BYTES + B_BYTES);
+					tma_load(sa + s * A_BYTES, &tma_a, FULL(s), kb * BK, tm * BM);
+#if B_KMAJOR
+					tma_load(sb + s * B_BYTES, &tma_b, FULL(s), kb * BK, tn * BN);
+#else
+#pragma unroll
+					for (int j = 0; j < BN / 64; j++)
+						tma_load(sb + s * B_BYTES + j * B_NBLOCK_BYTES, &tma_b, FULL(s), tn * BN + 64 * j, kb * BK);
+#endif
+					if (++s == STAGES) {
+						s = 0;
+						phase ^= 1;
+					}
+				}
+			}
+		}
+	} else {
+		asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" ::"n"(CONSUMERS == 1 ? 240 : 232));
+		const int cw = wg - 1, tid = threadIdx.x % 128, warp = tid / 32, lane = tid % 32;
+		float acc[MI][BN / 2];
+		int s = 0;
+		u32 phase = 0;
+		int i = 0; // this CTA's tile counter
+		for (int t = blockIdx.x; t < tiles; t += gridDim.x, i++) {
+#if PINGPONG
+			if (i % CONSUMERS != cw) {
+				// The other consumer's tile: skip its stages.
+				const int adv = s + kblocks;
+				phase ^= (u32)((adv / STAGES) & 1);
+				s = adv % STAGES;
+				continue;
+			}
+			const int row0 = 0;
+			// A parity wait cannot tell phase p from phase p+2, so a
+			// consumer must not wait on a stage more than one phase ahead
+			// of it: tile i's main loop starts once tile i-1's consumer has
+			// seen its last stage full (CUTLASS orders its ping-pong
+			// consumers the same way).
+			if (i > 0) mbar_wait(TURN, (u32)((i - 1) & 1));
+#else
+			const int row0 = cw * WG_M;
+#endif
+			int tm, tn;
+			tile_of(t, tiles_m, tiles_n, tm, tn);
+			int prev = -1;
+#pragma unroll
+			for (int mi = 0; mi < MI; mi++)
+#pragma unroll
+				for (int j = 0; j < BN / 2; j++) acc[mi][j] = 0.f;
+			for (int kb = 0; kb < kblocks; kb++) {
+				mbar_wait(FULL(s), phase);
+				wgmma_fence();
+#pragma unroll
+				for (int kk = 0; kk < BK / 16; kk++) {
+#if B_KMAJOR
+					const u64 db = desc_kmajor(sb + s * B_BYTES + kk * 32);
+#else
+					const u64 db = desc_mnmajor(sb + s * B_BYTES + kk * 16 * 128);
+#endif
+#pragma unroll
+					for (int mi = 0; mi < MI; mi++) {
+						const u64 da = desc_kmajor(sa + s * A_BYTES + (row0 + mi * 64) * 128 + kk * 32);
+						WGMMA(acc[mi], da, db, 1);
+					}
+				}
+				wgmma_commit();
+				// The group before this one has finished reading its stage.
+				wgmma_wait<1>();
+				if (prev >= 0 && lane == 0) mbar_arrive(EMPTY(prev));
+				prev = s;
+				if (++s == STAGES) {
+					s = 0;
+					phase ^= 1;
+				}
+			}
+#if PINGPONG
+			if (tid == 0) mbar_arrive(TURN);
+#endif
+			wgmma_wait<0>();
+			if (prev >= 0 && lane == 0) mbar_arrive(EMPTY(prev));
+#pragma unroll
+			for (int mi = 0; mi < MI; mi++) fence_acc(acc[mi], BN / 2);
+
+			// Epilogue: the m64nN accumulator layout gives each thread two
+			// adjacent columns of rows warp*16 + lane/4 and +8, for every
+			// 8-column block. n is even (the host checks), so a pair never
+			// straddles the edge.
+			u32* c = (u32*)c_ptr;
+#pragma unroll
+			for (int mi = 0; mi < MI; mi++) {
+				const int r0 = tm * BM + row0 + mi * 64 + warp * 16 + lane / 4;
+#pragma unroll
+				for (int j = 0; j < BN / 8; j++) {
+					const int col = tn * BN + j * 8 + (lane % 4) * 2;
+					if (col < n) {
+						if (r0 < m) c[((u64)r0 * n + col) / 2] = pack2(acc[mi][4 * j], acc[mi][4 * j + 1]);
+						if (r0 + 8 < m) c[((u64)(r0 + 8) * n + col) / 2] = pack2(acc[mi][4 * j + 2], acc[mi][4 * j + 3]);
+					}
+				}
+			}
+		}
+	}
+#undef FULL
+#undef EMPTY
+#undef TURN
+}

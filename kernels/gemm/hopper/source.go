@@ -1,0 +1,19 @@
+package hopper
+
+import _ "embed"
+
+//go:generate go run ./internal/wgmmagen/cmd wgmma.cuh
+
+var (
+	//go:embed wgmma.cuh
+	wgmmaHeader string
+	//go:embed hopper_gemm.cu
+	kernelSource string
+)
+
+// Source is the CUDA C NVRTC compiles (with Tile.Options): the generated
+// wgmma wrappers, then the kernel. Its entry point is Entry.
+var Source = wgmmaHeader + kernelSource
+
+// Entry is the kernel's extern "C" name.
+const Entry = "hopper_gemm"

@@ -1,0 +1,95 @@
+package hopper
+
+import (
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/symmtune/symmtune/kernels/gemm/hopper/internal/wgmmagen"
+)
+
+// The committed wgmma.cuh must be what the generator writes: NVRTC (from Go
+// and from Python) reads the file, so a stale one would silently compile
+// old wrappers.
+func TestWgmmaHeaderUpToDate(t *testing.T) {
+	b, err := os.ReadFile("wgmma.cuh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(b) != wgmmagen.Header() {
+		t.Fatal("wgmma.cuh differs from internal/wgmmagen's output: run go generate ./kernels/gemm/hopper")
+	}
+	if !strings.HasPrefix(Source, string(b)) || !strings.Contains(Source, "hopper_gemm(") {
+		t.Fatal("Source is not wgmma.cuh followed by the kernel")
+	}
+}
+
+func TestTileCheck(t *testing.T) {
+	ok := Tile{BM: 128, BN: 256, Stages: 4, Consumers: 2, GroupM: 8, BKMajor: true}
+	with := func(f func(*Tile)) Tile { c := ok; f(&c); return c }
+	for _, c := range []struct {
+		name string
+		tile Tile
+		want string // "" accepts; else a substring of the reason
+	}{
+		{"cooperative 128x256", ok, ""},
+		{"ping-pong 128x128", with(func(t *Tile) { t.BN, t.Stages, t.PingPong = 128, 6, true }), ""},
+		{"one consumer 128x128", with(func(t *Tile) { t.BN, t.Consumers = 128, 1 }), ""},
+		{"ping-pong 128x192 uses every register", with(func(t *Tile) { t.BN, t.Stages, t.PingPong = 192, 5, true }), ""},
+		{"no wgmma of that width", with(func(t *Tile) { t.BN = 96 }), "wgmma tiles"},
+		{"three consumers", with(func(t *Tile) { t.Consumers = 3 }), "1 or 2 consumer"},
+		{"one stage", with(func(t *Tile) { t.Stages = 1 }), "2 stages"},
+		{"five stages of 128x256 overflow shared memory", with(func(t *Tile) { t.Stages = 5 }), "shared memory"},
+		{"ping-pong 128x256 has too many accumulators", with(func(t *Tile) { t.PingPong = true; t.Stages = 3 }), "accumulator registers"},
+		{"cooperative rows not 64 or 128", with(func(t *Tile) { t.BM = 64 }), "64 or 128 rows"},
+		{"ping-pong rows past 128", with(func(t *Tile) { t.BM, t.BN, t.PingPong = 256, 128, true }), "64 or 128 rows"},
+		{"group_m zero", with(func(t *Tile) { t.GroupM = 0 }), "group_m"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			err := c.tile.Check(SmemLimit)
+			switch {
+			case c.want == "" && err != nil:
+				t.Fatalf("rejected: %v", err)
+			case c.want != "" && err == nil:
+				t.Fatalf("accepted, want a reason with %q", c.want)
+			case c.want != "" && !strings.Contains(err.Error(), c.want):
+				t.Fatalf("reason %q lacks %q", err, c.want)
+			}
+		})
+	}
+}
+
+// SmemBytes must match the kernel's layout: 1 KiB of alignment slack,
+// STAGES stages of (BM+BN) x 64 two-byte elements, 2*STAGES+1 mbarriers.
+func TestSmemBytes(t *testing.T) {
+	for _, c := range []struct {
+		tile Tile
+		want int
+	}{
+		{Tile{BM: 128, BN: 256, Stages: 4}, 1024 + 4*384*128 + 16*4 + 8},
+		{Tile{BM: 128, BN: 128, Stages: 6}, 1024 + 6*256*128 + 16*6 + 8},
+	} {
+		if got := c.tile.SmemBytes(); got != c.want {
+			t.Errorf("%v: SmemBytes %d, want %d", c.tile, got, c.want)
+		}
+	}
+}
+
+func TestCheckShape(t *testing.T) {
+	tile := Tile{BM: 128, BN: 256, Stages: 4, Consumers: 2, GroupM: 8}
+	for _, c := range []struct {
+		n, k int
+		ok   bool
+	}{{3584, 8192, true}, {1096, 520, true}, {3584, 8190, false}, {3585, 8192, false}} {
+		if err := tile.CheckShape(c.n, c.k); (err == nil) != c.ok {
+			t.Errorf("n=%d k=%d: err %v, want ok=%v", c.n, c.k, err, c.ok)
+		}
+	}
+}
+
+func TestTiles(t *testing.T) {
+	tile := Tile{BM: 128, BN: 256}
+	if got := tile.Tiles(1000, 1096); got != 8*5 {
+		t.Fatalf("Tiles(1000, 1096) = %d, want 40", got)
+	}
+}
