@@ -13,14 +13,12 @@
 package main
 
 import (
-	"errors"
 	"flag"
 	"fmt"
 	"math"
 	"os"
 	"runtime"
 	"sort"
-	"strconv"
 	"strings"
 	"unsafe"
 
@@ -34,7 +32,7 @@ import (
 
 func main() {
 	shapes := flag.String("shapes", "8192x3584x8192,16384x3584x8192,4096x1792x4096", "comma-separated MxNxK")
-	tiles := flag.String("tiles", "sweep", `comma-separated tiles BMxBN:sS:cC:gG[:pp][:bn] ("bn": B stored [K,N]; default K-major [N,K]), or "sweep"`)
+	tiles := flag.String("tiles", "sweep", `comma-separated tiles BMxBN[:sS][:cC][:gG][:pp][:bn] (hopper.ParseTile; "bn": B stored [K,N], else K-major [N,K]), or "sweep"`)
 	iters := flag.Int("iters", 50, "timed calls")
 	warmup := flag.Int("warmup", 10, "warm-up calls")
 	dtype := flag.String("dtype", "bf16", "bf16 or f16")
@@ -97,30 +95,9 @@ func parseTiles(s string) ([]hopper.Tile, error) {
 	}
 	var out []hopper.Tile
 	for _, f := range strings.Split(s, ",") {
-		parts := strings.Split(f, ":")
-		t := hopper.Tile{Stages: 4, Consumers: 2, GroupM: 8, BKMajor: true}
-		if _, err := fmt.Sscanf(parts[0], "%dx%d", &t.BM, &t.BN); err != nil {
-			return nil, fmt.Errorf("tile %q: want BMxBN[:sS][:cC][:gG][:pp][:bn]", f)
-		}
-		for _, p := range parts[1:] {
-			var err error
-			switch {
-			case p == "pp":
-				t.PingPong = true
-			case p == "bn":
-				t.BKMajor = false
-			case strings.HasPrefix(p, "s"):
-				t.Stages, err = strconv.Atoi(p[1:])
-			case strings.HasPrefix(p, "c"):
-				t.Consumers, err = strconv.Atoi(p[1:])
-			case strings.HasPrefix(p, "g"):
-				t.GroupM, err = strconv.Atoi(p[1:])
-			default:
-				err = errors.New("unknown part")
-			}
-			if err != nil {
-				return nil, fmt.Errorf("tile %q, part %q: %v", f, p, err)
-			}
+		t, err := hopper.ParseTile(f)
+		if err != nil {
+			return nil, err
 		}
 		out = append(out, t)
 	}
@@ -300,7 +277,7 @@ func (b *bench) shape(sh shape, tiles []hopper.Tile, iters, warmup int) error {
 			g.Close()
 			return err
 		}
-		call := func() error { return g.Launch(b.stream, ops, buf.c, b.sms) }
+		call := func() error { return g.Launch(b.stream, ops, buf.c, b.sms, gpu.Comm{}) }
 		rel, err := b.verify(sh, buf.c, call)
 		if err != nil {
 			g.Close()

@@ -32,7 +32,13 @@ func (g *agmm) alloc() error {
 
 func (g *agmm) plan(c Config) AGPlan { return PlanAG(c.Plan(g.in.prob, g.in.team.Rank())) }
 
-func (g *agmm) products(c Config) []Step { return g.plan(c).Products }
+// products are the cuBLASLt products of c (none when fused).
+func (g *agmm) products(c Config) []Step {
+	if c.Impl == ImplFused {
+		return nil
+	}
+	return g.plan(c).Products
+}
 
 func (g *agmm) rowBytes() int64 { return int64(g.in.prob.K) * 2 }
 
@@ -46,7 +52,11 @@ func (g *agmm) fill(seed uint64) error {
 	if err := in.fillMatrix(g.shard(r, r), p.Rows(), p.K, p.K, 0, seed, uint64(r)); err != nil {
 		return err
 	}
-	return in.fillMatrix(in.b, p.K, p.N, p.N, 0, seed, tensorB)
+	if err := in.fillMatrix(in.b, p.K, p.N, p.N, 0, seed, tensorB); err != nil {
+		return err
+	}
+	// The same logical B, stored [N, K] for the fused GEMM.
+	return in.fillTransposed(in.bT, p.K, p.N, p.K, seed, tensorB)
 }
 
 // poison fills C and the peers' rows of the gathered A.
@@ -68,11 +78,14 @@ func (g *agmm) poison() error {
 // that peer's stream once its shard is announced, and run the products in
 // plan order, each after its pull. Push: write the own chunks into every
 // peer's buffer on that peer's stream, flagging each chunk there, and run
-// the products, each after its chunks' flags.
+// the products, each after its chunks' flags. Fused: the same copies, each
+// pulled chunk flagged in this rank's own region too, and one persistent
+// GEMM that waits on those flags tile by tile (see PlanFusedAG).
 func (g *agmm) launch(c Config) error {
 	in, p, me := g.in, g.in.prob, g.in.team.Rank()
 	plan := g.plan(c)
 	push := c.Direction == DirPush
+	fused := c.Impl == ImplFused
 	var announce func() error
 	if !push {
 		announce = func() error {
@@ -106,15 +119,24 @@ func (g *agmm) launch(c Config) error {
 			if err := end(); err != nil {
 				return err
 			}
-			if push {
+			switch {
+			case push:
 				err = in.signal(s, q, PartialFlag(me, sp.Index))
-			} else {
+			case fused:
+				err = in.signal(s, me, PartialFlag(q, sp.Index))
+			default:
 				err = in.chunkEv[i*MaxChunks+sp.Index].Record(s)
 			}
 			if err != nil {
 				return fmt.Errorf("signal chunk %d: %w", sp.Index, err)
 			}
 		}
+	}
+	if fused {
+		if err := g.launchFused(c); err != nil {
+			return err
+		}
+		return in.end(c)
 	}
 	for _, st := range plan.Products {
 		gs := in.gemm[st.Stream]
@@ -138,6 +160,33 @@ func (g *agmm) launch(c Config) error {
 		}
 	}
 	return in.end(c)
+}
+
+// launchFused enqueues the persistent GEMM on the first product stream,
+// then the clearing of the chunk flags it waited on (every flag set this
+// call is set before the GEMM can finish, and the call's end barrier keeps
+// the next call's sets after the clear).
+func (g *agmm) launchFused(c Config) error {
+	in, me := g.in, g.in.team.Rank()
+	r, err := in.fusedFor(c)
+	if err != nil {
+		return err
+	}
+	s := in.gemm[0]
+	end, err := in.trace.span("fused GEMM "+c.Tile.String(), "gemm0", s)
+	if err != nil {
+		return err
+	}
+	if err := r.g.Launch(s, r.ops, g.out, in.team.SMs(), r.comm); err != nil {
+		return err
+	}
+	if err := end(); err != nil {
+		return err
+	}
+	if err := cu.MemsetD8Async(in.flag(me, PartialFlag(0, 0)), 0, int64(MaxWorld*MaxChunks*FlagStride), s); err != nil {
+		return fmt.Errorf("clear chunk flags: %w", err)
+	}
+	return nil
 }
 
 // copy enqueues on s the copy of span sp's rows from rank from's payload

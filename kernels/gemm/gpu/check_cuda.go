@@ -30,6 +30,16 @@ func (in *instance) fillMatrix(dst cu.DevicePtr, rows, cols, ld, row0 int, seed,
 	return nil
 }
 
+// fillTransposed writes rank's rows x cols tensor transposed (element
+// (i, j) at dst[j*ld + i]).
+func (in *instance) fillTransposed(dst cu.DevicePtr, rows, cols, ld int, seed, rank uint64) error {
+	args := cudamem.Args(uint64(dst), uint64(rows), uint64(cols), uint64(ld), seed, rank)
+	if err := in.fillTFn.Launch(gridFor(int64(rows)*int64(cols), 256), 1, 1, 256, 1, 1, 0, in.main, args); err != nil {
+		return fmt.Errorf("launch fill_t: %w", err)
+	}
+	return nil
+}
+
 // tensorB is the generator rank of B (TENSOR_B in gemm_util.cu).
 const tensorB = 0x10000
 
@@ -78,6 +88,9 @@ func (in *instance) Verify(ctx context.Context, c space.Config, seed uint64) (sd
 		if err := cu.MemsetD32Async(in.res, 0, 8, in.main); err != nil {
 			return fmt.Errorf("clear check result: %w", err)
 		}
+		if err := in.clearStatus(); err != nil {
+			return err
+		}
 		if err := in.call(cfg); err != nil {
 			return err
 		}
@@ -99,6 +112,9 @@ func (in *instance) Verify(ctx context.Context, c space.Config, seed uint64) (sd
 			return fmt.Errorf("synchronize: %w", err)
 		}
 		if err := in.team.CheckTimeout(); err != nil {
+			return err
+		}
+		if err := in.checkStatus(cfg); err != nil {
 			return err
 		}
 		return cu.MemcpyDtoH(unsafe.Pointer(&res[0]), in.res, 8*4)
@@ -140,8 +156,14 @@ func (in *instance) Bench(ctx context.Context, c space.Config, warmup, iters int
 		if err := in.clearFlags(); err != nil {
 			return err
 		}
+		if err := in.clearStatus(); err != nil {
+			return err
+		}
 		var err error
 		if times, err = in.team.Time(in.main, warmup, iters, func() error { return in.call(cfg) }); err != nil {
+			return err
+		}
+		if err := in.checkStatus(cfg); err != nil {
 			return err
 		}
 		if dir := os.Getenv("SYMMTUNE_TRACE"); dir != "" {

@@ -68,10 +68,17 @@ type instance struct {
 	chunkEv []cu.Event
 
 	util                                  cu.Module
-	fillFn, checkFn, badFn, copyFn, redFn cu.Function
+	fillFn, fillTFn, checkFn, badFn       cu.Function
+	copyFn, redFn                         cu.Function
 	res, samples                          cu.DevicePtr
 
 	b cu.DevicePtr // B [K, N], private: the same on every rank
+	// bT is agmm's B stored [N, K] (a torch.nn.Linear weight's layout),
+	// what the fused GEMM reads; fused holds each fused config's state,
+	// and status the word its kernels set when a wait times out.
+	bT     cu.DevicePtr
+	fused  map[Config]*fusedRun
+	status cu.DevicePtr
 	// trace, when non-nil, times the steps of the call in flight.
 	trace *tracer
 }
@@ -81,7 +88,7 @@ func open(k Kernel, t *cudamem.Team, p Problem, dtype string) (sdk.Instance, err
 	if err != nil {
 		return nil, err
 	}
-	in := &instance{k: k, team: t, prob: p, dtype: lt, bf16: dtype == "bf16", plans: map[planKey]*cublaslt.Plan{}, graphs: map[Config]*cudamem.Graph{}}
+	in := &instance{k: k, team: t, prob: p, dtype: lt, bf16: dtype == "bf16", plans: map[planKey]*cublaslt.Plan{}, graphs: map[Config]*cudamem.Graph{}, fused: map[Config]*fusedRun{}}
 	if k.Name == AGMM {
 		in.pipe = &agmm{in: in}
 	} else {
@@ -155,6 +162,17 @@ func (in *instance) setup() error {
 	if in.b, err = cu.MemAlloc(int64(in.prob.K) * int64(in.prob.N) * 2); err != nil {
 		return fmt.Errorf("allocate B: %w", err)
 	}
+	if in.k.Name == AGMM {
+		if in.bT, err = cu.MemAlloc(int64(in.prob.K) * int64(in.prob.N) * 2); err != nil {
+			return fmt.Errorf("allocate B [N, K]: %w", err)
+		}
+	}
+	if in.status, err = cu.MemAlloc(4); err != nil {
+		return fmt.Errorf("allocate fused status: %w", err)
+	}
+	if err := cu.MemsetD32(in.status, 0, 1); err != nil {
+		return fmt.Errorf("clear fused status: %w", err)
+	}
 	if err := in.pipe.alloc(); err != nil {
 		return err
 	}
@@ -181,7 +199,7 @@ func (in *instance) loadUtil() error {
 	for _, f := range []struct {
 		name string
 		dst  *cu.Function
-	}{{"fill", &in.fillFn}, {"check_rows", &in.checkFn}, {"count_bad", &in.badFn}, {"copy_chunk", &in.copyFn}, {"reduce_chunk", &in.redFn}} {
+	}{{"fill", &in.fillFn}, {"fill_t", &in.fillTFn}, {"check_rows", &in.checkFn}, {"count_bad", &in.badFn}, {"copy_chunk", &in.copyFn}, {"reduce_chunk", &in.redFn}} {
 		if *f.dst, err = in.util.Function(f.name); err != nil {
 			return fmt.Errorf("gemm_util function %s: %w", f.name, err)
 		}
@@ -200,6 +218,10 @@ func (in *instance) Close() error {
 			errs = append(errs, g.Destroy())
 		}
 		in.graphs = nil
+		for _, r := range in.fused {
+			errs = append(errs, r.close())
+		}
+		in.fused = nil
 		for _, p := range in.plans {
 			errs = append(errs, p.Close())
 		}
@@ -207,7 +229,7 @@ func (in *instance) Close() error {
 		if in.pipe != nil {
 			errs = append(errs, in.pipe.close()...)
 		}
-		for _, p := range []*cu.DevicePtr{&in.res, &in.samples, &in.b, &in.ws[0], &in.ws[1], &in.ws[2]} {
+		for _, p := range []*cu.DevicePtr{&in.res, &in.samples, &in.b, &in.bT, &in.status, &in.ws[0], &in.ws[1], &in.ws[2]} {
 			if *p != 0 {
 				errs = append(errs, cu.MemFree(*p))
 				*p = 0

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io/fs"
 
+	"github.com/symmtune/symmtune/kernels/gemm/hopper"
 	"github.com/symmtune/symmtune/sdk"
 	"github.com/symmtune/symmtune/space"
 	"github.com/symmtune/symmtune/symm"
@@ -18,7 +19,7 @@ import (
 // files that decide what runs (plans, layout, pipelines), so cache entries
 // go stale when any of them changes.
 //
-//go:embed kernels/gemm_util.cu plan.go layout.go space.go instance_cuda.go pipeline_cuda.go check_cuda.go agmm_cuda.go matmulrs_cuda.go
+//go:embed kernels/gemm_util.cu plan.go layout.go space.go instance_cuda.go pipeline_cuda.go check_cuda.go agmm_cuda.go matmulrs_cuda.go fusedplan.go fused_cuda.go fusedrun_cuda.go
 var sources embed.FS
 
 func source(name string) []byte {
@@ -36,7 +37,7 @@ var UtilSource = string(source("kernels/gemm_util.cu"))
 type Kernel struct{ Name string }
 
 func (k Kernel) Describe() sdk.Description {
-	srcs := [][]byte{[]byte(k.Name)}
+	srcs := [][]byte{[]byte(k.Name), []byte(hopper.Source)}
 	// Every embedded file, in WalkDir's lexical order.
 	err := fs.WalkDir(sources, ".", func(path string, d fs.DirEntry, err error) error {
 		if err == nil && !d.IsDir() {
@@ -47,7 +48,7 @@ func (k Kernel) Describe() sdk.Description {
 	if err != nil {
 		panic(err) // embedded at build time: cannot happen
 	}
-	summary := "all-gather + matmul on GPUs: C = A*B from row shards of A, copies of peers' chunks overlapped with cuBLASLt products"
+	summary := "all-gather + matmul on GPUs: C = A*B from row shards of A, copies of peers' chunks overlapped with cuBLASLt products (impl=pipeline) or with one persistent Hopper GEMM that waits on each chunk's flag (impl=fused:TILE)"
 	if k.Name == MatmulRS {
 		summary = "matmul + reduce-scatter on GPUs: rank r gets rows r*M/W.. of sum_s A_s*B, cuBLASLt products pushed to owners chunk by chunk and reduced as they land"
 	}

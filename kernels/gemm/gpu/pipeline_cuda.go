@@ -73,6 +73,11 @@ func (in *instance) prepare(c Config) error {
 	if c.SMReserve >= in.team.SMs() {
 		return fmt.Errorf("sm_reserve %d leaves none of the %d SMs for the products", c.SMReserve, in.team.SMs())
 	}
+	if c.Impl == ImplFused {
+		if _, err := in.fusedFor(c); err != nil {
+			return err
+		}
+	}
 	for _, s := range in.pipe.products(c) {
 		p, err := in.plan(s, c)
 		if err != nil {

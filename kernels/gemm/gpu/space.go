@@ -13,8 +13,10 @@ package gpu
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/symmtune/symmtune/kernels/gemm"
+	"github.com/symmtune/symmtune/kernels/gemm/hopper"
 	"github.com/symmtune/symmtune/space"
 )
 
@@ -28,8 +30,16 @@ const (
 const (
 	ParamImpl = "impl"
 	// ImplPipeline: cuBLASLt products on row chunks, overlapped with
-	// copies of other chunks (the only impl so far; "fused" is next).
+	// copies of other chunks.
 	ImplPipeline = "pipeline"
+	// ImplFused: one persistent Hopper GEMM (kernels/gemm/hopper) per
+	// rank whose producer waits, per tile, on the flags of the chunks the
+	// tile's rows come from, while copy engines move the chunks (agmm only
+	// so far). Its impl values are "fused:" and a tile name
+	// (hopper.ParseTile), one per tile of hopper.Searched: the tile's
+	// fields are not parameters of their own because the host validates
+	// the whole product of a space's parameters.
+	ImplFused = "fused"
 
 	// ParamChunks cuts each rank's rows into this many chunks: the unit
 	// of communication and of the products that wait for it.
@@ -113,8 +123,14 @@ var (
 
 // Space is kernel's search space on GPUs.
 func Space(kernel string) space.Space {
+	impls := []string{ImplPipeline}
+	if kernel == AGMM {
+		for _, t := range hopper.Searched {
+			impls = append(impls, ImplFused+":"+t)
+		}
+	}
 	common := []space.Param{
-		{Name: ParamImpl, Values: strs(ImplPipeline)},
+		{Name: ParamImpl, Values: strs(impls...)},
 		{Name: ParamChunks, Values: chunkValues},
 		{Name: ParamStreams, Values: streamValues},
 		{Name: ParamAlgo, Values: algoValues},
@@ -168,6 +184,8 @@ type Config struct {
 	ReduceBlocks          int
 	Batch                 bool
 	Graph                 bool
+	// Tile is the fused GEMM's tile when Impl is ImplFused.
+	Tile hopper.Tile
 }
 
 // ParseConfig reads c as a config of kernel, checking names, types and
@@ -193,6 +211,14 @@ func ParseConfig(kernel string, c space.Config) (Config, error) {
 		switch p.Name {
 		case ParamImpl:
 			out.Impl = v.Str
+			if name, ok := strings.CutPrefix(v.Str, ImplFused+":"); ok {
+				out.Impl = ImplFused
+				t, err := hopper.ParseTile(name)
+				if err != nil {
+					errs = append(errs, err)
+				}
+				out.Tile = t
+			}
 		case ParamChunks:
 			out.Chunks = int(v.Int)
 		case ParamStreams:
@@ -269,10 +295,15 @@ func (p Problem) Rows() int { return p.M / p.World }
 // Validate rejects configs of kernel that cannot run on p, or that would
 // only repeat another config's measurement, with the reason.
 func Validate(kernel string, c Config, p Problem) error {
+	if c.Impl == ImplFused {
+		if err := validateFused(kernel, c, p); err != nil {
+			return err
+		}
+	}
 	if c.Chunks > p.Rows() {
 		return fmt.Errorf("chunks %d exceed the %d rows each rank holds", c.Chunks, p.Rows())
 	}
-	if n := MaxProducts(kernel, c.Plan(p, 0)); c.Streams > n {
+	if n := MaxProducts(kernel, c.Plan(p, 0)); c.Impl == ImplPipeline && c.Streams > n {
 		return fmt.Errorf("streams %d exceed the %d products of the pipeline", c.Streams, n)
 	}
 	switch kernel {
@@ -301,6 +332,32 @@ func Validate(kernel string, c Config, p Problem) error {
 	}
 	if p.World == 1 && c.Chunks > 1 {
 		return fmt.Errorf("chunks %d on one rank: there is no communication to overlap", c.Chunks)
+	}
+	return nil
+}
+
+// validateFused rejects fused configs that cannot run, or that would repeat
+// another's measurement because a pipeline parameter they do not use
+// differs from its default. (A GPU that is not sm_90 is found where the
+// config runs: Validate does not see the device.)
+func validateFused(kernel string, c Config, p Problem) error {
+	if kernel != AGMM {
+		return fmt.Errorf("impl=fused: the fused matmul + reduce-scatter is not built yet; use impl=pipeline")
+	}
+	if err := c.Tile.Check(hopper.SmemLimit); err != nil {
+		return fmt.Errorf("impl=fused: %w", err)
+	}
+	if err := c.Tile.CheckShape(p.N, p.K); err != nil {
+		return err
+	}
+	d, _ := ParseConfig(kernel, Default(kernel))
+	switch {
+	case c.Copy != CopyCE:
+		// The persistent GEMM holds every SM's registers: an SM copy
+		// kernel could not start until it ends, and it waits for the copies.
+		return fmt.Errorf("impl=fused moves chunks with the copy engines only (copy=%s would need SMs the persistent GEMM holds)", c.Copy)
+	case c.Streams != d.Streams || c.Algo != d.Algo || c.SMReserve != d.SMReserve || c.Batch != d.Batch || c.CopyBlocks != d.CopyBlocks:
+		return fmt.Errorf("impl=fused is one persistent kernel: streams, algo, sm_reserve, batch and copy_blocks belong to the cuBLASLt pipeline (only their defaults are measured)")
 	}
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/symmtune/symmtune/kernels/gemm/hopper"
 	"github.com/symmtune/symmtune/space"
 )
 
@@ -56,6 +57,31 @@ func TestDefaultRunsEverywhere(t *testing.T) {
 	}
 }
 
+// fused0 is the first fused impl of agmm's space.
+var fused0 = ImplFused + ":" + hopper.Searched[0]
+
+// matmulrs has no fused impl yet: its space must not offer one, and a
+// config naming one must not parse.
+func TestFusedOnlyForAGMM(t *testing.T) {
+	p, _ := Space(MatmulRS).Param(ParamImpl)
+	if len(p.Values) != 1 {
+		t.Fatalf("matmulrs impls %v", p.Values)
+	}
+	c := Default(MatmulRS)
+	c[ParamImpl] = space.Str(fused0)
+	if _, err := ParseConfig(MatmulRS, c); err == nil {
+		t.Fatal("matmulrs parsed impl=fused")
+	}
+	a, _ := Space(AGMM).Param(ParamImpl)
+	if len(a.Values) != 1+len(hopper.Searched) {
+		t.Fatalf("agmm impls %v", a.Values)
+	}
+	cfg := with(AGMM, map[string]space.Value{ParamImpl: space.Str(fused0)})
+	if cfg.Impl != ImplFused || cfg.Tile.String() != hopper.Searched[0] || !cfg.Tile.BKMajor {
+		t.Fatalf("parsed %+v", cfg)
+	}
+}
+
 func TestValidate(t *testing.T) {
 	for _, c := range []struct {
 		name    string
@@ -78,6 +104,13 @@ func TestValidate(t *testing.T) {
 		{"matmulrs batch on 2", MatmulRS, map[string]space.Value{ParamBatch: space.Int(1)}, 8192, 64, 64, 2, ""},
 		{"batch cannot push by gemm", MatmulRS, map[string]space.Value{ParamBatch: space.Int(1), ParamPush: space.Str(PushGEMM)}, 8192, 64, 64, 4, "push=gemm"},
 		{"one rank has nothing to overlap", MatmulRS, nil, 64, 64, 64, 1, "no communication"},
+		{"fused agmm", AGMM, map[string]space.Value{ParamImpl: space.Str(fused0)}, 8192, 3584, 8192, 4, ""},
+		{"fused agmm, odd m, 8 chunks, push", AGMM, map[string]space.Value{ParamImpl: space.Str(fused0), ParamChunks: space.Int(8), ParamDirection: space.Str(DirPush)}, 1002, 1096, 520, 2, ""},
+		{"fused TMA rows need k%8", AGMM, map[string]space.Value{ParamImpl: space.Str(fused0)}, 8192, 3584, 1001, 4, "multiple of 8"},
+		{"fused needs n%8", AGMM, map[string]space.Value{ParamImpl: space.Str(fused0)}, 8192, 3583, 8192, 4, "n a multiple of 8"},
+		{"fused copies by copy engine only", AGMM, map[string]space.Value{ParamImpl: space.Str(fused0), ParamCopy: space.Str(CopySM)}, 8192, 3584, 8192, 4, "copy engines only"},
+		{"fused ignores streams", AGMM, map[string]space.Value{ParamImpl: space.Str(fused0), ParamStreams: space.Int(2)}, 8192, 3584, 8192, 4, "only their defaults"},
+		{"fused ignores algo", AGMM, map[string]space.Value{ParamImpl: space.Str(fused0), ParamAlgo: space.Int(1)}, 8192, 3584, 8192, 4, "only their defaults"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			err := Validate(c.kernel, with(c.kernel, c.set), problem(t, c.m, c.n, c.k, c.world))

@@ -29,6 +29,9 @@
 //               epilogue overlaps the other's MMAs (BM is then one
 //               consumer's rows)
 //   GROUP_M     tile rows per swizzle group
+// Arguments: the tensor maps of A and B, C, m, n, k; then the all-gather's
+// tile order and chunk table (see wait_rows; order 0 and nchunks 0 for a
+// plain GEMM), the flag words' base, a status word and the wait's bound.
 // BK is 64: one k-block row of a tile is 128 bytes, the TMA/wgmma 128-byte
 // swizzle's width, which makes shared-memory reads conflict-free.
 typedef unsigned int u32;
@@ -146,18 +149,64 @@ __device__ __forceinline__ u32 pack2(float lo, float hi) {
 }
 
 // tile_of maps a linear tile index to its (row, column) tile: groups of
-// GROUP_M tile rows, column-major inside a group.
-__device__ __forceinline__ void tile_of(int t, int tiles_m, int tiles_n, int& tm, int& tn) {
+// GROUP_M tile rows, column-major inside a group, the rows taken in the
+// order of the order table (0: natural order).
+__device__ __forceinline__ void tile_of(int t, int tiles_m, int tiles_n, const u32* order, int& tm, int& tn) {
 	const int per_group = GROUP_M * tiles_n;
 	const int first = (t / per_group) * GROUP_M;
 	const int rows = min(tiles_m - first, GROUP_M);
 	const int r = t % per_group;
 	tm = first + r % rows;
 	tn = r / rows;
+	if (order) tm = (int)order[tm];
+}
+
+// Communication (all-gather + matmul): rows of A arrive while the GEMM runs,
+// each span of the chunk table announced by a flag word (FLAG_STRIDE bytes
+// apart) that a copy engine's stream write (fenced after the copy) or a
+// peer sets to nonzero. The producer waits, before loading a tile, for
+// every span its rows touch. The wait is bounded: past timeout_ns it sets
+// *status to 1 and stops waiting (the output is then wrong and the host
+// reports a hang), so a peer that never delivers cannot hold the GPU.
+#define FLAG_STRIDE 64
+__device__ __forceinline__ u32 ld_acquire_sys(u64 p) {
+	u32 v;
+	asm volatile("ld.acquire.sys.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+	return v;
+}
+__device__ __forceinline__ u64 globaltimer() {
+	u64 t;
+	asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+	return t;
+}
+// wait_rows waits for the spans of chunk table tab (nchunks spans: bounds
+// tab[0..nchunks], flag indices tab[nchunks+1..]) that rows [lo, hi) touch
+// and that *seen does not already hold. Returns false once timed out.
+__device__ bool wait_rows(const u32* tab, int nchunks, int lo, int hi, u64 flags, u64 status, u64 timeout_ns, u64& seen) {
+	for (int i = 0; i < nchunks; i++) {
+		if ((seen >> i) & 1) continue;
+		if ((int)tab[i] >= hi || (int)tab[i + 1] <= lo) continue;
+		seen |= 1ull << i;
+		const u32 f = tab[nchunks + 1 + i];
+		if (f == 0xFFFFFFFFu) continue;
+		const u64 addr = flags + (u64)f * FLAG_STRIDE, t0 = globaltimer();
+		while (ld_acquire_sys(addr) == 0) {
+			if (globaltimer() - t0 > timeout_ns) {
+				atomicExch((u32*)status, 1u);
+				return false;
+			}
+			asm volatile("nanosleep.u32 32;");
+		}
+	}
+	// TMA (the async proxy) reads what the flags announced.
+	asm volatile("fence.proxy.async.global;" ::: "memory");
+	return true;
 }
 
 extern "C" __global__ void __launch_bounds__(THREADS, 1)
-	hopper_gemm(const __grid_constant__ TensorMap tma_a, const __grid_constant__ TensorMap tma_b, u64 c_ptr, int m, int n, int k) {
+	hopper_gemm(const __grid_constant__ TensorMap tma_a, const __grid_constant__ TensorMap tma_b, u64 c_ptr, int m, int n, int k,
+		u64 order_ptr, u64 chunk_tab, int nchunks, u64 flags, u64 status, u64 timeout_ns) {
+	const u32* order = (const u32*)order_ptr;
 	extern __shared__ __align__(1024) unsigned char smem[];
 	// 128-byte swizzled stages must start 1024-byte aligned; the host asks
 	// for 1 KiB extra.
@@ -188,9 +237,12 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
 		if (threadIdx.x == 0) {
 			int s = 0;
 			u32 phase = 0;
+			u64 seen = 0;
+			bool waiting = nchunks > 0;
 			for (int t = blockIdx.x; t < tiles; t += gridDim.x) {
 				int tm, tn;
-				tile_of(t, tiles_m, tiles_n, tm, tn);
+				tile_of(t, tiles_m, tiles_n, order, tm, tn);
+				if (waiting) waiting = wait_rows((const u32*)chunk_tab, nchunks, tm * BM, min(tm * BM + BM, m), flags, status, timeout_ns, seen);
 				for (int kb = 0; kb < kblocks; kb++) {
 					mbar_wait(EMPTY(s), phase ^ 1);
 					mbar_expect_tx(FULL(s), A_BYTES + B_BYTES);
@@ -236,7 +288,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
 			const int row0 = cw * WG_M;
 #endif
 			int tm, tn;
-			tile_of(t, tiles_m, tiles_n, tm, tn);
+			tile_of(t, tiles_m, tiles_n, order, tm, tn);
 			int prev = -1;
 #pragma unroll
 			for (int mi = 0; mi < MI; mi++)

@@ -10,6 +10,7 @@ package hopper
 import (
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/symmtune/symmtune/kernels/gemm/hopper/internal/wgmmagen"
 )
@@ -134,27 +135,66 @@ func (t Tile) Tiles(m, n int) int {
 	return ((m + t.BM - 1) / t.BM) * ((n + t.BN - 1) / t.BN)
 }
 
+// String is the tile's name, which ParseTile reads back:
+// BMxBN:sSTAGES:cCONSUMERS:gGROUP_M, then ":pp" for ping-pong consumers and
+// ":bn" for B stored [K, N].
 func (t Tile) String() string {
-	s := fmt.Sprintf("%dx%dx%d s%d c%d g%d", t.BM, t.BN, BK, t.Stages, t.Consumers, t.GroupM)
+	s := fmt.Sprintf("%dx%d:s%d:c%d:g%d", t.BM, t.BN, t.Stages, t.Consumers, t.GroupM)
 	if t.PingPong {
-		s += " pingpong"
+		s += ":pp"
 	}
-	if t.BKMajor {
-		s += " bK"
-	} else {
-		s += " bN"
+	if !t.BKMajor {
+		s += ":bn"
 	}
 	return s
 }
 
-// Values a search may choose for each field (impl=fused's parameters);
-// Check rejects the combinations that do not fit.
+// ParseTile reads a tile name (see String); parts after BMxBN may be left
+// out: 4 stages, 2 consumers, group_m 8, cooperative, B K-major.
+func ParseTile(name string) (Tile, error) {
+	parts := strings.Split(name, ":")
+	t := Tile{Stages: 4, Consumers: 2, GroupM: 8, BKMajor: true}
+	if _, err := fmt.Sscanf(parts[0], "%dx%d", &t.BM, &t.BN); err != nil || fmt.Sprintf("%dx%d", t.BM, t.BN) != parts[0] {
+		return Tile{}, fmt.Errorf("tile %q: want BMxBN[:sS][:cC][:gG][:pp][:bn]", name)
+	}
+	for _, p := range parts[1:] {
+		var err error
+		switch {
+		case p == "pp":
+			t.PingPong = true
+		case p == "bn":
+			t.BKMajor = false
+		case len(p) > 1 && p[0] == 's':
+			t.Stages, err = strconv.Atoi(p[1:])
+		case len(p) > 1 && p[0] == 'c':
+			t.Consumers, err = strconv.Atoi(p[1:])
+		case len(p) > 1 && p[0] == 'g':
+			t.GroupM, err = strconv.Atoi(p[1:])
+		default:
+			err = fmt.Errorf("unknown part")
+		}
+		if err != nil {
+			return Tile{}, fmt.Errorf("tile %q, part %q: want BMxBN[:sS][:cC][:gG][:pp][:bn]", name, p)
+		}
+	}
+	return t, nil
+}
+
+// Values of each field that CI compiles (AllTiles); Check rejects the
+// combinations that do not fit.
 var (
 	BlockMValues = []int{64, 128, 256}
 	BlockNValues = []int{128, 192, 256}
 	StageValues  = []int{3, 4, 5, 6}
-	GroupMValues = []int{4, 8, 16}
 )
+
+// Searched are the tiles a search tries (impl=fused:TILE): a curated list,
+// not a product of the fields above, because the host enumerates and
+// validates the whole product of a space's parameters. They are the leaders
+// of the GEMM-alone sweep on an H200
+// (bench/results/2026-11-22-h200-gemmalone-sweep1.csv): cooperative
+// 128x256 and 256x128, ping-pong 128x128, with two swizzle group sizes.
+var Searched = []string{"128x256:s4:c2:g8", "128x256:s4:c2:g4", "256x128:s4:c2:g8", "128x128:s6:c2:g4:pp", "128x128:s6:c2:g8:pp"}
 
 // AllTiles lists every tile of the search's values that Check accepts, with
 // group_m 8 and B K-major (neither changes what the kernel needs).

@@ -93,3 +93,35 @@ func TestTiles(t *testing.T) {
 		t.Fatalf("Tiles(1000, 1096) = %d, want 40", got)
 	}
 }
+
+func TestParseTile(t *testing.T) {
+	for _, name := range append([]string{"128x256:s4:c2:g8", "64x256:s5:c2:g8:pp:bn"}, Searched...) {
+		tl, err := ParseTile(name)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if tl.String() != name {
+			t.Errorf("ParseTile(%q).String() = %q", name, tl.String())
+		}
+	}
+	if tl, err := ParseTile("128x128:pp"); err != nil || tl != (Tile{BM: 128, BN: 128, Stages: 4, Consumers: 2, GroupM: 8, PingPong: true, BKMajor: true}) {
+		t.Errorf("defaults: %+v, %v", tl, err)
+	}
+	for _, bad := range []string{"", "128", "128x", "128x256x64", "128x256:q4", "128x256:s", "128x256:sfour"} {
+		if _, err := ParseTile(bad); err == nil {
+			t.Errorf("ParseTile(%q) accepted", bad)
+		}
+	}
+}
+
+func TestSearchedTilesFit(t *testing.T) {
+	for _, name := range Searched {
+		tl, err := ParseTile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := tl.Check(SmemLimit); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+}

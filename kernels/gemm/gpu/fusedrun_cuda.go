@@ -1,0 +1,112 @@
+//go:build cuda
+
+package gpu
+
+import (
+	"errors"
+	"fmt"
+	"unsafe"
+
+	"gorgonia.org/cu"
+)
+
+// fusedTimeoutNs bounds each wait of the fused GEMM for a chunk's flag. A
+// chunk that has not come after 2 s never will (a healthy copy of the
+// largest shard takes milliseconds): the kernel stops waiting and the trial
+// fails as a hang instead of holding the GPU.
+const fusedTimeoutNs = 2_000_000_000
+
+// fusedRun is what a fused config needs at call time, built once by
+// prepare: the compiled tile, its tensor maps, and the device copies of
+// the tile order and chunk table.
+type fusedRun struct {
+	g            *FusedGEMM
+	ops          Operands
+	order, table cu.DevicePtr
+	comm         Comm
+}
+
+// fusedFor builds (once per config) c's fused GEMM for this rank. Call
+// inside Do.
+func (in *instance) fusedFor(c Config) (*fusedRun, error) {
+	if r := in.fused[c]; r != nil {
+		return r, nil
+	}
+	if major, minor := in.team.ComputeCapability(); major != 9 {
+		return nil, fmt.Errorf("impl=fused needs an sm_90 GPU (wgmma, TMA); this one is sm_%d%d", major, minor)
+	}
+	p, me := in.prob, in.team.Rank()
+	g, err := CompileFused(in.team.Compiler(), c.Tile, in.bf16)
+	if err != nil {
+		return nil, err
+	}
+	r := &fusedRun{g: g}
+	if err := in.fillFused(r, c, p, me); err != nil {
+		r.close()
+		return nil, err
+	}
+	in.fused[c] = r
+	return r, nil
+}
+
+func (in *instance) fillFused(r *fusedRun, c Config, p Problem, me int) error {
+	var err error
+	if r.ops, err = r.g.Maps(in.payload(me), in.bT, p.M, p.N, p.K); err != nil {
+		return err
+	}
+	plan := PlanFusedAG(p.M, p.World, me, c.Chunks, c.Tile.BM)
+	upload := func(v []uint32) (cu.DevicePtr, error) {
+		d, err := cu.MemAlloc(int64(4 * len(v)))
+		if err != nil {
+			return 0, fmt.Errorf("allocate fused tables: %w", err)
+		}
+		return d, cu.MemcpyHtoD(d, unsafe.Pointer(&v[0]), int64(4*len(v)))
+	}
+	if r.order, err = upload(plan.Order); err != nil {
+		return err
+	}
+	if r.table, err = upload(plan.Table()); err != nil {
+		return err
+	}
+	r.comm = Comm{Order: r.order, Table: r.table, Chunks: len(plan.Flag), Flags: in.team.Data(me), Status: in.status, TimeoutNs: fusedTimeoutNs}
+	return nil
+}
+
+func (r *fusedRun) close() error {
+	var errs []error
+	for _, p := range []*cu.DevicePtr{&r.order, &r.table} {
+		if *p != 0 {
+			errs = append(errs, cu.MemFree(*p))
+			*p = 0
+		}
+	}
+	if r.g != nil {
+		errs = append(errs, r.g.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// clearStatus zeroes the fused kernels' timeout word on main. Call inside
+// Do, before a trial's calls.
+func (in *instance) clearStatus() error {
+	if err := cu.MemsetD32Async(in.status, 0, 1, in.main); err != nil {
+		return fmt.Errorf("clear fused status: %w", err)
+	}
+	return nil
+}
+
+// checkStatus reports a fused kernel's timed-out wait since clearStatus,
+// after the caller synchronized main. Call inside Do.
+func (in *instance) checkStatus(c Config) error {
+	if c.Impl != ImplFused {
+		return nil
+	}
+	var v uint32
+	if err := cu.MemcpyDtoH(unsafe.Pointer(&v), in.status, 4); err != nil {
+		return fmt.Errorf("read fused status: %w", err)
+	}
+	if v != 0 {
+		return fmt.Errorf("hang: the fused GEMM waited over %d s for a chunk's flag (a copy never completed); the output is invalid", fusedTimeoutNs/1_000_000_000)
+	}
+	return nil
+}
