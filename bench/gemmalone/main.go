@@ -36,7 +36,9 @@ func main() {
 	iters := flag.Int("iters", 50, "timed calls")
 	warmup := flag.Int("warmup", 10, "warm-up calls")
 	dtype := flag.String("dtype", "bf16", "bf16 or f16")
+	extra := flag.String("extra", "", "space-separated extra NVRTC options for the kernel (its diagnostic macros), e.g. -DCLUSTER_NOMCAST=1")
 	flag.Parse()
+	extraOpts = strings.Fields(*extra)
 	if err := run(*shapes, *tiles, *dtype, *iters, *warmup); err != nil {
 		fmt.Fprintln(os.Stderr, "gemmalone:", err)
 		os.Exit(1)
@@ -44,6 +46,9 @@ func main() {
 }
 
 type shape struct{ m, n, k int }
+
+// extraOpts are -extra's options, for every tile compiled.
+var extraOpts []string
 
 func parseShapes(s string) ([]shape, error) {
 	var out []shape
@@ -57,34 +62,21 @@ func parseShapes(s string) ([]shape, error) {
 	return out, nil
 }
 
-// sweep is the default list: the tile shapes that fit Hopper's registers
-// and shared memory with the deepest ring each allows, cooperative and
-// ping-pong, with B K-major; then the leading ones with B stored [K, N] and
-// with other swizzle group sizes.
+// sweep is the default list: the leaders of the first sweep on an H200
+// (bench/results/2026-11-22-h200-gemmalone-sweep1.csv) without and with
+// clusters of two CTAs, and the other tile shapes with clusters.
 func sweep() []hopper.Tile {
-	out := []hopper.Tile{
-		{BM: 128, BN: 256, Stages: 4, Consumers: 2},
-		{BM: 128, BN: 256, Stages: 3, Consumers: 2},
-		{BM: 128, BN: 192, Stages: 5, Consumers: 2},
-		{BM: 128, BN: 128, Stages: 6, Consumers: 2},
-		{BM: 256, BN: 128, Stages: 4, Consumers: 2},
-		{BM: 128, BN: 128, Stages: 6, Consumers: 2, PingPong: true},
-		{BM: 64, BN: 256, Stages: 5, Consumers: 2, PingPong: true},
-		{BM: 128, BN: 192, Stages: 5, Consumers: 2, PingPong: true},
-		{BM: 128, BN: 128, Stages: 6, Consumers: 1},
-	}
-	for i := range out {
-		out[i].GroupM, out[i].BKMajor = 8, true
-	}
-	for _, t := range []hopper.Tile{out[0], out[5], out[6]} {
-		t.BKMajor = false
-		out = append(out, t)
-	}
-	for _, g := range []int{4, 16} {
-		for _, t := range []hopper.Tile{out[0], out[5]} {
-			t.GroupM = g
-			out = append(out, t)
+	var out []hopper.Tile
+	for _, name := range []string{
+		"128x256:s4:c2:g8", "128x128:s6:c2:g4:pp", "256x128:s4:c2:g8",
+		"128x256:s4:c2:g8:cl2", "128x256:s4:c2:g4:cl2", "128x256:s4:c2:g16:cl2", "128x256:s3:c2:g8:cl2",
+		"256x128:s4:c2:g8:cl2", "128x192:s5:c2:g8:cl2", "128x128:s6:c2:g8:cl2",
+	} {
+		t, err := hopper.ParseTile(name)
+		if err != nil {
+			panic(err)
 		}
+		out = append(out, t)
 	}
 	return out
 }
@@ -157,8 +149,8 @@ func run(shapeList, tileList, dtype string, iters, warmup int) error {
 	if err := b.setup(); err != nil {
 		return err
 	}
-	fmt.Printf("# %s, %d SMs, %s, %d timed calls after %d warm-up (median)\n", name, b.sms, dtype, iters, warmup)
-	fmt.Println("shape,impl,config,regs_spill_bytes,rel_err,us,tflops,ratio_to_cublaslt")
+	fmt.Printf("# %s, %d SMs, %s, %d timed calls after %d warm-up (median), extra options %q\n", name, b.sms, dtype, iters, warmup, extraOpts)
+	fmt.Println("shape,impl,config,spill_bytes,rel_err,us,tflops,ratio_to_cublaslt")
 	for _, sh := range shapes {
 		if err := b.shape(sh, tiles, iters, warmup); err != nil {
 			return fmt.Errorf("%dx%dx%d: %w", sh.m, sh.n, sh.k, err)
@@ -243,16 +235,25 @@ func (b *bench) shape(sh shape, tiles []hopper.Tile, iters, warmup int) error {
 		return err
 	}
 	defer plan.Close()
-	ltCall := func() error { return plan.Run(b.stream, 0, buf.a, buf.bKN, buf.c, b.ws) }
-	rel, err := b.verify(sh, buf.c, ltCall)
-	if err != nil {
-		return fmt.Errorf("cublaslt: %w", err)
+	// The reference is the fastest of cuBLASLt's first four algorithms
+	// (torch's cuBLAS picks its own; bench/mm_baseline.py times that).
+	algo, ltUs := 0, math.Inf(1)
+	for a := 0; a < min(4, plan.Algos()); a++ {
+		call := func() error { return plan.Run(b.stream, a, buf.a, buf.bKN, buf.c, b.ws) }
+		rel, err := b.verify(sh, buf.c, call)
+		if err != nil {
+			return fmt.Errorf("cublaslt algo %d: %w", a, err)
+		}
+		us, err := b.time(call, iters, warmup)
+		if err != nil {
+			return err
+		}
+		fmt.Printf("%s,cublaslt,algo%d,-,%.2e,%.1f,%.0f,-\n", label, a, rel, us, flops/us/1e6)
+		if us < ltUs {
+			algo, ltUs = a, us
+		}
 	}
-	ltUs, err := b.time(ltCall, iters, warmup)
-	if err != nil {
-		return err
-	}
-	fmt.Printf("%s,cublaslt,algo0,-,%.2e,%.1f,%.0f,1.000\n", label, rel, ltUs, flops/ltUs/1e6)
+	ltCall := func() error { return plan.Run(b.stream, algo, buf.a, buf.bKN, buf.c, b.ws) }
 
 	for _, t := range tiles {
 		row := func(format string, a ...any) {
@@ -262,7 +263,7 @@ func (b *bench) shape(sh shape, tiles []hopper.Tile, iters, warmup int) error {
 			row("-,-,-,-,skipped: %v", err)
 			continue
 		}
-		g, err := gpu.CompileFused(b.comp, t, b.bf16)
+		g, err := gpu.CompileFusedWith(b.comp, t, b.bf16, extraOpts)
 		if err != nil {
 			row("-,-,-,-,%s", strings.ReplaceAll(firstLine(err.Error()), ",", ";"))
 			continue
@@ -288,12 +289,21 @@ func (b *bench) shape(sh shape, tiles []hopper.Tile, iters, warmup int) error {
 			g.Close()
 			continue
 		}
+		// cuBLASLt right before and after: clocks drift as the GPU heats.
+		before, err := b.time(ltCall, iters, warmup)
+		if err != nil {
+			return err
+		}
 		us, err := b.time(call, iters, warmup)
 		g.Close()
 		if err != nil {
 			return err
 		}
-		row("%d,%.2e,%.1f,%.0f,%.3f", spill, rel, us, flops/us/1e6, ltUs/us)
+		after, err := b.time(ltCall, iters, warmup)
+		if err != nil {
+			return err
+		}
+		row("%d,%.2e,%.1f,%.0f,%.3f (cublaslt algo%d %.1f/%.1f; grid %d)", spill, rel, us, flops/us/1e6, (before+after)/2/us, algo, before, after, g.Grid(sh.m, sh.n, b.sms))
 	}
 	return nil
 }

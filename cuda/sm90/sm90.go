@@ -45,6 +45,23 @@ static CUresult hop_encode_2d(void* out, int dtype, CUdeviceptr addr, cuuint64_t
 	if (r == CUDA_SUCCESS) memcpy(out, &m, sizeof m);
 	return r;
 }
+// CUlaunchConfig as CUDA 12's cuda.h declares it; the occupancy query
+// reads the kernel's compile-time cluster dimensions, so no attributes.
+typedef struct {
+	unsigned int gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes;
+	void* hStream;
+	void* attrs;
+	unsigned int numAttrs;
+} hop_launch_config;
+typedef CUresult (*hop_max_clusters_fn)(int*, CUfunction, const hop_launch_config*);
+static CUresult hop_max_clusters(int* out, CUfunction fn, unsigned grid, unsigned block, unsigned smem) {
+	void* p = 0;
+	CUresult r = cuGetProcAddress("cuOccupancyMaxActiveClusters", &p, 12000, 0);
+	if (r != CUDA_SUCCESS) return r;
+	if (!p) return CUDA_ERROR_NOT_FOUND;
+	hop_launch_config c = {grid, 1, 1, block, 1, 1, smem, 0, 0, 0};
+	return ((hop_max_clusters_fn)p)(out, fn, &c);
+}
 static CUresult hop_module_load(CUmodule* mod, const void* image) { return cuModuleLoadData(mod, image); }
 static CUresult hop_module_unload(CUmodule mod) { return cuModuleUnload(mod); }
 static CUresult hop_function(CUfunction* fn, CUmodule mod, const char* name) { return cuModuleGetFunction(fn, mod, name); }
@@ -168,6 +185,15 @@ func (f Function) LocalBytes() (int, error) {
 	var v C.int
 	err := cuErr("cuFuncGetAttribute(local bytes)", C.hop_attr(f.fn, C.CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, &v))
 	return int(v), err
+}
+
+// MaxActiveClusters is how many clusters of f (compiled with
+// __cluster_dims__ of clusterSize CTAs) can be resident at once with this
+// block size and dynamic shared memory: the persistent grid's size.
+func (f Function) MaxActiveClusters(clusterSize, block, smem int) (int, error) {
+	var n C.int
+	r := C.hop_max_clusters(&n, f.fn, C.uint(clusterSize*64), C.uint(block), C.uint(smem))
+	return int(n), cuErr("cuOccupancyMaxActiveClusters", r)
 }
 
 // Params builds a kernel's parameter block: each argument at its natural

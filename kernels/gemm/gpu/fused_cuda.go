@@ -19,18 +19,27 @@ type FusedGEMM struct {
 	mod  *sm90.Module
 	fn   sm90.Function
 	smem int
+	// clusters is how many clusters can be resident at once (cluster
+	// tiles only).
+	clusters int
 }
 
 // CompileFused builds t for sm_90a with c (whose Arch must be sm_90a) and
 // loads it into the current context.
 func CompileFused(c nvrtc.Compiler, t hopper.Tile, bf16 bool) (*FusedGEMM, error) {
+	return CompileFusedWith(c, t, bf16, nil)
+}
+
+// CompileFusedWith is CompileFused with extra NVRTC options (the kernel's
+// diagnostic macros; bench/gemmalone -extra).
+func CompileFusedWith(c nvrtc.Compiler, t hopper.Tile, bf16 bool, extra []string) (*FusedGEMM, error) {
 	if err := t.Check(hopper.SmemLimit); err != nil {
 		return nil, err
 	}
 	if c.Arch != "sm_90a" {
 		return nil, fmt.Errorf("the fused GEMM needs an sm_90 GPU (wgmma, TMA), this one is %s", c.Arch)
 	}
-	cubin, err := c.Compile(nvrtc.Source{Name: "hopper_gemm.cu", Text: hopper.Source, Options: t.Options(bf16)})
+	cubin, err := c.Compile(nvrtc.Source{Name: "hopper_gemm.cu", Text: hopper.Source, Options: append(t.Options(bf16), extra...)})
 	if err != nil {
 		return nil, err
 	}
@@ -42,11 +51,28 @@ func CompileFused(c nvrtc.Compiler, t hopper.Tile, bf16 bool) (*FusedGEMM, error
 	if g.fn, err = mod.Function(hopper.Entry); err == nil {
 		err = g.fn.SetDynamicSmem(g.smem)
 	}
+	if err == nil && t.ClusterM() > 1 {
+		// Not every SM pairs up within its GPC: the grid is what fits.
+		g.clusters, err = g.fn.MaxActiveClusters(t.ClusterM(), t.Threads(), g.smem)
+		if err == nil && g.clusters < 1 {
+			err = fmt.Errorf("no cluster of %d CTAs fits", t.ClusterM())
+		}
+	}
 	if err != nil {
 		mod.Unload()
 		return nil, fmt.Errorf("hopper_gemm %s: %w", t, err)
 	}
 	return g, nil
+}
+
+// Grid is the persistent grid Launch uses for an m x n product on sms SMs.
+func (g *FusedGEMM) Grid(m, n, sms int) int {
+	cm := g.Tile.ClusterM()
+	grid := min(sms/cm, g.Tile.Tiles(m, n))
+	if cm > 1 {
+		grid = min(grid, g.clusters)
+	}
+	return grid * cm
 }
 
 // Close unloads the module.
@@ -79,7 +105,8 @@ func (g *FusedGEMM) Maps(a, b cu.DevicePtr, m, n, k int) (Operands, error) {
 		return Operands{}, fmt.Errorf("A: %w", err)
 	}
 	if t.BKMajor {
-		o.B, err = sm90.Encode2D(dt, b, uint64(n), uint64(k), uint64(k)*2, uint32(t.BN), hopper.BK, sm90.Swizzle128B)
+		// With clusters each CTA loads its share of the B tile's rows.
+		o.B, err = sm90.Encode2D(dt, b, uint64(n), uint64(k), uint64(k)*2, uint32(t.BN/t.ClusterM()), hopper.BK, sm90.Swizzle128B)
 	} else {
 		o.B, err = sm90.Encode2D(dt, b, uint64(k), uint64(n), uint64(n)*2, hopper.BK, 64, sm90.Swizzle128B)
 	}
@@ -102,9 +129,10 @@ type Comm struct {
 }
 
 // Launch enqueues C = A * B on stream, C [m, n] row-major at c, on a
-// persistent grid of at most sms CTAs.
+// persistent grid of at most sms CTAs (and, with clusters, at most the
+// clusters that fit at once).
 func (g *FusedGEMM) Launch(stream cu.Stream, o Operands, c cu.DevicePtr, sms int, comm Comm) error {
-	grid := min(sms, g.Tile.Tiles(o.M, o.N))
+	grid := g.Grid(o.M, o.N, sms)
 	var p sm90.Params
 	p.Map(o.A).Map(o.B).U64(uint64(c)).I32(int32(o.M)).I32(int32(o.N)).I32(int32(o.K))
 	p.U64(uint64(comm.Order)).U64(uint64(comm.Table)).I32(int32(comm.Chunks))

@@ -54,7 +54,7 @@ func (in *instance) fillFused(r *fusedRun, c Config, p Problem, me int) error {
 	if r.ops, err = r.g.Maps(in.payload(me), in.bT, p.M, p.N, p.K); err != nil {
 		return err
 	}
-	plan := PlanFusedAG(p.M, p.World, me, c.Chunks, c.Tile.BM)
+	plan := PlanFusedAG(p.M, p.World, me, c.Chunks, c.Tile.RowsPerTile())
 	upload := func(v []uint32) (cu.DevicePtr, error) {
 		d, err := cu.MemAlloc(int64(4 * len(v)))
 		if err != nil {

@@ -67,10 +67,10 @@ type instance struct {
 	// matmulrs, product step i is chunkEv[i].
 	chunkEv []cu.Event
 
-	util                                  cu.Module
-	fillFn, fillTFn, checkFn, badFn       cu.Function
-	copyFn, redFn                         cu.Function
-	res, samples                          cu.DevicePtr
+	util                            cu.Module
+	fillFn, fillTFn, checkFn, badFn cu.Function
+	copyFn, redFn                   cu.Function
+	res, samples                    cu.DevicePtr
 
 	b cu.DevicePtr // B [K, N], private: the same on every rank
 	// bT is agmm's B stored [N, K] (a torch.nn.Linear weight's layout),

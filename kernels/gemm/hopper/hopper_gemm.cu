@@ -29,6 +29,10 @@
 //               epilogue overlaps the other's MMAs (BM is then one
 //               consumer's rows)
 //   GROUP_M     tile rows per swizzle group
+//   CLUSTER_M   1, or 2: CTAs work in pairs on vertically adjacent tiles
+//               (a cluster), each loading half of their common B tile and
+//               multicasting it to both, which halves B's traffic from L2
+//               (cooperative consumers and K-major B only)
 // Arguments: the tensor maps of A and B, C, m, n, k; then the all-gather's
 // tile order and chunk table (see wait_rows; order 0 and nchunks 0 for a
 // plain GEMM), the flag words' base, a status word and the wait's bound.
@@ -60,6 +64,24 @@ typedef unsigned long long u64;
 #if !B_KMAJOR && BN % 64 != 0
 #error an MN-major B is loaded in 64-column blocks
 #endif
+#ifndef CLUSTER_M
+#define CLUSTER_M 1
+#endif
+#if CLUSTER_M != 1 && CLUSTER_M != 2
+#error CLUSTER_M is 1 or 2
+#endif
+#if CLUSTER_M > 1 && (PINGPONG || !B_KMAJOR)
+#error clusters are built for cooperative consumers and a K-major B
+#endif
+// Diagnostic (bench/gemmalone -extra), off by default: CLUSTER_NOMCAST
+// makes each CTA of a cluster load all of its B itself (no multicast, no
+// remote release). Measured on an H200 it runs as fast as no cluster,
+// while the multicast runs at about half speed, cause not yet found
+// (bench/results/2026-11-23-h200-gemmalone-cluster.md).
+#ifndef CLUSTER_NOMCAST
+#define CLUSTER_NOMCAST 0
+#endif
+#define MCAST (CLUSTER_M > 1 && !CLUSTER_NOMCAST)
 
 // The CUtensorMap the host encodes (cuTensorMapEncodeTiled): 128 opaque
 // bytes, passed by value as a __grid_constant__ parameter so TMA reads it
@@ -96,6 +118,42 @@ __device__ __forceinline__ bool mbar_try_wait(u32 bar, u32 parity) {
 __device__ __forceinline__ void mbar_wait(u32 bar, u32 parity) {
 	while (!mbar_try_wait(bar, parity)) {
 	}
+}
+
+// mbar_wait_cluster is mbar_wait with cluster-scope acquire: the producer's
+// wait for a stage that consumers of both CTAs of a cluster release.
+__device__ __forceinline__ void mbar_wait_cluster(u32 bar, u32 parity) {
+	u32 ok = 0;
+	while (!ok) {
+		asm volatile(
+			"{ .reg .pred p; mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }"
+			: "=r"(ok)
+			: "r"(bar), "r"(parity)
+			: "memory");
+	}
+}
+// mbar_arrive_cta arrives, with cluster-scope release, on the barrier at
+// the same shared-memory offset in cluster CTA rank.
+__device__ __forceinline__ void mbar_arrive_cta(u32 bar, u32 rank) {
+	u32 remote;
+	asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(bar), "r"(rank));
+	asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];" ::"r"(remote) : "memory");
+}
+__device__ __forceinline__ u32 cluster_rank() {
+	u32 r;
+	asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
+	return r;
+}
+__device__ __forceinline__ void cluster_sync() {
+	asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;" ::: "memory");
+}
+// tma_load_multicast is tma_load into the same offset of every CTA of the
+// cluster in mask, completing on each one's barrier at bar's offset.
+__device__ __forceinline__ void tma_load_multicast(u32 dst, const TensorMap* map, u32 bar, int c0, int c1, unsigned short mask) {
+	asm volatile(
+		"cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster [%0], [%1, {%3, %4}], [%2], %5;"
+		::"r"(dst), "l"((u64)map), "r"(bar), "r"(c0), "r"(c1), "h"(mask)
+		: "memory");
 }
 
 // tma_load copies the box at (c0 innermost, c1) of map into shared memory
@@ -203,7 +261,22 @@ __device__ bool wait_rows(const u32* tab, int nchunks, int lo, int hi, u64 flags
 	return true;
 }
 
-extern "C" __global__ void __launch_bounds__(THREADS, 1)
+// release frees a stage for the producers of every CTA of the cluster.
+__device__ __forceinline__ void release(u32 bar) {
+#if MCAST
+#pragma unroll
+	for (u32 r = 0; r < CLUSTER_M; r++) mbar_arrive_cta(bar, r);
+#else
+	mbar_arrive(bar);
+#endif
+}
+
+#if CLUSTER_M > 1
+#define CLUSTER_ATTR __cluster_dims__(CLUSTER_M, 1, 1)
+#else
+#define CLUSTER_ATTR
+#endif
+extern "C" __global__ void __launch_bounds__(THREADS, 1) CLUSTER_ATTR
 	hopper_gemm(const __grid_constant__ TensorMap tma_a, const __grid_constant__ TensorMap tma_b, u64 c_ptr, int m, int n, int k,
 		u64 order_ptr, u64 chunk_tab, int nchunks, u64 flags, u64 status, u64 timeout_ns) {
 	const u32* order = (const u32*)order_ptr;
@@ -221,16 +294,28 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
 	if (threadIdx.x == 0) {
 		for (int s = 0; s < STAGES; s++) {
 			mbar_init(FULL(s), 1);
-			// One arrival per consumer warp that reads the stage.
-			mbar_init(EMPTY(s), PINGPONG ? 4 : 4 * CONSUMERS);
+			// One arrival per consumer warp that reads the stage, in every
+			// CTA of the cluster (each one's producer writes into all).
+			mbar_init(EMPTY(s), (PINGPONG ? 4 : 4 * CONSUMERS) * (MCAST ? CLUSTER_M : 1));
 		}
 		mbar_init(TURN, 1);
 		asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
 	}
+#if CLUSTER_M > 1
+	// No CTA may multicast into, or arrive on, a peer before the peer's
+	// barriers exist.
+	cluster_sync();
+	const u32 crank = cluster_rank();
+#else
 	__syncthreads();
+	const u32 crank = 0;
+#endif
 
-	const int tiles_m = (m + BM - 1) / BM, tiles_n = (n + BN - 1) / BN;
+	// Tiles are walked in cluster tiles of CLUSTER_M vertically adjacent
+	// tiles; this CTA takes row crank of each.
+	const int tiles_m = (m + BM * CLUSTER_M - 1) / (BM * CLUSTER_M), tiles_n = (n + BN - 1) / BN;
 	const int tiles = tiles_m * tiles_n, kblocks = (k + BK - 1) / BK;
+	const int first = blockIdx.x / CLUSTER_M, stride = gridDim.x / CLUSTER_M;
 
 	if (wg == 0) {
 		asm volatile("setmaxnreg.dec.sync.aligned.u32 40;");
@@ -239,15 +324,27 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
 			u32 phase = 0;
 			u64 seen = 0;
 			bool waiting = nchunks > 0;
-			for (int t = blockIdx.x; t < tiles; t += gridDim.x) {
+			for (int t = first; t < tiles; t += stride) {
 				int tm, tn;
 				tile_of(t, tiles_m, tiles_n, order, tm, tn);
+				tm = tm * CLUSTER_M + crank;
 				if (waiting) waiting = wait_rows((const u32*)chunk_tab, nchunks, tm * BM, min(tm * BM + BM, m), flags, status, timeout_ns, seen);
 				for (int kb = 0; kb < kblocks; kb++) {
+#if MCAST
+					mbar_wait_cluster(EMPTY(s), phase ^ 1);
+#else
 					mbar_wait(EMPTY(s), phase ^ 1);
+#endif
 					mbar_expect_tx(FULL(s), A_BYTES + B_BYTES);
 					tma_load(sa + s * A_BYTES, &tma_a, FULL(s), kb * BK, tm * BM);
-#if B_KMAJOR
+#if CLUSTER_M > 1 && !MCAST
+					for (int h = 0; h < CLUSTER_M; h++)
+						tma_load(sb + s * B_BYTES + h * (B_BYTES / CLUSTER_M), &tma_b, FULL(s), kb * BK, tn * BN + h * (BN / CLUSTER_M));
+#elif CLUSTER_M > 1
+					// This CTA's share of B, into every CTA of the cluster.
+					tma_load_multicast(sb + s * B_BYTES + crank * (B_BYTES / CLUSTER_M), &tma_b, FULL(s), kb * BK,
+						tn * BN + crank * (BN / CLUSTER_M), (unsigned short)((1 << CLUSTER_M) - 1));
+#elif B_KMAJOR
 					tma_load(sb + s * B_BYTES, &tma_b, FULL(s), kb * BK, tn * BN);
 #else
 #pragma unroll
@@ -268,7 +365,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
 		int s = 0;
 		u32 phase = 0;
 		int i = 0; // this CTA's tile counter
-		for (int t = blockIdx.x; t < tiles; t += gridDim.x, i++) {
+		for (int t = first; t < tiles; t += stride, i++) {
 #if PINGPONG
 			if (i % CONSUMERS != cw) {
 				// The other consumer's tile: skip its stages.
@@ -289,6 +386,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
 #endif
 			int tm, tn;
 			tile_of(t, tiles_m, tiles_n, order, tm, tn);
+			tm = tm * CLUSTER_M + crank;
 			int prev = -1;
 #pragma unroll
 			for (int mi = 0; mi < MI; mi++)
@@ -313,7 +411,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
 				wgmma_commit();
 				// The group before this one has finished reading its stage.
 				wgmma_wait<1>();
-				if (prev >= 0 && lane == 0) mbar_arrive(EMPTY(prev));
+				if (prev >= 0 && lane == 0) release(EMPTY(prev));
 				prev = s;
 				if (++s == STAGES) {
 					s = 0;
@@ -324,7 +422,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
 			if (tid == 0) mbar_arrive(TURN);
 #endif
 			wgmma_wait<0>();
-			if (prev >= 0 && lane == 0) mbar_arrive(EMPTY(prev));
+			if (prev >= 0 && lane == 0) release(EMPTY(prev));
 #pragma unroll
 			for (int mi = 0; mi < MI; mi++) fence_acc(acc[mi], BN / 2);
 
@@ -347,6 +445,12 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
 			}
 		}
 	}
+#if CLUSTER_M > 1
+	// Neither CTA of a cluster may exit while its peer can still write
+	// into its shared memory or arrive on its barriers.
+	__syncwarp();
+	cluster_sync();
+#endif
 #undef FULL
 #undef EMPTY
 #undef TURN

@@ -24,7 +24,13 @@ type Tile struct {
 	PingPong  bool // consumers alternate whole tiles instead of splitting rows
 	GroupM    int  // tile rows per swizzle group
 	BKMajor   bool // B stored [N, K] (K-major) instead of [K, N]
+	// Cluster 2 pairs CTAs on vertically adjacent tiles that share B,
+	// each loading half of it for both (TMA multicast); 0 or 1: none.
+	Cluster int
 }
+
+// ClusterM is the CTAs per cluster (1 without clusters).
+func (t Tile) ClusterM() int { return max(t.Cluster, 1) }
 
 // BK is the kernel's k-block: 64 two-byte elements, one 128-byte
 // swizzle row.
@@ -90,6 +96,15 @@ func (t Tile) Check(smemLimit int) error {
 	if t.BM > 256 {
 		return fmt.Errorf("block_m %d: a TMA box is at most 256 rows", t.BM)
 	}
+	switch t.ClusterM() {
+	case 1:
+	case 2:
+		if t.PingPong || !t.BKMajor {
+			return fmt.Errorf("cluster 2 is built for cooperative consumers and a K-major B")
+		}
+	default:
+		return fmt.Errorf("cluster %d: CTAs pair up (2) or work alone (1)", t.Cluster)
+	}
 	// Accumulators: rows/64 m64nN tiles of N/2 fp32 registers per thread,
 	// plus ~40 for addresses, loop state and the epilogue.
 	if acc := rows / 64 * t.BN / 2; acc+40 > t.consumerRegs() {
@@ -114,6 +129,7 @@ func (t Tile) Options(bf16 bool) []string {
 		"-DBM=" + strconv.Itoa(t.BM), "-DBN=" + strconv.Itoa(t.BN),
 		"-DSTAGES=" + strconv.Itoa(t.Stages), "-DCONSUMERS=" + strconv.Itoa(t.Consumers),
 		"-DPINGPONG=" + b(t.PingPong), "-DGROUP_M=" + strconv.Itoa(t.GroupM),
+		"-DCLUSTER_M=" + strconv.Itoa(t.ClusterM()),
 	}
 }
 
@@ -130,14 +146,20 @@ func (t Tile) CheckShape(n, k int) error {
 	return nil
 }
 
-// Tiles is how many CTA tiles an m x n output has.
+// Tiles is how many cluster tiles (CTA tiles without clusters) an m x n
+// output has: the persistent grid never needs more clusters.
 func (t Tile) Tiles(m, n int) int {
-	return ((m + t.BM - 1) / t.BM) * ((n + t.BN - 1) / t.BN)
+	rows := t.BM * t.ClusterM()
+	return ((m + rows - 1) / rows) * ((n + t.BN - 1) / t.BN)
 }
 
+// RowsPerTile is the rows of a cluster tile: the unit of the kernel's tile
+// order (PlanFusedAG's block).
+func (t Tile) RowsPerTile() int { return t.BM * t.ClusterM() }
+
 // String is the tile's name, which ParseTile reads back:
-// BMxBN:sSTAGES:cCONSUMERS:gGROUP_M, then ":pp" for ping-pong consumers and
-// ":bn" for B stored [K, N].
+// BMxBN:sSTAGES:cCONSUMERS:gGROUP_M, then ":pp" for ping-pong consumers,
+// ":bn" for B stored [K, N] and ":cl2" for clusters of two CTAs.
 func (t Tile) String() string {
 	s := fmt.Sprintf("%dx%d:s%d:c%d:g%d", t.BM, t.BN, t.Stages, t.Consumers, t.GroupM)
 	if t.PingPong {
@@ -145,6 +167,9 @@ func (t Tile) String() string {
 	}
 	if !t.BKMajor {
 		s += ":bn"
+	}
+	if t.ClusterM() > 1 {
+		s += fmt.Sprintf(":cl%d", t.ClusterM())
 	}
 	return s
 }
@@ -155,7 +180,7 @@ func ParseTile(name string) (Tile, error) {
 	parts := strings.Split(name, ":")
 	t := Tile{Stages: 4, Consumers: 2, GroupM: 8, BKMajor: true}
 	if _, err := fmt.Sscanf(parts[0], "%dx%d", &t.BM, &t.BN); err != nil || fmt.Sprintf("%dx%d", t.BM, t.BN) != parts[0] {
-		return Tile{}, fmt.Errorf("tile %q: want BMxBN[:sS][:cC][:gG][:pp][:bn]", name)
+		return Tile{}, fmt.Errorf("tile %q: want BMxBN[:sS][:cC][:gG][:pp][:bn][:clN]", name)
 	}
 	for _, p := range parts[1:] {
 		var err error
@@ -164,6 +189,8 @@ func ParseTile(name string) (Tile, error) {
 			t.PingPong = true
 		case p == "bn":
 			t.BKMajor = false
+		case strings.HasPrefix(p, "cl"):
+			t.Cluster, err = strconv.Atoi(p[2:])
 		case len(p) > 1 && p[0] == 's':
 			t.Stages, err = strconv.Atoi(p[1:])
 		case len(p) > 1 && p[0] == 'c':
@@ -174,7 +201,7 @@ func ParseTile(name string) (Tile, error) {
 			err = fmt.Errorf("unknown part")
 		}
 		if err != nil {
-			return Tile{}, fmt.Errorf("tile %q, part %q: want BMxBN[:sS][:cC][:gG][:pp][:bn]", name, p)
+			return Tile{}, fmt.Errorf("tile %q, part %q: want BMxBN[:sS][:cC][:gG][:pp][:bn][:clN]", name, p)
 		}
 	}
 	return t, nil
@@ -205,9 +232,11 @@ func AllTiles() []Tile {
 			for _, st := range StageValues {
 				for _, c := range []int{1, 2} {
 					for _, pp := range []bool{false, true} {
-						t := Tile{BM: bm, BN: bn, Stages: st, Consumers: c, PingPong: pp, GroupM: 8, BKMajor: true}
-						if t.Check(SmemLimit) == nil {
-							out = append(out, t)
+						for _, cl := range []int{1, 2} {
+							t := Tile{BM: bm, BN: bn, Stages: st, Consumers: c, PingPong: pp, GroupM: 8, BKMajor: true, Cluster: cl}
+							if t.Check(SmemLimit) == nil {
+								out = append(out, t)
+							}
 						}
 					}
 				}

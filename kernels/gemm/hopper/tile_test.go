@@ -44,6 +44,10 @@ func TestTileCheck(t *testing.T) {
 		{"cooperative rows not 64 or 128", with(func(t *Tile) { t.BM = 64 }), "64 or 128 rows"},
 		{"ping-pong rows past 128", with(func(t *Tile) { t.BM, t.BN, t.PingPong = 256, 128, true }), "64 or 128 rows"},
 		{"group_m zero", with(func(t *Tile) { t.GroupM = 0 }), "group_m"},
+		{"cluster of two", with(func(t *Tile) { t.Cluster = 2 }), ""},
+		{"cluster of four", with(func(t *Tile) { t.Cluster = 4 }), "pair up"},
+		{"cluster with ping-pong", with(func(t *Tile) { t.BN, t.Stages, t.PingPong, t.Cluster = 128, 6, true, 2 }), "cooperative"},
+		{"cluster with an MN-major B", with(func(t *Tile) { t.BKMajor, t.Cluster = false, 2 }), "K-major"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			err := c.tile.Check(SmemLimit)
@@ -92,10 +96,14 @@ func TestTiles(t *testing.T) {
 	if got := tile.Tiles(1000, 1096); got != 8*5 {
 		t.Fatalf("Tiles(1000, 1096) = %d, want 40", got)
 	}
+	tile.Cluster = 2
+	if got, rows := tile.Tiles(1000, 1096), tile.RowsPerTile(); got != 4*5 || rows != 256 {
+		t.Fatalf("cluster 2: Tiles(1000, 1096) = %d, RowsPerTile %d; want 20, 256", got, rows)
+	}
 }
 
 func TestParseTile(t *testing.T) {
-	for _, name := range append([]string{"128x256:s4:c2:g8", "64x256:s5:c2:g8:pp:bn"}, Searched...) {
+	for _, name := range append([]string{"128x256:s4:c2:g8", "64x256:s5:c2:g8:pp:bn", "128x256:s4:c2:g8:cl2"}, Searched...) {
 		tl, err := ParseTile(name)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
