@@ -73,12 +73,22 @@ __device__ __forceinline__ void symm_block_wait(const u64* ptrs, int rank, int w
 	__syncthreads();
 }
 // symm_block_barrier: every thread of the block calls it; the block needs at
-// least `world` threads. Signals and waits pair up in order, so a kernel may
-// also call symm_block_signal and symm_block_wait separately (a per-tile
-// "ready" flag) as long as every rank's block makes the same sequence.
+// least `world` threads. It is symm_block_signal then symm_block_wait,
+// written out as one (its code as tuned, with both pad pointers loaded
+// before the signal). Signals and waits on a slot pair up in order, so a
+// kernel may mix it with the separate calls (per-tile "ready" flags) as long
+// as every rank's block makes the same sequence.
 __device__ __forceinline__ void symm_block_barrier(const u64* ptrs, int rank, int world, int slot) {
-	symm_block_signal(ptrs, rank, world, slot);
-	symm_block_wait(ptrs, rank, world, slot);
+	__syncthreads();
+	int t = threadIdx.x;
+	if (t < world && t != rank) {
+		u32* mine = (u32*)ptrs[world + rank];
+		u32* peer = (u32*)ptrs[world + t];
+		u32* flag = mine + SYMM_PAD_SLOTS * SYMM_MAX_WORLD;
+		symm_signal(peer + slot * SYMM_MAX_WORLD + rank);
+		symm_wait(mine + slot * SYMM_MAX_WORLD + t, flag);
+	}
+	__syncthreads();
 }
 
 // symm_barrier is the Team barrier: one block of 32 threads, last slot.

@@ -61,7 +61,9 @@ __device__ __forceinline__ void push_tile(const uint4* const (&src)[WORLD], uint
 
 // reduce_tile sums the tile at `base` of src[0..WORLD-1] (indexed by rank:
 // every rank adds in the same order and gets identical bits) and stores
-// the sum into dst[0..ND-1].
+// the sum into dst[0..ND-1]. Every load (all ranks, all unrolled vectors)
+// is issued before the first add: UNROLL*WORLD 16-byte loads in flight per
+// thread.
 template <int ND>
 __device__ __forceinline__ void reduce_tile(const uint4* const (&src)[WORLD], uint4* const (&dst)[ND], u64 base, u64 len) {
 	uint4 v[UNROLL][WORLD];
@@ -95,106 +97,40 @@ extern "C" __global__ void __launch_bounds__(THREADS) allreduce(const u64* ptrs,
 	const uint4* src[WORLD];
 #pragma unroll
 	for (int q = 0; q < WORLD; q++) src[q] = (const uint4*)ptrs[q];
-	uint4* dst = (uint4*)out;
+	uint4* const dst[1] = {(uint4*)out};
 	symm_block_barrier(ptrs, r, WORLD, blockIdx.x);
-	for (u64 base = (u64)blockIdx.x * TILE; base < nvec; base += (u64)gridDim.x * TILE) {
-		uint4 v[UNROLL][WORLD];
-		// Issue every load (all ranks, all unrolled vectors) before the
-		// first add, so UNROLL*WORLD 16-byte loads are in flight per thread.
-#pragma unroll
-		for (int u = 0; u < UNROLL; u++) {
-			const u64 i = base + (u64)u * THREADS + threadIdx.x;
-			if (i < nvec) {
-#pragma unroll
-				for (int q = 0; q < WORLD; q++) v[u][q] = src[q][i];
-			}
-		}
-#pragma unroll
-		for (int u = 0; u < UNROLL; u++) {
-			const u64 i = base + (u64)u * THREADS + threadIdx.x;
-			if (i < nvec) {
-				// Sum in rank order on every rank: all ranks get identical bits.
-				float a[EPV];
-#pragma unroll
-				for (int k = 0; k < EPV; k++) a[k] = 0.f;
-#pragma unroll
-				for (int q = 0; q < WORLD; q++) acc(a, v[u][q]);
-				dst[i] = pack(a);
-			}
-		}
-	}
+	for (u64 base = (u64)blockIdx.x * TILE; base < nvec; base += (u64)gridDim.x * TILE) reduce_tile<1>(src, dst, base, nvec);
 	symm_block_barrier(ptrs, r, WORLD, blockIdx.x);
 }
 #elif ALGO == 2
 extern "C" __global__ void __launch_bounds__(THREADS) allreduce(const u64* ptrs, u64 out, u64 nvec, u64 rank, u64 scratch) {
 	const int r = (int)rank;
 	const u64 chunk = nvec / WORLD; // Validate guarantees nvec % WORLD == 0
-	const uint4* src[WORLD];
 	// red[k]/outk[k]: rank q = (r+k)%WORLD's reduced chunk in its scratch,
 	// and where it goes in the output. Rotating by rank spreads the
-	// all-gather's reads over all links at once.
+	// all-gather's reads over all links at once. part[q]: rank q's input
+	// of my chunk.
 	const uint4* red[WORLD];
 	uint4* outk[WORLD];
+	const uint4* part[WORLD];
 	uint4* dst = (uint4*)out;
+	const u64 lo = (u64)r * chunk;
 #pragma unroll
-	for (int q = 0; q < WORLD; q++) src[q] = (const uint4*)ptrs[q];
+	for (int q = 0; q < WORLD; q++) part[q] = (const uint4*)ptrs[q] + lo;
 #pragma unroll
 	for (int k = 0; k < WORLD; k++) {
 		const int q = (r + k) % WORLD;
 		red[k] = (const uint4*)(ptrs[q] + scratch) + (u64)q * chunk;
 		outk[k] = dst + (u64)q * chunk;
 	}
-	uint4* mine = (uint4*)(ptrs[r] + scratch);
-	const u64 lo = (u64)r * chunk;
+	uint4* const sums[2] = {(uint4*)(ptrs[r] + scratch) + lo, dst + lo};
 
 	symm_block_barrier(ptrs, r, WORLD, blockIdx.x);
 	// Reduce-scatter: this rank sums its own chunk from every rank.
-	for (u64 base = (u64)blockIdx.x * TILE; base < chunk; base += (u64)gridDim.x * TILE) {
-		uint4 v[UNROLL][WORLD];
-#pragma unroll
-		for (int u = 0; u < UNROLL; u++) {
-			const u64 i = base + (u64)u * THREADS + threadIdx.x;
-			if (i < chunk) {
-#pragma unroll
-				for (int q = 0; q < WORLD; q++) v[u][q] = src[q][lo + i];
-			}
-		}
-#pragma unroll
-		for (int u = 0; u < UNROLL; u++) {
-			const u64 i = base + (u64)u * THREADS + threadIdx.x;
-			if (i < chunk) {
-				float a[EPV];
-#pragma unroll
-				for (int k = 0; k < EPV; k++) a[k] = 0.f;
-#pragma unroll
-				for (int q = 0; q < WORLD; q++) acc(a, v[u][q]);
-				const uint4 s = pack(a);
-				mine[lo + i] = s;
-				dst[lo + i] = s;
-			}
-		}
-	}
+	for (u64 base = (u64)blockIdx.x * TILE; base < chunk; base += (u64)gridDim.x * TILE) reduce_tile<2>(part, sums, base, chunk);
 	symm_block_barrier(ptrs, r, WORLD, blockIdx.x);
 	// All-gather: pull every other rank's reduced chunk from its scratch.
-	for (u64 base = (u64)blockIdx.x * TILE; base < chunk; base += (u64)gridDim.x * TILE) {
-		uint4 v[UNROLL][WORLD];
-#pragma unroll
-		for (int u = 0; u < UNROLL; u++) {
-			const u64 i = base + (u64)u * THREADS + threadIdx.x;
-			if (i < chunk) {
-#pragma unroll
-				for (int k = 1; k < WORLD; k++) v[u][k] = red[k][i];
-			}
-		}
-#pragma unroll
-		for (int u = 0; u < UNROLL; u++) {
-			const u64 i = base + (u64)u * THREADS + threadIdx.x;
-			if (i < chunk) {
-#pragma unroll
-				for (int k = 1; k < WORLD; k++) outk[k][i] = v[u][k];
-			}
-		}
-	}
+	for (u64 base = (u64)blockIdx.x * TILE; base < chunk; base += (u64)gridDim.x * TILE) push_tile(red, outk, base, chunk);
 	symm_block_barrier(ptrs, r, WORLD, blockIdx.x);
 }
 #elif ALGO == 3
@@ -210,6 +146,8 @@ extern "C" __global__ void __launch_bounds__(THREADS) allreduce(const u64* ptrs,
 // No barrier is needed first: nobody reads this rank's input, and the
 // scratch slots it writes were released by the previous call's last
 // barrier. The output is the symmetric region at 2*scratch, not `out`.
+// (Written out rather than with push_tile/reduce_tile: this is the config
+// that wins today, and the helpers' code differs; ALGO 5 is it overlapped.)
 extern "C" __global__ void __launch_bounds__(THREADS) allreduce(const u64* ptrs, u64 out, u64 nvec, u64 rank, u64 scratch) {
 	const int r = (int)rank;
 	const u64 chunk = nvec / WORLD;
@@ -285,30 +223,8 @@ extern "C" __global__ void __launch_bounds__(THREADS) allreduce(const u64* ptrs,
 #pragma unroll
 	for (int q = 0; q < WORLD; q++)
 		src[q] = q == r ? (const uint4*)ptrs[r] + (u64)r * chunk : (const uint4*)(ptrs[r] + scratch) + (u64)q * chunk;
-	uint4* dst = (uint4*)(ptrs[r] + 2 * scratch) + (u64)r * chunk;
-	for (u64 base = (u64)blockIdx.x * TILE; base < chunk; base += (u64)gridDim.x * TILE) {
-		uint4 v[UNROLL][WORLD];
-#pragma unroll
-		for (int u = 0; u < UNROLL; u++) {
-			const u64 i = base + (u64)u * THREADS + threadIdx.x;
-			if (i < chunk) {
-#pragma unroll
-				for (int q = 0; q < WORLD; q++) v[u][q] = src[q][i];
-			}
-		}
-#pragma unroll
-		for (int u = 0; u < UNROLL; u++) {
-			const u64 i = base + (u64)u * THREADS + threadIdx.x;
-			if (i < chunk) {
-				float a[EPV];
-#pragma unroll
-				for (int k = 0; k < EPV; k++) a[k] = 0.f;
-#pragma unroll
-				for (int q = 0; q < WORLD; q++) acc(a, v[u][q]);
-				dst[i] = pack(a);
-			}
-		}
-	}
+	uint4* const dst[1] = {(uint4*)(ptrs[r] + 2 * scratch) + (u64)r * chunk};
+	for (u64 base = (u64)blockIdx.x * TILE; base < chunk; base += (u64)gridDim.x * TILE) reduce_tile<1>(src, dst, base, chunk);
 }
 #elif ALGO == 5
 // Push two-shot overlapped per tile: the same traffic as ALGO 3, but the
