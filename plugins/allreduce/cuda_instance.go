@@ -37,6 +37,7 @@ type cudaInstance struct {
 	fork        cu.Event
 	join        []cu.Event
 	out, res    cu.DevicePtr
+	flags       cu.DevicePtr // two_shot_ce_ag's stage counters (maxStages u32), local
 	util        cu.Module
 	fill, check cu.Function
 
@@ -63,13 +64,13 @@ func (in *cudaInstance) utilSource() nvrtc.Source {
 }
 
 func (in *cudaInstance) source(k cudaCfg) nvrtc.Source {
-	algo := map[string]int{oneShot: 1, twoShot: 2, twoShotPush: 3, twoShotCE: 4}[k.algo]
-	opts := append(in.macros(), fmt.Sprintf("-DALGO=%d", algo), fmt.Sprintf("-DTHREADS=%d", k.threads), fmt.Sprintf("-DUNROLL=%d", k.unroll))
+	opts := append(in.macros(), fmt.Sprintf("-DALGO=%d", algoNumber(k.algo)), fmt.Sprintf("-DTHREADS=%d", k.threads), fmt.Sprintf("-DUNROLL=%d", k.unroll))
 	return nvrtc.Source{Name: "allreduce.cu", Text: cudamem.DeviceSource + cudaCommon + cudaAllreduce, Options: opts}
 }
 
 // Precompile builds every config's cubin on all cores into the disk cache
-// (blocks is a launch parameter, so configs differing only in it share one).
+// (blocks and stages are launch parameters, so configs differing only in
+// them share one).
 func (in *cudaInstance) Precompile(ctx context.Context, cs []space.Config) []error {
 	errs := make([]error, len(cs))
 	idx := map[string][]int{}
@@ -144,7 +145,8 @@ func (in *cudaInstance) Prepare(ctx context.Context, c space.Config) error {
 
 // output is where config m leaves the result on this rank.
 func (in *cudaInstance) output(m *arModule) cu.DevicePtr {
-	if m.cfg.algo == twoShotPush || m.cfg.algo == twoShotCE {
+	switch m.cfg.algo {
+	case twoShotPush, twoShotCE, twoShotOverlap, twoShotCEAG:
 		return in.team.Data(in.team.Rank()) + cu.DevicePtr(2*in.npad*int64(in.elt))
 	}
 	return in.out
@@ -152,8 +154,11 @@ func (in *cudaInstance) output(m *arModule) cu.DevicePtr {
 
 // launch enqueues one all-reduce of the data regions into out.
 func (in *cudaInstance) launch(m *arModule) error {
-	if m.cfg.algo == twoShotCE {
+	switch m.cfg.algo {
+	case twoShotCE:
 		return in.launchCE(m)
+	case twoShotCEAG:
+		return in.launchCEAG(m)
 	}
 	args := cudamem.Args(uint64(in.team.PtrTable()), uint64(in.out), uint64(in.nvec), uint64(in.team.Rank()), uint64(in.npad)*uint64(in.elt))
 	if err := m.fn.Launch(int(m.cfg.blocks), 1, 1, int(m.cfg.threads), 1, 1, 0, in.stream, args); err != nil {
@@ -214,6 +219,60 @@ func (in *cudaInstance) launchCE(m *arModule) error {
 		func(int) cu.DevicePtr { return t.Data(r) + 2*scratch + mine })
 	if err != nil {
 		return err
+	}
+	return t.Barrier(in.stream)
+}
+
+// launchCEAG enqueues the pipelined two-shot: the stage flags zeroed on
+// the main stream, the fork (so no side stream can see the previous call's
+// flags), the SM kernel that reduce-scatters piece after piece (ALGO 6:
+// each block adds 1 to flags[p] when its part of piece p is reduced), and
+// on each peer's stream, per piece, a wait until flags[p] counts every
+// block, then the copy of this rank's reduced shard of the piece into the
+// peer's output region. The copy engines thus all-gather piece p while the
+// SMs reduce-scatter piece p+1. The side streams join the main one, and the
+// team barrier ends the call (every peer's copies into this rank have
+// landed; nobody's next scatter overtakes a peer still reducing).
+func (in *cudaInstance) launchCEAG(m *arModule) error {
+	t := in.team
+	r, w := t.Rank(), t.World()
+	k := m.cfg
+	scratch := uint64(in.npad) * uint64(in.elt)
+	if err := cu.MemsetD32Async(in.flags, 0, k.stages, in.stream); err != nil {
+		return fmt.Errorf("clear stage flags: %w", err)
+	}
+	if err := in.fork.Record(in.stream); err != nil {
+		return fmt.Errorf("record fork: %w", err)
+	}
+	for _, s := range in.side {
+		if err := s.Wait(in.fork, 0); err != nil {
+			return fmt.Errorf("side stream wait: %w", err)
+		}
+	}
+	args := cudamem.Args(uint64(t.PtrTable()), uint64(in.out), uint64(in.nvec), uint64(r), scratch, uint64(in.flags), uint64(k.stages))
+	if err := m.fn.Launch(int(k.blocks), 1, 1, int(k.threads), 1, 1, 0, in.stream, args); err != nil {
+		return fmt.Errorf("launch reduce-scatter: %w", err)
+	}
+	out := func(q int) cu.DevicePtr { return t.Data(q) + cu.DevicePtr(2*scratch) }
+	for p, x := range stagePlan(in.nvec, w, k.stages) {
+		shard := cu.DevicePtr(16 * (x.off + int64(r)*x.shard))
+		for j := 1; j < w; j++ {
+			q, s := (r+j)%w, in.side[j-1]
+			if err := cudamem.WaitFlag(s, in.flags+cu.DevicePtr(4*p), uint32(k.blocks)); err != nil {
+				return fmt.Errorf("stage %d: %w", p, err)
+			}
+			if err := cu.MemcpyDtoDAsync(out(q)+shard, out(r)+shard, 16*x.shard, s); err != nil {
+				return fmt.Errorf("stage %d: copy to rank %d: %w", p, q, err)
+			}
+		}
+	}
+	for j, s := range in.side {
+		if err := in.join[j].Record(s); err != nil {
+			return fmt.Errorf("record join: %w", err)
+		}
+		if err := in.stream.Wait(in.join[j], 0); err != nil {
+			return fmt.Errorf("join wait: %w", err)
+		}
 	}
 	return t.Barrier(in.stream)
 }
@@ -342,6 +401,9 @@ func (in *cudaInstance) Close() error {
 		}
 		if in.res != 0 {
 			errs = append(errs, cu.MemFree(in.res))
+		}
+		if in.flags != 0 {
+			errs = append(errs, cu.MemFree(in.flags))
 		}
 		for i := range in.side {
 			errs = append(errs, in.side[i].Destroy())

@@ -6,6 +6,7 @@ import (
 	"context"
 	"embed"
 	"fmt"
+	"strings"
 
 	"gorgonia.org/cu"
 
@@ -40,7 +41,30 @@ const (
 	// twoShotCE moves the same bytes as twoShotPush with the copy engines
 	// (cuMemcpyDtoDAsync, one stream per peer) around a local reduce kernel.
 	twoShotCE = "two_shot_ce"
+	// twoShotOverlap is twoShotPush with the reduce of each tile waiting
+	// only for that tile's scatter (per-tile ready signals) instead of the
+	// block's whole share: no idle round trip between the phases.
+	twoShotOverlap = "two_shot_overlap"
+	// twoShotCEAG (stages.go): SM reduce-scatter and copy-engine
+	// all-gather, pipelined by piece.
 )
+
+// cudaAlgos are the CUDA build's algorithms in the space's order, each
+// with the ALGO number kernels/allreduce.cu compiles it as.
+var cudaAlgos = []struct {
+	name string
+	num  int
+}{{oneShot, 1}, {twoShot, 2}, {twoShotPush, 3}, {twoShotCE, 4}, {twoShotOverlap, 5}, {twoShotCEAG, 6}}
+
+// algoNumber is name's ALGO macro value, 0 for an unknown name.
+func algoNumber(name string) int {
+	for _, a := range cudaAlgos {
+		if a.name == name {
+			return a.num
+		}
+	}
+	return 0
+}
 
 // Tunables of the CUDA all-reduce.
 const (
@@ -48,6 +72,7 @@ const (
 	pThreads = "threads"   // threads per block
 	pBlocks  = "blocks"    // blocks in the grid (one barrier slot each)
 	pUnroll  = "unroll"    // 16-byte vectors per thread per rank in flight
+	// pStages (stages.go): two_shot_ce_ag's pipeline depth
 )
 
 // Limits Validate enforces without a GPU.
@@ -69,11 +94,16 @@ func cudaSpace() space.Space {
 		}
 		return out
 	}
+	algos := make([]space.Value, len(cudaAlgos))
+	for i, a := range cudaAlgos {
+		algos[i] = space.Str(a.name)
+	}
 	return space.Space{Params: []space.Param{
-		{Name: pAlgo, Values: []space.Value{space.Str(oneShot), space.Str(twoShot), space.Str(twoShotPush), space.Str(twoShotCE)}},
+		{Name: pAlgo, Values: algos},
 		{Name: pThreads, Values: ints(128, 256, 512, 1024)},
 		{Name: pBlocks, Values: ints(1, 2, 4, 8, 16, 32, 64, 132, 264)},
 		{Name: pUnroll, Values: ints(1, 2, 4, 8)},
+		{Name: pStages, Values: ints(stageValues...)},
 	}}
 }
 
@@ -91,29 +121,33 @@ func (cudaKernel) Describe() sdk.Description {
 		// Valid for every problem; searches and untuned callers use
 		// DefaultFor's size-dependent choice instead.
 		Default: space.Config{
-			pAlgo: space.Str(twoShotPush), pThreads: space.Int(128), pBlocks: space.Int(1), pUnroll: space.Int(1),
+			pAlgo: space.Str(twoShotPush), pThreads: space.Int(128), pBlocks: space.Int(1), pUnroll: space.Int(1), pStages: space.Int(1),
 		},
-		Summary: "all-reduce (sum) of n elements across GPUs over CUDA IPC: one-shot, pull or push two-shot, or copy-engine two-shot, 16-byte accesses over NVLink",
+		Summary: "all-reduce (sum) of n elements across GPUs over CUDA IPC: one-shot, pull or push two-shot (per-tile overlapped or not), copy-engine two-shot, or SM reduce-scatter pipelined with a copy-engine all-gather, 16-byte accesses over NVLink",
 	}
 }
 
 // cudaCfg is a config in typed form.
 type cudaCfg struct {
-	algo                    string
-	threads, blocks, unroll int64
+	algo                            string
+	threads, blocks, unroll, stages int64
 }
 
 func parseCudaCfg(c space.Config) (cudaCfg, error) {
 	var k cudaCfg
 	a, ok := c[pAlgo]
-	if !ok || !a.IsStr || (a.Str != oneShot && a.Str != twoShot && a.Str != twoShotPush && a.Str != twoShotCE) {
-		return k, fmt.Errorf("algorithm %v: want %s, %s, %s or %s", a, oneShot, twoShot, twoShotPush, twoShotCE)
+	if !ok || !a.IsStr || algoNumber(a.Str) == 0 {
+		names := make([]string, len(cudaAlgos))
+		for i, x := range cudaAlgos {
+			names[i] = x.name
+		}
+		return k, fmt.Errorf("algorithm %v: want one of %s", a, strings.Join(names, ", "))
 	}
 	k.algo = a.Str
 	for _, p := range []struct {
 		name string
 		dst  *int64
-	}{{pThreads, &k.threads}, {pBlocks, &k.blocks}, {pUnroll, &k.unroll}} {
+	}{{pThreads, &k.threads}, {pBlocks, &k.blocks}, {pUnroll, &k.unroll}, {pStages, &k.stages}} {
 		v, ok := c[p.name]
 		if !ok || v.IsStr || v.Int < 1 {
 			return k, fmt.Errorf("%s %v: want a positive integer", p.name, v)
@@ -190,7 +224,7 @@ func (cudaKernel) Validate(c space.Config, p space.Problem, world int, backend s
 	if k.blocks > 1 && (k.blocks-1)*k.threads*k.unroll >= work {
 		return fmt.Errorf("%d blocks of %d threads x unroll %d leave blocks with no work (%d vectors per rank)", k.blocks, k.threads, k.unroll, work)
 	}
-	return nil
+	return checkStages(k.algo, k.stages, k.blocks, k.threads*k.unroll, nvec, world)
 }
 
 // SymmetricBytes: the input, the two-shot scratch and the push two-shot's
@@ -245,6 +279,9 @@ func (cudaKernel) Open(ctx context.Context, team symm.Team, p space.Problem) (sd
 		}
 		if in.res, err = cu.MemAlloc(8 * 4); err != nil {
 			return fmt.Errorf("allocate check result: %w", err)
+		}
+		if in.flags, err = cu.MemAlloc(4 * maxStages); err != nil {
+			return fmt.Errorf("allocate stage flags: %w", err)
 		}
 		cubin, err := t.Compiler().Compile(in.utilSource())
 		if err != nil {

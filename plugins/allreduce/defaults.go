@@ -61,6 +61,6 @@ func cudaDefault(n int64, elt, world int) space.Config {
 	}
 	return space.Config{
 		"algorithm": space.Str(rules.Algorithm), "blocks": space.Int(blocks),
-		"threads": space.Int(r.Threads), "unroll": space.Int(r.Unroll),
+		"threads": space.Int(r.Threads), "unroll": space.Int(r.Unroll), "stages": space.Int(1),
 	}
 }

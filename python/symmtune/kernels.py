@@ -61,7 +61,8 @@ def default_config(n: int, elt: int, world: int) -> dict:
     work = padded(n, elt, world) * elt // 16 // world
     blocks = next(b for b in r["block_ladder"]
                   if b <= rule["blocks"] and (b == 1 or (b - 1) * rule["threads"] * rule["unroll"] < work))
-    return {"algorithm": r["algorithm"], "blocks": blocks, "threads": rule["threads"], "unroll": rule["unroll"]}
+    return {"algorithm": r["algorithm"], "blocks": blocks, "threads": rule["threads"], "unroll": rule["unroll"],
+            "stages": 1}
 
 
 def _source(name: str) -> str:

@@ -53,8 +53,31 @@ __device__ __forceinline__ bool symm_wait(u32* p, u32* flag) {
 		}
 	}
 }
+// symm_block_signal: every thread of the block calls it once the block's
+// writes that peers will read are issued; threads 0..world-1 then add one
+// to block `slot`'s pad on every peer (release: the writes come first).
+__device__ __forceinline__ void symm_block_signal(const u64* ptrs, int rank, int world, int slot) {
+	__syncthreads();
+	int t = threadIdx.x;
+	if (t < world && t != rank) symm_signal((u32*)ptrs[world + t] + slot * SYMM_MAX_WORLD + rank);
+}
+// symm_block_wait: every thread of the block calls it; it returns once one
+// signal from every peer's block `slot` has arrived (and consumes it), with
+// the peers' writes before their signals visible to the whole block.
+__device__ __forceinline__ void symm_block_wait(const u64* ptrs, int rank, int world, int slot) {
+	int t = threadIdx.x;
+	if (t < world && t != rank) {
+		u32* mine = (u32*)ptrs[world + rank];
+		symm_wait(mine + slot * SYMM_MAX_WORLD + t, mine + SYMM_PAD_SLOTS * SYMM_MAX_WORLD);
+	}
+	__syncthreads();
+}
 // symm_block_barrier: every thread of the block calls it; the block needs at
-// least `world` threads.
+// least `world` threads. It is symm_block_signal then symm_block_wait,
+// written out as one (its code as tuned, with both pad pointers loaded
+// before the signal). Signals and waits on a slot pair up in order, so a
+// kernel may mix it with the separate calls (per-tile "ready" flags) as long
+// as every rank's block makes the same sequence.
 __device__ __forceinline__ void symm_block_barrier(const u64* ptrs, int rank, int world, int slot) {
 	__syncthreads();
 	int t = threadIdx.x;

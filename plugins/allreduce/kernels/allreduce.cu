@@ -3,7 +3,10 @@
 // NVLink with 16-byte loads (pull), and the result goes to a local output.
 // Preceded by barrier.cuh and common.cuh. Compile-time config:
 //   ALGO     1 one-shot, 2 two-shot (pull), 3 two-shot (push),
-//            4 the local reduce step of the copy-engine two-shot
+//            4 the local reduce step of the copy-engine two-shot,
+//            5 push two-shot overlapped per tile (two_shot_overlap),
+//            6 the reduce-scatter stages of two_shot_ce_ag
+//            (ALGO 6 takes two more arguments, see there)
 //   THREADS  threads per block (also __launch_bounds__)
 //   UNROLL   16-byte vectors per thread per rank in flight per step
 // Arguments (all 8 bytes, see cudamem.Args):
@@ -33,112 +36,101 @@
 
 #define TILE ((u64)THREADS * UNROLL)
 
+// push_tile stores the tile at `base` (of `len` vectors) of src[k] into
+// dst[k] for k = 1..WORLD-1 (k = 0 is this rank's own), issuing every load
+// before the first store.
+__device__ __forceinline__ void push_tile(const uint4* const (&src)[WORLD], uint4* const (&dst)[WORLD], u64 base, u64 len) {
+	uint4 v[UNROLL][WORLD];
+#pragma unroll
+	for (int u = 0; u < UNROLL; u++) {
+		const u64 i = base + (u64)u * THREADS + threadIdx.x;
+		if (i < len) {
+#pragma unroll
+			for (int k = 1; k < WORLD; k++) v[u][k] = src[k][i];
+		}
+	}
+#pragma unroll
+	for (int u = 0; u < UNROLL; u++) {
+		const u64 i = base + (u64)u * THREADS + threadIdx.x;
+		if (i < len) {
+#pragma unroll
+			for (int k = 1; k < WORLD; k++) dst[k][i] = v[u][k];
+		}
+	}
+}
+
+// reduce_tile sums the tile at `base` of src[0..WORLD-1] (indexed by rank:
+// every rank adds in the same order and gets identical bits) and stores
+// the sum into dst[0..ND-1]. Every load (all ranks, all unrolled vectors)
+// is issued before the first add: UNROLL*WORLD 16-byte loads in flight per
+// thread.
+template <int ND>
+__device__ __forceinline__ void reduce_tile(const uint4* const (&src)[WORLD], uint4* const (&dst)[ND], u64 base, u64 len) {
+	uint4 v[UNROLL][WORLD];
+#pragma unroll
+	for (int u = 0; u < UNROLL; u++) {
+		const u64 i = base + (u64)u * THREADS + threadIdx.x;
+		if (i < len) {
+#pragma unroll
+			for (int q = 0; q < WORLD; q++) v[u][q] = src[q][i];
+		}
+	}
+#pragma unroll
+	for (int u = 0; u < UNROLL; u++) {
+		const u64 i = base + (u64)u * THREADS + threadIdx.x;
+		if (i < len) {
+			float a[EPV];
+#pragma unroll
+			for (int k = 0; k < EPV; k++) a[k] = 0.f;
+#pragma unroll
+			for (int q = 0; q < WORLD; q++) acc(a, v[u][q]);
+			const uint4 res = pack(a);
+#pragma unroll
+			for (int d = 0; d < ND; d++) dst[d][i] = res;
+		}
+	}
+}
+
 #if ALGO == 1
 extern "C" __global__ void __launch_bounds__(THREADS) allreduce(const u64* ptrs, u64 out, u64 nvec, u64 rank, u64 scratch) {
 	const int r = (int)rank;
 	const uint4* src[WORLD];
 #pragma unroll
 	for (int q = 0; q < WORLD; q++) src[q] = (const uint4*)ptrs[q];
-	uint4* dst = (uint4*)out;
+	uint4* const dst[1] = {(uint4*)out};
 	symm_block_barrier(ptrs, r, WORLD, blockIdx.x);
-	for (u64 base = (u64)blockIdx.x * TILE; base < nvec; base += (u64)gridDim.x * TILE) {
-		uint4 v[UNROLL][WORLD];
-		// Issue every load (all ranks, all unrolled vectors) before the
-		// first add, so UNROLL*WORLD 16-byte loads are in flight per thread.
-#pragma unroll
-		for (int u = 0; u < UNROLL; u++) {
-			const u64 i = base + (u64)u * THREADS + threadIdx.x;
-			if (i < nvec) {
-#pragma unroll
-				for (int q = 0; q < WORLD; q++) v[u][q] = src[q][i];
-			}
-		}
-#pragma unroll
-		for (int u = 0; u < UNROLL; u++) {
-			const u64 i = base + (u64)u * THREADS + threadIdx.x;
-			if (i < nvec) {
-				// Sum in rank order on every rank: all ranks get identical bits.
-				float a[EPV];
-#pragma unroll
-				for (int k = 0; k < EPV; k++) a[k] = 0.f;
-#pragma unroll
-				for (int q = 0; q < WORLD; q++) acc(a, v[u][q]);
-				dst[i] = pack(a);
-			}
-		}
-	}
+	for (u64 base = (u64)blockIdx.x * TILE; base < nvec; base += (u64)gridDim.x * TILE) reduce_tile<1>(src, dst, base, nvec);
 	symm_block_barrier(ptrs, r, WORLD, blockIdx.x);
 }
 #elif ALGO == 2
 extern "C" __global__ void __launch_bounds__(THREADS) allreduce(const u64* ptrs, u64 out, u64 nvec, u64 rank, u64 scratch) {
 	const int r = (int)rank;
 	const u64 chunk = nvec / WORLD; // Validate guarantees nvec % WORLD == 0
-	const uint4* src[WORLD];
 	// red[k]/outk[k]: rank q = (r+k)%WORLD's reduced chunk in its scratch,
 	// and where it goes in the output. Rotating by rank spreads the
-	// all-gather's reads over all links at once.
+	// all-gather's reads over all links at once. part[q]: rank q's input
+	// of my chunk.
 	const uint4* red[WORLD];
 	uint4* outk[WORLD];
+	const uint4* part[WORLD];
 	uint4* dst = (uint4*)out;
+	const u64 lo = (u64)r * chunk;
 #pragma unroll
-	for (int q = 0; q < WORLD; q++) src[q] = (const uint4*)ptrs[q];
+	for (int q = 0; q < WORLD; q++) part[q] = (const uint4*)ptrs[q] + lo;
 #pragma unroll
 	for (int k = 0; k < WORLD; k++) {
 		const int q = (r + k) % WORLD;
 		red[k] = (const uint4*)(ptrs[q] + scratch) + (u64)q * chunk;
 		outk[k] = dst + (u64)q * chunk;
 	}
-	uint4* mine = (uint4*)(ptrs[r] + scratch);
-	const u64 lo = (u64)r * chunk;
+	uint4* const sums[2] = {(uint4*)(ptrs[r] + scratch) + lo, dst + lo};
 
 	symm_block_barrier(ptrs, r, WORLD, blockIdx.x);
 	// Reduce-scatter: this rank sums its own chunk from every rank.
-	for (u64 base = (u64)blockIdx.x * TILE; base < chunk; base += (u64)gridDim.x * TILE) {
-		uint4 v[UNROLL][WORLD];
-#pragma unroll
-		for (int u = 0; u < UNROLL; u++) {
-			const u64 i = base + (u64)u * THREADS + threadIdx.x;
-			if (i < chunk) {
-#pragma unroll
-				for (int q = 0; q < WORLD; q++) v[u][q] = src[q][lo + i];
-			}
-		}
-#pragma unroll
-		for (int u = 0; u < UNROLL; u++) {
-			const u64 i = base + (u64)u * THREADS + threadIdx.x;
-			if (i < chunk) {
-				float a[EPV];
-#pragma unroll
-				for (int k = 0; k < EPV; k++) a[k] = 0.f;
-#pragma unroll
-				for (int q = 0; q < WORLD; q++) acc(a, v[u][q]);
-				const uint4 s = pack(a);
-				mine[lo + i] = s;
-				dst[lo + i] = s;
-			}
-		}
-	}
+	for (u64 base = (u64)blockIdx.x * TILE; base < chunk; base += (u64)gridDim.x * TILE) reduce_tile<2>(part, sums, base, chunk);
 	symm_block_barrier(ptrs, r, WORLD, blockIdx.x);
 	// All-gather: pull every other rank's reduced chunk from its scratch.
-	for (u64 base = (u64)blockIdx.x * TILE; base < chunk; base += (u64)gridDim.x * TILE) {
-		uint4 v[UNROLL][WORLD];
-#pragma unroll
-		for (int u = 0; u < UNROLL; u++) {
-			const u64 i = base + (u64)u * THREADS + threadIdx.x;
-			if (i < chunk) {
-#pragma unroll
-				for (int k = 1; k < WORLD; k++) v[u][k] = red[k][i];
-			}
-		}
-#pragma unroll
-		for (int u = 0; u < UNROLL; u++) {
-			const u64 i = base + (u64)u * THREADS + threadIdx.x;
-			if (i < chunk) {
-#pragma unroll
-				for (int k = 1; k < WORLD; k++) outk[k][i] = v[u][k];
-			}
-		}
-	}
+	for (u64 base = (u64)blockIdx.x * TILE; base < chunk; base += (u64)gridDim.x * TILE) push_tile(red, outk, base, chunk);
 	symm_block_barrier(ptrs, r, WORLD, blockIdx.x);
 }
 #elif ALGO == 3
@@ -154,6 +146,8 @@ extern "C" __global__ void __launch_bounds__(THREADS) allreduce(const u64* ptrs,
 // No barrier is needed first: nobody reads this rank's input, and the
 // scratch slots it writes were released by the previous call's last
 // barrier. The output is the symmetric region at 2*scratch, not `out`.
+// (Written out rather than with push_tile/reduce_tile: this is the config
+// that wins today, and the helpers' code differs; ALGO 5 is it overlapped.)
 extern "C" __global__ void __launch_bounds__(THREADS) allreduce(const u64* ptrs, u64 out, u64 nvec, u64 rank, u64 scratch) {
 	const int r = (int)rank;
 	const u64 chunk = nvec / WORLD;
@@ -229,29 +223,103 @@ extern "C" __global__ void __launch_bounds__(THREADS) allreduce(const u64* ptrs,
 #pragma unroll
 	for (int q = 0; q < WORLD; q++)
 		src[q] = q == r ? (const uint4*)ptrs[r] + (u64)r * chunk : (const uint4*)(ptrs[r] + scratch) + (u64)q * chunk;
-	uint4* dst = (uint4*)(ptrs[r] + 2 * scratch) + (u64)r * chunk;
-	for (u64 base = (u64)blockIdx.x * TILE; base < chunk; base += (u64)gridDim.x * TILE) {
-		uint4 v[UNROLL][WORLD];
+	uint4* const dst[1] = {(uint4*)(ptrs[r] + 2 * scratch) + (u64)r * chunk};
+	for (u64 base = (u64)blockIdx.x * TILE; base < chunk; base += (u64)gridDim.x * TILE) reduce_tile<1>(src, dst, base, chunk);
+}
+#elif ALGO == 5
+// Push two-shot overlapped per tile: the same traffic as ALGO 3, but the
+// reduce of a tile waits only for that tile's scatter from every peer, not
+// for the block's whole share. Block b walks its tiles in order; it
+// scatters tile j+1 and signals it (symm_block_signal on pad slot b: a
+// per-tile "ready" flag, release at system scope), then waits for every
+// peer's signal of tile j (acquire) and reduces and pushes tile j. The
+// scatter of the next tile is in flight while the block waits, so the
+// phase switch costs no idle round trip. Signals and waits on slot b pair
+// up in order on every rank (each rank's block b makes the same sequence),
+// and the last barrier leaves every pad at 0 as ALGO 3 does.
+extern "C" __global__ void __launch_bounds__(THREADS) allreduce(const u64* ptrs, u64 out, u64 nvec, u64 rank, u64 scratch) {
+	const int r = (int)rank;
+	const int b = blockIdx.x;
+	const u64 chunk = nvec / WORLD;
+	const uint4* in = (const uint4*)ptrs[r];
+	const uint4* myscr = (const uint4*)(ptrs[r] + scratch);
+	uint4* slot[WORLD];       // slot[k]: my slot in rank (r+k)%WORLD's scratch
+	uint4* dstk[WORLD];       // dstk[k]: chunk r of rank (r+k)%WORLD's output
+	const uint4* srck[WORLD]; // srck[k]: my input's chunk (r+k)%WORLD
+	const uint4* red[WORLD];  // red[q]: rank q's contribution to my chunk
 #pragma unroll
-		for (int u = 0; u < UNROLL; u++) {
-			const u64 i = base + (u64)u * THREADS + threadIdx.x;
-			if (i < chunk) {
+	for (int k = 0; k < WORLD; k++) {
+		const int q = (r + k) % WORLD;
+		slot[k] = (uint4*)(ptrs[q] + scratch) + (u64)r * chunk;
+		dstk[k] = (uint4*)(ptrs[q] + 2 * scratch) + (u64)r * chunk;
+		srck[k] = in + (u64)q * chunk;
+	}
 #pragma unroll
-				for (int q = 0; q < WORLD; q++) v[u][q] = src[q][i];
-			}
+	for (int q = 0; q < WORLD; q++) red[q] = q == r ? in + (u64)r * chunk : myscr + (u64)q * chunk;
+	const u64 stride = (u64)gridDim.x * TILE;
+	u64 base = (u64)b * TILE;
+	if (base < chunk) {
+		push_tile(srck, slot, base, chunk);
+		symm_block_signal(ptrs, r, WORLD, b);
+	}
+	for (; base < chunk; base += stride) {
+		if (base + stride < chunk) {
+			push_tile(srck, slot, base + stride, chunk);
+			symm_block_signal(ptrs, r, WORLD, b);
+		}
+		symm_block_wait(ptrs, r, WORLD, b); // tile `base` of every peer has landed
+		reduce_tile<WORLD>(red, dstk, base, chunk);
+	}
+	symm_block_barrier(ptrs, r, WORLD, b);
+}
+#elif ALGO == 6
+// The SM half of two_shot_ce_ag: the reduce-scatter of `stages` pieces of
+// the message, one after the other, while the copy engines all-gather the
+// pieces already reduced (the Go side: one stream per peer waits for a
+// piece's flag with cuStreamWaitValue32, then copies this rank's reduced
+// shard of the piece into the peer's output region).
+//   piece p: units = nvec/WORLD; its shards are [units*p/stages,
+//            units*(p+1)/stages) of every rank's share (L vectors), i.e.
+//            vectors [off, off + WORLD*L) of the message, off = WORLD*that
+//            start, rank q's shard at off + q*L (stagePlan in Go);
+//   scatter  my input's shard q of the piece into slot r of rank q's
+//            scratch (at the same offset), then the per-block barrier;
+//   reduce   my shard from my input and my scratch slots (local HBM) into
+//            my output region (the symmetric region at 2*scratch);
+//   flag     each block adds 1 to flags[p] (release at system scope) once
+//            its part of the piece is written: the copies of piece p start
+//            when flags[p] reaches gridDim.x.
+// Extra arguments: flags (this rank's stage counters, zeroed by the Go side
+// before the launch) and stages. The host ends the call with the team
+// barrier after the copies; no barrier is needed first (as ALGO 3).
+extern "C" __global__ void __launch_bounds__(THREADS) allreduce(const u64* ptrs, u64 out, u64 nvec, u64 rank, u64 scratch, u64 flags, u64 stages) {
+	const int r = (int)rank;
+	const int b = blockIdx.x;
+	const u64 units = nvec / WORLD;
+	const uint4* in = (const uint4*)ptrs[r];
+	const uint4* myscr = (const uint4*)(ptrs[r] + scratch);
+	uint4* myout = (uint4*)(ptrs[r] + 2 * scratch);
+	for (u64 p = 0; p < stages; p++) {
+		const u64 lo = units * p / stages;
+		const u64 len = units * (p + 1) / stages - lo;
+		const u64 off = (u64)WORLD * lo;
+		uint4* slot[WORLD];
+		const uint4* srck[WORLD];
+		const uint4* red[WORLD];
+		uint4* const dst[1] = {myout + off + (u64)r * len};
+#pragma unroll
+		for (int k = 0; k < WORLD; k++) {
+			const int q = (r + k) % WORLD;
+			slot[k] = (uint4*)(ptrs[q] + scratch) + off + (u64)r * len;
+			srck[k] = in + off + (u64)q * len;
 		}
 #pragma unroll
-		for (int u = 0; u < UNROLL; u++) {
-			const u64 i = base + (u64)u * THREADS + threadIdx.x;
-			if (i < chunk) {
-				float a[EPV];
-#pragma unroll
-				for (int k = 0; k < EPV; k++) a[k] = 0.f;
-#pragma unroll
-				for (int q = 0; q < WORLD; q++) acc(a, v[u][q]);
-				dst[i] = pack(a);
-			}
-		}
+		for (int q = 0; q < WORLD; q++) red[q] = q == r ? in + off + (u64)r * len : myscr + off + (u64)q * len;
+		for (u64 base = (u64)b * TILE; base < len; base += (u64)gridDim.x * TILE) push_tile(srck, slot, base, len);
+		symm_block_barrier(ptrs, r, WORLD, b);
+		for (u64 base = (u64)b * TILE; base < len; base += (u64)gridDim.x * TILE) reduce_tile<1>(red, dst, base, len);
+		__syncthreads();
+		if (threadIdx.x == 0) symm_signal((u32*)flags + p);
 	}
 }
 #else
