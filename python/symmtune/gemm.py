@@ -15,11 +15,14 @@ through python/symmtune/_kernels/gemm).
 from __future__ import annotations
 
 import json
+import os
 import re
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
-from .kernels import source_hash
+from .cache import NoTunedConfig, lookup, shape_string
+from .kernels import Choice, source_hash
 
 AGMM, MATMULRS = "agmm", "matmulrs"
 KERNELS = (AGMM, MATMULRS)
@@ -319,3 +322,45 @@ def util_source() -> str:
     """kernels/gemm/gpu/kernels/gemm_util.cu: the pipelines' helper kernels
     (the SM copy, the reduce-scatter's fp32 reduction)."""
     return (_GPU / "kernels" / "gemm_util.cu").read_text()
+
+
+_warned: set[tuple] = set()
+
+
+def _warn_once(key: tuple, message: str) -> None:
+    if key not in _warned:
+        _warned.add(key)
+        warnings.warn(message, stacklevel=5)
+
+
+def choose(kernel: str, p: Problem, dtype: str, cache: str | os.PathLike | None = None,
+           hardware=None) -> Choice:
+    """The config kernel runs on p: the cache's answer for this machine if
+    it was tuned for the plugin's current sources and runs on p, else the
+    plugin's default (fitted to p: fit_default), with a warning (once per
+    kernel, problem and dtype) saying how to tune. Errors of the cache
+    (corrupt, unreadable) and of the fingerprint propagate. hardware: as
+    symmtune.lookup's (None: this machine)."""
+    check_problem(kernel, p)
+    if dtype not in ("bf16", "f16"):
+        raise ValueError(f"dtype {dtype!r}: the GPU GEMM kernels take bf16 or f16 (fp32 accumulation)")
+    shape = f"m={p.m},n={p.n},k={p.k}"
+    how = f"tune it with: symmtune search --backend cuda --kernel {kernel} --world {p.world} --shape {shape} --dtype {dtype}"
+    key = (kernel, p, dtype)
+    version = kernel_version(kernel)
+    try:
+        m = lookup(kernel, p.world, dtype, {"m": p.m, "n": p.n, "k": p.k}, backend="cuda", cache=cache,
+                   kernel_version=version, hardware=hardware)
+    except NoTunedConfig:
+        _warn_once(key, f"symmtune: no tuned {kernel} for {p.world} ranks, {dtype}, {shape} (for these kernel "
+                        f"sources, version {version}); running the default config; {how}")
+        return Choice(fit_default(kernel, p), "default")
+    cfg = dict(m.entry.config)
+    try:
+        validate(parse_config(kernel, cfg), p)
+    except ValueError as e:
+        _warn_once(key, f"symmtune: the {kernel} config tuned for {shape_string(m.entry.shape)} does not run on "
+                        f"{shape} ({e}); running the default config; {how}")
+        return Choice(fit_default(kernel, p), "default")
+    source = "other-driver" if m.other_driver else ("tuned" if m.exact else "nearest")
+    return Choice(cfg, source, m.entry.median_us)
