@@ -104,9 +104,12 @@ class Replay:
             warnings.warn(f"symmtune.torch: running {what} without a CUDA graph ({e})", stacklevel=5)
             self._g = None
             return
-        raw = getattr(self._g, "raw_cuda_graph_exec", None)
-        if raw is not None:
-            self._exec = raw()
+        try:
+            raw = self._g.raw_cuda_graph_exec()  # torch >= 2.9
+        except (AttributeError, RuntimeError):
+            raw = None
+        if isinstance(raw, int) and raw:
+            self._exec = raw
 
     def __call__(self) -> None:
         if self._exec:

@@ -37,9 +37,9 @@ import torch.distributed._symmetric_memory as symm_mem
 
 from . import _cuda
 from ._torch_gemm import all_gather_matmul, matmul_reduce_scatter
-from ._torchrt import DTYPES as _DTYPES, Choice, Replay, group_info as _group_info, raw_stream, side_streams
+from ._torchrt import DTYPES as _DTYPES, Replay, group_info as _group_info, raw_stream, side_streams
 from .cache import NoTunedConfig, lookup
-from .kernels import _ALGOS, _MAX_BLOCKS, _PAD_BYTES, default_config, kernel_sources, kernel_version, macros, padded
+from .kernels import _ALGOS, _MAX_BLOCKS, _PAD_BYTES, Choice, default_config, kernel_sources, kernel_version, macros, padded
 
 __all__ = ["Choice", "all_gather_matmul", "all_reduce", "choose", "empty", "matmul_reduce_scatter"]
 
