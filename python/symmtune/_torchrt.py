@@ -33,6 +33,27 @@ def raw_stream(index: int) -> int:
     return _raw_stream(index)
 
 
+def allocate(group_name: str, numel: int, dtype: torch.dtype, device: torch.device, zero_bytes: int = 0):
+    """numel elements of symmetric memory with signal pads the kernels'
+    barriers fit in, rendezvoused over the group: (buffer, handle). The
+    first zero_bytes are zeroed on every rank before any rank returns."""
+    try:
+        if symm_mem.get_signal_pad_size() < _PAD_BYTES:
+            symm_mem.set_signal_pad_size(_PAD_BYTES)
+    except AttributeError:
+        pass  # older torch: the size is checked below
+    buf = symm_mem.empty(numel, dtype=dtype, device=device)
+    if zero_bytes:
+        buf.view(torch.uint8)[:zero_bytes].zero_()
+        torch.cuda.synchronize(device)
+    hdl = symm_mem.rendezvous(buf, group_name)
+    if hdl.signal_pad_size < _PAD_BYTES:
+        raise RuntimeError(f"symmtune.torch: signal pads of {hdl.signal_pad_size} bytes, the kernels need "
+                           f"{_PAD_BYTES}: call torch.distributed._symmetric_memory.set_signal_pad_size({_PAD_BYTES}) "
+                           "before allocating symmetric memory")
+    return buf, hdl
+
+
 class Symmetric:
     """A symmetric allocation of nbytes per rank with its signal pads: this
     rank's buffer (uint8), every rank's buffer pointer, and the device table
@@ -41,21 +62,8 @@ class Symmetric:
     is collective), so flags there start clear."""
 
     def __init__(self, group_name: str, nbytes: int, device: torch.device, zero_bytes: int = 0) -> None:
-        try:
-            if symm_mem.get_signal_pad_size() < _PAD_BYTES:
-                symm_mem.set_signal_pad_size(_PAD_BYTES)
-        except AttributeError:
-            pass  # older torch: the size is checked below
         self.nbytes = nbytes
-        self.buf = symm_mem.empty(nbytes, dtype=torch.uint8, device=device)
-        if zero_bytes:
-            self.buf[:zero_bytes].zero_()
-            torch.cuda.synchronize(device)
-        self.hdl = symm_mem.rendezvous(self.buf, group_name)
-        if self.hdl.signal_pad_size < _PAD_BYTES:
-            raise RuntimeError(f"symmtune.torch: signal pads of {self.hdl.signal_pad_size} bytes, the kernels need "
-                               f"{_PAD_BYTES}: call torch.distributed._symmetric_memory.set_signal_pad_size({_PAD_BYTES}) "
-                               "before allocating symmetric memory")
+        self.buf, self.hdl = allocate(group_name, nbytes, torch.uint8, device, zero_bytes)
         self.ptrs = list(self.hdl.buffer_ptrs)
         self.table = torch.tensor(self.ptrs + list(self.hdl.signal_pad_ptrs), dtype=torch.int64, device=device)
         self.world, self.rank = self.hdl.world_size, self.hdl.rank

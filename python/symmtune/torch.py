@@ -33,13 +33,12 @@ from dataclasses import dataclass
 
 import torch
 import torch.distributed as dist
-import torch.distributed._symmetric_memory as symm_mem
 
 from . import _cuda
 from ._torch_gemm import all_gather_matmul, matmul_reduce_scatter
-from ._torchrt import DTYPES as _DTYPES, Replay, group_info as _group_info, raw_stream, side_streams
+from ._torchrt import DTYPES as _DTYPES, Replay, allocate, group_info as _group_info, raw_stream, side_streams
 from .cache import NoTunedConfig, lookup
-from .kernels import _ALGOS, _MAX_BLOCKS, _PAD_BYTES, Choice, default_config, kernel_sources, kernel_version, macros, padded
+from .kernels import _ALGOS, _MAX_BLOCKS, Choice, default_config, kernel_sources, kernel_version, macros, padded
 
 __all__ = ["Choice", "all_gather_matmul", "all_reduce", "choose", "empty", "matmul_reduce_scatter"]
 
@@ -50,18 +49,8 @@ class _Workspace:
     device table of every rank's buffer and pad pointers."""
 
     def __init__(self, group_name: str, dtype: torch.dtype, capacity: int, device: torch.device) -> None:
-        try:
-            if symm_mem.get_signal_pad_size() < _PAD_BYTES:
-                symm_mem.set_signal_pad_size(_PAD_BYTES)
-        except AttributeError:
-            pass  # older torch: the size is checked below
         self.capacity = capacity
-        self.buf = symm_mem.empty(3 * capacity, dtype=dtype, device=device)
-        self.hdl = symm_mem.rendezvous(self.buf, group_name)
-        if self.hdl.signal_pad_size < _PAD_BYTES:
-            raise RuntimeError(f"symmtune.torch: signal pads of {self.hdl.signal_pad_size} bytes, the kernels need "
-                               f"{_PAD_BYTES}: call torch.distributed._symmetric_memory.set_signal_pad_size({_PAD_BYTES}) "
-                               "before allocating symmetric memory")
+        self.buf, self.hdl = allocate(group_name, 3 * capacity, dtype, device)
         ptrs = list(self.hdl.buffer_ptrs) + list(self.hdl.signal_pad_ptrs)
         self.table = torch.tensor(ptrs, dtype=torch.int64, device=device)
         self.world, self.rank = self.hdl.world_size, self.hdl.rank
