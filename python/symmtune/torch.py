@@ -32,7 +32,6 @@ import warnings
 from dataclasses import dataclass
 
 import torch
-import torch.distributed as dist
 
 from . import _cuda
 from ._torch_gemm import all_gather_matmul, matmul_reduce_scatter
