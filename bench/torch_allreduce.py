@@ -18,8 +18,8 @@ import sys
 import torch
 import torch.distributed as dist
 
-from peer_method import bench
 import torch.distributed._symmetric_memory as symm_mem
+from peer_method import bench
 
 import symmtune.torch as st
 
@@ -29,14 +29,14 @@ def rel_err(got, ref):
     return ((got - ref).norm() / ref.norm()).item()
 
 
-def main():
-    rank = int(os.environ["LOCAL_RANK"])
-    torch.cuda.set_device(rank)
-    dist.init_process_group("nccl", device_id=torch.device(f"cuda:{rank}"))
+def run(rank, sizes):
+    """Checks and times all_reduce at each size (bf16 elements); returns
+    (ok, rows): rows of (message bytes, {impl: us}, choice) for rank 0's
+    table."""
     g = dist.group.WORLD.group_name
-    sizes = [int(a) for a in sys.argv[1:]] or [2048, 524288, 8388608, 67108864]
     dt = torch.bfloat16
     ok = True
+    rows = []
     for n in sizes:
         shape = n * 2
         for path in ("staged", "symmetric"):
@@ -74,6 +74,16 @@ def main():
                 print(f"allreduce,{impl},{shape},{us:.1f}", flush=True)
             tuned = f"{choice.median_us:.1f}" if choice.median_us else "-"
             print(f"# n={n}: {choice.source} config {choice.config}, cache median {tuned} us", flush=True)
+        rows.append((shape, res, choice))
+    return ok, rows
+
+
+def main():
+    rank = int(os.environ["LOCAL_RANK"])
+    torch.cuda.set_device(rank)
+    dist.init_process_group("nccl", device_id=torch.device(f"cuda:{rank}"))
+    sizes = [int(a) for a in sys.argv[1:]] or [2048, 524288, 8388608, 67108864]
+    ok, _ = run(rank, sizes)
     flag = torch.tensor([0 if ok else 1], device="cuda")
     dist.all_reduce(flag)
     if rank == 0:

@@ -10,7 +10,17 @@ version, the hash the cache entries carry, is computed the Go way.
 from __future__ import annotations
 
 import hashlib
+from dataclasses import dataclass
 from pathlib import Path
+
+
+@dataclass(frozen=True)
+class Choice:
+    """What a kernel runs for one (shape, dtype, group): the config, and
+    where it came from ("tuned", "nearest", "other-driver", "default")."""
+    config: dict
+    source: str
+    median_us: float | None = None
 
 
 def source_hash(*sources: bytes | str) -> str:

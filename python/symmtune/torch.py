@@ -11,14 +11,18 @@ cache ``symmtune search`` writes (symmtune.lookup, this machine's
 fingerprint), compiles the very CUDA C files the Go plugin embeds
 (plugins/allreduce/kernels, symm/cudamem/barrier.cuh) with NVRTC for the
 device and the config, and runs them on torch symmetric memory that this
-module owns (one workspace per group and dtype, grown as needed). A tensor
-from ``empty`` lives in that workspace and needs no staging copy; any other
-tensor is copied in (and, for the algorithms whose result lands in
-symmetric memory, back). With no tuned entry, or one tuned for another
-version of the kernel sources, the plugin's default config runs and a
-warning says how to tune. Any size and alignment runs: like the Go plugin,
-the kernels work on the size padded with zeros to whole 16-byte vectors on
-every rank.
+module owns (one staging workspace per group and dtype, grown as needed).
+A tensor from ``empty`` lives in a symmetric workspace of its own: with the
+push two-shot (compiled with PUSH_OUT=0, the sum in place over its input)
+its all_reduce is one kernel launch, nothing copied. Any other tensor is
+copied in (and, for the algorithms whose result lands in symmetric memory,
+back). With no tuned entry, or one tuned for another version of the kernel
+sources, the plugin's default config runs and a warning says how to tune.
+Any size and alignment runs: like the Go plugin, the kernels work on the
+size padded with zeros to whole 16-byte vectors on every rank.
+
+``all_gather_matmul`` and ``matmul_reduce_scatter`` run the GPU GEMM
+plugins' pipelines (see symmtune._torch_gemm).
 """
 
 from __future__ import annotations
@@ -28,28 +32,14 @@ import warnings
 from dataclasses import dataclass
 
 import torch
-import torch.distributed as dist
-import torch.distributed._symmetric_memory as symm_mem
 
 from . import _cuda
+from ._torch_gemm import all_gather_matmul, matmul_reduce_scatter
+from ._torchrt import DTYPES as _DTYPES, Replay, allocate, group_info as _group_info, raw_stream, side_streams
 from .cache import NoTunedConfig, lookup
-from .kernels import _ALGOS, _MAX_BLOCKS, _PAD_BYTES, default_config, kernel_sources, kernel_version, macros, padded
+from .kernels import _ALGOS, _MAX_BLOCKS, Choice, default_config, kernel_sources, kernel_version, macros, padded
 
-_DTYPES = {torch.bfloat16: "bf16", torch.float16: "f16", torch.float32: "f32"}
-
-
-@dataclass(frozen=True)
-class Choice:
-    """What all_reduce runs for one (size, dtype, group): the config, and
-    where it came from ("tuned", "nearest", "other-driver", "default")."""
-    config: dict
-    source: str
-    median_us: float | None = None
-
-
-def _group_info(group) -> tuple[str, int, int]:
-    group = group or dist.group.WORLD
-    return group.group_name, dist.get_rank(group), dist.get_world_size(group)
+__all__ = ["Choice", "all_gather_matmul", "all_reduce", "choose", "empty", "matmul_reduce_scatter"]
 
 
 class _Workspace:
@@ -58,18 +48,8 @@ class _Workspace:
     device table of every rank's buffer and pad pointers."""
 
     def __init__(self, group_name: str, dtype: torch.dtype, capacity: int, device: torch.device) -> None:
-        try:
-            if symm_mem.get_signal_pad_size() < _PAD_BYTES:
-                symm_mem.set_signal_pad_size(_PAD_BYTES)
-        except AttributeError:
-            pass  # older torch: the size is checked below
         self.capacity = capacity
-        self.buf = symm_mem.empty(3 * capacity, dtype=dtype, device=device)
-        self.hdl = symm_mem.rendezvous(self.buf, group_name)
-        if self.hdl.signal_pad_size < _PAD_BYTES:
-            raise RuntimeError(f"symmtune.torch: signal pads of {self.hdl.signal_pad_size} bytes, the kernels need "
-                               f"{_PAD_BYTES}: call torch.distributed._symmetric_memory.set_signal_pad_size({_PAD_BYTES}) "
-                               "before allocating symmetric memory")
+        self.buf, self.hdl = allocate(group_name, 3 * capacity, dtype, device)
         ptrs = list(self.hdl.buffer_ptrs) + list(self.hdl.signal_pad_ptrs)
         self.table = torch.tensor(ptrs, dtype=torch.int64, device=device)
         self.world, self.rank = self.hdl.world_size, self.hdl.rank
@@ -79,6 +59,8 @@ class _Workspace:
 
 
 _workspaces: dict[tuple[str, torch.dtype, int], _Workspace] = {}
+# Workspaces of the tensors `empty` made, by the tensor's address.
+_owned: dict[int, _Workspace] = {}
 _choices: dict[tuple[str, torch.dtype, int], Choice] = {}
 
 
@@ -95,12 +77,17 @@ def _workspace(group_name: str, dtype: torch.dtype, n: int, device: torch.device
 
 
 def empty(n: int, dtype: torch.dtype = torch.bfloat16, group=None, device: torch.device | None = None) -> torch.Tensor:
-    """A tensor of n elements in the group's symmetric workspace: all_reduce
-    of it needs no staging copy. It stays valid until a larger all_reduce of
-    the same dtype and group grows the workspace."""
+    """A tensor of n elements in symmetric memory of its own (with the
+    kernels' scratch and output regions: 3x its padded size): all_reduce of
+    it needs no staging copy, and with the push two-shot no copy at all.
+    Collective: every rank of the group calls it with the same n. The
+    memory lives as long as the process."""
     device = device or torch.device("cuda", torch.cuda.current_device())
-    name, _, _ = _group_info(group)
-    return _workspace(name, dtype, n, device).buf[:n]
+    name, _, world = _group_info(group)
+    ws = _Workspace(name, dtype, padded(n, torch.empty((), dtype=dtype).element_size(), world), device)
+    t = ws.buf[:n]
+    _owned[t.data_ptr()] = ws
+    return t
 
 
 def choose(n: int, dtype: torch.dtype, world: int, cache: str | os.PathLike | None = None) -> Choice:
@@ -134,6 +121,8 @@ class _Kernel:
         self.algo, self.threads, self.blocks = _ALGOS[algo], int(cfg["threads"]), int(cfg["blocks"])
         barrier, common, ar, _ = kernel_sources()
         opts = macros(dtype, world) + [f"-DALGO={self.algo}", f"-DTHREADS={self.threads}", f"-DUNROLL={int(cfg['unroll'])}"]
+        if self.algo == _PUSH:
+            opts.append("-DPUSH_OUT=0")  # the sum in place over the input region: no copy back
         cc = torch.cuda.get_device_capability(device)
         self.fn = _cuda.module(barrier + common + ar, "allreduce.cu", opts, device.index, cc).function("allreduce")
         self.barrier = _cuda.module(barrier, "symm_barrier.cu", [], device.index, cc).function("symm_barrier")
@@ -144,6 +133,7 @@ class _Kernel:
 
 
 _kernels: dict[tuple, _Kernel] = {}
+_PUSH = _ALGOS["two_shot_push"]
 
 
 def all_reduce(tensor: torch.Tensor, group=None, cache: str | os.PathLike | None = None) -> torch.Tensor:
@@ -160,7 +150,7 @@ def all_reduce(tensor: torch.Tensor, group=None, cache: str | os.PathLike | None
     c = _calls.get(key)
     # A call laid out on a workspace that a larger call has since replaced
     # is laid out again.
-    if c is None or _workspaces.get(c.ws_key) is not c.ws:
+    if c is None or (_owned.get(c.ws_key) if type(c.ws_key) is int else _workspaces.get(c.ws_key)) is not c.ws:
         c = _calls[key] = _prepare(tensor, group, cache)
     c.run()
     return tensor
@@ -168,7 +158,7 @@ def all_reduce(tensor: torch.Tensor, group=None, cache: str | os.PathLike | None
 
 @dataclass
 class _Call:
-    ws_key: tuple
+    ws_key: tuple | int  # the group workspace's key, or the address of a tensor from `empty`
     ws: "_Workspace"
     run: object
 
@@ -192,17 +182,23 @@ def _prepare(tensor: torch.Tensor, group, cache) -> _Call:
     # The kernels run on npad elements (zeros past n, see kernels.padded):
     # [input | scratch | output] of npad elements each in the workspace.
     npad = padded(n, tensor.element_size(), world)
-    ws = _workspace(name, dtype, npad, device)
-    inp, pad, out_region = ws.buf[:n], ws.buf[n:npad], ws.buf[2 * npad:2 * npad + n]
+    ws_key: tuple | int = tensor.data_ptr()
+    ws = _owned.get(ws_key)
+    if ws is None or ws.buf.dtype != dtype or ws.capacity < npad or ws.hdl.world_size != world:
+        ws_key = (name, dtype, device.index)
+        ws = _workspace(name, dtype, npad, device)
+    inp, pad = ws.buf[:n], ws.buf[n:npad]
     flat = tensor.view(-1)
     staged = tensor.data_ptr() != inp.data_ptr()
     nbytes = npad * tensor.element_size()
     # one_shot and two_shot write the sum to `out`; peers read this rank's
     # input region meanwhile, so `out` is the tensor itself only when the
     # input was staged and the tensor can take npad 16-byte-aligned
-    # elements. The other algorithms leave the sum in the output region.
+    # elements. The push two-shot sums in place in the input region, the
+    # copy-engine two-shot into the output region.
     direct = staged and k.algo in (1, 2) and npad == n and tensor.data_ptr() % 16 == 0
     out = tensor.data_ptr() if direct else ws.buf[2 * npad:].data_ptr()
+    out_region = inp if k.algo == _PUSH else ws.buf[2 * npad:2 * npad + n]
     launch = _cuda.Launcher(k.fn, k.blocks, k.threads, [ws.table.data_ptr(), out, nbytes // 16, ws.rank, nbytes])
 
     def call(stream: int) -> None:
@@ -214,25 +210,15 @@ def _prepare(tensor: torch.Tensor, group, cache) -> _Call:
             _two_shot_ce(k, ws, npad, nbytes // 16, stream)
         else:
             launch(stream)
-        if not direct:
+        if not direct and flat.data_ptr() != out_region.data_ptr():
             flat.copy_(out_region)
 
-    return _Call((name, dtype, device.index), ws, _replayable(call, device))
-
-
-def _replayable(call, device: torch.device):
-    """call captured in a CUDA graph (nothing runs while capturing, so no
-    rank is out of step), replayed on the current stream: the host's part
-    of a call, which its time includes, shrinks to one graph launch. Where
-    capture fails, the call runs directly and a warning says why."""
-    g = torch.cuda.CUDAGraph()
-    try:
-        with torch.cuda.graph(g):
-            call(torch.cuda.current_stream(device).cuda_stream)
-    except RuntimeError as e:
-        warnings.warn(f"symmtune.torch: running all_reduce without a CUDA graph ({e})", stacklevel=4)
-        return lambda: call(torch.cuda.current_stream(device).cuda_stream)
-    return g.replay
+    if not staged and npad == n and k.algo == _PUSH:
+        # The whole call is one kernel: launched directly (one driver
+        # call), cheaper than any graph.
+        index = device.index
+        return _Call(ws_key, ws, lambda: launch(raw_stream(index)))
+    return _Call(ws_key, ws, Replay(call, device, "all_reduce"))
 
 
 def _barrier(k: _Kernel, ws: _Workspace, stream: int) -> None:
@@ -247,7 +233,7 @@ def _two_shot_ce(k: _Kernel, ws: _Workspace, n: int, nvec: int, stream: int) -> 
     r, w = ws.rank, ws.world
     chunk = n // w
     main = torch.cuda.current_stream()
-    side = _side_streams(w - 1)
+    side = side_streams(ws.buf.device, w - 1)
 
     def copies(dst, src):
         fork = torch.cuda.Event()
@@ -268,12 +254,3 @@ def _two_shot_ce(k: _Kernel, ws: _Workspace, n: int, nvec: int, stream: int) -> 
     copies(lambda q: ws.peer(q)[2 * n + r * chunk:2 * n + (r + 1) * chunk],
            lambda q: mine[2 * n + r * chunk:2 * n + (r + 1) * chunk])
     _barrier(k, ws, stream)
-
-
-_sides: list[torch.cuda.Stream] = []
-
-
-def _side_streams(k: int) -> list[torch.cuda.Stream]:
-    while len(_sides) < k:
-        _sides.append(torch.cuda.Stream())
-    return _sides[:k]

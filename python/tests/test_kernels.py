@@ -75,3 +75,20 @@ def test_default_config_matches_the_go_plugin():
     assert golden["cases"]
     for c in golden["cases"]:
         assert kernels.default_config(c["n"], c["elt"], c["world"]) == c["config"], c
+
+
+def test_compile_torch_variants():
+    """What only symmtune.torch compiles: the push two-shot summing in place
+    (PUSH_OUT=0) and the GEMM pipelines' gemm_util.cu."""
+    try:
+        _cuda._load_nvrtc()
+    except Exception as e:
+        if os.environ.get("SYMMTUNE_NVRTC"):
+            pytest.fail(f"SYMMTUNE_NVRTC={os.environ['SYMMTUNE_NVRTC']} but NVRTC does not load: {e}")
+        pytest.skip(f"no NVRTC here: {e}")
+    from symmtune import gemm
+    barrier, common, ar, _ = kernels.kernel_sources()
+    opts = kernels.macros("bf16", 4) + [f"-DALGO={kernels._ALGOS['two_shot_push']}", "-DTHREADS=256", "-DUNROLL=2"]
+    assert _cuda.compile_cubin(barrier + common + ar, "allreduce.cu", opts + ["-DPUSH_OUT=0"], "sm_90")
+    for bf16 in (0, 1):
+        assert _cuda.compile_cubin(gemm.util_source(), "gemm_util.cu", [f"-DDTYPE_BF16={bf16}"], "sm_90")

@@ -145,9 +145,18 @@ extern "C" __global__ void __launch_bounds__(THREADS) allreduce(const u64* ptrs,
 //   barrier  (every rank's chunks have landed in this rank's output).
 // No barrier is needed first: nobody reads this rank's input, and the
 // scratch slots it writes were released by the previous call's last
-// barrier. The output is the symmetric region at 2*scratch, not `out`.
+// barrier. The output is the symmetric region at PUSH_OUT*scratch, not `out`:
+// 2 (the plugin's layout, past the scratch) unless the includer defines
+// PUSH_OUT 0, the sum in place over the input (symmtune.torch, for a tensor
+// that lives in the input region: no copy back). In place is safe: block b
+// writes chunk r of rank q's input only after the middle barrier, which
+// block b of rank q passes after its scatter read those same tiles of that
+// chunk, and rank q reads only its own chunk q after the barrier.
 // (Written out rather than with push_tile/reduce_tile: this is the config
 // that wins today, and the helpers' code differs; ALGO 5 is it overlapped.)
+#ifndef PUSH_OUT
+#define PUSH_OUT 2
+#endif
 extern "C" __global__ void __launch_bounds__(THREADS) allreduce(const u64* ptrs, u64 out, u64 nvec, u64 rank, u64 scratch) {
 	const int r = (int)rank;
 	const u64 chunk = nvec / WORLD;
@@ -160,7 +169,7 @@ extern "C" __global__ void __launch_bounds__(THREADS) allreduce(const u64* ptrs,
 	for (int k = 0; k < WORLD; k++) {
 		const int q = (r + k) % WORLD;
 		slot[k] = (uint4*)(ptrs[q] + scratch) + (u64)r * chunk;
-		dstk[k] = (uint4*)(ptrs[q] + 2 * scratch) + (u64)r * chunk;
+		dstk[k] = (uint4*)(ptrs[q] + PUSH_OUT * scratch) + (u64)r * chunk;
 		srck[k] = in + (u64)q * chunk;
 	}
 	for (u64 base = (u64)blockIdx.x * TILE; base < chunk; base += (u64)gridDim.x * TILE) {

@@ -1,0 +1,311 @@
+"""symmtune.torch's all-gather + matmul and matmul + reduce-scatter: the GPU
+GEMM plugins' pipelines (kernels/gemm/gpu: agmm_cuda.go, matmulrs_cuda.go,
+pipeline_cuda.go) run from PyTorch with the tuned config.
+
+What the Go pipeline does, this does, step for step: the plan of
+symmtune.gemm (plan.go's, held to it by a parity test) orders the chunks;
+chunks move between ranks' symmetric buffers (torch symmetric memory, the
+layout of layout.go: flag words, then the payload) by the copy engines
+(cuMemcpyDtoDAsync) or the SM copy kernel, on one side stream per peer;
+readiness is a flag in the consumer's buffer that the producer's stream sets
+(cuStreamWriteValue32, after its data) and the consumer's stream waits for
+and clears (cuStreamWaitValue32), or an event within a rank; the products
+are torch.mm (cuBLAS) on the product streams; matmulrs's reduction is the
+reduce_chunk kernel of kernels/gemm/gpu/kernels/gemm_util.cu, compiled from
+that file with NVRTC; every call ends with the team barrier, so no rank's
+next call overwrites what a peer still reads.
+
+The tuned config's chunks, streams, batch (its product order; each span is
+its own torch.mm), direction, copy, copy_blocks, push and reduce_blocks are
+honoured. algo and sm_reserve choose among cuBLASLt's algorithms and its SM
+count target, which torch.mm does not expose: they are ignored. graph is
+ignored too: each call returns a new output tensor, as torch's fused ops do,
+and a replayed graph would write a fixed one.
+"""
+
+from __future__ import annotations
+
+import os
+
+import torch
+
+from . import _cuda, gemm
+from ._torchrt import Symmetric, barrier_fn, group_info, side_streams
+
+_GEMM_DTYPES = {torch.bfloat16: "bf16", torch.float16: "f16"}
+
+
+def _check(what: str, x: torch.Tensor, name: str, dtype: torch.dtype | None = None) -> None:
+    if x.dim() != 2:
+        raise ValueError(f"symmtune.torch.{what}: {name} has shape {tuple(x.shape)}; want a 2-D matrix")
+    if x.dtype not in _GEMM_DTYPES:
+        raise TypeError(f"symmtune.torch.{what}: {name} is {x.dtype}; the GPU GEMM kernels take bf16 or f16")
+    if dtype is not None and x.dtype != dtype:
+        raise TypeError(f"symmtune.torch.{what}: {name} is {x.dtype}, the other operand {dtype}")
+    if not x.is_cuda or x.device.index != torch.cuda.current_device():
+        raise ValueError(f"symmtune.torch.{what}: {name} is on {x.device}; want this rank's current CUDA device")
+
+
+_workspaces: dict[tuple[str, int], Symmetric] = {}
+
+
+def _workspace(group_name: str, nbytes: int, device: torch.device) -> Symmetric:
+    """The group's GEMM workspace (both kernels, every shape: calls are
+    collective and in order, and each ends with the barrier), grown as
+    needed; its flag words start clear."""
+    key = (group_name, device.index)
+    ws = _workspaces.get(key)
+    if ws is None or ws.nbytes < nbytes:
+        ws = Symmetric(group_name, max(nbytes, 2 * ws.nbytes if ws else 0), device, zero_bytes=gemm.PAYLOAD_OFFSET)
+        _workspaces[key] = ws
+    return ws
+
+
+_util: dict[tuple, _cuda.Module] = {}
+
+
+def _util_fn(name: str, dtype: str, device: torch.device):
+    """A kernel of gemm_util.cu (the Go pipelines' own file) for dtype."""
+    cc = torch.cuda.get_device_capability(device)
+    m = _cuda.module(gemm.util_source(), "gemm_util.cu", [f"-DDTYPE_BF16={int(dtype == 'bf16')}"], device.index, cc)
+    return m.function(name)
+
+
+class _Pipeline:
+    """One (kernel, problem, dtype, group, device): the config, the plan of
+    this rank, the workspace, streams, events and pointers, made once."""
+
+    def __init__(self, kernel: str, p: gemm.Problem, dtype: torch.dtype, group_name: str, rank: int,
+                 device: torch.device, cache) -> None:
+        self.kernel, self.p, self.dtype, self.rank, self.device = kernel, p, dtype, rank, device
+        self.choice = gemm.choose(kernel, p, _GEMM_DTYPES[dtype], cache)
+        self.cfg = gemm.parse_config(kernel, self.choice.config)
+        gemm.validate(self.cfg, p)
+        self.ws = _workspace(group_name, gemm.symmetric_bytes(kernel, p), device)
+        w = p.world
+        streams = side_streams(device, gemm.MAX_STREAMS + (w - 1) + 1)
+        self.gemm_streams = streams[:gemm.MAX_STREAMS]
+        self.side = [s.cuda_stream for s in streams[gemm.MAX_STREAMS:gemm.MAX_STREAMS + w - 1]]
+        self.reduce = streams[-1].cuda_stream
+        used = [s.cuda_stream for s in self.gemm_streams[:self.cfg.streams]] + self.side
+        if kernel == gemm.MATMULRS:
+            used.append(self.reduce)
+        self.used = used
+        self.fork = _cuda.event()
+        self.joins = [_cuda.event() for _ in used]
+        self.chunk_ev = [_cuda.event() for _ in range(gemm.MAX_WORLD * gemm.MAX_CHUNKS)]
+        self.barrier = _cuda.Launcher(barrier_fn(device), 1, 32, [self.ws.table.data_ptr(), rank, w])
+        self.elt = torch.empty((), dtype=dtype).element_size()
+
+    def flag(self, q: int, i: int) -> int:
+        """The address of flag i in rank q's buffer."""
+        return self.ws.ptrs[q] + i * gemm.FLAG_STRIDE
+
+    def payload(self, q: int) -> int:
+        return self.ws.ptrs[q] + gemm.PAYLOAD_OFFSET
+
+    def peer_index(self, q: int) -> int:
+        return (q - self.rank - 1 + self.p.world) % self.p.world
+
+    def consume(self, stream: int, i: int) -> None:
+        """stream waits for this rank's flag i and clears it for the next call."""
+        _cuda.wait_value(stream, self.flag(self.rank, i), 1)
+        _cuda.write_value(stream, self.flag(self.rank, i), 0)
+
+    def begin(self, main: int) -> None:
+        _cuda.record(self.fork, main)
+        for s in self.used:
+            _cuda.wait_event(s, self.fork)
+
+    def end(self, main: int) -> None:
+        for s, ev in zip(self.used, self.joins):
+            _cuda.record(ev, s)
+            _cuda.wait_event(main, ev)
+        self.barrier(main)
+
+
+class _AllGatherMatmul(_Pipeline):
+    def __init__(self, *args) -> None:
+        super().__init__(gemm.AGMM, *args)
+        p, r = self.p, self.rank
+        self.plan = gemm.plan_ag(self.cfg.plan(p, r))
+        self.push = self.cfg.direction == "push"
+        self.a = self.ws.view(r, gemm.PAYLOAD_OFFSET, p.m * p.k, self.dtype).view(p.m, p.k)
+        self.row_bytes = p.k * self.elt
+        self.copy_fn = _util_fn("copy_chunk", _GEMM_DTYPES[self.dtype], self.device) if self.cfg.copy == "sm" else None
+
+    def copy(self, stream: int, sp: gemm.Span, src: int, dst: int) -> None:
+        off = sp.start * self.row_bytes
+        d, s, n = self.payload(dst) + off, self.payload(src) + off, sp.rows * self.row_bytes
+        if self.copy_fn is None:
+            _cuda.memcpy(d, s, n, stream)
+        else:
+            _cuda.launch(self.copy_fn, self.cfg.copy_blocks, gemm.COPY_THREADS, [d, s, n], stream)
+
+    def __call__(self, a_shard: torch.Tensor, b: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        p, me, plan = self.p, self.rank, self.plan
+        rows = p.rows
+        main_stream = torch.cuda.current_stream(self.device)
+        main = main_stream.cuda_stream
+        self.a[me * rows:(me + 1) * rows].copy_(a_shard)
+        if not self.push:
+            for q in plan.peers:  # announce the own shard (after the copy: the write is ordered after it)
+                _cuda.write_value(main, self.flag(q, gemm.ready_flag(me)), 1)
+        self.begin(main)
+        for i, q in enumerate(plan.peers):
+            s = self.side[i]
+            if self.push:
+                for sp in plan.own:
+                    self.copy(s, sp, me, q)
+                    _cuda.write_value(s, self.flag(q, gemm.partial_flag(me, sp.index)), 1)
+            else:
+                self.consume(s, gemm.ready_flag(q))
+                for sp in plan.pulls[i]:
+                    self.copy(s, sp, q, me)
+                    _cuda.record(self.chunk_ev[i * gemm.MAX_CHUNKS + sp.index], s)
+        c = torch.empty(p.m, p.n, dtype=self.dtype, device=self.device)
+        try:
+            for st in plan.products:
+                gs = self.gemm_streams[st.stream]
+                spans = st.spans(rows)
+                for sp in spans:
+                    if sp.owner == me:
+                        continue
+                    if self.push:
+                        self.consume(gs.cuda_stream, gemm.partial_flag(sp.owner, sp.index))
+                    else:
+                        _cuda.wait_event(gs.cuda_stream, self.chunk_ev[self.peer_index(sp.owner) * gemm.MAX_CHUNKS + sp.index])
+                torch.cuda.set_stream(gs)
+                for sp in spans:
+                    torch.mm(self.a[sp.start:sp.start + sp.rows], b, out=c[sp.start:sp.start + sp.rows])
+        finally:
+            torch.cuda.set_stream(main_stream)
+        self.end(main)
+        return self.a, c
+
+
+class _MatmulReduceScatter(_Pipeline):
+    def __init__(self, *args) -> None:
+        super().__init__(gemm.MATMULRS, *args)
+        p, r = self.p, self.rank
+        self.plan = gemm.plan_rs(self.cfg.plan(p, r))
+        self.slot_elems = gemm.slot_elems(p)
+        self.gemm_push = self.cfg.push == "gemm"
+        self.red_fn = _util_fn("reduce_chunk", _GEMM_DTYPES[self.dtype], self.device)
+        # slots[q]: this rank's slot in rank q's buffer, as [rows, n] (what
+        # its products write when they write straight into the owner's).
+        self.slots = [self.ws.view(q, gemm.PAYLOAD_OFFSET + r * self.slot_elems * self.elt, p.rows * p.n,
+                                   self.dtype).view(p.rows, p.n) for q in range(p.world)]
+
+    def slot(self, q: int, src: int) -> int:
+        """Where rank src's partial of owner q's rows lives, as mapped here."""
+        return self.payload(q) + src * self.slot_elems * self.elt
+
+    def reduce_span(self, out: torch.Tensor, sp: gemm.Span) -> None:
+        p, me = self.p, self.rank
+        for src in range(p.world):
+            self.consume(self.reduce, gemm.partial_flag(src, sp.index))
+        start = (sp.start - me * p.rows) * p.n
+        _cuda.launch(self.red_fn, self.cfg.reduce_blocks, gemm.REDUCE_THREADS,
+                     [out.data_ptr(), self.slot(me, 0), self.slot_elems, p.world, start, sp.rows * p.n], self.reduce)
+
+    def __call__(self, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+        p, me, plan = self.p, self.rank, self.plan
+        rows, row_bytes = p.rows, p.n * self.elt
+        main_stream = torch.cuda.current_stream(self.device)
+        main = main_stream.cuda_stream
+        out = torch.empty(rows, p.n, dtype=self.dtype, device=self.device)
+        staging = None if self.gemm_push or p.world == 1 else torch.empty(p.m, p.n, dtype=self.dtype, device=self.device)
+        self.begin(main)
+        try:
+            for i, st in enumerate(plan.products):
+                q, gs = st.span.owner, self.gemm_streams[st.stream]
+                g = gs.cuda_stream
+                torch.cuda.set_stream(gs)
+                if q == me or self.gemm_push:
+                    lo = st.span.start - q * rows
+                    torch.mm(a[st.span.start:st.span.start + st.span.rows], b, out=self.slots[q][lo:lo + st.span.rows])
+                    _cuda.write_value(g, self.flag(q, gemm.partial_flag(me, st.span.index)), 1)
+                    if q == me:
+                        self.reduce_span(out, st.span)
+                    continue
+                spans = st.spans(rows)
+                for sp in spans:
+                    torch.mm(a[sp.start:sp.start + sp.rows], b, out=staging[sp.start:sp.start + sp.rows])
+                ev = self.chunk_ev[i]
+                _cuda.record(ev, g)
+                for sp in spans:
+                    s = self.side[self.peer_index(sp.owner)]
+                    _cuda.wait_event(s, ev)
+                    _cuda.memcpy(self.slot(sp.owner, me) + (sp.start - sp.owner * rows) * row_bytes,
+                                 staging.data_ptr() + sp.start * row_bytes, sp.rows * row_bytes, s)
+                    _cuda.write_value(s, self.flag(sp.owner, gemm.partial_flag(me, sp.index)), 1)
+        finally:
+            torch.cuda.set_stream(main_stream)
+        self.end(main)
+        return out
+
+
+_pipes: dict[tuple, _Pipeline] = {}
+
+
+def _pipeline(cls, kernel: str, p: gemm.Problem, dtype: torch.dtype, group, cache) -> _Pipeline:
+    name, rank, world = group_info(group)
+    device = torch.device("cuda", torch.cuda.current_device())
+    key = (kernel, p, dtype, name, device.index)
+    pipe = _pipes.get(key)
+    # A pipeline laid out on a workspace that a larger problem has since
+    # replaced is laid out again.
+    if pipe is None or _workspaces.get((name, device.index)) is not pipe.ws:
+        gemm.check_problem(kernel, p)
+        pipe = _pipes[key] = cls(p, dtype, name, rank, device, cache)
+    return pipe
+
+
+def all_gather_matmul(a_shard: torch.Tensor, b: torch.Tensor, group=None, *, return_a: bool = False,
+                      cache: str | os.PathLike | None = None):
+    """C = all_gather(a_shard) @ b, as
+    torch.ops.symm_mem.fused_all_gather_matmul(a_shard, [b], 0, group_name)
+    computes it for 2-D operands, with the tuned agmm config.
+
+    a_shard: [M/W, K], this rank's rows of A (rank q holds rows
+    [q*M/W, (q+1)*M/W)); b: [K, N], this rank's (the product uses each rank's
+    own b, as torch's op does); bf16 or f16, on this rank's current CUDA
+    device. Returns C [M, N], a new tensor; with return_a=True, (A, C) with A
+    [M, K] the gathered rows (a new tensor too). Collective: every rank
+    calls it with the same shapes, in the same order."""
+    _check("all_gather_matmul", a_shard, "a_shard")
+    _check("all_gather_matmul", b, "b", a_shard.dtype)
+    _, _, world = group_info(group)
+    rows, k = a_shard.shape
+    if b.shape[0] != k:
+        raise ValueError(f"symmtune.torch.all_gather_matmul: a_shard is [{rows}, {k}] but b is {list(b.shape)}; "
+                         f"want b [{k}, N]")
+    p = gemm.Problem(rows * world, b.shape[1], k, world)
+    a, c = _pipeline(_AllGatherMatmul, gemm.AGMM, p, a_shard.dtype, group, cache)(a_shard, b)
+    return (a.clone(), c) if return_a else c
+
+
+def matmul_reduce_scatter(a: torch.Tensor, b: torch.Tensor, group=None, *,
+                          cache: str | os.PathLike | None = None) -> torch.Tensor:
+    """Rank r's rows [r*M/W, (r+1)*M/W) of the sum over ranks of a @ b, as
+    torch.ops.symm_mem.fused_matmul_reduce_scatter(a, b, "sum", 0,
+    group_name) computes it for 2-D operands, with the tuned matmulrs
+    config.
+
+    a: [M, K], this rank's (M divisible by the world size); b: [K, N]; bf16
+    or f16, on this rank's current CUDA device. Returns [M/W, N], a new
+    tensor (fp32 accumulation in each product and in the reduction).
+    Collective: every rank calls it with the same shapes, in the same order."""
+    _check("matmul_reduce_scatter", a, "a")
+    _check("matmul_reduce_scatter", b, "b", a.dtype)
+    _, _, world = group_info(group)
+    m, k = a.shape
+    if b.shape[0] != k:
+        raise ValueError(f"symmtune.torch.matmul_reduce_scatter: a is [{m}, {k}] but b is {list(b.shape)}; "
+                         f"want b [{k}, N]")
+    if m % world:
+        raise ValueError(f"symmtune.torch.matmul_reduce_scatter: a has {m} rows, not divisible by the {world} "
+                         "ranks: every rank gets the same number of rows")
+    p = gemm.Problem(m, b.shape[1], k, world)
+    return _pipeline(_MatmulReduceScatter, gemm.MATMULRS, p, a.dtype, group, cache)(a, b)

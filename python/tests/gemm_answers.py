@@ -1,0 +1,45 @@
+"""Answers the GEMM parity queries with symmtune.gemm, for the Go test
+kernels/gemm/gpu/parity_test.go (TestPlanParity): reads {"plans", "configs",
+"spaces"} on stdin and writes, in the same order, each plan in the form the
+Go test builds from PlanAG/PlanRS, "ok" or Validate's message for each config
+on its problem, and each kernel's space as [{"Name", "Values"}] (space.Param).
+"""
+
+import json
+import sys
+
+from symmtune import gemm
+
+
+def span(s: gemm.Span) -> dict:
+    return {"owner": s.owner, "index": s.index, "start": s.start, "rows": s.rows}
+
+
+def step(s: gemm.Step) -> dict:
+    return {**span(s.span), "batch": s.batch, "stream": s.stream}
+
+
+def plan(q: dict) -> dict:
+    o = gemm.PlanOptions(q["m"], q["world"], q["rank"], q["chunks"], q["streams"], q["batch"])
+    if q["kernel"] == gemm.AGMM:
+        p = gemm.plan_ag(o)
+        return {"peers": p.peers, "pulls": [[span(s) for s in ss] for ss in p.pulls], "own": [span(s) for s in p.own],
+                "products": [step(s) for s in p.products]}
+    p = gemm.plan_rs(o)
+    return {"products": [step(s) for s in p.products], "reduces": [span(s) for s in p.reduces]}
+
+
+def verdict(q: dict) -> str:
+    p = gemm.Problem(q["m"], q["n"], q["k"], q["world"])
+    try:
+        gemm.validate(gemm.parse_config(q["kernel"], q["config"]), p)
+    except ValueError as e:
+        return str(e)
+    return "ok"
+
+
+if __name__ == "__main__":
+    qs = json.load(sys.stdin)
+    json.dump({"plans": [plan(q) for q in qs["plans"]], "configs": [verdict(q) for q in qs["configs"]],
+               "spaces": {k: [{"Name": n, "Values": list(v)} for n, v in gemm.SPACE[k].items()] for k in qs["spaces"]}},
+              sys.stdout)

@@ -1,0 +1,151 @@
+"""symmtune.gemm, the torch-free half of symmtune.torch's GEMMs: the files
+the version hashes, the default config, the config rules and the plans'
+invariants (TestPlanParity in kernels/gemm/gpu holds the plans, the space
+and Validate equal to Go's)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from symmtune import gemm, kernels
+
+REPO = Path(__file__).resolve().parents[2]
+GPU_DIR = REPO / "kernels/gemm/gpu"
+
+
+def test_embedded_files_are_the_plugins():
+    files = gemm.embedded_files()
+    assert "kernels/gemm_util.cu" in files and "plan.go" in files and "space.go" in files
+    for f in files:
+        assert (GPU_DIR / f).is_file(), f
+    # fs.WalkDir's order: the "kernels" folder between instance_cuda.go and layout.go.
+    assert files.index("instance_cuda.go") < files.index("kernels/gemm_util.cu") < files.index("layout.go")
+    assert gemm.util_source() == (GPU_DIR / "kernels/gemm_util.cu").read_text()
+
+
+def test_kernel_version_is_source_hash_of_name_and_files(monkeypatch):
+    for k in gemm.KERNELS:
+        want = kernels.source_hash(k.encode(), *[(GPU_DIR / f).read_bytes() for f in gemm.embedded_files()])
+        assert gemm.kernel_version(k) == want
+    assert gemm.kernel_version(gemm.AGMM) != gemm.kernel_version(gemm.MATMULRS)
+    v = gemm.kernel_version(gemm.AGMM)
+    monkeypatch.setattr(gemm, "embedded_files", lambda: ["plan.go"])
+    assert gemm.kernel_version(gemm.AGMM) != v
+    with pytest.raises(ValueError, match="unknown GPU GEMM kernel"):
+        gemm.kernel_version("allreduce")
+
+
+@pytest.mark.parametrize("kernel", gemm.KERNELS)
+def test_default_parses_and_fits(kernel):
+    c = gemm.default_config(kernel)
+    cfg = gemm.parse_config(kernel, c)
+    assert cfg.chunks == 2 and cfg.streams == 1
+    p = gemm.Problem(8192, 3584, 8192, 4)
+    gemm.validate(cfg, p)
+    assert gemm.fit_default(kernel, p) == c
+    # One row per rank: the default's two chunks do not fit; one does.
+    small = gemm.fit_default(kernel, gemm.Problem(4, 8, 8, 4))
+    assert small["chunks"] == 1 and {**small, "chunks": 2} == c
+    assert gemm.fit_default(kernel, gemm.Problem(64, 8, 8, 1))["chunks"] == 1
+
+
+@pytest.mark.parametrize("change,msg", [
+    ({"chunks": 3}, "parameter 'chunks': 3 is not one of"),
+    ({"direction": "sideways"}, "parameter 'direction'"),
+    ({"batch": True}, "parameter 'batch'"),
+    ({"colour": 1}, "unknown parameter 'colour'"),
+])
+def test_parse_config_errors(change, msg):
+    c = {**gemm.default_config(gemm.AGMM), **change}
+    with pytest.raises(ValueError, match=msg):
+        gemm.parse_config(gemm.AGMM, c)
+    c = gemm.default_config(gemm.MATMULRS)
+    del c["push"]
+    with pytest.raises(ValueError, match="parameter 'push' missing"):
+        gemm.parse_config(gemm.MATMULRS, c)
+
+
+@pytest.mark.parametrize("kernel,m,world", [("agmm", 7, 2), ("matmulrs", 0, 2), ("agmm", 10, 4), ("x", 8, 2), ("agmm", 9, 9)])
+def test_check_problem(kernel, m, world):
+    with pytest.raises(ValueError):
+        gemm.check_problem(kernel, gemm.Problem(m, 8, 8, world) if m else gemm.Problem(8, 0, 8, world))
+
+
+@pytest.mark.parametrize("m,world,chunks,streams,batch", [
+    (8192, 4, 4, 2, False), (8192, 4, 4, 2, True), (999 * 3, 3, 8, 3, True), (16, 8, 2, 1, False)])
+def test_plans_cover_every_row_once(m, world, chunks, streams, batch):
+    rows = m // world
+    for r in range(world):
+        o = gemm.PlanOptions(m, world, r, chunks, streams, batch)
+        ag = gemm.plan_ag(o)
+        got = sorted((s.start, s.rows) for st in ag.products for s in st.spans(rows))
+        assert sum(n for _, n in got) == m and got[0][0] == 0
+        assert all(a + n == b for (a, n), (b, _) in zip(got, got[1:]))
+        assert ag.products[0].span.owner == r  # the own shard first
+        rs = gemm.plan_rs(o)
+        got = sorted((s.start, s.rows) for st in rs.products for s in st.spans(rows))
+        assert sum(n for _, n in got) == m
+        assert [s.owner for s in rs.reduces] == [r] * chunks
+        assert all(0 <= st.stream < streams for st in ag.products + rs.products)
+
+
+def test_layout():
+    assert gemm.PAYLOAD_OFFSET == 8192 and gemm.PAYLOAD_OFFSET % 4096 == 0
+    p = gemm.Problem(12, 5, 3, 4)
+    assert gemm.slot_elems(p) == 16
+    assert gemm.symmetric_bytes("matmulrs", p) == 8192 + 4 * 16 * 2
+    assert gemm.symmetric_bytes("agmm", p) == 8192 + 12 * 3 * 2
+    assert gemm.partial_flag(3, 2) == 26 and gemm.ready_flag(1) == 65
+
+
+# gemm.choose: the config the runtime runs, from a cache like `symmtune search` writes.
+from test_cache import GPU, T0, write_cache  # noqa: E402
+
+from symmtune import CacheError  # noqa: E402
+
+
+def gemm_entry(kernel: str, m: int, config: dict, version: str | None = None, **kw) -> dict:
+    e = {"kernel": kernel, "kernel_version": version or gemm.kernel_version(kernel), "backend": "cuda",
+         "hardware": GPU.id(), "world": 4, "dtype": "bf16", "shape": {"m": m, "n": 3584, "k": 8192},
+         "config": config, "median_us": 512.5, "min_us": 500.0, "p90_us": 530.0, "default_median_us": 600.0,
+         "trials": 40, "tuned_at": T0, "hardware_info": GPU.as_dict()}
+    e.update(kw)
+    return e
+
+
+def test_choose(tmp_path, recwarn):
+    tuned = {**gemm.default_config("agmm"), "chunks": 8, "streams": 2, "direction": "push"}
+    path = write_cache(tmp_path / "c.toml", [gemm_entry("agmm", 8192, tuned),
+                                             gemm_entry("matmulrs", 8192, gemm.default_config("matmulrs"), "0ld")])
+    p = gemm.Problem(8192, 3584, 8192, 4)
+    c = gemm.choose("agmm", p, "bf16", path, hardware=GPU)
+    assert (c.config, c.source, c.median_us) == (tuned, "tuned", 512.5)
+    assert gemm.choose("agmm", gemm.Problem(4096, 3584, 8192, 4), "bf16", path, hardware=GPU).source == "nearest"
+    assert not recwarn.list
+    # Tuned for another version of the sources: the default, and one warning.
+    for _ in range(2):
+        c = gemm.choose("matmulrs", p, "bf16", path, hardware=GPU)
+        assert (c.config, c.source) == (gemm.default_config("matmulrs"), "default")
+    assert len(recwarn.list) == 1
+    msg = str(recwarn.pop().message)
+    assert "no tuned matmulrs" in msg and "symmtune search --backend cuda --kernel matmulrs --world 4 " \
+        "--shape m=8192,n=3584,k=8192 --dtype bf16" in msg
+    # The nearest shape's config does not fit (8 chunks of 2 rows per rank): the default, fitted.
+    c = gemm.choose("agmm", gemm.Problem(8, 3584, 8192, 4), "bf16", path, hardware=GPU)
+    assert (c.source, c.config["chunks"]) == ("default", 2)
+    assert "does not run on m=8,n=3584,k=8192 (chunks 8 exceed the 2 rows" in str(recwarn.pop().message)
+    # No cache at all: the default.
+    assert gemm.choose("agmm", p, "f16", tmp_path / "none.toml", hardware=GPU).source == "default"
+
+
+def test_choose_errors(tmp_path):
+    bad = tmp_path / "bad.toml"
+    bad.write_text("version = 1\n[[entry]]\nkernel = 3\n")
+    p = gemm.Problem(8192, 3584, 8192, 4)
+    with pytest.raises(CacheError):
+        gemm.choose("agmm", p, "bf16", bad, hardware=GPU)
+    with pytest.raises(ValueError, match="take bf16 or f16"):
+        gemm.choose("agmm", p, "f32", bad, hardware=GPU)
+    with pytest.raises(ValueError, match="not divisible by world 4"):
+        gemm.choose("matmulrs", gemm.Problem(8190, 8, 8, 4), "bf16", bad, hardware=GPU)
