@@ -37,7 +37,7 @@ from . import _cuda
 from ._torch_gemm import all_gather_matmul, matmul_reduce_scatter
 from ._torchrt import DTYPES as _DTYPES, Replay, allocate, group_info as _group_info, raw_stream, side_streams
 from .cache import NoTunedConfig, lookup
-from .kernels import _ALGOS, _MAX_BLOCKS, Choice, default_config, kernel_sources, kernel_version, macros, padded
+from .kernels import _ALGOS, _MAX_BLOCKS, _NOT_RUN, Choice, default_config, kernel_sources, kernel_version, macros, padded
 
 __all__ = ["Choice", "all_gather_matmul", "all_reduce", "choose", "empty", "matmul_reduce_scatter"]
 
@@ -108,6 +108,12 @@ def choose(n: int, dtype: torch.dtype, world: int, cache: str | os.PathLike | No
     source = "tuned" if m.exact else "nearest"
     if m.other_driver:
         source = "other-driver"
+    algo = m.entry.config.get("algorithm")
+    if algo in _NOT_RUN:
+        warnings.warn(f"symmtune: the tuned all-reduce for {world} ranks, {dt}, n={n} is algorithm={algo}, which "
+                      f"symmtune.torch does not run ({_NOT_RUN[algo]}); running the default config; to get a config it "
+                      f"runs, {how} --where algorithm=<another>", stacklevel=3)
+        return Choice(default_config(n, torch.empty((), dtype=dtype).element_size(), world), "default")
     return Choice(dict(m.entry.config), source, m.entry.median_us)
 
 

@@ -92,3 +92,21 @@ def test_compile_torch_variants():
     assert _cuda.compile_cubin(barrier + common + ar, "allreduce.cu", opts + ["-DPUSH_OUT=0"], "sm_90")
     for bf16 in (0, 1):
         assert _cuda.compile_cubin(gemm.util_source(), "gemm_util.cu", [f"-DDTYPE_BF16={bf16}"], "sm_90")
+
+
+def test_every_plugin_algorithm_is_run_or_declined() -> None:
+    """Each algorithm of the CUDA plugin (plugins/allreduce's cudaAlgos) is
+    either run by symmtune.torch under the same ALGO number or listed in
+    _NOT_RUN with a reason: a tuned entry never names one it cannot place."""
+    import re
+
+    go = "".join((REPO / "plugins" / "allreduce" / f).read_text() for f in ("common.go", "cuda_kernel.go", "stages.go"))
+    names = dict(re.findall(r'^\s*(?:const\s+)?(\w+)\s*=\s*"(\w+)"', go, re.M))
+    table = re.search(r"cudaAlgos = \[\]struct \{[^}]*\}\{(.*)\}\n", go).group(1)
+    pairs = {names[ident]: int(num) for ident, num in re.findall(r"\{(\w+), (\d+)\}", table)}
+    assert len(pairs) >= 6, pairs
+    for name, num in pairs.items():
+        if name in kernels._NOT_RUN:
+            assert name not in kernels._ALGOS
+        else:
+            assert kernels._ALGOS.get(name) == num, f"{name}: plugin ALGO {num}, symmtune.torch {kernels._ALGOS.get(name)}"
