@@ -116,27 +116,32 @@ func (g *FusedGEMM) Maps(a, b cu.DevicePtr, m, n, k int) (Operands, error) {
 	return o, nil
 }
 
-// Comm is what a fused all-gather + matmul adds to a launch: device copies
-// of FusedAG's order and chunk table, the flag words' base, a status word
-// the kernel sets when a wait times out, and the wait's bound. The zero
-// Comm is a plain GEMM.
+// Comm is what the communication adds to a launch: the tile order; for an
+// all-gather + matmul, FusedAG's chunk table, the flag words' base, a status
+// word the kernel sets when a wait times out, and the wait's bound; for a
+// matmul + reduce-scatter, FusedRS's table. The zero Comm is a plain GEMM.
 type Comm struct {
 	Order, Table cu.DevicePtr
 	Chunks       int
 	Flags        cu.DevicePtr
 	Status       cu.DevicePtr
 	TimeoutNs    uint64
+	// RS, when set, is a fused matmul + reduce-scatter's device table (see
+	// FusedRS.Table); each rank owns RowsPerRank rows of the output.
+	RS          cu.DevicePtr
+	RowsPerRank int
 }
 
-// Launch enqueues C = A * B on stream, C [m, n] row-major at c, on a
-// persistent grid of at most sms CTAs (and, with clusters, at most the
-// clusters that fit at once).
+// Launch enqueues C = A * B on stream, C [m, n] row-major at c (unused
+// when comm.RS is set), on a persistent grid of at most sms CTAs (and,
+// with clusters, at most the clusters that fit at once).
 func (g *FusedGEMM) Launch(stream cu.Stream, o Operands, c cu.DevicePtr, sms int, comm Comm) error {
 	grid := g.Grid(o.M, o.N, sms)
 	var p sm90.Params
 	p.Map(o.A).Map(o.B).U64(uint64(c)).I32(int32(o.M)).I32(int32(o.N)).I32(int32(o.K))
 	p.U64(uint64(comm.Order)).U64(uint64(comm.Table)).I32(int32(comm.Chunks))
 	p.U64(uint64(comm.Flags)).U64(uint64(comm.Status)).U64(comm.TimeoutNs)
+	p.U64(uint64(comm.RS)).I32(int32(comm.RowsPerRank))
 	if err := g.fn.Launch(grid, g.Tile.Threads(), g.smem, stream, &p); err != nil {
 		return fmt.Errorf("hopper_gemm %s: %w", g.Tile, err)
 	}

@@ -1,6 +1,10 @@
 package gpu
 
-import "sort"
+import (
+	"encoding/binary"
+	"fmt"
+	"sort"
+)
 
 // FusedAG is what the persistent GEMM of a fused all-gather + matmul needs
 // to know about the communication, as the tables it reads from device
@@ -72,3 +76,106 @@ func PlanFusedAG(m, world, rank, chunks, blockM int) FusedAG {
 func (f FusedAG) Table() []uint32 {
 	return append(append([]uint32{}, f.Bounds...), f.Flag...)
 }
+
+// FusedRS is what the persistent GEMM of a fused matmul + reduce-scatter
+// needs: its tile order and the chunk table of hopper_gemm.cu's RSTable.
+//
+//   - Order lists the tile rows (rowsPerTile rows each) owner by owner, the
+//     next rank's first and the rank's own last (as PlanRS orders its
+//     products): each owner's rows from every rank then arrive in an order
+//     that spreads the writes over the links, and every peer's partials
+//     are on their way before the rank computes its own.
+//   - Chunk i is rows [Bounds[i], Bounds[i+1]): chunk Index[i] of rank
+//     Owner[i]'s rows (Shards). Expect[i] is how many CTA tiles (blockM
+//     rows by blockN columns) store into it: the kernel sets the chunk's
+//     flag after the last of them.
+type FusedRS struct {
+	Order  []uint32
+	Bounds []uint32
+	Owner  []int
+	Index  []int
+	Expect []uint32
+}
+
+// PlanFusedRS plans rank's fused matmul + reduce-scatter of an m x n output
+// in CTA tiles of blockM x blockN, walked in tile rows of rowsPerTile (a
+// cluster's rows).
+func PlanFusedRS(m, n, world, rank, chunks, blockM, blockN, rowsPerTile int) FusedRS {
+	var f FusedRS
+	rows := m / world
+	f.Bounds = append(f.Bounds, 0)
+	for _, sh := range Shards(m, world, chunks) {
+		for _, s := range sh {
+			f.Bounds = append(f.Bounds, uint32(s.Start+s.Rows))
+			f.Owner = append(f.Owner, s.Owner)
+			f.Index = append(f.Index, s.Index)
+			f.Expect = append(f.Expect, 0)
+		}
+	}
+	tilesN := (n + blockN - 1) / blockN
+	for lo := 0; lo < m; lo += blockM {
+		hi := min(lo+blockM, m)
+		for i := range f.Owner {
+			if int(f.Bounds[i]) < hi && int(f.Bounds[i+1]) > lo {
+				f.Expect[i] += uint32(tilesN)
+			}
+		}
+	}
+	tiles := (m + rowsPerTile - 1) / rowsPerTile
+	key := make([]int, tiles)
+	for t := range key {
+		owner := min(t*rowsPerTile/rows, world-1)
+		key[t] = (owner - rank - 1 + world) % world // next rank 0, ..., own world-1
+		f.Order = append(f.Order, uint32(t))
+	}
+	sort.SliceStable(f.Order, func(a, b int) bool { return key[f.Order[a]] < key[f.Order[b]] })
+	return f
+}
+
+// maxOwners and maxRSChunks size hopper_gemm.cu's RSTable (MAX_OWNERS,
+// MAX_RS_CHUNKS).
+const (
+	maxOwners   = 8
+	maxRSChunks = 64
+)
+
+// RSTableBytes is the size of hopper_gemm.cu's RSTable (its static_asserts
+// hold the kernel to it).
+const RSTableBytes = 8*maxOwners + 8*maxRSChunks + 4*(maxRSChunks+1) + 4*maxRSChunks + 4*maxRSChunks + 4
+
+// Table lays f out as hopper_gemm.cu's RSTable: dst[q] is where this rank's
+// partials of owner q's rows go (as mapped here), flag[i] the address of
+// chunk i's flag in its owner's region; counts start at zero.
+func (f FusedRS) Table(dst []uint64, flag []uint64) ([]byte, error) {
+	if len(dst) > maxOwners || len(f.Owner) > maxRSChunks || len(flag) != len(f.Owner) {
+		return nil, fmt.Errorf("reduce-scatter table: %d owners (at most %d), %d chunks (at most %d), %d flags", len(dst), maxOwners, len(f.Owner), maxRSChunks, len(flag))
+	}
+	b := make([]byte, RSTableBytes)
+	le := binary.LittleEndian
+	for q, d := range dst {
+		le.PutUint64(b[8*q:], d)
+	}
+	off := 8 * maxOwners
+	for i, a := range flag {
+		le.PutUint64(b[off+8*i:], a)
+	}
+	off += 8 * maxRSChunks
+	for i, v := range f.Bounds {
+		le.PutUint32(b[off+4*i:], v)
+	}
+	off += 4 * (maxRSChunks + 1)
+	for i, v := range f.Expect {
+		le.PutUint32(b[off+4*i:], v)
+	}
+	off += 4 * maxRSChunks // expect
+	off += 4 * maxRSChunks // count: zero
+	le.PutUint32(b[off:], uint32(len(f.Owner)))
+	return b, nil
+}
+
+// RSCountOffset and RSCountBytes locate the counts in the table, which a
+// failed call may leave nonzero: they are zeroed before every trial.
+const (
+	RSCountOffset = 8*maxOwners + 8*maxRSChunks + 4*(maxRSChunks+1) + 4*maxRSChunks
+	RSCountBytes  = 4 * maxRSChunks
+)

@@ -3,6 +3,7 @@
 package gpu
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"unsafe"
@@ -20,10 +21,10 @@ const fusedTimeoutNs = 2_000_000_000
 // prepare: the compiled tile, its tensor maps, and the device copies of
 // the tile order and chunk table.
 type fusedRun struct {
-	g            *FusedGEMM
-	ops          Operands
-	order, table cu.DevicePtr
-	comm         Comm
+	g                *FusedGEMM
+	ops              Operands
+	order, table, rs cu.DevicePtr
+	comm             Comm
 }
 
 // fusedFor builds (once per config) c's fused GEMM for this rank. Call
@@ -50,31 +51,65 @@ func (in *instance) fusedFor(c Config) (*fusedRun, error) {
 }
 
 func (in *instance) fillFused(r *fusedRun, c Config, p Problem, me int) error {
-	var err error
-	if r.ops, err = r.g.Maps(in.payload(me), in.bT, p.M, p.N, p.K); err != nil {
-		return err
-	}
-	plan := PlanFusedAG(p.M, p.World, me, c.Chunks, c.Tile.RowsPerTile())
-	upload := func(v []uint32) (cu.DevicePtr, error) {
-		d, err := cu.MemAlloc(int64(4 * len(v)))
+	upload := func(b []byte) (cu.DevicePtr, error) {
+		d, err := cu.MemAlloc(int64(len(b)))
 		if err != nil {
 			return 0, fmt.Errorf("allocate fused tables: %w", err)
 		}
-		return d, cu.MemcpyHtoD(d, unsafe.Pointer(&v[0]), int64(4*len(v)))
+		return d, cu.MemcpyHtoD(d, unsafe.Pointer(&b[0]), int64(len(b)))
 	}
-	if r.order, err = upload(plan.Order); err != nil {
+	words := func(v []uint32) []byte {
+		b := make([]byte, 4*len(v))
+		for i, x := range v {
+			binary.LittleEndian.PutUint32(b[4*i:], x)
+		}
+		return b
+	}
+	var err error
+	if in.k.Name == AGMM {
+		if r.ops, err = r.g.Maps(in.payload(me), in.bT, p.M, p.N, p.K); err != nil {
+			return err
+		}
+		plan := PlanFusedAG(p.M, p.World, me, c.Chunks, c.Tile.RowsPerTile())
+		if r.order, err = upload(words(plan.Order)); err != nil {
+			return err
+		}
+		if r.table, err = upload(words(plan.Table())); err != nil {
+			return err
+		}
+		r.comm = Comm{Order: r.order, Table: r.table, Chunks: len(plan.Flag), Flags: in.team.Data(me), Status: in.status, TimeoutNs: fusedTimeoutNs}
+		return nil
+	}
+	mr := in.pipe.(*matmulrs)
+	if r.ops, err = r.g.Maps(mr.a, in.bT, p.M, p.N, p.K); err != nil {
 		return err
 	}
-	if r.table, err = upload(plan.Table()); err != nil {
+	plan := PlanFusedRS(p.M, p.N, p.World, me, c.Chunks, c.Tile.BM, c.Tile.BN, c.Tile.RowsPerTile())
+	dst := make([]uint64, p.World)
+	for q := range dst {
+		dst[q] = uint64(mr.slot(q, me))
+	}
+	flags := make([]uint64, len(plan.Owner))
+	for i, q := range plan.Owner {
+		flags[i] = uint64(in.flag(q, PartialFlag(me, plan.Index[i])))
+	}
+	tab, err := plan.Table(dst, flags)
+	if err != nil {
 		return err
 	}
-	r.comm = Comm{Order: r.order, Table: r.table, Chunks: len(plan.Flag), Flags: in.team.Data(me), Status: in.status, TimeoutNs: fusedTimeoutNs}
+	if r.order, err = upload(words(plan.Order)); err != nil {
+		return err
+	}
+	if r.rs, err = upload(tab); err != nil {
+		return err
+	}
+	r.comm = Comm{Order: r.order, Status: in.status, RS: r.rs, RowsPerRank: p.Rows()}
 	return nil
 }
 
 func (r *fusedRun) close() error {
 	var errs []error
-	for _, p := range []*cu.DevicePtr{&r.order, &r.table} {
+	for _, p := range []*cu.DevicePtr{&r.order, &r.table, &r.rs} {
 		if *p != 0 {
 			errs = append(errs, cu.MemFree(*p))
 			*p = 0
@@ -86,11 +121,19 @@ func (r *fusedRun) close() error {
 	return errors.Join(errs...)
 }
 
-// clearStatus zeroes the fused kernels' timeout word on main. Call inside
-// Do, before a trial's calls.
+// clearStatus zeroes, on main, the fused kernels' timeout word and the
+// reduce-scatter tables' tile counts (a failed call may have left some).
+// Call inside Do, before a trial's calls.
 func (in *instance) clearStatus() error {
 	if err := cu.MemsetD32Async(in.status, 0, 1, in.main); err != nil {
 		return fmt.Errorf("clear fused status: %w", err)
+	}
+	for _, r := range in.fused {
+		if r.rs != 0 {
+			if err := cu.MemsetD8Async(r.rs+RSCountOffset, 0, RSCountBytes, in.main); err != nil {
+				return fmt.Errorf("clear fused tile counts: %w", err)
+			}
+		}
 	}
 	return nil
 }

@@ -73,8 +73,8 @@ type instance struct {
 	res, samples                    cu.DevicePtr
 
 	b cu.DevicePtr // B [K, N], private: the same on every rank
-	// bT is agmm's B stored [N, K] (a torch.nn.Linear weight's layout),
-	// what the fused GEMM reads; fused holds each fused config's state,
+	// bT is B stored [N, K] (a torch.nn.Linear weight's layout), what the
+	// fused GEMM reads; fused holds each fused config's state,
 	// and status the word its kernels set when a wait times out.
 	bT     cu.DevicePtr
 	fused  map[Config]*fusedRun
@@ -162,10 +162,8 @@ func (in *instance) setup() error {
 	if in.b, err = cu.MemAlloc(int64(in.prob.K) * int64(in.prob.N) * 2); err != nil {
 		return fmt.Errorf("allocate B: %w", err)
 	}
-	if in.k.Name == AGMM {
-		if in.bT, err = cu.MemAlloc(int64(in.prob.K) * int64(in.prob.N) * 2); err != nil {
-			return fmt.Errorf("allocate B [N, K]: %w", err)
-		}
+	if in.bT, err = cu.MemAlloc(int64(in.prob.K) * int64(in.prob.N) * 2); err != nil {
+		return fmt.Errorf("allocate B [N, K]: %w", err)
 	}
 	if in.status, err = cu.MemAlloc(4); err != nil {
 		return fmt.Errorf("allocate fused status: %w", err)

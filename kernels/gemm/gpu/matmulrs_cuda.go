@@ -40,7 +40,13 @@ func (m *matmulrs) alloc() error {
 
 func (m *matmulrs) plan(c Config) RSPlan { return PlanRS(c.Plan(m.in.prob, m.in.team.Rank())) }
 
-func (m *matmulrs) products(c Config) []Step { return m.plan(c).Products }
+// products are the cuBLASLt products of c (none when fused).
+func (m *matmulrs) products(c Config) []Step {
+	if c.Impl == ImplFused {
+		return nil
+	}
+	return m.plan(c).Products
+}
 
 // slot is where rank src's partial of owner q's rows lives, as mapped here.
 func (m *matmulrs) slot(q, src int) cu.DevicePtr {
@@ -52,7 +58,11 @@ func (m *matmulrs) fill(seed uint64) error {
 	if err := in.fillMatrix(m.a, p.M, p.K, p.K, 0, seed, uint64(in.team.Rank())); err != nil {
 		return err
 	}
-	return in.fillMatrix(in.b, p.K, p.N, p.N, 0, seed, tensorB)
+	if err := in.fillMatrix(in.b, p.K, p.N, p.N, 0, seed, tensorB); err != nil {
+		return err
+	}
+	// The same logical B, stored [N, K] for the fused GEMM.
+	return in.fillTransposed(in.bT, p.K, p.N, p.K, seed, tensorB)
 }
 
 // poison fills the output and every slot peers write.
@@ -73,6 +83,12 @@ func (m *matmulrs) launch(c Config) error {
 	plan := m.plan(c)
 	if err := in.begin(c, nil); err != nil {
 		return err
+	}
+	if c.Impl == ImplFused {
+		if err := m.launchFused(c); err != nil {
+			return err
+		}
+		return in.end(c)
 	}
 	rowBytes := int64(p.N) * 2
 	for i, st := range plan.Products {
@@ -112,6 +128,36 @@ func (m *matmulrs) launch(c Config) error {
 		}
 	}
 	return in.end(c)
+}
+
+// launchFused enqueues the persistent GEMM on the first product stream (its
+// epilogue stores every row into its owner's slot and flags each chunk
+// there once complete; sm_reserve SMs stay free for the reductions) and
+// the reduction of every own chunk on the reduce stream, each after every
+// rank's flag of it.
+func (m *matmulrs) launchFused(c Config) error {
+	in, p, me := m.in, m.in.prob, m.in.team.Rank()
+	r, err := in.fusedFor(c)
+	if err != nil {
+		return err
+	}
+	s := in.gemm[0]
+	end, err := in.trace.span("fused GEMM "+c.Tile.String(), "gemm0", s)
+	if err != nil {
+		return err
+	}
+	if err := r.g.Launch(s, r.ops, 0, in.team.SMs()-c.SMReserve, r.comm); err != nil {
+		return err
+	}
+	if err := end(); err != nil {
+		return err
+	}
+	for _, sp := range Shards(p.M, p.World, c.Chunks)[me] {
+		if err := m.reduce(c, sp); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // reduce enqueues the reduction of own chunk sp on the reduce stream, after

@@ -33,9 +33,12 @@ const (
 	// copies of other chunks.
 	ImplPipeline = "pipeline"
 	// ImplFused: one persistent Hopper GEMM (kernels/gemm/hopper) per
-	// rank whose producer waits, per tile, on the flags of the chunks the
-	// tile's rows come from, while copy engines move the chunks (agmm only
-	// so far). Its impl values are "fused:" and a tile name
+	// rank. agmm: its producer waits, per tile, on the flags of the chunks
+	// the tile's rows come from, while copy engines move the chunks.
+	// matmulrs: its epilogue stores each row into its owner's slot and
+	// flags each chunk there once all its tiles are stored; the owners'
+	// reductions run beside it on sm_reserve SMs, or after it when 0.
+	// Its impl values are "fused:" and a tile name
 	// (hopper.ParseTile), one per tile of hopper.Searched: the tile's
 	// fields are not parameters of their own because the host validates
 	// the whole product of a space's parameters.
@@ -124,10 +127,8 @@ var (
 // Space is kernel's search space on GPUs.
 func Space(kernel string) space.Space {
 	impls := []string{ImplPipeline}
-	if kernel == AGMM {
-		for _, t := range hopper.Searched {
-			impls = append(impls, ImplFused+":"+t)
-		}
+	for _, t := range hopper.Searched {
+		impls = append(impls, ImplFused+":"+t)
 	}
 	common := []space.Param{
 		{Name: ParamImpl, Values: strs(impls...)},
@@ -341,9 +342,6 @@ func Validate(kernel string, c Config, p Problem) error {
 // differs from its default. (A GPU that is not sm_90 is found where the
 // config runs: Validate does not see the device.)
 func validateFused(kernel string, c Config, p Problem) error {
-	if kernel != AGMM {
-		return fmt.Errorf("impl=fused: the fused matmul + reduce-scatter is not built yet; use impl=pipeline")
-	}
 	if err := c.Tile.Check(hopper.SmemLimit); err != nil {
 		return fmt.Errorf("impl=fused: %w", err)
 	}
@@ -351,13 +349,26 @@ func validateFused(kernel string, c Config, p Problem) error {
 		return err
 	}
 	d, _ := ParseConfig(kernel, Default(kernel))
-	switch {
-	case c.Copy != CopyCE:
-		// The persistent GEMM holds every SM's registers: an SM copy
-		// kernel could not start until it ends, and it waits for the copies.
-		return fmt.Errorf("impl=fused moves chunks with the copy engines only (copy=%s would need SMs the persistent GEMM holds)", c.Copy)
-	case c.Streams != d.Streams || c.Algo != d.Algo || c.SMReserve != d.SMReserve || c.Batch != d.Batch || c.CopyBlocks != d.CopyBlocks:
-		return fmt.Errorf("impl=fused is one persistent kernel: streams, algo, sm_reserve, batch and copy_blocks belong to the cuBLASLt pipeline (only their defaults are measured)")
+	if c.Streams != d.Streams || c.Algo != d.Algo || c.Batch != d.Batch {
+		return fmt.Errorf("impl=fused is one persistent kernel: streams, algo and batch belong to the cuBLASLt pipeline (only their defaults are measured)")
+	}
+	switch kernel {
+	case AGMM:
+		switch {
+		case c.Copy != CopyCE:
+			// The persistent GEMM holds every SM's registers: an SM copy
+			// kernel could not start until it ends, and it waits for the copies.
+			return fmt.Errorf("impl=fused moves chunks with the copy engines only (copy=%s would need SMs the persistent GEMM holds)", c.Copy)
+		case c.SMReserve != d.SMReserve || c.CopyBlocks != d.CopyBlocks:
+			return fmt.Errorf("impl=fused agmm uses no SMs beside the GEMM: sm_reserve and copy_blocks are for SM copies (only their defaults are measured)")
+		}
+	case MatmulRS:
+		if c.Push != d.Push {
+			return fmt.Errorf("impl=fused stores partials from the GEMM's epilogue: push is a pipeline parameter (only push=%s is measured)", d.Push)
+		}
+		if c.Chunks*p.World > maxRSChunks {
+			return fmt.Errorf("impl=fused: %d chunks on %d ranks exceed the kernel's %d", c.Chunks, p.World, maxRSChunks)
+		}
 	}
 	return nil
 }

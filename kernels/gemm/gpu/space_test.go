@@ -60,25 +60,18 @@ func TestDefaultRunsEverywhere(t *testing.T) {
 // fused0 is the first fused impl of agmm's space.
 var fused0 = ImplFused + ":" + hopper.Searched[0]
 
-// matmulrs has no fused impl yet: its space must not offer one, and a
-// config naming one must not parse.
-func TestFusedOnlyForAGMM(t *testing.T) {
-	p, _ := Space(MatmulRS).Param(ParamImpl)
-	if len(p.Values) != 1 {
-		t.Fatalf("matmulrs impls %v", p.Values)
-	}
-	c := Default(MatmulRS)
-	c[ParamImpl] = space.Str(fused0)
-	if _, err := ParseConfig(MatmulRS, c); err == nil {
-		t.Fatal("matmulrs parsed impl=fused")
-	}
-	a, _ := Space(AGMM).Param(ParamImpl)
-	if len(a.Values) != 1+len(hopper.Searched) {
-		t.Fatalf("agmm impls %v", a.Values)
-	}
-	cfg := with(AGMM, map[string]space.Value{ParamImpl: space.Str(fused0)})
-	if cfg.Impl != ImplFused || cfg.Tile.String() != hopper.Searched[0] || !cfg.Tile.BKMajor {
-		t.Fatalf("parsed %+v", cfg)
+// Both kernels offer every searched tile, and a fused impl parses into its
+// tile.
+func TestFusedImpls(t *testing.T) {
+	for _, kernel := range []string{AGMM, MatmulRS} {
+		p, _ := Space(kernel).Param(ParamImpl)
+		if len(p.Values) != 1+len(hopper.Searched) {
+			t.Fatalf("%s impls %v", kernel, p.Values)
+		}
+		cfg := with(kernel, map[string]space.Value{ParamImpl: space.Str(fused0)})
+		if cfg.Impl != ImplFused || cfg.Tile.String() != hopper.Searched[0] || !cfg.Tile.BKMajor {
+			t.Fatalf("%s parsed %+v", kernel, cfg)
+		}
 	}
 }
 
@@ -111,6 +104,12 @@ func TestValidate(t *testing.T) {
 		{"fused copies by copy engine only", AGMM, map[string]space.Value{ParamImpl: space.Str(fused0), ParamCopy: space.Str(CopySM)}, 8192, 3584, 8192, 4, "copy engines only"},
 		{"fused ignores streams", AGMM, map[string]space.Value{ParamImpl: space.Str(fused0), ParamStreams: space.Int(2)}, 8192, 3584, 8192, 4, "only their defaults"},
 		{"fused ignores algo", AGMM, map[string]space.Value{ParamImpl: space.Str(fused0), ParamAlgo: space.Int(1)}, 8192, 3584, 8192, 4, "only their defaults"},
+		{"fused agmm reserves no SMs", AGMM, map[string]space.Value{ParamImpl: space.Str(fused0), ParamSMReserve: space.Int(16)}, 8192, 3584, 8192, 4, "sm_reserve"},
+		{"fused matmulrs", MatmulRS, map[string]space.Value{ParamImpl: space.Str(fused0)}, 8192, 3584, 8192, 4, ""},
+		{"fused matmulrs reserves SMs for the reductions", MatmulRS, map[string]space.Value{ParamImpl: space.Str(fused0), ParamSMReserve: space.Int(16), ParamReduceBlocks: space.Int(64)}, 8192, 3584, 8192, 4, ""},
+		{"fused matmulrs, 8 chunks on 8 ranks", MatmulRS, map[string]space.Value{ParamImpl: space.Str(fused0), ParamChunks: space.Int(8)}, 8192, 3584, 8192, 8, ""},
+		{"fused matmulrs pushes from the epilogue", MatmulRS, map[string]space.Value{ParamImpl: space.Str(fused0), ParamPush: space.Str(PushGEMM)}, 8192, 3584, 8192, 4, "push"},
+		{"fused matmulrs needs n%8", MatmulRS, map[string]space.Value{ParamImpl: space.Str(fused0)}, 1002, 999, 1000, 2, "n a multiple of 8"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			err := Validate(c.kernel, with(c.kernel, c.set), problem(t, c.m, c.n, c.k, c.world))

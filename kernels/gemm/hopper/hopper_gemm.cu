@@ -33,9 +33,11 @@
 //               (a cluster), each loading half of their common B tile and
 //               multicasting it to both, which halves B's traffic from L2
 //               (cooperative consumers and K-major B only)
-// Arguments: the tensor maps of A and B, C, m, n, k; then the all-gather's
-// tile order and chunk table (see wait_rows; order 0 and nchunks 0 for a
-// plain GEMM), the flag words' base, a status word and the wait's bound.
+// Arguments: the tensor maps of A and B, C, m, n, k; then the tile order
+// (0: natural), the all-gather's chunk table (see wait_rows; nchunks 0 for
+// none), the flag words' base, a status word and the wait's bound; then the
+// reduce-scatter's table and rows per rank (see RSTable; 0 for none, C is
+// then unused).
 // BK is 64: one k-block row of a tile is 128 bytes, the TMA/wgmma 128-byte
 // swizzle's width, which makes shared-memory reads conflict-free.
 typedef unsigned int u32;
@@ -261,6 +263,50 @@ __device__ bool wait_rows(const u32* tab, int nchunks, int lo, int hi, u64 flags
 	return true;
 }
 
+// Matmul + reduce-scatter: each C row belongs to the rank that owns it
+// (rows_per_rank rows each) and goes straight into that rank's slot for
+// this rank's partials (NVLink stores for peers). The rows are cut into
+// chunks; once every tile touching a chunk has been stored, the last of
+// them sets the chunk's flag in its owner's region, whose reduction waits
+// for it (kernels/gemm/gpu: matmulrs, PlanFusedRS, which also fills this
+// table; the layout is rsTable's there).
+#define MAX_OWNERS 8
+#define MAX_RS_CHUNKS 64
+struct RSTable {
+	u64 dst[MAX_OWNERS];        // owner q's slot for this rank's partials, as mapped here
+	u64 flag[MAX_RS_CHUNKS];    // chunk i's flag word, in its owner's region
+	u32 bounds[MAX_RS_CHUNKS + 1]; // chunk i is rows [bounds[i], bounds[i+1])
+	u32 expect[MAX_RS_CHUNKS];  // CTA tiles that store into chunk i
+	u32 count[MAX_RS_CHUNKS];   // of those, stored so far this call
+	u32 nchunks;
+};
+// The Go side writes this layout byte by byte (gpu.FusedRS.Table).
+static_assert(sizeof(RSTable) == 1352, "RSTable size: see gpu.RSTableBytes");
+static_assert(sizeof(u64) * (MAX_OWNERS + MAX_RS_CHUNKS) + sizeof(u32) * (MAX_RS_CHUNKS + 1 + MAX_RS_CHUNKS) == 1092,
+	"RSTable count at 1092: see gpu.RSCountOffset");
+
+// signal_tile: after this tile's rows [lo, hi) are stored by the nthreads
+// threads of named barrier bar, its leader counts the tile against every
+// chunk it touched; the count's last tile resets it for the next call and
+// sets the chunk's flag with system-scope release.
+__device__ __forceinline__ void signal_tile(const RSTable* rs_c, int lo, int hi, int bar, int nthreads, bool leader) {
+	RSTable* rs = (RSTable*)rs_c;
+	// Every thread's stores (to peers too) are ordered before the count.
+	asm volatile("fence.acq_rel.sys;" ::: "memory");
+	asm volatile("bar.sync %0, %1;" ::"r"(bar), "r"(nthreads) : "memory");
+	if (!leader) return;
+	for (u32 i = 0; i < rs->nchunks; i++) {
+		if ((int)rs->bounds[i] >= hi || (int)rs->bounds[i + 1] <= lo) continue;
+		u32 old;
+		asm volatile("atom.add.acq_rel.gpu.u32 %0, [%1], 1;" : "=r"(old) : "l"(&rs->count[i]) : "memory");
+		if (old + 1 == rs->expect[i]) {
+			rs->count[i] = 0;
+			asm volatile("fence.acq_rel.sys;" ::: "memory");
+			asm volatile("st.release.sys.global.u32 [%0], %1;" ::"l"(rs->flag[i]), "r"(1u) : "memory");
+		}
+	}
+}
+
 // release frees a stage for the producers of every CTA of the cluster.
 __device__ __forceinline__ void release(u32 bar) {
 #if MCAST
@@ -278,7 +324,7 @@ __device__ __forceinline__ void release(u32 bar) {
 #endif
 extern "C" __global__ void __launch_bounds__(THREADS, 1) CLUSTER_ATTR
 	hopper_gemm(const __grid_constant__ TensorMap tma_a, const __grid_constant__ TensorMap tma_b, u64 c_ptr, int m, int n, int k,
-		u64 order_ptr, u64 chunk_tab, int nchunks, u64 flags, u64 status, u64 timeout_ns) {
+		u64 order_ptr, u64 chunk_tab, int nchunks, u64 flags, u64 status, u64 timeout_ns, u64 rs_tab, int rows_per_rank) {
 	const u32* order = (const u32*)order_ptr;
 	extern __shared__ __align__(1024) unsigned char smem[];
 	// 128-byte swizzled stages must start 1024-byte aligned; the host asks
@@ -430,18 +476,38 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) CLUSTER_ATTR
 			// adjacent columns of rows warp*16 + lane/4 and +8, for every
 			// 8-column block. n is even (the host checks), so a pair never
 			// straddles the edge.
-			u32* c = (u32*)c_ptr;
+			// Rows go to C, or (matmul + reduce-scatter) row g to its
+			// owner's slot for this rank's partials, row g - owner*rpr there.
+			const RSTable* rs = (const RSTable*)rs_tab;
 #pragma unroll
 			for (int mi = 0; mi < MI; mi++) {
 				const int r0 = tm * BM + row0 + mi * 64 + warp * 16 + lane / 4;
+				u32* dst[2];
+#pragma unroll
+				for (int h = 0; h < 2; h++) {
+					const int g = r0 + 8 * h;
+					if (rs) {
+						const int q = g / rows_per_rank;
+						dst[h] = (u32*)(rs->dst[q < MAX_OWNERS ? q : 0] + (u64)(g - q * rows_per_rank) * n * 2);
+					} else {
+						dst[h] = (u32*)(c_ptr + (u64)g * n * 2);
+					}
+				}
 #pragma unroll
 				for (int j = 0; j < BN / 8; j++) {
 					const int col = tn * BN + j * 8 + (lane % 4) * 2;
 					if (col < n) {
-						if (r0 < m) c[((u64)r0 * n + col) / 2] = pack2(acc[mi][4 * j], acc[mi][4 * j + 1]);
-						if (r0 + 8 < m) c[((u64)(r0 + 8) * n + col) / 2] = pack2(acc[mi][4 * j + 2], acc[mi][4 * j + 3]);
+						if (r0 < m) dst[0][col / 2] = pack2(acc[mi][4 * j], acc[mi][4 * j + 1]);
+						if (r0 + 8 < m) dst[1][col / 2] = pack2(acc[mi][4 * j + 2], acc[mi][4 * j + 3]);
 					}
 				}
+			}
+			if (rs) {
+#if PINGPONG
+				signal_tile(rs, tm * BM, min(tm * BM + BM, m), 2 + cw, 128, tid == 0);
+#else
+				signal_tile(rs, tm * BM, min(tm * BM + BM, m), 1, 128 * CONSUMERS, threadIdx.x == 128);
+#endif
 			}
 		}
 	}

@@ -1,0 +1,87 @@
+package gpu
+
+import (
+	"encoding/binary"
+	"reflect"
+	"testing"
+)
+
+func TestPlanFusedRS(t *testing.T) {
+	for _, c := range []struct {
+		name                                  string
+		m, n, world, rank, chunks, bm, bn, rt int
+		order                                 []uint32
+		bounds                                []uint32
+		expect                                []uint32
+	}{
+		{
+			name: "two ranks: the peer's rows first, own rows last",
+			m:    1024, n: 512, world: 2, rank: 0, chunks: 2, bm: 128, bn: 256, rt: 128,
+			order:  []uint32{4, 5, 6, 7, 0, 1, 2, 3},
+			bounds: []uint32{0, 256, 512, 768, 1024},
+			expect: []uint32{4, 4, 4, 4}, // 2 tile rows x 2 tile columns each
+		},
+		{
+			name: "four ranks, rank 2: owners 3, 0, 1, then 2",
+			m:    1024, n: 256, world: 4, rank: 2, chunks: 1, bm: 128, bn: 256, rt: 256,
+			order:  []uint32{3, 0, 1, 2},
+			bounds: []uint32{0, 256, 512, 768, 1024},
+			expect: []uint32{2, 2, 2, 2},
+		},
+		{
+			name: "a tile straddling two chunks counts for both",
+			m:    1000, n: 100, world: 2, rank: 1, chunks: 2, bm: 128, bn: 64, rt: 128,
+			// Rank 1's rows 500..999 (tiles 3..7; tile 3 holds 384..511):
+			// owner 0 (tiles 0-3) first, then own.
+			order:  []uint32{0, 1, 2, 3, 4, 5, 6, 7},
+			bounds: []uint32{0, 250, 500, 750, 1000},
+			// 2 tile columns; chunk 0 (0..249): tiles 0, 1; chunk 1
+			// (250..499): tiles 1, 2, 3; chunk 2 (500..749): tiles 3-5;
+			// chunk 3 (750..999): tiles 5-7.
+			expect: []uint32{4, 6, 6, 6},
+		},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			f := PlanFusedRS(c.m, c.n, c.world, c.rank, c.chunks, c.bm, c.bn, c.rt)
+			if !reflect.DeepEqual(f.Order, c.order) {
+				t.Errorf("order %v, want %v", f.Order, c.order)
+			}
+			if !reflect.DeepEqual(f.Bounds, c.bounds) {
+				t.Errorf("bounds %v, want %v", f.Bounds, c.bounds)
+			}
+			if !reflect.DeepEqual(f.Expect, c.expect) {
+				t.Errorf("expect %v, want %v", f.Expect, c.expect)
+			}
+		})
+	}
+}
+
+// The table's bytes are where hopper_gemm.cu's RSTable reads them.
+func TestRSTableLayout(t *testing.T) {
+	f := PlanFusedRS(1024, 512, 2, 0, 2, 128, 256, 128)
+	b, err := f.Table([]uint64{0x1000, 0x2000}, []uint64{0xa0, 0xa1, 0xa2, 0xa3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	le := binary.LittleEndian
+	if len(b) != 1352 || RSTableBytes != 1352 || RSCountOffset != 1092 {
+		t.Fatalf("table %d bytes, RSTableBytes %d, count at %d; the kernel's static_asserts say 1352 and 1092", len(b), RSTableBytes, RSCountOffset)
+	}
+	if le.Uint64(b[8:]) != 0x2000 || le.Uint64(b[64+3*8:]) != 0xa3 {
+		t.Error("dst or flag misplaced")
+	}
+	if le.Uint32(b[576+4*4:]) != 1024 || le.Uint32(b[836:]) != 4 {
+		t.Error("bounds or expect misplaced")
+	}
+	if le.Uint32(b[1348:]) != 4 {
+		t.Error("nchunks misplaced")
+	}
+	for _, x := range b[RSCountOffset : RSCountOffset+RSCountBytes] {
+		if x != 0 {
+			t.Fatal("counts must start at zero")
+		}
+	}
+	if _, err := f.Table(make([]uint64, 9), make([]uint64, 4)); err == nil {
+		t.Error("nine owners accepted")
+	}
+}
