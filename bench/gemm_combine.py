@@ -30,6 +30,43 @@ def peers(d, w):
     return out
 
 
+def best_by_impl(*logs):
+    """The fastest ok trial of each impl kind ("pipeline", "fused") in the
+    searches' trial logs: (score µs, config), re-measured trials included."""
+    best = {}
+    for line in (l for log in logs if os.path.exists(log) for l in open(log)):
+        r = json.loads(line)
+        if r.get("status") != "ok":
+            continue
+        kind = r["config"]["impl"].split(":")[0]
+        if kind not in best or r["score_us"] < best[kind][0]:
+            best[kind] = (r["score_us"], r["config"])
+    return best
+
+
+def gemm_alone(d):
+    """bench/gemmalone's CSV (gemmalone.csv): per shape the fastest fused
+    tile, its ratio to cuBLASLt timed around it, and cuBLASLt's figure."""
+    p = os.path.join(d, "gemmalone.csv")
+    if not os.path.exists(p):
+        return
+    best = {}
+    for row in csv.reader(open(p)):
+        if len(row) < 8 or row[1] != "fused" or row[5] in ("-", "us"):
+            continue
+        m = re.match(r"([\d.]+) \(cublaslt algo(\d) ([\d.]+)/([\d.]+)", row[7])
+        if not m:
+            continue
+        us = float(row[5])
+        if row[0] not in best or us < best[row[0]][0]:
+            best[row[0]] = (us, row[2], float(row[6]), float(m.group(1)), (float(m.group(3)) + float(m.group(4))) / 2)
+    print("\n### The Hopper GEMM alone (bench/gemmalone, GPU 0 of the same call)\n")
+    print("| M x N x K | fastest tile | µs | TFLOP/s | cuBLASLt µs (before/after mean) | ratio (cuBLASLt / ours) |")
+    print("|---|---|---|---|---|---|")
+    for sh, (us, tile, tf, ratio, lt) in sorted(best.items(), key=lambda kv: [int(x) for x in kv[0].split("x")]):
+        print(f"| {sh} | `{tile}` | {us:.1f} | {tf:.0f} | {lt:.1f} | {ratio:.3f} |")
+
+
 def trials(log):
     if not os.path.exists(log):
         return 0
@@ -72,12 +109,28 @@ def main(d):
                           cell(pr.get((kind, "nccl+cublas" if kind == "agmm" else "cublas+nccl", sh))),
                           cell(pr.get((kind, "torch_fused", sh)))]
             print("| " + " | ".join(cells) + " |")
+        print(f"\nBest of each impl in the same searches (first-pass or re-measured trial medians; ratio to mm alone):\n")
+        print("| M x N x K | kernel | best pipeline | best fused | fused config |")
+        print("|---|---|---|---|---|")
+        for sh in shapes:
+            mm = pr.get(("mm", "cublas_mm_random", sh))
+            for ker in ("agmm", "matmulrs"):
+                b = best_by_impl(os.path.join(d, f"search-{ker}-w{w}-{sh}.jsonl"),
+                                 os.path.join(d, f"fused-{ker}-w{w}-{sh}.jsonl"))
+                def c(k):
+                    if k not in b:
+                        return "–"
+                    return f"{b[k][0]:.1f} ({b[k][0] / mm:.2f}x)" if mm else f"{b[k][0]:.1f}"
+                fc = b["fused"][1] if "fused" in b else None
+                cfg = f"`{fc['impl']}` chunks={fc['chunks']}" if fc else "–"
+                print(f"| {sh} | {ker} | {c('pipeline')} | {c('fused')} | {cfg} |")
         print()
         for sh in shapes:
             for ker in ("agmm", "matmulrs"):
                 e = cache.get((ker, w, sh))
                 if e:
                     print(f"- {ker} w{w} {sh}: `{json.dumps(e['config'], sort_keys=True)}`")
+    gemm_alone(d)
 
 
 if __name__ == "__main__":
