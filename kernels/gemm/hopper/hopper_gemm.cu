@@ -285,27 +285,29 @@ static_assert(sizeof(RSTable) == 1352, "RSTable size: see gpu.RSTableBytes");
 static_assert(sizeof(u64) * (MAX_OWNERS + MAX_RS_CHUNKS) + sizeof(u32) * (MAX_RS_CHUNKS + 1 + MAX_RS_CHUNKS) == 1092,
 	"RSTable count at 1092: see gpu.RSCountOffset");
 
-// signal_tile: after this tile's rows [lo, hi) are stored by the nthreads
-// threads of named barrier bar, its leader counts the tile against every
-// chunk it touched; the count's last tile resets it for the next call and
-// sets the chunk's flag with system-scope release.
-__device__ __forceinline__ void signal_tile(const RSTable* rs_c, int lo, int hi, int bar, int nthreads, bool leader) {
+// signal_tile: once this tile's rows [lo, hi) are stored (the caller has
+// synchronized with every thread that stored them), count the tile against
+// every chunk it touched; the count's last tile resets it for the next call
+// and sets the chunk's flag. The fence is cumulative: it orders the stores
+// the barrier made visible to this thread before the count and the flag.
+__device__ __forceinline__ void signal_tile(const RSTable* rs_c, int lo, int hi) {
 	RSTable* rs = (RSTable*)rs_c;
-	// Every thread's stores (to peers too) are ordered before the count.
 	asm volatile("fence.acq_rel.sys;" ::: "memory");
-	asm volatile("bar.sync %0, %1;" ::"r"(bar), "r"(nthreads) : "memory");
-	if (!leader) return;
 	for (u32 i = 0; i < rs->nchunks; i++) {
 		if ((int)rs->bounds[i] >= hi || (int)rs->bounds[i + 1] <= lo) continue;
 		u32 old;
 		asm volatile("atom.add.acq_rel.gpu.u32 %0, [%1], 1;" : "=r"(old) : "l"(&rs->count[i]) : "memory");
 		if (old + 1 == rs->expect[i]) {
 			rs->count[i] = 0;
-			asm volatile("fence.acq_rel.sys;" ::: "memory");
 			asm volatile("st.release.sys.global.u32 [%0], %1;" ::"l"(rs->flag[i]), "r"(1u) : "memory");
 		}
 	}
 }
+// The named barriers (ids 3 and 4, alternating by tile) between the threads
+// that store a tile and the signalling warp: the storers only arrive, so
+// they go on to their next tile while the signaller waits for the stores.
+#define STORERS (PINGPONG ? 128 : 128 * CONSUMERS)
+#define SIGNAL_BAR(i) (3 + ((i) & 1))
 
 // release frees a stage for the producers of every CTA of the cluster.
 __device__ __forceinline__ void release(u32 bar) {
@@ -365,6 +367,18 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) CLUSTER_ATTR
 
 	if (wg == 0) {
 		asm volatile("setmaxnreg.dec.sync.aligned.u32 40;");
+		if (rs_tab && threadIdx.x / 32 == 1) {
+			// The reduce-scatter's signalling warp (see signal_tile).
+			int i = 0;
+			for (int t = first; t < tiles; t += stride, i++) {
+				int tm, tn;
+				tile_of(t, tiles_m, tiles_n, order, tm, tn);
+				tm = tm * CLUSTER_M + crank;
+				asm volatile("bar.sync %0, %1;" ::"r"(SIGNAL_BAR(i)), "r"(STORERS + 32) : "memory");
+				if (threadIdx.x == 32) signal_tile((const RSTable*)rs_tab, tm * BM, min(tm * BM + BM, m));
+				__syncwarp();
+			}
+		}
 		if (threadIdx.x == 0) {
 			int s = 0;
 			u32 phase = 0;
@@ -502,13 +516,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) CLUSTER_ATTR
 					}
 				}
 			}
-			if (rs) {
-#if PINGPONG
-				signal_tile(rs, tm * BM, min(tm * BM + BM, m), 2 + cw, 128, tid == 0);
-#else
-				signal_tile(rs, tm * BM, min(tm * BM + BM, m), 1, 128 * CONSUMERS, threadIdx.x == 128);
-#endif
-			}
+			if (rs) asm volatile("bar.arrive %0, %1;" ::"r"(SIGNAL_BAR(i)), "r"(STORERS + 32) : "memory");
 		}
 	}
 #if CLUSTER_M > 1
