@@ -127,7 +127,7 @@ class _Kernel:
         self.algo, self.threads, self.blocks = _ALGOS[algo], int(cfg["threads"]), int(cfg["blocks"])
         barrier, common, ar, _ = kernel_sources()
         opts = macros(dtype, world) + [f"-DALGO={self.algo}", f"-DTHREADS={self.threads}", f"-DUNROLL={int(cfg['unroll'])}"]
-        if self.algo == _PUSH:
+        if self.algo in _IN_PLACE:
             opts.append("-DPUSH_OUT=0")  # the sum in place over the input region: no copy back
         cc = torch.cuda.get_device_capability(device)
         self.fn = _cuda.module(barrier + common + ar, "allreduce.cu", opts, device.index, cc).function("allreduce")
@@ -139,7 +139,8 @@ class _Kernel:
 
 
 _kernels: dict[tuple, _Kernel] = {}
-_PUSH = _ALGOS["two_shot_push"]
+# The push two-shots sum in place over the input region (PUSH_OUT=0).
+_IN_PLACE = (_ALGOS["two_shot_push"], _ALGOS["two_shot_overlap"])
 
 
 def all_reduce(tensor: torch.Tensor, group=None, cache: str | os.PathLike | None = None) -> torch.Tensor:
@@ -204,7 +205,7 @@ def _prepare(tensor: torch.Tensor, group, cache) -> _Call:
     # copy-engine two-shot into the output region.
     direct = staged and k.algo in (1, 2) and npad == n and tensor.data_ptr() % 16 == 0
     out = tensor.data_ptr() if direct else ws.buf[2 * npad:].data_ptr()
-    out_region = inp if k.algo == _PUSH else ws.buf[2 * npad:2 * npad + n]
+    out_region = inp if k.algo in _IN_PLACE else ws.buf[2 * npad:2 * npad + n]
     launch = _cuda.Launcher(k.fn, k.blocks, k.threads, [ws.table.data_ptr(), out, nbytes // 16, ws.rank, nbytes])
 
     def call(stream: int) -> None:
@@ -219,7 +220,7 @@ def _prepare(tensor: torch.Tensor, group, cache) -> _Call:
         if not direct and flat.data_ptr() != out_region.data_ptr():
             flat.copy_(out_region)
 
-    if not staged and npad == n and k.algo == _PUSH:
+    if not staged and npad == n and k.algo in _IN_PLACE:
         # The whole call is one kernel: launched directly (one driver
         # call), cheaper than any graph.
         index = device.index

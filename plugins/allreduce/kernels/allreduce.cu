@@ -36,6 +36,15 @@
 
 #define TILE ((u64)THREADS * UNROLL)
 
+// PUSH_OUT: where the push two-shots (ALGO 3 and 5) leave the sum, in units
+// of the scratch offset: 2, the plugin's output region past the scratch,
+// unless the includer defines 0, the sum in place over the input
+// (symmtune.torch, for a tensor that lives in the input region: no copy
+// back).
+#ifndef PUSH_OUT
+#define PUSH_OUT 2
+#endif
+
 // push_tile stores the tile at `base` (of `len` vectors) of src[k] into
 // dst[k] for k = 1..WORLD-1 (k = 0 is this rank's own), issuing every load
 // before the first store.
@@ -145,18 +154,13 @@ extern "C" __global__ void __launch_bounds__(THREADS) allreduce(const u64* ptrs,
 //   barrier  (every rank's chunks have landed in this rank's output).
 // No barrier is needed first: nobody reads this rank's input, and the
 // scratch slots it writes were released by the previous call's last
-// barrier. The output is the symmetric region at PUSH_OUT*scratch, not `out`:
-// 2 (the plugin's layout, past the scratch) unless the includer defines
-// PUSH_OUT 0, the sum in place over the input (symmtune.torch, for a tensor
-// that lives in the input region: no copy back). In place is safe: block b
-// writes chunk r of rank q's input only after the middle barrier, which
-// block b of rank q passes after its scatter read those same tiles of that
-// chunk, and rank q reads only its own chunk q after the barrier.
+// barrier. The output is the symmetric region at PUSH_OUT*scratch, not `out`
+// (see PUSH_OUT above). In place (PUSH_OUT 0) is safe: block b writes chunk
+// r of rank q's input only after the middle barrier, which block b of rank
+// q passes after its scatter read those same tiles of that chunk, and rank
+// q reads only its own chunk q after the barrier.
 // (Written out rather than with push_tile/reduce_tile: this is the config
 // that wins today, and the helpers' code differs; ALGO 5 is it overlapped.)
-#ifndef PUSH_OUT
-#define PUSH_OUT 2
-#endif
 extern "C" __global__ void __launch_bounds__(THREADS) allreduce(const u64* ptrs, u64 out, u64 nvec, u64 rank, u64 scratch) {
 	const int r = (int)rank;
 	const u64 chunk = nvec / WORLD;
@@ -245,7 +249,10 @@ extern "C" __global__ void __launch_bounds__(THREADS) allreduce(const u64* ptrs,
 // scatter of the next tile is in flight while the block waits, so the
 // phase switch costs no idle round trip. Signals and waits on slot b pair
 // up in order on every rank (each rank's block b makes the same sequence),
-// and the last barrier leaves every pad at 0 as ALGO 3 does.
+// and the last barrier leaves every pad at 0 as ALGO 3 does. In place
+// (PUSH_OUT 0) is safe as in ALGO 3, tile by tile: rank q's reduced tile j
+// of chunk q lands in my input only after q has my signal that I scattered
+// tile j (of every chunk), and my reduce reads my own chunk r only.
 extern "C" __global__ void __launch_bounds__(THREADS) allreduce(const u64* ptrs, u64 out, u64 nvec, u64 rank, u64 scratch) {
 	const int r = (int)rank;
 	const int b = blockIdx.x;
@@ -260,7 +267,7 @@ extern "C" __global__ void __launch_bounds__(THREADS) allreduce(const u64* ptrs,
 	for (int k = 0; k < WORLD; k++) {
 		const int q = (r + k) % WORLD;
 		slot[k] = (uint4*)(ptrs[q] + scratch) + (u64)r * chunk;
-		dstk[k] = (uint4*)(ptrs[q] + 2 * scratch) + (u64)r * chunk;
+		dstk[k] = (uint4*)(ptrs[q] + PUSH_OUT * scratch) + (u64)r * chunk;
 		srck[k] = in + (u64)q * chunk;
 	}
 #pragma unroll
