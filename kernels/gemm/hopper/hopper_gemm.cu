@@ -134,12 +134,22 @@ __device__ __forceinline__ void mbar_wait_cluster(u32 bar, u32 parity) {
 			: "memory");
 	}
 }
-// mbar_arrive_cta arrives, with cluster-scope release, on the barrier at
-// the same shared-memory offset in cluster CTA rank.
+// mbar_arrive_cta arrives on the barrier at the same shared-memory offset
+// in cluster CTA rank. With the default semantics, as CUTLASS's
+// ClusterBarrier does: CLUSTER_RELEASE 1 (a diagnostic) uses release at
+// cluster scope, which measured at half speed (it seems to wait for the
+// thread's MMAs still in flight).
+#ifndef CLUSTER_RELEASE
+#define CLUSTER_RELEASE 0
+#endif
 __device__ __forceinline__ void mbar_arrive_cta(u32 bar, u32 rank) {
 	u32 remote;
 	asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(bar), "r"(rank));
+#if CLUSTER_RELEASE
 	asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];" ::"r"(remote) : "memory");
+#else
+	asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];" ::"r"(remote) : "memory");
+#endif
 }
 __device__ __forceinline__ u32 cluster_rank() {
 	u32 r;
