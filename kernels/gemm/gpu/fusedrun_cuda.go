@@ -85,13 +85,24 @@ func (in *instance) fillFused(r *fusedRun, c Config, p Problem, me int) error {
 		return err
 	}
 	plan := PlanFusedRS(p.M, p.N, p.World, me, c.Chunks, c.Tile.BM, c.Tile.BN, c.Tile.RowsPerTile())
+	// push=gemm: every row straight into its owner's slot, each chunk
+	// flagged in its owner's region. push=ce: peers' rows into the local
+	// staging buffer, each chunk flagged in a local word (in.localFlag)
+	// that a copy engine's stream waits for before pushing the chunk (see
+	// launchFused); the own rows still go to the own slot.
 	dst := make([]uint64, p.World)
 	for q := range dst {
 		dst[q] = uint64(mr.slot(q, me))
+		if c.Push == PushCE && q != me {
+			dst[q] = uint64(mr.staging) + uint64(q*p.Rows()*p.N*2)
+		}
 	}
 	flags := make([]uint64, len(plan.Owner))
 	for i, q := range plan.Owner {
 		flags[i] = uint64(in.flag(q, PartialFlag(me, plan.Index[i])))
+		if c.Push == PushCE && q != me {
+			flags[i] = uint64(in.localFlag(i))
+		}
 	}
 	tab, err := plan.Table(dst, flags)
 	if err != nil {
@@ -121,12 +132,16 @@ func (r *fusedRun) close() error {
 	return errors.Join(errs...)
 }
 
-// clearStatus zeroes, on main, the fused kernels' timeout word and the
-// reduce-scatter tables' tile counts (a failed call may have left some).
+// clearStatus zeroes, on main, the fused kernels' timeout word, the local
+// "chunk staged" flags and the reduce-scatter tables' tile counts (a failed
+// call may have left some set).
 // Call inside Do, before a trial's calls.
 func (in *instance) clearStatus() error {
 	if err := cu.MemsetD32Async(in.status, 0, 1, in.main); err != nil {
 		return fmt.Errorf("clear fused status: %w", err)
+	}
+	if err := cu.MemsetD8Async(in.localFlags, 0, MaxWorld*MaxChunks*FlagStride, in.main); err != nil {
+		return fmt.Errorf("clear local flags: %w", err)
 	}
 	for _, r := range in.fused {
 		if r.rs != 0 {
@@ -152,4 +167,11 @@ func (in *instance) checkStatus(c Config) error {
 		return fmt.Errorf("hang: the fused GEMM waited over %d s for a chunk's flag (a copy never completed); the output is invalid", fusedTimeoutNs/1_000_000_000)
 	}
 	return nil
+}
+
+// localFlag is word i of the instance's private flag area (cache-line
+// apart): the fused matmul + reduce-scatter's "chunk i is staged" flags,
+// set by the GEMM and waited for (then cleared) by the copy streams.
+func (in *instance) localFlag(i int) cu.DevicePtr {
+	return in.localFlags + cu.DevicePtr(i*FlagStride)
 }

@@ -76,9 +76,10 @@ type instance struct {
 	// bT is B stored [N, K] (a torch.nn.Linear weight's layout), what the
 	// fused GEMM reads; fused holds each fused config's state,
 	// and status the word its kernels set when a wait times out.
-	bT     cu.DevicePtr
-	fused  map[Config]*fusedRun
-	status cu.DevicePtr
+	bT         cu.DevicePtr
+	fused      map[Config]*fusedRun
+	status     cu.DevicePtr
+	localFlags cu.DevicePtr // see localFlag
 	// trace, when non-nil, times the steps of the call in flight.
 	trace *tracer
 }
@@ -168,6 +169,12 @@ func (in *instance) setup() error {
 	if in.status, err = cu.MemAlloc(4); err != nil {
 		return fmt.Errorf("allocate fused status: %w", err)
 	}
+	if in.localFlags, err = cu.MemAlloc(MaxWorld * MaxChunks * FlagStride); err != nil {
+		return fmt.Errorf("allocate local flags: %w", err)
+	}
+	if err := cu.MemsetD8(in.localFlags, 0, MaxWorld*MaxChunks*FlagStride); err != nil {
+		return fmt.Errorf("clear local flags: %w", err)
+	}
 	if err := cu.MemsetD32(in.status, 0, 1); err != nil {
 		return fmt.Errorf("clear fused status: %w", err)
 	}
@@ -227,7 +234,7 @@ func (in *instance) Close() error {
 		if in.pipe != nil {
 			errs = append(errs, in.pipe.close()...)
 		}
-		for _, p := range []*cu.DevicePtr{&in.res, &in.samples, &in.b, &in.bT, &in.status, &in.ws[0], &in.ws[1], &in.ws[2]} {
+		for _, p := range []*cu.DevicePtr{&in.res, &in.samples, &in.b, &in.bT, &in.status, &in.localFlags, &in.ws[0], &in.ws[1], &in.ws[2]} {
 			if *p != 0 {
 				errs = append(errs, cu.MemFree(*p))
 				*p = 0

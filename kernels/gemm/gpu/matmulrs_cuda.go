@@ -130,11 +130,12 @@ func (m *matmulrs) launch(c Config) error {
 	return in.end(c)
 }
 
-// launchFused enqueues the persistent GEMM on the first product stream (its
-// epilogue stores every row into its owner's slot and flags each chunk
-// there once complete; sm_reserve SMs stay free for the reductions) and
-// the reduction of every own chunk on the reduce stream, each after every
-// rank's flag of it.
+// launchFused enqueues the persistent GEMM on the first product stream
+// (sm_reserve SMs stay free for the reductions), then, with push=ce, the
+// copy-engine pushes of peers' staged chunks, and the reduction of every
+// own chunk on the reduce stream, each after every rank's flag of it. With
+// push=gemm the epilogue stores every row into its owner's slot and flags
+// each chunk there itself.
 func (m *matmulrs) launchFused(c Config) error {
 	in, p, me := m.in, m.in.prob, m.in.team.Rank()
 	r, err := in.fusedFor(c)
@@ -151,6 +152,40 @@ func (m *matmulrs) launchFused(c Config) error {
 	}
 	if err := end(); err != nil {
 		return err
+	}
+	if c.Push == PushCE {
+		// Each peer's chunks, on that peer's stream, in the GEMM's order:
+		// once staged (the GEMM's local flag, cleared here for the next
+		// call), pushed by a copy engine and flagged in the owner's region.
+		plan := PlanFusedRS(p.M, p.N, p.World, me, c.Chunks, c.Tile.BM, c.Tile.BN, c.Tile.RowsPerTile())
+		rowBytes := int64(p.N) * 2
+		for i, q := range plan.Owner {
+			if q == me {
+				continue
+			}
+			sp := Shards(p.M, p.World, c.Chunks)[q][plan.Index[i]]
+			st := in.side[in.peerIndex(q)]
+			if err := cudamem.WaitFlag(st, in.localFlag(i), 1); err != nil {
+				return fmt.Errorf("wait for staged chunk %d: %w", i, err)
+			}
+			if err := cudamem.WriteFlag(st, in.localFlag(i), 0); err != nil {
+				return fmt.Errorf("clear staged flag %d: %w", i, err)
+			}
+			end, err := in.trace.span(fmt.Sprintf("push rows %d+%d to rank %d", sp.Start, sp.Rows, q), fmt.Sprintf("side%d", in.peerIndex(q)), st)
+			if err != nil {
+				return err
+			}
+			dst := m.slot(q, me) + cu.DevicePtr(int64(sp.Start-q*p.Rows())*rowBytes)
+			if err := cu.MemcpyDtoDAsync(dst, m.staging+cu.DevicePtr(int64(sp.Start)*rowBytes), int64(sp.Rows)*rowBytes, st); err != nil {
+				return fmt.Errorf("push chunk %d to rank %d: %w", sp.Index, q, err)
+			}
+			if err := end(); err != nil {
+				return err
+			}
+			if err := in.signal(st, q, PartialFlag(me, sp.Index)); err != nil {
+				return err
+			}
+		}
 	}
 	for _, sp := range Shards(p.M, p.World, c.Chunks)[me] {
 		if err := m.reduce(c, sp); err != nil {

@@ -35,9 +35,10 @@ const (
 	// ImplFused: one persistent Hopper GEMM (kernels/gemm/hopper) per
 	// rank. agmm: its producer waits, per tile, on the flags of the chunks
 	// the tile's rows come from, while copy engines move the chunks.
-	// matmulrs: its epilogue stores each row into its owner's slot and
-	// flags each chunk there once all its tiles are stored; the owners'
-	// reductions run beside it on sm_reserve SMs, or after it when 0.
+	// matmulrs: its epilogue stores each row into its owner's slot
+	// (push=gemm) or stages peers' rows locally for copy engines to push
+	// (push=ce), flagging each chunk once all its tiles are stored; the
+	// owners' reductions run beside it on sm_reserve SMs, or after it.
 	// Its impl values are "fused:" and a tile name
 	// (hopper.ParseTile), one per tile of hopper.Searched: the tile's
 	// fields are not parameters of their own because the host validates
@@ -363,9 +364,9 @@ func validateFused(kernel string, c Config, p Problem) error {
 			return fmt.Errorf("impl=fused agmm uses no SMs beside the GEMM: sm_reserve and copy_blocks are for SM copies (only their defaults are measured)")
 		}
 	case MatmulRS:
-		if c.Push != d.Push {
-			return fmt.Errorf("impl=fused stores partials from the GEMM's epilogue: push is a pipeline parameter (only push=%s is measured)", d.Push)
-		}
+		// push=ce: the epilogue stages peers' rows locally and copy
+		// engines push each finished chunk; push=gemm: it stores them
+		// straight into the owners' slots over NVLink.
 		if c.Chunks*p.World > maxRSChunks {
 			return fmt.Errorf("impl=fused: %d chunks on %d ranks exceed the kernel's %d", c.Chunks, p.World, maxRSChunks)
 		}

@@ -218,10 +218,11 @@ var (
 // Searched are the tiles a search tries (impl=fused:TILE): a curated list,
 // not a product of the fields above, because the host enumerates and
 // validates the whole product of a space's parameters. They are the leaders
-// of the GEMM-alone sweep on an H200
-// (bench/results/2026-11-22-h200-gemmalone-sweep1.csv): cooperative
-// 128x256 and 256x128, ping-pong 128x128, with two swizzle group sizes.
-var Searched = []string{"128x256:s4:c2:g8", "128x256:s4:c2:g4", "256x128:s4:c2:g8", "128x128:s6:c2:g4:pp", "128x128:s6:c2:g8:pp"}
+// of the GEMM-alone sweeps on an H200 (bench/results/2026-11-2*-h200-gemmalone*):
+// cooperative 128x256 and 256x128, ping-pong 128x128, two swizzle group
+// sizes, and the two leading cluster tiles.
+var Searched = []string{"128x256:s4:c2:g8", "128x256:s4:c2:g4", "256x128:s4:c2:g8", "128x128:s6:c2:g4:pp", "128x128:s6:c2:g8:pp",
+	"128x256:s4:c2:g4:cl2", "256x128:s4:c2:g8:cl2"}
 
 // AllTiles lists every tile of the search's values that Check accepts, with
 // group_m 8 and B K-major (neither changes what the kernel needs).
