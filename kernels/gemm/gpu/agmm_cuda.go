@@ -168,22 +168,10 @@ func (g *agmm) launch(c Config) error {
 // the next call's sets after the clear).
 func (g *agmm) launchFused(c Config) error {
 	in, me := g.in, g.in.team.Rank()
-	r, err := in.fusedFor(c)
-	if err != nil {
+	if err := in.launchFusedGEMM(c, g.out, in.team.SMs()); err != nil {
 		return err
 	}
-	s := in.gemm[0]
-	end, err := in.trace.span("fused GEMM "+c.Tile.String(), "gemm0", s)
-	if err != nil {
-		return err
-	}
-	if err := r.g.Launch(s, r.ops, g.out, in.team.SMs(), r.comm); err != nil {
-		return err
-	}
-	if err := end(); err != nil {
-		return err
-	}
-	if err := cu.MemsetD8Async(in.flag(me, PartialFlag(0, 0)), 0, int64(MaxWorld*MaxChunks*FlagStride), s); err != nil {
+	if err := cu.MemsetD8Async(in.flag(me, PartialFlag(0, 0)), 0, int64(MaxWorld*MaxChunks*FlagStride), in.gemm[0]); err != nil {
 		return fmt.Errorf("clear chunk flags: %w", err)
 	}
 	return nil

@@ -175,3 +175,21 @@ func (in *instance) checkStatus(c Config) error {
 func (in *instance) localFlag(i int) cu.DevicePtr {
 	return in.localFlags + cu.DevicePtr(i*FlagStride)
 }
+
+// launchFusedGEMM enqueues c's fused GEMM on the first product stream, C at
+// out (unused by a reduce-scatter), on at most sms SMs.
+func (in *instance) launchFusedGEMM(c Config, out cu.DevicePtr, sms int) error {
+	r, err := in.fusedFor(c)
+	if err != nil {
+		return err
+	}
+	s := in.gemm[0]
+	end, err := in.trace.span("fused GEMM "+c.Tile.String(), "gemm0", s)
+	if err != nil {
+		return err
+	}
+	if err := r.g.Launch(s, r.ops, out, sms, r.comm); err != nil {
+		return err
+	}
+	return end()
+}

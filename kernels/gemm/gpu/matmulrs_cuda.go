@@ -138,19 +138,7 @@ func (m *matmulrs) launch(c Config) error {
 // each chunk there itself.
 func (m *matmulrs) launchFused(c Config) error {
 	in, p, me := m.in, m.in.prob, m.in.team.Rank()
-	r, err := in.fusedFor(c)
-	if err != nil {
-		return err
-	}
-	s := in.gemm[0]
-	end, err := in.trace.span("fused GEMM "+c.Tile.String(), "gemm0", s)
-	if err != nil {
-		return err
-	}
-	if err := r.g.Launch(s, r.ops, 0, in.team.SMs()-c.SMReserve, r.comm); err != nil {
-		return err
-	}
-	if err := end(); err != nil {
+	if err := in.launchFusedGEMM(c, 0, in.team.SMs()-c.SMReserve); err != nil {
 		return err
 	}
 	if c.Push == PushCE {
@@ -158,12 +146,10 @@ func (m *matmulrs) launchFused(c Config) error {
 		// once staged (the GEMM's local flag, cleared here for the next
 		// call), pushed by a copy engine and flagged in the owner's region.
 		plan := PlanFusedRS(p.M, p.N, p.World, me, c.Chunks, c.Tile.BM, c.Tile.BN, c.Tile.RowsPerTile())
-		rowBytes := int64(p.N) * 2
 		for i, q := range plan.Owner {
 			if q == me {
 				continue
 			}
-			sp := Shards(p.M, p.World, c.Chunks)[q][plan.Index[i]]
 			st := in.side[in.peerIndex(q)]
 			if err := cudamem.WaitFlag(st, in.localFlag(i), 1); err != nil {
 				return fmt.Errorf("wait for staged chunk %d: %w", i, err)
@@ -171,18 +157,7 @@ func (m *matmulrs) launchFused(c Config) error {
 			if err := cudamem.WriteFlag(st, in.localFlag(i), 0); err != nil {
 				return fmt.Errorf("clear staged flag %d: %w", i, err)
 			}
-			end, err := in.trace.span(fmt.Sprintf("push rows %d+%d to rank %d", sp.Start, sp.Rows, q), fmt.Sprintf("side%d", in.peerIndex(q)), st)
-			if err != nil {
-				return err
-			}
-			dst := m.slot(q, me) + cu.DevicePtr(int64(sp.Start-q*p.Rows())*rowBytes)
-			if err := cu.MemcpyDtoDAsync(dst, m.staging+cu.DevicePtr(int64(sp.Start)*rowBytes), int64(sp.Rows)*rowBytes, st); err != nil {
-				return fmt.Errorf("push chunk %d to rank %d: %w", sp.Index, q, err)
-			}
-			if err := end(); err != nil {
-				return err
-			}
-			if err := in.signal(st, q, PartialFlag(me, sp.Index)); err != nil {
+			if err := m.pushOn(st, Shards(p.M, p.World, c.Chunks)[q][plan.Index[i]]); err != nil {
 				return err
 			}
 		}
@@ -219,12 +194,19 @@ func (m *matmulrs) reduce(c Config, sp Span) error {
 // push copies span sp of the staged partials into its owner's slot on the
 // owner's stream, once event ready has fired, and announces it there.
 func (m *matmulrs) push(sp Span, ready cu.Event) error {
-	in, p, me := m.in, m.in.prob, m.in.team.Rank()
-	q, s := sp.Owner, in.side[in.peerIndex(sp.Owner)]
-	rowBytes := int64(p.N) * 2
+	s := m.in.side[m.in.peerIndex(sp.Owner)]
 	if err := s.Wait(ready, 0); err != nil {
 		return fmt.Errorf("wait for product: %w", err)
 	}
+	return m.pushOn(s, sp)
+}
+
+// pushOn enqueues on s the copy of span sp of the staged partials into its
+// owner's slot and the owner's flag after it.
+func (m *matmulrs) pushOn(s cu.Stream, sp Span) error {
+	in, p, me := m.in, m.in.prob, m.in.team.Rank()
+	q := sp.Owner
+	rowBytes := int64(p.N) * 2
 	end, err := in.trace.span(fmt.Sprintf("push rows %d+%d to rank %d", sp.Start, sp.Rows, q), fmt.Sprintf("side%d", in.peerIndex(q)), s)
 	if err != nil {
 		return err
