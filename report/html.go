@@ -129,6 +129,11 @@ func Render(w io.Writer, d *Data, generated time.Time) error {
 // score of an exhaustive run of the same job on the same hardware (the
 // same directory of logs when a log does not name its hardware).
 func optimumFor(r *Run, runs []*Run) (float64, string) {
+	// An exhaustive run's own optimum first: a job may have several
+	// exhaustive runs (each restricted by --where to other configs).
+	if r.Exhaustive() {
+		return minOf(scoresOf(okTrials(r))), ""
+	}
 	for _, o := range runs {
 		if o.key() != r.key() || !o.Exhaustive() {
 			continue
@@ -136,11 +141,7 @@ func optimumFor(r *Run, runs []*Run) (float64, string) {
 		if r.Hardware != o.Hardware || (r.Hardware == "" && r.Origin != o.Origin) {
 			continue
 		}
-		best := minOf(scoresOf(okTrials(o)))
-		if o == r {
-			return best, ""
-		}
-		return best, o.Log
+		return minOf(scoresOf(okTrials(o))), o.Log
 	}
 	return 0, ""
 }
