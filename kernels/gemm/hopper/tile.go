@@ -8,6 +8,8 @@
 package hopper
 
 import (
+	_ "embed"
+	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -215,14 +217,29 @@ var (
 	StageValues  = []int{3, 4, 5, 6}
 )
 
-// Searched are the tiles a search tries (impl=fused:TILE): a curated list,
+// Searched are the tiles a search tries (impl=fused:TILE), from
+// searched.json (which the Python runtime reads too): a curated list,
 // not a product of the fields above, because the host enumerates and
 // validates the whole product of a space's parameters. They are the leaders
 // of the GEMM-alone sweeps on an H200 (bench/results/2026-11-2*-h200-gemmalone*):
 // cooperative 128x256 and 256x128, ping-pong 128x128, two swizzle group
 // sizes, and the two leading cluster tiles.
-var Searched = []string{"128x256:s4:c2:g8", "128x256:s4:c2:g4", "256x128:s4:c2:g8", "128x128:s6:c2:g4:pp", "128x128:s6:c2:g8:pp",
-	"128x256:s4:c2:g4:cl2", "256x128:s4:c2:g8:cl2"}
+var Searched = mustSearched(searchedJSON)
+
+//go:embed searched.json
+var searchedJSON []byte
+
+// mustSearched reads searched.json; it is embedded at build time, so a
+// malformed file is a bug of the build that TestSearchedTilesFit reports.
+func mustSearched(b []byte) []string {
+	var f struct {
+		Searched []string `json:"searched"`
+	}
+	if err := json.Unmarshal(b, &f); err != nil || len(f.Searched) == 0 {
+		panic(fmt.Sprintf("hopper: searched.json: %v (%d tiles)", err, len(f.Searched)))
+	}
+	return f.Searched
+}
 
 // AllTiles lists every tile of the search's values that Check accepts, with
 // group_m 8 and B K-major (neither changes what the kernel needs).

@@ -122,14 +122,38 @@ func TestParseTile(t *testing.T) {
 	}
 }
 
+// TestSearchedTilesFit: every tile of searched.json parses, is named as
+// String names it (an impl value is one name per tile), appears once and
+// fits.
 func TestSearchedTilesFit(t *testing.T) {
+	seen := map[string]bool{}
 	for _, name := range Searched {
 		tl, err := ParseTile(name)
 		if err != nil {
 			t.Fatal(err)
 		}
+		if tl.String() != name || seen[name] {
+			t.Errorf("searched.json: %q is repeated or not the canonical name %q", name, tl.String())
+		}
+		seen[name] = true
 		if err := tl.Check(SmemLimit); err != nil {
 			t.Errorf("%s: %v", name, err)
 		}
+	}
+}
+
+func TestMustSearchedRejectsBadFiles(t *testing.T) {
+	for _, bad := range []string{``, `{}`, `{"searched": []}`, `{"searched": "128x256"}`} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("mustSearched(%q) did not panic", bad)
+				}
+			}()
+			mustSearched([]byte(bad))
+		}()
+	}
+	if got := mustSearched([]byte(`{"doc": "x", "searched": ["64x128"]}`)); len(got) != 1 || got[0] != "64x128" {
+		t.Errorf("mustSearched = %v", got)
 	}
 }
