@@ -4,31 +4,13 @@ package gpu
 
 import (
 	"context"
-	"embed"
 	"fmt"
-	"io/fs"
 
-	"github.com/symmtune/symmtune/kernels/gemm/hopper"
 	"github.com/symmtune/symmtune/sdk"
 	"github.com/symmtune/symmtune/space"
 	"github.com/symmtune/symmtune/symm"
 	"github.com/symmtune/symmtune/symm/cudamem"
 )
-
-// sources are what the kernel version hashes: the device code and the Go
-// files that decide what runs (plans, layout, pipelines), so cache entries
-// go stale when any of them changes.
-//
-//go:embed kernels/gemm_util.cu plan.go layout.go space.go instance_cuda.go pipeline_cuda.go check_cuda.go agmm_cuda.go matmulrs_cuda.go fusedplan.go fused_cuda.go fusedrun_cuda.go
-var sources embed.FS
-
-func source(name string) []byte {
-	b, err := sources.ReadFile(name)
-	if err != nil {
-		panic(err) // embedded at build time: cannot happen
-	}
-	return b
-}
 
 // UtilSource is the CUDA C of the pipelines' helper kernels.
 var UtilSource = string(source("kernels/gemm_util.cu"))
@@ -37,24 +19,13 @@ var UtilSource = string(source("kernels/gemm_util.cu"))
 type Kernel struct{ Name string }
 
 func (k Kernel) Describe() sdk.Description {
-	srcs := [][]byte{[]byte(k.Name), []byte(hopper.Source)}
-	// Every embedded file, in WalkDir's lexical order.
-	err := fs.WalkDir(sources, ".", func(path string, d fs.DirEntry, err error) error {
-		if err == nil && !d.IsDir() {
-			srcs = append(srcs, source(path))
-		}
-		return err
-	})
-	if err != nil {
-		panic(err) // embedded at build time: cannot happen
-	}
 	summary := "all-gather + matmul on GPUs: C = A*B from row shards of A, copies of peers' chunks overlapped with cuBLASLt products (impl=pipeline) or with one persistent Hopper GEMM that waits on each chunk's flag (impl=fused:TILE)"
 	if k.Name == MatmulRS {
 		summary = "matmul + reduce-scatter on GPUs: rank r gets rows r*M/W.. of sum_s A_s*B, cuBLASLt products pushed to owners chunk by chunk and reduced as they land"
 	}
 	return sdk.Description{
 		Name:          k.Name,
-		KernelVersion: sdk.SourceHash(srcs...),
+		KernelVersion: KernelVersion(k.Name),
 		Dims:          []string{"m", "n", "k"},
 		Dtypes:        []string{"bf16", "f16"},
 		Space:         Space(k.Name),

@@ -1,0 +1,45 @@
+package gpu
+
+import (
+	"embed"
+	"io/fs"
+
+	"github.com/symmtune/symmtune/kernels/gemm/hopper"
+	"github.com/symmtune/symmtune/sdk"
+)
+
+// sources are what the kernel version hashes: the device code and the Go
+// files that decide what runs (plans, layout, pipelines, the fused GEMM's
+// launch), so cache entries go stale when any of them changes. They are
+// embedded here, without the cuda build tag, so the version is known where
+// no GPU code builds (the Python runtime's parity test holds its port to
+// KernelVersion); python/symmtune/gemm.py reads this //go:embed line.
+//
+//go:embed kernels/gemm_util.cu plan.go layout.go space.go instance_cuda.go pipeline_cuda.go check_cuda.go agmm_cuda.go matmulrs_cuda.go fusedplan.go fused_cuda.go fusedrun_cuda.go
+var sources embed.FS
+
+func source(name string) []byte {
+	b, err := sources.ReadFile(name)
+	if err != nil {
+		panic(err) // embedded at build time: cannot happen
+	}
+	return b
+}
+
+// KernelVersion is the plugin's Description.KernelVersion for kernel (AGMM
+// or MatmulRS): sdk.SourceHash of the kernel's name, the Hopper GEMM's
+// source (hopper.Source) and every embedded file in fs.WalkDir's lexical
+// order.
+func KernelVersion(kernel string) string {
+	srcs := [][]byte{[]byte(kernel), []byte(hopper.Source)}
+	err := fs.WalkDir(sources, ".", func(path string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			srcs = append(srcs, source(path))
+		}
+		return err
+	})
+	if err != nil {
+		panic(err) // embedded at build time: cannot happen
+	}
+	return sdk.SourceHash(srcs...)
+}
