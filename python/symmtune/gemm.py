@@ -4,12 +4,14 @@ order copies, products and reductions, the symmetric layout, the default
 config and the kernel version.
 
 The plans are kernels/gemm/gpu/plan.go's, ported line for line (the Go test
-TestPlanParity holds every plan of a table, the space and the config rules
-equal to this module's answers); the default config is read from
-kernels/gemm/gpu/defaults.json, which a Go test holds equal to the plugin's
-Default; the kernel version is the plugin's (sdk.SourceHash of the kernel
-name and the files its //go:embed line names, read from the same files
-through python/symmtune/_kernels/gemm).
+TestPlanParity holds every plan of a table, the space, the config rules and
+the kernel version equal to this module's answers); the space's fused impls
+are one per tile of kernels/gemm/hopper/searched.json (symmtune.hopper); the
+default config is read from kernels/gemm/gpu/defaults.json, which a Go test
+holds equal to the plugin's Default; the kernel version is the plugin's
+KernelVersion (sdk.SourceHash of the kernel name, the Hopper GEMM's source
+and the files version.go's //go:embed line names, read from the same files
+through python/symmtune/_kernels).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import hopper
 from .cache import NoTunedConfig, lookup, shape_string
 from .kernels import Choice, source_hash
 
@@ -30,6 +33,12 @@ KERNELS = (AGMM, MATMULRS)
 MAX_WORLD = 8
 MAX_CHUNKS = 8
 MAX_STREAMS = 3
+# fusedplan.go's maxRSChunks: the fused reduce-scatter's chunk table.
+MAX_RS_CHUNKS = 64
+
+# space.go's impls: the cuBLASLt pipeline, or the persistent Hopper GEMM
+# with a tile ("fused:" + a tile name of hopper.searched()).
+IMPL_PIPELINE, IMPL_FUSED = "pipeline", "fused"
 
 # layout.go: [flag words, FLAG_STRIDE bytes apart][payload from PAYLOAD_OFFSET]
 FLAG_STRIDE = 64
@@ -55,7 +64,7 @@ def ready_flag(src: int) -> int:
 
 
 # space.go's Space: the values each parameter takes.
-_COMMON = {"impl": ("pipeline",), "chunks": (1, 2, 4, MAX_CHUNKS), "streams": (1, 2, 3), "algo": (0, 1, 2, 3),
+_COMMON = {"impl": (IMPL_PIPELINE, *(f"{IMPL_FUSED}:{t}" for t in hopper.searched())), "chunks": (1, 2, 4, MAX_CHUNKS), "streams": (1, 2, 3), "algo": (0, 1, 2, 3),
            "sm_reserve": (0, 8, 16, 32), "batch": (0, 1), "graph": (0, 1)}
 SPACE = {
     AGMM: {**_COMMON, "copy": ("ce", "sm"), "copy_blocks": (4, 8, 16, 32), "direction": ("pull", "push")},
@@ -214,11 +223,14 @@ def max_products(kernel: str, o: PlanOptions) -> int:
 
 @dataclass(frozen=True)
 class Config:
-    """A parsed config of either kernel (fields of the other kernel unset)."""
+    """A parsed config of either kernel (fields of the other kernel unset);
+    impl is IMPL_PIPELINE or IMPL_FUSED, with the fused GEMM's tile."""
     kernel: str
     chunks: int
     streams: int
     batch: bool
+    impl: str = IMPL_PIPELINE
+    tile: hopper.Tile | None = None
     algo: int = 0
     sm_reserve: int = 0
     graph: bool = False
@@ -243,20 +255,29 @@ def parse_config(kernel: str, c: dict) -> Config:
         elif c[name] not in values or isinstance(c[name], bool):
             errs.append(f"parameter {name!r}: {c[name]!r} is not one of {list(values)}")
     errs += [f"unknown parameter {name!r}" for name in c if name not in SPACE[kernel]]
+    tile = None
+    if not errs and c["impl"].startswith(IMPL_FUSED + ":"):
+        try:
+            tile = hopper.parse_tile(c["impl"][len(IMPL_FUSED) + 1:])
+        except ValueError as e:
+            errs.append(str(e))
     if errs:
         raise ValueError(f"config {c}: " + "; ".join(errs))
     kw = {k: v for k, v in c.items() if k != "impl"}
     kw["batch"], kw["graph"] = c["batch"] == 1, c["graph"] == 1
-    return Config(kernel=kernel, **kw)
+    return Config(kernel=kernel, impl=IMPL_FUSED if tile else c["impl"], tile=tile, **kw)
 
 
 def validate(c: Config, p: Problem) -> None:
     """space.go's Validate: ValueError with the reason a config cannot run on p."""
+    if c.impl == IMPL_FUSED:
+        _validate_fused(c, p)
     if c.chunks > p.rows:
         raise ValueError(f"chunks {c.chunks} exceed the {p.rows} rows each rank holds")
-    n = max_products(c.kernel, c.plan(p, 0))
-    if c.streams > n:
-        raise ValueError(f"streams {c.streams} exceed the {n} products of the pipeline")
+    if c.impl == IMPL_PIPELINE:
+        n = max_products(c.kernel, c.plan(p, 0))
+        if c.streams > n:
+            raise ValueError(f"streams {c.streams} exceed the {n} products of the pipeline")
     if c.kernel == AGMM:
         if c.copy == "ce":
             if c.copy_blocks != SPACE[AGMM]["copy_blocks"][0]:
@@ -275,6 +296,30 @@ def validate(c: Config, p: Problem) -> None:
                          "in another")
     if p.world == 1 and c.chunks > 1:
         raise ValueError(f"chunks {c.chunks} on one rank: there is no communication to overlap")
+
+
+def _validate_fused(c: Config, p: Problem) -> None:
+    """space.go's validateFused: fused configs that cannot run, or that
+    would repeat another's measurement (a pipeline parameter they do not
+    use differs from its default)."""
+    try:
+        c.tile.check(hopper.SMEM_LIMIT)
+    except ValueError as e:
+        raise ValueError(f"impl=fused: {e}") from None
+    hopper.check_shape(p.n, p.k)
+    d = parse_config(c.kernel, default_config(c.kernel))
+    if (c.streams, c.algo, c.batch) != (d.streams, d.algo, d.batch):
+        raise ValueError("impl=fused is one persistent kernel: streams, algo and batch belong to the cuBLASLt "
+                         "pipeline (only their defaults are measured)")
+    if c.kernel == AGMM:
+        if c.copy != "ce":
+            raise ValueError(f"impl=fused moves chunks with the copy engines only (copy={c.copy} would need SMs the "
+                             "persistent GEMM holds)")
+        if (c.sm_reserve, c.copy_blocks) != (d.sm_reserve, d.copy_blocks):
+            raise ValueError("impl=fused agmm uses no SMs beside the GEMM: sm_reserve and copy_blocks are for SM "
+                             "copies (only their defaults are measured)")
+    elif c.chunks * p.world > MAX_RS_CHUNKS:
+        raise ValueError(f"impl=fused: {c.chunks} chunks on {p.world} ranks exceed the kernel's {MAX_RS_CHUNKS}")
 
 
 def default_config(kernel: str) -> dict:
@@ -302,20 +347,21 @@ def fit_default(kernel: str, p: Problem) -> dict:
 
 
 def embedded_files() -> list[str]:
-    """The files the plugin's //go:embed line names (kernel_cuda.go), in
+    """The files the plugin's //go:embed line names (version.go), in
     fs.WalkDir's lexical order: what its KernelVersion hashes."""
-    text = (_GPU / "kernel_cuda.go").read_text()
+    text = (_GPU / "version.go").read_text()
     m = re.search(r"^//go:embed (.+)$", text, re.M)
     if m is None:
-        raise RuntimeError(f"{_GPU / 'kernel_cuda.go'}: no //go:embed line")
+        raise RuntimeError(f"{_GPU / 'version.go'}: no //go:embed line")
     return sorted(m.group(1).split(), key=lambda path: path.split("/"))
 
 
 def kernel_version(kernel: str) -> str:
-    """The plugin's KernelVersion: sdk.SourceHash(name, every embedded file)."""
+    """The plugin's KernelVersion: sdk.SourceHash(name, hopper.Source,
+    every embedded file)."""
     if kernel not in KERNELS:
         raise ValueError(f"unknown GPU GEMM kernel {kernel!r}")
-    return source_hash(kernel.encode(), *[(_GPU / f).read_bytes() for f in embedded_files()])
+    return source_hash(kernel.encode(), hopper.source(), *[(_GPU / f).read_bytes() for f in embedded_files()])
 
 
 def util_source() -> str:

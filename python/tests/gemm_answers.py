@@ -1,14 +1,16 @@
 """Answers the GEMM parity queries with symmtune.gemm, for the Go test
 kernels/gemm/gpu/parity_test.go (TestPlanParity): reads {"plans", "configs",
-"spaces"} on stdin and writes, in the same order, each plan in the form the
-Go test builds from PlanAG/PlanRS, "ok" or Validate's message for each config
-on its problem, and each kernel's space as [{"Name", "Values"}] (space.Param).
+"tiles", "spaces"} on stdin and writes, in the same order, each plan in the
+form the Go test builds from PlanAG/PlanRS, "ok" or Validate's message for
+each config on its problem, for each tile name ParseTile's message or the
+canonical name and Check's verdict, each kernel's space as
+[{"Name", "Values"}] (space.Param) and its kernel version.
 """
 
 import json
 import sys
 
-from symmtune import gemm
+from symmtune import gemm, hopper
 
 
 def span(s: gemm.Span) -> dict:
@@ -38,8 +40,22 @@ def verdict(q: dict) -> str:
     return "ok"
 
 
+def tile(name: str) -> str:
+    try:
+        t = hopper.parse_tile(name)
+    except ValueError as e:
+        return str(e)
+    try:
+        t.check(hopper.SMEM_LIMIT)
+    except ValueError as e:
+        return f"{t} {e}"
+    return f"{t} ok"
+
+
 if __name__ == "__main__":
     qs = json.load(sys.stdin)
     json.dump({"plans": [plan(q) for q in qs["plans"]], "configs": [verdict(q) for q in qs["configs"]],
-               "spaces": {k: [{"Name": n, "Values": list(v)} for n, v in gemm.SPACE[k].items()] for k in qs["spaces"]}},
+               "tiles": [tile(name) for name in qs["tiles"]],
+               "spaces": {k: [{"Name": n, "Values": list(v)} for n, v in gemm.SPACE[k].items()] for k in qs["spaces"]},
+               "versions": {k: gemm.kernel_version(k) for k in qs["spaces"]}},
               sys.stdout)

@@ -4,11 +4,12 @@ invariants (TestPlanParity in kernels/gemm/gpu holds the plans, the space
 and Validate equal to Go's)."""
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
-from symmtune import gemm, kernels
+from symmtune import gemm, hopper, kernels
 
 REPO = Path(__file__).resolve().parents[2]
 GPU_DIR = REPO / "kernels/gemm/gpu"
@@ -24,9 +25,11 @@ def test_embedded_files_are_the_plugins():
     assert gemm.util_source() == (GPU_DIR / "kernels/gemm_util.cu").read_text()
 
 
-def test_kernel_version_is_source_hash_of_name_and_files(monkeypatch):
+def test_kernel_version_is_source_hash_of_name_hopper_and_files(monkeypatch):
+    hop = REPO / "kernels/gemm/hopper"
     for k in gemm.KERNELS:
-        want = kernels.source_hash(k.encode(), *[(GPU_DIR / f).read_bytes() for f in gemm.embedded_files()])
+        want = kernels.source_hash(k.encode(), (hop / "wgmma.cuh").read_bytes() + (hop / "hopper_gemm.cu").read_bytes(),
+                                   *[(GPU_DIR / f).read_bytes() for f in gemm.embedded_files()])
         assert gemm.kernel_version(k) == want
     assert gemm.kernel_version(gemm.AGMM) != gemm.kernel_version(gemm.MATMULRS)
     v = gemm.kernel_version(gemm.AGMM)
@@ -34,6 +37,52 @@ def test_kernel_version_is_source_hash_of_name_and_files(monkeypatch):
     assert gemm.kernel_version(gemm.AGMM) != v
     with pytest.raises(ValueError, match="unknown GPU GEMM kernel"):
         gemm.kernel_version("allreduce")
+
+
+def test_space_offers_every_searched_tile():
+    for k in gemm.KERNELS:
+        impls = gemm.SPACE[k]["impl"]
+        assert impls[0] == "pipeline" and [i.removeprefix("fused:") for i in impls[1:]] == list(hopper.searched())
+    cfg = gemm.parse_config("matmulrs", {**gemm.default_config("matmulrs"), "impl": "fused:" + hopper.searched()[0]})
+    assert (cfg.impl, str(cfg.tile)) == ("fused", hopper.searched()[0])
+    assert gemm.parse_config("agmm", gemm.default_config("agmm")).tile is None
+
+
+FUSED = "fused:" + hopper.searched()[0]
+
+
+# space_test.go's TestValidate cases of impl=fused.
+@pytest.mark.parametrize("kernel,change,m,n,k,world,msg", [
+    ("agmm", {}, 8192, 3584, 8192, 4, ""),
+    ("agmm", {"chunks": 8, "direction": "push"}, 1002, 1096, 520, 2, ""),
+    ("agmm", {}, 8192, 3584, 1001, 4, "multiple of 8"),
+    ("agmm", {}, 8192, 3583, 8192, 4, "n a multiple of 8"),
+    ("agmm", {"copy": "sm"}, 8192, 3584, 8192, 4, "copy engines only"),
+    ("agmm", {"streams": 2}, 8192, 3584, 8192, 4, "one persistent kernel"),
+    ("agmm", {"sm_reserve": 8}, 8192, 3584, 8192, 4, "no SMs beside the GEMM"),
+    ("agmm", {"streams": 3, "chunks": 1}, 8192, 64, 64, 2, "one persistent kernel"),
+    ("matmulrs", {"chunks": 8}, 8192, 3584, 8192, 8, ""),
+    ("matmulrs", {"push": "gemm", "sm_reserve": 16}, 8192, 3584, 8192, 4, ""),
+    ("matmulrs", {}, 1002, 999, 1000, 2, "n a multiple of 8"),
+    ("matmulrs", {"chunks": 8}, 16, 8, 8, 4, "exceed the 4 rows"),
+])
+def test_validate_fused(kernel, change, m, n, k, world, msg):
+    cfg = gemm.parse_config(kernel, {**gemm.default_config(kernel), "impl": FUSED, **change})
+    if not msg:
+        gemm.validate(cfg, gemm.Problem(m, n, k, world))
+        return
+    with pytest.raises(ValueError, match=msg):
+        gemm.validate(cfg, gemm.Problem(m, n, k, world))
+
+
+def test_validate_fused_rejects_tiles_and_chunk_tables(monkeypatch):
+    cfg = gemm.parse_config("agmm", {**gemm.default_config("agmm"), "impl": FUSED})
+    with pytest.raises(ValueError, match=r"^impl=fused: block_n 96: wgmma tiles are \[64 128 192 256\] wide$"):
+        gemm.validate(replace(cfg, tile=hopper.Tile(128, 96)), gemm.Problem(8192, 3584, 8192, 4))
+    rs = gemm.parse_config("matmulrs", {**gemm.default_config("matmulrs"), "impl": FUSED, "chunks": 8})
+    monkeypatch.setattr(gemm, "MAX_RS_CHUNKS", 32)
+    with pytest.raises(ValueError, match="8 chunks on 8 ranks exceed the kernel's 32"):
+        gemm.validate(rs, gemm.Problem(8192, 3584, 8192, 8))
 
 
 @pytest.mark.parametrize("kernel", gemm.KERNELS)

@@ -3,15 +3,18 @@ package gpu
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/symmtune/symmtune/internal/pyplugins"
 	"github.com/symmtune/symmtune/kernels/gemm"
+	"github.com/symmtune/symmtune/kernels/gemm/hopper"
 	"github.com/symmtune/symmtune/space"
 )
 
@@ -84,9 +87,11 @@ func planJSON(kernel string, o Plan) map[string]any {
 	return map[string]any{"products": stepsJSON(p.Products), "reduces": spansJSON(p.Reduces)}
 }
 
-// TestPlanParity: symmtune.gemm (the Python runtime's port) answers every
-// plan of a table, the search spaces and Validate's verdicts on a sample of
-// configs and problems exactly as this package does.
+// TestPlanParity: symmtune.gemm and symmtune.hopper (the Python runtime's
+// ports) answer every plan of a table, the search spaces, Validate's
+// verdicts on a sample of configs and problems (pipelined and fused), the
+// Hopper tile rules on a table of names, and the kernel versions exactly as
+// this package (and kernels/gemm/hopper) does.
 func TestPlanParity(t *testing.T) {
 	python := pyplugins.Need(t)
 	root, err := pyplugins.Root()
@@ -120,7 +125,7 @@ func TestPlanParity(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	problems := []Problem{}
 	for _, w := range []int{1, 2, 3, 4, 8} {
-		for _, d := range [][3]int{{8192, 3584, 8192}, {w, 16, 12}, {2 * w, 8, 8}, {16 * w, 24, 4}} {
+		for _, d := range [][3]int{{8192, 3584, 8192}, {w, 16, 12}, {2 * w, 8, 8}, {16 * w, 24, 4}, {129 * w, 1096, 520}, {64 * w, 3583, 8192}} {
 			problems = append(problems, Problem{World: w, ElemSize: 2, Dims: gemm.Dims{M: d[0], N: d[1], K: d[2]}})
 		}
 	}
@@ -128,10 +133,23 @@ func TestPlanParity(t *testing.T) {
 	var verdicts []any
 	for _, k := range []string{AGMM, MatmulRS} {
 		sp := Space(k)
-		for i := 0; i < 300; i++ {
+		impl, _ := sp.Param(ParamImpl)
+		for i := 0; i < 600; i++ {
 			c := space.Config{}
 			for _, p := range sp.Params {
 				c[p.Name] = p.Values[rng.IntN(len(p.Values))]
+			}
+			if i%2 == 1 {
+				// Near the default, with a fused impl: a uniform draw
+				// rarely gets past the rules of the parameters a fused
+				// config leaves at their defaults.
+				c = Default(k)
+				for _, p := range sp.Params {
+					if rng.IntN(4) == 0 {
+						c[p.Name] = p.Values[rng.IntN(len(p.Values))]
+					}
+				}
+				c[ParamImpl] = impl.Values[1+rng.IntN(len(impl.Values)-1)]
 			}
 			cfg, err := ParseConfig(k, c)
 			if err != nil {
@@ -146,7 +164,8 @@ func TestPlanParity(t *testing.T) {
 			verdicts = append(verdicts, msg)
 		}
 	}
-	q, err := json.Marshal(map[string]any{"plans": plans, "configs": configs, "spaces": []string{AGMM, MatmulRS}})
+	tiles, tileVerdicts := tileQueries(rng)
+	q, err := json.Marshal(map[string]any{"plans": plans, "configs": configs, "tiles": tiles, "spaces": []string{AGMM, MatmulRS}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,15 +178,17 @@ func TestPlanParity(t *testing.T) {
 		t.Fatalf("python gemm_answers: %v\n%s", err, stderr.String())
 	}
 	var got struct {
-		Plans   []any            `json:"plans"`
-		Configs []any            `json:"configs"`
-		Spaces  map[string][]any `json:"spaces"`
+		Plans    []any             `json:"plans"`
+		Configs  []any             `json:"configs"`
+		Tiles    []string          `json:"tiles"`
+		Spaces   map[string][]any  `json:"spaces"`
+		Versions map[string]string `json:"versions"`
 	}
 	if err := json.Unmarshal(out, &got); err != nil {
 		t.Fatalf("python answer: %v", err)
 	}
-	if len(got.Plans) != len(plans) || len(got.Configs) != len(configs) {
-		t.Fatalf("python answered %d plans and %d configs of %d and %d", len(got.Plans), len(got.Configs), len(plans), len(configs))
+	if len(got.Plans) != len(plans) || len(got.Configs) != len(configs) || len(got.Tiles) != len(tiles) {
+		t.Fatalf("python answered %d plans, %d configs and %d tiles of %d, %d and %d", len(got.Plans), len(got.Configs), len(got.Tiles), len(plans), len(configs), len(tiles))
 	}
 	bad := 0
 	for i := range plans {
@@ -182,12 +203,63 @@ func TestPlanParity(t *testing.T) {
 			t.Errorf("validate %v:\n  go:     %v\n  python: %v", configs[i], verdicts[i], got.Configs[i])
 		}
 	}
+	for i := range tiles {
+		if got.Tiles[i] != tileVerdicts[i] && bad < 15 {
+			bad++
+			t.Errorf("tile %q:\n  go:     %v\n  python: %v", tiles[i], tileVerdicts[i], got.Tiles[i])
+		}
+	}
+	fused := 0
+	for i, c := range configs {
+		if strings.HasPrefix(c["config"].(space.Config)[ParamImpl].Str, ImplFused+":") && verdicts[i] == "ok" {
+			fused++
+		}
+	}
 	for _, k := range []string{AGMM, MatmulRS} {
 		if w := jsonOf(t, Space(k).Params); !reflect.DeepEqual(jsonOf(t, got.Spaces[k]), w) {
 			t.Errorf("space %s:\n  go:     %v\n  python: %v", k, w, got.Spaces[k])
 		}
+		if v := KernelVersion(k); got.Versions[k] != v {
+			t.Errorf("kernel version of %s: go %s, python %s", k, v, got.Versions[k])
+		}
 	}
-	t.Logf("%d plans, %d configs, 2 spaces agree", len(plans), len(configs))
+	t.Logf("%d plans, %d configs (%d valid fused), %d tile names, 2 spaces and kernel versions agree", len(plans), len(configs), fused, len(tiles))
+}
+
+// tileQueries are tile names, Searched's, odd and malformed ones and a
+// sample of fields in and out of what Check accepts, each with Go's answer:
+// ParseTile's error, or the canonical name and Check's verdict.
+func tileQueries(rng *rand.Rand) (names, answers []string) {
+	names = append([]string{"", "128", "128x", "128x256x64", "128x256:q4", "128x256:s", "128x256:sfour", "128x256:",
+		"128x256::s4", "+128x256", "0128x256", "-64x128", "128X256", " 128x256", "128x 256", "128x256:cl", "128x256:c",
+		"128x256:cl2x", "128x256:s+4", "128x256:s-4", "128x256:g0", "128x128:pp", "64x256:s5:c2:g8:pp:bn",
+		"99999999999999999999x128", "128x256:s99999999999999999999", "128x256:s9223372036854775807",
+		"128x256:s4:s5:c1:c2", "256x256:c2:cl1", "128x256:bn:cl2", "128x128:pp:cl2", "128x128:cl3"}, hopper.Searched...)
+	pick := func(vs ...int) int { return vs[rng.IntN(len(vs))] }
+	for range 400 {
+		name := fmt.Sprintf("%dx%d", pick(-64, 0, 64, 96, 128, 192, 256, 320, 512), pick(32, 64, 96, 128, 192, 256, 512))
+		for _, part := range []string{
+			fmt.Sprintf("s%d", pick(0, 1, 2, 3, 4, 6, 8, 12)), fmt.Sprintf("c%d", pick(0, 1, 2, 3)),
+			fmt.Sprintf("g%d", pick(-1, 0, 1, 8)), "pp", "bn", fmt.Sprintf("cl%d", pick(0, 1, 2, 3)),
+		} {
+			if rng.IntN(2) == 0 {
+				name += ":" + part
+			}
+		}
+		names = append(names, name)
+	}
+	for _, name := range names {
+		tl, err := hopper.ParseTile(name)
+		switch {
+		case err != nil:
+			answers = append(answers, err.Error())
+		case tl.Check(hopper.SmemLimit) != nil:
+			answers = append(answers, tl.String()+" "+tl.Check(hopper.SmemLimit).Error())
+		default:
+			answers = append(answers, tl.String()+" ok")
+		}
+	}
+	return names, answers
 }
 
 // maxStreamsPlan is the largest streams value of the space (maxStreams,
