@@ -21,6 +21,11 @@ honoured. algo and sm_reserve choose among cuBLASLt's algorithms and its SM
 count target, which torch.mm does not expose: they are ignored. graph is
 ignored too: each call returns a new output tensor, as torch's fused ops do,
 and a replayed graph would write a fixed one.
+
+A tuned config of impl=fused (the persistent Hopper GEMM, kernels/gemm/hopper)
+is not run here yet: the fused GEMM runs from the Go plugin only, so such a
+config gives way to the default pipeline config, with a warning naming it
+(gemm.choose_pipeline).
 """
 
 from __future__ import annotations
@@ -78,7 +83,7 @@ class _Pipeline:
     def __init__(self, kernel: str, p: gemm.Problem, dtype: torch.dtype, group_name: str, rank: int,
                  device: torch.device, cache) -> None:
         self.kernel, self.p, self.dtype, self.rank, self.device = kernel, p, dtype, rank, device
-        self.choice = gemm.choose(kernel, p, _GEMM_DTYPES[dtype], cache)
+        self.choice = gemm.choose_pipeline(kernel, p, _GEMM_DTYPES[dtype], cache)
         self.cfg = gemm.parse_config(kernel, self.choice.config)
         gemm.validate(self.cfg, p)
         self.ws = _workspace(group_name, gemm.symmetric_bytes(kernel, p), device)

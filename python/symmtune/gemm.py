@@ -410,3 +410,20 @@ def choose(kernel: str, p: Problem, dtype: str, cache: str | os.PathLike | None 
         return Choice(fit_default(kernel, p), "default")
     source = "other-driver" if m.other_driver else ("tuned" if m.exact else "nearest")
     return Choice(cfg, source, m.entry.median_us)
+
+
+def choose_pipeline(kernel: str, p: Problem, dtype: str, cache: str | os.PathLike | None = None,
+                    hardware=None) -> Choice:
+    """choose(), for a runtime that runs only impl=pipeline (symmtune.torch
+    so far): a chosen fused config is replaced by the default (fitted to p),
+    with a warning, once per config, that names it."""
+    c = choose(kernel, p, dtype, cache, hardware)
+    impl = c.config.get("impl", IMPL_PIPELINE)
+    if impl == IMPL_PIPELINE:
+        return c
+    named = ",".join(f"{k}={v}" for k, v in sorted(c.config.items()))
+    _warn_once(("fused", kernel, named),
+               f"symmtune: the {c.source} {kernel} config for {p.world} ranks, {dtype}, m={p.m},n={p.n},k={p.k} is "
+               f"impl={impl} ({named}); the fused GEMM runs from the Go plugin only so far, so symmtune.torch runs "
+               "the default pipeline config")
+    return Choice(fit_default(kernel, p), "default")
