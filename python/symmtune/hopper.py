@@ -108,8 +108,6 @@ class Tile:
         if rows not in (64, 128) or (not self.ping_pong and self.bm - _quo(self.bm, self.consumers) * self.consumers):
             raise ValueError(f"block_m {self.bm} with {self.consumers} consumers (pingpong {_go(self.ping_pong)}): "
                              f"each consumer multiplies 64 or 128 rows, not {rows}")
-        if self.bm > 256:
-            raise ValueError(f"block_m {self.bm}: a TMA box is at most 256 rows")
         if self.cluster_m == 2:
             if self.ping_pong or not self.bk_major:
                 raise ValueError("cluster 2 is built for cooperative consumers and a K-major B")

@@ -92,11 +92,10 @@ func (t Tile) Check(smemLimit int) error {
 		return fmt.Errorf("group_m %d must be positive", t.GroupM)
 	}
 	rows := t.rowsPerConsumer()
+	// 64 or 128 rows per consumer, at most two consumers: block_m stays within
+	// a TMA box's 256 rows.
 	if rows != 64 && rows != 128 || (!t.PingPong && t.BM%t.Consumers != 0) {
 		return fmt.Errorf("block_m %d with %d consumers (pingpong %v): each consumer multiplies 64 or 128 rows, not %d", t.BM, t.Consumers, t.PingPong, rows)
-	}
-	if t.BM > 256 {
-		return fmt.Errorf("block_m %d: a TMA box is at most 256 rows", t.BM)
 	}
 	switch t.ClusterM() {
 	case 1:
