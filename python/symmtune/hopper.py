@@ -104,6 +104,9 @@ class Tile:
             raise ValueError(f"stages {self.stages}: the ring needs 2 stages to overlap loads with MMAs")
         if self.group_m < 1:
             raise ValueError(f"group_m {self.group_m} must be positive")
+        if not self.bk_major and self.bn % 64:
+            raise ValueError(f"block_n {self.bn} with B stored [K, N]: the kernel loads B in 64-column boxes, "
+                             "so block_n must be a multiple of 64")
         rows = self._rows_per_consumer()
         if rows not in (64, 128) or (not self.ping_pong and self.bm - _quo(self.bm, self.consumers) * self.consumers):
             raise ValueError(f"block_m {self.bm} with {self.consumers} consumers (pingpong {_go(self.ping_pong)}): "

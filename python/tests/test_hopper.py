@@ -16,7 +16,7 @@ HOPPER = Path(__file__).resolve().parents[2] / "kernels/gemm/hopper"
 def test_reads_the_go_packages_files():
     assert hopper.searched() == tuple(json.loads((HOPPER / "searched.json").read_text())["searched"])
     assert hopper.source() == (HOPPER / "wgmma.cuh").read_bytes() + (HOPPER / "hopper_gemm.cu").read_bytes()
-    assert hopper.widths() == (64, 128, 192, 256)
+    assert hopper.widths() == (64, 128, 192, 224, 256)
 
 
 def test_searched_tiles_fit_and_are_canonical():
@@ -42,7 +42,8 @@ def test_parse_tile_rejects(bad):
 
 
 @pytest.mark.parametrize("name,msg", [
-    ("128x96", "block_n 96: wgmma tiles are [64 128 192 256] wide"),
+    ("128x96", "block_n 96: wgmma tiles are [64 128 192 224 256] wide"),
+    ("128x224:bn", "block_n 224 with B stored [K, N]: the kernel loads B in 64-column boxes"),
     ("128x128:c3", "consumers 3: the kernel has 1 or 2 consumer warpgroups"),
     ("128x128:s1", "stages 1: the ring needs 2 stages"),
     ("128x128:g0", "group_m 0 must be positive"),

@@ -237,7 +237,7 @@ func tileQueries(rng *rand.Rand) (names, answers []string) {
 		"128x256:s4:s5:c1:c2", "256x256:c2:cl1", "128x256:bn:cl2", "128x128:pp:cl2", "128x128:cl3"}, hopper.Searched...)
 	pick := func(vs ...int) int { return vs[rng.IntN(len(vs))] }
 	for range 400 {
-		name := fmt.Sprintf("%dx%d", pick(-64, 0, 64, 96, 128, 192, 256, 320, 512), pick(32, 64, 96, 128, 192, 256, 512))
+		name := fmt.Sprintf("%dx%d", pick(-64, 0, 64, 96, 128, 192, 256, 320, 512), pick(32, 64, 96, 128, 192, 224, 256, 512))
 		for _, part := range []string{
 			fmt.Sprintf("s%d", pick(0, 1, 2, 3, 4, 6, 8, 12)), fmt.Sprintf("c%d", pick(0, 1, 2, 3)),
 			fmt.Sprintf("g%d", pick(-1, 0, 1, 8)), "pp", "bn", fmt.Sprintf("cl%d", pick(0, 1, 2, 3)),

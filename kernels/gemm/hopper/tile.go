@@ -90,6 +90,9 @@ func (t Tile) Check(smemLimit int) error {
 		return fmt.Errorf("stages %d: the ring needs 2 stages to overlap loads with MMAs", t.Stages)
 	case t.GroupM < 1:
 		return fmt.Errorf("group_m %d must be positive", t.GroupM)
+	case !t.BKMajor && t.BN%64 != 0:
+		// A B stored [K, N] loads as 64-column boxes, one 128-byte swizzle row each.
+		return fmt.Errorf("block_n %d with B stored [K, N]: the kernel loads B in 64-column boxes, so block_n must be a multiple of 64", t.BN)
 	}
 	rows := t.rowsPerConsumer()
 	// 64 or 128 rows per consumer, at most two consumers: block_m stays within
@@ -212,7 +215,7 @@ func ParseTile(name string) (Tile, error) {
 // combinations that do not fit.
 var (
 	BlockMValues = []int{64, 128, 256}
-	BlockNValues = []int{128, 192, 256}
+	BlockNValues = []int{128, 192, 224, 256}
 	StageValues  = []int{3, 4, 5, 6}
 )
 
@@ -222,7 +225,10 @@ var (
 // validates the whole product of a space's parameters. They are the leaders
 // of the GEMM-alone sweeps on an H200 (bench/results/2026-11-2*-h200-gemmalone*):
 // cooperative 128x256 and 256x128, ping-pong 128x128, two swizzle group
-// sizes, and the two leading cluster tiles.
+// sizes, the two leading cluster tiles, and 128x224, whose columns divide
+// n = 1792 and 3584 into whole tiles: at 4096x1792x4096 its 256 tiles fill
+// two waves of 132 SMs where 128x256's 224 leave the second one 70% full
+// (0.94x cuBLAS instead of 0.87x, bench/results/2026-11-23-h200-gemmalone-224.md).
 var Searched = mustSearched(searchedJSON)
 
 //go:embed searched.json

@@ -37,6 +37,8 @@ func TestTileCheck(t *testing.T) {
 		{"one consumer 128x128", with(func(t *Tile) { t.BN, t.Consumers = 128, 1 }), ""},
 		{"ping-pong 128x192 uses every register", with(func(t *Tile) { t.BN, t.Stages, t.PingPong = 192, 5, true }), ""},
 		{"no wgmma of that width", with(func(t *Tile) { t.BN = 96 }), "wgmma tiles"},
+		{"128x224 fits the 1792 and 3584 columns of the benchmark shapes", with(func(t *Tile) { t.BN = 224 }), ""},
+		{"224 columns of a B stored [K, N] are not whole 64-column boxes", with(func(t *Tile) { t.BN, t.BKMajor = 224, false }), "64-column boxes"},
 		{"three consumers", with(func(t *Tile) { t.Consumers = 3 }), "1 or 2 consumer"},
 		{"one stage", with(func(t *Tile) { t.Stages = 1 }), "2 stages"},
 		{"five stages of 128x256 overflow shared memory", with(func(t *Tile) { t.Stages = 5 }), "shared memory"},
