@@ -240,6 +240,13 @@ def memcpy(dst: int, src: int, nbytes: int, stream: int) -> None:
         _check("cuMemcpyDtoDAsync", r)
 
 
+def memset_d8(addr: int, value: int, nbytes: int, stream: int) -> None:
+    """Enqueues on stream the setting of nbytes bytes at addr to value."""
+    r = _fn("cuMemsetD8Async", _U64, ctypes.c_ubyte, _SZ, _P)(addr, value, nbytes, stream)
+    if r:
+        _check("cuMemsetD8Async", r)
+
+
 def event() -> int:
     """A new event without timing (for ordering streams), never freed: the
     pipelines keep theirs for the process's life."""

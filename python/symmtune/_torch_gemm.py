@@ -22,10 +22,10 @@ count target, which torch.mm does not expose: they are ignored. graph is
 ignored too: each call returns a new output tensor, as torch's fused ops do,
 and a replayed graph would write a fixed one.
 
-A tuned config of impl=fused (the persistent Hopper GEMM, kernels/gemm/hopper)
-is not run here yet: the fused GEMM runs from the Go plugin only, so such a
-config gives way to the default pipeline config, with a warning naming it
-(gemm.choose_pipeline).
+A tuned config of impl=fused runs the persistent Hopper GEMM
+(kernels/gemm/hopper) with the same copies, flags and reductions
+(_torch_fused); on a GPU that is not sm_90 such a config gives way to the
+default pipeline config, with a warning naming it (gemm.choose_runnable).
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ import os
 
 import torch
 
-from . import _cuda, gemm
+from . import _cuda, _torch_fused, gemm
 from ._torchrt import Symmetric, barrier_fn, group_info, side_streams
 
 _GEMM_DTYPES = {torch.bfloat16: "bf16", torch.float16: "f16"}
@@ -81,10 +81,11 @@ class _Pipeline:
     this rank, the workspace, streams, events and pointers, made once."""
 
     def __init__(self, kernel: str, p: gemm.Problem, dtype: torch.dtype, group_name: str, rank: int,
-                 device: torch.device, cache) -> None:
+                 device: torch.device, choice) -> None:
         self.kernel, self.p, self.dtype, self.rank, self.device = kernel, p, dtype, rank, device
-        self.choice = gemm.choose_pipeline(kernel, p, _GEMM_DTYPES[dtype], cache)
+        self.group_name, self.choice = group_name, choice
         self.cfg = gemm.parse_config(kernel, self.choice.config)
+        self.fused = self.cfg.impl == gemm.IMPL_FUSED
         gemm.validate(self.cfg, p)
         self.ws = _workspace(group_name, gemm.symmetric_bytes(kernel, p), device)
         w = p.world
@@ -101,6 +102,7 @@ class _Pipeline:
         self.chunk_ev = [_cuda.event() for _ in range(gemm.MAX_WORLD * gemm.MAX_CHUNKS)]
         self.barrier = _cuda.Launcher(barrier_fn(device), 1, 32, [self.ws.table.data_ptr(), rank, w])
         self.elt = torch.empty((), dtype=dtype).element_size()
+        self.status = _torch_fused.Status(device) if self.fused else None
 
     def flag(self, q: int, i: int) -> int:
         """The address of flag i in rank q's buffer."""
@@ -118,6 +120,8 @@ class _Pipeline:
         _cuda.write_value(stream, self.flag(self.rank, i), 0)
 
     def begin(self, main: int) -> None:
+        if self.status is not None:
+            _check_fused(self)
         _cuda.record(self.fork, main)
         for s in self.used:
             _cuda.wait_event(s, self.fork)
@@ -138,6 +142,7 @@ class _AllGatherMatmul(_Pipeline):
         self.a = self.ws.view(r, gemm.PAYLOAD_OFFSET, p.m * p.k, self.dtype).view(p.m, p.k)
         self.row_bytes = p.k * self.elt
         self.copy_fn = _util_fn("copy_chunk", _GEMM_DTYPES[self.dtype], self.device) if self.cfg.copy == "sm" else None
+        self.fused_call = _torch_fused.ag_call(self, self.status) if self.fused else None
 
     def copy(self, stream: int, sp: gemm.Span, src: int, dst: int) -> None:
         off = sp.start * self.row_bytes
@@ -153,6 +158,8 @@ class _AllGatherMatmul(_Pipeline):
         main_stream = torch.cuda.current_stream(self.device)
         main = main_stream.cuda_stream
         self.a[me * rows:(me + 1) * rows].copy_(a_shard)
+        if self.fused:
+            b = _torch_fused.b_operand(self.cfg.tile, b)
         if not self.push:
             for q in plan.peers:  # announce the own shard (after the copy: the write is ordered after it)
                 _cuda.write_value(main, self.flag(q, gemm.ready_flag(me)), 1)
@@ -167,8 +174,15 @@ class _AllGatherMatmul(_Pipeline):
                 self.consume(s, gemm.ready_flag(q))
                 for sp in plan.pulls[i]:
                     self.copy(s, sp, q, me)
-                    _cuda.record(self.chunk_ev[i * gemm.MAX_CHUNKS + sp.index], s)
+                    if self.fused:  # the GEMM waits for this flag
+                        _cuda.write_value(s, self.flag(me, gemm.partial_flag(q, sp.index)), 1)
+                    else:
+                        _cuda.record(self.chunk_ev[i * gemm.MAX_CHUNKS + sp.index], s)
         c = torch.empty(p.m, p.n, dtype=self.dtype, device=self.device)
+        if self.fused:
+            self.launch_fused(b, c)
+            self.end(main)
+            return self.a, c
         try:
             for st in plan.products:
                 gs = self.gemm_streams[st.stream]
@@ -188,6 +202,16 @@ class _AllGatherMatmul(_Pipeline):
         self.end(main)
         return self.a, c
 
+    def launch_fused(self, b: torch.Tensor, c: torch.Tensor) -> None:
+        """The persistent GEMM on the first product stream, then the clearing
+        of the chunk flags it waited on (all set before it can finish; the
+        call's end barrier keeps the next call's sets after the clear)."""
+        gs = self.gemm_streams[0]
+        self.fused_call(gs.cuda_stream, self.a.data_ptr(), b.data_ptr(), c.data_ptr())
+        _cuda.memset_d8(self.flag(self.rank, gemm.partial_flag(0, 0)), 0,
+                        gemm.MAX_WORLD * gemm.MAX_CHUNKS * gemm.FLAG_STRIDE, gs.cuda_stream)
+        self.status.after(gs)
+
 
 class _MatmulReduceScatter(_Pipeline):
     def __init__(self, *args) -> None:
@@ -201,6 +225,16 @@ class _MatmulReduceScatter(_Pipeline):
         # its products write when they write straight into the owner's).
         self.slots = [self.ws.view(q, gemm.PAYLOAD_OFFSET + r * self.slot_elems * self.elt, p.rows * p.n,
                                    self.dtype).view(p.rows, p.n) for q in range(p.world)]
+        self.fused_call = None
+        if self.fused:
+            ce = self.cfg.push == "ce" and p.world > 1
+            # push=ce: peers' rows staged here, each chunk flagged in a word
+            # of local_flags that the copy engine's stream waits for.
+            self.fused_staging = torch.empty(p.m * p.n, dtype=self.dtype, device=self.device) if ce else None
+            self.local_flags = torch.zeros(gemm.MAX_WORLD * gemm.MAX_CHUNKS * gemm.FLAG_STRIDE, dtype=torch.uint8,
+                                           device=self.device) if ce else None
+            self.fused_plan = _torch_fused.rs_plan(self)
+            self.fused_call = _torch_fused.rs_call(self, self.status, self.fused_staging, self.local_flags)
 
     def slot(self, q: int, src: int) -> int:
         """Where rank src's partial of owner q's rows lives, as mapped here."""
@@ -220,6 +254,13 @@ class _MatmulReduceScatter(_Pipeline):
         main_stream = torch.cuda.current_stream(self.device)
         main = main_stream.cuda_stream
         out = torch.empty(rows, p.n, dtype=self.dtype, device=self.device)
+        if self.fused:
+            a = _torch_fused.dense(a)
+            b = _torch_fused.b_operand(self.cfg.tile, b)
+            self.begin(main)
+            self.launch_fused(a, b, out)
+            self.end(main)
+            return out
         staging = None if self.gemm_push or p.world == 1 else torch.empty(p.m, p.n, dtype=self.dtype, device=self.device)
         self.begin(main)
         try:
@@ -250,8 +291,53 @@ class _MatmulReduceScatter(_Pipeline):
         self.end(main)
         return out
 
+    def launch_fused(self, a: torch.Tensor, b: torch.Tensor, out: torch.Tensor) -> None:
+        """The persistent GEMM on the first product stream (sm_reserve SMs
+        left to the reductions); with push=ce, each peer's chunks pushed by
+        the copy engine of its stream once staged (the GEMM's local flag,
+        cleared for the next call); the reduction of every own chunk once
+        every rank's partial of it is flagged."""
+        p, me, plan = self.p, self.rank, self.fused_plan
+        gs = self.gemm_streams[0]
+        self.fused_call(gs.cuda_stream, a.data_ptr(), b.data_ptr())
+        self.status.after(gs)
+        sh = gemm.shards(p.m, p.world, self.cfg.chunks)
+        row_bytes = p.n * self.elt
+        if self.local_flags is not None:
+            for i, q in enumerate(plan.owner):
+                if q == me:
+                    continue
+                s, sp = self.side[self.peer_index(q)], sh[q][plan.index[i]]
+                local = self.local_flags.data_ptr() + i * gemm.FLAG_STRIDE
+                _cuda.wait_value(s, local, 1)
+                _cuda.write_value(s, local, 0)
+                _cuda.memcpy(self.slot(q, me) + (sp.start - q * p.rows) * row_bytes,
+                             self.fused_staging.data_ptr() + sp.start * row_bytes, sp.rows * row_bytes, s)
+                _cuda.write_value(s, self.flag(q, gemm.partial_flag(me, sp.index)), 1)
+        for sp in sh[me]:
+            self.reduce_span(out, sp)
+
 
 _pipes: dict[tuple, _Pipeline] = {}
+_broken: dict[str, str] = {}  # group name -> why its fused GEMMs cannot run
+
+
+def _check_fused(pipe: _Pipeline) -> None:
+    """Raises when a fused call of pipe's group timed out (now, or before)."""
+    why = _broken.get(pipe.group_name)
+    if why is None:
+        try:
+            pipe.status.check(pipe.kernel)
+            return
+        except _torch_fused.FusedError as e:
+            why = _broken[pipe.group_name] = str(e)
+    raise _torch_fused.FusedError(why)
+
+
+def _no_fused(device: torch.device) -> str | None:
+    """Why the fused GEMM cannot run on device (None: it can)."""
+    major, minor = torch.cuda.get_device_capability(device)
+    return None if major == 9 else f"the fused GEMM needs an sm_90 GPU (wgmma, TMA); this one is sm_{major}{minor}"
 
 
 def _pipeline(cls, kernel: str, p: gemm.Problem, dtype: torch.dtype, group, cache) -> _Pipeline:
@@ -263,7 +349,8 @@ def _pipeline(cls, kernel: str, p: gemm.Problem, dtype: torch.dtype, group, cach
     # replaced is laid out again.
     if pipe is None or _workspaces.get((name, device.index)) is not pipe.ws:
         gemm.check_problem(kernel, p)
-        pipe = _pipes[key] = cls(p, dtype, name, rank, device, cache)
+        choice = gemm.choose_runnable(kernel, p, _GEMM_DTYPES[dtype], cache, no_fused=_no_fused(device))
+        pipe = _pipes[key] = cls(p, dtype, name, rank, device, choice)
     return pipe
 
 

@@ -412,18 +412,18 @@ def choose(kernel: str, p: Problem, dtype: str, cache: str | os.PathLike | None 
     return Choice(cfg, source, m.entry.median_us)
 
 
-def choose_pipeline(kernel: str, p: Problem, dtype: str, cache: str | os.PathLike | None = None,
-                    hardware=None) -> Choice:
-    """choose(), for a runtime that runs only impl=pipeline (symmtune.torch
-    so far): a chosen fused config is replaced by the default (fitted to p),
-    with a warning, once per config, that names it."""
+def choose_runnable(kernel: str, p: Problem, dtype: str, cache: str | os.PathLike | None = None,
+                    hardware=None, no_fused: str | None = None) -> Choice:
+    """choose(), for a runtime that may not run impl=fused here: when
+    no_fused says why (e.g. the GPU is not sm_90), a chosen fused config is
+    replaced by the default (fitted to p), with a warning, once per config,
+    that names it and the reason."""
     c = choose(kernel, p, dtype, cache, hardware)
     impl = c.config.get("impl", IMPL_PIPELINE)
-    if impl == IMPL_PIPELINE:
+    if impl == IMPL_PIPELINE or no_fused is None:
         return c
     named = ",".join(f"{k}={v}" for k, v in sorted(c.config.items()))
     _warn_once(("fused", kernel, named),
                f"symmtune: the {c.source} {kernel} config for {p.world} ranks, {dtype}, m={p.m},n={p.n},k={p.k} is "
-               f"impl={impl} ({named}); the fused GEMM runs from the Go plugin only so far, so symmtune.torch runs "
-               "the default pipeline config")
+               f"impl={impl} ({named}); {no_fused}, so symmtune.torch runs the default pipeline config")
     return Choice(fit_default(kernel, p), "default")

@@ -19,9 +19,10 @@ from pathlib import Path
 
 _DIR = Path(__file__).resolve().parent / "_kernels" / "hopper"
 
-# tile.go's BK and SmemLimit.
+# tile.go's BK and SmemLimit; source.go's Entry.
 BK = 64
 SMEM_LIMIT = 232448
+ENTRY = "hopper_gemm"
 
 _INT64 = range(-(1 << 63), 1 << 63)
 _FORM = "want BMxBN[:sS][:cC][:gG][:pp][:bn][:clN]"
@@ -124,6 +125,27 @@ class Tile:
         if s > smem_limit:
             raise ValueError(f"{self.stages} stages of {self.bm}x{BK} and {self.bn}x{BK} tiles need {s} bytes of "
                              f"shared memory, more than the {smem_limit} a block may use")
+
+    @property
+    def threads(self) -> int:
+        """Tile.Threads: one producer warpgroup and the consumers."""
+        return 128 * (self.consumers + 1)
+
+    @property
+    def rows_per_tile(self) -> int:
+        """Tile.RowsPerTile: a cluster tile's rows, the unit of the tile order."""
+        return self.bm * self.cluster_m
+
+    def tiles(self, m: int, n: int) -> int:
+        """Tile.Tiles: cluster tiles of an m x n output."""
+        return -(-m // self.rows_per_tile) * -(-n // self.bn)
+
+    def options(self, bf16: bool) -> list[str]:
+        """Tile.Options: the NVRTC -D flags of the tile."""
+        b = lambda v: "1" if v else "0"  # noqa: E731
+        return [f"-DDTYPE_BF16={b(bf16)}", f"-DB_KMAJOR={b(self.bk_major)}", f"-DBM={self.bm}", f"-DBN={self.bn}",
+                f"-DSTAGES={self.stages}", f"-DCONSUMERS={self.consumers}", f"-DPINGPONG={b(self.ping_pong)}",
+                f"-DGROUP_M={self.group_m}", f"-DCLUSTER_M={self.cluster_m}"]
 
     def __str__(self) -> str:
         """Tile.String: the name parse_tile reads back."""

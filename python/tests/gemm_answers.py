@@ -1,16 +1,18 @@
 """Answers the GEMM parity queries with symmtune.gemm, for the Go test
 kernels/gemm/gpu/parity_test.go (TestPlanParity): reads {"plans", "configs",
-"tiles", "spaces"} on stdin and writes, in the same order, each plan in the
+"tiles", "fused", "spaces"} on stdin and writes, in the same order, each plan in the
 form the Go test builds from PlanAG/PlanRS, "ok" or Validate's message for
 each config on its problem, for each tile name ParseTile's message or the
-canonical name and Check's verdict, each kernel's space as
+canonical name and Check's verdict (with the NVRTC options of a valid
+tile), for each fused query the fused plans
+(symmtune.fusedplan) and the RSTable bytes in hex, each kernel's space as
 [{"Name", "Values"}] (space.Param) and its kernel version.
 """
 
 import json
 import sys
 
-from symmtune import gemm, hopper
+from symmtune import fusedplan, gemm, hopper
 
 
 def span(s: gemm.Span) -> dict:
@@ -49,13 +51,23 @@ def tile(name: str) -> str:
         t.check(hopper.SMEM_LIMIT)
     except ValueError as e:
         return f"{t} {e}"
-    return f"{t} ok"
+    return f"{t} ok {' '.join(t.options(True))}"
+
+
+def fused(q: dict) -> dict:
+    ag = fusedplan.plan_fused_ag(q["m"], q["world"], q["rank"], q["chunks"], q["rows_per_tile"])
+    rs = fusedplan.plan_fused_rs(q["m"], q["n"], q["world"], q["rank"], q["chunks"], q["bm"], q["bn"],
+                                 q["rows_per_tile"])
+    return {"ag": {"order": list(ag.order), "table": ag.table()},
+            "rs": {"order": list(rs.order), "bounds": list(rs.bounds), "owner": list(rs.owner),
+                   "index": list(rs.index), "expect": list(rs.expect)},
+            "rs_table": rs.table(q["dst"], q["flag"]).hex()}
 
 
 if __name__ == "__main__":
     qs = json.load(sys.stdin)
     json.dump({"plans": [plan(q) for q in qs["plans"]], "configs": [verdict(q) for q in qs["configs"]],
-               "tiles": [tile(name) for name in qs["tiles"]],
+               "tiles": [tile(name) for name in qs["tiles"]], "fused": [fused(q) for q in qs["fused"]],
                "spaces": {k: [{"Name": n, "Values": list(v)} for n, v in gemm.SPACE[k].items()] for k in qs["spaces"]},
                "versions": {k: gemm.kernel_version(k) for k in qs["spaces"]}},
               sys.stdout)

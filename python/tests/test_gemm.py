@@ -200,7 +200,10 @@ def test_choose_errors(tmp_path):
         gemm.choose("matmulrs", gemm.Problem(8190, 8, 8, 4), "bf16", bad, hardware=GPU)
 
 
-def test_choose_pipeline_runs_the_default_for_a_fused_config(tmp_path, recwarn, monkeypatch):
+SM80 = "the fused GEMM needs an sm_90 GPU (wgmma, TMA); this one is sm_80"
+
+
+def test_choose_runnable_runs_the_default_for_a_fused_config_it_cannot_run(tmp_path, recwarn, monkeypatch):
     monkeypatch.setattr(gemm, "_warned", set())
     fused = {**gemm.default_config("agmm"), "impl": FUSED, "chunks": 4}
     rs_fused = {**gemm.default_config("matmulrs"), "impl": FUSED, "push": "gemm"}
@@ -211,21 +214,24 @@ def test_choose_pipeline_runs_the_default_for_a_fused_config(tmp_path, recwarn, 
     p = gemm.Problem(8192, 3584, 8192, 4)
     assert gemm.choose("agmm", p, "bf16", path, hardware=GPU).config == fused  # the lookup itself keeps it
     for shape in (p, gemm.Problem(4096, 3584, 8192, 4)):  # tuned, then nearest: the same config, one warning
-        c = gemm.choose_pipeline("agmm", shape, "bf16", path, hardware=GPU)
+        c = gemm.choose_runnable("agmm", shape, "bf16", path, hardware=GPU, no_fused=SM80)
         assert (c.config, c.source, c.median_us) == (gemm.default_config("agmm"), "default", None)
     assert len(recwarn.list) == 1
     msg = str(recwarn.pop().message)
     assert f"the tuned agmm config for 4 ranks, bf16, m=8192,n=3584,k=8192 is impl={FUSED} (" in msg
-    assert "chunks=4" in msg and "the fused GEMM runs from the Go plugin only so far" in msg
+    assert "chunks=4" in msg and f"; {SM80}, so symmtune.torch" in msg
     assert "runs the default pipeline config" in msg
     # A pipeline config passes through, with no warning.
-    c = gemm.choose_pipeline("agmm", gemm.Problem(512, 3584, 8192, 4), "bf16", path, hardware=GPU)
+    c = gemm.choose_runnable("agmm", gemm.Problem(512, 3584, 8192, 4), "bf16", path, hardware=GPU)
     assert (c.config, c.source) == (piped, "tuned") and not recwarn.list
     # matmulrs alike.
-    c = gemm.choose_pipeline("matmulrs", p, "bf16", path, hardware=GPU)
+    c = gemm.choose_runnable("matmulrs", p, "bf16", path, hardware=GPU, no_fused=SM80)
     assert (c.config, c.source) == (gemm.default_config("matmulrs"), "default")
     assert f"impl={FUSED}" in str(recwarn.pop().message) and not recwarn.list
     # Another fused config warns again; the default is fitted to the problem (one row per rank: one chunk).
-    c = gemm.choose_pipeline("agmm", gemm.Problem(4, 3584, 8192, 4), "bf16", path, hardware=GPU)
+    c = gemm.choose_runnable("agmm", gemm.Problem(4, 3584, 8192, 4), "bf16", path, hardware=GPU, no_fused=SM80)
     assert (c.config, c.source) == ({**gemm.default_config("agmm"), "chunks": 1}, "default")
     assert "chunks=1" in str(recwarn.pop().message) and not recwarn.list
+    # Where the fused GEMM runs, a fused config is what runs.
+    c = gemm.choose_runnable("agmm", p, "bf16", path, hardware=GPU)
+    assert (c.config, c.source) == (fused, "tuned") and not recwarn.list

@@ -165,7 +165,8 @@ func TestPlanParity(t *testing.T) {
 		}
 	}
 	tiles, tileVerdicts := tileQueries(rng)
-	q, err := json.Marshal(map[string]any{"plans": plans, "configs": configs, "tiles": tiles, "spaces": []string{AGMM, MatmulRS}})
+	fusedQs, fusedWant := fusedQueries(rng)
+	q, err := json.Marshal(map[string]any{"plans": plans, "configs": configs, "tiles": tiles, "fused": fusedQs, "spaces": []string{AGMM, MatmulRS}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -181,14 +182,15 @@ func TestPlanParity(t *testing.T) {
 		Plans    []any             `json:"plans"`
 		Configs  []any             `json:"configs"`
 		Tiles    []string          `json:"tiles"`
+		Fused    []any             `json:"fused"`
 		Spaces   map[string][]any  `json:"spaces"`
 		Versions map[string]string `json:"versions"`
 	}
 	if err := json.Unmarshal(out, &got); err != nil {
 		t.Fatalf("python answer: %v", err)
 	}
-	if len(got.Plans) != len(plans) || len(got.Configs) != len(configs) || len(got.Tiles) != len(tiles) {
-		t.Fatalf("python answered %d plans, %d configs and %d tiles of %d, %d and %d", len(got.Plans), len(got.Configs), len(got.Tiles), len(plans), len(configs), len(tiles))
+	if len(got.Plans) != len(plans) || len(got.Configs) != len(configs) || len(got.Tiles) != len(tiles) || len(got.Fused) != len(fusedQs) {
+		t.Fatalf("python answered %d plans, %d configs, %d tiles and %d fused plans of %d, %d, %d and %d", len(got.Plans), len(got.Configs), len(got.Tiles), len(got.Fused), len(plans), len(configs), len(tiles), len(fusedQs))
 	}
 	bad := 0
 	for i := range plans {
@@ -209,6 +211,12 @@ func TestPlanParity(t *testing.T) {
 			t.Errorf("tile %q:\n  go:     %v\n  python: %v", tiles[i], tileVerdicts[i], got.Tiles[i])
 		}
 	}
+	for i := range fusedQs {
+		if w := jsonOf(t, fusedWant[i]); !reflect.DeepEqual(got.Fused[i], w) && bad < 20 {
+			bad++
+			t.Errorf("fused plan %v:\n  go:     %v\n  python: %v", fusedQs[i], w, got.Fused[i])
+		}
+	}
 	fused := 0
 	for i, c := range configs {
 		if strings.HasPrefix(c["config"].(space.Config)[ParamImpl].Str, ImplFused+":") && verdicts[i] == "ok" {
@@ -223,7 +231,46 @@ func TestPlanParity(t *testing.T) {
 			t.Errorf("kernel version of %s: go %s, python %s", k, v, got.Versions[k])
 		}
 	}
-	t.Logf("%d plans, %d configs (%d valid fused), %d tile names, 2 spaces and kernel versions agree", len(plans), len(configs), fused, len(tiles))
+	t.Logf("%d plans, %d configs (%d valid fused), %d tile names, %d fused plans and tables, 2 spaces and kernel versions agree", len(plans), len(configs), fused, len(tiles), len(fusedQs))
+}
+
+// fusedQueries are problems of the fused GEMM, each with Go's PlanFusedAG
+// and PlanFusedRS for it and the RSTable bytes (hex) of the latter with
+// made-up addresses: the tables symmtune.torch uploads for the kernel.
+func fusedQueries(rng *rand.Rand) (qs []map[string]any, want []any) {
+	for i := 0; i < 300; i++ {
+		world := 1 + rng.IntN(MaxWorld)
+		rows := []int{1, 3, 64, 100, 128, 300, 1024}[rng.IntN(7)]
+		chunks := []int{1, 2, 4, 8}[rng.IntN(4)]
+		bm := []int{64, 128, 256}[rng.IntN(3)]
+		bn := []int{128, 192, 224, 256}[rng.IntN(4)]
+		tile := bm * (1 + rng.IntN(2))
+		m, n, r := world*rows, 8*(1+rng.IntN(600)), rng.IntN(world)
+		if chunks > rows || chunks*world > maxRSChunks {
+			continue
+		}
+		ag := PlanFusedAG(m, world, r, chunks, tile)
+		rs := PlanFusedRS(m, n, world, r, chunks, bm, bn, tile)
+		dst, flag := make([]uint64, world), make([]uint64, len(rs.Owner))
+		for q := range dst {
+			dst[q] = 0x7f0000000000 + uint64(q)<<32 + uint64(r)
+		}
+		for j := range flag {
+			flag[j] = 0x7e0000000000 + uint64(j)*FlagStride
+		}
+		tab, err := rs.Table(dst, flag)
+		if err != nil {
+			panic(err)
+		}
+		qs = append(qs, map[string]any{"m": m, "n": n, "world": world, "rank": r, "chunks": chunks, "bm": bm, "bn": bn,
+			"rows_per_tile": tile, "dst": dst, "flag": flag})
+		want = append(want, map[string]any{
+			"ag": map[string]any{"order": ag.Order, "table": ag.Table()},
+			"rs": map[string]any{"order": rs.Order, "bounds": rs.Bounds, "owner": rs.Owner, "index": rs.Index, "expect": rs.Expect},
+			"rs_table": fmt.Sprintf("%x", tab),
+		})
+	}
+	return qs, want
 }
 
 // tileQueries are tile names, Searched's, odd and malformed ones and a
@@ -256,7 +303,7 @@ func tileQueries(rng *rand.Rand) (names, answers []string) {
 		case tl.Check(hopper.SmemLimit) != nil:
 			answers = append(answers, tl.String()+" "+tl.Check(hopper.SmemLimit).Error())
 		default:
-			answers = append(answers, tl.String()+" ok")
+			answers = append(answers, tl.String()+" ok "+strings.Join(tl.Options(true), " "))
 		}
 	}
 	return names, answers

@@ -1,0 +1,191 @@
+"""symmtune.torch's impl=fused (the persistent Hopper GEMM) checked and timed,
+one process per GPU (any world size, 1 included: then it is the GEMM alone
+behind symmtune.torch's call path).
+
+    PYTHONPATH=python:bench torchrun --nproc-per-node W bench/torch_fused.py [--tiles T1,T2] [--shapes MxNxK,...]
+
+1. Correctness: every searched tile (symmtune.hopper.searched()) with each
+   kernel's communication variants (agmm pull/push and chunks; matmulrs
+   push=ce/push=gemm, chunks, sm_reserve), forced, at shapes whose m and n
+   are not multiples of any tile (TMA's out-of-bounds rows, the epilogue's
+   edges), two trials each on fresh random inputs, the output's memory
+   poisoned with NaN before each call, against a float64 reference
+   (all_gather / reduce_scatter of float64 products).
+2. Timing at the benchmark shapes (bench/peer_method.py: CUDA events around
+   one call, median of 50, max over ranks): torch.mm alone on the full
+   product (cuBLAS), then symmtune.torch with the pipeline default and with
+   each fused tile of --tiles, and torch's fused symm_mem op, all in this
+   call; ratios are to torch.mm alone.
+Exit code 1 when any check failed.
+"""
+import argparse
+import os
+import sys
+
+import torch
+import torch.distributed as dist
+import torch.distributed._symmetric_memory as symm_mem
+
+import symmtune.torch as st
+from peer_method import bench
+from symmtune import _torch_gemm, gemm, hopper
+from symmtune.kernels import Choice
+
+TOL = 1e-2  # bf16 output rounding (2^-8 relative) over fp32 accumulation
+
+
+def fused_variants(kernel: str, world: int, tiles: list[str]) -> list[dict]:
+    d = {**gemm.default_config(kernel), "graph": 0, "chunks": 1 if world == 1 else 2}
+    first = f"fused:{tiles[0]}"
+    vs = [{"impl": f"fused:{t}"} for t in tiles]
+    if kernel == gemm.AGMM:
+        vs += [{"impl": first, "direction": "push"}, {"impl": first, "chunks": 4},
+               {"impl": first, "direction": "push", "chunks": 8}]
+    else:
+        vs += [{"impl": first, "push": "gemm"}, {"impl": first, "chunks": 4}, {"impl": first, "push": "gemm", "chunks": 8},
+               {"impl": first, "sm_reserve": 8}]
+    return [{**d, **v} for v in vs]
+
+
+def inputs(kernel, m, n, k, world, rank, seed):
+    gen = torch.Generator(device="cuda").manual_seed(seed * 1000 + rank)
+    rows = m // world if kernel == gemm.AGMM else m
+    a = torch.randn(rows, k, dtype=torch.bfloat16, device="cuda", generator=gen)
+    b = torch.randn(k, n, dtype=torch.bfloat16, device="cuda", generator=gen) / k ** 0.5
+    return a, b
+
+
+def reference64(kernel, a, b, world):
+    """float64 product (and collective) of the bf16 inputs."""
+    if kernel == gemm.AGMM:
+        full = torch.empty(a.shape[0] * world, a.shape[1], dtype=a.dtype, device="cuda")
+        dist.all_gather_into_tensor(full, a)
+        return full.double() @ b.double()
+    c = a.double() @ b.double()
+    out = torch.empty(c.shape[0] // world, c.shape[1], dtype=c.dtype, device="cuda")
+    dist.reduce_scatter_tensor(out, c)
+    return out
+
+
+def ours(kernel):
+    return st.all_gather_matmul if kernel == gemm.AGMM else st.matmul_reduce_scatter
+
+
+def poison(kernel, m, n, world):
+    """Fills with NaN, then frees, a block of the output's size, which the
+    caching allocator hands to the call's output next: rows the kernel does
+    not write stay NaN."""
+    rows = m if kernel == gemm.AGMM else m // world
+    torch.full((rows, n), float("nan"), dtype=torch.bfloat16, device="cuda")
+
+
+def rel_err(got, ref):
+    got = got.double()
+    if not torch.isfinite(got).all():
+        return float("inf")
+    return ((got - ref).norm() / ref.norm()).item()
+
+
+class forced:
+    """Makes symmtune.torch choose cfg (gemm.choose is what it asks)."""
+
+    def __init__(self, cfg):
+        self.cfg = cfg
+
+    def __enter__(self):
+        self.saved = gemm.choose
+        gemm.choose = lambda *a, **kw: Choice(dict(self.cfg), "forced")
+        _torch_gemm._pipes.clear()
+
+    def __exit__(self, *exc):
+        gemm.choose = self.saved
+        _torch_gemm._pipes.clear()
+
+
+def check(kernel, cfg, m, n, k, world, rank):
+    p = gemm.Problem(m, n, k, world)
+    try:
+        gemm.validate(gemm.parse_config(kernel, cfg), p)
+    except ValueError as e:
+        return True, f"skipped ({e})"
+    errs = []
+    with forced(cfg):
+        for t in range(2):
+            a, b = inputs(kernel, m, n, k, world, rank, 11 * t + 1)
+            poison(kernel, m, n, world)
+            got = ours(kernel)(a, b)
+            errs.append(rel_err(got, reference64(kernel, a, b, world)))
+    worst = torch.tensor([max(errs)], device="cuda", dtype=torch.float64)
+    dist.all_reduce(worst, op=dist.ReduceOp.MAX)
+    return worst.item() <= TOL, f"rel err {worst.item():.3g}"
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--tiles", default="128x256:s4:c2:g8,128x224:s4:c2:g8,128x224:s5:c2:g4,128x224:s5:c2:g4:cl2")
+    ap.add_argument("--shapes", default="4096x1792x4096,8192x3584x8192,16384x3584x8192")
+    ap.add_argument("--no-check", action="store_true")
+    args = ap.parse_args()
+    rank, world = int(os.environ["LOCAL_RANK"]), int(os.environ["WORLD_SIZE"])
+    torch.cuda.set_device(rank)
+    dist.init_process_group("nccl", device_id=torch.device(f"cuda:{rank}"))
+    g = dist.group.WORLD.group_name
+    try:
+        symm_mem.enable_symm_mem_for_group(g)
+    except Exception:  # newer torch: every group may use symmetric memory
+        pass
+    say = (lambda *a: print(*a, flush=True)) if rank == 0 else (lambda *a: None)
+    ok = True
+    if not args.no_check:
+        for kernel in gemm.KERNELS:
+            for (m, n, k) in [(328 * world, 520, 776), (1000 * world, 1800, 1032)]:
+                for cfg in fused_variants(kernel, world, list(hopper.searched())):
+                    good, what = check(kernel, cfg, m, n, k, world, rank)
+                    ok &= good
+                    say(f"check,{kernel},{m}x{n}x{k},{cfg['impl']},dir={cfg.get('direction', '')}"
+                        f",push={cfg.get('push', '')},chunks={cfg['chunks']},sm_reserve={cfg['sm_reserve']}"
+                        f",{'ok' if good else 'FAILED'},{what}")
+    tiles = args.tiles.split(",")
+    rows = []
+    for shape in args.shapes.split(","):
+        m, n, k = map(int, shape.split("x"))
+        for kernel in gemm.KERNELS:
+            a, b = inputs(kernel, m, n, k, world, rank, 7)
+            full_a = torch.randn(m, k, dtype=torch.bfloat16, device="cuda")
+            bt = b.t().contiguous().t()  # B as an nn.Linear weight's .t(): the fused GEMM reads it as is
+            res = {"mm_alone": bench(lambda: torch.mm(full_a, b))}
+            for cfg in [gemm.fit_default(kernel, gemm.Problem(m, n, k, world))] + \
+                       [{**gemm.default_config(kernel), "impl": f"fused:{t}", "graph": 0, "chunks": 1 if world == 1 else 2}
+                        for t in tiles]:
+                try:
+                    gemm.validate(gemm.parse_config(kernel, cfg), gemm.Problem(m, n, k, world))
+                except ValueError as e:
+                    say(f"# {kernel} {shape} {cfg['impl']}: {e}")
+                    continue
+                with forced(cfg):
+                    fn = ours(kernel)
+                    res[f"symmtune:{cfg['impl']}"] = bench(lambda: fn(a, bt))
+            try:
+                if kernel == gemm.AGMM:
+                    res["torch_fused"] = bench(lambda: torch.ops.symm_mem.fused_all_gather_matmul(a, [b], 0, g))
+                else:
+                    res["torch_fused"] = bench(lambda: torch.ops.symm_mem.fused_matmul_reduce_scatter(a, b, "sum", 0, g))
+            except Exception as ex:  # noqa: BLE001 - a peer op missing is reported, not fatal
+                say(f"# torch fused {kernel} {shape}: {ex!r}"[:300])
+            for impl, us in res.items():
+                say(f"{kernel},{impl},{shape},{us:.1f}")
+            rows.append((kernel, shape, res))
+    flag = torch.tensor([0 if ok else 1], device="cuda")
+    dist.all_reduce(flag)
+    say(f"\n{world} ranks, {torch.cuda.get_device_name()}; µs, median of 50, max over ranks; "
+        "(ratio to torch.mm alone of the full product)")
+    for kernel, shape, res in rows:
+        base = res["mm_alone"]
+        say(f"| {kernel} | {shape} | " + " | ".join(f"{impl} {us:.1f} ({us / base:.3f})" for impl, us in res.items()) + " |")
+    say("\ncorrectness:", "every check within tolerance" if flag.item() == 0 else "FAILED")
+    dist.destroy_process_group()
+    sys.exit(0 if flag.item() == 0 else 1)
+
+
+if __name__ == "__main__":
+    main()
