@@ -265,8 +265,8 @@ func fusedQueries(rng *rand.Rand) (qs []map[string]any, want []any) {
 		qs = append(qs, map[string]any{"m": m, "n": n, "world": world, "rank": r, "chunks": chunks, "bm": bm, "bn": bn,
 			"rows_per_tile": tile, "dst": dst, "flag": flag})
 		want = append(want, map[string]any{
-			"ag": map[string]any{"order": ag.Order, "table": ag.Table()},
-			"rs": map[string]any{"order": rs.Order, "bounds": rs.Bounds, "owner": rs.Owner, "index": rs.Index, "expect": rs.Expect},
+			"ag":       map[string]any{"order": ag.Order, "table": ag.Table()},
+			"rs":       map[string]any{"order": rs.Order, "bounds": rs.Bounds, "owner": rs.Owner, "index": rs.Index, "expect": rs.Expect},
 			"rs_table": fmt.Sprintf("%x", tab),
 		})
 	}
