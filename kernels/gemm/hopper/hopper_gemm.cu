@@ -218,6 +218,37 @@ __device__ __forceinline__ u32 pack2(float lo, float hi) {
 	return r;
 }
 
+// quad_transpose: the four lanes of a quad (lane / 4 alike) hold, for rows
+// they share, one column pair of each of four 8-column blocks (v[j]: block
+// j, the pair lane % 4). Afterwards lane q holds block q's four pairs (w[t]:
+// pair t), 8 adjacent columns, which it stores as one 16-byte vector: a warp
+// then writes whole 32-byte sectors, and a store to a peer crosses NVLink
+// as 16 bytes instead of four separate 4-byte ones.
+__device__ __forceinline__ void quad_transpose(const u32 v[4], u32 w[4], int lane) {
+	const int q = lane & 3;
+#pragma unroll
+	for (int r = 0; r < 4; r++) {
+		// Round r: lane d takes from lane (d + r) % 4 its pair of block d.
+		const int send = (q - r) & 3, from = (lane & ~3) | ((q + r) & 3);
+		u32 x = send == 0 ? v[0] : send == 1 ? v[1] : send == 2 ? v[2] : v[3];
+		asm volatile("shfl.sync.idx.b32 %0, %1, %2, 0x1f, 0xffffffff;" : "=r"(x) : "r"(x), "r"(from));
+#pragma unroll
+		for (int t = 0; t < 4; t++)
+			if (((q + r) & 3) == t) w[t] = x;
+	}
+}
+__device__ __forceinline__ void st_v4(u32* p, const u32 w[4]) {
+	asm volatile("st.global.v4.b32 [%0], {%1, %2, %3, %4};" ::"l"(p), "r"(w[0]), "r"(w[1]), "r"(w[2]), "r"(w[3]) : "memory");
+}
+// STORE_PAIRS=1 (diagnostic): the epilogue stores each column pair as it
+// comes, 4 bytes at a time (what it did before the quad transpose).
+#ifndef STORE_PAIRS
+#define STORE_PAIRS 0
+#endif
+#if !STORE_PAIRS && BN % 32 != 0
+#error "the 16-byte epilogue stores groups of four 8-column blocks: BN must be a multiple of 32"
+#endif
+
 // tile_of maps a linear tile index to its (row, column) tile: groups of
 // GROUP_M tile rows, column-major inside a group, the rows taken in the
 // order of the order table (0: natural order).
@@ -498,8 +529,8 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) CLUSTER_ATTR
 
 			// Epilogue: the m64nN accumulator layout gives each thread two
 			// adjacent columns of rows warp*16 + lane/4 and +8, for every
-			// 8-column block. n is even (the host checks), so a pair never
-			// straddles the edge.
+			// 8-column block; quad_transpose regroups them into 16-byte
+			// runs.
 			// Rows go to C, or (matmul + reduce-scatter) row g to its
 			// owner's slot for this rank's partials, row g - owner*rpr there.
 			const RSTable* rs = (const RSTable*)rs_tab;
@@ -517,6 +548,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) CLUSTER_ATTR
 						dst[h] = (u32*)(c_ptr + (u64)g * n * 2);
 					}
 				}
+#if STORE_PAIRS
 #pragma unroll
 				for (int j = 0; j < BN / 8; j++) {
 					const int col = tn * BN + j * 8 + (lane % 4) * 2;
@@ -525,6 +557,25 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) CLUSTER_ATTR
 						if (r0 + 8 < m) dst[1][col / 2] = pack2(acc[mi][4 * j + 2], acc[mi][4 * j + 3]);
 					}
 				}
+#else
+				// Four 8-column blocks at a time; n is a multiple of 8 (the
+				// host checks), so a block is wholly inside or outside.
+#pragma unroll
+				for (int g = 0; g < BN / 32; g++) {
+#pragma unroll
+					for (int h = 0; h < 2; h++) {
+						u32 v[4], w[4];
+#pragma unroll
+						for (int jj = 0; jj < 4; jj++) {
+							const int j = 4 * g + jj;
+							v[jj] = pack2(acc[mi][4 * j + 2 * h], acc[mi][4 * j + 2 * h + 1]);
+						}
+						quad_transpose(v, w, lane);
+						const int col = tn * BN + (4 * g + lane % 4) * 8;
+						if (col < n && r0 + 8 * h < m) st_v4(dst[h] + col / 2, w);
+					}
+				}
+#endif
 			}
 			if (rs) asm volatile("bar.arrive %0, %1;" ::"r"(SIGNAL_BAR(i)), "r"(STORERS + 32) : "memory");
 		}
