@@ -23,7 +23,8 @@ BUDGET=${BUDGET:-30}
 BUDGET_FUSED=${BUDGET_FUSED:-40}
 ITERS=${ITERS:-20}
 WARMUP=${WARMUP:-5}
-TILES=${TILES:-"128x256:s4:c2:g8,128x256:s4:c2:g4,256x128:s4:c2:g8,128x128:s6:c2:g4:pp,128x128:s6:c2:g8:pp"}
+# The GEMM-alone tiles: the searched ones (kernels/gemm/hopper/searched.json).
+TILES=${TILES:-$(python3 -c 'import json, sys; print(",".join(json.load(open(sys.argv[1]))["searched"]))' "$(dirname "$0")/../kernels/gemm/hopper/searched.json")}
 LOGS=${LOGS:-$OUT/logs}
 . "$(dirname "$0")/lib.sh"
 CACHE=$LOGS/configs.toml

@@ -4,8 +4,8 @@ the tiles a search tries and the rules that reject a tile or a shape.
 
 A port of kernels/gemm/hopper/tile.go (Tile, ParseTile, Check, CheckShape),
 reading the package's own files through python/symmtune/_kernels/hopper:
-searched.json (Searched), wgmma.cuh (the widths it has wrappers for) and
-hopper_gemm.cu. The Go test TestPlanParity (kernels/gemm/gpu) holds its
+searched.json (Searched), wgmma.cuh (the widths it has wrappers for),
+hopper_ptx.cuh and hopper_gemm.cu. The Go test TestPlanParity (kernels/gemm/gpu) holds its
 answers on a table of tile names equal to Go's.
 """
 
@@ -30,8 +30,9 @@ _FORM = "want BMxBN[:sS][:cC][:gG][:pp][:bn][:clN]"
 
 @lru_cache(maxsize=None)
 def source() -> bytes:
-    """hopper.Source: the generated wgmma wrappers, then the kernel."""
-    return (_DIR / "wgmma.cuh").read_bytes() + (_DIR / "hopper_gemm.cu").read_bytes()
+    """hopper.Source: the generated wgmma wrappers, the PTX wrappers, then
+    the kernel."""
+    return b"".join((_DIR / f).read_bytes() for f in ("wgmma.cuh", "hopper_ptx.cuh", "hopper_gemm.cu"))
 
 
 @lru_cache(maxsize=None)

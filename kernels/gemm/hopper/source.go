@@ -7,13 +7,16 @@ import _ "embed"
 var (
 	//go:embed wgmma.cuh
 	wgmmaHeader string
+	//go:embed hopper_ptx.cuh
+	ptxHeader string
 	//go:embed hopper_gemm.cu
 	kernelSource string
 )
 
 // Source is the CUDA C NVRTC compiles (with Tile.Options): the generated
-// wgmma wrappers, then the kernel. Its entry point is Entry.
-var Source = wgmmaHeader + kernelSource
+// wgmma wrappers, the PTX wrappers, then the kernel. Its entry point is
+// Entry.
+var Source = wgmmaHeader + ptxHeader + kernelSource
 
 // Entry is the kernel's extern "C" name.
 const Entry = "hopper_gemm"

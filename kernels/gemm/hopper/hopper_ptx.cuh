@@ -1,0 +1,172 @@
+// PTX wrappers of the Hopper features hopper_gemm.cu uses (mbarriers,
+// clusters, TMA, wgmma fences and shared-memory descriptors, conversions,
+// warp shuffles and vector stores, acquire loads and the global timer):
+// what CUTLASS's cute/arch headers provide, which NVRTC cannot include here.
+// kernels/gemm/hopper.Source puts this file between wgmma.cuh and
+// hopper_gemm.cu; nothing here depends on the tile's configuration except
+// DTYPE_BF16 (from the command line).
+typedef unsigned int u32;
+typedef unsigned long long u64;
+
+// The CUtensorMap the host encodes (cuTensorMapEncodeTiled): 128 opaque
+// bytes, passed by value as a __grid_constant__ parameter so TMA reads it
+// from the parameter space.
+struct __align__(64) TensorMap {
+	u64 opaque[16];
+};
+
+__device__ __forceinline__ u32 smem_addr(const void* p) {
+	u32 r;
+	asm("{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }" : "=r"(r) : "l"(p));
+	return r;
+}
+
+__device__ __forceinline__ void mbar_init(u32 bar, u32 count) {
+	asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(bar), "r"(count) : "memory");
+}
+__device__ __forceinline__ void mbar_expect_tx(u32 bar, u32 bytes) {
+	asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(bytes) : "memory");
+}
+__device__ __forceinline__ void mbar_arrive(u32 bar) {
+	asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(bar) : "memory");
+}
+__device__ __forceinline__ bool mbar_try_wait(u32 bar, u32 parity) {
+	u32 ok;
+	asm volatile(
+		"{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }"
+		: "=r"(ok)
+		: "r"(bar), "r"(parity)
+		: "memory");
+	return ok != 0;
+}
+// mbar_wait returns once the phase of the given parity has completed.
+__device__ __forceinline__ void mbar_wait(u32 bar, u32 parity) {
+	while (!mbar_try_wait(bar, parity)) {
+	}
+}
+
+// mbar_wait_cluster is mbar_wait with cluster-scope acquire: the producer's
+// wait for a stage that consumers of both CTAs of a cluster release.
+__device__ __forceinline__ void mbar_wait_cluster(u32 bar, u32 parity) {
+	u32 ok = 0;
+	while (!ok) {
+		asm volatile(
+			"{ .reg .pred p; mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }"
+			: "=r"(ok)
+			: "r"(bar), "r"(parity)
+			: "memory");
+	}
+}
+// mbar_arrive_cta arrives on the barrier at the same shared-memory offset
+// in cluster CTA rank. With the default semantics, as CUTLASS's
+// ClusterBarrier does: CLUSTER_RELEASE 1 (a diagnostic) uses release at
+// cluster scope, which measured at half speed (it seems to wait for the
+// thread's MMAs still in flight).
+#ifndef CLUSTER_RELEASE
+#define CLUSTER_RELEASE 0
+#endif
+__device__ __forceinline__ void mbar_arrive_cta(u32 bar, u32 rank) {
+	u32 remote;
+	asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(bar), "r"(rank));
+#if CLUSTER_RELEASE
+	asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];" ::"r"(remote) : "memory");
+#else
+	asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];" ::"r"(remote) : "memory");
+#endif
+}
+__device__ __forceinline__ u32 cluster_rank() {
+	u32 r;
+	asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
+	return r;
+}
+__device__ __forceinline__ void cluster_sync() {
+	asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;" ::: "memory");
+}
+// tma_load_multicast is tma_load into the same offset of every CTA of the
+// cluster in mask, completing on each one's barrier at bar's offset.
+__device__ __forceinline__ void tma_load_multicast(u32 dst, const TensorMap* map, u32 bar, int c0, int c1, unsigned short mask) {
+	asm volatile(
+		"cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster [%0], [%1, {%3, %4}], [%2], %5;"
+		::"r"(dst), "l"((u64)map), "r"(bar), "r"(c0), "r"(c1), "h"(mask)
+		: "memory");
+}
+
+// tma_load copies the box at (c0 innermost, c1) of map into shared memory
+// at dst, completing bytes on bar.
+__device__ __forceinline__ void tma_load(u32 dst, const TensorMap* map, u32 bar, int c0, int c1) {
+	asm volatile(
+		"cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4}], [%2];"
+		::"r"(dst), "l"((u64)map), "r"(bar), "r"(c0), "r"(c1)
+		: "memory");
+}
+
+__device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
+__device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory"); }
+template <int N>
+__device__ __forceinline__ void wgmma_wait() {
+	asm volatile("wgmma.wait_group.sync.aligned %0;" ::"n"(N) : "memory");
+}
+// Keeps the compiler from moving accumulator reads or writes across the
+// asynchronous MMAs that own those registers (CUTLASS's
+// warpgroup_fence_operand).
+__device__ __forceinline__ void fence_acc(float* d, int n) {
+#pragma unroll
+	for (int i = 0; i < n; i++) asm volatile("" : "+f"(d[i])::"memory");
+}
+
+// Shared-memory matrix descriptors for 128-byte-swizzled tiles: start
+// address, leading and stride byte offsets (>> 4), swizzle mode 1 (128B).
+// K-major (rows of 64 k-values, 8-row atoms 1024 bytes apart): the leading
+// offset is unused by the swizzled layout (1 by convention). MN-major (rows
+// of 64 n-values per k): atoms of 8 k-rows 1024 bytes apart, 64-column
+// blocks nblock bytes apart.
+__device__ __forceinline__ u64 desc_kmajor(u32 addr) {
+	return (u64)((addr & 0x3FFFF) >> 4) | ((u64)1 << 16) | ((u64)(1024 >> 4) << 32) | ((u64)1 << 62);
+}
+__device__ __forceinline__ u64 desc_mnmajor(u32 addr, u32 nblock) {
+	return (u64)((addr & 0x3FFFF) >> 4) | ((u64)(nblock >> 4) << 16) | ((u64)(1024 >> 4) << 32) | ((u64)1 << 62);
+}
+
+__device__ __forceinline__ u32 pack2(float lo, float hi) {
+	u32 r;
+#if DTYPE_BF16
+	asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+#else
+	asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+#endif
+	return r;
+}
+
+// quad_transpose: the four lanes of a quad (lane / 4 alike) hold, for rows
+// they share, one column pair of each of four 8-column blocks (v[j]: block
+// j, the pair lane % 4). Afterwards lane q holds block q's four pairs (w[t]:
+// pair t), 8 adjacent columns, which it stores as one 16-byte vector: a warp
+// then writes whole 32-byte sectors, and a store to a peer crosses NVLink
+// as 16 bytes instead of four separate 4-byte ones.
+__device__ __forceinline__ void quad_transpose(const u32 v[4], u32 w[4], int lane) {
+	const int q = lane & 3;
+#pragma unroll
+	for (int r = 0; r < 4; r++) {
+		// Round r: lane d takes from lane (d + r) % 4 its pair of block d.
+		const int send = (q - r) & 3, from = (lane & ~3) | ((q + r) & 3);
+		u32 x = send == 0 ? v[0] : send == 1 ? v[1] : send == 2 ? v[2] : v[3];
+		asm volatile("shfl.sync.idx.b32 %0, %1, %2, 0x1f, 0xffffffff;" : "=r"(x) : "r"(x), "r"(from));
+#pragma unroll
+		for (int t = 0; t < 4; t++)
+			if (((q + r) & 3) == t) w[t] = x;
+	}
+}
+__device__ __forceinline__ void st_v4(u32* p, const u32 w[4]) {
+	asm volatile("st.global.v4.b32 [%0], {%1, %2, %3, %4};" ::"l"(p), "r"(w[0]), "r"(w[1]), "r"(w[2]), "r"(w[3]) : "memory");
+}
+
+__device__ __forceinline__ u32 ld_acquire_sys(u64 p) {
+	u32 v;
+	asm volatile("ld.acquire.sys.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+	return v;
+}
+__device__ __forceinline__ u64 globaltimer() {
+	u64 t;
+	asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+	return t;
+}
