@@ -28,7 +28,7 @@ import torch.distributed._symmetric_memory as symm_mem
 
 import symmtune.torch as st
 from peer_method import bench
-from symmtune import _torch_gemm, gemm, hopper
+from symmtune import _torch_fused, _torch_gemm, gemm, hopper
 from symmtune.kernels import Choice
 
 TOL = 1e-2  # bf16 output rounding (2^-8 relative) over fp32 accumulation
@@ -120,6 +120,31 @@ def check(kernel, cfg, m, n, k, world, rank):
     return worst.item() <= TOL, f"rel err {worst.item():.3g}"
 
 
+def check_timeout(tile: str) -> tuple[bool, str]:
+    """A chunk whose flag never comes: the kernel must give up after its
+    bound (1 ms here), set the status word (mapped host memory) and return,
+    and the next fused call must raise."""
+    t = hopper.parse_tile(tile)
+    g = _torch_fused.fused_gemm(t, True, torch.device("cuda", torch.cuda.current_device()))
+    m, n, k = 512, 512, 512
+    a = torch.randn(m, k, dtype=torch.bfloat16, device="cuda")
+    bt = torch.randn(n, k, dtype=torch.bfloat16, device="cuda")
+    c = torch.empty(m, n, dtype=torch.bfloat16, device="cuda")
+    flags = torch.zeros(4096, dtype=torch.uint8, device="cuda")  # flag 0 stays 0
+    st = _torch_fused.Status()
+    call = _torch_fused.Call(g, m, n, k, g.sms, order=tuple(range(-(-m // t.rows_per_tile))),
+                             table=[0, m, 0], flags=flags.data_ptr(), status=st, device=a.device, timeout_ns=10**6)
+    call(torch.cuda.current_stream().cuda_stream, a.data_ptr(), bt.data_ptr(), c.data_ptr())
+    torch.cuda.synchronize()
+    if st.word.value != 1:
+        return False, f"status {st.word.value} after a wait that cannot end"
+    try:
+        st.check("agmm")
+    except _torch_fused.FusedError as e:
+        return True, f"raised: {str(e)[:60]}..."
+    return False, "no FusedError"
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--tiles", default="128x256:s4:c2:g8,128x224:s4:c2:g8,128x224:s5:c2:g4,128x224:s5:c2:g4:cl2")
@@ -137,6 +162,10 @@ def main():
     say = (lambda *a: print(*a, flush=True)) if rank == 0 else (lambda *a: None)
     ok = True
     if not args.no_check:
+        for tile in (hopper.searched()[0], hopper.searched()[-1]):
+            good, what = check_timeout(tile)
+            ok &= good
+            say(f"check,timeout,{tile},{'ok' if good else 'FAILED'},{what}")
         for kernel in gemm.KERNELS:
             for (m, n, k) in [(328 * world, 520, 776), (1000 * world, 1800, 1032)]:
                 for cfg in fused_variants(kernel, world, list(hopper.searched())):

@@ -247,6 +247,28 @@ def memset_d8(addr: int, value: int, nbytes: int, stream: int) -> None:
         _check("cuMemsetD8Async", r)
 
 
+class HostWord:
+    """A u32 in pinned host memory that kernels of this context can write
+    (cuMemHostAlloc, mapped): the host reads it without a copy or a sync.
+    Never freed: a few per process."""
+
+    _DEVICEMAP = 0x2  # CU_MEMHOSTALLOC_DEVICEMAP
+
+    def __init__(self) -> None:
+        host, dev = ctypes.c_void_p(), ctypes.c_uint64()
+        _check("cuMemHostAlloc", _fn("cuMemHostAlloc", ctypes.POINTER(ctypes.c_void_p), _SZ, ctypes.c_uint)(
+            ctypes.byref(host), 4, self._DEVICEMAP))
+        _check("cuMemHostGetDevicePointer", _fn("cuMemHostGetDevicePointer_v2", ctypes.POINTER(ctypes.c_uint64), _P,
+                                                ctypes.c_uint)(ctypes.byref(dev), host, 0))
+        self._word = ctypes.c_uint32.from_address(host.value)
+        self._word.value = 0
+        self.device_ptr = dev.value
+
+    @property
+    def value(self) -> int:
+        return self._word.value
+
+
 def event() -> int:
     """A new event without timing (for ordering streams), never freed: the
     pipelines keep theirs for the process's life."""

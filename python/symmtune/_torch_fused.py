@@ -14,11 +14,11 @@ push (push=ce), and flags each finished chunk; the reductions of the
 pipeline wait for every rank's flag of an own chunk.
 
 A wait for a chunk is bounded (2 s, as in the plugin): past it the kernel
-sets a status word instead of holding the GPU. Reading it would stall every
-call, so it is copied to pinned memory after each call and read when the
-next call starts: that call raises, and the group's fused GEMMs stay
-unusable in this process (a peer that stops delivering leaves the group's
-flags in an unknown state), so no later call returns a wrong result.
+sets a status word instead of holding the GPU. The word is mapped host
+memory, read by every call before it starts, without a sync: the call after
+a timed-out one raises, and the group's fused GEMMs stay unusable in this
+process (a peer that stops delivering leaves the group's flags in an
+unknown state), so no later call returns a wrong result.
 """
 
 from __future__ import annotations
@@ -104,7 +104,7 @@ class Call:
 
     def __init__(self, g: FusedGEMM, m: int, n: int, k: int, sms: int, *, order: tuple[int, ...],
                  table: list[int] | None = None, flags: int = 0, rs: bytes | None = None, rows_per_rank: int = 0,
-                 status: torch.Tensor, device: torch.device) -> None:
+                 status: Status, device: torch.device, timeout_ns: int = TIMEOUT_NS) -> None:
         hopper.check_shape(n, k)
         self.g, self.m, self.n, self.k = g, m, n, k
         self.map_a, self.map_b = _sm90.TensorMap(), _sm90.TensorMap()
@@ -116,7 +116,7 @@ class Call:
         self._c = p.u64(0).last()
         p.i32(m).i32(n).i32(k)
         p.u64(self.order.data_ptr()).u64(self.table.data_ptr() if table else 0).i32(len(table) // 2 if table else 0)
-        p.u64(flags).u64(status.data_ptr()).u64(TIMEOUT_NS)
+        p.u64(flags).u64(status.word.device_ptr).u64(timeout_ns)
         p.u64(self.rs.data_ptr() if rs else 0).i32(rows_per_rank)
         self.launch = _sm90.Launcher(g.fn, g.grid(m, n, sms), g.tile.threads, g.smem, p)
 
@@ -138,29 +138,30 @@ def _device_bytes(b: bytes, device: torch.device) -> torch.Tensor:
 
 
 class Status:
-    """A call's timeout word, read one call late (see the module's doc)."""
+    """The timeout word of a group's fused GEMMs on this device, in mapped
+    host memory: the kernel stores 1 there when a wait times out, and each
+    call looks at it (no copy, no sync) before it starts."""
 
-    def __init__(self, device: torch.device) -> None:
-        self.word = torch.zeros(1, dtype=torch.int32, device=device)
-        self._host = torch.zeros(1, dtype=torch.int32, pin_memory=True)
-        self._done = torch.cuda.Event()
-        self._pending = False
+    def __init__(self) -> None:
+        self.word = _cuda.HostWord()
 
     def check(self, what: str) -> None:
         """Raises FusedError when an earlier call's wait timed out."""
-        if self._pending and self._done.query():
-            self._pending = False
-            if self._host.item():
-                raise FusedError(f"symmtune.torch: a fused {what} waited over {TIMEOUT_NS // 10**9} s for a peer's "
-                                 "chunk (a copy never completed); that call's output was wrong, and fused GEMMs of "
-                                 "this group cannot run again in this process")
+        if self.word.value:
+            raise FusedError(f"symmtune.torch: a fused {what} waited over {TIMEOUT_NS // 10**9} s for a peer's "
+                             "chunk (a copy never completed); that call's output was wrong, and fused GEMMs of "
+                             "this group cannot run again in this process")
 
-    def after(self, stream: torch.cuda.Stream) -> None:
-        """Enqueues on stream, after the kernel, the copy that check reads."""
-        with torch.cuda.stream(stream):
-            self._host.copy_(self.word, non_blocking=True)
-            self._done.record(stream)
-        self._pending = True
+
+_statuses: dict[tuple[str, int], Status] = {}
+
+
+def status(group_name: str, device: torch.device) -> Status:
+    """The group's timeout word on device, made once."""
+    key = (group_name, device.index)
+    if key not in _statuses:
+        _statuses[key] = Status()
+    return _statuses[key]
 
 
 def b_operand(tile: hopper.Tile, b: torch.Tensor) -> torch.Tensor:
@@ -185,7 +186,7 @@ def ag_call(pipe, status: Status) -> Call:
     g = fused_gemm(cfg.tile, pipe.dtype == torch.bfloat16, pipe.device)
     plan = fusedplan.plan_fused_ag(p.m, p.world, me, cfg.chunks, cfg.tile.rows_per_tile)
     return Call(g, p.m, p.n, p.k, g.sms, order=plan.order, table=plan.table(), flags=pipe.ws.ptrs[me],
-                status=status.word, device=pipe.device)
+                status=status, device=pipe.device)
 
 
 def rs_plan(pipe) -> fusedplan.FusedRS:
@@ -207,4 +208,4 @@ def rs_call(pipe, status: Status, staging: torch.Tensor | None, local_flags: tor
     flags = [local_flags.data_ptr() + i * gemm.FLAG_STRIDE if ce and q != me else
              pipe.flag(q, gemm.partial_flag(me, plan.index[i])) for i, q in enumerate(plan.owner)]
     return Call(g, p.m, p.n, p.k, g.sms - cfg.sm_reserve, order=plan.order, rs=plan.table(dst, flags),
-                rows_per_rank=p.rows, status=status.word, device=pipe.device)
+                rows_per_rank=p.rows, status=status, device=pipe.device)

@@ -102,7 +102,7 @@ class _Pipeline:
         self.chunk_ev = [_cuda.event() for _ in range(gemm.MAX_WORLD * gemm.MAX_CHUNKS)]
         self.barrier = _cuda.Launcher(barrier_fn(device), 1, 32, [self.ws.table.data_ptr(), rank, w])
         self.elt = torch.empty((), dtype=dtype).element_size()
-        self.status = _torch_fused.Status(device) if self.fused else None
+        self.status = _torch_fused.status(group_name, device) if self.fused else None
 
     def flag(self, q: int, i: int) -> int:
         """The address of flag i in rank q's buffer."""
@@ -210,7 +210,6 @@ class _AllGatherMatmul(_Pipeline):
         self.fused_call(gs.cuda_stream, self.a.data_ptr(), b.data_ptr(), c.data_ptr())
         _cuda.memset_d8(self.flag(self.rank, gemm.partial_flag(0, 0)), 0,
                         gemm.MAX_WORLD * gemm.MAX_CHUNKS * gemm.FLAG_STRIDE, gs.cuda_stream)
-        self.status.after(gs)
 
 
 class _MatmulReduceScatter(_Pipeline):
@@ -300,7 +299,6 @@ class _MatmulReduceScatter(_Pipeline):
         p, me, plan = self.p, self.rank, self.fused_plan
         gs = self.gemm_streams[0]
         self.fused_call(gs.cuda_stream, a.data_ptr(), b.data_ptr())
-        self.status.after(gs)
         sh = gemm.shards(p.m, p.world, self.cfg.chunks)
         row_bytes = p.n * self.elt
         if self.local_flags is not None:
@@ -319,19 +317,12 @@ class _MatmulReduceScatter(_Pipeline):
 
 
 _pipes: dict[tuple, _Pipeline] = {}
-_broken: dict[str, str] = {}  # group name -> why its fused GEMMs cannot run
 
 
 def _check_fused(pipe: _Pipeline) -> None:
-    """Raises when a fused call of pipe's group timed out (now, or before)."""
-    why = _broken.get(pipe.group_name)
-    if why is None:
-        try:
-            pipe.status.check(pipe.kernel)
-            return
-        except _torch_fused.FusedError as e:
-            why = _broken[pipe.group_name] = str(e)
-    raise _torch_fused.FusedError(why)
+    """Raises when a fused call of pipe's group has timed out (the word
+    stays set, so every later call raises too)."""
+    pipe.status.check(pipe.kernel)
 
 
 def _no_fused(device: torch.device) -> str | None:

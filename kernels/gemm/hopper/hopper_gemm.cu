@@ -130,7 +130,9 @@ __device__ bool wait_rows(const u32* tab, int nchunks, int lo, int hi, u64 flags
 		const u64 addr = flags + (u64)f * FLAG_STRIDE, t0 = globaltimer();
 		while (ld_acquire_sys(addr) == 0) {
 			if (globaltimer() - t0 > timeout_ns) {
-				atomicExch((u32*)status, 1u);
+				// A plain store at system scope: the word may be host memory
+				// mapped for the device (symmtune.torch reads it there).
+				asm volatile("st.relaxed.sys.global.u32 [%0], %1;" ::"l"(status), "r"(1u) : "memory");
 				return false;
 			}
 			asm volatile("nanosleep.u32 32;");
