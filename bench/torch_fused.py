@@ -26,10 +26,10 @@ import torch
 import torch.distributed as dist
 import torch.distributed._symmetric_memory as symm_mem
 
-import symmtune.torch as st
 from peer_method import bench
 from symmtune import _torch_fused, _torch_gemm, gemm, hopper
 from symmtune.kernels import Choice
+from torch_gemm import inputs, ours
 
 TOL = 1e-2  # bf16 output rounding (2^-8 relative) over fp32 accumulation
 
@@ -47,14 +47,6 @@ def fused_variants(kernel: str, world: int, tiles: list[str]) -> list[dict]:
     return [{**d, **v} for v in vs]
 
 
-def inputs(kernel, m, n, k, world, rank, seed):
-    gen = torch.Generator(device="cuda").manual_seed(seed * 1000 + rank)
-    rows = m // world if kernel == gemm.AGMM else m
-    a = torch.randn(rows, k, dtype=torch.bfloat16, device="cuda", generator=gen)
-    b = torch.randn(k, n, dtype=torch.bfloat16, device="cuda", generator=gen) / k ** 0.5
-    return a, b
-
-
 def reference64(kernel, a, b, world):
     """float64 product (and collective) of the bf16 inputs."""
     if kernel == gemm.AGMM:
@@ -65,10 +57,6 @@ def reference64(kernel, a, b, world):
     out = torch.empty(c.shape[0] // world, c.shape[1], dtype=c.dtype, device="cuda")
     dist.reduce_scatter_tensor(out, c)
     return out
-
-
-def ours(kernel):
-    return st.all_gather_matmul if kernel == gemm.AGMM else st.matmul_reduce_scatter
 
 
 def poison(kernel, m, n, world):
@@ -131,15 +119,15 @@ def check_timeout(tile: str) -> tuple[bool, str]:
     bt = torch.randn(n, k, dtype=torch.bfloat16, device="cuda")
     c = torch.empty(m, n, dtype=torch.bfloat16, device="cuda")
     flags = torch.zeros(4096, dtype=torch.uint8, device="cuda")  # flag 0 stays 0
-    st = _torch_fused.Status()
+    status = _torch_fused.Status()
     call = _torch_fused.Call(g, m, n, k, g.sms, order=tuple(range(-(-m // t.rows_per_tile))),
-                             table=[0, m, 0], flags=flags.data_ptr(), status=st, device=a.device, timeout_ns=10**6)
+                             table=[0, m, 0], flags=flags.data_ptr(), status=status, device=a.device, timeout_ns=10**6)
     call(torch.cuda.current_stream().cuda_stream, a.data_ptr(), bt.data_ptr(), c.data_ptr())
     torch.cuda.synchronize()
-    if st.word.value != 1:
-        return False, f"status {st.word.value} after a wait that cannot end"
+    if status.word.value != 1:
+        return False, f"status {status.word.value} after a wait that cannot end"
     try:
-        st.check("agmm")
+        status.check("agmm")
     except _torch_fused.FusedError as e:
         return True, f"raised: {str(e)[:60]}..."
     return False, "no FusedError"
