@@ -120,8 +120,6 @@ class _Pipeline:
         _cuda.write_value(stream, self.flag(self.rank, i), 0)
 
     def begin(self, main: int) -> None:
-        if self.status is not None:
-            _check_fused(self)
         _cuda.record(self.fork, main)
         for s in self.used:
             _cuda.wait_event(s, self.fork)
@@ -157,9 +155,11 @@ class _AllGatherMatmul(_Pipeline):
         rows = p.rows
         main_stream = torch.cuda.current_stream(self.device)
         main = main_stream.cuda_stream
-        self.a[me * rows:(me + 1) * rows].copy_(a_shard)
         if self.fused:
+            # Before anything reaches a peer: a broken group stops here.
+            self.status.check(self.kernel)
             b = _torch_fused.b_operand(self.cfg.tile, b)
+        self.a[me * rows:(me + 1) * rows].copy_(a_shard)
         if not self.push:
             for q in plan.peers:  # announce the own shard (after the copy: the write is ordered after it)
                 _cuda.write_value(main, self.flag(q, gemm.ready_flag(me)), 1)
@@ -254,6 +254,7 @@ class _MatmulReduceScatter(_Pipeline):
         main = main_stream.cuda_stream
         out = torch.empty(rows, p.n, dtype=self.dtype, device=self.device)
         if self.fused:
+            self.status.check(self.kernel)
             a = _torch_fused.dense(a)
             b = _torch_fused.b_operand(self.cfg.tile, b)
             self.begin(main)
@@ -317,12 +318,6 @@ class _MatmulReduceScatter(_Pipeline):
 
 
 _pipes: dict[tuple, _Pipeline] = {}
-
-
-def _check_fused(pipe: _Pipeline) -> None:
-    """Raises when a fused call of pipe's group has timed out (the word
-    stays set, so every later call raises too)."""
-    pipe.status.check(pipe.kernel)
 
 
 def _no_fused(device: torch.device) -> str | None:
