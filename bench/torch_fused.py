@@ -38,12 +38,16 @@ def fused_variants(kernel: str, world: int, tiles: list[str]) -> list[dict]:
     d = {**gemm.default_config(kernel), "graph": 0, "chunks": 1 if world == 1 else 2}
     first = f"fused:{tiles[0]}"
     vs = [{"impl": f"fused:{t}"} for t in tiles]
+    last = f"fused:{tiles[-1]}"
     if kernel == gemm.AGMM:
         vs += [{"impl": first, "direction": "push"}, {"impl": first, "chunks": 4},
                {"impl": first, "direction": "push", "chunks": 8}]
+        graphed = [{"impl": first, "graph": 1}, {"impl": last, "graph": 1, "direction": "push", "chunks": 4}]
     else:
         vs += [{"impl": first, "push": "gemm"}, {"impl": first, "chunks": 4}, {"impl": first, "push": "gemm", "chunks": 8},
                {"impl": first, "sm_reserve": 8}]
+        graphed = [{"impl": first, "graph": 1}, {"impl": last, "graph": 1, "push": "gemm", "chunks": 4}]
+    vs += graphed  # replayed from a CUDA graph, each trial's new pointers updated into it
     return [{**d, **v} for v in vs]
 
 
@@ -156,10 +160,11 @@ def main():
             say(f"check,timeout,{tile},{'ok' if good else 'FAILED'},{what}")
         for kernel in gemm.KERNELS:
             for (m, n, k) in [(328 * world, 520, 776), (1000 * world, 1800, 1032)]:
-                for cfg in fused_variants(kernel, world, list(hopper.searched())):
+                pipeline = gemm.fit_default(kernel, gemm.Problem(m, n, k, world))
+                for cfg in [pipeline] + fused_variants(kernel, world, list(hopper.searched())):
                     good, what = check(kernel, cfg, m, n, k, world, rank)
                     ok &= good
-                    say(f"check,{kernel},{m}x{n}x{k},{cfg['impl']},dir={cfg.get('direction', '')}"
+                    say(f"check,{kernel},{m}x{n}x{k},{cfg['impl']},graph={cfg['graph']},dir={cfg.get('direction', '')}"
                         f",push={cfg.get('push', '')},chunks={cfg['chunks']},sm_reserve={cfg['sm_reserve']}"
                         f",{'ok' if good else 'FAILED'},{what}")
     tiles = args.tiles.split(",")
@@ -172,8 +177,8 @@ def main():
             bt = b.t().contiguous().t()  # B as an nn.Linear weight's .t(): the fused GEMM reads it as is
             res = {"mm_alone": bench(lambda: torch.mm(full_a, b))}
             for cfg in [gemm.fit_default(kernel, gemm.Problem(m, n, k, world))] + \
-                       [{**gemm.default_config(kernel), "impl": f"fused:{t}", "graph": 0, "chunks": 1 if world == 1 else 2}
-                        for t in tiles]:
+                       [{**gemm.default_config(kernel), "impl": f"fused:{t}", "graph": g, "chunks": 1 if world == 1 else 2}
+                        for t in tiles for g in (0, 1)]:
                 try:
                     gemm.validate(gemm.parse_config(kernel, cfg), gemm.Problem(m, n, k, world))
                 except ValueError as e:
@@ -181,7 +186,8 @@ def main():
                     continue
                 with forced(cfg):
                     fn = ours(kernel)
-                    res[f"symmtune:{cfg['impl']}"] = bench(lambda: fn(a, bt))
+                    name = cfg["impl"] + (":graph" if cfg["impl"] != "pipeline" and cfg["graph"] else "")
+                    res[f"symmtune:{name}"] = bench(lambda: fn(a, bt))
             try:
                 if kernel == gemm.AGMM:
                     res["torch_fused"] = bench(lambda: torch.ops.symm_mem.fused_all_gather_matmul(a, [b], 0, g))

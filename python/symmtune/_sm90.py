@@ -148,3 +148,7 @@ class Launcher:
         r = self._launch(self._fn, self._grid, 1, 1, self._threads, 1, 1, self._smem, stream, self._array, None)
         if r:
             _check("cuLaunchKernel", r)
+
+    def node_params(self) -> tuple:
+        """As _cuda.Launcher.node_params."""
+        return self._fn, self._grid, self._threads, self._smem, self._array

@@ -23,11 +23,12 @@ unknown state), so no later call returns a wrong result.
 
 from __future__ import annotations
 
+import ctypes
 import struct
 
 import torch
 
-from . import _cuda, _sm90, fusedplan, gemm, hopper
+from . import _cuda, _graph, _sm90, fusedplan, gemm, hopper
 
 TIMEOUT_NS = 2_000_000_000  # fusedrun_cuda.go's fusedTimeoutNs
 
@@ -120,17 +121,53 @@ class Call:
         p.u64(self.rs.data_ptr() if rs else 0).i32(rows_per_rank)
         self.launch = _sm90.Launcher(g.fn, g.grid(m, n, sms), g.tile.threads, g.smem, p)
 
-    def __call__(self, stream: int, a: int, b: int, c: int = 0) -> None:
-        """Enqueues C = A * B on stream (C at c; unused by a reduce-scatter,
-        whose table says where rows go)."""
+    def set(self, a: int, b: int, c: int = 0) -> bool:
+        """Points the launch at A, B and C (C unused by a reduce-scatter,
+        whose table says where rows go); True when anything changed."""
+        changed = False
         if a != self._a:
             self.g.encode_a(self.map_a, a, self.m, self.k)
-            self._a = a
+            self._a, changed = a, True
         if b != self._b:
             self.g.encode_b(self.map_b, b, self.n, self.k)
-            self._b = b
-        self._c.value = c
+            self._b, changed = b, True
+        if c != self._c.value:
+            self._c.value, changed = c, True
+        return changed
+
+    def __call__(self, stream: int, a: int, b: int, c: int = 0) -> None:
+        """Enqueues C = A * B on stream."""
+        self.set(a, b, c)
         self.launch(stream)
+
+    def is_node(self, fn: int, arg) -> bool:
+        """Whether a captured kernel node of function fn is this launch."""
+        return fn == ctypes.cast(self.g.fn, ctypes.c_void_p).value
+
+
+class Runner:
+    """Runs a fused call's enqueue(stream): directly each time, or (graph,
+    the tuned config's graph=1, as the Go plugin replays it) captured once
+    into a CUDA graph on a stream of its own and replayed, with updates the
+    launches whose arguments changed since (each with how to tell its node
+    in the graph, see _graph.Graph)."""
+
+    def __init__(self, enqueue, graph: bool, *, device: torch.device, updates: list) -> None:
+        self.enqueue, self.use_graph, self.updates = enqueue, graph, updates
+        self.graph: _graph.Graph | None = None
+        self.capture = torch.cuda.Stream(device) if graph else None
+
+    def run(self, stream: int, changed: list) -> None:
+        """One call on stream; changed: the launches whose arguments moved."""
+        if not self.use_graph:
+            self.enqueue(stream)
+            return
+        if self.graph is None:
+            self.graph = _graph.Graph(self.enqueue, self.capture.cuda_stream, self.updates)
+        else:
+            for launch in changed:
+                self.graph.update(launch)
+        self.graph(stream)
 
 
 def _device_bytes(b: bytes, device: torch.device) -> torch.Tensor:

@@ -20,16 +20,20 @@ its own torch.mm), direction, copy, copy_blocks, push and reduce_blocks are
 honoured. algo and sm_reserve choose among cuBLASLt's algorithms and its SM
 count target, which torch.mm does not expose: they are ignored. graph is
 ignored too: each call returns a new output tensor, as torch's fused ops do,
-and a replayed graph would write a fixed one.
+and a graph of torch.mm calls would write a fixed one.
 
 A tuned config of impl=fused runs the persistent Hopper GEMM
 (kernels/gemm/hopper) with the same copies, flags and reductions
-(_torch_fused); on a GPU that is not sm_90 such a config gives way to the
-default pipeline config, with a warning naming it (gemm.choose_runnable).
+(_torch_fused), sm_reserve and graph included: with graph=1 the call is
+captured once into a CUDA graph and replayed, its kernels given each call's
+pointers first (_graph); on a GPU that is not sm_90 such a config gives way
+to the default pipeline config, with a warning naming it
+(gemm.choose_runnable).
 """
 
 from __future__ import annotations
 
+import ctypes
 import os
 
 import torch
@@ -140,7 +144,10 @@ class _AllGatherMatmul(_Pipeline):
         self.a = self.ws.view(r, gemm.PAYLOAD_OFFSET, p.m * p.k, self.dtype).view(p.m, p.k)
         self.row_bytes = p.k * self.elt
         self.copy_fn = _util_fn("copy_chunk", _GEMM_DTYPES[self.dtype], self.device) if self.cfg.copy == "sm" else None
-        self.fused_call = _torch_fused.ag_call(self, self.status) if self.fused else None
+        if self.fused:
+            self.fused_call = _torch_fused.ag_call(self, self.status)
+            self.fused_run = _torch_fused.Runner(self.enqueue_fused, self.cfg.graph, device=self.device,
+                                                 updates=[(self.fused_call.launch, self.fused_call.is_node)])
 
     def copy(self, stream: int, sp: gemm.Span, src: int, dst: int) -> None:
         off = sp.start * self.row_bytes
@@ -160,29 +167,12 @@ class _AllGatherMatmul(_Pipeline):
             self.status.check(self.kernel)
             b = _torch_fused.b_operand(self.cfg.tile, b)
         self.a[me * rows:(me + 1) * rows].copy_(a_shard)
-        if not self.push:
-            for q in plan.peers:  # announce the own shard (after the copy: the write is ordered after it)
-                _cuda.write_value(main, self.flag(q, gemm.ready_flag(me)), 1)
-        self.begin(main)
-        for i, q in enumerate(plan.peers):
-            s = self.side[i]
-            if self.push:
-                for sp in plan.own:
-                    self.copy(s, sp, me, q)
-                    _cuda.write_value(s, self.flag(q, gemm.partial_flag(me, sp.index)), 1)
-            else:
-                self.consume(s, gemm.ready_flag(q))
-                for sp in plan.pulls[i]:
-                    self.copy(s, sp, q, me)
-                    if self.fused:  # the GEMM waits for this flag
-                        _cuda.write_value(s, self.flag(me, gemm.partial_flag(q, sp.index)), 1)
-                    else:
-                        _cuda.record(self.chunk_ev[i * gemm.MAX_CHUNKS + sp.index], s)
         c = torch.empty(p.m, p.n, dtype=self.dtype, device=self.device)
         if self.fused:
-            self.launch_fused(b, c)
-            self.end(main)
+            changed = self.fused_call.set(self.a.data_ptr(), b.data_ptr(), c.data_ptr())
+            self.fused_run.run(main, [self.fused_call.launch] if changed else [])
             return self.a, c
+        self.enqueue_copies(main)
         try:
             for st in plan.products:
                 gs = self.gemm_streams[st.stream]
@@ -202,14 +192,44 @@ class _AllGatherMatmul(_Pipeline):
         self.end(main)
         return self.a, c
 
-    def launch_fused(self, b: torch.Tensor, c: torch.Tensor) -> None:
-        """The persistent GEMM on the first product stream, then the clearing
-        of the chunk flags it waited on (all set before it can finish; the
-        call's end barrier keeps the next call's sets after the clear)."""
-        gs = self.gemm_streams[0]
-        self.fused_call(gs.cuda_stream, self.a.data_ptr(), b.data_ptr(), c.data_ptr())
+    def enqueue_copies(self, main: int) -> None:
+        """Pull: announce the own shard to every peer (after the caller's
+        copy of it: the write is ordered after it), then pull each peer's
+        chunks on that peer's stream once it announced its shard. Push:
+        write the own chunks into every peer's buffer, flagging each there.
+        A pulled chunk is announced to the products by an event, or to the
+        fused GEMM by this rank's flag."""
+        me, plan = self.rank, self.plan
+        if not self.push:
+            for q in plan.peers:
+                _cuda.write_value(main, self.flag(q, gemm.ready_flag(me)), 1)
+        self.begin(main)
+        for i, q in enumerate(plan.peers):
+            s = self.side[i]
+            if self.push:
+                for sp in plan.own:
+                    self.copy(s, sp, me, q)
+                    _cuda.write_value(s, self.flag(q, gemm.partial_flag(me, sp.index)), 1)
+            else:
+                self.consume(s, gemm.ready_flag(q))
+                for sp in plan.pulls[i]:
+                    self.copy(s, sp, q, me)
+                    if self.fused:
+                        _cuda.write_value(s, self.flag(me, gemm.partial_flag(q, sp.index)), 1)
+                    else:
+                        _cuda.record(self.chunk_ev[i * gemm.MAX_CHUNKS + sp.index], s)
+
+    def enqueue_fused(self, main: int) -> None:
+        """The copies, then the persistent GEMM on the first product stream
+        (its arguments as fused_call holds them), then the clearing of the
+        chunk flags it waited on (all set before it can finish; the call's
+        end barrier keeps the next call's sets after the clear)."""
+        self.enqueue_copies(main)
+        gs = self.gemm_streams[0].cuda_stream
+        self.fused_call.launch(gs)
         _cuda.memset_d8(self.flag(self.rank, gemm.partial_flag(0, 0)), 0,
-                        gemm.MAX_WORLD * gemm.MAX_CHUNKS * gemm.FLAG_STRIDE, gs.cuda_stream)
+                        gemm.MAX_WORLD * gemm.MAX_CHUNKS * gemm.FLAG_STRIDE, gs)
+        self.end(main)
 
 
 class _MatmulReduceScatter(_Pipeline):
@@ -234,6 +254,20 @@ class _MatmulReduceScatter(_Pipeline):
                                            device=self.device) if ce else None
             self.fused_plan = _torch_fused.rs_plan(self)
             self.fused_call = _torch_fused.rs_call(self, self.status, self.fused_staging, self.local_flags)
+            # One launch of the reduction per own chunk, whose output
+            # (argument 0) is each call's; told apart in a graph by their
+            # start (argument 4).
+            self.fused_reduces = []
+            for sp in gemm.shards(p.m, p.world, self.cfg.chunks)[r]:
+                start = (sp.start - r * p.rows) * p.n
+                self.fused_reduces.append((sp, _cuda.Launcher(self.red_fn, self.cfg.reduce_blocks, gemm.REDUCE_THREADS,
+                                                              [0, self.slot(r, 0), self.slot_elems, p.world, start,
+                                                               sp.rows * p.n])))
+            red = ctypes.cast(self.red_fn, ctypes.c_void_p).value
+            self.fused_run = _torch_fused.Runner(
+                self.enqueue_fused, self.cfg.graph, device=self.device,
+                updates=[(self.fused_call.launch, self.fused_call.is_node)] + [
+                    (ln, lambda fn, arg, start=ln.arg(4): fn == red and arg(4) == start) for _, ln in self.fused_reduces])
 
     def slot(self, q: int, src: int) -> int:
         """Where rank src's partial of owner q's rows lives, as mapped here."""
@@ -257,9 +291,12 @@ class _MatmulReduceScatter(_Pipeline):
             self.status.check(self.kernel)
             a = _torch_fused.dense(a)
             b = _torch_fused.b_operand(self.cfg.tile, b)
-            self.begin(main)
-            self.launch_fused(a, b, out)
-            self.end(main)
+            changed = [self.fused_call.launch] if self.fused_call.set(a.data_ptr(), b.data_ptr()) else []
+            for _, ln in self.fused_reduces:
+                if ln.arg(0) != out.data_ptr():
+                    ln.set_arg(0, out.data_ptr())
+                    changed.append(ln)
+            self.fused_run.run(main, changed)
             return out
         staging = None if self.gemm_push or p.world == 1 else torch.empty(p.m, p.n, dtype=self.dtype, device=self.device)
         self.begin(main)
@@ -291,15 +328,16 @@ class _MatmulReduceScatter(_Pipeline):
         self.end(main)
         return out
 
-    def launch_fused(self, a: torch.Tensor, b: torch.Tensor, out: torch.Tensor) -> None:
+    def enqueue_fused(self, main: int) -> None:
         """The persistent GEMM on the first product stream (sm_reserve SMs
-        left to the reductions); with push=ce, each peer's chunks pushed by
-        the copy engine of its stream once staged (the GEMM's local flag,
-        cleared for the next call); the reduction of every own chunk once
-        every rank's partial of it is flagged."""
+        left to the reductions; its arguments as fused_call holds them);
+        with push=ce, each peer's chunks pushed by the copy engine of its
+        stream once staged (the GEMM's local flag, cleared for the next
+        call); the reduction of every own chunk once every rank's partial of
+        it is flagged."""
         p, me, plan = self.p, self.rank, self.fused_plan
-        gs = self.gemm_streams[0]
-        self.fused_call(gs.cuda_stream, a.data_ptr(), b.data_ptr())
+        self.begin(main)
+        self.fused_call.launch(self.gemm_streams[0].cuda_stream)
         sh = gemm.shards(p.m, p.world, self.cfg.chunks)
         row_bytes = p.n * self.elt
         if self.local_flags is not None:
@@ -313,8 +351,11 @@ class _MatmulReduceScatter(_Pipeline):
                 _cuda.memcpy(self.slot(q, me) + (sp.start - q * p.rows) * row_bytes,
                              self.fused_staging.data_ptr() + sp.start * row_bytes, sp.rows * row_bytes, s)
                 _cuda.write_value(s, self.flag(q, gemm.partial_flag(me, sp.index)), 1)
-        for sp in sh[me]:
-            self.reduce_span(out, sp)
+        for sp, ln in self.fused_reduces:
+            for src in range(p.world):
+                self.consume(self.reduce, gemm.partial_flag(src, sp.index))
+            ln(self.reduce)
+        self.end(main)
 
 
 _pipes: dict[tuple, _Pipeline] = {}
