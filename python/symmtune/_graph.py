@@ -10,6 +10,7 @@ copy, flag, event and launch it holds."""
 from __future__ import annotations
 
 import ctypes
+import weakref
 from typing import Callable, Protocol
 
 from ._cuda import _check, _fn, graph_launch
@@ -39,6 +40,11 @@ def _captured_arg(p: _KernelNodeParams, i: int) -> int:
     """Argument i (8 bytes) of a captured kernel node, as the driver holds it."""
     ptrs = ctypes.cast(p.kernel_params, ctypes.POINTER(ctypes.c_void_p))
     return ctypes.c_uint64.from_address(ptrs[i]).value
+
+
+def _destroy(exec_: int, graph: int) -> None:
+    _fn("cuGraphExecDestroy", _P)(exec_)
+    _fn("cuGraphDestroy", _P)(graph)
 
 
 class Graph:
@@ -81,6 +87,8 @@ class Graph:
                                                   ctypes.c_uint64)(ctypes.byref(ex), self._graph, 0))
         self._exec = ex.value
         self._set = _fn("cuGraphExecKernelNodeSetParams", _P, _P, ctypes.POINTER(_KernelNodeParams))
+        # A pipeline laid out again (its workspace grew) drops its graph.
+        weakref.finalize(self, _destroy, self._exec, self._graph)
 
     def update(self, launch: Launch) -> None:
         """Gives launch's node the launch's current arguments."""
