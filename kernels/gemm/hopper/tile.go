@@ -228,7 +228,10 @@ var (
 // sizes, the two leading cluster tiles, and 128x224, whose columns divide
 // n = 1792 and 3584 into whole tiles: at 4096x1792x4096 its 256 tiles fill
 // two waves of 132 SMs where 128x256's 224 leave the second one 70% full
-// (0.94x cuBLAS instead of 0.87x, bench/results/2026-11-23-h200-gemmalone-224.md).
+// (0.94x cuBLAS instead of 0.87x, bench/results/2026-11-23-h200-gemmalone-224.md);
+// and two ping-pong tiles of 64 rows per consumer (64x224, 64x256), whose
+// epilogues run under the other consumer's MMAs
+// (bench/results/2026-11-23-h200-gemmalone-pp64.md).
 var Searched = mustSearched(searchedJSON)
 
 //go:embed searched.json
