@@ -63,12 +63,12 @@ def reference64(kernel, a, b, world):
     return out
 
 
-def poison(kernel, m, n, world):
+def poison(kernel, m, n, world, dtype=torch.bfloat16):
     """Fills with NaN, then frees, a block of the output's size, which the
     caching allocator hands to the call's output next: rows the kernel does
     not write stay NaN."""
     rows = m if kernel == gemm.AGMM else m // world
-    torch.full((rows, n), float("nan"), dtype=torch.bfloat16, device="cuda")
+    torch.full((rows, n), float("nan"), dtype=dtype, device="cuda")
 
 
 def rel_err(got, ref):
@@ -94,7 +94,7 @@ class forced:
         _torch_gemm._pipes.clear()
 
 
-def check(kernel, cfg, m, n, k, world, rank):
+def check(kernel, cfg, m, n, k, world, rank, dtype=torch.bfloat16):
     p = gemm.Problem(m, n, k, world)
     try:
         gemm.validate(gemm.parse_config(kernel, cfg), p)
@@ -103,8 +103,8 @@ def check(kernel, cfg, m, n, k, world, rank):
     errs = []
     with forced(cfg):
         for t in range(2):
-            a, b = inputs(kernel, m, n, k, world, rank, 11 * t + 1)
-            poison(kernel, m, n, world)
+            a, b = (x.to(dtype) for x in inputs(kernel, m, n, k, world, rank, 11 * t + 1))
+            poison(kernel, m, n, world, dtype)
             got = ours(kernel)(a, b)
             errs.append(rel_err(got, reference64(kernel, a, b, world)))
     worst = torch.tensor([max(errs)], device="cuda", dtype=torch.float64)
@@ -167,6 +167,11 @@ def main():
                     say(f"check,{kernel},{m}x{n}x{k},{cfg['impl']},graph={cfg['graph']},dir={cfg.get('direction', '')}"
                         f",push={cfg.get('push', '')},chunks={cfg['chunks']},sm_reserve={cfg['sm_reserve']}"
                         f",{'ok' if good else 'FAILED'},{what}")
+            # f16: the other element type the kernels compile for, on the first and last tiles.
+            for cfg in fused_variants(kernel, world, [hopper.searched()[0], hopper.searched()[-1]])[:2]:
+                good, what = check(kernel, cfg, m, n, k, world, rank, torch.float16)
+                ok &= good
+                say(f"check,{kernel},{m}x{n}x{k},{cfg['impl']},f16,{'ok' if good else 'FAILED'},{what}")
     tiles = args.tiles.split(",")
     rows = []
     for shape in args.shapes.split(","):
