@@ -1,0 +1,63 @@
+#!/bin/bash
+# bench/pending.sh: the multi-GPU measurements the open issues still need,
+# one part per device call (each fits in its 10 minutes), so a session that
+# gets a 2- or 4-GPU machine spends its time measuring, not assembling
+# commands. Carry .gpu (scripts/gpu-bundle.sh) and run, on the GPU machine:
+#
+#   bash bench/pending.sh allreduce 4   # issues 11 and 12: 4 x H200 all-reduce
+#   bash bench/pending.sh gemm W        # issue 13: bench/gemm-fused.sh on W GPUs
+#   bash bench/pending.sh torch W       # issue 12: symmtune.torch GEMMs (fused and pipeline) on W GPUs
+#
+# allreduce: `symmtune search` at 4 KiB, 1 MiB, 16 MiB and 128 MiB of bf16
+#   (pattern, 30 trials each) into one cache, then bench/torch_allreduce.py
+#   on that cache (symmtune.torch against the tuned figure, NCCL and torch
+#   symm_mem), then bench/allreduce-speed.sh (the 16 and 128 MiB options).
+# gemm: bench/gemm-fused.sh with WORLDS=W (GEMM alone, then both impls'
+#   searches beside the peers).
+# torch: bench/torch_fused.py (every searched tile checked, then timed beside
+#   the pipeline, torch.mm alone and torch's fused ops).
+# Everything lands under $OUT/pending-PART-wW (logs tarred as
+# pending-PART-wW.tgz; the summary on stdout).
+set -u
+PART=${1:?usage: bench/pending.sh allreduce|gemm|torch WORLD}
+W=${2:?usage: bench/pending.sh allreduce|gemm|torch WORLD}
+case $PART in allreduce | gemm | torch) ;; *)
+	echo "unknown part $PART: want allreduce, gemm or torch" >&2
+	exit 2
+	;;
+esac
+OUT=${OUT:-bench/out}
+BIN=${BIN:-/tmp/bin}
+LOGS=$OUT/pending-$PART-w$W
+here=$(dirname "$0")
+. "$here/lib.sh"
+[ -x "$BIN/symmtune" ] || tar xzf .gpu/bins.tgz -C "$(dirname "$BIN")"
+export CUDA_VISIBLE_DEVICES=$(seq -s, 0 $((W - 1)))
+export PYTHONPATH=$here/../python:$here
+
+case $PART in
+allreduce)
+	for n in 2048 524288 8388608 67108864; do
+		timeout 75 "$BIN/symmtune" search --plugin-dir "$BIN" --backend cuda --kernel allreduce --world "$W" \
+			--shape "n=$n" --dtype bf16 --strategy pattern --budget-trials 30 --cache "$LOGS/configs.toml" \
+			--log "$LOGS/search-n$n.jsonl" >"$LOGS/search-n$n.txt" 2>&1 || echo "search n=$n: rc $?"
+		grep -h "winner:" "$LOGS/search-n$n.txt" | cut -c1-160 | sed "s/^/n=$n /"
+	done
+	SYMMTUNE_CACHE=$LOGS/configs.toml timeout 150 torchrun --nproc-per-node "$W" "$here/torch_allreduce.py" \
+		2048 524288 8388608 67108864 999999 >"$LOGS/torch-allreduce.txt" 2>&1 || echo "torch_allreduce: rc $?"
+	tail -12 "$LOGS/torch-allreduce.txt"
+	BIN=$BIN LOGS=$LOGS/speed WORLD=$W DEADLINE=150 timeout 240 bash "$here/allreduce-speed.sh" >"$LOGS/speed.txt" 2>&1 ||
+		echo "allreduce-speed: rc $?"
+	tail -15 "$LOGS/speed.txt"
+	;;
+gemm)
+	BIN=$BIN OUT=$LOGS LOGS=$LOGS/logs WORLDS=$W timeout 560 bash "$here/gemm-fused.sh" >"$LOGS/gemm-fused.txt" 2>&1 ||
+		echo "gemm-fused: rc $?"
+	tail -40 "$LOGS/gemm-fused.txt"
+	;;
+torch)
+	timeout 400 torchrun --nproc-per-node "$W" "$here/torch_fused.py" >"$LOGS/torch-fused.txt" 2>&1 || echo "torch_fused: rc $?"
+	grep -v ",ok," "$LOGS/torch-fused.txt" | grep -v "Warning\|enable_symm" | tail -30
+	;;
+esac
+tar czf "$OUT/pending-$PART-w$W.tgz" -C "$OUT" "pending-$PART-w$W"
