@@ -139,7 +139,7 @@ def check_timeout(tile: str) -> tuple[bool, str]:
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--tiles", default="128x256:s4:c2:g8,128x224:s4:c2:g8,128x224:s5:c2:g4,128x224:s5:c2:g4:cl2")
+    ap.add_argument("--tiles", default="128x224:s4:c2:g8,128x224:s5:c2:g4:cl2,64x224:s6:c2:g8:pp,64x256:s5:c2:g8:pp")
     ap.add_argument("--shapes", default="4096x1792x4096,8192x3584x8192,16384x3584x8192")
     ap.add_argument("--no-check", action="store_true")
     args = ap.parse_args()
