@@ -231,14 +231,14 @@ def rs_plan(pipe) -> fusedplan.FusedRS:
     return fusedplan.plan_fused_rs(p.m, p.n, p.world, pipe.rank, pipe.cfg.chunks, t.bm, t.bn, t.rows_per_tile)
 
 
-def rs_call(pipe, status: Status, staging: torch.Tensor | None, local_flags: torch.Tensor | None) -> Call:
+def rs_call(pipe, plan: fusedplan.FusedRS, status: Status, staging: torch.Tensor | None,
+            local_flags: torch.Tensor | None) -> Call:
     """The fused matmul + reduce-scatter of a pipeline (_torch_gemm's
     matmulrs): rows into the owners' slots (push=gemm), or peers' rows into
     staging, each chunk flagged in local_flags for the copy engines
     (push=ce); sm_reserve SMs stay free for the reductions."""
     p, cfg, me = pipe.p, pipe.cfg, pipe.rank
     g = fused_gemm(cfg.tile, pipe.dtype == torch.bfloat16, pipe.device)
-    plan = rs_plan(pipe)
     ce = cfg.push == "ce"
     dst = [staging.data_ptr() + q * p.rows * p.n * pipe.elt if ce and q != me else pipe.slot(q, me)
            for q in range(p.world)]

@@ -253,12 +253,14 @@ class _MatmulReduceScatter(_Pipeline):
             self.local_flags = torch.zeros(gemm.MAX_WORLD * gemm.MAX_CHUNKS * gemm.FLAG_STRIDE, dtype=torch.uint8,
                                            device=self.device) if ce else None
             self.fused_plan = _torch_fused.rs_plan(self)
-            self.fused_call = _torch_fused.rs_call(self, self.status, self.fused_staging, self.local_flags)
+            self.fused_call = _torch_fused.rs_call(self, self.fused_plan, self.status, self.fused_staging,
+                                                   self.local_flags)
+            self.fused_shards = gemm.shards(p.m, p.world, self.cfg.chunks)
             # One launch of the reduction per own chunk, whose output
             # (argument 0) is each call's; told apart in a graph by their
             # start (argument 4).
             self.fused_reduces = []
-            for sp in gemm.shards(p.m, p.world, self.cfg.chunks)[r]:
+            for sp in self.fused_shards[r]:
                 start = (sp.start - r * p.rows) * p.n
                 self.fused_reduces.append((sp, _cuda.Launcher(self.red_fn, self.cfg.reduce_blocks, gemm.REDUCE_THREADS,
                                                               [0, self.slot(r, 0), self.slot_elems, p.world, start,
@@ -338,7 +340,7 @@ class _MatmulReduceScatter(_Pipeline):
         p, me, plan = self.p, self.rank, self.fused_plan
         self.begin(main)
         self.fused_call.launch(self.gemm_streams[0].cuda_stream)
-        sh = gemm.shards(p.m, p.world, self.cfg.chunks)
+        sh = self.fused_shards
         row_bytes = p.n * self.elt
         if self.local_flags is not None:
             for i, q in enumerate(plan.owner):
