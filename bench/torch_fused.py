@@ -46,7 +46,11 @@ def fused_variants(kernel: str, world: int, tiles: list[str]) -> list[dict]:
     else:
         vs += [{"impl": first, "push": "gemm"}, {"impl": first, "chunks": 4}, {"impl": first, "push": "gemm", "chunks": 8},
                {"impl": first, "sm_reserve": 8}]
-        graphed = [{"impl": first, "graph": 1}, {"impl": last, "graph": 1, "push": "gemm", "chunks": 4}]
+        # The own rows summed in the epilogue, with either push, on every tile.
+        vs += [{"impl": f"fused:{t}", "reduce": "epilogue", "push": "gemm" if j % 2 else "ce", "chunks": 1 + j % 3}
+               for j, t in enumerate(tiles)]
+        graphed = [{"impl": first, "graph": 1}, {"impl": last, "graph": 1, "push": "gemm", "chunks": 4},
+                   {"impl": last, "graph": 1, "reduce": "epilogue", "chunks": 2}]
     vs += graphed  # replayed from a CUDA graph, each trial's new pointers updated into it
     return [{**d, **v} for v in vs]
 
@@ -159,7 +163,9 @@ def main():
             ok &= good
             say(f"check,timeout,{tile},{'ok' if good else 'FAILED'},{what}")
         for kernel in gemm.KERNELS:
-            for (m, n, k) in [(328 * world, 520, 776), (1000 * world, 1800, 1032)]:
+            # m not a multiple of any tile's rows (TMA's out-of-bounds rows),
+            # then one whose ranks' rows are (reduce=epilogue runs only there).
+            for (m, n, k) in [(328 * world, 520, 776), (1000 * world, 1800, 1032), (512 * world, 1800, 1032)]:
                 pipeline = gemm.fit_default(kernel, gemm.Problem(m, n, k, world))
                 for cfg in [pipeline] + fused_variants(kernel, world, list(hopper.searched())):
                     good, what = check(kernel, cfg, m, n, k, world, rank)
@@ -181,9 +187,11 @@ def main():
             full_a = torch.randn(m, k, dtype=torch.bfloat16, device="cuda")
             bt = b.t().contiguous().t()  # B as an nn.Linear weight's .t(): the fused GEMM reads it as is
             res = {"mm_alone": bench(lambda: torch.mm(full_a, b))}
-            for cfg in [gemm.fit_default(kernel, gemm.Problem(m, n, k, world))] + \
-                       [{**gemm.default_config(kernel), "impl": f"fused:{t}", "graph": g, "chunks": 1 if world == 1 else 2}
-                        for t in tiles for g in (0, 1)]:
+            fused = [{**gemm.default_config(kernel), "impl": f"fused:{t}", "graph": g, "chunks": 1 if world == 1 else 2}
+                     for t in tiles for g in (0, 1)]
+            if kernel == gemm.MATMULRS:  # the own rows summed in the epilogue too
+                fused += [{**c, "reduce": "epilogue"} for c in fused]
+            for cfg in [gemm.fit_default(kernel, gemm.Problem(m, n, k, world))] + fused:
                 try:
                     gemm.validate(gemm.parse_config(kernel, cfg), gemm.Problem(m, n, k, world))
                 except ValueError as e:
@@ -191,7 +199,8 @@ def main():
                     continue
                 with forced(cfg):
                     fn = ours(kernel)
-                    name = cfg["impl"] + (":graph" if cfg["impl"] != "pipeline" and cfg["graph"] else "")
+                    name = cfg["impl"] + (":graph" if cfg["impl"] != "pipeline" and cfg["graph"] else "") + \
+                        (":epilogue" if cfg.get("reduce") == "epilogue" else "")
                     res[f"symmtune:{name}"] = bench(lambda: fn(a, bt))
             try:
                 if kernel == gemm.AGMM:

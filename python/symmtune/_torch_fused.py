@@ -42,13 +42,14 @@ class FusedGEMM:
     """One compiled tile of the Hopper GEMM on a device (FusedGEMM of
     fused_cuda.go)."""
 
-    def __init__(self, tile: hopper.Tile, bf16: bool, device: torch.device) -> None:
+    def __init__(self, tile: hopper.Tile, bf16: bool, device: torch.device, epilogue: bool = False) -> None:
         cc = torch.cuda.get_device_capability(device)
         if cc[0] != 9:
             raise RuntimeError(f"impl=fused needs an sm_90 GPU (wgmma, TMA); this one is sm_{cc[0]}{cc[1]}")
         tile.check(hopper.SMEM_LIMIT)
         self.tile, self.bf16 = tile, bf16
-        m = _cuda.module(hopper.source().decode(), "hopper_gemm.cu", tile.options(bf16), device.index, cc)
+        opts = tile.options(bf16) + ([hopper.EPILOGUE_OPTION] if epilogue else [])
+        m = _cuda.module(hopper.source().decode(), "hopper_gemm.cu", opts, device.index, cc)
         self.fn = m.function(hopper.ENTRY)
         self.smem = tile.smem_bytes()
         _sm90.set_dynamic_smem(self.fn, self.smem)
@@ -88,12 +89,13 @@ class FusedGEMM:
 _compiled: dict[tuple, FusedGEMM] = {}
 
 
-def fused_gemm(tile: hopper.Tile, bf16: bool, device: torch.device) -> FusedGEMM:
-    """The compiled tile for device, once per process."""
-    key = (tile, bf16, device.index)
+def fused_gemm(tile: hopper.Tile, bf16: bool, device: torch.device, epilogue: bool = False) -> FusedGEMM:
+    """The compiled tile for device (with the reduce-scatter's epilogue
+    reduction or without), once per process."""
+    key = (tile, bf16, device.index, epilogue)
     g = _compiled.get(key)
     if g is None:
-        g = _compiled[key] = FusedGEMM(tile, bf16, device)
+        g = _compiled[key] = FusedGEMM(tile, bf16, device, epilogue)
     return g
 
 
@@ -122,8 +124,9 @@ class Call:
         self.launch = _sm90.Launcher(g.fn, g.grid(m, n, sms), g.tile.threads, g.smem, p)
 
     def set(self, a: int, b: int, c: int = 0) -> bool:
-        """Points the launch at A, B and C (C unused by a reduce-scatter,
-        whose table says where rows go); True when anything changed."""
+        """Points the launch at A, B and C (a reduce-scatter's table says
+        where rows go; C is its own rows' sum with reduce=epilogue, else
+        unused); True when anything changed."""
         changed = False
         if a != self._a:
             self.g.encode_a(self.map_a, a, self.m, self.k)
@@ -236,13 +239,17 @@ def rs_call(pipe, plan: fusedplan.FusedRS, status: Status, staging: torch.Tensor
     """The fused matmul + reduce-scatter of a pipeline (_torch_gemm's
     matmulrs): rows into the owners' slots (push=gemm), or peers' rows into
     staging, each chunk flagged in local_flags for the copy engines
-    (push=ce); sm_reserve SMs stay free for the reductions."""
+    (push=ce); sm_reserve SMs stay free for the reductions. reduce=epilogue:
+    the own rows are summed in the GEMM's epilogue into C (the call's
+    output), the reductions' wait on the peers' flags moved into it."""
     p, cfg, me = pipe.p, pipe.cfg, pipe.rank
-    g = fused_gemm(cfg.tile, pipe.dtype == torch.bfloat16, pipe.device)
+    g = fused_gemm(cfg.tile, pipe.dtype == torch.bfloat16, pipe.device, cfg.reduce == "epilogue")
     ce = cfg.push == "ce"
     dst = [staging.data_ptr() + q * p.rows * p.n * pipe.elt if ce and q != me else pipe.slot(q, me)
            for q in range(p.world)]
     flags = [local_flags.data_ptr() + i * gemm.FLAG_STRIDE if ce and q != me else
              pipe.flag(q, gemm.partial_flag(me, plan.index[i])) for i, q in enumerate(plan.owner)]
-    return Call(g, p.m, p.n, p.k, g.sms - cfg.sm_reserve, order=plan.order, rs=plan.table(dst, flags),
+    ep = fusedplan.RSEpilogue(me, p.world, pipe.slot_elems * pipe.elt, pipe.flag(me, 0)) \
+        if cfg.reduce == "epilogue" else None
+    return Call(g, p.m, p.n, p.k, g.sms - cfg.sm_reserve, order=plan.order, rs=plan.table(dst, flags, ep),
                 rows_per_rank=p.rows, status=status, device=pipe.device)

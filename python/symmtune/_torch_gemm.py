@@ -24,7 +24,8 @@ and a graph of torch.mm calls would write a fixed one.
 
 A tuned config of impl=fused runs the persistent Hopper GEMM
 (kernels/gemm/hopper) with the same copies, flags and reductions
-(_torch_fused), sm_reserve and graph included: with graph=1 the call is
+(_torch_fused), sm_reserve, graph and reduce (the epilogue's reduction)
+included: with graph=1 the call is
 captured once into a CUDA graph and replayed, its kernels given each call's
 pointers first (_graph); on a GPU that is not sm_90 such a config gives way
 to the default pipeline config, with a warning naming it
@@ -256,11 +257,12 @@ class _MatmulReduceScatter(_Pipeline):
             self.fused_call = _torch_fused.rs_call(self, self.fused_plan, self.status, self.fused_staging,
                                                    self.local_flags)
             self.fused_shards = gemm.shards(p.m, p.world, self.cfg.chunks)
-            # One launch of the reduction per own chunk, whose output
-            # (argument 0) is each call's; told apart in a graph by their
-            # start (argument 4).
+            self.epilogue = self.cfg.reduce == "epilogue"
+            # One launch of the reduction per own chunk (none when the
+            # epilogue reduces), whose output (argument 0) is each call's;
+            # told apart in a graph by their start (argument 4).
             self.fused_reduces = []
-            for sp in self.fused_shards[r]:
+            for sp in [] if self.epilogue else self.fused_shards[r]:
                 start = (sp.start - r * p.rows) * p.n
                 self.fused_reduces.append((sp, _cuda.Launcher(self.red_fn, self.cfg.reduce_blocks, gemm.REDUCE_THREADS,
                                                               [0, self.slot(r, 0), self.slot_elems, p.world, start,
@@ -293,7 +295,8 @@ class _MatmulReduceScatter(_Pipeline):
             self.status.check(self.kernel)
             a = _torch_fused.dense(a)
             b = _torch_fused.b_operand(self.cfg.tile, b)
-            changed = [self.fused_call.launch] if self.fused_call.set(a.data_ptr(), b.data_ptr()) else []
+            c = out.data_ptr() if self.epilogue else 0
+            changed = [self.fused_call.launch] if self.fused_call.set(a.data_ptr(), b.data_ptr(), c) else []
             for _, ln in self.fused_reduces:
                 if ln.arg(0) != out.data_ptr():
                     ln.set_arg(0, out.data_ptr())
@@ -336,10 +339,16 @@ class _MatmulReduceScatter(_Pipeline):
         with push=ce, each peer's chunks pushed by the copy engine of its
         stream once staged (the GEMM's local flag, cleared for the next
         call); the reduction of every own chunk once every rank's partial of
-        it is flagged."""
+        it is flagged, or (reduce=epilogue) the clearing of this rank's
+        partial flags after the GEMM, which waited for all of them (the
+        end barrier keeps the next call's sets after the clear)."""
         p, me, plan = self.p, self.rank, self.fused_plan
         self.begin(main)
-        self.fused_call.launch(self.gemm_streams[0].cuda_stream)
+        gs = self.gemm_streams[0].cuda_stream
+        self.fused_call.launch(gs)
+        if self.epilogue:
+            _cuda.memset_d8(self.flag(me, gemm.partial_flag(0, 0)), 0,
+                            gemm.MAX_WORLD * gemm.MAX_CHUNKS * gemm.FLAG_STRIDE, gs)
         sh = self.fused_shards
         row_bytes = p.n * self.elt
         if self.local_flags is not None:

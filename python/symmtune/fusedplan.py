@@ -8,7 +8,7 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass
 
-from .gemm import partial_flag, peers, shards
+from .gemm import FLAG_STRIDE, MAX_CHUNKS, partial_flag, peers, shards
 
 NO_FLAG = 0xFFFFFFFF  # a span ready at launch (the own shard)
 
@@ -16,9 +16,21 @@ NO_FLAG = 0xFFFFFFFF  # a span ready at launch (the own shard)
 # static_asserts pin (gpu.RSTableBytes, RSCountOffset, RSCountBytes).
 MAX_OWNERS = 8
 MAX_RS_CHUNKS = 64
-RS_TABLE_BYTES = 8 * MAX_OWNERS + 8 * MAX_RS_CHUNKS + 4 * (MAX_RS_CHUNKS + 1) + 4 * MAX_RS_CHUNKS * 2 + 4
 RS_COUNT_OFFSET = 8 * MAX_OWNERS + 8 * MAX_RS_CHUNKS + 4 * (MAX_RS_CHUNKS + 1) + 4 * MAX_RS_CHUNKS
 RS_COUNT_BYTES = 4 * MAX_RS_CHUNKS
+_RS_EPILOGUE_OFFSET = RS_COUNT_OFFSET + RS_COUNT_BYTES + 4  # me, world, epilogue, pad, slot_bytes, src_stride, wait[]
+RS_TABLE_BYTES = _RS_EPILOGUE_OFFSET + 4 * 4 + 8 * 2 + 8 * MAX_RS_CHUNKS
+
+
+@dataclass(frozen=True)
+class RSEpilogue:
+    """gpu.RSEpilogue: the own rows reduced in the fused GEMM's epilogue
+    (reduce=epilogue) by rank me of world, its slots slot_bytes apart, its
+    flag region at flags as mapped here."""
+    me: int
+    world: int
+    slot_bytes: int
+    flags: int
 
 
 @dataclass(frozen=True)
@@ -66,10 +78,11 @@ class FusedRS:
     index: tuple[int, ...]
     expect: tuple[int, ...]
 
-    def table(self, dst: list[int], flag: list[int]) -> bytes:
+    def table(self, dst: list[int], flag: list[int], ep: RSEpilogue | None = None) -> bytes:
         """FusedRS.Table: the RSTable bytes; dst[q] is where this rank's
         partials of owner q's rows go, flag[i] the address of chunk i's
-        flag; the counts start at zero."""
+        flag; the counts start at zero; ep, when given, turns on the
+        epilogue's reduction."""
         if len(dst) > MAX_OWNERS or len(self.owner) > MAX_RS_CHUNKS or len(flag) != len(self.owner):
             raise ValueError(f"reduce-scatter table: {len(dst)} owners (at most {MAX_OWNERS}), {len(self.owner)} "
                              f"chunks (at most {MAX_RS_CHUNKS}), {len(flag)} flags")
@@ -83,6 +96,12 @@ class FusedRS:
         struct.pack_into(f"<{len(self.expect)}I", b, off, *self.expect)
         off += 4 * MAX_RS_CHUNKS * 2  # expect, then the counts: zero
         struct.pack_into("<I", b, off, len(self.owner))
+        if ep is not None and ep.world:
+            struct.pack_into("<4I2Q", b, _RS_EPILOGUE_OFFSET, ep.me, ep.world, 1, 0, ep.slot_bytes,
+                             MAX_CHUNKS * FLAG_STRIDE)
+            for i, (q, c) in enumerate(zip(self.owner, self.index)):
+                if q == ep.me:
+                    struct.pack_into("<Q", b, _RS_EPILOGUE_OFFSET + 32 + 8 * i, ep.flags + partial_flag(0, c) * FLAG_STRIDE)
         return bytes(b)
 
 

@@ -68,8 +68,12 @@ _COMMON = {"impl": (IMPL_PIPELINE, *(f"{IMPL_FUSED}:{t}" for t in hopper.searche
            "sm_reserve": (0, 8, 16, 32), "batch": (0, 1), "graph": (0, 1)}
 SPACE = {
     AGMM: {**_COMMON, "copy": ("ce", "sm"), "copy_blocks": (4, 8, 16, 32), "direction": ("pull", "push")},
-    MATMULRS: {**_COMMON, "push": ("ce", "gemm"), "reduce_blocks": (16, 32, 64, 132, 264)},
+    MATMULRS: {**_COMMON, "push": ("ce", "gemm"), "reduce_blocks": (16, 32, 64, 132, 264),
+               "reduce": ("kernel", "epilogue")},
 }
+# space.go's addedLater: parameters added after configs were first cached,
+# with the value a config without them ran with.
+_ADDED_LATER = {"reduce": "kernel"}
 
 
 @dataclass(frozen=True)
@@ -239,6 +243,7 @@ class Config:
     direction: str = ""
     push: str = ""
     reduce_blocks: int = 0
+    reduce: str = ""
 
     def plan(self, p: Problem, rank: int) -> PlanOptions:
         return PlanOptions(p.m, p.world, rank, self.chunks, self.streams, self.batch)
@@ -249,6 +254,7 @@ def parse_config(kernel: str, c: dict) -> Config:
     if kernel not in SPACE:
         raise ValueError(f"unknown GPU GEMM kernel {kernel!r}")
     errs = []
+    c = {**{k: v for k, v in _ADDED_LATER.items() if k in SPACE[kernel]}, **c}
     for name, values in SPACE[kernel].items():
         if name not in c:
             errs.append(f"parameter {name!r} missing")
@@ -291,9 +297,12 @@ def validate(c: Config, p: Problem) -> None:
         if c.copy == "sm" and p.k * 2 % 16:
             raise ValueError(f"k={p.k}: SM copies move 16-byte vectors, so a row of A must be a multiple of 16 "
                              "bytes (k a multiple of 8)")
-    elif c.batch and c.push == "gemm":
-        raise ValueError("batch 1 with push=gemm: a batched product writes one buffer, but each owner's slot is "
-                         "in another")
+    else:
+        if c.batch and c.push == "gemm":
+            raise ValueError("batch 1 with push=gemm: a batched product writes one buffer, but each owner's slot is "
+                             "in another")
+        if c.reduce == "epilogue" and c.impl != IMPL_FUSED:
+            raise ValueError("reduce=epilogue: only the fused GEMM (impl=fused) has an epilogue to reduce in")
     if p.world == 1 and c.chunks > 1:
         raise ValueError(f"chunks {c.chunks} on one rank: there is no communication to overlap")
 
@@ -318,8 +327,17 @@ def _validate_fused(c: Config, p: Problem) -> None:
         if (c.sm_reserve, c.copy_blocks) != (d.sm_reserve, d.copy_blocks):
             raise ValueError("impl=fused agmm uses no SMs beside the GEMM: sm_reserve and copy_blocks are for SM "
                              "copies (only their defaults are measured)")
-    elif c.chunks * p.world > MAX_RS_CHUNKS:
-        raise ValueError(f"impl=fused: {c.chunks} chunks on {p.world} ranks exceed the kernel's {MAX_RS_CHUNKS}")
+    else:
+        if c.chunks * p.world > MAX_RS_CHUNKS:
+            raise ValueError(f"impl=fused: {c.chunks} chunks on {p.world} ranks exceed the kernel's {MAX_RS_CHUNKS}")
+        if c.reduce == "epilogue":
+            if (c.reduce_blocks, c.sm_reserve) != (d.reduce_blocks, d.sm_reserve):
+                raise ValueError("reduce=epilogue runs no reduction kernel: reduce_blocks and sm_reserve are for one "
+                                 "(only their defaults are measured)")
+            if p.rows % c.tile.rows_per_tile:
+                raise ValueError(f"reduce=epilogue: the {p.rows} rows each rank owns are not a multiple of the tile's "
+                                 f"{c.tile.rows_per_tile}, and a tile holding two ranks' rows would wait on a peer "
+                                 "that waits on it")
 
 
 def default_config(kernel: str) -> dict:

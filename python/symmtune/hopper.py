@@ -23,6 +23,9 @@ _DIR = Path(__file__).resolve().parent / "_kernels" / "hopper"
 BK = 64
 SMEM_LIMIT = 232448
 ENTRY = "hopper_gemm"
+# source.go's EpilogueOption: the variant whose epilogue can sum a
+# reduce-scatter's own rows.
+EPILOGUE_OPTION = "-DRS_EPILOGUE=1"
 
 _INT64 = range(-(1 << 63), 1 << 63)
 _FORM = "want BMxBN[:sS][:cC][:gG][:pp][:bn][:clN]"

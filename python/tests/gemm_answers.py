@@ -61,7 +61,7 @@ def fused(q: dict) -> dict:
     return {"ag": {"order": list(ag.order), "table": ag.table()},
             "rs": {"order": list(rs.order), "bounds": list(rs.bounds), "owner": list(rs.owner),
                    "index": list(rs.index), "expect": list(rs.expect)},
-            "rs_table": rs.table(q["dst"], q["flag"]).hex()}
+            "rs_table": rs.table(q["dst"], q["flag"], fusedplan.RSEpilogue(**q["epilogue"])).hex()}
 
 
 if __name__ == "__main__":

@@ -235,3 +235,28 @@ def test_choose_runnable_runs_the_default_for_a_fused_config_it_cannot_run(tmp_p
     # Where the fused GEMM runs, a fused config is what runs.
     c = gemm.choose_runnable("agmm", p, "bf16", path, hardware=GPU)
     assert (c.config, c.source) == (fused, "tuned") and not recwarn.list
+
+
+def test_a_config_cached_before_reduce_existed_reduces_with_the_kernel():
+    c = gemm.default_config(gemm.MATMULRS)
+    del c["reduce"]
+    assert gemm.parse_config(gemm.MATMULRS, c).reduce == "kernel"
+    with pytest.raises(ValueError, match="unknown parameter 'reduce'"):
+        gemm.parse_config(gemm.AGMM, {**gemm.default_config(gemm.AGMM), "reduce": "kernel"})
+
+
+@pytest.mark.parametrize("change,rows,msg", [
+    ({}, 2048, None),
+    ({"impl": "pipeline"}, 2048, "only the fused GEMM"),
+    ({"reduce_blocks": 64}, 2048, "reduce_blocks and sm_reserve"),
+    ({"sm_reserve": 8}, 2048, "reduce_blocks and sm_reserve"),
+    ({}, 1000, "would wait on a peer that waits on it"),
+])
+def test_epilogue_reduction_validate(change, rows, msg):
+    c = {**gemm.default_config(gemm.MATMULRS), "impl": f"fused:{hopper.searched()[0]}", "reduce": "epilogue", **change}
+    p = gemm.Problem(2 * rows, 3584, 8192, 2)
+    if msg is None:
+        gemm.validate(gemm.parse_config(gemm.MATMULRS, c), p)
+    else:
+        with pytest.raises(ValueError, match=msg):
+            gemm.validate(gemm.parse_config(gemm.MATMULRS, c), p)

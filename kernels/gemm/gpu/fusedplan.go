@@ -141,12 +141,27 @@ const (
 
 // RSTableBytes is the size of hopper_gemm.cu's RSTable (its static_asserts
 // hold the kernel to it).
-const RSTableBytes = 8*maxOwners + 8*maxRSChunks + 4*(maxRSChunks+1) + 4*maxRSChunks + 4*maxRSChunks + 4
+const RSTableBytes = rsEpilogueOffset + 4*4 + 8*2 + 8*maxRSChunks
+
+// rsEpilogueOffset is where RSTable's epilogue fields start (me).
+const rsEpilogueOffset = RSCountOffset + RSCountBytes + 4
+
+// RSEpilogue turns on the reduction of the own rows in the fused GEMM's
+// epilogue (reduce=epilogue); the zero value leaves it off.
+type RSEpilogue struct {
+	Me, World int
+	// SlotBytes is the distance between this rank's slots.
+	SlotBytes uint64
+	// Flags is this rank's flag region as mapped here: the epilogue waits
+	// for PartialFlag(src, c) there for every peer src and own chunk c.
+	Flags uint64
+}
 
 // Table lays f out as hopper_gemm.cu's RSTable: dst[q] is where this rank's
 // partials of owner q's rows go (as mapped here), flag[i] the address of
-// chunk i's flag in its owner's region; counts start at zero.
-func (f FusedRS) Table(dst []uint64, flag []uint64) ([]byte, error) {
+// chunk i's flag in its owner's region; counts start at zero; ep, when
+// set, the epilogue's reduction of rank ep.Me's rows.
+func (f FusedRS) Table(dst []uint64, flag []uint64, ep RSEpilogue) ([]byte, error) {
 	if len(dst) > maxOwners || len(f.Owner) > maxRSChunks || len(flag) != len(f.Owner) {
 		return nil, fmt.Errorf("reduce-scatter table: %d owners (at most %d), %d chunks (at most %d), %d flags", len(dst), maxOwners, len(f.Owner), maxRSChunks, len(flag))
 	}
@@ -170,6 +185,22 @@ func (f FusedRS) Table(dst []uint64, flag []uint64) ([]byte, error) {
 	off += 4 * maxRSChunks // expect
 	off += 4 * maxRSChunks // count: zero
 	le.PutUint32(b[off:], uint32(len(f.Owner)))
+	if ep.World == 0 {
+		return b, nil
+	}
+	off = rsEpilogueOffset
+	for _, v := range []uint32{uint32(ep.Me), uint32(ep.World), 1, 0} {
+		le.PutUint32(b[off:], v)
+		off += 4
+	}
+	le.PutUint64(b[off:], ep.SlotBytes)
+	le.PutUint64(b[off+8:], MaxChunks*FlagStride) // PartialFlag(src+1, c) - PartialFlag(src, c)
+	off += 16
+	for i, q := range f.Owner {
+		if q == ep.Me {
+			le.PutUint64(b[off+8*i:], ep.Flags+uint64(PartialFlag(0, f.Index[i])*FlagStride))
+		}
+	}
 	return b, nil
 }
 

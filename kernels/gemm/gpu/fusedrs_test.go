@@ -59,13 +59,13 @@ func TestPlanFusedRS(t *testing.T) {
 // The table's bytes are where hopper_gemm.cu's RSTable reads them.
 func TestRSTableLayout(t *testing.T) {
 	f := PlanFusedRS(1024, 512, 2, 0, 2, 128, 256, 128)
-	b, err := f.Table([]uint64{0x1000, 0x2000}, []uint64{0xa0, 0xa1, 0xa2, 0xa3})
+	b, err := f.Table([]uint64{0x1000, 0x2000}, []uint64{0xa0, 0xa1, 0xa2, 0xa3}, RSEpilogue{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	le := binary.LittleEndian
-	if len(b) != 1352 || RSTableBytes != 1352 || RSCountOffset != 1092 {
-		t.Fatalf("table %d bytes, RSTableBytes %d, count at %d; the kernel's static_asserts say 1352 and 1092", len(b), RSTableBytes, RSCountOffset)
+	if len(b) != 1896 || RSTableBytes != 1896 || RSCountOffset != 1092 {
+		t.Fatalf("table %d bytes, RSTableBytes %d, count at %d; the kernel's static_asserts say 1896 and 1092", len(b), RSTableBytes, RSCountOffset)
 	}
 	if le.Uint64(b[8:]) != 0x2000 || le.Uint64(b[64+3*8:]) != 0xa3 {
 		t.Error("dst or flag misplaced")
@@ -81,7 +81,40 @@ func TestRSTableLayout(t *testing.T) {
 			t.Fatal("counts must start at zero")
 		}
 	}
-	if _, err := f.Table(make([]uint64, 9), make([]uint64, 4)); err == nil {
+	for _, x := range b[rsEpilogueOffset:] {
+		if x != 0 {
+			t.Fatal("without an RSEpilogue its fields stay zero (off)")
+		}
+	}
+	if _, err := f.Table(make([]uint64, 9), make([]uint64, 4), RSEpilogue{}); err == nil {
 		t.Error("nine owners accepted")
+	}
+}
+
+// The epilogue's fields, at the offsets hopper_gemm.cu's static_asserts
+// hold RSTable to: rank 1 of 2 waits for rank 0's flags of its chunks 0
+// and 1 (plan chunks 2 and 3), PartialFlag(0, c) in its own region.
+func TestRSTableEpilogue(t *testing.T) {
+	f := PlanFusedRS(1024, 512, 2, 1, 2, 128, 256, 128)
+	b, err := f.Table([]uint64{0x1000, 0x2000}, []uint64{0xa0, 0xa1, 0xa2, 0xa3},
+		RSEpilogue{Me: 1, World: 2, SlotBytes: 512 * 512 * 2, Flags: 0x9000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	le := binary.LittleEndian
+	if me, world, on := le.Uint32(b[1352:]), le.Uint32(b[1356:]), le.Uint32(b[1360:]); me != 1 || world != 2 || on != 1 {
+		t.Errorf("me %d, world %d, epilogue %d; want 1, 2, 1", me, world, on)
+	}
+	if sb, ss := le.Uint64(b[1368:]), le.Uint64(b[1376:]); sb != 512*512*2 || ss != MaxChunks*FlagStride {
+		t.Errorf("slot bytes %d, source stride %d", sb, ss)
+	}
+	want := []uint64{0, 0, 0x9000 + uint64(PartialFlag(0, 0)*FlagStride), 0x9000 + uint64(PartialFlag(0, 1)*FlagStride)}
+	for i, w := range want {
+		if got := le.Uint64(b[1384+8*i:]); got != w {
+			t.Errorf("wait[%d] = %#x, want %#x", i, got, w)
+		}
+	}
+	if len(b) != RSTableBytes {
+		t.Errorf("%d bytes", len(b))
 	}
 }

@@ -9,6 +9,8 @@ import (
 	"unsafe"
 
 	"gorgonia.org/cu"
+
+	"github.com/symmtune/symmtune/kernels/gemm/hopper"
 )
 
 // fusedTimeoutNs bounds each wait of the fused GEMM for a chunk's flag. A
@@ -37,7 +39,11 @@ func (in *instance) fusedFor(c Config) (*fusedRun, error) {
 		return nil, fmt.Errorf("impl=fused needs an sm_90 GPU (wgmma, TMA); this one is sm_%d%d", major, minor)
 	}
 	p, me := in.prob, in.team.Rank()
-	g, err := CompileFused(in.team.Compiler(), c.Tile, in.bf16)
+	var extra []string
+	if c.Reduce == ReduceEpilogue {
+		extra = append(extra, hopper.EpilogueOption)
+	}
+	g, err := CompileFusedWith(in.team.Compiler(), c.Tile, in.bf16, extra)
 	if err != nil {
 		return nil, err
 	}
@@ -104,7 +110,11 @@ func (in *instance) fillFused(r *fusedRun, c Config, p Problem, me int) error {
 			flags[i] = uint64(in.localFlag(i))
 		}
 	}
-	tab, err := plan.Table(dst, flags)
+	var ep RSEpilogue
+	if c.Reduce == ReduceEpilogue {
+		ep = RSEpilogue{Me: me, World: p.World, SlotBytes: uint64(SlotElems(p) * 2), Flags: uint64(in.flag(me, 0))}
+	}
+	tab, err := plan.Table(dst, flags, ep)
 	if err != nil {
 		return err
 	}
@@ -114,7 +124,9 @@ func (in *instance) fillFused(r *fusedRun, c Config, p Problem, me int) error {
 	if r.rs, err = upload(tab); err != nil {
 		return err
 	}
-	r.comm = Comm{Order: r.order, Status: in.status, RS: r.rs, RowsPerRank: p.Rows()}
+	// The timeout bounds the epilogue's waits for peers' partials
+	// (reduce=epilogue).
+	r.comm = Comm{Order: r.order, Status: in.status, TimeoutNs: fusedTimeoutNs, RS: r.rs, RowsPerRank: p.Rows()}
 	return nil
 }
 

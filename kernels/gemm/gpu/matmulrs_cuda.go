@@ -135,11 +135,26 @@ func (m *matmulrs) launch(c Config) error {
 // copy-engine pushes of peers' staged chunks, and the reduction of every
 // own chunk on the reduce stream, each after every rank's flag of it. With
 // push=gemm the epilogue stores every row into its owner's slot and flags
-// each chunk there itself.
+// each chunk there itself. With reduce=epilogue the GEMM's epilogue sums
+// the own rows into the output itself; the flags it waited for (and those
+// it set for its own chunks) are cleared after it.
 func (m *matmulrs) launchFused(c Config) error {
 	in, p, me := m.in, m.in.prob, m.in.team.Rank()
-	if err := in.launchFusedGEMM(c, 0, in.team.SMs()-c.SMReserve); err != nil {
+	epilogue := c.Reduce == ReduceEpilogue
+	out := cu.DevicePtr(0)
+	if epilogue {
+		out = m.out
+	}
+	if err := in.launchFusedGEMM(c, out, in.team.SMs()-c.SMReserve); err != nil {
 		return err
+	}
+	if epilogue {
+		// Every flag of this call in this rank's region is set once the
+		// GEMM ends (it waited for the peers'), and none of the next call's
+		// comes before the end barrier.
+		if err := cu.MemsetD8Async(in.flag(me, PartialFlag(0, 0)), 0, MaxWorld*MaxChunks*FlagStride, in.gemm[0]); err != nil {
+			return fmt.Errorf("clear partial flags: %w", err)
+		}
 	}
 	if c.Push == PushCE {
 		// Each peer's chunks, on that peer's stream, in the GEMM's order:
@@ -161,6 +176,9 @@ func (m *matmulrs) launchFused(c Config) error {
 				return err
 			}
 		}
+	}
+	if epilogue {
+		return nil
 	}
 	for _, sp := range Shards(p.M, p.World, c.Chunks)[me] {
 		if err := m.reduce(c, sp); err != nil {

@@ -258,12 +258,17 @@ func fusedQueries(rng *rand.Rand) (qs []map[string]any, want []any) {
 		for j := range flag {
 			flag[j] = 0x7e0000000000 + uint64(j)*FlagStride
 		}
-		tab, err := rs.Table(dst, flag)
+		var ep RSEpilogue
+		if i%2 == 1 { // half the tables with the epilogue's reduction
+			ep = RSEpilogue{Me: r, World: world, SlotBytes: uint64(2 * rows * n), Flags: 0x7d0000000000 + uint64(r)<<20}
+		}
+		tab, err := rs.Table(dst, flag, ep)
 		if err != nil {
 			panic(err)
 		}
 		qs = append(qs, map[string]any{"m": m, "n": n, "world": world, "rank": r, "chunks": chunks, "bm": bm, "bn": bn,
-			"rows_per_tile": tile, "dst": dst, "flag": flag})
+			"rows_per_tile": tile, "dst": dst, "flag": flag,
+			"epilogue": map[string]any{"me": ep.Me, "world": ep.World, "slot_bytes": ep.SlotBytes, "flags": ep.Flags}})
 		want = append(want, map[string]any{
 			"ag":       map[string]any{"order": ag.Order, "table": ag.Table()},
 			"rs":       map[string]any{"order": rs.Order, "bounds": rs.Bounds, "owner": rs.Owner, "index": rs.Index, "expect": rs.Expect},

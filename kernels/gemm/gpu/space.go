@@ -81,6 +81,17 @@ const (
 	PushCE    = "ce"
 	// ParamReduceBlocks is the grid of each chunk's reduction kernel.
 	ParamReduceBlocks = "reduce_blocks"
+	// ParamReduce is where the owner sums its rows' partials.
+	// ReduceKernel: a reduction kernel per own chunk, on its own stream,
+	// once every rank's partial of the chunk is flagged. ReduceEpilogue
+	// (impl=fused only): the fused GEMM's epilogue of each own tile (its
+	// own tiles come last) waits for the peers' partials of those rows,
+	// adds them to its own and stores the sum, so no reduction runs after
+	// the GEMM. Configs tuned before this parameter existed reduced with
+	// the kernel (ParseConfig reads them so).
+	ParamReduce    = "reduce"
+	ReduceKernel   = "kernel"
+	ReduceEpilogue = "epilogue"
 
 	// ParamBatch 1 runs the same chunk of consecutive peers as one
 	// strided-batched product (fewer, larger products: less wave
@@ -148,8 +159,13 @@ func Space(kernel string) space.Space {
 	}
 	return space.Space{Params: append(common,
 		space.Param{Name: ParamPush, Values: strs(PushCE, PushGEMM)},
-		space.Param{Name: ParamReduceBlocks, Values: ints(16, 32, 64, 132, 264)})}
+		space.Param{Name: ParamReduceBlocks, Values: ints(16, 32, 64, 132, 264)},
+		space.Param{Name: ParamReduce, Values: strs(ReduceKernel, ReduceEpilogue)})}
 }
+
+// addedLater are parameters added after configs were first cached, with
+// the value that matches what a config without them ran.
+var addedLater = map[string]space.Value{ParamReduce: space.Str(ReduceKernel)}
 
 // Default is what an untuned caller gets: sound on any shape Validate
 // accepts (two chunks per shard, so the first products overlap the rest of
@@ -169,6 +185,7 @@ func Default(kernel string) space.Config {
 	} else {
 		c[ParamPush] = space.Str(PushCE)
 		c[ParamReduceBlocks] = space.Int(132)
+		c[ParamReduce] = space.Str(ReduceKernel)
 	}
 	return c
 }
@@ -184,6 +201,7 @@ type Config struct {
 	Direction             string
 	Push                  string
 	ReduceBlocks          int
+	Reduce                string
 	Batch                 bool
 	Graph                 bool
 	// Tile is the fused GEMM's tile when Impl is ImplFused.
@@ -199,8 +217,10 @@ func ParseConfig(kernel string, c space.Config) (Config, error) {
 	for _, p := range sp.Params {
 		v, ok := c[p.Name]
 		if !ok {
-			errs = append(errs, fmt.Errorf("parameter %q missing", p.Name))
-			continue
+			if v, ok = addedLater[p.Name]; !ok {
+				errs = append(errs, fmt.Errorf("parameter %q missing", p.Name))
+				continue
+			}
 		}
 		known := false
 		for _, w := range p.Values {
@@ -239,6 +259,8 @@ func ParseConfig(kernel string, c space.Config) (Config, error) {
 			out.Push = v.Str
 		case ParamReduceBlocks:
 			out.ReduceBlocks = int(v.Int)
+		case ParamReduce:
+			out.Reduce = v.Str
 		case ParamBatch:
 			out.Batch = v.Int == 1
 		case ParamGraph:
@@ -329,6 +351,9 @@ func Validate(kernel string, c Config, p Problem) error {
 		if c.Batch && c.Push == PushGEMM {
 			return fmt.Errorf("batch 1 with push=gemm: a batched product writes one buffer, but each owner's slot is in another")
 		}
+		if c.Reduce == ReduceEpilogue && c.Impl != ImplFused {
+			return fmt.Errorf("reduce=epilogue: only the fused GEMM (impl=fused) has an epilogue to reduce in")
+		}
 	default:
 		return fmt.Errorf("unknown GPU GEMM kernel %q", kernel)
 	}
@@ -369,6 +394,17 @@ func validateFused(kernel string, c Config, p Problem) error {
 		// straight into the owners' slots over NVLink.
 		if c.Chunks*p.World > maxRSChunks {
 			return fmt.Errorf("impl=fused: %d chunks on %d ranks exceed the kernel's %d", c.Chunks, p.World, maxRSChunks)
+		}
+		if c.Reduce == ReduceEpilogue {
+			if c.ReduceBlocks != d.ReduceBlocks || c.SMReserve != d.SMReserve {
+				return fmt.Errorf("reduce=epilogue runs no reduction kernel: reduce_blocks and sm_reserve are for one (only their defaults are measured)")
+			}
+			// A tile holding two owners' rows would wait for a peer's
+			// partials before storing what that peer's own straddling
+			// tile waits for: both ranks would wait on each other.
+			if rt := c.Tile.RowsPerTile(); p.Rows()%rt != 0 {
+				return fmt.Errorf("reduce=epilogue: the %d rows each rank owns are not a multiple of the tile's %d, and a tile holding two ranks' rows would wait on a peer that waits on it", p.Rows(), rt)
+			}
 		}
 	}
 	return nil

@@ -110,6 +110,11 @@ func TestValidate(t *testing.T) {
 		{"fused matmulrs, 8 chunks on 8 ranks", MatmulRS, map[string]space.Value{ParamImpl: space.Str(fused0), ParamChunks: space.Int(8)}, 8192, 3584, 8192, 8, ""},
 		{"fused matmulrs, epilogue stores over NVLink", MatmulRS, map[string]space.Value{ParamImpl: space.Str(fused0), ParamPush: space.Str(PushGEMM)}, 8192, 3584, 8192, 4, ""},
 		{"fused matmulrs needs n%8", MatmulRS, map[string]space.Value{ParamImpl: space.Str(fused0)}, 1002, 999, 1000, 2, "n a multiple of 8"},
+		{"epilogue reduction", MatmulRS, map[string]space.Value{ParamImpl: space.Str(fused0), ParamReduce: space.Str(ReduceEpilogue), ParamPush: space.Str(PushGEMM)}, 8192, 3584, 8192, 4, ""},
+		{"epilogue reduction needs the fused GEMM", MatmulRS, map[string]space.Value{ParamReduce: space.Str(ReduceEpilogue)}, 8192, 3584, 8192, 4, "impl=fused"},
+		{"epilogue reduction runs no reduction kernel", MatmulRS, map[string]space.Value{ParamImpl: space.Str(fused0), ParamReduce: space.Str(ReduceEpilogue), ParamReduceBlocks: space.Int(64)}, 8192, 3584, 8192, 4, "reduce_blocks"},
+		{"epilogue reduction reserves no SMs", MatmulRS, map[string]space.Value{ParamImpl: space.Str(fused0), ParamReduce: space.Str(ReduceEpilogue), ParamSMReserve: space.Int(8)}, 8192, 3584, 8192, 4, "sm_reserve"},
+		{"epilogue reduction needs whole tiles per rank", MatmulRS, map[string]space.Value{ParamImpl: space.Str(fused0), ParamReduce: space.Str(ReduceEpilogue)}, 2 * 1000, 3584, 8192, 2, "wait on a peer"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			err := Validate(c.kernel, with(c.kernel, c.set), problem(t, c.m, c.n, c.k, c.world))
@@ -149,6 +154,14 @@ func TestParseProblemAndConfig(t *testing.T) {
 				t.Fatalf("%s: a config of the space does not parse: %v", kernel, err)
 			}
 			n++
+		}
+		if kernel == MatmulRS {
+			// A config cached before reduce existed ran the reduction kernel.
+			old := Default(kernel)
+			delete(old, ParamReduce)
+			if c, err := ParseConfig(kernel, old); err != nil || c.Reduce != ReduceKernel {
+				t.Errorf("a config without reduce: %+v, %v; want reduce=%s", c, err, ReduceKernel)
+			}
 		}
 		bad := Default(kernel)
 		bad["bogus"] = space.Int(1)

@@ -36,8 +36,9 @@
 // Arguments: the tensor maps of A and B, C, m, n, k; then the tile order
 // (0: natural), the all-gather's chunk table (see wait_rows; nchunks 0 for
 // none), the flag words' base, a status word and the wait's bound; then the
-// reduce-scatter's table and rows per rank (see RSTable; 0 for none, C is
-// then unused).
+// reduce-scatter's table and rows per rank (see RSTable; 0 for none; C is
+// then this rank's rows of the sum when the table's epilogue is set, else
+// unused).
 // BK is 64: one k-block row of a tile is 128 bytes, the TMA/wgmma 128-byte
 // swizzle's width, which makes shared-memory reads conflict-free.
 
@@ -87,6 +88,14 @@
 #define CAT(a, b) CAT2(a, b)
 #define WGMMA CAT(wgmma_, BN)
 
+// RS_EPILOGUE=1 builds the reduce-scatter's reduction in the epilogue
+// (RSTable.epilogue; gpu.ReduceEpilogue): a variant of its own, since its
+// bookkeeping costs the consumers registers that the widest accumulators
+// (192 columns by 128 rows) do not have to spare.
+#ifndef RS_EPILOGUE
+#define RS_EPILOGUE 0
+#endif
+
 // STORE_PAIRS=1 (diagnostic): the epilogue stores each column pair as it
 // comes, 4 bytes at a time (what it did before the quad transpose).
 #ifndef STORE_PAIRS
@@ -117,6 +126,21 @@ __device__ __forceinline__ void tile_of(int t, int tiles_m, int tiles_n, const u
 // *status to 1 and stops waiting (the output is then wrong and the host
 // reports a hang), so a peer that never delivers cannot hold the GPU.
 #define FLAG_STRIDE 64
+// wait_flag waits for the flag word at addr to become nonzero, with acquire
+// semantics at system scope. Returns false once timed out.
+__device__ bool wait_flag(u64 addr, u64 status, u64 timeout_ns) {
+	const u64 t0 = globaltimer();
+	while (ld_acquire_sys(addr) == 0) {
+		if (globaltimer() - t0 > timeout_ns) {
+			// A plain store at system scope: the word may be host memory
+			// mapped for the device (symmtune.torch reads it there).
+			asm volatile("st.relaxed.sys.global.u32 [%0], %1;" ::"l"(status), "r"(1u) : "memory");
+			return false;
+		}
+		asm volatile("nanosleep.u32 32;");
+	}
+	return true;
+}
 // wait_rows waits for the spans of chunk table tab (nchunks spans: bounds
 // tab[0..nchunks], flag indices tab[nchunks+1..]) that rows [lo, hi) touch
 // and that *seen does not already hold. Returns false once timed out.
@@ -127,16 +151,7 @@ __device__ bool wait_rows(const u32* tab, int nchunks, int lo, int hi, u64 flags
 		seen |= 1ull << i;
 		const u32 f = tab[nchunks + 1 + i];
 		if (f == 0xFFFFFFFFu) continue;
-		const u64 addr = flags + (u64)f * FLAG_STRIDE, t0 = globaltimer();
-		while (ld_acquire_sys(addr) == 0) {
-			if (globaltimer() - t0 > timeout_ns) {
-				// A plain store at system scope: the word may be host memory
-				// mapped for the device (symmtune.torch reads it there).
-				asm volatile("st.relaxed.sys.global.u32 [%0], %1;" ::"l"(status), "r"(1u) : "memory");
-				return false;
-			}
-			asm volatile("nanosleep.u32 32;");
-		}
+		if (!wait_flag(flags + (u64)f * FLAG_STRIDE, status, timeout_ns)) return false;
 	}
 	// TMA (the async proxy) reads what the flags announced.
 	asm volatile("fence.proxy.async.global;" ::: "memory");
@@ -150,6 +165,13 @@ __device__ bool wait_rows(const u32* tab, int nchunks, int lo, int hi, u64 flags
 // them sets the chunk's flag in its owner's region, whose reduction waits
 // for it (kernels/gemm/gpu: matmulrs, PlanFusedRS, which also fills this
 // table; the layout is rsTable's there).
+//
+// With epilogue set, the rows this rank owns are reduced here instead (no
+// reduction kernel after the GEMM): their tiles come last in the order, so
+// every peer has long been storing its partials of them; the epilogue waits
+// for the peers' flags of the chunks a tile touches, adds the peers'
+// partials from this rank's slots to its own and stores the sum into C
+// (this rank's rows_per_rank rows).
 #define MAX_OWNERS 8
 #define MAX_RS_CHUNKS 64
 struct RSTable {
@@ -159,9 +181,14 @@ struct RSTable {
 	u32 expect[MAX_RS_CHUNKS];  // CTA tiles that store into chunk i
 	u32 count[MAX_RS_CHUNKS];   // of those, stored so far this call
 	u32 nchunks;
+	// The epilogue's reduction (zero when off):
+	u32 me, world, epilogue;    // at byte 1352: this rank, the team's size, 1 when on
+	u64 slot_bytes;             // distance between this rank's slots (slot src at dst[me] + (src - me) * slot_bytes)
+	u64 src_stride;             // distance between consecutive sources' flags of a chunk
+	u64 wait[MAX_RS_CHUNKS];    // at byte 1384; own chunk i: source 0's flag of it in this rank's region (0: not own)
 };
 // The Go side writes this layout byte by byte (gpu.FusedRS.Table).
-static_assert(sizeof(RSTable) == 1352, "RSTable size: see gpu.RSTableBytes");
+static_assert(sizeof(RSTable) == 1896, "RSTable size: see gpu.RSTableBytes");
 static_assert(sizeof(u64) * (MAX_OWNERS + MAX_RS_CHUNKS) + sizeof(u32) * (MAX_RS_CHUNKS + 1 + MAX_RS_CHUNKS) == 1092,
 	"RSTable count at 1092: see gpu.RSCountOffset");
 
@@ -183,11 +210,88 @@ __device__ __forceinline__ void signal_tile(const RSTable* rs_c, int lo, int hi)
 		}
 	}
 }
+// rs_wait waits, with acquire semantics, for every peer's flag of the own
+// chunks that rows [lo, hi) touch. Returns false once timed out.
+__device__ bool rs_wait(const RSTable* rs, int lo, int hi, u64 status, u64 timeout_ns) {
+	for (u32 i = 0; i < rs->nchunks; i++) {
+		if (!rs->wait[i] || (int)rs->bounds[i] >= hi || (int)rs->bounds[i + 1] <= lo) continue;
+		for (u32 src = 0; src < rs->world; src++)
+			if (src != rs->me && !wait_flag(rs->wait[i] + src * rs->src_stride, status, timeout_ns)) return false;
+	}
+	return true;
+}
+
+// add_peers adds to the V words w (2V elements of this rank's partial,
+// bound for address p of C) every peer's partial of them, in fp32, and
+// rounds the sum back into w. The slots hold the own rows as C does, so a
+// peer's elements are at p plus the distance from C to its slot.
+template <int V>
+__device__ __forceinline__ void add_peers(const RSTable* rs, u32* w, const u32* p, u64 c_ptr) {
+	float f[2 * V];
+#pragma unroll
+	for (int t = 0; t < V; t++) unpack2(w[t], f[2 * t], f[2 * t + 1]);
+	for (u32 src = 0; src < rs->world; src++) {
+		if (src == rs->me) continue;
+		u32 x[V];
+		ld_v<V>((const u32*)((u64)p + (rs->dst[rs->me] + ((long long)src - (long long)rs->me) * (long long)rs->slot_bytes - c_ptr)), x);
+#pragma unroll
+		for (int t = 0; t < V; t++) {
+			float lo, hi;
+			unpack2(x[t], lo, hi);
+			f[2 * t] += lo;
+			f[2 * t + 1] += hi;
+		}
+	}
+#pragma unroll
+	for (int t = 0; t < V; t++) w[t] = pack2(f[2 * t], f[2 * t + 1]);
+}
+
+// add_peers_rows is add_peers<4> for two rows at once (w0 bound for p0, w1
+// for p1), so each peer's two loads are in flight together.
+__device__ __forceinline__ void add_peers_rows(const RSTable* rs, u32* w0, u32* w1, const u32* p0, const u32* p1, u64 c_ptr) {
+	float f[16];
+#pragma unroll
+	for (int t = 0; t < 4; t++) {
+		unpack2(w0[t], f[2 * t], f[2 * t + 1]);
+		unpack2(w1[t], f[8 + 2 * t], f[8 + 2 * t + 1]);
+	}
+	for (u32 src = 0; src < rs->world; src++) {
+		if (src == rs->me) continue;
+		const long long d = (long long)(rs->dst[rs->me] - c_ptr) + ((long long)src - (long long)rs->me) * (long long)rs->slot_bytes;
+		u32 x[8];
+		ld_v<4>((const u32*)((u64)p0 + d), x);
+		ld_v<4>((const u32*)((u64)p1 + d), x + 4);
+#pragma unroll
+		for (int t = 0; t < 8; t++) {
+			float lo, hi;
+			unpack2(x[t], lo, hi);
+			f[2 * t] += lo;
+			f[2 * t + 1] += hi;
+		}
+	}
+#pragma unroll
+	for (int t = 0; t < 4; t++) {
+		w0[t] = pack2(f[2 * t], f[2 * t + 1]);
+		w1[t] = pack2(f[8 + 2 * t], f[8 + 2 * t + 1]);
+	}
+}
+
 // The named barriers (ids 3 and 4, alternating by tile) between the threads
 // that store a tile and the signalling warp: the storers only arrive, so
 // they go on to their next tile while the signaller waits for the stores.
 #define STORERS (PINGPONG ? 128 : 128 * CONSUMERS)
 #define SIGNAL_BAR(i) (3 + ((i) & 1))
+// With the epilogue's reduction, a warp of the producer's warpgroup waits
+// for the peers' flags of each tile with own rows (the consumers have no
+// registers to spare for the polling loop while they hold the
+// accumulators); the tile's storers wait for it on a named barrier
+// (ids 5 and 6 by tile, so each ping-pong consumer has its own), which
+// orders their loads of the peers' partials after its acquire.
+#define WAIT_BAR(i) (5 + ((i) & 1))
+// own_rows: whether tile row tm has rows rank me owns.
+__device__ __forceinline__ bool own_rows(int tm, int m, int me, int rows_per_rank) {
+	return me >= 0 && tm * BM < min(m, (me + 1) * rows_per_rank) && tm * BM + BM > me * rows_per_rank;
+}
 
 // release frees a stage for the producers of every CTA of the cluster.
 __device__ __forceinline__ void release(u32 bar) {
@@ -259,6 +363,42 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) CLUSTER_ATTR
 				__syncwarp();
 			}
 		}
+#if RS_EPILOGUE
+		if (rs_tab && ((const RSTable*)rs_tab)->epilogue && threadIdx.x / 32 == 2) {
+			// The epilogue reduction's waiting warp (see WAIT_BAR).
+			const RSTable* rs = (const RSTable*)rs_tab;
+			const int me = (int)rs->me;
+			bool waiting = true;
+			int i = 0;
+			for (int t = first; t < tiles; t += stride, i++) {
+				int tm, tn;
+				tile_of(t, tiles_m, tiles_n, order, tm, tn);
+				tm = tm * CLUSTER_M + crank;
+				if (!own_rows(tm, m, me, rows_per_rank)) continue;
+				if (waiting && threadIdx.x == 64) waiting = rs_wait(rs, tm * BM, min(tm * BM + BM, m), status, timeout_ns);
+				u32 ok = waiting;
+				asm volatile("shfl.sync.idx.b32 %0, %0, 0, 0x1f, 0xffffffff;" : "+r"(ok)); // lane 0's verdict
+				waiting = ok != 0;
+				if (waiting) {
+					// The peers' partials of the tile into L2 (one bulk
+					// prefetch per row and peer) while the consumers still
+					// compute it: their epilogue's loads then wait on L2,
+					// not on HBM.
+					const int lo = max(tm * BM, me * rows_per_rank), hi = min(min(tm * BM + BM, m), (me + 1) * rows_per_rank);
+					const u32 bytes = (u32)min(BN, n - tn * BN) * 2;
+					for (int r = lo + (int)(threadIdx.x % 32); r < hi; r += 32)
+						for (u32 src = 0; src < rs->world; src++) {
+							if ((int)src == me) continue;
+							const u64 p = rs->dst[me] + ((long long)src - me) * (long long)rs->slot_bytes +
+								((u64)(r - me * rows_per_rank) * n + (u64)tn * BN) * 2;
+							asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(p), "r"(bytes) : "memory");
+						}
+				}
+				__syncwarp();
+				asm volatile("bar.sync %0, %1;" ::"r"(WAIT_BAR(i)), "r"(STORERS + 32) : "memory");
+			}
+		}
+#endif
 		if (threadIdx.x == 0) {
 			int s = 0;
 			u32 phase = 0;
@@ -372,17 +512,29 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) CLUSTER_ATTR
 			// runs.
 			// Rows go to C, or (matmul + reduce-scatter) row g to its
 			// owner's slot for this rank's partials, row g - owner*rpr there.
+			// Own rows reduced here (RSTable.epilogue) go to C instead,
+			// once every peer's partial of them has come.
 			const RSTable* rs = (const RSTable*)rs_tab;
+			const int me = RS_EPILOGUE && rs && rs->epilogue ? (int)rs->me : -1;
+			if (own_rows(tm, m, me, rows_per_rank))
+				asm volatile("bar.sync %0, %1;" ::"r"(WAIT_BAR(i)), "r"(STORERS + 32) : "memory");
 #pragma unroll
 			for (int mi = 0; mi < MI; mi++) {
 				const int r0 = tm * BM + row0 + mi * 64 + warp * 16 + lane / 4;
 				u32* dst[2];
+				bool own[2]; // row h is an own row, reduced here into C
 #pragma unroll
 				for (int h = 0; h < 2; h++) {
 					const int g = r0 + 8 * h;
+					own[h] = false;
 					if (rs) {
 						const int q = g / rows_per_rank;
-						dst[h] = (u32*)(rs->dst[q < MAX_OWNERS ? q : 0] + (u64)(g - q * rows_per_rank) * n * 2);
+						if (q == me) {
+							own[h] = true;
+							dst[h] = (u32*)(c_ptr + (u64)(g - q * rows_per_rank) * n * 2);
+						} else {
+							dst[h] = (u32*)(rs->dst[q < MAX_OWNERS ? q : 0] + (u64)(g - q * rows_per_rank) * n * 2);
+						}
 					} else {
 						dst[h] = (u32*)(c_ptr + (u64)g * n * 2);
 					}
@@ -392,8 +544,13 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) CLUSTER_ATTR
 				for (int j = 0; j < BN / 8; j++) {
 					const int col = tn * BN + j * 8 + (lane % 4) * 2;
 					if (col < n) {
-						if (r0 < m) dst[0][col / 2] = pack2(acc[mi][4 * j], acc[mi][4 * j + 1]);
-						if (r0 + 8 < m) dst[1][col / 2] = pack2(acc[mi][4 * j + 2], acc[mi][4 * j + 3]);
+#pragma unroll
+						for (int h = 0; h < 2; h++) {
+							if (r0 + 8 * h >= m) continue;
+							u32 v = pack2(acc[mi][4 * j + 2 * h], acc[mi][4 * j + 2 * h + 1]);
+							if (RS_EPILOGUE && own[h]) add_peers<1>(rs, &v, dst[h] + col / 2, c_ptr);
+							dst[h][col / 2] = v;
+						}
 					}
 				}
 #else
@@ -401,6 +558,38 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) CLUSTER_ATTR
 				// host checks), so a block is wholly inside or outside.
 #pragma unroll
 				for (int g = 0; g < BN / 32; g++) {
+#if RS_EPILOGUE
+					u32 w[2][4];
+#pragma unroll
+					for (int h = 0; h < 2; h++) {
+						u32 v[4];
+#pragma unroll
+						for (int jj = 0; jj < 4; jj++) {
+							const int j = 4 * g + jj;
+							v[jj] = pack2(acc[mi][4 * j + 2 * h], acc[mi][4 * j + 2 * h + 1]);
+						}
+						quad_transpose(v, w[h], lane);
+					}
+					const int col = tn * BN + (4 * g + lane % 4) * 8;
+					if (own[0] && own[1]) {
+						// Both rows own (always, where Validate allows the
+						// epilogue's reduction): their peers' loads in flight
+						// together.
+						if (col < n) {
+							add_peers_rows(rs, w[0], w[1], dst[0] + col / 2, dst[1] + col / 2, c_ptr);
+							st_v4(dst[0] + col / 2, w[0]);
+							st_v4(dst[1] + col / 2, w[1]);
+						}
+						continue;
+					}
+#pragma unroll
+					for (int h = 0; h < 2; h++) {
+						if (col < n && r0 + 8 * h < m) {
+							if (own[h]) add_peers<4>(rs, w[h], dst[h] + col / 2, c_ptr);
+							st_v4(dst[h] + col / 2, w[h]);
+						}
+					}
+#else
 #pragma unroll
 					for (int h = 0; h < 2; h++) {
 						u32 v[4], w[4];
@@ -413,6 +602,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) CLUSTER_ATTR
 						const int col = tn * BN + (4 * g + lane % 4) * 8;
 						if (col < n && r0 + 8 * h < m) st_v4(dst[h] + col / 2, w);
 					}
+#endif
 				}
 #endif
 			}

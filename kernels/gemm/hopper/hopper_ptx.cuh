@@ -137,6 +137,15 @@ __device__ __forceinline__ u32 pack2(float lo, float hi) {
 	return r;
 }
 
+// unpack2 is pack2's inverse: the two elements of x as floats.
+__device__ __forceinline__ void unpack2(u32 x, float& lo, float& hi) {
+#if DTYPE_BF16
+	asm("{.reg .b16 l, h; mov.b32 {l, h}, %2; cvt.f32.bf16 %0, l; cvt.f32.bf16 %1, h;}" : "=f"(lo), "=f"(hi) : "r"(x));
+#else
+	asm("{.reg .b16 l, h; mov.b32 {l, h}, %2; cvt.f32.f16 %0, l; cvt.f32.f16 %1, h;}" : "=f"(lo), "=f"(hi) : "r"(x));
+#endif
+}
+
 // quad_transpose: the four lanes of a quad (lane / 4 alike) hold, for rows
 // they share, one column pair of each of four 8-column blocks (v[j]: block
 // j, the pair lane % 4). Afterwards lane q holds block q's four pairs (w[t]:
@@ -158,6 +167,17 @@ __device__ __forceinline__ void quad_transpose(const u32 v[4], u32 w[4], int lan
 }
 __device__ __forceinline__ void st_v4(u32* p, const u32 w[4]) {
 	asm volatile("st.global.v4.b32 [%0], {%1, %2, %3, %4};" ::"l"(p), "r"(w[0]), "r"(w[1]), "r"(w[2]), "r"(w[3]) : "memory");
+}
+
+// ld_v: V (1, 2 or 4) words from global memory.
+template <int V>
+__device__ __forceinline__ void ld_v(const u32* p, u32* w) {
+	if (V == 4)
+		asm volatile("ld.global.v4.b32 {%0, %1, %2, %3}, [%4];" : "=r"(w[0]), "=r"(w[1]), "=r"(w[2]), "=r"(w[3]) : "l"(p) : "memory");
+	else if (V == 2)
+		asm volatile("ld.global.v2.b32 {%0, %1}, [%2];" : "=r"(w[0]), "=r"(w[1]) : "l"(p) : "memory");
+	else
+		asm volatile("ld.global.b32 %0, [%1];" : "=r"(w[0]) : "l"(p) : "memory");
 }
 
 __device__ __forceinline__ u32 ld_acquire_sys(u64 p) {

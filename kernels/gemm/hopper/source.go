@@ -20,3 +20,8 @@ var Source = wgmmaHeader + ptxHeader + kernelSource
 
 // Entry is the kernel's extern "C" name.
 const Entry = "hopper_gemm"
+
+// EpilogueOption builds the variant whose epilogue can sum a
+// reduce-scatter's own rows (RS_EPILOGUE in hopper_gemm.cu), an NVRTC
+// option beside Tile.Options.
+const EpilogueOption = "-DRS_EPILOGUE=1"
