@@ -5,7 +5,7 @@ the tiles a search tries and the rules that reject a tile or a shape.
 A port of kernels/gemm/hopper/tile.go (Tile, ParseTile, Check, CheckShape),
 reading the package's own files through python/symmtune/_kernels/hopper:
 searched.json (Searched), wgmma.cuh (the widths it has wrappers for),
-hopper_ptx.cuh and hopper_gemm.cu. The Go test TestPlanParity (kernels/gemm/gpu) holds its
+hopper_ptx.cuh, hopper_comm.cuh and hopper_gemm.cu. The Go test TestPlanParity (kernels/gemm/gpu) holds its
 answers on a table of tile names equal to Go's.
 """
 
@@ -31,11 +31,15 @@ _INT64 = range(-(1 << 63), 1 << 63)
 _FORM = "want BMxBN[:sS][:cC][:gG][:pp][:bn][:clN]"
 
 
+# hopper.Parts: the files of the kernel's source, in order.
+PARTS = ("wgmma.cuh", "hopper_ptx.cuh", "hopper_comm.cuh", "hopper_gemm.cu")
+
+
 @lru_cache(maxsize=None)
 def source() -> bytes:
-    """hopper.Source: the generated wgmma wrappers, the PTX wrappers, then
-    the kernel."""
-    return b"".join((_DIR / f).read_bytes() for f in ("wgmma.cuh", "hopper_ptx.cuh", "hopper_gemm.cu"))
+    """hopper.Source: the generated wgmma wrappers, the PTX wrappers, the
+    communication's flags and tables, then the kernel."""
+    return b"".join((_DIR / f).read_bytes() for f in PARTS)
 
 
 @lru_cache(maxsize=None)

@@ -28,7 +28,7 @@ def test_embedded_files_are_the_plugins():
 def test_kernel_version_is_source_hash_of_name_hopper_and_files(monkeypatch):
     hop = REPO / "kernels/gemm/hopper"
     for k in gemm.KERNELS:
-        want = kernels.source_hash(k.encode(), b"".join((hop / f).read_bytes() for f in ("wgmma.cuh", "hopper_ptx.cuh", "hopper_gemm.cu")),
+        want = kernels.source_hash(k.encode(), b"".join((hop / f).read_bytes() for f in ("wgmma.cuh", "hopper_ptx.cuh", "hopper_comm.cuh", "hopper_gemm.cu")),
                                    *[(GPU_DIR / f).read_bytes() for f in gemm.embedded_files()])
         assert gemm.kernel_version(k) == want
     assert gemm.kernel_version(gemm.AGMM) != gemm.kernel_version(gemm.MATMULRS)

@@ -9,14 +9,19 @@ var (
 	wgmmaHeader string
 	//go:embed hopper_ptx.cuh
 	ptxHeader string
+	//go:embed hopper_comm.cuh
+	commHeader string
 	//go:embed hopper_gemm.cu
 	kernelSource string
 )
 
 // Source is the CUDA C NVRTC compiles (with Tile.Options): the generated
-// wgmma wrappers, the PTX wrappers, then the kernel. Its entry point is
-// Entry.
-var Source = wgmmaHeader + ptxHeader + kernelSource
+// wgmma wrappers, the PTX wrappers, the communication's flags and tables,
+// then the kernel (Parts, in this order). Its entry point is Entry.
+var Source = wgmmaHeader + ptxHeader + commHeader + kernelSource
+
+// Parts are Source's files in order (python/symmtune/hopper.py reads them).
+var Parts = []string{"wgmma.cuh", "hopper_ptx.cuh", "hopper_comm.cuh", "hopper_gemm.cu"}
 
 // Entry is the kernel's extern "C" name.
 const Entry = "hopper_gemm"

@@ -1,0 +1,164 @@
+// hopper_comm.cuh: what the persistent Hopper GEMM (hopper_gemm.cu) knows of
+// the communication around it: the flag words it waits for (all-gather +
+// matmul: rows of A arriving) and the reduce-scatter's table, signalling
+// and epilogue reduction (matmul + reduce-scatter). Concatenated after
+// hopper_ptx.cuh and before hopper_gemm.cu (kernels/gemm/hopper.Source);
+// the layouts are kernels/gemm/gpu's (layout.go, fusedplan.go).
+
+// Communication (all-gather + matmul): rows of A arrive while the GEMM runs,
+// each span of the chunk table announced by a flag word (FLAG_STRIDE bytes
+// apart) that a copy engine's stream write (fenced after the copy) or a
+// peer sets to nonzero. The producer waits, before loading a tile, for
+// every span its rows touch. The wait is bounded: past timeout_ns it sets
+// *status to 1 and stops waiting (the output is then wrong and the host
+// reports a hang), so a peer that never delivers cannot hold the GPU.
+#define FLAG_STRIDE 64
+// wait_flag waits for the flag word at addr to become nonzero, with acquire
+// semantics at system scope. Returns false once timed out.
+__device__ bool wait_flag(u64 addr, u64 status, u64 timeout_ns) {
+	const u64 t0 = globaltimer();
+	while (ld_acquire_sys(addr) == 0) {
+		if (globaltimer() - t0 > timeout_ns) {
+			// A plain store at system scope: the word may be host memory
+			// mapped for the device (symmtune.torch reads it there).
+			asm volatile("st.relaxed.sys.global.u32 [%0], %1;" ::"l"(status), "r"(1u) : "memory");
+			return false;
+		}
+		asm volatile("nanosleep.u32 32;");
+	}
+	return true;
+}
+// wait_rows waits for the spans of chunk table tab (nchunks spans: bounds
+// tab[0..nchunks], flag indices tab[nchunks+1..]) that rows [lo, hi) touch
+// and that *seen does not already hold. Returns false once timed out.
+__device__ bool wait_rows(const u32* tab, int nchunks, int lo, int hi, u64 flags, u64 status, u64 timeout_ns, u64& seen) {
+	for (int i = 0; i < nchunks; i++) {
+		if ((seen >> i) & 1) continue;
+		if ((int)tab[i] >= hi || (int)tab[i + 1] <= lo) continue;
+		seen |= 1ull << i;
+		const u32 f = tab[nchunks + 1 + i];
+		if (f == 0xFFFFFFFFu) continue;
+		if (!wait_flag(flags + (u64)f * FLAG_STRIDE, status, timeout_ns)) return false;
+	}
+	// TMA (the async proxy) reads what the flags announced.
+	asm volatile("fence.proxy.async.global;" ::: "memory");
+	return true;
+}
+
+// Matmul + reduce-scatter: each C row belongs to the rank that owns it
+// (rows_per_rank rows each) and goes straight into that rank's slot for
+// this rank's partials (NVLink stores for peers). The rows are cut into
+// chunks; once every tile touching a chunk has been stored, the last of
+// them sets the chunk's flag in its owner's region, whose reduction waits
+// for it (kernels/gemm/gpu: matmulrs, PlanFusedRS, which also fills this
+// table; the layout is rsTable's there).
+//
+// With epilogue set, the rows this rank owns are reduced here instead (no
+// reduction kernel after the GEMM): their tiles come last in the order, so
+// every peer has long been storing its partials of them; the epilogue waits
+// for the peers' flags of the chunks a tile touches, adds the peers'
+// partials from this rank's slots to its own and stores the sum into C
+// (this rank's rows_per_rank rows).
+#define MAX_OWNERS 8
+#define MAX_RS_CHUNKS 64
+struct RSTable {
+	u64 dst[MAX_OWNERS];        // owner q's slot for this rank's partials, as mapped here
+	u64 flag[MAX_RS_CHUNKS];    // chunk i's flag word, in its owner's region
+	u32 bounds[MAX_RS_CHUNKS + 1]; // chunk i is rows [bounds[i], bounds[i+1])
+	u32 expect[MAX_RS_CHUNKS];  // CTA tiles that store into chunk i
+	u32 count[MAX_RS_CHUNKS];   // of those, stored so far this call
+	u32 nchunks;
+	// The epilogue's reduction (zero when off):
+	u32 me, world, epilogue;    // at byte 1352: this rank, the team's size, 1 when on
+	u64 slot_bytes;             // distance between this rank's slots (slot src at dst[me] + (src - me) * slot_bytes)
+	u64 src_stride;             // distance between consecutive sources' flags of a chunk
+	u64 wait[MAX_RS_CHUNKS];    // at byte 1384; own chunk i: source 0's flag of it in this rank's region (0: not own)
+};
+// The Go side writes this layout byte by byte (gpu.FusedRS.Table).
+static_assert(sizeof(RSTable) == 1896, "RSTable size: see gpu.RSTableBytes");
+static_assert(sizeof(u64) * (MAX_OWNERS + MAX_RS_CHUNKS) + sizeof(u32) * (MAX_RS_CHUNKS + 1 + MAX_RS_CHUNKS) == 1092,
+	"RSTable count at 1092: see gpu.RSCountOffset");
+
+// signal_tile: once this tile's rows [lo, hi) are stored (the caller has
+// synchronized with every thread that stored them), count the tile against
+// every chunk it touched; the count's last tile resets it for the next call
+// and sets the chunk's flag. The fence is cumulative: it orders the stores
+// the barrier made visible to this thread before the count and the flag.
+__device__ __forceinline__ void signal_tile(const RSTable* rs_c, int lo, int hi) {
+	RSTable* rs = (RSTable*)rs_c;
+	asm volatile("fence.acq_rel.sys;" ::: "memory");
+	for (u32 i = 0; i < rs->nchunks; i++) {
+		if ((int)rs->bounds[i] >= hi || (int)rs->bounds[i + 1] <= lo) continue;
+		u32 old;
+		asm volatile("atom.add.acq_rel.gpu.u32 %0, [%1], 1;" : "=r"(old) : "l"(&rs->count[i]) : "memory");
+		if (old + 1 == rs->expect[i]) {
+			rs->count[i] = 0;
+			asm volatile("st.release.sys.global.u32 [%0], %1;" ::"l"(rs->flag[i]), "r"(1u) : "memory");
+		}
+	}
+}
+// rs_wait waits, with acquire semantics, for every peer's flag of the own
+// chunks that rows [lo, hi) touch. Returns false once timed out.
+__device__ bool rs_wait(const RSTable* rs, int lo, int hi, u64 status, u64 timeout_ns) {
+	for (u32 i = 0; i < rs->nchunks; i++) {
+		if (!rs->wait[i] || (int)rs->bounds[i] >= hi || (int)rs->bounds[i + 1] <= lo) continue;
+		for (u32 src = 0; src < rs->world; src++)
+			if (src != rs->me && !wait_flag(rs->wait[i] + src * rs->src_stride, status, timeout_ns)) return false;
+	}
+	return true;
+}
+
+// add_peers adds to the V words w (2V elements of this rank's partial,
+// bound for address p of C) every peer's partial of them, in fp32, and
+// rounds the sum back into w. The slots hold the own rows as C does, so a
+// peer's elements are at p plus the distance from C to its slot.
+template <int V>
+__device__ __forceinline__ void add_peers(const RSTable* rs, u32* w, const u32* p, u64 c_ptr) {
+	float f[2 * V];
+#pragma unroll
+	for (int t = 0; t < V; t++) unpack2(w[t], f[2 * t], f[2 * t + 1]);
+	for (u32 src = 0; src < rs->world; src++) {
+		if (src == rs->me) continue;
+		u32 x[V];
+		ld_v<V>((const u32*)((u64)p + (rs->dst[rs->me] + ((long long)src - (long long)rs->me) * (long long)rs->slot_bytes - c_ptr)), x);
+#pragma unroll
+		for (int t = 0; t < V; t++) {
+			float lo, hi;
+			unpack2(x[t], lo, hi);
+			f[2 * t] += lo;
+			f[2 * t + 1] += hi;
+		}
+	}
+#pragma unroll
+	for (int t = 0; t < V; t++) w[t] = pack2(f[2 * t], f[2 * t + 1]);
+}
+
+// add_peers_rows is add_peers<4> for two rows at once (w0 bound for p0, w1
+// for p1), so each peer's two loads are in flight together.
+__device__ __forceinline__ void add_peers_rows(const RSTable* rs, u32* w0, u32* w1, const u32* p0, const u32* p1, u64 c_ptr) {
+	float f[16];
+#pragma unroll
+	for (int t = 0; t < 4; t++) {
+		unpack2(w0[t], f[2 * t], f[2 * t + 1]);
+		unpack2(w1[t], f[8 + 2 * t], f[8 + 2 * t + 1]);
+	}
+	for (u32 src = 0; src < rs->world; src++) {
+		if (src == rs->me) continue;
+		const long long d = (long long)(rs->dst[rs->me] - c_ptr) + ((long long)src - (long long)rs->me) * (long long)rs->slot_bytes;
+		u32 x[8];
+		ld_v<4>((const u32*)((u64)p0 + d), x);
+		ld_v<4>((const u32*)((u64)p1 + d), x + 4);
+#pragma unroll
+		for (int t = 0; t < 8; t++) {
+			float lo, hi;
+			unpack2(x[t], lo, hi);
+			f[2 * t] += lo;
+			f[2 * t + 1] += hi;
+		}
+	}
+#pragma unroll
+	for (int t = 0; t < 4; t++) {
+		w0[t] = pack2(f[2 * t], f[2 * t + 1]);
+		w1[t] = pack2(f[8 + 2 * t], f[8 + 2 * t + 1]);
+	}
+}
