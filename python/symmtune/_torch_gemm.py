@@ -167,6 +167,9 @@ class _AllGatherMatmul(_Pipeline):
             # Before anything reaches a peer: a broken group stops here.
             self.status.check(self.kernel)
             b = _torch_fused.b_operand(self.cfg.tile, b)
+        # Before the call, in stream order: a copy within one GPU runs as a
+        # kernel, and a persistent GEMM waiting on it could hold every SM
+        # (bench/results/2026-11-23-h200x2-torch-fused.md).
         self.a[me * rows:(me + 1) * rows].copy_(a_shard)
         c = torch.empty(p.m, p.n, dtype=self.dtype, device=self.device)
         if self.fused:
