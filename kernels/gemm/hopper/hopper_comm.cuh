@@ -108,48 +108,25 @@ __device__ bool rs_wait(const RSTable* rs, int lo, int hi, u64 status, u64 timeo
 	return true;
 }
 
-// add_peers adds to the V words w (2V elements of this rank's partial,
-// bound for address p of C) every peer's partial of them, in fp32, and
-// rounds the sum back into w. The slots hold the own rows as C does, so a
-// peer's elements are at p plus the distance from C to its slot.
-template <int V>
-__device__ __forceinline__ void add_peers(const RSTable* rs, u32* w, const u32* p, u64 c_ptr) {
-	float f[2 * V];
+// add_peers adds to R rows of V words each (w, row after row: 2V elements
+// of this rank's partial per row, row r bound for address p[r] of C) every
+// peer's partial of them, in fp32, and rounds the sums back into w. The
+// slots hold the own rows as C does, so a peer's elements are at p[r] plus
+// the distance from C to its slot. A peer's R loads are issued before any
+// of them is used, so several rows' loads are in flight together.
+template <int R, int V>
+__device__ __forceinline__ void add_peers(const RSTable* rs, u32* w, const u32* const* p, u64 c_ptr) {
+	float f[2 * R * V];
 #pragma unroll
-	for (int t = 0; t < V; t++) unpack2(w[t], f[2 * t], f[2 * t + 1]);
-	for (u32 src = 0; src < rs->world; src++) {
-		if (src == rs->me) continue;
-		u32 x[V];
-		ld_v<V>((const u32*)((u64)p + (rs->dst[rs->me] + ((long long)src - (long long)rs->me) * (long long)rs->slot_bytes - c_ptr)), x);
-#pragma unroll
-		for (int t = 0; t < V; t++) {
-			float lo, hi;
-			unpack2(x[t], lo, hi);
-			f[2 * t] += lo;
-			f[2 * t + 1] += hi;
-		}
-	}
-#pragma unroll
-	for (int t = 0; t < V; t++) w[t] = pack2(f[2 * t], f[2 * t + 1]);
-}
-
-// add_peers_rows is add_peers<4> for two rows at once (w0 bound for p0, w1
-// for p1), so each peer's two loads are in flight together.
-__device__ __forceinline__ void add_peers_rows(const RSTable* rs, u32* w0, u32* w1, const u32* p0, const u32* p1, u64 c_ptr) {
-	float f[16];
-#pragma unroll
-	for (int t = 0; t < 4; t++) {
-		unpack2(w0[t], f[2 * t], f[2 * t + 1]);
-		unpack2(w1[t], f[8 + 2 * t], f[8 + 2 * t + 1]);
-	}
+	for (int t = 0; t < R * V; t++) unpack2(w[t], f[2 * t], f[2 * t + 1]);
 	for (u32 src = 0; src < rs->world; src++) {
 		if (src == rs->me) continue;
 		const long long d = (long long)(rs->dst[rs->me] - c_ptr) + ((long long)src - (long long)rs->me) * (long long)rs->slot_bytes;
-		u32 x[8];
-		ld_v<4>((const u32*)((u64)p0 + d), x);
-		ld_v<4>((const u32*)((u64)p1 + d), x + 4);
+		u32 x[R * V];
 #pragma unroll
-		for (int t = 0; t < 8; t++) {
+		for (int r = 0; r < R; r++) ld_v<V>((const u32*)((u64)p[r] + d), x + r * V);
+#pragma unroll
+		for (int t = 0; t < R * V; t++) {
 			float lo, hi;
 			unpack2(x[t], lo, hi);
 			f[2 * t] += lo;
@@ -157,8 +134,5 @@ __device__ __forceinline__ void add_peers_rows(const RSTable* rs, u32* w0, u32* 
 		}
 	}
 #pragma unroll
-	for (int t = 0; t < 4; t++) {
-		w0[t] = pack2(f[2 * t], f[2 * t + 1]);
-		w1[t] = pack2(f[8 + 2 * t], f[8 + 2 * t + 1]);
-	}
+	for (int t = 0; t < R * V; t++) w[t] = pack2(f[2 * t], f[2 * t + 1]);
 }

@@ -390,7 +390,10 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) CLUSTER_ATTR
 						for (int h = 0; h < 2; h++) {
 							if (r0 + 8 * h >= m) continue;
 							u32 v = pack2(acc[mi][4 * j + 2 * h], acc[mi][4 * j + 2 * h + 1]);
-							if (RS_EPILOGUE && own[h]) add_peers<1>(rs, &v, dst[h] + col / 2, c_ptr);
+							if (RS_EPILOGUE && own[h]) {
+								const u32* p = dst[h] + col / 2;
+								add_peers<1, 1>(rs, &v, &p, c_ptr);
+							}
 							dst[h][col / 2] = v;
 						}
 					}
@@ -418,7 +421,8 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) CLUSTER_ATTR
 						// epilogue's reduction): their peers' loads in flight
 						// together.
 						if (col < n) {
-							add_peers_rows(rs, w[0], w[1], dst[0] + col / 2, dst[1] + col / 2, c_ptr);
+							const u32* p[2] = {dst[0] + col / 2, dst[1] + col / 2};
+							add_peers<2, 4>(rs, &w[0][0], p, c_ptr);
 							st_v4(dst[0] + col / 2, w[0]);
 							st_v4(dst[1] + col / 2, w[1]);
 						}
@@ -427,7 +431,10 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) CLUSTER_ATTR
 #pragma unroll
 					for (int h = 0; h < 2; h++) {
 						if (col < n && r0 + 8 * h < m) {
-							if (own[h]) add_peers<4>(rs, w[h], dst[h] + col / 2, c_ptr);
+							if (own[h]) {
+								const u32* p = dst[h] + col / 2;
+								add_peers<1, 4>(rs, w[h], &p, c_ptr);
+							}
 							st_v4(dst[h] + col / 2, w[h]);
 						}
 					}
