@@ -338,6 +338,14 @@ def _validate_fused(c: Config, p: Problem) -> None:
                 raise ValueError(f"reduce=epilogue: the {p.rows} rows each rank owns are not a multiple of the tile's "
                                  f"{c.tile.rows_per_tile}, and a tile holding two ranks' rows would wait on a peer "
                                  "that waits on it")
+            # A CTA must store all its peers' tiles before it waits on an own
+            # one (space.go says why): the peers' tile rows fill whole
+            # swizzle groups.
+            peer = (p.world - 1) * p.rows // c.tile.rows_per_tile
+            if peer % c.tile.group_m:
+                raise ValueError(f"reduce=epilogue: the peers' {peer} tile rows do not fill whole swizzle groups of "
+                                 f"{c.tile.group_m} (group_m), so a CTA would wait on an own tile before storing a "
+                                 "peer's, and ranks could wait on each other")
 
 
 def default_config(kernel: str) -> dict:

@@ -251,6 +251,8 @@ def test_a_config_cached_before_reduce_existed_reduces_with_the_kernel():
     ({"reduce_blocks": 64}, 2048, "reduce_blocks and sm_reserve"),
     ({"sm_reserve": 8}, 2048, "reduce_blocks and sm_reserve"),
     ({}, 1000, "would wait on a peer that waits on it"),
+    ({"impl": "fused:256x128:s4:c2:g8:cl2"}, 2048, "swizzle groups"),  # 4 peer tile rows of 512, groups of 8
+    ({"impl": "fused:256x128:s4:c2:g8:cl2"}, 4096, None),
 ])
 def test_epilogue_reduction_validate(change, rows, msg):
     c = {**gemm.default_config(gemm.MATMULRS), "impl": f"fused:{hopper.searched()[0]}", "reduce": "epilogue", **change}

@@ -405,6 +405,16 @@ func validateFused(kernel string, c Config, p Problem) error {
 			if rt := c.Tile.RowsPerTile(); p.Rows()%rt != 0 {
 				return fmt.Errorf("reduce=epilogue: the %d rows each rank owns are not a multiple of the tile's %d, and a tile holding two ranks' rows would wait on a peer that waits on it", p.Rows(), rt)
 			}
+			// A CTA must store all its peers' tiles before it waits on an
+			// own one, or two ranks' CTAs can each wait for partials the
+			// other's has yet to compute (measured: 256x128 tiles of
+			// group_m 8 at 4096 rows on 2 GPUs timed out). The own tile
+			// rows come last, but tiles are walked column by column inside
+			// swizzle groups of group_m tile rows: the peers' rows must
+			// fill whole groups.
+			if peer := (p.World - 1) * p.Rows() / c.Tile.RowsPerTile(); peer%c.Tile.GroupM != 0 {
+				return fmt.Errorf("reduce=epilogue: the peers' %d tile rows do not fill whole swizzle groups of %d (group_m), so a CTA would wait on an own tile before storing a peer's, and ranks could wait on each other", peer, c.Tile.GroupM)
+			}
 		}
 	}
 	return nil

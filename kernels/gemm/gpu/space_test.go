@@ -115,6 +115,10 @@ func TestValidate(t *testing.T) {
 		{"epilogue reduction runs no reduction kernel", MatmulRS, map[string]space.Value{ParamImpl: space.Str(fused0), ParamReduce: space.Str(ReduceEpilogue), ParamReduceBlocks: space.Int(64)}, 8192, 3584, 8192, 4, "reduce_blocks"},
 		{"epilogue reduction reserves no SMs", MatmulRS, map[string]space.Value{ParamImpl: space.Str(fused0), ParamReduce: space.Str(ReduceEpilogue), ParamSMReserve: space.Int(8)}, 8192, 3584, 8192, 4, "sm_reserve"},
 		{"epilogue reduction needs whole tiles per rank", MatmulRS, map[string]space.Value{ParamImpl: space.Str(fused0), ParamReduce: space.Str(ReduceEpilogue)}, 2 * 1000, 3584, 8192, 2, "wait on a peer"},
+		// 4 peer tile rows of 512 (a cluster of two 256-row tiles) against groups of 8.
+		{"epilogue reduction needs the peers' tile rows in whole groups", MatmulRS, map[string]space.Value{ParamImpl: space.Str(ImplFused + ":256x128:s4:c2:g8:cl2"), ParamReduce: space.Str(ReduceEpilogue)}, 4096, 1792, 4096, 2, "swizzle groups"},
+		{"the same tile where the peers' rows fill a group", MatmulRS, map[string]space.Value{ParamImpl: space.Str(ImplFused + ":256x128:s4:c2:g8:cl2"), ParamReduce: space.Str(ReduceEpilogue)}, 8192, 3584, 8192, 2, ""},
+		{"a cluster tile of 256 rows at 4096 (8 peer rows, groups of 4)", MatmulRS, map[string]space.Value{ParamImpl: space.Str(ImplFused + ":128x256:s4:c2:g4:cl2"), ParamReduce: space.Str(ReduceEpilogue)}, 4096, 1792, 4096, 2, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			err := Validate(c.kernel, with(c.kernel, c.set), problem(t, c.m, c.n, c.k, c.world))
