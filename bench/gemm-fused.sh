@@ -19,6 +19,8 @@ BIN=${BIN:-bin}
 PEERS=${PEERS:-.gpu/peer_baselines.py}
 WORLDS=${WORLDS:-"2 4"}
 SHAPES=${SHAPES:-"4096x1792x4096 8192x3584x8192 16384x3584x8192"}
+KERNELS=${KERNELS:-"agmm matmulrs"}
+ALONE=${ALONE:-1} # 0: skip the GEMM alone (step 1)
 BUDGET=${BUDGET:-30}
 BUDGET_FUSED=${BUDGET_FUSED:-40}
 ITERS=${ITERS:-20}
@@ -31,8 +33,8 @@ CACHE=$LOGS/configs.toml
 FIX_AG=streams=1,algo=0,batch=0,graph=1,copy=ce,copy_blocks=4,sm_reserve=0
 FIX_RS=streams=1,algo=0,batch=0,graph=1,push=ce,reduce_blocks=132
 
-CUDA_VISIBLE_DEVICES=0 timeout 120 "$BIN/gemmalone" -shapes "$(echo $SHAPES | tr ' ' ,)" -tiles "$TILES" \
-	>"$LOGS/gemmalone.csv" 2>"$LOGS/gemmalone.err" || echo "gemmalone failed: rc $?"
+[ "$ALONE" = 1 ] && { CUDA_VISIBLE_DEVICES=0 timeout 120 "$BIN/gemmalone" -shapes "$(echo $SHAPES | tr ' ' ,)" -tiles "$TILES" \
+	>"$LOGS/gemmalone.csv" 2>"$LOGS/gemmalone.err" || echo "gemmalone failed: rc $?"; }
 for W in $WORLDS; do
 	export CUDA_VISIBLE_DEVICES=$(seq -s, 0 $((W - 1)))
 	if [ -f "$PEERS" ]; then
@@ -42,7 +44,7 @@ for W in $WORLDS; do
 		>"$LOGS/peers-mmrand-w$W.csv" 2>"$LOGS/peers-mmrand-w$W.err" || echo "mm baseline w$W failed: rc $?"
 	for SH in $SHAPES; do
 		IFS=x read -r M N K <<<"$SH"
-		for KER in agmm matmulrs; do
+		for KER in $KERNELS; do
 			FIX=$FIX_AG
 			[ $KER = matmulrs ] && FIX=$FIX_RS
 			common=(--plugin-dir "$BIN" --backend cuda --kernel "$KER" --world "$W" --shape "m=$M,n=$N,k=$K" --dtype bf16

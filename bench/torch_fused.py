@@ -8,7 +8,8 @@ behind symmtune.torch's call path).
    kernel's communication variants (agmm pull/push and chunks; matmulrs
    push=ce/push=gemm, chunks, sm_reserve), forced, at shapes whose m and n
    are not multiples of any tile (TMA's out-of-bounds rows, the epilogue's
-   edges), two trials each on fresh random inputs, the output's memory
+   edges), two trials each on fresh random inputs (agmm's second also
+   returning the gathered rows, checked exactly), the output's memory
    poisoned with NaN before each call, against a float64 reference
    (all_gather / reduce_scatter of float64 products).
 2. Timing at the benchmark shapes (bench/peer_method.py: CUDA events around
@@ -47,7 +48,7 @@ def fused_variants(kernel: str, world: int, tiles: list[str]) -> list[dict]:
         vs += [{"impl": first, "push": "gemm"}, {"impl": first, "chunks": 4}, {"impl": first, "push": "gemm", "chunks": 8},
                {"impl": first, "sm_reserve": 8}]
         # The own rows summed in the epilogue, with either push, on every tile.
-        vs += [{"impl": f"fused:{t}", "reduce": "epilogue", "push": "gemm" if j % 2 else "ce", "chunks": 1 + j % 3}
+        vs += [{"impl": f"fused:{t}", "reduce": "epilogue", "push": "gemm" if j % 2 else "ce", "chunks": (1, 2, 4)[j % 3]}
                for j, t in enumerate(tiles)]
         graphed = [{"impl": first, "graph": 1}, {"impl": last, "graph": 1, "push": "gemm", "chunks": 4},
                    {"impl": last, "graph": 1, "reduce": "epilogue", "chunks": 2}]
@@ -105,15 +106,31 @@ def check(kernel, cfg, m, n, k, world, rank, dtype=torch.bfloat16):
     except ValueError as e:
         return True, f"skipped ({e})"
     errs = []
+    # Every trial's inputs stay alive, so the second trial's shard is at a
+    # new address (a graph's copies that read it in place must follow it).
+    held = []
     with forced(cfg):
         for t in range(2):
             a, b = (x.to(dtype) for x in inputs(kernel, m, n, k, world, rank, 11 * t + 1))
+            held.append((a, b))
             poison(kernel, m, n, world, dtype)
-            got = ours(kernel)(a, b)
+            if kernel == gemm.AGMM and t == 1:
+                # The gathered rows too, exactly (the own ones read in place).
+                full = torch.empty(a.shape[0] * world, k, dtype=dtype, device="cuda")
+                dist.all_gather_into_tensor(full, a)
+                gathered, got = ours(kernel)(a, b, return_a=True)
+                if not torch.equal(gathered, full):
+                    errs.append(float("inf"))
+            else:
+                got = ours(kernel)(a, b)
             errs.append(rel_err(got, reference64(kernel, a, b, world)))
+        # A graph replayed for both trials, its copies of the shard moved
+        # to the second's address, is captured once.
+        runs = [pipe.fused_run for pipe in _torch_gemm._pipes.values() if getattr(pipe, "fused_run", None)]
+        captures = f", graphs captured {runs[0].captures}" if runs and runs[0].use_graph else ""
     worst = torch.tensor([max(errs)], device="cuda", dtype=torch.float64)
     dist.all_reduce(worst, op=dist.ReduceOp.MAX)
-    return worst.item() <= TOL, f"rel err {worst.item():.3g}"
+    return worst.item() <= TOL, f"rel err {worst.item():.3g}{captures}"
 
 
 def check_timeout(tile: str) -> tuple[bool, str]:
@@ -146,6 +163,8 @@ def main():
     ap.add_argument("--tiles", default="128x224:s4:c2:g8,128x224:s5:c2:g4:cl2,64x224:s6:c2:g8:pp,64x256:s5:c2:g8:pp")
     ap.add_argument("--shapes", default="4096x1792x4096,8192x3584x8192,16384x3584x8192")
     ap.add_argument("--no-check", action="store_true")
+    ap.add_argument("--no-timing", action="store_true")
+    ap.add_argument("--kernels", default=",".join(gemm.KERNELS))
     args = ap.parse_args()
     rank, world = int(os.environ["LOCAL_RANK"]), int(os.environ["WORLD_SIZE"])
     torch.cuda.set_device(rank)
@@ -162,12 +181,14 @@ def main():
             good, what = check_timeout(tile)
             ok &= good
             say(f"check,timeout,{tile},{'ok' if good else 'FAILED'},{what}")
-        for kernel in gemm.KERNELS:
+        for kernel in args.kernels.split(","):
             # m not a multiple of any tile's rows (TMA's out-of-bounds rows),
             # then one whose ranks' rows are (reduce=epilogue runs only there).
             for (m, n, k) in [(328 * world, 520, 776), (1000 * world, 1800, 1032), (512 * world, 1800, 1032)]:
                 pipeline = gemm.fit_default(kernel, gemm.Problem(m, n, k, world))
-                for cfg in [pipeline] + fused_variants(kernel, world, list(hopper.searched())):
+                # The pipeline pushing too: its products read the own rows in place.
+                pipelines = [pipeline] + ([{**pipeline, "direction": "push"}] if kernel == gemm.AGMM else [])
+                for cfg in pipelines + fused_variants(kernel, world, list(hopper.searched())):
                     good, what = check(kernel, cfg, m, n, k, world, rank)
                     ok &= good
                     say(f"check,{kernel},{m}x{n}x{k},{cfg['impl']},graph={cfg['graph']},dir={cfg.get('direction', '')}"
@@ -180,9 +201,9 @@ def main():
                 say(f"check,{kernel},{m}x{n}x{k},{cfg['impl']},f16,{'ok' if good else 'FAILED'},{what}")
     tiles = args.tiles.split(",")
     rows = []
-    for shape in args.shapes.split(","):
+    for shape in ([] if args.no_timing else args.shapes.split(",")):
         m, n, k = map(int, shape.split("x"))
-        for kernel in gemm.KERNELS:
+        for kernel in args.kernels.split(","):
             a, b = inputs(kernel, m, n, k, world, rank, 7)
             full_a = torch.randn(m, k, dtype=torch.bfloat16, device="cuda")
             bt = b.t().contiguous().t()  # B as an nn.Linear weight's .t(): the fused GEMM reads it as is
@@ -191,6 +212,8 @@ def main():
                      for t in tiles for g in (0, 1)]
             if kernel == gemm.MATMULRS:  # the own rows summed in the epilogue too
                 fused += [{**c, "reduce": "epilogue"} for c in fused]
+            else:  # pushing, the own shard read in place (no copy before the call)
+                fused += [{**c, "direction": "push"} for c in fused]
             for cfg in [gemm.fit_default(kernel, gemm.Problem(m, n, k, world))] + fused:
                 try:
                     gemm.validate(gemm.parse_config(kernel, cfg), gemm.Problem(m, n, k, world))
@@ -200,7 +223,8 @@ def main():
                 with forced(cfg):
                     fn = ours(kernel)
                     name = cfg["impl"] + (":graph" if cfg["impl"] != "pipeline" and cfg["graph"] else "") + \
-                        (":epilogue" if cfg.get("reduce") == "epilogue" else "")
+                        (":epilogue" if cfg.get("reduce") == "epilogue" else "") + \
+                        (":push" if cfg.get("direction") == "push" else "")
                     res[f"symmtune:{name}"] = bench(lambda: fn(a, bt))
             try:
                 if kernel == gemm.AGMM:

@@ -3,9 +3,11 @@ through the driver (as the Go plugins' graph=1 replays a trial's call):
 capture on a stream (cuStreamBeginCapture, relaxed mode, so the work of
 other threads is not disturbed), instantiate, and before each replay give
 the kernel nodes whose arguments changed their new values
-(cuGraphExecKernelNodeSetParams copies them then). A call then costs the
-host one cuGraphLaunch and one update per changed kernel, instead of every
-copy, flag, event and launch it holds."""
+(cuGraphExecKernelNodeSetParams copies them then), and the copies that read
+a caller's tensor that has moved their new source
+(cuGraphExecMemcpyNodeSetParams). A call then costs the host one
+cuGraphLaunch and one update per changed node, instead of every copy, flag,
+event and launch it holds."""
 
 from __future__ import annotations
 
@@ -17,6 +19,7 @@ from ._cuda import _check, _fn, graph_launch
 
 _CAPTURE_MODE_RELAXED = 2
 _NODE_KERNEL = 0
+_NODE_MEMCPY = 1
 _P = ctypes.c_void_p
 
 
@@ -24,6 +27,19 @@ class _KernelNodeParams(ctypes.Structure):
     # CUDA_KERNEL_NODE_PARAMS (the v1 layout the unsuffixed entry points take).
     _fields_ = [("func", ctypes.c_void_p), ("grid", ctypes.c_uint * 3), ("block", ctypes.c_uint * 3),
                 ("shared_mem_bytes", ctypes.c_uint), ("kernel_params", ctypes.c_void_p), ("extra", ctypes.c_void_p)]
+
+
+class _Memcpy3D(ctypes.Structure):
+    # CUDA_MEMCPY3D.
+    _fields_ = [("src_x", ctypes.c_size_t), ("src_y", ctypes.c_size_t), ("src_z", ctypes.c_size_t),
+                ("src_lod", ctypes.c_size_t), ("src_type", ctypes.c_int), ("src_host", ctypes.c_void_p),
+                ("src_device", ctypes.c_uint64), ("src_array", ctypes.c_void_p), ("reserved0", ctypes.c_void_p),
+                ("src_pitch", ctypes.c_size_t), ("src_height", ctypes.c_size_t),
+                ("dst_x", ctypes.c_size_t), ("dst_y", ctypes.c_size_t), ("dst_z", ctypes.c_size_t),
+                ("dst_lod", ctypes.c_size_t), ("dst_type", ctypes.c_int), ("dst_host", ctypes.c_void_p),
+                ("dst_device", ctypes.c_uint64), ("dst_array", ctypes.c_void_p), ("reserved1", ctypes.c_void_p),
+                ("dst_pitch", ctypes.c_size_t), ("dst_height", ctypes.c_size_t),
+                ("width", ctypes.c_size_t), ("height", ctypes.c_size_t), ("depth", ctypes.c_size_t)]
 
 
 class Launch(Protocol):
@@ -69,9 +85,15 @@ class Graph:
         nodes = (ctypes.c_void_p * n.value)()
         _check("cuGraphGetNodes", get_nodes(self._graph, nodes, ctypes.byref(n)))
         self._nodes: list[tuple[int, Launch]] = []
+        self._copies: list[tuple[int, _Memcpy3D]] = []
         for node in nodes:
             t = ctypes.c_int()
             _check("cuGraphNodeGetType", _fn("cuGraphNodeGetType", _P, ctypes.POINTER(ctypes.c_int))(node, ctypes.byref(t)))
+            if t.value == _NODE_MEMCPY:
+                c = _Memcpy3D()
+                _check("cuGraphMemcpyNodeGetParams",
+                       _fn("cuGraphMemcpyNodeGetParams", _P, ctypes.POINTER(_Memcpy3D))(node, ctypes.byref(c)))
+                self._copies.append((node, c))
             if t.value != _NODE_KERNEL:
                 continue
             p = _KernelNodeParams()
@@ -97,6 +119,20 @@ class Graph:
                 r = self._set(self._exec, node, ctypes.byref(_node_params(launch)))
                 if r:
                     _check("cuGraphExecKernelNodeSetParams", r)
+
+    def move_copies(self, old: int, new: int, nbytes: int) -> bool:
+        """Points every copy reading from [old, old + nbytes) at the same
+        offset from new; False when the driver refuses (the graph must then
+        be captured again)."""
+        ctx = ctypes.c_void_p()
+        _check("cuCtxGetCurrent", _fn("cuCtxGetCurrent", ctypes.POINTER(ctypes.c_void_p))(ctypes.byref(ctx)))
+        set_params = _fn("cuGraphExecMemcpyNodeSetParams", _P, _P, ctypes.POINTER(_Memcpy3D), _P)
+        for node, c in self._copies:
+            if old <= c.src_device + c.src_x < old + nbytes:
+                c.src_device += new - old
+                if set_params(self._exec, node, ctypes.byref(c), ctx):
+                    return False
+        return True
 
     def __call__(self, stream: int) -> None:
         graph_launch(self._exec, stream)

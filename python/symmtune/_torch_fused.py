@@ -70,7 +70,8 @@ class FusedGEMM:
         return grid * cm
 
     def encode_a(self, into: _sm90.TensorMap | None, a: int, m: int, k: int) -> _sm90.TensorMap:
-        """A [m, k] row-major at a (FusedGEMM.Maps)."""
+        """A [m, k] row-major at a (FusedGEMM.Maps), or m of its rows held
+        apart (FusedGEMM.WithOwnRows)."""
         return _sm90.encode_2d(self._dtype, a, m, k, k * 2, self.tile.bm, hopper.BK, into=into)
 
     def encode_b(self, into: _sm90.TensorMap | None, b: int, n: int, k: int) -> _sm90.TensorMap:
@@ -107,30 +108,40 @@ class Call:
 
     def __init__(self, g: FusedGEMM, m: int, n: int, k: int, sms: int, *, order: tuple[int, ...],
                  table: list[int] | None = None, flags: int = 0, rs: bytes | None = None, rows_per_rank: int = 0,
-                 status: Status, device: torch.device, timeout_ns: int = TIMEOUT_NS) -> None:
+                 own_rows: tuple[int, int] = (0, 0), status: Status, device: torch.device,
+                 timeout_ns: int = TIMEOUT_NS) -> None:
         hopper.check_shape(n, k)
         self.g, self.m, self.n, self.k = g, m, n, k
-        self.map_a, self.map_b = _sm90.TensorMap(), _sm90.TensorMap()
-        self._a = self._b = -1
+        # own_rows (lo, rows): A's rows [lo, lo + rows) are read from a
+        # tensor of their own, given to set() as a_own (rows 0: none).
+        self.own_rows = own_rows
+        self.map_a, self.map_b, self.map_a_own = _sm90.TensorMap(), _sm90.TensorMap(), _sm90.TensorMap()
+        self._a = self._b = self._a_own = -1
         self.order = _device_bytes(struct.pack(f"<{len(order)}I", *order), device)
         self.table = _device_bytes(struct.pack(f"<{len(table)}I", *table), device) if table else None
         self.rs = _device_bytes(rs, device) if rs else None
-        p = _sm90.Params().map(self.map_a).map(self.map_b)
+        p = _sm90.Params().map(self.map_a).map(self.map_b).map(self.map_a_own)
         self._c = p.u64(0).last()
         p.i32(m).i32(n).i32(k)
         p.u64(self.order.data_ptr()).u64(self.table.data_ptr() if table else 0).i32(len(table) // 2 if table else 0)
         p.u64(flags).u64(status.word.device_ptr).u64(timeout_ns)
-        p.u64(self.rs.data_ptr() if rs else 0).i32(rows_per_rank)
+        p.u64(self.rs.data_ptr() if rs else 0).i32(rows_per_rank).i32(own_rows[0]).i32(own_rows[1])
         self.launch = _sm90.Launcher(g.fn, g.grid(m, n, sms), g.tile.threads, g.smem, p)
 
-    def set(self, a: int, b: int, c: int = 0) -> bool:
+    def set(self, a: int, b: int, c: int = 0, a_own: int = 0) -> bool:
         """Points the launch at A, B and C (a reduce-scatter's table says
         where rows go; C is its own rows' sum with reduce=epilogue, else
-        unused); True when anything changed."""
+        unused) and at A's own rows (a_own, with own_rows set; else no tile
+        reads that map); True when anything changed."""
         changed = False
         if a != self._a:
             self.g.encode_a(self.map_a, a, self.m, self.k)
             self._a, changed = a, True
+        lo, rows = self.own_rows
+        if rows and a_own != self._a_own:
+            self.g.encode_a(self.map_a_own, a_own, rows, self.k)
+            self._a_own, changed = a_own, True
+
         if b != self._b:
             self.g.encode_b(self.map_b, b, self.n, self.k)
             self._b, changed = b, True
@@ -158,15 +169,21 @@ class Runner:
     def __init__(self, enqueue, graph: bool, *, device: torch.device, updates: list) -> None:
         self.enqueue, self.use_graph, self.updates = enqueue, graph, updates
         self.graph: _graph.Graph | None = None
+        self.captures = 0  # graphs captured: 1, unless the driver refused a moved copy
         self.capture = torch.cuda.Stream(device) if graph else None
 
-    def run(self, stream: int, changed: list) -> None:
-        """One call on stream; changed: the launches whose arguments moved."""
+    def run(self, stream: int, changed: list, moved: tuple[int, int, int] | None = None) -> None:
+        """One call on stream; changed: the launches whose arguments moved;
+        moved (old, new, nbytes): the caller's tensor the copies read from
+        moved from old to new (a copy's source is not a kernel argument)."""
         if not self.use_graph:
             self.enqueue(stream)
             return
+        if self.graph is not None and moved and not self.graph.move_copies(*moved):
+            self.graph = None
         if self.graph is None:
             self.graph = _graph.Graph(self.enqueue, self.capture.cuda_stream, self.updates)
+            self.captures += 1
         else:
             for launch in changed:
                 self.graph.update(launch)
@@ -221,12 +238,13 @@ def dense(x: torch.Tensor) -> torch.Tensor:
 
 def ag_call(pipe, status: Status) -> Call:
     """The fused all-gather + matmul of a pipeline (_torch_gemm's agmm):
-    A is the gathered rows in the workspace, flags this rank's region."""
+    A is the gathered rows in the workspace, flags this rank's region; with
+    pipe.in_place, the own rows are read from the caller's shard."""
     p, cfg, me = pipe.p, pipe.cfg, pipe.rank
     g = fused_gemm(cfg.tile, pipe.dtype == torch.bfloat16, pipe.device)
     plan = fusedplan.plan_fused_ag(p.m, p.world, me, cfg.chunks, cfg.tile.rows_per_tile)
     return Call(g, p.m, p.n, p.k, g.sms, order=plan.order, table=plan.table(), flags=pipe.ws.ptrs[me],
-                status=status, device=pipe.device)
+                own_rows=(me * p.rows, p.rows) if pipe.in_place else (0, 0), status=status, device=pipe.device)
 
 
 def rs_plan(pipe) -> fusedplan.FusedRS:

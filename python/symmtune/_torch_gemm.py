@@ -145,6 +145,11 @@ class _AllGatherMatmul(_Pipeline):
         self.a = self.ws.view(r, gemm.PAYLOAD_OFFSET, p.m * p.k, self.dtype).view(p.m, p.k)
         self.row_bytes = p.k * self.elt
         self.copy_fn = _util_fn("copy_chunk", _GEMM_DTYPES[self.dtype], self.device) if self.cfg.copy == "sm" else None
+        # The pushes and the products read the caller's shard where it is
+        # (gemm.shard_in_place says when), or it is copied into the
+        # workspace before each call.
+        self.in_place = gemm.shard_in_place(self.cfg, p, r)
+        self.shard = 0  # the caller's shard the enqueued copies read (in place)
         if self.fused:
             self.fused_call = _torch_fused.ag_call(self, self.status)
             self.fused_run = _torch_fused.Runner(self.enqueue_fused, self.cfg.graph, device=self.device,
@@ -153,12 +158,15 @@ class _AllGatherMatmul(_Pipeline):
     def copy(self, stream: int, sp: gemm.Span, src: int, dst: int) -> None:
         off = sp.start * self.row_bytes
         d, s, n = self.payload(dst) + off, self.payload(src) + off, sp.rows * self.row_bytes
+        if src == self.rank and self.in_place:
+            s = self.shard + (sp.start - self.rank * self.p.rows) * self.row_bytes
         if self.copy_fn is None:
             _cuda.memcpy(d, s, n, stream)
         else:
             _cuda.launch(self.copy_fn, self.cfg.copy_blocks, gemm.COPY_THREADS, [d, s, n], stream)
 
-    def __call__(self, a_shard: torch.Tensor, b: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    def __call__(self, a_shard: torch.Tensor, b: torch.Tensor, return_a: bool = False):
+        """C, or (A, C) with A a new tensor of the gathered rows."""
         p, me, plan = self.p, self.rank, self.plan
         rows = p.rows
         main_stream = torch.cuda.current_stream(self.device)
@@ -167,15 +175,21 @@ class _AllGatherMatmul(_Pipeline):
             # Before anything reaches a peer: a broken group stops here.
             self.status.check(self.kernel)
             b = _torch_fused.b_operand(self.cfg.tile, b)
-        # Before the call, in stream order: a copy within one GPU runs as a
-        # kernel, and a persistent GEMM waiting on it could hold every SM
-        # (bench/results/2026-11-23-h200x2-torch-fused.md).
-        self.a[me * rows:(me + 1) * rows].copy_(a_shard)
+        if self.in_place:
+            # Dense rows at a 16-byte aligned start (TMA's and the copies').
+            a_shard = _torch_fused.dense(a_shard)
+            moved = (self.shard, a_shard.data_ptr(), rows * self.row_bytes) if self.shard != a_shard.data_ptr() else None
+            self.shard = a_shard.data_ptr()
+        else:
+            # Before the call, in stream order: a copy within one GPU runs
+            # as a kernel, and a persistent GEMM waiting on it could hold
+            # every SM (bench/results/2026-11-23-h200x2-torch-fused.md).
+            self.a[me * rows:(me + 1) * rows].copy_(a_shard)
         c = torch.empty(p.m, p.n, dtype=self.dtype, device=self.device)
         if self.fused:
-            changed = self.fused_call.set(self.a.data_ptr(), b.data_ptr(), c.data_ptr())
-            self.fused_run.run(main, [self.fused_call.launch] if changed else [])
-            return self.a, c
+            changed = self.fused_call.set(self.a.data_ptr(), b.data_ptr(), c.data_ptr(), a_shard.data_ptr())
+            self.fused_run.run(main, [self.fused_call.launch] if changed else [], moved if self.in_place else None)
+            return self.gathered(a_shard, c) if return_a else c
         self.enqueue_copies(main)
         try:
             for st in plan.products:
@@ -190,11 +204,23 @@ class _AllGatherMatmul(_Pipeline):
                         _cuda.wait_event(gs.cuda_stream, self.chunk_ev[self.peer_index(sp.owner) * gemm.MAX_CHUNKS + sp.index])
                 torch.cuda.set_stream(gs)
                 for sp in spans:
-                    torch.mm(self.a[sp.start:sp.start + sp.rows], b, out=c[sp.start:sp.start + sp.rows])
+                    src = self.a[sp.start:sp.start + sp.rows]
+                    if sp.owner == me and self.in_place:
+                        src = a_shard[sp.start - me * rows:sp.start - me * rows + sp.rows]
+                    torch.mm(src, b, out=c[sp.start:sp.start + sp.rows])
         finally:
             torch.cuda.set_stream(main_stream)
         self.end(main)
-        return self.a, c
+        return self.gathered(a_shard, c) if return_a else c
+
+    def gathered(self, a_shard: torch.Tensor, c: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """(A, c): A a new tensor of the gathered rows, the own ones from
+        a_shard where the call read them in place."""
+        a = self.a.clone()
+        if self.in_place:
+            rows = self.p.rows
+            a[self.rank * rows:(self.rank + 1) * rows].copy_(a_shard)
+        return a, c
 
     def enqueue_copies(self, main: int) -> None:
         """Pull: announce the own shard to every peer (after the caller's
@@ -415,8 +441,7 @@ def all_gather_matmul(a_shard: torch.Tensor, b: torch.Tensor, group=None, *, ret
         raise ValueError(f"symmtune.torch.all_gather_matmul: a_shard is [{rows}, {k}] but b is {list(b.shape)}; "
                          f"want b [{k}, N]")
     p = gemm.Problem(rows * world, b.shape[1], k, world)
-    a, c = _pipeline(_AllGatherMatmul, gemm.AGMM, p, a_shard.dtype, group, cache)(a_shard, b)
-    return (a.clone(), c) if return_a else c
+    return _pipeline(_AllGatherMatmul, gemm.AGMM, p, a_shard.dtype, group, cache)(a_shard, b, return_a)
 
 
 def matmul_reduce_scatter(a: torch.Tensor, b: torch.Tensor, group=None, *,

@@ -348,6 +348,20 @@ def _validate_fused(c: Config, p: Problem) -> None:
                                  "peer's, and ranks could wait on each other")
 
 
+def shard_in_place(c: Config, p: Problem, rank: int) -> bool:
+    """Whether an all-gather + matmul of config c reads rank's own shard
+    where the caller holds it, with no copy into the workspace first:
+    pushing (no peer reads the shard from the workspace), and for the fused
+    GEMM, whose tiles read the own rows through a map of their own, only
+    where no tile holds both own and peer rows."""
+    if c.direction != "push":
+        return False
+    if c.impl != IMPL_FUSED:
+        return True
+    lo, hi, bm = rank * p.rows, (rank + 1) * p.rows, c.tile.bm
+    return lo % bm == 0 and (hi % bm == 0 or hi == p.m)
+
+
 def default_config(kernel: str) -> dict:
     """The plugin's Default (kernels/gemm/gpu/defaults.json)."""
     if kernel not in KERNELS:

@@ -1,8 +1,9 @@
 """Answers the GEMM parity queries with symmtune.gemm, for the Go test
 kernels/gemm/gpu/parity_test.go (TestPlanParity): reads {"plans", "configs",
 "tiles", "fused", "spaces"} on stdin and writes, in the same order, each plan in the
-form the Go test builds from PlanAG/PlanRS, "ok" or Validate's message for
-each config on its problem, for each tile name ParseTile's message or the
+form the Go test builds from PlanAG/PlanRS, "ok" (with where each rank reads its
+own shard in place, for agmm) or Validate's message for each config on its
+problem, for each tile name ParseTile's message or the
 canonical name and Check's verdict (with the NVRTC options of a valid
 tile), for each fused query the fused plans
 (symmtune.fusedplan) and the RSTable bytes in hex, each kernel's space as
@@ -34,11 +35,16 @@ def plan(q: dict) -> dict:
 
 
 def verdict(q: dict) -> str:
+    """Validate's verdict; for a valid agmm config, also where each rank
+    reads its own shard in place (gemm.shard_in_place)."""
     p = gemm.Problem(q["m"], q["n"], q["k"], q["world"])
+    c = gemm.parse_config(q["kernel"], q["config"])
     try:
-        gemm.validate(gemm.parse_config(q["kernel"], q["config"]), p)
+        gemm.validate(c, p)
     except ValueError as e:
         return str(e)
+    if q["kernel"] == gemm.AGMM:
+        return "ok in place:" + "".join(f" {str(gemm.shard_in_place(c, p, r)).lower()}" for r in range(p.world))
     return "ok"
 
 

@@ -262,3 +262,18 @@ def test_epilogue_reduction_validate(change, rows, msg):
     else:
         with pytest.raises(ValueError, match=msg):
             gemm.validate(gemm.parse_config(gemm.MATMULRS, c), p)
+
+
+@pytest.mark.parametrize("change,m,world,rank,want", [
+    ({"direction": "pull"}, 4096, 2, 1, False),  # peers read the shard from the workspace
+    ({"direction": "push"}, 999, 3, 2, True),  # the pipeline's products take any rows
+    ({"direction": "push", "impl": "fused:128x224:s4:c2:g8"}, 4096, 2, 1, True),
+    ({"direction": "push", "impl": "fused:128x224:s4:c2:g8"}, 2 * 328, 2, 1, False),  # tile 2 holds rows of both
+    ({"direction": "push", "impl": "fused:128x224:s4:c2:g8"}, 2 * 328, 2, 0, False),  # so does rank 0's last
+    ({"direction": "push", "impl": "fused:128x224:s4:c2:g8"}, 2 * 256 + 2, 2, 1, False),
+    ({"direction": "push", "impl": "fused:128x224:s4:c2:g8"}, 3 * 320, 3, 2, True),  # rows 640-959: a tail tile
+    ({"direction": "push", "impl": "fused:128x224:s4:c2:g8"}, 3 * 320, 3, 1, False),
+])
+def test_shard_in_place(change, m, world, rank, want):
+    c = gemm.parse_config(gemm.AGMM, {**gemm.default_config(gemm.AGMM), **change})
+    assert gemm.shard_in_place(c, gemm.Problem(m, 1792, 4096, world), rank) is want

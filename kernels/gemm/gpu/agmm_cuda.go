@@ -15,10 +15,14 @@ import (
 const copyThreads = 512
 
 // agmm is all-gather + matmul: the gathered A lives in the symmetric
-// payload (each rank's own shard written there by the caller), C privately.
+// payload, C privately. The caller's own shard is a buffer of its own, not
+// in symmetric memory (as a symmtune.torch caller's tensor is): each call
+// first copies it into the payload, unless the config reads it in place
+// (ShardInPlace), so a trial times what the runtime runs.
 type agmm struct {
 	in  *instance
 	out cu.DevicePtr // C [M, N]
+	own cu.DevicePtr // the caller's shard [M/W, K]
 }
 
 func (g *agmm) alloc() error {
@@ -26,6 +30,9 @@ func (g *agmm) alloc() error {
 	var err error
 	if g.out, err = cu.MemAlloc(int64(p.M) * int64(p.N) * 2); err != nil {
 		return fmt.Errorf("allocate C: %w", err)
+	}
+	if g.own, err = cu.MemAlloc(int64(p.Rows()) * g.rowBytes()); err != nil {
+		return fmt.Errorf("allocate the own shard: %w", err)
 	}
 	return nil
 }
@@ -49,7 +56,7 @@ func (g *agmm) shard(at, q int) cu.DevicePtr {
 
 func (g *agmm) fill(seed uint64) error {
 	in, p, r := g.in, g.in.prob, g.in.team.Rank()
-	if err := in.fillMatrix(g.shard(r, r), p.Rows(), p.K, p.K, 0, seed, uint64(r)); err != nil {
+	if err := in.fillMatrix(g.own, p.Rows(), p.K, p.K, 0, seed, uint64(r)); err != nil {
 		return err
 	}
 	if err := in.fillMatrix(in.b, p.K, p.N, p.N, 0, seed, tensorB); err != nil {
@@ -59,18 +66,11 @@ func (g *agmm) fill(seed uint64) error {
 	return in.fillTransposed(in.bT, p.K, p.N, p.K, seed, tensorB)
 }
 
-// poison fills C and the peers' rows of the gathered A.
+// poison fills C and the whole gathered A: the own rows there too, which a
+// call copies in or never reads.
 func (g *agmm) poison() error {
 	in, p, r := g.in, g.in.prob, g.in.team.Rank()
-	rowElems := int64(p.K)
-	errs := []error{in.poisonElems(g.out, int64(p.M)*int64(p.N))}
-	if r > 0 {
-		errs = append(errs, in.poisonElems(g.shard(r, 0), int64(r*p.Rows())*rowElems))
-	}
-	if rest := p.World - 1 - r; rest > 0 {
-		errs = append(errs, in.poisonElems(g.shard(r, r+1), int64(rest*p.Rows())*rowElems))
-	}
-	return errors.Join(errs...)
+	return errors.Join(in.poisonElems(g.out, int64(p.M)*int64(p.N)), in.poisonElems(g.shard(r, 0), int64(p.M)*int64(p.K)))
 }
 
 // launch runs one call. Pull: announce the own shard to every peer (a flag
@@ -86,6 +86,21 @@ func (g *agmm) launch(c Config) error {
 	plan := g.plan(c)
 	push := c.Direction == DirPush
 	fused := c.Impl == ImplFused
+	inPlace := ShardInPlace(c, p, me)
+	if !inPlace {
+		// Before the announcement and the fork: every reader of the own
+		// rows in the payload follows it in stream order.
+		end, err := in.trace.span("copy the own shard into the buffer", "main", in.main)
+		if err != nil {
+			return err
+		}
+		if err := cu.MemcpyDtoDAsync(g.shard(me, me), g.own, int64(p.Rows())*g.rowBytes(), in.main); err != nil {
+			return fmt.Errorf("copy the own shard into the buffer: %w", err)
+		}
+		if err := end(); err != nil {
+			return err
+		}
+	}
 	var announce func() error
 	if !push {
 		announce = func() error {
@@ -113,7 +128,7 @@ func (g *agmm) launch(c Config) error {
 			if err != nil {
 				return err
 			}
-			if err := g.copy(c, s, sp, from, to); err != nil {
+			if err := g.copy(c, s, sp, from, to, inPlace); err != nil {
 				return fmt.Errorf("copy chunk %d of rank %d's shard to rank %d: %w", sp.Index, from, to, err)
 			}
 			if err := end(); err != nil {
@@ -154,6 +169,9 @@ func (g *agmm) launch(c Config) error {
 			}
 		}
 		a := in.payload(me) + cu.DevicePtr(int64(st.Start)*g.rowBytes())
+		if st.Owner == me && inPlace {
+			a = g.own // the own product is one step of the own rows (PlanAG)
+		}
 		d := g.out + cu.DevicePtr(int64(st.Start)*int64(p.N)*2)
 		if err := in.product(c, st, a, d); err != nil {
 			return err
@@ -178,11 +196,14 @@ func (g *agmm) launchFused(c Config) error {
 }
 
 // copy enqueues on s the copy of span sp's rows from rank from's payload
-// to rank to's (the same rows in both): by a copy engine, or by the SM copy
-// kernel.
-func (g *agmm) copy(c Config, s cu.Stream, sp Span, from, to int) error {
+// (or, inPlace, the own shard) to rank to's (the same rows in both): by a
+// copy engine, or by the SM copy kernel.
+func (g *agmm) copy(c Config, s cu.Stream, sp Span, from, to int, inPlace bool) error {
 	off := cu.DevicePtr(int64(sp.Start) * g.rowBytes())
 	src, dst, bytes := g.in.payload(from)+off, g.in.payload(to)+off, int64(sp.Rows)*g.rowBytes()
+	if inPlace && from == g.in.team.Rank() {
+		src = g.own + cu.DevicePtr(int64(sp.Start-from*g.in.prob.Rows())*g.rowBytes())
+	}
 	if c.Copy == CopySM {
 		return g.in.copyFn.Launch(c.CopyBlocks, 1, 1, copyThreads, 1, 1, 0, s, cudamem.Args(uint64(dst), uint64(src), uint64(bytes)))
 	}
@@ -206,10 +227,12 @@ func (g *agmm) samples(c Config, seed uint64) []uint64 {
 func (g *agmm) output() (cu.DevicePtr, int, int) { return g.out, g.in.prob.M, g.in.prob.N }
 
 func (g *agmm) close() []error {
-	if g.out == 0 {
-		return nil
+	var errs []error
+	for _, p := range []*cu.DevicePtr{&g.out, &g.own} {
+		if *p != 0 {
+			errs = append(errs, cu.MemFree(*p))
+			*p = 0
+		}
 	}
-	err := cu.MemFree(g.out)
-	g.out = 0
-	return []error{err}
+	return errs
 }

@@ -82,10 +82,13 @@ func (g *FusedGEMM) Close() error { return g.mod.Unload() }
 // means registers spilled, which a tuned config should not.
 func (g *FusedGEMM) Spills() (int, error) { return g.fn.LocalBytes() }
 
-// Operands are the tensor maps of one product's A and B.
+// Operands are the tensor maps of one product's A and B, and of rows
+// [OwnLo, OwnLo+OwnRows) of A held in a buffer of their own (see
+// WithOwnRows; OwnRows 0: A's map has them all).
 type Operands struct {
-	A, B    sm90.TensorMap
-	M, N, K int
+	A, B, AOwn     sm90.TensorMap
+	M, N, K        int
+	OwnLo, OwnRows int
 }
 
 // Maps encodes the tensor maps of C = A * B: A [m, k] row-major at a, B at
@@ -101,9 +104,10 @@ func (g *FusedGEMM) Maps(a, b cu.DevicePtr, m, n, k int) (Operands, error) {
 	t := g.Tile
 	o := Operands{M: m, N: n, K: k}
 	var err error
-	if o.A, err = sm90.Encode2D(dt, a, uint64(m), uint64(k), uint64(k)*2, uint32(t.BM), hopper.BK, sm90.Swizzle128B); err != nil {
+	if o.A, err = g.encodeA(a, m, k); err != nil {
 		return Operands{}, fmt.Errorf("A: %w", err)
 	}
+	o.AOwn = o.A
 	if t.BKMajor {
 		// With clusters each CTA loads its share of the B tile's rows.
 		o.B, err = sm90.Encode2D(dt, b, uint64(n), uint64(k), uint64(k)*2, uint32(t.BN/t.ClusterM()), hopper.BK, sm90.Swizzle128B)
@@ -114,6 +118,29 @@ func (g *FusedGEMM) Maps(a, b cu.DevicePtr, m, n, k int) (Operands, error) {
 		return Operands{}, fmt.Errorf("B: %w", err)
 	}
 	return o, nil
+}
+
+// WithOwnRows makes the GEMM read A's rows [lo, lo+rows) from rows x k
+// row-major at a: an all-gather's own shard, read where the caller holds it.
+// Tiles straddling the range's ends still read A's map.
+func (g *FusedGEMM) WithOwnRows(o Operands, a cu.DevicePtr, lo, rows int) (Operands, error) {
+	if lo < 0 || rows < 1 || lo+rows > o.M {
+		return Operands{}, fmt.Errorf("own rows [%d, %d) of A's %d", lo, lo+rows, o.M)
+	}
+	var err error
+	if o.AOwn, err = g.encodeA(a, rows, o.K); err != nil {
+		return Operands{}, fmt.Errorf("A's own rows: %w", err)
+	}
+	o.OwnLo, o.OwnRows = lo, rows
+	return o, nil
+}
+
+func (g *FusedGEMM) encodeA(a cu.DevicePtr, m, k int) (sm90.TensorMap, error) {
+	dt := sm90.Float16
+	if g.bf16 {
+		dt = sm90.BFloat16
+	}
+	return sm90.Encode2D(dt, a, uint64(m), uint64(k), uint64(k)*2, uint32(g.Tile.BM), hopper.BK, sm90.Swizzle128B)
 }
 
 // Comm is what the communication adds to a launch: the tile order; for an
@@ -138,10 +165,10 @@ type Comm struct {
 func (g *FusedGEMM) Launch(stream cu.Stream, o Operands, c cu.DevicePtr, sms int, comm Comm) error {
 	grid := g.Grid(o.M, o.N, sms)
 	var p sm90.Params
-	p.Map(o.A).Map(o.B).U64(uint64(c)).I32(int32(o.M)).I32(int32(o.N)).I32(int32(o.K))
+	p.Map(o.A).Map(o.B).Map(o.AOwn).U64(uint64(c)).I32(int32(o.M)).I32(int32(o.N)).I32(int32(o.K))
 	p.U64(uint64(comm.Order)).U64(uint64(comm.Table)).I32(int32(comm.Chunks))
 	p.U64(uint64(comm.Flags)).U64(uint64(comm.Status)).U64(comm.TimeoutNs)
-	p.U64(uint64(comm.RS)).I32(int32(comm.RowsPerRank))
+	p.U64(uint64(comm.RS)).I32(int32(comm.RowsPerRank)).I32(int32(o.OwnLo)).I32(int32(o.OwnRows))
 	if err := g.fn.Launch(grid, g.Tile.Threads(), g.smem, stream, &p); err != nil {
 		return fmt.Errorf("hopper_gemm %s: %w", g.Tile, err)
 	}

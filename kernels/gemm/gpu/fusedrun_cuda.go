@@ -76,6 +76,12 @@ func (in *instance) fillFused(r *fusedRun, c Config, p Problem, me int) error {
 		if r.ops, err = r.g.Maps(in.payload(me), in.bT, p.M, p.N, p.K); err != nil {
 			return err
 		}
+		if ShardInPlace(c, p, me) {
+			// The own rows from the caller's shard (agmm.own), in place.
+			if r.ops, err = r.g.WithOwnRows(r.ops, in.pipe.(*agmm).own, me*p.Rows(), p.Rows()); err != nil {
+				return err
+			}
+		}
 		plan := PlanFusedAG(p.M, p.World, me, c.Chunks, c.Tile.RowsPerTile())
 		if r.order, err = upload(words(plan.Order)); err != nil {
 			return err

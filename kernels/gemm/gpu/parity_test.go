@@ -159,6 +159,11 @@ func TestPlanParity(t *testing.T) {
 			msg := "ok"
 			if err := Validate(k, cfg, p); err != nil {
 				msg = err.Error()
+			} else if k == AGMM {
+				msg += " in place:"
+				for r := range p.World {
+					msg += fmt.Sprintf(" %t", ShardInPlace(cfg, p, r))
+				}
 			}
 			configs = append(configs, map[string]any{"kernel": k, "config": c, "m": p.M, "n": p.N, "k": p.K, "world": p.World})
 			verdicts = append(verdicts, msg)
@@ -219,7 +224,7 @@ func TestPlanParity(t *testing.T) {
 	}
 	fused := 0
 	for i, c := range configs {
-		if strings.HasPrefix(c["config"].(space.Config)[ParamImpl].Str, ImplFused+":") && verdicts[i] == "ok" {
+		if strings.HasPrefix(c["config"].(space.Config)[ParamImpl].Str, ImplFused+":") && strings.HasPrefix(verdicts[i].(string), "ok") {
 			fused++
 		}
 	}

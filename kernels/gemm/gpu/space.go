@@ -419,3 +419,20 @@ func validateFused(kernel string, c Config, p Problem) error {
 	}
 	return nil
 }
+
+// ShardInPlace is whether an all-gather + matmul of config c reads rank's
+// own shard where the caller holds it, with no copy into the symmetric
+// buffer first: pushing (no peer reads the shard from the buffer), and for
+// the fused GEMM, whose tiles read the own rows through a tensor map of
+// their own, only where no tile holds both own and peer rows.
+// python/symmtune/gemm.py's shard_in_place is its port.
+func ShardInPlace(c Config, p Problem, rank int) bool {
+	if c.Direction != DirPush {
+		return false
+	}
+	if c.Impl != ImplFused {
+		return true
+	}
+	lo, hi, bm := rank*p.Rows(), (rank+1)*p.Rows(), c.Tile.BM
+	return lo%bm == 0 && (hi%bm == 0 || hi == p.M)
+}

@@ -207,3 +207,32 @@ func TestLayout(t *testing.T) {
 		t.Errorf("agmm region %d, want %d", got, want)
 	}
 }
+
+// TestShardInPlace: the cases of python/tests/test_gemm.py's
+// test_shard_in_place (the parity test samples the rest).
+func TestShardInPlace(t *testing.T) {
+	tile := space.Str(ImplFused + ":128x224:s4:c2:g8")
+	push := space.Str(DirPush)
+	for _, tc := range []struct {
+		name           string
+		set            map[string]space.Value
+		m, world, rank int
+		want           bool
+	}{
+		{"pulling, peers read the shard from the buffer", map[string]space.Value{ParamDirection: space.Str(DirPull)}, 4096, 2, 1, false},
+		{"the pipeline's products take any rows", map[string]space.Value{ParamDirection: push}, 999, 3, 2, true},
+		{"fused, whole tiles", map[string]space.Value{ParamDirection: push, ParamImpl: tile}, 4096, 2, 1, true},
+		{"fused, tile 2 holds both ranks' rows", map[string]space.Value{ParamDirection: push, ParamImpl: tile}, 2 * 328, 2, 1, false},
+		{"fused, rank 0's last tile too", map[string]space.Value{ParamDirection: push, ParamImpl: tile}, 2 * 328, 2, 0, false},
+		{"fused, shard starting mid-tile", map[string]space.Value{ParamDirection: push, ParamImpl: tile}, 2*256 + 2, 2, 1, false},
+		{"fused, the last rank's tail tile", map[string]space.Value{ParamDirection: push, ParamImpl: tile}, 3 * 320, 3, 2, true},
+		{"fused, rank 1 of 3 at row 320", map[string]space.Value{ParamDirection: push, ParamImpl: tile}, 3 * 320, 3, 1, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := problem(t, tc.m, 1792, 4096, tc.world)
+			if got := ShardInPlace(with(AGMM, tc.set), p, tc.rank); got != tc.want {
+				t.Errorf("ShardInPlace = %t, want %t", got, tc.want)
+			}
+		})
+	}
+}

@@ -33,12 +33,15 @@
 //               (a cluster), each loading half of their common B tile and
 //               multicasting it to both, which halves B's traffic from L2
 //               (cooperative consumers and K-major B only)
-// Arguments: the tensor maps of A and B, C, m, n, k; then the tile order
+// Arguments: the tensor maps of A and B, and of rows [a_own_lo, a_own_lo +
+// a_own_rows) of A held elsewhere (the caller's own shard of an all-gather,
+// read in place; a_own_rows 0: none; a tile straddling the range's ends
+// reads A's map); C, m, n, k; then the tile order
 // (0: natural), the all-gather's chunk table (see wait_rows; nchunks 0 for
 // none), the flag words' base, a status word and the wait's bound; then the
 // reduce-scatter's table and rows per rank (see RSTable; 0 for none; C is
 // then this rank's rows of the sum when the table's epilogue is set, else
-// unused).
+// unused); then the own rows' range.
 // BK is 64: one k-block row of a tile is 128 bytes, the TMA/wgmma 128-byte
 // swizzle's width, which makes shared-memory reads conflict-free.
 
@@ -151,8 +154,9 @@ __device__ __forceinline__ void release(u32 bar) {
 #define CLUSTER_ATTR
 #endif
 extern "C" __global__ void __launch_bounds__(THREADS, 1) CLUSTER_ATTR
-	hopper_gemm(const __grid_constant__ TensorMap tma_a, const __grid_constant__ TensorMap tma_b, u64 c_ptr, int m, int n, int k,
-		u64 order_ptr, u64 chunk_tab, int nchunks, u64 flags, u64 status, u64 timeout_ns, u64 rs_tab, int rows_per_rank) {
+	hopper_gemm(const __grid_constant__ TensorMap tma_a, const __grid_constant__ TensorMap tma_b,
+		const __grid_constant__ TensorMap tma_a_own, u64 c_ptr, int m, int n, int k, u64 order_ptr, u64 chunk_tab,
+		int nchunks, u64 flags, u64 status, u64 timeout_ns, u64 rs_tab, int rows_per_rank, int a_own_lo, int a_own_rows) {
 	const u32* order = (const u32*)order_ptr;
 	extern __shared__ __align__(1024) unsigned char smem[];
 	// 128-byte swizzled stages must start 1024-byte aligned; the host asks
@@ -251,6 +255,10 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) CLUSTER_ATTR
 				tile_of(t, tiles_m, tiles_n, order, tm, tn);
 				tm = tm * CLUSTER_M + crank;
 				if (waiting) waiting = wait_rows((const u32*)chunk_tab, nchunks, tm * BM, min(tm * BM + BM, m), flags, status, timeout_ns, seen);
+				// A tile wholly among the rows tma_a_own holds reads them there.
+				const bool own_a = a_own_rows > 0 && tm * BM >= a_own_lo && min(tm * BM + BM, m) <= a_own_lo + a_own_rows;
+				const TensorMap* map_a = own_a ? &tma_a_own : &tma_a;
+				const int row_a = own_a ? tm * BM - a_own_lo : tm * BM;
 				for (int kb = 0; kb < kblocks; kb++) {
 #if MCAST
 					mbar_wait_cluster(EMPTY(s), phase ^ 1);
@@ -258,7 +266,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) CLUSTER_ATTR
 					mbar_wait(EMPTY(s), phase ^ 1);
 #endif
 					mbar_expect_tx(FULL(s), A_BYTES + B_BYTES);
-					tma_load(sa + s * A_BYTES, &tma_a, FULL(s), kb * BK, tm * BM);
+					tma_load(sa + s * A_BYTES, map_a, FULL(s), kb * BK, row_a);
 #if CLUSTER_M > 1 && !MCAST
 					for (int h = 0; h < CLUSTER_M; h++)
 						tma_load(sb + s * B_BYTES + h * (B_BYTES / CLUSTER_M), &tma_b, FULL(s), kb * BK, tn * BN + h * (BN / CLUSTER_M));
