@@ -124,6 +124,18 @@ class _Pipeline:
         _cuda.wait_value(stream, self.flag(self.rank, i), 1)
         _cuda.write_value(stream, self.flag(self.rank, i), 0)
 
+    def await_peers(self, stream: int) -> None:
+        """stream waits, unbounded and holding no SM, until every peer's
+        call has reached its fused GEMM (gemm.start_flag): the kernel's
+        bounded waits then measure the copies, not how far a peer's host
+        lags behind (a rank may reach a collective seconds after its
+        peers)."""
+        peers = [q for q in range(self.p.world) if q != self.rank]
+        for q in peers:
+            _cuda.write_value(stream, self.flag(q, gemm.start_flag(self.rank)), 1)
+        for q in peers:
+            self.consume(stream, gemm.start_flag(q))
+
     def begin(self, main: int) -> None:
         _cuda.record(self.fork, main)
         for s in self.used:
@@ -256,6 +268,7 @@ class _AllGatherMatmul(_Pipeline):
         end barrier keeps the next call's sets after the clear)."""
         self.enqueue_copies(main)
         gs = self.gemm_streams[0].cuda_stream
+        self.await_peers(gs)
         self.fused_call.launch(gs)
         _cuda.memset_d8(self.flag(self.rank, gemm.partial_flag(0, 0)), 0,
                         gemm.MAX_WORLD * gemm.MAX_CHUNKS * gemm.FLAG_STRIDE, gs)
@@ -374,6 +387,7 @@ class _MatmulReduceScatter(_Pipeline):
         p, me, plan = self.p, self.rank, self.fused_plan
         self.begin(main)
         gs = self.gemm_streams[0].cuda_stream
+        self.await_peers(gs)
         self.fused_call.launch(gs)
         if self.epilogue:
             _cuda.memset_d8(self.flag(me, gemm.partial_flag(0, 0)), 0,

@@ -42,7 +42,7 @@ IMPL_PIPELINE, IMPL_FUSED = "pipeline", "fused"
 
 # layout.go: [flag words, FLAG_STRIDE bytes apart][payload from PAYLOAD_OFFSET]
 FLAG_STRIDE = 64
-_FLAG_COUNT = MAX_WORLD * MAX_CHUNKS + MAX_WORLD
+_FLAG_COUNT = MAX_WORLD * MAX_CHUNKS + 2 * MAX_WORLD
 PAYLOAD_OFFSET = (_FLAG_COUNT * FLAG_STRIDE + 4095) // 4096 * 4096
 
 # Threads per block of the SM copy and the reduction (agmm_cuda.go's
@@ -61,6 +61,11 @@ def partial_flag(src: int, chunk: int) -> int:
 def ready_flag(src: int) -> int:
     """agmm pull: src's shard is in place and may be read."""
     return MAX_WORLD * MAX_CHUNKS + src
+
+
+def start_flag(src: int) -> int:
+    """src's call has reached its fused GEMM (layout.go's StartFlag)."""
+    return MAX_WORLD * MAX_CHUNKS + MAX_WORLD + src
 
 
 # space.go's Space: the values each parameter takes.

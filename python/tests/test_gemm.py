@@ -145,7 +145,7 @@ def test_layout():
     assert gemm.slot_elems(p) == 16
     assert gemm.symmetric_bytes("matmulrs", p) == 8192 + 4 * 16 * 2
     assert gemm.symmetric_bytes("agmm", p) == 8192 + 12 * 3 * 2
-    assert gemm.partial_flag(3, 2) == 26 and gemm.ready_flag(1) == 65
+    assert gemm.partial_flag(3, 2) == 26 and gemm.ready_flag(1) == 65 and gemm.start_flag(1) == 73
 
 
 # gemm.choose: the config the runtime runs, from a cache like `symmtune search` writes.

@@ -194,6 +194,29 @@ func (in *instance) localFlag(i int) cu.DevicePtr {
 	return in.localFlags + cu.DevicePtr(i*FlagStride)
 }
 
+// awaitPeers makes s wait, unbounded and holding no SM, until every peer's
+// call has reached its fused GEMM (StartFlag), so the kernel's bounded
+// waits measure the copies, not how far a peer's host lags behind (in
+// symmtune.torch a rank may reach a collective seconds after its peers).
+func (in *instance) awaitPeers(s cu.Stream) error {
+	me := in.team.Rank()
+	for q := range in.prob.World {
+		if q != me {
+			if err := in.signal(s, q, StartFlag(me)); err != nil {
+				return err
+			}
+		}
+	}
+	for q := range in.prob.World {
+		if q != me {
+			if err := in.consume(s, StartFlag(q)); err != nil {
+				return fmt.Errorf("rank %d's start: %w", q, err)
+			}
+		}
+	}
+	return nil
+}
+
 // launchFusedGEMM enqueues c's fused GEMM on the first product stream, C at
 // out (unused by a reduce-scatter), on at most sms SMs.
 func (in *instance) launchFusedGEMM(c Config, out cu.DevicePtr, sms int) error {
@@ -202,6 +225,9 @@ func (in *instance) launchFusedGEMM(c Config, out cu.DevicePtr, sms int) error {
 		return err
 	}
 	s := in.gemm[0]
+	if err := in.awaitPeers(s); err != nil {
+		return err
+	}
 	end, err := in.trace.span("fused GEMM "+c.Tile.String(), "gemm0", s)
 	if err != nil {
 		return err

@@ -15,6 +15,8 @@ package gpu
 //	PartialFlag(src, c): agmm push, chunk c of src's shard is in my
 //	buffer; matmulrs, src's partial of chunk c of my rows is in my slot src.
 //	ReadyFlag(src): agmm pull, src's shard is in place and may be read.
+//	StartFlag(src): src's call has reached its fused GEMM (see
+//	instance.launchFusedGEMM).
 //
 // agmm's payload is the gathered A [M, K]: rank q's shard at rows
 // [q*M/W, (q+1)*M/W), its own written by the caller, the others copied in.
@@ -30,8 +32,12 @@ func PartialFlag(src, c int) int { return src*MaxChunks + c }
 // ReadyFlag is the index of the flag for rank src's whole shard.
 func ReadyFlag(src int) int { return MaxWorld*MaxChunks + src }
 
+// StartFlag is the index of the flag for rank src's call reaching its
+// fused GEMM.
+func StartFlag(src int) int { return MaxWorld*MaxChunks + MaxWorld + src }
+
 // flagCount is how many flags a region holds.
-const flagCount = MaxWorld*MaxChunks + MaxWorld
+const flagCount = MaxWorld*MaxChunks + 2*MaxWorld
 
 // PayloadOffset is where the payload starts: past every flag, page aligned.
 const PayloadOffset = (flagCount*FlagStride + 4095) / 4096 * 4096

@@ -189,6 +189,7 @@ func TestLayout(t *testing.T) {
 	}
 	for src := 0; src < MaxWorld; src++ {
 		claim(ReadyFlag(src), fmt.Sprintf("ready %d", src))
+		claim(StartFlag(src), fmt.Sprintf("start %d", src))
 		for c := 0; c < MaxChunks; c++ {
 			claim(PartialFlag(src, c), fmt.Sprintf("partial %d/%d", src, c))
 		}
