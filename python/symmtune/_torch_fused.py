@@ -14,7 +14,9 @@ push (push=ce), and flags each finished chunk; the reductions of the
 pipeline wait for every rank's flag of an own chunk.
 
 A wait for a chunk is bounded (2 s, as in the plugin): past it the kernel
-sets a status word instead of holding the GPU. The word is mapped host
+sets a status word instead of holding the GPU. The bound counts from when
+every peer's call has reached its GEMM (_torch_gemm's await_peers), so a
+peer whose host comes late is waited for. The word is mapped host
 memory, read by every call before it starts, without a sync: the call after
 a timed-out one raises, and the group's fused GEMMs stay unusable in this
 process (a peer that stops delivering leaves the group's flags in an
