@@ -20,17 +20,15 @@ behind symmtune.torch's call path).
 Exit code 1 when any check failed.
 """
 import argparse
-import os
 import sys
 
 import torch
 import torch.distributed as dist
-import torch.distributed._symmetric_memory as symm_mem
 
 from peer_method import bench
 from symmtune import _torch_fused, _torch_gemm, gemm, hopper
 from symmtune.kernels import Choice
-from torch_gemm import inputs, ours
+from torch_gemm import inputs, join_group, ours
 
 TOL = 1e-2  # bf16 output rounding (2^-8 relative) over fp32 accumulation
 
@@ -166,14 +164,7 @@ def main():
     ap.add_argument("--no-timing", action="store_true")
     ap.add_argument("--kernels", default=",".join(gemm.KERNELS))
     args = ap.parse_args()
-    rank, world = int(os.environ["LOCAL_RANK"]), int(os.environ["WORLD_SIZE"])
-    torch.cuda.set_device(rank)
-    dist.init_process_group("nccl", device_id=torch.device(f"cuda:{rank}"))
-    g = dist.group.WORLD.group_name
-    try:
-        symm_mem.enable_symm_mem_for_group(g)
-    except Exception:  # newer torch: every group may use symmetric memory
-        pass
+    rank, world, g = join_group()
     say = (lambda *a: print(*a, flush=True)) if rank == 0 else (lambda *a: None)
     ok = True
     if not args.no_check:

@@ -127,15 +127,23 @@ def fmt(us):
     return f"{us:.1f}" if us else "-"
 
 
-def main():
-    rank = int(os.environ["LOCAL_RANK"])
-    world = int(os.environ["WORLD_SIZE"])
+def join_group() -> tuple[int, int, str]:
+    """This torchrun process's rank and world size, its GPU set, NCCL
+    initialized and symmetric memory enabled for the world group (whose
+    name is returned)."""
+    rank, world = int(os.environ["LOCAL_RANK"]), int(os.environ["WORLD_SIZE"])
     torch.cuda.set_device(rank)
     dist.init_process_group("nccl", device_id=torch.device(f"cuda:{rank}"))
+    g = dist.group.WORLD.group_name
     try:
-        symm_mem.enable_symm_mem_for_group(dist.group.WORLD.group_name)
+        symm_mem.enable_symm_mem_for_group(g)
     except Exception:  # newer torch: every group may use symmetric memory
         pass
+    return rank, world, g
+
+
+def main():
+    rank, world, _ = join_group()
     ok, ar_rows = True, []
     if "--no-allreduce" not in sys.argv:
         ok, ar_rows = run_allreduce(rank, [2048, 524288, 8388608, 67108864])

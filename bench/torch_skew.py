@@ -12,17 +12,15 @@ reference, and a fourth call shows the group's fused GEMMs still usable.
 Exit code 1 when any check failed.
 """
 import argparse
-import os
 import sys
 import time
 
 import torch
 import torch.distributed as dist
-import torch.distributed._symmetric_memory as symm_mem
 
 from symmtune import _torch_fused, gemm, hopper
 from torch_fused import TOL, forced, reference64, rel_err
-from torch_gemm import inputs, ours
+from torch_gemm import inputs, join_group, ours
 
 
 def main():
@@ -30,13 +28,7 @@ def main():
     ap.add_argument("--delay", type=float, default=3.0)
     ap.add_argument("--shape", default="4096x1792x4096")
     args = ap.parse_args()
-    rank, world = int(os.environ["LOCAL_RANK"]), int(os.environ["WORLD_SIZE"])
-    torch.cuda.set_device(rank)
-    dist.init_process_group("nccl", device_id=torch.device(f"cuda:{rank}"))
-    try:
-        symm_mem.enable_symm_mem_for_group(dist.group.WORLD.group_name)
-    except Exception:  # newer torch: every group may use symmetric memory
-        pass
+    rank, world, _ = join_group()
     m, n, k = map(int, args.shape.split("x"))
     tile = f"fused:{hopper.searched()[0]}"
     configs = {gemm.AGMM: {**gemm.default_config(gemm.AGMM), "impl": tile, "direction": "push", "graph": 0},
