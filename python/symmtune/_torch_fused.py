@@ -15,8 +15,9 @@ pipeline wait for every rank's flag of an own chunk.
 
 A wait for a chunk is bounded (2 s, as in the plugin): past it the kernel
 sets a status word instead of holding the GPU. The bound counts from when
-every peer's call has reached its GEMM (_torch_gemm's await_peers), so a
-peer whose host comes late is waited for. The word is mapped host
+every peer's call has reached its GEMM (the kernel's start gate, which
+_torch_gemm's signal_start opens on the peers), so a peer whose host comes
+late is waited for. The word is mapped host
 memory, read by every call before it starts, without a sync: the call after
 a timed-out one raises, and the group's fused GEMMs stay unusable in this
 process (a peer that stops delivering leaves the group's flags in an
@@ -110,12 +111,14 @@ class Call:
 
     def __init__(self, g: FusedGEMM, m: int, n: int, k: int, sms: int, *, order: tuple[int, ...],
                  table: list[int] | None = None, flags: int = 0, rs: bytes | None = None, rows_per_rank: int = 0,
-                 own_rows: tuple[int, int] = (0, 0), status: Status, device: torch.device,
-                 timeout_ns: int = TIMEOUT_NS) -> None:
+                 own_rows: tuple[int, int] = (0, 0), start: tuple[int, int] = (0, 0), status: Status,
+                 device: torch.device, timeout_ns: int = TIMEOUT_NS) -> None:
         hopper.check_shape(n, k)
         self.g, self.m, self.n, self.k = g, m, n, k
         # own_rows (lo, rows): A's rows [lo, lo + rows) are read from a
         # tensor of their own, given to set() as a_own (rows 0: none).
+        # start (flag, mask): the kernel's start gate (hopper_comm.cuh's
+        # Wait; mask 0: none).
         self.own_rows = own_rows
         self.map_a, self.map_b, self.map_a_own = _sm90.TensorMap(), _sm90.TensorMap(), _sm90.TensorMap()
         self._a = self._b = self._a_own = -1
@@ -128,6 +131,8 @@ class Call:
         p.u64(self.order.data_ptr()).u64(self.table.data_ptr() if table else 0).i32(len(table) // 2 if table else 0)
         p.u64(flags).u64(status.word.device_ptr).u64(timeout_ns)
         p.u64(self.rs.data_ptr() if rs else 0).i32(rows_per_rank).i32(own_rows[0]).i32(own_rows[1])
+        p.u64(start[0]).i32(start[1])
+        self.gated = start[1] != 0
         self.launch = _sm90.Launcher(g.fn, g.grid(m, n, sms), g.tile.threads, g.smem, p)
 
     def set(self, a: int, b: int, c: int = 0, a_own: int = 0) -> bool:
@@ -246,7 +251,8 @@ def ag_call(pipe, status: Status) -> Call:
     g = fused_gemm(cfg.tile, pipe.dtype == torch.bfloat16, pipe.device)
     plan = fusedplan.plan_fused_ag(p.m, p.world, me, cfg.chunks, cfg.tile.rows_per_tile)
     return Call(g, p.m, p.n, p.k, g.sms, order=plan.order, table=plan.table(), flags=pipe.ws.ptrs[me],
-                own_rows=(me * p.rows, p.rows) if pipe.in_place else (0, 0), status=status, device=pipe.device)
+                own_rows=(me * p.rows, p.rows) if pipe.in_place else (0, 0), start=pipe.start_gate(),
+                status=status, device=pipe.device)
 
 
 def rs_plan(pipe) -> fusedplan.FusedRS:
@@ -271,5 +277,6 @@ def rs_call(pipe, plan: fusedplan.FusedRS, status: Status, staging: torch.Tensor
              pipe.flag(q, gemm.partial_flag(me, plan.index[i])) for i, q in enumerate(plan.owner)]
     ep = fusedplan.RSEpilogue(me, p.world, pipe.slot_elems * pipe.elt, pipe.flag(me, 0)) \
         if cfg.reduce == "epilogue" else None
+    # Only the epilogue waits for peers inside the GEMM: it alone is gated.
     return Call(g, p.m, p.n, p.k, g.sms - cfg.sm_reserve, order=plan.order, rs=plan.table(dst, flags, ep),
-                rows_per_rank=p.rows, status=status, device=pipe.device)
+                rows_per_rank=p.rows, start=pipe.start_gate() if ep else (0, 0), status=status, device=pipe.device)

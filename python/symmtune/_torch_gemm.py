@@ -124,17 +124,31 @@ class _Pipeline:
         _cuda.wait_value(stream, self.flag(self.rank, i), 1)
         _cuda.write_value(stream, self.flag(self.rank, i), 0)
 
-    def await_peers(self, stream: int) -> None:
-        """stream waits, unbounded and holding no SM, until every peer's
-        call has reached its fused GEMM (gemm.start_flag): the kernel's
+    def start_gate(self) -> tuple[int, int]:
+        """The fused kernel's start gate (hopper_comm.cuh's Wait;
+        fusedrun_cuda.go's startGate): this rank's start flags, and every
+        peer."""
+        return self.flag(self.rank, gemm.start_flag(0)), ((1 << self.p.world) - 1) & ~(1 << self.rank)
+
+    def signal_start(self, stream: int) -> None:
+        """Tells every peer, on stream, that this rank's call has reached its
+        fused GEMM (gemm.start_flag), which that peer's kernel waits for,
+        unbounded, before its first wait for this rank's data: the kernel's
         bounded waits then measure the copies, not how far a peer's host
-        lags behind (a rank may reach a collective seconds after its
-        peers)."""
-        peers = [q for q in range(self.p.world) if q != self.rank]
-        for q in peers:
-            _cuda.write_value(stream, self.flag(q, gemm.start_flag(self.rank)), 1)
-        for q in peers:
-            self.consume(stream, gemm.start_flag(q))
+        lags behind (a rank may reach a collective seconds after its peers).
+        Nothing waits here: the own tiles start at once."""
+        for q in range(self.p.world):
+            if q != self.rank:
+                _cuda.write_value(stream, self.flag(q, gemm.start_flag(self.rank)), 1)
+
+    def clear_flags(self, stream: int) -> None:
+        """Zeroes, on stream after the fused GEMM, every flag of this rank's
+        region (fusedrun_cuda.go's clearFlags): the GEMM saw each one set
+        this call (a chunk's, or a peer's start flag before its first wait
+        for that peer's data; a pull's ready flag is consumed before its
+        chunk is flagged), and the call's end barrier keeps the next call's
+        sets after the clear."""
+        _cuda.memset_d8(self.flag(self.rank, 0), 0, gemm.PAYLOAD_OFFSET, stream)
 
     def begin(self, main: int) -> None:
         _cuda.record(self.fork, main)
@@ -264,14 +278,12 @@ class _AllGatherMatmul(_Pipeline):
     def enqueue_fused(self, main: int) -> None:
         """The copies, then the persistent GEMM on the first product stream
         (its arguments as fused_call holds them), then the clearing of the
-        chunk flags it waited on (all set before it can finish; the call's
-        end barrier keeps the next call's sets after the clear)."""
+        flags it waited on (clear_flags)."""
         self.enqueue_copies(main)
         gs = self.gemm_streams[0].cuda_stream
-        self.await_peers(gs)
+        self.signal_start(gs)
         self.fused_call.launch(gs)
-        _cuda.memset_d8(self.flag(self.rank, gemm.partial_flag(0, 0)), 0,
-                        gemm.MAX_WORLD * gemm.MAX_CHUNKS * gemm.FLAG_STRIDE, gs)
+        self.clear_flags(gs)
         self.end(main)
 
 
@@ -387,11 +399,11 @@ class _MatmulReduceScatter(_Pipeline):
         p, me, plan = self.p, self.rank, self.fused_plan
         self.begin(main)
         gs = self.gemm_streams[0].cuda_stream
-        self.await_peers(gs)
+        if self.fused_call.gated:
+            self.signal_start(gs)
         self.fused_call.launch(gs)
         if self.epilogue:
-            _cuda.memset_d8(self.flag(me, gemm.partial_flag(0, 0)), 0,
-                            gemm.MAX_WORLD * gemm.MAX_CHUNKS * gemm.FLAG_STRIDE, gs)
+            self.clear_flags(gs)
         sh = self.fused_shards
         row_bytes = p.n * self.elt
         if self.local_flags is not None:

@@ -181,18 +181,13 @@ func (g *agmm) launch(c Config) error {
 }
 
 // launchFused enqueues the persistent GEMM on the first product stream,
-// then the clearing of the chunk flags it waited on (every flag set this
-// call is set before the GEMM can finish, and the call's end barrier keeps
-// the next call's sets after the clear).
+// then the clearing of the flags it waited on (clearFlags).
 func (g *agmm) launchFused(c Config) error {
-	in, me := g.in, g.in.team.Rank()
+	in := g.in
 	if err := in.launchFusedGEMM(c, g.out, in.team.SMs()); err != nil {
 		return err
 	}
-	if err := cu.MemsetD8Async(in.flag(me, PartialFlag(0, 0)), 0, int64(MaxWorld*MaxChunks*FlagStride), in.gemm[0]); err != nil {
-		return fmt.Errorf("clear chunk flags: %w", err)
-	}
-	return nil
+	return in.clearFlags(in.gemm[0])
 }
 
 // copy enqueues on s the copy of span sp's rows from rank from's payload

@@ -77,7 +77,7 @@ func (in *instance) Verify(ctx context.Context, c space.Config, seed uint64) (sd
 		if err := in.pipe.poison(); err != nil {
 			return err
 		}
-		if err := in.clearFlags(); err != nil {
+		if err := in.clearFlags(in.main); err != nil {
 			return err
 		}
 		// Peers write into this rank's buffers: every rank poisons before
@@ -153,7 +153,7 @@ func (in *instance) Bench(ctx context.Context, c space.Config, warmup, iters int
 			return err
 		}
 		// Time's barrier precedes the first call.
-		if err := in.clearFlags(); err != nil {
+		if err := in.clearFlags(in.main); err != nil {
 			return err
 		}
 		if err := in.clearStatus(); err != nil {

@@ -157,6 +157,12 @@ type Comm struct {
 	// FusedRS.Table); each rank owns RowsPerRank rows of the output.
 	RS          cu.DevicePtr
 	RowsPerRank int
+	// Start and StartMask are the start gate (hopper_comm.cuh's Wait):
+	// this rank's StartFlag(0), and the peers (bit q: rank q) whose start
+	// flag the kernel waits for, unbounded, before its first wait for a
+	// peer's data. StartMask 0: no gate.
+	Start     cu.DevicePtr
+	StartMask uint32
 }
 
 // Launch enqueues C = A * B on stream, C [m, n] row-major at c (unused
@@ -169,6 +175,7 @@ func (g *FusedGEMM) Launch(stream cu.Stream, o Operands, c cu.DevicePtr, sms int
 	p.U64(uint64(comm.Order)).U64(uint64(comm.Table)).I32(int32(comm.Chunks))
 	p.U64(uint64(comm.Flags)).U64(uint64(comm.Status)).U64(comm.TimeoutNs)
 	p.U64(uint64(comm.RS)).I32(int32(comm.RowsPerRank)).I32(int32(o.OwnLo)).I32(int32(o.OwnRows))
+	p.U64(uint64(comm.Start)).I32(int32(comm.StartMask))
 	if err := g.fn.Launch(grid, g.Tile.Threads(), g.smem, stream, &p); err != nil {
 		return fmt.Errorf("hopper_gemm %s: %w", g.Tile, err)
 	}

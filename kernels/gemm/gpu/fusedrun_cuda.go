@@ -90,6 +90,7 @@ func (in *instance) fillFused(r *fusedRun, c Config, p Problem, me int) error {
 			return err
 		}
 		r.comm = Comm{Order: r.order, Table: r.table, Chunks: len(plan.Flag), Flags: in.team.Data(me), Status: in.status, TimeoutNs: fusedTimeoutNs}
+		r.comm.Start, r.comm.StartMask = in.startGate()
 		return nil
 	}
 	mr := in.pipe.(*matmulrs)
@@ -133,6 +134,10 @@ func (in *instance) fillFused(r *fusedRun, c Config, p Problem, me int) error {
 	// The timeout bounds the epilogue's waits for peers' partials
 	// (reduce=epilogue).
 	r.comm = Comm{Order: r.order, Status: in.status, TimeoutNs: fusedTimeoutNs, RS: r.rs, RowsPerRank: p.Rows()}
+	if c.Reduce == ReduceEpilogue {
+		// Only the epilogue waits for peers inside the GEMM.
+		r.comm.Start, r.comm.StartMask = in.startGate()
+	}
 	return nil
 }
 
@@ -194,23 +199,28 @@ func (in *instance) localFlag(i int) cu.DevicePtr {
 	return in.localFlags + cu.DevicePtr(i*FlagStride)
 }
 
-// awaitPeers makes s wait, unbounded and holding no SM, until every peer's
-// call has reached its fused GEMM (StartFlag), so the kernel's bounded
-// waits measure the copies, not how far a peer's host lags behind (in
-// symmtune.torch a rank may reach a collective seconds after its peers).
-func (in *instance) awaitPeers(s cu.Stream) error {
+// startGate is the kernel's start gate (Comm.Start, Comm.StartMask): this
+// rank's start flags, and every peer.
+func (in *instance) startGate() (cu.DevicePtr, uint32) {
+	me := in.team.Rank()
+	mask := uint32(1)<<in.prob.World - 1
+	return in.flag(me, StartFlag(0)), mask &^ (1 << me)
+}
+
+// signalStart tells every peer, on s, that this rank's call has reached its
+// fused GEMM (StartFlag), which that peer's kernel waits for before its
+// first wait for this rank's data: the kernel's bounded waits then measure
+// the copies, not how far a peer's host lags behind (in symmtune.torch a
+// rank may reach a collective seconds after its peers). Nothing waits here:
+// the own tiles start at once. The flags are cleared with the chunk flags
+// after the GEMM (clearFlags: the GEMM has seen each one before its first
+// wait for that peer's data).
+func (in *instance) signalStart(s cu.Stream) error {
 	me := in.team.Rank()
 	for q := range in.prob.World {
 		if q != me {
 			if err := in.signal(s, q, StartFlag(me)); err != nil {
 				return err
-			}
-		}
-	}
-	for q := range in.prob.World {
-		if q != me {
-			if err := in.consume(s, StartFlag(q)); err != nil {
-				return fmt.Errorf("rank %d's start: %w", q, err)
 			}
 		}
 	}
@@ -225,8 +235,10 @@ func (in *instance) launchFusedGEMM(c Config, out cu.DevicePtr, sms int) error {
 		return err
 	}
 	s := in.gemm[0]
-	if err := in.awaitPeers(s); err != nil {
-		return err
+	if r.comm.StartMask != 0 {
+		if err := in.signalStart(s); err != nil {
+			return err
+		}
 	}
 	end, err := in.trace.span("fused GEMM "+c.Tile.String(), "gemm0", s)
 	if err != nil {

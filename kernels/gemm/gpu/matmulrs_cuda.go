@@ -150,10 +150,9 @@ func (m *matmulrs) launchFused(c Config) error {
 	}
 	if epilogue {
 		// Every flag of this call in this rank's region is set once the
-		// GEMM ends (it waited for the peers'), and none of the next call's
-		// comes before the end barrier.
-		if err := cu.MemsetD8Async(in.flag(me, PartialFlag(0, 0)), 0, MaxWorld*MaxChunks*FlagStride, in.gemm[0]); err != nil {
-			return fmt.Errorf("clear partial flags: %w", err)
+		// GEMM ends (it waited for the peers'; see clearFlags).
+		if err := in.clearFlags(in.gemm[0]); err != nil {
+			return err
 		}
 	}
 	if c.Push == PushCE {

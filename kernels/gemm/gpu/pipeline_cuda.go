@@ -155,11 +155,16 @@ func (in *instance) consume(s cu.Stream, i int) error {
 	return nil
 }
 
-// clearFlags enqueues the clearing of this rank's flags on main: a trial
-// starts from clear flags whatever an earlier, failed one left. The
-// caller's barrier must follow before any peer may set one.
-func (in *instance) clearFlags() error {
-	if err := cu.MemsetD8Async(in.team.Data(in.team.Rank()), 0, PayloadOffset, in.main); err != nil {
+// clearFlags enqueues on s the clearing of this rank's flags: on main
+// before a trial, which starts from clear flags whatever an earlier, failed
+// one left (the caller's barrier must follow before any peer may set one);
+// and on the fused GEMM's stream after it, every flag of the region having
+// been set this call by then (the GEMM waited for each chunk's, and for
+// every peer's start flag before its first wait for that peer's data; a
+// pull's ReadyFlag is consumed before its chunk is flagged), while the
+// call's end barrier keeps the next call's sets after the clear.
+func (in *instance) clearFlags(s cu.Stream) error {
+	if err := cu.MemsetD8Async(in.team.Data(in.team.Rank()), 0, PayloadOffset, s); err != nil {
 		return fmt.Errorf("clear flags: %w", err)
 	}
 	return nil

@@ -13,15 +13,34 @@
 // *status to 1 and stops waiting (the output is then wrong and the host
 // reports a hang), so a peer that never delivers cannot hold the GPU.
 #define FLAG_STRIDE 64
+// Wait is what a waiting thread needs: the status word and the bound, and
+// the start gate. A peer's host may reach the call seconds after this one
+// (symmtune.torch: a collective called late), so before its first wait for
+// a peer's data a thread waits, unbounded, for the start flag of every peer
+// in start_mask (set by the peer's stream just before it launches its GEMM;
+// kernels/gemm/gpu: StartFlag); the bound then measures the copies, not the
+// peers' hosts. Own tiles come first in every order, so they are computed
+// while a late peer is still coming; only then does a CTA spin here (as a
+// collective's kernel spins for its peers).
+struct Wait {
+	u64 status, timeout_ns;
+	u64 start;      // this rank's start flag of rank 0 (rank q's FLAG_STRIDE * q on)
+	u32 start_mask; // the peers whose start flag this thread has yet to see
+};
 // wait_flag waits for the flag word at addr to become nonzero, with acquire
-// semantics at system scope. Returns false once timed out.
-__device__ bool wait_flag(u64 addr, u64 status, u64 timeout_ns) {
+// semantics at system scope, past the start gate. Returns false once timed
+// out.
+__device__ bool wait_flag(u64 addr, Wait& w) {
+	for (; w.start_mask; w.start_mask &= w.start_mask - 1) {
+		const u64 f = w.start + (u64)(__ffs(w.start_mask) - 1) * FLAG_STRIDE;
+		while (ld_acquire_sys(f) == 0) asm volatile("nanosleep.u32 256;");
+	}
 	const u64 t0 = globaltimer();
 	while (ld_acquire_sys(addr) == 0) {
-		if (globaltimer() - t0 > timeout_ns) {
+		if (globaltimer() - t0 > w.timeout_ns) {
 			// A plain store at system scope: the word may be host memory
 			// mapped for the device (symmtune.torch reads it there).
-			asm volatile("st.relaxed.sys.global.u32 [%0], %1;" ::"l"(status), "r"(1u) : "memory");
+			asm volatile("st.relaxed.sys.global.u32 [%0], %1;" ::"l"(w.status), "r"(1u) : "memory");
 			return false;
 		}
 		asm volatile("nanosleep.u32 32;");
@@ -31,14 +50,14 @@ __device__ bool wait_flag(u64 addr, u64 status, u64 timeout_ns) {
 // wait_rows waits for the spans of chunk table tab (nchunks spans: bounds
 // tab[0..nchunks], flag indices tab[nchunks+1..]) that rows [lo, hi) touch
 // and that *seen does not already hold. Returns false once timed out.
-__device__ bool wait_rows(const u32* tab, int nchunks, int lo, int hi, u64 flags, u64 status, u64 timeout_ns, u64& seen) {
+__device__ bool wait_rows(const u32* tab, int nchunks, int lo, int hi, u64 flags, Wait& w, u64& seen) {
 	for (int i = 0; i < nchunks; i++) {
 		if ((seen >> i) & 1) continue;
 		if ((int)tab[i] >= hi || (int)tab[i + 1] <= lo) continue;
 		seen |= 1ull << i;
 		const u32 f = tab[nchunks + 1 + i];
 		if (f == 0xFFFFFFFFu) continue;
-		if (!wait_flag(flags + (u64)f * FLAG_STRIDE, status, timeout_ns)) return false;
+		if (!wait_flag(flags + (u64)f * FLAG_STRIDE, w)) return false;
 	}
 	// TMA (the async proxy) reads what the flags announced.
 	asm volatile("fence.proxy.async.global;" ::: "memory");
@@ -99,11 +118,11 @@ __device__ __forceinline__ void signal_tile(const RSTable* rs_c, int lo, int hi)
 }
 // rs_wait waits, with acquire semantics, for every peer's flag of the own
 // chunks that rows [lo, hi) touch. Returns false once timed out.
-__device__ bool rs_wait(const RSTable* rs, int lo, int hi, u64 status, u64 timeout_ns) {
+__device__ bool rs_wait(const RSTable* rs, int lo, int hi, Wait& w) {
 	for (u32 i = 0; i < rs->nchunks; i++) {
 		if (!rs->wait[i] || (int)rs->bounds[i] >= hi || (int)rs->bounds[i + 1] <= lo) continue;
 		for (u32 src = 0; src < rs->world; src++)
-			if (src != rs->me && !wait_flag(rs->wait[i] + src * rs->src_stride, status, timeout_ns)) return false;
+			if (src != rs->me && !wait_flag(rs->wait[i] + src * rs->src_stride, w)) return false;
 	}
 	return true;
 }

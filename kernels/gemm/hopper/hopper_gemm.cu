@@ -41,7 +41,8 @@
 // none), the flag words' base, a status word and the wait's bound; then the
 // reduce-scatter's table and rows per rank (see RSTable; 0 for none; C is
 // then this rank's rows of the sum when the table's epilogue is set, else
-// unused); then the own rows' range.
+// unused); then the own rows' range; then the start gate (see Wait: this
+// rank's start flag of rank 0, and the peers to wait for; 0 for none).
 // BK is 64: one k-block row of a tile is 128 bytes, the TMA/wgmma 128-byte
 // swizzle's width, which makes shared-memory reads conflict-free.
 
@@ -156,7 +157,7 @@ __device__ __forceinline__ void release(u32 bar) {
 extern "C" __global__ void __launch_bounds__(THREADS, 1) CLUSTER_ATTR
 	hopper_gemm(const __grid_constant__ TensorMap tma_a, const __grid_constant__ TensorMap tma_b,
 		const __grid_constant__ TensorMap tma_a_own, u64 c_ptr, int m, int n, int k, u64 order_ptr, u64 chunk_tab,
-		int nchunks, u64 flags, u64 status, u64 timeout_ns, u64 rs_tab, int rows_per_rank, int a_own_lo, int a_own_rows) {
+		int nchunks, u64 flags, u64 status, u64 timeout_ns, u64 rs_tab, int rows_per_rank, int a_own_lo, int a_own_rows, u64 start_flags, u32 start_mask) {
 	const u32* order = (const u32*)order_ptr;
 	extern __shared__ __align__(1024) unsigned char smem[];
 	// 128-byte swizzled stages must start 1024-byte aligned; the host asks
@@ -214,6 +215,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) CLUSTER_ATTR
 			// The epilogue reduction's waiting warp (see WAIT_BAR).
 			const RSTable* rs = (const RSTable*)rs_tab;
 			const int me = (int)rs->me;
+			Wait w = {status, timeout_ns, start_flags, start_mask};
 			bool waiting = true;
 			int i = 0;
 			for (int t = first; t < tiles; t += stride, i++) {
@@ -221,7 +223,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) CLUSTER_ATTR
 				tile_of(t, tiles_m, tiles_n, order, tm, tn);
 				tm = tm * CLUSTER_M + crank;
 				if (!own_rows(tm, m, me, rows_per_rank)) continue;
-				if (waiting && threadIdx.x == 64) waiting = rs_wait(rs, tm * BM, min(tm * BM + BM, m), status, timeout_ns);
+				if (waiting && threadIdx.x == 64) waiting = rs_wait(rs, tm * BM, min(tm * BM + BM, m), w);
 				u32 ok = waiting;
 				asm volatile("shfl.sync.idx.b32 %0, %0, 0, 0x1f, 0xffffffff;" : "+r"(ok)); // lane 0's verdict
 				waiting = ok != 0;
@@ -249,12 +251,13 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) CLUSTER_ATTR
 			int s = 0;
 			u32 phase = 0;
 			u64 seen = 0;
+			Wait w = {status, timeout_ns, start_flags, start_mask};
 			bool waiting = nchunks > 0;
 			for (int t = first; t < tiles; t += stride) {
 				int tm, tn;
 				tile_of(t, tiles_m, tiles_n, order, tm, tn);
 				tm = tm * CLUSTER_M + crank;
-				if (waiting) waiting = wait_rows((const u32*)chunk_tab, nchunks, tm * BM, min(tm * BM + BM, m), flags, status, timeout_ns, seen);
+				if (waiting) waiting = wait_rows((const u32*)chunk_tab, nchunks, tm * BM, min(tm * BM + BM, m), flags, w, seen);
 				// A tile wholly among the rows tma_a_own holds reads them there.
 				const bool own_a = a_own_rows > 0 && tm * BM >= a_own_lo && min(tm * BM + BM, m) <= a_own_lo + a_own_rows;
 				const TensorMap* map_a = own_a ? &tma_a_own : &tma_a;

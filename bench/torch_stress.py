@@ -1,0 +1,116 @@
+"""symmtune.torch's fused GEMMs called back to back many times, as a
+training loop calls them, to catch a rare timed-out wait (FusedError) and
+the slow calls around it.
+
+    PYTHONPATH=python:bench torchrun --nproc-per-node W bench/torch_stress.py \
+        [--shape MxNxK] [--calls N] [--rounds R] [--variants tile/direction/graph,...]
+
+Per variant (an agmm config forced: tile, direction, graph; chunks 2),
+--rounds rounds of --calls calls enqueued without a sync, each between CUDA
+events; after each round: the call times (median, p99, max, calls over 3x
+the median) and the status word. A variant whose wait timed out stops
+there, and the flag words of every rank's region are printed as the GPUs
+left them: the GEMM clears them after it ends, so a word still set is a
+flag that arrived after its GEMM had given up on it (the late chunk). The
+flags and the status are then cleared on every rank, so the next variant
+starts clean. Exit code 1 when any wait timed out.
+"""
+import argparse
+import sys
+
+import torch
+import torch.distributed as dist
+
+from symmtune import _cuda, _torch_fused, _torch_gemm, gemm
+from torch_fused import forced
+from torch_gemm import inputs, join_group, ours
+
+DEFAULT_VARIANTS = ("64x256:s5:c2:g8:pp/push/1,64x256:s5:c2:g8:pp/push/0,64x256:s5:c2:g8:pp/pull/1,"
+                    "64x224:s6:c2:g8:pp/push/1,128x256:s4:c2:g8/push/1")
+
+
+def set_flags(ws, rank: int) -> list[str]:
+    """The flag words of this rank's region that are nonzero, by name."""
+    words = torch.empty(gemm.PAYLOAD_OFFSET // 4, dtype=torch.int32, device="cuda")
+    _cuda.memcpy(words.data_ptr(), ws.ptrs[rank], gemm.PAYLOAD_OFFSET, torch.cuda.current_stream().cuda_stream)
+    torch.cuda.synchronize()
+    out = []
+    for i, v in enumerate(words[::gemm.FLAG_STRIDE // 4].tolist()):
+        if not v:
+            continue
+        if i < gemm.MAX_WORLD * gemm.MAX_CHUNKS:
+            name = f"partial(src {i // gemm.MAX_CHUNKS}, chunk {i % gemm.MAX_CHUNKS})"
+        elif i < gemm.MAX_WORLD * gemm.MAX_CHUNKS + gemm.MAX_WORLD:
+            name = f"ready({i - gemm.MAX_WORLD * gemm.MAX_CHUNKS})"
+        else:
+            name = f"start({i - gemm.MAX_WORLD * gemm.MAX_CHUNKS - gemm.MAX_WORLD})"
+        out.append(f"{name}={v}")
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--shape", default="8192x3584x8192")
+    ap.add_argument("--calls", type=int, default=200)
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--variants", default=DEFAULT_VARIANTS)
+    args = ap.parse_args()
+    rank, world, group = join_group()
+    say = (lambda *a: print(*a, flush=True)) if rank == 0 else (lambda *a: None)
+    m, n, k = map(int, args.shape.split("x"))
+    a, b = inputs(gemm.AGMM, m, n, k, world, rank, 3)
+    bt = b.t().contiguous().t()
+    status = _torch_fused.status(group, torch.device("cuda", rank))
+    timeouts = 0
+    for v in args.variants.split(","):
+        tile, direction, graph = v.split("/")
+        cfg = {**gemm.default_config(gemm.AGMM), "impl": f"fused:{tile}", "direction": direction,
+               "graph": int(graph), "chunks": 2}
+        with forced(cfg):
+            fn = ours(gemm.AGMM)
+            for _ in range(5):
+                fn(a, bt)
+            torch.cuda.synchronize()
+            dist.barrier()
+            for r in range(args.rounds):
+                evs = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
+                       for _ in range(args.calls)]
+                failed = ""
+                for s, e in evs:
+                    s.record()
+                    try:
+                        fn(a, bt)
+                    except _torch_fused.FusedError:
+                        failed = "raised"
+                        break
+                    e.record()
+                torch.cuda.synchronize()
+                timed_out = failed or ("word" if status.word.value else "")
+                ts = sorted(s.elapsed_time(e) * 1000 for s, e in evs if e.query() and s.query()) if not failed else []
+                med = ts[len(ts) // 2] if ts else 0.0
+                stats = torch.tensor([med, ts[int(len(ts) * 0.99)] if ts else 0.0, ts[-1] if ts else 0.0,
+                                      sum(t > 3 * med for t in ts), 1.0 if timed_out else 0.0], device="cuda")
+                every = [torch.zeros_like(stats) for _ in range(world)]
+                dist.all_gather(every, stats)
+                say(f"stress,{v},{args.shape},round {r}," + ";".join(
+                    f"rank {q}: median {x[0]:.1f} p99 {x[1]:.1f} max {x[2]:.1f} slow {int(x[3])} timeout {int(x[4])}"
+                    for q, x in enumerate(t.tolist() for t in every)))
+                if any(x[4].item() for x in every):
+                    timeouts += 1
+                    ws = next(iter(_torch_gemm._pipes.values())).ws
+                    for q in range(world):
+                        if q == rank:
+                            print(f"stress,{v},rank {rank} flags left set: {set_flags(ws, rank) or 'none'}", flush=True)
+                        dist.barrier()
+                    _cuda.memset_d8(ws.ptrs[rank], 0, gemm.PAYLOAD_OFFSET, torch.cuda.current_stream().cuda_stream)
+                    torch.cuda.synchronize()
+                    status.word._word.value = 0
+                    dist.barrier()
+                    break
+    say(f"stress: {timeouts} variant(s) timed out")
+    dist.destroy_process_group()
+    sys.exit(1 if timeouts else 0)
+
+
+if __name__ == "__main__":
+    main()
