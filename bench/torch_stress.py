@@ -3,14 +3,15 @@ training loop calls them, to catch a rare timed-out wait (FusedError) and
 the slow calls around it.
 
     PYTHONPATH=python:bench torchrun --nproc-per-node W bench/torch_stress.py \
-        [--shape MxNxK] [--calls N] [--rounds R] [--variants tile/direction/graph,...]
+        [--shape MxNxK] [--calls N] [--rounds R] [--variants KERNEL/TILE/MODE/GRAPH,...]
 
-Per variant (an agmm config forced: tile, direction, graph; chunks 2),
+Per variant (KERNEL/TILE/MODE/GRAPH: a config forced with chunks 2, MODE
+agmm's direction, push or pull, or matmulrs's reduce, kernel or epilogue),
 --rounds rounds of --calls calls enqueued without a sync, each between CUDA
 events; after each round: the call times (median, p99, max, calls over 3x
 the median) and the status word. A variant whose wait timed out stops
 there, and the flag words of every rank's region are printed as the GPUs
-left them: the GEMM clears them after it ends, so a word still set is a
+left them: the call clears them after its GEMM, so a word still set is a
 flag that arrived after its GEMM had given up on it (the late chunk). The
 flags and the status are then cleared on every rank, so the next variant
 starts clean. Exit code 1 when any wait timed out.
@@ -25,8 +26,10 @@ from symmtune import _cuda, _torch_fused, _torch_gemm, gemm
 from torch_fused import forced
 from torch_gemm import inputs, join_group, ours
 
-DEFAULT_VARIANTS = ("64x256:s5:c2:g8:pp/push/1,64x256:s5:c2:g8:pp/push/0,64x256:s5:c2:g8:pp/pull/1,"
-                    "64x224:s6:c2:g8:pp/push/1,128x256:s4:c2:g8/push/1")
+DEFAULT_VARIANTS = ("agmm/64x256:s5:c2:g8:pp/push/1,agmm/64x256:s5:c2:g8:pp/push/0,agmm/64x256:s5:c2:g8:pp/pull/1,"
+                    "agmm/64x224:s6:c2:g8:pp/push/1,agmm/128x256:s4:c2:g8/push/1,"
+                    "matmulrs/128x256:s4:c2:g4/epilogue/1,matmulrs/64x224:s6:c2:g8:pp/epilogue/0,"
+                    "matmulrs/128x256:s4:c2:g4/kernel/1")
 
 
 def set_flags(ws, rank: int) -> list[str]:
@@ -58,16 +61,17 @@ def main():
     rank, world, group = join_group()
     say = (lambda *a: print(*a, flush=True)) if rank == 0 else (lambda *a: None)
     m, n, k = map(int, args.shape.split("x"))
-    a, b = inputs(gemm.AGMM, m, n, k, world, rank, 3)
-    bt = b.t().contiguous().t()
     status = _torch_fused.status(group, torch.device("cuda", rank))
     timeouts = 0
     for v in args.variants.split(","):
-        tile, direction, graph = v.split("/")
-        cfg = {**gemm.default_config(gemm.AGMM), "impl": f"fused:{tile}", "direction": direction,
-               "graph": int(graph), "chunks": 2}
+        kernel, tile, mode, graph = v.split("/")
+        cfg = {**gemm.default_config(kernel), "impl": f"fused:{tile}", "graph": int(graph), "chunks": 2,
+               ("direction" if kernel == gemm.AGMM else "reduce"): mode}
+        gemm.validate(gemm.parse_config(kernel, cfg), gemm.Problem(m, n, k, world))
+        a, b = inputs(kernel, m, n, k, world, rank, 3)
+        bt = b.t().contiguous().t()
         with forced(cfg):
-            fn = ours(gemm.AGMM)
+            fn = ours(kernel)
             for _ in range(5):
                 fn(a, bt)
             torch.cuda.synchronize()
