@@ -15,9 +15,19 @@ left them: the call clears them after its GEMM, so a word still set is a
 flag that arrived after its GEMM had given up on it (the late chunk). The
 flags and the status are then cleared on every rank, so the next variant
 starts clean. Exit code 1 when any wait timed out.
+
+--watchdog S: a variant still running after S seconds (a hang no bound
+catches) has every thread's Python stack dumped, the flag words of this
+rank's region and the status word read by a copy on a stream of their own
+(a spinning kernel does not hold the copy engines), and the process exits
+with code 3.
 """
 import argparse
+import ctypes
+import faulthandler
+import os
 import sys
+import threading
 
 import torch
 import torch.distributed as dist
@@ -51,12 +61,42 @@ def set_flags(ws, rank: int) -> list[str]:
     return out
 
 
+def flags_now(ptr: int) -> list[str]:
+    """The nonzero flag words at ptr (a region's flags), copied to the host
+    on a new non-blocking stream, whatever runs on the others."""
+    drv = _cuda.driver()
+    stream = ctypes.c_void_p()
+    drv.cuStreamCreate(ctypes.byref(stream), 1)  # CU_STREAM_NON_BLOCKING
+    host = (ctypes.c_uint32 * (gemm.PAYLOAD_OFFSET // 4))()
+    drv.cuMemcpyDtoHAsync_v2(host, ctypes.c_uint64(ptr), ctypes.c_size_t(gemm.PAYLOAD_OFFSET), stream)
+    drv.cuStreamSynchronize(stream)
+    step = gemm.FLAG_STRIDE // 4
+    return [f"flag {i // step}={v}" for i, v in enumerate(host) if v and i % step == 0]
+
+
+def watch(seconds: float, rank: int, what: list, status) -> threading.Event:
+    """Starts the watchdog of --watchdog; set the returned event to disarm it."""
+    done = threading.Event()
+
+    def bite():
+        if done.wait(seconds):
+            return
+        print(f"stress,rank {rank}: {what[0]} still running after {seconds:.0f} s; status word "
+              f"{status.word.value}; flags {flags_now(what[1]) if what[1] else '?'}", flush=True)
+        faulthandler.dump_traceback(all_threads=True)
+        os._exit(3)
+
+    threading.Thread(target=bite, daemon=True).start()
+    return done
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--shape", default="8192x3584x8192")
     ap.add_argument("--calls", type=int, default=200)
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--variants", default=DEFAULT_VARIANTS)
+    ap.add_argument("--watchdog", type=float, default=0)
     args = ap.parse_args()
     rank, world, group = join_group()
     say = (lambda *a: print(*a, flush=True)) if rank == 0 else (lambda *a: None)
@@ -70,9 +110,13 @@ def main():
         gemm.validate(gemm.parse_config(kernel, cfg), gemm.Problem(m, n, k, world))
         a, b = inputs(kernel, m, n, k, world, rank, 3)
         bt = b.t().contiguous().t()
+        what = [v, 0]
+        dog = watch(args.watchdog, rank, what, status) if args.watchdog else threading.Event()
         with forced(cfg):
             fn = ours(kernel)
-            for _ in range(5):
+            fn(a, bt)
+            what[1] = next(iter(_torch_gemm._pipes.values())).ws.ptrs[rank]
+            for _ in range(4):
                 fn(a, bt)
             torch.cuda.synchronize()
             dist.barrier()
@@ -111,6 +155,7 @@ def main():
                     status.word._word.value = 0
                     dist.barrier()
                     break
+        dog.set()
     say(f"stress: {timeouts} variant(s) timed out")
     dist.destroy_process_group()
     sys.exit(1 if timeouts else 0)
