@@ -17,10 +17,10 @@ flags and the status are then cleared on every rank, so the next variant
 starts clean. Exit code 1 when any wait timed out.
 
 --watchdog S: a variant still running after S seconds (a hang no bound
-catches) has every thread's Python stack dumped, the flag words of this
-rank's region and the status word read by a copy on a stream of their own
-(a spinning kernel does not hold the copy engines), and the process exits
-with code 3.
+catches) has every thread's Python stack dumped, which of its streams
+still have work, and the words their waits read (see stuck), copied on a
+stream of their own (a spinning kernel does not hold the copy engines);
+the process then exits with code 3.
 """
 import argparse
 import ctypes
@@ -32,13 +32,13 @@ import threading
 import torch
 import torch.distributed as dist
 
-from symmtune import _cuda, _torch_fused, _torch_gemm, gemm
+from symmtune import _cuda, _torch_fused, _torch_gemm, fusedplan, gemm
 from torch_fused import forced
 from torch_gemm import inputs, join_group, ours
 
 DEFAULT_VARIANTS = ("agmm/64x256:s5:c2:g8:pp/push/1,agmm/64x256:s5:c2:g8:pp/push/0,agmm/64x256:s5:c2:g8:pp/pull/1,"
                     "agmm/64x224:s6:c2:g8:pp/push/1,agmm/128x256:s4:c2:g8/push/1,"
-                    "matmulrs/128x256:s4:c2:g4/epilogue/1,matmulrs/64x224:s6:c2:g8:pp/epilogue/0,"
+                    "matmulrs/128x256:s4:c2:g4/epilogue/1,matmulrs/128x256:s4:c2:g4/epilogue/0,"
                     "matmulrs/128x256:s4:c2:g4/kernel/1")
 
 
@@ -61,17 +61,42 @@ def set_flags(ws, rank: int) -> list[str]:
     return out
 
 
-def flags_now(ptr: int) -> list[str]:
-    """The nonzero flag words at ptr (a region's flags), copied to the host
-    on a new non-blocking stream, whatever runs on the others."""
+def read_u32(ptr: int, n: int) -> list[int]:
+    """n words at device address ptr, copied to the host on a new
+    non-blocking stream, whatever runs on the others."""
     drv = _cuda.driver()
     stream = ctypes.c_void_p()
     drv.cuStreamCreate(ctypes.byref(stream), 1)  # CU_STREAM_NON_BLOCKING
-    host = (ctypes.c_uint32 * (gemm.PAYLOAD_OFFSET // 4))()
-    drv.cuMemcpyDtoHAsync_v2(host, ctypes.c_uint64(ptr), ctypes.c_size_t(gemm.PAYLOAD_OFFSET), stream)
+    host = (ctypes.c_uint32 * n)()
+    drv.cuMemcpyDtoHAsync_v2(host, ctypes.c_uint64(ptr), ctypes.c_size_t(4 * n), stream)
     drv.cuStreamSynchronize(stream)
+    return list(host)
+
+
+def nonzero_flags(ptr: int, n: int) -> list[str]:
     step = gemm.FLAG_STRIDE // 4
-    return [f"flag {i // step}={v}" for i, v in enumerate(host) if v and i % step == 0]
+    return [f"{i // step}={v}" for i, v in enumerate(read_u32(ptr, n * step)) if v and i % step == 0]
+
+
+def stuck(pipe, rank: int) -> str:
+    """Which of the pipeline's streams still have work, and the words its
+    waits read: this rank's flags, the local "staged" flags, the reduce-
+    scatter table's tile counts, the team barrier's pad and timeout flag."""
+    drv = _cuda.driver()
+    streams = {"main": torch.cuda.current_stream().cuda_stream}
+    streams.update({f"gemm{i}": st.cuda_stream for i, st in enumerate(pipe.gemm_streams)})
+    streams.update({f"side{i}": st for i, st in enumerate(pipe.side)})
+    streams["reduce"] = pipe.reduce
+    busy = [name for name, st in streams.items() if drv.cuStreamQuery(ctypes.c_void_p(st)) != 0]
+    out = [f"busy streams {busy}", f"flags {nonzero_flags(pipe.ws.ptrs[rank], gemm.PAYLOAD_OFFSET // gemm.FLAG_STRIDE)}"]
+    if getattr(pipe, "local_flags", None) is not None:
+        out.append(f"local flags {nonzero_flags(pipe.local_flags.data_ptr(), gemm.MAX_WORLD * gemm.MAX_CHUNKS)}")
+    call = getattr(pipe, "fused_call", None)
+    if call is not None and call.rs is not None:
+        out.append(f"rs counts {[c for c in read_u32(call.rs.data_ptr() + fusedplan.RS_COUNT_OFFSET, fusedplan.RS_COUNT_BYTES // 4) if c]}")
+    pad = pipe.ws.hdl.signal_pad_ptrs[rank]
+    out.append(f"barrier pad {read_u32(pad + 4 * 8 * 1023, 8)} timeout flag {read_u32(pad + 4 * 8 * 1024, 1)}")
+    return "; ".join(out)
 
 
 def watch(seconds: float, rank: int, what: list, status) -> threading.Event:
@@ -81,8 +106,9 @@ def watch(seconds: float, rank: int, what: list, status) -> threading.Event:
     def bite():
         if done.wait(seconds):
             return
+        pipe = what[1]
         print(f"stress,rank {rank}: {what[0]} still running after {seconds:.0f} s; status word "
-              f"{status.word.value}; flags {flags_now(what[1]) if what[1] else '?'}", flush=True)
+              f"{status.word.value}; {stuck(pipe, rank) if pipe else 'no pipeline yet'}", flush=True)
         faulthandler.dump_traceback(all_threads=True)
         os._exit(3)
 
@@ -115,7 +141,7 @@ def main():
         with forced(cfg):
             fn = ours(kernel)
             fn(a, bt)
-            what[1] = next(iter(_torch_gemm._pipes.values())).ws.ptrs[rank]
+            what[1] = next(iter(_torch_gemm._pipes.values()))
             for _ in range(4):
                 fn(a, bt)
             torch.cuda.synchronize()
