@@ -7,6 +7,7 @@
 #   bash bench/pending.sh allreduce 4   # issues 11 and 12: 4 x H200 all-reduce
 #   bash bench/pending.sh gemm W        # issue 13: bench/gemm-fused.sh on W GPUs
 #   bash bench/pending.sh torch W       # issue 12: symmtune.torch GEMMs (fused and pipeline) on W GPUs
+#   bash bench/pending.sh diag W        # the open hazards of 2026-11-23 (see below)
 #
 # allreduce: `symmtune search` at 4 KiB, 1 MiB, 16 MiB and 128 MiB of bf16
 #   (pattern, 30 trials each) into one cache, then bench/torch_allreduce.py
@@ -16,13 +17,22 @@
 #   searches beside the peers).
 # torch: bench/torch_fused.py (every searched tile checked, then timed beside
 #   the pipeline, torch.mm alone and torch's fused ops).
+# diag: (1) the ping-pong matmulrs hang
+#   (bench/results/2026-11-23-h200x2-pingpong-hang.md): its repro, three
+#   fresh processes with bench/torch_stress.py's watchdog; main refuses those
+#   tiles, so this checks the branch signal-bar-sync, which fixes the kernel
+#   and lifts the refusal: run it from a checkout of that branch; every
+#   process must end "0 variant(s) timed out". (2) How a CUDA graph replays
+#   agmm's pushes (the intermittent FusedError of 64x256:s5:c2:g8:pp, graph,
+#   push): an nsys trace of 20 replays, its copies and kernels listed; a
+#   copy that runs as a kernel beside the persistent GEMM would explain it.
 # Everything lands under $OUT/pending-PART-wW (logs tarred as
 # pending-PART-wW.tgz; the summary on stdout).
 set -u
-PART=${1:?usage: bench/pending.sh allreduce|gemm|torch WORLD}
-W=${2:?usage: bench/pending.sh allreduce|gemm|torch WORLD}
-case $PART in allreduce | gemm | torch) ;; *)
-	echo "unknown part $PART: want allreduce, gemm or torch" >&2
+PART=${1:?usage: bench/pending.sh allreduce|gemm|torch|diag WORLD}
+W=${2:?usage: bench/pending.sh allreduce|gemm|torch|diag WORLD}
+case $PART in allreduce | gemm | torch | diag) ;; *)
+	echo "unknown part $PART: want allreduce, gemm, torch or diag" >&2
 	exit 2
 	;;
 esac
@@ -58,6 +68,22 @@ gemm)
 torch)
 	timeout 400 torchrun --nproc-per-node "$W" "$here/torch_fused.py" >"$LOGS/torch-fused.txt" 2>&1 || echo "torch_fused: rc $?"
 	grep -v ",ok," "$LOGS/torch-fused.txt" | grep -v "Warning\|enable_symm" | tail -30
+	;;
+diag)
+	for v in matmulrs/64x224:s6:c2:g8:pp/kernel/0 matmulrs/64x224:s6:c2:g8:pp/epilogue/0 matmulrs/64x224:s6:c2:g8:pp/epilogue/1; do
+		f=$LOGS/stress-$(echo "$v" | tr '/:' '__').txt
+		timeout 90 torchrun --nproc-per-node "$W" "$here/torch_stress.py" --rounds 4 --calls 300 --watchdog 20 \
+			--variants "$v" >"$f" 2>&1 || echo "stress $v: rc $?"
+		grep "^stress" "$f" | cut -c1-300
+	done
+	NSYS=$(command -v nsys || ls /usr/local/cuda*/bin/nsys 2>/dev/null | head -1)
+	timeout 150 "$NSYS" profile --trace=cuda --force-overwrite=true -o "$LOGS/agmm-graph-push" \
+		torchrun --nproc-per-node "$W" "$here/torch_stress.py" --rounds 1 --calls 20 \
+		--variants agmm/64x256:s5:c2:g8:pp/push/1 >"$LOGS/nsys.txt" 2>&1 || echo "nsys: rc $?"
+	"$NSYS" stats -r cuda_gpu_trace -f csv -o "$LOGS/agmm-graph-push" "$LOGS/agmm-graph-push.nsys-rep" >/dev/null 2>&1
+	# The last call per GPU, step by step: a copy shows as [CUDA memcpy ...]
+	# with its rate when a copy engine ran it, else under a kernel's name.
+	python3 "$here/nsys_timeline.py" "$LOGS"/agmm-graph-push*cuda_gpu_trace*.csv
 	;;
 esac
 tar czf "$OUT/pending-$PART-w$W.tgz" -C "$OUT" "pending-$PART-w$W"
