@@ -32,7 +32,7 @@ import threading
 import torch
 import torch.distributed as dist
 
-from symmtune import _cuda, _torch_fused, _torch_gemm, fusedplan, gemm
+from symmtune import _cuda, _torch_fused, _torch_gemm, fusedplan, gemm, kernels
 from torch_fused import forced
 from torch_gemm import inputs, join_group, ours
 
@@ -40,25 +40,6 @@ DEFAULT_VARIANTS = ("agmm/64x256:s5:c2:g8:pp/push/1,agmm/64x256:s5:c2:g8:pp/push
                     "agmm/64x224:s6:c2:g8:pp/push/1,agmm/128x256:s4:c2:g8/push/1,"
                     "matmulrs/128x256:s4:c2:g4/epilogue/1,matmulrs/128x256:s4:c2:g4/epilogue/0,"
                     "matmulrs/128x256:s4:c2:g4/kernel/1")
-
-
-def set_flags(ws, rank: int) -> list[str]:
-    """The flag words of this rank's region that are nonzero, by name."""
-    words = torch.empty(gemm.PAYLOAD_OFFSET // 4, dtype=torch.int32, device="cuda")
-    _cuda.memcpy(words.data_ptr(), ws.ptrs[rank], gemm.PAYLOAD_OFFSET, torch.cuda.current_stream().cuda_stream)
-    torch.cuda.synchronize()
-    out = []
-    for i, v in enumerate(words[::gemm.FLAG_STRIDE // 4].tolist()):
-        if not v:
-            continue
-        if i < gemm.MAX_WORLD * gemm.MAX_CHUNKS:
-            name = f"partial(src {i // gemm.MAX_CHUNKS}, chunk {i % gemm.MAX_CHUNKS})"
-        elif i < gemm.MAX_WORLD * gemm.MAX_CHUNKS + gemm.MAX_WORLD:
-            name = f"ready({i - gemm.MAX_WORLD * gemm.MAX_CHUNKS})"
-        else:
-            name = f"start({i - gemm.MAX_WORLD * gemm.MAX_CHUNKS - gemm.MAX_WORLD})"
-        out.append(f"{name}={v}")
-    return out
 
 
 def read_u32(ptr: int, n: int) -> list[int]:
@@ -70,12 +51,30 @@ def read_u32(ptr: int, n: int) -> list[int]:
     host = (ctypes.c_uint32 * n)()
     drv.cuMemcpyDtoHAsync_v2(host, ctypes.c_uint64(ptr), ctypes.c_size_t(4 * n), stream)
     drv.cuStreamSynchronize(stream)
+    drv.cuStreamDestroy_v2(stream)
     return list(host)
 
 
-def nonzero_flags(ptr: int, n: int) -> list[str]:
+def nonzero_flags(ptr: int, n: int, name=str) -> list[str]:
+    """The nonzero ones of the n flag words at ptr (FLAG_STRIDE apart), each
+    as name(index)=value."""
     step = gemm.FLAG_STRIDE // 4
-    return [f"{i // step}={v}" for i, v in enumerate(read_u32(ptr, n * step)) if v and i % step == 0]
+    return [f"{name(i // step)}={v}" for i, v in enumerate(read_u32(ptr, n * step)) if v and i % step == 0]
+
+
+def region_flag(i: int) -> str:
+    """Flag i of a region by what it announces (layout.go)."""
+    chunks, world = gemm.MAX_WORLD * gemm.MAX_CHUNKS, gemm.MAX_WORLD
+    if i < chunks:
+        return f"partial(src {i // gemm.MAX_CHUNKS}, chunk {i % gemm.MAX_CHUNKS})"
+    if i < chunks + world:
+        return f"ready({i - chunks})"
+    return f"start({i - chunks - world})"
+
+
+def region_flags(ws, rank: int) -> list[str]:
+    """The nonzero flags of rank's region, by name."""
+    return nonzero_flags(ws.ptrs[rank], gemm.PAYLOAD_OFFSET // gemm.FLAG_STRIDE, region_flag)
 
 
 def stuck(pipe, rank: int) -> str:
@@ -88,14 +87,17 @@ def stuck(pipe, rank: int) -> str:
     streams.update({f"side{i}": st for i, st in enumerate(pipe.side)})
     streams["reduce"] = pipe.reduce
     busy = [name for name, st in streams.items() if drv.cuStreamQuery(ctypes.c_void_p(st)) != 0]
-    out = [f"busy streams {busy}", f"flags {nonzero_flags(pipe.ws.ptrs[rank], gemm.PAYLOAD_OFFSET // gemm.FLAG_STRIDE)}"]
+    out = [f"busy streams {busy}", f"flags {region_flags(pipe.ws, rank)}"]
     if getattr(pipe, "local_flags", None) is not None:
         out.append(f"local flags {nonzero_flags(pipe.local_flags.data_ptr(), gemm.MAX_WORLD * gemm.MAX_CHUNKS)}")
     call = getattr(pipe, "fused_call", None)
     if call is not None and call.rs is not None:
         out.append(f"rs counts {[c for c in read_u32(call.rs.data_ptr() + fusedplan.RS_COUNT_OFFSET, fusedplan.RS_COUNT_BYTES // 4) if c]}")
     pad = pipe.ws.hdl.signal_pad_ptrs[rank]
-    out.append(f"barrier pad {read_u32(pad + 4 * 8 * 1023, 8)} timeout flag {read_u32(pad + 4 * 8 * 1024, 1)}")
+    # The team barrier's slot is the last (barrier.cuh); its timeout flag follows the pads.
+    slots, width = kernels._PAD_SLOTS, kernels._MAX_WORLD
+    out.append(f"barrier pad {read_u32(pad + 4 * width * (slots - 1), width)} "
+               f"timeout flag {read_u32(pad + 4 * width * slots, 1)}")
     return "; ".join(out)
 
 
@@ -174,7 +176,7 @@ def main():
                     ws = next(iter(_torch_gemm._pipes.values())).ws
                     for q in range(world):
                         if q == rank:
-                            print(f"stress,{v},rank {rank} flags left set: {set_flags(ws, rank) or 'none'}", flush=True)
+                            print(f"stress,{v},rank {rank} flags left set: {region_flags(ws, rank) or 'none'}", flush=True)
                         dist.barrier()
                     _cuda.memset_d8(ws.ptrs[rank], 0, gemm.PAYLOAD_OFFSET, torch.cuda.current_stream().cuda_stream)
                     torch.cuda.synchronize()
