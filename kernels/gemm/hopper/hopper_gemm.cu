@@ -123,8 +123,9 @@ __device__ __forceinline__ void tile_of(int t, int tiles_m, int tiles_n, const u
 }
 
 // The named barriers (ids 3 and 4, alternating by tile) between the threads
-// that store a tile and the signalling warp: the storers only arrive, so
-// they go on to their next tile while the signaller waits for the stores.
+// that store a tile and the signalling warp: both sides sync, so each id
+// holds one tile's arrivals at a time; the storers wait only until the
+// warp has signalled the tile before.
 #define STORERS (PINGPONG ? 128 : 128 * CONSUMERS)
 #define SIGNAL_BAR(i) (3 + ((i) & 1))
 // With the epilogue's reduction, a warp of the producer's warpgroup waits
@@ -466,7 +467,13 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) CLUSTER_ATTR
 				}
 #endif
 			}
-			if (rs) asm volatile("bar.arrive %0, %1;" ::"r"(SIGNAL_BAR(i)), "r"(STORERS + 32) : "memory");
+			// bar.sync, not bar.arrive: a ping-pong consumer that only
+			// arrived could run two tiles ahead of the signalling warp and
+			// put two tiles' arrivals on one id (the phases mix, the warp's
+			// last wait never ends; bench/results/2026-11-23-h200x2-pingpong-hang.md).
+			// Waiting costs little: the warp reaches tile i as soon as it
+			// has signalled tile i-1.
+			if (rs) asm volatile("bar.sync %0, %1;" ::"r"(SIGNAL_BAR(i)), "r"(STORERS + 32) : "memory");
 		}
 	}
 #if CLUSTER_M > 1
