@@ -335,11 +335,6 @@ def _validate_fused(c: Config, p: Problem) -> None:
     else:
         if c.chunks * p.world > MAX_RS_CHUNKS:
             raise ValueError(f"impl=fused: {c.chunks} chunks on {p.world} ranks exceed the kernel's {MAX_RS_CHUNKS}")
-        # space.go says why (a ping-pong consumer can run two tiles ahead of
-        # the signalling warp's named barrier, and the GEMM hangs).
-        if c.tile.ping_pong:
-            raise ValueError("impl=fused matmulrs: a ping-pong tile can hang (a consumer may run two tiles ahead of "
-                             "the signalling warp's barrier); use a cooperative tile")
         if c.reduce == "epilogue":
             if (c.reduce_blocks, c.sm_reserve) != (d.reduce_blocks, d.sm_reserve):
                 raise ValueError("reduce=epilogue runs no reduction kernel: reduce_blocks and sm_reserve are for one "

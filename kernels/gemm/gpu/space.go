@@ -395,18 +395,6 @@ func validateFused(kernel string, c Config, p Problem) error {
 		if c.Chunks*p.World > maxRSChunks {
 			return fmt.Errorf("impl=fused: %d chunks on %d ranks exceed the kernel's %d", c.Chunks, p.World, maxRSChunks)
 		}
-		// A ping-pong consumer only arrives on the signalling warp's named
-		// barrier (SIGNAL_BAR, one id per consumer) and goes on; if it
-		// gets two tiles ahead of the warp the barrier's phases mix and the
-		// warp's last wait never ends: the GEMM hangs with no bound to
-		// catch it. Measured: 64x224 ping-pong tiles at 8192 rows on 2
-		// GPUs hung in 4 of 4 fresh processes and 2 of 3 after other
-		// configs, reduce=kernel included
-		// (bench/results/2026-11-23-h200x2-pingpong-hang.md). Refused
-		// until the kernel's storers wait for the warp.
-		if c.Tile.PingPong {
-			return fmt.Errorf("impl=fused matmulrs: a ping-pong tile can hang (a consumer may run two tiles ahead of the signalling warp's barrier); use a cooperative tile")
-		}
 		if c.Reduce == ReduceEpilogue {
 			if c.ReduceBlocks != d.ReduceBlocks || c.SMReserve != d.SMReserve {
 				return fmt.Errorf("reduce=epilogue runs no reduction kernel: reduce_blocks and sm_reserve are for one (only their defaults are measured)")

@@ -111,8 +111,6 @@ func TestValidate(t *testing.T) {
 		{"fused matmulrs, epilogue stores over NVLink", MatmulRS, map[string]space.Value{ParamImpl: space.Str(fused0), ParamPush: space.Str(PushGEMM)}, 8192, 3584, 8192, 4, ""},
 		{"fused matmulrs needs n%8", MatmulRS, map[string]space.Value{ParamImpl: space.Str(fused0)}, 1002, 999, 1000, 2, "n a multiple of 8"},
 		{"epilogue reduction", MatmulRS, map[string]space.Value{ParamImpl: space.Str(fused0), ParamReduce: space.Str(ReduceEpilogue), ParamPush: space.Str(PushGEMM)}, 8192, 3584, 8192, 4, ""},
-		{"ping-pong tiles can hang matmulrs", MatmulRS, map[string]space.Value{ParamImpl: space.Str(ImplFused + ":64x224:s6:c2:g8:pp")}, 8192, 3584, 8192, 2, "ping-pong tile can hang"},
-		{"ping-pong tiles run agmm", AGMM, map[string]space.Value{ParamImpl: space.Str(ImplFused + ":64x224:s6:c2:g8:pp")}, 8192, 3584, 8192, 2, ""},
 		{"epilogue reduction needs the fused GEMM", MatmulRS, map[string]space.Value{ParamReduce: space.Str(ReduceEpilogue)}, 8192, 3584, 8192, 4, "impl=fused"},
 		{"epilogue reduction runs no reduction kernel", MatmulRS, map[string]space.Value{ParamImpl: space.Str(fused0), ParamReduce: space.Str(ReduceEpilogue), ParamReduceBlocks: space.Int(64)}, 8192, 3584, 8192, 4, "reduce_blocks"},
 		{"epilogue reduction reserves no SMs", MatmulRS, map[string]space.Value{ParamImpl: space.Str(fused0), ParamReduce: space.Str(ReduceEpilogue), ParamSMReserve: space.Int(8)}, 8192, 3584, 8192, 4, "sm_reserve"},
