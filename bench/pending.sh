@@ -19,13 +19,13 @@
 #   the pipeline, torch.mm alone and torch's fused ops).
 # diag: (1) the ping-pong matmulrs hang
 #   (bench/results/2026-11-23-h200x2-pingpong-hang.md): its repro, three
-#   fresh processes with bench/torch_stress.py's watchdog; main refuses those
-#   tiles, so this checks the branch signal-bar-sync, which fixes the kernel
-#   and lifts the refusal: run it from a checkout of that branch; every
-#   process must end "0 variant(s) timed out". (2) How a CUDA graph replays
+#   fresh processes with bench/torch_stress.py's watchdog, kept as the
+#   regression check of its fix (the storers' bar.sync, ...-pingpong-fix.md):
+#   every process must end "0 variant(s) timed out". (2) How a CUDA graph replays
 #   agmm's pushes (the intermittent FusedError of 64x256:s5:c2:g8:pp, graph,
-#   push): an nsys trace of 20 replays, its copies and kernels listed; a
-#   copy that runs as a kernel beside the persistent GEMM would explain it.
+#   push): torch.profiler traces of 20 calls, graphed and not, each call's
+#   copies and kernels listed (bench/trace_timeline.py); a copy that runs
+#   as a kernel beside the persistent GEMM would explain it.
 # Everything lands under $OUT/pending-PART-wW (logs tarred as
 # pending-PART-wW.tgz; the summary on stdout).
 set -u
@@ -76,14 +76,15 @@ diag)
 			--variants "$v" >"$f" 2>&1 || echo "stress $v: rc $?"
 		grep "^stress" "$f" | cut -c1-300
 	done
-	NSYS=$(command -v nsys || ls /usr/local/cuda*/bin/nsys 2>/dev/null | head -1)
-	timeout 150 "$NSYS" profile --trace=cuda --force-overwrite=true -o "$LOGS/agmm-graph-push" \
-		torchrun --nproc-per-node "$W" "$here/torch_stress.py" --rounds 1 --calls 20 \
-		--variants agmm/64x256:s5:c2:g8:pp/push/1 >"$LOGS/nsys.txt" 2>&1 || echo "nsys: rc $?"
-	"$NSYS" stats -r cuda_gpu_trace -f csv -o "$LOGS/agmm-graph-push" "$LOGS/agmm-graph-push.nsys-rep" >/dev/null 2>&1
-	# The last call per GPU, step by step: a copy shows as [CUDA memcpy ...]
-	# with its rate when a copy engine ran it, else under a kernel's name.
-	python3 "$here/nsys_timeline.py" "$LOGS"/agmm-graph-push*cuda_gpu_trace*.csv
+	# Nsight Systems makes no report there (the device library's KINDS.md):
+	# torch.profiler's trace of 20 calls, graphed and not, per rank.
+	timeout 150 torchrun --nproc-per-node "$W" "$here/torch_stress.py" --rounds 1 --calls 50 --profile "$LOGS/trace" \
+		--variants agmm/64x256:s5:c2:g8:pp/push/1,agmm/64x256:s5:c2:g8:pp/push/0 >"$LOGS/trace.txt" 2>&1 ||
+		echo "trace: rc $?"
+	grep "^stress" "$LOGS/trace.txt" | cut -c1-300
+	# The last call per rank, step by step.
+	for f in "$LOGS"/trace/*.json; do python3 "$here/trace_timeline.py" "$f" >"${f%.json}.txt" && tail -12 "${f%.json}.txt"; done
+	rm -f "$LOGS"/trace/*.json
 	;;
 esac
 tar czf "$OUT/pending-$PART-w$W.tgz" -C "$OUT" "pending-$PART-w$W"

@@ -21,6 +21,11 @@ catches) has every thread's Python stack dumped, which of its streams
 still have work, and the words their waits read (see stuck), copied on a
 stream of their own (a spinning kernel does not hold the copy engines);
 the process then exits with code 3.
+
+--profile DIR: after its rounds, each variant runs 20 more calls under
+torch.profiler (CUDA activity), exported as DIR/VARIANT-rankR.json; read
+them with bench/trace_timeline.py (which stream ran what, copy engines or
+SMs, in which order).
 """
 import argparse
 import ctypes
@@ -118,6 +123,16 @@ def watch(seconds: float, rank: int, what: list, status) -> threading.Event:
     return done
 
 
+def profiled(fn, a, bt, calls: int, path: str) -> None:
+    """calls more calls of fn under torch.profiler, its trace exported to path."""
+    from torch.profiler import ProfilerActivity, profile
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        for _ in range(calls):
+            fn(a, bt)
+        torch.cuda.synchronize()
+    prof.export_chrome_trace(path)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--shape", default="8192x3584x8192")
@@ -125,6 +140,7 @@ def main():
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--variants", default=DEFAULT_VARIANTS)
     ap.add_argument("--watchdog", type=float, default=0)
+    ap.add_argument("--profile", default="")
     args = ap.parse_args()
     rank, world, group = join_group()
     say = (lambda *a: print(*a, flush=True)) if rank == 0 else (lambda *a: None)
@@ -183,6 +199,10 @@ def main():
                     status.word._word.value = 0
                     dist.barrier()
                     break
+            else:
+                if args.profile:
+                    os.makedirs(args.profile, exist_ok=True)
+                    profiled(fn, a, bt, 20, os.path.join(args.profile, f"{v.replace('/', '_').replace(':', '_')}-rank{rank}.json"))
         dog.set()
     say(f"stress: {timeouts} variant(s) timed out")
     dist.destroy_process_group()
