@@ -1,0 +1,195 @@
+//go:build cuda
+
+package cudamem
+
+import (
+	"errors"
+	"fmt"
+	"unsafe"
+
+	"gorgonia.org/cu"
+
+	"github.com/symmtune/symmtune/cuda/nvrtc"
+)
+
+// Team is one rank's connected view of the symmetric allocation.
+type Team struct {
+	rank, world, ordinal int
+	th                   *thread
+	ctx                  cu.CUContext
+	dataBytes            int64
+	base                 cu.DevicePtr
+	opened               []cu.DevicePtr
+	data, pads           []cu.DevicePtr
+	table                cu.DevicePtr
+	ccMajor, ccMinor     int
+	sms                  int
+	compiler             nvrtc.Compiler
+	barrierMod           cu.Module
+	barrierFn            cu.Function
+}
+
+// Rank implements symm.Team.
+func (t *Team) Rank() int { return t.rank }
+
+// World implements symm.Team.
+func (t *Team) World() int { return t.world }
+
+// Ordinal is the CUDA device ordinal this rank runs on.
+func (t *Team) Ordinal() int { return t.ordinal }
+
+// Context is the rank's (primary) CUDA context.
+func (t *Team) Context() cu.CUContext { return t.ctx }
+
+// Do runs f on the rank's CUDA thread, where the context is current. Every
+// CUDA call on the team's memory must happen inside Do.
+func (t *Team) Do(f func() error) error {
+	if t.th == nil {
+		return errors.New("cuda team is closed")
+	}
+	return t.th.do(f)
+}
+
+// DataBytes is the size of each rank's data region.
+func (t *Team) DataBytes() int64 { return t.dataBytes }
+
+// Data is rank q's data region as mapped here (q == Rank() is local).
+func (t *Team) Data(q int) cu.DevicePtr { return t.data[q] }
+
+// Pads is rank q's signal pads as mapped here.
+func (t *Team) Pads(q int) cu.DevicePtr { return t.pads[q] }
+
+// PtrTable is a device array of 2*World u64: every rank's data region,
+// then every rank's pads, as barrier.cuh's symm_block_barrier expects.
+func (t *Team) PtrTable() cu.DevicePtr { return t.table }
+
+// ComputeCapability of the rank's GPU.
+func (t *Team) ComputeCapability() (major, minor int) { return t.ccMajor, t.ccMinor }
+
+// SMs is the rank's GPU's multiprocessor count.
+func (t *Team) SMs() int { return t.sms }
+
+// Compiler is an NVRTC compiler for this GPU's architecture.
+func (t *Team) Compiler() nvrtc.Compiler { return t.compiler }
+
+// Barrier enqueues the cross-GPU barrier on stream: it completes on every
+// rank once all ranks' streams have reached it. Call inside Do.
+func (t *Team) Barrier(stream cu.Stream) error {
+	args := Args(uint64(t.table), uint64(t.rank), uint64(t.world))
+	if err := t.barrierFn.Launch(1, 1, 1, 32, 1, 1, 0, stream, args); err != nil {
+		return fmt.Errorf("launch barrier: %w", err)
+	}
+	return nil
+}
+
+// CheckTimeout reports whether a barrier on this rank gave up waiting for a
+// peer (see SYMM_TIMEOUT_NS); the pads are then unusable. Call inside Do
+// after synchronizing.
+func (t *Team) CheckTimeout() error {
+	var flag uint32
+	if err := cu.MemcpyDtoH(unsafe.Pointer(&flag), t.pads[t.rank]+PadSlots*MaxWorld*4, 4); err != nil {
+		return fmt.Errorf("read barrier flag: %w", err)
+	}
+	if flag != 0 {
+		return errors.New("cross-GPU barrier timed out waiting for a peer; the team must be rebuilt")
+	}
+	return nil
+}
+
+// Args packs kernel arguments for cu's Launch, which copies 8 bytes per
+// argument: every kernel parameter of symmtune's kernels is a u64 or pointer.
+func Args(vals ...uint64) []unsafe.Pointer {
+	out := make([]unsafe.Pointer, len(vals))
+	for i := range vals {
+		out[i] = unsafe.Pointer(&vals[i])
+	}
+	return out
+}
+
+// Close unmaps peers, frees the region and stops the CUDA thread.
+func (t *Team) Close() error {
+	if t.th == nil {
+		return nil
+	}
+	err := t.th.do(func() error {
+		var errs []error
+		if err := cu.Synchronize(); err != nil {
+			errs = append(errs, fmt.Errorf("synchronize: %w", err))
+		}
+		if t.barrierFn != (cu.Function{}) {
+			if err := t.barrierMod.Unload(); err != nil {
+				errs = append(errs, fmt.Errorf("unload barrier: %w", err))
+			}
+		}
+		for _, p := range t.opened {
+			errs = append(errs, ipcClose(p))
+		}
+		if t.table != 0 {
+			errs = append(errs, cu.MemFree(t.table))
+		}
+		if t.base != 0 {
+			errs = append(errs, cu.MemFree(t.base))
+		}
+		return errors.Join(errs...)
+	})
+	t.th.stop()
+	t.th = nil
+	return err
+}
+
+// Time runs call warmup times, then iters times with CUDA events around
+// each, every call after the team barrier on stream (so one rank's late
+// start stays out of another's time, as the peers' method requires), and
+// returns each timed call's duration in microseconds. Call inside Do.
+func (t *Team) Time(stream cu.Stream, warmup, iters int, call func() error) ([]float64, error) {
+	for i := 0; i < warmup; i++ {
+		if err := t.Barrier(stream); err != nil {
+			return nil, err
+		}
+		if err := call(); err != nil {
+			return nil, err
+		}
+	}
+	evs := make([]cu.Event, 0, 2*iters)
+	defer func() {
+		for i := range evs {
+			_ = cu.DestroyEvent(&evs[i])
+		}
+	}()
+	for i := 0; i < 2*iters; i++ {
+		e, err := cu.MakeEvent(cu.DefaultEvent)
+		if err != nil {
+			return nil, fmt.Errorf("create event: %w", err)
+		}
+		evs = append(evs, e)
+	}
+	for i := 0; i < iters; i++ {
+		if err := t.Barrier(stream); err != nil {
+			return nil, err
+		}
+		if err := evs[2*i].Record(stream); err != nil {
+			return nil, fmt.Errorf("record event: %w", err)
+		}
+		if err := call(); err != nil {
+			return nil, err
+		}
+		if err := evs[2*i+1].Record(stream); err != nil {
+			return nil, fmt.Errorf("record event: %w", err)
+		}
+	}
+	if err := stream.Synchronize(); err != nil {
+		return nil, fmt.Errorf("synchronize: %w", err)
+	}
+	if err := t.CheckTimeout(); err != nil {
+		return nil, err
+	}
+	times := make([]float64, iters)
+	for i := range times {
+		ms, err := evs[2*i].Elapsed(evs[2*i+1])
+		if err != nil {
+			return nil, fmt.Errorf("event elapsed: %w", err)
+		}
+		times[i] = ms * 1000
+	}
+	return times, nil
+}
