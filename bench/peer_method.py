@@ -1,7 +1,10 @@
 """The timing method of shared/bench/peer_baselines.py, for symmtune's own
 torchrun benchmarks: CUDA events around ONE call on each rank after
 warm-up, the median over iterations, then the max of that median across
-ranks. Nothing is captured in a CUDA graph by the method itself."""
+ranks. Nothing is captured in a CUDA graph by the method itself.
+
+bench_queued is the Go host's method (symm/cudamem's Team.Time), for
+comparing a call from Python with the figure a search put in the cache."""
 import torch
 import torch.distributed as dist
 
@@ -13,6 +16,44 @@ def bench(fn, iters=50, warmup=10):
     dist.barrier()
     ts = []
     for _ in range(iters):
+        s = torch.cuda.Event(enable_timing=True)
+        e = torch.cuda.Event(enable_timing=True)
+        s.record()
+        fn()
+        e.record()
+        ts.append((s, e))
+    torch.cuda.synchronize()
+    t = sorted(a.elapsed_time(b) * 1000 for a, b in ts)
+    med = torch.tensor([t[len(t) // 2]], device="cuda")
+    dist.all_reduce(med, op=dist.ReduceOp.MAX)
+    return med.item()
+
+
+# About 100 µs at the H200's clocks: longer than one call's launch from
+# Python takes on the host, so the GPU never waits for it.
+QUEUE_CYCLES = 200_000
+
+
+def bench_queued(fn, iters=50, warmup=10):
+    """bench, with each call queued on the GPU behind a barrier across ranks
+    (a one-element NCCL all-reduce) and a device-side sleep, as the Go host
+    puts its team barrier before each timed call: the ranks start together
+    and the events time the GPU's work, not the host's launch path. At small
+    sizes that launch path is most of bench's figure, for every library."""
+    tick = torch.zeros(1, device="cuda")
+
+    def queued():
+        dist.all_reduce(tick)
+        torch.cuda._sleep(QUEUE_CYCLES)
+
+    for _ in range(warmup):
+        queued()
+        fn()
+    torch.cuda.synchronize()
+    dist.barrier()
+    ts = []
+    for _ in range(iters):
+        queued()
         s = torch.cuda.Event(enable_timing=True)
         e = torch.cuda.Event(enable_timing=True)
         s.record()

@@ -55,7 +55,7 @@ allreduce)
 	done
 	SYMMTUNE_CACHE=$LOGS/configs.toml timeout 150 torchrun --nproc-per-node "$W" "$here/torch_allreduce.py" \
 		2048 524288 8388608 67108864 999999 >"$LOGS/torch-allreduce.txt" 2>&1 || echo "torch_allreduce: rc $?"
-	tail -12 "$LOGS/torch-allreduce.txt"
+	tail -9 "$LOGS/torch-allreduce.txt"
 	BIN=$BIN LOGS=$LOGS/speed WORLD=$W DEADLINE=150 timeout 240 bash "$here/allreduce-speed.sh" >"$LOGS/speed.txt" 2>&1 ||
 		echo "allreduce-speed: rc $?"
 	tail -15 "$LOGS/speed.txt"
