@@ -65,3 +65,44 @@ def bench_queued(fn, iters=50, warmup=10):
     med = torch.tensor([t[len(t) // 2]], device="cuda")
     dist.all_reduce(med, op=dist.ReduceOp.MAX)
     return med.item()
+
+
+def bench_paired(fns: dict, base: str, iters=50, warmup=5) -> tuple[dict, dict]:
+    """bench for several calls at once, interleaved: each round times one
+    call of every fn (the order rotating by round), so all of them meet the
+    same clocks. The GPUs' clocks move by 15% within a call's first seconds
+    (bench/results/2026-11-23-h200x2-paired.md), more than the differences
+    measured, so a ratio of two bench() figures taken seconds apart is
+    mostly the clock's. Returns ({name: median µs}, {name: median over
+    rounds of the round's time / base's}), each the max over ranks."""
+    names = list(fns)
+    for _ in range(warmup):
+        for f in fns.values():
+            f()
+    torch.cuda.synchronize()
+    dist.barrier()
+    rounds = []
+    for i in range(iters):
+        order = names[i % len(names):] + names[:i % len(names)]
+        evs = {}
+        for name in order:
+            s = torch.cuda.Event(enable_timing=True)
+            e = torch.cuda.Event(enable_timing=True)
+            s.record()
+            fns[name]()
+            e.record()
+            evs[name] = (s, e)
+        rounds.append(evs)
+    torch.cuda.synchronize()
+    times = [{n: s.elapsed_time(e) * 1000 for n, (s, e) in r.items()} for r in rounds]
+
+    def median(xs):
+        xs = sorted(xs)
+        return xs[len(xs) // 2]
+
+    meds = [median(t[n] for t in times) for n in names]
+    ratios = [median(t[n] / t[base] for t in times) for n in names]
+    out = torch.tensor(meds + ratios, device="cuda")
+    dist.all_reduce(out, op=dist.ReduceOp.MAX)
+    v = out.tolist()
+    return dict(zip(names, v[:len(names)])), dict(zip(names, v[len(names):]))

@@ -1,0 +1,77 @@
+"""The fused GEMMs' ratio to cuBLAS mm alone, measured paired: torch.mm on
+the full product, symmtune.torch with a given fused config and torch's own
+fused symm_mem op, interleaved call by call (peer_method.bench_paired), so
+each ratio compares calls that met the same clocks.
+
+    PYTHONPATH=python:bench torchrun --nproc-per-node W bench/torch_paired.py [--rounds N] [--configs FILE]
+
+--configs: a JSON list of {"kernel", "shape": "MxNxK", "config": {...}}
+(a config as the cache holds it); the default is the best fused configs of
+bench/results/2026-11-23-h200x2-gemm-fused9.md. The whole list runs twice:
+the second pass shows whether the ratios hold as the GPUs warm.
+"""
+import argparse
+import json
+
+import torch
+import torch.distributed as dist
+
+from peer_method import bench_paired
+from symmtune import gemm
+from torch_fused import forced
+from torch_gemm import inputs, join_group, ours
+
+BEST_2XH200 = [
+    ("agmm", "4096x1792x4096", {"impl": "fused:64x224:s6:c2:g8:pp", "chunks": 2, "direction": "push", "graph": 1}),
+    ("agmm", "8192x3584x8192", {"impl": "fused:128x256:s4:c2:g4", "chunks": 2, "direction": "push", "graph": 0}),
+    ("agmm", "16384x3584x8192", {"impl": "fused:128x224:s5:c2:g4", "chunks": 8, "direction": "push", "graph": 1}),
+    ("matmulrs", "4096x1792x4096", {"impl": "fused:128x224:s4:c2:g8", "chunks": 1, "reduce": "epilogue", "graph": 1}),
+    ("matmulrs", "8192x3584x8192", {"impl": "fused:128x256:s4:c2:g4", "chunks": 4, "reduce": "kernel", "graph": 1}),
+    ("matmulrs", "16384x3584x8192", {"impl": "fused:128x256:s4:c2:g8", "chunks": 4, "reduce": "kernel", "graph": 1}),
+]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--rounds", type=int, default=50)
+    ap.add_argument("--configs", default="")
+    args = ap.parse_args()
+    rank, world, g = join_group()
+    todo = BEST_2XH200
+    if args.configs:
+        with open(args.configs) as f:
+            todo = [(c["kernel"], c["shape"], c["config"]) for c in json.load(f)]
+    if rank == 0:
+        print(f"{world} ranks, {torch.cuda.get_device_name()}; µs, median of {args.rounds} interleaved rounds, "
+              "max over ranks; (median over rounds of the ratio to mm alone in the same round)", flush=True)
+        print("| pass | kernel | M x N x K | config | mm alone | symmtune fused | torch fused op |")
+        print("|---|---|---|---|---|---|---|")
+    for p in (1, 2):
+        for kernel, shape, over in todo:
+            m, n, k = map(int, shape.split("x"))
+            cfg = {**gemm.default_config(kernel), **over}
+            gemm.validate(gemm.parse_config(kernel, cfg), gemm.Problem(m, n, k, world))
+            a, b = inputs(kernel, m, n, k, world, rank, 5)
+            bt = b.t().contiguous().t()
+            full_a = torch.empty(m, k, dtype=a.dtype, device="cuda")
+            if kernel == gemm.AGMM:
+                dist.all_gather_into_tensor(full_a, a)
+            else:
+                full_a.copy_(a)
+            fns = {"mm": lambda: torch.mm(full_a, bt)}
+            if kernel == gemm.AGMM:
+                fns["torch"] = lambda: torch.ops.symm_mem.fused_all_gather_matmul(a, [bt], 0, g)
+            else:
+                fns["torch"] = lambda: torch.ops.symm_mem.fused_matmul_reduce_scatter(a, bt, "sum", 0, g)
+            with forced(cfg):
+                fns["ours"] = lambda: ours(kernel)(a, bt)
+                med, ratio = bench_paired(fns, "mm", iters=args.rounds)
+            if rank == 0:
+                desc = ",".join(f"{x}={v}" for x, v in over.items())
+                cells = [f"{med[x]:.1f} ({ratio[x]:.3f})" for x in ("ours", "torch")]
+                print(f"| {p} | {kernel} | {shape} | `{desc}` | {med['mm']:.1f} | " + " | ".join(cells) + " |", flush=True)
+    dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main()
