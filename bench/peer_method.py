@@ -34,18 +34,25 @@ def bench(fn, iters=50, warmup=10):
 QUEUE_CYCLES = 200_000
 
 
+def queue_behind_barrier():
+    """A function that enqueues, on the current stream, a barrier across
+    ranks (a one-element NCCL all-reduce) and a device sleep: what follows
+    it starts on every rank together, with the host's launch of it hidden."""
+    tick = torch.zeros(1, device="cuda")
+
+    def queued():
+        dist.all_reduce(tick)
+        torch.cuda._sleep(QUEUE_CYCLES)
+    return queued
+
+
 def bench_queued(fn, iters=50, warmup=10):
     """bench, with each call queued on the GPU behind a barrier across ranks
     (a one-element NCCL all-reduce) and a device-side sleep, as the Go host
     puts its team barrier before each timed call: the ranks start together
     and the events time the GPU's work, not the host's launch path. At small
     sizes that launch path is most of bench's figure, for every library."""
-    tick = torch.zeros(1, device="cuda")
-
-    def queued():
-        dist.all_reduce(tick)
-        torch.cuda._sleep(QUEUE_CYCLES)
-
+    queued = queue_behind_barrier()
     for _ in range(warmup):
         queued()
         fn()
@@ -67,15 +74,19 @@ def bench_queued(fn, iters=50, warmup=10):
     return med.item()
 
 
-def bench_paired(fns: dict, base: str, iters=50, warmup=5) -> tuple[dict, dict]:
+def bench_paired(fns: dict, base: str, iters=50, warmup=5, queued=False) -> tuple[dict, dict]:
     """bench for several calls at once, interleaved: each round times one
     call of every fn (the order rotating by round), so all of them meet the
     same clocks. The GPUs' clocks move by 15% within a call's first seconds
     (bench/results/2026-11-23-h200x2-paired.md), more than the differences
     measured, so a ratio of two bench() figures taken seconds apart is
     mostly the clock's. Returns ({name: median µs}, {name: median over
-    rounds of the round's time / base's}), each the max over ranks."""
+    rounds of the round's time / base's}), each the max over ranks.
+    queued: every call queued as bench_queued queues it (for calls shorter
+    than their launch from Python, or that wait for peers: otherwise one
+    rank's slower host shows in the other's time)."""
     names = list(fns)
+    wait = queue_behind_barrier() if queued else (lambda: None)
     for _ in range(warmup):
         for f in fns.values():
             f()
@@ -86,6 +97,7 @@ def bench_paired(fns: dict, base: str, iters=50, warmup=5) -> tuple[dict, dict]:
         order = names[i % len(names):] + names[:i % len(names)]
         evs = {}
         for name in order:
+            wait()
             s = torch.cuda.Event(enable_timing=True)
             e = torch.cuda.Event(enable_timing=True)
             s.record()

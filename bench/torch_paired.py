@@ -3,7 +3,7 @@ the full product, symmtune.torch with a given fused config and torch's own
 fused symm_mem op, interleaved call by call (peer_method.bench_paired), so
 each ratio compares calls that met the same clocks.
 
-    PYTHONPATH=python:bench torchrun --nproc-per-node W bench/torch_paired.py [--rounds N] [--configs FILE]
+    PYTHONPATH=python:bench torchrun --nproc-per-node W bench/torch_paired.py [--rounds N] [--configs FILE] [--queued]
 
 --configs: a JSON list of {"kernel", "shape": "MxNxK", "config": {...}}
 (a config as the cache holds it); the default is the best fused configs of
@@ -35,6 +35,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--rounds", type=int, default=50)
     ap.add_argument("--configs", default="")
+    ap.add_argument("--queued", action="store_true", help="each call behind a barrier and a device sleep")
     args = ap.parse_args()
     rank, world, g = join_group()
     todo = BEST_2XH200
@@ -42,8 +43,9 @@ def main():
         with open(args.configs) as f:
             todo = [(c["kernel"], c["shape"], c["config"]) for c in json.load(f)]
     if rank == 0:
-        print(f"{world} ranks, {torch.cuda.get_device_name()}; µs, median of {args.rounds} interleaved rounds, "
-              "max over ranks; (median over rounds of the ratio to mm alone in the same round)", flush=True)
+        print(f"{world} ranks, {torch.cuda.get_device_name()}; µs, median of {args.rounds} interleaved rounds"
+              f"{', each call queued' if args.queued else ''}, max over ranks; (median over rounds of the ratio "
+              "to mm alone in the same round)", flush=True)
         print("| pass | kernel | M x N x K | config | mm alone | symmtune fused | torch fused op |")
         print("|---|---|---|---|---|---|---|")
     for p in (1, 2):
@@ -65,7 +67,7 @@ def main():
                 fns["torch"] = lambda: torch.ops.symm_mem.fused_matmul_reduce_scatter(a, bt, "sum", 0, g)
             with forced(cfg):
                 fns["ours"] = lambda: ours(kernel)(a, bt)
-                med, ratio = bench_paired(fns, "mm", iters=args.rounds)
+                med, ratio = bench_paired(fns, "mm", iters=args.rounds, queued=args.queued)
             if rank == 0:
                 desc = ",".join(f"{x}={v}" for x, v in over.items())
                 cells = [f"{med[x]:.1f} ({ratio[x]:.3f})" for x in ("ours", "torch")]
