@@ -38,6 +38,10 @@ type Result struct {
 	Phase string `json:"phase,omitempty"`
 	// Refined marks a re-measurement of a finalist with more iterations.
 	Refined bool `json:"refined,omitempty"`
+	// Rounds is how many interleaved rounds a refined result was measured
+	// in (its figures are its median round's; Iters counts all rounds).
+	// Logs written before rounds lack it.
+	Rounds int `json:"rounds,omitempty"`
 	// Context of the trial, so one log can hold several jobs and --resume
 	// can pick out the lines of its own job.
 	Kernel    string  `json:"kernel"`

@@ -569,7 +569,7 @@ func testRestartRetriesAFailedStart(t *testing.T, p faultyPlugin) {
 	if err != nil {
 		t.Fatalf("search with a failed restart: %v", err)
 	}
-	if o.Counts[StatusCrash] != 1 || o.Best == nil || o.Best.Config["mode"].Str != "fast" || !o.Best.Refined {
+	if o.Counts[StatusCrash] != 1 || o.Best == nil || o.Best.Config["mode"].Str != "fast" || !o.Best.Refined || o.Best.Rounds != RefineRounds {
 		t.Errorf("counts %v, best %+v; want one crash and a refined mode=fast winner", o.Counts, o.Best)
 	}
 	if _, err := os.Stat(marker); !os.IsNotExist(err) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
 	"time"
 
 	"github.com/symmtune/symmtune/cache"
@@ -73,17 +74,27 @@ func (ss *session) measure(ctx context.Context, c space.Config, iters int, refin
 			return r, nil
 		}
 	}
-	if err := ctx.Err(); err != nil {
+	res, restart, err := ss.trial(ctx, c, iters)
+	if err != nil {
 		return Result{}, err
+	}
+	res.Refined = refined
+	return res, ss.record(ctx, res, restart)
+}
+
+// trial runs c once on the group and returns its result, not yet recorded,
+// and whether the group must restart after it; the error is only the
+// context's (a trial cut short by an interrupt is not a result).
+func (ss *session) trial(ctx context.Context, c space.Config, iters int) (Result, bool, error) {
+	if err := ctx.Err(); err != nil {
+		return Result{}, false, err
 	}
 	t := trialSpec{Config: c, Warmup: ss.job.Warmup, Iters: iters, Timeouts: ss.job.Timeouts}
 	t.Timeouts.Verify = ss.deadline("verify", t.Timeouts.Verify)
 	t.BenchDeadline = benchDeadline(t.Timeouts.Bench, ss.iterUS, t.Warmup+t.Iters)
 	res, restart, took := ss.grp.runTrial(ctx, t)
 	if ctx.Err() != nil {
-		// The trial was cut short by the interrupt, not by the config:
-		// it is not a result and is not logged.
-		return Result{}, ctx.Err()
+		return Result{}, false, ctx.Err()
 	}
 	if res.Status == StatusOK {
 		// Verify and bench durations, for deadlines scaled to the work.
@@ -91,26 +102,32 @@ func (ss *session) measure(ctx context.Context, c space.Config, iters int, refin
 		perIter := float64(took.Bench.Microseconds()) / float64(t.Warmup+t.Iters)
 		ss.iterUS = max(ss.iterUS, perIter)
 	}
-	res.Refined = refined
+	return res, restart, nil
+}
+
+// record keeps and logs res, then restarts the group if its trial left it
+// unusable.
+func (ss *session) record(ctx context.Context, res Result, restart bool) error {
 	ss.stamp(&res)
 	ss.out.Results = append(ss.out.Results, res)
 	if ss.s.Log != nil {
 		if err := ss.s.Log.Write(res); err != nil {
-			return res, err
+			return err
 		}
 	}
 	if res.Status != StatusOK {
-		ss.s.Logger.Debug("trial did not pass", "config", c.String(), "status", res.Status, "err", res.Error)
+		ss.s.Logger.Debug("trial did not pass", "config", res.Config.String(), "status", res.Status, "err", res.Error)
 	}
 	if restart {
-		ss.s.Logger.Info("restarting ranks", "after", res.Status, "config", c.String())
+		ss.s.Logger.Info("restarting ranks", "after", res.Status, "config", res.Config.String())
 		if err := ss.restartRetrying(ctx); err != nil {
-			return res, fmt.Errorf("restart ranks after %s of %s: %w", res.Status, c, err)
+			return fmt.Errorf("restart ranks after %s of %s: %w", res.Status, res.Config, err)
 		}
 	}
-	return res, nil
+	return nil
 }
 
+// stamp fills in what every logged result carries about its job.
 func (ss *session) stamp(r *Result) {
 	r.Kernel, r.Backend, r.World, r.Dtype = ss.job.Kernel, ss.backend, ss.job.World, ss.job.Dtype
 	r.Shape = ss.out.Shape.Format(ss.out.Desc.Dims...)
@@ -127,9 +144,22 @@ func (ss *session) jobKey() string {
 // as the baseline): within 25%.
 const FinalistsWithin = 1.25
 
+// RefineRounds is how many interleaved rounds the finalists are
+// re-measured in. A GPU's clock drifts by more than the finalists differ
+// (15% within seconds under a power cap:
+// bench/results/2026-11-23-h200x2-paired.md), so finalists re-measured one
+// after the other would be ranked by when they ran. In rounds, each round
+// measures every finalist once, in an order rotated by one per round, so
+// each meets the early, middle and late clocks alike.
+const RefineRounds = 3
+
 // refine re-measures the finalists and the default with more iterations
 // (successive halving's last rung): the first pass used few iterations, so
-// its ranking near the top is noise-prone.
+// its ranking near the top is noise-prone. The iterations are split over
+// RefineRounds interleaved rounds; a finalist's re-measurement is its
+// median round (roundsResult), logged once after the last round. A
+// finalist that fails a round is logged with that round's result and
+// dropped.
 func (ss *session) refine(ctx context.Context) error {
 	var obs []strategy.Observation
 	for _, r := range ss.out.Results {
@@ -152,17 +182,42 @@ func (ss *session) refine(ctx context.Context) error {
 		finalists = append(finalists, ss.out.Desc.Default)
 	}
 	iters := ss.job.Iters * ss.job.RefineFactor
+	perRound := (iters + RefineRounds - 1) / RefineRounds
+	rounds := make(map[string][]Result, len(finalists))
+	dropped := map[string]bool{}
+	for round := 0; round < RefineRounds; round++ {
+		for _, c := range rotated(finalists, round) {
+			key := c.String()
+			if dropped[key] {
+				continue
+			}
+			res, restart, err := ss.trial(ctx, c, perRound)
+			if err != nil {
+				return err
+			}
+			if res.Status != StatusOK {
+				ss.s.Logger.Warn("finalist failed its re-measurement; dropped", "config", key, "status", res.Status, "round", round+1)
+				dropped[key] = true
+				res.Refined = true
+				if err := ss.record(ctx, res, restart); err != nil {
+					return err
+				}
+				continue
+			}
+			rounds[key] = append(rounds[key], res)
+		}
+	}
 	var best *Result
 	for _, c := range finalists {
-		res, err := ss.measure(ctx, c, iters, true)
-		if err != nil {
-			return err
-		}
-		if res.Status != StatusOK {
-			ss.s.Logger.Warn("finalist failed its re-measurement; dropped", "config", c.String(), "status", res.Status)
+		key := c.String()
+		if dropped[key] {
 			continue
 		}
-		if c.String() == def {
+		res := roundsResult(rounds[key])
+		if err := ss.record(ctx, res, false); err != nil {
+			return err
+		}
+		if key == def {
 			r := res
 			ss.out.Default = &r
 		}
@@ -173,6 +228,58 @@ func (ss *session) refine(ctx context.Context) error {
 	}
 	ss.out.Best = best
 	return nil
+}
+
+// rotated returns cs starting at index by (mod len(cs)).
+func rotated(cs []space.Config, by int) []space.Config {
+	by %= len(cs)
+	return append(append([]space.Config{}, cs[by:]...), cs[:by]...)
+}
+
+// roundsResult is one finalist's re-measurement from its rounds (all ok):
+// the round with the median score (the lower middle for an even count) as
+// it was measured, with the iterations and elapsed time of all rounds, the
+// fastest iteration of any, each rank's median of its round medians, and
+// the worst verification error.
+func roundsResult(rs []Result) Result {
+	byRound := append([]Result{}, rs...)
+	sort.SliceStable(byRound, func(i, j int) bool { return byRound[i].Score() < byRound[j].Score() })
+	out := byRound[(len(byRound)-1)/2]
+	out.Refined, out.Rounds = true, len(rs)
+	out.Iters, out.ElapsedMS = 0, 0
+	out.ScoreUS, out.P90US, out.RelErr = clonePtr(out.ScoreUS), clonePtr(out.P90US), clonePtr(out.RelErr)
+	var minUS *float64
+	ranks := make([][]float64, len(out.RanksUS))
+	for _, r := range rs {
+		out.Iters += r.Iters
+		out.ElapsedMS += r.ElapsedMS
+		if r.MinUS != nil && (minUS == nil || *r.MinUS < *minUS) {
+			minUS = clonePtr(r.MinUS)
+		}
+		if r.RelErr != nil && (out.RelErr == nil || *r.RelErr > *out.RelErr) {
+			out.RelErr = clonePtr(r.RelErr)
+		}
+		for q := range ranks {
+			if q < len(r.RanksUS) {
+				ranks[q] = append(ranks[q], r.RanksUS[q])
+			}
+		}
+	}
+	out.MinUS = minUS
+	out.RanksUS = make([]float64, len(ranks))
+	for q, v := range ranks {
+		sort.Float64s(v)
+		out.RanksUS[q] = v[(len(v)-1)/2]
+	}
+	return out
+}
+
+func clonePtr(p *float64) *float64 {
+	if p == nil {
+		return nil
+	}
+	v := *p
+	return &v
 }
 
 func containsConfig(cs []space.Config, key string) bool {

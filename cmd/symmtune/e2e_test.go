@@ -15,6 +15,7 @@ import (
 	"github.com/symmtune/symmtune/cache"
 	"github.com/symmtune/symmtune/space"
 	"github.com/symmtune/symmtune/symm/shm"
+	"github.com/symmtune/symmtune/tuner"
 )
 
 // pluginDir holds real plugin executables built once for the package's
@@ -81,9 +82,16 @@ func TestSearchAllReduceLandsInCacheAndLookup(t *testing.T) {
 			lines := readLog(t, logPath)
 			first := map[string]bool{}
 			refined := 0
+			seenRefined := map[string]bool{}
 			for _, l := range lines {
 				if l.Refined {
 					refined++
+					// One line per finalist: its median round of the interleaved re-measurement.
+					if seenRefined[l.Config.String()] || (l.Status == "ok" && l.Rounds != tuner.RefineRounds) {
+						t.Errorf("refined line for %s: repeated %v, %d rounds (want one line of %d rounds)",
+							l.Config, seenRefined[l.Config.String()], l.Rounds, tuner.RefineRounds)
+					}
+					seenRefined[l.Config.String()] = true
 					continue
 				}
 				if first[l.Config.String()] {
@@ -160,6 +168,7 @@ type logLine struct {
 	RanksUS []float64    `json:"ranks_us"`
 	World   int          `json:"world"`
 	Refined bool         `json:"refined"`
+	Rounds  int          `json:"rounds"`
 	Error   string       `json:"error"`
 }
 
