@@ -304,8 +304,8 @@ func printOutcome(w io.Writer, o *tuner.Outcome, top int) {
 	}
 	remeasured := o.Remeasured()
 	if len(remeasured) > 0 {
-		fmt.Fprintf(w, "re-measured after the search, %d iterations each%s: the best first-pass configs (within %.0f%% of the best) and the default\n",
-			remeasured[0].Iters, inRounds(remeasured[0]), 100*(tuner.FinalistsWithin-1))
+		fmt.Fprintf(w, "re-measured after the search, %d iterations each%s: the best first-pass configs (within %.0f%% of the best) and the default%s\n",
+			remeasured[0].Iters, inRounds(remeasured[0]), 100*(tuner.FinalistsWithin-1), medianRound(remeasured[0]))
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(tw, "  #\tmedian µs\tmin µs\tp90 µs\tfirst pass µs\tvs default re-measured\tconfig")
 		for i, r := range remeasured {
@@ -362,10 +362,18 @@ func deref(p *float64) float64 {
 	return *p
 }
 
+// medianRound says which round's figures a re-measurement in rounds shows.
+func medianRound(r tuner.Result) string {
+	if r.Rounds > 1 {
+		return "; each row is that config's median round"
+	}
+	return ""
+}
+
 // inRounds says how a re-measurement was split, for its iteration count.
 func inRounds(r tuner.Result) string {
 	if r.Rounds > 1 {
-		return fmt.Sprintf(" in %d interleaved rounds (the median round's figures)", r.Rounds)
+		return fmt.Sprintf(" in %d interleaved rounds", r.Rounds)
 	}
 	return ""
 }
