@@ -14,7 +14,8 @@
 #   on that cache (symmtune.torch against the tuned figure, NCCL and torch
 #   symm_mem), then bench/allreduce-speed.sh (the 16 and 128 MiB options).
 # gemm: bench/gemm-fused.sh with WORLDS=W (GEMM alone, then both impls'
-#   searches beside the peers).
+#   searches beside the peers), then the winners timed paired with cuBLAS
+#   (bench/torch_paired.py --tuned).
 # torch: bench/torch_fused.py (every searched tile checked, then timed beside
 #   the pipeline, torch.mm alone and torch's fused ops).
 # diag: (1) the ping-pong matmulrs hang
@@ -61,9 +62,14 @@ allreduce)
 	tail -15 "$LOGS/speed.txt"
 	;;
 gemm)
-	BIN=$BIN OUT=$LOGS LOGS=$LOGS/logs WORLDS=$W timeout 560 bash "$here/gemm-fused.sh" >"$LOGS/gemm-fused.txt" 2>&1 ||
+	BIN=$BIN OUT=$LOGS LOGS=$LOGS/logs WORLDS=$W timeout 440 bash "$here/gemm-fused.sh" >"$LOGS/gemm-fused.txt" 2>&1 ||
 		echo "gemm-fused: rc $?"
 	tail -40 "$LOGS/gemm-fused.txt"
+	# The same searches' winners as symmtune.torch picks them from the cache,
+	# timed paired with cuBLAS and torch's fused ops (bench/torch_paired.py).
+	SYMMTUNE_CACHE=$LOGS/logs/configs.toml timeout 120 torchrun --nproc-per-node "$W" "$here/torch_paired.py" \
+		--tuned 4096x1792x4096,8192x3584x8192,16384x3584x8192 >"$LOGS/paired.txt" 2>&1 || echo "torch_paired: rc $?"
+	grep "^|" "$LOGS/paired.txt"
 	;;
 torch)
 	timeout 400 torchrun --nproc-per-node "$W" "$here/torch_fused.py" >"$LOGS/torch-fused.txt" 2>&1 || echo "torch_fused: rc $?"
