@@ -204,7 +204,11 @@ func winnerText(r *Run) string {
 			n++
 		}
 	}
-	s := fmt.Sprintf("%s, %.1f µs over %d iterations: the fastest of %d configs re-measured after the search", w.Config, w.Score(), w.Iters, n)
+	rounds := ""
+	if w.Rounds > 1 {
+		rounds = fmt.Sprintf(" in %d interleaved rounds", w.Rounds)
+	}
+	s := fmt.Sprintf("%s, %.1f µs over %d iterations%s: the fastest of %d configs re-measured after the search", w.Config, w.Score(), w.Iters, rounds, n)
 	switch def, ok := r.DefaultRemeasured(); {
 	case w.Config.String() == r.Default.String():
 		s += "; it is the default config"
