@@ -52,26 +52,8 @@ def bench_queued(fn, iters=50, warmup=10):
     puts its team barrier before each timed call: the ranks start together
     and the events time the GPU's work, not the host's launch path. At small
     sizes that launch path is most of bench's figure, for every library."""
-    queued = queue_behind_barrier()
-    for _ in range(warmup):
-        queued()
-        fn()
-    torch.cuda.synchronize()
-    dist.barrier()
-    ts = []
-    for _ in range(iters):
-        queued()
-        s = torch.cuda.Event(enable_timing=True)
-        e = torch.cuda.Event(enable_timing=True)
-        s.record()
-        fn()
-        e.record()
-        ts.append((s, e))
-    torch.cuda.synchronize()
-    t = sorted(a.elapsed_time(b) * 1000 for a, b in ts)
-    med = torch.tensor([t[len(t) // 2]], device="cuda")
-    dist.all_reduce(med, op=dist.ReduceOp.MAX)
-    return med.item()
+    med, _ = bench_paired({"fn": fn}, "fn", iters=iters, warmup=warmup, queued=True)
+    return med["fn"]
 
 
 def bench_paired(fns: dict, base: str, iters=50, warmup=5, queued=False) -> tuple[dict, dict]:
