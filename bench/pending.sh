@@ -49,15 +49,15 @@ export PYTHONPATH=$here/../python:$here
 case $PART in
 allreduce)
 	for n in 2048 524288 8388608 67108864; do
-		timeout 75 "$BIN/symmtune" search --plugin-dir "$BIN" --backend cuda --kernel allreduce --world "$W" \
+		timeout 45 "$BIN/symmtune" search --plugin-dir "$BIN" --backend cuda --kernel allreduce --world "$W" \
 			--shape "n=$n" --dtype bf16 --strategy pattern --budget-trials 30 --cache "$LOGS/configs.toml" \
 			--log "$LOGS/search-n$n.jsonl" >"$LOGS/search-n$n.txt" 2>&1 || echo "search n=$n: rc $?"
 		grep -h "winner:" "$LOGS/search-n$n.txt" | cut -c1-160 | sed "s/^/n=$n /"
 	done
-	SYMMTUNE_CACHE=$LOGS/configs.toml timeout 150 torchrun --nproc-per-node "$W" "$here/torch_allreduce.py" \
+	SYMMTUNE_CACHE=$LOGS/configs.toml timeout 120 torchrun --nproc-per-node "$W" "$here/torch_allreduce.py" \
 		2048 524288 8388608 67108864 999999 >"$LOGS/torch-allreduce.txt" 2>&1 || echo "torch_allreduce: rc $?"
 	tail -9 "$LOGS/torch-allreduce.txt"
-	BIN=$BIN LOGS=$LOGS/speed WORLD=$W DEADLINE=150 timeout 240 bash "$here/allreduce-speed.sh" >"$LOGS/speed.txt" 2>&1 ||
+	BIN=$BIN LOGS=$LOGS/speed WORLD=$W DEADLINE=150 timeout 200 bash "$here/allreduce-speed.sh" >"$LOGS/speed.txt" 2>&1 ||
 		echo "allreduce-speed: rc $?"
 	tail -15 "$LOGS/speed.txt"
 	;;
