@@ -80,9 +80,10 @@
 #endif
 // Diagnostic (bench/gemmalone -extra), off by default: CLUSTER_NOMCAST
 // makes each CTA of a cluster load all of its B itself (no multicast, no
-// remote release). Measured on an H200 it runs as fast as no cluster,
-// while the multicast runs at about half speed, cause not yet found
-// (bench/results/2026-11-23-h200-gemmalone-cluster.md).
+// remote release). It told the launch's cost from the multicast's when the
+// multicast ran at half speed, until the stages were freed without a
+// cluster-scope release (CLUSTER_RELEASE;
+// bench/results/2026-11-23-h200-gemmalone-cluster.md).
 #ifndef CLUSTER_NOMCAST
 #define CLUSTER_NOMCAST 0
 #endif
