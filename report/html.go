@@ -204,11 +204,7 @@ func winnerText(r *Run) string {
 			n++
 		}
 	}
-	rounds := ""
-	if w.Rounds > 1 {
-		rounds = fmt.Sprintf(" in %d interleaved rounds", w.Rounds)
-	}
-	s := fmt.Sprintf("%s, %.1f µs over %d iterations%s: the fastest of %d configs re-measured after the search", w.Config, w.Score(), w.Iters, rounds, n)
+	s := fmt.Sprintf("%s, %.1f µs over %d iterations%s: the fastest of %d configs re-measured after the search", w.Config, w.Score(), w.Iters, w.RoundsNote(), n)
 	switch def, ok := r.DefaultRemeasured(); {
 	case w.Config.String() == r.Default.String():
 		s += "; it is the default config"

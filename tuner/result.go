@@ -1,6 +1,7 @@
 package tuner
 
 import (
+	"fmt"
 	"math"
 	"sort"
 
@@ -59,6 +60,16 @@ type Result struct {
 	ValidConfigs int    `json:"valid_configs,omitempty"`
 	Hardware     string `json:"hardware,omitempty"`
 	Default      bool   `json:"default,omitempty"`
+}
+
+// RoundsNote is " in N interleaved rounds" for a re-measurement made in
+// rounds, else "": what the CLI and the report add after its iteration
+// count.
+func (r Result) RoundsNote() string {
+	if r.Rounds > 1 {
+		return fmt.Sprintf(" in %d interleaved rounds", r.Rounds)
+	}
+	return ""
 }
 
 // Score returns the score, +Inf when the trial did not produce one.

@@ -274,6 +274,7 @@ func roundsResult(rs []Result) Result {
 	return out
 }
 
+// clonePtr copies *p, so a merged result shares no figure with its rounds.
 func clonePtr(p *float64) *float64 {
 	if p == nil {
 		return nil

@@ -77,3 +77,14 @@ func TestRoundsResult(t *testing.T) {
 		t.Errorf("roundsResult's figures alias its input's: %+v", in[0])
 	}
 }
+
+func TestRoundsNote(t *testing.T) {
+	for _, tc := range []struct {
+		rounds int
+		want   string
+	}{{0, ""}, {1, ""}, {3, " in 3 interleaved rounds"}} {
+		if got := (Result{Rounds: tc.rounds}).RoundsNote(); got != tc.want {
+			t.Errorf("rounds %d: %q, want %q", tc.rounds, got, tc.want)
+		}
+	}
+}

@@ -305,7 +305,7 @@ func printOutcome(w io.Writer, o *tuner.Outcome, top int) {
 	remeasured := o.Remeasured()
 	if len(remeasured) > 0 {
 		fmt.Fprintf(w, "re-measured after the search, %d iterations each%s: the best first-pass configs (within %.0f%% of the best) and the default%s\n",
-			remeasured[0].Iters, inRounds(remeasured[0]), 100*(tuner.FinalistsWithin-1), medianRound(remeasured[0]))
+			remeasured[0].Iters, remeasured[0].RoundsNote(), 100*(tuner.FinalistsWithin-1), medianRound(remeasured[0]))
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(tw, "  #\tmedian µs\tmin µs\tp90 µs\tfirst pass µs\tvs default re-measured\tconfig")
 		for i, r := range remeasured {
@@ -332,7 +332,7 @@ func printOutcome(w io.Writer, o *tuner.Outcome, top int) {
 	}
 	if o.Best != nil {
 		fmt.Fprintf(w, "winner: %s  %.1f µs (min %.1f, p90 %.1f over %d iterations%s): %s\n", o.Best.Config, o.Best.Score(),
-			deref(o.Best.MinUS), deref(o.Best.P90US), o.Best.Iters, inRounds(*o.Best), howChosen(o, len(remeasured)))
+			deref(o.Best.MinUS), deref(o.Best.P90US), o.Best.Iters, o.Best.RoundsNote(), howChosen(o, len(remeasured)))
 	}
 	if k, e := o.Kept, o.Entry; k != nil && e != nil && (k.KernelVersion != e.KernelVersion || k.Config.String() != e.Config.String() || k.MedianUS != e.MedianUS) {
 		fmt.Fprintf(w, "cache: keeps the better entry it had: %s  %.1f µs (kernel version %s, tuned %s)\n", k.Config, k.MedianUS, k.KernelVersion, k.TunedAt.Format("2006-01-02 15:04"))
@@ -366,14 +366,6 @@ func deref(p *float64) float64 {
 func medianRound(r tuner.Result) string {
 	if r.Rounds > 1 {
 		return "; each row is that config's median round"
-	}
-	return ""
-}
-
-// inRounds says how a re-measurement was split, for its iteration count.
-func inRounds(r tuner.Result) string {
-	if r.Rounds > 1 {
-		return fmt.Sprintf(" in %d interleaved rounds", r.Rounds)
 	}
 	return ""
 }
