@@ -22,6 +22,8 @@ _DIR = Path(__file__).resolve().parent / "_kernels" / "hopper"
 # tile.go's BK and SmemLimit; source.go's Entry.
 BK = 64
 SMEM_LIMIT = 232448
+# The epilogue's staging buffer per consumer warp (Tile.StageBytes).
+STAGE_BYTES = 512
 ENTRY = "hopper_gemm"
 # source.go's EpilogueOption: the variant whose epilogue can sum a
 # reduce-scatter's own rows.
@@ -99,7 +101,8 @@ class Tile:
 
     def smem_bytes(self) -> int:
         # In Go's int64 arithmetic: a name may ask for any number of stages.
-        return _int64(1024 + self.stages * (self.bm + self.bn) * BK * 2 + 16 * self.stages + 8)
+        bars = _int64(16 * self.stages + 8 + 127) & ~127
+        return _int64(1024 + self.stages * (self.bm + self.bn) * BK * 2 + bars + self.consumers * 4 * STAGE_BYTES)
 
     def check(self, smem_limit: int = SMEM_LIMIT) -> None:
         """Tile.Check: ValueError with Go's message when the kernel cannot

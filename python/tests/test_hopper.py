@@ -53,7 +53,7 @@ def test_parse_tile_rejects(bad):
     ("128x128:cl3", "cluster 3: CTAs pair up"),
     ("256x256", "256 accumulator registers per consumer thread leave too few of the 232"),
     ("256x256:s6:c2:pp:c1", "not 256"),
-    ("128x256:s8", "8 stages of 128x64 and 256x64 tiles need 394376 bytes"),
+    ("128x256:s8", "8 stages of 128x64 and 256x64 tiles need 398592 bytes"),
 ])
 def test_check(name, msg):
     with pytest.raises(ValueError) as e:

@@ -101,13 +101,10 @@
 #define RS_EPILOGUE 0
 #endif
 
-// STORE_PAIRS=1 (diagnostic): the epilogue stores each column pair as it
-// comes, 4 bytes at a time (what it did before the quad transpose).
-#ifndef STORE_PAIRS
-#define STORE_PAIRS 0
-#endif
-#if !STORE_PAIRS && BN % 32 != 0
-#error "the 16-byte epilogue stores groups of four 8-column blocks: BN must be a multiple of 32"
+// The epilogue stages 16-column blocks, two at a time where it reduces
+// (below).
+#if BN % 32 != 0
+#error "the epilogue stores pairs of 16-column blocks: BN must be a multiple of 32"
 #endif
 
 // tile_of maps a linear tile index to its (row, column) tile: groups of
@@ -141,6 +138,35 @@ __device__ __forceinline__ bool own_rows(int tm, int m, int me, int rows_per_ran
 	return me >= 0 && tm * BM < min(m, (me + 1) * rows_per_rank) && tm * BM + BM > me * rows_per_rank;
 }
 
+// The epilogue's staging buffer: STAGE_BYTES per consumer warp, after
+// the mbarriers (kernels/gemm/hopper.Tile.SmemBytes counts it), holding
+// one 16-column block of the warp's 16 rows: 16 rows of 32 bytes, the two
+// 16-byte halves of rows 4-7 and 12-15 swapped, so that neither the
+// stmatrix nor the loads that read it back have bank conflicts.
+#define STAGE_BYTES 512
+__device__ __forceinline__ u32 stage_off(int row, int half) {
+	return (u32)(row * 32 + (half ^ (row >> 2 & 1)) * 16);
+}
+// stage_row: the row of the warp's 16 that lane holds after stage_block.
+__device__ __forceinline__ int stage_row(int lane) { return lane >> 1; }
+// stage_block passes 16-column block b of the warp's accumulators (the
+// m64nN layout: for each 8-column block, rows lane/4 and +8, two adjacent
+// columns each, which is the fragment stmatrix takes) through its staging
+// buffer: afterwards w holds columns 8*(lane%2) to +7 of the block in row
+// stage_row(lane), rounded to the output type.
+__device__ __forceinline__ void stage_block(const float* acc, int b, u32 stage, int lane, u32 w[4]) {
+	const int j = 8 * b;
+	// Lanes 8i to 8i+7 give the rows of matrix i: rows 8-15 for odd i,
+	// the block's second 8 columns for i >= 2.
+	const int r = (lane & 7) + 8 * ((lane >> 3) & 1);
+	stmatrix_x4(stage + stage_off(r, lane >> 4), pack2(acc[j], acc[j + 1]), pack2(acc[j + 2], acc[j + 3]),
+		pack2(acc[j + 4], acc[j + 5]), pack2(acc[j + 6], acc[j + 7]));
+	__syncwarp();
+	lds_v4(stage + stage_off(stage_row(lane), lane & 1), w);
+	// Every lane has read before the next block overwrites the buffer.
+	__syncwarp();
+}
+
 // release frees a stage for the producers of every CTA of the cluster.
 __device__ __forceinline__ void release(u32 bar) {
 #if MCAST
@@ -166,6 +192,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) CLUSTER_ATTR
 	// for 1 KiB extra.
 	const u32 base = (smem_addr(smem) + 1023) & ~1023u;
 	const u32 sa = base, sb = base + STAGES * A_BYTES, bars = sb + STAGES * B_BYTES;
+	const u32 stages_c = (bars + 16 * STAGES + 8 + 127) & ~127u; // the epilogue's staging buffers
 #define FULL(s) (bars + 8 * (s))
 #define EMPTY(s) (bars + 8 * (STAGES + (s)))
 	// PINGPONG: completes a phase each time a consumer has waited for the
@@ -296,6 +323,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) CLUSTER_ATTR
 	} else {
 		asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" ::"n"(CONSUMERS == 1 ? 240 : 232));
 		const int cw = wg - 1, tid = threadIdx.x % 128, warp = tid / 32, lane = tid % 32;
+		const u32 stage = stages_c + (u32)(cw * 4 + warp) * STAGE_BYTES;
 		float acc[MI][BN / 2];
 		int s = 0;
 		u32 phase = 0;
@@ -362,9 +390,15 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) CLUSTER_ATTR
 			for (int mi = 0; mi < MI; mi++) fence_acc(acc[mi], BN / 2);
 
 			// Epilogue: the m64nN accumulator layout gives each thread two
-			// adjacent columns of rows warp*16 + lane/4 and +8, for every
-			// 8-column block; quad_transpose regroups them into 16-byte
-			// runs.
+			// adjacent columns of rows warp*16 + lane/4 and +8 of every
+			// 8-column block. Each 16-column block goes through the warp's
+			// 512-byte staging buffer: one stmatrix (four 8x8 matrices,
+			// exactly the fragments the thread holds) and one 16-byte
+			// shared load leave lane l with 8 adjacent columns of row
+			// l/2, which it stores as one 16-byte vector (whole 32-byte
+			// sectors locally, 16-byte NVLink stores to a peer). A register
+			// transpose (shuffles and lane-dependent selects) took ~6% of
+			// the consumers' cycles (bench/results/2026-11-24-h200-epilogue-ncu.md).
 			// Rows go to C, or (matmul + reduce-scatter) row g to its
 			// owner's slot for this rank's partials, row g - owner*rpr there.
 			// Own rows reduced here (RSTable.epilogue) go to C instead,
@@ -375,98 +409,42 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) CLUSTER_ATTR
 				asm volatile("bar.sync %0, %1;" ::"r"(WAIT_BAR(i)), "r"(STORERS + 32) : "memory");
 #pragma unroll
 			for (int mi = 0; mi < MI; mi++) {
-				const int r0 = tm * BM + row0 + mi * 64 + warp * 16 + lane / 4;
-				u32* dst[2];
-				bool own[2]; // row h is an own row, reduced here into C
-#pragma unroll
-				for (int h = 0; h < 2; h++) {
-					const int g = r0 + 8 * h;
-					own[h] = false;
-					if (rs) {
-						const int q = g / rows_per_rank;
-						if (q == me) {
-							own[h] = true;
-							dst[h] = (u32*)(c_ptr + (u64)(g - q * rows_per_rank) * n * 2);
-						} else {
-							dst[h] = (u32*)(rs->dst[q < MAX_OWNERS ? q : 0] + (u64)(g - q * rows_per_rank) * n * 2);
-						}
-					} else {
-						dst[h] = (u32*)(c_ptr + (u64)g * n * 2);
-					}
+				const int g = tm * BM + row0 + mi * 64 + warp * 16 + stage_row(lane);
+				u32* dst;
+				bool own = false; // an own row, reduced here into C
+				if (rs) {
+					const int q = g / rows_per_rank;
+					own = q == me;
+					dst = (u32*)((own ? c_ptr : rs->dst[q < MAX_OWNERS ? q : 0]) + (u64)(g - q * rows_per_rank) * n * 2);
+				} else {
+					dst = (u32*)(c_ptr + (u64)g * n * 2);
 				}
-#if STORE_PAIRS
+				const int col0 = tn * BN + 8 * (lane & 1);
+				u32* const out = dst + col0 / 2; // block b's 8 columns: out + 8 * b
+				// The row's columns from col0 on (n is a multiple of 8, so a
+				// block is wholly in or out).
+				const int cols = g < m ? n - col0 : 0;
+				// Two blocks at a time: the second one's stmatrix overlaps the
+				// first one's load, and (reducing) each lane has two peers'
+				// loads in flight at once.
 #pragma unroll
-				for (int j = 0; j < BN / 8; j++) {
-					const int col = tn * BN + j * 8 + (lane % 4) * 2;
-					if (col < n) {
-#pragma unroll
-						for (int h = 0; h < 2; h++) {
-							if (r0 + 8 * h >= m) continue;
-							u32 v = pack2(acc[mi][4 * j + 2 * h], acc[mi][4 * j + 2 * h + 1]);
-							if (RS_EPILOGUE && own[h]) {
-								const u32* p = dst[h] + col / 2;
-								add_peers<1, 1>(rs, &v, &p, c_ptr);
-							}
-							dst[h][col / 2] = v;
-						}
-					}
-				}
-#else
-				// Four 8-column blocks at a time; n is a multiple of 8 (the
-				// host checks), so a block is wholly inside or outside.
-#pragma unroll
-				for (int g = 0; g < BN / 32; g++) {
-#if RS_EPILOGUE
+				for (int b = 0; b < BN / 16; b += 2) {
 					u32 w[2][4];
-#pragma unroll
-					for (int h = 0; h < 2; h++) {
-						u32 v[4];
-#pragma unroll
-						for (int jj = 0; jj < 4; jj++) {
-							const int j = 4 * g + jj;
-							v[jj] = pack2(acc[mi][4 * j + 2 * h], acc[mi][4 * j + 2 * h + 1]);
-						}
-						quad_transpose(v, w[h], lane);
-					}
-					const int col = tn * BN + (4 * g + lane % 4) * 8;
-					if (own[0] && own[1]) {
-						// Both rows own (always, where Validate allows the
-						// epilogue's reduction): their peers' loads in flight
-						// together.
-						if (col < n) {
-							const u32* p[2] = {dst[0] + col / 2, dst[1] + col / 2};
-							add_peers<2, 4>(rs, &w[0][0], p, c_ptr);
-							st_v4(dst[0] + col / 2, w[0]);
-							st_v4(dst[1] + col / 2, w[1]);
-						}
-						continue;
-					}
-#pragma unroll
-					for (int h = 0; h < 2; h++) {
-						if (col < n && r0 + 8 * h < m) {
-							if (own[h]) {
-								const u32* p = dst[h] + col / 2;
-								add_peers<1, 4>(rs, w[h], &p, c_ptr);
-							}
-							st_v4(dst[h] + col / 2, w[h]);
-						}
-					}
-#else
-#pragma unroll
-					for (int h = 0; h < 2; h++) {
-						u32 v[4], w[4];
-#pragma unroll
-						for (int jj = 0; jj < 4; jj++) {
-							const int j = 4 * g + jj;
-							v[jj] = pack2(acc[mi][4 * j + 2 * h], acc[mi][4 * j + 2 * h + 1]);
-						}
-						quad_transpose(v, w, lane);
-						const int col = tn * BN + (4 * g + lane % 4) * 8;
-						if (col < n && r0 + 8 * h < m) st_v4(dst[h] + col / 2, w);
+					stage_block(acc[mi], b, stage, lane, w[0]);
+					stage_block(acc[mi], b + 1, stage, lane, w[1]);
+					if (16 * b >= cols) continue;
+					const bool second = 16 * (b + 1) < cols;
+#if RS_EPILOGUE
+					if (own) {
+						// A masked second block reads the first one's words
+						// again and is not stored.
+						const u32* p[2] = {out + 8 * b, out + 8 * (second ? b + 1 : b)};
+						add_peers<2, 4>(rs, &w[0][0], p, c_ptr);
 					}
 #endif
+					st_v4(out + 8 * b, w[0]);
+					if (second) st_v4(out + 8 * (b + 1), w[1]);
 				}
-#endif
 			}
 			// bar.sync, not bar.arrive: a ping-pong consumer that only
 			// arrived could run two tiles ahead of the signalling warp and

@@ -1,6 +1,6 @@
 // PTX wrappers of the Hopper features hopper_gemm.cu uses (mbarriers,
 // clusters, TMA, wgmma fences and shared-memory descriptors, conversions,
-// warp shuffles and vector stores, acquire loads and the global timer):
+// stmatrix and vector loads and stores, acquire loads and the global timer):
 // what CUTLASS's cute/arch headers provide, which NVRTC cannot include here.
 // kernels/gemm/hopper.Source puts this file between wgmma.cuh and
 // hopper_gemm.cu; nothing here depends on the tile's configuration except
@@ -146,24 +146,16 @@ __device__ __forceinline__ void unpack2(u32 x, float& lo, float& hi) {
 #endif
 }
 
-// quad_transpose: the four lanes of a quad (lane / 4 alike) hold, for rows
-// they share, one column pair of each of four 8-column blocks (v[j]: block
-// j, the pair lane % 4). Afterwards lane q holds block q's four pairs (w[t]:
-// pair t), 8 adjacent columns, which it stores as one 16-byte vector: a warp
-// then writes whole 32-byte sectors, and a store to a peer crosses NVLink
-// as 16 bytes instead of four separate 4-byte ones.
-__device__ __forceinline__ void quad_transpose(const u32 v[4], u32 w[4], int lane) {
-	const int q = lane & 3;
-#pragma unroll
-	for (int r = 0; r < 4; r++) {
-		// Round r: lane d takes from lane (d + r) % 4 its pair of block d.
-		const int send = (q - r) & 3, from = (lane & ~3) | ((q + r) & 3);
-		u32 x = send == 0 ? v[0] : send == 1 ? v[1] : send == 2 ? v[2] : v[3];
-		asm volatile("shfl.sync.idx.b32 %0, %1, %2, 0x1f, 0xffffffff;" : "=r"(x) : "r"(x), "r"(from));
-#pragma unroll
-		for (int t = 0; t < 4; t++)
-			if (((q + r) & 3) == t) w[t] = x;
-	}
+// stmatrix_x4 stores four 8x8 matrices of 16-bit elements into shared
+// memory: r_i is the thread's fragment of matrix i (row lane/4, columns
+// 2*(lane%4) and +1, as an mma accumulator holds them), and lanes 8i to
+// 8i+7 give the addresses of matrix i's rows.
+__device__ __forceinline__ void stmatrix_x4(u32 addr, u32 r0, u32 r1, u32 r2, u32 r3) {
+	asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};" ::"r"(addr), "r"(r0), "r"(r1), "r"(r2), "r"(r3)
+		: "memory");
+}
+__device__ __forceinline__ void lds_v4(u32 addr, u32 w[4]) {
+	asm volatile("ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];" : "=r"(w[0]), "=r"(w[1]), "=r"(w[2]), "=r"(w[3]) : "r"(addr) : "memory");
 }
 __device__ __forceinline__ void st_v4(u32* p, const u32 w[4]) {
 	asm volatile("st.global.v4.b32 [%0], {%1, %2, %3, %4};" ::"l"(p), "r"(w[0]), "r"(w[1]), "r"(w[2]), "r"(w[3]) : "memory");

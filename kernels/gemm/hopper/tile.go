@@ -66,12 +66,16 @@ func (t Tile) rowsPerConsumer() int {
 	return t.BM / max(t.Consumers, 1)
 }
 
+// StageBytes is the epilogue's staging buffer per consumer warp
+// (hopper_gemm.cu's STAGE_BYTES): one 16 x 16 block of the output.
+const StageBytes = 512
+
 // SmemBytes is the dynamic shared memory the kernel asks for: the stages
-// of A and B, a full and an empty mbarrier per stage and one more, and
-// 1 KiB so the
-// kernel can align the stages to the 128-byte swizzle's 1024-byte atoms.
+// of A and B, a full and an empty mbarrier per stage and one more (padded
+// to 128 bytes), the epilogue's staging buffers, and 1 KiB so the kernel
+// can align the stages to the 128-byte swizzle's 1024-byte atoms.
 func (t Tile) SmemBytes() int {
-	return 1024 + t.Stages*(t.BM+t.BN)*BK*2 + 16*t.Stages + 8
+	return 1024 + t.Stages*(t.BM+t.BN)*BK*2 + ((16*t.Stages + 8 + 127) &^ 127) + t.Consumers*4*StageBytes
 }
 
 // Check rejects tiles the kernel cannot be built or run with, with the

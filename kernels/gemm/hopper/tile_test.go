@@ -66,14 +66,17 @@ func TestTileCheck(t *testing.T) {
 }
 
 // SmemBytes must match the kernel's layout: 1 KiB of alignment slack,
-// STAGES stages of (BM+BN) x 64 two-byte elements, 2*STAGES+1 mbarriers.
+// STAGES stages of (BM+BN) x 64 two-byte elements, 2*STAGES+1 mbarriers
+// padded to 128 bytes, 512 bytes of epilogue staging per consumer warp.
 func TestSmemBytes(t *testing.T) {
 	for _, c := range []struct {
 		tile Tile
 		want int
 	}{
-		{Tile{BM: 128, BN: 256, Stages: 4}, 1024 + 4*384*128 + 16*4 + 8},
-		{Tile{BM: 128, BN: 128, Stages: 6}, 1024 + 6*256*128 + 16*6 + 8},
+		{Tile{BM: 128, BN: 256, Stages: 4, Consumers: 2}, 1024 + 4*384*128 + 128 + 8*512},
+		{Tile{BM: 128, BN: 128, Stages: 6, Consumers: 2, PingPong: true}, 1024 + 6*256*128 + 128 + 8*512},
+		{Tile{BM: 128, BN: 128, Stages: 8, Consumers: 1}, 1024 + 8*256*128 + 256 + 4*512},
+		{Tile{BM: 128, BN: 224, Stages: 5, Consumers: 2}, 1024 + 5*352*128 + 128 + 8*512},
 	} {
 		if got := c.tile.SmemBytes(); got != c.want {
 			t.Errorf("%v: SmemBytes %d, want %d", c.tile, got, c.want)
