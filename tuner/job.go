@@ -35,6 +35,7 @@ type jobSettings struct {
 	BudgetTrials int      `toml:"budget_trials"`
 	BudgetTime   duration `toml:"budget_time"`
 	Warmup       *int     `toml:"warmup"`
+	Warm         duration `toml:"warm"`
 	Iters        int      `toml:"iters"`
 	Finalists    int      `toml:"finalists"`
 	Seed         int64    `toml:"seed"`
@@ -107,7 +108,7 @@ func LoadJobFile(path string) ([]Job, error) {
 					j := Job{
 						Kernel: e.Kernel, Backend: s.Backend, World: w, Dtype: dt, ShapeText: sh,
 						Strategy: s.Strategy, BudgetTrials: s.BudgetTrials, BudgetTime: s.BudgetTime.Duration,
-						Warmup: 3, Iters: s.Iters, Finalists: s.Finalists, Seed: s.Seed,
+						Warmup: 3, Warm: s.Warm.Duration, Iters: s.Iters, Finalists: s.Finalists, Seed: s.Seed,
 						Timeouts: Timeouts{Setup: s.Timeouts.Setup.Duration, Prepare: s.Timeouts.Prepare.Duration,
 							Verify: s.Timeouts.Verify.Duration, Bench: s.Timeouts.Bench.Duration},
 						Pin: f.Plugins[e.Kernel],
@@ -140,6 +141,9 @@ func merge(def, own jobSettings) jobSettings {
 	}
 	if own.Warmup != nil {
 		out.Warmup = own.Warmup
+	}
+	if own.Warm.Duration != 0 {
+		out.Warm = own.Warm
 	}
 	if own.Iters != 0 {
 		out.Iters = own.Iters

@@ -33,8 +33,11 @@ type Result struct {
 	MinUS   *float64     `json:"min_us,omitempty"`
 	P90US   *float64     `json:"p90_us,omitempty"`
 	Iters   int          `json:"iters,omitempty"`
-	RelErr  *float64     `json:"rel_err,omitempty"` // worst rank's relative error at verification
-	Error   string       `json:"error,omitempty"`
+	// Warmup is the warm-up iterations before the timed ones (per round
+	// of a refined result). Logs written before it was recorded lack it.
+	Warmup int      `json:"warmup,omitempty"`
+	RelErr *float64 `json:"rel_err,omitempty"` // worst rank's relative error at verification
+	Error  string   `json:"error,omitempty"`
 	// Phase says which step ended a failed trial (prepare, verify, bench).
 	Phase string `json:"phase,omitempty"`
 	// Refined marks a re-measurement of a finalist with more iterations.

@@ -88,6 +88,7 @@ func TestLoadJobFile(t *testing.T) {
 	jobs, err := LoadJobFile(writeFile(t, `
 backend = "cpu"
 iters = 7
+warm = "1s"
 [timeouts]
 bench = "4s"
 [[job]]
@@ -102,6 +103,7 @@ worlds = [2]
 dtypes = ["f32"]
 shapes = ["m=64,n=32,k=32"]
 warmup = 0
+warm = "250ms"
 [job.timeouts]
 verify = "2s"
 [plugins]
@@ -114,10 +116,10 @@ agmm = "sha256:00"
 		t.Fatalf("%d jobs, want 4 allreduce + 1 agmm", len(jobs))
 	}
 	a, g := jobs[0], jobs[4]
-	if a.Kernel != "allreduce" || a.World != 2 || a.ShapeText != "n=1024" || a.Iters != 9 || a.Backend != "cpu" || a.Warmup != 3 || a.Timeouts.Bench != 4*time.Second {
+	if a.Kernel != "allreduce" || a.World != 2 || a.ShapeText != "n=1024" || a.Iters != 9 || a.Backend != "cpu" || a.Warmup != 3 || a.Warm != time.Second || a.Timeouts.Bench != 4*time.Second {
 		t.Errorf("first job %+v", a)
 	}
-	if g.Kernel != "agmm" || g.Iters != 7 || g.Warmup != 0 || g.Timeouts.Verify != 2*time.Second || g.Timeouts.Bench != 4*time.Second || g.Pin != "sha256:00" {
+	if g.Kernel != "agmm" || g.Iters != 7 || g.Warmup != 0 || g.Warm != 250*time.Millisecond || g.Timeouts.Verify != 2*time.Second || g.Timeouts.Bench != 4*time.Second || g.Pin != "sha256:00" {
 		t.Errorf("agmm job %+v", g)
 	}
 }
@@ -129,6 +131,7 @@ func TestLoadJobFileRejects(t *testing.T) {
 		{"missing kernel", "[[job]]\nworlds=[2]\ndtypes=['f32']\nshapes=['n=1']\n", "missing kernel"},
 		{"empty worlds", "[[job]]\nkernel='a'\nworlds=[]\ndtypes=['f32']\nshapes=['n=1']\n", "at least one"},
 		{"bad duration", "budget_time = 'soon'\n[[job]]\nkernel='a'\nworlds=[2]\ndtypes=['f32']\nshapes=['n=1']\n", "soon"},
+		{"negative warm", "[[job]]\nkernel='a'\nworlds=[2]\ndtypes=['f32']\nshapes=['n=1']\nwarm='-1s'\n", "negative"},
 		{"syntax", "backend = 'cpu'\niters = = 3\n", "line 2"},
 	}
 	for _, tc := range tests {

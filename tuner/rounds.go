@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"sort"
 	"time"
 
@@ -84,12 +85,44 @@ func (ss *session) measure(ctx context.Context, c space.Config, iters int, refin
 
 // trial runs c once on the group and returns its result, not yet recorded,
 // and whether the group must restart after it; the error is only the
-// context's (a trial cut short by an interrupt is not a result).
+// context's (a trial cut short by an interrupt is not a result). With
+// Job.Warm and no call time known yet, c first runs with the plain
+// warm-up to measure one (that run is not a result).
 func (ss *session) trial(ctx context.Context, c space.Config, iters int) (Result, bool, error) {
+	if ss.job.Warm > 0 && ss.callUS == 0 {
+		res, restart, err := ss.run(ctx, c, ss.job.Warmup, iters)
+		if err != nil || res.Status != StatusOK || restart {
+			return res, restart, err
+		}
+	}
+	return ss.run(ctx, c, ss.warmup(), iters)
+}
+
+// warmup is the warm-up iterations of a trial: Job.Warmup, or with
+// Job.Warm as many calls of the first config measured as fill it.
+func (ss *session) warmup() int {
+	return warmIters(ss.job.Warm, ss.callUS, ss.job.Warmup)
+}
+
+// maxWarmIters bounds a time-based warm-up, so that a first config
+// measured at an implausibly short call time cannot ask for billions.
+const maxWarmIters = 1_000_000
+
+// warmIters is the warm-up count that runs calls of callUS µs for about
+// warm, and at least least.
+func warmIters(warm time.Duration, callUS float64, least int) int {
+	if warm <= 0 || callUS <= 0 {
+		return least
+	}
+	n := math.Ceil(float64(warm.Microseconds()) / callUS)
+	return max(least, int(min(n, maxWarmIters)))
+}
+
+func (ss *session) run(ctx context.Context, c space.Config, warmup, iters int) (Result, bool, error) {
 	if err := ctx.Err(); err != nil {
 		return Result{}, false, err
 	}
-	t := trialSpec{Config: c, Warmup: ss.job.Warmup, Iters: iters, Timeouts: ss.job.Timeouts}
+	t := trialSpec{Config: c, Warmup: warmup, Iters: iters, Timeouts: ss.job.Timeouts}
 	t.Timeouts.Verify = ss.deadline("verify", t.Timeouts.Verify)
 	t.BenchDeadline = benchDeadline(t.Timeouts.Bench, ss.iterUS, t.Warmup+t.Iters)
 	res, restart, took := ss.grp.runTrial(ctx, t)
@@ -101,6 +134,11 @@ func (ss *session) trial(ctx context.Context, c space.Config, iters int) (Result
 		ss.slowest["verify"] = max(ss.slowest["verify"], took.Verify)
 		perIter := float64(took.Bench.Microseconds()) / float64(t.Warmup+t.Iters)
 		ss.iterUS = max(ss.iterUS, perIter)
+		// The plugin's own timing of a call, not the bench RPC's wall time
+		// per iteration, which also holds its set-up (a graph capture, say).
+		if ss.callUS == 0 && res.ScoreUS != nil {
+			ss.callUS = *res.ScoreUS
+		}
 	}
 	return res, restart, nil
 }

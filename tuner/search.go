@@ -28,7 +28,14 @@ type Job struct {
 	BudgetTrials int
 	BudgetTime   time.Duration
 	Warmup       int
-	Iters        int
+	// Warm, when positive, lengthens each trial's warm-up to about this
+	// much back-to-back running (at least Warmup iterations), counted in
+	// calls of the first config measured (see session.warmup): configs are
+	// then timed at the clock they hold under sustained load, which on a
+	// power-capped GPU is lower than in a burst after an idle pause and
+	// lower still for configs that draw more power.
+	Warm  time.Duration
+	Iters int
 	// Finalists is how many of the best configs are re-measured with
 	// RefineFactor times the iterations before the winner is chosen.
 	Finalists    int
@@ -58,6 +65,9 @@ func (j Job) withDefaults() Job {
 	}
 	if j.Warmup < 0 {
 		j.Warmup = 0
+	}
+	if j.Warm < 0 {
+		j.Warm = 0
 	}
 	if j.Finalists <= 0 {
 		j.Finalists = 3

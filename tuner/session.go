@@ -32,6 +32,9 @@ type session struct {
 	// iterUS is the slowest bench iteration (wall time of a successful
 	// bench call over its warm-up and timed iterations) so far, µs.
 	iterUS float64
+	// callUS is the median call of the first config that ran (µs; 0 until
+	// one has): what Job.Warm is counted in.
+	callUS float64
 	// strategy is the name of the strategy that runs the first pass.
 	strategy string
 	// slowStart and slowSetup are the slowest plugin process start-up and

@@ -156,5 +156,6 @@ func (g *group) runTrial(ctx context.Context, t trialSpec) (res Result, restart 
 	res.ScoreUS, res.MinUS, res.P90US = &tm.ScoreUS, &tm.MinUS, &tm.P90US
 	res.RanksUS = tm.RanksUS
 	res.Iters = t.Iters
+	res.Warmup = t.Warmup
 	return res, false, took
 }

@@ -135,6 +135,7 @@ func TestBadInputExitsTwoWritingNothing(t *testing.T) {
 		{"unknown strategy", append(flagsFor("faulty", "2", "n=1024"), "--strategy", "bogus"), "", `unknown strategy "bogus"`},
 		{"unknown dtype", append(flagsFor("faulty", "2", "n=1024"), "--dtype", "f99"), "", `dtype "f99"`},
 		{"negative iters", append(flagsFor("faulty", "2", "n=1024"), "--iters", "-1"), "", "must not be negative"},
+		{"negative warm", append(flagsFor("faulty", "2", "n=1024"), "--warm", "-1s"), "", "must not be negative"},
 		{"missing shape", search("--kernel", "faulty", "--world", "2"), "", "needs --kernel, --world and --shape"},
 		{"world zero", flagsFor("faulty", "0", "n=1024"), "", "needs --kernel, --world and --shape"},
 		{"world negative", flagsFor("faulty", "-2", "n=1024"), "", "world size -2"},

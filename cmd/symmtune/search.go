@@ -24,7 +24,7 @@ type searchFlags struct {
 	world                                   int
 	jobFile, logPath, resume                string
 	budgetTrials, iters, warmup             int
-	budgetTime                              time.Duration
+	budgetTime, warm                        time.Duration
 	seed                                    int64
 	top                                     int
 	where                                   string
@@ -61,6 +61,7 @@ func newSearchCmd(g *globals) *cobra.Command {
 	fl.DurationVar(&f.budgetTime, "budget-time", 0, "stop each job's exploration after this long, e.g. 10m (0: no limit)")
 	fl.IntVar(&f.iters, "iters", 0, "timed iterations per trial (0: the job's or 20)")
 	fl.IntVar(&f.warmup, "warmup", -1, "warm-up iterations per trial (-1: the job's or 3)")
+	fl.DurationVar(&f.warm, "warm", 0, "warm each config up by running it back to back for about this long before timing it, e.g. 1s: timed at the clock a GPU holds under sustained load (0: the job's, or --warmup iterations only)")
 	fl.Int64Var(&f.seed, "seed", 0, "seed for randomized strategies")
 	fl.IntVar(&f.top, "top", 5, "rows in the final table")
 	fl.StringVar(&f.shard, "shard", "", "with --config: tune only shard K of N (K from 1), e.g. 2/4; the N shards of a file hold each of its jobs once, balanced by expected cost (default: from SLURM_ARRAY_TASK_ID/SLURM_ARRAY_TASK_COUNT, or JOB_COMPLETION_INDEX with --shard-count)")
@@ -103,8 +104,8 @@ func (f *searchFlags) jobs(cmd *cobra.Command) ([]tuner.Job, error) {
 		}
 		jobs = []tuner.Job{{Kernel: f.kernel, World: f.world, ShapeText: f.shape, Dtype: f.dtype, Warmup: 3}}
 	}
-	if f.iters < 0 || f.budgetTrials < 0 || f.budgetTime < 0 || f.warmup < -1 {
-		return nil, usageError{errors.New("--iters, --warmup, --budget-trials and --budget-time must not be negative")}
+	if f.iters < 0 || f.budgetTrials < 0 || f.budgetTime < 0 || f.warmup < -1 || f.warm < 0 {
+		return nil, usageError{errors.New("--iters, --warmup, --warm, --budget-trials and --budget-time must not be negative")}
 	}
 	for i := range jobs {
 		j := &jobs[i]
@@ -125,6 +126,9 @@ func (f *searchFlags) jobs(cmd *cobra.Command) ([]tuner.Job, error) {
 		}
 		if changed("warmup") {
 			j.Warmup = f.warmup
+		}
+		if changed("warm") {
+			j.Warm = f.warm
 		}
 		if changed("seed") {
 			j.Seed = f.seed

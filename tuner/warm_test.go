@@ -1,0 +1,72 @@
+package tuner
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+func TestWarmIters(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		warm   time.Duration
+		callUS float64
+		least  int
+		want   int
+	}{
+		{"no warm: the plain warm-up", 0, 700, 3, 3},
+		{"no call time yet: the plain warm-up", time.Second, 0, 3, 3},
+		{"a second of 700 µs calls", time.Second, 700, 3, 1429},
+		{"exact multiple", 100 * time.Millisecond, 20_000, 1, 5},
+		{"never fewer than --warmup", time.Millisecond, 1000, 10, 10},
+		{"bounded for implausibly short calls", time.Hour, 0.001, 3, maxWarmIters},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := warmIters(tc.warm, tc.callUS, tc.least); got != tc.want {
+				t.Errorf("warmIters(%v, %v, %d) = %d, want %d", tc.warm, tc.callUS, tc.least, got, tc.want)
+			}
+		})
+	}
+}
+
+// With Job.Warm, the first config measured runs once unlogged to time a
+// call, and every trial after it warms up for about Warm in calls of that
+// length: the faulty plugin's default (medium) sleeps 20 ms a call, so
+// 100 ms is 5 calls (4 if a call takes over 25 ms on a loaded machine).
+func TestWarmCountsCallsOfTheFirstConfig(t *testing.T) {
+	dir, _ := faultyPluginDir(t)
+	tmp := t.TempDir()
+	log, err := OpenTrialLog(filepath.Join(tmp, "trials.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer log.Close()
+	s := &Searcher{PluginDir: dir, CachePath: filepath.Join(tmp, "configs.toml"), Log: log, Logger: quietLogger()}
+	job := faultyJob(2)
+	job.Where = "mode=fast"
+	job.Warm = 100 * time.Millisecond
+	o, err := s.Search(context.Background(), job)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.Best == nil || o.Best.Config["mode"].Str != "fast" {
+		t.Fatalf("winner %v, want mode=fast", o.Best)
+	}
+	rs := readLog(t, log.Path())
+	first := firstPass(rs)
+	if len(first["medium"]) != 1 || len(first["fast"]) != 1 {
+		t.Errorf("first pass logged %d medium and %d fast trials, want one each (the calibration run is not a result)",
+			len(first["medium"]), len(first["fast"]))
+	}
+	for _, r := range rs {
+		if r.Status != StatusOK {
+			t.Errorf("%s ended %s: %s", r.Config, r.Status, r.Error)
+			continue
+		}
+		if r.Warmup != 4 && r.Warmup != 5 {
+			t.Errorf("%s (refined %v) warmed up %d calls, want 5 (or 4): 100 ms of the 20 ms default's",
+				r.Config, r.Refined, r.Warmup)
+		}
+	}
+}
