@@ -8,7 +8,12 @@
 #      ops) and bench/mm_baseline.py (cuBLAS on random inputs), then per
 #      kernel and shape two searches: the whole space (pattern, BUDGET
 #      trials; what a user's search does), and the fused impl on its own
-#      parameters (the pipeline-only ones at their defaults).
+#      parameters (the pipeline-only ones at their defaults; FUSED=0 skips
+#      it).
+# WARM (symmtune search --warm, default 0) times every trial after that
+# long of back-to-back calls: at the clock the GPUs hold under sustained
+# load (2026-11-24-h200x2-warm-tune.md). 1s makes each search about a
+# minute longer.
 # Writes $LOGS (trial logs, peers CSVs, configs.toml, gemmalone.csv) and
 # $OUT/gemm-fused-summary.md (bench/gemm_combine.py).
 #   tar xzf .gpu/bins.tgz -C /tmp   # scripts/gpu-bundle.sh (with gemmalone)
@@ -23,6 +28,8 @@ KERNELS=${KERNELS:-"agmm matmulrs"}
 ALONE=${ALONE:-1} # 0: skip the GEMM alone (step 1)
 BUDGET=${BUDGET:-30}
 BUDGET_FUSED=${BUDGET_FUSED:-40}
+FUSED=${FUSED:-1}
+WARM=${WARM:-0}
 ITERS=${ITERS:-20}
 WARMUP=${WARMUP:-5}
 # The GEMM-alone tiles: the searched ones (kernels/gemm/hopper/searched.json).
@@ -48,12 +55,12 @@ for W in $WORLDS; do
 			FIX=$FIX_AG
 			[ $KER = matmulrs ] && FIX=$FIX_RS
 			common=(--plugin-dir "$BIN" --backend cuda --kernel "$KER" --world "$W" --shape "m=$M,n=$N,k=$K" --dtype bf16
-				--iters "$ITERS" --warmup "$WARMUP" --cache "$CACHE")
+				--iters "$ITERS" --warmup "$WARMUP" --warm "$WARM" --cache "$CACHE")
 			timeout 150 "$BIN/symmtune" search "${common[@]}" --strategy pattern --budget-trials "$BUDGET" \
 				--log "$LOGS/search-$KER-w$W-$SH.jsonl" >"$LOGS/search-$KER-w$W-$SH.txt" 2>&1 || echo "search $KER w$W $SH: rc $?"
-			timeout 150 "$BIN/symmtune" search "${common[@]}" --strategy pattern --budget-trials "$BUDGET_FUSED" --where "$FIX" \
-				--log "$LOGS/fused-$KER-w$W-$SH.jsonl" >"$LOGS/fused-$KER-w$W-$SH.txt" 2>&1 || echo "fused search $KER w$W $SH: rc $?"
-			grep -h "winner:" "$LOGS/search-$KER-w$W-$SH.txt" "$LOGS/fused-$KER-w$W-$SH.txt" | cut -c1-200 | sed "s/^/$KER w$W $SH /"
+			[ "$FUSED" = 1 ] && { timeout 150 "$BIN/symmtune" search "${common[@]}" --strategy pattern --budget-trials "$BUDGET_FUSED" --where "$FIX" \
+				--log "$LOGS/fused-$KER-w$W-$SH.jsonl" >"$LOGS/fused-$KER-w$W-$SH.txt" 2>&1 || echo "fused search $KER w$W $SH: rc $?"; }
+			grep -h "winner:" "$LOGS/search-$KER-w$W-$SH.txt" "$LOGS/fused-$KER-w$W-$SH.txt" 2>/dev/null | cut -c1-200 | sed "s/^/$KER w$W $SH /"
 		done
 	done
 done

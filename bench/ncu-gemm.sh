@@ -7,7 +7,8 @@
 #   tar xzf .gpu/bins.tgz -C /tmp
 #   BIN=/tmp/bin OUT=$OUT SHAPE=8192x3584x8192 TILES=128x256:s4:c2:g8 bash bench/ncu-gemm.sh
 # Writes $OUT/ncu/: a .ncu-rep per kernel, its details page and its SASS
-# source page (CSV, one row per instruction with its stall samples).
+# source page (CSV, one row per instruction with its stall samples; summed
+# by bench/ncu_sass.py).
 set -u
 OUT=${OUT:-bench/out}
 BIN=${BIN:-bin}
