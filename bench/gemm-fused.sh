@@ -12,7 +12,8 @@
 #      it).
 # WARM (symmtune search --warm, default 0) times every trial after that
 # long of back-to-back calls: at the clock the GPUs hold under sustained
-# load (2026-11-24-h200x2-warm-tune.md). 1s makes each search about a
+# load (bench/results/2026-11-24-h200x2-epilogue-warm.md; off by default: it
+# picked worse matmulrs configs there). 1s makes each search about a
 # minute longer.
 # Writes $LOGS (trial logs, peers CSVs, configs.toml, gemmalone.csv) and
 # $OUT/gemm-fused-summary.md (bench/gemm_combine.py).

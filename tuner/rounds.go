@@ -95,13 +95,7 @@ func (ss *session) trial(ctx context.Context, c space.Config, iters int) (Result
 			return res, restart, err
 		}
 	}
-	return ss.run(ctx, c, ss.warmup(), iters)
-}
-
-// warmup is the warm-up iterations of a trial: Job.Warmup, or with
-// Job.Warm as many calls of the first config measured as fill it.
-func (ss *session) warmup() int {
-	return warmIters(ss.job.Warm, ss.callUS, ss.job.Warmup)
+	return ss.run(ctx, c, warmIters(ss.job.Warm, ss.callUS, ss.job.Warmup), iters)
 }
 
 // maxWarmIters bounds a time-based warm-up, so that a first config
@@ -118,6 +112,9 @@ func warmIters(warm time.Duration, callUS float64, least int) int {
 	return max(least, int(min(n, maxWarmIters)))
 }
 
+// run is one measurement of c with the given warm-up, as trial returns
+// it; a successful one updates the deadlines' references and, the first
+// time, the call time Job.Warm is counted in.
 func (ss *session) run(ctx context.Context, c space.Config, warmup, iters int) (Result, bool, error) {
 	if err := ctx.Err(); err != nil {
 		return Result{}, false, err

@@ -30,7 +30,7 @@ type Job struct {
 	Warmup       int
 	// Warm, when positive, lengthens each trial's warm-up to about this
 	// much back-to-back running (at least Warmup iterations), counted in
-	// calls of the first config measured (see session.warmup): configs are
+	// calls of the first config measured (see session.trial): configs are
 	// then timed at the clock they hold under sustained load, which on a
 	// power-capped GPU is lower than in a burst after an idle pause and
 	// lower still for configs that draw more power.
