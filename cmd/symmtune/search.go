@@ -354,6 +354,8 @@ func howChosen(o *tuner.Outcome, remeasured int) string {
 		return how + "; it is the default config"
 	case s > 0:
 		return fmt.Sprintf("%s; %.2fx the default's re-measured median", how, s)
+	case o.Default == nil:
+		return how + "; the default config cannot run this problem, so there is no speedup to report"
 	default:
 		return how + "; the default config did not run correctly, so there is no speedup"
 	}

@@ -60,3 +60,36 @@ func TestFinalTableKeepsRoundsApart(t *testing.T) {
 		t.Errorf("the first-pass config is not in its own group after the re-measured ones:\n%s", out)
 	}
 }
+
+// TestHowChosenSaysWhyThereIsNoSpeedup: a default that cannot run the
+// problem (a GPU GEMM's default on one rank, whose chunks need peers) is
+// not a default that failed, and the winner's line says which it was.
+func TestHowChosenSaysWhyThereIsNoSpeedup(t *testing.T) {
+	cfg := func(b int64) space.Config { return space.Config{"block": space.Int(b)} }
+	ok := func(c space.Config, score float64) tuner.Result {
+		return tuner.Result{Config: c, Status: tuner.StatusOK, ScoreUS: &score, Iters: 15, Refined: true}
+	}
+	def, win := cfg(1), cfg(2)
+	failed := tuner.Result{Config: def, Status: tuner.StatusWrong, Iters: 15, Refined: true}
+	for _, tc := range []struct {
+		name    string
+		results []tuner.Result
+		def     int // index of the default's result, -1: none
+		want    string
+	}{
+		{"default cannot run", []tuner.Result{ok(win, 100)}, -1, "the default config cannot run this problem"},
+		{"default failed", []tuner.Result{ok(win, 100), failed}, 1, "the default config did not run correctly"},
+		{"default ran", []tuner.Result{ok(win, 100), ok(def, 150)}, 1, "1.50x the default's re-measured median"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := &tuner.Outcome{Desc: sdk.Description{Default: def}, Results: tc.results}
+			o.Best = &o.Results[0]
+			if tc.def >= 0 {
+				o.Default = &o.Results[tc.def]
+			}
+			if got := howChosen(o, len(tc.results)); !strings.Contains(got, tc.want) {
+				t.Errorf("howChosen = %q, want it to hold %q", got, tc.want)
+			}
+		})
+	}
+}
