@@ -306,6 +306,11 @@ def validate(c: Config, p: Problem) -> None:
         if c.batch and c.push == "gemm":
             raise ValueError("batch 1 with push=gemm: a batched product writes one buffer, but each owner's slot is "
                              "in another")
+        # Batching takes runs of two or more peers; with one peer it only
+        # orders the products chunk by chunk, as batch 0 does with one chunk.
+        if c.batch and p.world <= 2 and c.chunks == 1:
+            raise ValueError("batch 1 with at most one peer and one chunk: the same products in the same order as "
+                             "batch 0")
         if c.reduce == "epilogue" and c.impl != IMPL_FUSED:
             raise ValueError("reduce=epilogue: only the fused GEMM (impl=fused) has an epilogue to reduce in")
     if p.world == 1 and c.chunks > 1:

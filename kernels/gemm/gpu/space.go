@@ -351,6 +351,12 @@ func Validate(kernel string, c Config, p Problem) error {
 		if c.Batch && c.Push == PushGEMM {
 			return fmt.Errorf("batch 1 with push=gemm: a batched product writes one buffer, but each owner's slot is in another")
 		}
+		// Batching takes runs of two or more peers; with one peer it only
+		// orders the products chunk by chunk, the same order as batch 0's
+		// when there is one chunk.
+		if c.Batch && p.World <= 2 && c.Chunks == 1 {
+			return fmt.Errorf("batch 1 with at most one peer and one chunk: the same products in the same order as batch 0")
+		}
 		if c.Reduce == ReduceEpilogue && c.Impl != ImplFused {
 			return fmt.Errorf("reduce=epilogue: only the fused GEMM (impl=fused) has an epilogue to reduce in")
 		}
