@@ -44,6 +44,11 @@ def variants(kernel, world):
     else:
         vs = [{}, {"push": "gemm"}, {"chunks": 8, "streams": 3}, {"push": "gemm", "chunks": 4, "streams": 2},
               {"chunks": 4, "streams": 2, "batch": 1}]
+    # cuBLASLt's other ranked algorithms and its SM count target.
+    vs += [{"algo": 2}, {"algo": 1, "sm_reserve": 16, **({"copy": "sm"} if kernel == gemm.AGMM else {})},
+           {"algo": 3, "chunks": 2, "streams": 2, "batch": 1}]
+    if world == 1:  # no peers: one chunk, one product
+        vs = [{**v, "chunks": 1, "streams": 1, "batch": 0} for v in vs]
     return [{**d, **v} for v in vs]
 
 
@@ -71,9 +76,13 @@ def ours(kernel):
 
 
 def check(kernel, m, n, k, world, rank, what, trials=2):
+    """trials calls on fresh inputs; B is [K, N] in the first, the transpose
+    of a dense [N, K] (an nn.Linear weight's .t()) in the next."""
     ok = True
     for t in range(trials):
         a, b = inputs(kernel, m, n, k, world, rank, t + 1)
+        if t % 2:
+            b = b.t().contiguous().t()
         got = ours(kernel)(a, b)
         err = rel_err(got, reference(kernel, a, b, world))
         if not err <= TOL:
@@ -89,6 +98,12 @@ def run_gemm(rank, world):
     try:
         for kernel in gemm.KERNELS:
             for cfg in variants(kernel, world):
+                try:  # some take several ranks (chunks, batch)
+                    gemm.validate(gemm.parse_config(kernel, cfg), gemm.Problem(512 * world, 1024, 1024, world))
+                except ValueError as ex:
+                    if rank == 0:
+                        print(f"# {kernel} config {cfg} skipped: {ex}", flush=True)
+                    continue
                 gemm.choose = lambda *a, cfg=cfg, **kw: Choice(dict(cfg), "forced")
                 _torch_gemm._pipes.clear()
                 ok &= check(kernel, 512 * world, 1024, 1024, world, rank, f"config {cfg}")

@@ -1,7 +1,7 @@
 #!/bin/sh
 # gpu-bundle.sh: builds what a GPU machine without Go needs into the
 # git-ignored .gpu/: bins.tgz (stripped bin/symmtune, the CUDA plugins
-# under bin/cuda/ and bin/gemmalone, about 30 MB) and a copy of the shared peer script. Carry
+# under bin/cuda/, bin/gemmalone and bin/cublaslt.test, about 35 MB) and a copy of the shared peer script. Carry
 # .gpu to the machine and unpack with `tar xzf .gpu/bins.tgz`.
 set -eu
 make -s cuda-headers
@@ -15,6 +15,9 @@ for p in allreduce agmm matmulrs; do
 done
 CGO_ENABLED=1 CGO_CFLAGS="-I$CUDA_ENV_INC" CGO_LDFLAGS="-L$CUDA_ENV_LIB" \
 	go build -tags cuda -ldflags "-s -w" -o .gpu/bin/gemmalone ./bench/gemmalone
+# The cuBLASLt binding's GPU test (bench/lt-parity.sh runs it).
+CGO_ENABLED=1 CGO_CFLAGS="-I$CUDA_ENV_INC" CGO_LDFLAGS="-L$CUDA_ENV_LIB" \
+	go test -c -tags cuda -ldflags "-s -w" -o .gpu/bin/cublaslt.test ./cuda/cublaslt
 tar czf .gpu/bins.tgz -C .gpu bin && rm -rf .gpu/bin
 [ -f ../shared/bench/peer_baselines.py ] && cp ../shared/bench/peer_baselines.py .gpu/
 ls -la .gpu

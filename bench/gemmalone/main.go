@@ -254,6 +254,12 @@ func (b *bench) shape(sh shape, tiles []hopper.Tile, iters, warmup int) error {
 		}
 	}
 	ltCall := func() error { return plan.Run(b.stream, algo, buf.a, buf.bKN, buf.c, b.ws) }
+	// The pipelines' products read B stored [N, K]: the same first four
+	// algorithms of that layout, for comparison only (the ratios stay to
+	// the [K, N] reference, as in earlier tables).
+	if err := b.ltRows(sh, buf, label, flops, iters, warmup); err != nil {
+		return err
+	}
 
 	for _, t := range tiles {
 		row := func(format string, a ...any) {
@@ -411,4 +417,30 @@ func (b *bench) time(call func() error, iters, warmup int) (float64, error) {
 	}
 	sort.Float64s(ts)
 	return ts[len(ts)/2], nil
+}
+
+// ltRows verifies and times cuBLASLt's first four algorithms for B stored
+// [N, K] (rows "cublaslt-bt").
+func (b *bench) ltRows(sh shape, buf buffers, label string, flops float64, iters, warmup int) error {
+	plan, err := b.lt.Plan(cublaslt.Matmul{M: sh.m, N: sh.n, K: sh.k, DType: b.ltType, BT: true, Workspace: 32 << 20})
+	if err != nil {
+		return err
+	}
+	defer plan.Close()
+	for a := 0; a < min(4, plan.Algos()); a++ {
+		call := func() error { return plan.Run(b.stream, a, buf.a, buf.bNK, buf.c, b.ws) }
+		rel, err := b.verify(sh, buf.c, call)
+		if err != nil {
+			return fmt.Errorf("cublaslt [N, K] algo %d: %w", a, err)
+		}
+		if math.IsInf(rel, 1) || rel > tolerance(b.bf16) {
+			return fmt.Errorf("cublaslt [N, K] algo %d: relative error %.2e over tolerance", a, rel)
+		}
+		us, err := b.time(call, iters, warmup)
+		if err != nil {
+			return err
+		}
+		fmt.Printf("%s,cublaslt-bt,algo%d,-,%.2e,%.1f,%.0f,-\n", label, a, rel, us, flops/us/1e6)
+	}
+	return nil
 }

@@ -8,7 +8,8 @@
 // since CUDA 11.
 //
 // It offers exactly what symmtune's GEMM pipelines need: row-major
-// D[M,N] = A[M,K]·B[K,N] in bf16 or f16 with fp32 accumulation, any leading
+// D[M,N] = A[M,K]·B[K,N] in bf16 or f16 with fp32 accumulation, B stored
+// [K,N] or [N,K] (a torch.nn.Linear weight's layout), any leading
 // dimensions, an SM-count target (to leave SMs free for communication
 // kernels), and a choice among the algorithms cuBLASLt's heuristic ranks
 // for the shape, which the tuner searches over.
@@ -41,7 +42,8 @@ typedef struct {
 enum {
 	LT_R_16F = 2, LT_R_32F = 0, LT_R_16BF = 14,  // cudaDataType
 	LT_COMPUTE_32F = 68,                          // cublasComputeType_t
-	LT_DESC_SM_COUNT_TARGET = 15,                 // cublasLtMatmulDescAttributes_t
+	LT_DESC_TRANSA = 3, LT_DESC_SM_COUNT_TARGET = 15, // cublasLtMatmulDescAttributes_t
+	LT_OP_T = 1,                                  // cublasOperation_t
 	LT_PREF_MAX_WORKSPACE_BYTES = 1,              // cublasLtMatmulPreferenceAttributes_t
 	LT_LAYOUT_BATCH_COUNT = 5,                    // cublasLtMatrixLayoutAttribute_t
 	LT_LAYOUT_STRIDED_BATCH_OFFSET = 6,
@@ -117,10 +119,11 @@ static int lt_batch(lt_layout l, int32_t count, int64_t stride) {
 }
 
 // lt_plan builds the descriptors of a column-major D[rows,cols] =
-// A[rows,inner]·B[inner,cols], batch times (B and D strided by strideB and
-// strideD elements, A shared), and asks the heuristic for up to *n
-// algorithms (on return *n holds how many it gave).
-static int lt_plan(lt_handle h, int dtype, uint64_t rows, uint64_t cols, uint64_t inner,
+// op(A)[rows,inner]·B[inner,cols], batch times (B and D strided by strideB
+// and strideD elements, A shared), op(A) being A, or with transA Aᵀ of an A
+// stored [inner,rows], and asks the heuristic for up to *n algorithms (on
+// return *n holds how many it gave).
+static int lt_plan(lt_handle h, int dtype, uint64_t rows, uint64_t cols, uint64_t inner, int32_t transA,
                    int64_t lda, int64_t ldb, int64_t ldd, int32_t batch, int64_t strideB, int64_t strideD,
                    int32_t smTarget, size_t workspace,
                    lt_desc* desc, lt_layout* la, lt_layout* lb, lt_layout* ld, lt_heur* heur, int* n) {
@@ -128,7 +131,9 @@ static int lt_plan(lt_handle h, int dtype, uint64_t rows, uint64_t cols, uint64_
 	int r = lt.desc_create(desc, LT_COMPUTE_32F, LT_R_32F);
 	if (r) return r;
 	if (smTarget > 0 && (r = lt.desc_set(*desc, LT_DESC_SM_COUNT_TARGET, &smTarget, sizeof(smTarget)))) return r;
-	if ((r = lt.layout_create(la, dtype, rows, inner, lda))) return r;
+	int32_t op = LT_OP_T;
+	if (transA && (r = lt.desc_set(*desc, LT_DESC_TRANSA, &op, sizeof(op)))) return r;
+	if ((r = transA ? lt.layout_create(la, dtype, inner, rows, lda) : lt.layout_create(la, dtype, rows, inner, lda))) return r;
 	if ((r = lt.layout_create(lb, dtype, inner, cols, ldb))) return r;
 	if ((r = lt.layout_create(ld, dtype, rows, cols, ldd))) return r;
 	if (batch > 1) {
@@ -159,6 +164,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"unsafe"
 
@@ -265,11 +271,15 @@ func (h *Handle) Close() error {
 }
 
 // Matmul is a row-major product D[M,N] = A[M,K]·B[K,N]. Leading dimensions
-// are in elements; zero means packed (K for A, N for B and D).
+// are in elements; zero means packed (K for A and for B stored [N,K], N
+// for B stored [K,N] and for D).
 type Matmul struct {
 	M, N, K       int
 	LDA, LDB, LDD int
 	DType         DType
+	// BT: B is stored [N,K] (the layout of a torch.nn.Linear weight, and
+	// of the fused GEMM's B), not [K,N].
+	BT bool
 	// Batch > 1 computes Batch products at once: A and D of product i
 	// start StrideA and StrideD elements after product i-1's, B is shared.
 	Batch            int
@@ -286,7 +296,11 @@ func (m Matmul) String() string {
 	if m.Batch > 1 {
 		b = fmt.Sprintf(" x%d (strides %d,%d)", m.Batch, m.StrideA, m.StrideD)
 	}
-	return fmt.Sprintf("%dx%dx%d%s (ld %d,%d,%d, sm target %d)", m.M, m.N, m.K, b, m.LDA, m.LDB, m.LDD, m.SMCountTarget)
+	bl := "[K,N]"
+	if m.BT {
+		bl = "[N,K]"
+	}
+	return fmt.Sprintf("%dx%dx%d%s (B %s, ld %d,%d,%d, sm target %d)", m.M, m.N, m.K, b, bl, m.LDA, m.LDB, m.LDD, m.SMCountTarget)
 }
 
 // Plan is a Matmul with its descriptors and the heuristic's ranked
@@ -310,13 +324,17 @@ func (h *Handle) Plan(m Matmul) (*Plan, error) {
 	if m.LDA == 0 {
 		m.LDA = m.K
 	}
+	bRow := m.N // B's stored row length
+	if m.BT {
+		bRow = m.K
+	}
 	if m.LDB == 0 {
-		m.LDB = m.N
+		m.LDB = bRow
 	}
 	if m.LDD == 0 {
 		m.LDD = m.N
 	}
-	if m.LDA < m.K || m.LDB < m.N || m.LDD < m.N {
+	if m.LDA < m.K || m.LDB < bRow || m.LDD < m.N {
 		return nil, fmt.Errorf("matmul %s: a leading dimension is below its row length", m)
 	}
 	if m.Batch < 1 {
@@ -328,8 +346,13 @@ func (h *Handle) Plan(m Matmul) (*Plan, error) {
 	p := &Plan{Matmul: m, h: h.h, heur: make([]C.lt_heur, MaxAlgos)}
 	n := C.int(MaxAlgos)
 	// Row-major D = A·B is column-major Dᵀ = Bᵀ·Aᵀ: cuBLASLt's A is our B
-	// ([N,K] column-major with ld LDB) and its B is our A.
-	r := C.lt_plan(h.h, C.int(m.DType), C.uint64_t(m.N), C.uint64_t(m.M), C.uint64_t(m.K),
+	// (column-major [N,K] with ld LDB, or, stored [N,K] row-major, the
+	// transpose of a column-major [K,N]) and its B is our A.
+	transA := C.int32_t(0)
+	if m.BT {
+		transA = 1
+	}
+	r := C.lt_plan(h.h, C.int(m.DType), C.uint64_t(m.N), C.uint64_t(m.M), C.uint64_t(m.K), transA,
 		C.int64_t(m.LDB), C.int64_t(m.LDA), C.int64_t(m.LDD), C.int32_t(m.Batch), C.int64_t(m.StrideA), C.int64_t(m.StrideD),
 		C.int32_t(m.SMCountTarget), C.size_t(m.Workspace),
 		&p.desc, &p.la, &p.lb, &p.ld, &p.heur[0], &n)
@@ -347,6 +370,17 @@ func (h *Handle) Plan(m Matmul) (*Plan, error) {
 
 // Algos is how many algorithms the heuristic ranked (at most MaxAlgos).
 func (p *Plan) Algos() int { return len(p.heur) }
+
+// AlgoKey is the algo-th ranked algorithm's 64 opaque bytes in hex, as
+// python/symmtune/_cublaslt.py's Plan.algo_keys writes them: equal keys from
+// two processes mean the same algorithm.
+func (p *Plan) AlgoKey(algo int) string {
+	var b strings.Builder
+	for _, w := range p.heur[algo].algo.data {
+		fmt.Fprintf(&b, "%016x", uint64(w))
+	}
+	return b.String()
+}
 
 // Run enqueues D = A·B on stream with the algo-th ranked algorithm; a, b
 // and d are device pointers, ws a workspace of at least Workspace bytes.

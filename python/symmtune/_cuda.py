@@ -33,11 +33,13 @@ class CompileError(RuntimeError):
     """NVRTC rejected a kernel source; the message holds the compiler log."""
 
 
-def nvrtc_candidates() -> list[str]:
-    """Libraries to try, newest major version first (cuda/libpath's order),
-    then the copies torch's wheels bring."""
-    if os.environ.get("SYMMTUNE_NVRTC"):
-        return [os.environ["SYMMTUNE_NVRTC"]]
+def lib_candidates(env: str, stem: str) -> list[str]:
+    """Where to look for the CUDA library stem (libnvrtc, libcublasLt):
+    $env alone when set, else every stem.so.N in the CUDA toolkit's folders
+    and beside torch's own CUDA libraries, newest major version first
+    (cuda/libpath's order), then the bare names for the loader's search."""
+    if os.environ.get(env):
+        return [os.environ[env]]
     dirs = list(_LIB_DIRS)
     try:
         import nvidia  # torch's CUDA wheels: nvidia/cu13/lib, nvidia/cuda_nvrtc/lib
@@ -46,13 +48,19 @@ def nvrtc_candidates() -> list[str]:
     except ImportError:
         pass
     found: list[tuple[int, str]] = []
+    pattern = re.compile(re.escape(stem) + r"\.so\.(\d+)")
     for d in dirs:
-        for path in glob.glob(os.path.join(d, "libnvrtc.so.*")):
-            m = re.match(r"libnvrtc\.so\.(\d+)", os.path.basename(path))
+        for path in glob.glob(os.path.join(d, stem + ".so.*")):
+            m = pattern.match(os.path.basename(path))
             if m and path not in (p for _, p in found):
                 found.append((int(m.group(1)), path))
     found.sort(key=lambda t: -t[0])
-    return [p for _, p in found] + [f"libnvrtc.so.{v}" for v in range(14, 10, -1)]
+    return [p for _, p in found] + [f"{stem}.so.{v}" for v in range(14, 10, -1)]
+
+
+def nvrtc_candidates() -> list[str]:
+    """NVRTC libraries to try ($SYMMTUNE_NVRTC, else lib_candidates')."""
+    return lib_candidates("SYMMTUNE_NVRTC", "libnvrtc")
 
 
 _lock = threading.Lock()

@@ -10,17 +10,21 @@ layout of layout.go: flag words, then the payload) by the copy engines
 readiness is a flag in the consumer's buffer that the producer's stream sets
 (cuStreamWriteValue32, after its data) and the consumer's stream waits for
 and clears (cuStreamWaitValue32), or an event within a rank; the products
-are torch.mm (cuBLAS) on the product streams; matmulrs's reduction is the
+are cuBLASLt's, planned and chosen as the plugins plan and choose them
+(_cublaslt), on the product streams; matmulrs's reduction is the
 reduce_chunk kernel of kernels/gemm/gpu/kernels/gemm_util.cu, compiled from
 that file with NVRTC; every call ends with the team barrier, so no rank's
 next call overwrites what a peer still reads.
 
-The tuned config's chunks, streams, batch (its product order; each span is
-its own torch.mm), direction, copy, copy_blocks, push and reduce_blocks are
-honoured. algo and sm_reserve choose among cuBLASLt's algorithms and its SM
-count target, which torch.mm does not expose: they are ignored. graph is
-ignored too: each call returns a new output tensor, as torch's fused ops do,
-and a graph of torch.mm calls would write a fixed one.
+The tuned config's chunks, streams, batch (one batched product per step),
+algo (the index into cuBLASLt's ranked algorithms), sm_reserve (its SM count
+target), direction, copy, copy_blocks, push and reduce_blocks are honoured.
+The products read B stored [N, K], as the plugins tuned them: b.t() of an
+nn.Linear-style weight as it is, any other b through a transposed copy per
+call. A tuned algo that this process's cuBLASLt does not rank (another
+library version) gives way to its first, with a warning. graph is ignored
+for pipelines: each call returns a new output tensor, as torch's fused ops
+do, and a graph would write a fixed one.
 
 A tuned config of impl=fused runs the persistent Hopper GEMM
 (kernels/gemm/hopper) with the same copies, flags and reductions
@@ -36,10 +40,11 @@ from __future__ import annotations
 
 import ctypes
 import os
+import warnings
 
 import torch
 
-from . import _cuda, _torch_fused, gemm
+from . import _cublaslt, _cuda, _torch_fused, gemm
 from ._torchrt import Symmetric, barrier_fn, group_info, side_streams
 
 _GEMM_DTYPES = {torch.bfloat16: "bf16", torch.float16: "f16"}
@@ -108,6 +113,43 @@ class _Pipeline:
         self.barrier = _cuda.Launcher(barrier_fn(device), 1, 32, [self.ws.table.data_ptr(), rank, w])
         self.elt = torch.empty((), dtype=dtype).element_size()
         self.status = _torch_fused.status(group_name, device) if self.fused else None
+        self.plans: dict[tuple[int, int], _cublaslt.Plan] = {}
+        self.algo = self.cfg.algo
+        if not self.fused:
+            self.lt_ws = [torch.empty(_cublaslt.WORKSPACE_BYTES, dtype=torch.uint8, device=device)
+                          for _ in range(self.cfg.streams)]
+            sms = torch.cuda.get_device_properties(device).multi_processor_count
+            self.sm_target = sms - self.cfg.sm_reserve if self.cfg.sm_reserve else 0
+
+    def prepare_products(self, steps) -> None:
+        """Plans every product of steps (the plan's) and checks the tuned
+        algo against each, as the plugin's prepare does."""
+        plans = [self.product_plan(st) for st in steps]
+        short = min((pl.algos for pl in plans), default=self.algo + 1)
+        if self.algo >= short:
+            warnings.warn(f"symmtune.torch: the tuned {self.kernel} config's algo {self.algo} is not among the "
+                          f"{short} algorithms this cuBLASLt ({_cublaslt.version()}) ranks for every product; "
+                          "running its first", stacklevel=4)
+            self.algo = 0
+
+    def product_plan(self, st: gemm.Step) -> _cublaslt.Plan:
+        """The cuBLASLt plan of step st's product (pipeline_cuda.go's plan):
+        its rows, batched over st.batch ranks' rows (M/W rows apart in A
+        and D)."""
+        key = (st.span.rows, st.batch)
+        pl = self.plans.get(key)
+        if pl is None:
+            p = self.p
+            pl = self.plans[key] = _cublaslt.Plan(
+                self.device.index, st.span.rows, p.n, p.k, _GEMM_DTYPES[self.dtype], batch=st.batch,
+                stride_a=p.rows * p.k, stride_d=p.rows * p.n, sm_target=self.sm_target)
+        return pl
+
+    def product(self, st: gemm.Step, a: int, bt: int, d: int) -> None:
+        """Enqueues step st's product on its stream: D = A·B from A's and
+        D's first row (a, d), B stored [N, K] at bt."""
+        self.product_plan(st).run(self.gemm_streams[st.stream].cuda_stream, self.algo, a, bt, d,
+                                  self.lt_ws[st.stream].data_ptr())
 
     def flag(self, q: int, i: int) -> int:
         """The address of flag i in rank q's buffer."""
@@ -169,6 +211,8 @@ class _AllGatherMatmul(_Pipeline):
         self.plan = gemm.plan_ag(self.cfg.plan(p, r))
         self.push = self.cfg.direction == "push"
         self.a = self.ws.view(r, gemm.PAYLOAD_OFFSET, p.m * p.k, self.dtype).view(p.m, p.k)
+        if not self.fused:
+            self.prepare_products(self.plan.products)
         self.row_bytes = p.k * self.elt
         self.copy_fn = _util_fn("copy_chunk", _GEMM_DTYPES[self.dtype], self.device) if self.cfg.copy == "sm" else None
         # The pushes and the products read the caller's shard where it is
@@ -195,12 +239,13 @@ class _AllGatherMatmul(_Pipeline):
         """C, or (A, C) with A a new tensor of the gathered rows."""
         p, me, plan = self.p, self.rank, self.plan
         rows = p.rows
-        main_stream = torch.cuda.current_stream(self.device)
-        main = main_stream.cuda_stream
+        main = torch.cuda.current_stream(self.device).cuda_stream
         if self.fused:
             # Before anything reaches a peer: a broken group stops here.
             self.status.check(self.kernel)
             b = _torch_fused.b_operand(self.cfg.tile, b)
+        else:
+            b = _torch_fused.dense(b.t())
         if self.in_place:
             # Dense rows at a 16-byte aligned start (TMA's and the copies').
             a_shard = _torch_fused.dense(a_shard)
@@ -217,25 +262,20 @@ class _AllGatherMatmul(_Pipeline):
             self.fused_run.run(main, [self.fused_call.launch] if changed else [], moved if self.in_place else None)
             return self.gathered(a_shard, c) if return_a else c
         self.enqueue_copies(main)
-        try:
-            for st in plan.products:
-                gs = self.gemm_streams[st.stream]
-                spans = st.spans(rows)
-                for sp in spans:
-                    if sp.owner == me:
-                        continue
-                    if self.push:
-                        self.consume(gs.cuda_stream, gemm.partial_flag(sp.owner, sp.index))
-                    else:
-                        _cuda.wait_event(gs.cuda_stream, self.chunk_ev[self.peer_index(sp.owner) * gemm.MAX_CHUNKS + sp.index])
-                torch.cuda.set_stream(gs)
-                for sp in spans:
-                    src = self.a[sp.start:sp.start + sp.rows]
-                    if sp.owner == me and self.in_place:
-                        src = a_shard[sp.start - me * rows:sp.start - me * rows + sp.rows]
-                    torch.mm(src, b, out=c[sp.start:sp.start + sp.rows])
-        finally:
-            torch.cuda.set_stream(main_stream)
+        for st in plan.products:
+            gs = self.gemm_streams[st.stream].cuda_stream
+            for sp in st.spans(rows):
+                if sp.owner == me:
+                    continue
+                if self.push:
+                    self.consume(gs, gemm.partial_flag(sp.owner, sp.index))
+                else:
+                    _cuda.wait_event(gs, self.chunk_ev[self.peer_index(sp.owner) * gemm.MAX_CHUNKS + sp.index])
+            sp = st.span
+            a = self.a.data_ptr() + sp.start * self.row_bytes
+            if sp.owner == me and self.in_place:  # the own product is one step of the own rows
+                a = a_shard.data_ptr() + (sp.start - me * rows) * self.row_bytes
+            self.product(st, a, b.data_ptr(), c.data_ptr() + sp.start * p.n * self.elt)
         self.end(main)
         return self.gathered(a_shard, c) if return_a else c
 
@@ -295,11 +335,9 @@ class _MatmulReduceScatter(_Pipeline):
         self.slot_elems = gemm.slot_elems(p)
         self.gemm_push = self.cfg.push == "gemm"
         self.red_fn = _util_fn("reduce_chunk", _GEMM_DTYPES[self.dtype], self.device)
-        # slots[q]: this rank's slot in rank q's buffer, as [rows, n] (what
-        # its products write when they write straight into the owner's).
-        self.slots = [self.ws.view(q, gemm.PAYLOAD_OFFSET + r * self.slot_elems * self.elt, p.rows * p.n,
-                                   self.dtype).view(p.rows, p.n) for q in range(p.world)]
         self.fused_call = None
+        if not self.fused:
+            self.prepare_products(self.plan.products)
         if self.fused:
             ce = self.cfg.push == "ce" and p.world > 1
             # push=ce: peers' rows staged here, each chunk flagged in a word
@@ -342,8 +380,7 @@ class _MatmulReduceScatter(_Pipeline):
     def __call__(self, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
         p, me, plan = self.p, self.rank, self.plan
         rows, row_bytes = p.rows, p.n * self.elt
-        main_stream = torch.cuda.current_stream(self.device)
-        main = main_stream.cuda_stream
+        main = torch.cuda.current_stream(self.device).cuda_stream
         out = torch.empty(rows, p.n, dtype=self.dtype, device=self.device)
         if self.fused:
             self.status.check(self.kernel)
@@ -358,32 +395,28 @@ class _MatmulReduceScatter(_Pipeline):
             self.fused_run.run(main, changed)
             return out
         staging = None if self.gemm_push or p.world == 1 else torch.empty(p.m, p.n, dtype=self.dtype, device=self.device)
+        a = _torch_fused.dense(a)
+        bt = _torch_fused.dense(b.t()).data_ptr()
+        a_row = p.k * self.elt
         self.begin(main)
-        try:
-            for i, st in enumerate(plan.products):
-                q, gs = st.span.owner, self.gemm_streams[st.stream]
-                g = gs.cuda_stream
-                torch.cuda.set_stream(gs)
-                if q == me or self.gemm_push:
-                    lo = st.span.start - q * rows
-                    torch.mm(a[st.span.start:st.span.start + st.span.rows], b, out=self.slots[q][lo:lo + st.span.rows])
-                    _cuda.write_value(g, self.flag(q, gemm.partial_flag(me, st.span.index)), 1)
-                    if q == me:
-                        self.reduce_span(out, st.span)
-                    continue
-                spans = st.spans(rows)
-                for sp in spans:
-                    torch.mm(a[sp.start:sp.start + sp.rows], b, out=staging[sp.start:sp.start + sp.rows])
-                ev = self.chunk_ev[i]
-                _cuda.record(ev, g)
-                for sp in spans:
-                    s = self.side[self.peer_index(sp.owner)]
-                    _cuda.wait_event(s, ev)
-                    _cuda.memcpy(self.slot(sp.owner, me) + (sp.start - sp.owner * rows) * row_bytes,
-                                 staging.data_ptr() + sp.start * row_bytes, sp.rows * row_bytes, s)
-                    _cuda.write_value(s, self.flag(sp.owner, gemm.partial_flag(me, sp.index)), 1)
-        finally:
-            torch.cuda.set_stream(main_stream)
+        for i, st in enumerate(plan.products):
+            q, g, sp = st.span.owner, self.gemm_streams[st.stream].cuda_stream, st.span
+            if q == me or self.gemm_push:  # straight into the owner's slot (never batched)
+                dst = self.slot(q, me) + (sp.start - q * rows) * row_bytes
+                self.product(st, a.data_ptr() + sp.start * a_row, bt, dst)
+                _cuda.write_value(g, self.flag(q, gemm.partial_flag(me, sp.index)), 1)
+                if q == me:
+                    self.reduce_span(out, sp)
+                continue
+            self.product(st, a.data_ptr() + sp.start * a_row, bt, staging.data_ptr() + sp.start * row_bytes)
+            ev = self.chunk_ev[i]
+            _cuda.record(ev, g)
+            for sp in st.spans(rows):
+                s = self.side[self.peer_index(sp.owner)]
+                _cuda.wait_event(s, ev)
+                _cuda.memcpy(self.slot(sp.owner, me) + (sp.start - sp.owner * rows) * row_bytes,
+                             staging.data_ptr() + sp.start * row_bytes, sp.rows * row_bytes, s)
+                _cuda.write_value(s, self.flag(sp.owner, gemm.partial_flag(me, sp.index)), 1)
         self.end(main)
         return out
 

@@ -72,10 +72,10 @@ type instance struct {
 	copyFn, redFn                   cu.Function
 	res, samples                    cu.DevicePtr
 
-	b cu.DevicePtr // B [K, N], private: the same on every rank
-	// bT is B stored [N, K] (a torch.nn.Linear weight's layout), what the
-	// fused GEMM reads; fused holds each fused config's state,
-	// and status the word its kernels set when a wait times out.
+	// bT is B, private and the same on every rank, stored [N, K] (a
+	// torch.nn.Linear weight's layout), what the products and the fused
+	// GEMM read; fused holds each fused config's state, and status the
+	// word its kernels set when a wait times out.
 	bT         cu.DevicePtr
 	fused      map[Config]*fusedRun
 	status     cu.DevicePtr
@@ -160,9 +160,6 @@ func (in *instance) setup() error {
 	if in.samples, err = cu.MemAlloc(8 * 4 * 3 * MaxWorld * MaxChunks); err != nil {
 		return fmt.Errorf("allocate samples: %w", err)
 	}
-	if in.b, err = cu.MemAlloc(int64(in.prob.K) * int64(in.prob.N) * 2); err != nil {
-		return fmt.Errorf("allocate B: %w", err)
-	}
 	if in.bT, err = cu.MemAlloc(int64(in.prob.K) * int64(in.prob.N) * 2); err != nil {
 		return fmt.Errorf("allocate B [N, K]: %w", err)
 	}
@@ -234,7 +231,7 @@ func (in *instance) Close() error {
 		if in.pipe != nil {
 			errs = append(errs, in.pipe.close()...)
 		}
-		for _, p := range []*cu.DevicePtr{&in.res, &in.samples, &in.b, &in.bT, &in.status, &in.localFlags, &in.ws[0], &in.ws[1], &in.ws[2]} {
+		for _, p := range []*cu.DevicePtr{&in.res, &in.samples, &in.bT, &in.status, &in.localFlags, &in.ws[0], &in.ws[1], &in.ws[2]} {
 			if *p != 0 {
 				errs = append(errs, cu.MemFree(*p))
 				*p = 0

@@ -58,10 +58,7 @@ func (m *matmulrs) fill(seed uint64) error {
 	if err := in.fillMatrix(m.a, p.M, p.K, p.K, 0, seed, uint64(in.team.Rank())); err != nil {
 		return err
 	}
-	if err := in.fillMatrix(in.b, p.K, p.N, p.N, 0, seed, tensorB); err != nil {
-		return err
-	}
-	// The same logical B, stored [N, K] for the fused GEMM.
+	// B, stored [N, K].
 	return in.fillTransposed(in.bT, p.K, p.N, p.K, seed, tensorB)
 }
 

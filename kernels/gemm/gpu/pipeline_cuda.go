@@ -33,14 +33,16 @@ func (in *instance) smTarget(c Config) int {
 }
 
 // plan returns the cuBLASLt plan of step s's product: rows rows, batched
-// over s.Batch ranks' rows (M/W rows apart in A and D). Call inside Do.
+// over s.Batch ranks' rows (M/W rows apart in A and D), B stored [N, K] as
+// the fused GEMM and a torch.nn.Linear weight hold it (so symmtune.torch
+// runs the tuned algorithm on such a B as it is). Call inside Do.
 func (in *instance) plan(s Step, c Config) (*cublaslt.Plan, error) {
 	key := planKey{s.Rows, s.Batch, in.smTarget(c)}
 	if p := in.plans[key]; p != nil {
 		return p, nil
 	}
 	rows := int64(in.prob.Rows())
-	p, err := in.lt.Plan(cublaslt.Matmul{M: s.Rows, N: in.prob.N, K: in.prob.K, DType: in.dtype,
+	p, err := in.lt.Plan(cublaslt.Matmul{M: s.Rows, N: in.prob.N, K: in.prob.K, DType: in.dtype, BT: true,
 		Batch: s.Batch, StrideA: rows * int64(in.prob.K), StrideD: rows * int64(in.prob.N),
 		SMCountTarget: key.smTarget, Workspace: workspaceBytes})
 	if err != nil {
@@ -61,7 +63,7 @@ func (in *instance) product(c Config, s Step, a, d cu.DevicePtr) error {
 	if err != nil {
 		return err
 	}
-	if err := p.Run(in.gemm[s.Stream], c.Algo, a, in.b, d, in.ws[s.Stream]); err != nil {
+	if err := p.Run(in.gemm[s.Stream], c.Algo, a, in.bT, d, in.ws[s.Stream]); err != nil {
 		return err
 	}
 	return end()
