@@ -1,9 +1,9 @@
 """Answers the GEMM parity queries with symmtune.gemm, for the Go test
 kernels/gemm/gpu/parity_test.go (TestPlanParity): reads {"plans", "configs",
-"tiles", "fused", "spaces"} on stdin and writes, in the same order, each plan in the
+"defaults", "tiles", "fused", "spaces"} on stdin and writes, in the same order, each plan in the
 form the Go test builds from PlanAG/PlanRS, "ok" (with where each rank reads its
 own shard in place, for agmm) or Validate's message for each config on its
-problem, for each tile name ParseTile's message or the
+problem, fit_default's config (or why none runs) for each default query, for each tile name ParseTile's message or the
 canonical name and Check's verdict (with the NVRTC options of a valid
 tile), for each fused query the fused plans
 (symmtune.fusedplan) and the RSTable bytes in hex, each kernel's space as
@@ -48,6 +48,15 @@ def verdict(q: dict) -> str:
     return "ok"
 
 
+def default(q: dict):
+    """fit_default's config for the query's kernel and problem, or why none
+    runs."""
+    try:
+        return gemm.fit_default(q["kernel"], gemm.Problem(q["m"], q["n"], q["k"], q["world"]))
+    except ValueError as e:
+        return str(e)
+
+
 def tile(name: str) -> str:
     try:
         t = hopper.parse_tile(name)
@@ -73,6 +82,7 @@ def fused(q: dict) -> dict:
 if __name__ == "__main__":
     qs = json.load(sys.stdin)
     json.dump({"plans": [plan(q) for q in qs["plans"]], "configs": [verdict(q) for q in qs["configs"]],
+               "defaults": [default(q) for q in qs["defaults"]],
                "tiles": [tile(name) for name in qs["tiles"]], "fused": [fused(q) for q in qs["fused"]],
                "spaces": {k: [{"Name": n, "Values": list(v)} for n, v in gemm.SPACE[k].items()] for k in qs["spaces"]},
                "versions": {k: gemm.kernel_version(k) for k in qs["spaces"]}},

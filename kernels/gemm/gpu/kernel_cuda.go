@@ -57,6 +57,17 @@ func (k Kernel) checked(c space.Config, p space.Problem, world int) (Config, Pro
 	return cfg, prob, nil
 }
 
+// DefaultFor implements sdk.Defaulter: Default fitted to the problem
+// (FitDefault), so a search on one rank, or on ranks holding few rows, has
+// a baseline that runs.
+func (k Kernel) DefaultFor(p space.Problem, world int, backend string) (space.Config, error) {
+	prob, err := ParseProblem(p, world)
+	if err != nil {
+		return nil, err
+	}
+	return FitDefault(k.Name, prob)
+}
+
 func (k Kernel) SymmetricBytes(p space.Problem, world int, backend string) (int64, error) {
 	prob, err := ParseProblem(p, world)
 	if err != nil {

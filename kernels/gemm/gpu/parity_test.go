@@ -169,9 +169,23 @@ func TestPlanParity(t *testing.T) {
 			verdicts = append(verdicts, msg)
 		}
 	}
+	// The default each kernel fits to each problem.
+	var defaults []map[string]any
+	var fitted []any
+	for _, k := range []string{AGMM, MatmulRS} {
+		for _, p := range problems {
+			defaults = append(defaults, map[string]any{"kernel": k, "m": p.M, "n": p.N, "k": p.K, "world": p.World})
+			c, err := FitDefault(k, p)
+			if err != nil {
+				fitted = append(fitted, err.Error())
+			} else {
+				fitted = append(fitted, jsonOf(t, c))
+			}
+		}
+	}
 	tiles, tileVerdicts := tileQueries(rng)
 	fusedQs, fusedWant := fusedQueries(rng)
-	q, err := json.Marshal(map[string]any{"plans": plans, "configs": configs, "tiles": tiles, "fused": fusedQs, "spaces": []string{AGMM, MatmulRS}})
+	q, err := json.Marshal(map[string]any{"plans": plans, "configs": configs, "defaults": defaults, "tiles": tiles, "fused": fusedQs, "spaces": []string{AGMM, MatmulRS}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -186,6 +200,7 @@ func TestPlanParity(t *testing.T) {
 	var got struct {
 		Plans    []any             `json:"plans"`
 		Configs  []any             `json:"configs"`
+		Defaults []any             `json:"defaults"`
 		Tiles    []string          `json:"tiles"`
 		Fused    []any             `json:"fused"`
 		Spaces   map[string][]any  `json:"spaces"`
@@ -194,8 +209,8 @@ func TestPlanParity(t *testing.T) {
 	if err := json.Unmarshal(out, &got); err != nil {
 		t.Fatalf("python answer: %v", err)
 	}
-	if len(got.Plans) != len(plans) || len(got.Configs) != len(configs) || len(got.Tiles) != len(tiles) || len(got.Fused) != len(fusedQs) {
-		t.Fatalf("python answered %d plans, %d configs, %d tiles and %d fused plans of %d, %d, %d and %d", len(got.Plans), len(got.Configs), len(got.Tiles), len(got.Fused), len(plans), len(configs), len(tiles), len(fusedQs))
+	if len(got.Plans) != len(plans) || len(got.Configs) != len(configs) || len(got.Defaults) != len(defaults) || len(got.Tiles) != len(tiles) || len(got.Fused) != len(fusedQs) {
+		t.Fatalf("python answered %d plans, %d configs, %d defaults, %d tiles and %d fused plans of %d, %d, %d, %d and %d", len(got.Plans), len(got.Configs), len(got.Defaults), len(got.Tiles), len(got.Fused), len(plans), len(configs), len(defaults), len(tiles), len(fusedQs))
 	}
 	bad := 0
 	for i := range plans {
@@ -208,6 +223,12 @@ func TestPlanParity(t *testing.T) {
 		if got.Configs[i] != verdicts[i] && bad < 10 {
 			bad++
 			t.Errorf("validate %v:\n  go:     %v\n  python: %v", configs[i], verdicts[i], got.Configs[i])
+		}
+	}
+	for i := range defaults {
+		if !reflect.DeepEqual(got.Defaults[i], fitted[i]) && bad < 15 {
+			bad++
+			t.Errorf("default for %v:\n  go:     %v\n  python: %v", defaults[i], fitted[i], got.Defaults[i])
 		}
 	}
 	for i := range tiles {
@@ -236,7 +257,7 @@ func TestPlanParity(t *testing.T) {
 			t.Errorf("kernel version of %s: go %s, python %s", k, v, got.Versions[k])
 		}
 	}
-	t.Logf("%d plans, %d configs (%d valid fused), %d tile names, %d fused plans and tables, 2 spaces and kernel versions agree", len(plans), len(configs), fused, len(tiles), len(fusedQs))
+	t.Logf("%d plans, %d configs (%d valid fused), %d fitted defaults, %d tile names, %d fused plans and tables, 2 spaces and kernel versions agree", len(plans), len(configs), fused, len(defaults), len(tiles), len(fusedQs))
 }
 
 // fusedQueries are problems of the fused GEMM, each with Go's PlanFusedAG

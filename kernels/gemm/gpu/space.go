@@ -190,6 +190,30 @@ func Default(kernel string) space.Config {
 	return c
 }
 
+// FitDefault is Default made to run on p, what an untuned caller of p
+// runs and every search measures first (Kernel.DefaultFor;
+// python/symmtune/gemm.py's fit_default): Default as is where Validate
+// takes it, else with the most chunks of the space's values below
+// Default's that Validate accepts (a rank holding fewer rows, or one rank).
+func FitDefault(kernel string, p Problem) (space.Config, error) {
+	c := Default(kernel)
+	var last error
+	for i := len(chunkValues) - 1; i >= 0; i-- {
+		if chunkValues[i].Int > c[ParamChunks].Int {
+			continue
+		}
+		c[ParamChunks] = chunkValues[i]
+		cfg, err := ParseConfig(kernel, c)
+		if err != nil {
+			return nil, err
+		}
+		if last = Validate(kernel, cfg, p); last == nil {
+			return c, nil
+		}
+	}
+	return nil, last
+}
+
 // Config is a parsed config of either kernel; fields of the other kernel
 // stay zero.
 type Config struct {

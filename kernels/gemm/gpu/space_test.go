@@ -237,3 +237,34 @@ func TestShardInPlace(t *testing.T) {
 		})
 	}
 }
+
+// TestFitDefault: the default runs as it is where Validate takes it, and
+// otherwise with fewer chunks (one rank; ranks holding fewer rows).
+func TestFitDefault(t *testing.T) {
+	for _, tc := range []struct {
+		kernel     string
+		m, world   int
+		wantChunks int64
+	}{
+		{AGMM, 8192, 2, 2},
+		{MatmulRS, 8192, 4, 2},
+		{AGMM, 8192, 1, 1},
+		{MatmulRS, 8192, 1, 1},
+		{AGMM, 4, 4, 1}, // one row per rank
+		{MatmulRS, 4, 4, 1},
+	} {
+		c, err := FitDefault(tc.kernel, problem(t, tc.m, 3584, 8192, tc.world))
+		if err != nil {
+			t.Errorf("%s m=%d world %d: %v", tc.kernel, tc.m, tc.world, err)
+			continue
+		}
+		if got := c[ParamChunks].Int; got != tc.wantChunks {
+			t.Errorf("%s m=%d world %d: chunks %d, want %d", tc.kernel, tc.m, tc.world, got, tc.wantChunks)
+		}
+		for name, v := range Default(tc.kernel) {
+			if name != ParamChunks && c[name] != v {
+				t.Errorf("%s m=%d world %d: %s = %v, Default's is %v", tc.kernel, tc.m, tc.world, name, c[name], v)
+			}
+		}
+	}
+}
