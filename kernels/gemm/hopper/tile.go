@@ -236,7 +236,10 @@ var (
 // (0.94x cuBLAS instead of 0.87x, bench/results/2026-11-23-h200-gemmalone-224.md);
 // and two ping-pong tiles of 64 rows per consumer (64x224, 64x256), whose
 // epilogues run under the other consumer's MMAs
-// (bench/results/2026-11-23-h200-gemmalone-pp64.md).
+// (bench/results/2026-11-23-h200-gemmalone-pp64.md). Two larger swizzle
+// groups (128x256:cl2 with 8, 64x224:pp with 32) read less from HBM and ran
+// 0.5-1.6% faster under sustained load at 8192 and 16384 rows
+// (bench/results/2026-11-24-h200-sustained-gemm.md).
 var Searched = mustSearched(searchedJSON)
 
 //go:embed searched.json
