@@ -324,6 +324,20 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) CLUSTER_ATTR
 		asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" ::"n"(CONSUMERS == 1 ? 240 : 232));
 		const int cw = wg - 1, tid = threadIdx.x % 128, warp = tid / 32, lane = tid % 32;
 		const u32 stage = stages_c + (u32)(cw * 4 + warp) * STAGE_BYTES;
+		const int row0 = PINGPONG ? 0 : cw * WG_M; // this consumer's first row of the tile
+		// Stage 0's descriptors of those rows of A and of B. Another stage,
+		// a later 16-deep K slice or 64 more rows only move the start
+		// address, whose field (address / 16, 14 bits) cannot carry: shared
+		// addresses stay below 256 KiB. So the main loop adds constants to
+		// these (uniform) values instead of rebuilding each descriptor from
+		// its address: ncu counted 78 instructions per k-block and warp
+		// there, cuBLASLt's kernel 40 (bench/results/2026-11-24-h200-sustained-gemm.md).
+		const u64 da0 = desc_kmajor(sa + row0 * 128);
+#if B_KMAJOR
+		const u64 db0 = desc_kmajor(sb);
+#else
+		const u64 db0 = desc_mnmajor(sb, B_NBLOCK_BYTES);
+#endif
 		float acc[MI][BN / 2];
 		int s = 0;
 		u32 phase = 0;
@@ -337,15 +351,12 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) CLUSTER_ATTR
 				s = adv % STAGES;
 				continue;
 			}
-			const int row0 = 0;
 			// A parity wait cannot tell phase p from phase p+2, so a
 			// consumer must not wait on a stage more than one phase ahead
 			// of it: tile i's main loop starts once tile i-1's consumer has
 			// seen its last stage full (CUTLASS orders its ping-pong
 			// consumers the same way).
 			if (i > 0) mbar_wait(TURN, (u32)((i - 1) & 1));
-#else
-			const int row0 = cw * WG_M;
 #endif
 			int tm, tn;
 			tile_of(t, tiles_m, tiles_n, order, tm, tn);
@@ -358,18 +369,14 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) CLUSTER_ATTR
 			for (int kb = 0; kb < kblocks; kb++) {
 				mbar_wait(FULL(s), phase);
 				wgmma_fence();
+				const u64 da = da0 + (u64)(s * (A_BYTES / 16)), db = db0 + (u64)(s * (B_BYTES / 16));
 #pragma unroll
 				for (int kk = 0; kk < BK / 16; kk++) {
-#if B_KMAJOR
-					const u64 db = desc_kmajor(sb + s * B_BYTES + kk * 32);
-#else
-					const u64 db = desc_mnmajor(sb + s * B_BYTES + kk * 16 * 128, B_NBLOCK_BYTES);
-#endif
+					// K-major rows are 128 bytes: a K slice is 32 bytes on; an
+					// MN-major B slice is 16 rows of 128 bytes on.
+					const u64 dbk = db + (u64)(B_KMAJOR ? kk * 2 : kk * 128);
 #pragma unroll
-					for (int mi = 0; mi < MI; mi++) {
-						const u64 da = desc_kmajor(sa + s * A_BYTES + (row0 + mi * 64) * 128 + kk * 32);
-						WGMMA(acc[mi], da, db, 1);
-					}
+					for (int mi = 0; mi < MI; mi++) WGMMA(acc[mi], da + (u64)(mi * 64 * 8 + kk * 2), dbk, 1);
 				}
 				wgmma_commit();
 				// The group before this one has finished reading its stage.
