@@ -40,8 +40,10 @@ gemmalone: cuda-headers
 	@mkdir -p $(BIN)
 	$(CUDA_ENV) $(GO) build -tags cuda -ldflags "-s -w" -o $(BIN)/gemmalone ./bench/gemmalone
 
+# gpu adds the tests that need a GPU (built by scripts/gpu-bundle.sh), so
+# they are vetted here though CI cannot run them.
 cuda-vet: cuda-headers
-	$(CUDA_ENV) $(GO) vet -tags cuda $(CUDA_PKGS)
+	$(CUDA_ENV) $(GO) vet -tags cuda,gpu $(CUDA_PKGS)
 
 cuda-test: cuda-headers
 	$(CUDA_ENV) SYMMTUNE_NVRTC=$(CURDIR)/$(CUDA_DIR)/root/usr/lib/x86_64-linux-gnu/libnvrtc.so.11.2 \

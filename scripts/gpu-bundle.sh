@@ -17,7 +17,7 @@ CGO_ENABLED=1 CGO_CFLAGS="-I$CUDA_ENV_INC" CGO_LDFLAGS="-L$CUDA_ENV_LIB" \
 	go build -tags cuda -ldflags "-s -w" -o .gpu/bin/gemmalone ./bench/gemmalone
 # The cuBLASLt binding's GPU test (bench/lt-parity.sh runs it).
 CGO_ENABLED=1 CGO_CFLAGS="-I$CUDA_ENV_INC" CGO_LDFLAGS="-L$CUDA_ENV_LIB" \
-	go test -c -tags cuda -ldflags "-s -w" -o .gpu/bin/cublaslt.test ./cuda/cublaslt
+	go test -c -tags cuda,gpu -ldflags "-s -w" -o .gpu/bin/cublaslt.test ./cuda/cublaslt
 tar czf .gpu/bins.tgz -C .gpu bin && rm -rf .gpu/bin
 [ -f ../shared/bench/peer_baselines.py ] && cp ../shared/bench/peer_baselines.py .gpu/
 ls -la .gpu
