@@ -109,8 +109,11 @@ const (
 	BFloat16 = 9
 )
 
-// Swizzle128B is CU_TENSOR_MAP_SWIZZLE_128B.
-const Swizzle128B = 3
+// Swizzle128B is CU_TENSOR_MAP_SWIZZLE_128B, Swizzle32B CU_TENSOR_MAP_SWIZZLE_32B.
+const (
+	Swizzle128B = 3
+	Swizzle32B  = 1
+)
 
 // Encode2D describes a row-major matrix at addr of rows x cols elements of
 // dtype (2 bytes each) with rowBytes between rows, read in boxes of

@@ -85,6 +85,11 @@ class FusedGEMM:
             return _sm90.encode_2d(self._dtype, b, n, k, k * 2, t.bn // t.cluster_m, hopper.BK, into=into)
         return _sm90.encode_2d(self._dtype, b, k, n, n * 2, hopper.BK, 64, into=into)
 
+    def encode_c(self, into: _sm90.TensorMap | None, c: int, m: int, n: int) -> _sm90.TensorMap:
+        """C [m, n] row-major at c, stored by the epilogue's TMA in 16 x 16
+        boxes of its 32-byte swizzled staging buffers (FusedGEMM.Launch)."""
+        return _sm90.encode_2d(self._dtype, c, m, n, n * 2, 16, 16, _sm90.SWIZZLE_32B, into=into)
+
     @property
     def _dtype(self) -> int:
         return _sm90.BFLOAT16 if self.bf16 else _sm90.FLOAT16
@@ -121,11 +126,12 @@ class Call:
         # Wait; mask 0: none).
         self.own_rows = own_rows
         self.map_a, self.map_b, self.map_a_own = _sm90.TensorMap(), _sm90.TensorMap(), _sm90.TensorMap()
+        self.map_c = _sm90.TensorMap()  # a plain product's C (FusedGEMM.Launch); a reduce-scatter leaves it unread
         self._a = self._b = self._a_own = -1
         self.order = _device_bytes(struct.pack(f"<{len(order)}I", *order), device)
         self.table = _device_bytes(struct.pack(f"<{len(table)}I", *table), device) if table else None
         self.rs = _device_bytes(rs, device) if rs else None
-        p = _sm90.Params().map(self.map_a).map(self.map_b).map(self.map_a_own)
+        p = _sm90.Params().map(self.map_a).map(self.map_b).map(self.map_a_own).map(self.map_c)
         self._c = p.u64(0).last()
         p.i32(m).i32(n).i32(k)
         p.u64(self.order.data_ptr()).u64(self.table.data_ptr() if table else 0).i32(len(table) // 2 if table else 0)
@@ -153,6 +159,8 @@ class Call:
             self.g.encode_b(self.map_b, b, self.n, self.k)
             self._b, changed = b, True
         if c != self._c.value:
+            if self.rs is None:
+                self.g.encode_c(self.map_c, c, self.m, self.n)
             self._c.value, changed = c, True
         return changed
 

@@ -22,8 +22,10 @@ _DIR = Path(__file__).resolve().parent / "_kernels" / "hopper"
 # tile.go's BK and SmemLimit; source.go's Entry.
 BK = 64
 SMEM_LIMIT = 232448
-# The epilogue's staging buffer per consumer warp (Tile.StageBytes).
+# One of the epilogue's staging buffers per consumer warp (Tile.StageBytes),
+# and the most a warp gets (maxEpiBuffers).
 STAGE_BYTES = 512
+MAX_EPI_BUFFERS = 4
 ENTRY = "hopper_gemm"
 # source.go's EpilogueOption: the variant whose epilogue can sum a
 # reduce-scatter's own rows.
@@ -99,10 +101,22 @@ class Tile:
     def _rows_per_consumer(self) -> int:
         return self.bm if self.ping_pong else _quo(self.bm, max(self.consumers, 1))
 
+    def epi_buffers(self) -> int:
+        """Tile.EpiBuffers: the epilogue's staging buffers per consumer warp."""
+        b = MAX_EPI_BUFFERS
+        while b > 1:
+            if self._smem_bytes(b) <= SMEM_LIMIT:
+                return b
+            b //= 2
+        return 1
+
     def smem_bytes(self) -> int:
+        return self._smem_bytes(self.epi_buffers())
+
+    def _smem_bytes(self, bufs: int) -> int:
         # In Go's int64 arithmetic: a name may ask for any number of stages.
-        bars = _int64(16 * self.stages + 8 + 127) & ~127
-        return _int64(1024 + self.stages * (self.bm + self.bn) * BK * 2 + bars + self.consumers * 4 * STAGE_BYTES)
+        bars = _int64(16 * self.stages + 8 + 255) & ~255
+        return _int64(1024 + self.stages * (self.bm + self.bn) * BK * 2 + bars + self.consumers * 4 * STAGE_BYTES * bufs)
 
     def check(self, smem_limit: int = SMEM_LIMIT) -> None:
         """Tile.Check: ValueError with Go's message when the kernel cannot
@@ -156,7 +170,7 @@ class Tile:
         b = lambda v: "1" if v else "0"  # noqa: E731
         return [f"-DDTYPE_BF16={b(bf16)}", f"-DB_KMAJOR={b(self.bk_major)}", f"-DBM={self.bm}", f"-DBN={self.bn}",
                 f"-DSTAGES={self.stages}", f"-DCONSUMERS={self.consumers}", f"-DPINGPONG={b(self.ping_pong)}",
-                f"-DGROUP_M={self.group_m}", f"-DCLUSTER_M={self.cluster_m}"]
+                f"-DGROUP_M={self.group_m}", f"-DEPI_BUFS={self.epi_buffers()}", f"-DCLUSTER_M={self.cluster_m}"]
 
     def __str__(self) -> str:
         """Tile.String: the name parse_tile reads back."""

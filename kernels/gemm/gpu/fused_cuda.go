@@ -97,10 +97,7 @@ func (g *FusedGEMM) Maps(a, b cu.DevicePtr, m, n, k int) (Operands, error) {
 	if err := g.Tile.CheckShape(n, k); err != nil {
 		return Operands{}, err
 	}
-	dt := sm90.Float16
-	if g.bf16 {
-		dt = sm90.BFloat16
-	}
+	dt := g.dtype()
 	t := g.Tile
 	o := Operands{M: m, N: n, K: k}
 	var err error
@@ -136,11 +133,15 @@ func (g *FusedGEMM) WithOwnRows(o Operands, a cu.DevicePtr, lo, rows int) (Opera
 }
 
 func (g *FusedGEMM) encodeA(a cu.DevicePtr, m, k int) (sm90.TensorMap, error) {
-	dt := sm90.Float16
+	return sm90.Encode2D(g.dtype(), a, uint64(m), uint64(k), uint64(k)*2, uint32(g.Tile.BM), hopper.BK, sm90.Swizzle128B)
+}
+
+// dtype is the tensor maps' element type.
+func (g *FusedGEMM) dtype() int {
 	if g.bf16 {
-		dt = sm90.BFloat16
+		return sm90.BFloat16
 	}
-	return sm90.Encode2D(dt, a, uint64(m), uint64(k), uint64(k)*2, uint32(g.Tile.BM), hopper.BK, sm90.Swizzle128B)
+	return sm90.Float16
 }
 
 // Comm is what the communication adds to a launch: the tile order; for an
@@ -170,8 +171,17 @@ type Comm struct {
 // with clusters, at most the clusters that fit at once).
 func (g *FusedGEMM) Launch(stream cu.Stream, o Operands, c cu.DevicePtr, sms int, comm Comm) error {
 	grid := g.Grid(o.M, o.N, sms)
+	// A plain product stores C by TMA, in the epilogue's 16 x 16 staging
+	// boxes; a reduce-scatter's rows go elsewhere and leave the map unread.
+	var mapC sm90.TensorMap
+	if comm.RS == 0 {
+		var err error
+		if mapC, err = sm90.Encode2D(g.dtype(), c, uint64(o.M), uint64(o.N), uint64(o.N)*2, 16, 16, sm90.Swizzle32B); err != nil {
+			return fmt.Errorf("hopper_gemm %s: C: %w", g.Tile, err)
+		}
+	}
 	var p sm90.Params
-	p.Map(o.A).Map(o.B).Map(o.AOwn).U64(uint64(c)).I32(int32(o.M)).I32(int32(o.N)).I32(int32(o.K))
+	p.Map(o.A).Map(o.B).Map(o.AOwn).Map(mapC).U64(uint64(c)).I32(int32(o.M)).I32(int32(o.N)).I32(int32(o.K))
 	p.U64(uint64(comm.Order)).U64(uint64(comm.Table)).I32(int32(comm.Chunks))
 	p.U64(uint64(comm.Flags)).U64(uint64(comm.Status)).U64(comm.TimeoutNs)
 	p.U64(uint64(comm.RS)).I32(int32(comm.RowsPerRank)).I32(int32(o.OwnLo)).I32(int32(o.OwnRows))

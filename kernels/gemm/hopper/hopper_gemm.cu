@@ -15,7 +15,11 @@
 //   - the grid is persistent (one CTA per SM at most): CTA b takes tiles
 //     b, b + gridDim.x, ... in group_m-swizzled order (as in Triton's
 //     persistent matmul), so CTAs running together share rows of A and
-//     columns of B in L2.
+//     columns of B in L2;
+//   - the epilogue writes each consumer warp's 16 x 16 blocks of C into
+//     shared memory (stmatrix) and stores them by TMA, as cuBLASLt's
+//     kernels do; a reduce-scatter's rows, bound for peers, go by the
+//     warp's own 16-byte stores.
 //
 // Compile-time config:
 //   DTYPE_BF16  1 bf16, 0 f16
@@ -33,10 +37,12 @@
 //               (a cluster), each loading half of their common B tile and
 //               multicasting it to both, which halves B's traffic from L2
 //               (cooperative consumers and K-major B only)
+//   EPI_BUFS    the epilogue's staging buffers per consumer warp (1, 2, 4)
 // Arguments: the tensor maps of A and B, and of rows [a_own_lo, a_own_lo +
 // a_own_rows) of A held elsewhere (the caller's own shard of an all-gather,
 // read in place; a_own_rows 0: none; a tile straddling the range's ends
-// reads A's map); C, m, n, k; then the tile order
+// reads A's map), and of C in 16 x 16 boxes with the 32-byte swizzle
+// (unread with a reduce-scatter's table); C, m, n, k; then the tile order
 // (0: natural), the all-gather's chunk table (see wait_rows; nchunks 0 for
 // none), the flag words' base, a status word and the wait's bound; then the
 // reduce-scatter's table and rows per rank (see RSTable; 0 for none; C is
@@ -138,29 +144,42 @@ __device__ __forceinline__ bool own_rows(int tm, int m, int me, int rows_per_ran
 	return me >= 0 && tm * BM < min(m, (me + 1) * rows_per_rank) && tm * BM + BM > me * rows_per_rank;
 }
 
-// The epilogue's staging buffer: STAGE_BYTES per consumer warp, after
-// the mbarriers (kernels/gemm/hopper.Tile.SmemBytes counts it), holding
-// one 16-column block of the warp's 16 rows: 16 rows of 32 bytes, the two
-// 16-byte halves of rows 4-7 and 12-15 swapped, so that neither the
-// stmatrix nor the loads that read it back have bank conflicts.
+// The epilogue's staging buffers: EPI_BUFS of STAGE_BYTES per consumer
+// warp, after the mbarriers (kernels/gemm/hopper.Tile.SmemBytes counts
+// them), each holding one 16-column block of the warp's 16 rows: 16 rows
+// of 32 bytes, the two 16-byte halves of rows 4-7 and 12-15 swapped, so
+// that neither the stmatrix nor the loads that read it back have bank
+// conflicts. That is also a TMA box of 16 x 16 in the 32-byte swizzle
+// (address bit 4 ^= bit 7), so a TMA store writes a buffer to C as it is;
+// the buffers start 256-byte aligned for that. More than one buffer lets
+// a warp fill the next while the TMA still reads the last
+// (Tile.EpiBuffers: as many as 4 where shared memory allows).
 #define STAGE_BYTES 512
+#ifndef EPI_BUFS
+#define EPI_BUFS 1
+#endif
 __device__ __forceinline__ u32 stage_off(int row, int half) {
 	return (u32)(row * 32 + (half ^ (row >> 2 & 1)) * 16);
 }
 // stage_row: the row of the warp's 16 that lane holds after stage_block.
 __device__ __forceinline__ int stage_row(int lane) { return lane >> 1; }
-// stage_block passes 16-column block b of the warp's accumulators (the
+// stage_write writes 16-column block b of the warp's accumulators (the
 // m64nN layout: for each 8-column block, rows lane/4 and +8, two adjacent
-// columns each, which is the fragment stmatrix takes) through its staging
-// buffer: afterwards w holds columns 8*(lane%2) to +7 of the block in row
-// stage_row(lane), rounded to the output type.
-__device__ __forceinline__ void stage_block(const float* acc, int b, u32 stage, int lane, u32 w[4]) {
+// columns each, which is the fragment stmatrix takes) into the staging
+// buffer at stage, rounded to the output type.
+__device__ __forceinline__ void stage_write(const float* acc, int b, u32 stage, int lane) {
 	const int j = 8 * b;
 	// Lanes 8i to 8i+7 give the rows of matrix i: rows 8-15 for odd i,
 	// the block's second 8 columns for i >= 2.
 	const int r = (lane & 7) + 8 * ((lane >> 3) & 1);
 	stmatrix_x4(stage + stage_off(r, lane >> 4), pack2(acc[j], acc[j + 1]), pack2(acc[j + 2], acc[j + 3]),
 		pack2(acc[j + 4], acc[j + 5]), pack2(acc[j + 6], acc[j + 7]));
+}
+// stage_block passes block b through the staging buffer at stage:
+// afterwards w holds columns 8*(lane%2) to +7 of the block in row
+// stage_row(lane).
+__device__ __forceinline__ void stage_block(const float* acc, int b, u32 stage, int lane, u32 w[4]) {
+	stage_write(acc, b, stage, lane);
 	__syncwarp();
 	lds_v4(stage + stage_off(stage_row(lane), lane & 1), w);
 	// Every lane has read before the next block overwrites the buffer.
@@ -184,7 +203,7 @@ __device__ __forceinline__ void release(u32 bar) {
 #endif
 extern "C" __global__ void __launch_bounds__(THREADS, 1) CLUSTER_ATTR
 	hopper_gemm(const __grid_constant__ TensorMap tma_a, const __grid_constant__ TensorMap tma_b,
-		const __grid_constant__ TensorMap tma_a_own, u64 c_ptr, int m, int n, int k, u64 order_ptr, u64 chunk_tab,
+		const __grid_constant__ TensorMap tma_a_own, const __grid_constant__ TensorMap tma_c, u64 c_ptr, int m, int n, int k, u64 order_ptr, u64 chunk_tab,
 		int nchunks, u64 flags, u64 status, u64 timeout_ns, u64 rs_tab, int rows_per_rank, int a_own_lo, int a_own_rows, u64 start_flags, u32 start_mask) {
 	const u32* order = (const u32*)order_ptr;
 	extern __shared__ __align__(1024) unsigned char smem[];
@@ -192,7 +211,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) CLUSTER_ATTR
 	// for 1 KiB extra.
 	const u32 base = (smem_addr(smem) + 1023) & ~1023u;
 	const u32 sa = base, sb = base + STAGES * A_BYTES, bars = sb + STAGES * B_BYTES;
-	const u32 stages_c = (bars + 16 * STAGES + 8 + 127) & ~127u; // the epilogue's staging buffers
+	const u32 stages_c = (bars + 16 * STAGES + 8 + 255) & ~255u; // the epilogue's staging buffers
 #define FULL(s) (bars + 8 * (s))
 #define EMPTY(s) (bars + 8 * (STAGES + (s)))
 	// PINGPONG: completes a phase each time a consumer has waited for the
@@ -323,7 +342,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) CLUSTER_ATTR
 	} else {
 		asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" ::"n"(CONSUMERS == 1 ? 240 : 232));
 		const int cw = wg - 1, tid = threadIdx.x % 128, warp = tid / 32, lane = tid % 32;
-		const u32 stage = stages_c + (u32)(cw * 4 + warp) * STAGE_BYTES;
+		const u32 stage = stages_c + (u32)(cw * 4 + warp) * (EPI_BUFS * STAGE_BYTES);
 		const int row0 = PINGPONG ? 0 : cw * WG_M; // this consumer's first row of the tile
 		// Stage 0's descriptors of those rows of A and of B. Another stage,
 		// a later 16-deep K slice or 64 more rows only move the start
@@ -398,34 +417,55 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) CLUSTER_ATTR
 
 			// Epilogue: the m64nN accumulator layout gives each thread two
 			// adjacent columns of rows warp*16 + lane/4 and +8 of every
-			// 8-column block. Each 16-column block goes through the warp's
-			// 512-byte staging buffer: one stmatrix (four 8x8 matrices,
-			// exactly the fragments the thread holds) and one 16-byte
-			// shared load leave lane l with 8 adjacent columns of row
-			// l/2, which it stores as one 16-byte vector (whole 32-byte
-			// sectors locally, 16-byte NVLink stores to a peer). A register
+			// 8-column block. Each 16-column block goes through one of the
+			// warp's 512-byte staging buffers by one stmatrix (four 8x8
+			// matrices, exactly the fragments the thread holds). A register
 			// transpose (shuffles and lane-dependent selects) took ~6% of
 			// the consumers' cycles (bench/results/2026-11-24-h200-epilogue-ncu.md).
-			// Rows go to C, or (matmul + reduce-scatter) row g to its
-			// owner's slot for this rank's partials, row g - owner*rpr there.
-			// Own rows reduced here (RSTable.epilogue) go to C instead,
-			// once every peer's partial of them has come.
+			// A plain product's block then goes to C by one TMA store of
+			// the buffer as it is: the warp neither loads it back nor holds
+			// registers for its stores. (With 16-byte stores from
+			// registers, ncu sampled the epilogue half again as long as
+			// cuBLASLt's TMA-store one: bench/results/2026-11-24-h200-tma-store.md.)
+			// A matmul + reduce-scatter's rows are bound for their owners'
+			// slots (row g to owner q's slot for this rank's partials, row
+			// g - q*rpr there), which have no tensor map: one 16-byte
+			// shared load leaves lane l with 8 adjacent columns of row l/2,
+			// stored as one 16-byte vector (whole 32-byte sectors locally,
+			// 16-byte NVLink stores to a peer); own rows reduced here
+			// (RSTable.epilogue) go to C once every peer's partial of them
+			// has come.
 			const RSTable* rs = (const RSTable*)rs_tab;
-			const int me = RS_EPILOGUE && rs && rs->epilogue ? (int)rs->me : -1;
+			if (!rs) {
+#pragma unroll
+				for (int mi = 0; mi < MI; mi++) {
+					const int row = tm * BM + row0 + mi * 64 + warp * 16;
+#pragma unroll
+					for (int b = 0; b < BN / 16; b++) {
+						const u32 buf = stage + (u32)((mi * (BN / 16) + b) % EPI_BUFS) * STAGE_BYTES;
+						// The store that last read this buffer is done with it.
+						if (lane == 0) bulk_wait_read<EPI_BUFS - 1>();
+						__syncwarp();
+						stage_write(acc[mi], b, buf, lane);
+						fence_async_smem();
+						__syncwarp();
+						if (lane == 0) {
+							tma_store(&tma_c, buf, tn * BN + 16 * b, row);
+							bulk_commit();
+						}
+					}
+				}
+				continue;
+			}
+			const int me = RS_EPILOGUE && rs->epilogue ? (int)rs->me : -1;
 			if (own_rows(tm, m, me, rows_per_rank))
 				asm volatile("bar.sync %0, %1;" ::"r"(WAIT_BAR(i)), "r"(STORERS + 32) : "memory");
 #pragma unroll
 			for (int mi = 0; mi < MI; mi++) {
 				const int g = tm * BM + row0 + mi * 64 + warp * 16 + stage_row(lane);
-				u32* dst;
-				bool own = false; // an own row, reduced here into C
-				if (rs) {
-					const int q = g / rows_per_rank;
-					own = q == me;
-					dst = (u32*)((own ? c_ptr : rs->dst[q < MAX_OWNERS ? q : 0]) + (u64)(g - q * rows_per_rank) * n * 2);
-				} else {
-					dst = (u32*)(c_ptr + (u64)g * n * 2);
-				}
+				const int q = g / rows_per_rank;
+				const bool own = q == me; // an own row, reduced here into C
+				u32* const dst = (u32*)((own ? c_ptr : rs->dst[q < MAX_OWNERS ? q : 0]) + (u64)(g - q * rows_per_rank) * n * 2);
 				const int col0 = tn * BN + 8 * (lane & 1);
 				u32* const out = dst + col0 / 2; // block b's 8 columns: out + 8 * b
 				// The row's columns from col0 on (n is a multiple of 8, so a
@@ -459,8 +499,10 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) CLUSTER_ATTR
 			// last wait never ends; bench/results/2026-11-23-h200x2-pingpong-hang.md).
 			// Waiting costs little: the warp reaches tile i as soon as it
 			// has signalled tile i-1.
-			if (rs) asm volatile("bar.sync %0, %1;" ::"r"(SIGNAL_BAR(i)), "r"(STORERS + 32) : "memory");
+			asm volatile("bar.sync %0, %1;" ::"r"(SIGNAL_BAR(i)), "r"(STORERS + 32) : "memory");
 		}
+		// C's last TMA stores have written it.
+		if (lane == 0) bulk_wait_all();
 	}
 #if CLUSTER_M > 1
 	// Neither CTA of a cluster may exit while its peer can still write

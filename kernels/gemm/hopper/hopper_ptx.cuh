@@ -100,6 +100,28 @@ __device__ __forceinline__ void tma_load(u32 dst, const TensorMap* map, u32 bar,
 		: "memory");
 }
 
+// tma_store copies the box at (c0 innermost, c1) of map from shared memory
+// at src into global memory, in the issuing thread's next bulk group
+// (bulk_commit closes it); rows and columns outside the map's matrix are
+// not written.
+__device__ __forceinline__ void tma_store(const TensorMap* map, u32 src, int c0, int c1) {
+	asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%2, %3}], [%1];"
+		::"l"((u64)map), "r"(src), "r"(c0), "r"(c1)
+		: "memory");
+}
+__device__ __forceinline__ void bulk_commit() { asm volatile("cp.async.bulk.commit_group;" ::: "memory"); }
+// bulk_wait_read: at most N of the thread's bulk groups still read shared
+// memory, so the buffers of the older ones may be written again.
+template <int N>
+__device__ __forceinline__ void bulk_wait_read() {
+	asm volatile("cp.async.bulk.wait_group.read %0;" ::"n"(N) : "memory");
+}
+// bulk_wait_all: every bulk group of the thread has written its data.
+__device__ __forceinline__ void bulk_wait_all() { asm volatile("cp.async.bulk.wait_group 0;" ::: "memory"); }
+// fence_async_smem makes the thread's shared-memory writes visible to the
+// async proxy (a TMA store that reads them).
+__device__ __forceinline__ void fence_async_smem() { asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); }
+
 __device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
 __device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory"); }
 template <int N>

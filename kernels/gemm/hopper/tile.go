@@ -66,16 +66,35 @@ func (t Tile) rowsPerConsumer() int {
 	return t.BM / max(t.Consumers, 1)
 }
 
-// StageBytes is the epilogue's staging buffer per consumer warp
+// StageBytes is one of the epilogue's staging buffers per consumer warp
 // (hopper_gemm.cu's STAGE_BYTES): one 16 x 16 block of the output.
 const StageBytes = 512
 
+// maxEpiBuffers is the most staging buffers a consumer warp gets: enough
+// that its TMA stores of C overlap the next blocks' stmatrix.
+const maxEpiBuffers = 4
+
+// EpiBuffers is the staging buffers per consumer warp (hopper_gemm.cu's
+// EPI_BUFS): as many as maxEpiBuffers while the tile fits in SmemLimit,
+// and at least one.
+func (t Tile) EpiBuffers() int {
+	for b := maxEpiBuffers; b > 1; b /= 2 {
+		if t.smemBytes(b) <= SmemLimit {
+			return b
+		}
+	}
+	return 1
+}
+
 // SmemBytes is the dynamic shared memory the kernel asks for: the stages
 // of A and B, a full and an empty mbarrier per stage and one more (padded
-// to 128 bytes), the epilogue's staging buffers, and 1 KiB so the kernel
-// can align the stages to the 128-byte swizzle's 1024-byte atoms.
-func (t Tile) SmemBytes() int {
-	return 1024 + t.Stages*(t.BM+t.BN)*BK*2 + ((16*t.Stages + 8 + 127) &^ 127) + t.Consumers*4*StageBytes
+// to 256 bytes, where the TMA store's 32-byte swizzle repeats), the
+// epilogue's staging buffers, and 1 KiB so the kernel can align the stages
+// to the 128-byte swizzle's 1024-byte atoms.
+func (t Tile) SmemBytes() int { return t.smemBytes(t.EpiBuffers()) }
+
+func (t Tile) smemBytes(bufs int) int {
+	return 1024 + t.Stages*(t.BM+t.BN)*BK*2 + ((16*t.Stages + 8 + 255) &^ 255) + t.Consumers*4*StageBytes*bufs
 }
 
 // Check rejects tiles the kernel cannot be built or run with, with the
@@ -137,7 +156,7 @@ func (t Tile) Options(bf16 bool) []string {
 		"-DDTYPE_BF16=" + b(bf16), "-DB_KMAJOR=" + b(t.BKMajor),
 		"-DBM=" + strconv.Itoa(t.BM), "-DBN=" + strconv.Itoa(t.BN),
 		"-DSTAGES=" + strconv.Itoa(t.Stages), "-DCONSUMERS=" + strconv.Itoa(t.Consumers),
-		"-DPINGPONG=" + b(t.PingPong), "-DGROUP_M=" + strconv.Itoa(t.GroupM),
+		"-DPINGPONG=" + b(t.PingPong), "-DGROUP_M=" + strconv.Itoa(t.GroupM), "-DEPI_BUFS=" + strconv.Itoa(t.EpiBuffers()),
 		"-DCLUSTER_M=" + strconv.Itoa(t.ClusterM()),
 	}
 }

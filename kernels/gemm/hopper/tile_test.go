@@ -67,17 +67,24 @@ func TestTileCheck(t *testing.T) {
 
 // SmemBytes must match the kernel's layout: 1 KiB of alignment slack,
 // STAGES stages of (BM+BN) x 64 two-byte elements, 2*STAGES+1 mbarriers
-// padded to 128 bytes, 512 bytes of epilogue staging per consumer warp.
+// padded to 256 bytes, EpiBuffers x 512 bytes of epilogue staging per
+// consumer warp: 4 buffers where they fit in SmemLimit, else 2, else 1.
 func TestSmemBytes(t *testing.T) {
 	for _, c := range []struct {
 		tile Tile
+		bufs int
 		want int
 	}{
-		{Tile{BM: 128, BN: 256, Stages: 4, Consumers: 2}, 1024 + 4*384*128 + 128 + 8*512},
-		{Tile{BM: 128, BN: 128, Stages: 6, Consumers: 2, PingPong: true}, 1024 + 6*256*128 + 128 + 8*512},
-		{Tile{BM: 128, BN: 128, Stages: 8, Consumers: 1}, 1024 + 8*256*128 + 256 + 4*512},
-		{Tile{BM: 128, BN: 224, Stages: 5, Consumers: 2}, 1024 + 5*352*128 + 128 + 8*512},
+		{Tile{BM: 128, BN: 256, Stages: 4, Consumers: 2}, 4, 1024 + 4*384*128 + 256 + 8*512*4},
+		{Tile{BM: 128, BN: 128, Stages: 6, Consumers: 2, PingPong: true}, 4, 1024 + 6*256*128 + 256 + 8*512*4},
+		{Tile{BM: 64, BN: 224, Stages: 6, Consumers: 2, PingPong: true}, 2, 1024 + 6*288*128 + 256 + 8*512*2},
+		{Tile{BM: 128, BN: 224, Stages: 5, Consumers: 2}, 1, 1024 + 5*352*128 + 256 + 8*512},
+		// Too large for any buffer count: one, and Check rejects it.
+		{Tile{BM: 128, BN: 128, Stages: 8, Consumers: 1}, 1, 1024 + 8*256*128 + 256 + 4*512},
 	} {
+		if got := c.tile.EpiBuffers(); got != c.bufs {
+			t.Errorf("%v: EpiBuffers %d, want %d", c.tile, got, c.bufs)
+		}
 		if got := c.tile.SmemBytes(); got != c.want {
 			t.Errorf("%v: SmemBytes %d, want %d", c.tile, got, c.want)
 		}
