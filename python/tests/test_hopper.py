@@ -67,3 +67,17 @@ def test_check_shape():
         hopper.check_shape(1096, 1001)
     with pytest.raises(ValueError, match="n a multiple of 8"):
         hopper.check_shape(999, 1000)
+
+
+@pytest.mark.parametrize("name,bufs,want", [
+    # Tile.SmemBytes's table (tile_test.go): 1 KiB of slack, the stages, the
+    # mbarriers padded to 256 bytes, EPI_BUFS x 512 bytes per consumer warp.
+    ("128x256:s4:c2", 4, 1024 + 4 * 384 * 128 + 256 + 8 * 512 * 4),
+    ("64x224:s6:c2:pp", 2, 1024 + 6 * 288 * 128 + 256 + 8 * 512 * 2),
+    ("128x224:s5:c2", 1, 1024 + 5 * 352 * 128 + 256 + 8 * 512),
+])
+def test_epilogue_buffers_fill_what_shared_memory_leaves(name, bufs, want):
+    t = hopper.parse_tile(name)
+    assert t.epi_buffers() == bufs
+    assert t.smem_bytes() == want
+    assert f"-DEPI_BUFS={bufs}" in t.options(True)
