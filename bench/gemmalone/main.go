@@ -279,7 +279,7 @@ func (b *bench) shape(sh shape, tiles []hopper.Tile, iters, warmup int) error {
 		if !t.BKMajor {
 			bmat = buf.bKN
 		}
-		ops, err := g.Maps(buf.a, bmat, sh.m, sh.n, sh.k)
+		ops, err := g.Maps(buf.a, bmat, buf.c, sh.m, sh.n, sh.k)
 		if err != nil {
 			g.Close()
 			return err

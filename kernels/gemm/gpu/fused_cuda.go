@@ -82,18 +82,22 @@ func (g *FusedGEMM) Close() error { return g.mod.Unload() }
 // means registers spilled, which a tuned config should not.
 func (g *FusedGEMM) Spills() (int, error) { return g.fn.LocalBytes() }
 
-// Operands are the tensor maps of one product's A and B, and of rows
+// Operands are the tensor maps of one product's A, B and C, and of rows
 // [OwnLo, OwnLo+OwnRows) of A held in a buffer of their own (see
 // WithOwnRows; OwnRows 0: A's map has them all).
 type Operands struct {
-	A, B, AOwn     sm90.TensorMap
+	A, B, AOwn, C  sm90.TensorMap
 	M, N, K        int
 	OwnLo, OwnRows int
+	c              cu.DevicePtr // where C's map points (0: no map)
 }
 
 // Maps encodes the tensor maps of C = A * B: A [m, k] row-major at a, B at
-// b ([n, k] when the tile is K-major, else [k, n]), both with dense rows.
-func (g *FusedGEMM) Maps(a, b cu.DevicePtr, m, n, k int) (Operands, error) {
+// b ([n, k] when the tile is K-major, else [k, n]), both with dense rows,
+// and C [m, n] row-major at c, which the epilogue stores by TMA in 16 x 16
+// boxes of its 32-byte-swizzled staging buffers. c is 0 for a
+// reduce-scatter, whose rows go to their owners' slots instead.
+func (g *FusedGEMM) Maps(a, b, c cu.DevicePtr, m, n, k int) (Operands, error) {
 	if err := g.Tile.CheckShape(n, k); err != nil {
 		return Operands{}, err
 	}
@@ -113,6 +117,12 @@ func (g *FusedGEMM) Maps(a, b cu.DevicePtr, m, n, k int) (Operands, error) {
 	}
 	if err != nil {
 		return Operands{}, fmt.Errorf("B: %w", err)
+	}
+	if c != 0 {
+		if o.C, err = sm90.Encode2D(dt, c, uint64(m), uint64(n), uint64(n)*2, 16, 16, sm90.Swizzle32B); err != nil {
+			return Operands{}, fmt.Errorf("C: %w", err)
+		}
+		o.c = c
 	}
 	return o, nil
 }
@@ -166,22 +176,19 @@ type Comm struct {
 	StartMask uint32
 }
 
-// Launch enqueues C = A * B on stream, C [m, n] row-major at c (unused
-// when comm.RS is set), on a persistent grid of at most sms CTAs (and,
-// with clusters, at most the clusters that fit at once).
+// Launch enqueues C = A * B on stream, C [m, n] row-major at c, where
+// Maps encoded C's map (with comm.RS set, the rows go to their owners'
+// slots and c is the own rows' sum with the reduce-scatter's epilogue,
+// else unused), on a persistent grid of at most sms CTAs (and, with
+// clusters, at most the clusters that fit at once).
 func (g *FusedGEMM) Launch(stream cu.Stream, o Operands, c cu.DevicePtr, sms int, comm Comm) error {
-	grid := g.Grid(o.M, o.N, sms)
-	// A plain product stores C by TMA, in the epilogue's 16 x 16 staging
-	// boxes; a reduce-scatter's rows go elsewhere and leave the map unread.
-	var mapC sm90.TensorMap
-	if comm.RS == 0 {
-		var err error
-		if mapC, err = sm90.Encode2D(g.dtype(), c, uint64(o.M), uint64(o.N), uint64(o.N)*2, 16, 16, sm90.Swizzle32B); err != nil {
-			return fmt.Errorf("hopper_gemm %s: C: %w", g.Tile, err)
-		}
+	if comm.RS == 0 && c != o.c {
+		// A plain product's epilogue stores through C's map, not c.
+		return fmt.Errorf("hopper_gemm %s: C at %#x but its tensor map at %#x (Maps)", g.Tile, uint64(c), uint64(o.c))
 	}
+	grid := g.Grid(o.M, o.N, sms)
 	var p sm90.Params
-	p.Map(o.A).Map(o.B).Map(o.AOwn).Map(mapC).U64(uint64(c)).I32(int32(o.M)).I32(int32(o.N)).I32(int32(o.K))
+	p.Map(o.A).Map(o.B).Map(o.AOwn).Map(o.C).U64(uint64(c)).I32(int32(o.M)).I32(int32(o.N)).I32(int32(o.K))
 	p.U64(uint64(comm.Order)).U64(uint64(comm.Table)).I32(int32(comm.Chunks))
 	p.U64(uint64(comm.Flags)).U64(uint64(comm.Status)).U64(comm.TimeoutNs)
 	p.U64(uint64(comm.RS)).I32(int32(comm.RowsPerRank)).I32(int32(o.OwnLo)).I32(int32(o.OwnRows))

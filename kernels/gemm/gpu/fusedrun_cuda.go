@@ -73,7 +73,7 @@ func (in *instance) fillFused(r *fusedRun, c Config, p Problem, me int) error {
 	}
 	var err error
 	if in.k.Name == AGMM {
-		if r.ops, err = r.g.Maps(in.payload(me), in.bT, p.M, p.N, p.K); err != nil {
+		if r.ops, err = r.g.Maps(in.payload(me), in.bT, in.pipe.(*agmm).out, p.M, p.N, p.K); err != nil {
 			return err
 		}
 		if ShardInPlace(c, p, me) {
@@ -94,7 +94,7 @@ func (in *instance) fillFused(r *fusedRun, c Config, p Problem, me int) error {
 		return nil
 	}
 	mr := in.pipe.(*matmulrs)
-	if r.ops, err = r.g.Maps(mr.a, in.bT, p.M, p.N, p.K); err != nil {
+	if r.ops, err = r.g.Maps(mr.a, in.bT, 0, p.M, p.N, p.K); err != nil {
 		return err
 	}
 	plan := PlanFusedRS(p.M, p.N, p.World, me, c.Chunks, c.Tile.BM, c.Tile.BN, c.Tile.RowsPerTile())
