@@ -30,16 +30,29 @@ from __future__ import annotations
 import os
 import warnings
 from dataclasses import dataclass
+from typing import Callable
 
 import torch
 
-from . import _cuda
+from . import _cuda, _ops
 from ._torch_gemm import all_gather_matmul, matmul_reduce_scatter
-from ._torchrt import DTYPES as _DTYPES, Replay, allocate, group_info as _group_info, raw_stream, side_streams
+from ._torchrt import DTYPES as _DTYPES, Replay, allocate, group_info as _group_info, group_name as _group_name
+from ._torchrt import raw_stream, side_streams
 from .cache import NoTunedConfig, lookup
 from .kernels import _ALGOS, _MAX_BLOCKS, _NOT_RUN, Choice, default_config, kernel_sources, kernel_version, macros, padded
 
 __all__ = ["Choice", "all_gather_matmul", "all_reduce", "choose", "empty", "matmul_reduce_scatter"]
+
+
+@torch.compiler.assume_constant_result
+def _constant_group_name(group) -> str:
+    """The group's name, a constant of a traced graph (dynamo does not trace
+    into the default group's lookup)."""
+    return _group_name(group)
+
+
+def _cache_arg(cache: str | os.PathLike | None) -> str | None:
+    return None if cache is None else os.fspath(cache)
 
 
 class _Workspace:
@@ -146,20 +159,27 @@ _IN_PLACE = (_ALGOS["two_shot_push"], _ALGOS["two_shot_overlap"])
 def all_reduce(tensor: torch.Tensor, group=None, cache: str | os.PathLike | None = None) -> torch.Tensor:
     """Sums tensor over the group's ranks, in place (every rank gets the
     sum), with the tuned kernel; returns tensor. tensor: contiguous, on this
-    rank's current CUDA device, bf16, f16 or f32. Collective: every rank calls it
-    with the same size, in the same order."""
+    rank's current CUDA device, bf16, f16 or f32. group: a ProcessGroup, its
+    name, or None (the default group). Collective: every rank calls it
+    with the same size, in the same order. torch.ops.symmtune.all_reduce_
+    is the same call as a registered op (CUDA graphs, torch.compile)."""
+    if torch.compiler.is_compiling():
+        # A node of the traced graph (see symmtune._ops); eagerly, the
+        # implementation below runs without the dispatcher's cost.
+        torch.ops.symmtune.all_reduce_(tensor, _constant_group_name(group), _cache_arg(cache))
+        return tensor
     if not tensor.is_cuda or not tensor.is_contiguous():
-        raise ValueError("symmtune.torch.all_reduce: want a contiguous CUDA tensor")
+        raise ValueError("symmtune.torch.all_reduce: tensor must be a contiguous CUDA tensor")
     # Everything but the launch itself is settled once per tensor: the
     # time a call takes includes the host's, and a kernel of a few µs must
     # not wait for Python.
-    key = (tensor.data_ptr(), tensor.numel(), tensor.dtype, id(group))
+    key = (tensor.data_ptr(), tensor.numel(), tensor.dtype, group if isinstance(group, str) else id(group))
     c = _calls.get(key)
     # A call laid out on a workspace that a larger call has since replaced
     # is laid out again.
     if c is None or (_owned.get(c.ws_key) if type(c.ws_key) is int else _workspaces.get(c.ws_key)) is not c.ws:
         c = _calls[key] = _prepare(tensor, group, cache)
-    c.run()
+    c.run(tensor.view(-1))
     return tensor
 
 
@@ -167,7 +187,7 @@ def all_reduce(tensor: torch.Tensor, group=None, cache: str | os.PathLike | None
 class _Call:
     ws_key: tuple | int  # the group workspace's key, or the address of a tensor from `empty`
     ws: "_Workspace"
-    run: object
+    run: Callable[[torch.Tensor], None]  # takes the caller's tensor, flat
 
 
 _calls: dict[tuple, _Call] = {}
@@ -195,7 +215,6 @@ def _prepare(tensor: torch.Tensor, group, cache) -> _Call:
         ws_key = (name, dtype, device.index)
         ws = _workspace(name, dtype, npad, device)
     inp, pad = ws.buf[:n], ws.buf[n:npad]
-    flat = tensor.view(-1)
     staged = tensor.data_ptr() != inp.data_ptr()
     nbytes = npad * tensor.element_size()
     # one_shot and two_shot write the sum to `out`; peers read this rank's
@@ -208,7 +227,10 @@ def _prepare(tensor: torch.Tensor, group, cache) -> _Call:
     out_region = inp if k.algo in _IN_PLACE else ws.buf[2 * npad:2 * npad + n]
     launch = _cuda.Launcher(k.fn, k.blocks, k.threads, [ws.table.data_ptr(), out, nbytes // 16, ws.rank, nbytes])
 
-    def call(stream: int) -> None:
+    # The call takes the caller's tensor each time and keeps none: a kept
+    # tensor would pin its memory, and inside torch.compile's CUDA graphs
+    # the memory at this address belongs to a later tensor.
+    def call(stream: int, flat: torch.Tensor) -> None:
         if staged:
             inp.copy_(flat)
         if npad > n:
@@ -224,7 +246,7 @@ def _prepare(tensor: torch.Tensor, group, cache) -> _Call:
         # The whole call is one kernel: launched directly (one driver
         # call), cheaper than any graph.
         index = device.index
-        return _Call(ws_key, ws, lambda: launch(raw_stream(index)))
+        return _Call(ws_key, ws, lambda flat: launch(raw_stream(index)))
     return _Call(ws_key, ws, Replay(call, device, "all_reduce"))
 
 
@@ -261,3 +283,6 @@ def _two_shot_ce(k: _Kernel, ws: _Workspace, n: int, nvec: int, stream: int) -> 
     copies(lambda q: ws.peer(q)[2 * n + r * chunk:2 * n + (r + 1) * chunk],
            lambda q: mine[2 * n + r * chunk:2 * n + (r + 1) * chunk])
     _barrier(k, ws, stream)
+
+
+_ops.register(all_reduce, all_gather_matmul, matmul_reduce_scatter)
