@@ -194,16 +194,11 @@ class Launcher:
             _check("cuLaunchKernel", r)
 
     def set_arg(self, i: int, value: int) -> None:
-        """Changes argument i for the launches (and graph updates) to come."""
+        """Changes argument i for the launches to come."""
         self._vals[i].value = value
 
     def arg(self, i: int) -> int:
         return self._vals[i].value
-
-    def node_params(self) -> tuple:
-        """(function, grid, threads, dynamic shared memory, kernelParams):
-        what a graph's kernel node of this launch is set to (_graph)."""
-        return self._fn, self._grid, self._threads, 0, self._params
 
 
 def launch(fn: ctypes.c_void_p, grid: int, threads: int, args: Sequence[int], stream: int) -> None:

@@ -150,6 +150,3 @@ class Launcher:
         if r:
             _check("cuLaunchKernel", r)
 
-    def node_params(self) -> tuple:
-        """As _cuda.Launcher.node_params."""
-        return self._fn, self._grid, self._threads, self._smem, self._array

@@ -26,12 +26,11 @@ unknown state), so no later call returns a wrong result.
 
 from __future__ import annotations
 
-import ctypes
 import struct
 
 import torch
 
-from . import _cuda, _graph, _sm90, fusedplan, gemm, hopper
+from . import _cuda, _sm90, fusedplan, gemm, hopper
 
 TIMEOUT_NS = 2_000_000_000  # fusedrun_cuda.go's fusedTimeoutNs
 
@@ -168,41 +167,6 @@ class Call:
         """Enqueues C = A * B on stream."""
         self.set(a, b, c)
         self.launch(stream)
-
-    def is_node(self, fn: int, arg) -> bool:
-        """Whether a captured kernel node of function fn is this launch."""
-        return fn == ctypes.cast(self.g.fn, ctypes.c_void_p).value
-
-
-class Runner:
-    """Runs a fused call's enqueue(stream): directly each time, or (graph,
-    the tuned config's graph=1, as the Go plugin replays it) captured once
-    into a CUDA graph on a stream of its own and replayed, with updates the
-    launches whose arguments changed since (each with how to tell its node
-    in the graph, see _graph.Graph)."""
-
-    def __init__(self, enqueue, graph: bool, *, device: torch.device, updates: list) -> None:
-        self.enqueue, self.use_graph, self.updates = enqueue, graph, updates
-        self.graph: _graph.Graph | None = None
-        self.captures = 0  # graphs captured: 1, unless the driver refused a moved copy
-        self.capture = torch.cuda.Stream(device) if graph else None
-
-    def run(self, stream: int, changed: list, moved: tuple[int, int, int] | None = None) -> None:
-        """One call on stream; changed: the launches whose arguments moved;
-        moved (old, new, nbytes): the caller's tensor the copies read from
-        moved from old to new (a copy's source is not a kernel argument)."""
-        if not self.use_graph:
-            self.enqueue(stream)
-            return
-        if self.graph is not None and moved and not self.graph.move_copies(*moved):
-            self.graph = None
-        if self.graph is None:
-            self.graph = _graph.Graph(self.enqueue, self.capture.cuda_stream, self.updates)
-            self.captures += 1
-        else:
-            for launch in changed:
-                self.graph.update(launch)
-        self.graph(stream)
 
 
 def _device_bytes(b: bytes, device: torch.device) -> torch.Tensor:

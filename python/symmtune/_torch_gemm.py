@@ -22,30 +22,42 @@ target), direction, copy, copy_blocks, push and reduce_blocks are honoured.
 The products read B stored [N, K], as the plugins tuned them: b.t() of an
 nn.Linear-style weight as it is, any other b through a transposed copy per
 call. A tuned algo that this process's cuBLASLt does not rank (another
-library version) gives way to its first, with a warning. graph is ignored
-for pipelines: each call returns a new output tensor, as torch's fused ops
-do, and a graph would write a fixed one.
+library version) gives way to its first, with a warning.
 
 A tuned config of impl=fused runs the persistent Hopper GEMM
 (kernels/gemm/hopper) with the same copies, flags and reductions
-(_torch_fused), sm_reserve, graph and reduce (the epilogue's reduction)
-included: with graph=1 the call is
-captured once into a CUDA graph and replayed, its kernels given each call's
-pointers first (_graph); on a GPU that is not sm_90 such a config gives way
-to the default pipeline config, with a warning naming it
-(gemm.choose_runnable).
+(_torch_fused), sm_reserve and reduce (the epilogue's reduction) included;
+on a GPU that is not sm_90 such a config gives way to the default pipeline
+config, with a warning naming it (gemm.choose_runnable).
+
+graph=1 (either impl) replays the call from a CUDA graph per set of operand
+addresses (_torch_pipeline.PointerGraphs), as the Go plugins replay a
+trial's call: one driver call instead of dozens. Inside a capture (the
+caller's torch.cuda.graph, torch.compile's) every call enqueues its work as
+it is, and the caller's graph holds it.
+
+The eager functions here are also the CUDA implementations of the
+registered ops torch.ops.symmtune.all_gather_matmul, all_gather_matmul_a
+and matmul_reduce_scatter (symmtune._ops); under torch.compile the public
+functions call the ops.
 """
 
 from __future__ import annotations
 
-import ctypes
 import os
 
 import torch
 
 from . import _cuda, _torch_fused, gemm
 from ._torch_pipeline import GEMM_DTYPES, Pipeline, util_fn, workspaces
-from ._torchrt import group_info
+from ._torchrt import group_info, group_name, raw_stream
+
+
+@torch.compiler.assume_constant_result
+def _constant_group_name(group) -> str:
+    """The group's name, a constant of a traced graph."""
+    return group_name(group)
+
 
 def _check(what: str, x: torch.Tensor, name: str, dtype: torch.dtype | None = None) -> None:
     if x.dim() != 2:
@@ -76,8 +88,6 @@ class _AllGatherMatmul(Pipeline):
         self.shard = 0  # the caller's shard the enqueued copies read (in place)
         if self.fused:
             self.fused_call = _torch_fused.ag_call(self, self.status)
-            self.fused_run = _torch_fused.Runner(self.enqueue_fused, self.cfg.graph, device=self.device,
-                                                 updates=[(self.fused_call.launch, self.fused_call.is_node)])
 
     def copy(self, stream: int, sp: gemm.Span, src: int, dst: int) -> None:
         off = sp.start * self.row_bytes
@@ -91,9 +101,9 @@ class _AllGatherMatmul(Pipeline):
 
     def __call__(self, a_shard: torch.Tensor, b: torch.Tensor, return_a: bool = False):
         """C, or (A, C) with A a new tensor of the gathered rows."""
-        p, me, plan = self.p, self.rank, self.plan
+        p, me = self.p, self.rank
         rows = p.rows
-        main = torch.cuda.current_stream(self.device).cuda_stream
+        main = raw_stream(self.device.index)
         if self.fused:
             # Before anything reaches a peer: a broken group stops here.
             self.status.check(self.kernel)
@@ -103,18 +113,34 @@ class _AllGatherMatmul(Pipeline):
         if self.in_place:
             # Dense rows at a 16-byte aligned start (TMA's and the copies').
             a_shard = _torch_fused.dense(a_shard)
-            moved = (self.shard, a_shard.data_ptr(), rows * self.row_bytes) if self.shard != a_shard.data_ptr() else None
             self.shard = a_shard.data_ptr()
-        else:
+        elif self.fused:
             # Before the call, in stream order: a copy within one GPU runs
             # as a kernel, and a persistent GEMM waiting on it could hold
             # every SM (bench/results/2026-11-23-h200x2-torch-fused.md).
             self.a[me * rows:(me + 1) * rows].copy_(a_shard)
         c = torch.empty(p.m, p.n, dtype=self.dtype, device=self.device)
         if self.fused:
-            changed = self.fused_call.set(self.a.data_ptr(), b.data_ptr(), c.data_ptr(), a_shard.data_ptr())
-            self.fused_run.run(main, [self.fused_call.launch] if changed else [], moved if self.in_place else None)
+            fptrs = (self.a.data_ptr(), b.data_ptr(), c.data_ptr(), a_shard.data_ptr())
+
+            def enqueue(s: int) -> None:
+                self.fused_call.set(*fptrs)  # the tensor maps and arguments of these operands
+                self.enqueue_fused(s)
+            self.run(main, fptrs, enqueue)
             return self.gathered(a_shard, c) if return_a else c
+        ptrs = (a_shard.data_ptr(), b.data_ptr(), c.data_ptr())
+        # The shard's strides too: a captured copy of it reads by them.
+        self.run(main, ptrs + a_shard.stride(), lambda s: self.enqueue_pipeline(s, a_shard, *ptrs))
+        return self.gathered(a_shard, c) if return_a else c
+
+    def enqueue_pipeline(self, main: int, a_shard: torch.Tensor, a_ptr: int, b_ptr: int, c_ptr: int) -> None:
+        """The pipelined call on stream main (torch's current stream): the
+        own shard into the workspace unless read in place, the copies, each
+        product once its rows are here, the join and the end barrier."""
+        p, me, plan = self.p, self.rank, self.plan
+        rows = p.rows
+        if not self.in_place:
+            self.a[me * rows:(me + 1) * rows].copy_(a_shard)
         self.enqueue_copies(main)
         for st in plan.products:
             gs = self.gemm_streams[st.stream].cuda_stream
@@ -128,10 +154,9 @@ class _AllGatherMatmul(Pipeline):
             sp = st.span
             a = self.a.data_ptr() + sp.start * self.row_bytes
             if sp.owner == me and self.in_place:  # the own product is one step of the own rows
-                a = a_shard.data_ptr() + (sp.start - me * rows) * self.row_bytes
-            self.product(st, a, b.data_ptr(), c.data_ptr() + sp.start * p.n * self.elt)
+                a = a_ptr + (sp.start - me * rows) * self.row_bytes
+            self.product(st, a, b_ptr, c_ptr + sp.start * p.n * self.elt)
         self.end(main)
-        return self.gathered(a_shard, c) if return_a else c
 
     def gathered(self, a_shard: torch.Tensor, c: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """(A, c): A a new tensor of the gathered rows, the own ones from
@@ -190,6 +215,7 @@ class _MatmulReduceScatter(Pipeline):
         self.gemm_push = self.cfg.push == "gemm"
         self.red_fn = util_fn("reduce_chunk", GEMM_DTYPES[self.dtype], self.device)
         self.fused_call = None
+        self.staging: torch.Tensor | None = None
         if not self.fused:
             self.prepare_products(self.plan.products)
         if self.fused:
@@ -205,74 +231,92 @@ class _MatmulReduceScatter(Pipeline):
             self.fused_shards = gemm.shards(p.m, p.world, self.cfg.chunks)
             self.epilogue = self.cfg.reduce == "epilogue"
             # One launch of the reduction per own chunk (none when the
-            # epilogue reduces), whose output (argument 0) is each call's;
-            # told apart in a graph by their start (argument 4).
+            # epilogue reduces), whose output (argument 0) is each call's.
             self.fused_reduces = []
             for sp in [] if self.epilogue else self.fused_shards[r]:
                 start = (sp.start - r * p.rows) * p.n
                 self.fused_reduces.append((sp, _cuda.Launcher(self.red_fn, self.cfg.reduce_blocks, gemm.REDUCE_THREADS,
                                                               [0, self.slot(r, 0), self.slot_elems, p.world, start,
                                                                sp.rows * p.n])))
-            red = ctypes.cast(self.red_fn, ctypes.c_void_p).value
-            self.fused_run = _torch_fused.Runner(
-                self.enqueue_fused, self.cfg.graph, device=self.device,
-                updates=[(self.fused_call.launch, self.fused_call.is_node)] + [
-                    (ln, lambda fn, arg, start=ln.arg(4): fn == red and arg(4) == start) for _, ln in self.fused_reduces])
 
     def slot(self, q: int, src: int) -> int:
         """Where rank src's partial of owner q's rows lives, as mapped here."""
         return self.payload(q) + src * self.slot_elems * self.elt
 
-    def reduce_span(self, out: torch.Tensor, sp: gemm.Span) -> None:
+    def reduce_span(self, out: int, sp: gemm.Span) -> None:
         p, me = self.p, self.rank
         for src in range(p.world):
             self.consume(self.reduce, gemm.partial_flag(src, sp.index))
         start = (sp.start - me * p.rows) * p.n
         _cuda.launch(self.red_fn, self.cfg.reduce_blocks, gemm.REDUCE_THREADS,
-                     [out.data_ptr(), self.slot(me, 0), self.slot_elems, p.world, start, sp.rows * p.n], self.reduce)
+                     [out, self.slot(me, 0), self.slot_elems, p.world, start, sp.rows * p.n], self.reduce)
 
     def __call__(self, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
-        p, me, plan = self.p, self.rank, self.plan
-        rows, row_bytes = p.rows, p.n * self.elt
-        main = torch.cuda.current_stream(self.device).cuda_stream
-        out = torch.empty(rows, p.n, dtype=self.dtype, device=self.device)
+        p = self.p
+        main = raw_stream(self.device.index)
+        out = torch.empty(p.rows, p.n, dtype=self.dtype, device=self.device)
         if self.fused:
             self.status.check(self.kernel)
             a = _torch_fused.dense(a)
             b = _torch_fused.b_operand(self.cfg.tile, b)
-            c = out.data_ptr() if self.epilogue else 0
-            changed = [self.fused_call.launch] if self.fused_call.set(a.data_ptr(), b.data_ptr(), c) else []
-            for _, ln in self.fused_reduces:
-                if ln.arg(0) != out.data_ptr():
-                    ln.set_arg(0, out.data_ptr())
-                    changed.append(ln)
-            self.fused_run.run(main, changed)
+            fptrs = (a.data_ptr(), b.data_ptr(), out.data_ptr())
+
+            def enqueue(s: int) -> None:
+                # The GEMM's arguments (C only with the epilogue's
+                # reduction) and each reduction's output, for these operands.
+                self.fused_call.set(fptrs[0], fptrs[1], fptrs[2] if self.epilogue else 0)
+                for _, ln in self.fused_reduces:
+                    ln.set_arg(0, fptrs[2])
+                self.enqueue_fused(s)
+            self.run(main, fptrs, enqueue)
             return out
-        staging = None if self.gemm_push or p.world == 1 else torch.empty(p.m, p.n, dtype=self.dtype, device=self.device)
         a = _torch_fused.dense(a)
-        bt = _torch_fused.dense(b.t()).data_ptr()
+        ptrs = (a.data_ptr(), _torch_fused.dense(b.t()).data_ptr(), out.data_ptr())
+        self.run(main, ptrs, lambda s: self.enqueue_pipeline(s, *ptrs))
+        return out
+
+    def enqueue_pipeline(self, main: int, a_ptr: int, bt: int, out_ptr: int) -> None:
+        """The pipelined call on stream main: each product into its owner's
+        slot (the own and, with push=gemm, every one) or into the staging
+        rows, from which a copy engine pushes it; each flagged; the own rows
+        reduced once every rank's partial is flagged; the join and the end
+        barrier."""
+        p, me, plan = self.p, self.rank, self.plan
+        rows, row_bytes = p.rows, p.n * self.elt
+        staging = self.staging_ptr()
         a_row = p.k * self.elt
         self.begin(main)
         for i, st in enumerate(plan.products):
             q, g, sp = st.span.owner, self.gemm_streams[st.stream].cuda_stream, st.span
             if q == me or self.gemm_push:  # straight into the owner's slot (never batched)
                 dst = self.slot(q, me) + (sp.start - q * rows) * row_bytes
-                self.product(st, a.data_ptr() + sp.start * a_row, bt, dst)
+                self.product(st, a_ptr + sp.start * a_row, bt, dst)
                 _cuda.write_value(g, self.flag(q, gemm.partial_flag(me, sp.index)), 1)
                 if q == me:
-                    self.reduce_span(out, sp)
+                    self.reduce_span(out_ptr, sp)
                 continue
-            self.product(st, a.data_ptr() + sp.start * a_row, bt, staging.data_ptr() + sp.start * row_bytes)
+            self.product(st, a_ptr + sp.start * a_row, bt, staging + sp.start * row_bytes)
             ev = self.chunk_ev[i]
             _cuda.record(ev, g)
             for sp in st.spans(rows):
                 s = self.side[self.peer_index(sp.owner)]
                 _cuda.wait_event(s, ev)
                 _cuda.memcpy(self.slot(sp.owner, me) + (sp.start - sp.owner * rows) * row_bytes,
-                             staging.data_ptr() + sp.start * row_bytes, sp.rows * row_bytes, s)
+                             staging + sp.start * row_bytes, sp.rows * row_bytes, s)
                 _cuda.write_value(s, self.flag(sp.owner, gemm.partial_flag(me, sp.index)), 1)
         self.end(main)
-        return out
+
+    def staging_ptr(self) -> int:
+        """Where products of peers' rows land before a copy engine pushes
+        them ([M, N]; none with push=gemm or one rank): made at the first
+        call and kept, so a captured call's addresses stay valid (the end
+        barrier and the streams' joins order each call's use after the
+        last's)."""
+        if self.gemm_push or self.p.world == 1:
+            return 0
+        if self.staging is None:
+            self.staging = torch.empty(self.p.m, self.p.n, dtype=self.dtype, device=self.device)
+        return self.staging.data_ptr()
 
     def enqueue_fused(self, main: int) -> None:
         """The persistent GEMM on the first product stream (sm_reserve SMs
@@ -343,9 +387,16 @@ def all_gather_matmul(a_shard: torch.Tensor, b: torch.Tensor, group=None, *, ret
     a_shard: [M/W, K], this rank's rows of A (rank q holds rows
     [q*M/W, (q+1)*M/W)); b: [K, N], this rank's (the product uses each rank's
     own b, as torch's op does); bf16 or f16, on this rank's current CUDA
-    device. Returns C [M, N], a new tensor; with return_a=True, (A, C) with A
+    device. group: a ProcessGroup, its name, or None (the default group).
+    Returns C [M, N], a new tensor; with return_a=True, (A, C) with A
     [M, K] the gathered rows (a new tensor too). Collective: every rank
-    calls it with the same shapes, in the same order."""
+    calls it with the same shapes, in the same order. As registered ops:
+    torch.ops.symmtune.all_gather_matmul (C) and all_gather_matmul_a ((A, C))."""
+    if torch.compiler.is_compiling():
+        name, c = _constant_group_name(group), None if cache is None else os.fspath(cache)
+        if return_a:
+            return torch.ops.symmtune.all_gather_matmul_a(a_shard, b, name, c)
+        return torch.ops.symmtune.all_gather_matmul(a_shard, b, name, c)
     _check("all_gather_matmul", a_shard, "a_shard")
     _check("all_gather_matmul", b, "b", a_shard.dtype)
     _, _, world = group_info(group)
@@ -367,7 +418,12 @@ def matmul_reduce_scatter(a: torch.Tensor, b: torch.Tensor, group=None, *,
     a: [M, K], this rank's (M divisible by the world size); b: [K, N]; bf16
     or f16, on this rank's current CUDA device. Returns [M/W, N], a new
     tensor (fp32 accumulation in each product and in the reduction).
-    Collective: every rank calls it with the same shapes, in the same order."""
+    group: a ProcessGroup, its name, or None (the default group).
+    Collective: every rank calls it with the same shapes, in the same order.
+    As a registered op: torch.ops.symmtune.matmul_reduce_scatter."""
+    if torch.compiler.is_compiling():
+        return torch.ops.symmtune.matmul_reduce_scatter(a, b, _constant_group_name(group),
+                                                        None if cache is None else os.fspath(cache))
     _check("matmul_reduce_scatter", a, "a")
     _check("matmul_reduce_scatter", b, "b", a.dtype)
     _, _, world = group_info(group)

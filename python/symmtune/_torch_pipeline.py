@@ -7,11 +7,13 @@ Go plugins' pipeline_cuda.go runs them."""
 from __future__ import annotations
 
 import warnings
+from collections import OrderedDict
+from typing import Callable
 
 import torch
 
 from . import _cublaslt, _cuda, _torch_fused, gemm
-from ._torchrt import Symmetric, barrier_fn, side_streams
+from ._torchrt import Symmetric, barrier_fn, capture, capturing, side_streams
 
 GEMM_DTYPES = {torch.bfloat16: "bf16", torch.float16: "f16"}
 
@@ -65,6 +67,7 @@ class Pipeline:
         self.elt = torch.empty((), dtype=dtype).element_size()
         self.status = _torch_fused.status(group_name, device) if self.fused else None
         self.plans: dict[tuple[int, int], _cublaslt.Plan] = {}
+        self.graphs = PointerGraphs(device) if self.cfg.graph else None
         self.algo = self.cfg.algo
         if not self.fused:
             self.lt_ws = [torch.empty(_cublaslt.WORKSPACE_BYTES, dtype=torch.uint8, device=device)
@@ -143,6 +146,16 @@ class Pipeline:
         sets after the clear."""
         _cuda.memset_d8(self.flag(self.rank, 0), 0, gemm.PAYLOAD_OFFSET, stream)
 
+    def run(self, main: int, ptrs: tuple[int, ...], enqueue: Callable[[int], None]) -> None:
+        """One call on stream main: enqueue(stream) enqueues its work,
+        reading and writing the operands at ptrs. With graph=1 (the tuned
+        config's, as the Go plugin replays a trial's call) the call for ptrs
+        is replayed from a CUDA graph (PointerGraphs)."""
+        if self.graphs is None:
+            enqueue(main)
+        else:
+            self.graphs.run(main, ptrs, enqueue)
+
     def begin(self, main: int) -> None:
         _cuda.record(self.fork, main)
         for s in self.used:
@@ -153,3 +166,45 @@ class Pipeline:
             _cuda.record(ev, s)
             _cuda.wait_event(main, ev)
         self.barrier(main)
+
+
+class PointerGraphs:
+    """A call (pipelined or fused) captured in a CUDA graph per set of operand
+    addresses, and replayed with one driver call (cuGraphLaunch) when the
+    same addresses come again: a call enqueues dozens of copies, flags,
+    events and cuBLASLt products, costing the host several times a
+    product's GPU time, and a program's steady state passes the same few
+    addresses again and again (torch's caching allocator). A graph holds
+    its addresses, so a graph serves only the call with the same ones: an
+    address seen once runs directly, the second time it is captured (once),
+    and at most SIZE graphs are kept, the least recently used dropped.
+    Inside a capture (the caller's CUDA graph, torch.compile's) the work is
+    enqueued as it is, since that graph holds it then."""
+
+    SIZE = 8
+    SEEN = 64  # addresses seen once that are remembered
+
+    def __init__(self, device: torch.device) -> None:
+        self.device = device
+        self.graphs: OrderedDict[tuple[int, ...], tuple[torch.cuda.CUDAGraph, int]] = OrderedDict()
+        self.seen: OrderedDict[tuple[int, ...], None] = OrderedDict()
+
+    def run(self, main: int, ptrs: tuple[int, ...], enqueue: Callable[[int], None]) -> None:
+        if capturing():
+            enqueue(main)
+            return
+        g = self.graphs.get(ptrs)
+        if g is None:
+            if ptrs not in self.seen:
+                self.seen[ptrs] = None
+                if len(self.seen) > self.SEEN:
+                    self.seen.popitem(last=False)
+                enqueue(main)
+                return
+            del self.seen[ptrs]
+            g = self.graphs[ptrs] = capture(enqueue, self.device.index)
+            if len(self.graphs) > self.SIZE:
+                self.graphs.popitem(last=False)
+        else:
+            self.graphs.move_to_end(ptrs)
+        _cuda.graph_launch(g[1], main)

@@ -31,24 +31,3 @@ def test_params_point_at_each_argument_with_its_size():
     assert ctypes.c_int32.from_address(arr[2]).value == -5
     c.value = 42  # what a launcher changes between launches, seen through the same pointer
     assert ctypes.c_uint64.from_address(arr[1]).value == 42
-
-
-def test_kernel_node_params_match_cuda_h():
-    # CUDA_KERNEL_NODE_PARAMS (v1): CUfunction, grid and block dims, shared bytes, kernelParams, extra.
-    from symmtune import _graph
-    p = _graph._KernelNodeParams
-    assert (p.func.offset, p.grid.offset, p.block.offset, p.shared_mem_bytes.offset) == (0, 8, 20, 32)
-    assert (p.kernel_params.offset, p.extra.offset, ctypes.sizeof(p)) == (40, 48, 56)
-
-
-def test_node_params_of_a_launch():
-    from symmtune import _graph
-    m = _sm90.TensorMap()
-    params = _sm90.Params().map(m).i32(7)
-    launch = _sm90.Launcher.__new__(_sm90.Launcher)  # no driver: only what node_params reads
-    launch._fn, launch._grid, launch._threads, launch._smem = ctypes.c_void_p(0x1234), 132, 384, 200000
-    launch._params, launch._array = params, params.array()
-    n = _graph._node_params(launch)
-    assert (n.func, list(n.grid), list(n.block), n.shared_mem_bytes) == (0x1234, [132, 1, 1], [384, 1, 1], 200000)
-    arr = ctypes.cast(n.kernel_params, ctypes.POINTER(ctypes.c_void_p))
-    assert arr[0] == m.address and ctypes.c_int32.from_address(arr[1]).value == 7
