@@ -1,0 +1,39 @@
+#!/bin/bash
+# bench/torch-ops.sh: symmtune's registered torch ops on W GPUs with tuned
+# configs. Carry .gpu (scripts/gpu-bundle.sh) and run on the GPU machine:
+#
+#   bash bench/torch-ops.sh W [PARTS...]
+#
+# Tunes, with `symmtune search` (pattern, 30 trials each) into one cache:
+# the all-reduce at the decode step's sizes ([B, 8192] bf16 for B = 1, 16,
+# 64, 256) and agmm and matmulrs at $GEMM_SHAPES (default m=4096,n=1792,k=4096);
+# then runs bench/torch_ops.py (PARTS, default check compile host decode)
+# on that cache. Everything lands under $OUT/torch-ops-wW.
+set -u
+W=${1:?usage: bench/torch-ops.sh WORLD [check] [compile] [host] [decode]}
+shift
+OUT=${OUT:-bench/out}
+BIN=${BIN:-/tmp/bin}
+LOGS=$OUT/torch-ops-w$W
+here=$(dirname "$0")
+mkdir -p "$LOGS"
+[ -x "$BIN/symmtune" ] || tar xzf .gpu/bins.tgz -C "$(dirname "$BIN")"
+export CUDA_VISIBLE_DEVICES=$(seq -s, 0 $((W - 1)))
+export PYTHONPATH=$here/../python:$here PYTHONUNBUFFERED=1
+search() { # kernel shape timeout
+	local tag
+	tag=$1-$(echo "$2" | tr ',=' '_-')
+	timeout "$3" "$BIN/symmtune" search --plugin-dir "$BIN" --backend cuda --kernel "$1" --world "$W" \
+		--shape "$2" --dtype bf16 --strategy pattern --budget-trials 30 --cache "$LOGS/configs.toml" \
+		--log "$LOGS/search-$tag.jsonl" >"$LOGS/search-$tag.txt" 2>&1 || echo "search $1 $2: rc $?"
+	grep -h "winner:" "$LOGS/search-$tag.txt" | cut -c1-200 | sed "s/^/$1 $2 /"
+}
+if [ -z "${NO_SEARCH:-}" ]; then
+	for b in 1 16 64 256; do search allreduce "n=$((b * 8192))" 40; done
+	for s in ${GEMM_SHAPES:-m=4096,n=1792,k=4096}; do
+		search agmm "$s" 90
+		search matmulrs "$s" 90
+	done
+fi
+SYMMTUNE_CACHE=$LOGS/configs.toml timeout 300 torchrun --nproc-per-node "$W" "$here/torch_ops.py" "$@" 2>&1 |
+	grep -v "UserWarning\|warnings.warn\|_prepare(tensor\|choose_runnable(kernel" | tee "$LOGS/torch-ops.txt"

@@ -1,0 +1,508 @@
+"""symmtune's registered torch ops on W GPUs: correct eagerly, in a user's
+CUDA graph, under torch.compile; their host time; and a graphed decode step.
+
+    PYTHONPATH=python:bench torchrun --nproc-per-node 2 bench/torch_ops.py [check] [compile] [host] [decode] [ar_graph]
+
+check: each op (all_reduce on a plain tensor and on one from
+symmtune.torch.empty, all_gather_matmul, matmul_reduce_scatter; the GEMMs
+with the config the cache gives, and with a fused config forced) run eagerly
+and captured in a torch.cuda.graph that is replayed 100 times, each replay
+on fresh random inputs copied into the graph's static inputs and checked
+against a float64 reference (relative error under 1e-2; every output element
+poisoned with NaN before the replay). Both the public functions and
+torch.ops.symmtune.* are captured.
+compile: a tensor-parallel MLP block (AG+MM, MM+RS, then an all-reduce)
+under torch.compile(fullgraph=True) and mode="reduce-overhead", against
+eager, with inductor's cudagraph counters.
+host: each call's host time, back to back (the median of each call's wall
+time on the host, nothing synchronised), beside its GPU time (each call
+queued behind a barrier and a device sleep: peer_method.bench_queued) and
+torch.mm's.
+decode: 80 layers of [B, 8192] bf16 with one all-reduce each, captured in one
+CUDA graph: no all-reduce, NCCL, torch symm_mem two-shot and one-shot (in
+place on a symmetric buffer the matmul writes into), symmtune staged and
+symmtune in place (a tensor from symmtune.torch.empty). Per-all-reduce cost
+= (step - step without all-reduces) / 80.
+ar_graph: all_reduce per call inside a CUDA graph of 20 calls (the ":graph"
+rows of shared/bench/peer_baselines.py), symmtune beside NCCL and symm_mem.
+
+Prints lines "section,name,key,value" and FAIL lines; exits 1 on any failure.
+"""
+from __future__ import annotations
+
+import os
+import statistics
+import sys
+import time
+
+import torch
+import torch.distributed as dist
+import torch.distributed._symmetric_memory as symm_mem
+
+import symmtune.torch as st
+from symmtune import _torch_gemm, gemm
+from symmtune.kernels import Choice
+from peer_method import bench_queued
+
+TOL = 1e-2
+FAILS: list[str] = []
+
+
+def out(section: str, name: str, key, value) -> None:
+    if dist.get_rank() == 0:
+        v = f"{value:.2f}" if isinstance(value, float) else value
+        print(f"{section},{name},{key},{v}", flush=True)
+
+
+def fail(msg: str) -> None:
+    FAILS.append(msg)
+    print(f"FAIL rank {dist.get_rank()}: {msg}", flush=True)
+
+
+def rel_err(got: torch.Tensor, ref: torch.Tensor) -> float:
+    if torch.isnan(got).any():
+        return float("inf")
+    return ((got.double() - ref).norm() / ref.norm()).item()
+
+
+def fresh(shape, gen: torch.Generator, dtype=torch.bfloat16) -> torch.Tensor:
+    return torch.randn(shape, dtype=dtype, device="cuda", generator=gen)
+
+
+# The fused config each GEMM kernel runs when FORCED names it (the cache of a
+# fresh machine gives the default pipeline).
+FUSED = {
+    gemm.AGMM: dict(impl="fused:128x256:s4:c2:g8", chunks=2, streams=1, algo=0, sm_reserve=0, batch=0, graph=1,
+                    copy="ce", copy_blocks=4, direction="pull"),
+    gemm.MATMULRS: dict(impl="fused:128x256:s4:c2:g8", chunks=2, streams=1, algo=0, sm_reserve=0, batch=0, graph=1,
+                        push="gemm", reduce_blocks=132, reduce="kernel"),
+}
+_choose = gemm.choose_runnable
+FORCED: dict[str, dict] = {}
+
+
+def _forced_choice(kernel, p, dtype, cache=None, hardware=None, no_fused=None):
+    if kernel in FORCED:
+        return Choice(dict(FORCED[kernel]), "forced")
+    return _choose(kernel, p, dtype, cache, hardware, no_fused)
+
+
+gemm.choose_runnable = _forced_choice
+
+
+def reset_gemm() -> None:
+    _torch_gemm._pipes.clear()
+
+
+# ---------------------------------------------------------------- references
+def ref_all_reduce(src: torch.Tensor) -> torch.Tensor:
+    r = src.double()
+    dist.all_reduce(r)
+    return r
+
+
+def ref_agmm(a_shard: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    w = dist.get_world_size()
+    parts = [torch.empty_like(a_shard, dtype=torch.float64) for _ in range(w)]
+    dist.all_gather(parts, a_shard.double())
+    return torch.cat(parts) @ b.double()
+
+
+def ref_mmrs(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    full = a.double() @ b.double()
+    dist.all_reduce(full)
+    rows = a.shape[0] // dist.get_world_size()
+    r = dist.get_rank()
+    return full[r * rows:(r + 1) * rows]
+
+
+# --------------------------------------------------------------------- check
+def check_graph(name: str, inputs: list[torch.Tensor], run, result, ref, replays: int, seed: int) -> None:
+    """Warm run eagerly, capture run() in a CUDA graph, then replay it
+    `replays` times, each on fresh random inputs copied into the static
+    inputs, the result poisoned first, checked against ref(inputs)."""
+    gen = torch.Generator(device="cuda").manual_seed(seed)
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        for _ in range(2):
+            run()
+    torch.cuda.current_stream().wait_stream(s)
+    torch.cuda.synchronize()
+    g = torch.cuda.CUDAGraph()
+    try:
+        with torch.cuda.graph(g):
+            outs = run()
+    except Exception as e:  # noqa: BLE001 - reported as a failure with its message
+        fail(f"{name}: capture failed: {type(e).__name__}: {e}")
+        return
+    worst, bad = 0.0, 0
+    for i in range(replays):
+        for x in inputs:
+            x.copy_(fresh(x.shape, gen, x.dtype))
+        want = ref([x.clone() for x in inputs])
+        got = result(outs)
+        if got.data_ptr() not in [x.data_ptr() for x in inputs]:
+            got.fill_(float("nan"))
+        g.replay()
+        err = rel_err(got, want)
+        worst = max(worst, err)
+        if not err <= TOL:
+            bad += 1
+            if bad <= 3:
+                fail(f"{name}: replay {i}: rel err {err:.3g}")
+    torch.cuda.synchronize()
+    t = torch.tensor([worst], device="cuda", dtype=torch.float64)
+    dist.all_reduce(t, op=dist.ReduceOp.MAX)
+    out("check", name, f"graph x{replays}", f"{'ok' if not bad else 'WRONG'} worst {t.item():.2e}")
+
+
+def check_eager(name: str, inputs, run, result, ref, seed: int, trials: int = 3) -> None:
+    gen = torch.Generator(device="cuda").manual_seed(seed)
+    worst = 0.0
+    for _ in range(trials):
+        for x in inputs:
+            x.copy_(fresh(x.shape, gen, x.dtype))
+        want = ref([x.clone() for x in inputs])
+        err = rel_err(result(run()), want)
+        worst = max(worst, err)
+        if not err <= TOL:
+            fail(f"{name}: eager rel err {err:.3g}")
+    out("check", name, "eager", f"worst {worst:.2e}")
+
+
+def check(replays: int = 100) -> None:
+    rank, g = dist.get_rank(), dist.group.WORLD.group_name
+    w = dist.get_world_size()
+    for n in (2048, 8192, 1 << 19, 1 << 21):
+        for dt in (torch.bfloat16, torch.float32):
+            if dt == torch.float32 and n != 8192:
+                continue
+            for path in ("staged", "empty", "op"):
+                x = st.empty(n, dt) if path == "empty" else torch.empty(n, dtype=dt, device="cuda")
+
+                def run(x=x, path=path):
+                    if path == "op":
+                        torch.ops.symmtune.all_reduce_(x, g)
+                    else:
+                        st.all_reduce(x)
+                    return x
+                name = f"all_reduce:{path}:{str(dt)[6:]}:n={n}"
+                check_eager(name, [x], run, lambda o: o, lambda xs: ref_all_reduce(xs[0]), 11 + rank)
+                check_graph(name, [x], run, lambda o: o, lambda xs: ref_all_reduce(xs[0]), replays, 23 + rank)
+    for impl in ("cache", "fused"):
+        FORCED.clear()
+        if impl == "fused":
+            FORCED.update(FUSED)
+        reset_gemm()
+        for (m, n, k), reps in (((1024, 512, 1024), replays), ((4096, 1792, 4096), 10)):
+            a_shard = torch.empty(m // w, k, dtype=torch.bfloat16, device="cuda")
+            a = torch.empty(m, k, dtype=torch.bfloat16, device="cuda")
+            b = torch.empty(k, n, dtype=torch.bfloat16, device="cuda")
+            cases = [
+                ("agmm", [a_shard, b], lambda: st.all_gather_matmul(a_shard, b), lambda o: o,
+                 lambda xs: ref_agmm(*xs)),
+                ("agmm:op", [a_shard, b], lambda: torch.ops.symmtune.all_gather_matmul(a_shard, b, g), lambda o: o,
+                 lambda xs: ref_agmm(*xs)),
+                ("agmm:return_a", [a_shard, b], lambda: st.all_gather_matmul(a_shard, b, return_a=True),
+                 lambda o: o[1], lambda xs: ref_agmm(*xs)),
+                ("mmrs", [a, b], lambda: st.matmul_reduce_scatter(a, b), lambda o: o, lambda xs: ref_mmrs(*xs)),
+                ("mmrs:op", [a, b], lambda: torch.ops.symmtune.matmul_reduce_scatter(a, b, g), lambda o: o,
+                 lambda xs: ref_mmrs(*xs)),
+            ]
+            for cname, ins, run, res, ref in cases:
+                name = f"{cname}:{impl}:{m}x{n}x{k}"
+                try:
+                    check_eager(name, ins, run, res, ref, 31 + rank)
+                except Exception as e:  # noqa: BLE001
+                    fail(f"{name}: eager: {type(e).__name__}: {e}")
+                    continue
+                check_graph(name, ins, run, res, ref, reps, 41 + rank)
+            pipe = next(iter(_torch_gemm._pipes.values()), None)
+            if pipe is not None:
+                out("check", f"config:{impl}:{m}x{n}x{k}", pipe.choice.source, str(pipe.choice.config).replace(",", ";"))
+    FORCED.clear()
+    reset_gemm()
+
+
+# ------------------------------------------------------------------- compile
+def compile_check() -> None:
+    rank, w = dist.get_rank(), dist.get_world_size()
+    tokens, hidden, inter = 1024, 1024, 2048
+    gen = torch.Generator(device="cuda").manual_seed(5 + rank)
+    x_shard = fresh((tokens // w, hidden), gen)
+    w1 = fresh((hidden, inter // w), gen) * hidden ** -0.5
+    w2 = fresh((inter // w, hidden), gen) * (inter // w) ** -0.5
+
+    def block(x_shard, w1, w2):
+        h = torch.relu(st.all_gather_matmul(x_shard, w1))
+        y = st.matmul_reduce_scatter(h, w2)
+        z = y * 2
+        st.all_reduce(z)
+        return y, z
+
+    want = block(x_shard, w1, w2)
+    for mode in ("fullgraph", "reduce-overhead"):
+        torch._dynamo.reset()
+        try:
+            from torch._dynamo.utils import counters
+            counters.clear()
+        except ImportError:
+            counters = {}
+        try:
+            f = torch.compile(block, fullgraph=True, mode=None if mode == "fullgraph" else "reduce-overhead")
+            worst = 0.0
+            for i in range(5):
+                # reduce-overhead's graphs reuse their outputs' memory: mark
+                # each step, and read the outputs before the next.
+                torch.compiler.cudagraph_mark_step_begin()
+                got = f(x_shard, w1, w2)
+                for gt, wt in zip(got, want):
+                    worst = max(worst, rel_err(gt, wt.double()))
+            torch.cuda.synchronize()
+            skips = {f"{k}.{n}": v for k, c in counters.items() for n, v in c.items()} if counters else {}
+            ok = worst <= TOL
+            if not ok:
+                fail(f"compile {mode}: rel err to eager {worst:.3g}")
+            out("compile", mode, "rel err to eager", f"{'ok' if ok else 'WRONG'} {worst:.2e}")
+            out("compile", mode, "counters", str({k: v for k, v in skips.items() if "graph" in k or "skip" in k}).replace(",", ";"))
+        except Exception as e:  # noqa: BLE001
+            fail(f"compile {mode}: {type(e).__name__}: {str(e)[:400]}")
+
+
+# ---------------------------------------------------------------------- host
+def host_time(fn, iters: int = 200, warmup: int = 20) -> float:
+    """Median host wall time of one call, calls back to back (the GPU runs
+    behind; nothing synchronised inside the loop)."""
+    for _ in range(warmup):
+        fn()
+    torch.cuda.synchronize()
+    dist.barrier()
+    ts = []
+    for _ in range(iters):
+        t0 = time.perf_counter()
+        fn()
+        ts.append(time.perf_counter() - t0)
+    torch.cuda.synchronize()
+    v = torch.tensor([statistics.median(ts) * 1e6], device="cuda")
+    dist.all_reduce(v, op=dist.ReduceOp.MAX)
+    return v.item()
+
+
+def host() -> None:
+    rank, w, g = dist.get_rank(), dist.get_world_size(), dist.group.WORLD.group_name
+    gen = torch.Generator(device="cuda").manual_seed(7 + rank)
+
+    @torch.library.custom_op("symmtune_bench::noop", mutates_args=())
+    def noop(x: torch.Tensor) -> torch.Tensor:
+        return x.new_empty(0)
+
+    lib = torch.library.Library("symmtune_bench", "FRAGMENT")
+    lib.define("noop_lib(Tensor x) -> ()")
+    lib.impl("noop_lib", lambda x: None, "CUDA")
+    x = fresh((16,), gen)
+    out("host", "custom_op noop", "-", host_time(lambda: noop(x)))
+    out("host", "Library op noop", "-", host_time(lambda: torch.ops.symmtune_bench.noop_lib(x)))
+    v = fresh((1 << 19,), gen)
+    out("host", "dist.all_reduce 1MiB", "-", host_time(lambda: dist.all_reduce(v)))
+    out("host", "st.all_reduce 1MiB", "-", host_time(lambda: st.all_reduce(v)))
+    out("host", "op all_reduce_ 1MiB", "-", host_time(lambda: torch.ops.symmtune.all_reduce_(v, g)))
+    out("gpu", "st.all_reduce 1MiB", "queued", bench_queued(lambda: st.all_reduce(v)))
+    c = st._choices[(g, v.dtype, v.numel())]
+    out("config", "st.all_reduce 1MiB", "-", f"{c.source} {c.config} cache median {c.median_us} us".replace(",", ";"))
+    for impl in ("cache", "fused"):
+        FORCED.clear()
+        if impl == "fused":
+            FORCED.update(FUSED)
+        reset_gemm()
+        for m, n, k in ((4096, 1792, 4096), (8192, 3584, 8192)):
+            a_shard, a = fresh((m // w, k), gen), fresh((m, k), gen)
+            b = fresh((n, k), gen).t()  # an nn.Linear weight's .t(): no per-call copy
+            mm_a = fresh((m, k), gen)
+            key = f"{m}x{n}x{k}"
+            if impl == "cache":
+                out("host", "torch.mm", key, host_time(lambda: torch.mm(mm_a, b), iters=30))
+                out("gpu", "torch.mm", key, bench_queued(lambda: torch.mm(mm_a, b)))
+            for name, fn in (("st.all_gather_matmul", lambda: st.all_gather_matmul(a_shard, b)),
+                             ("op all_gather_matmul", lambda: torch.ops.symmtune.all_gather_matmul(a_shard, b, g)),
+                             ("st.matmul_reduce_scatter", lambda: st.matmul_reduce_scatter(a, b)),
+                             ("op matmul_reduce_scatter", lambda: torch.ops.symmtune.matmul_reduce_scatter(a, b, g))):
+                try:
+                    # 30 calls: the launch queue never fills, so the GPU's
+                    # pace does not hold the host back.
+                    out("host", f"{name}:{impl}", key, host_time(fn, iters=30))
+                    if name.startswith("st."):
+                        out("gpu", f"{name}:{impl}", key, bench_queued(fn))
+                        kernel = gemm.AGMM if "gather" in name else gemm.MATMULRS
+                        pipe = next(pp for k_, pp in _torch_gemm._pipes.items() if k_[0] == kernel and k_[1].m == m)
+                        out("config", f"{name}:{impl}", key, f"{pipe.choice.source} {pipe.choice.config} "
+                            f"cache median {pipe.choice.median_us} us".replace(",", ";"))
+                except Exception as e:  # noqa: BLE001
+                    fail(f"host {name}:{impl} {key}: {type(e).__name__}: {e}")
+    FORCED.clear()
+    reset_gemm()
+
+
+# -------------------------------------------------------------------- decode
+def decode(layers: int = 80, hidden: int = 8192, inner: int = 1024) -> None:
+    rank, g = dist.get_rank(), dist.group.WORLD.group_name
+    gen = torch.Generator(device="cuda").manual_seed(3 + rank)
+    w1 = fresh((hidden, inner), gen) * hidden ** -0.5
+    w2 = fresh((inner, hidden), gen) * inner ** -0.5
+    for bsz in (1, 16, 64, 256):
+        n = bsz * hidden
+        x0 = fresh((bsz, hidden), gen)
+        sbuf = symm_mem.empty(n, dtype=torch.bfloat16, device="cuda")
+        symm_mem.rendezvous(sbuf, g)
+        stbuf = st.empty(n, torch.bfloat16)
+        plain = torch.empty(bsz, hidden, dtype=torch.bfloat16, device="cuda")
+
+        def step(kind: str):
+            x = x0
+            for _ in range(layers):
+                h = x @ w1
+                if kind in ("symm_two_shot", "symm_one_shot"):
+                    y = sbuf.view(bsz, hidden)
+                    torch.mm(h, w2, out=y)
+                    if kind == "symm_two_shot":
+                        torch.ops.symm_mem.two_shot_all_reduce_(sbuf, "sum", g)
+                        x = y
+                    else:
+                        x = torch.ops.symm_mem.one_shot_all_reduce(sbuf, "sum", g).view(bsz, hidden)
+                elif kind == "symmtune_inplace":
+                    y = stbuf.view(bsz, hidden)
+                    torch.mm(h, w2, out=y)
+                    st.all_reduce(stbuf)
+                    x = y
+                else:
+                    y = torch.mm(h, w2, out=plain)
+                    if kind == "nccl":
+                        dist.all_reduce(y)
+                    elif kind == "symmtune_staged":
+                        st.all_reduce(y)
+                    x = y
+            return x
+
+        times = {}
+        for kind in ("none", "nccl", "symm_two_shot", "symm_one_shot", "symmtune_staged", "symmtune_inplace"):
+            try:
+                s = torch.cuda.Stream()
+                s.wait_stream(torch.cuda.current_stream())
+                with torch.cuda.stream(s):
+                    for _ in range(2):
+                        step(kind)
+                torch.cuda.current_stream().wait_stream(s)
+                torch.cuda.synchronize()
+                graph = torch.cuda.CUDAGraph()
+                with torch.cuda.graph(graph):
+                    step(kind)
+                graph.replay()
+                torch.cuda.synchronize()
+                ts = []
+                for _ in range(20):
+                    dist.barrier()
+                    torch.cuda.synchronize()
+                    a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+                    a.record()
+                    graph.replay()
+                    b.record()
+                    b.synchronize()
+                    ts.append(a.elapsed_time(b) * 1000)
+                v = torch.tensor([statistics.median(ts)], device="cuda")
+                dist.all_reduce(v, op=dist.ReduceOp.MAX)
+                times[kind] = v.item()
+                del graph
+            except Exception as e:  # noqa: BLE001
+                fail(f"decode B={bsz} {kind}: {type(e).__name__}: {str(e)[:300]}")
+        for kind, t in times.items():
+            per = (t - times["none"]) / layers if "none" in times and kind != "none" else float("nan")
+            out("decode", kind, f"B={bsz}", f"step {t:.1f} us; per all-reduce {per:.2f} us")
+
+
+def bench_graph(fn, k: int = 20, reps: int = 10) -> float:
+    """Per-call time of fn inside a CUDA graph of k back-to-back calls:
+    shared/bench/peer_baselines.py's ":graph" method (no launch cost, no
+    rank skew). Median over replays, max over ranks."""
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        for _ in range(3):
+            fn()
+    torch.cuda.current_stream().wait_stream(s)
+    torch.cuda.synchronize()
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        for _ in range(k):
+            fn()
+    torch.cuda.synchronize()
+    dist.barrier()
+    g.replay()
+    torch.cuda.synchronize()
+    ts = []
+    for _ in range(reps):
+        dist.barrier()
+        torch.cuda.synchronize()
+        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        a.record()
+        g.replay()
+        b.record()
+        b.synchronize()
+        ts.append(a.elapsed_time(b) * 1000 / k)
+    v = torch.tensor([statistics.median(ts)], device="cuda")
+    dist.all_reduce(v, op=dist.ReduceOp.MAX)
+    return v.item()
+
+
+def ar_graph() -> None:
+    """all_reduce per call in a CUDA graph of 20 calls, beside the peers
+    timed the same way, bf16, at the sizes of peer_baselines.py's rows."""
+    g = dist.group.WORLD.group_name
+    for nbytes in (4 << 10, 16 << 10, 256 << 10, 1 << 20, 4 << 20, 16 << 20):
+        n = nbytes // 2
+        x = torch.randn(n, dtype=torch.bfloat16, device="cuda")
+        y = symm_mem.empty(n, dtype=torch.bfloat16, device="cuda")
+        symm_mem.rendezvous(y, g)
+        y.copy_(x)
+        z = st.empty(n, torch.bfloat16)
+        z.copy_(x)
+        rows = {
+            "nccl": lambda: dist.all_reduce(x),
+            "symm_one_shot": lambda: torch.ops.symm_mem.one_shot_all_reduce(y, "sum", g),
+            "symm_two_shot": lambda: torch.ops.symm_mem.two_shot_all_reduce_(y, "sum", g),
+            "symmtune_staged": lambda: st.all_reduce(x),
+            "symmtune_inplace": lambda: st.all_reduce(z),
+        }
+        for name, fn in rows.items():
+            try:
+                out("ar_graph", name, nbytes, bench_graph(fn))
+            except Exception as e:  # noqa: BLE001
+                fail(f"ar_graph {name} {nbytes}: {type(e).__name__}: {str(e)[:200]}")
+        c = st._choices[(g, torch.bfloat16, n)]
+        out("config", "st.all_reduce", nbytes, f"{c.source} {c.config}".replace(",", ";"))
+
+
+def main() -> None:
+    dist.init_process_group("nccl")
+    rank = dist.get_rank()
+    torch.cuda.set_device(rank % torch.cuda.device_count())
+    torch.zeros(1, device="cuda")
+    what = sys.argv[1:] or ["check", "compile", "host", "decode", "ar_graph"]
+    if rank == 0:
+        print(f"# {torch.cuda.get_device_name()} x{dist.get_world_size()}, torch {torch.__version__}, "
+              f"{time.strftime('%Y-%m-%d %H:%M:%S UTC', time.gmtime())}", flush=True)
+    for part in what:
+        t0 = time.time()
+        {"check": check, "compile": compile_check, "host": host, "decode": decode, "ar_graph": ar_graph}[part]()
+        if rank == 0:
+            print(f"# {part} took {time.time() - t0:.0f} s", flush=True)
+    n = torch.tensor([len(FAILS)], device="cuda")
+    dist.all_reduce(n)
+    if rank == 0:
+        print(f"# failures over ranks: {int(n.item())}", flush=True)
+    dist.destroy_process_group()
+    sys.exit(1 if n.item() else 0)
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("TORCH_SYMM_MEM_DISABLE_MULTICAST", "1")
+    main()
