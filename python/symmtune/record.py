@@ -66,8 +66,8 @@ _DIM = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
 Shape = Tuple[Tuple[str, int], ...]
 Key = Tuple[str, int, str, Shape, str]
-"""What a recorder remembers per call: (kernel, world, dtype, shape as
-name-sorted (dim, size) pairs, backend)."""
+"""An entry's canonical key, as a recorder remembers it: (kernel, world,
+dtype, shape as name-sorted (dim, size) pairs, backend)."""
 
 
 class RecordError(RuntimeError):
@@ -196,11 +196,14 @@ def _parse_shape(text: object) -> Optional[Dict[str, int]]:
 class Recorder:
     """Records note()d calls into the job file at path.
 
-    Its cache, ``seen``, holds the key (kernel, world, dtype, name-sorted
-    shape pairs, backend) of every call this recorder wrote or found in the
-    file, for the recorder's lifetime: a call in it costs no I/O. It only
-    grows; an entry removed from the file by hand while the recorder lives is
-    not written again by this process.
+    Two sets, both for the recorder's lifetime and only growing:
+    ``seen`` holds the canonical key (kernel, world, dtype, name-sorted shape
+    pairs, backend) of every entry this recorder wrote or found in the file;
+    ``calls`` the key of every call it has handled as the caller passed it
+    (kernel, world, dtype, tuple(shape.items()) in the dict's own order,
+    backend), so that a repeat costs one set lookup and no sort, no I/O.
+    An entry removed from the file by hand while the recorder lives is not
+    written again by this process.
     """
 
     def __init__(self, path: Union[str, "os.PathLike[str]"]) -> None:
@@ -211,6 +214,7 @@ class Recorder:
             raise ValueError(f"symmtune.record: path must be a non-empty file name, got {p!r}")
         self.path: str = p
         self.seen: Set[Key] = set()
+        self.calls: Set[Tuple[object, ...]] = set()
         self._lock = threading.Lock()  # one writer per process at a time; flock orders processes
         self._sync(None)  # create the file with its header; refuse an unreadable one now
 
@@ -219,15 +223,18 @@ class Recorder:
         call wrote it. Bad arguments raise TypeError or ValueError naming
         the argument."""
         try:
-            if (kernel, world, dtype, tuple(sorted(shape.items())), backend) in self.seen:
+            if (kernel, world, dtype, tuple(shape.items()), backend) in self.calls:
                 return False
         except (TypeError, AttributeError):
-            pass  # not a dict, or unsortable: _check says what is wrong
+            pass  # not a dict, or unhashable: _check says what is wrong
         key = _check(kernel, world, dtype, shape, backend)
         with self._lock:
-            if key in self.seen:
-                return False
-            return self._sync(key)
+            wrote = key not in self.seen and self._sync(key)
+            try:
+                self.calls.add((kernel, world, dtype, tuple(shape.items()), backend))
+            except TypeError:
+                pass  # an unhashable int-like size: such calls take the checked path each time
+        return wrote
 
     def _sync(self, key: Optional[Key]) -> bool:
         """Under the file lock: reads what the file holds into seen, and
