@@ -193,6 +193,15 @@ def test_bad_input_names_the_argument(tmp_path, args, exc, msg):
     assert p.read_bytes() == before
 
 
+def test_the_header_stays_a_comment_whatever_the_path(tmp_path, monkeypatch):
+    monkeypatch.setattr("sys.argv", ["train.py\n[[job]]\nkernel = 1", "--lr=3"])
+    p = tmp_path / "jobs\n[[job]] #.toml"
+    rec.record(p)
+    assert rec.note("allreduce", 2, "f32", {"n": 1}, "cpu")
+    assert jobs(p) == [("allreduce", "cpu", 2, "f32", "n=1")]
+    assert p.read_text().count("\n[[job]]\n") == 1
+
+
 def test_bad_path(tmp_path):
     with pytest.raises(TypeError, match="path must be a str"):
         rec.record(3)
