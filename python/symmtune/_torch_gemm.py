@@ -48,7 +48,7 @@ import os
 
 import torch
 
-from . import _cuda, _torch_fused, gemm
+from . import _cuda, _torch_fused, gemm, record as _record
 from ._torch_pipeline import GEMM_DTYPES, Pipeline, util_fn, workspaces
 from ._torchrt import group_info, group_name, raw_stream
 
@@ -373,6 +373,7 @@ def _pipeline(cls, kernel: str, p: gemm.Problem, dtype: torch.dtype, group, cach
     # replaced is laid out again.
     if pipe is None or workspaces.get((name, device.index)) is not pipe.ws:
         gemm.check_problem(kernel, p)
+        _record.note(kernel, p.world, GEMM_DTYPES[dtype], {"m": p.m, "n": p.n, "k": p.k})
         choice = gemm.choose_runnable(kernel, p, GEMM_DTYPES[dtype], cache, no_fused=_no_fused(device))
         pipe = _pipes[key] = cls(p, dtype, name, rank, device, choice)
     return pipe

@@ -34,14 +34,18 @@ from typing import Callable
 
 import torch
 
-from . import _cuda, _ops
+from . import _cuda, _ops, record as _record
 from ._torch_gemm import all_gather_matmul, matmul_reduce_scatter
 from ._torchrt import DTYPES as _DTYPES, Replay, allocate, group_info as _group_info, group_name as _group_name
 from ._torchrt import raw_stream, side_streams
 from .cache import NoTunedConfig, lookup
 from .kernels import _ALGOS, _MAX_BLOCKS, _NOT_RUN, Choice, default_config, kernel_sources, kernel_version, macros, padded
 
-__all__ = ["Choice", "all_gather_matmul", "all_reduce", "choose", "empty", "matmul_reduce_scatter"]
+__all__ = ["Choice", "all_gather_matmul", "all_reduce", "choose", "empty", "matmul_reduce_scatter", "record"]
+
+# Start recording the (kernel, world, dtype, shape) of each call into a job
+# file that `symmtune search --config FILE` takes (symmtune.record).
+record = _record.record
 
 
 @torch.compiler.assume_constant_result
@@ -110,6 +114,7 @@ def choose(n: int, dtype: torch.dtype, world: int, cache: str | os.PathLike | No
     dt = _DTYPES.get(dtype)
     if dt is None:
         raise TypeError(f"symmtune.torch.all_reduce: dtype {dtype}; the CUDA all-reduce takes {list(_DTYPES)}")
+    _record.note("allreduce", world, dt, {"n": n})  # with SYMMTUNE_RECORD or record(FILE): for symmtune search
     how = (f"tune it with: symmtune search --backend cuda --kernel allreduce --world {world} "
            f"--shape n={n} --dtype {dt}")
     try:
