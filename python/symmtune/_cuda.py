@@ -15,7 +15,9 @@ import ctypes
 import glob
 import os
 import re
+import struct
 import threading
+import weakref
 from typing import Sequence
 
 from .hardware import HardwareError, _cuda_lib
@@ -309,3 +311,36 @@ def graph_launch(exec_: int, stream: int) -> None:
     r = _fn("cuGraphLaunch", _P, _P)(exec_, stream)
     if r:
         _check("cuGraphLaunch", r)
+
+
+def _free(ptr: int) -> None:
+    _fn("cuMemFree_v2", _U64)(ptr)
+
+
+class Buffer:
+    """nbytes of device memory of symmtune's own (cuMemAlloc), outside
+    torch's caching allocator, freed when the object goes: what a call's
+    layout keeps for its life (pointer tables, cuBLASLt workspaces, staging
+    rows, the fused GEMM's tables). Taken from torch's allocator, such a
+    buffer would come from a CUDA graph's private pool whenever the first
+    call runs in one (torch.compile's reduce-overhead warms up there), and
+    that pool refuses allocations that outlive its graphs. The first bytes
+    are data when given, else zeros when zero is set."""
+
+    def __init__(self, nbytes: int, data: bytes = b"", zero: bool = False) -> None:
+        ptr = ctypes.c_uint64()
+        _check("cuMemAlloc", _fn("cuMemAlloc_v2", ctypes.POINTER(ctypes.c_uint64), _SZ)(ctypes.byref(ptr), max(nbytes, 1)))
+        self.ptr, self.nbytes = ptr.value, nbytes
+        weakref.finalize(self, _free, self.ptr)
+        if zero:
+            _check("cuMemsetD8", _fn("cuMemsetD8_v2", _U64, ctypes.c_ubyte, _SZ)(self.ptr, 0, nbytes))
+        if data:
+            _check("cuMemcpyHtoD", _fn("cuMemcpyHtoD_v2", _U64, ctypes.c_char_p, _SZ)(self.ptr, data, len(data)))
+
+    @classmethod
+    def of_u64(cls, values: Sequence[int]) -> "Buffer":
+        """A device array of the given u64 values (a pointer table)."""
+        return cls(8 * len(values), struct.pack(f"<{len(values)}Q", *values))
+
+    def data_ptr(self) -> int:
+        return self.ptr

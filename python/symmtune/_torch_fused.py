@@ -127,9 +127,9 @@ class Call:
         self.map_a, self.map_b, self.map_a_own = _sm90.TensorMap(), _sm90.TensorMap(), _sm90.TensorMap()
         self.map_c = _sm90.TensorMap()  # a plain product's C (FusedGEMM.Launch); a reduce-scatter leaves it unread
         self._a = self._b = self._a_own = -1
-        self.order = _device_bytes(struct.pack(f"<{len(order)}I", *order), device)
-        self.table = _device_bytes(struct.pack(f"<{len(table)}I", *table), device) if table else None
-        self.rs = _device_bytes(rs, device) if rs else None
+        self.order = _device_bytes(struct.pack(f"<{len(order)}I", *order))
+        self.table = _device_bytes(struct.pack(f"<{len(table)}I", *table)) if table else None
+        self.rs = _device_bytes(rs) if rs else None
         p = _sm90.Params().map(self.map_a).map(self.map_b).map(self.map_a_own).map(self.map_c)
         self._c = p.u64(0).last()
         p.i32(m).i32(n).i32(k)
@@ -169,8 +169,8 @@ class Call:
         self.launch(stream)
 
 
-def _device_bytes(b: bytes, device: torch.device) -> torch.Tensor:
-    return torch.frombuffer(bytearray(b), dtype=torch.uint8).to(device)
+def _device_bytes(b: bytes) -> _cuda.Buffer:
+    return _cuda.Buffer(len(b), b)
 
 
 class Status:
@@ -232,8 +232,8 @@ def rs_plan(pipe) -> fusedplan.FusedRS:
     return fusedplan.plan_fused_rs(p.m, p.n, p.world, pipe.rank, pipe.cfg.chunks, t.bm, t.bn, t.rows_per_tile)
 
 
-def rs_call(pipe, plan: fusedplan.FusedRS, status: Status, staging: torch.Tensor | None,
-            local_flags: torch.Tensor | None) -> Call:
+def rs_call(pipe, plan: fusedplan.FusedRS, status: Status, staging: _cuda.Buffer | None,
+            local_flags: _cuda.Buffer | None) -> Call:
     """The fused matmul + reduce-scatter of a pipeline (_torch_gemm's
     matmulrs): rows into the owners' slots (push=gemm), or peers' rows into
     staging, each chunk flagged in local_flags for the copy engines

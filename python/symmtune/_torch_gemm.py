@@ -50,7 +50,7 @@ import torch
 
 from . import _cuda, _torch_fused, gemm, record as _record
 from ._torch_pipeline import GEMM_DTYPES, Pipeline, util_fn, workspaces
-from ._torchrt import group_info, group_name, raw_stream
+from ._torchrt import capturing, group_info, group_name, raw_stream
 
 
 @torch.compiler.assume_constant_result
@@ -215,16 +215,15 @@ class _MatmulReduceScatter(Pipeline):
         self.gemm_push = self.cfg.push == "gemm"
         self.red_fn = util_fn("reduce_chunk", GEMM_DTYPES[self.dtype], self.device)
         self.fused_call = None
-        self.staging: torch.Tensor | None = None
+        self.staging: _cuda.Buffer | None = None
         if not self.fused:
             self.prepare_products(self.plan.products)
         if self.fused:
             ce = self.cfg.push == "ce" and p.world > 1
             # push=ce: peers' rows staged here, each chunk flagged in a word
             # of local_flags that the copy engine's stream waits for.
-            self.fused_staging = torch.empty(p.m * p.n, dtype=self.dtype, device=self.device) if ce else None
-            self.local_flags = torch.zeros(gemm.MAX_WORLD * gemm.MAX_CHUNKS * gemm.FLAG_STRIDE, dtype=torch.uint8,
-                                           device=self.device) if ce else None
+            self.fused_staging = _cuda.Buffer(p.m * p.n * self.elt) if ce else None
+            self.local_flags = _cuda.Buffer(gemm.MAX_WORLD * gemm.MAX_CHUNKS * gemm.FLAG_STRIDE, zero=True) if ce else None
             self.fused_plan = _torch_fused.rs_plan(self)
             self.fused_call = _torch_fused.rs_call(self, self.fused_plan, self.status, self.fused_staging,
                                                    self.local_flags)
@@ -271,7 +270,8 @@ class _MatmulReduceScatter(Pipeline):
             self.run(main, fptrs, enqueue)
             return out
         a = _torch_fused.dense(a)
-        ptrs = (a.data_ptr(), _torch_fused.dense(b.t()).data_ptr(), out.data_ptr())
+        bt = _torch_fused.dense(b.t())  # held until the call is enqueued: it may be a copy
+        ptrs = (a.data_ptr(), bt.data_ptr(), out.data_ptr())
         self.run(main, ptrs, lambda s: self.enqueue_pipeline(s, *ptrs))
         return out
 
@@ -315,7 +315,7 @@ class _MatmulReduceScatter(Pipeline):
         if self.gemm_push or self.p.world == 1:
             return 0
         if self.staging is None:
-            self.staging = torch.empty(self.p.m, self.p.n, dtype=self.dtype, device=self.device)
+            self.staging = _cuda.Buffer(self.p.m * self.p.n * self.elt)
         return self.staging.data_ptr()
 
     def enqueue_fused(self, main: int) -> None:
@@ -373,6 +373,10 @@ def _pipeline(cls, kernel: str, p: gemm.Problem, dtype: torch.dtype, group, cach
     # replaced is laid out again.
     if pipe is None or workspaces.get((name, device.index)) is not pipe.ws:
         gemm.check_problem(kernel, p)
+        if capturing():
+            raise RuntimeError(f"symmtune.torch: the first {kernel} call with m={p.m},n={p.n},k={p.k} on {p.world} ranks "
+                               "came during a CUDA graph capture, where its layout (symmetric memory, kernels, buffers) "
+                               "cannot be made; make the same call once before the capture (a warm-up)")
         _record.note(kernel, p.world, GEMM_DTYPES[dtype], {"m": p.m, "n": p.n, "k": p.k})
         choice = gemm.choose_runnable(kernel, p, GEMM_DTYPES[dtype], cache, no_fused=_no_fused(device))
         pipe = _pipes[key] = cls(p, dtype, name, rank, device, choice)

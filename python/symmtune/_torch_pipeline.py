@@ -70,7 +70,7 @@ class Pipeline:
         self.graphs = PointerGraphs(device) if self.cfg.graph else None
         self.algo = self.cfg.algo
         if not self.fused:
-            self.lt_ws = [torch.empty(_cublaslt.WORKSPACE_BYTES, dtype=torch.uint8, device=device)
+            self.lt_ws = [_cuda.Buffer(_cublaslt.WORKSPACE_BYTES)
                           for _ in range(self.cfg.streams)]
             sms = torch.cuda.get_device_properties(device).multi_processor_count
             self.sm_target = sms - self.cfg.sm_reserve if self.cfg.sm_reserve else 0

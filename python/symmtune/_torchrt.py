@@ -99,7 +99,7 @@ class Symmetric:
         self.nbytes = nbytes
         self.buf, self.hdl = allocate(group_name, nbytes, torch.uint8, device, zero_bytes)
         self.ptrs = list(self.hdl.buffer_ptrs)
-        self.table = torch.tensor(self.ptrs + list(self.hdl.signal_pad_ptrs), dtype=torch.int64, device=device)
+        self.table = _cuda.Buffer.of_u64(self.ptrs + list(self.hdl.signal_pad_ptrs))
         self.world, self.rank = self.hdl.world_size, self.hdl.rank
 
     def view(self, q: int, offset: int, numel: int, dtype: torch.dtype) -> torch.Tensor:

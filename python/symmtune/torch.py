@@ -37,7 +37,7 @@ import torch
 from . import _cuda, _ops, record as _record
 from ._torch_gemm import all_gather_matmul, matmul_reduce_scatter
 from ._torchrt import DTYPES as _DTYPES, Replay, allocate, group_info as _group_info, group_name as _group_name
-from ._torchrt import raw_stream, side_streams
+from ._torchrt import capturing, raw_stream, side_streams
 from .cache import NoTunedConfig, lookup
 from .kernels import _ALGOS, _MAX_BLOCKS, _NOT_RUN, Choice, default_config, kernel_sources, kernel_version, macros, padded
 
@@ -68,7 +68,7 @@ class _Workspace:
         self.capacity = capacity
         self.buf, self.hdl = allocate(group_name, 3 * capacity, dtype, device)
         ptrs = list(self.hdl.buffer_ptrs) + list(self.hdl.signal_pad_ptrs)
-        self.table = torch.tensor(ptrs, dtype=torch.int64, device=device)
+        self.table = _cuda.Buffer.of_u64(ptrs)
         self.world, self.rank = self.hdl.world_size, self.hdl.rank
 
     def peer(self, q: int) -> torch.Tensor:
@@ -210,6 +210,10 @@ def _prepare(tensor: torch.Tensor, group, cache) -> _Call:
     kkey = (tuple(sorted(cfg.items())), dtype, world, device.index)
     k = _kernels.get(kkey)
     if k is None:
+        if capturing():
+            raise RuntimeError(f"symmtune.torch.all_reduce: the first call of {n} {_DTYPES[dtype]} elements came during "
+                               "a CUDA graph capture, where its kernel cannot be compiled and loaded; make the same call "
+                               "once before the capture (a warm-up)")
         k = _kernels[kkey] = _Kernel(cfg, _DTYPES[dtype], world, device)
     # The kernels run on npad elements (zeros past n, see kernels.padded):
     # [input | scratch | output] of npad elements each in the workspace.
