@@ -83,7 +83,7 @@ func Interpreter() (string, error) {
 			found = os.Setenv("PYTHONPATH", pkg)
 			return
 		}
-		found = fmt.Errorf("no Python that can run the plugin SDK (needs grpcio, protobuf, numpy; set %s, or PYTHON for make): %v", EnvPython, tried)
+		found = fmt.Errorf("no Python that can run the plugin SDK (needs grpcio, protobuf, numpy; `make test` finds one with scripts/find-python.sh, or set %s): %v", EnvPython, tried)
 	})
 	return python, found
 }
