@@ -1,15 +1,15 @@
 // Package cache owns the tuned-config store and its lookup API: the way
 // programs consume tuned configs at run time.
 //
-// The store is one TOML file (DefaultPath) holding one winner per key:
-// (kernel, kernel version, backend, hardware fingerprint ID, world size,
-// dtype, shape). `symmtune search` writes it with Put/PutAll. They lock the
-// file, merge the new entries with what is already there, and replace the
-// file atomically. Concurrent writers never lose each other's entries, and
-// readers never see a half-written file. Each slot (a key without its
-// kernel version) keeps the better entry by Merge's rule: the newest kernel
-// version, then the lowest median. A slower re-tuning of the same version
-// leaves the faster entry in place. Programs read it with Load and pick a
+// The store is one TOML file (DefaultPath) holding one winner per slot:
+// (kernel, backend, hardware fingerprint ID, world size, dtype, shape). The
+// winner's Key adds its kernel version. `symmtune search` writes the file
+// with Put/PutAll. They lock it, merge the new entries with what it holds,
+// and replace it atomically. Concurrent writers never lose each other's
+// entries, and readers never see a half-written file. Each slot keeps the
+// better entry by Merge's rule: the newest kernel version, then the lowest
+// median. A slower re-tuning of the same version leaves the faster entry in
+// place. Programs read it with Load and pick a
 // config with Store.Lookup, which falls back to the nearest tuned shape
 // when the exact one was never tuned.
 package cache
