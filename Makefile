@@ -10,12 +10,18 @@ export PATH := $(shell $(GO) env GOPATH)/bin:$(PATH)
 # (golang/go#75804, fixed in Go 1.27). A count has no deadline to race.
 FUZZTIME ?= 50000x
 
-# The Python that runs the Python tests and plugins: it needs grpcio,
-# protobuf, numpy and pytest (Debian: python3-grpcio python3-protobuf
-# python3-numpy python3-pytest; .ci/run installs them).
-PYTHON ?= python3
+# The Python that runs the Python tests, plugins and linters. Left unset,
+# each target that needs one asks scripts/find-python.sh for a python3 (on
+# PATH, or /usr/bin/python3) that imports the modules it lists; where none
+# does, the script installs Debian's packages when run as root, or says in
+# one line what to install. Set, PYTHON is used as is: it must have them.
+PYTHON ?=
+export PYTHON
+FIND_PYTHON := scripts/find-python.sh
+PY_TEST_MODULES := grpc google.protobuf numpy pytest cryptography
+PY_LINT_MODULES := $(PY_TEST_MODULES) flake8 mypy
 
-.PHONY: all build demo test test-python fuzz proto proto-py python-plugins clean
+.PHONY: all build demo test test-python lint-python fuzz proto proto-py python-plugins clean
 
 all: build
 
@@ -30,17 +36,30 @@ demo: build
 	$(BIN)/symmtune search --config configs/quickstart-cpu.toml
 
 # The Go tests run the host's fault tests and the lookup parity test
-# against Python plugins too: here they must not be skipped.
+# against Python plugins too: here they must not be skipped. One Python,
+# found once, runs them, the Python tests and the linters.
 test:
 	$(GO) vet ./...
-	SYMMTUNE_PYTHON=$(PYTHON) SYMMTUNE_REQUIRE_PYTHON=1 $(GO) test -race -count=1 ./...
-	$(MAKE) test-python
+	@py=$$($(FIND_PYTHON) $(PY_LINT_MODULES)) || exit 1; echo "Python: $$py"; \
+	  echo "SYMMTUNE_PYTHON=$$py SYMMTUNE_REQUIRE_PYTHON=1 $(GO) test -race -count=1 ./..."; \
+	  SYMMTUNE_PYTHON=$$py SYMMTUNE_REQUIRE_PYTHON=1 $(GO) test -race -count=1 ./... && \
+	  $(MAKE) --no-print-directory test-python lint-python PYTHON=$$py
 
 # The Python package's tests (python/tests), against the CLI just built.
 # pytest's exit code 5 means it collected no tests: a failure here too.
 test-python: build
-	@cd python && SYMMTUNE_BIN=$(CURDIR)/$(BIN)/symmtune $(PYTHON) -m pytest -q; rc=$$?; \
+	@py=$$($(FIND_PYTHON) $(PY_TEST_MODULES)) || exit 1; \
+	  cd python && SYMMTUNE_BIN=$(CURDIR)/$(BIN)/symmtune $$py -m pytest -q; rc=$$?; \
 	  if [ $$rc -eq 5 ]; then echo "pytest collected no tests in python/tests" >&2; fi; exit $$rc
+
+# Lints python/: flake8 with pyflakes' checks (F) and syntax errors (E9)
+# only, over the .py files and the extension-less plugin scripts but not the
+# generated protobuf code; then mypy as python/pyproject.toml configures it.
+lint-python:
+	@py=$$($(FIND_PYTHON) $(PY_LINT_MODULES)) || exit 1; cd python && \
+	  echo "flake8 python/" && $$py -m flake8 --select=F,E9 --filename='*.py,symmtune-plugin-*' \
+	    --extend-exclude=symmtune/plugin/_pb . && \
+	  echo "mypy python/" && $$py -m mypy
 
 # Runs every fuzz target (func FuzzX in a _test.go file) for FUZZTIME
 # executions each;
@@ -68,17 +87,18 @@ proto:
 PYPB := python/symmtune/plugin/_pb
 proto-py:
 	protoc -I proto --python_out=$(PYPB) --pyi_out=$(PYPB) proto/kernel.proto
-	$(PYTHON) -m grpc_tools.protoc -I proto --grpc_python_out=$(PYPB) proto/kernel.proto
+	py=$$($(FIND_PYTHON) grpc_tools) && $$py -m grpc_tools.protoc -I proto --grpc_python_out=$(PYPB) proto/kernel.proto
 	sed -i 's/^import kernel_pb2 as/from . import kernel_pb2 as/' $(PYPB)/kernel_pb2_grpc.py
 
 # Installs the example Python plugins next to the Go ones, their #! line
-# naming $(PYTHON): the CPU one in $(BIN), the Triton one in $(BIN)/cuda.
+# naming the Python find-python.sh finds (or PYTHON): the CPU one in $(BIN),
+# the Triton one in $(BIN)/cuda.
 # They import symmtune: pip install ./python, or PYTHONPATH=python.
 PY_PLUGINS := python/examples/allreduce_cpu/symmtune-plugin-pyallreduce
 PY_PLUGINS_CUDA := python/examples/allreduce_triton/symmtune-plugin-tritonallreduce
 python-plugins:
 	@mkdir -p $(BIN)/cuda
-	@py=$$(command -v $(PYTHON)) || { echo "no $(PYTHON) on PATH" >&2; exit 1; }; \
+	@py=$$($(FIND_PYTHON) $(PY_TEST_MODULES)) || exit 1; \
 	for s in $(PY_PLUGINS); do sed "1s|.*|#!$$py|" $$s > $(BIN)/$$(basename $$s) && chmod 755 $(BIN)/$$(basename $$s) || exit 1; done; \
 	for s in $(PY_PLUGINS_CUDA); do sed "1s|.*|#!$$py|" $$s > $(BIN)/cuda/$$(basename $$s) && chmod 755 $(BIN)/cuda/$$(basename $$s) || exit 1; done
 

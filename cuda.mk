@@ -49,9 +49,10 @@ cuda-test: cuda-headers
 	$(CUDA_ENV) SYMMTUNE_NVRTC=$(CURDIR)/$(CUDA_DIR)/root/usr/lib/x86_64-linux-gnu/libnvrtc.so.11.2 \
 	  LD_LIBRARY_PATH=$(CURDIR)/$(CUDA_DIR)/root/usr/lib/x86_64-linux-gnu \
 	  $(GO) test -tags cuda -count=1 ./cuda/...
-	SYMMTUNE_NVRTC=$(CURDIR)/$(CUDA_DIR)/root/usr/lib/x86_64-linux-gnu/libnvrtc.so.11.2 \
+	py=$$($(FIND_PYTHON) $(PY_TEST_MODULES)) && \
+	  SYMMTUNE_NVRTC=$(CURDIR)/$(CUDA_DIR)/root/usr/lib/x86_64-linux-gnu/libnvrtc.so.11.2 \
 	  LD_LIBRARY_PATH=$(CURDIR)/$(CUDA_DIR)/root/usr/lib/x86_64-linux-gnu \
-	  PYTHONPATH=$(CURDIR)/python $(PYTHON) -m pytest -q python/tests/test_kernels.py
+	  PYTHONPATH=$(CURDIR)/python $$py -m pytest -q python/tests/test_kernels.py
 	$(CUDA_ENV) SYMMTUNE_NVRTC=$(NVRTC12)/libnvrtc.so.12 LD_LIBRARY_PATH=$(NVRTC12) SYMMTUNE_REQUIRE_SM90A=1 \
 	  $(GO) test -tags cuda -count=1 -run TestCompileAllTiles ./kernels/gemm/hopper/
 

@@ -1,12 +1,15 @@
 // Package cache owns the tuned-config store and its lookup API: the way
 // programs consume tuned configs at run time.
 //
-// The store is one TOML file (DefaultPath) holding one winner per key:
-// (kernel, kernel version, backend, hardware fingerprint ID, world size,
-// dtype, shape). `symmtune search` writes it with Put/PutAll, which lock the
-// file, merge with what is already there and replace it atomically, so any
-// number of concurrent writers never lose each other's entries and readers
-// never see a half-written file. Programs read it with Load and pick a
+// The store is one TOML file (DefaultPath) holding one winner per slot:
+// (kernel, backend, hardware fingerprint ID, world size, dtype, shape). The
+// winner's Key adds its kernel version. `symmtune search` writes the file
+// with Put/PutAll. They lock it, merge the new entries with what it holds,
+// and replace it atomically. Concurrent writers never lose each other's
+// entries, and readers never see a half-written file. Each slot keeps the
+// better entry by Merge's rule: the newest kernel version, then the lowest
+// median. A slower re-tuning of the same version leaves the faster entry in
+// place. Programs read it with Load and pick a
 // config with Store.Lookup, which falls back to the nearest tuned shape
 // when the exact one was never tuned.
 package cache
@@ -27,8 +30,9 @@ import (
 	"github.com/symmtune/symmtune/space"
 )
 
-// Key identifies one tuned winner. Two entries with equal keys (Equal) are
-// the same slot in the store: a later Put replaces the earlier one.
+// Key identifies one tuned winner. The store holds one entry per slot, a
+// key without its kernel version. Of two entries for one slot it keeps the
+// better one by Merge's rule, not the later one.
 type Key struct {
 	Kernel        string
 	KernelVersion string

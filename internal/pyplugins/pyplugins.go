@@ -51,9 +51,11 @@ var (
 )
 
 // Interpreter returns a Python that imports grpc, google.protobuf and numpy
-// with the repository's python/ on its path: $SYMMTUNE_PYTHON if set, else
-// the first of python3 on PATH and /usr/bin/python3 that can. It also puts
-// python/ on PYTHONPATH for the plugin processes the host starts.
+// with the repository's python/ on its path. scripts/find-python.sh picks it,
+// as it does for make: $SYMMTUNE_PYTHON if set, else the first python3 on
+// PATH, or /usr/bin/python3, that can. From here it never installs anything.
+// Interpreter also puts python/ on PYTHONPATH for the plugin processes the
+// host starts.
 func Interpreter() (string, error) {
 	once.Do(func() {
 		root, err := Root()
@@ -62,28 +64,25 @@ func Interpreter() (string, error) {
 			return
 		}
 		pkg := filepath.Join(root, "python")
-		candidates := []string{"python3", "/usr/bin/python3"}
-		if p := os.Getenv(EnvPython); p != "" {
-			candidates = []string{p}
-		}
-		var tried []string
-		for _, c := range candidates {
-			path, err := exec.LookPath(c)
-			if err != nil {
-				tried = append(tried, fmt.Sprintf("%s: %v", c, err))
-				continue
-			}
-			cmd := exec.Command(path, "-c", "import grpc, google.protobuf, numpy, symmtune.plugin")
-			cmd.Env = append(os.Environ(), "PYTHONPATH="+pkg)
-			if out, err := cmd.CombinedOutput(); err != nil {
-				tried = append(tried, fmt.Sprintf("%s: %v: %s", path, err, bytes.TrimSpace(out)))
-				continue
-			}
-			python = path
-			found = os.Setenv("PYTHONPATH", pkg)
+		find := exec.Command("/bin/sh", filepath.Join(root, "scripts", "find-python.sh"), "grpc", "google.protobuf", "numpy")
+		find.Env = append(os.Environ(), "SYMMTUNE_INSTALL=0", "PYTHON="+os.Getenv(EnvPython))
+		var stderr bytes.Buffer
+		find.Stderr = &stderr
+		out, err := find.Output()
+		if err != nil {
+			found = fmt.Errorf("no Python that can run the plugin SDK (`make test` finds or installs one; or set %s): %v: %s",
+				EnvPython, err, bytes.TrimSpace(stderr.Bytes()))
 			return
 		}
-		found = fmt.Errorf("no Python that can run the plugin SDK (needs grpcio, protobuf, numpy; set %s, or PYTHON for make): %v", EnvPython, tried)
+		path := string(bytes.TrimSpace(out))
+		check := exec.Command(path, "-c", "import symmtune.plugin")
+		check.Env = append(os.Environ(), "PYTHONPATH="+pkg)
+		if out, err := check.CombinedOutput(); err != nil {
+			found = fmt.Errorf("%s cannot import symmtune.plugin from %s: %v: %s", path, pkg, err, bytes.TrimSpace(out))
+			return
+		}
+		python = path
+		found = os.Setenv("PYTHONPATH", pkg)
 	})
 	return python, found
 }

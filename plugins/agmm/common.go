@@ -1,10 +1,10 @@
 // Command symmtune-plugin-agmm is symmtune's fused all-gather + matmul
 // plugin. Rank r holds rows [r*M/W, (r+1)*M/W) of A and all of B [K, N];
-// every rank computes the full C = A·B [M, N]. The space, the shape rules,
-// the tile swizzle and the verification live in kernels/gemm so the CUDA
-// build (main_cuda.go, later) tunes the same parameters and is checked the
-// same way. Built without tags it runs on the CPU shared-memory backend;
-// the host starts one process per rank.
+// every rank computes the full C = A·B [M, N]. The host starts one process
+// per rank. Built without tags (main_cpu.go) it runs on the CPU
+// shared-memory backend; its space, shape rules, tile swizzle and
+// verification live in kernels/gemm. Built with -tags cuda (main_cuda.go)
+// it serves the GPU kernel of kernels/gemm/gpu on CUDA IPC memory.
 package main
 
 // shardOrder is the order in which a rank consumes the ranks' shards of A

@@ -1,10 +1,11 @@
 // Command symmtune-plugin-matmulrs is symmtune's fused matmul +
 // reduce-scatter plugin. Every rank r holds A_r [M, K] and the same
 // B [K, N]; rank r's output is rows [r*M/W, (r+1)*M/W) of Σ_r A_r·B. The
-// space, the shape rules, the tile swizzle and the verification live in
-// kernels/gemm so the CUDA build (main_cuda.go, later) tunes the same
-// parameters and is checked the same way. Built without tags it runs on
-// the CPU shared-memory backend; the host starts one process per rank.
+// host starts one process per rank. Built without tags (main_cpu.go) it
+// runs on the CPU shared-memory backend; its space, shape rules, tile
+// swizzle and verification live in kernels/gemm. Built with -tags cuda
+// (main_cuda.go) it serves the GPU kernel of kernels/gemm/gpu on CUDA IPC
+// memory.
 package main
 
 // ownerOrder is the order in which a rank computes the row blocks of its

@@ -23,7 +23,9 @@ import datetime as _dt
 import math
 import os
 import re
+import sys
 from dataclasses import dataclass, field
+from typing import Any
 
 from . import _redis
 from . import hardware as _hw
@@ -201,8 +203,8 @@ def parse(data: bytes, path: str = "<cache>") -> list[Entry]:
     raw_entries = doc.get("entry", [])
     if not isinstance(raw_entries, list) or not all(isinstance(e, dict) for e in raw_entries):
         raise CacheError(f"cache {path}: entry: want an array of tables ([[entry]])")
-    for e in raw_entries:
-        _check_keys(path, e)
+    for raw in raw_entries:
+        _check_keys(path, raw)
     if "version" in doc:
         v = doc["version"]
         if type(v) is not int:
@@ -217,27 +219,27 @@ def parse(data: bytes, path: str = "<cache>") -> list[Entry]:
     for i, raw in enumerate(raw_entries):
         note = f' (kernel "{raw["kernel"]}")' if isinstance(raw.get("kernel"), str) and raw.get("kernel") else ""
         try:
-            e = _entry(raw)
+            entry = _entry(raw)
         except ValueError as err:
             raise CacheError(f"cache {path}: [[entry]] #{i + 1}{note}: {err}") from None
-        if e.ident() in seen:
-            raise CacheError(f"cache {path}: [[entry]] #{i + 1}{note}: same key as [[entry]] #{seen[e.ident()] + 1} "
-                             f"({e.key_string()})")
-        seen[e.ident()] = i
-        entries.append(e)
+        if entry.ident() in seen:
+            raise CacheError(f"cache {path}: [[entry]] #{i + 1}{note}: same key as [[entry]] "
+                             f"#{seen[entry.ident()] + 1} ({entry.key_string()})")
+        seen[entry.ident()] = i
+        entries.append(entry)
     entries.sort(key=_sort_key)
     return entries
 
 
 def _toml():
+    if sys.version_info >= (3, 11):
+        import tomllib
+        return tomllib
     try:
-        import tomllib  # Python >= 3.11
+        import tomli  # the same parser, packaged for older Pythons
     except ImportError:
-        try:
-            import tomli as tomllib  # the same parser, packaged for older Pythons
-        except ImportError:
-            raise ImportError("reading the cache needs Python >= 3.11 or the tomli package") from None
-    return tomllib
+        raise ImportError("reading the cache needs Python >= 3.11 or the tomli package") from None
+    return tomli
 
 
 def _sort_key(e: Entry) -> tuple:
@@ -354,8 +356,9 @@ def _entry(raw: dict) -> Entry:
         if type(v) not in (int, str):
             raise ValueError(f"config: parameter {name!r} = {v} ({_toml_type(v)}) is neither an integer nor a string")
         config[name] = v
-    hw = Fingerprint(**{k: _str(hw_raw, k, "hardware_info.") for k in _HW_STR},
-                     **{k: _int(hw_raw, k, "hardware_info.") for k in _HW_INT})
+    hw_fields: dict[str, Any] = {k: _str(hw_raw, k, "hardware_info.") for k in _HW_STR}
+    hw_fields.update({k: _int(hw_raw, k, "hardware_info.") for k in _HW_INT})
+    hw = Fingerprint(**hw_fields)
     dtype = _str(raw, "dtype")
     if not dtype:
         raise ValueError("dtype is missing")

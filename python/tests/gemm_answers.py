@@ -27,11 +27,11 @@ def step(s: gemm.Step) -> dict:
 def plan(q: dict) -> dict:
     o = gemm.PlanOptions(q["m"], q["world"], q["rank"], q["chunks"], q["streams"], q["batch"])
     if q["kernel"] == gemm.AGMM:
-        p = gemm.plan_ag(o)
-        return {"peers": p.peers, "pulls": [[span(s) for s in ss] for ss in p.pulls], "own": [span(s) for s in p.own],
-                "products": [step(s) for s in p.products]}
-    p = gemm.plan_rs(o)
-    return {"products": [step(s) for s in p.products], "reduces": [span(s) for s in p.reduces]}
+        ag = gemm.plan_ag(o)
+        return {"peers": ag.peers, "pulls": [[span(s) for s in ss] for ss in ag.pulls], "own": [span(s) for s in ag.own],
+                "products": [step(s) for s in ag.products]}
+    rs = gemm.plan_rs(o)
+    return {"products": [step(s) for s in rs.products], "reduces": [span(s) for s in rs.reduces]}
 
 
 def verdict(q: dict) -> str:

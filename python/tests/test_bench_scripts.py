@@ -74,7 +74,8 @@ def worst_case_seconds(lines: list[str]) -> int:
 def pending_parts() -> dict[str, list[str]]:
     lines = (ROOT / "bench" / "pending.sh").read_text().splitlines()
     start = max(i for i, line in enumerate(lines) if line.startswith("case $PART in"))
-    parts, name = {}, None
+    parts: dict[str, list[str]] = {}
+    name = None
     for line in lines[start + 1:]:
         if line == "esac":
             break

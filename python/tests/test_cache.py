@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+from typing import Any
 
 import pytest
 
@@ -69,8 +70,8 @@ def store(tmp_path) -> str:
     ])
 
 
-EXACT_CPU = {"kernel_version": "3f2a9c1e", "backend": "cpu", "hardware": CPU}
-ANY = {"kernel_version": None, "backend": None, "hardware": "any"}
+EXACT_CPU: dict[str, Any] = {"kernel_version": "3f2a9c1e", "backend": "cpu", "hardware": CPU}
+ANY: dict[str, Any] = {"kernel_version": None, "backend": None, "hardware": "any"}
 
 
 @pytest.mark.parametrize("name,kernel,world,dtype,shape,filters,want_tag,want_exact", [
@@ -125,7 +126,8 @@ def test_match_carries_the_entry_and_prints_like_the_cli(store):
 
 
 def drv(d: str, **kw) -> Fingerprint:
-    return Fingerprint(**{**GPU.as_dict(), "driver": d, **kw})
+    fields: dict[str, Any] = {**GPU.as_dict(), "driver": d, **kw}
+    return Fingerprint(**fields)
 
 
 @pytest.fixture()

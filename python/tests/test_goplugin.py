@@ -35,6 +35,7 @@ def start(env_extra: dict[str, str], mtls: bool = True):
         env["PLUGIN_CLIENT_CERT"] = cert.decode()
         client = (cert, key)
     proc = subprocess.Popen([sys.executable, str(EXAMPLE)], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stdout is not None
     line = proc.stdout.readline().decode()
     return proc, line.rstrip("\n").split("|"), client
 

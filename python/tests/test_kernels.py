@@ -102,7 +102,9 @@ def test_every_plugin_algorithm_is_run_or_declined() -> None:
 
     go = "".join((REPO / "plugins" / "allreduce" / f).read_text() for f in ("common.go", "cuda_kernel.go", "stages.go"))
     names = dict(re.findall(r'^\s*(?:const\s+)?(\w+)\s*=\s*"(\w+)"', go, re.M))
-    table = re.search(r"cudaAlgos = \[\]struct \{[^}]*\}\{(.*)\}\n", go).group(1)
+    found = re.search(r"cudaAlgos = \[\]struct \{[^}]*\}\{(.*)\}\n", go)
+    assert found, "no cudaAlgos table in plugins/allreduce"
+    table = found.group(1)
     pairs = {names[ident]: int(num) for ident, num in re.findall(r"\{(\w+), (\d+)\}", table)}
     assert len(pairs) >= 6, pairs
     for name, num in pairs.items():

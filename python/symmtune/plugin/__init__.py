@@ -3,8 +3,8 @@ class and serve it to the symmtune host (the Go CLI) like any Go plugin.
 
 A plugin is an executable script named ``symmtune-plugin-<name>`` in the
 host's plugin directory (``cuda/`` below it for the cuda backend) that ends
-with ``serve(MyKernel())``; the host starts one process per rank. See the
-README's "Write a plugin in Python" and python/examples/ for templates.
+with ``serve(MyKernel())``; the host starts one process per rank. See
+docs/plugins.md ("In Python") and python/examples/ for templates.
 
 This package owns the plugin side of the protocol (go-plugin's handshake,
 mTLS, health and controller services in :mod:`.goplugin`; the Kernel service

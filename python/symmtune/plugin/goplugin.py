@@ -91,8 +91,9 @@ def _certificate_cryptography() -> tuple[bytes, bytes, bytes]:
                        critical=False)
         .sign(key, hashes.SHA256())
     )
-    key_pem = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                                serialization.NoEncryption())
+    # Debian's cryptography-stubs (for cryptography 38) lack the key's private_bytes.
+    key_pem = key.private_bytes(  # type: ignore[attr-defined]
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
     return cert.public_bytes(serialization.Encoding.PEM), key_pem, cert.public_bytes(serialization.Encoding.DER)
 
 

@@ -112,7 +112,8 @@ class ShmPending:
     """A rank's mapped region waiting for its peers' paths."""
 
     def __init__(self, rank: int, world: int, path: str, size: int, own: mmap.mmap) -> None:
-        self.rank, self.world, self.path, self.size, self.own = rank, world, path, size, own
+        self.rank, self.world, self.path, self.size = rank, world, path, size
+        self.own: mmap.mmap | None = own
 
     def connect(self, blobs: list[bytes], call: Call) -> "ShmTeam":
         """Maps every peer's region, waits until every rank has, and unlinks
