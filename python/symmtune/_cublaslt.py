@@ -122,12 +122,13 @@ def handle(device: int) -> int:
     if h is None:
         p = _P()
         _check("cublasLtCreate", lib().cublasLtCreate(ctypes.byref(p)))
+        assert p.value, "cublasLtCreate gave no handle"
         with _lock:
             h = _handles.setdefault(device, p.value)
     return h
 
 
-def _set(setter, obj: int, attr: int, value: ctypes._SimpleCData, what: str) -> None:
+def _set(setter, obj: int | ctypes.c_void_p, attr: int, value: ctypes._SimpleCData, what: str) -> None:
     _check(what, setter(obj, attr, ctypes.byref(value), ctypes.sizeof(value)))
 
 

@@ -18,7 +18,7 @@ import re
 import struct
 import threading
 import weakref
-from typing import Sequence
+from typing import Any, Sequence
 
 from .hardware import HardwareError, _cuda_lib
 
@@ -215,10 +215,10 @@ def launch(fn: ctypes.c_void_p, grid: int, threads: int, args: Sequence[int], st
 _WAIT_VALUE_GEQ = 0x0
 _WRITE_VALUE_DEFAULT = 0x0  # ordered after (and flushing) the stream's earlier writes
 _EVENT_DISABLE_TIMING = 0x2
-_bound: dict[str, object] = {}
+_bound: dict[str, Any] = {}
 
 
-def _fn(name: str, *argtypes) -> object:
+def _fn(name: str, *argtypes) -> Any:
     f = _bound.get(name)
     if f is None:
         f = getattr(driver(), name)
@@ -277,6 +277,7 @@ class HostWord:
             ctypes.byref(host), 4, self._DEVICEMAP))
         _check("cuMemHostGetDevicePointer", _fn("cuMemHostGetDevicePointer_v2", ctypes.POINTER(ctypes.c_uint64), _P,
                                                 ctypes.c_uint)(ctypes.byref(dev), host, 0))
+        assert host.value, "cuMemHostAlloc gave no memory"
         self._word = ctypes.c_uint32.from_address(host.value)
         self._word.value = 0
         self.device_ptr = dev.value
@@ -292,6 +293,7 @@ def event() -> int:
     ev = ctypes.c_void_p()
     _check("cuEventCreate", _fn("cuEventCreate", ctypes.POINTER(ctypes.c_void_p), ctypes.c_uint)(
         ctypes.byref(ev), _EVENT_DISABLE_TIMING))
+    assert ev.value, "cuEventCreate gave no event"
     return ev.value
 
 

@@ -9,6 +9,8 @@ tile gets the same tensor maps from either side."""
 from __future__ import annotations
 
 import ctypes
+from typing import Any
+
 from ._cuda import _check, driver
 
 FLOAT16, BFLOAT16 = 6, 9  # CUtensorMapDataType
@@ -24,7 +26,7 @@ _P, _U32, _U64 = ctypes.c_void_p, ctypes.c_uint32, ctypes.c_uint64
 _entries: dict[str, object] = {}
 
 
-def _entry(name: str, *argtypes) -> object:
+def _entry(name: str, *argtypes) -> Any:
     """A driver function (CUDA 12 added some), by its exported name or,
     failing that, through cuGetProcAddress (as cuda/sm90 finds it); bound
     once per process."""
@@ -122,7 +124,7 @@ class Params:
     def i32(self, v: int) -> "Params":
         return self._add(ctypes.c_int32(v))
 
-    def last(self) -> ctypes._SimpleCData:
+    def last(self) -> Any:
         """The argument added last, to change between launches."""
         return self._keep[-1]
 

@@ -133,9 +133,9 @@ class Call:
         p = _sm90.Params().map(self.map_a).map(self.map_b).map(self.map_a_own).map(self.map_c)
         self._c = p.u64(0).last()
         p.i32(m).i32(n).i32(k)
-        p.u64(self.order.data_ptr()).u64(self.table.data_ptr() if table else 0).i32(len(table) // 2 if table else 0)
+        p.u64(self.order.data_ptr()).u64(self.table.data_ptr() if self.table else 0).i32(len(table) // 2 if table else 0)
         p.u64(flags).u64(status.word.device_ptr).u64(timeout_ns)
-        p.u64(self.rs.data_ptr() if rs else 0).i32(rows_per_rank).i32(own_rows[0]).i32(own_rows[1])
+        p.u64(self.rs.data_ptr() if self.rs else 0).i32(rows_per_rank).i32(own_rows[0]).i32(own_rows[1])
         p.u64(start[0]).i32(start[1])
         self.gated = start[1] != 0
         self.launch = _sm90.Launcher(g.fn, g.grid(m, n, sms), g.tile.threads, g.smem, p)
@@ -243,9 +243,12 @@ def rs_call(pipe, plan: fusedplan.FusedRS, status: Status, staging: _cuda.Buffer
     p, cfg, me = pipe.p, pipe.cfg, pipe.rank
     g = fused_gemm(cfg.tile, pipe.dtype == torch.bfloat16, pipe.device, cfg.reduce == "epilogue")
     ce = cfg.push == "ce"
-    dst = [staging.data_ptr() + q * p.rows * p.n * pipe.elt if ce and q != me else pipe.slot(q, me)
+    if ce:
+        assert staging is not None and local_flags is not None, "push=ce stages peers' rows and flags them locally"
+    stage, local = (staging.data_ptr(), local_flags.data_ptr()) if staging and local_flags else (0, 0)
+    dst = [stage + q * p.rows * p.n * pipe.elt if ce and q != me else pipe.slot(q, me)
            for q in range(p.world)]
-    flags = [local_flags.data_ptr() + i * gemm.FLAG_STRIDE if ce and q != me else
+    flags = [local + i * gemm.FLAG_STRIDE if ce and q != me else
              pipe.flag(q, gemm.partial_flag(me, plan.index[i])) for i, q in enumerate(plan.owner)]
     ep = fusedplan.RSEpilogue(me, p.world, pipe.slot_elems * pipe.elt, pipe.flag(me, 0)) \
         if cfg.reduce == "epilogue" else None

@@ -45,6 +45,7 @@ functions call the ops.
 from __future__ import annotations
 
 import os
+from typing import Callable, TypeVar, cast
 
 import torch
 
@@ -107,7 +108,7 @@ class _AllGatherMatmul(Pipeline):
         if self.fused:
             # Before anything reaches a peer: a broken group stops here.
             self.status.check(self.kernel)
-            b = _torch_fused.b_operand(self.cfg.tile, b)
+            b = _torch_fused.b_operand(self.tile, b)
         else:
             b = _torch_fused.dense(b.t())
         if self.in_place:
@@ -214,7 +215,7 @@ class _MatmulReduceScatter(Pipeline):
         self.slot_elems = gemm.slot_elems(p)
         self.gemm_push = self.cfg.push == "gemm"
         self.red_fn = util_fn("reduce_chunk", GEMM_DTYPES[self.dtype], self.device)
-        self.fused_call = None
+        self.fused_call: _torch_fused.Call | None = None
         self.staging: _cuda.Buffer | None = None
         if not self.fused:
             self.prepare_products(self.plan.products)
@@ -257,12 +258,13 @@ class _MatmulReduceScatter(Pipeline):
         if self.fused:
             self.status.check(self.kernel)
             a = _torch_fused.dense(a)
-            b = _torch_fused.b_operand(self.cfg.tile, b)
+            b = _torch_fused.b_operand(self.tile, b)
             fptrs = (a.data_ptr(), b.data_ptr(), out.data_ptr())
 
             def enqueue(s: int) -> None:
                 # The GEMM's arguments (C only with the epilogue's
                 # reduction) and each reduction's output, for these operands.
+                assert self.fused_call is not None
                 self.fused_call.set(fptrs[0], fptrs[1], fptrs[2] if self.epilogue else 0)
                 for _, ln in self.fused_reduces:
                     ln.set_arg(0, fptrs[2])
@@ -327,17 +329,18 @@ class _MatmulReduceScatter(Pipeline):
         it is flagged, or (reduce=epilogue) the clearing of this rank's
         partial flags after the GEMM, which waited for all of them (the
         end barrier keeps the next call's sets after the clear)."""
-        p, me, plan = self.p, self.rank, self.fused_plan
+        p, me, plan, call = self.p, self.rank, self.fused_plan, self.fused_call
+        assert call is not None
         self.begin(main)
         gs = self.gemm_streams[0].cuda_stream
-        if self.fused_call.gated:
+        if call.gated:
             self.signal_start(gs)
-        self.fused_call.launch(gs)
+        call.launch(gs)
         if self.epilogue:
             self.clear_flags(gs)
         sh = self.fused_shards
         row_bytes = p.n * self.elt
-        if self.local_flags is not None:
+        if self.local_flags is not None and self.fused_staging is not None:
             for i, q in enumerate(plan.owner):
                 if q == me:
                     continue
@@ -364,7 +367,10 @@ def _no_fused(device: torch.device) -> str | None:
     return None if major == 9 else f"the fused GEMM needs an sm_90 GPU (wgmma, TMA); this one is sm_{major}{minor}"
 
 
-def _pipeline(cls, kernel: str, p: gemm.Problem, dtype: torch.dtype, group, cache) -> Pipeline:
+_Pipe = TypeVar("_Pipe", bound=Pipeline)
+
+
+def _pipeline(cls: Callable[..., _Pipe], kernel: str, p: gemm.Problem, dtype: torch.dtype, group, cache) -> _Pipe:
     name, rank, world = group_info(group)
     device = torch.device("cuda", torch.cuda.current_device())
     key = (kernel, p, dtype, name, device.index)
@@ -380,7 +386,7 @@ def _pipeline(cls, kernel: str, p: gemm.Problem, dtype: torch.dtype, group, cach
         _record.note(kernel, p.world, GEMM_DTYPES[dtype], {"m": p.m, "n": p.n, "k": p.k})
         choice = gemm.choose_runnable(kernel, p, GEMM_DTYPES[dtype], cache, no_fused=_no_fused(device))
         pipe = _pipes[key] = cls(p, dtype, name, rank, device, choice)
-    return pipe
+    return cast(_Pipe, pipe)
 
 
 def all_gather_matmul(a_shard: torch.Tensor, b: torch.Tensor, group=None, *, return_a: bool = False,

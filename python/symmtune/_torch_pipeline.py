@@ -12,7 +12,7 @@ from typing import Callable
 
 import torch
 
-from . import _cublaslt, _cuda, _torch_fused, gemm
+from . import _cublaslt, _cuda, _torch_fused, gemm, hopper
 from ._torchrt import Symmetric, barrier_fn, capture, capturing, side_streams
 
 GEMM_DTYPES = {torch.bfloat16: "bf16", torch.float16: "f16"}
@@ -65,7 +65,7 @@ class Pipeline:
         self.chunk_ev = [_cuda.event() for _ in range(gemm.MAX_WORLD * gemm.MAX_CHUNKS)]
         self.barrier = _cuda.Launcher(barrier_fn(device), 1, 32, [self.ws.table.data_ptr(), rank, w])
         self.elt = torch.empty((), dtype=dtype).element_size()
-        self.status = _torch_fused.status(group_name, device) if self.fused else None
+        self.status = _torch_fused.status(group_name, device)
         self.plans: dict[tuple[int, int], _cublaslt.Plan] = {}
         self.graphs = PointerGraphs(device) if self.cfg.graph else None
         self.algo = self.cfg.algo
@@ -145,6 +145,12 @@ class Pipeline:
         chunk is flagged), and the call's end barrier keeps the next call's
         sets after the clear."""
         _cuda.memset_d8(self.flag(self.rank, 0), 0, gemm.PAYLOAD_OFFSET, stream)
+
+    @property
+    def tile(self) -> hopper.Tile:
+        """The fused config's tile (impl=fused only)."""
+        assert self.cfg.tile is not None, "a fused config names its tile"
+        return self.cfg.tile
 
     def run(self, main: int, ptrs: tuple[int, ...], enqueue: Callable[[int], None]) -> None:
         """One call on stream main: enqueue(stream) enqueues its work,

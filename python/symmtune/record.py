@@ -262,7 +262,8 @@ class Recorder:
 
 
 def _read_all(fd: int) -> bytes:
-    chunks, off = [], 0
+    chunks: list[bytes] = []
+    off = 0
     while True:
         b = os.pread(fd, 1 << 20, off)
         if not b:

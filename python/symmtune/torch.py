@@ -129,7 +129,7 @@ def choose(n: int, dtype: torch.dtype, world: int, cache: str | os.PathLike | No
     algo = m.entry.config.get("algorithm")
     if algo in _NOT_RUN:
         warnings.warn(f"symmtune: the tuned all-reduce for {world} ranks, {dt}, n={n} is algorithm={algo}, which "
-                      f"symmtune.torch does not run ({_NOT_RUN[algo]}); running the default config; to get a config it "
+                      f"symmtune.torch does not run ({_NOT_RUN[str(algo)]}); running the default config; to get a config it "
                       f"runs, {how} --where algorithm=<another>", stacklevel=3)
         return Choice(default_config(n, torch.empty((), dtype=dtype).element_size(), world), "default")
     return Choice(dict(m.entry.config), source, m.entry.median_us)
@@ -182,7 +182,7 @@ def all_reduce(tensor: torch.Tensor, group=None, cache: str | os.PathLike | None
     c = _calls.get(key)
     # A call laid out on a workspace that a larger call has since replaced
     # is laid out again.
-    if c is None or (_owned.get(c.ws_key) if type(c.ws_key) is int else _workspaces.get(c.ws_key)) is not c.ws:
+    if c is None or (_owned.get(c.ws_key) if isinstance(c.ws_key, int) else _workspaces.get(c.ws_key)) is not c.ws:
         c = _calls[key] = _prepare(tensor, group, cache)
     c.run(tensor.view(-1))
     return tensor
@@ -190,7 +190,7 @@ def all_reduce(tensor: torch.Tensor, group=None, cache: str | os.PathLike | None
 
 @dataclass
 class _Call:
-    ws_key: tuple | int  # the group workspace's key, or the address of a tensor from `empty`
+    ws_key: tuple[str, torch.dtype, int] | int  # the group workspace's key, or the address of a tensor from `empty`
     ws: "_Workspace"
     run: Callable[[torch.Tensor], None]  # takes the caller's tensor, flat
 
@@ -215,14 +215,16 @@ def _prepare(tensor: torch.Tensor, group, cache) -> _Call:
                                "a CUDA graph capture, where its kernel cannot be compiled and loaded; make the same call "
                                "once before the capture (a warm-up)")
         k = _kernels[kkey] = _Kernel(cfg, _DTYPES[dtype], world, device)
+    kernel: _Kernel = k  # what the call below closes over
     # The kernels run on npad elements (zeros past n, see kernels.padded):
     # [input | scratch | output] of npad elements each in the workspace.
     npad = padded(n, tensor.element_size(), world)
-    ws_key: tuple | int = tensor.data_ptr()
-    ws = _owned.get(ws_key)
+    ws_key: tuple[str, torch.dtype, int] | int = tensor.data_ptr()
+    ws = _owned.get(tensor.data_ptr())
     if ws is None or ws.buf.dtype != dtype or ws.capacity < npad or ws.hdl.world_size != world:
         ws_key = (name, dtype, device.index)
         ws = _workspace(name, dtype, npad, device)
+    space: _Workspace = ws
     inp, pad = ws.buf[:n], ws.buf[n:npad]
     staged = tensor.data_ptr() != inp.data_ptr()
     nbytes = npad * tensor.element_size()
@@ -244,8 +246,8 @@ def _prepare(tensor: torch.Tensor, group, cache) -> _Call:
             inp.copy_(flat)
         if npad > n:
             pad.zero_()  # a larger call may have left data there
-        if k.algo == 4:
-            _two_shot_ce(k, ws, npad, nbytes // 16, stream)
+        if kernel.algo == 4:
+            _two_shot_ce(kernel, space, npad, nbytes // 16, stream)
         else:
             launch(stream)
         if not direct and flat.data_ptr() != out_region.data_ptr():
