@@ -2,7 +2,7 @@
 needs to know about them, without importing torch.
 
 The sources are the very files the Go plugins embed (python/symmtune/_kernels
-links to plugins/allreduce/kernels and symm/cudamem/barrier.cuh; a wheel
+links to kernels/allreduce/kernels and symm/cudamem/barrier.cuh; a wheel
 copies them), so the Python runtime compiles what was tuned, and its kernel
 version, the hash the cache entries carry, is computed the Go way.
 """
@@ -68,7 +68,7 @@ def macros(dtype: str, world: int) -> list[str]:
 
 def default_config(n: int, elt: int, world: int) -> dict:
     """What runs when nothing is tuned: the CUDA plugin's DefaultFor, from
-    the same rules file (plugins/allreduce/kernels/defaults.json; see its
+    the same rules file (kernels/allreduce/kernels/defaults.json; see its
     doc and plugins/allreduce/defaults.go)."""
     import json
 

@@ -15,7 +15,7 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def test_sources_are_the_go_plugins_files():
-    want = [REPO / "symm/cudamem/barrier.cuh"] + [REPO / "plugins/allreduce/kernels" / f
+    want = [REPO / "symm/cudamem/barrier.cuh"] + [REPO / "kernels/allreduce/kernels" / f
                                                   for f in ("common.cuh", "allreduce.cu", "util.cu")]
     got = kernels.kernel_sources()
     assert len(got) == len(want)
@@ -71,7 +71,7 @@ def test_padded(n, elt, world, want):
 
 
 def test_default_config_matches_the_go_plugin():
-    golden = json.loads((REPO / "plugins/allreduce/testdata/default-golden.json").read_text())
+    golden = json.loads((REPO / "kernels/allreduce/testdata/default-golden.json").read_text())
     assert golden["cases"]
     for c in golden["cases"]:
         assert kernels.default_config(c["n"], c["elt"], c["world"]) == c["config"], c

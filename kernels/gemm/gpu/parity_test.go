@@ -107,7 +107,7 @@ func TestPlanParity(t *testing.T) {
 					if chunks > per {
 						continue
 					}
-					for streams := 1; streams <= maxStreamsPlan; streams++ {
+					for streams := 1; streams <= MaxStreams; streams++ {
 						for _, batch := range []bool{false, true} {
 							for r := 0; r < world; r++ {
 								o := Plan{M: world * per, World: world, Rank: r, Chunks: chunks, Streams: streams, Batch: batch}
@@ -339,7 +339,3 @@ func tileQueries(rng *rand.Rand) (names, answers []string) {
 	}
 	return names, answers
 }
-
-// maxStreamsPlan is the largest streams value of the space (maxStreams,
-// which untagged code cannot see).
-const maxStreamsPlan = 3
