@@ -1,0 +1,484 @@
+package libops
+
+import (
+	"fmt"
+
+	"github.com/symmtune/symmtune/kernels/gemm/gpu"
+	"github.com/symmtune/symmtune/kernels/gemm/hopper"
+	"github.com/symmtune/symmtune/space"
+)
+
+// problemReq is a GEMM problem: M rows in all split over World ranks, B
+// [K, N]; Dtype defaults to bf16 and Elem (bytes per element) to 2.
+type problemReq struct {
+	Kernel string `json:"kernel"`
+	M      int    `json:"m"`
+	N      int    `json:"n"`
+	K      int    `json:"k"`
+	World  int    `json:"world"`
+	Dtype  string `json:"dtype"`
+	Elem   int    `json:"elem"`
+}
+
+// kernel checks the kernel name.
+func kernelName(k string) error {
+	if k != gpu.AGMM && k != gpu.MatmulRS {
+		return bad("kernel %q: want %q or %q", k, gpu.AGMM, gpu.MatmulRS)
+	}
+	return nil
+}
+
+// problem checks r by gpu.ParseProblem's rules.
+func (r problemReq) problem() (gpu.Problem, error) {
+	if err := kernelName(r.Kernel); err != nil {
+		return gpu.Problem{}, err
+	}
+	if r.Dtype == "" {
+		r.Dtype = "bf16"
+	}
+	p, err := gpu.ParseProblem(space.Problem{Dtype: r.Dtype,
+		Shape: space.Shape{"m": int64(r.M), "n": int64(r.N), "k": int64(r.K)}}, r.World)
+	if err != nil {
+		return gpu.Problem{}, badErr(err)
+	}
+	if r.Elem != 0 {
+		if r.Elem < 1 || r.Elem > 16 {
+			return gpu.Problem{}, bad("elem %d: want bytes per element, 1..16", r.Elem)
+		}
+		p.ElemSize = r.Elem
+	}
+	return p, nil
+}
+
+// tileJSON is a hopper.Tile's fields.
+type tileJSON struct {
+	BM        int  `json:"bm"`
+	BN        int  `json:"bn"`
+	Stages    int  `json:"stages"`
+	Consumers int  `json:"consumers"`
+	PingPong  bool `json:"ping_pong"`
+	GroupM    int  `json:"group_m"`
+	BKMajor   bool `json:"bk_major"`
+	Cluster   int  `json:"cluster"`
+}
+
+func (t tileJSON) tile() hopper.Tile {
+	return hopper.Tile{BM: t.BM, BN: t.BN, Stages: t.Stages, Consumers: t.Consumers, PingPong: t.PingPong,
+		GroupM: t.GroupM, BKMajor: t.BKMajor, Cluster: t.Cluster}
+}
+
+func tileOf(t hopper.Tile) tileJSON {
+	return tileJSON{BM: t.BM, BN: t.BN, Stages: t.Stages, Consumers: t.Consumers, PingPong: t.PingPong,
+		GroupM: t.GroupM, BKMajor: t.BKMajor, Cluster: t.Cluster}
+}
+
+// configJSON is a parsed gpu.Config of Kernel; Tile is set for impl=fused.
+type configJSON struct {
+	Kernel       string    `json:"kernel"`
+	Impl         string    `json:"impl"`
+	Tile         *tileJSON `json:"tile"`
+	Chunks       int       `json:"chunks"`
+	Streams      int       `json:"streams"`
+	Algo         int       `json:"algo"`
+	SMReserve    int       `json:"sm_reserve"`
+	Copy         string    `json:"copy"`
+	CopyBlocks   int       `json:"copy_blocks"`
+	Direction    string    `json:"direction"`
+	Push         string    `json:"push"`
+	ReduceBlocks int       `json:"reduce_blocks"`
+	Reduce       string    `json:"reduce"`
+	Batch        bool      `json:"batch"`
+	Graph        bool      `json:"graph"`
+}
+
+func configOf(kernel string, c gpu.Config) configJSON {
+	out := configJSON{Kernel: kernel, Impl: c.Impl, Chunks: c.Chunks, Streams: c.Streams, Algo: c.Algo,
+		SMReserve: c.SMReserve, Copy: c.Copy, CopyBlocks: c.CopyBlocks, Direction: c.Direction, Push: c.Push,
+		ReduceBlocks: c.ReduceBlocks, Reduce: c.Reduce, Batch: c.Batch, Graph: c.Graph}
+	if c.Impl == gpu.ImplFused {
+		t := tileOf(c.Tile)
+		out.Tile = &t
+	}
+	return out
+}
+
+// config is the typed config c describes; a fused one needs its tile.
+func (c configJSON) config() (gpu.Config, error) {
+	if err := kernelName(c.Kernel); err != nil {
+		return gpu.Config{}, err
+	}
+	out := gpu.Config{Impl: c.Impl, Chunks: c.Chunks, Streams: c.Streams, Algo: c.Algo, SMReserve: c.SMReserve,
+		Copy: c.Copy, CopyBlocks: c.CopyBlocks, Direction: c.Direction, Push: c.Push, ReduceBlocks: c.ReduceBlocks,
+		Reduce: c.Reduce, Batch: c.Batch, Graph: c.Graph}
+	switch c.Impl {
+	case gpu.ImplPipeline:
+	case gpu.ImplFused:
+		if c.Tile == nil {
+			return gpu.Config{}, bad("config: impl=fused needs its tile")
+		}
+		out.Tile = c.Tile.tile()
+	default:
+		return gpu.Config{}, bad("config: impl %q: want %q or %q", c.Impl, gpu.ImplPipeline, gpu.ImplFused)
+	}
+	// The plans divide by these: Validate assumes a config ParseConfig made.
+	if c.Chunks < 1 || c.Chunks > gpu.MaxChunks || c.Streams < 1 || c.Streams > gpu.MaxStreams {
+		return gpu.Config{}, bad("config: chunks %d (1..%d) and streams %d (1..%d)", c.Chunks, gpu.MaxChunks, c.Streams, gpu.MaxStreams)
+	}
+	return out, nil
+}
+
+// Bounds on what a request may ask to plan, so no request allocates
+// without limit (an allocation the runtime cannot make is fatal, not a
+// panic the boundary recovers): far past any kernel's limits.
+const (
+	maxRows    = 1 << 31
+	maxPlanned = 1 << 12
+)
+
+// planReq is gpu.Plan's options for Kernel.
+type planReq struct {
+	Kernel  string `json:"kernel"`
+	M       int    `json:"m"`
+	World   int    `json:"world"`
+	Rank    int    `json:"rank"`
+	Chunks  int    `json:"chunks"`
+	Streams int    `json:"streams"`
+	Batch   bool   `json:"batch"`
+}
+
+// plan checks the options the plans divide and index by.
+func (r planReq) plan(kernel bool) (gpu.Plan, error) {
+	if kernel {
+		if err := kernelName(r.Kernel); err != nil {
+			return gpu.Plan{}, err
+		}
+	}
+	switch {
+	case r.World < 1 || r.World > gpu.MaxWorld:
+		return gpu.Plan{}, bad("world %d outside 1..%d", r.World, gpu.MaxWorld)
+	case r.Rank < 0 || r.Rank >= r.World:
+		return gpu.Plan{}, bad("rank %d outside 0..%d", r.Rank, r.World-1)
+	case r.M < r.World || r.M%r.World != 0:
+		return gpu.Plan{}, bad("m=%d: want a positive multiple of world %d", r.M, r.World)
+	case r.M > maxRows:
+		return gpu.Plan{}, bad("m=%d: at most %d rows", r.M, maxRows)
+	case r.Chunks < 1 || r.Chunks > maxPlanned:
+		return gpu.Plan{}, bad("chunks %d: want 1..%d", r.Chunks, maxPlanned)
+	case r.Streams < 1 || r.Streams > maxPlanned:
+		return gpu.Plan{}, bad("streams %d: want 1..%d", r.Streams, maxPlanned)
+	}
+	return gpu.Plan{M: r.M, World: r.World, Rank: r.Rank, Chunks: r.Chunks, Streams: r.Streams, Batch: r.Batch}, nil
+}
+
+type spanJSON struct {
+	Owner int `json:"owner"`
+	Index int `json:"index"`
+	Start int `json:"start"`
+	Rows  int `json:"rows"`
+}
+
+type stepJSON struct {
+	spanJSON
+	Batch  int `json:"batch"`
+	Stream int `json:"stream"`
+}
+
+func spans(ss []gpu.Span) []spanJSON {
+	out := make([]spanJSON, len(ss))
+	for i, s := range ss {
+		out[i] = spanJSON{s.Owner, s.Index, s.Start, s.Rows}
+	}
+	return out
+}
+
+func steps(ss []gpu.Step) []stepJSON {
+	out := make([]stepJSON, len(ss))
+	for i, s := range ss {
+		out[i] = stepJSON{spanJSON{s.Owner, s.Index, s.Start, s.Rows}, s.Batch, s.Stream}
+	}
+	return out
+}
+
+// fusedReq is a fused GEMM's problem for PlanFusedAG / PlanFusedRS.
+type fusedReq struct {
+	M           int `json:"m"`
+	N           int `json:"n"`
+	World       int `json:"world"`
+	Rank        int `json:"rank"`
+	Chunks      int `json:"chunks"`
+	BlockM      int `json:"block_m"`
+	BlockN      int `json:"block_n"`
+	RowsPerTile int `json:"rows_per_tile"`
+}
+
+func (r fusedReq) check(rs bool) error {
+	if _, err := (planReq{M: r.M, World: r.World, Rank: r.Rank, Chunks: r.Chunks, Streams: 1}).plan(false); err != nil {
+		return err
+	}
+	if r.RowsPerTile < 1 || r.M/r.RowsPerTile > maxPlanned*maxPlanned {
+		return bad("rows_per_tile %d: want a positive tile height, at most %d tile rows", r.RowsPerTile, maxPlanned*maxPlanned)
+	}
+	if rs && (r.BlockM < 1 || r.BlockN < 1 || r.N < 1) {
+		return bad("block_m %d, block_n %d, n=%d: want positive sizes", r.BlockM, r.BlockN, r.N)
+	}
+	return nil
+}
+
+// rsTableReq is a FusedRS (as fused_plan answered it) and the addresses
+// of FusedRS.Table.
+type rsTableReq struct {
+	Bounds   []uint32       `json:"bounds"`
+	Owner    []int          `json:"owner"`
+	Index    []int          `json:"index"`
+	Expect   []uint32       `json:"expect"`
+	Dst      []uint64       `json:"dst"`
+	Flag     []uint64       `json:"flag"`
+	Epilogue struct {
+		Me        int    `json:"me"`
+		World     int    `json:"world"`
+		SlotBytes uint64 `json:"slot_bytes"`
+		Flags     uint64 `json:"flags"`
+	} `json:"epilogue"`
+}
+
+func gemmOps() map[string]op {
+	return map[string]op{
+		"gemm.space": handler("kernel's search space: [{name, values}] in order, and the parameters added later with the value configs without them ran with",
+			func(r struct {
+				Kernel string `json:"kernel"`
+			}) (any, error) {
+				if err := kernelName(r.Kernel); err != nil {
+					return nil, err
+				}
+				type param struct {
+					Name   string        `json:"name"`
+					Values []space.Value `json:"values"`
+				}
+				var out []param
+				for _, p := range gpu.Space(r.Kernel).Params {
+					out = append(out, param{p.Name, p.Values})
+				}
+				added := map[string]space.Value{}
+				for _, p := range gpu.Space(r.Kernel).Params {
+					// A parameter ParseConfig fills in is one added later.
+					c := gpu.Default(r.Kernel)
+					delete(c, p.Name)
+					if _, err := gpu.ParseConfig(r.Kernel, c); err == nil {
+						added[p.Name] = gpu.Default(r.Kernel)[p.Name]
+					}
+				}
+				return map[string]any{"params": out, "added_later": added}, nil
+			}),
+		"gemm.check_problem": handler("ParseProblem's rules on {kernel, m, n, k, world, dtype}: {} or the reason",
+			func(r problemReq) (any, error) {
+				_, err := r.problem()
+				return struct{}{}, err
+			}),
+		"gemm.parse_config": handler("ParseConfig of {kernel, config}: the typed config (tile fields for impl=fused)",
+			func(r struct {
+				Kernel string       `json:"kernel"`
+				Config space.Config `json:"config"`
+			}) (any, error) {
+				if err := kernelName(r.Kernel); err != nil {
+					return nil, err
+				}
+				if r.Config == nil {
+					return nil, bad("config: missing")
+				}
+				c, err := gpu.ParseConfig(r.Kernel, r.Config)
+				if err != nil {
+					return nil, badErr(err)
+				}
+				return configOf(r.Kernel, c), nil
+			}),
+		"gemm.validate": handler("Validate of a typed config {config, problem}: {} or the reason it cannot run",
+			func(r struct {
+				Config  configJSON `json:"config"`
+				Problem problemReq `json:"problem"`
+			}) (any, error) {
+				c, p, err := configProblem(r.Config, r.Problem)
+				if err != nil {
+					return nil, err
+				}
+				return struct{}{}, badErr(gpu.Validate(r.Config.Kernel, c, p))
+			}),
+		"gemm.shard_in_place": handler("ShardInPlace of {config, problem, rank}: {in_place}",
+			func(r struct {
+				Config  configJSON `json:"config"`
+				Problem problemReq `json:"problem"`
+				Rank    int        `json:"rank"`
+			}) (any, error) {
+				c, p, err := configProblem(r.Config, r.Problem)
+				if err != nil {
+					return nil, err
+				}
+				if r.Rank < 0 || r.Rank >= p.World {
+					return nil, bad("rank %d outside 0..%d", r.Rank, p.World-1)
+				}
+				if c.Impl == gpu.ImplFused && c.Tile.BM < 1 {
+					return nil, bad("tile block_m %d: want a positive size", c.Tile.BM)
+				}
+				return map[string]bool{"in_place": gpu.ShardInPlace(c, p, r.Rank)}, nil
+			}),
+		"gemm.default": handler("Default(kernel), or with a problem {m, n, k, world} FitDefault: the config, or why none runs",
+			func(r struct {
+				Kernel  string      `json:"kernel"`
+				Problem *problemReq `json:"problem"`
+			}) (any, error) {
+				if err := kernelName(r.Kernel); err != nil {
+					return nil, err
+				}
+				if r.Problem == nil {
+					return gpu.Default(r.Kernel), nil
+				}
+				r.Problem.Kernel = r.Kernel
+				p, err := r.Problem.problem()
+				if err != nil {
+					return nil, err
+				}
+				c, err := gpu.FitDefault(r.Kernel, p)
+				return c, badErr(err)
+			}),
+		"gemm.layout": handler("the symmetric region of {kernel, m, n, k, world, elem}: {symmetric_bytes, slot_elems}",
+			func(r problemReq) (any, error) {
+				p, err := r.problem()
+				if err != nil {
+					return nil, err
+				}
+				return map[string]int64{"symmetric_bytes": gpu.SymmetricBytes(r.Kernel, p), "slot_elems": gpu.SlotElems(p)}, nil
+			}),
+		"gemm.shards": handler("Shards(m, world, chunks): spans[owner][index]",
+			func(r planReq) (any, error) {
+				r.Streams = 1
+				if _, err := r.plan(false); err != nil {
+					return nil, err
+				}
+				out := [][]spanJSON{}
+				for _, sh := range gpu.Shards(r.M, r.World, r.Chunks) {
+					out = append(out, spans(sh))
+				}
+				return out, nil
+			}),
+		"gemm.step_spans": handler("Step.Spans(rows) of {step, rows}: the spans a (batched) step computes",
+			func(r struct {
+				Step stepJSON `json:"step"`
+				Rows int      `json:"rows"`
+			}) (any, error) {
+				if r.Step.Batch < 0 || r.Step.Batch > gpu.MaxWorld {
+					return nil, bad("step batch %d outside 0..%d", r.Step.Batch, gpu.MaxWorld)
+				}
+				s := r.Step
+				return spans(gpu.Step{Span: gpu.Span{Owner: s.Owner, Index: s.Index, Start: s.Start, Rows: s.Rows},
+					Batch: s.Batch, Stream: s.Stream}.Spans(r.Rows)), nil
+			}),
+		"gemm.plan": handler("PlanAG (agmm) or PlanRS (matmulrs) of {kernel, m, world, rank, chunks, streams, batch}, and MaxProducts over the ranks",
+			func(r planReq) (any, error) {
+				o, err := r.plan(true)
+				if err != nil {
+					return nil, err
+				}
+				most := gpu.MaxProducts(r.Kernel, o)
+				if r.Kernel == gpu.AGMM {
+					p := gpu.PlanAG(o)
+					pulls := [][]spanJSON{}
+					for _, ss := range p.Pulls {
+						pulls = append(pulls, spans(ss))
+					}
+					return map[string]any{"peers": append([]int{}, p.Peers...), "pulls": pulls, "own": spans(p.Own),
+						"products": steps(p.Products), "max_products": most}, nil
+				}
+				p := gpu.PlanRS(o)
+				return map[string]any{"products": steps(p.Products), "reduces": spans(p.Reduces), "max_products": most}, nil
+			}),
+		"gemm.fused_plan": handler("PlanFusedAG and PlanFusedRS of {m, n, world, rank, chunks, block_m, block_n, rows_per_tile}",
+			func(r fusedReq) (any, error) {
+				if err := r.check(r.N != 0 || r.BlockM != 0 || r.BlockN != 0); err != nil {
+					return nil, err
+				}
+				ag := gpu.PlanFusedAG(r.M, r.World, r.Rank, r.Chunks, r.RowsPerTile)
+				out := map[string]any{"ag": map[string]any{"order": nonNil(ag.Order), "bounds": nonNil(ag.Bounds), "flag": nonNil(ag.Flag)}}
+				if r.N != 0 || r.BlockM != 0 || r.BlockN != 0 {
+					rs := gpu.PlanFusedRS(r.M, r.N, r.World, r.Rank, r.Chunks, r.BlockM, r.BlockN, r.RowsPerTile)
+					out["rs"] = map[string]any{"order": nonNil(rs.Order), "bounds": nonNil(rs.Bounds), "owner": rs.Owner,
+						"index": rs.Index, "expect": nonNil(rs.Expect)}
+				}
+				return out, nil
+			}),
+		"gemm.rs_table": handler("FusedRS.Table: the RSTable bytes (hex) of a fused_plan's rs, {bounds, owner, index, expect, dst, flag, epilogue}",
+			func(r rsTableReq) (any, error) {
+				n := len(r.Owner)
+				if len(r.Bounds) != n+1 || len(r.Index) != n || len(r.Expect) != n || n > gpu.MaxRSChunks {
+					return nil, bad("rs plan: %d bounds, %d owners, %d indices, %d expects: want n+1, n, n, n with n <= %d",
+						len(r.Bounds), n, len(r.Index), len(r.Expect), gpu.MaxRSChunks)
+				}
+				for _, c := range r.Index {
+					if c < 0 || c >= gpu.MaxChunks {
+						return nil, bad("rs plan: chunk index %d outside 0..%d", c, gpu.MaxChunks-1)
+					}
+				}
+				b, err := gpu.FusedRS{Bounds: r.Bounds, Owner: r.Owner, Index: r.Index, Expect: r.Expect}.Table(r.Dst, r.Flag,
+					gpu.RSEpilogue{Me: r.Epilogue.Me, World: r.Epilogue.World, SlotBytes: r.Epilogue.SlotBytes, Flags: r.Epilogue.Flags})
+				if err != nil {
+					return nil, badErr(err)
+				}
+				return map[string]string{"hex": fmt.Sprintf("%x", b)}, nil
+			}),
+		"kernel_version": handler("the kernel version of {kernel}: agmm, matmulrs (gpu.KernelVersion) or allreduce (the CUDA build's)",
+			func(r struct {
+				Kernel string `json:"kernel"`
+			}) (any, error) {
+				return kernelVersion(r.Kernel)
+			}),
+	}
+}
+
+// configProblem checks a typed config and its problem.
+func configProblem(cj configJSON, pr problemReq) (gpu.Config, gpu.Problem, error) {
+	c, err := cj.config()
+	if err != nil {
+		return gpu.Config{}, gpu.Problem{}, err
+	}
+	pr.Kernel = cj.Kernel
+	p, err := pr.problem()
+	if err != nil {
+		return gpu.Config{}, gpu.Problem{}, err
+	}
+	if c.Impl == gpu.ImplFused && (c.Tile.BM < 1 || c.Tile.BN < 1 || c.Tile.GroupM < 1 || c.Tile.Consumers < 1) {
+		// Validate divides by these after Check, which rejects them first.
+		if err := c.Tile.Check(hopper.SmemLimit); err != nil {
+			return gpu.Config{}, gpu.Problem{}, bad("impl=fused: %v", err)
+		}
+	}
+	return c, p, nil
+}
+
+// nonNil makes a nil slice encode as [].
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
+
+// gemmConstants are kernels/gemm/gpu's layout and limits.
+func gemmConstants() map[string]any {
+	partial := make([][]int, gpu.MaxWorld)
+	ready, start := make([]int, gpu.MaxWorld), make([]int, gpu.MaxWorld)
+	for q := range partial {
+		partial[q] = make([]int, gpu.MaxChunks)
+		for c := range partial[q] {
+			partial[q][c] = gpu.PartialFlag(q, c)
+		}
+		ready[q], start[q] = gpu.ReadyFlag(q), gpu.StartFlag(q)
+	}
+	return map[string]any{
+		"kernels": []string{gpu.AGMM, gpu.MatmulRS}, "impl_pipeline": gpu.ImplPipeline, "impl_fused": gpu.ImplFused,
+		"max_world": gpu.MaxWorld, "max_chunks": gpu.MaxChunks, "max_streams": gpu.MaxStreams,
+		"max_owners": gpu.MaxOwners, "max_rs_chunks": gpu.MaxRSChunks,
+		"flag_stride": gpu.FlagStride, "payload_offset": gpu.PayloadOffset,
+		"partial_flag": partial, "ready_flag": ready, "start_flag": start,
+		"copy_threads": gpu.CopyThreads, "reduce_threads": gpu.ReduceThreads,
+		"no_flag": gpu.NoFlag, "rs_table_bytes": gpu.RSTableBytes, "rs_count_offset": gpu.RSCountOffset,
+		"rs_count_bytes": gpu.RSCountBytes, "rs_epilogue_offset": gpu.RSEpilogueOffset,
+	}
+}
