@@ -227,12 +227,12 @@ func (r fusedReq) check(rs bool) error {
 // rsTableReq is a FusedRS (as fused_plan answered it) and the addresses
 // of FusedRS.Table.
 type rsTableReq struct {
-	Bounds   []uint32       `json:"bounds"`
-	Owner    []int          `json:"owner"`
-	Index    []int          `json:"index"`
-	Expect   []uint32       `json:"expect"`
-	Dst      []uint64       `json:"dst"`
-	Flag     []uint64       `json:"flag"`
+	Bounds   []uint32 `json:"bounds"`
+	Owner    []int    `json:"owner"`
+	Index    []int    `json:"index"`
+	Expect   []uint32 `json:"expect"`
+	Dst      []uint64 `json:"dst"`
+	Flag     []uint64 `json:"flag"`
 	Epilogue struct {
 		Me        int    `json:"me"`
 		World     int    `json:"world"`
