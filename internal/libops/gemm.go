@@ -1,8 +1,12 @@
 package libops
 
 import (
+	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 
+	"github.com/symmtune/symmtune/kernels/gemm"
 	"github.com/symmtune/symmtune/kernels/gemm/gpu"
 	"github.com/symmtune/symmtune/kernels/gemm/hopper"
 	"github.com/symmtune/symmtune/space"
@@ -48,6 +52,28 @@ func (r problemReq) problem() (gpu.Problem, error) {
 		p.ElemSize = r.Elem
 	}
 	return p, nil
+}
+
+// value is the problem as Validate, FitDefault and the layout take it: the
+// rules are theirs (a problem need not pass ParseProblem, as in Go), so it
+// is checked only for what they divide by or allocate from.
+func (r problemReq) value() (gpu.Problem, error) {
+	if err := kernelName(r.Kernel); err != nil {
+		return gpu.Problem{}, err
+	}
+	switch {
+	case r.World < 1 || r.World > gpu.MaxWorld:
+		return gpu.Problem{}, bad("world %d outside 1..%d", r.World, gpu.MaxWorld)
+	case r.M < 1 || r.N < 1 || r.K < 1 || r.M > maxRows || r.N > maxRows || r.K > maxRows:
+		return gpu.Problem{}, bad("m=%d, n=%d, k=%d: want sizes in 1..%d", r.M, r.N, r.K, maxRows)
+	case r.Elem < 0 || r.Elem > 16:
+		return gpu.Problem{}, bad("elem %d: want bytes per element, 1..16", r.Elem)
+	}
+	elem := r.Elem
+	if elem == 0 {
+		elem = 2
+	}
+	return gpu.Problem{Dims: gemm.Dims{M: r.M, N: r.N, K: r.K}, World: r.World, ElemSize: elem}, nil
 }
 
 // tileJSON is a hopper.Tile's fields.
@@ -276,8 +302,8 @@ func gemmOps() map[string]op {
 			}),
 		"gemm.parse_config": handler("ParseConfig of {kernel, config}: the typed config (tile fields for impl=fused)",
 			func(r struct {
-				Kernel string       `json:"kernel"`
-				Config space.Config `json:"config"`
+				Kernel string                     `json:"kernel"`
+				Config map[string]json.RawMessage `json:"config"`
 			}) (any, error) {
 				if err := kernelName(r.Kernel); err != nil {
 					return nil, err
@@ -285,7 +311,15 @@ func gemmOps() map[string]op {
 				if r.Config == nil {
 					return nil, bad("config: missing")
 				}
-				c, err := gpu.ParseConfig(r.Kernel, r.Config)
+				cfg := space.Config{}
+				for _, name := range slices.Sorted(maps.Keys(r.Config)) {
+					var v space.Value
+					if err := json.Unmarshal(r.Config[name], &v); err != nil {
+						return nil, bad("config: parameter %q: %v", name, err)
+					}
+					cfg[name] = v
+				}
+				c, err := gpu.ParseConfig(r.Kernel, cfg)
 				if err != nil {
 					return nil, badErr(err)
 				}
@@ -332,7 +366,7 @@ func gemmOps() map[string]op {
 					return gpu.Default(r.Kernel), nil
 				}
 				r.Problem.Kernel = r.Kernel
-				p, err := r.Problem.problem()
+				p, err := r.Problem.value()
 				if err != nil {
 					return nil, err
 				}
@@ -341,7 +375,7 @@ func gemmOps() map[string]op {
 			}),
 		"gemm.layout": handler("the symmetric region of {kernel, m, n, k, world, elem}: {symmetric_bytes, slot_elems}",
 			func(r problemReq) (any, error) {
-				p, err := r.problem()
+				p, err := r.value()
 				if err != nil {
 					return nil, err
 				}
@@ -439,7 +473,7 @@ func configProblem(cj configJSON, pr problemReq) (gpu.Config, gpu.Problem, error
 		return gpu.Config{}, gpu.Problem{}, err
 	}
 	pr.Kernel = cj.Kernel
-	p, err := pr.problem()
+	p, err := pr.value()
 	if err != nil {
 		return gpu.Config{}, gpu.Problem{}, err
 	}

@@ -87,11 +87,13 @@ func planJSON(kernel string, o Plan) map[string]any {
 	return map[string]any{"products": stepsJSON(p.Products), "reduces": spansJSON(p.Reduces)}
 }
 
-// TestPlanParity: symmtune.gemm and symmtune.hopper (the Python runtime's
-// ports) answer every plan of a table, the search spaces, Validate's
-// verdicts on a sample of configs and problems (pipelined and fused), the
-// Hopper tile rules on a table of names, and the kernel versions exactly as
-// this package (and kernels/gemm/hopper) does.
+// TestPlanParity: symmtune.gemm, symmtune.hopper and symmtune.fusedplan (the
+// Python runtime's bindings, through libsymmtune) answer every plan of a
+// table, the search spaces, Validate's verdicts on a sample of configs and
+// problems (pipelined and fused), the Hopper tile rules on a table of
+// names, the fused plans and tables, and the kernel versions exactly as
+// this package (and kernels/gemm/hopper) does: the bindings' conversions
+// lose nothing.
 func TestPlanParity(t *testing.T) {
 	python := pyplugins.Need(t)
 	root, err := pyplugins.Root()
@@ -190,6 +192,7 @@ func TestPlanParity(t *testing.T) {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(python, filepath.Join(root, "python", "tests", "gemm_answers.py"))
+	cmd.Env = append(os.Environ(), pyplugins.EnvLib+"="+pyplugins.Library(t))
 	cmd.Stdin = bytes.NewReader(q)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
