@@ -92,9 +92,10 @@ class Problem:
 
 
 @lru_cache(maxsize=1024)
-def check_problem(kernel: str, p: Problem) -> None:
-    """ParseProblem's rules: ValueError with the reason."""
-    _native.call("gemm.check_problem", **p.request(kernel=kernel))
+def check_problem(kernel: str, p: Problem, dtype: str = "bf16") -> None:
+    """ParseProblem's rules (the element type's too): ValueError with the
+    reason."""
+    _native.call("gemm.check_problem", **p.request(kernel=kernel, dtype=dtype))
 
 
 @lru_cache(maxsize=1024)
@@ -323,9 +324,7 @@ def choose(kernel: str, p: Problem, dtype: str, cache: str | os.PathLike | None 
     kernel, problem and dtype) saying how to tune. Errors of the cache
     (corrupt, unreadable) and of the fingerprint propagate. hardware: as
     symmtune.lookup's (None: this machine)."""
-    check_problem(kernel, p)
-    if dtype not in ("bf16", "f16"):
-        raise ValueError(f"dtype {dtype!r}: the GPU GEMM kernels take bf16 or f16 (fp32 accumulation)")
+    check_problem(kernel, p, dtype)
     shape = f"m={p.m},n={p.n},k={p.k}"
     how = f"tune it with: symmtune search --backend cuda --kernel {kernel} --world {p.world} --shape {shape} --dtype {dtype}"
     key = (kernel, p, dtype)

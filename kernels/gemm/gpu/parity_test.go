@@ -18,25 +18,6 @@ import (
 	"github.com/symmtune/symmtune/space"
 )
 
-// TestDefaultsJSON holds defaults.json, which symmtune.torch reads as the
-// plugins' untuned config, equal to Default.
-func TestDefaultsJSON(t *testing.T) {
-	b, err := os.ReadFile("defaults.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got map[string]any
-	if err := json.Unmarshal(b, &got); err != nil {
-		t.Fatalf("defaults.json: %v", err)
-	}
-	for _, k := range []string{AGMM, MatmulRS} {
-		want := jsonOf(t, Default(k))
-		if !reflect.DeepEqual(got[k], want) {
-			t.Errorf("defaults.json %s = %v, Default(%s) = %v", k, got[k], k, want)
-		}
-	}
-}
-
 func jsonOf(t *testing.T, v any) any {
 	t.Helper()
 	b, err := json.Marshal(v)
