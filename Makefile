@@ -21,7 +21,7 @@ FIND_PYTHON := scripts/find-python.sh
 PY_TEST_MODULES := grpc google.protobuf numpy pytest cryptography
 PY_LINT_MODULES := $(PY_TEST_MODULES) flake8 mypy
 
-.PHONY: all build demo test test-python lint-python fuzz proto proto-py python-plugins clean
+.PHONY: all build lib wheel demo test test-python lint-python fuzz proto proto-py python-plugins clean
 
 all: build
 
@@ -32,24 +32,43 @@ build:
 	  if ls plugins/$$p/main*.go >/dev/null 2>&1; then $(GO) build -o $(BIN)/symmtune-plugin-$$p ./plugins/$$p || exit 1; fi; \
 	done
 
+# libsymmtune: the Go rules the Python package binds (cmd/libsymmtune, C ABI
+# in cmd/libsymmtune/symmtune.h), beside the package where symmtune._native
+# loads it. Needs cgo (gcc); links no CUDA. Go writes a generated header
+# beside it, which the hand-written one replaces.
+LIB := python/symmtune/libsymmtune.so
+lib:
+	CGO_ENABLED=1 $(GO) build -buildmode=c-shared -trimpath -ldflags "-s -w" -o $(LIB) ./cmd/libsymmtune
+	@rm -f $(LIB:.so=.h)
+
+# A platform wheel of the Python package with the library inside
+# (py3-none-linux_x86_64), written by scripts/wheel.py with the standard
+# library only, into $(BIN)/: pip install it where there is no Go.
+wheel: lib
+	@mkdir -p $(BIN)
+	$${PYTHON:-python3} scripts/wheel.py --out $(BIN)
+
 demo: build
 	$(BIN)/symmtune search --config configs/quickstart-cpu.toml
 
 # The Go tests run the host's fault tests and the lookup parity test
 # against Python plugins too: here they must not be skipped. One Python,
-# found once, runs them, the Python tests and the linters.
-test:
+# found once, runs them, the Python tests and the linters. The library is
+# built first: the Go parity test and the Python tests call it
+# (SYMMTUNE_LIB names it).
+test: lib
 	$(GO) vet ./...
 	@py=$$($(FIND_PYTHON) $(PY_LINT_MODULES)) || exit 1; echo "Python: $$py"; \
-	  echo "SYMMTUNE_PYTHON=$$py SYMMTUNE_REQUIRE_PYTHON=1 $(GO) test -race -count=1 ./..."; \
-	  SYMMTUNE_PYTHON=$$py SYMMTUNE_REQUIRE_PYTHON=1 $(GO) test -race -count=1 ./... && \
+	  echo "SYMMTUNE_LIB=$(CURDIR)/$(LIB) SYMMTUNE_PYTHON=$$py SYMMTUNE_REQUIRE_PYTHON=1 $(GO) test -race -count=1 ./..."; \
+	  SYMMTUNE_LIB=$(CURDIR)/$(LIB) SYMMTUNE_PYTHON=$$py SYMMTUNE_REQUIRE_PYTHON=1 $(GO) test -race -count=1 ./... && \
 	  $(MAKE) --no-print-directory test-python lint-python PYTHON=$$py
 
-# The Python package's tests (python/tests), against the CLI just built.
-# pytest's exit code 5 means it collected no tests: a failure here too.
-test-python: build
+# The Python package's tests (python/tests), against the CLI and library
+# just built. pytest's exit code 5 means it collected no tests: a failure
+# here too.
+test-python: build lib
 	@py=$$($(FIND_PYTHON) $(PY_TEST_MODULES)) || exit 1; \
-	  cd python && SYMMTUNE_BIN=$(CURDIR)/$(BIN)/symmtune $$py -m pytest -q; rc=$$?; \
+	  cd python && SYMMTUNE_LIB=$(CURDIR)/$(LIB) SYMMTUNE_BIN=$(CURDIR)/$(BIN)/symmtune $$py -m pytest -q; rc=$$?; \
 	  if [ $$rc -eq 5 ]; then echo "pytest collected no tests in python/tests" >&2; fi; exit $$rc
 
 # Lints python/: flake8 with pyflakes' checks (F) and syntax errors (E9)
@@ -103,7 +122,7 @@ python-plugins:
 	for s in $(PY_PLUGINS_CUDA); do sed "1s|.*|#!$$py|" $$s > $(BIN)/cuda/$$(basename $$s) && chmod 755 $(BIN)/cuda/$$(basename $$s) || exit 1; done
 
 clean:
-	rm -rf $(BIN)
+	rm -rf $(BIN) $(LIB)
 
 # GPU targets (make cuda, make cuda-vet, make bench-gpu) live in cuda.mk.
 -include cuda.mk

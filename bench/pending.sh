@@ -45,6 +45,8 @@ here=$(dirname "$0")
 [ -x "$BIN/symmtune" ] || tar xzf .gpu/bins.tgz -C "$(dirname "$BIN")"
 export CUDA_VISIBLE_DEVICES=$(seq -s, 0 $((W - 1)))
 export PYTHONPATH=$here/../python:$here
+# libsymmtune (symmtune's bindings load it): from bins.tgz, unpacked beside $BIN.
+export SYMMTUNE_LIB=${SYMMTUNE_LIB:-$(dirname "$BIN")/python/symmtune/libsymmtune.so}
 
 case $PART in
 allreduce)

@@ -27,7 +27,8 @@ for spec in $SPECS; do
 		--top 16 --log "$LOGS/rs-$SH.jsonl" >"$LOGS/rs-$SH.txt" 2>&1 || echo "search $SH: rc $?"
 	grep -h "fused" "$LOGS/rs-$SH.txt" | grep -v winner | cut -c1-190 | sed "s/^/$SH /"
 done
-PYTHONPATH=$here/../python:$here timeout 300 torchrun --nproc-per-node "$W" "$here/torch_fused.py" \
+SYMMTUNE_LIB=${SYMMTUNE_LIB:-$(dirname "$BIN")/python/symmtune/libsymmtune.so} \
+	PYTHONPATH=$here/../python:$here timeout 300 torchrun --nproc-per-node "$W" "$here/torch_fused.py" \
 	>"$LOGS/torch-fused.txt" 2>&1 || echo "torch_fused: rc $?"
 grep -v ",ok," "$LOGS/torch-fused.txt" | grep -v "Warning\|enable_symm\|^matmulrs,\|^agmm," | tail -12
 tar czf "$OUT/rs-epilogue-w$W.tgz" -C "$OUT" "rs-epilogue-w$W"

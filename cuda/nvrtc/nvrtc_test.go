@@ -47,9 +47,9 @@ func TestCompileKernels(t *testing.T) {
 		return string(b)
 	}
 	barrier := read("symm/cudamem/barrier.cuh")
-	common := read("plugins/allreduce/kernels/common.cuh")
-	ar := read("plugins/allreduce/kernels/allreduce.cu")
-	util := read("plugins/allreduce/kernels/util.cu")
+	common := read("kernels/allreduce/kernels/common.cuh")
+	ar := read("kernels/allreduce/kernels/allreduce.cu")
+	util := read("kernels/allreduce/kernels/util.cu")
 	// sm_90 rather than sm_90a: the oldest NVRTC this supports (11.8) has no sm_90a.
 	c := Compiler{Arch: "sm_90", CacheDir: t.TempDir()}
 	srcs := []Source{{Name: "barrier.cu", Text: barrier}}

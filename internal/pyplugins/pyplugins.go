@@ -129,3 +129,28 @@ func Need(t testing.TB) string {
 	}
 	return py
 }
+
+// EnvLib names libsymmtune for the Python bindings (python/symmtune/_native.py).
+const EnvLib = "SYMMTUNE_LIB"
+
+// Library returns the libsymmtune the Python bindings under test should
+// load: $SYMMTUNE_LIB when set (make test builds it first), else one built
+// from this checkout into the test's temporary directory, so a test never
+// runs against a library of other sources.
+func Library(t testing.TB) string {
+	t.Helper()
+	if p := os.Getenv(EnvLib); p != "" {
+		return p
+	}
+	root, err := Root()
+	if err != nil {
+		t.Fatal(err)
+	}
+	so := filepath.Join(t.TempDir(), "libsymmtune.so")
+	cmd := exec.Command("go", "build", "-buildmode=c-shared", "-o", so, "./cmd/libsymmtune")
+	cmd.Dir = root
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("building libsymmtune: %v\n%s", err, out)
+	}
+	return so
+}

@@ -4,10 +4,12 @@
 // and version. The host starts one process per rank.
 package main
 
+import "github.com/symmtune/symmtune/kernels/allreduce"
+
 // Algorithms shared by both backends.
 const (
-	oneShot = "one_shot" // every rank reads all peers and reduces the whole vector
-	twoShot = "two_shot" // reduce-scatter through peers' buffers, then all-gather
+	oneShot = allreduce.OneShot // every rank reads all peers and reduces the whole vector
+	twoShot = allreduce.TwoShot // reduce-scatter through peers' buffers, then all-gather
 )
 
 // shardBounds returns the [lo, hi) elements that rank owns in a two-shot

@@ -13,6 +13,7 @@ import (
 	"gorgonia.org/cu"
 
 	"github.com/symmtune/symmtune/cuda/nvrtc"
+	"github.com/symmtune/symmtune/kernels/allreduce"
 	"github.com/symmtune/symmtune/sdk"
 	"github.com/symmtune/symmtune/space"
 	"github.com/symmtune/symmtune/symm/cudamem"
@@ -45,19 +46,7 @@ type cudaInstance struct {
 	mods map[string]*arModule
 }
 
-func (in *cudaInstance) macros() []string { return macros(in.prob.Dtype, in.team.World()) }
-
-// macros are the element type and team size as the kernels take them.
-func macros(dtype string, world int) []string {
-	bf, f16 := 0, 0
-	switch dtype {
-	case "bf16":
-		bf = 1
-	case "f16":
-		f16 = 1
-	}
-	return []string{fmt.Sprintf("-DDTYPE_BF16=%d", bf), fmt.Sprintf("-DDTYPE_F16=%d", f16), fmt.Sprintf("-DWORLD=%d", world)}
-}
+func (in *cudaInstance) macros() []string { return allreduce.Macros(in.prob.Dtype, in.team.World()) }
 
 func (in *cudaInstance) utilSource() nvrtc.Source {
 	return nvrtc.Source{Name: "allreduce_util.cu", Text: cudamem.DeviceSource + cudaCommon + cudaUtil, Options: in.macros()}

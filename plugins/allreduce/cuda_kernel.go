@@ -4,67 +4,37 @@ package main
 
 import (
 	"context"
-	"embed"
 	"fmt"
 	"strings"
 
 	"gorgonia.org/cu"
 
+	"github.com/symmtune/symmtune/kernels/allreduce"
 	"github.com/symmtune/symmtune/sdk"
 	"github.com/symmtune/symmtune/space"
 	"github.com/symmtune/symmtune/symm"
 	"github.com/symmtune/symmtune/symm/cudamem"
 )
 
-//go:embed kernels/common.cuh kernels/allreduce.cu kernels/util.cu
-var cudaKernels embed.FS
-
-func kernelText(name string) string {
-	b, err := cudaKernels.ReadFile("kernels/" + name)
-	if err != nil {
-		panic(err) // embedded at build time: cannot happen
-	}
-	return string(b)
-}
-
+// The kernels' CUDA C, as kernels/allreduce embeds it.
 var (
-	cudaCommon    = kernelText("common.cuh")
-	cudaAllreduce = kernelText("allreduce.cu")
-	cudaUtil      = kernelText("util.cu")
+	cudaCommon    = allreduce.Common
+	cudaAllreduce = allreduce.Allreduce
+	cudaUtil      = allreduce.Util
 )
 
-// The CUDA build's own algorithms besides oneShot and twoShot (pull):
+// The CUDA build's own algorithms besides oneShot and twoShot (pull); see
+// kernels/allreduce for what each does.
 const (
-	// twoShotPush is a two-shot whose remote traffic is all SM stores:
-	// scatter chunks to their owners, reduce locally, push the results.
-	twoShotPush = "two_shot_push"
-	// twoShotCE moves the same bytes as twoShotPush with the copy engines
-	// (cuMemcpyDtoDAsync, one stream per peer) around a local reduce kernel.
-	twoShotCE = "two_shot_ce"
-	// twoShotOverlap is twoShotPush with the reduce of each tile waiting
-	// only for that tile's scatter (per-tile ready signals) instead of the
-	// block's whole share: no idle round trip between the phases.
-	twoShotOverlap = "two_shot_overlap"
+	twoShotPush    = allreduce.TwoShotPush
+	twoShotCE      = allreduce.TwoShotCE
+	twoShotOverlap = allreduce.TwoShotOverlap
 	// twoShotCEAG (stages.go): SM reduce-scatter and copy-engine
 	// all-gather, pipelined by piece.
 )
 
-// cudaAlgos are the CUDA build's algorithms in the space's order, each
-// with the ALGO number kernels/allreduce.cu compiles it as.
-var cudaAlgos = []struct {
-	name string
-	num  int
-}{{oneShot, 1}, {twoShot, 2}, {twoShotPush, 3}, {twoShotCE, 4}, {twoShotOverlap, 5}, {twoShotCEAG, 6}}
-
 // algoNumber is name's ALGO macro value, 0 for an unknown name.
-func algoNumber(name string) int {
-	for _, a := range cudaAlgos {
-		if a.name == name {
-			return a.num
-		}
-	}
-	return 0
-}
+func algoNumber(name string) int { return allreduce.AlgoNumber(name) }
 
 // Tunables of the CUDA all-reduce.
 const (
@@ -94,9 +64,9 @@ func cudaSpace() space.Space {
 		}
 		return out
 	}
-	algos := make([]space.Value, len(cudaAlgos))
-	for i, a := range cudaAlgos {
-		algos[i] = space.Str(a.name)
+	algos := make([]space.Value, len(allreduce.Algorithms))
+	for i, a := range allreduce.Algorithms {
+		algos[i] = space.Str(a.Name)
 	}
 	return space.Space{Params: []space.Param{
 		{Name: pAlgo, Values: algos},
@@ -114,7 +84,7 @@ type cudaKernel struct{}
 func (cudaKernel) Describe() sdk.Description {
 	return sdk.Description{
 		Name:          "allreduce",
-		KernelVersion: sdk.SourceHash([]byte(cudamem.DeviceSource), []byte(cudaCommon), []byte(cudaAllreduce), []byte(cudaUtil)),
+		KernelVersion: allreduce.KernelVersion(),
 		Dims:          []string{"n"},
 		Dtypes:        []string{"bf16", "f16", "f32"},
 		Space:         cudaSpace(),
@@ -137,9 +107,9 @@ func parseCudaCfg(c space.Config) (cudaCfg, error) {
 	var k cudaCfg
 	a, ok := c[pAlgo]
 	if !ok || !a.IsStr || algoNumber(a.Str) == 0 {
-		names := make([]string, len(cudaAlgos))
-		for i, x := range cudaAlgos {
-			names[i] = x.name
+		names := make([]string, len(allreduce.Algorithms))
+		for i, x := range allreduce.Algorithms {
+			names[i] = x.Name
 		}
 		return k, fmt.Errorf("algorithm %v: want one of %s", a, strings.Join(names, ", "))
 	}
@@ -175,7 +145,7 @@ func geometry(p space.Problem, world int) (n, npad, nvec int64, elt int, err err
 	if world < 1 || world > cudamem.MaxWorld {
 		return 0, 0, 0, 0, fmt.Errorf("world %d outside 1..%d", world, cudamem.MaxWorld)
 	}
-	npad = padded(n, elt, world)
+	npad = allreduce.Padded(n, elt, world)
 	return n, npad, npad * int64(elt) / 16, elt, nil
 }
 
@@ -186,7 +156,7 @@ func (cudaKernel) DefaultFor(p space.Problem, world int, backend string) (space.
 	if err != nil {
 		return nil, err
 	}
-	return cudaDefault(n, elt, world), nil
+	return allreduce.Default(n, elt, world), nil
 }
 
 // Validate is pure arithmetic on config, problem and world: alignment,

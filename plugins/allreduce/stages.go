@@ -1,13 +1,17 @@
 package main
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/symmtune/symmtune/kernels/allreduce"
+)
 
 // twoShotCEAG is the CUDA build's pipelined copy-engine two-shot: the SMs
 // reduce-scatter the message piece by piece (push scatter, per-block
 // barrier, local reduce) while the copy engines all-gather the pieces
 // already reduced, so the SMs' stores and the copy engines' writes share
 // the links at once. Its pieces are "stages" (one flag each).
-const twoShotCEAG = "two_shot_ce_ag"
+const twoShotCEAG = allreduce.TwoShotCEAG
 
 // pStages is the CUDA all-reduce's pipeline depth: how many pieces
 // two_shot_ce_ag splits the message into (1 for every other algorithm).

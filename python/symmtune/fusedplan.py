@@ -1,25 +1,27 @@
 """The tables the fused Hopper GEMM (impl=fused) reads, as symmtune.torch
-builds them: kernels/gemm/gpu/fusedplan.go (PlanFusedAG, PlanFusedRS and
-the RSTable layout) ported line for line, without importing torch. The Go
-test TestPlanParity holds both plans and the table bytes equal to these."""
+builds them, without importing torch: kernels/gemm/gpu/fusedplan.go's
+PlanFusedAG, PlanFusedRS and RSTable bytes, asked of libsymmtune
+(symmtune._native) and cached per problem. The table constants (NO_FLAG,
+MAX_OWNERS, MAX_RS_CHUNKS, RS_COUNT_OFFSET, RS_COUNT_BYTES, RS_TABLE_BYTES)
+are the library's, fetched on first access."""
 
 from __future__ import annotations
 
-import struct
 from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
 
-from .gemm import FLAG_STRIDE, MAX_CHUNKS, partial_flag, peers, shards
+from . import _native
 
-NO_FLAG = 0xFFFFFFFF  # a span ready at launch (the own shard)
+_CONSTANTS = {
+    "NO_FLAG": ("gemm", "no_flag"), "MAX_OWNERS": ("gemm", "max_owners"), "MAX_RS_CHUNKS": ("gemm", "max_rs_chunks"),
+    "RS_COUNT_OFFSET": ("gemm", "rs_count_offset"), "RS_COUNT_BYTES": ("gemm", "rs_count_bytes"),
+    "RS_TABLE_BYTES": ("gemm", "rs_table_bytes"),
+}
 
-# hopper_gemm.cu's RSTable: MAX_OWNERS, MAX_RS_CHUNKS and the layout its
-# static_asserts pin (gpu.RSTableBytes, RSCountOffset, RSCountBytes).
-MAX_OWNERS = 8
-MAX_RS_CHUNKS = 64
-RS_COUNT_OFFSET = 8 * MAX_OWNERS + 8 * MAX_RS_CHUNKS + 4 * (MAX_RS_CHUNKS + 1) + 4 * MAX_RS_CHUNKS
-RS_COUNT_BYTES = 4 * MAX_RS_CHUNKS
-_RS_EPILOGUE_OFFSET = RS_COUNT_OFFSET + RS_COUNT_BYTES + 4  # me, world, epilogue, pad, slot_bytes, src_stride, wait[]
-RS_TABLE_BYTES = _RS_EPILOGUE_OFFSET + 4 * 4 + 8 * 2 + 8 * MAX_RS_CHUNKS
+
+def __getattr__(name: str) -> Any:
+    return _native.bind_constants(globals(), _CONSTANTS, name)
 
 
 @dataclass(frozen=True)
@@ -46,25 +48,18 @@ class FusedAG:
         return [*self.bounds, *self.flag]
 
 
+@lru_cache(maxsize=1024)
+def _fused(m: int, n: int, world: int, rank: int, chunks: int, block_m: int, block_n: int,
+           rows_per_tile: int) -> dict[str, Any]:
+    return _native.call("gemm.fused_plan", m=m, n=n, world=world, rank=rank, chunks=chunks, block_m=block_m,
+                        block_n=block_n, rows_per_tile=rows_per_tile)
+
+
 def plan_fused_ag(m: int, world: int, rank: int, chunks: int, block_m: int) -> FusedAG:
-    """PlanFusedAG: own shard's rows first, then by expected arrival."""
-    arrival = {(q, c): c * world + i for i, q in enumerate(peers(rank, world)) for c in range(chunks)}
-    spans = [s for sh in shards(m, world, chunks) for s in sh]
-    bounds, flag, ready = [0], [], []
-    for s in spans:
-        bounds.append(s.start + s.rows)
-        if s.owner == rank:
-            flag.append(NO_FLAG)
-            ready.append(-1)
-        else:
-            flag.append(partial_flag(s.owner, s.index))
-            ready.append(arrival[(s.owner, s.index)])
-    key = []
-    for t in range(-(-m // block_m)):
-        lo, hi = t * block_m, min((t + 1) * block_m, m)
-        key.append(max([-2] + [ready[i] for i, s in enumerate(spans) if s.rows > 0 and s.start < hi and s.start + s.rows > lo]))
-    order = sorted(range(len(key)), key=lambda t: key[t])
-    return FusedAG(tuple(order), tuple(bounds), tuple(flag))
+    """PlanFusedAG: own shard's rows first, then by expected arrival
+    (block_m: the rows of a tile row, a cluster's)."""
+    d = _fused(m, 0, world, rank, chunks, 0, 0, block_m)["ag"]
+    return FusedAG(tuple(d["order"]), tuple(d["bounds"]), tuple(d["flag"]))
 
 
 @dataclass(frozen=True)
@@ -82,47 +77,16 @@ class FusedRS:
         """FusedRS.Table: the RSTable bytes; dst[q] is where this rank's
         partials of owner q's rows go, flag[i] the address of chunk i's
         flag; the counts start at zero; ep, when given, turns on the
-        epilogue's reduction."""
-        if len(dst) > MAX_OWNERS or len(self.owner) > MAX_RS_CHUNKS or len(flag) != len(self.owner):
-            raise ValueError(f"reduce-scatter table: {len(dst)} owners (at most {MAX_OWNERS}), {len(self.owner)} "
-                             f"chunks (at most {MAX_RS_CHUNKS}), {len(flag)} flags")
-        b = bytearray(RS_TABLE_BYTES)
-        struct.pack_into(f"<{len(dst)}Q", b, 0, *dst)
-        off = 8 * MAX_OWNERS
-        struct.pack_into(f"<{len(flag)}Q", b, off, *flag)
-        off += 8 * MAX_RS_CHUNKS
-        struct.pack_into(f"<{len(self.bounds)}I", b, off, *self.bounds)
-        off += 4 * (MAX_RS_CHUNKS + 1)
-        struct.pack_into(f"<{len(self.expect)}I", b, off, *self.expect)
-        off += 4 * MAX_RS_CHUNKS * 2  # expect, then the counts: zero
-        struct.pack_into("<I", b, off, len(self.owner))
-        if ep is not None and ep.world:
-            struct.pack_into("<4I2Q", b, _RS_EPILOGUE_OFFSET, ep.me, ep.world, 1, 0, ep.slot_bytes,
-                             MAX_CHUNKS * FLAG_STRIDE)
-            for i, (q, c) in enumerate(zip(self.owner, self.index)):
-                if q == ep.me:
-                    struct.pack_into("<Q", b, _RS_EPILOGUE_OFFSET + 32 + 8 * i, ep.flags + partial_flag(0, c) * FLAG_STRIDE)
-        return bytes(b)
+        epilogue's reduction. ValueError for too many owners or chunks."""
+        e = ep or RSEpilogue(0, 0, 0, 0)
+        d = _native.call("gemm.rs_table", bounds=list(self.bounds), owner=list(self.owner), index=list(self.index),
+                         expect=list(self.expect), dst=list(dst), flag=list(flag),
+                         epilogue={"me": e.me, "world": e.world, "slot_bytes": e.slot_bytes, "flags": e.flags})
+        return bytes.fromhex(d["hex"])
 
 
 def plan_fused_rs(m: int, n: int, world: int, rank: int, chunks: int, block_m: int, block_n: int,
                   rows_per_tile: int) -> FusedRS:
     """PlanFusedRS: the next rank's rows first, the own last."""
-    rows = m // world
-    bounds, owner, index = [0], [], []
-    for sh in shards(m, world, chunks):
-        for s in sh:
-            bounds.append(s.start + s.rows)
-            owner.append(s.owner)
-            index.append(s.index)
-    expect = [0] * len(owner)
-    tiles_n = -(-n // block_n)
-    for lo in range(0, m, block_m):
-        hi = min(lo + block_m, m)
-        for i in range(len(owner)):
-            if bounds[i] < hi and bounds[i + 1] > lo:
-                expect[i] += tiles_n
-    key = [(min(t * rows_per_tile // rows, world - 1) - rank - 1 + world) % world
-           for t in range(-(-m // rows_per_tile))]
-    order = sorted(range(len(key)), key=lambda t: key[t])
-    return FusedRS(tuple(order), tuple(bounds), tuple(owner), tuple(index), tuple(expect))
+    d = _fused(m, n, world, rank, chunks, block_m, block_n, rows_per_tile)["rs"]
+    return FusedRS(tuple(d["order"]), tuple(d["bounds"]), tuple(d["owner"]), tuple(d["index"]), tuple(d["expect"]))

@@ -3,82 +3,74 @@ importing torch: their search space and config rules, the chunk plans that
 order copies, products and reductions, the symmetric layout, the default
 config and the kernel version.
 
-The plans are kernels/gemm/gpu/plan.go's, ported line for line (the Go test
-TestPlanParity holds every plan of a table, the space, the config rules and
-the kernel version equal to this module's answers); the space's fused impls
-are one per tile of kernels/gemm/hopper/searched.json (symmtune.hopper); the
-default config is read from kernels/gemm/gpu/defaults.json, which a Go test
-holds equal to the plugin's Default; the kernel version is the plugin's
-KernelVersion (sdk.SourceHash of the kernel name, the Hopper GEMM's source
-and the files version.go's //go:embed line names, read from the same files
-through python/symmtune/_kernels).
+Every rule is kernels/gemm/gpu's own, asked of libsymmtune (symmtune._native):
+this module holds the Python types the runtime uses and converts to and
+from the library's JSON, caching answers per problem (the runtime asks once
+per problem and config, never per launch). Layout constants (PAYLOAD_OFFSET,
+FLAG_STRIDE, MAX_*, COPY_THREADS, REDUCE_THREADS) and SPACE are the
+library's too, fetched on first access. What is left here is the runtime's
+own policy: choose() and choose_runnable() (cache lookup, fallback, warnings).
 """
 
 from __future__ import annotations
 
 import json
 import os
-import re
 import warnings
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
+from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
-from . import hopper
+from . import _native, hopper
 from .cache import NoTunedConfig, lookup, shape_string
-from .kernels import Choice, source_hash
+from .kernels import Choice
 
 AGMM, MATMULRS = "agmm", "matmulrs"
 KERNELS = (AGMM, MATMULRS)
-
-MAX_WORLD = 8
-MAX_CHUNKS = 8
-MAX_STREAMS = 3
-# fusedplan.go's maxRSChunks: the fused reduce-scatter's chunk table.
-MAX_RS_CHUNKS = 64
 
 # space.go's impls: the cuBLASLt pipeline, or the persistent Hopper GEMM
 # with a tile ("fused:" + a tile name of hopper.searched()).
 IMPL_PIPELINE, IMPL_FUSED = "pipeline", "fused"
 
-# layout.go: [flag words, FLAG_STRIDE bytes apart][payload from PAYLOAD_OFFSET]
-FLAG_STRIDE = 64
-_FLAG_COUNT = MAX_WORLD * MAX_CHUNKS + 2 * MAX_WORLD
-PAYLOAD_OFFSET = (_FLAG_COUNT * FLAG_STRIDE + 4095) // 4096 * 4096
-
-# Threads per block of the SM copy and the reduction (agmm_cuda.go's
-# copyThreads, matmulrs_cuda.go's reduceThreads).
-COPY_THREADS = 512
-REDUCE_THREADS = 256
-
 _GPU = Path(__file__).resolve().parent / "_kernels" / "gemm"
+
+# Module attributes the library owns (layout.go, space.go, fusedplan.go and
+# the cuda build's launch constants): fetched on first access.
+_CONSTANTS = {
+    "MAX_WORLD": ("gemm", "max_world"), "MAX_CHUNKS": ("gemm", "max_chunks"), "MAX_STREAMS": ("gemm", "max_streams"),
+    "MAX_RS_CHUNKS": ("gemm", "max_rs_chunks"), "FLAG_STRIDE": ("gemm", "flag_stride"),
+    "PAYLOAD_OFFSET": ("gemm", "payload_offset"), "COPY_THREADS": ("gemm", "copy_threads"),
+    "REDUCE_THREADS": ("gemm", "reduce_threads"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in ("SPACE", "_ADDED_LATER"):
+        spaces = {k: _native.call("gemm.space", kernel=k) for k in KERNELS}
+        globals()["SPACE"] = {k: {p["name"]: tuple(p["values"]) for p in sp["params"]} for k, sp in spaces.items()}
+        globals()["_ADDED_LATER"] = {n: v for sp in spaces.values() for n, v in sp["added_later"].items()}
+        return globals()[name]
+    return _native.bind_constants(globals(), _CONSTANTS, name)
+
+
+def _flags() -> dict[str, Any]:
+    return _native.constants()["gemm"]
 
 
 def partial_flag(src: int, chunk: int) -> int:
     """agmm push: chunk c of src's shard is here; matmulrs: src's partial of chunk c of my rows is in slot src."""
-    return src * MAX_CHUNKS + chunk
+    return _flags()["partial_flag"][src][chunk]
 
 
 def ready_flag(src: int) -> int:
     """agmm pull: src's shard is in place and may be read."""
-    return MAX_WORLD * MAX_CHUNKS + src
+    return _flags()["ready_flag"][src]
 
 
 def start_flag(src: int) -> int:
     """src's call has reached its fused GEMM (layout.go's StartFlag)."""
-    return MAX_WORLD * MAX_CHUNKS + MAX_WORLD + src
-
-
-# space.go's Space: the values each parameter takes.
-_COMMON = {"impl": (IMPL_PIPELINE, *(f"{IMPL_FUSED}:{t}" for t in hopper.searched())), "chunks": (1, 2, 4, MAX_CHUNKS), "streams": (1, 2, 3), "algo": (0, 1, 2, 3),
-           "sm_reserve": (0, 8, 16, 32), "batch": (0, 1), "graph": (0, 1)}
-SPACE = {
-    AGMM: {**_COMMON, "copy": ("ce", "sm"), "copy_blocks": (4, 8, 16, 32), "direction": ("pull", "push")},
-    MATMULRS: {**_COMMON, "push": ("ce", "gemm"), "reduce_blocks": (16, 32, 64, 132, 264),
-               "reduce": ("kernel", "epilogue")},
-}
-# space.go's addedLater: parameters added after configs were first cached,
-# with the value a config without them ran with.
-_ADDED_LATER = {"reduce": "kernel"}
+    return _flags()["start_flag"][src]
 
 
 @dataclass(frozen=True)
@@ -95,30 +87,30 @@ class Problem:
     def rows(self) -> int:
         return self.m // self.world
 
+    def request(self, **extra: Any) -> dict[str, Any]:
+        return {"m": self.m, "n": self.n, "k": self.k, "world": self.world, **extra}
 
-def check_problem(kernel: str, p: Problem) -> None:
-    """ParseProblem's rules: ValueError with the reason."""
-    if kernel not in KERNELS:
-        raise ValueError(f"unknown GPU GEMM kernel {kernel!r}")
-    if not 1 <= p.world <= MAX_WORLD:
-        raise ValueError(f"world {p.world} outside 1..{MAX_WORLD}")
-    for name in ("m", "n", "k"):
-        if getattr(p, name) < 1:
-            raise ValueError(f"{name}={getattr(p, name)}: want a positive size")
-    if p.m % p.world:
-        raise ValueError(f"m={p.m} is not divisible by world {p.world}: every rank holds the same number of rows")
+
+@lru_cache(maxsize=1024)
+def check_problem(kernel: str, p: Problem, dtype: str = "bf16") -> None:
+    """ParseProblem's rules (the element type's too): ValueError with the
+    reason."""
+    _native.call("gemm.check_problem", **p.request(kernel=kernel, dtype=dtype))
+
+
+@lru_cache(maxsize=1024)
+def _layout(kernel: str, p: Problem, elem: int) -> dict[str, int]:
+    return _native.call("gemm.layout", **p.request(kernel=kernel, elem=elem))
 
 
 def slot_elems(p: Problem) -> int:
     """matmulrs: distance between slots in elements, rounded up to 16 bytes."""
-    return (p.rows * p.n + 7) // 8 * 8
+    return _layout(MATMULRS, p, 2)["slot_elems"]
 
 
 def symmetric_bytes(kernel: str, p: Problem, elem: int = 2) -> int:
     """The symmetric region kernel needs per rank (layout.go's SymmetricBytes)."""
-    if kernel == AGMM:
-        return PAYLOAD_OFFSET + p.m * p.k * elem
-    return PAYLOAD_OFFSET + p.world * slot_elems(p) * elem
+    return _layout(kernel, p, elem)["symmetric_bytes"]
 
 
 @dataclass(frozen=True)
@@ -130,6 +122,10 @@ class Span:
     rows: int
 
 
+def _span(d: dict[str, int]) -> Span:
+    return Span(d["owner"], d["index"], d["start"], d["rows"])
+
+
 @dataclass(frozen=True)
 class Step:
     """One product on product stream `stream`: span, and when batch > 1 the
@@ -139,35 +135,28 @@ class Step:
     stream: int
 
     def spans(self, rows: int) -> list[Span]:
-        s = self.span
-        return [Span(s.owner + i, s.index, s.start + i * rows, s.rows) for i in range(self.batch)]
+        return list(_step_spans(self, rows))
+
+
+@lru_cache(maxsize=4096)
+def _step_spans(st: Step, rows: int) -> tuple[Span, ...]:
+    return tuple(_span(d) for d in _native.call("gemm.step_spans", step={**asdict(st.span), "batch": st.batch,
+                                                                            "stream": st.stream}, rows=rows))
+
+
+def _step(d: dict[str, int]) -> Step:
+    return Step(_span(d), d["batch"], d["stream"])
+
+
+@lru_cache(maxsize=1024)
+def _shards(m: int, world: int, chunks: int) -> tuple[tuple[Span, ...], ...]:
+    return tuple(tuple(_span(d) for d in sh)
+                 for sh in _native.call("gemm.shards", m=m, world=world, rank=0, chunks=chunks))
 
 
 def shards(m: int, world: int, chunks: int) -> list[list[Span]]:
     """Each rank's m/world rows cut into chunks balanced spans: [owner][index]."""
-    rows = m // world
-    return [[Span(q, c, q * rows + rows * c // chunks, rows * (c + 1) // chunks - rows * c // chunks)
-             for c in range(chunks)] for q in range(world)]
-
-
-def _runs(ranks: list[int]) -> list[list[int]]:
-    out: list[list[int]] = []
-    for i, q in enumerate(ranks):
-        if i > 0 and q == ranks[i - 1] + 1:
-            out[-1].append(q)
-        else:
-            out.append([q])
-    return out
-
-
-def _steps(dst: list[Step], sh: list[list[Span]], ranks: list[int], c: int, batch: bool, streams: int) -> None:
-    for g in (_runs(ranks) if batch else [[q] for q in ranks]):
-        dst.append(Step(sh[g[0]][c], len(g), len(dst) % streams))
-
-
-def peers(rank: int, world: int) -> list[int]:
-    """The other ranks in the order rank talks to them: the next rank first."""
-    return [(rank + s) % world for s in range(1, world)]
+    return [list(sh) for sh in _shards(m, world, chunks)]
 
 
 @dataclass(frozen=True)
@@ -180,6 +169,16 @@ class PlanOptions:
     batch: bool = False
 
 
+@lru_cache(maxsize=1024)
+def _plan(kernel: str, o: PlanOptions) -> dict[str, Any]:
+    return _native.call("gemm.plan", kernel=kernel, **asdict(o))
+
+
+def peers(rank: int, world: int) -> list[int]:
+    """The other ranks in the order rank talks to them: the next rank first."""
+    return list(_plan(AGMM, PlanOptions(world, world, rank, 1, 1))["peers"])
+
+
 @dataclass(frozen=True)
 class AGPlan:
     peers: list[int]
@@ -190,13 +189,9 @@ class AGPlan:
 
 def plan_ag(o: PlanOptions) -> AGPlan:
     """plan.go's PlanAG: the own shard first, then chunk by chunk in arrival order."""
-    sh = shards(o.m, o.world, o.chunks)
-    rows = o.m // o.world
-    pe = peers(o.rank, o.world)
-    products = [Step(Span(o.rank, -1, o.rank * rows, rows), 1, 0)]
-    for c in range(o.chunks):
-        _steps(products, sh, pe, c, o.batch, o.streams)
-    return AGPlan(pe, [sh[q] for q in pe], sh[o.rank], products)
+    d = _plan(AGMM, o)
+    return AGPlan(list(d["peers"]), [[_span(s) for s in ss] for ss in d["pulls"]], [_span(s) for s in d["own"]],
+                  [_step(s) for s in d["products"]])
 
 
 @dataclass(frozen=True)
@@ -208,26 +203,13 @@ class RSPlan:
 def plan_rs(o: PlanOptions) -> RSPlan:
     """plan.go's PlanRS: by owner (the next rank first, the own rows last),
     or batched chunk by chunk."""
-    sh = shards(o.m, o.world, o.chunks)
-    pe = peers(o.rank, o.world)
-    products: list[Step] = []
-    if o.batch:
-        for c in range(o.chunks):
-            _steps(products, sh, pe, c, True, o.streams)
-            _steps(products, sh, [o.rank], c, False, o.streams)
-    else:
-        for q in pe + [o.rank]:
-            for c in range(len(sh[q])):
-                _steps(products, sh, [q], c, False, o.streams)
-    return RSPlan(products, sh[o.rank])
+    d = _plan(MATMULRS, o)
+    return RSPlan([_step(s) for s in d["products"]], [_span(s) for s in d["reduces"]])
 
 
 def max_products(kernel: str, o: PlanOptions) -> int:
-    n = 0
-    for r in range(o.world):
-        ro = PlanOptions(o.m, o.world, r, o.chunks, o.streams, o.batch)
-        n = max(n, len((plan_ag(ro) if kernel == AGMM else plan_rs(ro)).products))
-    return n
+    """MaxProducts: the most products any rank's plan of kernel has."""
+    return _plan(kernel, o)["max_products"]
 
 
 @dataclass(frozen=True)
@@ -253,165 +235,70 @@ class Config:
     def plan(self, p: Problem, rank: int) -> PlanOptions:
         return PlanOptions(p.m, p.world, rank, self.chunks, self.streams, self.batch)
 
+    def request(self) -> dict[str, Any]:
+        """The config as the library's typed config (tile as its fields)."""
+        d = {f: getattr(self, f) for f in self.__dataclass_fields__}
+        d["tile"] = asdict(self.tile) if self.tile is not None else None
+        return d
+
 
 def parse_config(kernel: str, c: dict) -> Config:
-    """ParseConfig: every parameter of kernel's space present with one of its values."""
-    if kernel not in SPACE:
-        raise ValueError(f"unknown GPU GEMM kernel {kernel!r}")
-    errs = []
-    c = {**{k: v for k, v in _ADDED_LATER.items() if k in SPACE[kernel]}, **c}
-    for name, values in SPACE[kernel].items():
-        if name not in c:
-            errs.append(f"parameter {name!r} missing")
-        elif c[name] not in values or isinstance(c[name], bool):
-            errs.append(f"parameter {name!r}: {c[name]!r} is not one of {list(values)}")
-    errs += [f"unknown parameter {name!r}" for name in c if name not in SPACE[kernel]]
-    tile = None
-    if not errs and c["impl"].startswith(IMPL_FUSED + ":"):
-        try:
-            tile = hopper.parse_tile(c["impl"][len(IMPL_FUSED) + 1:])
-        except ValueError as e:
-            errs.append(str(e))
-    if errs:
-        raise ValueError(f"config {c}: " + "; ".join(errs))
-    kw = {k: v for k, v in c.items() if k != "impl"}
-    kw["batch"], kw["graph"] = c["batch"] == 1, c["graph"] == 1
-    return Config(kernel=kernel, impl=IMPL_FUSED if tile else c["impl"], tile=tile, **kw)
+    """ParseConfig: every parameter of kernel's space present with one of its
+    values (parameters added later default to what configs without them ran)."""
+    return _parse_config(kernel, json.dumps(c, sort_keys=True))
 
 
+@lru_cache(maxsize=1024)
+def _parse_config(kernel: str, config: str) -> Config:
+    d = _native.call("gemm.parse_config", kernel=kernel, config=json.loads(config))
+    tile = d.pop("tile")
+    return Config(tile=hopper.Tile(**tile) if tile else None, **d)
+
+
+@lru_cache(maxsize=1024)
 def validate(c: Config, p: Problem) -> None:
     """space.go's Validate: ValueError with the reason a config cannot run on p."""
-    if c.impl == IMPL_FUSED:
-        _validate_fused(c, p)
-    if c.chunks > p.rows:
-        raise ValueError(f"chunks {c.chunks} exceed the {p.rows} rows each rank holds")
-    if c.impl == IMPL_PIPELINE:
-        n = max_products(c.kernel, c.plan(p, 0))
-        if c.streams > n:
-            raise ValueError(f"streams {c.streams} exceed the {n} products of the pipeline")
-    if c.kernel == AGMM:
-        if c.copy == "ce":
-            if c.copy_blocks != SPACE[AGMM]["copy_blocks"][0]:
-                raise ValueError(f"copy_blocks {c.copy_blocks}: copy-engine copies use no blocks "
-                                 f"(only copy_blocks={SPACE[AGMM]['copy_blocks'][0]} is measured)")
-            if c.sm_reserve != 0:
-                raise ValueError(f"sm_reserve {c.sm_reserve}: nothing runs on SMs beside the products when copy "
-                                 "engines move the data")
-        if c.batch and p.world <= 2:
-            raise ValueError("batch 1 with one peer: every batch holds one product, the same schedule as batch 0")
-        if c.copy == "sm" and p.k * 2 % 16:
-            raise ValueError(f"k={p.k}: SM copies move 16-byte vectors, so a row of A must be a multiple of 16 "
-                             "bytes (k a multiple of 8)")
-    else:
-        if c.batch and c.push == "gemm":
-            raise ValueError("batch 1 with push=gemm: a batched product writes one buffer, but each owner's slot is "
-                             "in another")
-        # Batching takes runs of two or more peers; with one peer it only
-        # orders the products chunk by chunk, as batch 0 does with one chunk.
-        if c.batch and p.world <= 2 and c.chunks == 1:
-            raise ValueError("batch 1 with at most one peer and one chunk: the same products in the same order as "
-                             "batch 0")
-        if c.reduce == "epilogue" and c.impl != IMPL_FUSED:
-            raise ValueError("reduce=epilogue: only the fused GEMM (impl=fused) has an epilogue to reduce in")
-    if p.world == 1 and c.chunks > 1:
-        raise ValueError(f"chunks {c.chunks} on one rank: there is no communication to overlap")
+    _native.call("gemm.validate", config=c.request(), problem=p.request())
 
 
-def _validate_fused(c: Config, p: Problem) -> None:
-    """space.go's validateFused: fused configs that cannot run, or that
-    would repeat another's measurement (a pipeline parameter they do not
-    use differs from its default)."""
-    try:
-        c.tile.check(hopper.SMEM_LIMIT)
-    except ValueError as e:
-        raise ValueError(f"impl=fused: {e}") from None
-    hopper.check_shape(p.n, p.k)
-    d = parse_config(c.kernel, default_config(c.kernel))
-    if (c.streams, c.algo, c.batch) != (d.streams, d.algo, d.batch):
-        raise ValueError("impl=fused is one persistent kernel: streams, algo and batch belong to the cuBLASLt "
-                         "pipeline (only their defaults are measured)")
-    if c.kernel == AGMM:
-        if c.copy != "ce":
-            raise ValueError(f"impl=fused moves chunks with the copy engines only (copy={c.copy} would need SMs the "
-                             "persistent GEMM holds)")
-        if (c.sm_reserve, c.copy_blocks) != (d.sm_reserve, d.copy_blocks):
-            raise ValueError("impl=fused agmm uses no SMs beside the GEMM: sm_reserve and copy_blocks are for SM "
-                             "copies (only their defaults are measured)")
-    else:
-        if c.chunks * p.world > MAX_RS_CHUNKS:
-            raise ValueError(f"impl=fused: {c.chunks} chunks on {p.world} ranks exceed the kernel's {MAX_RS_CHUNKS}")
-        if c.reduce == "epilogue":
-            if (c.reduce_blocks, c.sm_reserve) != (d.reduce_blocks, d.sm_reserve):
-                raise ValueError("reduce=epilogue runs no reduction kernel: reduce_blocks and sm_reserve are for one "
-                                 "(only their defaults are measured)")
-            if p.rows % c.tile.rows_per_tile:
-                raise ValueError(f"reduce=epilogue: the {p.rows} rows each rank owns are not a multiple of the tile's "
-                                 f"{c.tile.rows_per_tile}, and a tile holding two ranks' rows would wait on a peer "
-                                 "that waits on it")
-            # A CTA must store all its peers' tiles before it waits on an own
-            # one (space.go says why): the peers' tile rows fill whole
-            # swizzle groups.
-            peer = (p.world - 1) * p.rows // c.tile.rows_per_tile
-            if peer % c.tile.group_m:
-                raise ValueError(f"reduce=epilogue: the peers' {peer} tile rows do not fill whole swizzle groups of "
-                                 f"{c.tile.group_m} (group_m), so a CTA would wait on an own tile before storing a "
-                                 "peer's, and ranks could wait on each other")
-
-
+@lru_cache(maxsize=1024)
 def shard_in_place(c: Config, p: Problem, rank: int) -> bool:
     """Whether an all-gather + matmul of config c reads rank's own shard
-    where the caller holds it, with no copy into the workspace first:
-    pushing (no peer reads the shard from the workspace), and for the fused
-    GEMM, whose tiles read the own rows through a map of their own, only
-    where no tile holds both own and peer rows."""
-    if c.direction != "push":
-        return False
-    if c.impl != IMPL_FUSED:
-        return True
-    lo, hi, bm = rank * p.rows, (rank + 1) * p.rows, c.tile.bm
-    return lo % bm == 0 and (hi % bm == 0 or hi == p.m)
+    where the caller holds it, with no copy into the workspace first
+    (space.go's ShardInPlace: pushing, and for the fused GEMM only where no
+    tile holds both own and peer rows)."""
+    return _native.call("gemm.shard_in_place", config=c.request(), problem=p.request(), rank=rank)["in_place"]
+
+
+@lru_cache(maxsize=None)
+def _default(kernel: str) -> dict[str, Any]:
+    return _native.call("gemm.default", kernel=kernel)
 
 
 def default_config(kernel: str) -> dict:
-    """The plugin's Default (kernels/gemm/gpu/defaults.json)."""
-    if kernel not in KERNELS:
-        raise ValueError(f"unknown GPU GEMM kernel {kernel!r}")
-    return dict(json.loads((_GPU / "defaults.json").read_text())[kernel])
+    """The plugin's Default (a new dict on every call)."""
+    return dict(_default(kernel))
+
+
+@lru_cache(maxsize=1024)
+def _fit_default(kernel: str, p: Problem) -> dict[str, Any]:
+    return _native.call("gemm.default", kernel=kernel, problem=p.request())
 
 
 def fit_default(kernel: str, p: Problem) -> dict:
-    """The default config made to run on p: Default as is where Validate
-    takes it; with fewer chunks (the largest of the space's values that
-    Validate accepts) where a rank holds fewer rows than Default's chunks,
-    or there is one rank."""
-    c = default_config(kernel)
-    for chunks in sorted((v for v in SPACE[kernel]["chunks"] if v <= c["chunks"]), reverse=True):
-        c["chunks"] = chunks
-        try:
-            validate(parse_config(kernel, c), p)
-            return c
-        except ValueError:
-            continue
-    validate(parse_config(kernel, c), p)  # raises with the reason
-    return c
+    """FitDefault: the default config made to run on p (Default as is where
+    Validate takes it, else with fewer chunks), or ValueError with why none
+    runs. A new dict on every call."""
+    return dict(_fit_default(kernel, p))
 
 
-def embedded_files() -> list[str]:
-    """The files the plugin's //go:embed line names (version.go), in
-    fs.WalkDir's lexical order: what its KernelVersion hashes."""
-    text = (_GPU / "version.go").read_text()
-    m = re.search(r"^//go:embed (.+)$", text, re.M)
-    if m is None:
-        raise RuntimeError(f"{_GPU / 'version.go'}: no //go:embed line")
-    return sorted(m.group(1).split(), key=lambda path: path.split("/"))
-
-
+@lru_cache(maxsize=None)
 def kernel_version(kernel: str) -> str:
-    """The plugin's KernelVersion: sdk.SourceHash(name, hopper.Source,
-    every embedded file)."""
+    """The plugin's KernelVersion (gpu.KernelVersion, asked of the library:
+    the sources it was built from)."""
     if kernel not in KERNELS:
         raise ValueError(f"unknown GPU GEMM kernel {kernel!r}")
-    return source_hash(kernel.encode(), hopper.source(), *[(_GPU / f).read_bytes() for f in embedded_files()])
+    return _native.call("kernel_version", kernel=kernel)["version"]
 
 
 def util_source() -> str:
@@ -437,9 +324,7 @@ def choose(kernel: str, p: Problem, dtype: str, cache: str | os.PathLike | None 
     kernel, problem and dtype) saying how to tune. Errors of the cache
     (corrupt, unreadable) and of the fingerprint propagate. hardware: as
     symmtune.lookup's (None: this machine)."""
-    check_problem(kernel, p)
-    if dtype not in ("bf16", "f16"):
-        raise ValueError(f"dtype {dtype!r}: the GPU GEMM kernels take bf16 or f16 (fp32 accumulation)")
+    check_problem(kernel, p, dtype)
     shape = f"m={p.m},n={p.n},k={p.k}"
     how = f"tune it with: symmtune search --backend cuda --kernel {kernel} --world {p.world} --shape {shape} --dtype {dtype}"
     key = (kernel, p, dtype)

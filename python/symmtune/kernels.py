@@ -2,16 +2,21 @@
 needs to know about them, without importing torch.
 
 The sources are the very files the Go plugins embed (python/symmtune/_kernels
-links to plugins/allreduce/kernels and symm/cudamem/barrier.cuh; a wheel
-copies them), so the Python runtime compiles what was tuned, and its kernel
-version, the hash the cache entries carry, is computed the Go way.
+links to kernels/allreduce/kernels and symm/cudamem/barrier.cuh; a wheel
+copies them), so the Python runtime compiles what was tuned. The all-reduce's
+rules (default config, padding, macros, ALGO numbers, kernel version) are
+kernels/allreduce's, asked of libsymmtune (symmtune._native) and cached.
 """
 
 from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
+from typing import Any
+
+from . import _native
 
 
 @dataclass(frozen=True)
@@ -35,50 +40,60 @@ def source_hash(*sources: bytes | str) -> str:
 
 _KERNELS = Path(__file__).resolve().parent / "_kernels"
 
-# symm/cudamem's pad layout: PadSlots x MaxWorld u32 counters, then the
-# barrier's timeout flag; MaxBlocks is the slots a kernel's blocks may use.
-_PAD_SLOTS, _MAX_WORLD = 1024, 8
-_PAD_BYTES = _PAD_SLOTS * _MAX_WORLD * 4 + 256
-_MAX_BLOCKS = _PAD_SLOTS - 1
-
-# The CUDA plugin's algorithms, as its ALGO macro numbers them, that
-# symmtune.torch runs (two_shot_overlap leaves its sum in the output region
-# past the scratch, as the plugin's push variants do).
-_ALGOS = {"one_shot": 1, "two_shot": 2, "two_shot_push": 3, "two_shot_ce": 4, "two_shot_overlap": 5}
+# Module attributes the library owns, fetched on first access: symm/cudamem's
+# pad layout (PadSlots x MaxWorld u32 counters, then the barrier's timeout
+# flag; MaxBlocks is the slots a kernel's blocks may use) and the CUDA
+# plugin's algorithms with the ALGO number each compiles as.
+_CONSTANTS = {
+    "_PAD_SLOTS": ("allreduce", "pad_slots"), "_MAX_WORLD": ("allreduce", "max_world"),
+    "_PAD_BYTES": ("allreduce", "pad_bytes"), "_MAX_BLOCKS": ("allreduce", "max_blocks"),
+    "_PLUGIN_ALGOS": ("allreduce", "algorithms"),
+}
 # Algorithms of the plugin that symmtune.torch does not run (yet), with the
 # reason: a tuned entry naming one falls back to the default config, with a
 # warning.
 _NOT_RUN = {"two_shot_ce_ag": "its host-side copy-engine pipeline (plugins/allreduce/stages.go) is not ported"}
 
 
+def __getattr__(name: str) -> Any:
+    if name == "_ALGOS":
+        # The algorithms symmtune.torch runs, with their ALGO numbers
+        # (two_shot_overlap leaves its sum in the output region past the
+        # scratch, as the plugin's push variants do).
+        algos = _native.bind_constants(globals(), _CONSTANTS, "_PLUGIN_ALGOS")
+        globals()["_ALGOS"] = {k: v for k, v in algos.items() if k not in _NOT_RUN}
+        return globals()["_ALGOS"]
+    return _native.bind_constants(globals(), _CONSTANTS, name)
+
+
+@lru_cache(maxsize=1024)
+def _default(n: int, elt: int, world: int) -> dict[str, Any]:
+    return _native.call("allreduce.default", n=n, elt=elt, world=world)
+
 
 def padded(n: int, elt: int, world: int) -> int:
     """n elements padded with zeros to whole 16-byte vectors on every rank,
-    as the Go plugin's geometry pads them: any n runs on the vector path and
-    splits evenly over the ranks."""
-    unit = world * (16 // elt)
-    return (n + unit - 1) // unit * unit
+    as the Go plugin's geometry pads them (allreduce.Padded): any n runs on
+    the vector path and splits evenly over the ranks."""
+    return _default(n, elt, world)["padded"]
+
+
+@lru_cache(maxsize=256)
+def _macros(dtype: str, world: int) -> tuple[str, ...]:
+    return tuple(_native.call("allreduce.macros", dtype=dtype, world=world))
 
 
 def macros(dtype: str, world: int) -> list[str]:
-    """The element type and team size as the kernels take them (the Go
-    plugin's macros)."""
-    return [f"-DDTYPE_BF16={int(dtype == 'bf16')}", f"-DDTYPE_F16={int(dtype == 'f16')}", f"-DWORLD={world}"]
+    """The element type and team size as the kernels take them
+    (allreduce.Macros)."""
+    return list(_macros(dtype, world))
 
 
 def default_config(n: int, elt: int, world: int) -> dict:
-    """What runs when nothing is tuned: the CUDA plugin's DefaultFor, from
-    the same rules file (plugins/allreduce/kernels/defaults.json; see its
-    doc and plugins/allreduce/defaults.go)."""
-    import json
-
-    r = json.loads(_source("allreduce/defaults.json"))
-    rule = next((x for x in r["rules"] if x["max_bytes"] == 0 or n * elt <= x["max_bytes"]), r["rules"][-1])
-    work = padded(n, elt, world) * elt // 16 // world
-    blocks = next(b for b in r["block_ladder"]
-                  if b <= rule["blocks"] and (b == 1 or (b - 1) * rule["threads"] * rule["unroll"] < work))
-    return {"algorithm": r["algorithm"], "blocks": blocks, "threads": rule["threads"], "unroll": rule["unroll"],
-            "stages": 1}
+    """What runs when nothing is tuned: the CUDA plugin's DefaultFor
+    (allreduce.Default, from kernels/allreduce/kernels/defaults.json's rules).
+    A new dict on every call."""
+    return dict(_default(n, elt, world)["config"])
 
 
 def _source(name: str) -> str:
@@ -92,9 +107,8 @@ def kernel_sources() -> tuple[str, str, str, str]:
             _source("allreduce/util.cu"))
 
 
+@lru_cache(maxsize=None)
 def kernel_version() -> str:
-    """The CUDA all-reduce plugin's KernelVersion (sdk.SourceHash of its
-    embedded sources): cache entries of another version are stale."""
-    return source_hash(*kernel_sources())
-
-
+    """The CUDA all-reduce plugin's KernelVersion (allreduce.KernelVersion,
+    asked of the library): cache entries of another version are stale."""
+    return _native.call("kernel_version", kernel="allreduce")["version"]

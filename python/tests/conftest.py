@@ -51,3 +51,20 @@ def host_env(monkeypatch) -> dict[str, str]:
     env.pop("SYMMTUNE_PLUGIN_DIR", None)
     env.pop("SYMMTUNE_CACHE", None)
     return env
+
+
+@pytest.fixture(scope="session", autouse=True)
+def native_library(tmp_path_factory) -> Path:
+    """libsymmtune for the bindings: $SYMMTUNE_LIB (`make test` builds it),
+    else built from this checkout (never a stale copy beside the package);
+    the environment names it, so plugin processes load the same one."""
+    env = os.environ.get("SYMMTUNE_LIB")
+    if env:
+        return Path(env).resolve()
+    go = shutil.which("go")
+    if go is None:
+        pytest.fail("the bindings need libsymmtune: set SYMMTUNE_LIB or put go on PATH")
+    out = tmp_path_factory.mktemp("lib") / "libsymmtune.so"
+    subprocess.run([go, "build", "-buildmode=c-shared", "-o", str(out), "./cmd/libsymmtune"], cwd=REPO, check=True)
+    os.environ["SYMMTUNE_LIB"] = str(out)
+    return out

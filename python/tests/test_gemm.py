@@ -1,9 +1,11 @@
-"""symmtune.gemm, the torch-free half of symmtune.torch's GEMMs: the files
-the version hashes, the default config, the config rules and the plans'
+"""symmtune.gemm, the torch-free half of symmtune.torch's GEMMs, bound to
+libsymmtune: the kernel version (of the sources on disk), the default
+config, the config rules as the bindings report them and the plans'
 invariants (TestPlanParity in kernels/gemm/gpu holds the plans, the space
-and Validate equal to Go's)."""
+and Validate through the bindings equal to Go's)."""
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from pathlib import Path
 
@@ -15,26 +17,28 @@ REPO = Path(__file__).resolve().parents[2]
 GPU_DIR = REPO / "kernels/gemm/gpu"
 
 
-def test_embedded_files_are_the_plugins():
-    files = gemm.embedded_files()
-    assert "kernels/gemm_util.cu" in files and "plan.go" in files and "space.go" in files
-    for f in files:
-        assert (GPU_DIR / f).is_file(), f
-    # fs.WalkDir's order: the "kernels" folder between instance_cuda.go and layout.go.
-    assert files.index("instance_cuda.go") < files.index("kernels/gemm_util.cu") < files.index("layout.go")
+def embedded_files() -> list[str]:
+    """The files version.go's //go:embed line names, in fs.WalkDir's
+    lexical order: what gpu.KernelVersion hashes besides the Hopper GEMM."""
+    m = re.search(r"^//go:embed (.+)$", (GPU_DIR / "version.go").read_text(), re.M)
+    assert m is not None, "version.go: no //go:embed line"
+    return sorted(m.group(1).split(), key=lambda path: path.split("/"))
+
+
+def test_util_source_is_the_plugins_file():
     assert gemm.util_source() == (GPU_DIR / "kernels/gemm_util.cu").read_text()
 
 
-def test_kernel_version_is_source_hash_of_name_hopper_and_files(monkeypatch):
+def test_kernel_version_is_of_the_sources_on_disk():
+    """The library's version is sdk.SourceHash of the kernel's name, the
+    Hopper GEMM's source and the embedded files as they are on disk: a
+    library built from other sources fails here."""
     hop = REPO / "kernels/gemm/hopper"
     for k in gemm.KERNELS:
-        want = kernels.source_hash(k.encode(), b"".join((hop / f).read_bytes() for f in ("wgmma.cuh", "hopper_ptx.cuh", "hopper_comm.cuh", "hopper_gemm.cu")),
-                                   *[(GPU_DIR / f).read_bytes() for f in gemm.embedded_files()])
+        want = kernels.source_hash(k.encode(), b"".join((hop / f).read_bytes() for f in hopper.PARTS),
+                                   *[(GPU_DIR / f).read_bytes() for f in embedded_files()])
         assert gemm.kernel_version(k) == want
     assert gemm.kernel_version(gemm.AGMM) != gemm.kernel_version(gemm.MATMULRS)
-    v = gemm.kernel_version(gemm.AGMM)
-    monkeypatch.setattr(gemm, "embedded_files", lambda: ["plan.go"])
-    assert gemm.kernel_version(gemm.AGMM) != v
     with pytest.raises(ValueError, match="unknown GPU GEMM kernel"):
         gemm.kernel_version("allreduce")
 
@@ -75,14 +79,13 @@ def test_validate_fused(kernel, change, m, n, k, world, msg):
         gemm.validate(cfg, gemm.Problem(m, n, k, world))
 
 
-def test_validate_fused_rejects_tiles_and_chunk_tables(monkeypatch):
+def test_validate_fused_rejects_tiles():
     cfg = gemm.parse_config("agmm", {**gemm.default_config("agmm"), "impl": FUSED})
     with pytest.raises(ValueError, match=r"^impl=fused: block_n 96: wgmma tiles are \[64 128 192 224 256\] wide$"):
         gemm.validate(replace(cfg, tile=hopper.Tile(128, 96)), gemm.Problem(8192, 3584, 8192, 4))
-    rs = gemm.parse_config("matmulrs", {**gemm.default_config("matmulrs"), "impl": FUSED, "chunks": 8})
-    monkeypatch.setattr(gemm, "MAX_RS_CHUNKS", 32)
-    with pytest.raises(ValueError, match="8 chunks on 8 ranks exceed the kernel's 32"):
-        gemm.validate(rs, gemm.Problem(8192, 3584, 8192, 8))
+    # A typed config the library cannot plan is bad input too, not a crash.
+    with pytest.raises(ValueError, match="chunks 0"):
+        gemm.validate(replace(cfg, chunks=0), gemm.Problem(8192, 3584, 8192, 4))
 
 
 @pytest.mark.parametrize("kernel", gemm.KERNELS)
@@ -100,10 +103,10 @@ def test_default_parses_and_fits(kernel):
 
 
 @pytest.mark.parametrize("change,msg", [
-    ({"chunks": 3}, "parameter 'chunks': 3 is not one of"),
-    ({"direction": "sideways"}, "parameter 'direction'"),
-    ({"batch": True}, "parameter 'batch'"),
-    ({"colour": 1}, "unknown parameter 'colour'"),
+    ({"chunks": 3}, r'parameter "chunks": 3 is not one of \[1 2 4 8\]'),
+    ({"direction": "sideways"}, 'parameter "direction"'),
+    ({"batch": True}, 'parameter "batch": value true: want an integer or a string'),
+    ({"colour": 1}, 'unknown parameter "colour"'),
 ])
 def test_parse_config_errors(change, msg):
     c = {**gemm.default_config(gemm.AGMM), **change}
@@ -111,7 +114,7 @@ def test_parse_config_errors(change, msg):
         gemm.parse_config(gemm.AGMM, c)
     c = gemm.default_config(gemm.MATMULRS)
     del c["push"]
-    with pytest.raises(ValueError, match="parameter 'push' missing"):
+    with pytest.raises(ValueError, match='parameter "push" missing'):
         gemm.parse_config(gemm.MATMULRS, c)
 
 
@@ -241,7 +244,7 @@ def test_a_config_cached_before_reduce_existed_reduces_with_the_kernel():
     c = gemm.default_config(gemm.MATMULRS)
     del c["reduce"]
     assert gemm.parse_config(gemm.MATMULRS, c).reduce == "kernel"
-    with pytest.raises(ValueError, match="unknown parameter 'reduce'"):
+    with pytest.raises(ValueError, match='unknown parameter "reduce"'):
         gemm.parse_config(gemm.AGMM, {**gemm.default_config(gemm.AGMM), "reduce": "kernel"})
 
 

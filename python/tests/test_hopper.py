@@ -1,6 +1,7 @@
-"""symmtune.hopper, the port of kernels/gemm/hopper/tile.go: it reads the Go
-package's own files, and names, defaults and rejections read as Go's do
-(TestPlanParity in kernels/gemm/gpu holds a table of names to Go's answers)."""
+"""symmtune.hopper, the bindings of kernels/gemm/hopper/tile.go through
+libsymmtune: it reads the Go package's own files, and names, defaults and
+rejections come back as Go's (TestPlanParity in kernels/gemm/gpu holds a
+table of names to Go's answers)."""
 from __future__ import annotations
 
 import json

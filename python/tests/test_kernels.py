@@ -15,7 +15,7 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def test_sources_are_the_go_plugins_files():
-    want = [REPO / "symm/cudamem/barrier.cuh"] + [REPO / "plugins/allreduce/kernels" / f
+    want = [REPO / "symm/cudamem/barrier.cuh"] + [REPO / "kernels/allreduce/kernels" / f
                                                   for f in ("common.cuh", "allreduce.cu", "util.cu")]
     got = kernels.kernel_sources()
     assert len(got) == len(want)
@@ -23,13 +23,11 @@ def test_sources_are_the_go_plugins_files():
         assert text == path.read_text(), f"{path} differs from what symmtune.kernels reads"
 
 
-def test_kernel_version_follows_the_sources(monkeypatch):
+def test_kernel_version_is_of_the_sources_on_disk():
+    """The library's version hashes the files the runtime compiles: a
+    library built from other sources fails here."""
     v = kernels.kernel_version()
-    assert len(v) == 12 and int(v, 16) >= 0
-    texts = list(kernels.kernel_sources())
-    texts[2] += "\n// changed"
-    monkeypatch.setattr(kernels, "kernel_sources", lambda: tuple(texts))
-    assert kernels.kernel_version() != v
+    assert len(v) == 12 and v == kernels.source_hash(*kernels.kernel_sources())
 
 
 @pytest.mark.parametrize("major,minor,want", [(8, 0, "sm_80"), (9, 0, "sm_90a"), (10, 0, "sm_100a")])
@@ -71,7 +69,7 @@ def test_padded(n, elt, world, want):
 
 
 def test_default_config_matches_the_go_plugin():
-    golden = json.loads((REPO / "plugins/allreduce/testdata/default-golden.json").read_text())
+    golden = json.loads((REPO / "kernels/allreduce/testdata/default-golden.json").read_text())
     assert golden["cases"]
     for c in golden["cases"]:
         assert kernels.default_config(c["n"], c["elt"], c["world"]) == c["config"], c
@@ -95,20 +93,15 @@ def test_compile_torch_variants():
 
 
 def test_every_plugin_algorithm_is_run_or_declined() -> None:
-    """Each algorithm of the CUDA plugin (plugins/allreduce's cudaAlgos) is
-    either run by symmtune.torch under the same ALGO number or listed in
-    _NOT_RUN with a reason: a tuned entry never names one it cannot place."""
-    import re
-
-    go = "".join((REPO / "plugins" / "allreduce" / f).read_text() for f in ("common.go", "cuda_kernel.go", "stages.go"))
-    names = dict(re.findall(r'^\s*(?:const\s+)?(\w+)\s*=\s*"(\w+)"', go, re.M))
-    found = re.search(r"cudaAlgos = \[\]struct \{[^}]*\}\{(.*)\}\n", go)
-    assert found, "no cudaAlgos table in plugins/allreduce"
-    table = found.group(1)
-    pairs = {names[ident]: int(num) for ident, num in re.findall(r"\{(\w+), (\d+)\}", table)}
-    assert len(pairs) >= 6, pairs
-    for name, num in pairs.items():
+    """Each algorithm of the CUDA plugin (kernels/allreduce's Algorithms, as
+    the library lists them) is either run by symmtune.torch under the same
+    ALGO number or listed in _NOT_RUN with a reason: a tuned entry never
+    names one it cannot place."""
+    plugin = kernels._PLUGIN_ALGOS
+    assert len(plugin) >= 6 and set(kernels._NOT_RUN) <= set(plugin), (plugin, kernels._NOT_RUN)
+    for name, num in plugin.items():
         if name in kernels._NOT_RUN:
             assert name not in kernels._ALGOS
         else:
             assert kernels._ALGOS.get(name) == num, f"{name}: plugin ALGO {num}, symmtune.torch {kernels._ALGOS.get(name)}"
+    assert kernels._MAX_BLOCKS == kernels._PAD_SLOTS - 1 and kernels._PAD_BYTES == kernels._PAD_SLOTS * 8 * 4 + 256

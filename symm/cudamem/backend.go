@@ -18,7 +18,6 @@ package cudamem
 
 import (
 	"context"
-	_ "embed"
 	"encoding/binary"
 	"fmt"
 	"log/slog"
@@ -33,22 +32,8 @@ import (
 	"github.com/symmtune/symmtune/symm"
 )
 
-// DeviceSource is the CUDA C of the signal-pad barrier. Kernels that run on
-// a Team prepend it to their own source to call symm_block_barrier.
-//
-//go:embed barrier.cuh
-var DeviceSource string
-
-// Layout constants, matching barrier.cuh.
-const (
-	MaxWorld = 8
-	PadSlots = 1024
-	// MaxBlocks is how many blocks a kernel may barrier with (one slot each);
-	// the last slot is the Team barrier's.
-	MaxBlocks = PadSlots - 1
-	padBytes  = PadSlots*MaxWorld*4 + 256 // pads, then the timeout flag word
-	align     = 4096
-)
+// align is the alignment of each rank's region.
+const align = 4096
 
 // Backend is the "cuda" symmetric-memory backend.
 type Backend struct{}
@@ -240,12 +225,12 @@ func (Backend) Allocate(ctx context.Context, rank, world int, bytes int64, group
 	p := &pending{rank: rank, world: world, ordinal: ord, th: th, ctx: cuctx, dataBytes: roundUp(bytes, align)}
 	var handle []byte
 	err = th.do(func() error {
-		base, err := cu.MemAlloc(p.dataBytes + padBytes)
+		base, err := cu.MemAlloc(p.dataBytes + PadBytes)
 		if err != nil {
-			return fmt.Errorf("cuMemAlloc %d bytes on GPU %d: %w", p.dataBytes+padBytes, ord, err)
+			return fmt.Errorf("cuMemAlloc %d bytes on GPU %d: %w", p.dataBytes+PadBytes, ord, err)
 		}
 		p.base = base
-		if err := cu.MemsetD8(base+cu.DevicePtr(p.dataBytes), 0, padBytes); err != nil {
+		if err := cu.MemsetD8(base+cu.DevicePtr(p.dataBytes), 0, PadBytes); err != nil {
 			return fmt.Errorf("zero signal pads: %w", err)
 		}
 		if err := cu.Synchronize(); err != nil {

@@ -18,25 +18,6 @@ import (
 	"github.com/symmtune/symmtune/space"
 )
 
-// TestDefaultsJSON holds defaults.json, which symmtune.torch reads as the
-// plugins' untuned config, equal to Default.
-func TestDefaultsJSON(t *testing.T) {
-	b, err := os.ReadFile("defaults.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got map[string]any
-	if err := json.Unmarshal(b, &got); err != nil {
-		t.Fatalf("defaults.json: %v", err)
-	}
-	for _, k := range []string{AGMM, MatmulRS} {
-		want := jsonOf(t, Default(k))
-		if !reflect.DeepEqual(got[k], want) {
-			t.Errorf("defaults.json %s = %v, Default(%s) = %v", k, got[k], k, want)
-		}
-	}
-}
-
 func jsonOf(t *testing.T, v any) any {
 	t.Helper()
 	b, err := json.Marshal(v)
@@ -87,11 +68,13 @@ func planJSON(kernel string, o Plan) map[string]any {
 	return map[string]any{"products": stepsJSON(p.Products), "reduces": spansJSON(p.Reduces)}
 }
 
-// TestPlanParity: symmtune.gemm and symmtune.hopper (the Python runtime's
-// ports) answer every plan of a table, the search spaces, Validate's
-// verdicts on a sample of configs and problems (pipelined and fused), the
-// Hopper tile rules on a table of names, and the kernel versions exactly as
-// this package (and kernels/gemm/hopper) does.
+// TestPlanParity: symmtune.gemm, symmtune.hopper and symmtune.fusedplan (the
+// Python runtime's bindings, through libsymmtune) answer every plan of a
+// table, the search spaces, Validate's verdicts on a sample of configs and
+// problems (pipelined and fused), the Hopper tile rules on a table of
+// names, the fused plans and tables, and the kernel versions exactly as
+// this package (and kernels/gemm/hopper) does: the bindings' conversions
+// lose nothing.
 func TestPlanParity(t *testing.T) {
 	python := pyplugins.Need(t)
 	root, err := pyplugins.Root()
@@ -107,7 +90,7 @@ func TestPlanParity(t *testing.T) {
 					if chunks > per {
 						continue
 					}
-					for streams := 1; streams <= maxStreamsPlan; streams++ {
+					for streams := 1; streams <= MaxStreams; streams++ {
 						for _, batch := range []bool{false, true} {
 							for r := 0; r < world; r++ {
 								o := Plan{M: world * per, World: world, Rank: r, Chunks: chunks, Streams: streams, Batch: batch}
@@ -190,6 +173,7 @@ func TestPlanParity(t *testing.T) {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(python, filepath.Join(root, "python", "tests", "gemm_answers.py"))
+	cmd.Env = append(os.Environ(), pyplugins.EnvLib+"="+pyplugins.Library(t))
 	cmd.Stdin = bytes.NewReader(q)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -339,7 +323,3 @@ func tileQueries(rng *rand.Rand) (names, answers []string) {
 	}
 	return names, answers
 }
-
-// maxStreamsPlan is the largest streams value of the space (maxStreams,
-// which untagged code cannot see).
-const maxStreamsPlan = 3

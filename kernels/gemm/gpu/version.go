@@ -12,8 +12,9 @@ import (
 // files that decide what runs (plans, layout, pipelines, the fused GEMM's
 // launch), so cache entries go stale when any of them changes. They are
 // embedded here, without the cuda build tag, so the version is known where
-// no GPU code builds (the Python runtime's parity test holds its port to
-// KernelVersion); python/symmtune/gemm.py reads this //go:embed line.
+// no GPU code builds (libsymmtune answers it to the Python runtime);
+// python/tests/test_gemm.py reads this //go:embed line to check that the
+// library was built from the sources on disk.
 //
 //go:embed kernels/gemm_util.cu plan.go layout.go space.go instance_cuda.go pipeline_cuda.go check_cuda.go agmm_cuda.go matmulrs_cuda.go fusedplan.go fused_cuda.go fusedrun_cuda.go
 var sources embed.FS

@@ -298,3 +298,11 @@ func AllTiles() []Tile {
 	}
 	return out
 }
+
+// MaxEpiBuffers is the most staging buffers a consumer warp gets
+// (EpiBuffers' upper bound).
+const MaxEpiBuffers = maxEpiBuffers
+
+// Widths are the block_n values wgmma.cuh has a wrapper for (Check's
+// first rule); a copy, so callers cannot change the rule.
+func Widths() []int { return append([]int(nil), widths...) }

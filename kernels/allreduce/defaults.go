@@ -1,4 +1,4 @@
-package main
+package allreduce
 
 import (
 	_ "embed"
@@ -8,8 +8,7 @@ import (
 	"github.com/symmtune/symmtune/space"
 )
 
-// defaultsJSON is the CUDA build's untuned default by message size, data
-// that symmtune.torch reads from the same file.
+// defaultsJSON is the CUDA build's untuned default by message size.
 //
 //go:embed kernels/defaults.json
 var defaultsJSON []byte
@@ -31,18 +30,19 @@ var rules = func() defaultRules {
 	return r
 }()
 
-// padded is n elements padded with zeros to whole 16-byte vectors on every
+// Padded is n elements padded with zeros to whole 16-byte vectors on every
 // rank: what the CUDA kernels run on (any n, split evenly over the ranks).
-func padded(n int64, elt, world int) int64 {
+// elt is the element size in bytes (2 or 4).
+func Padded(n int64, elt, world int) int64 {
 	unit := int64(world) * int64(16/elt)
 	return (n + unit - 1) / unit * unit
 }
 
-// cudaDefault is the config an untuned caller should run for n elements of
-// elt bytes on world ranks: the first rule whose max_bytes covers the
-// message, its blocks shrunk down the ladder until every block of a rank's
-// share has work.
-func cudaDefault(n int64, elt, world int) space.Config {
+// Default is the config an untuned caller should run for n elements of elt
+// bytes on world ranks: the first rule whose max_bytes covers the message,
+// its blocks shrunk down the ladder until every block of a rank's share has
+// work.
+func Default(n int64, elt, world int) space.Config {
 	bytes := n * int64(elt)
 	r := rules.Rules[len(rules.Rules)-1]
 	for _, x := range rules.Rules {
@@ -51,7 +51,7 @@ func cudaDefault(n int64, elt, world int) space.Config {
 			break
 		}
 	}
-	work := padded(n, elt, world) * int64(elt) / 16 / int64(world)
+	work := Padded(n, elt, world) * int64(elt) / 16 / int64(world)
 	blocks := r.Blocks
 	for _, b := range rules.BlockLadder {
 		if b <= blocks && (b == 1 || (b-1)*r.Threads*r.Unroll < work) {

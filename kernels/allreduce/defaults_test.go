@@ -1,4 +1,4 @@
-package main
+package allreduce
 
 import (
 	"bufio"
@@ -10,8 +10,8 @@ import (
 	"github.com/symmtune/symmtune/space"
 )
 
-// TestCUDADefaultGolden holds cudaDefault to the cases symmtune.torch's
-// Python twin is held to (python/tests/test_kernels.py).
+// TestCUDADefaultGolden holds Default to testdata/default-golden.json, the
+// cases python/tests/test_kernels.py asks libsymmtune for too.
 func TestCUDADefaultGolden(t *testing.T) {
 	b, err := os.ReadFile("testdata/default-golden.json")
 	if err != nil {
@@ -28,7 +28,7 @@ func TestCUDADefaultGolden(t *testing.T) {
 		t.Fatalf("golden: %v", err)
 	}
 	for _, c := range g.Cases {
-		got := cudaDefault(c.N, c.Elt, c.World)
+		got := Default(c.N, c.Elt, c.World)
 		want := space.Config{}
 		for k, v := range c.Config {
 			if s, ok := v.(string); ok {
@@ -42,7 +42,7 @@ func TestCUDADefaultGolden(t *testing.T) {
 		}
 		// Validate's rule that every block has work (the rest are fixed
 		// by the table's values).
-		work := padded(c.N, c.Elt, c.World) * int64(c.Elt) / 16 / int64(c.World)
+		work := Padded(c.N, c.Elt, c.World) * int64(c.Elt) / 16 / int64(c.World)
 		if b := got["blocks"].Int; b > 1 && (b-1)*got["threads"].Int*got["unroll"].Int >= work {
 			t.Errorf("n=%d world=%d: %s leaves blocks without work (%d vectors per rank)", c.N, c.World, got, work)
 		}
@@ -98,7 +98,7 @@ func TestCUDADefaultNearTuned(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", f, err)
 		}
-		d := cudaDefault(sh["n"], 2, world)
+		d := Default(sh["n"], 2, world)
 		s, ok := scores[d.String()]
 		switch {
 		case !ok:

@@ -1,0 +1,80 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// cProgram calls the library through symmtune.h as a C caller would: the
+// ABI version, a length query (out NULL), the retry with the length asked
+// for, and a bad-input message.
+const cProgram = `#include <stdio.h>
+#include <stdlib.h>
+#include "symmtune.h"
+
+int main(void) {
+	if (symmtune_abi_version() != SYMMTUNE_ABI_VERSION) { puts("abi"); return 1; }
+	size_t n = 0;
+	int rc = symmtune_call("constants", "{}", NULL, 0, &n);
+	if (rc != SYMMTUNE_TOO_SMALL || n == 0) { printf("probe %d %zu\n", rc, n); return 1; }
+	char *buf = malloc(n);
+	size_t m = 0;
+	rc = symmtune_call("constants", NULL, buf, n, &m);
+	if (rc != SYMMTUNE_OK || m != n || buf[0] != '{') { printf("answer %d %zu %zu\n", rc, m, n); return 1; }
+	char msg[256];
+	rc = symmtune_call("hopper.tile", "{\"name\":\"12x\"}", msg, sizeof msg, &m);
+	if (rc != SYMMTUNE_BAD_INPUT) { printf("bad %d\n", rc); return 1; }
+	printf("%.*s\n", (int)m, msg);
+	rc = symmtune_call("constants", "{}", NULL, 5, &m);
+	if (rc != SYMMTUNE_BAD_INPUT) { printf("null out %d\n", rc); return 1; }
+	free(buf);
+	return 0;
+}
+`
+
+// TestCCaller compiles cProgram against symmtune.h and the library and
+// runs it: the header is valid C and the protocol works from C.
+func TestCCaller(t *testing.T) {
+	so := os.Getenv("SYMMTUNE_LIB")
+	if so == "" {
+		if testing.Short() {
+			t.Skip("builds the library")
+		}
+		so = filepath.Join(t.TempDir(), "libsymmtune.so")
+		if out, err := exec.Command("go", "build", "-buildmode=c-shared", "-o", so, ".").CombinedOutput(); err != nil {
+			t.Fatalf("go build -buildmode=c-shared: %v\n%s", err, out)
+		}
+	}
+	cc := os.Getenv("CC")
+	if cc == "" {
+		cc = "gcc"
+	}
+	dir := t.TempDir()
+	src, bin := filepath.Join(dir, "caller.c"), filepath.Join(dir, "caller")
+	if err := os.WriteFile(src, []byte(cProgram), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	hdr, err := filepath.Abs(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	abs, err := filepath.Abs(so)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Linked by path, so the library's file name does not matter.
+	if out, err := exec.Command(cc, "-Wall", "-Werror", "-I", hdr, "-o", bin, src, abs,
+		"-Wl,-rpath,"+filepath.Dir(abs)).CombinedOutput(); err != nil {
+		t.Fatalf("%s: %v\n%s", cc, err, out)
+	}
+	out, err := exec.Command(bin).CombinedOutput()
+	if err != nil {
+		t.Fatalf("caller: %v\n%s", err, out)
+	}
+	if !strings.Contains(string(out), `tile "12x"`) {
+		t.Errorf("caller printed %q", out)
+	}
+}

@@ -1,0 +1,80 @@
+package libops
+
+import (
+	"github.com/symmtune/symmtune/kernels/allreduce"
+	"github.com/symmtune/symmtune/kernels/gemm/gpu"
+	"github.com/symmtune/symmtune/symm/cudamem"
+)
+
+// arReq is n elements of Elt bytes on World ranks.
+type arReq struct {
+	N     int64 `json:"n"`
+	Elt   int   `json:"elt"`
+	World int   `json:"world"`
+}
+
+func (r arReq) check() error {
+	switch {
+	case r.N < 1 || r.N > 1<<50:
+		return bad("n=%d: want a positive number of elements", r.N)
+	case r.Elt != 1 && r.Elt != 2 && r.Elt != 4 && r.Elt != 8:
+		return bad("elt %d: want the element size in bytes, 1, 2, 4 or 8", r.Elt)
+	case r.World < 1 || r.World > cudamem.MaxWorld:
+		return bad("world %d outside 1..%d", r.World, cudamem.MaxWorld)
+	}
+	return nil
+}
+
+func allreduceOps() map[string]op {
+	return map[string]op{
+		"allreduce.default": handler("the CUDA all-reduce's untuned config for {n, elt, world} (kernels/defaults.json's rules) and n padded as the kernels run it",
+			func(r arReq) (any, error) {
+				if err := r.check(); err != nil {
+					return nil, err
+				}
+				return map[string]any{"config": allreduce.Default(r.N, r.Elt, r.World),
+					"padded": allreduce.Padded(r.N, r.Elt, r.World)}, nil
+			}),
+		"allreduce.macros": handler("the NVRTC macros of {dtype, world}",
+			func(r struct {
+				Dtype string `json:"dtype"`
+				World int    `json:"world"`
+			}) (any, error) {
+				switch {
+				case r.Dtype != "bf16" && r.Dtype != "f16" && r.Dtype != "f32":
+					return nil, bad("dtype %q: the CUDA all-reduce supports bf16, f16 and f32", r.Dtype)
+				case r.World < 1 || r.World > cudamem.MaxWorld:
+					return nil, bad("world %d outside 1..%d", r.World, cudamem.MaxWorld)
+				}
+				return allreduce.Macros(r.Dtype, r.World), nil
+			}),
+	}
+}
+
+// kernelVersion is a kernel's version by name.
+func kernelVersion(kernel string) (any, error) {
+	switch kernel {
+	case gpu.AGMM, gpu.MatmulRS:
+		return map[string]string{"version": gpu.KernelVersion(kernel)}, nil
+	case "allreduce":
+		return map[string]string{"version": allreduce.KernelVersion()}, nil
+	}
+	return nil, bad("kernel %q: want %q, %q or %q", kernel, gpu.AGMM, gpu.MatmulRS, "allreduce")
+}
+
+// allreduceConstants are the all-reduce's data and the barrier's layout.
+func allreduceConstants() map[string]any {
+	algos := map[string]int{}
+	for _, a := range allreduce.Algorithms {
+		algos[a.Name] = a.Algo
+	}
+	return map[string]any{
+		"algorithms": algos, "max_world": cudamem.MaxWorld, "pad_slots": cudamem.PadSlots,
+		"max_blocks": cudamem.MaxBlocks, "pad_bytes": cudamem.PadBytes,
+	}
+}
+
+// constants is every family's data.
+func constants() map[string]any {
+	return map[string]any{"gemm": gemmConstants(), "hopper": hopperConstants(), "allreduce": allreduceConstants()}
+}

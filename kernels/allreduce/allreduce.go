@@ -1,0 +1,95 @@
+// Package allreduce owns the CUDA all-reduce's rules that need no GPU: its
+// CUDA C (kernels/, embedded here so the plugin, libsymmtune and the Python
+// runtime read the same files), the algorithms and the ALGO number each
+// compiles as, the NVRTC macros of an element type and team, the padding
+// the kernels run on, the untuned default by message size
+// (kernels/defaults.json) and the kernel version cache entries carry.
+// plugins/allreduce (whose CUDA build runs the kernels) and cmd/libsymmtune
+// import it; it imports nothing that links CUDA.
+package allreduce
+
+import (
+	"embed"
+	"fmt"
+
+	"github.com/symmtune/symmtune/sdk"
+	"github.com/symmtune/symmtune/symm/cudamem"
+)
+
+// The algorithms, as configs name them.
+const (
+	// OneShot: every rank reads all peers and reduces the whole vector.
+	OneShot = "one_shot"
+	// TwoShot: reduce-scatter through peers' buffers (pull), then all-gather.
+	TwoShot = "two_shot"
+	// TwoShotPush is a two-shot whose remote traffic is all SM stores:
+	// scatter chunks to their owners, reduce locally, push the results.
+	TwoShotPush = "two_shot_push"
+	// TwoShotCE moves the same bytes as TwoShotPush with the copy engines
+	// around a local reduce kernel.
+	TwoShotCE = "two_shot_ce"
+	// TwoShotOverlap is TwoShotPush with the reduce of each tile waiting
+	// only for that tile's scatter instead of the block's whole share.
+	TwoShotOverlap = "two_shot_overlap"
+	// TwoShotCEAG: SM reduce-scatter and copy-engine all-gather, pipelined
+	// by piece (plugins/allreduce/stages.go).
+	TwoShotCEAG = "two_shot_ce_ag"
+)
+
+// Algorithm is an algorithm of the CUDA build and the ALGO macro value
+// kernels/allreduce.cu compiles it as.
+type Algorithm struct {
+	Name string
+	Algo int
+}
+
+// Algorithms are the CUDA build's algorithms in its space's order.
+var Algorithms = []Algorithm{{OneShot, 1}, {TwoShot, 2}, {TwoShotPush, 3}, {TwoShotCE, 4}, {TwoShotOverlap, 5}, {TwoShotCEAG, 6}}
+
+// AlgoNumber is name's ALGO macro value, 0 for an unknown name.
+func AlgoNumber(name string) int {
+	for _, a := range Algorithms {
+		if a.Name == name {
+			return a.Algo
+		}
+	}
+	return 0
+}
+
+//go:embed kernels/common.cuh kernels/allreduce.cu kernels/util.cu
+var kernels embed.FS
+
+func kernelText(name string) string {
+	b, err := kernels.ReadFile("kernels/" + name)
+	if err != nil {
+		panic(err) // embedded at build time: cannot happen
+	}
+	return string(b)
+}
+
+// The kernels' CUDA C: Common is included by both, Allreduce is the
+// all-reduce (ALGO selects the algorithm), Util the fill and check kernels.
+// Each is compiled after cudamem.DeviceSource (the barrier).
+var (
+	Common    = kernelText("common.cuh")
+	Allreduce = kernelText("allreduce.cu")
+	Util      = kernelText("util.cu")
+)
+
+// KernelVersion is the CUDA plugin's Description.KernelVersion:
+// sdk.SourceHash of the barrier, common.cuh, allreduce.cu and util.cu.
+func KernelVersion() string {
+	return sdk.SourceHash([]byte(cudamem.DeviceSource), []byte(Common), []byte(Allreduce), []byte(Util))
+}
+
+// Macros are the element type and team size as the kernels take them.
+func Macros(dtype string, world int) []string {
+	bf, f16 := 0, 0
+	switch dtype {
+	case "bf16":
+		bf = 1
+	case "f16":
+		f16 = 1
+	}
+	return []string{fmt.Sprintf("-DDTYPE_BF16=%d", bf), fmt.Sprintf("-DDTYPE_F16=%d", f16), fmt.Sprintf("-DWORLD=%d", world)}
+}

@@ -1,0 +1,151 @@
+"""libsymmtune, the Go rules as a native library: the one implementation of
+the GEMM plans, config validation, Hopper tile rules, defaults, kernel
+versions and layout constants (cmd/libsymmtune, internal/libops). The
+modules gemm, hopper, fusedplan and kernels are thin bindings over it.
+
+The library is loaded on the first call, never at import: from
+$SYMMTUNE_LIB when set, else libsymmtune.so beside this package (`make lib`
+builds it there; a wheel ships it there). Its ABI version must be this
+module's ABI_VERSION. Errors: ValueError for a request the rules reject
+(the library's one-line message, which names the argument), NativeError
+for a missing or mismatched library and for the library's internal errors.
+
+The Go runtime does not survive fork(): a process forked after the library
+was loaded must not call it (it would hang), so a call there raises
+NativeError instead. Answers callers cache (the bindings do) stay usable.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+import threading
+from pathlib import Path
+from typing import Any
+
+# symmtune.h's SYMMTUNE_ABI_VERSION and return codes.
+ABI_VERSION = 1
+OK, BAD_INPUT, TOO_SMALL, INTERNAL = 0, 1, 2, 3
+
+ENV_LIB = "SYMMTUNE_LIB"
+LIB_NAME = "libsymmtune.so"
+
+# The first answer buffer; a larger answer is asked for again with the
+# length the library says it needs.
+_FIRST_CAP = 1 << 16
+
+
+class NativeError(RuntimeError):
+    """libsymmtune is missing, of another ABI, unusable in this process, or
+    failed internally."""
+
+
+def library_path() -> Path:
+    """Where the library is loaded from: $SYMMTUNE_LIB, else beside the
+    package."""
+    env = os.environ.get(ENV_LIB)
+    return Path(env) if env else Path(__file__).resolve().parent / LIB_NAME
+
+
+class _Library:
+    """A loaded libsymmtune, with the process that loaded it."""
+
+    def __init__(self, path: Path) -> None:
+        if not path.is_file():
+            raise NativeError(f"libsymmtune: {path} does not exist: build it with `make lib` (needs Go and gcc), "
+                              f"install the symmtune wheel, or set {ENV_LIB} to the library's path")
+        try:
+            self.cdll = ctypes.CDLL(str(path))
+        except OSError as e:
+            raise NativeError(f"libsymmtune: cannot load {path}: {e}") from None
+        self.path = path
+        self.pid = os.getpid()
+        self.cdll.symmtune_abi_version.restype = ctypes.c_int
+        self.cdll.symmtune_abi_version.argtypes = []
+        self.cdll.symmtune_call.restype = ctypes.c_int
+        self.cdll.symmtune_call.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_size_t,
+                                            ctypes.POINTER(ctypes.c_size_t)]
+        check_abi(self.cdll.symmtune_abi_version(), path)
+
+
+def check_abi(version: int, path: Path) -> None:
+    """NativeError unless the library's ABI version is this module's."""
+    if version != ABI_VERSION:
+        raise NativeError(f"libsymmtune: {path} has ABI version {version}, this symmtune package needs "
+                          f"{ABI_VERSION}: rebuild it (`make lib`) or install the library of the same symmtune "
+                          "release")
+
+
+# The loaded library: one per process, kept for its lifetime (a native
+# library cannot be unloaded); None until the first call.
+_lib: _Library | None = None
+_lock = threading.Lock()
+
+
+def _library() -> _Library:
+    global _lib
+    lib = _lib
+    if lib is None:
+        with _lock:
+            if _lib is None:
+                _lib = _Library(library_path())
+            lib = _lib
+    if lib.pid != os.getpid():
+        raise NativeError(f"libsymmtune was loaded by process {lib.pid} before it forked this one ({os.getpid()}); "
+                          "the Go runtime does not survive fork, so this process cannot call it: make the call "
+                          "before forking, or start workers with the 'spawn' or 'forkserver' method")
+    return lib
+
+
+def raw_call(op: str, request: bytes, cap: int = _FIRST_CAP) -> tuple[int, bytes]:
+    """One symmtune_call with an answer buffer of cap bytes, retried once
+    with the length the library asks for: the return code and the answer
+    or message."""
+    fn = _library().cdll.symmtune_call
+    n = ctypes.c_size_t()
+    for _ in range(2):
+        buf = ctypes.create_string_buffer(cap)
+        code = fn(op.encode(), request, buf, cap, ctypes.byref(n))
+        if code != TOO_SMALL:
+            return code, buf.raw[:n.value]
+        cap = n.value
+    raise NativeError(f"libsymmtune {op}: asked for {n.value} bytes twice")
+
+
+def call(op: str, **request: Any) -> Any:
+    """Runs op on the request (keyword arguments, as JSON) and returns the
+    decoded answer. ValueError with the library's message for a request
+    the rules reject; NativeError for anything else that fails."""
+    code, text = raw_call(op, json.dumps(request, separators=(",", ":")).encode())
+    if code == OK:
+        return json.loads(text)
+    msg = text.decode(errors="replace")
+    if code == BAD_INPUT:
+        raise ValueError(msg)
+    raise NativeError(f"libsymmtune {op}: {msg} (code {code})")
+
+
+_constants: dict[str, Any] | None = None
+
+
+def constants() -> dict[str, Any]:
+    """The "constants" op's answer, fetched once: pure data."""
+    global _constants
+    if _constants is None:
+        _constants = call("constants")
+    return _constants
+
+
+def bind_constants(module_globals: dict[str, Any], names: dict[str, tuple[str, str]], name: str) -> Any:
+    """A module's __getattr__ for constants the library owns: names maps a
+    module attribute to its (family, key) in constants(); the first access
+    fetches them all into the module's globals (later ones are plain
+    lookups)."""
+    if name not in names:
+        raise AttributeError(f"module {module_globals['__name__']!r} has no attribute {name!r}")
+    c = constants()
+    for attr, (family, key) in names.items():
+        v = c[family][key]
+        module_globals[attr] = tuple(v) if isinstance(v, list) else v
+    return module_globals[name]
