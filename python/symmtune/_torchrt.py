@@ -13,7 +13,8 @@ import torch.distributed.distributed_c10d as c10d
 import torch.distributed._symmetric_memory as symm_mem
 
 from . import _cuda
-from .kernels import _PAD_BYTES, kernel_sources
+from . import kernels
+from .kernels import kernel_sources
 
 DTYPES = {torch.bfloat16: "bf16", torch.float16: "f16", torch.float32: "f32"}
 
@@ -72,8 +73,8 @@ def allocate(group_name: str, numel: int, dtype: torch.dtype, device: torch.devi
                            "allocated while a CUDA graph is being captured; make the same call once before the capture "
                            "(a warm-up, as torch.cuda.graph's documentation asks)")
     try:
-        if symm_mem.get_signal_pad_size() < _PAD_BYTES:
-            symm_mem.set_signal_pad_size(_PAD_BYTES)
+        if symm_mem.get_signal_pad_size() < kernels._PAD_BYTES:
+            symm_mem.set_signal_pad_size(kernels._PAD_BYTES)
     except AttributeError:
         pass  # older torch: the size is checked below
     buf = symm_mem.empty(numel, dtype=dtype, device=device)
@@ -81,9 +82,9 @@ def allocate(group_name: str, numel: int, dtype: torch.dtype, device: torch.devi
         buf.view(torch.uint8)[:zero_bytes].zero_()
         torch.cuda.synchronize(device)
     hdl = symm_mem.rendezvous(buf, group_name)
-    if hdl.signal_pad_size < _PAD_BYTES:
+    if hdl.signal_pad_size < kernels._PAD_BYTES:
         raise RuntimeError(f"symmtune.torch: signal pads of {hdl.signal_pad_size} bytes, the kernels need "
-                           f"{_PAD_BYTES}: call torch.distributed._symmetric_memory.set_signal_pad_size({_PAD_BYTES}) "
+                           f"{kernels._PAD_BYTES}: call torch.distributed._symmetric_memory.set_signal_pad_size({kernels._PAD_BYTES}) "
                            "before allocating symmetric memory")
     return buf, hdl
 

@@ -39,7 +39,8 @@ from ._torch_gemm import all_gather_matmul, matmul_reduce_scatter
 from ._torchrt import DTYPES as _DTYPES, Replay, allocate, group_info as _group_info, group_name as _group_name
 from ._torchrt import capturing, raw_stream, side_streams
 from .cache import NoTunedConfig, lookup
-from .kernels import _ALGOS, _MAX_BLOCKS, _NOT_RUN, Choice, default_config, kernel_sources, kernel_version, macros, padded
+from . import kernels
+from .kernels import _NOT_RUN, Choice, default_config, kernel_sources, kernel_version, macros, padded
 
 __all__ = ["Choice", "all_gather_matmul", "all_reduce", "choose", "empty", "matmul_reduce_scatter", "record"]
 
@@ -140,25 +141,29 @@ class _Kernel:
 
     def __init__(self, cfg: dict, dtype: str, world: int, device: torch.device) -> None:
         algo = cfg["algorithm"]
-        if algo not in _ALGOS:
+        if algo not in kernels._ALGOS:
             raise ValueError(f"symmtune.torch: unknown all-reduce algorithm {algo!r}")
-        self.algo, self.threads, self.blocks = _ALGOS[algo], int(cfg["threads"]), int(cfg["blocks"])
+        self.algo, self.threads, self.blocks = kernels._ALGOS[algo], int(cfg["threads"]), int(cfg["blocks"])
         barrier, common, ar, _ = kernel_sources()
         opts = macros(dtype, world) + [f"-DALGO={self.algo}", f"-DTHREADS={self.threads}", f"-DUNROLL={int(cfg['unroll'])}"]
-        if self.algo in _IN_PLACE:
+        if _in_place(self.algo):
             opts.append("-DPUSH_OUT=0")  # the sum in place over the input region: no copy back
         cc = torch.cuda.get_device_capability(device)
         self.fn = _cuda.module(barrier + common + ar, "allreduce.cu", opts, device.index, cc).function("allreduce")
         self.barrier = _cuda.module(barrier, "symm_barrier.cu", [], device.index, cc).function("symm_barrier")
         sms = torch.cuda.get_device_properties(device).multi_processor_count
-        if self.blocks > _MAX_BLOCKS or _cuda.resident_blocks(self.fn, self.threads) * sms < self.blocks:
+        if self.blocks > kernels._MAX_BLOCKS or _cuda.resident_blocks(self.fn, self.threads) * sms < self.blocks:
             raise ValueError(f"symmtune.torch: {self.blocks} blocks of {self.threads} threads cannot all be resident "
                              f"on {sms} SMs (the per-block barriers need the whole grid)")
 
 
 _kernels: dict[tuple, _Kernel] = {}
-# The push two-shots sum in place over the input region (PUSH_OUT=0).
-_IN_PLACE = (_ALGOS["two_shot_push"], _ALGOS["two_shot_overlap"])
+
+
+def _in_place(algo: int) -> bool:
+    """Whether the algorithm (ALGO number) sums in place over the input
+    region: the push two-shots (PUSH_OUT=0)."""
+    return algo in (kernels._ALGOS["two_shot_push"], kernels._ALGOS["two_shot_overlap"])
 
 
 def all_reduce(tensor: torch.Tensor, group=None, cache: str | os.PathLike | None = None) -> torch.Tensor:
@@ -235,7 +240,7 @@ def _prepare(tensor: torch.Tensor, group, cache) -> _Call:
     # copy-engine two-shot into the output region.
     direct = staged and k.algo in (1, 2) and npad == n and tensor.data_ptr() % 16 == 0
     out = tensor.data_ptr() if direct else ws.buf[2 * npad:].data_ptr()
-    out_region = inp if k.algo in _IN_PLACE else ws.buf[2 * npad:2 * npad + n]
+    out_region = inp if _in_place(k.algo) else ws.buf[2 * npad:2 * npad + n]
     launch = _cuda.Launcher(k.fn, k.blocks, k.threads, [ws.table.data_ptr(), out, nbytes // 16, ws.rank, nbytes])
 
     # The call takes the caller's tensor each time and keeps none: a kept
@@ -253,7 +258,7 @@ def _prepare(tensor: torch.Tensor, group, cache) -> _Call:
         if not direct and flat.data_ptr() != out_region.data_ptr():
             flat.copy_(out_region)
 
-    if not staged and npad == n and k.algo in _IN_PLACE:
+    if not staged and npad == n and _in_place(k.algo):
         # The whole call is one kernel: launched directly (one driver
         # call), cheaper than any graph.
         index = device.index
