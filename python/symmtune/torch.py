@@ -9,7 +9,7 @@
 ``all_reduce`` looks the tuned config up once per (size, dtype, group) in the
 cache ``symmtune search`` writes (symmtune.lookup, this machine's
 fingerprint), compiles the very CUDA C files the Go plugin embeds
-(plugins/allreduce/kernels, symm/cudamem/barrier.cuh) with NVRTC for the
+(kernels/allreduce/kernels, symm/cudamem/barrier.cuh) with NVRTC for the
 device and the config, and runs them on torch symmetric memory that this
 module owns (one staging workspace per group and dtype, grown as needed).
 A tensor from ``empty`` lives in a symmetric workspace of its own: with the
