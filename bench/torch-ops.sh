@@ -6,9 +6,13 @@
 #
 # Tunes, with `symmtune search` (pattern, 30 trials each) into one cache:
 # the all-reduce at the decode step's sizes ([B, 8192] bf16 for B = 1, 16,
-# 64, 256) and agmm and matmulrs at $GEMM_SHAPES (default m=4096,n=1792,k=4096);
+# 64, 256) and agmm and matmulrs at $GEMM_SHAPES (default m=4096,n=1792,k=4096; empty: none);
 # then runs bench/torch_ops.py (PARTS, default check compile host decode)
-# on that cache. Everything lands under $OUT/torch-ops-wW.
+# on that cache. Then the tensor-parallel block (bench/tp_block.py) three
+# times: once recording its shapes (SYMMTUNE_RECORD), then, after
+# `symmtune search --config` of the recorded file (TP_BUDGET, default
+# --budget-trials 12 --budget-time 20s per job), again on that cache.
+# TP=0 skips the block. Everything lands under $OUT/torch-ops-wW.
 set -u
 W=${1:?usage: bench/torch-ops.sh WORLD [check] [compile] [host] [decode]}
 shift
@@ -20,6 +24,7 @@ mkdir -p "$LOGS"
 [ -x "$BIN/symmtune" ] || tar xzf .gpu/bins.tgz -C "$(dirname "$BIN")"
 export CUDA_VISIBLE_DEVICES=$(seq -s, 0 $((W - 1)))
 export PYTHONPATH=$here/../python:$here PYTHONUNBUFFERED=1
+export SYMMTUNE_LIB=${SYMMTUNE_LIB:-$(dirname "$BIN")/python/symmtune/libsymmtune.so}
 search() { # kernel shape timeout
 	local tag
 	tag=$1-$(echo "$2" | tr ',=' '_-')
@@ -30,10 +35,26 @@ search() { # kernel shape timeout
 }
 if [ -z "${NO_SEARCH:-}" ]; then
 	for b in 1 16 64 256; do search allreduce "n=$((b * 8192))" 40; done
-	for s in ${GEMM_SHAPES:-m=4096,n=1792,k=4096}; do
+	for s in ${GEMM_SHAPES-m=4096,n=1792,k=4096}; do
 		search agmm "$s" 90
 		search matmulrs "$s" 90
 	done
 fi
 SYMMTUNE_CACHE=$LOGS/configs.toml timeout 300 torchrun --nproc-per-node "$W" "$here/torch_ops.py" "$@" 2>&1 |
 	grep -v "UserWarning\|warnings.warn\|_prepare(tensor\|choose_runnable(kernel" | tee "$LOGS/torch-ops.txt"
+[ "${TP:-1}" = 0 ] && exit 0
+tp() { # tag, then tp_block.py's arguments
+	local tag=$1
+	shift
+	SYMMTUNE_CACHE=$LOGS/configs.toml timeout 200 torchrun --nproc-per-node "$W" "$here/tp_block.py" "$@" 2>&1 |
+		grep -v "UserWarning\|warnings.warn\|FutureWarning\|enable_symm_mem\|_prepare(tensor\|choose_runnable(kernel" |
+		tee "$LOGS/tp-$tag.txt" | grep "^tp_block\|FAIL\|^#"
+}
+SYMMTUNE_RECORD=$LOGS/recorded.toml tp untuned --modes eager,graph --compile-tokens 0
+grep -c "^\[\[job\]\]" "$LOGS/recorded.toml" | sed 's/^/recorded jobs: /'
+# shellcheck disable=SC2086
+timeout 280 "$BIN/symmtune" search --plugin-dir "$BIN" --backend cuda --config "$LOGS/recorded.toml" --strategy pattern \
+	${TP_BUDGET:---budget-trials 12 --budget-time 20s} --cache "$LOGS/configs.toml" --log "$LOGS/search-recorded.jsonl" \
+	>"$LOGS/search-recorded.txt" 2>&1 || echo "search of the recorded file: rc $?"
+grep "winner:" "$LOGS/search-recorded.txt" | cut -c1-160
+tp tuned
