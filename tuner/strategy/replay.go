@@ -200,7 +200,7 @@ func replay(l Landscape, name string, budget int, seed int64) (ReplayResult, []O
 	if err != nil {
 		return ReplayResult{}, nil, err
 	}
-	defer closeStrategy(s)
+	defer s.Close()
 	res := ReplayResult{Strategy: s.Name(), Seed: seed, SpaceSize: l.Space.Size(), ValidConfigs: len(l.Valid)}
 	history, err := drive(l, s, budget)
 	if err != nil {

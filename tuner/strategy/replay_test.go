@@ -146,6 +146,7 @@ type liar struct{ out []space.Config }
 
 func (liar) Name() string                          { return "liar" }
 func (s liar) Next(_ []Observation) []space.Config { return s.out }
+func (liar) Close()                                {}
 
 func TestReplayCatchesContractBreaches(t *testing.T) {
 	l := bowl()
