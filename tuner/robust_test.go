@@ -61,7 +61,7 @@ func testFaultInjectionSearch(t *testing.T, p faultyPlugin) {
 				t.Fatal(err)
 			}
 			defer log.Close()
-			s := &Searcher{PluginDir: dir, CachePath: cachePath, Log: log, Logger: quietLogger()}
+			s := &Searcher{PluginDir: dir, Cache: cache.File{Path: cachePath}, Log: log, Logger: quietLogger()}
 			job := faultyJob(world)
 			job.Timeouts.Verify, job.Timeouts.Bench = tc.verifyBench, tc.verifyBench
 			// The pinned checksum matches, so the search runs (the mismatch
@@ -146,7 +146,7 @@ func testInterruptMidTrialAndResume(t *testing.T, p faultyPlugin) {
 	}
 	// Trials run in the space's order: medium, deadlock, fast, crash_bench,
 	// wrong, then stuck. Cancel while stuck's verify is in flight.
-	s := &Searcher{PluginDir: dir, CachePath: cachePath, Log: log, Logger: quietLogger(), Reporter: &cancelAfter{n: 5, delay: 300 * time.Millisecond, cancel: cancel}}
+	s := &Searcher{PluginDir: dir, Cache: cache.File{Path: cachePath}, Log: log, Logger: quietLogger(), Reporter: &cancelAfter{n: 5, delay: 300 * time.Millisecond, cancel: cancel}}
 	o, err := s.Search(ctx, job)
 	log.Close()
 	if !errors.Is(err, context.Canceled) {
@@ -178,7 +178,7 @@ func testInterruptMidTrialAndResume(t *testing.T, p faultyPlugin) {
 		t.Fatal(err)
 	}
 	defer log.Close()
-	s = &Searcher{PluginDir: dir, CachePath: cachePath, Log: log, Done: done, Logger: quietLogger()}
+	s = &Searcher{PluginDir: dir, Cache: cache.File{Path: cachePath}, Log: log, Done: done, Logger: quietLogger()}
 	o, err = s.Search(context.Background(), job)
 	if err != nil {
 		t.Fatalf("resumed search: %v", err)
@@ -380,7 +380,7 @@ func TestCorruptCacheStopsSearch(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer log.Close()
-	s := &Searcher{PluginDir: dir, CachePath: cachePath, Log: log}
+	s := &Searcher{PluginDir: dir, Cache: cache.File{Path: cachePath}, Log: log}
 	_, err = s.Search(context.Background(), faultyJob(2))
 	if err == nil || !strings.Contains(err.Error(), cachePath) || !strings.Contains(err.Error(), "line 4") {
 		t.Fatalf("search over a corrupt cache: %v; want an error naming %s, line 4", err, cachePath)
@@ -406,7 +406,7 @@ func testPinnedChecksum(t *testing.T, p faultyPlugin) {
 		t.Run(tc.name, func(t *testing.T) {
 			job := faultyJob(2)
 			job.Pin = tc.pin
-			s := &Searcher{PluginDir: dir, CachePath: filepath.Join(t.TempDir(), "c.toml")}
+			s := &Searcher{PluginDir: dir, Cache: cache.File{Path: filepath.Join(t.TempDir(), "c.toml")}}
 			_, err := s.Search(context.Background(), job)
 			var ie *InputError
 			if !errors.As(err, &ie) || !strings.Contains(err.Error(), tc.want) {
@@ -433,7 +433,7 @@ func TestProtocolVersionMismatch(t *testing.T) {
 }
 
 func testProtocolVersionMismatch(t *testing.T, exe string) {
-	s := &Searcher{PluginDir: filepath.Dir(exe), CachePath: filepath.Join(t.TempDir(), "c.toml")}
+	s := &Searcher{PluginDir: filepath.Dir(exe), Cache: cache.File{Path: filepath.Join(t.TempDir(), "c.toml")}}
 	_, err := s.Search(context.Background(), faultyJob(2))
 	if err == nil {
 		t.Fatal("a plugin speaking protocol 99 was accepted")
@@ -560,7 +560,7 @@ func testRestartRetriesAFailedStart(t *testing.T, p faultyPlugin) {
 	// internal/faultplugin's EnvBreakRestart.
 	t.Setenv("SYMMTUNE_FAULTY_BREAK_RESTART", marker)
 	tmp := t.TempDir()
-	s := &Searcher{PluginDir: dir, CachePath: filepath.Join(tmp, "configs.toml"), Logger: quietLogger()}
+	s := &Searcher{PluginDir: dir, Cache: cache.File{Path: filepath.Join(tmp, "configs.toml")}, Logger: quietLogger()}
 	job := faultyJob(2)
 	// Exhaustive order: medium, deadlock, fast, crash_bench. The restart
 	// after the crash must succeed for the finalists to be re-measured.
