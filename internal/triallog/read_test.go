@@ -10,10 +10,11 @@ import (
 	"testing"
 )
 
+// Lines as the tuner writes them, and the start of one cut short.
 const (
-	okLine    = `{"config":{"a":1},"status":"ok","score_us":5,"kernel":"k","backend":"cpu","world":2,"dtype":"f32","shape":"n=8"}`
-	hangLine  = `{"config":{"a":2},"status":"hang","score_us":null,"kernel":"k","backend":"cpu","world":2,"dtype":"f32","shape":"n=8"}`
-	tornStart = `{"config":{"a":3},"sta`
+	okLine    = `{"config":{"algo":"ring","chunk":64},"status":"ok","score_us":5.5,"ranks_us":[5.5,5.25],"iters":20,"kernel":"allreduce","backend":"cpu","world":2,"dtype":"f32","shape":"n=8","elapsed_ms":1.5}`
+	hangLine  = `{"config":{"algo":"tree","chunk":64},"status":"hang","score_us":null,"ranks_us":null,"error":"bench: deadline","phase":"bench","kernel":"allreduce","backend":"cpu","world":2,"dtype":"f32","shape":"n=8","elapsed_ms":3000}`
+	tornStart = `{"config":{"algo":"ring","chunk":128},"sta`
 )
 
 func TestParse(t *testing.T) {
