@@ -12,6 +12,7 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg/draw"
 
+	"github.com/symmtune/symmtune/internal/triallog"
 	"github.com/symmtune/symmtune/space"
 	"github.com/symmtune/symmtune/tuner"
 )
@@ -34,7 +35,7 @@ func trialsFigure(r *Run, optimum float64, optimumFrom string) (figure, error) {
 	var scores []float64
 	for i, t := range r.Trials {
 		x := float64(i + 1)
-		if t.Status != tuner.StatusOK {
+		if t.Status != triallog.StatusOK {
 			continue
 		}
 		y := t.Score()
@@ -369,9 +370,9 @@ func dimsOf(logged string, sh space.Shape) []string {
 
 // okConfigs is the configs that ran correctly in the first pass, each once
 // with its first measurement (a resumed search may log a config twice).
-func okConfigs(r *Run) []tuner.Result {
+func okConfigs(r *Run) []triallog.Result {
 	seen := map[string]bool{}
-	var out []tuner.Result
+	var out []triallog.Result
 	for _, t := range okTrials(r) {
 		if k := t.Config.String(); !seen[k] {
 			seen[k] = true
@@ -381,10 +382,10 @@ func okConfigs(r *Run) []tuner.Result {
 	return out
 }
 
-func okTrials(r *Run) []tuner.Result {
-	var ok []tuner.Result
+func okTrials(r *Run) []triallog.Result {
+	var ok []triallog.Result
 	for _, t := range r.Trials {
-		if t.Status == tuner.StatusOK {
+		if t.Status == triallog.StatusOK {
 			ok = append(ok, t)
 		}
 	}
@@ -398,9 +399,9 @@ func strategyName(r *Run) string {
 	return r.Strategy
 }
 
-func countsText(counts map[tuner.Status]int) string {
+func countsText(counts map[triallog.Status]int) string {
 	var parts []string
-	for _, st := range tuner.Statuses {
+	for _, st := range triallog.Statuses {
 		if n := counts[st]; n > 0 {
 			parts = append(parts, fmt.Sprintf("%s %d", st, n))
 		}

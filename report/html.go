@@ -7,7 +7,7 @@ import (
 	"sort"
 	"time"
 
-	"github.com/symmtune/symmtune/tuner"
+	"github.com/symmtune/symmtune/internal/triallog"
 )
 
 // page is what the template draws.
@@ -200,7 +200,7 @@ func winnerText(r *Run) string {
 	}
 	n := 0
 	for _, m := range r.Remeasured {
-		if m.Status == tuner.StatusOK {
+		if m.Status == triallog.StatusOK {
 			n++
 		}
 	}
@@ -229,7 +229,7 @@ func rowOf(r *Run, id string) runRow {
 	return row
 }
 
-func scoresOf(rs []tuner.Result) []float64 {
+func scoresOf(rs []triallog.Result) []float64 {
 	out := make([]float64, len(rs))
 	for i, r := range rs {
 		out[i] = r.Score()

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/symmtune/symmtune/cache"
+	"github.com/symmtune/symmtune/internal/triallog"
 	"github.com/symmtune/symmtune/space"
 	"github.com/symmtune/symmtune/tuner"
 )
@@ -57,8 +58,8 @@ type Run struct {
 	Hardware     string
 	// Trials is the first pass in log order; Remeasured the finalists'
 	// re-measurements after it.
-	Trials     []tuner.Result
-	Remeasured []tuner.Result
+	Trials     []triallog.Result
+	Remeasured []triallog.Result
 	// Default is the kernel's default config: marked in newer logs, else
 	// the run's first trial (the search measures the default first).
 	Default space.Config
@@ -75,11 +76,11 @@ func (r *Run) Title() string {
 }
 
 // Winner is the fastest correct re-measurement, as the search chose it.
-func (r *Run) Winner() (tuner.Result, bool) {
-	var best tuner.Result
+func (r *Run) Winner() (triallog.Result, bool) {
+	var best triallog.Result
 	ok := false
 	for _, m := range r.Remeasured {
-		if m.Status == tuner.StatusOK && (!ok || m.Score() < best.Score()) {
+		if m.Status == triallog.StatusOK && (!ok || m.Score() < best.Score()) {
 			best, ok = m, true
 		}
 	}
@@ -88,23 +89,23 @@ func (r *Run) Winner() (tuner.Result, bool) {
 
 // DefaultRemeasured is the default config's re-measurement, the baseline
 // the winner's speedup is taken against.
-func (r *Run) DefaultRemeasured() (tuner.Result, bool) {
+func (r *Run) DefaultRemeasured() (triallog.Result, bool) {
 	for _, m := range r.Remeasured {
-		if m.Status == tuner.StatusOK && m.Config.String() == r.Default.String() {
+		if m.Status == triallog.StatusOK && m.Config.String() == r.Default.String() {
 			return m, true
 		}
 	}
-	return tuner.Result{}, false
+	return triallog.Result{}, false
 }
 
 // FirstPass returns the first-pass trial of c.
-func (r *Run) FirstPass(c space.Config) (tuner.Result, bool) {
+func (r *Run) FirstPass(c space.Config) (triallog.Result, bool) {
 	for _, t := range r.Trials {
 		if t.Config.String() == c.String() {
 			return t, true
 		}
 	}
-	return tuner.Result{}, false
+	return triallog.Result{}, false
 }
 
 // Exhaustive says whether the first pass measured every valid config; only
@@ -121,8 +122,8 @@ func (r *Run) Exhaustive() bool {
 }
 
 // Counts is the number of first-pass trials per status.
-func (r *Run) Counts() map[tuner.Status]int {
-	n := map[tuner.Status]int{}
+func (r *Run) Counts() map[triallog.Status]int {
+	n := map[triallog.Status]int{}
 	for _, t := range r.Trials {
 		n[t.Status]++
 	}

@@ -7,8 +7,9 @@
 // problem size beside the peers'. Plots are drawn with gonum.org/v1/plot
 // and inlined as SVG, so the page needs no network and no scripts.
 //
-// The package reads logs through tuner's types and is imported only by the
-// CLI.
+// The package reads logs with tuner.ReadTrialLog (the one trial-log reader,
+// internal/triallog, with bad input as tuner's *InputError) and is imported
+// only by the CLI.
 package report
 
 import (

@@ -8,23 +8,11 @@ import (
 	"github.com/symmtune/symmtune/cache"
 )
 
-// storage is where winners go: s.Cache, else the cache file at s.CachePath,
-// else nowhere (nil).
-func (s *Searcher) storage() cache.Storage {
-	if s.Cache != nil {
-		return s.Cache
-	}
-	if s.CachePath != "" {
-		return cache.File{Path: s.CachePath}
-	}
-	return nil
-}
-
 // checkCache reads the cache before a search. A corrupt cache would only be
 // found when the winner is stored, after every trial has run, and it is
 // never overwritten; an unreachable server likewise. Either fails now.
 func (s *Searcher) checkCache(ctx context.Context) error {
-	st := s.storage()
+	st := s.Cache
 	if st == nil {
 		return nil
 	}
@@ -41,7 +29,7 @@ func (s *Searcher) checkCache(ctx context.Context) error {
 // putWinner stores e and returns the entry the cache keeps for e's slot:
 // e, or a better one already there.
 func (s *Searcher) putWinner(e cache.Entry) (*cache.Entry, error) {
-	st := s.storage()
+	st := s.Cache
 	if st == nil {
 		return &e, nil
 	}

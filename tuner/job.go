@@ -11,7 +11,8 @@ import (
 
 // JobFile is a tuning job file (configs/*.toml): defaults, then a list of
 // [[job]] tables, each expanding to every combination of its worlds,
-// dtypes and shapes.
+// dtypes and shapes. A job starts from DefaultJob; the file's top-level
+// settings override it, and a job's own settings override those.
 //
 //	backend = "cpu"
 //	iters = 10
@@ -101,21 +102,13 @@ func LoadJobFile(path string) ([]Job, error) {
 		if len(e.Worlds) == 0 || len(e.Dtypes) == 0 || len(e.Shapes) == 0 {
 			return nil, inputErrorf("%s (%s): worlds, dtypes and shapes must each list at least one value", where, e.Kernel)
 		}
-		s := merge(f.jobSettings, e.jobSettings)
 		for _, w := range e.Worlds {
 			for _, dt := range e.Dtypes {
 				for _, sh := range e.Shapes {
-					j := Job{
-						Kernel: e.Kernel, Backend: s.Backend, World: w, Dtype: dt, ShapeText: sh,
-						Strategy: s.Strategy, BudgetTrials: s.BudgetTrials, BudgetTime: s.BudgetTime.Duration,
-						Warmup: 3, Warm: s.Warm.Duration, Iters: s.Iters, Finalists: s.Finalists, Seed: s.Seed,
-						Timeouts: Timeouts{Setup: s.Timeouts.Setup.Duration, Prepare: s.Timeouts.Prepare.Duration,
-							Verify: s.Timeouts.Verify.Duration, Bench: s.Timeouts.Bench.Duration},
-						Pin: f.Plugins[e.Kernel],
-					}
-					if s.Warmup != nil {
-						j.Warmup = *s.Warmup
-					}
+					j := DefaultJob()
+					j.Kernel, j.World, j.Dtype, j.ShapeText, j.Pin = e.Kernel, w, dt, sh, f.Plugins[e.Kernel]
+					f.jobSettings.apply(&j)
+					e.jobSettings.apply(&j)
 					jobs = append(jobs, j)
 				}
 			}
@@ -124,43 +117,45 @@ func LoadJobFile(path string) ([]Job, error) {
 	return jobs, nil
 }
 
-// merge lets a job's own settings override the file's defaults.
-func merge(def, own jobSettings) jobSettings {
-	out := def
-	if own.Backend != "" {
-		out.Backend = own.Backend
+// apply sets the settings given (those not zero) on j: first a file's
+// top-level defaults, then a job's own.
+func (s jobSettings) apply(j *Job) {
+	if s.Backend != "" {
+		j.Backend = s.Backend
 	}
-	if own.Strategy != "" {
-		out.Strategy = own.Strategy
+	if s.Strategy != "" {
+		j.Strategy = s.Strategy
 	}
-	if own.BudgetTrials != 0 {
-		out.BudgetTrials = own.BudgetTrials
+	if s.BudgetTrials != 0 {
+		j.BudgetTrials = s.BudgetTrials
 	}
-	if own.BudgetTime.Duration != 0 {
-		out.BudgetTime = own.BudgetTime
+	if s.BudgetTime.Duration != 0 {
+		j.BudgetTime = s.BudgetTime.Duration
 	}
-	if own.Warmup != nil {
-		out.Warmup = own.Warmup
+	if s.Warmup != nil {
+		j.Warmup = *s.Warmup
 	}
-	if own.Warm.Duration != 0 {
-		out.Warm = own.Warm
+	if s.Warm.Duration != 0 {
+		j.Warm = s.Warm.Duration
 	}
-	if own.Iters != 0 {
-		out.Iters = own.Iters
+	if s.Iters != 0 {
+		j.Iters = s.Iters
 	}
-	if own.Finalists != 0 {
-		out.Finalists = own.Finalists
+	if s.Finalists != 0 {
+		j.Finalists = s.Finalists
 	}
-	if own.Seed != 0 {
-		out.Seed = own.Seed
+	if s.Seed != 0 {
+		j.Seed = s.Seed
 	}
-	for _, p := range []struct{ dst, src *duration }{
-		{&out.Timeouts.Setup, &own.Timeouts.Setup}, {&out.Timeouts.Prepare, &own.Timeouts.Prepare},
-		{&out.Timeouts.Verify, &own.Timeouts.Verify}, {&out.Timeouts.Bench, &own.Timeouts.Bench},
+	for _, t := range []struct {
+		dst *time.Duration
+		src duration
+	}{
+		{&j.Timeouts.Setup, s.Timeouts.Setup}, {&j.Timeouts.Prepare, s.Timeouts.Prepare},
+		{&j.Timeouts.Verify, s.Timeouts.Verify}, {&j.Timeouts.Bench, s.Timeouts.Bench},
 	} {
-		if p.src.Duration != 0 {
-			*p.dst = *p.src
+		if t.src.Duration != 0 {
+			*t.dst = t.src.Duration
 		}
 	}
-	return out
 }

@@ -6,8 +6,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/symmtune/symmtune/space"
 )
 
 const (
@@ -59,62 +57,5 @@ func TestReadTrialLog(t *testing.T) {
 				}
 			}
 		})
-	}
-}
-
-// TestAppendAfterTornLine: a search resumed on a log whose host was killed
-// mid-line appends after the last complete line, so the log reads back
-// whole instead of holding a glued, malformed line in its middle.
-func TestAppendAfterTornLine(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "trials.jsonl")
-	if err := os.WriteFile(path, []byte(okLine+"\n"+tornStart), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	l, err := OpenTrialLog(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	score := 7.0
-	if err := l.Write(Result{Config: space.Config{"a": space.Int(3)}, Status: StatusOK, ScoreUS: &score, Kernel: "k"}); err != nil {
-		t.Fatal(err)
-	}
-	l.Close()
-	lf, err := ReadTrialLog(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(lf.Results) != 2 || lf.Torn != 0 || lf.Results[1].Score() != 7 {
-		t.Errorf("read back %+v; want the first trial and the appended one", lf)
-	}
-}
-
-// TestAppendLeavesForeignTailAlone: a file that merely lacks a final
-// newline but was not written by a trial log loses nothing.
-func TestAppendLeavesForeignTailAlone(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "notes.txt")
-	if err := os.WriteFile(path, []byte("my notes\nlast line"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	l, err := OpenTrialLog(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	l.Close()
-	if b, _ := os.ReadFile(path); string(b) != "my notes\nlast line" {
-		t.Errorf("file became %q", b)
-	}
-}
-
-// TestWrittenLinesStartAsTornTailExpects guards lineStart: if Result's
-// first field changed, torn tails would no longer be recognized.
-func TestWrittenLinesStartAsTornTailExpects(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "trials.jsonl")
-	l := NewTrialLog(path)
-	if err := l.Write(Result{Config: space.Config{"a": space.Int(1)}, Status: StatusHang}); err != nil {
-		t.Fatal(err)
-	}
-	l.Close()
-	if b, _ := os.ReadFile(path); !strings.HasPrefix(string(b), lineStart) {
-		t.Errorf("line %q does not start with %q", b, lineStart)
 	}
 }

@@ -1,87 +1,32 @@
 package tuner
 
 import (
-	"fmt"
 	"math"
 	"sort"
 
-	"github.com/symmtune/symmtune/space"
+	"github.com/symmtune/symmtune/internal/triallog"
 )
 
-// Status is how a trial ended.
-type Status string
+// Status is how a trial ended; Result is one trial, as written to the
+// trial log. Both belong to the trial log (internal/triallog); the tuner
+// reports its trials in them.
+type (
+	Status = triallog.Status
+	Result = triallog.Result
+)
 
 // Trial outcomes. Only StatusOK trials can win.
 const (
-	StatusOK      Status = "ok"
-	StatusWrong   Status = "wrong"   // ran, but some rank's output disagreed with the reference
-	StatusFailed  Status = "failed"  // a plugin call returned an error (compile error, bad launch)
-	StatusHang    Status = "hang"    // a plugin call missed its deadline; the group was restarted
-	StatusCrash   Status = "crash"   // a plugin process died; the group was restarted
-	StatusInvalid Status = "invalid" // Validate rejected it; never run
+	StatusOK      = triallog.StatusOK
+	StatusWrong   = triallog.StatusWrong
+	StatusFailed  = triallog.StatusFailed
+	StatusHang    = triallog.StatusHang
+	StatusCrash   = triallog.StatusCrash
+	StatusInvalid = triallog.StatusInvalid
 )
 
 // Statuses lists every status in report order.
-var Statuses = []Status{StatusOK, StatusWrong, StatusFailed, StatusHang, StatusCrash, StatusInvalid}
-
-// Result is one trial, as written to the trial log.
-type Result struct {
-	Config  space.Config `json:"config"`
-	Status  Status       `json:"status"`
-	ScoreUS *float64     `json:"score_us"` // median over iterations of the max across ranks
-	RanksUS []float64    `json:"ranks_us"` // each rank's median
-	MinUS   *float64     `json:"min_us,omitempty"`
-	P90US   *float64     `json:"p90_us,omitempty"`
-	Iters   int          `json:"iters,omitempty"`
-	// Warmup is the warm-up iterations before the timed ones (per round
-	// of a refined result). Logs written before it was recorded lack it.
-	Warmup int      `json:"warmup,omitempty"`
-	RelErr *float64 `json:"rel_err,omitempty"` // worst rank's relative error at verification
-	Error  string   `json:"error,omitempty"`
-	// Phase says which step ended a failed trial (prepare, verify, bench).
-	Phase string `json:"phase,omitempty"`
-	// Refined marks a re-measurement of a finalist with more iterations.
-	Refined bool `json:"refined,omitempty"`
-	// Rounds is how many interleaved rounds a refined result was measured
-	// in (its figures are its median round's; Iters counts all rounds).
-	// Logs written before rounds lack it.
-	Rounds int `json:"rounds,omitempty"`
-	// Context of the trial, so one log can hold several jobs and --resume
-	// can pick out the lines of its own job.
-	Kernel    string  `json:"kernel"`
-	Backend   string  `json:"backend"`
-	World     int     `json:"world"`
-	Dtype     string  `json:"dtype"`
-	Shape     string  `json:"shape"`
-	ElapsedMS float64 `json:"elapsed_ms"`
-	// What a reader of the log needs to judge the search (symmtune
-	// report): the strategy that ran (auto resolved to its choice), how many
-	// configs the kernel accepted (a first pass that covered them all was
-	// exhaustive), the hardware, and which config is the kernel's default.
-	// Logs written before these were recorded lack them.
-	Strategy     string `json:"strategy,omitempty"`
-	ValidConfigs int    `json:"valid_configs,omitempty"`
-	Hardware     string `json:"hardware,omitempty"`
-	Default      bool   `json:"default,omitempty"`
-}
-
-// RoundsNote is " in N interleaved rounds" for a re-measurement made in
-// rounds, else "": what the CLI and the report add after its iteration
-// count.
-func (r Result) RoundsNote() string {
-	if r.Rounds > 1 {
-		return fmt.Sprintf(" in %d interleaved rounds", r.Rounds)
-	}
-	return ""
-}
-
-// Score returns the score, +Inf when the trial did not produce one.
-func (r Result) Score() float64 {
-	if r.Status != StatusOK || r.ScoreUS == nil {
-		return math.Inf(1)
-	}
-	return *r.ScoreUS
-}
+var Statuses = triallog.Statuses
 
 // Timing is the statistics of one bench over all ranks.
 type Timing struct {

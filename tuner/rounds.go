@@ -26,9 +26,7 @@ func (ss *session) explore(ctx context.Context, valid []space.Config) error {
 	if err != nil {
 		return &InputError{err}
 	}
-	if c, ok := strat.(interface{ Close() }); ok {
-		defer c.Close()
-	}
+	defer strat.Close()
 	ss.strategy = strat.Name()
 	ss.s.Reporter.Start(job, budget)
 	began := time.Now()

@@ -56,24 +56,35 @@ type Job struct {
 // the scheduler.
 const MaxCPUWorld = 64
 
+// DefaultJob is a job with every setting at its default: what a job file
+// and the search command's flags start from, and what a caller that leaves
+// a setting at zero gets (but Warmup, where 0 is a setting). Kernel,
+// World and ShapeText have no default.
+func DefaultJob() Job {
+	return Job{
+		Backend: "auto", Dtype: "f32", Strategy: strategy.Auto,
+		Warmup: 3, Iters: 20, Finalists: 3, RefineFactor: 3,
+		Timeouts: DefaultTimeouts,
+	}
+}
+
+// withDefaults gives the settings a caller left at zero (or made negative)
+// DefaultJob's values; a negative Warmup or Warm is none.
 func (j Job) withDefaults() Job {
+	d := DefaultJob()
 	if j.Strategy == "" {
-		j.Strategy = "auto"
+		j.Strategy = d.Strategy
 	}
 	if j.Iters <= 0 {
-		j.Iters = 20
+		j.Iters = d.Iters
 	}
-	if j.Warmup < 0 {
-		j.Warmup = 0
-	}
-	if j.Warm < 0 {
-		j.Warm = 0
-	}
+	j.Warmup = max(j.Warmup, 0)
+	j.Warm = max(j.Warm, 0)
 	if j.Finalists <= 0 {
-		j.Finalists = 3
+		j.Finalists = d.Finalists
 	}
 	if j.RefineFactor <= 0 {
-		j.RefineFactor = 3
+		j.RefineFactor = d.RefineFactor
 	}
 	j.Timeouts = j.Timeouts.withDefaults()
 	return j
@@ -95,10 +106,8 @@ func (nopReporter) Finish()                         {}
 // Searcher runs jobs. One Searcher can run many jobs (a job file).
 type Searcher struct {
 	PluginDir string
-	// Cache receives the winners; when nil, CachePath names a cache file
-	// ("" for none).
-	Cache     cache.Storage
-	CachePath string
+	// Cache receives the winners; nil for none.
+	Cache cache.Storage
 	// Log receives every trial; nil for none.
 	Log *TrialLog
 	// Done holds results of an earlier, interrupted run (--resume): their

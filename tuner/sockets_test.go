@@ -2,6 +2,7 @@ package tuner
 
 import (
 	"context"
+	"github.com/symmtune/symmtune/cache"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -90,7 +91,7 @@ func TestNoSocketLitter(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer log.Close()
-	s := &Searcher{PluginDir: dir, CachePath: filepath.Join(work, "configs.toml"), Log: log, Logger: quietLogger()}
+	s := &Searcher{PluginDir: dir, Cache: cache.File{Path: filepath.Join(work, "configs.toml")}, Log: log, Logger: quietLogger()}
 	o, err := s.Search(context.Background(), faultyJob(2))
 	if err != nil {
 		t.Fatalf("search: %v", err)

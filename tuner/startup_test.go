@@ -2,6 +2,7 @@ package tuner
 
 import (
 	"context"
+	"github.com/symmtune/symmtune/cache"
 	"os"
 	"path/filepath"
 	"testing"
@@ -35,7 +36,7 @@ func TestRestartAfterHangCoversSlowStartup(t *testing.T) {
 	// internal/faultplugin's EnvStartSleep and EnvSlowRestart.
 	t.Setenv("SYMMTUNE_FAULTY_START_SLEEP", "1200ms")
 	t.Setenv("SYMMTUNE_FAULTY_SLOW_RESTART", marker)
-	s := &Searcher{PluginDir: dir, CachePath: filepath.Join(t.TempDir(), "configs.toml"), Logger: quietLogger()}
+	s := &Searcher{PluginDir: dir, Cache: cache.File{Path: filepath.Join(t.TempDir(), "configs.toml")}, Logger: quietLogger()}
 	job := faultyJob(2)
 	job.Timeouts.Setup = 2 * time.Second
 	// Exhaustive order: medium, deadlock, fast; then the finalists.

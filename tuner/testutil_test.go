@@ -1,8 +1,6 @@
 package tuner
 
 import (
-	"bufio"
-	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -17,6 +15,7 @@ import (
 	"time"
 
 	"github.com/symmtune/symmtune/internal/pyplugins"
+	"github.com/symmtune/symmtune/internal/triallog"
 	"github.com/symmtune/symmtune/symm/shm"
 )
 
@@ -168,25 +167,14 @@ var faultyWant = map[string]struct {
 // JSON result: a log is always complete up to its last finished trial.
 func readLog(t testing.TB, path string) []Result {
 	t.Helper()
-	f, err := os.Open(path)
+	lf, err := triallog.Read(path)
 	if err != nil {
-		t.Fatalf("open trial log: %v", err)
+		t.Fatalf("trial log: %v", err)
 	}
-	defer f.Close()
-	var out []Result
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 1<<24)
-	for n := 1; sc.Scan(); n++ {
-		var r Result
-		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
-			t.Fatalf("trial log %s line %d is not a complete result: %v\n%s", path, n, err, sc.Bytes())
-		}
-		out = append(out, r)
+	if lf.Torn > 0 {
+		t.Fatalf("trial log %s line %d is not a complete result", path, lf.Torn)
 	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return out
+	return lf.Results
 }
 
 // countLines is the number of complete lines in a file (0 if missing).

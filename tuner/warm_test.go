@@ -2,6 +2,7 @@ package tuner
 
 import (
 	"context"
+	"github.com/symmtune/symmtune/cache"
 	"path/filepath"
 	"testing"
 	"time"
@@ -42,7 +43,7 @@ func TestWarmCountsCallsOfTheFirstConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer log.Close()
-	s := &Searcher{PluginDir: dir, CachePath: filepath.Join(tmp, "configs.toml"), Log: log, Logger: quietLogger()}
+	s := &Searcher{PluginDir: dir, Cache: cache.File{Path: filepath.Join(tmp, "configs.toml")}, Log: log, Logger: quietLogger()}
 	job := faultyJob(2)
 	job.Where = "mode=fast"
 	job.Warm = 100 * time.Millisecond

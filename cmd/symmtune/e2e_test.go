@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -13,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/symmtune/symmtune/cache"
+	"github.com/symmtune/symmtune/internal/triallog"
 	"github.com/symmtune/symmtune/space"
 	"github.com/symmtune/symmtune/symm/shm"
 	"github.com/symmtune/symmtune/tuner"
@@ -161,34 +161,18 @@ func TestSearchAllReduceLandsInCacheAndLookup(t *testing.T) {
 	}
 }
 
-type logLine struct {
-	Config  space.Config `json:"config"`
-	Status  string       `json:"status"`
-	ScoreUS *float64     `json:"score_us"`
-	RanksUS []float64    `json:"ranks_us"`
-	World   int          `json:"world"`
-	Refined bool         `json:"refined"`
-	Rounds  int          `json:"rounds"`
-	Error   string       `json:"error"`
-}
-
-func readLog(t *testing.T, path string) []logLine {
+// readLog reads a search's trial log, which must be complete: a search
+// that finished leaves no torn line.
+func readLog(t *testing.T, path string) []tuner.Result {
 	t.Helper()
-	f, err := os.Open(path)
+	lf, err := triallog.Read(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
-	var out []logLine
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		var l logLine
-		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
-			t.Fatalf("log line %q: %v", sc.Text(), err)
-		}
-		out = append(out, l)
+	if lf.Torn > 0 {
+		t.Fatalf("%s: line %d is torn", path, lf.Torn)
 	}
-	return out
+	return lf.Results
 }
 
 func TestLookupNearestAndMissing(t *testing.T) {

@@ -5,10 +5,8 @@ package main
 // merged with `cache merge`.
 
 import (
-	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -22,6 +20,7 @@ import (
 	"github.com/symmtune/symmtune/cache"
 	"github.com/symmtune/symmtune/cache/storage"
 	"github.com/symmtune/symmtune/internal/redistest"
+	"github.com/symmtune/symmtune/internal/triallog"
 	"github.com/symmtune/symmtune/space"
 )
 
@@ -158,32 +157,20 @@ func encodeEntries(t *testing.T, es []cache.Entry) string {
 // winner's median, the lowest score of the re-measured finalists.
 func logWinners(t *testing.T, path string) map[string]float64 {
 	t.Helper()
-	f, err := os.Open(path)
+	lf, err := triallog.Read(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
 	best := map[string]float64{}
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		var r struct {
-			Status, Kernel, Dtype, Shape string
-			World                        int
-			Refined                      bool
-			ScoreUS                      float64 `json:"score_us"`
-		}
-		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
-			t.Fatalf("%s: %v", path, err)
-		}
-		if r.Refined && r.Status == "ok" {
+	for _, r := range lf.Results {
+		if r.Refined && r.Status == triallog.StatusOK {
 			sh, err := space.ParseShape(r.Shape, nil)
 			if err != nil {
 				t.Fatalf("%s: shape %q: %v", path, r.Shape, err)
 			}
 			k := fmt.Sprintf("%s/w%d/%s/%s", r.Kernel, r.World, r.Dtype, sh)
-			if b, ok := best[k]; !ok || r.ScoreUS < b {
-				best[k] = r.ScoreUS
+			if b, ok := best[k]; !ok || r.Score() < b {
+				best[k] = r.Score()
 			}
 		}
 	}

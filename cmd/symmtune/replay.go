@@ -45,6 +45,9 @@ func newReplayCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if l.Torn > 0 {
+				fmt.Fprintf(cmd.ErrOrStderr(), "%s: line %d is cut short (the search was killed while writing it); skipped\n", logPath, l.Torn)
+			}
 			res, err := strategy.Replay(l, name, budget, seed)
 			if err != nil {
 				return err // names the strategy and the log; *InputError for a bad name

@@ -146,3 +146,31 @@ func TestReplayCommittedLandscape(t *testing.T) {
 		t.Fatalf("replay of %s: %v %+v", files[0], err, res)
 	}
 }
+
+// TestReplayTornLog: a landscape whose search was killed mid-line replays
+// without that line, and says on stderr which line it skipped; stdout
+// still holds exactly one JSON object.
+func TestReplayTornLog(t *testing.T) {
+	path := writeReplayLog(t)
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString(`{"config":{"a":0,"b":0},"status":"o`)
+	f.Close()
+	cmd := newReplayCmd()
+	var out, errb bytes.Buffer
+	cmd.SetOut(&out)
+	cmd.SetErr(&errb)
+	cmd.SetArgs([]string{"--log", path, "--strategy", "exhaustive", "--json"})
+	if err := cmd.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	var res strategy.ReplayResult
+	if err := json.Unmarshal(out.Bytes(), &res); err != nil || res.ValidConfigs != 30 || res.BestScoreUS != 100 {
+		t.Errorf("stdout %q (%v): want the result of the 30 valid configs", out.String(), err)
+	}
+	if want := path + ": line 32 is cut short"; strings.Count(errb.String(), "\n") != 1 || !strings.Contains(errb.String(), want) {
+		t.Errorf("stderr %q: want one line with %q", errb.String(), want)
+	}
+}

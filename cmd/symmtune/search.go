@@ -20,24 +20,25 @@ import (
 )
 
 type searchFlags struct {
-	kernel, shape, dtype, backend, strategy string
-	world                                   int
-	jobFile, logPath, resume                string
-	budgetTrials, iters, warmup             int
-	budgetTime, warm                        time.Duration
-	seed                                    int64
-	top                                     int
-	where                                   string
-	shard                                   string
-	shardCount                              int
+	// job holds the flags that set a job's fields: tuner.DefaultJob()
+	// with the flags given on top. Only flags that were given override a
+	// job file's settings (jobFlags).
+	job              tuner.Job
+	jobFile, logPath string
+	resume           string
+	top              int
+	shard            string
+	shardCount       int
 	// sharded is the shard this run tunes, when it tunes one; fileJobs is
 	// how many jobs the whole file has.
 	sharded  *shardSpec
 	fileJobs int
 }
 
-func newSearchCmd(g *globals) *cobra.Command {
-	f := &searchFlags{}
+func newSearchCmd(g *globals) *cobra.Command { return newSearchCmdWith(g, &searchFlags{}) }
+
+// newSearchCmdWith is newSearchCmd with its flags parsed into f.
+func newSearchCmdWith(g *globals, f *searchFlags) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "search",
 		Short: "Tune a kernel: run trials on one plugin process per rank and cache the winner",
@@ -48,30 +49,46 @@ func newSearchCmd(g *globals) *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error { return runSearch(cmd, g, f) },
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.kernel, "kernel", "", "kernel (plugin) name, e.g. allreduce")
-	fl.IntVar(&f.world, "world", 0, "number of ranks")
-	fl.StringVar(&f.shape, "shape", "", "problem shape, e.g. n=1048576 or m=512,n=256,k=256")
-	fl.StringVar(&f.dtype, "dtype", "f32", "element type (f32, bf16)")
-	fl.StringVar(&f.backend, "backend", "auto", "auto, cpu or cuda (auto: cuda where its plugin and a GPU are present)")
-	fl.StringVar(&f.strategy, "strategy", "auto", "search strategy")
+	f.job = tuner.DefaultJob()
+	j := &f.job
+	fl.StringVar(&j.Kernel, "kernel", "", "kernel (plugin) name, e.g. allreduce")
+	fl.IntVar(&j.World, "world", 0, "number of ranks")
+	fl.StringVar(&j.ShapeText, "shape", "", "problem shape, e.g. n=1048576 or m=512,n=256,k=256")
+	fl.StringVar(&j.Dtype, "dtype", j.Dtype, "element type (f32, bf16)")
+	fl.StringVar(&j.Backend, "backend", j.Backend, "auto, cpu or cuda (auto: cuda where its plugin and a GPU are present)")
+	fl.StringVar(&j.Strategy, "strategy", j.Strategy, "search strategy")
 	fl.StringVar(&f.jobFile, "config", "", "job file (TOML) listing kernels, world sizes, shapes and dtypes")
 	fl.StringVar(&f.logPath, "log", "", "trial log, one JSON line per trial (default: a new file under the cache directory's logs/)")
 	fl.StringVar(&f.resume, "resume", "", "trial log of an interrupted search: configs it holds are not measured again (new trials are appended to it unless --log is given)")
-	fl.IntVar(&f.budgetTrials, "budget-trials", 0, "at most this many trials per job (0: no limit)")
-	fl.DurationVar(&f.budgetTime, "budget-time", 0, "stop each job's exploration after this long, e.g. 10m (0: no limit)")
-	fl.IntVar(&f.iters, "iters", 0, "timed iterations per trial (0: the job's or 20)")
-	fl.IntVar(&f.warmup, "warmup", -1, "warm-up iterations per trial (-1: the job's or 3)")
-	fl.DurationVar(&f.warm, "warm", 0, "warm each config up by running it back to back for about this long before timing it, e.g. 1s: timed at the clock a GPU holds under sustained load (0: the job's, or --warmup iterations only)")
-	fl.Int64Var(&f.seed, "seed", 0, "seed for randomized strategies")
+	fl.IntVar(&j.BudgetTrials, "budget-trials", 0, "at most this many trials per job (0: no limit)")
+	fl.DurationVar(&j.BudgetTime, "budget-time", 0, "stop each job's exploration after this long, e.g. 10m (0: no limit)")
+	fl.IntVar(&j.Iters, "iters", j.Iters, "timed iterations per trial (with --config: the file's, unless given)")
+	fl.IntVar(&j.Warmup, "warmup", j.Warmup, "warm-up iterations per trial (with --config: the file's, unless given)")
+	fl.DurationVar(&j.Warm, "warm", 0, "warm each config up by running it back to back for about this long before timing it, e.g. 1s: timed at the clock a GPU holds under sustained load (0: the job's, or --warmup iterations only)")
+	fl.Int64Var(&j.Seed, "seed", 0, "seed for randomized strategies")
 	fl.IntVar(&f.top, "top", 5, "rows in the final table")
 	fl.StringVar(&f.shard, "shard", "", "with --config: tune only shard K of N (K from 1), e.g. 2/4; the N shards of a file hold each of its jobs once, balanced by expected cost (default: from SLURM_ARRAY_TASK_ID/SLURM_ARRAY_TASK_COUNT, or JOB_COMPLETION_INDEX with --shard-count)")
 	fl.IntVar(&f.shardCount, "shard-count", 0, "with --config: the number of shards when the index comes from the environment (a Kubernetes Indexed Job's completions)")
-	fl.StringVar(&f.where, "where", "", "search only configs with these values, e.g. chunks=2,algo=0 (the default is still measured first, as the baseline)")
+	fl.StringVar(&j.Where, "where", "", "search only configs with these values, e.g. chunks=2,algo=0 (the default is still measured first, as the baseline)")
 	return cmd
 }
 
-// jobs builds the job list from a job file or the flags, and lets flags
-// given explicitly override the file's settings.
+// jobFlags are the search flags that set one setting of a job: given with
+// --config, each overrides that setting in every job of the file.
+var jobFlags = map[string]func(dst *tuner.Job, flags tuner.Job){
+	"backend":       func(d *tuner.Job, f tuner.Job) { d.Backend = f.Backend },
+	"strategy":      func(d *tuner.Job, f tuner.Job) { d.Strategy = f.Strategy },
+	"budget-trials": func(d *tuner.Job, f tuner.Job) { d.BudgetTrials = f.BudgetTrials },
+	"budget-time":   func(d *tuner.Job, f tuner.Job) { d.BudgetTime = f.BudgetTime },
+	"iters":         func(d *tuner.Job, f tuner.Job) { d.Iters = f.Iters },
+	"warmup":        func(d *tuner.Job, f tuner.Job) { d.Warmup = f.Warmup },
+	"warm":          func(d *tuner.Job, f tuner.Job) { d.Warm = f.Warm },
+	"seed":          func(d *tuner.Job, f tuner.Job) { d.Seed = f.Seed },
+	"where":         func(d *tuner.Job, f tuner.Job) { d.Where = f.Where },
+}
+
+// jobs builds the job list: the one job the flags describe, or a job
+// file's jobs with the flags that were given overriding their settings.
 func (f *searchFlags) jobs(cmd *cobra.Command) ([]tuner.Job, error) {
 	changed := cmd.Flags().Changed
 	var jobs []tuner.Job
@@ -99,42 +116,21 @@ func (f *searchFlags) jobs(cmd *cobra.Command) ([]tuner.Job, error) {
 		if changed("shard") || changed("shard-count") {
 			return nil, usageError{errors.New("--shard and --shard-count split a job file: they need --config")}
 		}
-		if f.kernel == "" || f.world == 0 || f.shape == "" {
+		if f.job.Kernel == "" || f.job.World == 0 || f.job.ShapeText == "" {
 			return nil, usageError{errors.New("search needs --kernel, --world and --shape (or --config FILE)")}
 		}
-		jobs = []tuner.Job{{Kernel: f.kernel, World: f.world, ShapeText: f.shape, Dtype: f.dtype, Warmup: 3}}
+		jobs = []tuner.Job{f.job}
 	}
-	if f.iters < 0 || f.budgetTrials < 0 || f.budgetTime < 0 || f.warmup < -1 || f.warm < 0 {
+	if j := f.job; j.Iters < 0 || j.BudgetTrials < 0 || j.BudgetTime < 0 || j.Warmup < 0 || j.Warm < 0 {
 		return nil, usageError{errors.New("--iters, --warmup, --warm, --budget-trials and --budget-time must not be negative")}
 	}
-	for i := range jobs {
-		j := &jobs[i]
-		if changed("backend") || j.Backend == "" {
-			j.Backend = f.backend
-		}
-		if changed("strategy") || j.Strategy == "" {
-			j.Strategy = f.strategy
-		}
-		if changed("budget-trials") {
-			j.BudgetTrials = f.budgetTrials
-		}
-		if changed("budget-time") {
-			j.BudgetTime = f.budgetTime
-		}
-		if changed("iters") {
-			j.Iters = f.iters
-		}
-		if changed("warmup") {
-			j.Warmup = f.warmup
-		}
-		if changed("warm") {
-			j.Warm = f.warm
-		}
-		if changed("seed") {
-			j.Seed = f.seed
-		}
-		if changed("where") {
-			j.Where = f.where
+	if f.jobFile != "" {
+		for name, set := range jobFlags {
+			if changed(name) {
+				for i := range jobs {
+					set(&jobs[i], f.job)
+				}
+			}
 		}
 	}
 	return jobs, nil

@@ -1,13 +1,13 @@
 // Package reporttest checks a rendered symmtune report against the trial
 // logs it was made from, for the tests of the report package and of the
-// CLI. It reads the logs itself (plain JSON, not the report's model) and
-// counts what the SVG plots draw, so a plot that loses points fails.
+// CLI. It reads the logs with the one trial-log reader (internal/triallog)
+// but counts trials, configs and values itself, not through the report's
+// model, and counts what the SVG plots draw, so a plot that loses points
+// fails.
 package reporttest
 
 import (
-	"bufio"
 	"bytes"
-	"encoding/json"
 	"encoding/xml"
 	"errors"
 	"fmt"
@@ -15,11 +15,13 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"sort"
 	"strings"
 	"testing"
 
 	"golang.org/x/net/html"
+
+	"github.com/symmtune/symmtune/internal/triallog"
+	"github.com/symmtune/symmtune/space"
 )
 
 // Expect is what the report was made from.
@@ -176,27 +178,14 @@ type job struct {
 	defaultOK        bool
 	winner           bool
 	exhaustive       bool
-	values           map[string]map[string]bool
-}
-
-type logLine struct {
-	Config       map[string]json.RawMessage `json:"config"`
-	Status       string                     `json:"status"`
-	Refined      bool                       `json:"refined"`
-	Kernel       string                     `json:"kernel"`
-	Backend      string                     `json:"backend"`
-	World        int                        `json:"world"`
-	Dtype        string                     `json:"dtype"`
-	Shape        string                     `json:"shape"`
-	ValidConfigs int                        `json:"valid_configs"`
-	Default      bool                       `json:"default"`
+	values           map[string]map[space.Value]bool
 }
 
 func readJobs(t testing.TB, logs []string) []*job {
 	t.Helper()
 	var out []*job
 	for _, path := range logs {
-		f, err := os.Open(path)
+		lf, err := triallog.Read(path) // a torn last line: the report skips it too
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -206,30 +195,18 @@ func readJobs(t testing.TB, logs []string) []*job {
 		okConfigs := map[string]map[string]bool{}
 		configs := map[string]map[string]bool{}
 		valid := map[string]int{}
-		rd := bufio.NewReader(f)
-		for {
-			b, err := rd.ReadBytes('\n')
-			if errors.Is(err, io.EOF) && len(b) > 0 {
-				break // a torn last line: the report skips it too
-			}
-			if err != nil {
-				break
-			}
-			var l logLine
-			if json.Unmarshal(b, &l) != nil {
-				continue
-			}
+		for _, l := range lf.Results {
 			key := fmt.Sprintf("%s|%s|%d|%s|%s", l.Kernel, l.Backend, l.World, l.Dtype, l.Shape)
 			j := byKey[key]
 			if j == nil {
-				j = &job{log: path, key: key, kernel: l.Kernel, world: l.World, values: map[string]map[string]bool{}}
+				j = &job{log: path, key: key, kernel: l.Kernel, world: l.World, values: map[string]map[space.Value]bool{}}
 				byKey[key] = j
 				out = append(out, j)
 				okConfigs[key], configs[key] = map[string]bool{}, map[string]bool{}
 			}
-			cfg := configKey(l.Config)
+			cfg := l.Config.String()
 			if l.Refined {
-				j.winner = j.winner || l.Status == "ok"
+				j.winner = j.winner || l.Status == triallog.StatusOK
 				continue
 			}
 			if _, ok := first[key]; !ok {
@@ -240,19 +217,18 @@ func readJobs(t testing.TB, logs []string) []*job {
 			}
 			configs[key][cfg] = true
 			valid[key] = max(valid[key], l.ValidConfigs)
-			if l.Status != "ok" {
+			if l.Status != triallog.StatusOK {
 				continue
 			}
 			j.okFirst++
 			okConfigs[key][cfg] = true
 			for name, v := range l.Config {
 				if j.values[name] == nil {
-					j.values[name] = map[string]bool{}
+					j.values[name] = map[space.Value]bool{}
 				}
-				j.values[name][string(v)] = true
+				j.values[name][v] = true
 			}
 		}
-		f.Close()
 		for key, j := range byKey {
 			def := first[key]
 			if m, ok := marked[key]; ok {
@@ -264,15 +240,6 @@ func readJobs(t testing.TB, logs []string) []*job {
 		}
 	}
 	return out
-}
-
-func configKey(c map[string]json.RawMessage) string {
-	var parts []string
-	for k, v := range c {
-		parts = append(parts, k+"="+string(v))
-	}
-	sort.Strings(parts)
-	return strings.Join(parts, ",")
 }
 
 // legend maps a figure's legend labels to their colors.

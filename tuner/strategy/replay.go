@@ -1,15 +1,15 @@
 package strategy
 
 import (
-	"bufio"
-	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
-	"os"
+	"slices"
 	"sort"
 	"strings"
 
+	"github.com/symmtune/symmtune/internal/triallog"
 	"github.com/symmtune/symmtune/space"
 )
 
@@ -22,6 +22,9 @@ type Landscape struct {
 	Space   space.Space
 	Valid   []space.Config // status != "invalid", the default first, then log order
 	Default space.Config   // the first line's config
+	// Torn is the number of a torn last line that was skipped (the search
+	// was killed while writing it); 0 when there is none.
+	Torn    int
 	results map[string]Observation
 }
 
@@ -51,46 +54,28 @@ func (l Landscape) Problem(budget int, seed int64) Problem {
 	return Problem{Space: l.Space, Valid: l.Valid, Default: l.Default, Budget: budget, Seed: seed}
 }
 
-// logLine is the part of a `symmtune search --log` line a landscape needs;
-// other keys are ignored.
-type logLine struct {
-	Config  map[string]space.Value `json:"config"`
-	Status  *string                `json:"status"`
-	ScoreUS *float64               `json:"score_us"`
-	// Refined lines re-measure finalists with more iterations after the
-	// search; a replay models the search itself, so they are skipped.
-	Refined bool `json:"refined"`
-	// The job, when present, must be the same on every line: a log may
-	// hold several jobs, a landscape only one.
-	Kernel  string `json:"kernel"`
-	Backend string `json:"backend"`
-	World   int    `json:"world"`
-	Dtype   string `json:"dtype"`
-	Shape   string `json:"shape"`
-}
-
-func (ln logLine) job() string {
-	return fmt.Sprintf("kernel=%q backend=%q world=%d dtype=%q shape=%q", ln.Kernel, ln.Backend, ln.World, ln.Dtype, ln.Shape)
-}
-
-var knownStatus = map[string]bool{"ok": true, "wrong": true, "failed": true, "hang": true, "crash": true, "invalid": true}
-
-// LoadLandscape reads a trial log (JSON lines, as `symmtune search --log`
-// writes them) into a landscape. The space is rebuilt from the configs in
-// the log: each parameter's distinct values, integers sorted numerically
-// and strings lexically. A config logged twice keeps its first measurement
-// (a resumed search may repeat one). Errors name the file and line and are
-// *InputError: the log is the user's input.
+// LoadLandscape reads a trial log (as `symmtune search --log` writes it)
+// into a landscape. The space is rebuilt from the configs in the log: each
+// parameter's distinct values, integers sorted numerically and strings
+// lexically. Lines that re-measure finalists after the search (refined)
+// are skipped: a replay models the search itself. A config logged twice
+// keeps its first measurement (a resumed search may repeat one), and a
+// torn last line (the host was killed while writing it) is skipped and its
+// number kept in Torn. Errors name the file and line and are *InputError:
+// the log is the user's input.
 func LoadLandscape(path string) (Landscape, error) {
-	f, err := os.Open(path)
+	lf, err := triallog.Read(path)
 	if err != nil {
+		var le *triallog.LineError
+		if errors.As(err, &le) {
+			return Landscape{}, landscapeLineError(le)
+		}
 		return Landscape{}, &InputError{Err: fmt.Errorf("landscape: %w", err)}
 	}
-	defer f.Close()
-	l := Landscape{Path: path, results: map[string]Observation{}}
+	l := Landscape{Path: path, Torn: lf.Torn, results: map[string]Observation{}}
 	type entry struct {
 		c      space.Config
-		status string
+		status triallog.Status
 	}
 	var (
 		entries []entry
@@ -101,70 +86,41 @@ func LoadLandscape(path string) (Landscape, error) {
 	bad := func(line int, format string, args ...any) error {
 		return &InputError{Err: fmt.Errorf("landscape %s line %d: %s", path, line, fmt.Sprintf(format, args...))}
 	}
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 0, 64*1024), 16<<20)
-	line := 0
-	for sc.Scan() {
-		line++
-		text := strings.TrimSpace(sc.Text())
-		if text == "" {
-			continue
-		}
-		var ln logLine
-		if err := json.Unmarshal([]byte(text), &ln); err != nil {
-			return Landscape{}, bad(line, "%v", err)
-		}
-		if len(ln.Config) == 0 {
-			return Landscape{}, bad(line, "no config")
-		}
-		if ln.Status == nil {
-			return Landscape{}, bad(line, "no status")
-		}
-		status := *ln.Status
-		if !knownStatus[status] {
-			return Landscape{}, bad(line, "unknown status %q (want ok, wrong, failed, hang, crash or invalid)", status)
-		}
-		if ln.Refined {
+	for i, r := range lf.Results {
+		line := lf.Lines[i]
+		if r.Refined {
 			continue
 		}
 		if job == "" {
-			job = ln.job()
-		} else if j := ln.job(); j != job {
+			job = r.Job()
+		} else if j := r.Job(); j != job {
 			return Landscape{}, bad(line, "job %s differs from the first line's %s: a landscape holds one job", j, job)
 		}
-		c := space.Config(ln.Config)
-		lineNames := make([]string, 0, len(c))
-		for n := range c {
-			lineNames = append(lineNames, n)
-		}
-		sort.Strings(lineNames)
+		lineNames := slices.Sorted(maps.Keys(r.Config))
 		if names == nil {
 			names = lineNames
-		} else if strings.Join(lineNames, ",") != strings.Join(names, ",") {
+		} else if !slices.Equal(lineNames, names) {
 			return Landscape{}, bad(line, "config has parameters %s, the first line has %s", strings.Join(lineNames, ","), strings.Join(names, ","))
 		}
-		obs := Observation{Config: c}
-		if status == "ok" {
-			if ln.ScoreUS == nil || math.IsNaN(*ln.ScoreUS) || math.IsInf(*ln.ScoreUS, 0) || *ln.ScoreUS < 0 {
+		obs := Observation{Config: r.Config}
+		if r.Status == triallog.StatusOK {
+			if r.ScoreUS == nil || math.IsNaN(*r.ScoreUS) || math.IsInf(*r.ScoreUS, 0) || *r.ScoreUS < 0 {
 				return Landscape{}, bad(line, "status ok needs a finite, non-negative score_us")
 			}
-			obs.ScoreUS, obs.OK = *ln.ScoreUS, true
+			obs.ScoreUS, obs.OK = *r.ScoreUS, true
 		}
-		key := c.String()
+		key := r.Config.String()
 		if _, dup := l.results[key]; dup {
 			continue
 		}
-		for n, v := range c {
+		for n, v := range r.Config {
 			if values[n] == nil {
 				values[n] = map[space.Value]bool{}
 			}
 			values[n][v] = true
 		}
 		l.results[key] = obs
-		entries = append(entries, entry{c, status})
-	}
-	if err := sc.Err(); err != nil {
-		return Landscape{}, &InputError{Err: fmt.Errorf("landscape %s line %d: %w", path, line+1, err)}
+		entries = append(entries, entry{r.Config, r.Status})
 	}
 	if len(entries) == 0 {
 		return Landscape{}, &InputError{Err: fmt.Errorf("landscape %s: no trials", path)}
@@ -191,11 +147,22 @@ func LoadLandscape(path string) (Landscape, error) {
 	}
 	l.Default = entries[0].c
 	for _, e := range entries {
-		if e.status != "invalid" {
+		if e.status != triallog.StatusInvalid {
 			l.Valid = append(l.Valid, e.c)
 		}
 	}
 	return l, nil
+}
+
+// landscapeLineError says what is wrong with a line that is not a trial,
+// in the words of the landscape's other errors.
+func landscapeLineError(le *triallog.LineError) error {
+	why := le.Err.Error()
+	var se *triallog.StatusError
+	if errors.As(le.Err, &se) {
+		why = fmt.Sprintf("unknown status %q (want %s)", se.Status, triallog.StatusList())
+	}
+	return &InputError{Err: fmt.Errorf("landscape %s line %d: %s", le.Path, le.Line, why)}
 }
 
 // ReplayResult is what `symmtune replay --json` prints. With no OK config
@@ -233,7 +200,7 @@ func replay(l Landscape, name string, budget int, seed int64) (ReplayResult, []O
 	if err != nil {
 		return ReplayResult{}, nil, err
 	}
-	defer closeStrategy(s)
+	defer s.Close()
 	res := ReplayResult{Strategy: s.Name(), Seed: seed, SpaceSize: l.Space.Size(), ValidConfigs: len(l.Valid)}
 	history, err := drive(l, s, budget)
 	if err != nil {

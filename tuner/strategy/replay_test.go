@@ -98,6 +98,32 @@ func TestLoadLandscapeErrors(t *testing.T) {
 	}
 }
 
+// TestLoadLandscapeTornLastLine: a log whose search was killed while
+// writing its last line loads without it, as the host and the report read
+// it; a torn line in the middle is still an error naming its line.
+func TestLoadLandscapeTornLastLine(t *testing.T) {
+	ok := `{"config":{"a":1},"status":"ok","score_us":1}` + "\n" + `{"config":{"a":2},"status":"ok","score_us":2}` + "\n"
+	torn := `{"config":{"a":3},"status":"o`
+	path := filepath.Join(t.TempDir(), "log.jsonl")
+	if err := os.WriteFile(path, []byte(ok+torn), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	l, err := LoadLandscape(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(l.Valid) != 2 || l.Torn != 3 {
+		t.Errorf("%d valid configs, torn line %d; want 2 and line 3", len(l.Valid), l.Torn)
+	}
+	if err := os.WriteFile(path, []byte(ok+torn+"\n"+ok), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var ie *InputError
+	if _, err := LoadLandscape(path); !errors.As(err, &ie) || !strings.Contains(err.Error(), path+" line 3: ") {
+		t.Errorf("torn middle line: error %v, want an *InputError naming line 3", err)
+	}
+}
+
 func TestReplayResult(t *testing.T) {
 	l := bowl()
 	r, err := Replay(l, Pattern, 50, 2)
@@ -120,6 +146,7 @@ type liar struct{ out []space.Config }
 
 func (liar) Name() string                          { return "liar" }
 func (s liar) Next(_ []Observation) []space.Config { return s.out }
+func (liar) Close()                                {}
 
 func TestReplayCatchesContractBreaches(t *testing.T) {
 	l := bowl()

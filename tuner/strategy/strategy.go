@@ -41,18 +41,18 @@ type Problem struct {
 }
 
 // Strategy proposes configs to measure.
-//
-// Every Strategy returned by New also has a Close() method (the host tests
-// for interface{ Close() }). Close releases what the strategy holds: the
-// gonum-based one runs the optimizer in a goroutine. Close is idempotent,
-// and a strategy whose Next returned nil has already released everything;
-// hosts that stop early (budget, time, Ctrl-C) should call it.
 type Strategy interface {
 	Name() string
 	// Next proposes the next configs to measure, given every observation so far in order
 	// (the host measures them and appends). Never proposes a config already observed or
 	// outside Valid. Returns nil when done. The host also enforces the budget.
 	Next(history []Observation) []space.Config
+	// Close releases what the strategy holds (the gonum-based one runs its
+	// optimizer in a goroutine); strategies that hold nothing do nothing.
+	// Close is idempotent, and a strategy whose Next returned nil has
+	// already released everything; hosts that stop early (budget, time,
+	// Ctrl-C) must call it.
+	Close()
 }
 
 // InputError marks an error caused by bad user input (an unknown strategy
@@ -169,11 +169,4 @@ func Finalists(obs []Observation, k int, factor float64) []space.Config {
 		out = append(out, c.c)
 	}
 	return out
-}
-
-// closeStrategy closes s if it holds anything.
-func closeStrategy(s Strategy) {
-	if c, ok := s.(interface{ Close() }); ok {
-		c.Close()
-	}
 }

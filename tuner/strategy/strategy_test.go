@@ -80,7 +80,7 @@ func TestContract(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					defer closeStrategy(s)
+					defer s.Close()
 					// Drive past the budget: a strategy must stop by itself
 					// once everything is measured.
 					h := driveChecked(t, l, s, len(l.Valid)+1)
@@ -89,7 +89,7 @@ func TestContract(t *testing.T) {
 					}
 					// And under a budget, the host cuts it short.
 					s2, _ := New(name, l.Problem(budget, 3))
-					defer closeStrategy(s2)
+					defer s2.Close()
 					if h := driveChecked(t, l, s2, budget); len(h) > budget {
 						t.Errorf("%d trials, budget %d", len(h), budget)
 					}
@@ -108,7 +108,7 @@ func TestDeterministicPerSeed(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				defer closeStrategy(s)
+				defer s.Close()
 				return keys(driveChecked(t, l, s, 40))
 			}
 			a, b := run(7), run(7)
@@ -132,7 +132,7 @@ func TestDefaultFirst(t *testing.T) {
 			t.Fatal(err)
 		}
 		batch := s.Next(nil)
-		closeStrategy(s)
+		s.Close()
 		if len(batch) == 0 || batch[0].String() != l.Default.String() {
 			t.Errorf("%s: first proposal %v, want the default %s", name, batch, l.Default)
 		}
@@ -210,7 +210,7 @@ func TestNewNames(t *testing.T) {
 			t.Errorf("New(%q): %v", name, err)
 			continue
 		}
-		closeStrategy(s)
+		s.Close()
 		// The host checks names with an empty problem before it knows the
 		// space; that must work and propose nothing.
 		s, err = New(name, Problem{})
@@ -221,7 +221,7 @@ func TestNewNames(t *testing.T) {
 		if got := s.Next(nil); got != nil {
 			t.Errorf("New(%q, Problem{}).Next = %v, want nil", name, got)
 		}
-		closeStrategy(s)
+		s.Close()
 	}
 	_, err := New("simulated-annealing", l.Problem(10, 1))
 	var ie *InputError
@@ -248,7 +248,7 @@ func TestAutoPicksExhaustiveWhenBudgetCoversSpace(t *testing.T) {
 		if s.Name() != tc.want {
 			t.Errorf("auto with budget %d of %d valid: %s, want %s", tc.budget, len(l.Valid), s.Name(), tc.want)
 		}
-		closeStrategy(s)
+		s.Close()
 	}
 }
 
@@ -301,8 +301,8 @@ func TestNelderMeadReleasesGoroutine(t *testing.T) {
 	// Stop early with Close, twice.
 	s, _ = New(NelderMead, l.Problem(0, 1))
 	untilOptimizing(s)
-	closeStrategy(s)
-	closeStrategy(s)
+	s.Close()
+	s.Close()
 	if n := settle(base); n > base {
 		t.Errorf("after Close: %d goroutines, %d before", n, base)
 	}
@@ -338,7 +338,7 @@ func TestIgnoresForeignHistory(t *testing.T) {
 				history = append(history, l.Lookup(c))
 			}
 		}
-		closeStrategy(s)
+		s.Close()
 		if got := len(history) - len(pre); got != len(l.Valid)-2 {
 			t.Errorf("%s proposed %d configs, want the %d not in the history", name, got, len(l.Valid)-2)
 		}
@@ -432,7 +432,7 @@ func TestFirstSearchKeepsToItsShare(t *testing.T) {
 					history = append(history, l.Lookup(c))
 				}
 			}
-			closeStrategy(s)
+			s.Close()
 			if !second {
 				t.Errorf("%s seed %d: %d trials without a second start", name, seed, len(history))
 			}
