@@ -34,7 +34,8 @@ type Kernel interface {
 	Describe() Description
 	// Validate rejects a config that cannot run on the problem (alignment,
 	// divisibility, resources) with a reason. It must be cheap and must not
-	// need a device: the host calls it to prune the space before any trial.
+	// need a device: the host calls it to prune the space before any trial,
+	// for every config of the space, several calls at once.
 	Validate(c space.Config, p space.Problem, world int, backend string) error
 	// SymmetricBytes is the size of the symmetric region each rank needs.
 	SymmetricBytes(p space.Problem, world int, backend string) (int64, error)

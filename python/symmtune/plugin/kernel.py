@@ -112,7 +112,9 @@ class Kernel(Protocol):
     def validate(self, config: Config, problem: Problem, world: int, backend: str) -> str | None:
         """Returns why config cannot run (a reason), or None when it can. It
         must be cheap and need no device: the host prunes the space with it
-        before any trial. Raising an exception counts as a reason too."""
+        before any trial, every config of the space, several calls at once
+        (from the server's threads). Raising an exception counts as a reason
+        too."""
 
     def symmetric_bytes(self, problem: Problem, world: int, backend: str) -> int:
         """Size of the symmetric region each rank needs."""
