@@ -12,7 +12,9 @@
 # times: once recording its shapes (SYMMTUNE_RECORD), then, after
 # `symmtune search --config` of the recorded file (TP_BUDGET, default
 # --budget-trials 12 --budget-time 20s per job), again on that cache.
-# TP=0 skips the block. Everything lands under $OUT/torch-ops-wW.
+# RECORDED=FILE takes that recorded file instead of the first run; TP=0
+# skips the block; AR_BATCHES (default "1 16 64 256", empty: none) sets the
+# all-reduce searches. Everything lands under $OUT/torch-ops-wW.
 set -u
 W=${1:?usage: bench/torch-ops.sh WORLD [check] [compile] [host] [decode]}
 shift
@@ -34,7 +36,7 @@ search() { # kernel shape timeout
 	grep -h "winner:" "$LOGS/search-$tag.txt" | cut -c1-200 | sed "s/^/$1 $2 /"
 }
 if [ -z "${NO_SEARCH:-}" ]; then
-	for b in 1 16 64 256; do search allreduce "n=$((b * 8192))" 40; done
+	for b in ${AR_BATCHES-1 16 64 256}; do search allreduce "n=$((b * 8192))" 40; done
 	for s in ${GEMM_SHAPES-m=4096,n=1792,k=4096}; do
 		search agmm "$s" 90
 		search matmulrs "$s" 90
@@ -50,7 +52,11 @@ tp() { # tag, then tp_block.py's arguments
 		grep -v "UserWarning\|warnings.warn\|FutureWarning\|enable_symm_mem\|_prepare(tensor\|choose_runnable(kernel" |
 		tee "$LOGS/tp-$tag.txt" | grep "^tp_block\|FAIL\|^#"
 }
-SYMMTUNE_RECORD=$LOGS/recorded.toml tp untuned --modes eager,graph --compile-tokens 0
+if [ -n "${RECORDED:-}" ]; then
+	cp "$RECORDED" "$LOGS/recorded.toml" # recorded by an earlier run
+else
+	SYMMTUNE_RECORD=$LOGS/recorded.toml tp untuned --modes eager,graph --compile-tokens 0
+fi
 grep -c "^\[\[job\]\]" "$LOGS/recorded.toml" | sed 's/^/recorded jobs: /'
 # shellcheck disable=SC2086
 timeout 280 "$BIN/symmtune" search --plugin-dir "$BIN" --backend cuda --config "$LOGS/recorded.toml" --strategy pattern \
