@@ -48,7 +48,7 @@ SYMMTUNE_CACHE=$LOGS/configs.toml timeout 300 torchrun --nproc-per-node "$W" "$h
 tp() { # tag, then tp_block.py's arguments
 	local tag=$1
 	shift
-	SYMMTUNE_CACHE=$LOGS/configs.toml timeout 200 torchrun --nproc-per-node "$W" "$here/tp_block.py" "$@" 2>&1 |
+	SYMMTUNE_CACHE=$LOGS/configs.toml timeout 130 torchrun --nproc-per-node "$W" "$here/tp_block.py" "$@" 2>&1 |
 		grep -v "UserWarning\|warnings.warn\|FutureWarning\|enable_symm_mem\|_prepare(tensor\|choose_runnable(kernel" |
 		tee "$LOGS/tp-$tag.txt" | grep "^tp_block\|FAIL\|^#"
 }
@@ -59,7 +59,7 @@ else
 fi
 grep -c "^\[\[job\]\]" "$LOGS/recorded.toml" | sed 's/^/recorded jobs: /'
 # shellcheck disable=SC2086
-timeout 280 "$BIN/symmtune" search --plugin-dir "$BIN" --backend cuda --config "$LOGS/recorded.toml" --strategy pattern \
+timeout 400 "$BIN/symmtune" search --plugin-dir "$BIN" --backend cuda --config "$LOGS/recorded.toml" --strategy pattern \
 	${TP_BUDGET:---budget-trials 12 --budget-time 20s} --cache "$LOGS/configs.toml" --log "$LOGS/search-recorded.jsonl" \
 	>"$LOGS/search-recorded.txt" 2>&1 || echo "search of the recorded file: rc $?"
 grep "winner:" "$LOGS/search-recorded.txt" | cut -c1-160
