@@ -190,8 +190,11 @@ def check(replays: int = 100) -> None:
                 name = f"all_reduce:{path}:{str(dt)[6:]}:n={n}"
                 check_eager(name, [x], run, lambda o: o, lambda xs: ref_all_reduce(xs[0]), 11 + rank)
                 check_graph(name, [x], run, lambda o: o, lambda xs: ref_all_reduce(xs[0]), replays, 23 + rank)
-    # A first call inside a capture says what to do, in one line.
-    for name, first in (("all_reduce", lambda: st.all_reduce(torch.empty(12345, dtype=torch.bfloat16, device="cuda"))),
+    # A first call inside a capture that needs its layout made (here: a
+    # larger all-reduce workspace than the calls above made, a new GEMM
+    # problem) says what to do, in one line. (A new size that fits the
+    # workspace and a compiled kernel simply runs.)
+    for name, first in (("all_reduce", lambda: st.all_reduce(torch.empty(1 << 24, dtype=torch.bfloat16, device="cuda"))),
                         ("agmm", lambda: st.all_gather_matmul(torch.empty(64 // w, 96, dtype=torch.bfloat16, device="cuda"),
                                                               torch.empty(96, 80, dtype=torch.bfloat16, device="cuda")))):
         try:
