@@ -100,3 +100,21 @@ def bench_paired(fns: dict, base: str, iters=50, warmup=5, queued=False) -> tupl
     dist.all_reduce(out, op=dist.ReduceOp.MAX)
     v = out.tolist()
     return dict(zip(names, v[:len(names)])), dict(zip(names, v[len(names):]))
+
+
+def warm_and_capture(fn, warmup: int = 2):
+    """fn() run warmup times on a side stream (as torch.cuda.graph's
+    documentation asks: the first calls make their buffers and kernels),
+    then captured once in a CUDA graph: (graph, what the captured call
+    returned)."""
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        for _ in range(warmup):
+            fn()
+    torch.cuda.current_stream().wait_stream(s)
+    torch.cuda.synchronize()
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        out = fn()
+    return g, out

@@ -42,7 +42,7 @@ import torch.distributed._symmetric_memory as symm_mem
 import symmtune.torch as st
 from symmtune import _torch_gemm, gemm
 from symmtune.kernels import Choice
-from peer_method import bench_queued
+from peer_method import bench_queued, warm_and_capture
 
 TOL = 1e-2
 FAILS: list[str] = []
@@ -122,17 +122,8 @@ def check_graph(name: str, inputs: list[torch.Tensor], run, result, ref, replays
     `replays` times, each on fresh random inputs copied into the static
     inputs, the result poisoned first, checked against ref(inputs)."""
     gen = torch.Generator(device="cuda").manual_seed(seed)
-    s = torch.cuda.Stream()
-    s.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(s):
-        for _ in range(2):
-            run()
-    torch.cuda.current_stream().wait_stream(s)
-    torch.cuda.synchronize()
-    g = torch.cuda.CUDAGraph()
     try:
-        with torch.cuda.graph(g):
-            outs = run()
+        g, outs = warm_and_capture(run)
     except Exception as e:  # noqa: BLE001 - reported as a failure with its message
         fail(f"{name}: capture failed: {type(e).__name__}: {e}")
         return
@@ -465,17 +456,11 @@ def bench_graph(fn, k: int = 20, reps: int = 10) -> float:
     """Per-call time of fn inside a CUDA graph of k back-to-back calls:
     shared/bench/peer_baselines.py's ":graph" method (no launch cost, no
     rank skew). Median over replays, max over ranks."""
-    s = torch.cuda.Stream()
-    s.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(s):
-        for _ in range(3):
-            fn()
-    torch.cuda.current_stream().wait_stream(s)
-    torch.cuda.synchronize()
-    g = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(g):
+
+    def calls():
         for _ in range(k):
             fn()
+    g, _ = warm_and_capture(calls, warmup=1)
     torch.cuda.synchronize()
     dist.barrier()
     g.replay()

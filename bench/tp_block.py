@@ -35,6 +35,7 @@ import torch.distributed._symmetric_memory as symm_mem
 import torch.nn.functional as F
 
 import symmtune.torch as st
+from peer_method import warm_and_capture
 
 FAILS: list[str] = []
 
@@ -100,20 +101,6 @@ def timed(fns: dict, n: int, rounds: int) -> dict[str, float]:
     return dict(zip(names, med.tolist()))
 
 
-def graphed(fn, x):
-    s = torch.cuda.Stream()
-    s.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(s):
-        for _ in range(2):
-            fn(x)
-    torch.cuda.current_stream().wait_stream(s)
-    torch.cuda.synchronize()
-    g = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(g):
-        out = fn(x)
-    return g, out
-
-
 def run(tokens: int, modes: list[str], hidden: int, inter: int) -> None:
     rank, w = dist.get_rank(), dist.get_world_size()
     group = dist.group.WORLD.group_name
@@ -138,7 +125,7 @@ def run(tokens: int, modes: list[str], hidden: int, inter: int) -> None:
                 continue  # what torch.compile traces; eagerly it is NCCL + cuBLAS again
             try:
                 if mode == "graph":
-                    g, out = graphed(fn, x)
+                    g, out = warm_and_capture(lambda fn=fn: fn(x))
                     g.replay()
                     got, call = out, g.replay
                 elif mode == "compile":
