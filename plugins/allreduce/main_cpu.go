@@ -1,9 +1,9 @@
 //go:build !cuda
 
-// Command symmtune-plugin-allreduce is symmtune's all-reduce (sum) plugin:
-// kernels/allreduce's kernel on the CPU shared-memory backend, or with
-// -tags cuda (main_cuda.go) its CUDA kernel (bin/cuda/). The host starts
-// one process per rank.
+// Command symmtune-plugin-allreduce serves the all-reduce (sum) of
+// kernels/allreduce on the CPU shared-memory backend, or with -tags cuda
+// (main_cuda.go) its CUDA kernel on CUDA IPC memory. The host starts one
+// process per rank.
 package main
 
 import (

@@ -1,7 +1,6 @@
 //go:build cuda
 
-// Command symmtune-plugin-allreduce, built with -tags cuda: kernels/allreduce's
-// CUDA all-reduce on CUDA IPC memory (main_cpu.go says more).
+// Command symmtune-plugin-allreduce, built with -tags cuda (main_cpu.go says more).
 package main
 
 import (
