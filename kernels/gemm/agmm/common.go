@@ -6,20 +6,11 @@
 // plugins/agmm serves CPU, or the GPU kernel when built with -tags cuda.
 package agmm
 
-import (
-	"github.com/symmtune/symmtune/kernels/gemm"
-	"github.com/symmtune/symmtune/kernels/internal/srchash"
-)
+import "github.com/symmtune/symmtune/kernels/gemm"
 
-// CPU is agmm on the CPU shared-memory backend (cpu.go): what plugins/agmm
-// serves when built without tags.
+// CPU is agmm on the CPU shared-memory backend (cpu.go): what
+// plugins/agmm serves when built without tags.
 func CPU() gemm.CPUKernel { return cpuKernel }
-
-// The CPU kernel's version hashes cpu.go as it read in plugins/agmm's
-// package main, where it lived until 2026-11-25: the move changed only its
-// package clause, so the version and the cache entries made with it stay
-// (version_test.go pins it).
-func init() { cpuKernel.Source = srchash.AsMain(cpuSource) }
 
 // shardOrder is the order in which a rank consumes the ranks' shards of A
 // in the fused kernel: its own first (it needs no communication, so the

@@ -6,20 +6,11 @@
 // plugins/matmulrs serves CPU, or the GPU kernel when built with -tags cuda.
 package matmulrs
 
-import (
-	"github.com/symmtune/symmtune/kernels/gemm"
-	"github.com/symmtune/symmtune/kernels/internal/srchash"
-)
+import "github.com/symmtune/symmtune/kernels/gemm"
 
 // CPU is matmulrs on the CPU shared-memory backend (cpu.go): what
 // plugins/matmulrs serves when built without tags.
 func CPU() gemm.CPUKernel { return cpuKernel }
-
-// The CPU kernel's version hashes cpu.go as it read in plugins/matmulrs's
-// package main, where it lived until 2026-11-25: the move changed only its
-// package clause, so the version and the cache entries made with it stay
-// (version_test.go pins it).
-func init() { cpuKernel.Source = srchash.AsMain(cpuSource) }
 
 // ownerOrder is the order in which a rank computes the row blocks of its
 // partial product in the fused kernel, by owner: the next rank's rows
