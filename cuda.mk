@@ -17,7 +17,7 @@ CUDA_DIR    ?= .cuda
 CUDA_INC     = $(CURDIR)/$(CUDA_DIR)/root/usr/include
 CUDA_LIB     = $(CURDIR)/$(CUDA_DIR)/root/usr/lib/x86_64-linux-gnu/nvidia/current
 CUDA_ENV     = CGO_ENABLED=1 CGO_CFLAGS="-I$(CUDA_INC)" CGO_LDFLAGS="-L$(CUDA_LIB)"
-CUDA_PKGS    = ./symm/cudamem/... ./cuda/... ./kernels/gemm/gpu/... ./kernels/gemm/hopper/... ./bench/gemmalone ./plugins/allreduce/... ./plugins/agmm/... ./plugins/matmulrs/...
+CUDA_PKGS    = ./symm/cudamem/... ./cuda/... ./kernels/... ./bench/gemmalone ./plugins/...
 CUDA_PLUGINS = allreduce matmulrs agmm
 NVRTC12      = $(CURDIR)/$(CUDA_DIR)/nvrtc12/usr/lib/x86_64-linux-gnu
 

@@ -1,11 +1,14 @@
-// Package allreduce owns the CUDA all-reduce's rules that need no GPU: its
-// CUDA C (kernels/, embedded here so the plugin, libsymmtune and the Python
-// runtime read the same files), the algorithms and the ALGO number each
-// compiles as, the NVRTC macros of an element type and team, the padding
-// the kernels run on, the untuned default by message size
-// (kernels/defaults.json) and the kernel version cache entries carry.
-// plugins/allreduce (whose CUDA build runs the kernels) and cmd/libsymmtune
-// import it; it imports nothing that links CUDA.
+// Package allreduce is symmtune's all-reduce (sum) kernel family: the
+// kernel on the CPU shared-memory backend (CPU, cpu.go), the CUDA kernel
+// (CUDA, the cuda-tagged cuda_*.go) and the CUDA all-reduce's rules that
+// need no GPU: its CUDA C (kernels/, embedded here so the plugin,
+// libsymmtune and the Python runtime read the same files), the algorithms
+// and the ALGO number each compiles as, the NVRTC macros of an element type
+// and team, the padding the kernels run on, the untuned default by message
+// size (kernels/defaults.json) and the kernel version cache entries carry.
+// plugins/allreduce serves CPU, or CUDA when built with -tags cuda, and
+// cmd/libsymmtune imports the rules; built without the cuda tag, the package
+// imports nothing that links CUDA.
 package allreduce
 
 import (
@@ -32,7 +35,7 @@ const (
 	// only for that tile's scatter instead of the block's whole share.
 	TwoShotOverlap = "two_shot_overlap"
 	// TwoShotCEAG: SM reduce-scatter and copy-engine all-gather, pipelined
-	// by piece (plugins/allreduce/stages.go).
+	// by piece (stages.go).
 	TwoShotCEAG = "two_shot_ce_ag"
 )
 

@@ -1,12 +1,12 @@
 package allreduce
 
 import (
-	"bufio"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"testing"
 
+	"github.com/symmtune/symmtune/internal/triallog"
 	"github.com/symmtune/symmtune/space"
 )
 
@@ -58,42 +58,29 @@ func TestCUDADefaultNearTuned(t *testing.T) {
 		t.Fatalf("%d landscapes found", len(files))
 	}
 	for _, f := range files {
-		fh, err := os.Open(f)
+		lf, err := triallog.Read(f)
 		if err != nil {
 			t.Fatal(err)
 		}
 		var world int
 		var shape string
 		best, scores := 0.0, map[string]float64{}
-		sc := bufio.NewScanner(fh)
-		sc.Buffer(make([]byte, 1<<20), 1<<20)
-		for sc.Scan() {
-			var l struct {
-				Config space.Config `json:"config"`
-				Status string       `json:"status"`
-				Score  float64      `json:"score_us"`
-				World  int          `json:"world"`
-				Shape  string       `json:"shape"`
-				Dtype  string       `json:"dtype"`
-			}
-			if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
-				t.Fatalf("%s: %v", f, err)
-			}
-			if l.Status != "ok" || l.Dtype != "bf16" {
+		for _, l := range lf.Results {
+			if l.Status != triallog.StatusOK || l.Dtype != "bf16" {
 				continue
 			}
 			if _, ok := l.Config["stages"]; !ok {
 				l.Config["stages"] = space.Int(1) // recorded before the parameter existed
 			}
 			world, shape = l.World, l.Shape
-			if s, ok := scores[l.Config.String()]; !ok || l.Score < s {
-				scores[l.Config.String()] = l.Score
+			score := l.Score()
+			if s, ok := scores[l.Config.String()]; !ok || score < s {
+				scores[l.Config.String()] = score
 			}
-			if best == 0 || l.Score < best {
-				best = l.Score
+			if best == 0 || score < best {
+				best = score
 			}
 		}
-		fh.Close()
 		sh, err := space.ParseShape(shape, []string{"n"})
 		if err != nil {
 			t.Fatalf("%s: %v", f, err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/symmtune/symmtune/kernels/internal/srchash"
 	"github.com/symmtune/symmtune/sdk"
 	"github.com/symmtune/symmtune/space"
 	"github.com/symmtune/symmtune/symm"
@@ -18,9 +19,11 @@ import (
 type CPUKernel struct {
 	Name    string
 	Summary string
-	// Source is the plugin's own kernel source; with the shared GEMM
-	// sources it makes the kernel version, so cache entries made by an
-	// older kernel go stale.
+	// Source is the kernel's own Go file (its cpu.go); with the shared
+	// GEMM sources it makes the kernel version, so cache entries made by
+	// an older kernel go stale. The version reads its package clause as
+	// "package main": the CPU kernels lived in their plugins' package main
+	// until 2026-11-25, and the move kept their versions (srchash.AsMain).
 	Source []byte
 	// PayloadElems is how many f32 values each rank's region holds past
 	// the flags.
@@ -33,7 +36,7 @@ type CPUKernel struct {
 func (k CPUKernel) Describe() sdk.Description {
 	return sdk.Description{
 		Name:          k.Name,
-		KernelVersion: sdk.SourceHash(append([][]byte{k.Source}, Sources()...)...),
+		KernelVersion: sdk.SourceHash(append([][]byte{srchash.AsMain(k.Source)}, Sources()...)...),
 		Dims:          DimNames,
 		Dtypes:        []string{"f32"},
 		Summary:       k.Summary,

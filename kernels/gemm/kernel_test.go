@@ -11,7 +11,7 @@ import (
 var testKernel = gemm.CPUKernel{
 	Name:         "gemmtest",
 	Summary:      "test",
-	Source:       []byte("source"),
+	Source:       []byte("package gemmtest\n// source\n"),
 	PayloadElems: func(d gemm.Dims) int64 { return int64(d.M) * int64(d.N) },
 }
 
@@ -46,7 +46,7 @@ func TestCPUKernelDescribe(t *testing.T) {
 		t.Fatalf("describe: %+v", d)
 	}
 	other := testKernel
-	other.Source = []byte("another source")
+	other.Source = []byte("package gemmtest\n// another source\n")
 	if other.Describe().KernelVersion == d.KernelVersion {
 		t.Error("the kernel version does not change with the plugin's source")
 	}

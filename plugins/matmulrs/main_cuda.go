@@ -1,5 +1,6 @@
 //go:build cuda
 
+// Command symmtune-plugin-matmulrs, built with -tags cuda (main_cpu.go says more).
 package main
 
 import (

@@ -52,7 +52,7 @@ _CONSTANTS = {
 # Algorithms of the plugin that symmtune.torch does not run (yet), with the
 # reason: a tuned entry naming one falls back to the default config, with a
 # warning.
-_NOT_RUN = {"two_shot_ce_ag": "its host-side copy-engine pipeline (plugins/allreduce/stages.go) is not ported"}
+_NOT_RUN = {"two_shot_ce_ag": "its host-side copy-engine pipeline (kernels/allreduce/stages.go) is not ported"}
 
 
 def __getattr__(name: str) -> Any:

@@ -271,7 +271,7 @@ def _barrier(k: _Kernel, ws: _Workspace, stream: int) -> None:
 
 
 def _two_shot_ce(k: _Kernel, ws: _Workspace, n: int, nvec: int, stream: int) -> None:
-    """The copy-engine two-shot, as plugins/allreduce's launchCE runs it:
+    """The copy-engine two-shot, as kernels/allreduce's launchCE runs it:
     scatter chunks into their owners' scratch slots on one stream per peer,
     barrier, reduce the own chunk locally, copy it into every peer's output
     region, barrier."""

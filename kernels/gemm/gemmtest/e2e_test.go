@@ -1,16 +1,14 @@
 package gemmtest
 
 import (
-	"bufio"
-	"encoding/json"
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/symmtune/symmtune/cache"
+	"github.com/symmtune/symmtune/internal/triallog"
 	"github.com/symmtune/symmtune/kernels/gemm"
 	"github.com/symmtune/symmtune/space"
 )
@@ -69,8 +67,12 @@ func TestSearchRealPlugins(t *testing.T) {
 				}
 				seen := map[string]bool{}
 				impls := map[string]bool{}
-				for _, l := range readLog(t, logPath) {
-					if l.Status != "ok" {
+				lf, err := triallog.Read(logPath)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, l := range lf.Results {
+					if l.Status != triallog.StatusOK {
 						t.Errorf("config %s: status %s: %s", l.Config, l.Status, l.Error)
 					}
 					if len(l.RanksUS) != world {
@@ -99,34 +101,4 @@ func TestSearchRealPlugins(t *testing.T) {
 			})
 		}
 	}
-}
-
-type logLine struct {
-	Config  space.Config `json:"config"`
-	Status  string       `json:"status"`
-	RanksUS []float64    `json:"ranks_us"`
-	Error   string       `json:"error"`
-}
-
-func readLog(t *testing.T, path string) []logLine {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	var out []logLine
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		var l logLine
-		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
-			t.Fatalf("log line %q: %v", sc.Text(), err)
-		}
-		out = append(out, l)
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return out
 }

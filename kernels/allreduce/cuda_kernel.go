@@ -1,6 +1,6 @@
 //go:build cuda
 
-package main
+package allreduce
 
 import (
 	"context"
@@ -9,32 +9,15 @@ import (
 
 	"gorgonia.org/cu"
 
-	"github.com/symmtune/symmtune/kernels/allreduce"
 	"github.com/symmtune/symmtune/sdk"
 	"github.com/symmtune/symmtune/space"
 	"github.com/symmtune/symmtune/symm"
 	"github.com/symmtune/symmtune/symm/cudamem"
 )
 
-// The kernels' CUDA C, as kernels/allreduce embeds it.
-var (
-	cudaCommon    = allreduce.Common
-	cudaAllreduce = allreduce.Allreduce
-	cudaUtil      = allreduce.Util
-)
-
-// The CUDA build's own algorithms besides oneShot and twoShot (pull); see
-// kernels/allreduce for what each does.
-const (
-	twoShotPush    = allreduce.TwoShotPush
-	twoShotCE      = allreduce.TwoShotCE
-	twoShotOverlap = allreduce.TwoShotOverlap
-	// twoShotCEAG (stages.go): SM reduce-scatter and copy-engine
-	// all-gather, pipelined by piece.
-)
-
-// algoNumber is name's ALGO macro value, 0 for an unknown name.
-func algoNumber(name string) int { return allreduce.AlgoNumber(name) }
+// CUDA is the CUDA all-reduce: what plugins/allreduce serves when built
+// with -tags cuda.
+func CUDA() sdk.Kernel { return cudaKernel{} }
 
 // Tunables of the CUDA all-reduce.
 const (
@@ -57,15 +40,8 @@ const (
 )
 
 func cudaSpace() space.Space {
-	ints := func(xs ...int64) []space.Value {
-		out := make([]space.Value, len(xs))
-		for i, x := range xs {
-			out[i] = space.Int(x)
-		}
-		return out
-	}
-	algos := make([]space.Value, len(allreduce.Algorithms))
-	for i, a := range allreduce.Algorithms {
+	algos := make([]space.Value, len(Algorithms))
+	for i, a := range Algorithms {
 		algos[i] = space.Str(a.Name)
 	}
 	return space.Space{Params: []space.Param{
@@ -84,14 +60,14 @@ type cudaKernel struct{}
 func (cudaKernel) Describe() sdk.Description {
 	return sdk.Description{
 		Name:          "allreduce",
-		KernelVersion: allreduce.KernelVersion(),
+		KernelVersion: KernelVersion(),
 		Dims:          []string{"n"},
 		Dtypes:        []string{"bf16", "f16", "f32"},
 		Space:         cudaSpace(),
 		// Valid for every problem; searches and untuned callers use
 		// DefaultFor's size-dependent choice instead.
 		Default: space.Config{
-			pAlgo: space.Str(twoShotPush), pThreads: space.Int(128), pBlocks: space.Int(1), pUnroll: space.Int(1), pStages: space.Int(1),
+			pAlgo: space.Str(TwoShotPush), pThreads: space.Int(128), pBlocks: space.Int(1), pUnroll: space.Int(1), pStages: space.Int(1),
 		},
 		Summary: "all-reduce (sum) of n elements across GPUs over CUDA IPC: one-shot, pull or push two-shot (per-tile overlapped or not), copy-engine two-shot, or SM reduce-scatter pipelined with a copy-engine all-gather, 16-byte accesses over NVLink",
 	}
@@ -106,9 +82,9 @@ type cudaCfg struct {
 func parseCudaCfg(c space.Config) (cudaCfg, error) {
 	var k cudaCfg
 	a, ok := c[pAlgo]
-	if !ok || !a.IsStr || algoNumber(a.Str) == 0 {
-		names := make([]string, len(allreduce.Algorithms))
-		for i, x := range allreduce.Algorithms {
+	if !ok || !a.IsStr || AlgoNumber(a.Str) == 0 {
+		names := make([]string, len(Algorithms))
+		for i, x := range Algorithms {
 			names[i] = x.Name
 		}
 		return k, fmt.Errorf("algorithm %v: want one of %s", a, strings.Join(names, ", "))
@@ -145,7 +121,7 @@ func geometry(p space.Problem, world int) (n, npad, nvec int64, elt int, err err
 	if world < 1 || world > cudamem.MaxWorld {
 		return 0, 0, 0, 0, fmt.Errorf("world %d outside 1..%d", world, cudamem.MaxWorld)
 	}
-	npad = allreduce.Padded(n, elt, world)
+	npad = Padded(n, elt, world)
 	return n, npad, npad * int64(elt) / 16, elt, nil
 }
 
@@ -156,7 +132,7 @@ func (cudaKernel) DefaultFor(p space.Problem, world int, backend string) (space.
 	if err != nil {
 		return nil, err
 	}
-	return allreduce.Default(n, elt, world), nil
+	return Default(n, elt, world), nil
 }
 
 // Validate is pure arithmetic on config, problem and world: alignment,
@@ -174,7 +150,7 @@ func (cudaKernel) Validate(c space.Config, p space.Problem, world int, backend s
 		return err
 	}
 	work := nvec
-	if k.algo != oneShot {
+	if k.algo != OneShot {
 		work = nvec / int64(world) // geometry pads to a multiple of world
 	}
 	if k.blocks > cudamem.MaxBlocks {

@@ -1,4 +1,4 @@
-package main
+package agmm
 
 import (
 	"context"

@@ -1,17 +1,13 @@
-package main
+package allreduce
 
-import (
-	"fmt"
+import "fmt"
 
-	"github.com/symmtune/symmtune/kernels/allreduce"
-)
-
-// twoShotCEAG is the CUDA build's pipelined copy-engine two-shot: the SMs
-// reduce-scatter the message piece by piece (push scatter, per-block
-// barrier, local reduce) while the copy engines all-gather the pieces
-// already reduced, so the SMs' stores and the copy engines' writes share
-// the links at once. Its pieces are "stages" (one flag each).
-const twoShotCEAG = allreduce.TwoShotCEAG
+// The pipeline of TwoShotCEAG, the CUDA build's pipelined copy-engine
+// two-shot: the SMs reduce-scatter the message piece by piece (push
+// scatter, per-block barrier, local reduce) while the copy engines
+// all-gather the pieces already reduced, so the SMs' stores and the copy
+// engines' writes share the links at once. Its pieces are "stages" (one
+// flag each).
 
 // pStages is the CUDA all-reduce's pipeline depth: how many pieces
 // two_shot_ce_ag splits the message into (1 for every other algorithm).
@@ -47,9 +43,9 @@ func stagePlan(nvec int64, world int, stages int64) []piece {
 // nvec vectors over world ranks: only two_shot_ce_ag pipelines, none of its
 // pieces may be empty, and every block needs work in a piece.
 func checkStages(algo string, stages, blocks, tile, nvec int64, world int) error {
-	if algo != twoShotCEAG {
+	if algo != TwoShotCEAG {
 		if stages != 1 {
-			return fmt.Errorf("%s %d: only %s pipelines (want 1 for %s)", pStages, stages, twoShotCEAG, algo)
+			return fmt.Errorf("%s %d: only %s pipelines (want 1 for %s)", pStages, stages, TwoShotCEAG, algo)
 		}
 		return nil
 	}

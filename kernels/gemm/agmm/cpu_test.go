@@ -1,4 +1,4 @@
-package main
+package agmm
 
 import (
 	"testing"
@@ -12,12 +12,13 @@ import (
 func TestVerifyTable(t *testing.T) { gemmtest.VerifyTable(t, cpuKernel) }
 
 // TestBackToBack: timed calls and verifies interleaved with no host reset,
-// which would catch an overwritten partial product a slow peer was still reducing (gemmtest.BackToBack).
+// which would catch a republished shard a slow peer was still reading (gemmtest.BackToBack).
 func TestBackToBack(t *testing.T) { gemmtest.BackToBack(t, cpuKernel) }
 
-// TestScheduleCoversEveryTileOnce checks the fused and sequential task
-// lists: every tile of the partial product exactly once, one reduction per
-// own block, each after every tile of its block on this rank.
+// TestScheduleCoversEveryTileOnce checks the task lists: every tile of C
+// exactly once, reading the shard that holds its rows; in the fused list
+// each own chunk is published once, before any tile, and the tiles visit
+// shards in pivot order starting with the own one.
 func TestScheduleCoversEveryTileOnce(t *testing.T) {
 	for _, world := range []int{1, 2, 4} {
 		d, _ := gemm.ParseDims(gemmtest.Shape(world))
@@ -30,21 +31,30 @@ func TestScheduleCoversEveryTileOnce(t *testing.T) {
 				in := &cpuInstance{d: d, world: world, me: me, rows: d.M / world}
 				tasks := in.schedule(cfg)
 				seen := map[gemm.Tile]int{}
-				reduced := map[int]bool{}
-				for pos, tk := range tasks {
-					if tk.reduce {
-						if tk.Row/in.rows != me || reduced[tk.Row] {
-							t.Fatalf("%s rank %d: bad or repeated reduction of row %d", c, me, tk.Row)
+				published := map[int]bool{}
+				lastSrc, step := -1, -1
+				for _, tk := range tasks {
+					if tk.publish {
+						if len(seen) > 0 || tk.Row/in.rows != me || published[tk.Row] {
+							t.Fatalf("%s rank %d: bad publish of row %d", c, me, tk.Row)
 						}
-						reduced[tk.Row] = true
-						for _, later := range tasks[pos:] {
-							if !later.reduce && later.Row >= tk.Row && later.Row < tk.Row+cfg.CommBlockM {
-								t.Fatalf("%s rank %d: tile %v scheduled after the reduction of its block", c, me, later.Tile)
-							}
-						}
+						published[tk.Row] = true
 						continue
 					}
 					seen[tk.Tile]++
+					if cfg.Impl != gemm.Fused {
+						continue
+					}
+					if tk.src != tk.Row/in.rows {
+						t.Fatalf("%s rank %d: tile %v reads shard %d", c, me, tk.Tile, tk.src)
+					}
+					if tk.src != lastSrc {
+						step++
+						if tk.src != (me+step)%world {
+							t.Fatalf("%s rank %d: shard %d at step %d", c, me, tk.src, step)
+						}
+						lastSrc = tk.src
+					}
 				}
 				want := d.M / cfg.BlockM * ((d.N + cfg.BlockN - 1) / cfg.BlockN)
 				if len(seen) != want {
@@ -55,31 +65,26 @@ func TestScheduleCoversEveryTileOnce(t *testing.T) {
 						t.Fatalf("%s rank %d: tile %v scheduled %d times", c, me, tl, n)
 					}
 				}
-				wantReduce := 0
-				if cfg.Impl == gemm.Fused {
-					wantReduce = in.rows / cfg.CommBlockM
-				}
-				if len(reduced) != wantReduce {
-					t.Fatalf("%s rank %d: %d reductions, want %d", c, me, len(reduced), wantReduce)
+				if cfg.Impl == gemm.Fused && len(published) != in.rows/cfg.CommBlockM {
+					t.Fatalf("%s rank %d: %d chunks published, want %d", c, me, len(published), in.rows/cfg.CommBlockM)
 				}
 			}
 		}
 	}
 }
 
-func TestOwnerOrder(t *testing.T) {
-	// At every step the ranks serve different owners, and each rank's own
-	// rows come last.
+func TestShardOrder(t *testing.T) {
+	// Own shard first, and at every step the ranks read different shards.
 	for _, world := range []int{1, 2, 3, 4, 8} {
 		for s := 0; s < world; s++ {
 			used := map[int]bool{}
 			for r := 0; r < world; r++ {
-				o := ownerOrder(r, world)
-				if o[world-1] != r {
-					t.Fatalf("world %d rank %d: own rows not last: %v", world, r, o)
+				o := shardOrder(r, world)
+				if o[0] != r {
+					t.Fatalf("world %d rank %d: own shard not first: %v", world, r, o)
 				}
 				if used[o[s]] {
-					t.Fatalf("world %d step %d: owner %d served by two ranks", world, s, o[s])
+					t.Fatalf("world %d step %d: shard %d read by two ranks", world, s, o[s])
 				}
 				used[o[s]] = true
 			}
@@ -88,9 +93,9 @@ func TestOwnerOrder(t *testing.T) {
 }
 
 // TestDescribe: the shared CPUKernel (tested in kernels/gemm) carries
-// this plugin's name.
+// this kernel's name.
 func TestDescribe(t *testing.T) {
-	if d := cpuKernel.Describe(); d.Name != "matmulrs" {
+	if d := CPU().Describe(); d.Name != "agmm" {
 		t.Fatalf("describe: %+v", d)
 	}
 }

@@ -1,4 +1,4 @@
-package main
+package matmulrs
 
 import (
 	"testing"

@@ -1,6 +1,6 @@
 //go:build cuda
 
-package main
+package allreduce
 
 import (
 	"context"
@@ -13,7 +13,6 @@ import (
 	"gorgonia.org/cu"
 
 	"github.com/symmtune/symmtune/cuda/nvrtc"
-	"github.com/symmtune/symmtune/kernels/allreduce"
 	"github.com/symmtune/symmtune/sdk"
 	"github.com/symmtune/symmtune/space"
 	"github.com/symmtune/symmtune/symm/cudamem"
@@ -34,7 +33,7 @@ type cudaInstance struct {
 	elt     int
 
 	stream      cu.Stream
-	side        []cu.Stream // one per peer, for twoShotCE's copies
+	side        []cu.Stream // one per peer, for TwoShotCE's copies
 	fork        cu.Event
 	join        []cu.Event
 	out, res    cu.DevicePtr
@@ -46,15 +45,15 @@ type cudaInstance struct {
 	mods map[string]*arModule
 }
 
-func (in *cudaInstance) macros() []string { return allreduce.Macros(in.prob.Dtype, in.team.World()) }
+func (in *cudaInstance) macros() []string { return Macros(in.prob.Dtype, in.team.World()) }
 
 func (in *cudaInstance) utilSource() nvrtc.Source {
-	return nvrtc.Source{Name: "allreduce_util.cu", Text: cudamem.DeviceSource + cudaCommon + cudaUtil, Options: in.macros()}
+	return nvrtc.Source{Name: "allreduce_util.cu", Text: cudamem.DeviceSource + Common + Util, Options: in.macros()}
 }
 
 func (in *cudaInstance) source(k cudaCfg) nvrtc.Source {
-	opts := append(in.macros(), fmt.Sprintf("-DALGO=%d", algoNumber(k.algo)), fmt.Sprintf("-DTHREADS=%d", k.threads), fmt.Sprintf("-DUNROLL=%d", k.unroll))
-	return nvrtc.Source{Name: "allreduce.cu", Text: cudamem.DeviceSource + cudaCommon + cudaAllreduce, Options: opts}
+	opts := append(in.macros(), fmt.Sprintf("-DALGO=%d", AlgoNumber(k.algo)), fmt.Sprintf("-DTHREADS=%d", k.threads), fmt.Sprintf("-DUNROLL=%d", k.unroll))
+	return nvrtc.Source{Name: "allreduce.cu", Text: cudamem.DeviceSource + Common + Allreduce, Options: opts}
 }
 
 // Precompile builds every config's cubin on all cores into the disk cache
@@ -135,7 +134,7 @@ func (in *cudaInstance) Prepare(ctx context.Context, c space.Config) error {
 // output is where config m leaves the result on this rank.
 func (in *cudaInstance) output(m *arModule) cu.DevicePtr {
 	switch m.cfg.algo {
-	case twoShotPush, twoShotCE, twoShotOverlap, twoShotCEAG:
+	case TwoShotPush, TwoShotCE, TwoShotOverlap, TwoShotCEAG:
 		return in.team.Data(in.team.Rank()) + cu.DevicePtr(2*in.npad*int64(in.elt))
 	}
 	return in.out
@@ -144,9 +143,9 @@ func (in *cudaInstance) output(m *arModule) cu.DevicePtr {
 // launch enqueues one all-reduce of the data regions into out.
 func (in *cudaInstance) launch(m *arModule) error {
 	switch m.cfg.algo {
-	case twoShotCE:
+	case TwoShotCE:
 		return in.launchCE(m)
-	case twoShotCEAG:
+	case TwoShotCEAG:
 		return in.launchCEAG(m)
 	}
 	args := cudamem.Args(uint64(in.team.PtrTable()), uint64(in.out), uint64(in.nvec), uint64(in.team.Rank()), uint64(in.npad)*uint64(in.elt))

@@ -1,4 +1,4 @@
-package main
+package allreduce
 
 import (
 	"strings"
@@ -53,12 +53,12 @@ func TestCheckStages(t *testing.T) {
 		{"push without stages", "two_shot_push", 1, 132, 512, 1 << 20, 4, ""},
 		{"push with stages", "two_shot_push", 4, 132, 512, 1 << 20, 4, "only two_shot_ce_ag pipelines"},
 		{"overlap with stages", "two_shot_overlap", 2, 1, 128, 1 << 20, 4, "only two_shot_ce_ag pipelines"},
-		{"ce_ag one stage", twoShotCEAG, 1, 132, 512, 1 << 20, 4, ""},
-		{"ce_ag 16 stages at 128 MiB", twoShotCEAG, 16, 132, 512, 8 << 20, 4, ""},
-		{"ce_ag over the flags", twoShotCEAG, 32, 1, 128, 1 << 20, 4, "flag words"},
-		{"ce_ag empty pieces", twoShotCEAG, 8, 1, 128, 4 * 7, 4, "some pieces would be empty"},
-		{"ce_ag exactly one vector per piece", twoShotCEAG, 8, 1, 128, 4 * 8, 4, ""},
-		{"ce_ag idle blocks in a piece", twoShotCEAG, 16, 132, 512, 1 << 20, 4, "no work in a piece"},
+		{"ce_ag one stage", TwoShotCEAG, 1, 132, 512, 1 << 20, 4, ""},
+		{"ce_ag 16 stages at 128 MiB", TwoShotCEAG, 16, 132, 512, 8 << 20, 4, ""},
+		{"ce_ag over the flags", TwoShotCEAG, 32, 1, 128, 1 << 20, 4, "flag words"},
+		{"ce_ag empty pieces", TwoShotCEAG, 8, 1, 128, 4 * 7, 4, "some pieces would be empty"},
+		{"ce_ag exactly one vector per piece", TwoShotCEAG, 8, 1, 128, 4 * 8, 4, ""},
+		{"ce_ag idle blocks in a piece", TwoShotCEAG, 16, 132, 512, 1 << 20, 4, "no work in a piece"},
 	} {
 		err := checkStages(c.algo, c.stages, c.blocks, c.tile, c.nvec, c.world)
 		switch {

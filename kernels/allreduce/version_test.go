@@ -1,0 +1,18 @@
+package allreduce
+
+import "testing"
+
+// TestKernelVersions pins the kernel versions cache entries carry. A change
+// to a hashed source (cpu.go; the barrier and kernels/*.cu* for CUDA) makes
+// every entry of that kernel stale: when that is what you meant, put the
+// new value here. Moving or renaming the files must not change it.
+func TestKernelVersions(t *testing.T) {
+	for _, c := range []struct{ name, got, want string }{
+		{"cpu", CPU().Describe().KernelVersion, "d5b2c4285cfe"},
+		{"cuda (KernelVersion)", KernelVersion(), "9e21e6071e16"},
+	} {
+		if c.got != c.want {
+			t.Errorf("%s kernel version %s, pinned %s", c.name, c.got, c.want)
+		}
+	}
+}

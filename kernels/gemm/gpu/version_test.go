@@ -1,0 +1,16 @@
+package gpu
+
+import "testing"
+
+// TestKernelVersions pins the GPU kernels' versions, which cache entries
+// carry. A change to a hashed source (version.go's //go:embed list and the
+// Hopper GEMM) makes every entry of the kernel stale: when that is what you
+// meant, put the new value here. Moving or renaming other files must not
+// change them.
+func TestKernelVersions(t *testing.T) {
+	for kernel, want := range map[string]string{AGMM: "faed0850ef5b", MatmulRS: "78be93a8e140"} {
+		if got := KernelVersion(kernel); got != want {
+			t.Errorf("%s kernel version %s, pinned %s", kernel, got, want)
+		}
+	}
+}
