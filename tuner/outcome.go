@@ -35,6 +35,8 @@ type Outcome struct {
 	Interrupted bool
 	// Startup is how long the first group took to start.
 	Startup Startup
+	// Time is where Elapsed went, phase by phase.
+	Time TimeSplit
 }
 
 // Startup is a group's start: each rank process's start-up (exec to

@@ -147,3 +147,36 @@ func TestLoadJobFileRejects(t *testing.T) {
 		})
 	}
 }
+
+// TestTimeSplit: the split's line names every phase, puts the precompile
+// inside prepare and the timed work inside bench, shows restarts only
+// when there were any, and its terms add up to the total.
+func TestTimeSplit(t *testing.T) {
+	s := func(f float64) time.Duration { return time.Duration(f * float64(time.Second)) }
+	for _, tc := range []struct {
+		name  string
+		split TimeSplit
+		want  string
+	}{
+		{"the issue's GPU search", TimeSplit{Validate: s(8.1), Setup: s(2), Precompile: s(15), Prepare: s(5.3), Verify: s(3.9), Bench: s(4.7), Timed: s(1.1), Total: s(39.4)},
+			"39.4 s = validate 8.1 + setup 2.0 + prepare 20.3 (precompile 15.0) + verify 3.9 + bench 4.7 (timed work 1.1) + other 0.4"},
+		{"a precompile too short to show, a restart", TimeSplit{Validate: s(0.1), Setup: s(0.2), Precompile: s(0.01), Prepare: s(0.29), Verify: s(0.4), Bench: s(1), Timed: s(0.5), Restart: s(2), Total: s(4.5)},
+			"4.5 s = validate 0.1 + setup 0.2 + prepare 0.3 + verify 0.4 + bench 1.0 (timed work 0.5) + restart 2.0 + other 0.5"},
+		{"other never negative", TimeSplit{Bench: s(2), Total: s(1)},
+			"1.0 s = validate 0.0 + setup 0.0 + prepare 0.0 + verify 0.0 + bench 2.0 (timed work 0.0) + other 0.0"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := tc.split.String(); got != tc.want {
+				t.Errorf("split\n%s\nwant\n%s", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestSummarizeTotal: the timed work is the sum over iterations of the
+// slowest rank's time, not of every rank's.
+func TestSummarizeTotal(t *testing.T) {
+	if got := Summarize([][]float64{{1, 5, 2}, {3, 1, 2}}).TotalUS; got != 3+5+2 {
+		t.Errorf("TotalUS = %v, want 10", got)
+	}
+}

@@ -121,9 +121,11 @@ func (ss *session) run(ctx context.Context, c space.Config, warmup, iters int) (
 	t.Timeouts.Verify = ss.deadline("verify", t.Timeouts.Verify)
 	t.BenchDeadline = benchDeadline(t.Timeouts.Bench, ss.iterUS, t.Warmup+t.Iters)
 	res, restart, took := ss.grp.runTrial(ctx, t)
+	ss.out.Time.addTrial(took)
 	if ctx.Err() != nil {
 		return Result{}, false, ctx.Err()
 	}
+	res.PrepareMS, res.VerifyMS, res.BenchMS = ms(took.Prepare), ms(took.Verify), ms(took.Bench)
 	if res.Status == StatusOK {
 		// Verify and bench durations, for deadlines scaled to the work.
 		ss.slowest["verify"] = max(ss.slowest["verify"], took.Verify)
@@ -153,7 +155,10 @@ func (ss *session) record(ctx context.Context, res Result, restart bool) error {
 	}
 	if restart {
 		ss.s.Logger.Info("restarting ranks", "after", res.Status, "config", res.Config.String())
-		if err := ss.restartRetrying(ctx); err != nil {
+		began := time.Now()
+		err := ss.restartRetrying(ctx)
+		ss.out.Time.Restart += time.Since(began)
+		if err != nil {
 			return fmt.Errorf("restart ranks after %s of %s: %w", res.Status, res.Config, err)
 		}
 	}
@@ -271,21 +276,25 @@ func rotated(cs []space.Config, by int) []space.Config {
 
 // roundsResult is one finalist's re-measurement from its rounds (all ok):
 // the round with the median score (the lower middle for an even count) as
-// it was measured, with the iterations and elapsed time of all rounds, the
-// fastest iteration of any, each rank's median of its round medians, and
-// the worst verification error.
+// it was measured, with the iterations, elapsed and phase times of all
+// rounds, the fastest iteration of any, each rank's median of its round
+// medians, and the worst verification error.
 func roundsResult(rs []Result) Result {
 	byRound := append([]Result{}, rs...)
 	sort.SliceStable(byRound, func(i, j int) bool { return byRound[i].Score() < byRound[j].Score() })
 	out := byRound[(len(byRound)-1)/2]
 	out.Refined, out.Rounds = true, len(rs)
 	out.Iters, out.ElapsedMS = 0, 0
+	out.PrepareMS, out.VerifyMS, out.BenchMS = 0, 0, 0
 	out.ScoreUS, out.P90US, out.RelErr = clonePtr(out.ScoreUS), clonePtr(out.P90US), clonePtr(out.RelErr)
 	var minUS *float64
 	ranks := make([][]float64, len(out.RanksUS))
 	for _, r := range rs {
 		out.Iters += r.Iters
 		out.ElapsedMS += r.ElapsedMS
+		out.PrepareMS += r.PrepareMS
+		out.VerifyMS += r.VerifyMS
+		out.BenchMS += r.BenchMS
 		if r.MinUS != nil && (minUS == nil || *r.MinUS < *minUS) {
 			minUS = clonePtr(r.MinUS)
 		}

@@ -152,12 +152,15 @@ func (s *Searcher) search(ctx context.Context, job Job) (*Outcome, error) {
 	if err := s.checkCache(ctx); err != nil {
 		return nil, err
 	}
+	ss := &session{s: s, job: job, spec: spec, backend: backend, slowest: map[string]time.Duration{}}
+	ss.out = &Outcome{Job: job, Backend: backend, Counts: map[Status]int{}}
+	split := &ss.out.Time
+	began := time.Now()
 	first, err := launch(spec, 0)
 	if err != nil {
 		return nil, err
 	}
-	ss := &session{s: s, job: job, spec: spec, backend: backend, slowest: map[string]time.Duration{}}
-	ss.out = &Outcome{Job: job, Backend: backend, Counts: map[Status]int{}}
+	split.Setup += time.Since(began)
 	defer func() {
 		if ss.grp != nil {
 			ss.grp.close(context.WithoutCancel(ctx))
@@ -166,21 +169,29 @@ func (s *Searcher) search(ctx context.Context, job Job) (*Outcome, error) {
 		}
 	}()
 	ss.slowStart = first.startup
+	began = time.Now()
 	valid, err := ss.describe(ctx, first)
+	split.Validate += time.Since(began)
 	if err != nil {
 		return nil, err
 	}
-	if err := ss.restart(ctx, first); err != nil {
+	began = time.Now()
+	err = ss.restart(ctx, first)
+	split.Setup += time.Since(began)
+	if err != nil {
 		return nil, err
 	}
 	first = nil
+	began = time.Now()
 	ss.precompile(ctx, valid)
+	split.Precompile += time.Since(began)
 	err = ss.explore(ctx, valid)
 	if err == nil {
 		err = ss.refine(ctx)
 	}
 	s.Reporter.Finish()
 	ss.out.Elapsed = time.Since(start)
+	split.Total = ss.out.Elapsed
 	if err != nil {
 		if ctx.Err() != nil {
 			ss.out.Interrupted = true

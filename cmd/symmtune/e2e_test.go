@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -76,6 +77,10 @@ func TestSearchAllReduceLandsInCacheAndLookup(t *testing.T) {
 			}
 			if !strings.Contains(out, "winner:") {
 				t.Errorf("no winner line in output:\n%s", out)
+			}
+			// The summary says where the search's time went.
+			if !regexp.MustCompile(`(?m)^time: [0-9.]+ s = validate [0-9.]+ \+ setup [0-9.]+ \+ prepare [0-9.]+ \+ verify [0-9.]+ \+ bench [0-9.]+ \(timed work [0-9.]+\) \+ other [0-9.]+$`).MatchString(out) {
+				t.Errorf("no time split line in output:\n%s", out)
 			}
 
 			// Every valid config was tried once, plus the finalists' re-measurements.

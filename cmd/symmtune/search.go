@@ -282,6 +282,9 @@ func printOutcome(w io.Writer, o *tuner.Outcome, top int) {
 		}
 	}
 	fmt.Fprintf(w, "space %d configs, %d valid; trials: %s; %.1fs\n", o.SpaceSize, o.ValidCount, strings.Join(counts, ", "), o.Elapsed.Seconds())
+	if o.Time.Total > 0 {
+		fmt.Fprintf(w, "time: %s\n", o.Time)
+	}
 	if len(o.Startup.Ranks) > 0 {
 		ranks := make([]string, len(o.Startup.Ranks))
 		for i, d := range o.Startup.Ranks {
