@@ -37,6 +37,8 @@ type Outcome struct {
 	Startup Startup
 	// Time is where Elapsed went, phase by phase.
 	Time TimeSplit
+	// Budget is the budget the exploration ran under, and why.
+	Budget Budget
 }
 
 // Startup is a group's start: each rank process's start-up (exec to

@@ -124,6 +124,52 @@ agmm = "sha256:00"
 	}
 }
 
+// TestLoadJobFileBudgets: a job without budget_trials or budget_time
+// gets AutoBudget (the search plans its budget); budget_trials = 0 is every
+// valid config, and a job's 0 overrides the file's budget.
+func TestLoadJobFileBudgets(t *testing.T) {
+	jobs, err := LoadJobFile(writeFile(t, `
+[[job]]
+kernel = "allreduce"
+worlds = [2]
+dtypes = ["f32"]
+shapes = ["n=1024"]
+[[job]]
+kernel = "allreduce"
+worlds = [2]
+dtypes = ["f32"]
+shapes = ["n=1024"]
+budget_trials = 0
+[[job]]
+kernel = "allreduce"
+worlds = [2]
+dtypes = ["f32"]
+shapes = ["n=1024"]
+budget_trials = 12
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := []int{jobs[0].BudgetTrials, jobs[1].BudgetTrials, jobs[2].BudgetTrials}; got[0] != AutoBudget || got[1] != 0 || got[2] != 12 || jobs[0].JobTime != DefaultJobTime {
+		t.Errorf("budgets %v (job time %s), want [%d 0 12] (%s)", got, jobs[0].JobTime, AutoBudget, DefaultJobTime)
+	}
+	jobs, err = LoadJobFile(writeFile(t, `
+budget_trials = 40
+[[job]]
+kernel = "allreduce"
+worlds = [2]
+dtypes = ["f32"]
+shapes = ["n=1024"]
+budget_trials = 0
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if jobs[0].BudgetTrials != 0 {
+		t.Errorf("a job's budget_trials = 0 under a file's 40 gave %d, want 0", jobs[0].BudgetTrials)
+	}
+}
+
 func TestLoadJobFileRejects(t *testing.T) {
 	tests := []struct{ name, body, want string }{
 		{"unknown key", "itters = 3\n[[job]]\nkernel='a'\nworlds=[2]\ndtypes=['f32']\nshapes=['n=1']\n", "unknown key"},
@@ -132,6 +178,8 @@ func TestLoadJobFileRejects(t *testing.T) {
 		{"empty worlds", "[[job]]\nkernel='a'\nworlds=[]\ndtypes=['f32']\nshapes=['n=1']\n", "at least one"},
 		{"bad duration", "budget_time = 'soon'\n[[job]]\nkernel='a'\nworlds=[2]\ndtypes=['f32']\nshapes=['n=1']\n", "soon"},
 		{"negative warm", "[[job]]\nkernel='a'\nworlds=[2]\ndtypes=['f32']\nshapes=['n=1']\nwarm='-1s'\n", "negative"},
+		{"negative budget", "budget_trials = -1\n[[job]]\nkernel='a'\nworlds=[2]\ndtypes=['f32']\nshapes=['n=1']\n", "budget_trials = -1"},
+		{"negative job budget", "[[job]]\nkernel='a'\nworlds=[2]\ndtypes=['f32']\nshapes=['n=1']\nbudget_trials = -3\n", "job 1 (a): budget_trials = -3"},
 		{"syntax", "backend = 'cpu'\niters = = 3\n", "line 2"},
 	}
 	for _, tc := range tests {

@@ -119,6 +119,11 @@ func TestSearchAllReduceLandsInCacheAndLookup(t *testing.T) {
 			if valid < 2 || len(first) != valid || refined == 0 {
 				t.Errorf("log has %d first-pass configs and %d refined; want all %d valid configs and finalists", len(first), refined, valid)
 			}
+			// No budget flag: the budget is planned, and a small space
+			// runs whole well inside the time per job.
+			if want := fmt.Sprintf("\nbudget: every valid config (%d; auto: 5 trials took ", valid); !strings.Contains(out, want) {
+				t.Errorf("no line %q in output:\n%s", want, out)
+			}
 
 			store, err := cache.Load(cachePath)
 			if err != nil {
