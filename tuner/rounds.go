@@ -124,7 +124,7 @@ func (ss *session) newStrategy(valid []space.Config, budget int) (strategy.Strat
 	return strat, nil
 }
 
-// strategyFor is the strategy name would resolve to for budget trials of
+// strategyFor is the strategy that name resolves to for budget trials of
 // valid configs (auto: exhaustive when they cover every one, else
 // strategy.AutoChoice), for the budget's note.
 func strategyFor(name string, budget, valid int) string {
