@@ -12,7 +12,9 @@ import (
 // JobFile is a tuning job file (configs/*.toml): defaults, then a list of
 // [[job]] tables, each expanding to every combination of its worlds,
 // dtypes and shapes. A job starts from DefaultJob; the file's top-level
-// settings override it, and a job's own settings override those.
+// settings override it, and a job's own settings override those. Without
+// budget_trials or budget_time a job's budget is planned (AutoBudget);
+// budget_trials = 0 runs every valid config.
 //
 //	backend = "cpu"
 //	iters = 10
@@ -33,7 +35,7 @@ type JobFile struct {
 type jobSettings struct {
 	Backend      string   `toml:"backend"`
 	Strategy     string   `toml:"strategy"`
-	BudgetTrials int      `toml:"budget_trials"`
+	BudgetTrials *int     `toml:"budget_trials"` // nil: not set; 0: every valid config
 	BudgetTime   duration `toml:"budget_time"`
 	Warmup       *int     `toml:"warmup"`
 	Warm         duration `toml:"warm"`
@@ -93,11 +95,17 @@ func LoadJobFile(path string) ([]Job, error) {
 	if len(f.Jobs) == 0 {
 		return nil, inputErrorf("job file %s: no [[job]] tables", path)
 	}
+	if err := f.jobSettings.check(); err != nil {
+		return nil, inputErrorf("job file %s: %v", path, err)
+	}
 	var jobs []Job
 	for i, e := range f.Jobs {
 		where := fmt.Sprintf("job file %s: job %d", path, i+1)
 		if e.Kernel == "" {
 			return nil, inputErrorf("%s: missing kernel", where)
+		}
+		if err := e.jobSettings.check(); err != nil {
+			return nil, inputErrorf("%s (%s): %v", where, e.Kernel, err)
 		}
 		if len(e.Worlds) == 0 || len(e.Dtypes) == 0 || len(e.Shapes) == 0 {
 			return nil, inputErrorf("%s (%s): worlds, dtypes and shapes must each list at least one value", where, e.Kernel)
@@ -117,6 +125,16 @@ func LoadJobFile(path string) ([]Job, error) {
 	return jobs, nil
 }
 
+// check refuses settings no job can have. A budget_trials left out lets
+// the search plan the budget (AutoBudget); a negative one is refused
+// rather than read as either.
+func (s jobSettings) check() error {
+	if s.BudgetTrials != nil && *s.BudgetTrials < 0 {
+		return fmt.Errorf("budget_trials = %d: want 0 (every valid config) or more, or leave it out for a budget planned from the time per job", *s.BudgetTrials)
+	}
+	return nil
+}
+
 // apply sets the settings given (those not zero) on j: first a file's
 // top-level defaults, then a job's own.
 func (s jobSettings) apply(j *Job) {
@@ -126,8 +144,8 @@ func (s jobSettings) apply(j *Job) {
 	if s.Strategy != "" {
 		j.Strategy = s.Strategy
 	}
-	if s.BudgetTrials != 0 {
-		j.BudgetTrials = s.BudgetTrials
+	if s.BudgetTrials != nil {
+		j.BudgetTrials = *s.BudgetTrials
 	}
 	if s.BudgetTime.Duration != 0 {
 		j.BudgetTime = s.BudgetTime.Duration

@@ -35,6 +35,10 @@ type Outcome struct {
 	Interrupted bool
 	// Startup is how long the first group took to start.
 	Startup Startup
+	// Time is where Elapsed went, phase by phase.
+	Time TimeSplit
+	// Budget is the budget the exploration ran under, and why.
+	Budget Budget
 }
 
 // Startup is a group's start: each rank process's start-up (exec to

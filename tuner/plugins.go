@@ -43,6 +43,10 @@ func backendDir(dir, backend string) string {
 	return dir
 }
 
+// BackendDir is the directory under the plugin directory dir where search
+// looks for backend's plugins: dir itself for cpu, dir/cuda for cuda.
+func BackendDir(dir, backend string) string { return backendDir(dir, backend) }
+
 // PluginPath returns the executable of kernel for backend in dir. Kernel
 // names are plain words: a name with a path separator could escape the
 // plugin directory, so it is refused.

@@ -37,6 +37,10 @@ type Timing struct {
 	// PeerStyleUS is the max across ranks of each rank's median: the method
 	// of shared/bench/peer_baselines.py, reported by GPU benchmarks.
 	PeerStyleUS float64
+	// TotalUS is the sum over iterations of the per-iteration max across
+	// ranks: the work the bench timed, which a trial's wall time exceeds by
+	// its preparation, verification, warm-up and round trips.
+	TotalUS float64
 }
 
 // Summarize combines per-rank iteration times. Every rank must report the
@@ -45,12 +49,14 @@ type Timing struct {
 func Summarize(perRank [][]float64) Timing {
 	iters := len(perRank[0])
 	maxes := make([]float64, iters)
+	total := 0.0
 	for i := 0; i < iters; i++ {
 		for _, ts := range perRank {
 			maxes[i] = math.Max(maxes[i], ts[i])
 		}
+		total += maxes[i]
 	}
-	t := Timing{ScoreUS: Quantile(maxes, 0.5), P90US: Quantile(maxes, 0.9), MinUS: Quantile(maxes, 0)}
+	t := Timing{ScoreUS: Quantile(maxes, 0.5), P90US: Quantile(maxes, 0.9), MinUS: Quantile(maxes, 0), TotalUS: total}
 	for _, ts := range perRank {
 		m := Quantile(ts, 0.5)
 		t.RanksUS = append(t.RanksUS, m)

@@ -124,6 +124,52 @@ agmm = "sha256:00"
 	}
 }
 
+// TestLoadJobFileBudgets: a job without budget_trials or budget_time
+// gets AutoBudget (the search plans its budget); budget_trials = 0 is every
+// valid config, and a job's 0 overrides the file's budget.
+func TestLoadJobFileBudgets(t *testing.T) {
+	jobs, err := LoadJobFile(writeFile(t, `
+[[job]]
+kernel = "allreduce"
+worlds = [2]
+dtypes = ["f32"]
+shapes = ["n=1024"]
+[[job]]
+kernel = "allreduce"
+worlds = [2]
+dtypes = ["f32"]
+shapes = ["n=1024"]
+budget_trials = 0
+[[job]]
+kernel = "allreduce"
+worlds = [2]
+dtypes = ["f32"]
+shapes = ["n=1024"]
+budget_trials = 12
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := []int{jobs[0].BudgetTrials, jobs[1].BudgetTrials, jobs[2].BudgetTrials}; got[0] != AutoBudget || got[1] != 0 || got[2] != 12 || jobs[0].JobTime != DefaultJobTime {
+		t.Errorf("budgets %v (job time %s), want [%d 0 12] (%s)", got, jobs[0].JobTime, AutoBudget, DefaultJobTime)
+	}
+	jobs, err = LoadJobFile(writeFile(t, `
+budget_trials = 40
+[[job]]
+kernel = "allreduce"
+worlds = [2]
+dtypes = ["f32"]
+shapes = ["n=1024"]
+budget_trials = 0
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if jobs[0].BudgetTrials != 0 {
+		t.Errorf("a job's budget_trials = 0 under a file's 40 gave %d, want 0", jobs[0].BudgetTrials)
+	}
+}
+
 func TestLoadJobFileRejects(t *testing.T) {
 	tests := []struct{ name, body, want string }{
 		{"unknown key", "itters = 3\n[[job]]\nkernel='a'\nworlds=[2]\ndtypes=['f32']\nshapes=['n=1']\n", "unknown key"},
@@ -132,6 +178,8 @@ func TestLoadJobFileRejects(t *testing.T) {
 		{"empty worlds", "[[job]]\nkernel='a'\nworlds=[]\ndtypes=['f32']\nshapes=['n=1']\n", "at least one"},
 		{"bad duration", "budget_time = 'soon'\n[[job]]\nkernel='a'\nworlds=[2]\ndtypes=['f32']\nshapes=['n=1']\n", "soon"},
 		{"negative warm", "[[job]]\nkernel='a'\nworlds=[2]\ndtypes=['f32']\nshapes=['n=1']\nwarm='-1s'\n", "negative"},
+		{"negative budget", "budget_trials = -1\n[[job]]\nkernel='a'\nworlds=[2]\ndtypes=['f32']\nshapes=['n=1']\n", "budget_trials = -1"},
+		{"negative job budget", "[[job]]\nkernel='a'\nworlds=[2]\ndtypes=['f32']\nshapes=['n=1']\nbudget_trials = -3\n", "job 1 (a): budget_trials = -3"},
 		{"syntax", "backend = 'cpu'\niters = = 3\n", "line 2"},
 	}
 	for _, tc := range tests {
@@ -145,5 +193,38 @@ func TestLoadJobFileRejects(t *testing.T) {
 				t.Errorf("err %v is not an InputError", err)
 			}
 		})
+	}
+}
+
+// TestTimeSplit: the split's line names every phase, puts the precompile
+// inside prepare and the timed work inside bench, shows restarts only
+// when there were any, and its terms add up to the total.
+func TestTimeSplit(t *testing.T) {
+	s := func(f float64) time.Duration { return time.Duration(f * float64(time.Second)) }
+	for _, tc := range []struct {
+		name  string
+		split TimeSplit
+		want  string
+	}{
+		{"the issue's GPU search", TimeSplit{Validate: s(8.1), Setup: s(2), Precompile: s(15), Prepare: s(5.3), Verify: s(3.9), Bench: s(4.7), Timed: s(1.1), Total: s(39.4)},
+			"39.4 s = validate 8.1 + setup 2.0 + prepare 20.3 (precompile 15.0) + verify 3.9 + bench 4.7 (timed work 1.1) + other 0.4"},
+		{"a precompile too short to show, a restart", TimeSplit{Validate: s(0.1), Setup: s(0.2), Precompile: s(0.01), Prepare: s(0.29), Verify: s(0.4), Bench: s(1), Timed: s(0.5), Restart: s(2), Total: s(4.5)},
+			"4.5 s = validate 0.1 + setup 0.2 + prepare 0.3 + verify 0.4 + bench 1.0 (timed work 0.5) + restart 2.0 + other 0.5"},
+		{"other never negative", TimeSplit{Bench: s(2), Total: s(1)},
+			"1.0 s = validate 0.0 + setup 0.0 + prepare 0.0 + verify 0.0 + bench 2.0 (timed work 0.0) + other 0.0"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := tc.split.String(); got != tc.want {
+				t.Errorf("split\n%s\nwant\n%s", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestSummarizeTotal: the timed work is the sum over iterations of the
+// slowest rank's time, not of every rank's.
+func TestSummarizeTotal(t *testing.T) {
+	if got := Summarize([][]float64{{1, 5, 2}, {3, 1, 2}}).TotalUS; got != 3+5+2 {
+		t.Errorf("TotalUS = %v, want 10", got)
 	}
 }

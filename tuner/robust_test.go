@@ -94,12 +94,18 @@ func testFaultInjectionSearch(t *testing.T, p faultyPlugin) {
 			}
 			rs := readLog(t, log.Path())
 			checkFaultLog(t, rs, world)
+			checkTimeSplit(t, o, rs)
 			for _, r := range rs {
 				if r.Status != StatusHang {
 					continue
 				}
 				if el := time.Duration(r.ElapsedMS * float64(time.Millisecond)); el < tc.hangMin || el > tc.hangMax {
 					t.Errorf("hang of %s took %s; its deadline should end it within [%s, %s]", r.Config, el, tc.hangMin, tc.hangMax)
+				}
+				// The phase that hung holds the wait.
+				phase := map[string]float64{"verify": r.VerifyMS, "bench": r.BenchMS}[r.Phase]
+				if hung := time.Duration(phase * float64(time.Millisecond)); hung < tc.hangMin {
+					t.Errorf("hang of %s in %s: %s_ms says %s, want at least %s", r.Config, r.Phase, r.Phase, hung, tc.hangMin)
 				}
 			}
 			waitNoPlugins(t, exe, 5*time.Second)

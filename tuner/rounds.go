@@ -13,29 +13,47 @@ import (
 	"github.com/symmtune/symmtune/tuner/strategy"
 )
 
-// explore runs the strategy phase.
+// explore runs the strategy phase under the job's budget. A job given no
+// budget (AutoBudget, no BudgetTime) starts as if it had none, with the
+// strategy that would run every valid config, and times its first trials
+// (calibrated); autoBudget then plans the trials that fit in JobTime.
+// When they are fewer than the valid configs, the job's strategy is made
+// again for that budget (auto: the local search instead of exhaustive)
+// and carries on from the trials so far. Either way the exploration ends
+// when JobTime is up.
 func (ss *session) explore(ctx context.Context, valid []space.Config) error {
 	job := ss.job
+	planning := job.BudgetTrials < 0 && job.BudgetTime <= 0
 	budget := job.BudgetTrials
 	if budget <= 0 || budget > len(valid) {
 		budget = len(valid)
 	}
-	strat, err := strategy.New(job.Strategy, strategy.Problem{
-		Space: ss.out.Desc.Space, Valid: valid, Default: ss.out.Desc.Default, Budget: budget, Seed: job.Seed,
-	})
-	if err != nil {
-		return &InputError{err}
+	timeCap := job.BudgetTime
+	if planning {
+		timeCap = job.JobTime
+	} else {
+		ss.out.Budget = givenBudget(job, len(valid))
 	}
-	defer strat.Close()
-	ss.strategy = strat.Name()
+	strat, err := ss.newStrategy(valid, budget)
+	if err != nil {
+		return err
+	}
+	defer func() { strat.Close() }()
 	ss.s.Reporter.Start(job, budget)
 	began := time.Now()
 	var history []strategy.Observation
 	var best *Result
 	trials := 0
+	// Trials run in this search (not resumed) and their time, while
+	// planning.
+	fresh, took := 0, time.Duration(0)
+	// A job given no budget is not cut short while its first trials are
+	// timed (they end at a tenth of JobTime, or one trial past it).
+	timeUp := func() bool { return !planning && timeCap > 0 && time.Since(began) >= timeCap }
 	for trials < budget {
-		if job.BudgetTime > 0 && time.Since(began) >= job.BudgetTime {
+		if timeUp() {
 			ss.s.Logger.Info("time budget reached", "kernel", job.Kernel, "trials", trials)
+			ss.out.Budget.Note += fmt.Sprintf("; its time ran out after %d trials", trials)
 			break
 		}
 		batch := strat.Next(history)
@@ -43,12 +61,17 @@ func (ss *session) explore(ctx context.Context, valid []space.Config) error {
 			break
 		}
 		for _, c := range batch {
-			if trials >= budget || (job.BudgetTime > 0 && time.Since(began) >= job.BudgetTime) {
+			if trials >= budget || timeUp() {
 				break
 			}
-			res, err := ss.measure(ctx, c, job.Iters, false)
+			t0 := time.Now()
+			res, resumed, err := ss.measure(ctx, c, job.Iters, false)
 			if err != nil {
 				return err
+			}
+			if !resumed {
+				fresh++
+				took += time.Since(t0)
 			}
 			trials++
 			ss.out.Counts[res.Status]++
@@ -58,27 +81,85 @@ func (ss *session) explore(ctx context.Context, valid []space.Config) error {
 				best = &r
 			}
 			ss.s.Reporter.Trial(trials, budget, res, best)
+			if !planning || !calibrated(fresh, took, job.JobTime) {
+				continue
+			}
+			planning = false
+			b := autoBudget(len(valid), trials, fresh, took, time.Since(began), job.JobTime, func(n int) string {
+				return strategyFor(job.Strategy, n, len(valid))
+			})
+			ss.out.Budget, budget = b, b.Trials
+			ss.s.Logger.Info("budget planned", "kernel", job.Kernel, "budget", b.Note)
+			if r, ok := ss.s.Reporter.(BudgetReporter); ok {
+				r.Budget(budget, b.Note)
+			}
+			if budget < len(valid) {
+				// The batch was the first strategy's: the one made for
+				// this budget proposes from here on.
+				strat.Close()
+				if strat, err = ss.newStrategy(valid, budget); err != nil {
+					return err
+				}
+				break
+			}
 		}
+	}
+	if planning {
+		ss.out.Budget = unplannedBudget(len(valid), job.JobTime)
 	}
 	ss.out.Counts[StatusInvalid] = ss.out.SpaceSize - len(valid)
 	return nil
 }
 
+// newStrategy makes the job's strategy for a budget of trials, and names
+// it in the trials logged from now on.
+func (ss *session) newStrategy(valid []space.Config, budget int) (strategy.Strategy, error) {
+	strat, err := strategy.New(ss.job.Strategy, strategy.Problem{
+		Space: ss.out.Desc.Space, Valid: valid, Default: ss.out.Desc.Default, Budget: budget, Seed: ss.job.Seed,
+	})
+	if err != nil {
+		return nil, &InputError{err}
+	}
+	ss.strategy = strat.Name()
+	return strat, nil
+}
+
+// strategyFor is the strategy that name resolves to for budget trials of
+// valid configs (auto: exhaustive when they cover every one, else
+// strategy.AutoChoice), for the budget's note.
+func strategyFor(name string, budget, valid int) string {
+	if name != strategy.Auto {
+		return name
+	}
+	if budget >= valid {
+		return strategy.Exhaustive
+	}
+	return strategy.AutoChoice
+}
+
+// BudgetReporter is a Reporter that is also told, when a job given no
+// budget has planned one, the trial total that replaces the one Start
+// was given (the valid configs) and the budget's note.
+type BudgetReporter interface {
+	Budget(total int, note string)
+}
+
 // measure runs (or takes from the resume log) one trial, logs it, and
-// restarts the group when the trial left it unusable.
-func (ss *session) measure(ctx context.Context, c space.Config, iters int, refined bool) (Result, error) {
+// restarts the group when the trial left it unusable. resumed says the
+// result came from the resume log, not a trial.
+func (ss *session) measure(ctx context.Context, c space.Config, iters int, refined bool) (res Result, resumed bool, err error) {
 	if !refined {
 		if r, ok := ss.s.Done.take(ss.jobKey(), c); ok {
 			ss.out.Results = append(ss.out.Results, r)
-			return r, nil
+			return r, true, nil
 		}
 	}
 	res, restart, err := ss.trial(ctx, c, iters)
 	if err != nil {
-		return Result{}, err
+		return Result{}, false, err
 	}
 	res.Refined = refined
-	return res, ss.record(ctx, res, restart)
+	return res, false, ss.record(ctx, res, restart)
 }
 
 // trial runs c once on the group and returns its result, not yet recorded,
@@ -121,9 +202,11 @@ func (ss *session) run(ctx context.Context, c space.Config, warmup, iters int) (
 	t.Timeouts.Verify = ss.deadline("verify", t.Timeouts.Verify)
 	t.BenchDeadline = benchDeadline(t.Timeouts.Bench, ss.iterUS, t.Warmup+t.Iters)
 	res, restart, took := ss.grp.runTrial(ctx, t)
+	ss.out.Time.addTrial(took)
 	if ctx.Err() != nil {
 		return Result{}, false, ctx.Err()
 	}
+	res.PrepareMS, res.VerifyMS, res.BenchMS = ms(took.Prepare), ms(took.Verify), ms(took.Bench)
 	if res.Status == StatusOK {
 		// Verify and bench durations, for deadlines scaled to the work.
 		ss.slowest["verify"] = max(ss.slowest["verify"], took.Verify)
@@ -153,7 +236,10 @@ func (ss *session) record(ctx context.Context, res Result, restart bool) error {
 	}
 	if restart {
 		ss.s.Logger.Info("restarting ranks", "after", res.Status, "config", res.Config.String())
-		if err := ss.restartRetrying(ctx); err != nil {
+		began := time.Now()
+		err := ss.restartRetrying(ctx)
+		ss.out.Time.Restart += time.Since(began)
+		if err != nil {
 			return fmt.Errorf("restart ranks after %s of %s: %w", res.Status, res.Config, err)
 		}
 	}
@@ -271,21 +357,25 @@ func rotated(cs []space.Config, by int) []space.Config {
 
 // roundsResult is one finalist's re-measurement from its rounds (all ok):
 // the round with the median score (the lower middle for an even count) as
-// it was measured, with the iterations and elapsed time of all rounds, the
-// fastest iteration of any, each rank's median of its round medians, and
-// the worst verification error.
+// it was measured, with the iterations, elapsed and phase times of all
+// rounds, the fastest iteration of any, each rank's median of its round
+// medians, and the worst verification error.
 func roundsResult(rs []Result) Result {
 	byRound := append([]Result{}, rs...)
 	sort.SliceStable(byRound, func(i, j int) bool { return byRound[i].Score() < byRound[j].Score() })
 	out := byRound[(len(byRound)-1)/2]
 	out.Refined, out.Rounds = true, len(rs)
 	out.Iters, out.ElapsedMS = 0, 0
+	out.PrepareMS, out.VerifyMS, out.BenchMS = 0, 0, 0
 	out.ScoreUS, out.P90US, out.RelErr = clonePtr(out.ScoreUS), clonePtr(out.P90US), clonePtr(out.RelErr)
 	var minUS *float64
 	ranks := make([][]float64, len(out.RanksUS))
 	for _, r := range rs {
 		out.Iters += r.Iters
 		out.ElapsedMS += r.ElapsedMS
+		out.PrepareMS += r.PrepareMS
+		out.VerifyMS += r.VerifyMS
+		out.BenchMS += r.BenchMS
 		if r.MinUS != nil && (minUS == nil || *r.MinUS < *minUS) {
 			minUS = clonePtr(r.MinUS)
 		}

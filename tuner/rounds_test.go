@@ -36,7 +36,7 @@ func f64(v float64) *float64 { return &v }
 
 func round(score, min float64, ranks []float64, relErr float64) Result {
 	return Result{Status: StatusOK, ScoreUS: f64(score), MinUS: f64(min), P90US: f64(score + 1), RanksUS: ranks,
-		RelErr: f64(relErr), Iters: 20, ElapsedMS: 10}
+		RelErr: f64(relErr), Iters: 20, ElapsedMS: 10, PrepareMS: 1, VerifyMS: 2, BenchMS: 6}
 }
 
 func TestRoundsResult(t *testing.T) {
@@ -66,6 +66,9 @@ func TestRoundsResult(t *testing.T) {
 			if !got.Refined || got.Rounds != len(tc.rounds) || got.Iters != 20*len(tc.rounds) || got.ElapsedMS != 10*float64(len(tc.rounds)) {
 				t.Errorf("refined %v rounds %d iters %d elapsed %v, want true, %d, %d, %v", got.Refined, got.Rounds, got.Iters,
 					got.ElapsedMS, len(tc.rounds), 20*len(tc.rounds), 10*float64(len(tc.rounds)))
+			}
+			if n := float64(len(tc.rounds)); got.PrepareMS != n || got.VerifyMS != 2*n || got.BenchMS != 6*n {
+				t.Errorf("phases %v %v %v ms, want the rounds' sums %v %v %v", got.PrepareMS, got.VerifyMS, got.BenchMS, n, 2*n, 6*n)
 			}
 		})
 	}

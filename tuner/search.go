@@ -23,11 +23,19 @@ type Job struct {
 	Dtype     string
 	ShapeText string // "n=1048576"; parsed against the kernel's dimensions
 	Strategy  string
-	// BudgetTrials caps the trials of the strategy phase (0: no cap);
-	// BudgetTime caps its wall time (0: no cap). Whichever comes first.
+	// BudgetTrials caps the trials of the strategy phase: 0 is no cap
+	// (every valid config), AutoBudget (DefaultJob's: a budget not given)
+	// lets the search plan one that ends the exploration within JobTime,
+	// unless BudgetTime is set. BudgetTime caps the phase's wall time (0:
+	// no cap). Whichever comes first.
 	BudgetTrials int
 	BudgetTime   time.Duration
-	Warmup       int
+	// JobTime is how long the exploration of a job given no budget may
+	// take: the automatic budget plans as many trials as fit in it at the
+	// pace of the first ones, and stops the exploration when it is up
+	// (see autoBudget). DefaultJob's is DefaultJobTime.
+	JobTime time.Duration
+	Warmup  int
 	// Warm, when positive, lengthens each trial's warm-up to about this
 	// much back-to-back running (at least Warmup iterations), counted in
 	// calls of the first config measured (see session.trial): configs are
@@ -56,24 +64,48 @@ type Job struct {
 // the scheduler.
 const MaxCPUWorld = 64
 
+// AutoBudget is Job.BudgetTrials for a budget not given: the search plans
+// one from the space's size and the pace of its first trials, so that the
+// exploration ends within Job.JobTime (autoBudget). It is DefaultJob's, so
+// the search command and job files get it unless they set a budget; 0
+// stays every valid config.
+const AutoBudget = -1
+
+// DefaultJobTime is DefaultJob's JobTime: how long the exploration of a
+// job given no budget may take. An exhaustive GEMM search on two GPUs
+// takes an hour or more (3,216 valid agmm configs at 8192x3584x8192, about
+// 1.2 s a trial); within five minutes, pattern search with the trials that
+// fit lands near the optimum (issue 29), and small spaces (the CPU
+// quickstart's) still run every valid config well inside it.
+const DefaultJobTime = 5 * time.Minute
+
 // DefaultJob is a job with every setting at its default: what a job file
 // and the search command's flags start from, and what a caller that leaves
-// a setting at zero gets (but Warmup, where 0 is a setting). Kernel,
-// World and ShapeText have no default.
+// a setting at zero gets (but Warmup and BudgetTrials, where 0 is a
+// setting: a Job that leaves BudgetTrials at 0 runs every valid config).
+// Kernel, World and ShapeText have no default.
 func DefaultJob() Job {
 	return Job{
 		Backend: "auto", Dtype: "f32", Strategy: strategy.Auto,
+		BudgetTrials: AutoBudget, JobTime: DefaultJobTime,
 		Warmup: 3, Iters: 20, Finalists: 3, RefineFactor: 3,
 		Timeouts: DefaultTimeouts,
 	}
 }
 
 // withDefaults gives the settings a caller left at zero (or made negative)
-// DefaultJob's values; a negative Warmup or Warm is none.
+// DefaultJob's values; a negative Warmup or Warm is none, a negative
+// BudgetTrials is AutoBudget and 0 stays no cap.
 func (j Job) withDefaults() Job {
 	d := DefaultJob()
 	if j.Strategy == "" {
 		j.Strategy = d.Strategy
+	}
+	if j.BudgetTrials < 0 {
+		j.BudgetTrials = AutoBudget
+	}
+	if j.JobTime <= 0 {
+		j.JobTime = d.JobTime
 	}
 	if j.Iters <= 0 {
 		j.Iters = d.Iters
@@ -152,12 +184,15 @@ func (s *Searcher) search(ctx context.Context, job Job) (*Outcome, error) {
 	if err := s.checkCache(ctx); err != nil {
 		return nil, err
 	}
+	ss := &session{s: s, job: job, spec: spec, backend: backend, slowest: map[string]time.Duration{}}
+	ss.out = &Outcome{Job: job, Backend: backend, Counts: map[Status]int{}}
+	split := &ss.out.Time
+	began := time.Now()
 	first, err := launch(spec, 0)
 	if err != nil {
 		return nil, err
 	}
-	ss := &session{s: s, job: job, spec: spec, backend: backend, slowest: map[string]time.Duration{}}
-	ss.out = &Outcome{Job: job, Backend: backend, Counts: map[Status]int{}}
+	split.Setup += time.Since(began)
 	defer func() {
 		if ss.grp != nil {
 			ss.grp.close(context.WithoutCancel(ctx))
@@ -166,21 +201,29 @@ func (s *Searcher) search(ctx context.Context, job Job) (*Outcome, error) {
 		}
 	}()
 	ss.slowStart = first.startup
+	began = time.Now()
 	valid, err := ss.describe(ctx, first)
+	split.Validate += time.Since(began)
 	if err != nil {
 		return nil, err
 	}
-	if err := ss.restart(ctx, first); err != nil {
+	began = time.Now()
+	err = ss.restart(ctx, first)
+	split.Setup += time.Since(began)
+	if err != nil {
 		return nil, err
 	}
 	first = nil
+	began = time.Now()
 	ss.precompile(ctx, valid)
+	split.Precompile += time.Since(began)
 	err = ss.explore(ctx, valid)
 	if err == nil {
 		err = ss.refine(ctx)
 	}
 	s.Reporter.Finish()
 	ss.out.Elapsed = time.Since(start)
+	split.Total = ss.out.Elapsed
 	if err != nil {
 		if ctx.Err() != nil {
 			ss.out.Interrupted = true

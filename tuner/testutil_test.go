@@ -163,6 +163,39 @@ var faultyWant = map[string]struct {
 	"prepare_error": {StatusFailed, "prepare"},
 }
 
+// checkTimeSplit checks a search's time split and its log's phase times
+// against what must hold whatever the machine's speed: every phase a
+// search goes through took some time, the benches timed less than they
+// took, the phases fit in the total, the group restarts of a search with
+// hangs or crashes were counted, and each logged trial's phases fit in its
+// elapsed time, with a bench for every trial that passed.
+func checkTimeSplit(t *testing.T, o *Outcome, rs []Result) {
+	t.Helper()
+	sp := o.Time
+	t.Logf("time: %s", sp)
+	if sp.Total != o.Elapsed || sp.Validate <= 0 || sp.Setup <= 0 || sp.Prepare <= 0 || sp.Verify <= 0 || sp.Bench <= 0 || sp.Timed <= 0 {
+		t.Errorf("time split %+v (elapsed %s): want every phase of the search positive and the total the elapsed time", sp, o.Elapsed)
+	}
+	if sp.Timed > sp.Bench {
+		t.Errorf("timed work %s exceeds the bench calls' %s", sp.Timed, sp.Bench)
+	}
+	if sum := sp.Validate + sp.Setup + sp.Precompile + sp.Prepare + sp.Verify + sp.Bench + sp.Restart; sum > sp.Total {
+		t.Errorf("phases add up to %s, more than the total %s", sum, sp.Total)
+	}
+	restarts := o.Counts[StatusHang] + o.Counts[StatusCrash]
+	if (sp.Restart > 0) != (restarts > 0) {
+		t.Errorf("restart time %s after %d hangs and crashes", sp.Restart, restarts)
+	}
+	for _, r := range rs {
+		if r.PrepareMS+r.VerifyMS+r.BenchMS > r.ElapsedMS+1e-6 {
+			t.Errorf("%s: phases %v + %v + %v ms exceed its elapsed %v ms", r.Config, r.PrepareMS, r.VerifyMS, r.BenchMS, r.ElapsedMS)
+		}
+		if r.Status == StatusOK && (r.PrepareMS <= 0 || r.VerifyMS <= 0 || r.BenchMS <= 0) {
+			t.Errorf("%s passed with phases %v, %v, %v ms: want each positive", r.Config, r.PrepareMS, r.VerifyMS, r.BenchMS)
+		}
+	}
+}
+
 // readLog parses a trial log, failing on any line that is not a complete
 // JSON result: a log is always complete up to its last finished trial.
 func readLog(t testing.TB, path string) []Result {

@@ -67,9 +67,16 @@ type trialSpec struct {
 	BenchDeadline time.Duration
 }
 
-// phaseTimes is how long a trial's verify and bench calls took (zero for a
-// phase that did not complete), for deadlines scaled to the work.
-type phaseTimes struct{ Verify, Bench time.Duration }
+// phaseTimes is how long the host waited for each call of a trial
+// (fanned out to every rank; zero for a call not made), whether it
+// succeeded or not, and the work its bench timed (Timing.TotalUS; zero
+// without a bench that passed). They go into the job's time split and the
+// trial's log line; deadlines scaled to the work take them only from
+// trials that passed.
+type phaseTimes struct {
+	Prepare, Verify, Bench time.Duration
+	Timed                  time.Duration
+}
 
 // runTrial prepares, verifies and benches one config on every rank in
 // lockstep. It never returns an error: every outcome is a Result. restart
@@ -91,10 +98,13 @@ func (g *group) runTrial(ctx context.Context, t trialSpec) (res Result, restart 
 
 	// Prepare involves no cross-rank step, so a plain error there leaves the
 	// group usable.
-	if err := g.fanout(ctx, "prepare", t.Timeouts.Prepare, func(ctx context.Context, r *rankProc) error {
+	began := time.Now()
+	err := g.fanout(ctx, "prepare", t.Timeouts.Prepare, func(ctx context.Context, r *rankProc) error {
 		_, err := r.kernel.Prepare(ctx, &pb.PrepareRequest{Config: cfg})
 		return err
-	}); err != nil {
+	})
+	took.Prepare = time.Since(began)
+	if err != nil {
 		res, restart, took = fail(err)
 		if ce, ok := err.(*callError); ok && ce.Status == StatusFailed {
 			restart = false
@@ -104,15 +114,16 @@ func (g *group) runTrial(ctx context.Context, t trialSpec) (res Result, restart 
 
 	seed := rand.Uint64()
 	verdicts := make([]*pb.VerifyResponse, len(g.ranks))
-	began := time.Now()
-	if err := g.fanout(ctx, "verify", t.Timeouts.Verify, func(ctx context.Context, r *rankProc) error {
+	began = time.Now()
+	err = g.fanout(ctx, "verify", t.Timeouts.Verify, func(ctx context.Context, r *rankProc) error {
 		v, err := r.kernel.Verify(ctx, &pb.VerifyRequest{Config: cfg, Seed: seed})
 		verdicts[r.rank] = v
 		return err
-	}); err != nil {
+	})
+	took.Verify = time.Since(began)
+	if err != nil {
 		return fail(err)
 	}
-	took.Verify = time.Since(began)
 	worst := 0.0
 	var wrong []string
 	for r, v := range verdicts {
@@ -137,7 +148,7 @@ func (g *group) runTrial(ctx context.Context, t trialSpec) (res Result, restart 
 		deadline = t.Timeouts.Bench
 	}
 	began = time.Now()
-	if err := g.fanout(ctx, "bench", deadline, func(ctx context.Context, r *rankProc) error {
+	err = g.fanout(ctx, "bench", deadline, func(ctx context.Context, r *rankProc) error {
 		b, err := r.kernel.Bench(ctx, &pb.BenchRequest{Config: cfg, Warmup: int32(t.Warmup), Iters: int32(t.Iters)})
 		if err != nil {
 			return err
@@ -147,11 +158,13 @@ func (g *group) runTrial(ctx context.Context, t trialSpec) (res Result, restart 
 		}
 		times[r.rank] = b.GetTimesUs()
 		return nil
-	}); err != nil {
+	})
+	took.Bench = time.Since(began)
+	if err != nil {
 		return fail(err)
 	}
-	took.Bench = time.Since(began)
 	tm := Summarize(times)
+	took.Timed = time.Duration(tm.TotalUS * float64(time.Microsecond))
 	res.Status = StatusOK
 	res.ScoreUS, res.MinUS, res.P90US = &tm.ScoreUS, &tm.MinUS, &tm.P90US
 	res.RanksUS = tm.RanksUS

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -77,6 +78,10 @@ func TestSearchAllReduceLandsInCacheAndLookup(t *testing.T) {
 			if !strings.Contains(out, "winner:") {
 				t.Errorf("no winner line in output:\n%s", out)
 			}
+			// The summary says where the search's time went.
+			if !regexp.MustCompile(`(?m)^time: [0-9.]+ s = validate [0-9.]+ \+ setup [0-9.]+ \+ prepare [0-9.]+ \+ verify [0-9.]+ \+ bench [0-9.]+ \(timed work [0-9.]+\) \+ other [0-9.]+$`).MatchString(out) {
+				t.Errorf("no time split line in output:\n%s", out)
+			}
 
 			// Every valid config was tried once, plus the finalists' re-measurements.
 			lines := readLog(t, logPath)
@@ -113,6 +118,11 @@ func TestSearchAllReduceLandsInCacheAndLookup(t *testing.T) {
 			}
 			if valid < 2 || len(first) != valid || refined == 0 {
 				t.Errorf("log has %d first-pass configs and %d refined; want all %d valid configs and finalists", len(first), refined, valid)
+			}
+			// No budget flag: the budget is planned, and a small space
+			// runs whole well inside the time per job.
+			if want := fmt.Sprintf("\nbudget: every valid config (%d; auto: 5 trials took ", valid); !strings.Contains(out, want) {
+				t.Errorf("no line %q in output:\n%s", want, out)
 			}
 
 			store, err := cache.Load(cachePath)

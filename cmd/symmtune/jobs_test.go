@@ -33,6 +33,33 @@ warmup = 0
 `), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	budgeted := filepath.Join(t.TempDir(), "budgeted.toml")
+	if err := os.WriteFile(budgeted, []byte(`budget_trials = 40
+budget_time = "10m"
+[[job]]
+kernel = "allreduce"
+worlds = [2]
+dtypes = ["f32"]
+shapes = ["n=1024"]
+[[job]]
+kernel = "agmm"
+worlds = [2]
+dtypes = ["f32"]
+shapes = ["m=8,n=8,k=8"]
+budget_trials = 0
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// budgets checks every job's trial and time budget.
+	budgets := func(trials int, d time.Duration) func(t *testing.T, jobs []tuner.Job) {
+		return func(t *testing.T, jobs []tuner.Job) {
+			for _, j := range jobs {
+				if j.BudgetTrials != trials || j.BudgetTime != d {
+					t.Errorf("%s: budget %d trials, %s; want %d, %s", j.Kernel, j.BudgetTrials, j.BudgetTime, trials, d)
+				}
+			}
+		}
+	}
 	flagJob := tuner.DefaultJob()
 	flagJob.Kernel, flagJob.World, flagJob.ShapeText = "allreduce", 2, "n=8"
 	for _, tc := range []struct {
@@ -77,6 +104,32 @@ warmup = 0
 					}
 				}
 			}},
+		// Budgets: not given is tuner.AutoBudget (the search plans one);
+		// --budget-trials 0, --budget-time 0 and --exhaustive are budgets
+		// given: every valid config.
+		{name: "budget: not given", args: []string{"--kernel", "allreduce", "--world", "2", "--shape", "n=8"}, check: budgets(tuner.AutoBudget, 0)},
+		{name: "budget: not given, a job file without one", args: []string{"--config", file}, check: budgets(tuner.AutoBudget, 0)},
+		{name: "budget: --budget-trials 0", args: []string{"--kernel", "allreduce", "--world", "2", "--shape", "n=8", "--budget-trials", "0"}, check: budgets(0, 0)},
+		{name: "budget: --budget-time 0", args: []string{"--kernel", "allreduce", "--world", "2", "--shape", "n=8", "--budget-time", "0"}, check: budgets(0, 0)},
+		{name: "budget: --budget-time alone", args: []string{"--kernel", "allreduce", "--world", "2", "--shape", "n=8", "--budget-time", "2m"}, check: budgets(tuner.AutoBudget, 2*time.Minute)},
+		{name: "budget: --exhaustive", args: []string{"--kernel", "allreduce", "--world", "2", "--shape", "n=8", "--exhaustive"}, check: budgets(0, 0)},
+		{name: "budget: --exhaustive with --budget-trials 0", args: []string{"--kernel", "allreduce", "--world", "2", "--shape", "n=8", "--exhaustive", "--budget-trials", "0"}, check: budgets(0, 0)},
+		{name: "budget: a job file's, budget_trials = 0 included", args: []string{"--config", budgeted},
+			check: func(t *testing.T, jobs []tuner.Job) {
+				if a, g := jobs[0], jobs[1]; a.BudgetTrials != 40 || a.BudgetTime != 10*time.Minute || g.BudgetTrials != 0 || g.BudgetTime != 10*time.Minute {
+					t.Errorf("jobs %+v", jobs)
+				}
+			}},
+		{name: "budget: --exhaustive overrides a job file's", args: []string{"--config", budgeted, "--exhaustive"}, check: budgets(0, 0)},
+		{name: "budget: --budget-trials auto overrides a job file's", args: []string{"--config", budgeted, "--budget-trials", "auto", "--budget-time", "0"}, check: budgets(tuner.AutoBudget, 0)},
+		{name: "budget: --budget-time 0 keeps a job file's trials", args: []string{"--config", budgeted, "--budget-time", "0"},
+			check: func(t *testing.T, jobs []tuner.Job) {
+				if a, g := jobs[0], jobs[1]; a.BudgetTrials != 40 || a.BudgetTime != 0 || g.BudgetTrials != 0 || g.BudgetTime != 0 {
+					t.Errorf("jobs %+v", jobs)
+				}
+			}},
+		{name: "budget: --exhaustive with a trial budget", args: []string{"--kernel", "k", "--world", "2", "--shape", "n=8", "--exhaustive", "--budget-trials", "3"}, usage: "--exhaustive measures every valid config"},
+		{name: "budget: --exhaustive with a time budget", args: []string{"--config", file, "--exhaustive", "--budget-time", "1m"}, usage: "--exhaustive measures every valid config"},
 		{name: "negative warmup", args: []string{"--kernel", "k", "--world", "2", "--shape", "n=8", "--warmup", "-1"}, usage: "must not be negative"},
 		{name: "negative iters with a file", args: []string{"--config", file, "--iters", "-2"}, usage: "must not be negative"},
 		{name: "dtype with a file", args: []string{"--config", file, "--dtype", "f32"}, usage: "--dtype and --config exclude each other"},

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -141,46 +142,84 @@ func newPluginsCmd(g *globals) *cobra.Command {
 	var backend string
 	cmd := &cobra.Command{
 		Use:   "plugins",
-		Short: "List the plugins found and their search spaces",
-		Args:  cobra.NoArgs,
+		Short: "List the plugins found, the backends each serves, and their search spaces",
+		Long: "Lists the plugin executables in the plugin directory (cpu builds at its top, cuda builds in\n" +
+			"its cuda/ subdirectory). Each plugin is asked what it is: the backends shown are the ones it\n" +
+			"serves, not the directory it was found in; a plugin whose directory is not one of its\n" +
+			"backends' is listed with a note, since search would not run it from there.",
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			w := cmd.OutOrStdout()
-			backends := []string{"cpu", "cuda"}
-			if backend != "" {
-				backends = []string{backend}
+			if backend != "" && backend != "cpu" && backend != "cuda" {
+				return usageError{fmt.Errorf("--backend %q: want cpu or cuda", backend)}
 			}
+			w := cmd.OutOrStdout()
 			found := 0
-			for _, b := range backends {
-				names, err := tuner.ListPlugins(g.pluginDir, b)
+			// The directories search looks in, one per backend.
+			for _, dirBackend := range []string{"cpu", "cuda"} {
+				names, err := tuner.ListPlugins(g.pluginDir, dirBackend)
 				if err != nil {
 					continue
 				}
 				for _, name := range names {
-					info, err := tuner.Inspect(cmd.Context(), g.pluginDir, name, b, 0)
+					info, err := tuner.Inspect(cmd.Context(), g.pluginDir, name, dirBackend, 0)
 					if err != nil {
-						fmt.Fprintf(w, "%s (%s): %v\n", name, b, err)
+						// What it serves is unknown: shown with the filter of
+						// its directory's backend.
+						if backend == "" || backend == dirBackend {
+							fmt.Fprintf(w, "%s (in %s): %v\n", name, tuner.BackendDir(g.pluginDir, dirBackend), err)
+						}
+						continue
+					}
+					d := info.Desc
+					if backend != "" && !slices.Contains(d.Backends, backend) {
 						continue
 					}
 					found++
-					d := info.Desc
-					fmt.Fprintf(w, "%s  [%s]  version %s  dims %s  dtypes %s\n  %s\n  %s\n", d.Name, b, d.KernelVersion,
-						strings.Join(d.Dims, ","), strings.Join(d.Dtypes, ","), d.Summary, info.Path)
-					for _, p := range d.Space.Params {
-						vals := make([]string, len(p.Values))
-						for i, v := range p.Values {
-							vals[i] = v.String()
-						}
-						fmt.Fprintf(w, "    %-14s %s\n", p.Name, strings.Join(vals, " "))
-					}
-					fmt.Fprintf(w, "    default        %s\n    space          %d configs\n", d.Default, d.Space.Size())
+					printPlugin(w, info, dirBackend, g.pluginDir)
 				}
 			}
 			if found == 0 {
+				if backend != "" {
+					return fmt.Errorf("no plugins that serve %s in %s", backend, g.pluginDir)
+				}
 				return fmt.Errorf("no plugins in %s", g.pluginDir)
 			}
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&backend, "backend", "", "list only this backend's plugins (cpu or cuda)")
+	cmd.Flags().StringVar(&backend, "backend", "", "list only the plugins that serve this backend (cpu or cuda)")
 	return cmd
+}
+
+// printPlugin prints one plugin: its name, the backends it says it serves,
+// its version, dims and dtypes, then its summary, path and space. A plugin
+// found in the directory of a backend it does not serve gets a note saying
+// where search looks for it instead.
+func printPlugin(w io.Writer, info *tuner.PluginInfo, dirBackend, pluginDir string) {
+	d := info.Desc
+	served := strings.Join(d.Backends, ",")
+	if served == "" {
+		served = "no backend"
+	}
+	fmt.Fprintf(w, "%s  [%s]  version %s  dims %s  dtypes %s\n  %s\n  %s\n", d.Name, served, d.KernelVersion,
+		strings.Join(d.Dims, ","), strings.Join(d.Dtypes, ","), d.Summary, info.Path)
+	if !slices.Contains(d.Backends, dirBackend) {
+		var where []string
+		for _, b := range d.Backends {
+			where = append(where, fmt.Sprintf("search --backend %s looks in %s", b, tuner.BackendDir(pluginDir, b)))
+		}
+		fmt.Fprintf(w, "  note: search does not run it from here, where the %s backend's plugins are", dirBackend)
+		if len(where) > 0 {
+			fmt.Fprintf(w, "; %s", strings.Join(where, ", "))
+		}
+		fmt.Fprintln(w)
+	}
+	for _, p := range d.Space.Params {
+		vals := make([]string, len(p.Values))
+		for i, v := range p.Values {
+			vals[i] = v.String()
+		}
+		fmt.Fprintf(w, "    %-14s %s\n", p.Name, strings.Join(vals, " "))
+	}
+	fmt.Fprintf(w, "    default        %s\n    space          %d configs\n", d.Default, d.Space.Size())
 }

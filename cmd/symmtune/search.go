@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -24,6 +25,7 @@ type searchFlags struct {
 	// with the flags given on top. Only flags that were given override a
 	// job file's settings (jobFlags).
 	job              tuner.Job
+	exhaustive       bool
 	jobFile, logPath string
 	resume           string
 	top              int
@@ -60,8 +62,10 @@ func newSearchCmdWith(g *globals, f *searchFlags) *cobra.Command {
 	fl.StringVar(&f.jobFile, "config", "", "job file (TOML) listing kernels, world sizes, shapes and dtypes")
 	fl.StringVar(&f.logPath, "log", "", "trial log, one JSON line per trial (default: a new file under the cache directory's logs/)")
 	fl.StringVar(&f.resume, "resume", "", "trial log of an interrupted search: configs it holds are not measured again (new trials are appended to it unless --log is given)")
-	fl.IntVar(&j.BudgetTrials, "budget-trials", 0, "at most this many trials per job (0: no limit)")
-	fl.DurationVar(&j.BudgetTime, "budget-time", 0, "stop each job's exploration after this long, e.g. 10m (0: no limit)")
+	fl.Var(budgetTrialsValue{&j.BudgetTrials}, "budget-trials", "at most this many trials per job; 0: every valid config; auto: as many as fit in "+
+		shortDuration(j.JobTime)+" per job at the pace of its first trials, or every valid config if they all fit (with --config: the file's budget_trials, unless given)")
+	fl.DurationVar(&j.BudgetTime, "budget-time", 0, "stop each job's exploration after this long, e.g. 10m (0: no limit; without --budget-trials, every valid config)")
+	fl.BoolVar(&f.exhaustive, "exhaustive", false, "measure every valid config of every job: no trial or time budget, a job file's included")
 	fl.IntVar(&j.Iters, "iters", j.Iters, "timed iterations per trial (with --config: the file's, unless given)")
 	fl.IntVar(&j.Warmup, "warmup", j.Warmup, "warm-up iterations per trial (with --config: the file's, unless given)")
 	fl.DurationVar(&j.Warm, "warm", 0, "warm each config up by running it back to back for about this long before timing it, e.g. 1s: timed at the clock a GPU holds under sustained load (0: the job's, or --warmup iterations only)")
@@ -121,8 +125,11 @@ func (f *searchFlags) jobs(cmd *cobra.Command) ([]tuner.Job, error) {
 		}
 		jobs = []tuner.Job{f.job}
 	}
-	if j := f.job; j.Iters < 0 || j.BudgetTrials < 0 || j.BudgetTime < 0 || j.Warmup < 0 || j.Warm < 0 {
-		return nil, usageError{errors.New("--iters, --warmup, --warm, --budget-trials and --budget-time must not be negative")}
+	if j := f.job; j.Iters < 0 || j.BudgetTime < 0 || j.Warmup < 0 || j.Warm < 0 {
+		return nil, usageError{errors.New("--iters, --warmup, --warm and --budget-time must not be negative")}
+	}
+	if f.exhaustive && ((changed("budget-trials") && f.job.BudgetTrials != 0) || (changed("budget-time") && f.job.BudgetTime != 0)) {
+		return nil, usageError{errors.New("--exhaustive measures every valid config: it excludes a --budget-trials or --budget-time budget")}
 	}
 	if f.jobFile != "" {
 		for name, set := range jobFlags {
@@ -133,7 +140,57 @@ func (f *searchFlags) jobs(cmd *cobra.Command) ([]tuner.Job, error) {
 			}
 		}
 	}
+	for i := range jobs {
+		j := &jobs[i]
+		switch {
+		case f.exhaustive:
+			j.BudgetTrials, j.BudgetTime = 0, 0
+		case changed("budget-time") && j.BudgetTime == 0 && j.BudgetTrials == tuner.AutoBudget && !changed("budget-trials"):
+			// --budget-time 0 is a budget given: no time limit, and no
+			// trial budget to plan (unless --budget-trials auto asks
+			// for one).
+			j.BudgetTrials = 0
+		}
+	}
 	return jobs, nil
+}
+
+// budgetTrialsValue is --budget-trials: a number of trials, 0 for every
+// valid config, or auto (tuner.AutoBudget, the default) for a budget the
+// search plans.
+type budgetTrialsValue struct{ p *int }
+
+func (v budgetTrialsValue) String() string {
+	if v.p == nil || *v.p == tuner.AutoBudget {
+		return "auto"
+	}
+	return strconv.Itoa(*v.p)
+}
+
+func (v budgetTrialsValue) Set(s string) error {
+	if s == "auto" {
+		*v.p = tuner.AutoBudget
+		return nil
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		return errors.New("want a number of trials, 0 (every valid config) or auto")
+	}
+	if n < 0 {
+		return errors.New("must not be negative (0: every valid config; auto: a budget planned from the time per job)")
+	}
+	*v.p = n
+	return nil
+}
+
+func (v budgetTrialsValue) Type() string { return "int" }
+
+// shortDuration prints whole minutes as "5m", not time.Duration's "5m0s".
+func shortDuration(d time.Duration) string {
+	if d%time.Minute == 0 && d > 0 {
+		return fmt.Sprintf("%dm", d/time.Minute)
+	}
+	return d.String()
 }
 
 func runSearch(cmd *cobra.Command, g *globals, f *searchFlags) error {
@@ -260,6 +317,17 @@ func (p *progressReporter) Trial(done, total int, r tuner.Result, best *tuner.Re
 	p.bar.Describe(desc)
 }
 
+// Budget is told the budget a job given none has planned: the bar's total
+// becomes it, and the note is printed above the bar.
+func (p *progressReporter) Budget(total int, note string) {
+	if p.bar == nil {
+		return
+	}
+	_ = p.bar.Clear()
+	fmt.Fprintf(os.Stderr, "%s: budget: %s\n", p.label, note)
+	p.bar.ChangeMax(total)
+}
+
 func (p *progressReporter) Finish() {
 	if p.bar != nil {
 		_ = p.bar.Finish()
@@ -282,6 +350,12 @@ func printOutcome(w io.Writer, o *tuner.Outcome, top int) {
 		}
 	}
 	fmt.Fprintf(w, "space %d configs, %d valid; trials: %s; %.1fs\n", o.SpaceSize, o.ValidCount, strings.Join(counts, ", "), o.Elapsed.Seconds())
+	if o.Budget.Note != "" {
+		fmt.Fprintf(w, "budget: %s\n", o.Budget.Note)
+	}
+	if o.Time.Total > 0 {
+		fmt.Fprintf(w, "time: %s\n", o.Time)
+	}
 	if len(o.Startup.Ranks) > 0 {
 		ranks := make([]string, len(o.Startup.Ranks))
 		for i, d := range o.Startup.Ranks {

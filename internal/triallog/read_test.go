@@ -79,6 +79,36 @@ func TestParse(t *testing.T) {
 	}
 }
 
+// TestPhaseTimes: a line with the trial's phase times (prepare_ms,
+// verify_ms, bench_ms) reads them and encodes back to the same bytes; a
+// line written before they were recorded reads as zeros and still encodes
+// back without them.
+func TestPhaseTimes(t *testing.T) {
+	withPhases := strings.TrimSuffix(okLine, "}") + `,"prepare_ms":0.25,"verify_ms":0.5,"bench_ms":0.625}`
+	for _, tc := range []struct {
+		name                     string
+		line                     string
+		prepare, verify, benchMS float64
+	}{
+		{"new line", withPhases, 0.25, 0.5, 0.625},
+		{"old line", okLine, 0, 0, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			lf, err := Parse(strings.NewReader(tc.line+"\n"), "trials.jsonl")
+			if err != nil || len(lf.Results) != 1 {
+				t.Fatalf("parse: %v, %d results", err, len(lf.Results))
+			}
+			r := lf.Results[0]
+			if r.PrepareMS != tc.prepare || r.VerifyMS != tc.verify || r.BenchMS != tc.benchMS || r.ElapsedMS != 1.5 {
+				t.Errorf("phases %v %v %v (elapsed %v), want %v %v %v (1.5)", r.PrepareMS, r.VerifyMS, r.BenchMS, r.ElapsedMS, tc.prepare, tc.verify, tc.benchMS)
+			}
+			if b, err := json.Marshal(r); err != nil || string(b) != tc.line {
+				t.Errorf("encodes back as %s (%v), not %s", b, err, tc.line)
+			}
+		})
+	}
+}
+
 func TestReadMissingFile(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "missing.jsonl")
 	if _, err := Read(path); !errors.Is(err, os.ErrNotExist) || !strings.Contains(err.Error(), path) {

@@ -62,6 +62,14 @@ type Result struct {
 	Dtype     string  `json:"dtype"`
 	Shape     string  `json:"shape"`
 	ElapsedMS float64 `json:"elapsed_ms"`
+	// PrepareMS, VerifyMS and BenchMS split ElapsedMS: how long the host
+	// waited for the trial's prepare (load or compile), verify and bench
+	// calls on all ranks, whether they passed or not (a refined result:
+	// summed over its rounds). A call not made is absent. Logs written
+	// before they were recorded lack them.
+	PrepareMS float64 `json:"prepare_ms,omitempty"`
+	VerifyMS  float64 `json:"verify_ms,omitempty"`
+	BenchMS   float64 `json:"bench_ms,omitempty"`
 	// What a reader of the log needs to judge the search (symmtune
 	// report): the strategy that ran (auto resolved to its choice), how many
 	// configs the kernel accepted (a first pass that covered them all was

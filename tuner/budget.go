@@ -1,0 +1,116 @@
+package tuner
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Budget is the budget a job's exploration ran under, and why.
+type Budget struct {
+	// Trials caps the exploration's trials (the valid configs' count when
+	// nothing else does); Time caps its wall time (0: no cap).
+	Trials int
+	Time   time.Duration
+	// Auto is set when the search planned the budget itself (the job gave
+	// none: AutoBudget), from Timed trials that took PerTrial each.
+	Auto     bool
+	Timed    int
+	PerTrial time.Duration
+	// Note says in one line what was chosen and why, for the summary.
+	Note string
+}
+
+// Planning the budget of a job given none: the first calibrationTrials
+// trials run in this search (resumed ones cost nothing and do not count)
+// are timed, or fewer when they take a calibrationShare-th of the job time
+// already, and the budget is what fits in what is left of the job time at
+// their pace. Five trials hold a GPU search's first-trial effects (the
+// first config's warm-up, a cold cache) to a fifth of the estimate, and
+// cost about 6 s of the five minutes at 1.2 s a trial.
+const (
+	calibrationTrials = 5
+	calibrationShare  = 10
+)
+
+// calibrated reports whether fresh trials that took took are enough to
+// plan a budget for jobTime.
+func calibrated(fresh int, took, jobTime time.Duration) bool {
+	return fresh >= calibrationTrials || (fresh > 0 && took*calibrationShare >= jobTime)
+}
+
+// autoBudget plans the trial budget of a job given none, with valid valid
+// configs, after done trials (resumed ones included) of which fresh were
+// run in this search and took took, spent into the exploration: every
+// valid config when all fit in jobTime at that pace, else as many trials
+// as fit in what is left of it (never fewer than done). The exploration
+// stops when jobTime is up either way: later trials may be slower.
+// strategy names the strategy that runs under the budget.
+func autoBudget(valid, done, fresh int, took, spent, jobTime time.Duration, strategy func(trials int) string) Budget {
+	b := Budget{Trials: valid, Time: jobTime, Auto: true, Timed: fresh}
+	if fresh > 0 {
+		b.PerTrial = took / time.Duration(fresh)
+	}
+	pace := fmt.Sprintf("%d trials took %s each", fresh, seconds(b.PerTrial))
+	if fresh == 1 {
+		pace = fmt.Sprintf("the first trial took %s", seconds(b.PerTrial))
+	}
+	all := spent + time.Duration(valid-done)*b.PerTrial
+	if b.PerTrial <= 0 || all <= jobTime {
+		b.Note = fmt.Sprintf("every valid config (%d; auto: %s, about %s for all, within the %s a job without a budget may explore)",
+			valid, pace, roughly(all), jobTime)
+		return b
+	}
+	more := 0
+	if left := jobTime - spent; left > 0 {
+		more = int(left / b.PerTrial)
+	}
+	b.Trials = min(valid, done+more)
+	b.Note = fmt.Sprintf("%d of %d valid configs, strategy %s (auto: %s, so all would take about %s; a job without a budget explores for at most %s; --budget-trials, --budget-time or --exhaustive choose another)",
+		b.Trials, valid, strategy(b.Trials), pace, roughly(all), jobTime)
+	return b
+}
+
+// unplannedBudget is the budget of a job given none whose space ran out
+// before enough trials were timed to plan one: every valid config ran.
+func unplannedBudget(valid int, jobTime time.Duration) Budget {
+	return Budget{Trials: valid, Time: jobTime, Auto: true,
+		Note: fmt.Sprintf("every valid config (%d; auto: no more than the %d trials a budget is planned from)", valid, calibrationTrials)}
+}
+
+// givenBudget is the budget a job sets itself: BudgetTrials (0: none) and
+// BudgetTime (0: none).
+func givenBudget(job Job, valid int) Budget {
+	b := Budget{Trials: valid, Time: job.BudgetTime}
+	var caps []string
+	if job.BudgetTrials > 0 && job.BudgetTrials < valid {
+		b.Trials = job.BudgetTrials
+		caps = append(caps, fmt.Sprintf("%d of %d valid configs", job.BudgetTrials, valid))
+	}
+	if job.BudgetTime > 0 {
+		caps = append(caps, fmt.Sprintf("%s of exploration", job.BudgetTime))
+	}
+	if len(caps) == 0 {
+		b.Note = fmt.Sprintf("every valid config (%d), as the job asks", valid)
+	} else {
+		b.Note = "at most " + strings.Join(caps, " or ") + ", as the job asks"
+	}
+	return b
+}
+
+// seconds formats a trial's time: "1.21 s", "0.018 s".
+func seconds(d time.Duration) string {
+	if d < time.Second/10 {
+		return fmt.Sprintf("%.3f s", d.Seconds())
+	}
+	return fmt.Sprintf("%.2f s", d.Seconds())
+}
+
+// roughly formats an estimate of a longer time to the second ("1h4m55s"),
+// or below a second in tenths ("0.4s").
+func roughly(d time.Duration) string {
+	if d < time.Second {
+		return d.Round(100 * time.Millisecond).String()
+	}
+	return d.Round(time.Second).String()
+}

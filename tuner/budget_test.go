@@ -1,0 +1,181 @@
+package tuner
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/symmtune/symmtune/cache"
+	"github.com/symmtune/symmtune/tuner/strategy"
+)
+
+// TestAutoBudget plans budgets from made-up paces: no clock is read, so
+// no machine's load can change the answers.
+func TestAutoBudget(t *testing.T) {
+	s := func(f float64) time.Duration { return time.Duration(f * float64(time.Second)) }
+	for _, tc := range []struct {
+		name               string
+		valid, done, fresh int
+		took, spent, job   time.Duration
+		want               int
+		note               string           // how the note starts
+		names              func(int) string // the strategy for a budget (default: auto's choice)
+		wantPerTrial       time.Duration
+	}{
+		{name: "agmm on 2 GPUs: 3,216 configs at 1.2 s a trial", valid: 3216, done: 5, fresh: 5, took: s(6), spent: s(6), job: 5 * time.Minute,
+			want: 5 + 245, note: "250 of 3216 valid configs, strategy pattern (auto: 5 trials took 1.20 s each, so all would take about 1h4m19s; a job without a budget explores for at most 5m0s;",
+			wantPerTrial: s(1.2)},
+		{name: "the quickstart's all-reduce: everything fits", valid: 11, done: 5, fresh: 5, took: s(0.12), spent: s(0.12), job: 5 * time.Minute,
+			want: 11, note: "every valid config (11; auto: 5 trials took 0.024 s each, about 300ms for all, within the 5m0s", wantPerTrial: s(0.024)},
+		{name: "all fit exactly", valid: 100, done: 5, fresh: 5, took: s(15), spent: s(15), job: 5 * time.Minute, want: 100, note: "every valid config (100;"},
+		{name: "one more than fits", valid: 101, done: 5, fresh: 5, took: s(15), spent: s(15), job: 5 * time.Minute, want: 100, note: "100 of 101 valid configs"},
+		{name: "a first trial longer than the job time: no more trials", valid: 10, done: 1, fresh: 1, took: 6 * time.Minute, spent: 6 * time.Minute, job: 5 * time.Minute,
+			want: 1, note: "1 of 10 valid configs, strategy pattern (auto: the first trial took 360.00 s,"},
+		{name: "resumed trials count in the budget, not in the pace", valid: 1000, done: 8, fresh: 5, took: s(5), spent: s(5), job: s(10),
+			want: 8 + 5, note: "13 of 1000 valid configs, strategy pattern (auto: 5 trials took 1.00 s each"},
+		{name: "an explicit strategy is named as it is", valid: 1000, done: 5, fresh: 5, took: s(5), spent: s(5), job: s(10),
+			names: func(int) string { return strategy.Random }, want: 10, note: "10 of 1000 valid configs, strategy random"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			names := tc.names
+			if names == nil {
+				names = func(n int) string { return strategyFor(strategy.Auto, n, tc.valid) }
+			}
+			b := autoBudget(tc.valid, tc.done, tc.fresh, tc.took, tc.spent, tc.job, names)
+			if b.Trials != tc.want || !b.Auto || b.Time != tc.job || b.Timed != tc.fresh {
+				t.Errorf("budget %+v, want %d trials, auto, time %s, %d timed", b, tc.want, tc.job, tc.fresh)
+			}
+			if tc.wantPerTrial > 0 && b.PerTrial != tc.wantPerTrial {
+				t.Errorf("per trial %s, want %s", b.PerTrial, tc.wantPerTrial)
+			}
+			if !strings.HasPrefix(b.Note, tc.note) || strings.Contains(b.Note, "\n") {
+				t.Errorf("note\n%s\nwant one line starting\n%s", b.Note, tc.note)
+			}
+		})
+	}
+}
+
+// TestCalibrated: the budget is planned after calibrationTrials trials, or
+// sooner when they already took a calibrationShare-th of the job time.
+func TestCalibrated(t *testing.T) {
+	for _, tc := range []struct {
+		fresh int
+		took  time.Duration
+		want  bool
+	}{
+		{0, 0, false},
+		{0, time.Hour, false},
+		{1, time.Second, false},
+		{4, 29 * time.Second, false},
+		{5, time.Second, true},
+		{1, 30 * time.Second, true},
+		{2, time.Minute, true},
+	} {
+		if got := calibrated(tc.fresh, tc.took, 5*time.Minute); got != tc.want {
+			t.Errorf("calibrated(%d trials, %s, 5m) = %v, want %v", tc.fresh, tc.took, got, tc.want)
+		}
+	}
+}
+
+// TestGivenBudget: a budget the job sets is said as it is.
+func TestGivenBudget(t *testing.T) {
+	for _, tc := range []struct {
+		trials int
+		time   time.Duration
+		want   int
+		note   string
+	}{
+		{0, 0, 50, "every valid config (50), as the job asks"},
+		{30, 0, 30, "at most 30 of 50 valid configs, as the job asks"},
+		{80, 0, 50, "every valid config (50), as the job asks"},
+		{0, 10 * time.Minute, 50, "at most 10m0s of exploration, as the job asks"},
+		{AutoBudget, 10 * time.Minute, 50, "at most 10m0s of exploration, as the job asks"},
+		{30, time.Minute, 30, "at most 30 of 50 valid configs or 1m0s of exploration, as the job asks"},
+	} {
+		b := givenBudget(Job{BudgetTrials: tc.trials, BudgetTime: tc.time}, 50)
+		if b.Trials != tc.want || b.Time != tc.time || b.Auto || b.Note != tc.note {
+			t.Errorf("budget_trials %d, budget_time %s: %+v, want %d trials, note %q", tc.trials, tc.time, b, tc.want, tc.note)
+		}
+	}
+}
+
+// TestAutoBudgetEndsAtTheJobTime: a job given no budget whose job time is
+// already up after its first trial (a nanosecond) plans a budget of that
+// one trial, the default config, instead of running the other eight; auto
+// then names pattern search, which the budget no longer lets run. No
+// timing threshold: any trial takes more than a nanosecond.
+func TestAutoBudgetEndsAtTheJobTime(t *testing.T) {
+	dir, _ := faultyPluginDir(t)
+	tmp := t.TempDir()
+	s := &Searcher{PluginDir: dir, Cache: cache.File{Path: filepath.Join(tmp, "configs.toml")}, Logger: quietLogger()}
+	job := faultyJob(2)
+	job.Strategy, job.BudgetTrials, job.JobTime = strategy.Auto, AutoBudget, time.Nanosecond
+	o, err := s.Search(context.Background(), job)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := 0
+	for _, r := range o.Results {
+		if !r.Refined {
+			first++
+			if r.Config["mode"].Str != "medium" {
+				t.Errorf("first pass measured %s; want only the default (medium)", r.Config)
+			}
+		}
+	}
+	b := o.Budget
+	if first != 1 || b.Trials != 1 || !b.Auto || b.Timed != 1 || b.Time != time.Nanosecond {
+		t.Errorf("%d first-pass trials, budget %+v; want 1 trial, planned from 1 timed", first, b)
+	}
+	if want := "1 of 9 valid configs, strategy pattern (auto: the first trial took "; !strings.HasPrefix(b.Note, want) {
+		t.Errorf("note %q, want it to start %q", b.Note, want)
+	}
+	if o.Best == nil || o.Best.Config["mode"].Str != "medium" {
+		t.Errorf("winner %v, want the default (medium), the only config measured", o.Best)
+	}
+}
+
+// TestAutoBudgetTimesOnlyTrialsRun: a resumed search's logged trials cost
+// nothing and are not timed; the budget is planned from the first trial
+// the search runs, and counts the resumed ones. With a job time of a
+// nanosecond, the two resumed trials and the first one run are the whole
+// first pass.
+func TestAutoBudgetTimesOnlyTrialsRun(t *testing.T) {
+	dir, _ := faultyPluginDir(t)
+	tmp := t.TempDir()
+	// Exhaustive order starts with medium (the default), deadlock, fast:
+	// the first two come from the log (deadlock logged as a slow pass, so
+	// it is no finalist and never runs), fast is the first trial run.
+	line := func(mode string, score float64) string {
+		return fmt.Sprintf(`{"config":{"mode":%q},"status":"ok","score_us":%g,"ranks_us":[%g,%g],"iters":5,"kernel":"faulty","backend":"cpu","world":2,"dtype":"f32","shape":"n=1024","elapsed_ms":1}`,
+			mode, score, score, score)
+	}
+	resumeLog := filepath.Join(tmp, "resume.jsonl")
+	if err := os.WriteFile(resumeLog, []byte(line("medium", 20000)+"\n"+line("deadlock", 1e9)+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	done, err := LoadResume(resumeLog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &Searcher{PluginDir: dir, Cache: cache.File{Path: filepath.Join(tmp, "configs.toml")}, Logger: quietLogger(), Done: done}
+	job := faultyJob(2)
+	job.Strategy, job.BudgetTrials, job.JobTime = strategy.Auto, AutoBudget, time.Nanosecond
+	o, err := s.Search(context.Background(), job)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var modes []string
+	for _, r := range o.Results {
+		if !r.Refined {
+			modes = append(modes, r.Config["mode"].Str)
+		}
+	}
+	if b := o.Budget; strings.Join(modes, " ") != "medium deadlock fast" || b.Trials != 3 || b.Timed != 1 {
+		t.Errorf("first pass %v, budget %+v; want medium, deadlock (resumed) and fast, a budget of 3 planned from 1 timed trial", modes, b)
+	}
+}
