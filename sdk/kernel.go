@@ -35,12 +35,15 @@ type Kernel interface {
 	// Validate rejects a config that cannot run on the problem (alignment,
 	// divisibility, resources) with a reason. It must be cheap and must not
 	// need a device: the host calls it to prune the space before any trial,
-	// for every config of the space, several calls at once.
+	// for every config of the space, several calls at once. Serve has
+	// already rejected a backend it was not given, here and in every other
+	// method that takes one.
 	Validate(c space.Config, p space.Problem, world int, backend string) error
 	// SymmetricBytes is the size of the symmetric region each rank needs.
 	SymmetricBytes(p space.Problem, world int, backend string) (int64, error)
 	// Open makes this rank's instance over a connected team. The team's
-	// concrete type depends on the backend (*shm.Team, *cudamem.Team).
+	// concrete type depends on the backend (*shm.Team, *cudamem.Team):
+	// TeamAs converts it.
 	Open(ctx context.Context, team symm.Team, p space.Problem) (Instance, error)
 }
 

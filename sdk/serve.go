@@ -106,10 +106,15 @@ func (s *server) lookupBackend(name string) (symm.Backend, error) {
 	return b, nil
 }
 
+// Validate rejects a backend the plugin does not serve before the kernel
+// sees the request, so a kernel's Validate need not check it.
 func (s *server) Validate(_ context.Context, r *pb.ValidateRequest) (*pb.ValidateResponse, error) {
 	c, err := ConfigFromProto(r.GetConfig())
 	if err != nil {
 		return nil, err
+	}
+	if _, err := s.lookupBackend(r.GetBackend()); err != nil {
+		return &pb.ValidateResponse{Ok: false, Reason: err.Error()}, nil
 	}
 	if err := s.desc.Space.Check(c); err != nil {
 		return &pb.ValidateResponse{Ok: false, Reason: err.Error()}, nil
@@ -121,8 +126,12 @@ func (s *server) Validate(_ context.Context, r *pb.ValidateRequest) (*pb.Validat
 }
 
 // DefaultFor answers with the kernel's problem-dependent default when it
-// has one (Defaulter), else Describe's default.
+// has one (Defaulter), else Describe's default. A backend the plugin does
+// not serve is an error.
 func (s *server) DefaultFor(_ context.Context, r *pb.DefaultRequest) (*pb.DefaultResponse, error) {
+	if _, err := s.lookupBackend(r.GetBackend()); err != nil {
+		return nil, err
+	}
 	c := s.desc.Default
 	if d, ok := s.kernel.(Defaulter); ok {
 		var err error

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/symmtune/symmtune/hardware"
 	pb "github.com/symmtune/symmtune/proto/kernelpb"
 	"github.com/symmtune/symmtune/space"
 	"github.com/symmtune/symmtune/symm"
@@ -57,7 +58,7 @@ func TestServerDefaultFor(t *testing.T) {
 		{"a default outside the space", defaulterKernel{sizedKernel{outside}}, 10, "", "outside the space"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			s := newServer(c.k, nil)
+			s := newServer(c.k, []symm.Backend{namedBackend("cpu")})
 			resp, err := s.DefaultFor(context.Background(), &pb.DefaultRequest{
 				Problem: ProblemToProto(space.Problem{Shape: space.Shape{"n": c.n}, Dtype: "f32"}), World: 2, Backend: "cpu"})
 			if c.wantErr != "" {
@@ -77,5 +78,64 @@ func TestServerDefaultFor(t *testing.T) {
 				t.Errorf("default %s, want %s", got, c.want)
 			}
 		})
+	}
+}
+
+// namedBackend is a backend that only has a name: enough for the calls that
+// check the backend and allocate nothing.
+type namedBackend string
+
+func (b namedBackend) Name() string { return string(b) }
+func (namedBackend) Hardware(int) (hardware.Fingerprint, error) {
+	return hardware.Fingerprint{}, errors.New("not for running")
+}
+func (namedBackend) Allocate(context.Context, int, int, int64, string) (symm.Pending, []byte, error) {
+	return nil, nil, errors.New("not for running")
+}
+
+// TestServerRejectsABackendItWasNotGiven: Validate and DefaultFor turn
+// down a backend Serve was not given before the kernel sees the request,
+// so kernels need not check it themselves.
+func TestServerRejectsABackendItWasNotGiven(t *testing.T) {
+	s := newServer(sizedKernel{}, []symm.Backend{namedBackend("cpu")})
+	prob := ProblemToProto(space.Problem{Shape: space.Shape{"n": 10}, Dtype: "f32"})
+	cfg := ConfigToProto(space.Config{"blocks": space.Int(1)})
+	const want = `plugin sized has no "cuda" backend (it has [cpu])`
+	for _, backend := range []string{"cpu", "cuda", ""} {
+		v, err := s.Validate(context.Background(), &pb.ValidateRequest{Config: cfg, Problem: prob, World: 2, Backend: backend})
+		if err != nil {
+			t.Fatalf("validate on %q: %v", backend, err)
+		}
+		if ok := backend == "cpu"; v.GetOk() != ok {
+			t.Errorf("validate on %q: ok %v (%s), want %v", backend, v.GetOk(), v.GetReason(), ok)
+		}
+		if backend == "cuda" && v.GetReason() != want {
+			t.Errorf("validate on cuda: reason %q, want %q", v.GetReason(), want)
+		}
+		_, err = s.DefaultFor(context.Background(), &pb.DefaultRequest{Problem: prob, World: 2, Backend: backend})
+		if (err == nil) != (backend == "cpu") {
+			t.Errorf("default on %q: error %v", backend, err)
+		}
+		if backend == "cuda" && (err == nil || err.Error() != want) {
+			t.Errorf("default on cuda: error %v, want %q", err, want)
+		}
+	}
+}
+
+type teamA struct{ symm.Team }
+type teamB struct{ symm.Team }
+
+func TestTeamAs(t *testing.T) {
+	a := &teamA{}
+	got, err := TeamAs[*teamA](a)
+	if err != nil || got != a {
+		t.Fatalf("TeamAs[*teamA](a) = %v, %v; want a", got, err)
+	}
+	_, err = TeamAs[*teamB](a)
+	if want := "the kernel needs a *sdk.teamB team, got *sdk.teamA"; err == nil || err.Error() != want {
+		t.Errorf("TeamAs[*teamB](a): error %v, want %q", err, want)
+	}
+	if _, err := TeamAs[*teamA](nil); err == nil {
+		t.Error("TeamAs of a nil team: no error")
 	}
 }

@@ -75,10 +75,7 @@ func (kernel) Describe() sdk.Description {
 	}
 }
 
-func (kernel) Validate(_ space.Config, p space.Problem, world int, backend string) error {
-	if backend != "cpu" {
-		return fmt.Errorf("the faulty plugin runs the cpu backend, not %q", backend)
-	}
+func (kernel) Validate(_ space.Config, p space.Problem, world int, _ string) error {
 	n, ok := p.Shape["n"]
 	if !ok || len(p.Shape) != 1 {
 		return fmt.Errorf("shape %s: want n=<elements>", p.Shape)
@@ -103,9 +100,9 @@ func (kernel) SymmetricBytes(p space.Problem, _ int, _ string) (int64, error) {
 }
 
 func (kernel) Open(_ context.Context, team symm.Team, p space.Problem) (sdk.Instance, error) {
-	t, ok := team.(*shm.Team)
-	if !ok {
-		return nil, fmt.Errorf("the faulty plugin needs a shared-memory team, got %T", team)
+	t, err := sdk.TeamAs[*shm.Team](team)
+	if err != nil {
+		return nil, err
 	}
 	n := p.Shape["n"]
 	return &instance{team: t, n: n, input: make([]float32, n), out: make([]float32, n)}, nil

@@ -137,10 +137,7 @@ func (cudaKernel) DefaultFor(p space.Problem, world int, backend string) (space.
 
 // Validate is pure arithmetic on config, problem and world: alignment,
 // grid residency, registers, and grids with more blocks than work.
-func (cudaKernel) Validate(c space.Config, p space.Problem, world int, backend string) error {
-	if backend != "cuda" {
-		return fmt.Errorf("this plugin build runs on the cuda backend, not %q", backend)
-	}
+func (cudaKernel) Validate(c space.Config, p space.Problem, world int, _ string) error {
 	k, err := parseCudaCfg(c)
 	if err != nil {
 		return err
@@ -184,9 +181,9 @@ func (cudaKernel) SymmetricBytes(p space.Problem, world int, backend string) (in
 }
 
 func (cudaKernel) Open(ctx context.Context, team symm.Team, p space.Problem) (sdk.Instance, error) {
-	t, ok := team.(*cudamem.Team)
-	if !ok {
-		return nil, fmt.Errorf("cuda all-reduce needs a *cudamem.Team, got %T", team)
+	t, err := sdk.TeamAs[*cudamem.Team](team)
+	if err != nil {
+		return nil, err
 	}
 	n, npad, nvec, elt, err := geometry(p, t.World())
 	if err != nil {

@@ -59,9 +59,9 @@ func (k CPUKernel) SymmetricBytes(p space.Problem, _ int, _ string) (int64, erro
 }
 
 func (k CPUKernel) Open(_ context.Context, team symm.Team, p space.Problem) (sdk.Instance, error) {
-	t, ok := team.(*shm.Team)
-	if !ok {
-		return nil, fmt.Errorf("cpu %s needs a shared-memory team, got %T", k.Name, team)
+	t, err := sdk.TeamAs[*shm.Team](team)
+	if err != nil {
+		return nil, err
 	}
 	d, err := ParseDims(p.Shape)
 	if err != nil {

@@ -45,3 +45,23 @@ def test_a_default_outside_the_space_stops_the_plugin():
 def test_values_the_protocol_cannot_carry_stop_the_plugin():
     with pytest.raises(TypeError, match="want int or str"):
         KernelServicer(Kernel([Param("p", [1.5])], {"p": 1.5}), [])
+
+
+class NamedBackend:
+    def __init__(self, name):
+        self.name = name
+
+
+def test_validate_turns_down_a_backend_the_plugin_does_not_serve():
+    from symmtune.plugin.server import pb
+
+    class Checked(Kernel):
+        def validate(self, config, problem, world, backend):
+            return None
+
+    s = KernelServicer(Checked(PARAMS, {"algorithm": "one_shot", "chunk": 1024}), [NamedBackend("cpu")])
+    cfg = config_to_proto({"algorithm": "one_shot", "chunk": 1024})
+    problem = pb.Problem(shape={"n": 4096}, dtype="f32")
+    assert s.Validate(pb.ValidateRequest(config=cfg, problem=problem, world=2, backend="cpu"), None).ok
+    v = s.Validate(pb.ValidateRequest(config=cfg, problem=problem, world=2, backend="cuda"), None)
+    assert not v.ok and v.reason == 'plugin k has no "cuda" backend (it has [cpu])'

@@ -34,10 +34,7 @@ func (k Kernel) Describe() sdk.Description {
 	}
 }
 
-func (k Kernel) Validate(c space.Config, p space.Problem, world int, backend string) error {
-	if backend != "cuda" {
-		return fmt.Errorf("this plugin build runs on the cuda backend, not %q", backend)
-	}
+func (k Kernel) Validate(c space.Config, p space.Problem, world int, _ string) error {
 	_, _, err := k.checked(c, p, world)
 	return err
 }
@@ -77,9 +74,9 @@ func (k Kernel) SymmetricBytes(p space.Problem, world int, backend string) (int6
 }
 
 func (k Kernel) Open(ctx context.Context, team symm.Team, p space.Problem) (sdk.Instance, error) {
-	t, ok := team.(*cudamem.Team)
-	if !ok {
-		return nil, fmt.Errorf("GPU %s needs a *cudamem.Team, got %T", k.Name, team)
+	t, err := sdk.TeamAs[*cudamem.Team](team)
+	if err != nil {
+		return nil, err
 	}
 	prob, err := ParseProblem(p, t.World())
 	if err != nil {

@@ -114,7 +114,7 @@ class Kernel(Protocol):
         must be cheap and need no device: the host prunes the space with it
         before any trial, every config of the space, several calls at once
         (from the server's threads). Raising an exception counts as a reason
-        too."""
+        too. The server has already turned down a backend it does not serve."""
 
     def symmetric_bytes(self, problem: Problem, world: int, backend: str) -> int:
         """Size of the symmetric region each rank needs."""

@@ -155,19 +155,30 @@ class KernelServicer(pb_grpc.KernelServicer):
                 except Exception as e:
                     log.warning("close %s: %s", attr.strip("_"), e)
 
+    def _no_backend(self, name: str) -> str | None:
+        """Why the plugin cannot run backend name, as the Go SDK words it
+        (sdk/serve.go lookupBackend), or None when it serves it."""
+        if name in self.backends:
+            return None
+        return f"plugin {self.desc.name} has no {goplugin_quote(name)} backend (it has [{' '.join(self.desc.backends)}])"
+
     def _backend(self, name: str) -> Backend:
-        b = self.backends.get(name)
-        if b is None:
-            raise PluginError(f"plugin {self.desc.name} has no {goplugin_quote(name)} backend (it has {self.desc.backends})")
-        return b
+        reason = self._no_backend(name)
+        if reason is not None:
+            raise PluginError(reason)
+        return self.backends[name]
 
     def Describe(self, request, context):
         return self._desc_pb
 
     def Validate(self, request, context):
         def run():
+            # A backend the plugin does not serve is turned down here, so
+            # a kernel's validate need not check it (as in the Go SDK).
             c = config_from_proto(request.config)
-            reason = check_config(self.desc.params, c)
+            reason = self._no_backend(request.backend)
+            if reason is None:
+                reason = check_config(self.desc.params, c)
             if reason is None:
                 try:
                     reason = self.kernel.validate(c, problem_from_proto(request.problem), request.world,
