@@ -116,7 +116,7 @@ class Call:
     def __init__(self, g: FusedGEMM, m: int, n: int, k: int, sms: int, *, order: tuple[int, ...],
                  table: list[int] | None = None, flags: int = 0, rs: bytes | None = None, rows_per_rank: int = 0,
                  own_rows: tuple[int, int] = (0, 0), start: tuple[int, int] = (0, 0), status: Status,
-                 device: torch.device, timeout_ns: int = TIMEOUT_NS) -> None:
+                 timeout_ns: int = TIMEOUT_NS) -> None:
         hopper.check_shape(n, k)
         self.g, self.m, self.n, self.k = g, m, n, k
         # own_rows (lo, rows): A's rows [lo, lo + rows) are read from a
@@ -224,7 +224,7 @@ def ag_call(pipe, status: Status) -> Call:
     plan = fusedplan.plan_fused_ag(p.m, p.world, me, cfg.chunks, cfg.tile.rows_per_tile)
     return Call(g, p.m, p.n, p.k, g.sms, order=plan.order, table=plan.table(), flags=pipe.ws.ptrs[me],
                 own_rows=(me * p.rows, p.rows) if pipe.in_place else (0, 0), start=pipe.start_gate(),
-                status=status, device=pipe.device)
+                status=status)
 
 
 def rs_plan(pipe) -> fusedplan.FusedRS:
@@ -254,4 +254,4 @@ def rs_call(pipe, plan: fusedplan.FusedRS, status: Status, staging: _cuda.Buffer
         if cfg.reduce == "epilogue" else None
     # Only the epilogue waits for peers inside the GEMM: it alone is gated.
     return Call(g, p.m, p.n, p.k, g.sms - cfg.sm_reserve, order=plan.order, rs=plan.table(dst, flags, ep),
-                rows_per_rank=p.rows, start=pipe.start_gate() if ep else (0, 0), status=status, device=pipe.device)
+                rows_per_rank=p.rows, start=pipe.start_gate() if ep else (0, 0), status=status)
