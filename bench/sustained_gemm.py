@@ -124,7 +124,7 @@ def main() -> None:
             b = bt if t.bk_major else bt.t().contiguous()
             c = torch.empty(m, n, dtype=torch.bfloat16, device=dev)
             call = _torch_fused.Call(g, m, n, k, g.sms, order=tuple(range(-(-m // t.rows_per_tile))),
-                                     status=status, device=dev)
+                                     status=status)
             call.set(a.data_ptr(), b.data_ptr(), c.data_ptr())
             fns[name] = lambda call=call: call.launch(torch.cuda.current_stream().cuda_stream)
             errs[name] = c

@@ -122,10 +122,10 @@ def check(kernel, cfg, m, n, k, world, rank, dtype=torch.bfloat16):
             else:
                 got = ours(kernel)(a, b)
             errs.append(rel_err(got, reference64(kernel, a, b, world)))
-        # A graph replayed for both trials, its copies of the shard moved
-        # to the second's address, is captured once.
-        runs = [pipe.fused_run for pipe in _torch_gemm._pipes.values() if getattr(pipe, "fused_run", None)]
-        captures = f", graphs captured {runs[0].captures}" if runs and runs[0].use_graph else ""
+        # graph=1: one graph per set of operand addresses seen twice
+        # (_torch_pipeline.PointerGraphs).
+        runs = [pipe.graphs for pipe in _torch_gemm._pipes.values() if getattr(pipe, "graphs", None)]
+        captures = f", graphs held {len(runs[0].graphs)}" if runs else ""
     worst = torch.tensor([max(errs)], device="cuda", dtype=torch.float64)
     dist.all_reduce(worst, op=dist.ReduceOp.MAX)
     return worst.item() <= TOL, f"rel err {worst.item():.3g}{captures}"
@@ -144,7 +144,7 @@ def check_timeout(tile: str) -> tuple[bool, str]:
     flags = torch.zeros(4096, dtype=torch.uint8, device="cuda")  # flag 0 stays 0
     status = _torch_fused.Status()
     call = _torch_fused.Call(g, m, n, k, g.sms, order=tuple(range(-(-m // t.rows_per_tile))),
-                             table=[0, m, 0], flags=flags.data_ptr(), status=status, device=a.device, timeout_ns=10**6)
+                             table=[0, m, 0], flags=flags.data_ptr(), status=status, timeout_ns=10**6)
     call(torch.cuda.current_stream().cuda_stream, a.data_ptr(), bt.data_ptr(), c.data_ptr())
     torch.cuda.synchronize()
     if status.word.value != 1:
