@@ -125,7 +125,7 @@ func TestSymbolsAreVersioned(t *testing.T) {
 	legacy := map[string]string{
 		"cuMemAlloc": "cuMemAlloc_v2", "cuMemFree": "cuMemFree_v2", "cuMemcpyHtoD": "cuMemcpyHtoD_v2",
 		"cuMemcpyDtoH": "cuMemcpyDtoH_v2", "cuMemcpyDtoDAsync": "cuMemcpyDtoDAsync_v2", "cuMemsetD8": "cuMemsetD8_v2",
-		"cuMemsetD32": "cuMemsetD32_v2", "cuCtxCreate": "cuCtxCreate_v2", "cuStreamDestroy": "cuStreamDestroy_v2",
+		"cuMemsetD32": "cuMemsetD32_v2", "cuDeviceTotalMem": "cuDeviceTotalMem_v2", "cuCtxCreate": "cuCtxCreate_v2", "cuStreamDestroy": "cuStreamDestroy_v2",
 		"cuEventDestroy": "cuEventDestroy_v2", "cuDevicePrimaryCtxRelease": "cuDevicePrimaryCtxRelease_v2",
 		"cuIpcOpenMemHandle": "cuIpcOpenMemHandle_v2", "cuStreamBeginCapture": "cuStreamBeginCapture_v2",
 		"cuStreamWaitValue32": "cuStreamWaitValue32_v2", "cuStreamWriteValue32": "cuStreamWriteValue32_v2",

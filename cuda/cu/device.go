@@ -92,6 +92,16 @@ func (d Device) Attributes(attrs ...DeviceAttribute) ([]int, error) {
 	return out, nil
 }
 
+// TotalMem is the device's memory in bytes.
+func (d Device) TotalMem() (int64, error) {
+	if err := ensure(); err != nil {
+		return 0, err
+	}
+	var n C.size_t
+	err := check("cuDeviceTotalMem_v2", C.cu_device_total_mem(&n, C.CUdevice(d)))
+	return int64(n), err
+}
+
 // PCIBusID is the device's PCI bus id ("0000:1b:00.0").
 func (d Device) PCIBusID() (string, error) {
 	if err := ensure(); err != nil {

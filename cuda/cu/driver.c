@@ -41,6 +41,7 @@ CUresult cu_get_error_string(CUresult r, const char** s) { CU_CALL(getErrorStrin
 CUresult cu_device_get_count(int* n) { CU_CALL(deviceGetCount, (int*), n); }
 CUresult cu_device_get_name(char* buf, int len, CUdevice d) { CU_CALL(deviceGetName, (char*, int, CUdevice), buf, len, d); }
 CUresult cu_device_get_attribute(int* v, int attr, CUdevice d) { CU_CALL(deviceGetAttribute, (int*, int, CUdevice), v, attr, d); }
+CUresult cu_device_total_mem(size_t* bytes, CUdevice d) { CU_CALL(deviceTotalMem, (size_t*, CUdevice), bytes, d); }
 CUresult cu_device_get_pci_bus_id(char* buf, int len, CUdevice d) { CU_CALL(deviceGetPCIBusId, (char*, int, CUdevice), buf, len, d); }
 CUresult cu_device_get_p2p_attribute(int* v, int attr, CUdevice src, CUdevice dst) {
 	CU_CALL(deviceGetP2PAttribute, (int*, int, CUdevice, CUdevice), v, attr, src, dst);
@@ -134,6 +135,10 @@ CUresult cu_launch_blob(CUfunction f, unsigned gx, unsigned gy, unsigned gz, uns
 	void* params[CU_MAX_PARAMS];
 	for (int i = 0; i < n; i++) params[i] = (void*)(blob + offsets[i]);
 	return launch(f, gx, gy, gz, bx, by, bz, smem, s, params, 0);
+}
+
+CUresult cu_occupancy_max_active_blocks(int* out, CUfunction f, int block, size_t smem) {
+	CU_CALL(occupancyMaxActiveBlocks, (int*, CUfunction, int, size_t), out, f, block, smem);
 }
 
 // CUlaunchConfig as CUDA 12's cuda.h declares it; the occupancy query reads

@@ -33,6 +33,7 @@ typedef void* CUgraphExec;
 	X(deviceGetCount, "cuDeviceGetCount") \
 	X(deviceGetName, "cuDeviceGetName") \
 	X(deviceGetAttribute, "cuDeviceGetAttribute") \
+	X(deviceTotalMem, "cuDeviceTotalMem_v2") \
 	X(deviceGetPCIBusId, "cuDeviceGetPCIBusId") \
 	X(deviceGetP2PAttribute, "cuDeviceGetP2PAttribute") \
 	X(primaryCtxRetain, "cuDevicePrimaryCtxRetain") \
@@ -71,6 +72,7 @@ typedef void* CUgraphExec;
 	X(funcGetAttribute, "cuFuncGetAttribute") \
 	X(funcSetAttribute, "cuFuncSetAttribute") \
 	X(launchKernel, "cuLaunchKernel") \
+	X(occupancyMaxActiveBlocks, "cuOccupancyMaxActiveBlocksPerMultiprocessor") \
 	X(occupancyMaxActiveClusters, "cuOccupancyMaxActiveClusters") \
 	X(tensorMapEncodeTiled, "cuTensorMapEncodeTiled") \
 	X(streamBeginCapture, "cuStreamBeginCapture_v2") \
@@ -102,6 +104,7 @@ CUresult cu_get_error_string(CUresult r, const char** s);
 CUresult cu_device_get_count(int* n);
 CUresult cu_device_get_name(char* buf, int len, CUdevice d);
 CUresult cu_device_get_attribute(int* v, int attr, CUdevice d);
+CUresult cu_device_total_mem(size_t* bytes, CUdevice d);
 CUresult cu_device_get_pci_bus_id(char* buf, int len, CUdevice d);
 CUresult cu_device_get_p2p_attribute(int* v, int attr, CUdevice src, CUdevice dst);
 CUresult cu_primary_ctx_retain(CUcontext* c, CUdevice d);
@@ -147,6 +150,7 @@ CUresult cu_launch_values(CUfunction f, unsigned gx, unsigned gy, unsigned gz, u
 CUresult cu_launch_blob(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
 	unsigned bz, unsigned smem, CUstream s, const char* blob, const size_t* offsets, int n);
 #define CU_MAX_PARAMS 64
+CUresult cu_occupancy_max_active_blocks(int* out, CUfunction f, int block, size_t smem);
 CUresult cu_occupancy_max_active_clusters(int* out, CUfunction f, unsigned grid, unsigned block, unsigned smem);
 CUresult cu_tensor_map_encode_tiled(void* out128, int dtype, unsigned rank, CUdeviceptr addr, const uint64_t* dims,
 	const uint64_t* strides, const uint32_t* box, const uint32_t* estrides, int interleave, int swizzle,

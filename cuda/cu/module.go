@@ -91,6 +91,18 @@ func (f Function) SetAttribute(attrib FunctionAttribute, value int) error {
 	return check("cuFuncSetAttribute", C.cu_func_set_attribute(f.fn, C.int(attrib), C.int(value)))
 }
 
+// MaxActiveBlocksPerMultiProcessor is how many blocks of blockSize threads
+// and dynamicSmemSize bytes of dynamic shared memory fit on one SM at once.
+func (f Function) MaxActiveBlocksPerMultiProcessor(blockSize int, dynamicSmemSize int64) (int, error) {
+	if err := ensure(); err != nil {
+		return 0, err
+	}
+	var n C.int
+	err := check("cuOccupancyMaxActiveBlocksPerMultiprocessor",
+		C.cu_occupancy_max_active_blocks(&n, f.fn, C.int(blockSize), C.size_t(dynamicSmemSize)))
+	return int(n), err
+}
+
 // MaxParams is the most kernel parameters Launch and LaunchBlob take.
 const MaxParams = C.CU_MAX_PARAMS
 

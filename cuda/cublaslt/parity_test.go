@@ -11,7 +11,7 @@ import (
 	"runtime"
 	"testing"
 
-	"gorgonia.org/cu"
+	"github.com/symmtune/symmtune/cuda/cu"
 )
 
 // TestAlgosMatchPython: for the products symmtune's pipelines run, the
