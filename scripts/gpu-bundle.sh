@@ -1,27 +1,26 @@
 #!/bin/sh
 # gpu-bundle.sh: builds what a GPU machine without Go needs into the
 # git-ignored .gpu/: bins.tgz (stripped bin/symmtune, the CUDA plugins
-# under bin/cuda/, bin/gemmalone and bin/cublaslt.test, and
-# python/symmtune/libsymmtune.so, which symmtune.torch's bindings load; about
-# 50 MB) and a copy of the shared peer script. Carry .gpu to the machine and
-# unpack with `tar xzf .gpu/bins.tgz` in the checkout.
+# under bin/cuda/, bin/gemmalone, the GPU tests bin/cu.test and
+# bin/cublaslt.test, and python/symmtune/libsymmtune.so, which
+# symmtune.torch's bindings load; about 50 MB) and a copy of the shared peer
+# script. Carry .gpu to the machine and unpack with `tar xzf .gpu/bins.tgz`
+# in the checkout. The CUDA builds need cgo only: no CUDA headers or
+# libraries (every CUDA library is loaded at run time).
 set -eu
-make -s cuda-headers
-CUDA_ENV_INC=$(pwd)/.cuda/root/usr/include
-CUDA_ENV_LIB=$(cat .cuda/libdir)
 rm -rf .gpu/bin .gpu/python && mkdir -p .gpu/bin/cuda .gpu/python/symmtune
 make -s lib
 cp python/symmtune/libsymmtune.so .gpu/python/symmtune/
 go build -ldflags "-s -w" -o .gpu/bin/symmtune ./cmd/symmtune
 for p in allreduce agmm matmulrs; do
-	CGO_ENABLED=1 CGO_CFLAGS="-I$CUDA_ENV_INC" CGO_LDFLAGS="-L$CUDA_ENV_LIB" \
-		go build -tags cuda -ldflags "-s -w" -o .gpu/bin/cuda/symmtune-plugin-$p ./plugins/$p
+	CGO_ENABLED=1 go build -tags cuda -ldflags "-s -w" -o .gpu/bin/cuda/symmtune-plugin-$p ./plugins/$p
 done
-CGO_ENABLED=1 CGO_CFLAGS="-I$CUDA_ENV_INC" CGO_LDFLAGS="-L$CUDA_ENV_LIB" \
-	go build -tags cuda -ldflags "-s -w" -o .gpu/bin/gemmalone ./bench/gemmalone
-# The cuBLASLt binding's GPU test (bench/lt-parity.sh runs it).
-CGO_ENABLED=1 CGO_CFLAGS="-I$CUDA_ENV_INC" CGO_LDFLAGS="-L$CUDA_ENV_LIB" \
-	go test -c -tags cuda,gpu -ldflags "-s -w" -o .gpu/bin/cublaslt.test ./cuda/cublaslt
+CGO_ENABLED=1 go build -tags cuda -ldflags "-s -w" -o .gpu/bin/gemmalone ./bench/gemmalone
+# The driver binding's GPU test (bin/cu.test -test.v: allocates, copies,
+# launches, captures a graph) and the cuBLASLt binding's (bench/lt-parity.sh
+# runs it).
+CGO_ENABLED=1 go test -c -tags cuda,gpu -ldflags "-s -w" -o .gpu/bin/cu.test ./cuda/cu
+CGO_ENABLED=1 go test -c -tags cuda,gpu -ldflags "-s -w" -o .gpu/bin/cublaslt.test ./cuda/cublaslt
 tar czf .gpu/bins.tgz -C .gpu bin python && rm -rf .gpu/bin .gpu/python
 [ -f ../shared/bench/peer_baselines.py ] && cp ../shared/bench/peer_baselines.py .gpu/
 ls -la .gpu

@@ -11,7 +11,7 @@ import (
 	"runtime"
 	"testing"
 
-	"gorgonia.org/cu"
+	"github.com/symmtune/symmtune/cuda/cu"
 )
 
 // TestAlgosMatchPython: for the products symmtune's pipelines run, the
@@ -19,9 +19,9 @@ import (
 // and for python/symmtune/_cublaslt.py in a torch process (what
 // symmtune.torch runs), so a tuned algo index names one algorithm in both.
 // It needs a GPU and a Python with torch: SYMMTUNE_TEST_PYTHON names that
-// Python (bench/lt-parity.sh sets it); otherwise it is skipped. The gpu tag
-// keeps it out of CI's test binaries: gorgonia.org/cu's init ends a process
-// that finds no CUDA device, before any test can skip.
+// Python (bench/lt-parity.sh sets it); otherwise it is skipped, as it is
+// where cuda/cu finds no driver or device. The gpu tag puts it with the GPU
+// tests scripts/gpu-bundle.sh builds.
 func TestAlgosMatchPython(t *testing.T) {
 	python := os.Getenv("SYMMTUNE_TEST_PYTHON")
 	if python == "" {

@@ -6,7 +6,7 @@ import (
 	"context"
 	"fmt"
 
-	"gorgonia.org/cu"
+	"github.com/symmtune/symmtune/cuda/cu"
 
 	"github.com/symmtune/symmtune/cuda/cublaslt"
 	"github.com/symmtune/symmtune/space"
