@@ -20,7 +20,7 @@ func TestNeighbours(t *testing.T) {
 		entry(8192, tag("n8k")),              // one doubling
 		entry(1024, tag("n1k")),              // two halvings
 		entry(4096, tag("w8"), world(8)),     // world 4 -> 8: one doubling
-		entry(4096, tag("w2-old"), world(2)), // one halving, older than n8k and w8
+		entry(4096, tag("w2"), world(2)),     // one halving; as new as n8k and w8: by key (world 2 first)
 		entry(4096, tag("other-gpu"), gpu),   // other hardware
 		entry(16384, tag("far-gpu"), gpu),    // other hardware and two doublings
 		entry(2048, tag("newer-n2k"), at(1)), // one halving, newest of distance 1
