@@ -41,6 +41,8 @@ type session struct {
 	// group setup+connect measured so far; restarts are given at least
 	// startupMargin times as long (startDeadline).
 	slowStart, slowSetup time.Duration
+	// transfer is the job's warm start (nil: none looked for).
+	transfer *Transfer
 }
 
 // describe asks rank 0 what the kernel is, checks the job against it, and
