@@ -80,8 +80,10 @@ func plural(n int, one, many string) string {
 }
 
 // planTransfer finds the job's seeds in the cache: up to transferSeeds
-// distinct configs, valid here and not the default, from the nearest
-// entries. A cache that cannot be read gives no seeds (checkCache has
+// distinct configs valid here, from the nearest entries. A seed may be the
+// default (a winner often is, at small shapes): it costs no trial then, as
+// the default is measured anyway, but it still tells the job that the
+// cache agrees with its baseline, and the stopping rule applies. A cache that cannot be read gives no seeds (checkCache has
 // read it once already; a warm start is an optimisation, not a need).
 func (ss *session) planTransfer(ctx context.Context, valid []space.Config) {
 	if ss.s.NoTransfer || ss.s.Cache == nil {
@@ -116,13 +118,13 @@ func stopsEarly(job Job) bool {
 }
 
 // pickSeeds maps the winners of near (nearest first) into sp and keeps
-// the first n distinct ones that are valid here and not the default.
+// the first n distinct ones that are valid here.
 func pickSeeds(near []cache.Neighbour, valid []space.Config, sp space.Space, def space.Config, n int) []Seed {
 	ok := make(map[string]bool, len(valid))
 	for _, c := range valid {
 		ok[c.String()] = true
 	}
-	taken := map[string]bool{def.String(): true}
+	taken := map[string]bool{}
 	var out []Seed
 	for _, nb := range near {
 		if len(out) == n {
@@ -204,9 +206,12 @@ func (ss *session) withSeeds(s strategy.Strategy) strategy.Strategy {
 	if t == nil || len(t.Seeds) == 0 {
 		return s
 	}
+	// The default first, then each seed that is not the default.
 	first := []space.Config{ss.out.Desc.Default}
 	for _, sd := range t.Seeds {
-		first = append(first, sd.Config)
+		if sd.Config.String() != ss.out.Desc.Default.String() {
+			first = append(first, sd.Config)
+		}
 	}
 	return &seeded{Strategy: s, first: first, proposed: map[string]bool{}, patience: t.Patience, t: t}
 }

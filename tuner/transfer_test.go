@@ -65,7 +65,7 @@ func TestPickSeeds(t *testing.T) {
 	near := []cache.Neighbour{
 		nb(1, 0.5, cfg(64, "fused", 2)),
 		nb(2, 1, cfg(64, "fused", 2)),       // the same winner: one seed
-		nb(3, 1.5, gemmDefault),             // the default: measured anyway
+		nb(3, 1.5, gemmDefault),             // the default: a seed at no cost
 		nb(4, 2, cfg(128, "sequential", 2)), // invalid here
 		nb(5, 2.5, space.Config{"block_m": space.Int(96), "impl": space.Str("sequential"), "threads": space.Int(1)}), // maps to 128
 		nb(6, 3, cfg(16, "fused", 1)),
@@ -76,9 +76,9 @@ func TestPickSeeds(t *testing.T) {
 		n      int
 		shapes []int64
 	}{
-		{"up to three distinct valid configs, nearest first", 3, []int64{1, 5, 6}},
+		{"up to three distinct valid configs, nearest first", 3, []int64{1, 3, 5}},
 		{"one", 1, []int64{1}},
-		{"more than there are", 10, []int64{1, 5, 6, 7}},
+		{"more than there are", 10, []int64{1, 3, 5, 6, 7}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -263,5 +263,27 @@ func TestSecondJobSeedsFromTheFirst(t *testing.T) {
 		if len(o.Results) < 2 || !o.Results[0].Default || o.Results[1].Config["mode"].Str != "fast" {
 			t.Errorf("first trials %v, want the default then the seed", o.Results)
 		}
+	}
+}
+
+// TestSeededByTheDefault: a seed that is the default costs no trial, and
+// the stopping rule still applies.
+func TestSeededByTheDefault(t *testing.T) {
+	tr := &Transfer{Seeds: []Seed{{Config: gemmDefault}}, Patience: 2}
+	ss := &session{transfer: tr, out: &Outcome{}}
+	ss.out.Desc.Default = gemmDefault
+	st := ss.withSeeds(&listStrategy{[]space.Config{cfg(16, "fused", 1), gemmDefault, cfg(64, "fused", 1), cfg(64, "fused", 2), cfg(16, "fused", 2)}})
+	var history []strategy.Observation
+	for {
+		batch := st.Next(history)
+		if len(batch) == 0 {
+			break
+		}
+		for _, c := range batch {
+			history = append(history, strategy.Observation{Config: c, ScoreUS: 100, OK: true})
+		}
+	}
+	if len(history) != 3 || history[0].Config.String() != gemmDefault.String() || tr.Stopped != 3 {
+		t.Errorf("%d trials (first %s), stopped after %d; want the default, then 2 without gain", len(history), history[0].Config, tr.Stopped)
 	}
 }
