@@ -125,6 +125,24 @@ func (s *server) Validate(_ context.Context, r *pb.ValidateRequest) (*pb.Validat
 	return &pb.ValidateResponse{Ok: true}, nil
 }
 
+// ValidateBatch answers Validate for each config of the request, in order,
+// in this process: one round trip for many configs, with no change to the
+// kernel (it still validates one config at a time).
+func (s *server) ValidateBatch(ctx context.Context, r *pb.ValidateBatchRequest) (*pb.ValidateBatchResponse, error) {
+	out := &pb.ValidateBatchResponse{Results: make([]*pb.ValidateResponse, 0, len(r.GetConfigs()))}
+	for i, c := range r.GetConfigs() {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		v, err := s.Validate(ctx, &pb.ValidateRequest{Config: c, Problem: r.GetProblem(), World: r.GetWorld(), Backend: r.GetBackend()})
+		if err != nil {
+			return nil, fmt.Errorf("config %d of %d: %w", i+1, len(r.GetConfigs()), err)
+		}
+		out.Results = append(out.Results, v)
+	}
+	return out, nil
+}
+
 // DefaultFor answers with the kernel's problem-dependent default when it
 // has one (Defaulter), else Describe's default. A backend the plugin does
 // not serve is an error.

@@ -39,6 +39,9 @@ type Outcome struct {
 	Time TimeSplit
 	// Budget is the budget the exploration ran under, and why.
 	Budget Budget
+	// Transfer is the job's warm start: the cache entries it started from
+	// (nil or no seeds: none).
+	Transfer *Transfer
 }
 
 // Startup is a group's start: each rank process's start-up (exec to

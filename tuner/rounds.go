@@ -121,7 +121,7 @@ func (ss *session) newStrategy(valid []space.Config, budget int) (strategy.Strat
 		return nil, &InputError{err}
 	}
 	ss.strategy = strat.Name()
-	return strat, nil
+	return ss.withSeeds(strat), nil
 }
 
 // strategyFor is the strategy that name resolves to for budget trials of

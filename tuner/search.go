@@ -149,6 +149,9 @@ type Searcher struct {
 	Logger   *slog.Logger
 	// PluginLogger receives go-plugin's and the plugins' own log lines.
 	PluginLogger hclog.Logger
+	// NoTransfer turns warm starts off: no job starts from the cache's
+	// winners at other shapes, world sizes or hardware (see transfer.go).
+	NoTransfer bool
 }
 
 // Search runs one job to completion. Bad input (unknown kernel, shape or
@@ -214,6 +217,7 @@ func (s *Searcher) search(ctx context.Context, job Job) (*Outcome, error) {
 		return nil, err
 	}
 	first = nil
+	ss.planTransfer(ctx, valid)
 	began = time.Now()
 	ss.precompile(ctx, valid)
 	split.Precompile += time.Since(began)

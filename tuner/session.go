@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	pb "github.com/symmtune/symmtune/proto/kernelpb"
@@ -42,6 +41,8 @@ type session struct {
 	// group setup+connect measured so far; restarts are given at least
 	// startupMargin times as long (startDeadline).
 	slowStart, slowSetup time.Duration
+	// transfer is the job's warm start (nil: none looked for).
+	transfer *Transfer
 }
 
 // describe asks rank 0 what the kernel is, checks the job against it, and
@@ -114,68 +115,6 @@ func (ss *session) describe(ctx context.Context, r *rankProc) ([]space.Config, e
 		ss.s.Logger.Warn("default config cannot run this problem", "kernel", job.Kernel, "reason", defaultReason)
 	}
 	return valid, nil
-}
-
-// validateWorkers is how many Validate calls are in flight at once: a GEMM
-// space holds over 200,000 configs, and one call after another took over a
-// minute on the 2 x H100 machine (the setup deadline).
-const validateWorkers = 16
-
-// validate asks the kernel about every config, validateWorkers calls at a
-// time, each call under the setup timeout of its own: the reason each one
-// cannot run the problem, "" for those that can.
-func (ss *session) validate(ctx context.Context, r *rankProc, cands []space.Config) ([]string, error) {
-	job := ss.job
-	reasons := make([]string, len(cands))
-	parent := ctx
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	next := make(chan int)
-	errs := make(chan error, validateWorkers)
-	var wg sync.WaitGroup
-	for w := 0; w < validateWorkers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				cctx, done := context.WithTimeout(ctx, job.Timeouts.Setup)
-				v, err := r.kernel.Validate(cctx, &pb.ValidateRequest{
-					Config: sdk.ConfigToProto(cands[i]), Problem: sdk.ProblemToProto(ss.problem),
-					World: int32(job.World), Backend: ss.backend,
-				})
-				done()
-				if err != nil {
-					errs <- fmt.Errorf("validate %s: %w", cands[i], err)
-					cancel()
-					return
-				}
-				if !v.GetOk() {
-					reasons[i] = v.GetReason()
-					if reasons[i] == "" {
-						reasons[i] = "rejected"
-					}
-				}
-			}
-		}()
-	}
-feed:
-	for i := range cands {
-		select {
-		case next <- i:
-		case <-ctx.Done():
-			break feed
-		}
-	}
-	close(next)
-	wg.Wait()
-	close(errs)
-	if err := <-errs; err != nil {
-		return nil, err
-	}
-	if err := parent.Err(); err != nil {
-		return nil, err
-	}
-	return reasons, nil
 }
 
 func grpcMessage(err error) string {

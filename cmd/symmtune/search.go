@@ -26,6 +26,7 @@ type searchFlags struct {
 	// job file's settings (jobFlags).
 	job              tuner.Job
 	exhaustive       bool
+	noTransfer       bool
 	jobFile, logPath string
 	resume           string
 	top              int
@@ -66,6 +67,7 @@ func newSearchCmdWith(g *globals, f *searchFlags) *cobra.Command {
 		shortDuration(j.JobTime)+" per job at the pace of its first trials, or every valid config if they all fit (with --config: the file's budget_trials, unless given)")
 	fl.DurationVar(&j.BudgetTime, "budget-time", 0, "stop each job's exploration after this long, e.g. 10m (0: no limit; without --budget-trials, every valid config)")
 	fl.BoolVar(&f.exhaustive, "exhaustive", false, "measure every valid config of every job: no trial or time budget, a job file's included")
+	fl.BoolVar(&f.noTransfer, "no-transfer", false, "start every job cold: no warm start from the cache's winners at other shapes, world sizes or hardware")
 	fl.IntVar(&j.Iters, "iters", j.Iters, "timed iterations per trial (with --config: the file's, unless given)")
 	fl.IntVar(&j.Warmup, "warmup", j.Warmup, "warm-up iterations per trial (with --config: the file's, unless given)")
 	fl.DurationVar(&j.Warm, "warm", 0, "warm each config up by running it back to back for about this long before timing it, e.g. 1s: timed at the clock a GPU holds under sustained load (0: the job's, or --warmup iterations only)")
@@ -215,6 +217,7 @@ func runSearch(cmd *cobra.Command, g *globals, f *searchFlags) error {
 		Cache:        st,
 		Logger:       g.logger(),
 		PluginLogger: g.pluginLogger(),
+		NoTransfer:   f.noTransfer,
 	}
 	if f.resume != "" {
 		if s.Done, err = tuner.LoadResume(f.resume); err != nil {
@@ -352,6 +355,9 @@ func printOutcome(w io.Writer, o *tuner.Outcome, top int) {
 	fmt.Fprintf(w, "space %d configs, %d valid; trials: %s; %.1fs\n", o.SpaceSize, o.ValidCount, strings.Join(counts, ", "), o.Elapsed.Seconds())
 	if o.Budget.Note != "" {
 		fmt.Fprintf(w, "budget: %s\n", o.Budget.Note)
+	}
+	if line := o.Transfer.Line(); line != "" {
+		fmt.Fprintf(w, "transfer: %s\n", line)
 	}
 	if o.Time.Total > 0 {
 		fmt.Fprintf(w, "time: %s\n", o.Time)

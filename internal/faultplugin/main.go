@@ -75,7 +75,7 @@ func (kernel) Describe() sdk.Description {
 	}
 }
 
-func (kernel) Validate(_ space.Config, p space.Problem, world int, _ string) error {
+func (kernel) Validate(c space.Config, p space.Problem, world int, _ string) error {
 	n, ok := p.Shape["n"]
 	if !ok || len(p.Shape) != 1 {
 		return fmt.Errorf("shape %s: want n=<elements>", p.Shape)
@@ -88,8 +88,16 @@ func (kernel) Validate(_ space.Config, p space.Problem, world int, _ string) err
 	if n%int64(world) != 0 {
 		return fmt.Errorf("n=%d is not divisible by the world size %d", n, world)
 	}
+	if c["mode"] == space.Str(Stuck) && os.Getenv(EnvHangValidate) != "" {
+		select {} // a plugin that hangs while the host validates its space
+	}
 	return nil
 }
+
+// EnvHangValidate, when set, makes Validate of the stuck config never
+// return, so tests see the host find out a plugin that hangs there.
+const EnvHangValidate = "SYMMTUNE_FAULTY_HANG_VALIDATE"
+
 
 func (kernel) SymmetricBytes(p space.Problem, _ int, _ string) (int64, error) {
 	n := p.Shape["n"]

@@ -513,6 +513,119 @@ func (x *ValidateResponse) GetReason() string {
 	return ""
 }
 
+type ValidateBatchRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Configs       []*Config              `protobuf:"bytes,1,rep,name=configs,proto3" json:"configs,omitempty"`
+	Problem       *Problem               `protobuf:"bytes,2,opt,name=problem,proto3" json:"problem,omitempty"`
+	World         int32                  `protobuf:"varint,3,opt,name=world,proto3" json:"world,omitempty"`
+	Backend       string                 `protobuf:"bytes,4,opt,name=backend,proto3" json:"backend,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ValidateBatchRequest) Reset() {
+	*x = ValidateBatchRequest{}
+	mi := &file_kernel_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ValidateBatchRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ValidateBatchRequest) ProtoMessage() {}
+
+func (x *ValidateBatchRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_kernel_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ValidateBatchRequest.ProtoReflect.Descriptor instead.
+func (*ValidateBatchRequest) Descriptor() ([]byte, []int) {
+	return file_kernel_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *ValidateBatchRequest) GetConfigs() []*Config {
+	if x != nil {
+		return x.Configs
+	}
+	return nil
+}
+
+func (x *ValidateBatchRequest) GetProblem() *Problem {
+	if x != nil {
+		return x.Problem
+	}
+	return nil
+}
+
+func (x *ValidateBatchRequest) GetWorld() int32 {
+	if x != nil {
+		return x.World
+	}
+	return 0
+}
+
+func (x *ValidateBatchRequest) GetBackend() string {
+	if x != nil {
+		return x.Backend
+	}
+	return ""
+}
+
+type ValidateBatchResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// One per config of the request, in its order.
+	Results       []*ValidateResponse `protobuf:"bytes,1,rep,name=results,proto3" json:"results,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ValidateBatchResponse) Reset() {
+	*x = ValidateBatchResponse{}
+	mi := &file_kernel_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ValidateBatchResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ValidateBatchResponse) ProtoMessage() {}
+
+func (x *ValidateBatchResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_kernel_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ValidateBatchResponse.ProtoReflect.Descriptor instead.
+func (*ValidateBatchResponse) Descriptor() ([]byte, []int) {
+	return file_kernel_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *ValidateBatchResponse) GetResults() []*ValidateResponse {
+	if x != nil {
+		return x.Results
+	}
+	return nil
+}
+
 type DefaultRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Problem       *Problem               `protobuf:"bytes,1,opt,name=problem,proto3" json:"problem,omitempty"`
@@ -524,7 +637,7 @@ type DefaultRequest struct {
 
 func (x *DefaultRequest) Reset() {
 	*x = DefaultRequest{}
-	mi := &file_kernel_proto_msgTypes[8]
+	mi := &file_kernel_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -536,7 +649,7 @@ func (x *DefaultRequest) String() string {
 func (*DefaultRequest) ProtoMessage() {}
 
 func (x *DefaultRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_kernel_proto_msgTypes[8]
+	mi := &file_kernel_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -549,7 +662,7 @@ func (x *DefaultRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DefaultRequest.ProtoReflect.Descriptor instead.
 func (*DefaultRequest) Descriptor() ([]byte, []int) {
-	return file_kernel_proto_rawDescGZIP(), []int{8}
+	return file_kernel_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *DefaultRequest) GetProblem() *Problem {
@@ -582,7 +695,7 @@ type DefaultResponse struct {
 
 func (x *DefaultResponse) Reset() {
 	*x = DefaultResponse{}
-	mi := &file_kernel_proto_msgTypes[9]
+	mi := &file_kernel_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -594,7 +707,7 @@ func (x *DefaultResponse) String() string {
 func (*DefaultResponse) ProtoMessage() {}
 
 func (x *DefaultResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_kernel_proto_msgTypes[9]
+	mi := &file_kernel_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -607,7 +720,7 @@ func (x *DefaultResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DefaultResponse.ProtoReflect.Descriptor instead.
 func (*DefaultResponse) Descriptor() ([]byte, []int) {
-	return file_kernel_proto_rawDescGZIP(), []int{9}
+	return file_kernel_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *DefaultResponse) GetConfig() *Config {
@@ -627,7 +740,7 @@ type HardwareRequest struct {
 
 func (x *HardwareRequest) Reset() {
 	*x = HardwareRequest{}
-	mi := &file_kernel_proto_msgTypes[10]
+	mi := &file_kernel_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -639,7 +752,7 @@ func (x *HardwareRequest) String() string {
 func (*HardwareRequest) ProtoMessage() {}
 
 func (x *HardwareRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_kernel_proto_msgTypes[10]
+	mi := &file_kernel_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -652,7 +765,7 @@ func (x *HardwareRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HardwareRequest.ProtoReflect.Descriptor instead.
 func (*HardwareRequest) Descriptor() ([]byte, []int) {
-	return file_kernel_proto_rawDescGZIP(), []int{10}
+	return file_kernel_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *HardwareRequest) GetBackend() string {
@@ -686,7 +799,7 @@ type HardwareInfo struct {
 
 func (x *HardwareInfo) Reset() {
 	*x = HardwareInfo{}
-	mi := &file_kernel_proto_msgTypes[11]
+	mi := &file_kernel_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -698,7 +811,7 @@ func (x *HardwareInfo) String() string {
 func (*HardwareInfo) ProtoMessage() {}
 
 func (x *HardwareInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_kernel_proto_msgTypes[11]
+	mi := &file_kernel_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -711,7 +824,7 @@ func (x *HardwareInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HardwareInfo.ProtoReflect.Descriptor instead.
 func (*HardwareInfo) Descriptor() ([]byte, []int) {
-	return file_kernel_proto_rawDescGZIP(), []int{11}
+	return file_kernel_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *HardwareInfo) GetKind() string {
@@ -791,7 +904,7 @@ type SetupRequest struct {
 
 func (x *SetupRequest) Reset() {
 	*x = SetupRequest{}
-	mi := &file_kernel_proto_msgTypes[12]
+	mi := &file_kernel_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -803,7 +916,7 @@ func (x *SetupRequest) String() string {
 func (*SetupRequest) ProtoMessage() {}
 
 func (x *SetupRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_kernel_proto_msgTypes[12]
+	mi := &file_kernel_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -816,7 +929,7 @@ func (x *SetupRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetupRequest.ProtoReflect.Descriptor instead.
 func (*SetupRequest) Descriptor() ([]byte, []int) {
-	return file_kernel_proto_rawDescGZIP(), []int{12}
+	return file_kernel_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *SetupRequest) GetBackend() string {
@@ -863,7 +976,7 @@ type SetupResponse struct {
 
 func (x *SetupResponse) Reset() {
 	*x = SetupResponse{}
-	mi := &file_kernel_proto_msgTypes[13]
+	mi := &file_kernel_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -875,7 +988,7 @@ func (x *SetupResponse) String() string {
 func (*SetupResponse) ProtoMessage() {}
 
 func (x *SetupResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_kernel_proto_msgTypes[13]
+	mi := &file_kernel_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -888,7 +1001,7 @@ func (x *SetupResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetupResponse.ProtoReflect.Descriptor instead.
 func (*SetupResponse) Descriptor() ([]byte, []int) {
-	return file_kernel_proto_rawDescGZIP(), []int{13}
+	return file_kernel_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *SetupResponse) GetBlob() []byte {
@@ -907,7 +1020,7 @@ type ConnectRequest struct {
 
 func (x *ConnectRequest) Reset() {
 	*x = ConnectRequest{}
-	mi := &file_kernel_proto_msgTypes[14]
+	mi := &file_kernel_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -919,7 +1032,7 @@ func (x *ConnectRequest) String() string {
 func (*ConnectRequest) ProtoMessage() {}
 
 func (x *ConnectRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_kernel_proto_msgTypes[14]
+	mi := &file_kernel_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -932,7 +1045,7 @@ func (x *ConnectRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConnectRequest.ProtoReflect.Descriptor instead.
 func (*ConnectRequest) Descriptor() ([]byte, []int) {
-	return file_kernel_proto_rawDescGZIP(), []int{14}
+	return file_kernel_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *ConnectRequest) GetBlobs() [][]byte {
@@ -950,7 +1063,7 @@ type ConnectResponse struct {
 
 func (x *ConnectResponse) Reset() {
 	*x = ConnectResponse{}
-	mi := &file_kernel_proto_msgTypes[15]
+	mi := &file_kernel_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -962,7 +1075,7 @@ func (x *ConnectResponse) String() string {
 func (*ConnectResponse) ProtoMessage() {}
 
 func (x *ConnectResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_kernel_proto_msgTypes[15]
+	mi := &file_kernel_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -975,7 +1088,7 @@ func (x *ConnectResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConnectResponse.ProtoReflect.Descriptor instead.
 func (*ConnectResponse) Descriptor() ([]byte, []int) {
-	return file_kernel_proto_rawDescGZIP(), []int{15}
+	return file_kernel_proto_rawDescGZIP(), []int{17}
 }
 
 type PrecompileRequest struct {
@@ -987,7 +1100,7 @@ type PrecompileRequest struct {
 
 func (x *PrecompileRequest) Reset() {
 	*x = PrecompileRequest{}
-	mi := &file_kernel_proto_msgTypes[16]
+	mi := &file_kernel_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -999,7 +1112,7 @@ func (x *PrecompileRequest) String() string {
 func (*PrecompileRequest) ProtoMessage() {}
 
 func (x *PrecompileRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_kernel_proto_msgTypes[16]
+	mi := &file_kernel_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1012,7 +1125,7 @@ func (x *PrecompileRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PrecompileRequest.ProtoReflect.Descriptor instead.
 func (*PrecompileRequest) Descriptor() ([]byte, []int) {
-	return file_kernel_proto_rawDescGZIP(), []int{16}
+	return file_kernel_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *PrecompileRequest) GetConfigs() []*Config {
@@ -1032,7 +1145,7 @@ type PrecompileResponse struct {
 
 func (x *PrecompileResponse) Reset() {
 	*x = PrecompileResponse{}
-	mi := &file_kernel_proto_msgTypes[17]
+	mi := &file_kernel_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1044,7 +1157,7 @@ func (x *PrecompileResponse) String() string {
 func (*PrecompileResponse) ProtoMessage() {}
 
 func (x *PrecompileResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_kernel_proto_msgTypes[17]
+	mi := &file_kernel_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1057,7 +1170,7 @@ func (x *PrecompileResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PrecompileResponse.ProtoReflect.Descriptor instead.
 func (*PrecompileResponse) Descriptor() ([]byte, []int) {
-	return file_kernel_proto_rawDescGZIP(), []int{17}
+	return file_kernel_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *PrecompileResponse) GetErrors() []string {
@@ -1076,7 +1189,7 @@ type PrepareRequest struct {
 
 func (x *PrepareRequest) Reset() {
 	*x = PrepareRequest{}
-	mi := &file_kernel_proto_msgTypes[18]
+	mi := &file_kernel_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1088,7 +1201,7 @@ func (x *PrepareRequest) String() string {
 func (*PrepareRequest) ProtoMessage() {}
 
 func (x *PrepareRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_kernel_proto_msgTypes[18]
+	mi := &file_kernel_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1101,7 +1214,7 @@ func (x *PrepareRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PrepareRequest.ProtoReflect.Descriptor instead.
 func (*PrepareRequest) Descriptor() ([]byte, []int) {
-	return file_kernel_proto_rawDescGZIP(), []int{18}
+	return file_kernel_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *PrepareRequest) GetConfig() *Config {
@@ -1119,7 +1232,7 @@ type PrepareResponse struct {
 
 func (x *PrepareResponse) Reset() {
 	*x = PrepareResponse{}
-	mi := &file_kernel_proto_msgTypes[19]
+	mi := &file_kernel_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1131,7 +1244,7 @@ func (x *PrepareResponse) String() string {
 func (*PrepareResponse) ProtoMessage() {}
 
 func (x *PrepareResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_kernel_proto_msgTypes[19]
+	mi := &file_kernel_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1144,7 +1257,7 @@ func (x *PrepareResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PrepareResponse.ProtoReflect.Descriptor instead.
 func (*PrepareResponse) Descriptor() ([]byte, []int) {
-	return file_kernel_proto_rawDescGZIP(), []int{19}
+	return file_kernel_proto_rawDescGZIP(), []int{21}
 }
 
 type VerifyRequest struct {
@@ -1157,7 +1270,7 @@ type VerifyRequest struct {
 
 func (x *VerifyRequest) Reset() {
 	*x = VerifyRequest{}
-	mi := &file_kernel_proto_msgTypes[20]
+	mi := &file_kernel_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1169,7 +1282,7 @@ func (x *VerifyRequest) String() string {
 func (*VerifyRequest) ProtoMessage() {}
 
 func (x *VerifyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_kernel_proto_msgTypes[20]
+	mi := &file_kernel_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1182,7 +1295,7 @@ func (x *VerifyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VerifyRequest.ProtoReflect.Descriptor instead.
 func (*VerifyRequest) Descriptor() ([]byte, []int) {
-	return file_kernel_proto_rawDescGZIP(), []int{20}
+	return file_kernel_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *VerifyRequest) GetConfig() *Config {
@@ -1211,7 +1324,7 @@ type VerifyResponse struct {
 
 func (x *VerifyResponse) Reset() {
 	*x = VerifyResponse{}
-	mi := &file_kernel_proto_msgTypes[21]
+	mi := &file_kernel_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1223,7 +1336,7 @@ func (x *VerifyResponse) String() string {
 func (*VerifyResponse) ProtoMessage() {}
 
 func (x *VerifyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_kernel_proto_msgTypes[21]
+	mi := &file_kernel_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1236,7 +1349,7 @@ func (x *VerifyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VerifyResponse.ProtoReflect.Descriptor instead.
 func (*VerifyResponse) Descriptor() ([]byte, []int) {
-	return file_kernel_proto_rawDescGZIP(), []int{21}
+	return file_kernel_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *VerifyResponse) GetOk() bool {
@@ -1271,7 +1384,7 @@ type BenchRequest struct {
 
 func (x *BenchRequest) Reset() {
 	*x = BenchRequest{}
-	mi := &file_kernel_proto_msgTypes[22]
+	mi := &file_kernel_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1283,7 +1396,7 @@ func (x *BenchRequest) String() string {
 func (*BenchRequest) ProtoMessage() {}
 
 func (x *BenchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_kernel_proto_msgTypes[22]
+	mi := &file_kernel_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1296,7 +1409,7 @@ func (x *BenchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BenchRequest.ProtoReflect.Descriptor instead.
 func (*BenchRequest) Descriptor() ([]byte, []int) {
-	return file_kernel_proto_rawDescGZIP(), []int{22}
+	return file_kernel_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *BenchRequest) GetConfig() *Config {
@@ -1330,7 +1443,7 @@ type BenchResponse struct {
 
 func (x *BenchResponse) Reset() {
 	*x = BenchResponse{}
-	mi := &file_kernel_proto_msgTypes[23]
+	mi := &file_kernel_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1342,7 +1455,7 @@ func (x *BenchResponse) String() string {
 func (*BenchResponse) ProtoMessage() {}
 
 func (x *BenchResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_kernel_proto_msgTypes[23]
+	mi := &file_kernel_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1355,7 +1468,7 @@ func (x *BenchResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BenchResponse.ProtoReflect.Descriptor instead.
 func (*BenchResponse) Descriptor() ([]byte, []int) {
-	return file_kernel_proto_rawDescGZIP(), []int{23}
+	return file_kernel_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *BenchResponse) GetTimesUs() []float64 {
@@ -1373,7 +1486,7 @@ type TeardownRequest struct {
 
 func (x *TeardownRequest) Reset() {
 	*x = TeardownRequest{}
-	mi := &file_kernel_proto_msgTypes[24]
+	mi := &file_kernel_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1385,7 +1498,7 @@ func (x *TeardownRequest) String() string {
 func (*TeardownRequest) ProtoMessage() {}
 
 func (x *TeardownRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_kernel_proto_msgTypes[24]
+	mi := &file_kernel_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1398,7 +1511,7 @@ func (x *TeardownRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TeardownRequest.ProtoReflect.Descriptor instead.
 func (*TeardownRequest) Descriptor() ([]byte, []int) {
-	return file_kernel_proto_rawDescGZIP(), []int{24}
+	return file_kernel_proto_rawDescGZIP(), []int{26}
 }
 
 type TeardownResponse struct {
@@ -1409,7 +1522,7 @@ type TeardownResponse struct {
 
 func (x *TeardownResponse) Reset() {
 	*x = TeardownResponse{}
-	mi := &file_kernel_proto_msgTypes[25]
+	mi := &file_kernel_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1421,7 +1534,7 @@ func (x *TeardownResponse) String() string {
 func (*TeardownResponse) ProtoMessage() {}
 
 func (x *TeardownResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_kernel_proto_msgTypes[25]
+	mi := &file_kernel_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1434,7 +1547,7 @@ func (x *TeardownResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TeardownResponse.ProtoReflect.Descriptor instead.
 func (*TeardownResponse) Descriptor() ([]byte, []int) {
-	return file_kernel_proto_rawDescGZIP(), []int{25}
+	return file_kernel_proto_rawDescGZIP(), []int{27}
 }
 
 var File_kernel_proto protoreflect.FileDescriptor
@@ -1478,7 +1591,14 @@ const file_kernel_proto_rawDesc = "" +
 	"\abackend\x18\x04 \x01(\tR\abackend\":\n" +
 	"\x10ValidateResponse\x12\x0e\n" +
 	"\x02ok\x18\x01 \x01(\bR\x02ok\x12\x16\n" +
-	"\x06reason\x18\x02 \x01(\tR\x06reason\"p\n" +
+	"\x06reason\x18\x02 \x01(\tR\x06reason\"\xa5\x01\n" +
+	"\x14ValidateBatchRequest\x12-\n" +
+	"\aconfigs\x18\x01 \x03(\v2\x13.symmtune.v1.ConfigR\aconfigs\x12.\n" +
+	"\aproblem\x18\x02 \x01(\v2\x14.symmtune.v1.ProblemR\aproblem\x12\x14\n" +
+	"\x05world\x18\x03 \x01(\x05R\x05world\x12\x18\n" +
+	"\abackend\x18\x04 \x01(\tR\abackend\"P\n" +
+	"\x15ValidateBatchResponse\x127\n" +
+	"\aresults\x18\x01 \x03(\v2\x1d.symmtune.v1.ValidateResponseR\aresults\"p\n" +
 	"\x0eDefaultRequest\x12.\n" +
 	"\aproblem\x18\x01 \x01(\v2\x14.symmtune.v1.ProblemR\aproblem\x12\x14\n" +
 	"\x05world\x18\x02 \x01(\x05R\x05world\x12\x18\n" +
@@ -1531,10 +1651,11 @@ const file_kernel_proto_rawDesc = "" +
 	"\rBenchResponse\x12\x19\n" +
 	"\btimes_us\x18\x01 \x03(\x01R\atimesUs\"\x11\n" +
 	"\x0fTeardownRequest\"\x12\n" +
-	"\x10TeardownResponse2\x8a\x06\n" +
+	"\x10TeardownResponse2\xe2\x06\n" +
 	"\x06Kernel\x12B\n" +
 	"\bDescribe\x12\x1c.symmtune.v1.DescribeRequest\x1a\x18.symmtune.v1.Description\x12G\n" +
-	"\bValidate\x12\x1c.symmtune.v1.ValidateRequest\x1a\x1d.symmtune.v1.ValidateResponse\x12G\n" +
+	"\bValidate\x12\x1c.symmtune.v1.ValidateRequest\x1a\x1d.symmtune.v1.ValidateResponse\x12V\n" +
+	"\rValidateBatch\x12!.symmtune.v1.ValidateBatchRequest\x1a\".symmtune.v1.ValidateBatchResponse\x12G\n" +
 	"\n" +
 	"DefaultFor\x12\x1b.symmtune.v1.DefaultRequest\x1a\x1c.symmtune.v1.DefaultResponse\x12C\n" +
 	"\bHardware\x12\x1c.symmtune.v1.HardwareRequest\x1a\x19.symmtune.v1.HardwareInfo\x12>\n" +
@@ -1559,80 +1680,87 @@ func file_kernel_proto_rawDescGZIP() []byte {
 	return file_kernel_proto_rawDescData
 }
 
-var file_kernel_proto_msgTypes = make([]protoimpl.MessageInfo, 28)
+var file_kernel_proto_msgTypes = make([]protoimpl.MessageInfo, 30)
 var file_kernel_proto_goTypes = []any{
-	(*Value)(nil),              // 0: symmtune.v1.Value
-	(*Param)(nil),              // 1: symmtune.v1.Param
-	(*Config)(nil),             // 2: symmtune.v1.Config
-	(*Problem)(nil),            // 3: symmtune.v1.Problem
-	(*DescribeRequest)(nil),    // 4: symmtune.v1.DescribeRequest
-	(*Description)(nil),        // 5: symmtune.v1.Description
-	(*ValidateRequest)(nil),    // 6: symmtune.v1.ValidateRequest
-	(*ValidateResponse)(nil),   // 7: symmtune.v1.ValidateResponse
-	(*DefaultRequest)(nil),     // 8: symmtune.v1.DefaultRequest
-	(*DefaultResponse)(nil),    // 9: symmtune.v1.DefaultResponse
-	(*HardwareRequest)(nil),    // 10: symmtune.v1.HardwareRequest
-	(*HardwareInfo)(nil),       // 11: symmtune.v1.HardwareInfo
-	(*SetupRequest)(nil),       // 12: symmtune.v1.SetupRequest
-	(*SetupResponse)(nil),      // 13: symmtune.v1.SetupResponse
-	(*ConnectRequest)(nil),     // 14: symmtune.v1.ConnectRequest
-	(*ConnectResponse)(nil),    // 15: symmtune.v1.ConnectResponse
-	(*PrecompileRequest)(nil),  // 16: symmtune.v1.PrecompileRequest
-	(*PrecompileResponse)(nil), // 17: symmtune.v1.PrecompileResponse
-	(*PrepareRequest)(nil),     // 18: symmtune.v1.PrepareRequest
-	(*PrepareResponse)(nil),    // 19: symmtune.v1.PrepareResponse
-	(*VerifyRequest)(nil),      // 20: symmtune.v1.VerifyRequest
-	(*VerifyResponse)(nil),     // 21: symmtune.v1.VerifyResponse
-	(*BenchRequest)(nil),       // 22: symmtune.v1.BenchRequest
-	(*BenchResponse)(nil),      // 23: symmtune.v1.BenchResponse
-	(*TeardownRequest)(nil),    // 24: symmtune.v1.TeardownRequest
-	(*TeardownResponse)(nil),   // 25: symmtune.v1.TeardownResponse
-	nil,                        // 26: symmtune.v1.Config.ValuesEntry
-	nil,                        // 27: symmtune.v1.Problem.ShapeEntry
+	(*Value)(nil),                 // 0: symmtune.v1.Value
+	(*Param)(nil),                 // 1: symmtune.v1.Param
+	(*Config)(nil),                // 2: symmtune.v1.Config
+	(*Problem)(nil),               // 3: symmtune.v1.Problem
+	(*DescribeRequest)(nil),       // 4: symmtune.v1.DescribeRequest
+	(*Description)(nil),           // 5: symmtune.v1.Description
+	(*ValidateRequest)(nil),       // 6: symmtune.v1.ValidateRequest
+	(*ValidateResponse)(nil),      // 7: symmtune.v1.ValidateResponse
+	(*ValidateBatchRequest)(nil),  // 8: symmtune.v1.ValidateBatchRequest
+	(*ValidateBatchResponse)(nil), // 9: symmtune.v1.ValidateBatchResponse
+	(*DefaultRequest)(nil),        // 10: symmtune.v1.DefaultRequest
+	(*DefaultResponse)(nil),       // 11: symmtune.v1.DefaultResponse
+	(*HardwareRequest)(nil),       // 12: symmtune.v1.HardwareRequest
+	(*HardwareInfo)(nil),          // 13: symmtune.v1.HardwareInfo
+	(*SetupRequest)(nil),          // 14: symmtune.v1.SetupRequest
+	(*SetupResponse)(nil),         // 15: symmtune.v1.SetupResponse
+	(*ConnectRequest)(nil),        // 16: symmtune.v1.ConnectRequest
+	(*ConnectResponse)(nil),       // 17: symmtune.v1.ConnectResponse
+	(*PrecompileRequest)(nil),     // 18: symmtune.v1.PrecompileRequest
+	(*PrecompileResponse)(nil),    // 19: symmtune.v1.PrecompileResponse
+	(*PrepareRequest)(nil),        // 20: symmtune.v1.PrepareRequest
+	(*PrepareResponse)(nil),       // 21: symmtune.v1.PrepareResponse
+	(*VerifyRequest)(nil),         // 22: symmtune.v1.VerifyRequest
+	(*VerifyResponse)(nil),        // 23: symmtune.v1.VerifyResponse
+	(*BenchRequest)(nil),          // 24: symmtune.v1.BenchRequest
+	(*BenchResponse)(nil),         // 25: symmtune.v1.BenchResponse
+	(*TeardownRequest)(nil),       // 26: symmtune.v1.TeardownRequest
+	(*TeardownResponse)(nil),      // 27: symmtune.v1.TeardownResponse
+	nil,                           // 28: symmtune.v1.Config.ValuesEntry
+	nil,                           // 29: symmtune.v1.Problem.ShapeEntry
 }
 var file_kernel_proto_depIdxs = []int32{
 	0,  // 0: symmtune.v1.Param.values:type_name -> symmtune.v1.Value
-	26, // 1: symmtune.v1.Config.values:type_name -> symmtune.v1.Config.ValuesEntry
-	27, // 2: symmtune.v1.Problem.shape:type_name -> symmtune.v1.Problem.ShapeEntry
+	28, // 1: symmtune.v1.Config.values:type_name -> symmtune.v1.Config.ValuesEntry
+	29, // 2: symmtune.v1.Problem.shape:type_name -> symmtune.v1.Problem.ShapeEntry
 	1,  // 3: symmtune.v1.Description.params:type_name -> symmtune.v1.Param
 	2,  // 4: symmtune.v1.Description.default_config:type_name -> symmtune.v1.Config
 	2,  // 5: symmtune.v1.ValidateRequest.config:type_name -> symmtune.v1.Config
 	3,  // 6: symmtune.v1.ValidateRequest.problem:type_name -> symmtune.v1.Problem
-	3,  // 7: symmtune.v1.DefaultRequest.problem:type_name -> symmtune.v1.Problem
-	2,  // 8: symmtune.v1.DefaultResponse.config:type_name -> symmtune.v1.Config
-	3,  // 9: symmtune.v1.SetupRequest.problem:type_name -> symmtune.v1.Problem
-	2,  // 10: symmtune.v1.PrecompileRequest.configs:type_name -> symmtune.v1.Config
-	2,  // 11: symmtune.v1.PrepareRequest.config:type_name -> symmtune.v1.Config
-	2,  // 12: symmtune.v1.VerifyRequest.config:type_name -> symmtune.v1.Config
-	2,  // 13: symmtune.v1.BenchRequest.config:type_name -> symmtune.v1.Config
-	0,  // 14: symmtune.v1.Config.ValuesEntry.value:type_name -> symmtune.v1.Value
-	4,  // 15: symmtune.v1.Kernel.Describe:input_type -> symmtune.v1.DescribeRequest
-	6,  // 16: symmtune.v1.Kernel.Validate:input_type -> symmtune.v1.ValidateRequest
-	8,  // 17: symmtune.v1.Kernel.DefaultFor:input_type -> symmtune.v1.DefaultRequest
-	10, // 18: symmtune.v1.Kernel.Hardware:input_type -> symmtune.v1.HardwareRequest
-	12, // 19: symmtune.v1.Kernel.Setup:input_type -> symmtune.v1.SetupRequest
-	14, // 20: symmtune.v1.Kernel.Connect:input_type -> symmtune.v1.ConnectRequest
-	16, // 21: symmtune.v1.Kernel.Precompile:input_type -> symmtune.v1.PrecompileRequest
-	18, // 22: symmtune.v1.Kernel.Prepare:input_type -> symmtune.v1.PrepareRequest
-	20, // 23: symmtune.v1.Kernel.Verify:input_type -> symmtune.v1.VerifyRequest
-	22, // 24: symmtune.v1.Kernel.Bench:input_type -> symmtune.v1.BenchRequest
-	24, // 25: symmtune.v1.Kernel.Teardown:input_type -> symmtune.v1.TeardownRequest
-	5,  // 26: symmtune.v1.Kernel.Describe:output_type -> symmtune.v1.Description
-	7,  // 27: symmtune.v1.Kernel.Validate:output_type -> symmtune.v1.ValidateResponse
-	9,  // 28: symmtune.v1.Kernel.DefaultFor:output_type -> symmtune.v1.DefaultResponse
-	11, // 29: symmtune.v1.Kernel.Hardware:output_type -> symmtune.v1.HardwareInfo
-	13, // 30: symmtune.v1.Kernel.Setup:output_type -> symmtune.v1.SetupResponse
-	15, // 31: symmtune.v1.Kernel.Connect:output_type -> symmtune.v1.ConnectResponse
-	17, // 32: symmtune.v1.Kernel.Precompile:output_type -> symmtune.v1.PrecompileResponse
-	19, // 33: symmtune.v1.Kernel.Prepare:output_type -> symmtune.v1.PrepareResponse
-	21, // 34: symmtune.v1.Kernel.Verify:output_type -> symmtune.v1.VerifyResponse
-	23, // 35: symmtune.v1.Kernel.Bench:output_type -> symmtune.v1.BenchResponse
-	25, // 36: symmtune.v1.Kernel.Teardown:output_type -> symmtune.v1.TeardownResponse
-	26, // [26:37] is the sub-list for method output_type
-	15, // [15:26] is the sub-list for method input_type
-	15, // [15:15] is the sub-list for extension type_name
-	15, // [15:15] is the sub-list for extension extendee
-	0,  // [0:15] is the sub-list for field type_name
+	2,  // 7: symmtune.v1.ValidateBatchRequest.configs:type_name -> symmtune.v1.Config
+	3,  // 8: symmtune.v1.ValidateBatchRequest.problem:type_name -> symmtune.v1.Problem
+	7,  // 9: symmtune.v1.ValidateBatchResponse.results:type_name -> symmtune.v1.ValidateResponse
+	3,  // 10: symmtune.v1.DefaultRequest.problem:type_name -> symmtune.v1.Problem
+	2,  // 11: symmtune.v1.DefaultResponse.config:type_name -> symmtune.v1.Config
+	3,  // 12: symmtune.v1.SetupRequest.problem:type_name -> symmtune.v1.Problem
+	2,  // 13: symmtune.v1.PrecompileRequest.configs:type_name -> symmtune.v1.Config
+	2,  // 14: symmtune.v1.PrepareRequest.config:type_name -> symmtune.v1.Config
+	2,  // 15: symmtune.v1.VerifyRequest.config:type_name -> symmtune.v1.Config
+	2,  // 16: symmtune.v1.BenchRequest.config:type_name -> symmtune.v1.Config
+	0,  // 17: symmtune.v1.Config.ValuesEntry.value:type_name -> symmtune.v1.Value
+	4,  // 18: symmtune.v1.Kernel.Describe:input_type -> symmtune.v1.DescribeRequest
+	6,  // 19: symmtune.v1.Kernel.Validate:input_type -> symmtune.v1.ValidateRequest
+	8,  // 20: symmtune.v1.Kernel.ValidateBatch:input_type -> symmtune.v1.ValidateBatchRequest
+	10, // 21: symmtune.v1.Kernel.DefaultFor:input_type -> symmtune.v1.DefaultRequest
+	12, // 22: symmtune.v1.Kernel.Hardware:input_type -> symmtune.v1.HardwareRequest
+	14, // 23: symmtune.v1.Kernel.Setup:input_type -> symmtune.v1.SetupRequest
+	16, // 24: symmtune.v1.Kernel.Connect:input_type -> symmtune.v1.ConnectRequest
+	18, // 25: symmtune.v1.Kernel.Precompile:input_type -> symmtune.v1.PrecompileRequest
+	20, // 26: symmtune.v1.Kernel.Prepare:input_type -> symmtune.v1.PrepareRequest
+	22, // 27: symmtune.v1.Kernel.Verify:input_type -> symmtune.v1.VerifyRequest
+	24, // 28: symmtune.v1.Kernel.Bench:input_type -> symmtune.v1.BenchRequest
+	26, // 29: symmtune.v1.Kernel.Teardown:input_type -> symmtune.v1.TeardownRequest
+	5,  // 30: symmtune.v1.Kernel.Describe:output_type -> symmtune.v1.Description
+	7,  // 31: symmtune.v1.Kernel.Validate:output_type -> symmtune.v1.ValidateResponse
+	9,  // 32: symmtune.v1.Kernel.ValidateBatch:output_type -> symmtune.v1.ValidateBatchResponse
+	11, // 33: symmtune.v1.Kernel.DefaultFor:output_type -> symmtune.v1.DefaultResponse
+	13, // 34: symmtune.v1.Kernel.Hardware:output_type -> symmtune.v1.HardwareInfo
+	15, // 35: symmtune.v1.Kernel.Setup:output_type -> symmtune.v1.SetupResponse
+	17, // 36: symmtune.v1.Kernel.Connect:output_type -> symmtune.v1.ConnectResponse
+	19, // 37: symmtune.v1.Kernel.Precompile:output_type -> symmtune.v1.PrecompileResponse
+	21, // 38: symmtune.v1.Kernel.Prepare:output_type -> symmtune.v1.PrepareResponse
+	23, // 39: symmtune.v1.Kernel.Verify:output_type -> symmtune.v1.VerifyResponse
+	25, // 40: symmtune.v1.Kernel.Bench:output_type -> symmtune.v1.BenchResponse
+	27, // 41: symmtune.v1.Kernel.Teardown:output_type -> symmtune.v1.TeardownResponse
+	30, // [30:42] is the sub-list for method output_type
+	18, // [18:30] is the sub-list for method input_type
+	18, // [18:18] is the sub-list for extension type_name
+	18, // [18:18] is the sub-list for extension extendee
+	0,  // [0:18] is the sub-list for field type_name
 }
 
 func init() { file_kernel_proto_init() }
@@ -1650,7 +1778,7 @@ func file_kernel_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_kernel_proto_rawDesc), len(file_kernel_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   28,
+			NumMessages:   30,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -24,17 +24,18 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	Kernel_Describe_FullMethodName   = "/symmtune.v1.Kernel/Describe"
-	Kernel_Validate_FullMethodName   = "/symmtune.v1.Kernel/Validate"
-	Kernel_DefaultFor_FullMethodName = "/symmtune.v1.Kernel/DefaultFor"
-	Kernel_Hardware_FullMethodName   = "/symmtune.v1.Kernel/Hardware"
-	Kernel_Setup_FullMethodName      = "/symmtune.v1.Kernel/Setup"
-	Kernel_Connect_FullMethodName    = "/symmtune.v1.Kernel/Connect"
-	Kernel_Precompile_FullMethodName = "/symmtune.v1.Kernel/Precompile"
-	Kernel_Prepare_FullMethodName    = "/symmtune.v1.Kernel/Prepare"
-	Kernel_Verify_FullMethodName     = "/symmtune.v1.Kernel/Verify"
-	Kernel_Bench_FullMethodName      = "/symmtune.v1.Kernel/Bench"
-	Kernel_Teardown_FullMethodName   = "/symmtune.v1.Kernel/Teardown"
+	Kernel_Describe_FullMethodName      = "/symmtune.v1.Kernel/Describe"
+	Kernel_Validate_FullMethodName      = "/symmtune.v1.Kernel/Validate"
+	Kernel_ValidateBatch_FullMethodName = "/symmtune.v1.Kernel/ValidateBatch"
+	Kernel_DefaultFor_FullMethodName    = "/symmtune.v1.Kernel/DefaultFor"
+	Kernel_Hardware_FullMethodName      = "/symmtune.v1.Kernel/Hardware"
+	Kernel_Setup_FullMethodName         = "/symmtune.v1.Kernel/Setup"
+	Kernel_Connect_FullMethodName       = "/symmtune.v1.Kernel/Connect"
+	Kernel_Precompile_FullMethodName    = "/symmtune.v1.Kernel/Precompile"
+	Kernel_Prepare_FullMethodName       = "/symmtune.v1.Kernel/Prepare"
+	Kernel_Verify_FullMethodName        = "/symmtune.v1.Kernel/Verify"
+	Kernel_Bench_FullMethodName         = "/symmtune.v1.Kernel/Bench"
+	Kernel_Teardown_FullMethodName      = "/symmtune.v1.Kernel/Teardown"
 )
 
 // KernelClient is the client API for Kernel service.
@@ -45,6 +46,11 @@ type KernelClient interface {
 	Describe(ctx context.Context, in *DescribeRequest, opts ...grpc.CallOption) (*Description, error)
 	// Validate says whether a config can run on a problem and world size.
 	Validate(ctx context.Context, in *ValidateRequest, opts ...grpc.CallOption) (*ValidateResponse, error)
+	// ValidateBatch asks Validate about many configs of one problem in one
+	// call: one answer per config, in order. A search validates thousands of
+	// configs, and one round trip each was most of a short search's time.
+	// The host falls back to Validate when a plugin does not implement it.
+	ValidateBatch(ctx context.Context, in *ValidateBatchRequest, opts ...grpc.CallOption) (*ValidateBatchResponse, error)
 	// DefaultFor is the config an untuned caller should run on this problem
 	// (the baseline of a search): a plugin whose best untuned config depends
 	// on the problem answers here; the host falls back to Description's
@@ -93,6 +99,16 @@ func (c *kernelClient) Validate(ctx context.Context, in *ValidateRequest, opts .
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(ValidateResponse)
 	err := c.cc.Invoke(ctx, Kernel_Validate_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *kernelClient) ValidateBatch(ctx context.Context, in *ValidateBatchRequest, opts ...grpc.CallOption) (*ValidateBatchResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ValidateBatchResponse)
+	err := c.cc.Invoke(ctx, Kernel_ValidateBatch_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -197,6 +213,11 @@ type KernelServer interface {
 	Describe(context.Context, *DescribeRequest) (*Description, error)
 	// Validate says whether a config can run on a problem and world size.
 	Validate(context.Context, *ValidateRequest) (*ValidateResponse, error)
+	// ValidateBatch asks Validate about many configs of one problem in one
+	// call: one answer per config, in order. A search validates thousands of
+	// configs, and one round trip each was most of a short search's time.
+	// The host falls back to Validate when a plugin does not implement it.
+	ValidateBatch(context.Context, *ValidateBatchRequest) (*ValidateBatchResponse, error)
 	// DefaultFor is the config an untuned caller should run on this problem
 	// (the baseline of a search): a plugin whose best untuned config depends
 	// on the problem answers here; the host falls back to Description's
@@ -236,6 +257,9 @@ func (UnimplementedKernelServer) Describe(context.Context, *DescribeRequest) (*D
 }
 func (UnimplementedKernelServer) Validate(context.Context, *ValidateRequest) (*ValidateResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Validate not implemented")
+}
+func (UnimplementedKernelServer) ValidateBatch(context.Context, *ValidateBatchRequest) (*ValidateBatchResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ValidateBatch not implemented")
 }
 func (UnimplementedKernelServer) DefaultFor(context.Context, *DefaultRequest) (*DefaultResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method DefaultFor not implemented")
@@ -317,6 +341,24 @@ func _Kernel_Validate_Handler(srv interface{}, ctx context.Context, dec func(int
 	}
 	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
 		return srv.(KernelServer).Validate(ctx, req.(*ValidateRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Kernel_ValidateBatch_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ValidateBatchRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(KernelServer).ValidateBatch(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Kernel_ValidateBatch_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(KernelServer).ValidateBatch(ctx, req.(*ValidateBatchRequest))
 	}
 	return interceptor(ctx, in, info, handler)
 }
@@ -497,6 +539,10 @@ var Kernel_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Validate",
 			Handler:    _Kernel_Validate_Handler,
+		},
+		{
+			MethodName: "ValidateBatch",
+			Handler:    _Kernel_ValidateBatch_Handler,
 		},
 		{
 			MethodName: "DefaultFor",

@@ -65,3 +65,37 @@ def test_validate_turns_down_a_backend_the_plugin_does_not_serve():
     assert s.Validate(pb.ValidateRequest(config=cfg, problem=problem, world=2, backend="cpu"), None).ok
     v = s.Validate(pb.ValidateRequest(config=cfg, problem=problem, world=2, backend="cuda"), None)
     assert not v.ok and v.reason == 'plugin k has no "cuda" backend (it has [cpu])'
+
+
+class Picky(Kernel):
+    """Turns down chunk 4096 on fewer than 8192 elements, and raises on two_shot."""
+
+    def validate(self, config, problem, world, backend):
+        if config["algorithm"] == "two_shot":
+            raise RuntimeError("two_shot is broken")
+        if config["chunk"] == 4096 and problem.shape["n"] < 8192:
+            return "chunk 4096 needs 8192 elements"
+        return None
+
+
+@pytest.mark.parametrize("n,backend,want_ok", [
+    (4096, "cpu", [True, False, False, False, True]),
+    (16384, "cpu", [True, True, False, False, True]),
+    (16384, "cuda", [False, False, False, False, False]),
+])
+def test_validate_batch_answers_as_validate(n, backend, want_ok):
+    from symmtune.plugin.server import pb
+
+    s = KernelServicer(Picky(PARAMS, {"algorithm": "one_shot", "chunk": 1024}), [NamedBackend("cpu")])
+    configs = [config_to_proto(c) for c in [
+        {"algorithm": "one_shot", "chunk": 1024}, {"algorithm": "one_shot", "chunk": 4096},
+        {"algorithm": "two_shot", "chunk": 1024}, {"algorithm": "one_shot", "chunk": 3},
+        {"algorithm": "one_shot", "chunk": 1024},
+    ]]
+    problem = pb.Problem(shape={"n": n}, dtype="f32")
+    got = s.ValidateBatch(pb.ValidateBatchRequest(configs=configs, problem=problem, world=2, backend=backend), None)
+    assert [r.ok for r in got.results] == want_ok
+    for cfg, r in zip(configs, got.results):
+        one = s.Validate(pb.ValidateRequest(config=cfg, problem=problem, world=2, backend=backend), None)
+        assert (r.ok, r.reason) == (one.ok, one.reason)
+        assert r.ok or r.reason

@@ -171,23 +171,37 @@ class KernelServicer(pb_grpc.KernelServicer):
     def Describe(self, request, context):
         return self._desc_pb
 
+    def _validate(self, config: pb.Config, problem: pb.Problem, world: int, backend: str) -> pb.ValidateResponse:
+        """Validate's answer for one config. A backend the plugin does not
+        serve is turned down here, so a kernel's validate need not check it
+        (as in the Go SDK)."""
+        c = config_from_proto(config)
+        reason = self._no_backend(backend)
+        if reason is None:
+            reason = check_config(self.desc.params, c)
+        if reason is None:
+            try:
+                reason = self.kernel.validate(c, problem_from_proto(problem), world, backend)
+            except Exception as e:
+                reason = _reason(e)
+        if reason:
+            return pb.ValidateResponse(ok=False, reason=str(reason))
+        return pb.ValidateResponse(ok=True)
+
     def Validate(self, request, context):
+        return self._run(context, lambda: self._validate(request.config, request.problem, request.world,
+                                                         request.backend), locked=False)
+
+    def ValidateBatch(self, request, context):
+        """Validate for each config of the request, in order, in one call
+        (the kernel still validates one config at a time)."""
         def run():
-            # A backend the plugin does not serve is turned down here, so
-            # a kernel's validate need not check it (as in the Go SDK).
-            c = config_from_proto(request.config)
-            reason = self._no_backend(request.backend)
-            if reason is None:
-                reason = check_config(self.desc.params, c)
-            if reason is None:
-                try:
-                    reason = self.kernel.validate(c, problem_from_proto(request.problem), request.world,
-                                                  request.backend)
-                except Exception as e:
-                    reason = _reason(e)
-            if reason:
-                return pb.ValidateResponse(ok=False, reason=str(reason))
-            return pb.ValidateResponse(ok=True)
+            results = []
+            for c in request.configs:
+                if context is not None and not context.is_active():
+                    raise PluginError("validate batch: the call was cancelled")
+                results.append(self._validate(c, request.problem, request.world, request.backend))
+            return pb.ValidateBatchResponse(results=results)
 
         return self._run(context, run, locked=False)
 

@@ -13,7 +13,7 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x0ckernel.proto\x12\x0bsymmtune.v1\"-\n\x05Value\x12\r\n\x03int\x18\x01 \x01(\x03H\x00\x12\r\n\x03str\x18\x02 \x01(\tH\x00\x42\x06\n\x04kind\"9\n\x05Param\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\"\n\x06values\x18\x02 \x03(\x0b\x32\x12.symmtune.v1.Value\"|\n\x06\x43onfig\x12/\n\x06values\x18\x01 \x03(\x0b\x32\x1f.symmtune.v1.Config.ValuesEntry\x1a\x41\n\x0bValuesEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12!\n\x05value\x18\x02 \x01(\x0b\x32\x12.symmtune.v1.Value:\x02\x38\x01\"v\n\x07Problem\x12.\n\x05shape\x18\x01 \x03(\x0b\x32\x1f.symmtune.v1.Problem.ShapeEntry\x12\r\n\x05\x64type\x18\x02 \x01(\t\x1a,\n\nShapeEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\x03:\x02\x38\x01\"\x11\n\x0f\x44\x65scribeRequest\"\xc5\x01\n\x0b\x44\x65scription\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x16\n\x0ekernel_version\x18\x02 \x01(\t\x12\x0c\n\x04\x64ims\x18\x03 \x03(\t\x12\x0e\n\x06\x64types\x18\x04 \x03(\t\x12\"\n\x06params\x18\x05 \x03(\x0b\x32\x12.symmtune.v1.Param\x12+\n\x0e\x64\x65\x66\x61ult_config\x18\x06 \x01(\x0b\x32\x13.symmtune.v1.Config\x12\x10\n\x08\x62\x61\x63kends\x18\x07 \x03(\t\x12\x0f\n\x07summary\x18\x08 \x01(\t\"}\n\x0fValidateRequest\x12#\n\x06\x63onfig\x18\x01 \x01(\x0b\x32\x13.symmtune.v1.Config\x12%\n\x07problem\x18\x02 \x01(\x0b\x32\x14.symmtune.v1.Problem\x12\r\n\x05world\x18\x03 \x01(\x05\x12\x0f\n\x07\x62\x61\x63kend\x18\x04 \x01(\t\".\n\x10ValidateResponse\x12\n\n\x02ok\x18\x01 \x01(\x08\x12\x0e\n\x06reason\x18\x02 \x01(\t\"W\n\x0e\x44\x65\x66\x61ultRequest\x12%\n\x07problem\x18\x01 \x01(\x0b\x32\x14.symmtune.v1.Problem\x12\r\n\x05world\x18\x02 \x01(\x05\x12\x0f\n\x07\x62\x61\x63kend\x18\x03 \x01(\t\"6\n\x0f\x44\x65\x66\x61ultResponse\x12#\n\x06\x63onfig\x18\x01 \x01(\x0b\x32\x13.symmtune.v1.Config\"1\n\x0fHardwareRequest\x12\x0f\n\x07\x62\x61\x63kend\x18\x01 \x01(\t\x12\r\n\x05world\x18\x02 \x01(\x05\"\xa0\x01\n\x0cHardwareInfo\x12\x0c\n\x04kind\x18\x01 \x01(\t\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\r\n\x05\x63ount\x18\x03 \x01(\x05\x12\r\n\x05\x63ores\x18\x04 \x01(\x05\x12\x0b\n\x03sms\x18\x05 \x01(\x05\x12\x12\n\nmemory_mib\x18\x06 \x01(\x03\x12\x0f\n\x07\x63ompute\x18\x07 \x01(\t\x12\x0e\n\x06\x64river\x18\x08 \x01(\t\x12\x14\n\x0cinterconnect\x18\t \x01(\t\"u\n\x0cSetupRequest\x12\x0f\n\x07\x62\x61\x63kend\x18\x01 \x01(\t\x12\x0c\n\x04rank\x18\x02 \x01(\x05\x12\r\n\x05world\x18\x03 \x01(\x05\x12%\n\x07problem\x18\x04 \x01(\x0b\x32\x14.symmtune.v1.Problem\x12\x10\n\x08group_id\x18\x05 \x01(\t\"\x1d\n\rSetupResponse\x12\x0c\n\x04\x62lob\x18\x01 \x01(\x0c\"\x1f\n\x0e\x43onnectRequest\x12\r\n\x05\x62lobs\x18\x01 \x03(\x0c\"\x11\n\x0f\x43onnectResponse\"9\n\x11PrecompileRequest\x12$\n\x07\x63onfigs\x18\x01 \x03(\x0b\x32\x13.symmtune.v1.Config\"$\n\x12PrecompileResponse\x12\x0e\n\x06\x65rrors\x18\x01 \x03(\t\"5\n\x0ePrepareRequest\x12#\n\x06\x63onfig\x18\x01 \x01(\x0b\x32\x13.symmtune.v1.Config\"\x11\n\x0fPrepareResponse\"B\n\rVerifyRequest\x12#\n\x06\x63onfig\x18\x01 \x01(\x0b\x32\x13.symmtune.v1.Config\x12\x0c\n\x04seed\x18\x02 \x01(\x04\"=\n\x0eVerifyResponse\x12\n\n\x02ok\x18\x01 \x01(\x08\x12\x0f\n\x07rel_err\x18\x02 \x01(\x01\x12\x0e\n\x06\x64\x65tail\x18\x03 \x01(\t\"R\n\x0c\x42\x65nchRequest\x12#\n\x06\x63onfig\x18\x01 \x01(\x0b\x32\x13.symmtune.v1.Config\x12\x0e\n\x06warmup\x18\x02 \x01(\x05\x12\r\n\x05iters\x18\x03 \x01(\x05\"!\n\rBenchResponse\x12\x10\n\x08times_us\x18\x01 \x03(\x01\"\x11\n\x0fTeardownRequest\"\x12\n\x10TeardownResponse2\x8a\x06\n\x06Kernel\x12\x42\n\x08\x44\x65scribe\x12\x1c.symmtune.v1.DescribeRequest\x1a\x18.symmtune.v1.Description\x12G\n\x08Validate\x12\x1c.symmtune.v1.ValidateRequest\x1a\x1d.symmtune.v1.ValidateResponse\x12G\n\nDefaultFor\x12\x1b.symmtune.v1.DefaultRequest\x1a\x1c.symmtune.v1.DefaultResponse\x12\x43\n\x08Hardware\x12\x1c.symmtune.v1.HardwareRequest\x1a\x19.symmtune.v1.HardwareInfo\x12>\n\x05Setup\x12\x19.symmtune.v1.SetupRequest\x1a\x1a.symmtune.v1.SetupResponse\x12\x44\n\x07\x43onnect\x12\x1b.symmtune.v1.ConnectRequest\x1a\x1c.symmtune.v1.ConnectResponse\x12M\n\nPrecompile\x12\x1e.symmtune.v1.PrecompileRequest\x1a\x1f.symmtune.v1.PrecompileResponse\x12\x44\n\x07Prepare\x12\x1b.symmtune.v1.PrepareRequest\x1a\x1c.symmtune.v1.PrepareResponse\x12\x41\n\x06Verify\x12\x1a.symmtune.v1.VerifyRequest\x1a\x1b.symmtune.v1.VerifyResponse\x12>\n\x05\x42\x65nch\x12\x19.symmtune.v1.BenchRequest\x1a\x1a.symmtune.v1.BenchResponse\x12G\n\x08Teardown\x12\x1c.symmtune.v1.TeardownRequest\x1a\x1d.symmtune.v1.TeardownResponseB-Z+github.com/symmtune/symmtune/proto/kernelpbb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x0ckernel.proto\x12\x0bsymmtune.v1\"-\n\x05Value\x12\r\n\x03int\x18\x01 \x01(\x03H\x00\x12\r\n\x03str\x18\x02 \x01(\tH\x00\x42\x06\n\x04kind\"9\n\x05Param\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\"\n\x06values\x18\x02 \x03(\x0b\x32\x12.symmtune.v1.Value\"|\n\x06\x43onfig\x12/\n\x06values\x18\x01 \x03(\x0b\x32\x1f.symmtune.v1.Config.ValuesEntry\x1a\x41\n\x0bValuesEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12!\n\x05value\x18\x02 \x01(\x0b\x32\x12.symmtune.v1.Value:\x02\x38\x01\"v\n\x07Problem\x12.\n\x05shape\x18\x01 \x03(\x0b\x32\x1f.symmtune.v1.Problem.ShapeEntry\x12\r\n\x05\x64type\x18\x02 \x01(\t\x1a,\n\nShapeEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\x03:\x02\x38\x01\"\x11\n\x0f\x44\x65scribeRequest\"\xc5\x01\n\x0b\x44\x65scription\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x16\n\x0ekernel_version\x18\x02 \x01(\t\x12\x0c\n\x04\x64ims\x18\x03 \x03(\t\x12\x0e\n\x06\x64types\x18\x04 \x03(\t\x12\"\n\x06params\x18\x05 \x03(\x0b\x32\x12.symmtune.v1.Param\x12+\n\x0e\x64\x65\x66\x61ult_config\x18\x06 \x01(\x0b\x32\x13.symmtune.v1.Config\x12\x10\n\x08\x62\x61\x63kends\x18\x07 \x03(\t\x12\x0f\n\x07summary\x18\x08 \x01(\t\"}\n\x0fValidateRequest\x12#\n\x06\x63onfig\x18\x01 \x01(\x0b\x32\x13.symmtune.v1.Config\x12%\n\x07problem\x18\x02 \x01(\x0b\x32\x14.symmtune.v1.Problem\x12\r\n\x05world\x18\x03 \x01(\x05\x12\x0f\n\x07\x62\x61\x63kend\x18\x04 \x01(\t\".\n\x10ValidateResponse\x12\n\n\x02ok\x18\x01 \x01(\x08\x12\x0e\n\x06reason\x18\x02 \x01(\t\"\x83\x01\n\x14ValidateBatchRequest\x12$\n\x07\x63onfigs\x18\x01 \x03(\x0b\x32\x13.symmtune.v1.Config\x12%\n\x07problem\x18\x02 \x01(\x0b\x32\x14.symmtune.v1.Problem\x12\r\n\x05world\x18\x03 \x01(\x05\x12\x0f\n\x07\x62\x61\x63kend\x18\x04 \x01(\t\"G\n\x15ValidateBatchResponse\x12.\n\x07results\x18\x01 \x03(\x0b\x32\x1d.symmtune.v1.ValidateResponse\"W\n\x0e\x44\x65\x66\x61ultRequest\x12%\n\x07problem\x18\x01 \x01(\x0b\x32\x14.symmtune.v1.Problem\x12\r\n\x05world\x18\x02 \x01(\x05\x12\x0f\n\x07\x62\x61\x63kend\x18\x03 \x01(\t\"6\n\x0f\x44\x65\x66\x61ultResponse\x12#\n\x06\x63onfig\x18\x01 \x01(\x0b\x32\x13.symmtune.v1.Config\"1\n\x0fHardwareRequest\x12\x0f\n\x07\x62\x61\x63kend\x18\x01 \x01(\t\x12\r\n\x05world\x18\x02 \x01(\x05\"\xa0\x01\n\x0cHardwareInfo\x12\x0c\n\x04kind\x18\x01 \x01(\t\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\r\n\x05\x63ount\x18\x03 \x01(\x05\x12\r\n\x05\x63ores\x18\x04 \x01(\x05\x12\x0b\n\x03sms\x18\x05 \x01(\x05\x12\x12\n\nmemory_mib\x18\x06 \x01(\x03\x12\x0f\n\x07\x63ompute\x18\x07 \x01(\t\x12\x0e\n\x06\x64river\x18\x08 \x01(\t\x12\x14\n\x0cinterconnect\x18\t \x01(\t\"u\n\x0cSetupRequest\x12\x0f\n\x07\x62\x61\x63kend\x18\x01 \x01(\t\x12\x0c\n\x04rank\x18\x02 \x01(\x05\x12\r\n\x05world\x18\x03 \x01(\x05\x12%\n\x07problem\x18\x04 \x01(\x0b\x32\x14.symmtune.v1.Problem\x12\x10\n\x08group_id\x18\x05 \x01(\t\"\x1d\n\rSetupResponse\x12\x0c\n\x04\x62lob\x18\x01 \x01(\x0c\"\x1f\n\x0e\x43onnectRequest\x12\r\n\x05\x62lobs\x18\x01 \x03(\x0c\"\x11\n\x0f\x43onnectResponse\"9\n\x11PrecompileRequest\x12$\n\x07\x63onfigs\x18\x01 \x03(\x0b\x32\x13.symmtune.v1.Config\"$\n\x12PrecompileResponse\x12\x0e\n\x06\x65rrors\x18\x01 \x03(\t\"5\n\x0ePrepareRequest\x12#\n\x06\x63onfig\x18\x01 \x01(\x0b\x32\x13.symmtune.v1.Config\"\x11\n\x0fPrepareResponse\"B\n\rVerifyRequest\x12#\n\x06\x63onfig\x18\x01 \x01(\x0b\x32\x13.symmtune.v1.Config\x12\x0c\n\x04seed\x18\x02 \x01(\x04\"=\n\x0eVerifyResponse\x12\n\n\x02ok\x18\x01 \x01(\x08\x12\x0f\n\x07rel_err\x18\x02 \x01(\x01\x12\x0e\n\x06\x64\x65tail\x18\x03 \x01(\t\"R\n\x0c\x42\x65nchRequest\x12#\n\x06\x63onfig\x18\x01 \x01(\x0b\x32\x13.symmtune.v1.Config\x12\x0e\n\x06warmup\x18\x02 \x01(\x05\x12\r\n\x05iters\x18\x03 \x01(\x05\"!\n\rBenchResponse\x12\x10\n\x08times_us\x18\x01 \x03(\x01\"\x11\n\x0fTeardownRequest\"\x12\n\x10TeardownResponse2\xe2\x06\n\x06Kernel\x12\x42\n\x08\x44\x65scribe\x12\x1c.symmtune.v1.DescribeRequest\x1a\x18.symmtune.v1.Description\x12G\n\x08Validate\x12\x1c.symmtune.v1.ValidateRequest\x1a\x1d.symmtune.v1.ValidateResponse\x12V\n\rValidateBatch\x12!.symmtune.v1.ValidateBatchRequest\x1a\".symmtune.v1.ValidateBatchResponse\x12G\n\nDefaultFor\x12\x1b.symmtune.v1.DefaultRequest\x1a\x1c.symmtune.v1.DefaultResponse\x12\x43\n\x08Hardware\x12\x1c.symmtune.v1.HardwareRequest\x1a\x19.symmtune.v1.HardwareInfo\x12>\n\x05Setup\x12\x19.symmtune.v1.SetupRequest\x1a\x1a.symmtune.v1.SetupResponse\x12\x44\n\x07\x43onnect\x12\x1b.symmtune.v1.ConnectRequest\x1a\x1c.symmtune.v1.ConnectResponse\x12M\n\nPrecompile\x12\x1e.symmtune.v1.PrecompileRequest\x1a\x1f.symmtune.v1.PrecompileResponse\x12\x44\n\x07Prepare\x12\x1b.symmtune.v1.PrepareRequest\x1a\x1c.symmtune.v1.PrepareResponse\x12\x41\n\x06Verify\x12\x1a.symmtune.v1.VerifyRequest\x1a\x1b.symmtune.v1.VerifyResponse\x12>\n\x05\x42\x65nch\x12\x19.symmtune.v1.BenchRequest\x1a\x1a.symmtune.v1.BenchResponse\x12G\n\x08Teardown\x12\x1c.symmtune.v1.TeardownRequest\x1a\x1d.symmtune.v1.TeardownResponseB-Z+github.com/symmtune/symmtune/proto/kernelpbb\x06proto3')
 
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, globals())
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'kernel_pb2', globals())
@@ -45,42 +45,46 @@ if _descriptor._USE_C_DESCRIPTORS == False:
   _VALIDATEREQUEST._serialized_end=725
   _VALIDATERESPONSE._serialized_start=727
   _VALIDATERESPONSE._serialized_end=773
-  _DEFAULTREQUEST._serialized_start=775
-  _DEFAULTREQUEST._serialized_end=862
-  _DEFAULTRESPONSE._serialized_start=864
-  _DEFAULTRESPONSE._serialized_end=918
-  _HARDWAREREQUEST._serialized_start=920
-  _HARDWAREREQUEST._serialized_end=969
-  _HARDWAREINFO._serialized_start=972
-  _HARDWAREINFO._serialized_end=1132
-  _SETUPREQUEST._serialized_start=1134
-  _SETUPREQUEST._serialized_end=1251
-  _SETUPRESPONSE._serialized_start=1253
-  _SETUPRESPONSE._serialized_end=1282
-  _CONNECTREQUEST._serialized_start=1284
-  _CONNECTREQUEST._serialized_end=1315
-  _CONNECTRESPONSE._serialized_start=1317
-  _CONNECTRESPONSE._serialized_end=1334
-  _PRECOMPILEREQUEST._serialized_start=1336
-  _PRECOMPILEREQUEST._serialized_end=1393
-  _PRECOMPILERESPONSE._serialized_start=1395
-  _PRECOMPILERESPONSE._serialized_end=1431
-  _PREPAREREQUEST._serialized_start=1433
-  _PREPAREREQUEST._serialized_end=1486
-  _PREPARERESPONSE._serialized_start=1488
-  _PREPARERESPONSE._serialized_end=1505
-  _VERIFYREQUEST._serialized_start=1507
-  _VERIFYREQUEST._serialized_end=1573
-  _VERIFYRESPONSE._serialized_start=1575
-  _VERIFYRESPONSE._serialized_end=1636
-  _BENCHREQUEST._serialized_start=1638
-  _BENCHREQUEST._serialized_end=1720
-  _BENCHRESPONSE._serialized_start=1722
-  _BENCHRESPONSE._serialized_end=1755
-  _TEARDOWNREQUEST._serialized_start=1757
-  _TEARDOWNREQUEST._serialized_end=1774
-  _TEARDOWNRESPONSE._serialized_start=1776
-  _TEARDOWNRESPONSE._serialized_end=1794
-  _KERNEL._serialized_start=1797
-  _KERNEL._serialized_end=2575
+  _VALIDATEBATCHREQUEST._serialized_start=776
+  _VALIDATEBATCHREQUEST._serialized_end=907
+  _VALIDATEBATCHRESPONSE._serialized_start=909
+  _VALIDATEBATCHRESPONSE._serialized_end=980
+  _DEFAULTREQUEST._serialized_start=982
+  _DEFAULTREQUEST._serialized_end=1069
+  _DEFAULTRESPONSE._serialized_start=1071
+  _DEFAULTRESPONSE._serialized_end=1125
+  _HARDWAREREQUEST._serialized_start=1127
+  _HARDWAREREQUEST._serialized_end=1176
+  _HARDWAREINFO._serialized_start=1179
+  _HARDWAREINFO._serialized_end=1339
+  _SETUPREQUEST._serialized_start=1341
+  _SETUPREQUEST._serialized_end=1458
+  _SETUPRESPONSE._serialized_start=1460
+  _SETUPRESPONSE._serialized_end=1489
+  _CONNECTREQUEST._serialized_start=1491
+  _CONNECTREQUEST._serialized_end=1522
+  _CONNECTRESPONSE._serialized_start=1524
+  _CONNECTRESPONSE._serialized_end=1541
+  _PRECOMPILEREQUEST._serialized_start=1543
+  _PRECOMPILEREQUEST._serialized_end=1600
+  _PRECOMPILERESPONSE._serialized_start=1602
+  _PRECOMPILERESPONSE._serialized_end=1638
+  _PREPAREREQUEST._serialized_start=1640
+  _PREPAREREQUEST._serialized_end=1693
+  _PREPARERESPONSE._serialized_start=1695
+  _PREPARERESPONSE._serialized_end=1712
+  _VERIFYREQUEST._serialized_start=1714
+  _VERIFYREQUEST._serialized_end=1780
+  _VERIFYRESPONSE._serialized_start=1782
+  _VERIFYRESPONSE._serialized_end=1843
+  _BENCHREQUEST._serialized_start=1845
+  _BENCHREQUEST._serialized_end=1927
+  _BENCHRESPONSE._serialized_start=1929
+  _BENCHRESPONSE._serialized_end=1962
+  _TEARDOWNREQUEST._serialized_start=1964
+  _TEARDOWNREQUEST._serialized_end=1981
+  _TEARDOWNRESPONSE._serialized_start=1983
+  _TEARDOWNRESPONSE._serialized_end=2001
+  _KERNEL._serialized_start=2004
+  _KERNEL._serialized_end=2870
 # @@protoc_insertion_point(module_scope)

@@ -187,6 +187,24 @@ class TeardownResponse(_message.Message):
     __slots__ = []
     def __init__(self) -> None: ...
 
+class ValidateBatchRequest(_message.Message):
+    __slots__ = ["backend", "configs", "problem", "world"]
+    BACKEND_FIELD_NUMBER: _ClassVar[int]
+    CONFIGS_FIELD_NUMBER: _ClassVar[int]
+    PROBLEM_FIELD_NUMBER: _ClassVar[int]
+    WORLD_FIELD_NUMBER: _ClassVar[int]
+    backend: str
+    configs: _containers.RepeatedCompositeFieldContainer[Config]
+    problem: Problem
+    world: int
+    def __init__(self, configs: _Optional[_Iterable[_Union[Config, _Mapping]]] = ..., problem: _Optional[_Union[Problem, _Mapping]] = ..., world: _Optional[int] = ..., backend: _Optional[str] = ...) -> None: ...
+
+class ValidateBatchResponse(_message.Message):
+    __slots__ = ["results"]
+    RESULTS_FIELD_NUMBER: _ClassVar[int]
+    results: _containers.RepeatedCompositeFieldContainer[ValidateResponse]
+    def __init__(self, results: _Optional[_Iterable[_Union[ValidateResponse, _Mapping]]] = ...) -> None: ...
+
 class ValidateRequest(_message.Message):
     __slots__ = ["backend", "config", "problem", "world"]
     BACKEND_FIELD_NUMBER: _ClassVar[int]

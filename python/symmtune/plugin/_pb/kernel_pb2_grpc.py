@@ -24,6 +24,11 @@ class KernelStub(object):
         request_serializer=kernel__pb2.ValidateRequest.SerializeToString,
         response_deserializer=kernel__pb2.ValidateResponse.FromString,
         )
+    self.ValidateBatch = channel.unary_unary(
+        '/symmtune.v1.Kernel/ValidateBatch',
+        request_serializer=kernel__pb2.ValidateBatchRequest.SerializeToString,
+        response_deserializer=kernel__pb2.ValidateBatchResponse.FromString,
+        )
     self.DefaultFor = channel.unary_unary(
         '/symmtune.v1.Kernel/DefaultFor',
         request_serializer=kernel__pb2.DefaultRequest.SerializeToString,
@@ -84,6 +89,16 @@ class KernelServicer(object):
 
   def Validate(self, request, context):
     """Validate says whether a config can run on a problem and world size.
+    """
+    context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+    context.set_details('Method not implemented!')
+    raise NotImplementedError('Method not implemented!')
+
+  def ValidateBatch(self, request, context):
+    """ValidateBatch asks Validate about many configs of one problem in one
+    call: one answer per config, in order. A search validates thousands of
+    configs, and one round trip each was most of a short search's time.
+    The host falls back to Validate when a plugin does not implement it.
     """
     context.set_code(grpc.StatusCode.UNIMPLEMENTED)
     context.set_details('Method not implemented!')
@@ -170,6 +185,11 @@ def add_KernelServicer_to_server(servicer, server):
           servicer.Validate,
           request_deserializer=kernel__pb2.ValidateRequest.FromString,
           response_serializer=kernel__pb2.ValidateResponse.SerializeToString,
+      ),
+      'ValidateBatch': grpc.unary_unary_rpc_method_handler(
+          servicer.ValidateBatch,
+          request_deserializer=kernel__pb2.ValidateBatchRequest.FromString,
+          response_serializer=kernel__pb2.ValidateBatchResponse.SerializeToString,
       ),
       'DefaultFor': grpc.unary_unary_rpc_method_handler(
           servicer.DefaultFor,

@@ -1,0 +1,173 @@
+package tuner
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	pb "github.com/symmtune/symmtune/proto/kernelpb"
+	"github.com/symmtune/symmtune/sdk"
+	"github.com/symmtune/symmtune/space"
+)
+
+// validateWorkers is how many Validate calls are in flight at once: a GEMM
+// space holds over 200,000 configs, and one call after another took over a
+// minute on the 2 x H100 machine (the setup deadline).
+const validateWorkers = 16
+
+// validateBatchSize is how many configs one ValidateBatch call carries.
+// One round trip per config was 17 of a short GPU search's 21 s; at 512 a
+// call, a 200,000-config space is 400 calls, and a call's message stays
+// well under gRPC's 4 MiB limit (a config is tens of bytes).
+const validateBatchSize = 512
+
+// validatePerConfig is how much longer than the setup timeout a batch call
+// may take per config it carries: a plugin validates a config in
+// microseconds to a millisecond, so a full batch gets about 10 s more, and
+// a plugin that hangs is still found out within a minute or so of the
+// setup timeout.
+const validatePerConfig = 20 * time.Millisecond
+
+// validateBatchDeadline bounds one ValidateBatch call of n configs.
+func validateBatchDeadline(setup time.Duration, n int) time.Duration {
+	return setup + time.Duration(n)*validatePerConfig
+}
+
+// validate asks the kernel about every config: the reason each one cannot
+// run the problem, "" for those that can. It sends validateBatchSize
+// configs per ValidateBatch call, validateWorkers calls at a time; a plugin
+// that does not implement ValidateBatch (an older one) is asked one config
+// per Validate call instead, each under the setup timeout.
+func (ss *session) validate(ctx context.Context, r *rankProc, cands []space.Config) ([]string, error) {
+	reasons := make([]string, len(cands))
+	chunks := (len(cands) + validateBatchSize - 1) / validateBatchSize
+	chunk := func(i int) (int, []space.Config) {
+		lo := i * validateBatchSize
+		return lo, cands[lo:min(len(cands), lo+validateBatchSize)]
+	}
+	if chunks == 0 {
+		return reasons, nil
+	}
+	// The first call says whether the plugin has the batch call at all.
+	lo, cs := chunk(0)
+	err := ss.validateBatch(ctx, r, cs, reasons[lo:])
+	if status.Code(err) == codes.Unimplemented {
+		ss.s.Logger.Debug("plugin has no ValidateBatch; validating one config per call", "plugin", ss.spec.Path)
+		return reasons, ss.validateEach(ctx, r, cands, reasons)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("validate configs 1 to %d: %w", len(cs), err)
+	}
+	err = inParallel(ctx, validateWorkers, chunks-1, func(ctx context.Context, i int) error {
+		lo, cs := chunk(i + 1)
+		if err := ss.validateBatch(ctx, r, cs, reasons[lo:]); err != nil {
+			return fmt.Errorf("validate configs %d to %d: %w", lo+1, lo+len(cs), err)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return reasons, nil
+}
+
+// validateBatch asks about cs in one call and writes each one's reason into
+// reasons (same order). The error is the call's, unwrapped, so that the
+// caller can tell Unimplemented.
+func (ss *session) validateBatch(ctx context.Context, r *rankProc, cs []space.Config, reasons []string) error {
+	req := &pb.ValidateBatchRequest{
+		Problem: sdk.ProblemToProto(ss.problem), World: int32(ss.job.World), Backend: ss.backend,
+		Configs: make([]*pb.Config, len(cs)),
+	}
+	for i, c := range cs {
+		req.Configs[i] = sdk.ConfigToProto(c)
+	}
+	cctx, cancel := context.WithTimeout(ctx, validateBatchDeadline(ss.job.Timeouts.Setup, len(cs)))
+	defer cancel()
+	resp, err := r.kernel.ValidateBatch(cctx, req)
+	if err != nil {
+		return err
+	}
+	if got := len(resp.GetResults()); got != len(cs) {
+		return fmt.Errorf("plugin %s answered %d of %d configs", ss.spec.Path, got, len(cs))
+	}
+	for i, v := range resp.GetResults() {
+		reasons[i] = rejection(v)
+	}
+	return nil
+}
+
+// validateEach asks about every config with one Validate call each,
+// validateWorkers calls at a time, each under the setup timeout.
+func (ss *session) validateEach(ctx context.Context, r *rankProc, cands []space.Config, reasons []string) error {
+	job := ss.job
+	return inParallel(ctx, validateWorkers, len(cands), func(ctx context.Context, i int) error {
+		cctx, cancel := context.WithTimeout(ctx, job.Timeouts.Setup)
+		defer cancel()
+		v, err := r.kernel.Validate(cctx, &pb.ValidateRequest{
+			Config: sdk.ConfigToProto(cands[i]), Problem: sdk.ProblemToProto(ss.problem),
+			World: int32(job.World), Backend: ss.backend,
+		})
+		if err != nil {
+			return fmt.Errorf("validate %s: %w", cands[i], err)
+		}
+		reasons[i] = rejection(v)
+		return nil
+	})
+}
+
+// rejection is why a Validate answer turns its config down, "" when it
+// does not.
+func rejection(v *pb.ValidateResponse) string {
+	switch {
+	case v.GetOk():
+		return ""
+	case v.GetReason() == "":
+		return "rejected"
+	default:
+		return v.GetReason()
+	}
+}
+
+// inParallel runs do(i) for i in [0, n), workers at a time, and returns the
+// first error, after which no new i starts; ctx's error when it ends first.
+func inParallel(ctx context.Context, workers, n int, do func(ctx context.Context, i int) error) error {
+	parent := ctx
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	next := make(chan int)
+	errs := make(chan error, workers)
+	var wg sync.WaitGroup
+	for w := 0; w < min(workers, n); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				if err := do(ctx, i); err != nil {
+					errs <- err
+					cancel()
+					return
+				}
+			}
+		}()
+	}
+feed:
+	for i := 0; i < n; i++ {
+		select {
+		case next <- i:
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(next)
+	wg.Wait()
+	close(errs)
+	if err := <-errs; err != nil {
+		return err
+	}
+	return parent.Err()
+}
