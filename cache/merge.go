@@ -155,7 +155,7 @@ func Merge(sources ...Source) (Merged, error) {
 			switch {
 			case c.e.KernelVersion != win.e.KernelVersion:
 				out.Superseded = append(out.Superseded, d)
-			case c.e.Config.String() != win.e.Config.String():
+			case !c.e.Config.Equal(win.e.Config):
 				out.Conflicts = append(out.Conflicts, d)
 			default:
 				out.Remeasured = append(out.Remeasured, d)
