@@ -117,7 +117,7 @@ func TestKeyEqual(t *testing.T) {
 			if got := k.Equal(base); got != tt.want {
 				t.Errorf("Equal (reversed) = %v, want %v", got, tt.want)
 			}
-			if got := base.ident() == k.ident(); got != tt.want {
+			if got := base.Slot().Ident() == k.Slot().Ident(); got != tt.want {
 				t.Errorf("ident equality = %v, want %v", got, tt.want)
 			}
 		})

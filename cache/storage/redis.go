@@ -195,7 +195,7 @@ func (r *Redis) decode(key, slot, val string) (cache.Entry, error) {
 	if err != nil {
 		return cache.Entry{}, err
 	}
-	if cache.SlotIdent(e.Key) != slot {
+	if e.Key.Slot().AnyVersion().Ident() != slot {
 		return cache.Entry{}, fmt.Errorf("cache %s: holds the entry of another slot (%s)", r.where(key), e.Key)
 	}
 	return e, nil
@@ -214,7 +214,7 @@ func (r *Redis) Put(ctx context.Context, srcs ...cache.Source) (cache.Merged, er
 	bySlot := map[string][]cache.Source{}
 	for _, src := range srcs {
 		for _, e := range src.Entries {
-			id := cache.SlotIdent(e.Key)
+			id := e.Key.Slot().AnyVersion().Ident()
 			ss := bySlot[id]
 			if n := len(ss); n == 0 || ss[n-1].Name != src.Name {
 				ss = append(ss, cache.Source{Name: src.Name})

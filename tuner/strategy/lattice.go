@@ -21,11 +21,11 @@ const batchSize = 16
 type lattice struct {
 	sp    space.Space
 	valid []space.Config
-	idx   [][]int        // idx[i]: value indexes of valid[i]
+	idx   [][]int                 // idx[i]: value indexes of valid[i]
 	byKey map[space.ConfigKey]int // Config.Key() -> index into valid
-	free  []int          // parameters with more than one value: the search dimensions
-	def   int            // index of the default in valid
-	near  map[string]int // memo of nearest(), keyed by the rounded point
+	free  []int                   // parameters with more than one value: the search dimensions
+	def   int                     // index of the default in valid
+	near  map[string]int          // memo of nearest(), keyed by the rounded point
 }
 
 func newLattice(p Problem) (*lattice, error) {
