@@ -236,28 +236,30 @@ type Config struct {
 // and that each value is one of the space's.
 func (v Variant) ParseConfig(c space.Config) (Config, error) {
 	var out Config
+	// The field each parameter but impl sets, by its type.
+	fields := map[string]any{
+		ParamChunks: &out.Chunks, ParamStreams: &out.Streams, ParamAlgo: &out.Algo, ParamSMReserve: &out.SMReserve,
+		ParamCopyBlocks: &out.CopyBlocks, ParamReduceBlocks: &out.ReduceBlocks,
+		ParamCopy: &out.Copy, ParamDirection: &out.Direction, ParamPush: &out.Push, ParamReduce: &out.Reduce,
+		ParamBatch: &out.Batch, ParamGraph: &out.Graph,
+	}
 	var errs []error
 	sp := v.Space()
 	for _, p := range sp.Params {
-		v, ok := c[p.Name]
+		val, ok := c[p.Name]
 		if !ok {
-			if v, ok = addedLater[p.Name]; !ok {
+			if val, ok = addedLater[p.Name]; !ok {
 				errs = append(errs, fmt.Errorf("parameter %q missing", p.Name))
 				continue
 			}
 		}
-		known := false
-		for _, w := range p.Values {
-			known = known || w == v
-		}
-		if !known {
-			errs = append(errs, fmt.Errorf("parameter %q: %s is not one of %v", p.Name, v, p.Values))
+		if p.Index(val) < 0 {
+			errs = append(errs, fmt.Errorf("parameter %q: %s is not one of %v", p.Name, val, p.Values))
 			continue
 		}
-		switch p.Name {
-		case ParamImpl:
-			out.Impl = v.Str
-			if name, ok := strings.CutPrefix(v.Str, ImplFused+":"); ok {
+		if p.Name == ParamImpl {
+			out.Impl = val.Str
+			if name, ok := strings.CutPrefix(val.Str, ImplFused+":"); ok {
 				out.Impl = ImplFused
 				t, err := hopper.ParseTile(name)
 				if err != nil {
@@ -265,30 +267,17 @@ func (v Variant) ParseConfig(c space.Config) (Config, error) {
 				}
 				out.Tile = t
 			}
-		case ParamChunks:
-			out.Chunks = int(v.Int)
-		case ParamStreams:
-			out.Streams = int(v.Int)
-		case ParamAlgo:
-			out.Algo = int(v.Int)
-		case ParamSMReserve:
-			out.SMReserve = int(v.Int)
-		case ParamCopy:
-			out.Copy = v.Str
-		case ParamCopyBlocks:
-			out.CopyBlocks = int(v.Int)
-		case ParamDirection:
-			out.Direction = v.Str
-		case ParamPush:
-			out.Push = v.Str
-		case ParamReduceBlocks:
-			out.ReduceBlocks = int(v.Int)
-		case ParamReduce:
-			out.Reduce = v.Str
-		case ParamBatch:
-			out.Batch = v.Int == 1
-		case ParamGraph:
-			out.Graph = v.Int == 1
+			continue
+		}
+		switch f := fields[p.Name].(type) {
+		case *int:
+			*f = int(val.Int)
+		case *string:
+			*f = val.Str
+		case *bool:
+			*f = val.Int == 1
+		default:
+			errs = append(errs, fmt.Errorf("parameter %q sets no Config field", p.Name)) // added to Space without one
 		}
 	}
 	if len(c) != len(sp.Params) {

@@ -8,7 +8,7 @@ import "testing"
 // meant, put the new value here. Moving or renaming other files must not
 // change them.
 func TestKernelVersions(t *testing.T) {
-	for kernel, want := range map[Variant]string{VariantAGMM: "a0423c6f30bd", VariantMatmulRS: "7420e0075e15"} {
+	for kernel, want := range map[Variant]string{VariantAGMM: "9362b271f35f", VariantMatmulRS: "b0d492577433"} {
 		if got := kernel.KernelVersion(); got != want {
 			t.Errorf("%s kernel version %s, pinned %s", kernel, got, want)
 		}
