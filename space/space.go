@@ -8,7 +8,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -226,13 +228,8 @@ func (c Config) Equal(o Config) bool { return c.Key() == o.Key() }
 // joined by commas. Two equal configs always render the same string; it is
 // for text (logs, messages, files). Compare configs with Key or Equal.
 func (c Config) String() string {
-	names := make([]string, 0, len(c))
-	for n := range c {
-		names = append(names, n)
-	}
-	sort.Strings(names)
 	var b strings.Builder
-	for i, n := range names {
+	for i, n := range slices.Sorted(maps.Keys(c)) {
 		if i > 0 {
 			b.WriteByte(',')
 		}

@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"net/url"
 	"os"
@@ -223,13 +224,8 @@ func (r *Redis) Put(ctx context.Context, srcs ...cache.Source) (cache.Merged, er
 			bySlot[id] = ss
 		}
 	}
-	slots := make([]string, 0, len(bySlot))
-	for id := range bySlot {
-		slots = append(slots, id)
-	}
-	slices.Sort(slots)
 	var all cache.Merged
-	for _, id := range slots {
+	for _, id := range slices.Sorted(maps.Keys(bySlot)) {
 		m, err := r.putSlot(ctx, id, bySlot[id])
 		if err != nil {
 			return all, err
