@@ -7,9 +7,13 @@ median over iterations of the per-iteration max across ranks, which is never
 below the peers' statistic (max across ranks of each rank's median; in the
 2026-11-21 logs it was 0 to 0.19 µs above it), read from the search output's
 "winner:" line, its config with it. Peers come from peer_baselines.py's CSV
-(kind,impl,shape,us) by message bytes.
+(kind,impl,shape,us) by message bytes. Trial logs are read by
+symmtune.triallog (Go's parser, through libsymmtune: bench/lib.sh sets
+PYTHONPATH and SYMMTUNE_LIB).
 """
-import csv, glob, json, os, re, sys
+import csv, glob, os, re, sys
+
+from symmtune import triallog
 
 def human(b):
     for unit, f in (("MiB", 1 << 20), ("KiB", 1 << 10)):
@@ -27,7 +31,7 @@ def main(d):
         trials = 0
         lp = os.path.join(d, f"landscape-cuda-allreduce-w{w}-{s}.jsonl")
         if os.path.exists(lp):
-            trials = sum(1 for l in open(lp) if l.strip())
+            trials = len(triallog.read(lp).results)
         rows[(w, s)] = (float(wm.group(2)), wm.group(1), trials) if wm else (None, "search failed: see " + os.path.basename(path), trials)
     peers = {}
     for path in glob.glob(os.path.join(d, "peers-w*.csv")):

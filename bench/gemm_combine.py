@@ -10,9 +10,12 @@ from the cache the searches wrote (the host's statistic: median over
 iterations of the per-iteration max across ranks) and "default" the
 default config's median measured the same way in the same search
 (default_median_us). Peers come from peer_baselines.py's CSV
-(kind,impl,shape,us).
+(kind,impl,shape,us). Trial logs are read by symmtune.triallog (Go's
+parser, through libsymmtune: bench/lib.sh sets PYTHONPATH and SYMMTUNE_LIB).
 """
 import csv, glob, json, os, re, sys, tomllib
+
+from symmtune import triallog
 
 
 def peers(d, w):
@@ -34,9 +37,8 @@ def best_by_impl(*logs):
     """The fastest ok trial of each impl kind ("pipeline", "fused") in the
     searches' trial logs: (score µs, config), re-measured trials included."""
     best = {}
-    for line in (l for log in logs if os.path.exists(log) for l in open(log)):
-        r = json.loads(line)
-        if r.get("status") != "ok":
+    for r in (r for log in logs if os.path.exists(log) for r in triallog.read(log).results):
+        if r["status"] != "ok":
             continue
         kind = r["config"]["impl"].split(":")[0]
         if kind not in best or r["score_us"] < best[kind][0]:
@@ -70,7 +72,7 @@ def gemm_alone(d):
 def trials(log):
     if not os.path.exists(log):
         return 0
-    return sum(1 for l in open(log) if l.strip())
+    return len(triallog.read(log).results)
 
 
 def main(d):

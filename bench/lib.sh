@@ -1,10 +1,15 @@
 # bench/lib.sh: what every GPU benchmark script here starts with (source it
 # after setting LOGS): NVLink multicast off in everything started from the
-# script (it is forbidden on the shared machines), unbuffered Python, a
-# cubin cache, and the machine's state in $LOGS/machine.txt; write_report
-# draws the plots of $LOGS's trial logs.
+# script (it is forbidden on the shared machines), unbuffered Python with
+# symmtune's package and library, a cubin cache, and the machine's state in
+# $LOGS/machine.txt; write_report draws the plots of $LOGS's trial logs.
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 export PYTHONUNBUFFERED=1
+# The tables' scripts read trial logs with symmtune.triallog (Go's parser
+# in libsymmtune): the repository's package, and the library from bins.tgz
+# unpacked beside $BIN (where `make lib` puts it when BIN is bin).
+export PYTHONPATH=$(cd "$(dirname "${BASH_SOURCE[0]}")/../python" && pwd)${PYTHONPATH:+:$PYTHONPATH}
+export SYMMTUNE_LIB=${SYMMTUNE_LIB:-$(dirname "${BIN:-bin}")/python/symmtune/libsymmtune.so}
 export SYMMTUNE_CUBIN_CACHE=${SYMMTUNE_CUBIN_CACHE:-/tmp/symmtune-cubin}
 mkdir -p "$LOGS"
 {

@@ -10,14 +10,17 @@ last measurement) and LOGDIR/peers-w<WORLD>.csv (kind,impl,shape,us).
 "Sent per GPU" is a two-shot all-reduce's traffic, 2*S*(W-1)/W bytes out of
 every GPU (NCCL's ring moves the same), over the time; 386 GB/s is the best
 copy-engine rate measured on the 4 x H200 machine
-(bench/results/2026-11-21-h200x4-ce_bw.txt).
+(bench/results/2026-11-21-h200x4-ce_bw.txt). Trial logs are read by
+symmtune.triallog (Go's parser, through libsymmtune: bench/lib.sh sets
+PYTHONPATH and SYMMTUNE_LIB).
 """
 import csv
 import glob
-import json
 import os
 import re
 import sys
+
+from symmtune import triallog
 
 PEAK = 386.0  # GB/s
 TARGETS = {4: {16 << 20: 75.0, 128 << 20: 540.0}}
@@ -35,12 +38,8 @@ def cfg_text(c):
 def read_log(path):
     """Last measurement per config, and the statuses of every trial."""
     last, statuses = {}, {}
-    for line in open(path, errors="replace"):
-        try:
-            t = json.loads(line)
-        except ValueError:
-            continue  # a line cut short by a killed search
-        st = t.get("status", "?")
+    for t in triallog.read(path).results:  # a line cut short by a killed search is skipped
+        st = t["status"]
         statuses[st] = statuses.get(st, 0) + 1
         if st == "ok":
             last[cfg_text(t["config"])] = (t["score_us"], bool(t.get("default")), t.get("rel_err"))

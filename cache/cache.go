@@ -43,59 +43,87 @@ type Key struct {
 	Shape         space.Shape
 }
 
+// Slot is the comparable identity of a Key: every field, the shape in
+// its canonical text. Two keys are Equal exactly when their slots are ==,
+// so a Slot is the map key wherever keys are collected. With the kernel
+// version left out (AnyVersion) it is the place in the store that holds
+// one entry, the better one by Merge's rule.
+type Slot struct {
+	Kernel        string
+	KernelVersion string
+	Backend       string
+	Hardware      string
+	World         int
+	Dtype         string
+	Shape         string // space.Shape.String()
+}
+
+// Slot returns the key's comparable identity.
+func (k Key) Slot() Slot {
+	return Slot{Kernel: k.Kernel, KernelVersion: k.KernelVersion, Backend: k.Backend, Hardware: k.Hardware,
+		World: k.World, Dtype: k.Dtype, Shape: k.Shape.String()}
+}
+
+// AnyVersion is s without its kernel version: the store's place for one
+// entry of whatever version.
+func (s Slot) AnyVersion() Slot {
+	s.KernelVersion = ""
+	return s
+}
+
 // String is the canonical text form,
 // "kernel@version/backend/hardware/w<world>/dtype/shape", e.g.
 // "allreduce@3f2a9c1e/cpu/cpu/AMD EPYC 7B13/2c/w4/f32/n=1048576". The
 // "@version" part is left out when the version is empty. It is meant for
-// messages and ordering; compare keys with Equal.
-func (k Key) String() string {
+// messages and ordering; it is not injective (a field may hold a '/').
+func (s Slot) String() string {
 	var b strings.Builder
-	b.WriteString(k.Kernel)
-	if k.KernelVersion != "" {
+	b.WriteString(s.Kernel)
+	if s.KernelVersion != "" {
 		b.WriteByte('@')
-		b.WriteString(k.KernelVersion)
+		b.WriteString(s.KernelVersion)
 	}
 	b.WriteByte('/')
-	b.WriteString(k.Backend)
+	b.WriteString(s.Backend)
 	b.WriteByte('/')
-	b.WriteString(k.Hardware)
+	b.WriteString(s.Hardware)
 	b.WriteString("/w")
-	b.WriteString(strconv.Itoa(k.World))
+	b.WriteString(strconv.Itoa(s.World))
 	b.WriteByte('/')
-	b.WriteString(k.Dtype)
+	b.WriteString(s.Dtype)
 	b.WriteByte('/')
-	b.WriteString(k.Shape.String())
+	b.WriteString(s.Shape)
 	return b.String()
 }
 
-// Equal reports whether two keys name the same slot: every field equal,
-// shapes compared by dimension names and sizes.
-func (k Key) Equal(o Key) bool {
-	return k.Kernel == o.Kernel && k.KernelVersion == o.KernelVersion &&
-		k.Backend == o.Backend && k.Hardware == o.Hardware &&
-		k.World == o.World && k.Dtype == o.Dtype && k.Shape.Equal(o.Shape)
+// Ident is an injective text form of the slot, for stores keyed by text
+// (Redis keeps each slot under its AnyVersion().Ident()).
+func (s Slot) Ident() string {
+	return strconv.Quote(s.Kernel) + " " + strconv.Quote(s.KernelVersion) + " " +
+		strconv.Quote(s.Backend) + " " + strconv.Quote(s.Hardware) + " " +
+		strconv.Itoa(s.World) + " " + strconv.Quote(s.Dtype) + " " + strconv.Quote(s.Shape)
 }
 
-// ident is an injective string form of the key, for maps.
-func (k Key) ident() string {
-	return strconv.Quote(k.Kernel) + " " + strconv.Quote(k.KernelVersion) + " " +
-		strconv.Quote(k.Backend) + " " + strconv.Quote(k.Hardware) + " " +
-		strconv.Itoa(k.World) + " " + strconv.Quote(k.Dtype) + " " + strconv.Quote(k.Shape.String())
-}
-
-// compareKeys orders keys by kernel, backend, hardware, world, dtype, shape
-// and finally kernel version; it is total on keys that are not Equal.
-func compareKeys(a, b Key) int {
+// Compare orders slots by kernel, backend, hardware, world, dtype, shape
+// and finally kernel version; it is 0 only for equal slots.
+func (s Slot) Compare(o Slot) int {
 	return cmp.Or(
-		cmp.Compare(a.Kernel, b.Kernel),
-		cmp.Compare(a.Backend, b.Backend),
-		cmp.Compare(a.Hardware, b.Hardware),
-		cmp.Compare(a.World, b.World),
-		cmp.Compare(a.Dtype, b.Dtype),
-		cmp.Compare(a.Shape.String(), b.Shape.String()),
-		cmp.Compare(a.KernelVersion, b.KernelVersion),
+		cmp.Compare(s.Kernel, o.Kernel),
+		cmp.Compare(s.Backend, o.Backend),
+		cmp.Compare(s.Hardware, o.Hardware),
+		cmp.Compare(s.World, o.World),
+		cmp.Compare(s.Dtype, o.Dtype),
+		cmp.Compare(s.Shape, o.Shape),
+		cmp.Compare(s.KernelVersion, o.KernelVersion),
 	)
 }
+
+// String is the key's slot as text (Slot.String); compare keys with Equal.
+func (k Key) String() string { return k.Slot().String() }
+
+// Equal reports whether two keys name the same slot and version: every
+// field equal, shapes compared by dimension names and sizes.
+func (k Key) Equal(o Key) bool { return k.Slot() == o.Slot() }
 
 // Entry is one tuned winner with its measurements.
 type Entry struct {
@@ -122,13 +150,13 @@ type Store struct {
 // and two with an Equal key are an error.
 func NewStore(location string, es []Entry) (*Store, error) {
 	out := make([]Entry, 0, len(es))
-	seen := make(map[string]bool, len(es))
+	seen := make(map[Slot]bool, len(es))
 	for _, e := range es {
 		c, err := check(e)
 		if err != nil {
 			return nil, &FileError{path: location, msg: fmt.Sprintf("entry %s: %v", e.Key, err)}
 		}
-		id := c.Key.ident()
+		id := c.Key.Slot()
 		if seen[id] {
 			return nil, &FileError{path: location, msg: fmt.Sprintf("two entries with the key %s", c.Key)}
 		}
@@ -175,7 +203,7 @@ func (e Entry) clone() Entry {
 }
 
 func sortEntries(es []Entry) {
-	slices.SortStableFunc(es, func(a, b Entry) int { return compareKeys(a.Key, b.Key) })
+	slices.SortStableFunc(es, func(a, b Entry) int { return a.Key.Slot().Compare(b.Key.Slot()) })
 }
 
 // DefaultPath is where the cache lives: $SYMMTUNE_CACHE when set (a file,

@@ -117,8 +117,12 @@ func TestKeyEqual(t *testing.T) {
 			if got := k.Equal(base); got != tt.want {
 				t.Errorf("Equal (reversed) = %v, want %v", got, tt.want)
 			}
-			if got := base.ident() == k.ident(); got != tt.want {
+			if got := base.Slot().Ident() == k.Slot().Ident(); got != tt.want {
 				t.Errorf("ident equality = %v, want %v", got, tt.want)
+			}
+			// Slots of any version: equal unless a field besides the version differs.
+			if got, want := base.Slot().AnyVersion() == k.Slot().AnyVersion(), tt.want || tt.name == "version"; got != want {
+				t.Errorf("AnyVersion equality = %v, want %v", got, want)
 			}
 		})
 	}

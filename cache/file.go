@@ -149,7 +149,7 @@ func parse(path string, data []byte) ([]Entry, error) {
 		return nil, &FileError{path: path, msg: fmt.Sprintf("format version %d is not supported (this symmtune reads version %d); upgrade symmtune or move the file away", doc.Version, Version)}
 	}
 	entries := make([]Entry, 0, len(doc.Entry))
-	seen := make(map[string]int, len(doc.Entry))
+	seen := make(map[Slot]int, len(doc.Entry))
 	for i, fe := range doc.Entry {
 		e, err := fromFile(fe)
 		if err == nil {
@@ -158,7 +158,7 @@ func parse(path string, data []byte) ([]Entry, error) {
 		if err != nil {
 			return nil, &FileError{path: path, msg: fmt.Sprintf("[[entry]] #%d%s: %v", i+1, kernelNote(fe.Kernel), err)}
 		}
-		id := e.Key.ident()
+		id := e.Key.Slot()
 		if j, dup := seen[id]; dup {
 			return nil, &FileError{path: path, msg: fmt.Sprintf("[[entry]] #%d%s: same key as [[entry]] #%d (%s)", i+1, kernelNote(fe.Kernel), j+1, e.Key)}
 		}

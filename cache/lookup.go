@@ -127,10 +127,11 @@ func better(a *Entry, aExact bool, aDist float64, b *Entry, bExact bool, bDist f
 	if !a.TunedAt.Equal(b.TunedAt) {
 		return a.TunedAt.After(b.TunedAt)
 	}
-	if as, bs := a.Key.String(), b.Key.String(); as != bs {
-		return as < bs
+	as, bs := a.Key.Slot(), b.Key.Slot()
+	if at, bt := as.String(), bs.String(); at != bt {
+		return at < bt
 	}
-	return a.Key.ident() < b.Key.ident()
+	return as.Ident() < bs.Ident()
 }
 
 // shapeDistance is the sum over dimensions of |log2(a/b)|; ok is false when

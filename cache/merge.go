@@ -62,7 +62,7 @@ type Dropped struct {
 // String describes the drop on one line.
 func (d Dropped) String() string {
 	return fmt.Sprintf("%s: kept %s %.1f µs (tuned %s, from %s) over %s %.1f µs (tuned %s, from %s)",
-		slotString(d.Winner.Key), versioned(d.Winner), d.Winner.MedianUS, d.Winner.TunedAt.Format("2006-01-02 15:04:05"),
+		d.Winner.Key.Slot().AnyVersion(), versioned(d.Winner), d.Winner.MedianUS, d.Winner.TunedAt.Format("2006-01-02 15:04:05"),
 		strings.Join(d.WonFrom, ", "), versioned(d.Entry), d.Entry.MedianUS, d.Entry.TunedAt.Format("2006-01-02 15:04:05"),
 		strings.Join(d.Sources, ", "))
 }
@@ -72,19 +72,6 @@ func versioned(e Entry) string {
 		return e.Config.String()
 	}
 	return e.Config.String() + " @" + e.KernelVersion
-}
-
-// slotString is Key.String without the kernel version.
-func slotString(k Key) string {
-	k.KernelVersion = ""
-	return k.String()
-}
-
-// SlotIdent is an injective text form of k's slot (k without its kernel
-// version): stores that keep one entry per slot use it as their key.
-func SlotIdent(k Key) string {
-	k.KernelVersion = ""
-	return k.ident()
 }
 
 // candidate is one distinct input entry of a slot.
@@ -109,7 +96,7 @@ func faster(a, b *candidate) int {
 // Merge combines the sources by the better-entry rule above. It fails only
 // on an entry that is not valid (see Put), naming its source.
 func Merge(sources ...Source) (Merged, error) {
-	slots := map[string][]*candidate{}
+	slots := map[Slot][]*candidate{}
 	byEnc := map[string]*candidate{}
 	var out Merged
 	for _, src := range sources {
@@ -131,7 +118,7 @@ func Merge(sources ...Source) (Merged, error) {
 			}
 			c := &candidate{e: e, enc: enc, sources: []string{src.Name}}
 			byEnc[string(enc)] = c
-			id := SlotIdent(e.Key)
+			id := e.Key.Slot().AnyVersion()
 			slots[id] = append(slots[id], c)
 		}
 	}
@@ -155,7 +142,7 @@ func Merge(sources ...Source) (Merged, error) {
 			switch {
 			case c.e.KernelVersion != win.e.KernelVersion:
 				out.Superseded = append(out.Superseded, d)
-			case c.e.Config.String() != win.e.Config.String():
+			case !c.e.Config.Equal(win.e.Config):
 				out.Conflicts = append(out.Conflicts, d)
 			default:
 				out.Remeasured = append(out.Remeasured, d)
@@ -165,7 +152,7 @@ func Merge(sources ...Source) (Merged, error) {
 	sortEntries(out.Entries)
 	for _, ds := range [][]Dropped{out.Conflicts, out.Superseded, out.Remeasured} {
 		slices.SortFunc(ds, func(a, b Dropped) int {
-			return cmp.Or(compareKeys(a.Entry.Key, b.Entry.Key), cmp.Compare(a.Entry.MedianUS, b.Entry.MedianUS),
+			return cmp.Or(a.Entry.Key.Slot().Compare(b.Entry.Key.Slot()), cmp.Compare(a.Entry.MedianUS, b.Entry.MedianUS),
 				a.Entry.TunedAt.Compare(b.Entry.TunedAt), cmp.Compare(a.Entry.Config.String(), b.Entry.Config.String()))
 		})
 	}

@@ -85,7 +85,7 @@ func randomCaches(r *rand.Rand, interleaved bool) []Source {
 	n := 1 + r.IntN(5)
 	srcs := make([]Source, n)
 	for i := range srcs {
-		seen := map[string]bool{}
+		seen := map[Slot]bool{}
 		for range r.IntN(12) {
 			v := r.IntN(3)
 			hour := r.IntN(4)
@@ -100,7 +100,7 @@ func randomCaches(r *rand.Rand, interleaved bool) []Source {
 				e.MedianUS = float64(1 + r.IntN(4))
 				e.Config = space.Config{"c": space.Int(int64(r.IntN(3)))}
 			})
-			if id := e.Key.ident(); !seen[id] { // a cache holds a key once
+			if id := e.Key.Slot(); !seen[id] { // a cache holds a key once
 				seen[id] = true
 				srcs[i].Entries = append(srcs[i].Entries, e)
 			}
@@ -201,14 +201,14 @@ func TestMergeProperties(t *testing.T) {
 			newestOfW := time.Time{}
 			for _, s := range srcs {
 				for _, e := range s.Entries {
-					if SlotIdent(e.Key) == SlotIdent(w.Key) && e.KernelVersion == w.KernelVersion && e.TunedAt.After(newestOfW) {
+					if e.Key.Slot().AnyVersion() == w.Key.Slot().AnyVersion() && e.KernelVersion == w.KernelVersion && e.TunedAt.After(newestOfW) {
 						newestOfW = e.TunedAt
 					}
 				}
 			}
 			for _, s := range srcs {
 				for _, e := range s.Entries {
-					if SlotIdent(e.Key) != SlotIdent(w.Key) {
+					if e.Key.Slot().AnyVersion() != w.Key.Slot().AnyVersion() {
 						continue
 					}
 					if e.KernelVersion != w.KernelVersion && (e.TunedAt.After(newestOfW) || (e.TunedAt.Equal(newestOfW) && e.KernelVersion > w.KernelVersion)) {

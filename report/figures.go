@@ -41,10 +41,10 @@ func trialsFigure(r *Run, optimum float64, optimumFrom string) (figure, error) {
 		y := t.Score()
 		scores = append(scores, y)
 		dots = append(dots, plotter.XY{X: x, Y: y})
-		if t.Config.String() == r.Default.String() {
+		if t.Config.Equal(r.Default) {
 			def = append(def, plotter.XY{X: x, Y: y})
 		}
-		if hasWinner && t.Config.String() == winner.Config.String() {
+		if hasWinner && t.Config.Equal(winner.Config) {
 			win = append(win, plotter.XY{X: x, Y: y})
 		}
 		if y < best {
@@ -115,10 +115,10 @@ func distributionFigure(r *Run) (figure, error) {
 		xy := plotter.XY{X: float64(i + 1), Y: t.Score()}
 		scores = append(scores, xy.Y)
 		dots = append(dots, xy)
-		if t.Config.String() == r.Default.String() {
+		if t.Config.Equal(r.Default) {
 			def, defRank = append(def, xy), i+1
 		}
-		if hasWinner && t.Config.String() == winner.Config.String() {
+		if hasWinner && t.Config.Equal(winner.Config) {
 			win = append(win, xy)
 		}
 	}
@@ -168,25 +168,23 @@ func parameterFigures(r *Run) ([]figure, []string, error) {
 	var figs []figure
 	var single []string
 	for _, name := range sortedKeys(names) {
-		byValue := map[string][]float64{}
-		values := map[string]space.Value{}
+		byValue := map[space.Value][]float64{}
 		for _, t := range ok {
 			if v, has := t.Config[name]; has {
-				byValue[v.String()] = append(byValue[v.String()], t.Score())
-				values[v.String()] = v
+				byValue[v] = append(byValue[v], t.Score())
 			}
 		}
-		if len(values) < 2 {
+		if len(byValue) < 2 {
 			single = append(single, name)
 			continue
 		}
-		order := sortedValues(values)
+		order := sortedValues(byValue)
 		p := newPlot(name, "", "median µs")
 		labels := make([]string, len(order))
 		var med, best plotter.XYs
 		var all []float64
 		for i, v := range order {
-			scores := byValue[v.String()]
+			scores := byValue[v]
 			labels[i] = fmt.Sprintf("%s (%d)", v, len(scores))
 			m, b := tuner.Quantile(scores, 0.5), minOf(scores)
 			med = append(med, plotter.XY{X: float64(i), Y: m})
@@ -411,9 +409,9 @@ func countsText(counts map[triallog.Status]int) string {
 
 // sortedValues orders a parameter's values as its space does: integers
 // numerically, strings lexically.
-func sortedValues(values map[string]space.Value) []space.Value {
+func sortedValues[T any](values map[space.Value]T) []space.Value {
 	out := make([]space.Value, 0, len(values))
-	for _, v := range values {
+	for v := range values {
 		out = append(out, v)
 	}
 	sort.Slice(out, func(i, j int) bool {

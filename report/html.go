@@ -206,7 +206,7 @@ func winnerText(r *Run) string {
 	}
 	s := fmt.Sprintf("%s, %.1f µs over %d iterations%s: the fastest of %d configs re-measured after the search", w.Config, w.Score(), w.Iters, w.RoundsNote(), n)
 	switch def, ok := r.DefaultRemeasured(); {
-	case w.Config.String() == r.Default.String():
+	case w.Config.Equal(r.Default):
 		s += "; it is the default config"
 	case ok:
 		s += fmt.Sprintf("; %.2fx the default config (%.1f µs) re-measured with it", def.Score()/w.Score(), def.Score())

@@ -91,7 +91,7 @@ func (r *Run) Winner() (triallog.Result, bool) {
 // the winner's speedup is taken against.
 func (r *Run) DefaultRemeasured() (triallog.Result, bool) {
 	for _, m := range r.Remeasured {
-		if m.Status == triallog.StatusOK && m.Config.String() == r.Default.String() {
+		if m.Status == triallog.StatusOK && m.Config.Equal(r.Default) {
 			return m, true
 		}
 	}
@@ -101,7 +101,7 @@ func (r *Run) DefaultRemeasured() (triallog.Result, bool) {
 // FirstPass returns the first-pass trial of c.
 func (r *Run) FirstPass(c space.Config) (triallog.Result, bool) {
 	for _, t := range r.Trials {
-		if t.Config.String() == c.String() {
+		if t.Config.Equal(c) {
 			return t, true
 		}
 	}
@@ -114,9 +114,9 @@ func (r *Run) Exhaustive() bool {
 	if r.ValidConfigs == 0 {
 		return false
 	}
-	seen := map[string]bool{}
+	seen := map[space.ConfigKey]bool{}
 	for _, t := range r.Trials {
-		seen[t.Config.String()] = true
+		seen[t.Config.Key()] = true
 	}
 	return len(seen) >= r.ValidConfigs
 }

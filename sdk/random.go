@@ -3,6 +3,7 @@ package sdk
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"math"
 )
 
@@ -30,6 +31,26 @@ func UniformSum(seed uint64, world int, n int64) []float64 {
 		}
 	}
 	return ref
+}
+
+// SumTolerance is the relative error CheckUniformSum accepts: float32
+// sums of a few ranks' inputs, in any order, stay well within it.
+const SumTolerance = 1e-5
+
+// CheckUniformSum is the verdict on out, rank's result of an all-reduce
+// (sum) over world ranks whose inputs came from Uniform under seed: OK when
+// its RelErr to UniformSum is at most SumTolerance.
+func CheckUniformSum(out []float32, seed uint64, world, rank int) VerifyResult {
+	got := make([]float64, len(out))
+	for i, v := range out {
+		got[i] = float64(v)
+	}
+	rel := RelErr(got, UniformSum(seed, world, int64(len(out))))
+	res := VerifyResult{OK: rel <= SumTolerance, RelErr: rel}
+	if !res.OK {
+		res.Detail = fmt.Sprintf("rank %d: relative error %.3g exceeds 1e-5", rank, rel)
+	}
+	return res
 }
 
 func splitmix64(x uint64) uint64 {

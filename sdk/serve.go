@@ -259,48 +259,49 @@ func (s *server) Precompile(ctx context.Context, r *pb.PrecompileRequest) (*pb.P
 	return out, nil
 }
 
-func (s *server) Prepare(ctx context.Context, r *pb.PrepareRequest) (*pb.PrepareResponse, error) {
+// withInstance runs f on the instance, for config c, under the server's
+// lock: Prepare, Verify and Bench each hold it for their whole call.
+func withInstance[T any](s *server, c *pb.Config, f func(Instance, space.Config) (T, error)) (T, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	inst, cfg, err := s.ready(r.GetConfig())
+	inst, cfg, err := s.ready(c)
 	if err != nil {
-		return nil, err
+		var none T
+		return none, err
 	}
-	if err := inst.Prepare(ctx, cfg); err != nil {
-		return nil, fmt.Errorf("prepare %s: %w", cfg, err)
-	}
-	return &pb.PrepareResponse{}, nil
+	return f(inst, cfg)
+}
+
+func (s *server) Prepare(ctx context.Context, r *pb.PrepareRequest) (*pb.PrepareResponse, error) {
+	return withInstance(s, r.GetConfig(), func(inst Instance, cfg space.Config) (*pb.PrepareResponse, error) {
+		if err := inst.Prepare(ctx, cfg); err != nil {
+			return nil, fmt.Errorf("prepare %s: %w", cfg, err)
+		}
+		return &pb.PrepareResponse{}, nil
+	})
 }
 
 func (s *server) Verify(ctx context.Context, r *pb.VerifyRequest) (*pb.VerifyResponse, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	inst, cfg, err := s.ready(r.GetConfig())
-	if err != nil {
-		return nil, err
-	}
-	res, err := inst.Verify(ctx, cfg, r.GetSeed())
-	if err != nil {
-		return nil, fmt.Errorf("verify %s: %w", cfg, err)
-	}
-	return &pb.VerifyResponse{Ok: res.OK, RelErr: res.RelErr, Detail: res.Detail}, nil
+	return withInstance(s, r.GetConfig(), func(inst Instance, cfg space.Config) (*pb.VerifyResponse, error) {
+		res, err := inst.Verify(ctx, cfg, r.GetSeed())
+		if err != nil {
+			return nil, fmt.Errorf("verify %s: %w", cfg, err)
+		}
+		return &pb.VerifyResponse{Ok: res.OK, RelErr: res.RelErr, Detail: res.Detail}, nil
+	})
 }
 
 func (s *server) Bench(ctx context.Context, r *pb.BenchRequest) (*pb.BenchResponse, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	inst, cfg, err := s.ready(r.GetConfig())
-	if err != nil {
-		return nil, err
-	}
-	if r.GetIters() < 1 || r.GetWarmup() < 0 {
-		return nil, fmt.Errorf("bench: iters %d, warmup %d", r.GetIters(), r.GetWarmup())
-	}
-	times, err := inst.Bench(ctx, cfg, int(r.GetWarmup()), int(r.GetIters()))
-	if err != nil {
-		return nil, fmt.Errorf("bench %s: %w", cfg, err)
-	}
-	return &pb.BenchResponse{TimesUs: times}, nil
+	return withInstance(s, r.GetConfig(), func(inst Instance, cfg space.Config) (*pb.BenchResponse, error) {
+		if r.GetIters() < 1 || r.GetWarmup() < 0 {
+			return nil, fmt.Errorf("bench: iters %d, warmup %d", r.GetIters(), r.GetWarmup())
+		}
+		times, err := inst.Bench(ctx, cfg, int(r.GetWarmup()), int(r.GetIters()))
+		if err != nil {
+			return nil, fmt.Errorf("bench %s: %w", cfg, err)
+		}
+		return &pb.BenchResponse{TimesUs: times}, nil
+	})
 }
 
 func (s *server) Teardown(context.Context, *pb.TeardownRequest) (*pb.TeardownResponse, error) {

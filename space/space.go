@@ -8,7 +8,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -210,17 +212,24 @@ func (p Param) valueList() string {
 // Config assigns a value to each parameter of a space.
 type Config map[string]Value
 
+// ConfigKey is a config's comparable identity: use it as a map key and
+// compare it with ==. Two configs have the same key exactly when they
+// render the same canonical text.
+type ConfigKey string
+
+// Key returns the config's comparable identity.
+func (c Config) Key() ConfigKey { return ConfigKey(c.String()) }
+
+// Equal reports whether two configs are the same: the same parameters with
+// the same values.
+func (c Config) Equal(o Config) bool { return c.Key() == o.Key() }
+
 // String is the canonical text form: name=value pairs sorted by name,
-// joined by commas. Two equal configs always render the same string, so it
-// serves as a map key and for log/resume matching.
+// joined by commas. Two equal configs always render the same string; it is
+// for text (logs, messages, files). Compare configs with Key or Equal.
 func (c Config) String() string {
-	names := make([]string, 0, len(c))
-	for n := range c {
-		names = append(names, n)
-	}
-	sort.Strings(names)
 	var b strings.Builder
-	for i, n := range names {
+	for i, n := range slices.Sorted(maps.Keys(c)) {
 		if i > 0 {
 			b.WriteByte(',')
 		}

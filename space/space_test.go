@@ -152,3 +152,34 @@ func TestCheck(t *testing.T) {
 		}
 	}
 }
+
+// TestConfigKey: configs with the same values have the same key and are
+// Equal however they were built; any other value, or another set of
+// parameters, makes another key.
+func TestConfigKey(t *testing.T) {
+	base := Config{"algo": Str("ring"), "chunk": Int(4096)}
+	for _, tc := range []struct {
+		name string
+		c    Config
+		want bool
+	}{
+		{"same", Config{"chunk": Int(4096), "algo": Str("ring")}, true},
+		{"clone", base.Clone(), true},
+		{"value", Config{"algo": Str("ring"), "chunk": Int(1024)}, false},
+		{"missing", Config{"algo": Str("ring")}, false},
+		{"extra", Config{"algo": Str("ring"), "chunk": Int(4096), "threads": Int(1)}, false},
+		{"empty", Config{}, false},
+	} {
+		if got := base.Key() == tc.c.Key(); got != tc.want {
+			t.Errorf("%s: key equality %v, want %v", tc.name, got, tc.want)
+		}
+		if got := base.Equal(tc.c); got != tc.want {
+			t.Errorf("%s: Equal %v, want %v", tc.name, got, tc.want)
+		}
+	}
+	seen := map[ConfigKey]int{base.Key(): 1}
+	seen[base.Clone().Key()]++
+	if len(seen) != 1 || seen[base.Key()] != 2 {
+		t.Errorf("map keyed by ConfigKey: %v", seen)
+	}
+}

@@ -39,9 +39,9 @@ func (s *Searcher) putWinner(e cache.Entry) (*cache.Entry, error) {
 	if err != nil {
 		return nil, err
 	}
-	slot := cache.SlotIdent(e.Key)
+	slot := e.Key.Slot().AnyVersion()
 	for i := range m.Entries {
-		if cache.SlotIdent(m.Entries[i].Key) == slot {
+		if m.Entries[i].Key.Slot().AnyVersion() == slot {
 			return &m.Entries[i], nil
 		}
 	}

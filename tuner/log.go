@@ -28,7 +28,13 @@ func NewTrialLog(path string) *TrialLog { return triallog.New(path) }
 // is not tried again either).
 type Resume struct {
 	mu   sync.Mutex
-	done map[string]Result
+	done map[trialID]Result
+}
+
+// trialID names one logged trial: its job (resumeKey) and its config.
+type trialID struct {
+	job    string
+	config space.ConfigKey
 }
 
 func resumeKey(kernel, backend string, world int, dtype, shape string) string {
@@ -66,10 +72,10 @@ func LoadResume(path string) (*Resume, error) {
 	if err != nil {
 		return nil, fmt.Errorf("resume log: %w", err)
 	}
-	res := &Resume{done: map[string]Result{}}
+	res := &Resume{done: map[trialID]Result{}}
 	for _, r := range lf.Results {
 		if !r.Refined {
-			res.done[resumeKey(r.Kernel, r.Backend, r.World, r.Dtype, r.Shape)+"#"+r.Config.String()] = r
+			res.done[trialID{resumeKey(r.Kernel, r.Backend, r.World, r.Dtype, r.Shape), r.Config.Key()}] = r
 		}
 	}
 	return res, nil
@@ -92,7 +98,7 @@ func (r *Resume) take(job string, c space.Config) (Result, bool) {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	k := job + "#" + c.String()
+	k := trialID{job, c.Key()}
 	res, ok := r.done[k]
 	delete(r.done, k)
 	return res, ok

@@ -59,9 +59,8 @@ func (o *Outcome) Speedup(r Result) float64 {
 	if r.Status != StatusOK {
 		return 0
 	}
-	def := o.Desc.Default.String()
 	for _, d := range o.Results {
-		if d.Config.String() == def && d.Refined == r.Refined && d.Status == StatusOK {
+		if d.Config.Equal(o.Desc.Default) && d.Refined == r.Refined && d.Status == StatusOK {
 			return d.Score() / r.Score()
 		}
 	}
@@ -90,15 +89,15 @@ func (o *Outcome) Remeasured() []Result {
 // were not re-measured, fastest first by their first-pass score. They are
 // kept apart from Remeasured because their iteration counts differ.
 func (o *Outcome) FirstPass(n int) []Result {
-	remeasured := map[string]bool{}
+	remeasured := map[space.ConfigKey]bool{}
 	for _, r := range o.Results {
 		if r.Refined {
-			remeasured[r.Config.String()] = true
+			remeasured[r.Config.Key()] = true
 		}
 	}
 	var out []Result
 	for _, r := range o.Results {
-		if r.Status == StatusOK && !r.Refined && !remeasured[r.Config.String()] {
+		if r.Status == StatusOK && !r.Refined && !remeasured[r.Config.Key()] {
 			out = append(out, r)
 		}
 	}
@@ -109,9 +108,8 @@ func (o *Outcome) FirstPass(n int) []Result {
 // FirstPassOf returns c's measurement in the search (before any
 // re-measurement).
 func (o *Outcome) FirstPassOf(c space.Config) (Result, bool) {
-	key := c.String()
 	for _, r := range o.Results {
-		if !r.Refined && r.Config.String() == key {
+		if !r.Refined && r.Config.Equal(c) {
 			return r, true
 		}
 	}

@@ -251,7 +251,7 @@ func (ss *session) stamp(r *Result) {
 	r.Kernel, r.Backend, r.World, r.Dtype = ss.job.Kernel, ss.backend, ss.job.World, ss.job.Dtype
 	r.Shape = ss.out.Shape.Format(ss.out.Desc.Dims...)
 	r.Strategy, r.ValidConfigs, r.Hardware = ss.strategy, ss.out.ValidCount, ss.out.Hardware.ID()
-	r.Default = r.Config.String() == ss.out.Desc.Default.String()
+	r.Default = r.Config.Equal(ss.out.Desc.Default)
 }
 
 func (ss *session) jobKey() string {
@@ -288,10 +288,10 @@ func (ss *session) refine(ctx context.Context) error {
 	if len(finalists) == 0 {
 		return nil
 	}
-	def := ss.out.Desc.Default.String()
+	def := ss.out.Desc.Default.Key()
 	defaultOK := false
 	for _, r := range ss.out.Results {
-		if r.Config.String() == def && r.Status == StatusOK {
+		if r.Config.Key() == def && r.Status == StatusOK {
 			defaultOK = true
 			d := r
 			ss.out.Default = &d
@@ -302,11 +302,11 @@ func (ss *session) refine(ctx context.Context) error {
 	}
 	iters := ss.job.Iters * ss.job.RefineFactor
 	perRound := (iters + RefineRounds - 1) / RefineRounds
-	rounds := make(map[string][]Result, len(finalists))
-	dropped := map[string]bool{}
+	rounds := make(map[space.ConfigKey][]Result, len(finalists))
+	dropped := map[space.ConfigKey]bool{}
 	for round := 0; round < RefineRounds; round++ {
 		for _, c := range rotated(finalists, round) {
-			key := c.String()
+			key := c.Key()
 			if dropped[key] {
 				continue
 			}
@@ -328,7 +328,7 @@ func (ss *session) refine(ctx context.Context) error {
 	}
 	var best *Result
 	for _, c := range finalists {
-		key := c.String()
+		key := c.Key()
 		if dropped[key] {
 			continue
 		}
@@ -406,9 +406,9 @@ func clonePtr(p *float64) *float64 {
 	return &v
 }
 
-func containsConfig(cs []space.Config, key string) bool {
+func containsConfig(cs []space.Config, key space.ConfigKey) bool {
 	for _, c := range cs {
-		if c.String() == key {
+		if c.Key() == key {
 			return true
 		}
 	}

@@ -89,9 +89,8 @@ func (ss *session) describe(ctx context.Context, r *rankProc) ([]space.Config, e
 	}
 	// The default goes first: it is measured first and is the baseline.
 	cands := []space.Config{desc.Default}
-	def := desc.Default.String()
 	for _, c := range all {
-		if c.String() != def && matches(c, where) {
+		if !c.Equal(desc.Default) && matches(c, where) {
 			cands = append(cands, c)
 		}
 	}

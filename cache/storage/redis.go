@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"net/url"
 	"os"
@@ -195,7 +196,7 @@ func (r *Redis) decode(key, slot, val string) (cache.Entry, error) {
 	if err != nil {
 		return cache.Entry{}, err
 	}
-	if cache.SlotIdent(e.Key) != slot {
+	if e.Key.Slot().AnyVersion().Ident() != slot {
 		return cache.Entry{}, fmt.Errorf("cache %s: holds the entry of another slot (%s)", r.where(key), e.Key)
 	}
 	return e, nil
@@ -214,7 +215,7 @@ func (r *Redis) Put(ctx context.Context, srcs ...cache.Source) (cache.Merged, er
 	bySlot := map[string][]cache.Source{}
 	for _, src := range srcs {
 		for _, e := range src.Entries {
-			id := cache.SlotIdent(e.Key)
+			id := e.Key.Slot().AnyVersion().Ident()
 			ss := bySlot[id]
 			if n := len(ss); n == 0 || ss[n-1].Name != src.Name {
 				ss = append(ss, cache.Source{Name: src.Name})
@@ -223,13 +224,8 @@ func (r *Redis) Put(ctx context.Context, srcs ...cache.Source) (cache.Merged, er
 			bySlot[id] = ss
 		}
 	}
-	slots := make([]string, 0, len(bySlot))
-	for id := range bySlot {
-		slots = append(slots, id)
-	}
-	slices.Sort(slots)
 	var all cache.Merged
-	for _, id := range slots {
+	for _, id := range slices.Sorted(maps.Keys(bySlot)) {
 		m, err := r.putSlot(ctx, id, bySlot[id])
 		if err != nil {
 			return all, err

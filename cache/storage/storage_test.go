@@ -250,7 +250,7 @@ func TestCorruptValueIsNeverOverwritten(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := srv.Client(0, "", "")
-	key := keyPrefix + cache.SlotIdent(e.Key)
+	key := keyPrefix + e.Key.Slot().AnyVersion().Ident()
 	if err := c.Set(ctx, key, "version = 1\n[[entry]]\nkernel = 3\n", 0).Err(); err != nil {
 		t.Fatal(err)
 	}

@@ -217,7 +217,7 @@ func TestFleetRedisAndFilesAgree(t *testing.T) {
 	slotsOf := func(es []cache.Entry) []string {
 		var ids []string
 		for _, e := range es {
-			ids = append(ids, cache.SlotIdent(e.Key))
+			ids = append(ids, e.Key.Slot().AnyVersion().Ident())
 		}
 		return ids
 	}
@@ -327,7 +327,7 @@ func TestFleetRedisKilledMidSearch(t *testing.T) {
 		if err != nil {
 			t.Fatalf("half-written entry %s: %v", k, err)
 		}
-		if !slices.Contains(index, cache.SlotIdent(e.Key)) || "symmtune:v1:slot:"+cache.SlotIdent(e.Key) != k {
+		if !slices.Contains(index, e.Key.Slot().AnyVersion().Ident()) || "symmtune:v1:slot:"+e.Key.Slot().AnyVersion().Ident() != k {
 			t.Errorf("entry %s is not where the index says", k)
 		}
 	}

@@ -369,7 +369,7 @@ func printOutcome(w io.Writer, o *tuner.Outcome, top int) {
 		}
 		fmt.Fprintf(w, "start-up: ranks %s s (exec to handshake); setup and connect %.2f s\n", strings.Join(ranks, " "), o.Startup.Setup.Seconds())
 	}
-	def := o.Desc.Default.String()
+	def := o.Desc.Default.Key()
 	speedup := func(r tuner.Result) string {
 		if s := o.Speedup(r); s > 0 {
 			return fmt.Sprintf("%.2fx", s)
@@ -377,7 +377,7 @@ func printOutcome(w io.Writer, o *tuner.Outcome, top int) {
 		return "-"
 	}
 	name := func(r tuner.Result) string {
-		if r.Config.String() == def {
+		if r.Config.Key() == def {
 			return r.Config.String() + "  (default)"
 		}
 		return r.Config.String()
@@ -414,7 +414,7 @@ func printOutcome(w io.Writer, o *tuner.Outcome, top int) {
 		fmt.Fprintf(w, "winner: %s  %.1f µs (min %.1f, p90 %.1f over %d iterations%s): %s\n", o.Best.Config, o.Best.Score(),
 			deref(o.Best.MinUS), deref(o.Best.P90US), o.Best.Iters, o.Best.RoundsNote(), howChosen(o, len(remeasured)))
 	}
-	if k, e := o.Kept, o.Entry; k != nil && e != nil && (k.KernelVersion != e.KernelVersion || k.Config.String() != e.Config.String() || k.MedianUS != e.MedianUS) {
+	if k, e := o.Kept, o.Entry; k != nil && e != nil && (k.KernelVersion != e.KernelVersion || !k.Config.Equal(e.Config) || k.MedianUS != e.MedianUS) {
 		fmt.Fprintf(w, "cache: keeps the better entry it had: %s  %.1f µs (kernel version %s, tuned %s)\n", k.Config, k.MedianUS, k.KernelVersion, k.TunedAt.Format("2006-01-02 15:04"))
 	}
 }
@@ -426,7 +426,7 @@ func howChosen(o *tuner.Outcome, remeasured int) string {
 		how = "the only config re-measured after the search"
 	}
 	switch s := o.Speedup(*o.Best); {
-	case o.Best.Config.String() == o.Desc.Default.String():
+	case o.Best.Config.Equal(o.Desc.Default):
 		return how + "; it is the default config"
 	case s > 0:
 		return fmt.Sprintf("%s; %.2fx the default's re-measured median", how, s)

@@ -53,10 +53,10 @@ func allreduceOps() map[string]op {
 
 // kernelVersion is a kernel's version by name.
 func kernelVersion(kernel string) (any, error) {
-	switch kernel {
-	case gpu.AGMM, gpu.MatmulRS:
-		return map[string]string{"version": gpu.KernelVersion(kernel)}, nil
-	case "allreduce":
+	if v, err := gpu.ParseVariant(kernel); err == nil {
+		return map[string]string{"version": v.KernelVersion()}, nil
+	}
+	if kernel == "allreduce" {
 		return map[string]string{"version": allreduce.KernelVersion()}, nil
 	}
 	return nil, bad("kernel %q: want %q, %q or %q", kernel, gpu.AGMM, gpu.MatmulRS, "allreduce")

@@ -16,7 +16,8 @@ func gemmOps() map[string]op {
 			func(r struct {
 				Kernel string `json:"kernel"`
 			}) (any, error) {
-				if err := kernelName(r.Kernel); err != nil {
+				v, err := variant(r.Kernel)
+				if err != nil {
 					return nil, err
 				}
 				type param struct {
@@ -24,16 +25,16 @@ func gemmOps() map[string]op {
 					Values []space.Value `json:"values"`
 				}
 				var out []param
-				for _, p := range gpu.Space(r.Kernel).Params {
+				for _, p := range v.Space().Params {
 					out = append(out, param{p.Name, p.Values})
 				}
 				added := map[string]space.Value{}
-				for _, p := range gpu.Space(r.Kernel).Params {
+				for _, p := range v.Space().Params {
 					// A parameter ParseConfig fills in is one added later.
-					c := gpu.Default(r.Kernel)
+					c := v.Default()
 					delete(c, p.Name)
-					if _, err := gpu.ParseConfig(r.Kernel, c); err == nil {
-						added[p.Name] = gpu.Default(r.Kernel)[p.Name]
+					if _, err := v.ParseConfig(c); err == nil {
+						added[p.Name] = v.Default()[p.Name]
 					}
 				}
 				return map[string]any{"params": out, "added_later": added}, nil
@@ -48,7 +49,8 @@ func gemmOps() map[string]op {
 				Kernel string                     `json:"kernel"`
 				Config map[string]json.RawMessage `json:"config"`
 			}) (any, error) {
-				if err := kernelName(r.Kernel); err != nil {
+				v, err := variant(r.Kernel)
+				if err != nil {
 					return nil, err
 				}
 				if r.Config == nil {
@@ -62,22 +64,22 @@ func gemmOps() map[string]op {
 					}
 					cfg[name] = v
 				}
-				c, err := gpu.ParseConfig(r.Kernel, cfg)
+				c, err := v.ParseConfig(cfg)
 				if err != nil {
 					return nil, badErr(err)
 				}
-				return configOf(r.Kernel, c), nil
+				return configOf(v, c), nil
 			}),
 		"gemm.validate": handler("Validate of a typed config {config, problem}: {} or the reason it cannot run",
 			func(r struct {
 				Config  configJSON `json:"config"`
 				Problem problemReq `json:"problem"`
 			}) (any, error) {
-				c, p, err := configProblem(r.Config, r.Problem)
+				v, c, p, err := configProblem(r.Config, r.Problem)
 				if err != nil {
 					return nil, err
 				}
-				return struct{}{}, badErr(gpu.Validate(r.Config.Kernel, c, p))
+				return struct{}{}, badErr(v.Validate(c, p))
 			}),
 		"gemm.shard_in_place": handler("ShardInPlace of {config, problem, rank}: {in_place}",
 			func(r struct {
@@ -85,7 +87,7 @@ func gemmOps() map[string]op {
 				Problem problemReq `json:"problem"`
 				Rank    int        `json:"rank"`
 			}) (any, error) {
-				c, p, err := configProblem(r.Config, r.Problem)
+				_, c, p, err := configProblem(r.Config, r.Problem)
 				if err != nil {
 					return nil, err
 				}
@@ -102,32 +104,33 @@ func gemmOps() map[string]op {
 				Kernel  string      `json:"kernel"`
 				Problem *problemReq `json:"problem"`
 			}) (any, error) {
-				if err := kernelName(r.Kernel); err != nil {
-					return nil, err
-				}
-				if r.Problem == nil {
-					return gpu.Default(r.Kernel), nil
-				}
-				r.Problem.Kernel = r.Kernel
-				p, err := r.Problem.value()
+				v, err := variant(r.Kernel)
 				if err != nil {
 					return nil, err
 				}
-				c, err := gpu.FitDefault(r.Kernel, p)
+				if r.Problem == nil {
+					return v.Default(), nil
+				}
+				r.Problem.Kernel = r.Kernel
+				_, p, err := r.Problem.value()
+				if err != nil {
+					return nil, err
+				}
+				c, err := v.FitDefault(p)
 				return c, badErr(err)
 			}),
 		"gemm.layout": handler("the symmetric region of {kernel, m, n, k, world, elem}: {symmetric_bytes, slot_elems}",
 			func(r problemReq) (any, error) {
-				p, err := r.value()
+				v, p, err := r.value()
 				if err != nil {
 					return nil, err
 				}
-				return map[string]int64{"symmetric_bytes": gpu.SymmetricBytes(r.Kernel, p), "slot_elems": gpu.SlotElems(p)}, nil
+				return map[string]int64{"symmetric_bytes": v.SymmetricBytes(p), "slot_elems": gpu.SlotElems(p)}, nil
 			}),
 		"gemm.shards": handler("Shards(m, world, chunks): spans[owner][index]",
 			func(r planReq) (any, error) {
 				r.Streams = 1
-				if _, err := r.plan(false); err != nil {
+				if _, err := r.plan(); err != nil {
 					return nil, err
 				}
 				out := [][]spanJSON{}
@@ -150,12 +153,16 @@ func gemmOps() map[string]op {
 			}),
 		"gemm.plan": handler("PlanAG (agmm) or PlanRS (matmulrs) of {kernel, m, world, rank, chunks, streams, batch}, and MaxProducts over the ranks",
 			func(r planReq) (any, error) {
-				o, err := r.plan(true)
+				v, err := variant(r.Kernel)
 				if err != nil {
 					return nil, err
 				}
-				most := gpu.MaxProducts(r.Kernel, o)
-				if r.Kernel == gpu.AGMM {
+				o, err := r.plan()
+				if err != nil {
+					return nil, err
+				}
+				most := v.MaxProducts(o)
+				if v == gpu.VariantAGMM {
 					p := gpu.PlanAG(o)
 					pulls := [][]spanJSON{}
 					for _, ss := range p.Pulls {

@@ -23,17 +23,15 @@ type problemReq struct {
 	Elem   int    `json:"elem"`
 }
 
-// kernel checks the kernel name.
-func kernelName(k string) error {
-	if k != gpu.AGMM && k != gpu.MatmulRS {
-		return bad("kernel %q: want %q or %q", k, gpu.AGMM, gpu.MatmulRS)
-	}
-	return nil
+// variant parses a request's kernel name, once, where it comes in.
+func variant(k string) (gpu.Variant, error) {
+	v, err := gpu.ParseVariant(k)
+	return v, badErr(err)
 }
 
 // problem checks r by gpu.ParseProblem's rules.
 func (r problemReq) problem() (gpu.Problem, error) {
-	if err := kernelName(r.Kernel); err != nil {
+	if _, err := variant(r.Kernel); err != nil {
 		return gpu.Problem{}, err
 	}
 	if r.Dtype == "" {
@@ -53,26 +51,27 @@ func (r problemReq) problem() (gpu.Problem, error) {
 	return p, nil
 }
 
-// value is the problem as Validate, FitDefault and the layout take it: the
+// value is the kernel and the problem as Validate, FitDefault and the layout take it: the
 // rules are theirs (a problem need not pass ParseProblem, as in Go), so it
 // is checked only for what they divide by or allocate from.
-func (r problemReq) value() (gpu.Problem, error) {
-	if err := kernelName(r.Kernel); err != nil {
-		return gpu.Problem{}, err
+func (r problemReq) value() (gpu.Variant, gpu.Problem, error) {
+	v, err := variant(r.Kernel)
+	if err != nil {
+		return 0, gpu.Problem{}, err
 	}
 	switch {
 	case r.World < 1 || r.World > gpu.MaxWorld:
-		return gpu.Problem{}, bad("world %d outside 1..%d", r.World, gpu.MaxWorld)
+		return 0, gpu.Problem{}, bad("world %d outside 1..%d", r.World, gpu.MaxWorld)
 	case r.M < 1 || r.N < 1 || r.K < 1 || r.M > maxRows || r.N > maxRows || r.K > maxRows:
-		return gpu.Problem{}, bad("m=%d, n=%d, k=%d: want sizes in 1..%d", r.M, r.N, r.K, maxRows)
+		return 0, gpu.Problem{}, bad("m=%d, n=%d, k=%d: want sizes in 1..%d", r.M, r.N, r.K, maxRows)
 	case r.Elem < 0 || r.Elem > 16:
-		return gpu.Problem{}, bad("elem %d: want bytes per element, 1..16", r.Elem)
+		return 0, gpu.Problem{}, bad("elem %d: want bytes per element, 1..16", r.Elem)
 	}
 	elem := r.Elem
 	if elem == 0 {
 		elem = 2
 	}
-	return gpu.Problem{Dims: gemm.Dims{M: r.M, N: r.N, K: r.K}, World: r.World, ElemSize: elem}, nil
+	return v, gpu.Problem{Dims: gemm.Dims{M: r.M, N: r.N, K: r.K}, World: r.World, ElemSize: elem}, nil
 }
 
 // tileJSON is a hopper.Tile's fields.
@@ -116,8 +115,8 @@ type configJSON struct {
 	Graph        bool      `json:"graph"`
 }
 
-func configOf(kernel string, c gpu.Config) configJSON {
-	out := configJSON{Kernel: kernel, Impl: c.Impl, Chunks: c.Chunks, Streams: c.Streams, Algo: c.Algo,
+func configOf(v gpu.Variant, c gpu.Config) configJSON {
+	out := configJSON{Kernel: v.String(), Impl: c.Impl, Chunks: c.Chunks, Streams: c.Streams, Algo: c.Algo,
 		SMReserve: c.SMReserve, Copy: c.Copy, CopyBlocks: c.CopyBlocks, Direction: c.Direction, Push: c.Push,
 		ReduceBlocks: c.ReduceBlocks, Reduce: c.Reduce, Batch: c.Batch, Graph: c.Graph}
 	if c.Impl == gpu.ImplFused {
@@ -127,10 +126,12 @@ func configOf(kernel string, c gpu.Config) configJSON {
 	return out
 }
 
-// config is the typed config c describes; a fused one needs its tile.
-func (c configJSON) config() (gpu.Config, error) {
-	if err := kernelName(c.Kernel); err != nil {
-		return gpu.Config{}, err
+// config is the typed config c describes and its kernel; a fused one
+// needs its tile.
+func (c configJSON) config() (gpu.Variant, gpu.Config, error) {
+	v, err := variant(c.Kernel)
+	if err != nil {
+		return 0, gpu.Config{}, err
 	}
 	out := gpu.Config{Impl: c.Impl, Chunks: c.Chunks, Streams: c.Streams, Algo: c.Algo, SMReserve: c.SMReserve,
 		Copy: c.Copy, CopyBlocks: c.CopyBlocks, Direction: c.Direction, Push: c.Push, ReduceBlocks: c.ReduceBlocks,
@@ -139,17 +140,17 @@ func (c configJSON) config() (gpu.Config, error) {
 	case gpu.ImplPipeline:
 	case gpu.ImplFused:
 		if c.Tile == nil {
-			return gpu.Config{}, bad("config: impl=fused needs its tile")
+			return 0, gpu.Config{}, bad("config: impl=fused needs its tile")
 		}
 		out.Tile = c.Tile.tile()
 	default:
-		return gpu.Config{}, bad("config: impl %q: want %q or %q", c.Impl, gpu.ImplPipeline, gpu.ImplFused)
+		return 0, gpu.Config{}, bad("config: impl %q: want %q or %q", c.Impl, gpu.ImplPipeline, gpu.ImplFused)
 	}
 	// The plans divide by these: Validate assumes a config ParseConfig made.
 	if c.Chunks < 1 || c.Chunks > gpu.MaxChunks || c.Streams < 1 || c.Streams > gpu.MaxStreams {
-		return gpu.Config{}, bad("config: chunks %d (1..%d) and streams %d (1..%d)", c.Chunks, gpu.MaxChunks, c.Streams, gpu.MaxStreams)
+		return 0, gpu.Config{}, bad("config: chunks %d (1..%d) and streams %d (1..%d)", c.Chunks, gpu.MaxChunks, c.Streams, gpu.MaxStreams)
 	}
-	return out, nil
+	return v, out, nil
 }
 
 // Bounds on what a request may ask to plan, so no request allocates
@@ -172,12 +173,7 @@ type planReq struct {
 }
 
 // plan checks the options the plans divide and index by.
-func (r planReq) plan(kernel bool) (gpu.Plan, error) {
-	if kernel {
-		if err := kernelName(r.Kernel); err != nil {
-			return gpu.Plan{}, err
-		}
-	}
+func (r planReq) plan() (gpu.Plan, error) {
 	switch {
 	case r.World < 1 || r.World > gpu.MaxWorld:
 		return gpu.Plan{}, bad("world %d outside 1..%d", r.World, gpu.MaxWorld)
@@ -237,7 +233,7 @@ type fusedReq struct {
 }
 
 func (r fusedReq) check(rs bool) error {
-	if _, err := (planReq{M: r.M, World: r.World, Rank: r.Rank, Chunks: r.Chunks, Streams: 1}).plan(false); err != nil {
+	if _, err := (planReq{M: r.M, World: r.World, Rank: r.Rank, Chunks: r.Chunks, Streams: 1}).plan(); err != nil {
 		return err
 	}
 	if r.RowsPerTile < 1 || r.M/r.RowsPerTile > maxPlanned*maxPlanned {
@@ -266,24 +262,24 @@ type rsTableReq struct {
 	} `json:"epilogue"`
 }
 
-// configProblem checks a typed config and its problem.
-func configProblem(cj configJSON, pr problemReq) (gpu.Config, gpu.Problem, error) {
-	c, err := cj.config()
+// configProblem checks a typed config, its kernel and its problem.
+func configProblem(cj configJSON, pr problemReq) (gpu.Variant, gpu.Config, gpu.Problem, error) {
+	v, c, err := cj.config()
 	if err != nil {
-		return gpu.Config{}, gpu.Problem{}, err
+		return 0, gpu.Config{}, gpu.Problem{}, err
 	}
 	pr.Kernel = cj.Kernel
-	p, err := pr.value()
+	_, p, err := pr.value()
 	if err != nil {
-		return gpu.Config{}, gpu.Problem{}, err
+		return 0, gpu.Config{}, gpu.Problem{}, err
 	}
 	if c.Impl == gpu.ImplFused && (c.Tile.BM < 1 || c.Tile.BN < 1 || c.Tile.GroupM < 1 || c.Tile.Consumers < 1) {
 		// Validate divides by these after Check, which rejects them first.
 		if err := c.Tile.Check(hopper.SmemLimit); err != nil {
-			return gpu.Config{}, gpu.Problem{}, bad("impl=fused: %v", err)
+			return 0, gpu.Config{}, gpu.Problem{}, bad("impl=fused: %v", err)
 		}
 	}
-	return c, p, nil
+	return v, c, p, nil
 }
 
 // nonNil makes a nil slice encode as [].

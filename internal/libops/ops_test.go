@@ -49,7 +49,7 @@ func TestCall(t *testing.T) {
 		{"allreduce.default", `{"n":1024,"elt":3,"world":3}`, "elt 3", true},
 		{"allreduce.macros", `{"dtype":"f16","world":2}`, `"-DDTYPE_F16=1"`, false},
 		{"kernel_version", `{"kernel":"allreduce"}`, allreduce.KernelVersion(), false},
-		{"kernel_version", `{"kernel":"agmm"}`, gpu.KernelVersion(gpu.AGMM), false},
+		{"kernel_version", `{"kernel":"agmm"}`, gpu.VariantAGMM.KernelVersion(), false},
 		{"kernel_version", `{"kernel":"x"}`, `kernel "x"`, true},
 	} {
 		out, err := Call(c.op, []byte(c.req))

@@ -41,7 +41,7 @@ type cudaInstance struct {
 	fill, check cu.Function
 
 	mu   sync.Mutex
-	mods map[string]*arModule
+	mods map[space.ConfigKey]*arModule
 }
 
 func (in *cudaInstance) macros() []string { return Macros(in.prob.Dtype, in.team.World()) }
@@ -90,7 +90,7 @@ func (in *cudaInstance) module(c space.Config) (*arModule, error) {
 	if err != nil {
 		return nil, err
 	}
-	key := c.String()
+	key := c.Key()
 	in.mu.Lock()
 	m := in.mods[key]
 	in.mu.Unlock()
@@ -379,7 +379,7 @@ func (in *cudaInstance) Close() error {
 		for _, m := range in.mods {
 			errs = append(errs, m.mod.Unload())
 		}
-		in.mods = map[string]*arModule{}
+		in.mods = map[space.ConfigKey]*arModule{}
 		if in.util != (cu.Module{}) {
 			errs = append(errs, in.util.Unload())
 		}

@@ -188,7 +188,7 @@ func (cudaKernel) Open(ctx context.Context, team symm.Team, p space.Problem) (sd
 	if err != nil {
 		return nil, err
 	}
-	in := &cudaInstance{team: t, prob: p, n: n, npad: npad, nvec: nvec, elt: elt, mods: map[string]*arModule{}}
+	in := &cudaInstance{team: t, prob: p, n: n, npad: npad, nvec: nvec, elt: elt, mods: map[space.ConfigKey]*arModule{}}
 	err = t.Do(func() error {
 		var err error
 		if in.stream, err = cu.MakeStream(cu.NonBlocking); err != nil {

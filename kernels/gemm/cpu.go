@@ -3,10 +3,12 @@ package gemm
 import (
 	"context"
 	"fmt"
+	"os"
 	"sync/atomic"
 	"time"
 	"unsafe"
 
+	"github.com/symmtune/symmtune/sdk"
 	"github.com/symmtune/symmtune/space"
 	"github.com/symmtune/symmtune/symm/shm"
 )
@@ -132,4 +134,117 @@ func ValidateCPU(c space.Config, p space.Problem, world int, backend string) err
 		return err
 	}
 	return Validate(cfg, d, world)
+}
+
+// CPUInstance is the sdk.Instance of both CPU GEMM kernels, less what
+// differs between them (CPUTasks): it checks each config, keeps the
+// schedule of the last one, fills and poisons the buffers around Verify
+// and times Bench.
+type CPUInstance[T any] struct {
+	Rank  Rank
+	D     Dims
+	World int
+	Me    int
+	Rows  int       // rows each rank holds or owns, M/world
+	A, B  []float32 // this rank's A (its shard or its A_r) and B [K, N]
+	Out   []float32 // this rank's output
+	// Shared is this rank's buffer in its region; Verify poisons it with
+	// Out, so a chunk or tile a config skips shows up as NaN rather than as
+	// a stale value from an earlier call.
+	Shared []float32
+	Tasks  CPUTasks[T]
+
+	sched     []T // schedule of schedFor, rebuilt when the config changes
+	schedFor  string
+	benchSeed uint64
+}
+
+// CPUTasks is what a CPU GEMM kernel does itself, on tasks of type T.
+type CPUTasks[T any] interface {
+	// Schedule is the task list of c.
+	Schedule(c Config) []T
+	// Fused and Sequential run one call's tasks (inside Rank.Call).
+	Fused(ctx context.Context, c Config, tasks []T) error
+	Sequential(ctx context.Context, c Config, tasks []T) error
+	// Reference is what Out must hold for the inputs of seed, and Output
+	// names it in a failed check's detail ("C", "rows [a,b)").
+	Reference(seed uint64) []float64
+	Output() string
+}
+
+// NewCPUInstance is rank t.Rank()'s instance for d, with an A of aElems
+// and an Out of outElems; Shared and Tasks are the caller's to set.
+func NewCPUInstance[T any](t *shm.Team, d Dims, aElems, outElems int) CPUInstance[T] {
+	return CPUInstance[T]{
+		Rank: Rank{Team: t, M: d.M}, D: d, World: t.World(), Me: t.Rank(), Rows: d.M / t.World(),
+		A: make([]float32, aElems), B: make([]float32, d.K*d.N), Out: make([]float32, outElems),
+	}
+}
+
+func (in *CPUInstance[T]) Prepare(_ context.Context, c space.Config) error {
+	cfg, err := Checked(c, in.D, in.World)
+	if err != nil {
+		return err
+	}
+	in.schedule(cfg)
+	return nil
+}
+
+func (in *CPUInstance[T]) Close() error { return nil }
+
+// schedule is Tasks.Schedule of c, kept until the config changes.
+func (in *CPUInstance[T]) schedule(c Config) []T {
+	if key := fmt.Sprint(c); key != in.schedFor {
+		in.sched, in.schedFor = in.Tasks.Schedule(c), key
+	}
+	return in.sched
+}
+
+// run is one call of the kernel.
+func (in *CPUInstance[T]) run(ctx context.Context, c Config) error {
+	tasks := in.schedule(c)
+	return in.Rank.Call(ctx, func() error {
+		if c.Impl == Fused {
+			return in.Tasks.Fused(ctx, c, tasks)
+		}
+		return in.Tasks.Sequential(ctx, c, tasks)
+	})
+}
+
+func (in *CPUInstance[T]) Verify(ctx context.Context, c space.Config, seed uint64) (sdk.VerifyResult, error) {
+	cfg, err := Checked(c, in.D, in.World)
+	if err != nil {
+		return sdk.VerifyResult{}, err
+	}
+	Fill(in.A, seed, in.Me)
+	Fill(in.B, seed, StreamB)
+	in.benchSeed = 0
+	// The previous call ended with a barrier, so no peer is reading
+	// Shared now.
+	Poison(in.Out)
+	Poison(in.Shared)
+	if err := in.run(ctx, cfg); err != nil {
+		return sdk.VerifyResult{}, err
+	}
+	rel := RelErr(in.Out, in.Tasks.Reference(seed))
+	res := sdk.VerifyResult{OK: rel < Tolerance, RelErr: rel}
+	if !res.OK {
+		res.Detail = fmt.Sprintf("rank %d: relative error %.3g of %s is not below %g", in.Me, rel, in.Tasks.Output(), Tolerance)
+	}
+	return res, nil
+}
+
+func (in *CPUInstance[T]) Bench(ctx context.Context, c space.Config, warmup, iters int) ([]float64, error) {
+	cfg, err := Checked(c, in.D, in.World)
+	if err != nil {
+		return nil, err
+	}
+	// Any nonzero input times the same; fill once per instance rather
+	// than per config, unless a Verify has overwritten it since.
+	if seed := uint64(os.Getpid()) | 1<<63; in.benchSeed != seed {
+		Fill(in.A, seed, in.Me)
+		Fill(in.B, seed, StreamB)
+		in.benchSeed = seed
+	}
+	return in.Rank.Bench(ctx, warmup, iters, func() error { return in.run(ctx, cfg) })
 }

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 import symmtune
+from symmtune import triallog
 from conftest import REPO, install_plugin
 from symmtune.plugin.shm import FILE_PREFIX, shm_dir
 
@@ -72,7 +73,7 @@ def test_search_lands_in_the_cache(symmtune_bin, host_env, plugin_dir, tmp_path,
     assert r.returncode == 0, r.stdout + r.stderr
     assert "winner:" in r.stdout and "start-up: ranks" in r.stdout
 
-    trials = [json.loads(line) for line in log.read_text().splitlines()]
+    trials = triallog.read(log).results
     first = [t for t in trials if not t.get("refined")]
     assert len(first) == 5 and all(t["status"] == "ok" and len(t["ranks_us"]) == world for t in first)
 
@@ -113,7 +114,7 @@ def test_pinned_script_and_a_local_strategy(symmtune_bin, host_env, plugin_dir, 
     r = run(symmtune_bin, host_env, "search", "--plugin-dir", str(plugin_dir), "--config", str(job_file(tmp_path, good)),
             "--cache", str(tmp_path / "c.toml"), "--log", str(tmp_path / "t.jsonl"))
     assert r.returncode == 0, r.stdout + r.stderr
-    assert len([ln for ln in (tmp_path / "t.jsonl").read_text().splitlines() if '"refined"' not in ln]) == 4
+    assert len([t for t in triallog.read(tmp_path / "t.jsonl").results if not t.get("refined")]) == 4
 
     bad = "sha256:" + "0" * 64
     r = run(symmtune_bin, host_env, "search", "--plugin-dir", str(plugin_dir), "--config", str(job_file(tmp_path, bad)),

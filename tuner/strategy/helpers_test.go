@@ -22,7 +22,7 @@ type outcome struct {
 // left out, as the host's logs leave them out.
 func synth(name string, params []space.Param, f func(idx []int) outcome) Landscape {
 	sp := space.Space{Params: params}
-	l := Landscape{Path: name, Space: sp, results: map[string]Observation{}}
+	l := Landscape{Path: name, Space: sp, results: map[space.ConfigKey]Observation{}}
 	idx := make([]int, len(params))
 	for k := 0; k < sp.Size(); k++ {
 		c := sp.At(idx)
@@ -32,7 +32,7 @@ func synth(name string, params []space.Param, f func(idx []int) outcome) Landsca
 		}
 		if o.status != "invalid" {
 			l.Valid = append(l.Valid, c)
-			l.results[c.String()] = Observation{Config: c, ScoreUS: o.score, OK: o.status == "ok"}
+			l.results[c.Key()] = Observation{Config: c, ScoreUS: o.score, OK: o.status == "ok"}
 		}
 		for i := len(idx) - 1; i >= 0; i-- {
 			idx[i]++
@@ -198,7 +198,7 @@ func syntheticGEMM() Landscape {
 func jsonl(l Landscape, kernel string) string {
 	var b strings.Builder
 	for _, c := range l.Valid {
-		o := l.results[c.String()]
+		o := l.results[c.Key()]
 		cfg, _ := json.Marshal(c)
 		status, score := "failed", "null"
 		if o.OK {

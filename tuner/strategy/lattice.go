@@ -21,17 +21,17 @@ const batchSize = 16
 type lattice struct {
 	sp    space.Space
 	valid []space.Config
-	idx   [][]int        // idx[i]: value indexes of valid[i]
-	byKey map[string]int // Config.String() -> index into valid
-	free  []int          // parameters with more than one value: the search dimensions
-	def   int            // index of the default in valid
-	near  map[string]int // memo of nearest(), keyed by the rounded point
+	idx   [][]int                 // idx[i]: value indexes of valid[i]
+	byKey map[space.ConfigKey]int // Config.Key() -> index into valid
+	free  []int                   // parameters with more than one value: the search dimensions
+	def   int                     // index of the default in valid
+	near  map[string]int          // memo of nearest(), keyed by the rounded point
 }
 
 func newLattice(p Problem) (*lattice, error) {
-	l := &lattice{sp: p.Space, byKey: make(map[string]int, len(p.Valid)), near: map[string]int{}}
+	l := &lattice{sp: p.Space, byKey: make(map[space.ConfigKey]int, len(p.Valid)), near: map[string]int{}}
 	for _, c := range p.Valid {
-		key := c.String()
+		key := c.Key()
 		if _, dup := l.byKey[key]; dup {
 			continue // a repeated valid config adds nothing
 		}
@@ -50,7 +50,7 @@ func newLattice(p Problem) (*lattice, error) {
 	}
 	// A default the kernel does not accept cannot be proposed; the first
 	// valid config stands in for it.
-	if i, ok := l.byKey[p.Default.String()]; ok {
+	if i, ok := l.byKey[p.Default.Key()]; ok {
 		l.def = i
 	}
 	return l, nil
@@ -150,7 +150,7 @@ func (l *lattice) nearest(x []float64) int {
 	if i, ok := l.near[key]; ok {
 		return i
 	}
-	i, ok := l.byKey[l.sp.At(r).String()]
+	i, ok := l.byKey[l.sp.At(r).Key()]
 	if !ok {
 		i = l.closest(r, -1)
 	}
@@ -181,7 +181,7 @@ func (l *lattice) closest(r []int, skip int) int {
 // at returns the valid config at lattice point r, or the nearest valid one
 // other than skip when r itself is not valid (or is skip).
 func (l *lattice) at(r []int, skip int) int {
-	if i, ok := l.byKey[l.sp.At(r).String()]; ok && i != skip {
+	if i, ok := l.byKey[l.sp.At(r).Key()]; ok && i != skip {
 		return i
 	}
 	return l.closest(r, skip)

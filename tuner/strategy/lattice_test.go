@@ -87,7 +87,7 @@ func TestTrades(t *testing.T) {
 	}
 	for _, tc := range tests {
 		var got []string
-		for _, i := range l.trades(l.byKey[tc.centre]) {
+		for _, i := range l.trades(l.byKey[space.ConfigKey(tc.centre)]) {
 			got = append(got, l.valid[i].String())
 		}
 		sort.Strings(got)

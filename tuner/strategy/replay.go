@@ -25,13 +25,13 @@ type Landscape struct {
 	// Torn is the number of a torn last line that was skipped (the search
 	// was killed while writing it); 0 when there is none.
 	Torn    int
-	results map[string]Observation
+	results map[space.ConfigKey]Observation
 }
 
 // Lookup returns the recorded outcome of c. Configs missing from the log
 // count as invalid (not OK).
 func (l Landscape) Lookup(c space.Config) Observation {
-	if o, ok := l.results[c.String()]; ok {
+	if o, ok := l.results[c.Key()]; ok {
 		return o
 	}
 	return Observation{Config: c}
@@ -41,7 +41,7 @@ func (l Landscape) Lookup(c space.Config) Observation {
 // exhaustive search finds. ok=false when nothing passed.
 func (l Landscape) Optimum() (best Observation, ok bool) {
 	for _, c := range l.Valid {
-		o := l.results[c.String()]
+		o := l.results[c.Key()]
 		if o.OK && (!ok || o.ScoreUS < best.ScoreUS) {
 			best, ok = o, true
 		}
@@ -72,7 +72,7 @@ func LoadLandscape(path string) (Landscape, error) {
 		}
 		return Landscape{}, &InputError{Err: fmt.Errorf("landscape: %w", err)}
 	}
-	l := Landscape{Path: path, Torn: lf.Torn, results: map[string]Observation{}}
+	l := Landscape{Path: path, Torn: lf.Torn, results: map[space.ConfigKey]Observation{}}
 	type entry struct {
 		c      space.Config
 		status triallog.Status
@@ -109,7 +109,7 @@ func LoadLandscape(path string) (Landscape, error) {
 			}
 			obs.ScoreUS, obs.OK = *r.ScoreUS, true
 		}
-		key := r.Config.String()
+		key := r.Config.Key()
 		if _, dup := l.results[key]; dup {
 			continue
 		}
@@ -224,12 +224,12 @@ func replay(l Landscape, name string, budget int, seed int64) (ReplayResult, []O
 // drive runs s against the landscape the way the host does, up to budget
 // trials, checking the Strategy contract on every proposal.
 func drive(l Landscape, s Strategy, budget int) ([]Observation, error) {
-	valid := make(map[string]bool, len(l.Valid))
+	valid := make(map[space.ConfigKey]bool, len(l.Valid))
 	for _, c := range l.Valid {
-		valid[c.String()] = true
+		valid[c.Key()] = true
 	}
 	var history []Observation
-	seen := map[string]bool{}
+	seen := map[space.ConfigKey]bool{}
 	for len(history) < budget {
 		batch := s.Next(history)
 		if len(batch) == 0 {
@@ -239,7 +239,7 @@ func drive(l Landscape, s Strategy, budget int) ([]Observation, error) {
 			if len(history) >= budget {
 				break
 			}
-			key := c.String()
+			key := c.Key()
 			if !valid[key] {
 				return history, fmt.Errorf("trial %d: proposed %s, not a valid config: %w", len(history)+1, key, errContract)
 			}

@@ -137,13 +137,13 @@ func Finalists(obs []Observation, k int, factor float64) []space.Config {
 		score float64
 		order int
 	}
-	byKey := map[string]int{}
+	byKey := map[space.ConfigKey]int{}
 	var cands []cand
 	for _, o := range obs {
 		if !o.OK || math.IsNaN(o.ScoreUS) {
 			continue
 		}
-		key := o.Config.String()
+		key := o.Config.Key()
 		if i, ok := byKey[key]; ok {
 			if o.ScoreUS < cands[i].score {
 				cands[i].score = o.ScoreUS

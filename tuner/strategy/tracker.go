@@ -36,7 +36,7 @@ func (t *tracker) ingest(history []Observation) {
 		*t = newTracker(t.lat)
 	}
 	for _, o := range history[t.n:] {
-		i, ok := t.lat.byKey[o.Config.String()]
+		i, ok := t.lat.byKey[o.Config.Key()]
 		if !ok {
 			continue
 		}

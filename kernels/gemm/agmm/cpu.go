@@ -3,12 +3,9 @@ package agmm
 import (
 	"context"
 	_ "embed"
-	"fmt"
-	"os"
 
 	"github.com/symmtune/symmtune/kernels/gemm"
 	"github.com/symmtune/symmtune/sdk"
-	"github.com/symmtune/symmtune/space"
 	"github.com/symmtune/symmtune/symm/shm"
 )
 
@@ -33,33 +30,21 @@ var cpuKernel = gemm.CPUKernel{
 var cpuSource []byte
 
 func newCPUInstance(t *shm.Team, d gemm.Dims) (sdk.Instance, error) {
-	world := t.World()
-	in := &cpuInstance{
-		rank: gemm.Rank{Team: t, M: d.M},
-		d:    d, world: world, me: t.Rank(), rows: d.M / world,
-		a:   make([]float32, d.M/world*d.K),
-		b:   make([]float32, d.K*d.N),
-		out: make([]float32, d.M*d.N),
-	}
-	in.gath = make([][]float32, world)
+	in := &cpuInstance{CPUInstance: gemm.NewCPUInstance[task](t, d, d.M/t.World()*d.K, d.M*d.N)}
+	in.Tasks = in
+	in.gath = make([][]float32, in.World)
 	for r := range in.gath {
-		in.gath[r] = in.rank.Payload(r, d.M*d.K)
+		in.gath[r] = in.Rank.Payload(r, d.M*d.K)
 	}
+	in.Shared = in.gath[in.Me]
 	return in, nil
 }
 
+// cpuInstance holds, besides the shared state, every rank's A buffer: A
+// is this rank's shard [Rows, K], Out the full C [M, N].
 type cpuInstance struct {
-	rank      gemm.Rank
-	d         gemm.Dims
-	world, me int
-	rows      int         // rows of A each rank holds, M/world
-	a, b      []float32   // this rank's shard of A [rows, K] and B [K, N]
-	out       []float32   // the full C [M, N]
-	gath      [][]float32 // gath[r]: rank r's A buffer [M, K] in its region
-
-	sched     []task
-	schedFor  string
-	benchSeed uint64
+	gemm.CPUInstance[task]
+	gath [][]float32 // gath[r]: rank r's A buffer [M, K] in its region
 }
 
 // task publishes one chunk of this rank's shard or computes one tile of C.
@@ -69,83 +54,56 @@ type task struct {
 	src     int  // tile: the rank whose shard holds the tile's rows of A
 }
 
-func (in *cpuInstance) Prepare(_ context.Context, c space.Config) error {
-	cfg, err := gemm.Checked(c, in.d, in.world)
-	if err != nil {
-		return err
-	}
-	in.schedule(cfg)
-	return nil
-}
-
-func (in *cpuInstance) Close() error { return nil }
-
 // schedule returns the task list of cfg. Fused: publish every chunk of the
 // own shard first (a copy, far cheaper than the GEMM, and what peers wait
 // on), then the tiles chunk by chunk in shardOrder, group_m order within a
 // chunk. Sequential: the tiles in row order, all reading the local buffer
 // after the publish, barrier and gather phases.
-func (in *cpuInstance) schedule(c gemm.Config) []task {
-	key := fmt.Sprint(c)
-	if key == in.schedFor {
-		return in.sched
-	}
+func (in *cpuInstance) Schedule(c gemm.Config) []task {
 	var tiles []gemm.Tile
 	var out []task
 	add := func(row0, src int) {
-		tiles = gemm.BlockTiles(tiles[:0], row0, in.d.N, c)
+		tiles = gemm.BlockTiles(tiles[:0], row0, in.D.N, c)
 		for _, t := range tiles {
 			out = append(out, task{Tile: t, src: src})
 		}
 	}
 	if c.Impl == gemm.Fused {
-		for j := 0; j < in.rows; j += c.CommBlockM {
-			out = append(out, task{Tile: gemm.Tile{Row: in.me*in.rows + j}, publish: true})
+		for j := 0; j < in.Rows; j += c.CommBlockM {
+			out = append(out, task{Tile: gemm.Tile{Row: in.Me*in.Rows + j}, publish: true})
 		}
-		for _, src := range shardOrder(in.me, in.world) {
-			for j := 0; j < in.rows; j += c.CommBlockM {
-				add(src*in.rows+j, src)
+		for _, src := range shardOrder(in.Me, in.World) {
+			for j := 0; j < in.Rows; j += c.CommBlockM {
+				add(src*in.Rows+j, src)
 			}
 		}
 	} else {
-		for row0 := 0; row0 < in.d.M; row0 += c.CommBlockM {
-			add(row0, in.me)
+		for row0 := 0; row0 < in.D.M; row0 += c.CommBlockM {
+			add(row0, in.Me)
 		}
 	}
-	in.sched, in.schedFor = out, key
 	return out
 }
 
-// run is one all-gather + matmul call.
-func (in *cpuInstance) run(ctx context.Context, c gemm.Config) error {
-	tasks := in.schedule(c)
-	return in.rank.Call(ctx, func() error {
-		if c.Impl == gemm.Fused {
-			return in.fused(ctx, c, tasks)
-		}
-		return in.sequential(ctx, c, tasks)
-	})
-}
-
-func (in *cpuInstance) fused(ctx context.Context, c gemm.Config, tasks []task) error {
-	d := in.d
-	own := gemm.NewMat(in.a, in.rows, d.K)
-	return in.rank.Pool.Run(c.Threads, len(tasks), func(w, i int) error {
+func (in *cpuInstance) Fused(ctx context.Context, c gemm.Config, tasks []task) error {
+	d := in.D
+	own := gemm.NewMat(in.A, in.Rows, d.K)
+	return in.Rank.Pool.Run(c.Threads, len(tasks), func(w, i int) error {
 		t := tasks[i]
 		if t.publish {
 			in.publish(t.Row, c.CommBlockM)
-			in.rank.Signal(t.Row)
+			in.Rank.Signal(t.Row)
 			return nil
 		}
 		// The own shard is read from private memory: it needs no flag.
 		// A peer's chunk is read in place once its flag shows it whole.
 		var a gemm.Mat
-		if t.src == in.me {
-			a = own.Sub(t.Row-in.me*in.rows, 0, c.BlockM, d.K)
+		if t.src == in.Me {
+			a = own.Sub(t.Row-in.Me*in.Rows, 0, c.BlockM, d.K)
 		} else {
 			row0 := t.Row - t.Row%c.CommBlockM
-			if !in.rank.Ready(t.src, row0) {
-				if err := in.rank.Wait(ctx, t.src, row0); err != nil {
+			if !in.Rank.Ready(t.src, row0) {
+				if err := in.Rank.Wait(ctx, t.src, row0); err != nil {
 					return err
 				}
 			}
@@ -156,30 +114,30 @@ func (in *cpuInstance) fused(ctx context.Context, c gemm.Config, tasks []task) e
 	})
 }
 
-func (in *cpuInstance) sequential(ctx context.Context, c gemm.Config, tasks []task) error {
-	chunks := in.rows / c.CommBlockM
-	if err := in.rank.Pool.Run(c.Threads, chunks, func(_, i int) error {
-		in.publish(in.me*in.rows+i*c.CommBlockM, c.CommBlockM)
+func (in *cpuInstance) Sequential(ctx context.Context, c gemm.Config, tasks []task) error {
+	chunks := in.Rows / c.CommBlockM
+	if err := in.Rank.Pool.Run(c.Threads, chunks, func(_, i int) error {
+		in.publish(in.Me*in.Rows+i*c.CommBlockM, c.CommBlockM)
 		return nil
 	}); err != nil {
 		return err
 	}
-	if err := in.rank.Barrier(ctx); err != nil {
+	if err := in.Rank.Barrier(ctx); err != nil {
 		return err
 	}
 	// All-gather: pull every peer's chunks into the own buffer.
-	k := in.d.K
-	if err := in.rank.Pool.Run(c.Threads, (in.world-1)*chunks, func(_, i int) error {
-		src := (in.me + 1 + i/chunks) % in.world
-		lo := (src*in.rows + i%chunks*c.CommBlockM) * k
+	k := in.D.K
+	if err := in.Rank.Pool.Run(c.Threads, (in.World-1)*chunks, func(_, i int) error {
+		src := (in.Me + 1 + i/chunks) % in.World
+		lo := (src*in.Rows + i%chunks*c.CommBlockM) * k
 		hi := lo + c.CommBlockM*k
-		copy(in.gath[in.me][lo:hi], in.gath[src][lo:hi])
+		copy(in.gath[in.Me][lo:hi], in.gath[src][lo:hi])
 		return nil
 	}); err != nil {
 		return err
 	}
-	a := gemm.NewMat(in.gath[in.me], in.d.M, k)
-	return in.rank.Pool.Run(c.Threads, len(tasks), func(w, i int) error {
+	a := gemm.NewMat(in.gath[in.Me], in.D.M, k)
+	return in.Rank.Pool.Run(c.Threads, len(tasks), func(w, i int) error {
 		t := tasks[i]
 		in.tile(w, t.Tile, a.Sub(t.Row, 0, c.BlockM, k), c)
 		return nil
@@ -189,56 +147,23 @@ func (in *cpuInstance) sequential(ctx context.Context, c gemm.Config, tasks []ta
 // publish copies rows [row0, row0+rows) of A (global numbering, inside
 // this rank's shard) from the private input into this rank's region.
 func (in *cpuInstance) publish(row0, rows int) {
-	k := in.d.K
-	local := row0 - in.me*in.rows
-	copy(in.gath[in.me][row0*k:(row0+rows)*k], in.a[local*k:(local+rows)*k])
+	k := in.D.K
+	local := row0 - in.Me*in.Rows
+	copy(in.gath[in.Me][row0*k:(row0+rows)*k], in.A[local*k:(local+rows)*k])
 }
 
 // tile computes one tile of C from a, the tile's block_m rows of A.
 func (in *cpuInstance) tile(w int, t gemm.Tile, a gemm.Mat, c gemm.Config) {
-	d := in.d
+	d := in.D
 	width := min(c.BlockN, d.N-t.Col)
-	dst := gemm.NewMat(in.out, d.M, d.N).Sub(t.Row, t.Col, c.BlockM, width)
-	b := gemm.NewMat(in.b, d.K, d.N).Sub(0, t.Col, d.K, width)
-	gemm.MulTile(dst, a, b, c.BlockK, in.rank.Pool.Scratch(w, c.BlockM*c.BlockN))
+	dst := gemm.NewMat(in.Out, d.M, d.N).Sub(t.Row, t.Col, c.BlockM, width)
+	b := gemm.NewMat(in.B, d.K, d.N).Sub(0, t.Col, d.K, width)
+	gemm.MulTile(dst, a, b, c.BlockK, in.Rank.Pool.Scratch(w, c.BlockM*c.BlockN))
 }
 
-func (in *cpuInstance) Verify(ctx context.Context, c space.Config, seed uint64) (sdk.VerifyResult, error) {
-	cfg, err := gemm.Checked(c, in.d, in.world)
-	if err != nil {
-		return sdk.VerifyResult{}, err
-	}
-	gemm.Fill(in.a, seed, in.me)
-	gemm.Fill(in.b, seed, gemm.StreamB)
-	in.benchSeed = 0
-	// Poison the output and this rank's whole A buffer, so a tile the
-	// config skips, or a gather that misses a chunk, shows up as NaN
-	// rather than as a stale value from an earlier call. The previous
-	// call ended with a barrier, so no peer is reading the buffer now.
-	gemm.Poison(in.out)
-	gemm.Poison(in.gath[in.me])
-	if err := in.run(ctx, cfg); err != nil {
-		return sdk.VerifyResult{}, err
-	}
-	rel := gemm.RelErr(in.out, gemm.RefAllGatherMatmul(seed, in.d, in.world))
-	res := sdk.VerifyResult{OK: rel < gemm.Tolerance, RelErr: rel}
-	if !res.OK {
-		res.Detail = fmt.Sprintf("rank %d: relative error %.3g of C is not below %g", in.me, rel, gemm.Tolerance)
-	}
-	return res, nil
+// Reference is the full C of the inputs of seed.
+func (in *cpuInstance) Reference(seed uint64) []float64 {
+	return gemm.RefAllGatherMatmul(seed, in.D, in.World)
 }
 
-func (in *cpuInstance) Bench(ctx context.Context, c space.Config, warmup, iters int) ([]float64, error) {
-	cfg, err := gemm.Checked(c, in.d, in.world)
-	if err != nil {
-		return nil, err
-	}
-	// Any nonzero input times the same; fill once per instance rather
-	// than per config, unless a Verify has overwritten it since.
-	if seed := uint64(os.Getpid()) | 1<<63; in.benchSeed != seed {
-		gemm.Fill(in.a, seed, in.me)
-		gemm.Fill(in.b, seed, gemm.StreamB)
-		in.benchSeed = seed
-	}
-	return in.rank.Bench(ctx, warmup, iters, func() error { return in.run(ctx, cfg) })
-}
+func (in *cpuInstance) Output() string { return "C" }

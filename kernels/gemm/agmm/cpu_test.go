@@ -28,14 +28,14 @@ func TestScheduleCoversEveryTileOnce(t *testing.T) {
 				t.Fatal(err)
 			}
 			for me := 0; me < world; me++ {
-				in := &cpuInstance{d: d, world: world, me: me, rows: d.M / world}
-				tasks := in.schedule(cfg)
+				in := &cpuInstance{CPUInstance: gemm.CPUInstance[task]{D: d, World: world, Me: me, Rows: d.M / world}}
+				tasks := in.Schedule(cfg)
 				seen := map[gemm.Tile]int{}
 				published := map[int]bool{}
 				lastSrc, step := -1, -1
 				for _, tk := range tasks {
 					if tk.publish {
-						if len(seen) > 0 || tk.Row/in.rows != me || published[tk.Row] {
+						if len(seen) > 0 || tk.Row/in.Rows != me || published[tk.Row] {
 							t.Fatalf("%s rank %d: bad publish of row %d", c, me, tk.Row)
 						}
 						published[tk.Row] = true
@@ -45,7 +45,7 @@ func TestScheduleCoversEveryTileOnce(t *testing.T) {
 					if cfg.Impl != gemm.Fused {
 						continue
 					}
-					if tk.src != tk.Row/in.rows {
+					if tk.src != tk.Row/in.Rows {
 						t.Fatalf("%s rank %d: tile %v reads shard %d", c, me, tk.Tile, tk.src)
 					}
 					if tk.src != lastSrc {
@@ -65,8 +65,8 @@ func TestScheduleCoversEveryTileOnce(t *testing.T) {
 						t.Fatalf("%s rank %d: tile %v scheduled %d times", c, me, tl, n)
 					}
 				}
-				if cfg.Impl == gemm.Fused && len(published) != in.rows/cfg.CommBlockM {
-					t.Fatalf("%s rank %d: %d chunks published, want %d", c, me, len(published), in.rows/cfg.CommBlockM)
+				if cfg.Impl == gemm.Fused && len(published) != in.Rows/cfg.CommBlockM {
+					t.Fatalf("%s rank %d: %d chunks published, want %d", c, me, len(published), in.Rows/cfg.CommBlockM)
 				}
 			}
 		}

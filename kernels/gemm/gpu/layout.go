@@ -50,9 +50,9 @@ func SlotElems(p Problem) int64 {
 	return (e + 7) / 8 * 8
 }
 
-// SymmetricBytes is the region kernel needs per rank for p.
-func SymmetricBytes(kernel string, p Problem) int64 {
-	if kernel == AGMM {
+// SymmetricBytes is the region the variant needs per rank for p.
+func (v Variant) SymmetricBytes(p Problem) int64 {
+	if v == VariantAGMM {
 		return PayloadOffset + int64(p.M)*int64(p.K)*int64(p.ElemSize)
 	}
 	return PayloadOffset + int64(p.World)*SlotElems(p)*int64(p.ElemSize)

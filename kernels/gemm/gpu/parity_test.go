@@ -55,8 +55,8 @@ func stepsJSON(ss []Step) []any {
 
 // planJSON is kernel's plan for o in the form python/tests/gemm_answers.py
 // writes symmtune.gemm's.
-func planJSON(kernel string, o Plan) map[string]any {
-	if kernel == AGMM {
+func planJSON(kernel Variant, o Plan) map[string]any {
+	if kernel == VariantAGMM {
 		p := PlanAG(o)
 		pulls := []any{}
 		for _, ss := range p.Pulls {
@@ -83,7 +83,7 @@ func TestPlanParity(t *testing.T) {
 	}
 	var plans []map[string]any
 	var want []any
-	for _, k := range []string{AGMM, MatmulRS} {
+	for _, k := range Variants {
 		for world := 1; world <= MaxWorld; world++ {
 			for _, per := range []int{1, 7, 1024} {
 				for _, chunks := range []int{1, 2, 4, 8} {
@@ -114,8 +114,8 @@ func TestPlanParity(t *testing.T) {
 	}
 	var configs []map[string]any
 	var verdicts []any
-	for _, k := range []string{AGMM, MatmulRS} {
-		sp := Space(k)
+	for _, k := range Variants {
+		sp := k.Space()
 		impl, _ := sp.Param(ParamImpl)
 		for i := 0; i < 600; i++ {
 			c := space.Config{}
@@ -126,7 +126,7 @@ func TestPlanParity(t *testing.T) {
 				// Near the default, with a fused impl: a uniform draw
 				// rarely gets past the rules of the parameters a fused
 				// config leaves at their defaults.
-				c = Default(k)
+				c = k.Default()
 				for _, p := range sp.Params {
 					if rng.IntN(4) == 0 {
 						c[p.Name] = p.Values[rng.IntN(len(p.Values))]
@@ -134,15 +134,15 @@ func TestPlanParity(t *testing.T) {
 				}
 				c[ParamImpl] = impl.Values[1+rng.IntN(len(impl.Values)-1)]
 			}
-			cfg, err := ParseConfig(k, c)
+			cfg, err := k.ParseConfig(c)
 			if err != nil {
 				t.Fatal(err)
 			}
 			p := problems[rng.IntN(len(problems))]
 			msg := "ok"
-			if err := Validate(k, cfg, p); err != nil {
+			if err := k.Validate(cfg, p); err != nil {
 				msg = err.Error()
-			} else if k == AGMM {
+			} else if k == VariantAGMM {
 				msg += " in place:"
 				for r := range p.World {
 					msg += fmt.Sprintf(" %t", ShardInPlace(cfg, p, r))
@@ -155,10 +155,10 @@ func TestPlanParity(t *testing.T) {
 	// The default each kernel fits to each problem.
 	var defaults []map[string]any
 	var fitted []any
-	for _, k := range []string{AGMM, MatmulRS} {
+	for _, k := range Variants {
 		for _, p := range problems {
 			defaults = append(defaults, map[string]any{"kernel": k, "m": p.M, "n": p.N, "k": p.K, "world": p.World})
-			c, err := FitDefault(k, p)
+			c, err := k.FitDefault(p)
 			if err != nil {
 				fitted = append(fitted, err.Error())
 			} else {
@@ -168,7 +168,7 @@ func TestPlanParity(t *testing.T) {
 	}
 	tiles, tileVerdicts := tileQueries(rng)
 	fusedQs, fusedWant := fusedQueries(rng)
-	q, err := json.Marshal(map[string]any{"plans": plans, "configs": configs, "defaults": defaults, "tiles": tiles, "fused": fusedQs, "spaces": []string{AGMM, MatmulRS}})
+	q, err := json.Marshal(map[string]any{"plans": plans, "configs": configs, "defaults": defaults, "tiles": tiles, "fused": fusedQs, "spaces": Variants})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -233,12 +233,12 @@ func TestPlanParity(t *testing.T) {
 			fused++
 		}
 	}
-	for _, k := range []string{AGMM, MatmulRS} {
-		if w := jsonOf(t, Space(k).Params); !reflect.DeepEqual(jsonOf(t, got.Spaces[k]), w) {
-			t.Errorf("space %s:\n  go:     %v\n  python: %v", k, w, got.Spaces[k])
+	for _, k := range Variants {
+		if w := jsonOf(t, k.Space().Params); !reflect.DeepEqual(jsonOf(t, got.Spaces[k.String()]), w) {
+			t.Errorf("space %s:\n  go:     %v\n  python: %v", k, w, got.Spaces[k.String()])
 		}
-		if v := KernelVersion(k); got.Versions[k] != v {
-			t.Errorf("kernel version of %s: go %s, python %s", k, v, got.Versions[k])
+		if v := k.KernelVersion(); got.Versions[k.String()] != v {
+			t.Errorf("kernel version of %s: go %s, python %s", k, v, got.Versions[k.String()])
 		}
 	}
 	t.Logf("%d plans, %d configs (%d valid fused), %d fitted defaults, %d tile names, %d fused plans and tables, 2 spaces and kernel versions agree", len(plans), len(configs), fused, len(defaults), len(tiles), len(fusedQs))

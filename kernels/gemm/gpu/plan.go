@@ -158,12 +158,12 @@ func PlanRS(o Plan) RSPlan {
 	return p
 }
 
-// MaxProducts is the most products any rank's plan of kernel has.
-func MaxProducts(kernel string, o Plan) int {
+// MaxProducts is the most products any rank's plan of the variant has.
+func (v Variant) MaxProducts(o Plan) int {
 	n := 0
 	for r := 0; r < o.World; r++ {
 		o.Rank = r
-		if kernel == AGMM {
+		if v == VariantAGMM {
 			n = max(n, len(PlanAG(o).Products))
 		} else {
 			n = max(n, len(PlanRS(o).Products))

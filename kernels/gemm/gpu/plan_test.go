@@ -87,7 +87,7 @@ func TestPlanAG(t *testing.T) {
 			if own := p.Products[0]; own.Owner != rank || own.Rows != c.m/c.world {
 				t.Errorf("%s: first product %+v is not the own shard", name, own)
 			}
-			if n := MaxProducts(AGMM, c.plan(0)); len(p.Products) > n {
+			if n := VariantAGMM.MaxProducts(c.plan(0)); len(p.Products) > n {
 				t.Errorf("%s: %d products, MaxProducts says %d", name, len(p.Products), n)
 			}
 			if want := 1 + (c.world-1)*c.chunks; !c.batch && len(p.Products) != want {

@@ -136,8 +136,8 @@ var (
 	algoValues   = ints(0, 1, 2, 3)
 )
 
-// Space is kernel's search space on GPUs.
-func Space(kernel string) space.Space {
+// Space is the variant's search space on GPUs.
+func (v Variant) Space() space.Space {
 	impls := []string{ImplPipeline}
 	for _, t := range hopper.Searched {
 		impls = append(impls, ImplFused+":"+t)
@@ -151,7 +151,7 @@ func Space(kernel string) space.Space {
 		{Name: ParamBatch, Values: ints(0, 1)},
 		{Name: ParamGraph, Values: ints(0, 1)},
 	}
-	if kernel == AGMM {
+	if v == VariantAGMM {
 		return space.Space{Params: append(common,
 			space.Param{Name: ParamCopy, Values: strs(CopyCE, CopySM)},
 			space.Param{Name: ParamCopyBlocks, Values: copyBlocks},
@@ -172,13 +172,13 @@ var addedLater = map[string]space.Value{ParamReduce: space.Str(ReduceKernel)}
 // the communication; copy engines, so no SMs are taken from the product;
 // cuBLASLt's own first choice of algorithm; the call replayed from a CUDA
 // graph, 6-7% faster than enqueueing it at 4096x1792x4096 on 2 x H200).
-func Default(kernel string) space.Config {
+func (v Variant) Default() space.Config {
 	c := space.Config{
 		ParamImpl: space.Str(ImplPipeline), ParamChunks: space.Int(2), ParamStreams: space.Int(1),
 		ParamAlgo: space.Int(0), ParamSMReserve: space.Int(0), ParamBatch: space.Int(0),
 		ParamGraph: space.Int(1),
 	}
-	if kernel == AGMM {
+	if v == VariantAGMM {
 		c[ParamCopy] = space.Str(CopyCE)
 		c[ParamCopyBlocks] = copyBlocks[0]
 		c[ParamDirection] = space.Str(DirPull)
@@ -195,19 +195,19 @@ func Default(kernel string) space.Config {
 // python/symmtune/gemm.py's fit_default): Default as is where Validate
 // takes it, else with the most chunks of the space's values below
 // Default's that Validate accepts (a rank holding fewer rows, or one rank).
-func FitDefault(kernel string, p Problem) (space.Config, error) {
-	c := Default(kernel)
+func (v Variant) FitDefault(p Problem) (space.Config, error) {
+	c := v.Default()
 	var last error
 	for i := len(chunkValues) - 1; i >= 0; i-- {
 		if chunkValues[i].Int > c[ParamChunks].Int {
 			continue
 		}
 		c[ParamChunks] = chunkValues[i]
-		cfg, err := ParseConfig(kernel, c)
+		cfg, err := v.ParseConfig(c)
 		if err != nil {
 			return nil, err
 		}
-		if last = Validate(kernel, cfg, p); last == nil {
+		if last = v.Validate(cfg, p); last == nil {
 			return c, nil
 		}
 	}
@@ -232,32 +232,34 @@ type Config struct {
 	Tile hopper.Tile
 }
 
-// ParseConfig reads c as a config of kernel, checking names, types and
-// that each value is one of the space's.
-func ParseConfig(kernel string, c space.Config) (Config, error) {
+// ParseConfig reads c as a config of the variant, checking names, types
+// and that each value is one of the space's.
+func (v Variant) ParseConfig(c space.Config) (Config, error) {
 	var out Config
+	// The field each parameter but impl sets, by its type.
+	fields := map[string]any{
+		ParamChunks: &out.Chunks, ParamStreams: &out.Streams, ParamAlgo: &out.Algo, ParamSMReserve: &out.SMReserve,
+		ParamCopyBlocks: &out.CopyBlocks, ParamReduceBlocks: &out.ReduceBlocks,
+		ParamCopy: &out.Copy, ParamDirection: &out.Direction, ParamPush: &out.Push, ParamReduce: &out.Reduce,
+		ParamBatch: &out.Batch, ParamGraph: &out.Graph,
+	}
 	var errs []error
-	sp := Space(kernel)
+	sp := v.Space()
 	for _, p := range sp.Params {
-		v, ok := c[p.Name]
+		val, ok := c[p.Name]
 		if !ok {
-			if v, ok = addedLater[p.Name]; !ok {
+			if val, ok = addedLater[p.Name]; !ok {
 				errs = append(errs, fmt.Errorf("parameter %q missing", p.Name))
 				continue
 			}
 		}
-		known := false
-		for _, w := range p.Values {
-			known = known || w == v
-		}
-		if !known {
-			errs = append(errs, fmt.Errorf("parameter %q: %s is not one of %v", p.Name, v, p.Values))
+		if p.Index(val) < 0 {
+			errs = append(errs, fmt.Errorf("parameter %q: %s is not one of %v", p.Name, val, p.Values))
 			continue
 		}
-		switch p.Name {
-		case ParamImpl:
-			out.Impl = v.Str
-			if name, ok := strings.CutPrefix(v.Str, ImplFused+":"); ok {
+		if p.Name == ParamImpl {
+			out.Impl = val.Str
+			if name, ok := strings.CutPrefix(val.Str, ImplFused+":"); ok {
 				out.Impl = ImplFused
 				t, err := hopper.ParseTile(name)
 				if err != nil {
@@ -265,30 +267,17 @@ func ParseConfig(kernel string, c space.Config) (Config, error) {
 				}
 				out.Tile = t
 			}
-		case ParamChunks:
-			out.Chunks = int(v.Int)
-		case ParamStreams:
-			out.Streams = int(v.Int)
-		case ParamAlgo:
-			out.Algo = int(v.Int)
-		case ParamSMReserve:
-			out.SMReserve = int(v.Int)
-		case ParamCopy:
-			out.Copy = v.Str
-		case ParamCopyBlocks:
-			out.CopyBlocks = int(v.Int)
-		case ParamDirection:
-			out.Direction = v.Str
-		case ParamPush:
-			out.Push = v.Str
-		case ParamReduceBlocks:
-			out.ReduceBlocks = int(v.Int)
-		case ParamReduce:
-			out.Reduce = v.Str
-		case ParamBatch:
-			out.Batch = v.Int == 1
-		case ParamGraph:
-			out.Graph = v.Int == 1
+			continue
+		}
+		switch f := fields[p.Name].(type) {
+		case *int:
+			*f = int(val.Int)
+		case *string:
+			*f = val.Str
+		case *bool:
+			*f = val.Int == 1
+		default:
+			errs = append(errs, fmt.Errorf("parameter %q sets no Config field", p.Name)) // added to Space without one
 		}
 	}
 	if len(c) != len(sp.Params) {
@@ -340,22 +329,22 @@ func (c Config) Plan(p Problem, rank int) Plan {
 // Rows is how many rows each rank holds.
 func (p Problem) Rows() int { return p.M / p.World }
 
-// Validate rejects configs of kernel that cannot run on p, or that would
-// only repeat another config's measurement, with the reason.
-func Validate(kernel string, c Config, p Problem) error {
+// Validate rejects configs of the variant that cannot run on p, or that
+// would only repeat another config's measurement, with the reason.
+func (v Variant) Validate(c Config, p Problem) error {
 	if c.Impl == ImplFused {
-		if err := validateFused(kernel, c, p); err != nil {
+		if err := v.validateFused(c, p); err != nil {
 			return err
 		}
 	}
 	if c.Chunks > p.Rows() {
 		return fmt.Errorf("chunks %d exceed the %d rows each rank holds", c.Chunks, p.Rows())
 	}
-	if n := MaxProducts(kernel, c.Plan(p, 0)); c.Impl == ImplPipeline && c.Streams > n {
+	if n := v.MaxProducts(c.Plan(p, 0)); c.Impl == ImplPipeline && c.Streams > n {
 		return fmt.Errorf("streams %d exceed the %d products of the pipeline", c.Streams, n)
 	}
-	switch kernel {
-	case AGMM:
+	switch v {
+	case VariantAGMM:
 		if c.Copy == CopyCE {
 			if c.CopyBlocks != int(copyBlocks[0].Int) {
 				return fmt.Errorf("copy_blocks %d: copy-engine copies use no blocks (only copy_blocks=%d is measured)", c.CopyBlocks, copyBlocks[0].Int)
@@ -370,7 +359,7 @@ func Validate(kernel string, c Config, p Problem) error {
 		if c.Copy == CopySM && int64(p.K)*int64(p.ElemSize)%16 != 0 {
 			return fmt.Errorf("k=%d: SM copies move 16-byte vectors, so a row of A must be a multiple of 16 bytes (k a multiple of %d)", p.K, 16/p.ElemSize)
 		}
-	case MatmulRS:
+	case VariantMatmulRS:
 		// Any shape: the reduction has a scalar path for unaligned rows.
 		if c.Batch && c.Push == PushGEMM {
 			return fmt.Errorf("batch 1 with push=gemm: a batched product writes one buffer, but each owner's slot is in another")
@@ -385,7 +374,7 @@ func Validate(kernel string, c Config, p Problem) error {
 			return fmt.Errorf("reduce=epilogue: only the fused GEMM (impl=fused) has an epilogue to reduce in")
 		}
 	default:
-		return fmt.Errorf("unknown GPU GEMM kernel %q", kernel)
+		return fmt.Errorf("unknown GPU GEMM kernel %s", v)
 	}
 	if p.World == 1 && c.Chunks > 1 {
 		return fmt.Errorf("chunks %d on one rank: there is no communication to overlap", c.Chunks)
@@ -397,19 +386,19 @@ func Validate(kernel string, c Config, p Problem) error {
 // another's measurement because a pipeline parameter they do not use
 // differs from its default. (A GPU that is not sm_90 is found where the
 // config runs: Validate does not see the device.)
-func validateFused(kernel string, c Config, p Problem) error {
+func (v Variant) validateFused(c Config, p Problem) error {
 	if err := c.Tile.Check(hopper.SmemLimit); err != nil {
 		return fmt.Errorf("impl=fused: %w", err)
 	}
 	if err := c.Tile.CheckShape(p.N, p.K); err != nil {
 		return err
 	}
-	d, _ := ParseConfig(kernel, Default(kernel))
+	d, _ := v.ParseConfig(v.Default())
 	if c.Streams != d.Streams || c.Algo != d.Algo || c.Batch != d.Batch {
 		return fmt.Errorf("impl=fused is one persistent kernel: streams, algo and batch belong to the cuBLASLt pipeline (only their defaults are measured)")
 	}
-	switch kernel {
-	case AGMM:
+	switch v {
+	case VariantAGMM:
 		switch {
 		case c.Copy != CopyCE:
 			// The persistent GEMM holds every SM's registers: an SM copy
@@ -418,7 +407,7 @@ func validateFused(kernel string, c Config, p Problem) error {
 		case c.SMReserve != d.SMReserve || c.CopyBlocks != d.CopyBlocks:
 			return fmt.Errorf("impl=fused agmm uses no SMs beside the GEMM: sm_reserve and copy_blocks are for SM copies (only their defaults are measured)")
 		}
-	case MatmulRS:
+	case VariantMatmulRS:
 		// push=ce: the epilogue stages peers' rows locally and copy
 		// engines push each finished chunk; push=gemm: it stores them
 		// straight into the owners' slots over NVLink.

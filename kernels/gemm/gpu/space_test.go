@@ -18,12 +18,12 @@ func problem(t *testing.T, m, n, k, world int) Problem {
 	return p
 }
 
-func with(kernel string, set map[string]space.Value) Config {
-	c := Default(kernel)
+func with(kernel Variant, set map[string]space.Value) Config {
+	c := kernel.Default()
 	for k, v := range set {
 		c[k] = v
 	}
-	cfg, err := ParseConfig(kernel, c)
+	cfg, err := kernel.ParseConfig(c)
 	if err != nil {
 		panic(err)
 	}
@@ -33,7 +33,7 @@ func with(kernel string, set map[string]space.Value) Config {
 // TestDefaultRunsEverywhere: what an untuned caller gets must be valid on
 // any shape the problem rules accept, odd sizes included.
 func TestDefaultRunsEverywhere(t *testing.T) {
-	for _, kernel := range []string{AGMM, MatmulRS} {
+	for _, kernel := range Variants {
 		for _, w := range []int{1, 2, 3, 4, 8} {
 			for _, s := range [][3]int{{8192, 3584, 8192}, {4096, 1792, 4096}, {24, 1, 1}, {1000, 999, 1001}, {16, 7, 5}} {
 				m := s[0] / w * w
@@ -41,15 +41,15 @@ func TestDefaultRunsEverywhere(t *testing.T) {
 					continue
 				}
 				p := problem(t, m, s[1], s[2], w)
-				c := Default(kernel)
+				c := kernel.Default()
 				if w == 1 {
 					c[ParamChunks] = space.Int(1) // one rank: nothing to overlap
 				}
-				cfg, err := ParseConfig(kernel, c)
+				cfg, err := kernel.ParseConfig(c)
 				if err != nil {
 					t.Fatal(err)
 				}
-				if err := Validate(kernel, cfg, p); err != nil {
+				if err := kernel.Validate(cfg, p); err != nil {
 					t.Errorf("%s default on %dx%dx%d world %d: %v", kernel, m, s[1], s[2], w, err)
 				}
 			}
@@ -63,8 +63,8 @@ var fused0 = ImplFused + ":" + hopper.Searched[0]
 // Both kernels offer every searched tile, and a fused impl parses into its
 // tile.
 func TestFusedImpls(t *testing.T) {
-	for _, kernel := range []string{AGMM, MatmulRS} {
-		p, _ := Space(kernel).Param(ParamImpl)
+	for _, kernel := range Variants {
+		p, _ := kernel.Space().Param(ParamImpl)
 		if len(p.Values) != 1+len(hopper.Searched) {
 			t.Fatalf("%s impls %v", kernel, p.Values)
 		}
@@ -78,50 +78,50 @@ func TestFusedImpls(t *testing.T) {
 func TestValidate(t *testing.T) {
 	for _, c := range []struct {
 		name    string
-		kernel  string
+		kernel  Variant
 		set     map[string]space.Value
 		m, n, k int
 		world   int
 		wantErr string // "" when valid
 	}{
-		{"agmm sm copy", AGMM, map[string]space.Value{ParamCopy: space.Str(CopySM), ParamCopyBlocks: space.Int(16), ParamSMReserve: space.Int(16)}, 8192, 3584, 8192, 4, ""},
-		{"sm copy needs 16-byte rows", AGMM, map[string]space.Value{ParamCopy: space.Str(CopySM)}, 8192, 3584, 1001, 4, "multiple of 16 bytes"},
-		{"ce copy with odd k", AGMM, nil, 8192, 3584, 1001, 4, ""},
-		{"ce copies use no blocks", AGMM, map[string]space.Value{ParamCopyBlocks: space.Int(16)}, 8192, 3584, 8192, 4, "copy_blocks"},
-		{"ce copies reserve no SMs", AGMM, map[string]space.Value{ParamSMReserve: space.Int(8)}, 8192, 3584, 8192, 4, "sm_reserve"},
-		{"more chunks than rows", AGMM, map[string]space.Value{ParamChunks: space.Int(8)}, 16, 8, 8, 4, "exceed the 4 rows"},
-		{"streams beyond products", AGMM, map[string]space.Value{ParamChunks: space.Int(1), ParamStreams: space.Int(3)}, 8192, 64, 64, 2, "streams 3 exceed the 2 products"},
-		{"agmm batch with one peer", AGMM, map[string]space.Value{ParamBatch: space.Int(1)}, 8192, 64, 64, 2, "one peer"},
-		{"agmm batch on 4", AGMM, map[string]space.Value{ParamBatch: space.Int(1)}, 8192, 64, 64, 4, ""},
-		{"matmulrs odd n", MatmulRS, nil, 1002, 999, 1001, 2, ""},
-		{"matmulrs batch on 2", MatmulRS, map[string]space.Value{ParamBatch: space.Int(1)}, 8192, 64, 64, 2, ""},
-		{"batch cannot push by gemm", MatmulRS, map[string]space.Value{ParamBatch: space.Int(1), ParamPush: space.Str(PushGEMM)}, 8192, 64, 64, 4, "push=gemm"},
-		{"one rank has nothing to overlap", MatmulRS, nil, 64, 64, 64, 1, "no communication"},
-		{"fused agmm", AGMM, map[string]space.Value{ParamImpl: space.Str(fused0)}, 8192, 3584, 8192, 4, ""},
-		{"fused agmm, odd m, 8 chunks, push", AGMM, map[string]space.Value{ParamImpl: space.Str(fused0), ParamChunks: space.Int(8), ParamDirection: space.Str(DirPush)}, 1002, 1096, 520, 2, ""},
-		{"fused TMA rows need k%8", AGMM, map[string]space.Value{ParamImpl: space.Str(fused0)}, 8192, 3584, 1001, 4, "multiple of 8"},
-		{"fused needs n%8", AGMM, map[string]space.Value{ParamImpl: space.Str(fused0)}, 8192, 3583, 8192, 4, "n a multiple of 8"},
-		{"fused copies by copy engine only", AGMM, map[string]space.Value{ParamImpl: space.Str(fused0), ParamCopy: space.Str(CopySM)}, 8192, 3584, 8192, 4, "copy engines only"},
-		{"fused ignores streams", AGMM, map[string]space.Value{ParamImpl: space.Str(fused0), ParamStreams: space.Int(2)}, 8192, 3584, 8192, 4, "only their defaults"},
-		{"fused ignores algo", AGMM, map[string]space.Value{ParamImpl: space.Str(fused0), ParamAlgo: space.Int(1)}, 8192, 3584, 8192, 4, "only their defaults"},
-		{"fused agmm reserves no SMs", AGMM, map[string]space.Value{ParamImpl: space.Str(fused0), ParamSMReserve: space.Int(16)}, 8192, 3584, 8192, 4, "sm_reserve"},
-		{"fused matmulrs", MatmulRS, map[string]space.Value{ParamImpl: space.Str(fused0)}, 8192, 3584, 8192, 4, ""},
-		{"fused matmulrs reserves SMs for the reductions", MatmulRS, map[string]space.Value{ParamImpl: space.Str(fused0), ParamSMReserve: space.Int(16), ParamReduceBlocks: space.Int(64)}, 8192, 3584, 8192, 4, ""},
-		{"fused matmulrs, 8 chunks on 8 ranks", MatmulRS, map[string]space.Value{ParamImpl: space.Str(fused0), ParamChunks: space.Int(8)}, 8192, 3584, 8192, 8, ""},
-		{"fused matmulrs, epilogue stores over NVLink", MatmulRS, map[string]space.Value{ParamImpl: space.Str(fused0), ParamPush: space.Str(PushGEMM)}, 8192, 3584, 8192, 4, ""},
-		{"fused matmulrs needs n%8", MatmulRS, map[string]space.Value{ParamImpl: space.Str(fused0)}, 1002, 999, 1000, 2, "n a multiple of 8"},
-		{"epilogue reduction", MatmulRS, map[string]space.Value{ParamImpl: space.Str(fused0), ParamReduce: space.Str(ReduceEpilogue), ParamPush: space.Str(PushGEMM)}, 8192, 3584, 8192, 4, ""},
-		{"epilogue reduction needs the fused GEMM", MatmulRS, map[string]space.Value{ParamReduce: space.Str(ReduceEpilogue)}, 8192, 3584, 8192, 4, "impl=fused"},
-		{"epilogue reduction runs no reduction kernel", MatmulRS, map[string]space.Value{ParamImpl: space.Str(fused0), ParamReduce: space.Str(ReduceEpilogue), ParamReduceBlocks: space.Int(64)}, 8192, 3584, 8192, 4, "reduce_blocks"},
-		{"epilogue reduction reserves no SMs", MatmulRS, map[string]space.Value{ParamImpl: space.Str(fused0), ParamReduce: space.Str(ReduceEpilogue), ParamSMReserve: space.Int(8)}, 8192, 3584, 8192, 4, "sm_reserve"},
-		{"epilogue reduction needs whole tiles per rank", MatmulRS, map[string]space.Value{ParamImpl: space.Str(fused0), ParamReduce: space.Str(ReduceEpilogue)}, 2 * 1000, 3584, 8192, 2, "wait on a peer"},
+		{"agmm sm copy", VariantAGMM, map[string]space.Value{ParamCopy: space.Str(CopySM), ParamCopyBlocks: space.Int(16), ParamSMReserve: space.Int(16)}, 8192, 3584, 8192, 4, ""},
+		{"sm copy needs 16-byte rows", VariantAGMM, map[string]space.Value{ParamCopy: space.Str(CopySM)}, 8192, 3584, 1001, 4, "multiple of 16 bytes"},
+		{"ce copy with odd k", VariantAGMM, nil, 8192, 3584, 1001, 4, ""},
+		{"ce copies use no blocks", VariantAGMM, map[string]space.Value{ParamCopyBlocks: space.Int(16)}, 8192, 3584, 8192, 4, "copy_blocks"},
+		{"ce copies reserve no SMs", VariantAGMM, map[string]space.Value{ParamSMReserve: space.Int(8)}, 8192, 3584, 8192, 4, "sm_reserve"},
+		{"more chunks than rows", VariantAGMM, map[string]space.Value{ParamChunks: space.Int(8)}, 16, 8, 8, 4, "exceed the 4 rows"},
+		{"streams beyond products", VariantAGMM, map[string]space.Value{ParamChunks: space.Int(1), ParamStreams: space.Int(3)}, 8192, 64, 64, 2, "streams 3 exceed the 2 products"},
+		{"agmm batch with one peer", VariantAGMM, map[string]space.Value{ParamBatch: space.Int(1)}, 8192, 64, 64, 2, "one peer"},
+		{"agmm batch on 4", VariantAGMM, map[string]space.Value{ParamBatch: space.Int(1)}, 8192, 64, 64, 4, ""},
+		{"matmulrs odd n", VariantMatmulRS, nil, 1002, 999, 1001, 2, ""},
+		{"matmulrs batch on 2", VariantMatmulRS, map[string]space.Value{ParamBatch: space.Int(1)}, 8192, 64, 64, 2, ""},
+		{"batch cannot push by gemm", VariantMatmulRS, map[string]space.Value{ParamBatch: space.Int(1), ParamPush: space.Str(PushGEMM)}, 8192, 64, 64, 4, "push=gemm"},
+		{"one rank has nothing to overlap", VariantMatmulRS, nil, 64, 64, 64, 1, "no communication"},
+		{"fused agmm", VariantAGMM, map[string]space.Value{ParamImpl: space.Str(fused0)}, 8192, 3584, 8192, 4, ""},
+		{"fused agmm, odd m, 8 chunks, push", VariantAGMM, map[string]space.Value{ParamImpl: space.Str(fused0), ParamChunks: space.Int(8), ParamDirection: space.Str(DirPush)}, 1002, 1096, 520, 2, ""},
+		{"fused TMA rows need k%8", VariantAGMM, map[string]space.Value{ParamImpl: space.Str(fused0)}, 8192, 3584, 1001, 4, "multiple of 8"},
+		{"fused needs n%8", VariantAGMM, map[string]space.Value{ParamImpl: space.Str(fused0)}, 8192, 3583, 8192, 4, "n a multiple of 8"},
+		{"fused copies by copy engine only", VariantAGMM, map[string]space.Value{ParamImpl: space.Str(fused0), ParamCopy: space.Str(CopySM)}, 8192, 3584, 8192, 4, "copy engines only"},
+		{"fused ignores streams", VariantAGMM, map[string]space.Value{ParamImpl: space.Str(fused0), ParamStreams: space.Int(2)}, 8192, 3584, 8192, 4, "only their defaults"},
+		{"fused ignores algo", VariantAGMM, map[string]space.Value{ParamImpl: space.Str(fused0), ParamAlgo: space.Int(1)}, 8192, 3584, 8192, 4, "only their defaults"},
+		{"fused agmm reserves no SMs", VariantAGMM, map[string]space.Value{ParamImpl: space.Str(fused0), ParamSMReserve: space.Int(16)}, 8192, 3584, 8192, 4, "sm_reserve"},
+		{"fused matmulrs", VariantMatmulRS, map[string]space.Value{ParamImpl: space.Str(fused0)}, 8192, 3584, 8192, 4, ""},
+		{"fused matmulrs reserves SMs for the reductions", VariantMatmulRS, map[string]space.Value{ParamImpl: space.Str(fused0), ParamSMReserve: space.Int(16), ParamReduceBlocks: space.Int(64)}, 8192, 3584, 8192, 4, ""},
+		{"fused matmulrs, 8 chunks on 8 ranks", VariantMatmulRS, map[string]space.Value{ParamImpl: space.Str(fused0), ParamChunks: space.Int(8)}, 8192, 3584, 8192, 8, ""},
+		{"fused matmulrs, epilogue stores over NVLink", VariantMatmulRS, map[string]space.Value{ParamImpl: space.Str(fused0), ParamPush: space.Str(PushGEMM)}, 8192, 3584, 8192, 4, ""},
+		{"fused matmulrs needs n%8", VariantMatmulRS, map[string]space.Value{ParamImpl: space.Str(fused0)}, 1002, 999, 1000, 2, "n a multiple of 8"},
+		{"epilogue reduction", VariantMatmulRS, map[string]space.Value{ParamImpl: space.Str(fused0), ParamReduce: space.Str(ReduceEpilogue), ParamPush: space.Str(PushGEMM)}, 8192, 3584, 8192, 4, ""},
+		{"epilogue reduction needs the fused GEMM", VariantMatmulRS, map[string]space.Value{ParamReduce: space.Str(ReduceEpilogue)}, 8192, 3584, 8192, 4, "impl=fused"},
+		{"epilogue reduction runs no reduction kernel", VariantMatmulRS, map[string]space.Value{ParamImpl: space.Str(fused0), ParamReduce: space.Str(ReduceEpilogue), ParamReduceBlocks: space.Int(64)}, 8192, 3584, 8192, 4, "reduce_blocks"},
+		{"epilogue reduction reserves no SMs", VariantMatmulRS, map[string]space.Value{ParamImpl: space.Str(fused0), ParamReduce: space.Str(ReduceEpilogue), ParamSMReserve: space.Int(8)}, 8192, 3584, 8192, 4, "sm_reserve"},
+		{"epilogue reduction needs whole tiles per rank", VariantMatmulRS, map[string]space.Value{ParamImpl: space.Str(fused0), ParamReduce: space.Str(ReduceEpilogue)}, 2 * 1000, 3584, 8192, 2, "wait on a peer"},
 		// 4 peer tile rows of 512 (a cluster of two 256-row tiles) against groups of 8.
-		{"epilogue reduction needs the peers' tile rows in whole groups", MatmulRS, map[string]space.Value{ParamImpl: space.Str(ImplFused + ":256x128:s4:c2:g8:cl2"), ParamReduce: space.Str(ReduceEpilogue)}, 4096, 1792, 4096, 2, "swizzle groups"},
-		{"the same tile where the peers' rows fill a group", MatmulRS, map[string]space.Value{ParamImpl: space.Str(ImplFused + ":256x128:s4:c2:g8:cl2"), ParamReduce: space.Str(ReduceEpilogue)}, 8192, 3584, 8192, 2, ""},
-		{"a cluster tile of 256 rows at 4096 (8 peer rows, groups of 4)", MatmulRS, map[string]space.Value{ParamImpl: space.Str(ImplFused + ":128x256:s4:c2:g4:cl2"), ParamReduce: space.Str(ReduceEpilogue)}, 4096, 1792, 4096, 2, ""},
+		{"epilogue reduction needs the peers' tile rows in whole groups", VariantMatmulRS, map[string]space.Value{ParamImpl: space.Str(ImplFused + ":256x128:s4:c2:g8:cl2"), ParamReduce: space.Str(ReduceEpilogue)}, 4096, 1792, 4096, 2, "swizzle groups"},
+		{"the same tile where the peers' rows fill a group", VariantMatmulRS, map[string]space.Value{ParamImpl: space.Str(ImplFused + ":256x128:s4:c2:g8:cl2"), ParamReduce: space.Str(ReduceEpilogue)}, 8192, 3584, 8192, 2, ""},
+		{"a cluster tile of 256 rows at 4096 (8 peer rows, groups of 4)", VariantMatmulRS, map[string]space.Value{ParamImpl: space.Str(ImplFused + ":128x256:s4:c2:g4:cl2"), ParamReduce: space.Str(ReduceEpilogue)}, 4096, 1792, 4096, 2, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			err := Validate(c.kernel, with(c.kernel, c.set), problem(t, c.m, c.n, c.k, c.world))
+			err := c.kernel.Validate(with(c.kernel, c.set), problem(t, c.m, c.n, c.k, c.world))
 			switch {
 			case c.wantErr == "" && err != nil:
 				t.Errorf("rejected: %v", err)
@@ -151,26 +151,26 @@ func TestParseProblemAndConfig(t *testing.T) {
 			t.Errorf("ParseProblem(%v, %s, %d) = %v, want error %q", c.shape, c.dtype, c.world, err, c.wantErr)
 		}
 	}
-	for _, kernel := range []string{AGMM, MatmulRS} {
+	for _, kernel := range Variants {
 		n := 0
-		for _, c := range Space(kernel).Enumerate() {
-			if _, err := ParseConfig(kernel, c); err != nil {
+		for _, c := range kernel.Space().Enumerate() {
+			if _, err := kernel.ParseConfig(c); err != nil {
 				t.Fatalf("%s: a config of the space does not parse: %v", kernel, err)
 			}
 			n++
 		}
-		if kernel == MatmulRS {
+		if kernel == VariantMatmulRS {
 			// A config cached before reduce existed ran the reduction kernel.
-			old := Default(kernel)
+			old := kernel.Default()
 			delete(old, ParamReduce)
-			if c, err := ParseConfig(kernel, old); err != nil || c.Reduce != ReduceKernel {
+			if c, err := kernel.ParseConfig(old); err != nil || c.Reduce != ReduceKernel {
 				t.Errorf("a config without reduce: %+v, %v; want reduce=%s", c, err, ReduceKernel)
 			}
 		}
-		bad := Default(kernel)
+		bad := kernel.Default()
 		bad["bogus"] = space.Int(1)
 		delete(bad, ParamAlgo)
-		if _, err := ParseConfig(kernel, bad); err == nil || !strings.Contains(err.Error(), "bogus") || !strings.Contains(err.Error(), "algo") {
+		if _, err := kernel.ParseConfig(bad); err == nil || !strings.Contains(err.Error(), "bogus") || !strings.Contains(err.Error(), "algo") {
 			t.Errorf("%s: ParseConfig of a config with an unknown and a missing parameter: %v", kernel, err)
 		}
 	}
@@ -201,10 +201,10 @@ func TestLayout(t *testing.T) {
 	if s := SlotElems(p); s%8 != 0 || s < 501*999 {
 		t.Errorf("SlotElems = %d: not a 16-byte multiple of at least the rows", s)
 	}
-	if got, want := SymmetricBytes(MatmulRS, p), int64(PayloadOffset)+2*SlotElems(p)*2; got != want {
+	if got, want := VariantMatmulRS.SymmetricBytes(p), int64(PayloadOffset)+2*SlotElems(p)*2; got != want {
 		t.Errorf("matmulrs region %d, want %d", got, want)
 	}
-	if got, want := SymmetricBytes(AGMM, p), int64(PayloadOffset)+1002*8*2; got != want {
+	if got, want := VariantAGMM.SymmetricBytes(p), int64(PayloadOffset)+1002*8*2; got != want {
 		t.Errorf("agmm region %d, want %d", got, want)
 	}
 }
@@ -231,7 +231,7 @@ func TestShardInPlace(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := problem(t, tc.m, 1792, 4096, tc.world)
-			if got := ShardInPlace(with(AGMM, tc.set), p, tc.rank); got != tc.want {
+			if got := ShardInPlace(with(VariantAGMM, tc.set), p, tc.rank); got != tc.want {
 				t.Errorf("ShardInPlace = %t, want %t", got, tc.want)
 			}
 		})
@@ -242,18 +242,18 @@ func TestShardInPlace(t *testing.T) {
 // otherwise with fewer chunks (one rank; ranks holding fewer rows).
 func TestFitDefault(t *testing.T) {
 	for _, tc := range []struct {
-		kernel     string
+		kernel     Variant
 		m, world   int
 		wantChunks int64
 	}{
-		{AGMM, 8192, 2, 2},
-		{MatmulRS, 8192, 4, 2},
-		{AGMM, 8192, 1, 1},
-		{MatmulRS, 8192, 1, 1},
-		{AGMM, 4, 4, 1}, // one row per rank
-		{MatmulRS, 4, 4, 1},
+		{VariantAGMM, 8192, 2, 2},
+		{VariantMatmulRS, 8192, 4, 2},
+		{VariantAGMM, 8192, 1, 1},
+		{VariantMatmulRS, 8192, 1, 1},
+		{VariantAGMM, 4, 4, 1}, // one row per rank
+		{VariantMatmulRS, 4, 4, 1},
 	} {
-		c, err := FitDefault(tc.kernel, problem(t, tc.m, 3584, 8192, tc.world))
+		c, err := tc.kernel.FitDefault(problem(t, tc.m, 3584, 8192, tc.world))
 		if err != nil {
 			t.Errorf("%s m=%d world %d: %v", tc.kernel, tc.m, tc.world, err)
 			continue
@@ -261,7 +261,7 @@ func TestFitDefault(t *testing.T) {
 		if got := c[ParamChunks].Int; got != tc.wantChunks {
 			t.Errorf("%s m=%d world %d: chunks %d, want %d", tc.kernel, tc.m, tc.world, got, tc.wantChunks)
 		}
-		for name, v := range Default(tc.kernel) {
+		for name, v := range tc.kernel.Default() {
 			if name != ParamChunks && c[name] != v {
 				t.Errorf("%s m=%d world %d: %s = %v, Default's is %v", tc.kernel, tc.m, tc.world, name, c[name], v)
 			}

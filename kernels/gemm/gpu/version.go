@@ -27,12 +27,11 @@ func source(name string) []byte {
 	return b
 }
 
-// KernelVersion is the plugin's Description.KernelVersion for kernel (AGMM
-// or MatmulRS): sdk.SourceHash of the kernel's name, the Hopper GEMM's
-// source (hopper.Source) and every embedded file in fs.WalkDir's lexical
-// order.
-func KernelVersion(kernel string) string {
-	srcs := [][]byte{[]byte(kernel), []byte(hopper.Source)}
+// KernelVersion is the plugin's Description.KernelVersion for the variant:
+// sdk.SourceHash of the kernel's name, the Hopper GEMM's source
+// (hopper.Source) and every embedded file in fs.WalkDir's lexical order.
+func (v Variant) KernelVersion() string {
+	srcs := [][]byte{[]byte(v.String()), []byte(hopper.Source)}
 	err := fs.WalkDir(sources, ".", func(path string, d fs.DirEntry, err error) error {
 		if err == nil && !d.IsDir() {
 			srcs = append(srcs, source(path))

@@ -8,8 +8,8 @@ import "testing"
 // meant, put the new value here. Moving or renaming other files must not
 // change them.
 func TestKernelVersions(t *testing.T) {
-	for kernel, want := range map[string]string{AGMM: "faed0850ef5b", MatmulRS: "78be93a8e140"} {
-		if got := KernelVersion(kernel); got != want {
+	for kernel, want := range map[Variant]string{VariantAGMM: "9362b271f35f", VariantMatmulRS: "b0d492577433"} {
+		if got := kernel.KernelVersion(); got != want {
 			t.Errorf("%s kernel version %s, pinned %s", kernel, got, want)
 		}
 	}

@@ -4,12 +4,10 @@ import (
 	"context"
 	_ "embed"
 	"fmt"
-	"os"
 	"sync/atomic"
 
 	"github.com/symmtune/symmtune/kernels/gemm"
 	"github.com/symmtune/symmtune/sdk"
-	"github.com/symmtune/symmtune/space"
 	"github.com/symmtune/symmtune/symm/shm"
 )
 
@@ -33,37 +31,25 @@ var cpuKernel = gemm.CPUKernel{
 var cpuSource []byte
 
 func newCPUInstance(t *shm.Team, d gemm.Dims) (sdk.Instance, error) {
-	world := t.World()
-	in := &cpuInstance{
-		rank: gemm.Rank{Team: t, M: d.M},
-		d:    d, world: world, me: t.Rank(), rows: d.M / world,
-		a:    make([]float32, d.M*d.K),
-		b:    make([]float32, d.K*d.N),
-		out:  make([]float32, d.M/world*d.N),
-		done: make([]atomic.Int32, gemm.FlagSlots(d.M)),
-	}
-	in.part = make([][]float32, world)
+	in := &cpuInstance{CPUInstance: gemm.NewCPUInstance[task](t, d, d.M*d.K, d.M/t.World()*d.N),
+		done: make([]atomic.Int32, gemm.FlagSlots(d.M))}
+	in.Tasks = in
+	in.part = make([][]float32, in.World)
 	for r := range in.part {
-		in.part[r] = in.rank.Payload(r, d.M*d.N)
+		in.part[r] = in.Rank.Payload(r, d.M*d.N)
 	}
+	in.Shared = in.part[in.Me]
 	return in, nil
 }
 
+// cpuInstance holds, besides the shared state, every rank's partial
+// product: A is this rank's A_r [M, K], Out its output rows [Rows, N].
 type cpuInstance struct {
-	rank      gemm.Rank
-	d         gemm.Dims
-	world, me int
-	rows      int         // output rows each rank owns, M/world
-	a, b      []float32   // this rank's A_r [M, K] and B [K, N]
-	out       []float32   // this rank's output rows [rows, N]
-	part      [][]float32 // part[r]: rank r's partial product in its region
+	gemm.CPUInstance[task]
+	part [][]float32 // part[r]: rank r's partial product in its region
 	// done counts the finished tiles of each block in the current call
 	// (indexed by block); the worker finishing the last one signals it.
 	done []atomic.Int32
-
-	sched     []task // schedule of schedFor, rebuilt when the config changes
-	schedFor  string
-	benchSeed uint64
 }
 
 // task is a tile of the partial product or, in the fused kernel, the
@@ -73,74 +59,47 @@ type task struct {
 	reduce bool // reduce the block whose first global row is Row
 }
 
-func (in *cpuInstance) Prepare(_ context.Context, c space.Config) error {
-	cfg, err := gemm.Checked(c, in.d, in.world)
-	if err != nil {
-		return err
-	}
-	in.schedule(cfg)
-	return nil
-}
-
-func (in *cpuInstance) Close() error { return nil }
-
 // schedule returns the task list of cfg. Fused: blocks by owner in
 // ownerOrder, tiles of a block in group_m order; the reduction of own
 // block j follows the tiles of own block j+1, so the worker that claims it
 // usually finds the block complete (every peer computed it earlier, and
 // the tiles of block j were claimed a block ago). Sequential: tiles in row
 // order; its reductions are a separate phase after a barrier.
-func (in *cpuInstance) schedule(c gemm.Config) []task {
-	key := fmt.Sprint(c)
-	if key == in.schedFor {
-		return in.sched
-	}
+func (in *cpuInstance) Schedule(c gemm.Config) []task {
 	var tiles []gemm.Tile
 	var out []task
 	add := func(row0 int) {
-		tiles = gemm.BlockTiles(tiles[:0], row0, in.d.N, c)
+		tiles = gemm.BlockTiles(tiles[:0], row0, in.D.N, c)
 		for _, t := range tiles {
 			out = append(out, task{Tile: t})
 		}
 	}
-	blocks := in.rows / c.CommBlockM
+	blocks := in.Rows / c.CommBlockM
 	if c.Impl == gemm.Fused {
-		for _, owner := range ownerOrder(in.me, in.world) {
+		for _, owner := range ownerOrder(in.Me, in.World) {
 			for j := 0; j < blocks; j++ {
-				row0 := owner*in.rows + j*c.CommBlockM
+				row0 := owner*in.Rows + j*c.CommBlockM
 				add(row0)
-				if owner == in.me && j > 0 {
+				if owner == in.Me && j > 0 {
 					out = append(out, task{Tile: gemm.Tile{Row: row0 - c.CommBlockM}, reduce: true})
 				}
 			}
 		}
-		out = append(out, task{Tile: gemm.Tile{Row: in.me*in.rows + (blocks-1)*c.CommBlockM}, reduce: true})
+		out = append(out, task{Tile: gemm.Tile{Row: in.Me*in.Rows + (blocks-1)*c.CommBlockM}, reduce: true})
 	} else {
-		for row0 := 0; row0 < in.d.M; row0 += c.CommBlockM {
+		for row0 := 0; row0 < in.D.M; row0 += c.CommBlockM {
 			add(row0)
 		}
 	}
-	in.sched, in.schedFor = out, key
 	return out
 }
 
-// run is one matmul + reduce-scatter call.
-func (in *cpuInstance) run(ctx context.Context, c gemm.Config) error {
-	tasks := in.schedule(c)
-	return in.rank.Call(ctx, func() error {
-		if c.Impl == gemm.Fused {
-			return in.fused(ctx, c, tasks)
-		}
-		return in.sequential(ctx, c, tasks)
-	})
-}
-
-func (in *cpuInstance) fused(ctx context.Context, c gemm.Config, tasks []task) error {
+func (in *cpuInstance) Fused(ctx context.Context, c gemm.Config, tasks []task) error {
 	for i := range in.done {
 		in.done[i].Store(0)
 	}
-	perBlock := int32(gemm.TilesPerBlock(in.d.N, c))
-	return in.rank.Pool.Run(c.Threads, len(tasks), func(w, i int) error {
+	perBlock := int32(gemm.TilesPerBlock(in.D.N, c))
+	return in.Rank.Pool.Run(c.Threads, len(tasks), func(w, i int) error {
 		t := tasks[i]
 		if t.reduce {
 			return in.reduce(ctx, t.Row, c.CommBlockM, true)
@@ -148,35 +107,35 @@ func (in *cpuInstance) fused(ctx context.Context, c gemm.Config, tasks []task) e
 		in.tile(w, t.Tile, c)
 		row0 := t.Row - t.Row%c.CommBlockM
 		if in.done[row0/c.CommBlockM].Add(1) == perBlock {
-			in.rank.Signal(row0)
+			in.Rank.Signal(row0)
 		}
 		return nil
 	})
 }
 
-func (in *cpuInstance) sequential(ctx context.Context, c gemm.Config, tasks []task) error {
-	if err := in.rank.Pool.Run(c.Threads, len(tasks), func(w, i int) error {
+func (in *cpuInstance) Sequential(ctx context.Context, c gemm.Config, tasks []task) error {
+	if err := in.Rank.Pool.Run(c.Threads, len(tasks), func(w, i int) error {
 		in.tile(w, tasks[i].Tile, c)
 		return nil
 	}); err != nil {
 		return err
 	}
-	if err := in.rank.Barrier(ctx); err != nil {
+	if err := in.Rank.Barrier(ctx); err != nil {
 		return err
 	}
-	return in.rank.Pool.Run(c.Threads, in.rows/c.CommBlockM, func(_, i int) error {
-		return in.reduce(ctx, in.me*in.rows+i*c.CommBlockM, c.CommBlockM, false)
+	return in.Rank.Pool.Run(c.Threads, in.Rows/c.CommBlockM, func(_, i int) error {
+		return in.reduce(ctx, in.Me*in.Rows+i*c.CommBlockM, c.CommBlockM, false)
 	})
 }
 
 // tile computes one tile of this rank's partial product into its region.
 func (in *cpuInstance) tile(w int, t gemm.Tile, c gemm.Config) {
-	d := in.d
+	d := in.D
 	width := min(c.BlockN, d.N-t.Col)
-	dst := gemm.NewMat(in.part[in.me], d.M, d.N).Sub(t.Row, t.Col, c.BlockM, width)
-	a := gemm.NewMat(in.a, d.M, d.K).Sub(t.Row, 0, c.BlockM, d.K)
-	b := gemm.NewMat(in.b, d.K, d.N).Sub(0, t.Col, d.K, width)
-	gemm.MulTile(dst, a, b, c.BlockK, in.rank.Pool.Scratch(w, c.BlockM*c.BlockN))
+	dst := gemm.NewMat(in.part[in.Me], d.M, d.N).Sub(t.Row, t.Col, c.BlockM, width)
+	a := gemm.NewMat(in.A, d.M, d.K).Sub(t.Row, 0, c.BlockM, d.K)
+	b := gemm.NewMat(in.B, d.K, d.N).Sub(0, t.Col, d.K, width)
+	gemm.MulTile(dst, a, b, c.BlockK, in.Rank.Pool.Scratch(w, c.BlockM*c.BlockN))
 }
 
 // reduce sums the block of rows [row0, row0+rows) from every rank's
@@ -186,17 +145,17 @@ func (in *cpuInstance) tile(w int, t gemm.Tile, c gemm.Config) {
 // reduces after a barrier instead.
 func (in *cpuInstance) reduce(ctx context.Context, row0, rows int, wait bool) error {
 	if wait {
-		for r := 0; r < in.world; r++ {
-			if err := in.rank.Wait(ctx, r, row0); err != nil {
+		for r := 0; r < in.World; r++ {
+			if err := in.Rank.Wait(ctx, r, row0); err != nil {
 				return err
 			}
 		}
 	}
-	n := in.d.N
+	n := in.D.N
 	lo, hi := row0*n, (row0+rows)*n
-	dst := in.out[(row0-in.me*in.rows)*n : (row0-in.me*in.rows+rows)*n]
+	dst := in.Out[(row0-in.Me*in.Rows)*n : (row0-in.Me*in.Rows+rows)*n]
 	copy(dst, in.part[0][lo:hi])
-	for r := 1; r < in.world; r++ {
+	for r := 1; r < in.World; r++ {
 		src := in.part[r][lo:hi]
 		src = src[:len(dst)]
 		for i := range dst {
@@ -206,43 +165,12 @@ func (in *cpuInstance) reduce(ctx context.Context, row0, rows int, wait bool) er
 	return nil
 }
 
-func (in *cpuInstance) Verify(ctx context.Context, c space.Config, seed uint64) (sdk.VerifyResult, error) {
-	cfg, err := gemm.Checked(c, in.d, in.world)
-	if err != nil {
-		return sdk.VerifyResult{}, err
-	}
-	gemm.Fill(in.a, seed, in.me)
-	gemm.Fill(in.b, seed, gemm.StreamB)
-	in.benchSeed = 0
-	// Poison both the output and this rank's partial product, so a tile
-	// or block a config skips shows up as NaN rather than as a stale value
-	// from an earlier call. The previous call ended with a barrier, so no
-	// peer is reading the partial product now.
-	gemm.Poison(in.out)
-	gemm.Poison(in.part[in.me])
-	if err := in.run(ctx, cfg); err != nil {
-		return sdk.VerifyResult{}, err
-	}
-	rel := gemm.RelErr(in.out, gemm.RefMatmulRS(seed, in.d, in.world, in.me))
-	res := sdk.VerifyResult{OK: rel < gemm.Tolerance, RelErr: rel}
-	if !res.OK {
-		res.Detail = fmt.Sprintf("rank %d: relative error %.3g of rows [%d,%d) is not below %g",
-			in.me, rel, in.me*in.rows, (in.me+1)*in.rows, gemm.Tolerance)
-	}
-	return res, nil
+// Reference is this rank's rows of the sum of the partial products of
+// the inputs of seed.
+func (in *cpuInstance) Reference(seed uint64) []float64 {
+	return gemm.RefMatmulRS(seed, in.D, in.World, in.Me)
 }
 
-func (in *cpuInstance) Bench(ctx context.Context, c space.Config, warmup, iters int) ([]float64, error) {
-	cfg, err := gemm.Checked(c, in.d, in.world)
-	if err != nil {
-		return nil, err
-	}
-	// Any nonzero input times the same; fill once per instance rather
-	// than per config, unless a Verify has overwritten it since.
-	if seed := uint64(os.Getpid()) | 1<<63; in.benchSeed != seed {
-		gemm.Fill(in.a, seed, in.me)
-		gemm.Fill(in.b, seed, gemm.StreamB)
-		in.benchSeed = seed
-	}
-	return in.rank.Bench(ctx, warmup, iters, func() error { return in.run(ctx, cfg) })
+func (in *cpuInstance) Output() string {
+	return fmt.Sprintf("rows [%d,%d)", in.Me*in.Rows, (in.Me+1)*in.Rows)
 }

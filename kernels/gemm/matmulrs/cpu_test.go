@@ -27,13 +27,13 @@ func TestScheduleCoversEveryTileOnce(t *testing.T) {
 				t.Fatal(err)
 			}
 			for me := 0; me < world; me++ {
-				in := &cpuInstance{d: d, world: world, me: me, rows: d.M / world}
-				tasks := in.schedule(cfg)
+				in := &cpuInstance{CPUInstance: gemm.CPUInstance[task]{D: d, World: world, Me: me, Rows: d.M / world}}
+				tasks := in.Schedule(cfg)
 				seen := map[gemm.Tile]int{}
 				reduced := map[int]bool{}
 				for pos, tk := range tasks {
 					if tk.reduce {
-						if tk.Row/in.rows != me || reduced[tk.Row] {
+						if tk.Row/in.Rows != me || reduced[tk.Row] {
 							t.Fatalf("%s rank %d: bad or repeated reduction of row %d", c, me, tk.Row)
 						}
 						reduced[tk.Row] = true
@@ -57,7 +57,7 @@ func TestScheduleCoversEveryTileOnce(t *testing.T) {
 				}
 				wantReduce := 0
 				if cfg.Impl == gemm.Fused {
-					wantReduce = in.rows / cfg.CommBlockM
+					wantReduce = in.Rows / cfg.CommBlockM
 				}
 				if len(reduced) != wantReduce {
 					t.Fatalf("%s rank %d: %d reductions, want %d", c, me, len(reduced), wantReduce)

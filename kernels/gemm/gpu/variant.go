@@ -1,0 +1,58 @@
+package gpu
+
+import "fmt"
+
+// Variant is which of the two GPU GEMM kernels a rule is for. Parse a
+// kernel name once where it comes in (ParseVariant) and switch on the
+// Variant after that: the rules of space.go, plan.go and layout.go are its
+// methods.
+type Variant uint8
+
+// The variants; the zero Variant is none of them.
+const (
+	VariantAGMM     Variant = iota + 1 // all-gather + matmul, the plugin AGMM
+	VariantMatmulRS                    // matmul + reduce-scatter, the plugin MatmulRS
+)
+
+// Variants are both, in the order the library lists them.
+var Variants = []Variant{VariantAGMM, VariantMatmulRS}
+
+// ParseVariant reads a kernel name (AGMM or MatmulRS).
+func ParseVariant(name string) (Variant, error) {
+	switch name {
+	case AGMM:
+		return VariantAGMM, nil
+	case MatmulRS:
+		return VariantMatmulRS, nil
+	}
+	return 0, fmt.Errorf("kernel %q: want %q or %q", name, AGMM, MatmulRS)
+}
+
+// String is the kernel's name, as its plugin declares it.
+func (v Variant) String() string {
+	switch v {
+	case VariantAGMM:
+		return AGMM
+	case VariantMatmulRS:
+		return MatmulRS
+	}
+	return fmt.Sprintf("Variant(%d)", uint8(v))
+}
+
+// MarshalText writes the kernel's name, so a Variant is its name in JSON.
+func (v Variant) MarshalText() ([]byte, error) {
+	if v != VariantAGMM && v != VariantMatmulRS {
+		return nil, fmt.Errorf("no GPU GEMM kernel: %s", v)
+	}
+	return []byte(v.String()), nil
+}
+
+// UnmarshalText reads a kernel's name (ParseVariant).
+func (v *Variant) UnmarshalText(b []byte) error {
+	p, err := ParseVariant(string(b))
+	if err != nil {
+		return err
+	}
+	*v = p
+	return nil
+}

@@ -1,0 +1,37 @@
+package gpu
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+// TestVariant: names parse to their variant and back, in text and JSON;
+// any other name is an error naming it and the two kernels.
+func TestVariant(t *testing.T) {
+	for _, v := range Variants {
+		p, err := ParseVariant(v.String())
+		if err != nil || p != v {
+			t.Errorf("ParseVariant(%q) = %v, %v", v, p, err)
+		}
+		b, err := json.Marshal(map[string]Variant{"kernel": v})
+		if err != nil || string(b) != `{"kernel":"`+v.String()+`"}` {
+			t.Errorf("marshal %s: %s, %v", v, b, err)
+		}
+		var back struct{ Kernel Variant }
+		if err := json.Unmarshal(b, &back); err != nil || back.Kernel != v {
+			t.Errorf("unmarshal %s: %v, %v", b, back.Kernel, err)
+		}
+	}
+	if VariantAGMM.String() != AGMM || VariantMatmulRS.String() != MatmulRS {
+		t.Errorf("names %s, %s", VariantAGMM, VariantMatmulRS)
+	}
+	for _, name := range []string{"", "gemm", "AGMM"} {
+		if _, err := ParseVariant(name); err == nil || !strings.Contains(err.Error(), `want "agmm" or "matmulrs"`) {
+			t.Errorf("ParseVariant(%q): %v", name, err)
+		}
+	}
+	if _, err := json.Marshal(Variant(0)); err == nil {
+		t.Error("marshal of the zero Variant: no error")
+	}
+}
