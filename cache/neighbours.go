@@ -77,7 +77,7 @@ func (s *Store) Neighbours(q NeighbourQuery) []Neighbour {
 			}
 			return 1
 		}
-		return compareKeys(a.Entry.Key, b.Entry.Key)
+		return a.Entry.Key.Slot().Compare(b.Entry.Key.Slot())
 	})
 	return out
 }

@@ -120,18 +120,18 @@ func stopsEarly(job Job) bool {
 // pickSeeds maps the winners of near (nearest first) into sp and keeps
 // the first n distinct ones that are valid here.
 func pickSeeds(near []cache.Neighbour, valid []space.Config, sp space.Space, def space.Config, n int) []Seed {
-	ok := make(map[string]bool, len(valid))
+	ok := make(map[space.ConfigKey]bool, len(valid))
 	for _, c := range valid {
-		ok[c.String()] = true
+		ok[c.Key()] = true
 	}
-	taken := map[string]bool{}
+	taken := map[space.ConfigKey]bool{}
 	var out []Seed
 	for _, nb := range near {
 		if len(out) == n {
 			break
 		}
 		c := mapConfig(nb.Entry.Config, sp, def)
-		key := c.String()
+		key := c.Key()
 		if !ok[key] || taken[key] {
 			continue
 		}
@@ -195,7 +195,7 @@ func nearestInt(p space.Param, x int64) (space.Value, bool) {
 type seeded struct {
 	strategy.Strategy
 	first    []space.Config
-	proposed map[string]bool
+	proposed map[space.ConfigKey]bool
 	patience int
 	t        *Transfer
 }
@@ -209,21 +209,21 @@ func (ss *session) withSeeds(s strategy.Strategy) strategy.Strategy {
 	// The default first, then each seed that is not the default.
 	first := []space.Config{ss.out.Desc.Default}
 	for _, sd := range t.Seeds {
-		if sd.Config.String() != ss.out.Desc.Default.String() {
+		if !sd.Config.Equal(ss.out.Desc.Default) {
 			first = append(first, sd.Config)
 		}
 	}
-	return &seeded{Strategy: s, first: first, proposed: map[string]bool{}, patience: t.Patience, t: t}
+	return &seeded{Strategy: s, first: first, proposed: map[space.ConfigKey]bool{}, patience: t.Patience, t: t}
 }
 
 func (s *seeded) Next(history []strategy.Observation) []space.Config {
-	seen := make(map[string]bool, len(history))
+	seen := make(map[space.ConfigKey]bool, len(history))
 	for _, o := range history {
-		seen[o.Config.String()] = true
+		seen[o.Config.Key()] = true
 	}
 	var out []space.Config
 	for _, c := range s.first {
-		key := c.String()
+		key := c.Key()
 		if !seen[key] && !s.proposed[key] {
 			s.proposed[key] = true
 			out = append(out, c)
