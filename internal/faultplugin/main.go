@@ -98,7 +98,6 @@ func (kernel) Validate(c space.Config, p space.Problem, world int, _ string) err
 // return, so tests see the host find out a plugin that hangs there.
 const EnvHangValidate = "SYMMTUNE_FAULTY_HANG_VALIDATE"
 
-
 func (kernel) SymmetricBytes(p space.Problem, _ int, _ string) (int64, error) {
 	n := p.Shape["n"]
 	if n <= 0 || n > MaxN {
