@@ -60,6 +60,26 @@ static CUresult symm_graph_destroy(CUgraphExec exec, CUgraph graph) {
 	if (graph) { CUresult r2 = cuGraphDestroy(graph); if (r == CUDA_SUCCESS) r = r2; }
 	return r;
 }
+// Thread-local capture: other threads' CUDA calls go on meanwhile (torch's
+// own mode for its graphs, under which cuBLASLt's calls capture).
+static CUresult symm_capture_begin_local(void* stream) {
+	return cuStreamBeginCapture((CUstream)stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL);
+}
+static CUresult symm_is_capturing(void* stream, int* active) {
+	CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
+	CUresult r = cuStreamIsCapturing((CUstream)stream, &st);
+	*active = st != CU_STREAM_CAPTURE_STATUS_NONE;
+	return r;
+}
+// A u32 of pinned host memory that kernels write through its device
+// address (mapped): the host reads it without a copy or a sync.
+static CUresult symm_host_word(void** host, CUdeviceptr* dev) {
+	CUresult r = cuMemHostAlloc(host, 4, CU_MEMHOSTALLOC_DEVICEMAP);
+	if (r != CUDA_SUCCESS) return r;
+	memset(*host, 0, 4);
+	return cuMemHostGetDevicePointer(dev, *host, 0);
+}
+static CUresult symm_host_free(void* host) { return cuMemFreeHost(host); }
 static int symm_ipc_handle_size(void) { return (int)sizeof(((CUipcMemHandle*)0)->reserved); }
 static int symm_p2p_access_supported(void) { return CU_DEVICE_P2P_ATTRIBUTE_ACCESS_SUPPORTED; }
 static int symm_p2p_native_atomic(void) { return CU_DEVICE_P2P_ATTRIBUTE_NATIVE_ATOMIC_SUPPORTED; }
@@ -68,6 +88,7 @@ import "C"
 
 import (
 	"fmt"
+	"sync/atomic"
 	"unsafe"
 
 	"gorgonia.org/cu"
@@ -149,6 +170,89 @@ func Capture(stream cu.Stream, enqueue func() error) (*Graph, error) {
 		return nil, err
 	}
 	return g, nil
+}
+
+// CaptureLocal is Capture in thread-local mode, on a stream of the
+// caller's own: only this thread's unsafe calls are refused meanwhile, so
+// other threads of the process (torch's, another rank's) go on.
+func CaptureLocal(stream cu.Stream, enqueue func() error) (*Graph, error) {
+	s := unsafe.Pointer(stream.C())
+	if err := cuErr("cuStreamBeginCapture", C.symm_capture_begin_local(s)); err != nil {
+		return nil, err
+	}
+	werr := enqueue()
+	g := &Graph{}
+	r := C.symm_capture_end(s, &g.exec, &g.graph)
+	if werr != nil {
+		g.Destroy()
+		return nil, fmt.Errorf("capture: %w", werr)
+	}
+	if err := cuErr("end capture and instantiate", r); err != nil {
+		g.Destroy()
+		return nil, err
+	}
+	return g, nil
+}
+
+// IsCapturing says whether stream is being captured into a graph (the
+// caller's own capture, torch.cuda.graph's or torch.compile's): work
+// enqueued on it then lands in that graph.
+func IsCapturing(stream cu.Stream) (bool, error) {
+	var active C.int
+	if err := cuErr("cuStreamIsCapturing", C.symm_is_capturing(unsafe.Pointer(stream.C()), &active)); err != nil {
+		return false, err
+	}
+	return active != 0, nil
+}
+
+// StreamOf is the cu.Stream of a raw CUstream handle another runtime made
+// (torch's current stream, as torch.cuda.current_stream().cuda_stream).
+// cu.Stream holds the handle and nothing else.
+func StreamOf(raw uint64) cu.Stream {
+	h := uintptr(raw)
+	return *(*cu.Stream)(unsafe.Pointer(&h))
+}
+
+// StreamOf's cast needs cu.Stream to be one handle: a constant index out
+// of range otherwise.
+var _ = [1]struct{}{}[unsafe.Sizeof(cu.Stream{})-unsafe.Sizeof(uintptr(0))]
+
+// A HostWord is a u32 in pinned, mapped host memory: kernels of this
+// context write it through Dev, the host reads it with Load, no copy or
+// sync between them.
+type HostWord struct {
+	host unsafe.Pointer
+	Dev  cu.DevicePtr
+}
+
+// NewHostWord allocates a zeroed word.
+func NewHostWord() (*HostWord, error) {
+	w := &HostWord{}
+	var dev C.CUdeviceptr
+	if err := cuErr("allocate a mapped host word", C.symm_host_word(&w.host, &dev)); err != nil {
+		if w.host != nil {
+			C.symm_host_free(w.host)
+		}
+		return nil, err
+	}
+	w.Dev = cu.DevicePtr(dev)
+	return w, nil
+}
+
+// Load reads the word.
+func (w *HostWord) Load() uint32 { return atomic.LoadUint32((*uint32)(w.host)) }
+
+// Store writes the word (while no kernel writes it).
+func (w *HostWord) Store(v uint32) { atomic.StoreUint32((*uint32)(w.host), v) }
+
+// Free releases the word.
+func (w *HostWord) Free() error {
+	if w == nil || w.host == nil {
+		return nil
+	}
+	err := cuErr("cuMemFreeHost", C.symm_host_free(w.host))
+	w.host = nil
+	return err
 }
 
 // Launch enqueues one replay of the graph on stream.
