@@ -31,6 +31,20 @@ int main(void) {
 	rc = symmtune_call("constants", "{}", NULL, 5, &m);
 	if (rc != SYMMTUNE_BAD_INPUT) { printf("null out %d\n", rc); return 1; }
 	free(buf);
+	/* The GEMM runtime: a request the rules reject, then (the library
+	 * being the tag-free one) open's "without CUDA"; an unknown handle. */
+	uint64_t regions[2] = {4096, 8192}, h = 0;
+	rc = symmtune_gemm_open("{\"kernel\":\"agmm\",\"m\":4096,\"n\":1024,\"k\":1024,\"world\":2,\"rank\":5,\"dtype\":\"bf16\",\"device\":0,\"config\":{\"algo\":0,\"batch\":0,\"chunks\":2,\"copy\":\"ce\",\"copy_blocks\":4,\"direction\":\"pull\",\"graph\":1,\"impl\":\"pipeline\",\"sm_reserve\":0,\"streams\":1}}",
+		regions, 2, 4096, &h, msg, sizeof msg);
+	if (rc != SYMMTUNE_BAD_INPUT) { printf("open rank %d %s\n", rc, msg); return 1; }
+	printf("%s\n", msg);
+	rc = symmtune_gemm_open("{\"kernel\":\"agmm\",\"m\":4096,\"n\":1024,\"k\":1024,\"world\":2,\"rank\":1,\"dtype\":\"bf16\",\"device\":0,\"config\":{\"algo\":0,\"batch\":0,\"chunks\":2,\"copy\":\"ce\",\"copy_blocks\":4,\"direction\":\"pull\",\"graph\":1,\"impl\":\"pipeline\",\"sm_reserve\":0,\"streams\":1}}",
+		regions, 2, 4096, &h, msg, sizeof msg);
+	if (rc != SYMMTUNE_INTERNAL) { printf("open %d %s\n", rc, msg); return 1; }
+	printf("%s\n", msg);
+	rc = symmtune_gemm_enqueue(77, 0, 1, 2, 3, 0, msg, 8);
+	if (rc != SYMMTUNE_BAD_INPUT || msg[7] != 0) { printf("enqueue %d\n", rc); return 1; }
+	if (symmtune_gemm_close(77) != SYMMTUNE_BAD_INPUT) { puts("close"); return 1; }
 	return 0;
 }
 `
@@ -74,7 +88,7 @@ func TestCCaller(t *testing.T) {
 	if err != nil {
 		t.Fatalf("caller: %v\n%s", err, out)
 	}
-	if !strings.Contains(string(out), `tile "12x"`) {
+	if !strings.Contains(string(out), `tile "12x"`) || !strings.Contains(string(out), "rank 5") || !strings.Contains(string(out), "without CUDA") {
 		t.Errorf("caller printed %q", out)
 	}
 }

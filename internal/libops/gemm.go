@@ -54,17 +54,9 @@ func gemmOps() map[string]op {
 				if r.Config == nil {
 					return nil, bad("config: missing")
 				}
-				cfg := space.Config{}
-				for _, name := range slices.Sorted(maps.Keys(r.Config)) {
-					var v space.Value
-					if err := json.Unmarshal(r.Config[name], &v); err != nil {
-						return nil, bad("config: parameter %q: %v", name, err)
-					}
-					cfg[name] = v
-				}
-				c, err := gpu.ParseConfig(r.Kernel, cfg)
+				c, err := parseConfig(r.Kernel, r.Config)
 				if err != nil {
-					return nil, badErr(err)
+					return nil, err
 				}
 				return configOf(r.Kernel, c), nil
 			}),
@@ -230,4 +222,18 @@ func gemmConstants() map[string]any {
 		"no_flag": gpu.NoFlag, "rs_table_bytes": gpu.RSTableBytes, "rs_count_offset": gpu.RSCountOffset,
 		"rs_count_bytes": gpu.RSCountBytes, "rs_epilogue_offset": gpu.RSEpilogueOffset,
 	}
+}
+
+// parseConfig is gpu.ParseConfig of a config as JSON ({name: value}).
+func parseConfig(kernel string, raw map[string]json.RawMessage) (gpu.Config, error) {
+	cfg := space.Config{}
+	for _, name := range slices.Sorted(maps.Keys(raw)) {
+		var v space.Value
+		if err := json.Unmarshal(raw[name], &v); err != nil {
+			return gpu.Config{}, bad("config: parameter %q: %v", name, err)
+		}
+		cfg[name] = v
+	}
+	c, err := gpu.ParseConfig(kernel, cfg)
+	return c, badErr(err)
 }
