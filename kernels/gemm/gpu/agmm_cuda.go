@@ -53,7 +53,7 @@ func (g *agmm) launch(c Config) error {
 	if !inPlace {
 		// Before the announcement and the fork: every reader of the own
 		// rows in the payload follows it in stream order.
-		end, err := r.trace.span("copy the own shard into the buffer", "main", r.main)
+		end, err := r.trace.span(func() (string, string) { return "copy the own shard into the buffer", "main" }, r.main)
 		if err != nil {
 			return err
 		}
@@ -87,7 +87,9 @@ func (g *agmm) launch(c Config) error {
 			return fmt.Errorf("rank %d's shard: %w", q, err)
 		}
 		for _, sp := range spans {
-			end, err := r.trace.span(fmt.Sprintf("copy rows %d+%d rank %d->%d", sp.Start, sp.Rows, from, to), fmt.Sprintf("side%d", i), s)
+			end, err := r.trace.span(func() (string, string) {
+				return fmt.Sprintf("copy rows %d+%d rank %d->%d", sp.Start, sp.Rows, from, to), fmt.Sprintf("side%d", i)
+			}, s)
 			if err != nil {
 				return err
 			}

@@ -264,7 +264,7 @@ func (r *Runner) launchFusedGEMM(c Config, out cu.DevicePtr, sms int) error {
 			return err
 		}
 	}
-	end, err := r.trace.span("fused GEMM "+c.Tile.String(), "gemm0", s)
+	end, err := r.trace.span(func() (string, string) { return "fused GEMM " + c.Tile.String(), "gemm0" }, s)
 	if err != nil {
 		return err
 	}

@@ -160,7 +160,7 @@ func (m *matmulrs) reduce(c Config, sp Span) error {
 	}
 	start := int64(sp.Start-me*p.Rows()) * int64(p.N)
 	args := cudamem.Args(uint64(r.ptr.C), uint64(m.slot(me, 0)), uint64(SlotElems(p)), uint64(p.World), uint64(start), uint64(sp.Rows)*uint64(p.N))
-	end, err := r.trace.span(fmt.Sprintf("reduce rows %d+%d", sp.Start, sp.Rows), "reduce", r.reduce)
+	end, err := r.trace.span(func() (string, string) { return fmt.Sprintf("reduce rows %d+%d", sp.Start, sp.Rows), "reduce" }, r.reduce)
 	if err != nil {
 		return err
 	}
@@ -186,7 +186,9 @@ func (m *matmulrs) pushOn(s cu.Stream, sp Span) error {
 	r, p, me := m.r, m.r.prob, m.r.peers.Rank()
 	q := sp.Owner
 	rowBytes := int64(p.N) * 2
-	end, err := r.trace.span(fmt.Sprintf("push rows %d+%d to rank %d", sp.Start, sp.Rows, q), fmt.Sprintf("side%d", r.peerIndex(q)), s)
+	end, err := r.trace.span(func() (string, string) {
+		return fmt.Sprintf("push rows %d+%d to rank %d", sp.Start, sp.Rows, q), fmt.Sprintf("side%d", r.peerIndex(q))
+	}, s)
 	if err != nil {
 		return err
 	}

@@ -45,7 +45,9 @@ func (r *Runner) product(c Config, s Step, a, d cu.DevicePtr) error {
 	if err != nil {
 		return err
 	}
-	end, err := r.trace.span(fmt.Sprintf("product rows %d+%d of rank %d (batch %d)", s.Start, s.Rows, s.Owner, s.Batch), fmt.Sprintf("gemm%d", s.Stream), r.gemm[s.Stream])
+	end, err := r.trace.span(func() (string, string) {
+		return fmt.Sprintf("product rows %d+%d of rank %d (batch %d)", s.Start, s.Rows, s.Owner, s.Batch), fmt.Sprintf("gemm%d", s.Stream)
+	}, r.gemm[s.Stream])
 	if err != nil {
 		return err
 	}
@@ -147,7 +149,7 @@ func (r *Runner) end(c Config, then func() error) error {
 			return err
 		}
 	}
-	end, err := r.trace.span("end barrier", "main", r.main)
+	end, err := r.trace.span(func() (string, string) { return "end barrier", "main" }, r.main)
 	if err != nil {
 		return err
 	}

@@ -96,7 +96,7 @@ type Runner struct {
 	status     *cudamem.HostWord
 	localFlags cu.DevicePtr
 	staging    cu.DevicePtr
-	graphs     map[Config]*graphCache
+	graphs     map[Config]*graphCache[Ptrs, *cudamem.Graph]
 
 	// The call being enqueued: its stream and operands.
 	main cu.Stream
@@ -120,7 +120,7 @@ func NewRunner(name string, peers Peers, p Problem, dtype string) (*Runner, erro
 		return nil, err
 	}
 	r := &Runner{name: name, peers: peers, prob: p, dtype: lt, bf16: dtype == "bf16",
-		plans: map[planKey]*cublaslt.Plan{}, fused: map[Config]*fusedRun{}, graphs: map[Config]*graphCache{}}
+		plans: map[planKey]*cublaslt.Plan{}, fused: map[Config]*fusedRun{}, graphs: map[Config]*graphCache[Ptrs, *cudamem.Graph]{}}
 	if name == AGMM {
 		r.kern = &agmm{r: r}
 	} else {
@@ -291,13 +291,9 @@ func (r *Runner) Enqueue(c Config, main cu.Stream, p Ptrs) error {
 	if capturing {
 		return r.launch(c, main, p)
 	}
-	gc := r.graphs[c]
-	if gc == nil {
-		gc = &graphCache{}
-		r.graphs[c] = gc
-	}
-	g := gc.get(p)
-	if g == nil {
+	gc := r.graphCache(c)
+	g, ok := gc.get(p)
+	if !ok {
 		if !gc.second(p) {
 			return r.launch(c, main, p)
 		}
@@ -314,12 +310,8 @@ func (r *Runner) Enqueue(c Config, main cu.Stream, p Ptrs) error {
 // Capture captures c's call at operands p now, unless it is already: the
 // plugin's trials then replay it from their first call.
 func (r *Runner) Capture(c Config, p Ptrs) error {
-	gc := r.graphs[c]
-	if gc == nil {
-		gc = &graphCache{}
-		r.graphs[c] = gc
-	}
-	if gc.get(p) != nil {
+	gc := r.graphCache(c)
+	if _, ok := gc.get(p); ok {
 		return nil
 	}
 	g, err := r.captureCall(c, p)
@@ -327,6 +319,18 @@ func (r *Runner) Capture(c Config, p Ptrs) error {
 		return err
 	}
 	return gc.put(p, g)
+}
+
+// graphCache is c's graphs, made at first use.
+func (r *Runner) graphCache(c Config) *graphCache[Ptrs, *cudamem.Graph] {
+	gc := r.graphs[c]
+	if gc == nil {
+		// cuGraphExecDestroy of a graph still running is allowed: the
+		// driver frees it once its launches complete.
+		gc = &graphCache[Ptrs, *cudamem.Graph]{destroy: (*cudamem.Graph).Destroy}
+		r.graphs[c] = gc
+	}
+	return gc
 }
 
 func (r *Runner) captureCall(c Config, p Ptrs) (*cudamem.Graph, error) {
@@ -361,7 +365,7 @@ func (r *Runner) Close() error {
 	var errs []error
 	errs = append(errs, cu.Synchronize())
 	for _, gc := range r.graphs {
-		errs = append(errs, gc.destroy())
+		errs = append(errs, gc.destroyAll())
 	}
 	r.graphs = nil
 	for _, f := range r.fused {
@@ -400,76 +404,5 @@ func (r *Runner) Close() error {
 		errs = append(errs, r.lt.Close())
 		r.lt = nil
 	}
-	return errors.Join(errs...)
-}
-
-// graphCacheSize is how many graphs a config keeps, and graphSeenSize how
-// many operand sets seen once it remembers: a program's steady state
-// passes the same few addresses again and again (torch's caching
-// allocator), and a graph holds the addresses it was captured with.
-const (
-	graphCacheSize = 8
-	graphSeenSize  = 64
-)
-
-type keyedGraph struct {
-	at Ptrs
-	g  *cudamem.Graph
-}
-
-// graphCache is one config's graphs by operands, least recently used
-// first, and the operands seen once.
-type graphCache struct {
-	graphs []keyedGraph
-	seen   []Ptrs
-}
-
-func (gc *graphCache) get(p Ptrs) *cudamem.Graph {
-	for i, kg := range gc.graphs {
-		if kg.at == p {
-			copy(gc.graphs[i:], gc.graphs[i+1:])
-			gc.graphs[len(gc.graphs)-1] = kg
-			return kg.g
-		}
-	}
-	return nil
-}
-
-// second says whether p was seen once before (and forgets it then), else
-// remembers it.
-func (gc *graphCache) second(p Ptrs) bool {
-	for i, s := range gc.seen {
-		if s == p {
-			gc.seen = append(gc.seen[:i], gc.seen[i+1:]...)
-			return true
-		}
-	}
-	gc.seen = append(gc.seen, p)
-	if len(gc.seen) > graphSeenSize {
-		gc.seen = gc.seen[1:]
-	}
-	return false
-}
-
-// put adds g, dropping the least recently used graph past the size (after
-// the GPU is done with it: a replay may be in flight).
-func (gc *graphCache) put(p Ptrs, g *cudamem.Graph) error {
-	gc.graphs = append(gc.graphs, keyedGraph{p, g})
-	if len(gc.graphs) <= graphCacheSize {
-		return nil
-	}
-	old := gc.graphs[0]
-	gc.graphs = gc.graphs[1:]
-	// cuGraphExecDestroy of a graph still running is allowed: the driver
-	// frees it once its launches complete.
-	return old.g.Destroy()
-}
-
-func (gc *graphCache) destroy() error {
-	var errs []error
-	for _, kg := range gc.graphs {
-		errs = append(errs, kg.g.Destroy())
-	}
-	gc.graphs = nil
 	return errors.Join(errs...)
 }
