@@ -1,34 +1,37 @@
 # GPU targets, included by the top Makefile.
 #
-#   make cuda       fetch CUDA 11.8 headers + libcuda link stub into .cuda/
-#                   (once, cached) and build the CUDA plugins into bin/cuda/
+#   make cuda       build the CUDA plugins into bin/cuda/
 #   make cuda-vet   go vet -tags cuda over the cuda-tagged packages
+#   make cuda-libs  fetch NVRTC 11.8 and 12.4 and a CUDA 12 libcuda into
+#                   .cuda/ (once, cached), for cuda-test
 #   make cuda-test  tests that need no GPU: compiles every shipped kernel with
 #                   the fetched NVRTC 11.8 (sm_90), from Go and as the Python
 #                   runtime assembles them, and every Hopper GEMM tile with
 #                   the fetched NVRTC 12.4 (sm_90a; no register spills), so
-#                   CI checks the CUDA C
+#                   CI checks the CUDA C; and checks that the fetched libcuda
+#                   exports every driver entry point cuda/cu binds
 #   make bench-gpu  the GPU benchmark script (runs on a GPU machine; see bench/gpu.sh)
 #
-# Why the 11.8 headers: gorgonia.org/cu v0.9.6 does not compile against CUDA
-# 13's cuda.h; the binaries built against 11.8 run on newer drivers. NVRTC is
-# loaded at run time (cuda/nvrtc), so nothing links against a toolkit version.
+# The -tags cuda builds need cgo but no CUDA headers or libraries: the
+# driver (cuda/cu), NVRTC, cuBLASLt and NVML are all loaded at run time with
+# dlopen, so one binary runs with whichever driver and toolkit a machine has.
 CUDA_DIR    ?= .cuda
-CUDA_INC     = $(CURDIR)/$(CUDA_DIR)/root/usr/include
-CUDA_LIB     = $(CURDIR)/$(CUDA_DIR)/root/usr/lib/x86_64-linux-gnu/nvidia/current
-CUDA_ENV     = CGO_ENABLED=1 CGO_CFLAGS="-I$(CUDA_INC)" CGO_LDFLAGS="-L$(CUDA_LIB)"
+CUDA_ENV     = CGO_ENABLED=1
 CUDA_PKGS    = ./symm/cudamem/... ./cuda/... ./kernels/... ./bench/gemmalone ./plugins/...
 CUDA_PLUGINS = allreduce matmulrs agmm
 NVRTC12      = $(CURDIR)/$(CUDA_DIR)/nvrtc12/usr/lib/x86_64-linux-gnu
 
-.PHONY: cuda cuda-headers cuda-vet cuda-test bench-gpu gemmalone
+.PHONY: cuda cuda-libs cuda-headers cuda-vet cuda-test bench-gpu gemmalone
 
-cuda-headers: $(CUDA_DIR)/ok
+cuda-libs: $(CUDA_DIR)/ok
+
+# The old name, for scripts that still call it.
+cuda-headers: cuda-libs
 
 $(CUDA_DIR)/ok: scripts/fetch-cuda.sh
 	sh scripts/fetch-cuda.sh $(CUDA_DIR)
 
-cuda: cuda-headers
+cuda:
 	@mkdir -p $(BIN)/cuda
 	@for p in $(CUDA_PLUGINS); do \
 	  $(CUDA_ENV) $(GO) build -tags cuda -o $(BIN)/cuda/symmtune-plugin-$$p ./plugins/$$p || exit 1; \
@@ -36,18 +39,19 @@ cuda: cuda-headers
 
 # The Hopper GEMM alone against cuBLASLt (bench/gemmalone/main.go says what
 # it measures); carry $(BIN)/gemmalone to a GPU machine and run it there.
-gemmalone: cuda-headers
+gemmalone:
 	@mkdir -p $(BIN)
 	$(CUDA_ENV) $(GO) build -tags cuda -ldflags "-s -w" -o $(BIN)/gemmalone ./bench/gemmalone
 
 # gpu adds the tests that need a GPU (built by scripts/gpu-bundle.sh), so
 # they are vetted here though CI cannot run them.
-cuda-vet: cuda-headers
+cuda-vet:
 	$(CUDA_ENV) $(GO) vet -tags cuda,gpu $(CUDA_PKGS)
 
-cuda-test: cuda-headers
+cuda-test: cuda-libs
 	$(CUDA_ENV) SYMMTUNE_NVRTC=$(CURDIR)/$(CUDA_DIR)/root/usr/lib/x86_64-linux-gnu/libnvrtc.so.11.2 \
 	  LD_LIBRARY_PATH=$(CURDIR)/$(CUDA_DIR)/root/usr/lib/x86_64-linux-gnu \
+	  SYMMTUNE_LIBCUDA=$$(cat $(CUDA_DIR)/libdir)/libcuda.so.1 SYMMTUNE_REQUIRE_LIBCUDA=1 \
 	  $(GO) test -tags cuda -count=1 ./cuda/...
 	py=$$($(FIND_PYTHON) $(PY_TEST_MODULES)) && \
 	  SYMMTUNE_NVRTC=$(CURDIR)/$(CUDA_DIR)/root/usr/lib/x86_64-linux-gnu/libnvrtc.so.11.2 \

@@ -1,16 +1,17 @@
 #!/bin/sh
-# fetch-cuda.sh DIR: put the CUDA 11.8 driver-API headers (cuda.h, nvrtc.h,
-# cudaTypedefs.h), the libcuda link stub and NVRTC 11.8 (libnvrtc.so.11.2,
-# for compiling the kernels in tests without a GPU) under DIR, without
-# installing anything system-wide.
+# fetch-cuda.sh DIR: put NVRTC 11.8 (libnvrtc.so.11.2, for compiling the
+# kernels in tests without a GPU) and a CUDA 12 driver library (libcuda1,
+# for checking that it exports every entry point cuda/cu binds; it loads,
+# though cuInit fails, without a GPU) under DIR, without installing anything
+# system-wide. No headers: nothing symmtune builds includes a CUDA header
+# (the driver, NVRTC, cuBLASLt and NVML are declared by their bindings and
+# loaded at run time).
 #
-# Why 11.8: gorgonia.org/cu v0.9.6 does not compile against CUDA 13 headers
-# (cuCtxCreate changed signature), and Debian bookworm's non-free
-# nvidia-cuda-dev (11.8.89) is the newest packaged set it builds with. The
-# resulting binaries run on driver 580 (CUDA 13) machines: the driver API is
-# backward compatible. A private apt configuration (sources, lists, cache)
-# lives in DIR/apt, so the host's apt state is not touched and no root is
-# needed. The result is cached: a second run with DIR/ok present does nothing.
+# Why 11.8: Debian bookworm's non-free packages; the oldest NVRTC symmtune
+# supports, so CI compiles the kernels with it. A private apt configuration
+# (sources, lists, cache) lives in DIR/apt, so the host's apt state is not
+# touched and no root is needed. The result is cached: a second run with
+# DIR/ok present does nothing.
 #
 # It also puts NVRTC 12.4 (Debian trixie's non-free libnvrtc12, which runs
 # on bookworm) under DIR/nvrtc12: NVRTC 11.8 cannot build sm_90a (wgmma,
@@ -51,20 +52,14 @@ fi
 if [ -f "$DIR/ok" ]; then touch "$DIR/ok"; exit 0; fi
 private_apt . bookworm
 # shellcheck disable=SC2086
-(cd "$DIR/debs" && apt-get $APT -q download nvidia-cuda-dev libcuda1 libnvrtc11.2 libnvrtc-builtins11.8)
+(cd "$DIR/debs" && apt-get $APT -q download libcuda1 libnvrtc11.2 libnvrtc-builtins11.8)
 mkdir -p "$DIR/root"
-dpkg-deb --fsys-tarfile "$DIR"/debs/nvidia-cuda-dev_*.deb |
-	tar -x -C "$DIR/root" ./usr/include/cuda.h ./usr/include/nvrtc.h ./usr/include/cudaTypedefs.h ./usr/include/cudaProfilerTypedefs.h 2>/dev/null ||
-	dpkg-deb --fsys-tarfile "$DIR"/debs/nvidia-cuda-dev_*.deb | tar -x -C "$DIR/root" ./usr/include/cuda.h ./usr/include/nvrtc.h ./usr/include/cudaTypedefs.h
 dpkg-deb -x "$DIR"/debs/libcuda1_*.deb "$DIR/root"
 dpkg-deb -x "$DIR"/debs/libnvrtc11.2_*.deb "$DIR/root"
 dpkg-deb -x "$DIR"/debs/libnvrtc-builtins11.8_*.deb "$DIR/root"
-LIB=$(dirname "$(find "$DIR/root" -name 'libcuda.so*' | head -1)")
-[ -f "$DIR/root/usr/include/cuda.h" ] && [ -n "$LIB" ] || { echo "fetch-cuda: headers or libcuda missing after extraction" >&2; exit 1; }
-# The package ships libcuda.so.1 (and a versioned file); the linker wants libcuda.so.
-[ -e "$LIB/libcuda.so" ] || ln -s "$(basename "$(ls "$LIB"/libcuda.so.1 2>/dev/null || ls "$LIB"/libcuda.so.* | head -1)")" "$LIB/libcuda.so"
-# The .debs are large (nvidia-cuda-dev ~774 MB); keep only what the build uses.
+LIB=$(dirname "$(find "$DIR/root" -name 'libcuda.so.1' | head -1)")
+[ -n "$LIB" ] && [ -e "$LIB/libcuda.so.1" ] || { echo "fetch-cuda: libcuda.so.1 missing after extraction" >&2; exit 1; }
 rm -rf "$DIR/debs" "$DIR/apt/cache"
 echo "$LIB" >"$DIR/libdir"
 touch "$DIR/ok"
-echo "fetch-cuda: headers in $DIR/root/usr/include, libcuda in $LIB"
+echo "fetch-cuda: NVRTC in $DIR/root/usr/lib/x86_64-linux-gnu, libcuda in $LIB"

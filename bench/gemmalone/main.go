@@ -22,8 +22,7 @@ import (
 	"strings"
 	"unsafe"
 
-	"gorgonia.org/cu"
-
+	"github.com/symmtune/symmtune/cuda/cu"
 	"github.com/symmtune/symmtune/cuda/cublaslt"
 	"github.com/symmtune/symmtune/cuda/nvrtc"
 	"github.com/symmtune/symmtune/kernels/gemm/gpu"

@@ -4,9 +4,11 @@
 // runtime (python/symmtune/_native.py) and any other caller. It owns only
 // the boundary: strings in, JSON out, error codes, no panic escaping. It
 // starts no goroutine of its own, at load or per call. Built with -tags
-// cuda it also runs the GEMM kernels (symmtune_gemm_*: the plugins' launch
-// sequence on the caller's stream and thread); without, those answer that
-// the library has no CUDA, and it links no CUDA at all.
+// cuda (make lib) it also runs the GEMM kernels (symmtune_gemm_*: the
+// plugins' launch sequence on the caller's stream and thread); it links no
+// CUDA either way: cuda/cu loads the driver at the first kernel call, so
+// the library loads and answers the rules without a GPU. Without the tag,
+// symmtune_gemm_open answers that the library has no CUDA.
 package main
 
 /*

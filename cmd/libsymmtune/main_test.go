@@ -74,7 +74,7 @@ func TestBuiltLibraryExports(t *testing.T) {
 			t.Skip("builds the library")
 		}
 		so = filepath.Join(t.TempDir(), "libsymmtune.so")
-		cmd := exec.Command("go", "build", "-buildmode=c-shared", "-o", so, ".")
+		cmd := exec.Command("go", "build", "-tags", "cuda", "-buildmode=c-shared", "-o", so, ".")
 		if out, err := cmd.CombinedOutput(); err != nil {
 			t.Fatalf("go build -buildmode=c-shared: %v\n%s", err, out)
 		}

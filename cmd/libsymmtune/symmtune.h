@@ -2,9 +2,11 @@
  * libsymmtune: symmtune's rules (GEMM plans, config validation, Hopper
  * tiles, defaults, kernel versions, layout constants) and its GEMM launch
  * sequence as a C library, built from cmd/libsymmtune with
- * `go build -buildmode=c-shared` (make lib). Built without the cuda tag it
- * links no CUDA: it loads and answers on machines without a GPU, and
- * symmtune_gemm_open says it cannot run kernels.
+ * `go build -tags cuda -buildmode=c-shared` (make lib). It links no CUDA:
+ * the driver is loaded at the first kernel call, so the library loads and
+ * answers the rules on machines without a GPU (there symmtune_gemm_open
+ * fails, naming the missing driver; built without the cuda tag, it says
+ * the library has no CUDA).
  *
  * The rules are two functions of plain integers and pointers. Requests and
  * answers are JSON (UTF-8); the operations and their requests are listed by

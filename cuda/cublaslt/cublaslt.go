@@ -168,8 +168,7 @@ import (
 	"sync"
 	"unsafe"
 
-	"gorgonia.org/cu"
-
+	"github.com/symmtune/symmtune/cuda/cu"
 	"github.com/symmtune/symmtune/cuda/libpath"
 )
 

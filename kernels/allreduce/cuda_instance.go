@@ -10,8 +10,7 @@ import (
 	"sync"
 	"unsafe"
 
-	"gorgonia.org/cu"
-
+	"github.com/symmtune/symmtune/cuda/cu"
 	"github.com/symmtune/symmtune/cuda/nvrtc"
 	"github.com/symmtune/symmtune/sdk"
 	"github.com/symmtune/symmtune/space"

@@ -7,8 +7,7 @@ import (
 	"fmt"
 	"strings"
 
-	"gorgonia.org/cu"
-
+	"github.com/symmtune/symmtune/cuda/cu"
 	"github.com/symmtune/symmtune/sdk"
 	"github.com/symmtune/symmtune/space"
 	"github.com/symmtune/symmtune/symm"

@@ -3,7 +3,7 @@
 // Package cudamem is symmtune's CUDA symmetric-memory backend (build tag
 // cuda). Each rank process owns one GPU (ordinal = rank among the visible
 // devices, so CUDA_VISIBLE_DEVICES selects and orders them), allocates its
-// symmetric region plus signal pads with cuMemAlloc through gorgonia.org/cu,
+// symmetric region plus signal pads with cuMemAlloc through cuda/cu,
 // and exports them as a CUDA IPC handle: the blob the host hands to peers.
 // Connect maps every peer's region with cuIpcOpenMemHandle (lazy peer
 // access), so a kernel can load and store peers' memory directly over
@@ -25,8 +25,7 @@ import (
 	"runtime"
 	"unsafe"
 
-	"gorgonia.org/cu"
-
+	"github.com/symmtune/symmtune/cuda/cu"
 	"github.com/symmtune/symmtune/cuda/nvrtc"
 	"github.com/symmtune/symmtune/hardware"
 	"github.com/symmtune/symmtune/symm"

@@ -6,8 +6,7 @@ import (
 	"errors"
 	"fmt"
 
-	"gorgonia.org/cu"
-
+	"github.com/symmtune/symmtune/cuda/cu"
 	"github.com/symmtune/symmtune/cuda/nvrtc"
 )
 

@@ -7,8 +7,7 @@ import (
 	"fmt"
 	"unsafe"
 
-	"gorgonia.org/cu"
-
+	"github.com/symmtune/symmtune/cuda/cu"
 	"github.com/symmtune/symmtune/cuda/nvrtc"
 )
 

@@ -5,7 +5,7 @@ package gpu
 import (
 	"fmt"
 
-	"gorgonia.org/cu"
+	"github.com/symmtune/symmtune/cuda/cu"
 
 	"github.com/symmtune/symmtune/symm/cudamem"
 )

@@ -9,7 +9,7 @@ import (
 	"os"
 	"unsafe"
 
-	"gorgonia.org/cu"
+	"github.com/symmtune/symmtune/cuda/cu"
 
 	"github.com/symmtune/symmtune/sdk"
 	"github.com/symmtune/symmtune/space"

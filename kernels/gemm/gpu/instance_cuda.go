@@ -7,7 +7,7 @@ import (
 	"errors"
 	"fmt"
 
-	"gorgonia.org/cu"
+	"github.com/symmtune/symmtune/cuda/cu"
 
 	"github.com/symmtune/symmtune/sdk"
 	"github.com/symmtune/symmtune/space"

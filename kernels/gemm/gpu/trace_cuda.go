@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"gorgonia.org/cu"
+	"github.com/symmtune/symmtune/cuda/cu"
 )
 
 // A tracer times the steps of one call with CUDA events, for developers

@@ -8,7 +8,7 @@ import "testing"
 // meant, put the new value here. Moving or renaming other files must not
 // change them.
 func TestKernelVersions(t *testing.T) {
-	for kernel, want := range map[string]string{AGMM: "ffb7cf3762e0", MatmulRS: "ad344dd1a2c7"} {
+	for kernel, want := range map[string]string{AGMM: "8bcae02e141f", MatmulRS: "794bdd22f884"} {
 		if got := KernelVersion(kernel); got != want {
 			t.Errorf("%s kernel version %s, pinned %s", kernel, got, want)
 		}
