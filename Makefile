@@ -34,11 +34,13 @@ build:
 
 # libsymmtune: the Go rules the Python package binds (cmd/libsymmtune, C ABI
 # in cmd/libsymmtune/symmtune.h), beside the package where symmtune._native
-# loads it. Needs cgo (gcc); links no CUDA. Go writes a generated header
-# beside it, which the hand-written one replaces.
+# loads it. Needs cgo (gcc); links no CUDA: with -tags cuda it holds the GEMM
+# runtime too, whose CUDA driver (cuda/cu) is loaded on first use, so it
+# loads and answers the rules on machines without a GPU. Go writes a
+# generated header beside it, which the hand-written one replaces.
 LIB := python/symmtune/libsymmtune.so
 lib:
-	CGO_ENABLED=1 $(GO) build -buildmode=c-shared -trimpath -ldflags "-s -w" -o $(LIB) ./cmd/libsymmtune
+	CGO_ENABLED=1 $(GO) build -tags cuda -buildmode=c-shared -trimpath -ldflags "-s -w" -o $(LIB) ./cmd/libsymmtune
 	@rm -f $(LIB:.so=.h)
 
 # A platform wheel of the Python package with the library inside

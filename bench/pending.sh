@@ -7,7 +7,6 @@
 #   bash bench/pending.sh allreduce 4   # issues 11 and 12: 4 x H200 all-reduce
 #   bash bench/pending.sh gemm W        # issue 13: bench/gemm-fused.sh on W GPUs
 #   bash bench/pending.sh torch W       # issue 12: symmtune.torch GEMMs (fused and pipeline) on W GPUs
-#   bash bench/pending.sh diag W        # the open hazards of 2026-11-23 (see below)
 #
 # allreduce: `symmtune search` at 4 KiB, 1 MiB, 16 MiB and 128 MiB of bf16
 #   (pattern, 30 trials each) into one cache, then bench/torch_allreduce.py
@@ -16,17 +15,11 @@
 # gemm: bench/gemm-fused.sh with WORLDS=W (GEMM alone, then both impls'
 #   searches beside the peers), then the winners timed paired with cuBLAS
 #   (bench/torch_paired.py --tuned).
-# torch: bench/torch_fused.py (every searched tile checked, then timed beside
-#   the pipeline, torch.mm alone and torch's fused ops).
-# diag: (1) the ping-pong matmulrs hang
-#   (bench/results/2026-11-23-h200x2-pingpong-hang.md): its repro, three
-#   fresh processes with bench/torch_stress.py's watchdog, kept as the
-#   regression check of its fix (the storers' bar.sync, ...-pingpong-fix.md):
-#   every process must end "0 variant(s) timed out". (2) How a CUDA graph replays
-#   agmm's pushes (the intermittent FusedError of 64x256:s5:c2:g8:pp, graph,
-#   push): torch.profiler traces of 20 calls, graphed and not, each call's
-#   copies and kernels listed (bench/trace_timeline.py); a copy that runs
-#   as a kernel beside the persistent GEMM would explain it.
+# torch: bench/torch_gemm.py (every branch of both pipelines checked, then
+#   timed beside torch's ops) and bench/torch_ops.py's check (eager, in a
+#   user's graph, fused configs forced). (The diag part and its scripts,
+#   torch_stress.py and torch_fused.py, went with symmtune.torch's Python
+#   launch sequence: it is the plugins' Go one now.)
 # Everything lands under $OUT/pending-PART-wW (logs tarred as
 # pending-PART-wW.tgz; the summary on stdout).
 set -u
@@ -35,6 +28,49 @@ W=${2:?usage: bench/pending.sh allreduce|gemm|torch|diag WORLD}
 case $PART in allreduce | gemm | torch | diag) ;; *)
 	echo "unknown part $PART: want allreduce, gemm, torch or diag" >&2
 	exit 2
+	;;
+esac
+OUT=${OUT:-bench/out}
+BIN=${BIN:-/tmp/bin}
+LOGS=$OUT/pending-$PART-w$W
+here=$(dirname "$0")
+. "$here/lib.sh"
+[ -x "$BIN/symmtune" ] || tar xzf .gpu/bins.tgz -C "$(dirname "$BIN")"
+export CUDA_VISIBLE_DEVICES=$(seq -s, 0 $((W - 1)))
+export PYTHONPATH=$here/../python:$here
+# libsymmtune (symmtune's bindings load it): from bins.tgz, unpacked beside $BIN.
+export SYMMTUNE_LIB=${SYMMTUNE_LIB:-$(dirname "$BIN")/python/symmtune/libsymmtune.so}
+
+case $PART in
+allreduce)
+	for n in 2048 524288 8388608 67108864; do
+		timeout 45 "$BIN/symmtune" search --plugin-dir "$BIN" --backend cuda --kernel allreduce --world "$W" \
+			--shape "n=$n" --dtype bf16 --strategy pattern --budget-trials 30 --cache "$LOGS/configs.toml" \
+			--log "$LOGS/search-n$n.jsonl" >"$LOGS/search-n$n.txt" 2>&1 || echo "search n=$n: rc $?"
+		grep -h "winner:" "$LOGS/search-n$n.txt" | cut -c1-160 | sed "s/^/n=$n /"
+	done
+	SYMMTUNE_CACHE=$LOGS/configs.toml timeout 120 torchrun --nproc-per-node "$W" "$here/torch_allreduce.py" \
+		2048 524288 8388608 67108864 999999 >"$LOGS/torch-allreduce.txt" 2>&1 || echo "torch_allreduce: rc $?"
+	tail -9 "$LOGS/torch-allreduce.txt"
+	BIN=$BIN LOGS=$LOGS/speed WORLD=$W DEADLINE=150 timeout 200 bash "$here/allreduce-speed.sh" >"$LOGS/speed.txt" 2>&1 ||
+		echo "allreduce-speed: rc $?"
+	tail -15 "$LOGS/speed.txt"
+	;;
+gemm)
+	BIN=$BIN OUT=$LOGS LOGS=$LOGS/logs WORLDS=$W timeout 440 bash "$here/gemm-fused.sh" >"$LOGS/gemm-fused.txt" 2>&1 ||
+		echo "gemm-fused: rc $?"
+	tail -40 "$LOGS/gemm-fused.txt"
+	# The same searches' winners as symmtune.torch picks them from the cache,
+	# timed paired with cuBLAS and torch's fused ops (bench/torch_paired.py).
+	SYMMTUNE_CACHE=$LOGS/logs/configs.toml timeout 120 torchrun --nproc-per-node "$W" "$here/torch_paired.py" \
+		--tuned 4096x1792x4096,8192x3584x8192,16384x3584x8192 >"$LOGS/paired.txt" 2>&1 || echo "torch_paired: rc $?"
+	grep "^|" "$LOGS/paired.txt"
+	;;
+torch)
+	timeout 300 torchrun --nproc-per-node "$W" "$here/torch_gemm.py" >"$LOGS/torch-gemm.txt" 2>&1 || echo "torch_gemm: rc $?"
+	grep -v "Warning\|enable_symm" "$LOGS/torch-gemm.txt" | tail -30
+	timeout 240 torchrun --nproc-per-node "$W" "$here/torch_ops.py" check >"$LOGS/torch-ops.txt" 2>&1 || echo "torch_ops: rc $?"
+	grep "^check\|FAIL" "$LOGS/torch-ops.txt" | tail -40
 	;;
 esac
 OUT=${OUT:-bench/out}

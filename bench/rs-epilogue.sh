@@ -4,8 +4,8 @@
 # kernel after it (reduce=kernel), one call on W GPUs: per shape, every
 # push x chunks x reduce on the shape's best tile (exhaustive; each trial
 # checked against the float64 reference by the plugin), each trial's steps
-# traced (SYMMTUNE_TRACE); then bench/torch_fused.py (symmtune.torch's
-# checks, epilogue variants included, and timings).
+# traced (SYMMTUNE_TRACE). symmtune.torch runs the same Go launch sequence
+# (libsymmtune's GEMM runtime), so the plugin's checks cover it.
 #   BIN=/tmp/bin OUT=$OUT W=2 bash bench/rs-epilogue.sh
 set -u
 OUT=${OUT:-bench/out}
@@ -27,8 +27,4 @@ for spec in $SPECS; do
 		--top 16 --log "$LOGS/rs-$SH.jsonl" >"$LOGS/rs-$SH.txt" 2>&1 || echo "search $SH: rc $?"
 	grep -h "fused" "$LOGS/rs-$SH.txt" | grep -v winner | cut -c1-190 | sed "s/^/$SH /"
 done
-SYMMTUNE_LIB=${SYMMTUNE_LIB:-$(dirname "$BIN")/python/symmtune/libsymmtune.so} \
-	PYTHONPATH=$here/../python:$here timeout 300 torchrun --nproc-per-node "$W" "$here/torch_fused.py" \
-	>"$LOGS/torch-fused.txt" 2>&1 || echo "torch_fused: rc $?"
-grep -v ",ok," "$LOGS/torch-fused.txt" | grep -v "Warning\|enable_symm\|^matmulrs,\|^agmm," | tail -12
 tar czf "$OUT/rs-epilogue-w$W.tgz" -C "$OUT" "rs-epilogue-w$W"

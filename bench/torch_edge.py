@@ -40,7 +40,7 @@ def late(seconds: float) -> None:
             FORCED.update(FUSED)
         reset_gemm()
         cases = [
-            ("all_reduce", lambda: [fresh((1 << 20,), gen)], lambda xs: st.all_reduce(xs[0]), ref_all_reduce),
+            ("all_reduce", lambda: [fresh((1 << 20,), gen)], lambda xs: st.all_reduce(xs[0]), lambda xs: ref_all_reduce(xs[0])),
             ("agmm", lambda: [fresh((m // w, k), gen), fresh((k, n), gen)],
              lambda xs: st.all_gather_matmul(xs[0], xs[1]), lambda xs: ref_agmm(*xs)),
             ("mmrs", lambda: [fresh((m, k), gen), fresh((k, n), gen)],

@@ -33,6 +33,30 @@ SHAPES = [(4096, 1792, 4096), (8192, 3584, 8192)]
 TOL = 2e-2  # bf16 products, chunked (cuBLAS may pick other kernels per chunk) and fp32 reduction
 
 
+def reset() -> None:
+    """Forgets every GEMM op's runner (closing the Go side): the next call
+    chooses its config again."""
+    for pipe in _torch_gemm._pipes.values():
+        pipe.close()
+    _torch_gemm._pipes.clear()
+
+
+class forced:
+    """Makes symmtune.torch choose cfg (gemm.choose is what it asks)."""
+
+    def __init__(self, cfg):
+        self.cfg = cfg
+
+    def __enter__(self):
+        self.saved = gemm.choose
+        gemm.choose = lambda *a, **kw: Choice(dict(self.cfg), "forced")
+        reset()
+
+    def __exit__(self, *exc):
+        gemm.choose = self.saved
+        reset()
+
+
 def variants(kernel, world):
     """Configs that between them take every branch of kernel's pipeline."""
     d = gemm.default_config(kernel)
@@ -105,11 +129,11 @@ def run_gemm(rank, world):
                         print(f"# {kernel} config {cfg} skipped: {ex}", flush=True)
                     continue
                 gemm.choose = lambda *a, cfg=cfg, **kw: Choice(dict(cfg), "forced")
-                _torch_gemm._pipes.clear()
+                reset()
                 ok &= check(kernel, 512 * world, 1024, 1024, world, rank, f"config {cfg}")
     finally:
         gemm.choose = chosen
-        _torch_gemm._pipes.clear()
+        reset()
     rows = []
     for (m, n, k) in SHAPES:
         shp = f"{m}x{n}x{k}"

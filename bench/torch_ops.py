@@ -77,6 +77,14 @@ FUSED = {
     gemm.MATMULRS: dict(impl="fused:128x256:s4:c2:g8", chunks=2, streams=1, algo=0, sm_reserve=0, batch=0, graph=1,
                         push="gemm", reduce_blocks=132, reduce="kernel"),
 }
+# The default pipeline configs with graph=0: every call enqueues the launch
+# sequence itself (host: what a call costs without a graph to replay).
+DIRECT = {
+    gemm.AGMM: dict(impl="pipeline", chunks=2, streams=1, algo=0, sm_reserve=0, batch=0, graph=0,
+                    copy="ce", copy_blocks=4, direction="pull"),
+    gemm.MATMULRS: dict(impl="pipeline", chunks=2, streams=1, algo=0, sm_reserve=0, batch=0, graph=0,
+                        push="ce", reduce_blocks=132, reduce="kernel"),
+}
 _choose = gemm.choose_runnable
 FORCED: dict[str, dict] = {}
 
@@ -91,6 +99,10 @@ gemm.choose_runnable = _forced_choice
 
 
 def reset_gemm() -> None:
+    """Forgets every GEMM op's runner (closing the Go side), so the next
+    call chooses its config again."""
+    for pipe in _torch_gemm._pipes.values():
+        pipe.close()
     _torch_gemm._pipes.clear()
 
 
@@ -106,6 +118,12 @@ def ref_agmm(a_shard: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     parts = [torch.empty_like(a_shard, dtype=torch.float64) for _ in range(w)]
     dist.all_gather(parts, a_shard.double())
     return torch.cat(parts) @ b.double()
+
+
+def ref_gather(a_shard: torch.Tensor) -> torch.Tensor:
+    parts = [torch.empty_like(a_shard, dtype=torch.float64) for _ in range(dist.get_world_size())]
+    dist.all_gather(parts, a_shard.double())
+    return torch.cat(parts)
 
 
 def ref_mmrs(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
@@ -213,6 +231,8 @@ def check(replays: int = 100) -> None:
                  lambda xs: ref_agmm(*xs)),
                 ("agmm:return_a", [a_shard, b], lambda: st.all_gather_matmul(a_shard, b, return_a=True),
                  lambda o: o[1], lambda xs: ref_agmm(*xs)),
+                ("agmm:return_a:A", [a_shard, b], lambda: st.all_gather_matmul(a_shard, b, return_a=True),
+                 lambda o: o[0], lambda xs: ref_gather(xs[0])),
                 ("mmrs", [a, b], lambda: st.matmul_reduce_scatter(a, b), lambda o: o, lambda xs: ref_mmrs(*xs)),
                 ("mmrs:op", [a, b], lambda: torch.ops.symmtune.matmul_reduce_scatter(a, b, g), lambda o: o,
                  lambda xs: ref_mmrs(*xs)),
@@ -343,10 +363,9 @@ def host() -> None:
     out("gpu", "st.all_reduce 1MiB empty", "queued", bench_queued(lambda: st.all_reduce(ve)))
     c = st._choices[(g, v.dtype, v.numel())]
     out("config", "st.all_reduce 1MiB", "-", f"{c.source} {c.config} cache median {c.median_us} us".replace(",", ";"))
-    for impl in ("cache", "fused"):
+    for impl in ("cache", "fused", "direct"):
         FORCED.clear()
-        if impl == "fused":
-            FORCED.update(FUSED)
+        FORCED.update({"fused": FUSED, "direct": DIRECT}.get(impl, {}))
         reset_gemm()
         for m, n, k in ((4096, 1792, 4096), (8192, 3584, 8192)):
             a_shard, a = fresh((m // w, k), gen), fresh((m, k), gen)

@@ -21,7 +21,7 @@ import torch.distributed as dist
 
 from peer_method import bench_paired
 from symmtune import _torch_gemm, gemm
-from torch_fused import forced
+from torch_gemm import forced, reset
 from torch_gemm import inputs, join_group, ours
 
 # The parameters that tell a chosen config apart in the table.
@@ -75,7 +75,7 @@ def main():
                 fns["torch"] = lambda: torch.ops.symm_mem.fused_all_gather_matmul(a, [bt], 0, g)
             else:
                 fns["torch"] = lambda: torch.ops.symm_mem.fused_matmul_reduce_scatter(a, bt, "sum", 0, g)
-            _torch_gemm._pipes.clear()  # this call's pipeline is then the only one (forced clears too)
+            reset()  # this call's pipeline is then the only one (forced clears too)
             with forced(cfg) if over is not None else contextlib.nullcontext():
                 fns["ours"] = lambda: ours(kernel)(a, bt)
                 med, ratio = bench_paired(fns, "mm", iters=args.rounds, queued=args.queued)

@@ -1,9 +1,9 @@
 #!/bin/sh
 # gpu-bundle.sh: builds what a GPU machine without Go needs into the
 # git-ignored .gpu/: bins.tgz (stripped bin/symmtune, the CUDA plugins
-# under bin/cuda/, bin/gemmalone, the GPU tests bin/cu.test and
-# bin/cublaslt.test, and python/symmtune/libsymmtune.so, which
-# symmtune.torch's bindings load; about 50 MB) and a copy of the shared peer
+# under bin/cuda/, bin/gemmalone, the driver binding's GPU test bin/cu.test,
+# and python/symmtune/libsymmtune.so, which symmtune.torch loads for the
+# rules and the GEMM runtime; about 50 MB) and a copy of the shared peer
 # script. Carry .gpu to the machine and unpack with `tar xzf .gpu/bins.tgz`
 # in the checkout. The CUDA builds need cgo only: no CUDA headers or
 # libraries (every CUDA library is loaded at run time).
@@ -17,10 +17,8 @@ for p in allreduce agmm matmulrs; do
 done
 CGO_ENABLED=1 go build -tags cuda -ldflags "-s -w" -o .gpu/bin/gemmalone ./bench/gemmalone
 # The driver binding's GPU test (bin/cu.test -test.v: allocates, copies,
-# launches, captures a graph) and the cuBLASLt binding's (bench/lt-parity.sh
-# runs it).
+# launches, captures a graph).
 CGO_ENABLED=1 go test -c -tags cuda,gpu -ldflags "-s -w" -o .gpu/bin/cu.test ./cuda/cu
-CGO_ENABLED=1 go test -c -tags cuda,gpu -ldflags "-s -w" -o .gpu/bin/cublaslt.test ./cuda/cublaslt
 tar czf .gpu/bins.tgz -C .gpu bin python && rm -rf .gpu/bin .gpu/python
 [ -f ../shared/bench/peer_baselines.py ] && cp ../shared/bench/peer_baselines.py .gpu/
 ls -la .gpu

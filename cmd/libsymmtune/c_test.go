@@ -31,6 +31,20 @@ int main(void) {
 	rc = symmtune_call("constants", "{}", NULL, 5, &m);
 	if (rc != SYMMTUNE_BAD_INPUT) { printf("null out %d\n", rc); return 1; }
 	free(buf);
+	/* The GEMM runtime: a request the rules reject, then (no GPU here)
+	 * open's internal error naming CUDA; an unknown handle. */
+	uint64_t regions[2] = {4096, 8192}, h = 0;
+	rc = symmtune_gemm_open("{\"kernel\":\"agmm\",\"m\":4096,\"n\":1024,\"k\":1024,\"world\":2,\"rank\":5,\"dtype\":\"bf16\",\"device\":0,\"config\":{\"algo\":0,\"batch\":0,\"chunks\":2,\"copy\":\"ce\",\"copy_blocks\":4,\"direction\":\"pull\",\"graph\":1,\"impl\":\"pipeline\",\"sm_reserve\":0,\"streams\":1}}",
+		regions, 2, 4096, &h, msg, sizeof msg);
+	if (rc != SYMMTUNE_BAD_INPUT) { printf("open rank %d %s\n", rc, msg); return 1; }
+	printf("%s\n", msg);
+	rc = symmtune_gemm_open("{\"kernel\":\"agmm\",\"m\":4096,\"n\":1024,\"k\":1024,\"world\":2,\"rank\":1,\"dtype\":\"bf16\",\"device\":0,\"config\":{\"algo\":0,\"batch\":0,\"chunks\":2,\"copy\":\"ce\",\"copy_blocks\":4,\"direction\":\"pull\",\"graph\":1,\"impl\":\"pipeline\",\"sm_reserve\":0,\"streams\":1}}",
+		regions, 2, 4096, &h, msg, sizeof msg);
+	if (rc != SYMMTUNE_INTERNAL) { printf("open %d %s\n", rc, msg); return 1; }
+	printf("%s\n", msg);
+	rc = symmtune_gemm_enqueue(77, 0, 1, 2, 3, 0, msg, 8);
+	if (rc != SYMMTUNE_BAD_INPUT || msg[7] != 0) { printf("enqueue %d\n", rc); return 1; }
+	if (symmtune_gemm_close(77) != SYMMTUNE_BAD_INPUT) { puts("close"); return 1; }
 	return 0;
 }
 `
@@ -44,7 +58,7 @@ func TestCCaller(t *testing.T) {
 			t.Skip("builds the library")
 		}
 		so = filepath.Join(t.TempDir(), "libsymmtune.so")
-		if out, err := exec.Command("go", "build", "-buildmode=c-shared", "-o", so, ".").CombinedOutput(); err != nil {
+		if out, err := exec.Command("go", "build", "-tags", "cuda", "-buildmode=c-shared", "-o", so, ".").CombinedOutput(); err != nil {
 			t.Fatalf("go build -buildmode=c-shared: %v\n%s", err, out)
 		}
 	}
@@ -74,7 +88,7 @@ func TestCCaller(t *testing.T) {
 	if err != nil {
 		t.Fatalf("caller: %v\n%s", err, out)
 	}
-	if !strings.Contains(string(out), `tile "12x"`) {
+	if !strings.Contains(string(out), `tile "12x"`) || !strings.Contains(string(out), "rank 5") || !strings.Contains(string(out), "CUDA") {
 		t.Errorf("caller printed %q", out)
 	}
 }

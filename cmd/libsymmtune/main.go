@@ -3,11 +3,17 @@
 // lib): the C ABI of symmtune.h over internal/libops, for the Python
 // runtime (python/symmtune/_native.py) and any other caller. It owns only
 // the boundary: strings in, JSON out, error codes, no panic escaping. It
-// links no CUDA and starts no goroutine of its own, at load or per call.
+// starts no goroutine of its own, at load or per call. Built with -tags
+// cuda (make lib) it also runs the GEMM kernels (symmtune_gemm_*: the
+// plugins' launch sequence on the caller's stream and thread); it links no
+// CUDA either way: cuda/cu loads the driver at the first kernel call, so
+// the library loads and answers the rules without a GPU. Without the tag,
+// symmtune_gemm_open answers that the library has no CUDA.
 package main
 
 /*
 #include <stddef.h>
+#include <stdint.h>
 #include <string.h>
 */
 import "C"
@@ -21,7 +27,7 @@ import (
 )
 
 // abiVersion is symmtune.h's SYMMTUNE_ABI_VERSION.
-const abiVersion = 1
+const abiVersion = 2
 
 // Return codes, as symmtune.h defines them.
 const (
@@ -84,4 +90,76 @@ func write(out *C.char, outCap C.size_t, outLen *C.size_t, code C.int, text []by
 		C.memcpy(unsafe.Pointer(out), unsafe.Pointer(&text[0]), C.size_t(len(text)))
 	}
 	return code
+}
+
+//export symmtune_gemm_open
+func symmtune_gemm_open(request *C.char, regionPtrs *C.uint64_t, nRegions C.size_t, ptrTable C.uint64_t, handle *C.uint64_t, msg *C.char, msgCap C.size_t) (code C.int) {
+	defer recoverTo(&code, msg, msgCap, "symmtune_gemm_open")
+	if handle == nil {
+		return message(msg, msgCap, codeBadInput, "handle: NULL")
+	}
+	if request == nil {
+		return message(msg, msgCap, codeBadInput, "request_json: NULL")
+	}
+	if regionPtrs == nil && nRegions > 0 {
+		return message(msg, msgCap, codeBadInput, "region_ptrs: NULL")
+	}
+	regions := make([]uint64, int(nRegions))
+	if nRegions > 0 {
+		copy(regions, unsafe.Slice((*uint64)(unsafe.Pointer(regionPtrs)), int(nRegions)))
+	}
+	req := C.GoBytes(unsafe.Pointer(request), C.int(C.strlen(request)))
+	h, warning, err := libops.GemmOpen(req, regions, uint64(ptrTable))
+	if err != nil {
+		return message(msg, msgCap, errCode(err), err.Error())
+	}
+	*handle = C.uint64_t(h)
+	return message(msg, msgCap, codeOK, warning)
+}
+
+//export symmtune_gemm_enqueue
+func symmtune_gemm_enqueue(handle, stream, a, b, c, extra C.uint64_t, msg *C.char, msgCap C.size_t) (code C.int) {
+	defer recoverTo(&code, msg, msgCap, "symmtune_gemm_enqueue")
+	if err := libops.GemmEnqueue(uint64(handle), uint64(stream), uint64(a), uint64(b), uint64(c), uint64(extra)); err != nil {
+		return message(msg, msgCap, errCode(err), err.Error())
+	}
+	return codeOK
+}
+
+//export symmtune_gemm_close
+func symmtune_gemm_close(handle C.uint64_t) (code C.int) {
+	defer recoverTo(&code, nil, 0, "symmtune_gemm_close")
+	if err := libops.GemmClose(uint64(handle)); err != nil {
+		return errCode(err)
+	}
+	return codeOK
+}
+
+// errCode is the return code of an error: bad input or internal.
+func errCode(err error) C.int {
+	var bad *libops.BadInputError
+	if errors.As(err, &bad) {
+		return codeBadInput
+	}
+	return codeInternal
+}
+
+// message writes text into msg, NUL-terminated and cut to msgCap-1
+// bytes (nothing when msg is NULL or msgCap 0), and returns code.
+func message(msg *C.char, msgCap C.size_t, code C.int, text string) C.int {
+	if msg == nil || msgCap == 0 {
+		return code
+	}
+	n := min(len(text), int(msgCap)-1)
+	out := unsafe.Slice((*byte)(unsafe.Pointer(msg)), int(msgCap))
+	copy(out, text[:n])
+	out[n] = 0
+	return code
+}
+
+// recoverTo turns a panic into the internal code with its message.
+func recoverTo(code *C.int, msg *C.char, msgCap C.size_t, fn string) {
+	if r := recover(); r != nil {
+		*code = message(msg, msgCap, codeInternal, fmt.Sprintf("%s: internal error: %v", fn, r))
+	}
 }

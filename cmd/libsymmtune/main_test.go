@@ -58,7 +58,7 @@ func TestExportsMatchHeader(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("//export %v, symmtune.h declares %v", got, want)
 	}
-	if version != "1" || abiVersion != 1 {
+	if version != "2" || abiVersion != 2 {
 		t.Errorf("SYMMTUNE_ABI_VERSION %s, abiVersion %d", version, abiVersion)
 	}
 }
@@ -74,7 +74,7 @@ func TestBuiltLibraryExports(t *testing.T) {
 			t.Skip("builds the library")
 		}
 		so = filepath.Join(t.TempDir(), "libsymmtune.so")
-		cmd := exec.Command("go", "build", "-buildmode=c-shared", "-o", so, ".")
+		cmd := exec.Command("go", "build", "-tags", "cuda", "-buildmode=c-shared", "-o", so, ".")
 		if out, err := cmd.CombinedOutput(); err != nil {
 			t.Fatalf("go build -buildmode=c-shared: %v\n%s", err, out)
 		}

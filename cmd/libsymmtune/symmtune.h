@@ -1,10 +1,14 @@
 /*
- * libsymmtune: symmtune's GPU-free rules (GEMM plans, config validation,
- * Hopper tiles, defaults, kernel versions, layout constants) as a C library,
- * built from cmd/libsymmtune with `go build -buildmode=c-shared` (make lib).
- * It links no CUDA: it loads and answers on machines without a GPU.
+ * libsymmtune: symmtune's rules (GEMM plans, config validation, Hopper
+ * tiles, defaults, kernel versions, layout constants) and its GEMM launch
+ * sequence as a C library, built from cmd/libsymmtune with
+ * `go build -tags cuda -buildmode=c-shared` (make lib). It links no CUDA:
+ * the driver is loaded at the first kernel call, so the library loads and
+ * answers the rules on machines without a GPU (there symmtune_gemm_open
+ * fails, naming the missing driver; built without the cuda tag, it says
+ * the library has no CUDA).
  *
- * The ABI is two functions of plain integers and pointers. Requests and
+ * The rules are two functions of plain integers and pointers. Requests and
  * answers are JSON (UTF-8); the operations and their requests are listed by
  * the operation "ops" (request "{}"), and documented in internal/libops.
  * Every call is independent and may be made from any thread.
@@ -13,6 +17,7 @@
 #define SYMMTUNE_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -21,7 +26,7 @@ extern "C" {
 /* The ABI version this header describes; symmtune_abi_version() returns the
  * library's. It changes only when the ABI (these functions, the codes, the
  * buffer protocol) changes, not when operations are added. */
-#define SYMMTUNE_ABI_VERSION 1
+#define SYMMTUNE_ABI_VERSION 2
 
 /* Return codes of symmtune_call. */
 #define SYMMTUNE_OK 0           /* out holds the JSON answer */
@@ -42,6 +47,42 @@ int symmtune_abi_version(void);
  * NULL, or out NULL with out_cap > 0, is SYMMTUNE_BAD_INPUT with nothing
  * written. */
 int symmtune_call(const char *op, const char *request_json, char *out, size_t out_cap, size_t *out_len);
+
+/*
+ * The GEMM runtime: the GPU GEMM plugins' launch sequence (kernels/gemm/gpu's
+ * Runner: copies, flags, cuBLASLt products, reductions, the fused Hopper
+ * GEMM, graph=1's captured graphs) for a caller whose symmetric memory is
+ * its own (symmtune.torch: torch symm_mem). Every call runs on the calling
+ * thread in the CUDA context current there, and enqueues work without
+ * waiting for it. Codes are those of symmtune_call; msg (may be NULL with
+ * msg_cap 0) receives a NUL-terminated one-line message, cut to fit.
+ *
+ * symmtune_gemm_open: request_json is {"kernel": "agmm"|"matmulrs", "m",
+ * "n", "k", "world", "rank", "dtype": "bf16"|"f16", "device": the CUDA
+ * ordinal whose context is current, "config": {name: value} (a tuned
+ * config)}; region_ptrs[0..n_regions) every rank's symmetric region as
+ * mapped here (n_regions == world; layout: kernels/gemm/gpu/layout.go, the
+ * flag words zeroed on every rank before any rank's first call), ptr_table a
+ * device array of 2*world u64 [regions..., signal pads...] (the barrier's).
+ * On SYMMTUNE_OK *handle is set, and msg holds a warning when not empty
+ * (the config changed to run here). Not while a stream of the context is
+ * being captured: it allocates, compiles and synchronizes.
+ *
+ * symmtune_gemm_enqueue: one call on stream (a CUstream; 0 the legacy
+ * default stream). agmm: a the own shard [M/W, K], b B stored [N, K], c C
+ * [M, N], extra 0 or where the gathered A [M, K] goes. matmulrs: a A [M, K],
+ * b B stored [N, K], c this rank's rows of the sum [M/W, N], extra 0. A
+ * fused config whose tile is not K-major takes b stored [K, N]. Operands
+ * are dense row-major, 16-byte aligned, on the handle's device. Collective:
+ * every rank makes the same calls in the same order. Safe inside a capture
+ * of stream (the capture holds the call).
+ *
+ * symmtune_gemm_close frees the handle's runner after the GPU is done. */
+int symmtune_gemm_open(const char *request_json, const uint64_t *region_ptrs, size_t n_regions, uint64_t ptr_table,
+                       uint64_t *handle, char *msg, size_t msg_cap);
+int symmtune_gemm_enqueue(uint64_t handle, uint64_t stream, uint64_t a, uint64_t b, uint64_t c, uint64_t extra,
+                          char *msg, size_t msg_cap);
+int symmtune_gemm_close(uint64_t handle);
 
 #ifdef __cplusplus
 }

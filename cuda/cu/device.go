@@ -172,6 +172,17 @@ func CurrentContext() (CUContext, error) {
 	return ctx, err
 }
 
+// CurrentDevice is the device of the current context (an error when the
+// calling thread has none).
+func CurrentDevice() (Device, error) {
+	if err := ensure(); err != nil {
+		return 0, err
+	}
+	var d C.CUdevice
+	err := check("cuCtxGetDevice", C.cu_ctx_get_device(&d))
+	return Device(d), err
+}
+
 // Synchronize waits for all work of the current context.
 func Synchronize() error {
 	if err := ensure(); err != nil {

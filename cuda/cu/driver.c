@@ -177,3 +177,11 @@ CUresult cu_graph_instantiate(CUgraphExec* e, CUgraph g, unsigned long long flag
 CUresult cu_graph_launch(CUgraphExec e, CUstream s) { CU_CALL(graphLaunch, (CUgraphExec, CUstream), e, s); }
 CUresult cu_graph_exec_destroy(CUgraphExec e) { CU_CALL(graphExecDestroy, (CUgraphExec), e); }
 CUresult cu_graph_destroy(CUgraph g) { CU_CALL(graphDestroy, (CUgraph), g); }
+// CUstreamCaptureStatus is an enum: passed as int.
+CUresult cu_stream_is_capturing(CUstream s, int* status) { CU_CALL(streamIsCapturing, (CUstream, int*), s, status); }
+CUresult cu_mem_host_alloc(void** p, size_t n, unsigned flags) { CU_CALL(memHostAlloc, (void**, size_t, unsigned), p, n, flags); }
+CUresult cu_mem_host_get_device_pointer(CUdeviceptr* d, void* p, unsigned flags) {
+	CU_CALL(memHostGetDevicePointer, (CUdeviceptr*, void*, unsigned), d, p, flags);
+}
+CUresult cu_mem_free_host(void* p) { CU_CALL(memFreeHost, (void*), p); }
+CUresult cu_ctx_get_device(CUdevice* d) { CU_CALL(ctxGetDevice, (CUdevice*), d); }

@@ -80,7 +80,12 @@ typedef void* CUgraphExec;
 	X(graphInstantiateWithFlags, "cuGraphInstantiateWithFlags") \
 	X(graphLaunch, "cuGraphLaunch") \
 	X(graphExecDestroy, "cuGraphExecDestroy") \
-	X(graphDestroy, "cuGraphDestroy")
+	X(graphDestroy, "cuGraphDestroy") \
+	X(streamIsCapturing, "cuStreamIsCapturing") \
+	X(memHostAlloc, "cuMemHostAlloc") \
+	X(memHostGetDevicePointer, "cuMemHostGetDevicePointer_v2") \
+	X(memFreeHost, "cuMemFreeHost") \
+	X(ctxGetDevice, "cuCtxGetDevice")
 
 #define CU_ENUM(id, name) CU_FN_##id,
 enum { CU_SYMBOLS(CU_ENUM) CU_FN_COUNT };
@@ -161,5 +166,10 @@ CUresult cu_graph_instantiate(CUgraphExec* e, CUgraph g, unsigned long long flag
 CUresult cu_graph_launch(CUgraphExec e, CUstream s);
 CUresult cu_graph_exec_destroy(CUgraphExec e);
 CUresult cu_graph_destroy(CUgraph g);
+CUresult cu_stream_is_capturing(CUstream s, int* status);
+CUresult cu_mem_host_alloc(void** p, size_t n, unsigned flags);
+CUresult cu_mem_host_get_device_pointer(CUdeviceptr* d, void* p, unsigned flags);
+CUresult cu_mem_free_host(void* p);
+CUresult cu_ctx_get_device(CUdevice* d);
 
 #endif

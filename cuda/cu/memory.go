@@ -139,3 +139,32 @@ func IpcCloseMemHandle(p DevicePtr) error {
 	}
 	return check("cuIpcCloseMemHandle", C.cu_ipc_close_mem_handle(C.CUdeviceptr(p)))
 }
+
+// memHostAllocDeviceMap is CU_MEMHOSTALLOC_DEVICEMAP.
+const memHostAllocDeviceMap = 0x02
+
+// MemHostAllocMapped allocates bytes of pinned host memory mapped into the
+// current context: the host address, and the address kernels use for it.
+func MemHostAllocMapped(bytes int64) (unsafe.Pointer, DevicePtr, error) {
+	if err := ensure(); err != nil {
+		return nil, 0, err
+	}
+	var host unsafe.Pointer
+	if err := check("cuMemHostAlloc", C.cu_mem_host_alloc(&host, C.size_t(bytes), memHostAllocDeviceMap)); err != nil {
+		return nil, 0, err
+	}
+	var dev C.CUdeviceptr
+	if err := check("cuMemHostGetDevicePointer_v2", C.cu_mem_host_get_device_pointer(&dev, host, 0)); err != nil {
+		C.cu_mem_free_host(host)
+		return nil, 0, err
+	}
+	return host, DevicePtr(dev), nil
+}
+
+// MemFreeHost frees what MemHostAllocMapped allocated.
+func MemFreeHost(p unsafe.Pointer) error {
+	if err := ensure(); err != nil {
+		return err
+	}
+	return check("cuMemFreeHost", C.cu_mem_free_host(p))
+}

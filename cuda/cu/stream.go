@@ -2,6 +2,9 @@ package cu
 
 /*
 #include "driver.h"
+// A handle from another runtime, as a number: converted here, not in Go,
+// where a number may not become a pointer.
+static inline CUstream cu_stream_of(uintptr_t h) { return (CUstream)h; }
 */
 import "C"
 
@@ -33,6 +36,24 @@ type Stream struct{ s C.CUstream }
 
 // C is the CUstream handle, for other bindings' C calls.
 func (s Stream) C() unsafe.Pointer { return unsafe.Pointer(s.s) }
+
+// StreamFromHandle is the Stream of a raw CUstream handle another runtime
+// made (torch's current stream, torch.cuda.current_stream().cuda_stream;
+// 0 the legacy default stream). The Stream does not own it.
+func StreamFromHandle(h uintptr) Stream { return Stream{s: C.cu_stream_of(C.uintptr_t(h))} }
+
+// IsCapturing says whether s is being captured into a graph
+// (cuStreamIsCapturing: any status but none).
+func (s Stream) IsCapturing() (bool, error) {
+	if err := ensure(); err != nil {
+		return false, err
+	}
+	var st C.int
+	if err := check("cuStreamIsCapturing", C.cu_stream_is_capturing(s.s, &st)); err != nil {
+		return false, err
+	}
+	return st != 0, nil
+}
 
 // MakeStream creates a stream in the current context.
 func MakeStream(flags StreamFlags) (Stream, error) {

@@ -56,17 +56,9 @@ func gemmOps() map[string]op {
 				if r.Config == nil {
 					return nil, bad("config: missing")
 				}
-				cfg := space.Config{}
-				for _, name := range slices.Sorted(maps.Keys(r.Config)) {
-					var v space.Value
-					if err := json.Unmarshal(r.Config[name], &v); err != nil {
-						return nil, bad("config: parameter %q: %v", name, err)
-					}
-					cfg[name] = v
-				}
-				c, err := v.ParseConfig(cfg)
+				c, err := parseConfig(v, r.Config)
 				if err != nil {
-					return nil, badErr(err)
+					return nil, err
 				}
 				return configOf(v, c), nil
 			}),
@@ -237,4 +229,18 @@ func gemmConstants() map[string]any {
 		"no_flag": gpu.NoFlag, "rs_table_bytes": gpu.RSTableBytes, "rs_count_offset": gpu.RSCountOffset,
 		"rs_count_bytes": gpu.RSCountBytes, "rs_epilogue_offset": gpu.RSEpilogueOffset,
 	}
+}
+
+// parseConfig is gpu.ParseConfig of a config as JSON ({name: value}).
+func parseConfig(v gpu.Variant, raw map[string]json.RawMessage) (gpu.Config, error) {
+	cfg := space.Config{}
+	for _, name := range slices.Sorted(maps.Keys(raw)) {
+		var val space.Value
+		if err := json.Unmarshal(raw[name], &val); err != nil {
+			return gpu.Config{}, bad("config: parameter %q: %v", name, err)
+		}
+		cfg[name] = val
+	}
+	c, err := v.ParseConfig(cfg)
+	return c, badErr(err)
 }

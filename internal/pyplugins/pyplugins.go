@@ -147,7 +147,7 @@ func Library(t testing.TB) string {
 		t.Fatal(err)
 	}
 	so := filepath.Join(t.TempDir(), "libsymmtune.so")
-	cmd := exec.Command("go", "build", "-buildmode=c-shared", "-o", so, "./cmd/libsymmtune")
+	cmd := exec.Command("go", "build", "-tags", "cuda", "-buildmode=c-shared", "-o", so, "./cmd/libsymmtune")
 	cmd.Dir = root
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("building libsymmtune: %v\n%s", err, out)

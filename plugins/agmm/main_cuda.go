@@ -9,4 +9,4 @@ import (
 	"github.com/symmtune/symmtune/symm/cudamem"
 )
 
-func main() { sdk.Serve(gpu.Kernel{Name: gpu.AGMM}, cudamem.Backend{}) }
+func main() { sdk.Serve(gpu.Kernel{Variant: gpu.VariantAGMM}, cudamem.Backend{}) }

@@ -9,4 +9,4 @@ import (
 	"github.com/symmtune/symmtune/symm/cudamem"
 )
 
-func main() { sdk.Serve(gpu.Kernel{Name: gpu.MatmulRS}, cudamem.Backend{}) }
+func main() { sdk.Serve(gpu.Kernel{Variant: gpu.VariantMatmulRS}, cudamem.Backend{}) }

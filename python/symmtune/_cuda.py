@@ -208,13 +208,9 @@ def launch(fn: ctypes.c_void_p, grid: int, threads: int, args: Sequence[int], st
     Launcher(fn, grid, threads, args)(stream)
 
 
-# Stream memory operations, copies, events and graph launches through the
-# driver, for the GEMM pipelines (as symm/cudamem's WriteFlag/WaitFlag and
-# kernels/gemm/gpu issue them): every argument a plain int, argtypes bound
-# once, so that each costs one foreign call.
-_WAIT_VALUE_GEQ = 0x0
-_WRITE_VALUE_DEFAULT = 0x0  # ordered after (and flushing) the stream's earlier writes
-_EVENT_DISABLE_TIMING = 0x2
+# Driver calls of symmtune.torch's all-reduce and graph replays: every
+# argument a plain int, argtypes bound once, so that each costs one foreign
+# call.
 _bound: dict[str, Any] = {}
 
 
@@ -228,85 +224,8 @@ def _fn(name: str, *argtypes) -> Any:
     return f
 
 
-_P, _U32, _SZ = ctypes.c_void_p, ctypes.c_uint32, ctypes.c_size_t
+_P, _SZ = ctypes.c_void_p, ctypes.c_size_t
 _U64 = ctypes.c_uint64
-
-
-def write_value(stream: int, addr: int, value: int) -> None:
-    """Enqueues on stream the store of value to the u32 at addr (a flag in
-    this rank's or a peer's symmetric region), after the stream's earlier
-    writes are visible."""
-    r = _fn("cuStreamWriteValue32_v2", _P, _U64, _U32, ctypes.c_uint)(stream, addr, value, _WRITE_VALUE_DEFAULT)
-    if r:
-        _check("cuStreamWriteValue32_v2", r)
-
-
-def wait_value(stream: int, addr: int, value: int) -> None:
-    """Makes stream wait until the u32 at addr is at least value (the GPU
-    waits, the host does not)."""
-    r = _fn("cuStreamWaitValue32_v2", _P, _U64, _U32, ctypes.c_uint)(stream, addr, value, _WAIT_VALUE_GEQ)
-    if r:
-        _check("cuStreamWaitValue32_v2", r)
-
-
-def memcpy(dst: int, src: int, nbytes: int, stream: int) -> None:
-    """A device-to-device copy on stream (the copy engines; either side may
-    be a peer's mapped memory)."""
-    r = _fn("cuMemcpyDtoDAsync_v2", _U64, _U64, _SZ, _P)(dst, src, nbytes, stream)
-    if r:
-        _check("cuMemcpyDtoDAsync", r)
-
-
-def memset_d8(addr: int, value: int, nbytes: int, stream: int) -> None:
-    """Enqueues on stream the setting of nbytes bytes at addr to value."""
-    r = _fn("cuMemsetD8Async", _U64, ctypes.c_ubyte, _SZ, _P)(addr, value, nbytes, stream)
-    if r:
-        _check("cuMemsetD8Async", r)
-
-
-class HostWord:
-    """A u32 in pinned host memory that kernels of this context can write
-    (cuMemHostAlloc, mapped): the host reads it without a copy or a sync.
-    Never freed: a few per process."""
-
-    _DEVICEMAP = 0x2  # CU_MEMHOSTALLOC_DEVICEMAP
-
-    def __init__(self) -> None:
-        host, dev = ctypes.c_void_p(), ctypes.c_uint64()
-        _check("cuMemHostAlloc", _fn("cuMemHostAlloc", ctypes.POINTER(ctypes.c_void_p), _SZ, ctypes.c_uint)(
-            ctypes.byref(host), 4, self._DEVICEMAP))
-        _check("cuMemHostGetDevicePointer", _fn("cuMemHostGetDevicePointer_v2", ctypes.POINTER(ctypes.c_uint64), _P,
-                                                ctypes.c_uint)(ctypes.byref(dev), host, 0))
-        assert host.value, "cuMemHostAlloc gave no memory"
-        self._word = ctypes.c_uint32.from_address(host.value)
-        self._word.value = 0
-        self.device_ptr = dev.value
-
-    @property
-    def value(self) -> int:
-        return self._word.value
-
-
-def event() -> int:
-    """A new event without timing (for ordering streams), never freed: the
-    pipelines keep theirs for the process's life."""
-    ev = ctypes.c_void_p()
-    _check("cuEventCreate", _fn("cuEventCreate", ctypes.POINTER(ctypes.c_void_p), ctypes.c_uint)(
-        ctypes.byref(ev), _EVENT_DISABLE_TIMING))
-    assert ev.value, "cuEventCreate gave no event"
-    return ev.value
-
-
-def record(ev: int, stream: int) -> None:
-    r = _fn("cuEventRecord", _P, _P)(ev, stream)
-    if r:
-        _check("cuEventRecord", r)
-
-
-def wait_event(stream: int, ev: int) -> None:
-    r = _fn("cuStreamWaitEvent", _P, _P, ctypes.c_uint)(stream, ev, 0)
-    if r:
-        _check("cuStreamWaitEvent", r)
 
 
 def graph_launch(exec_: int, stream: int) -> None:

@@ -2,6 +2,9 @@
 the GEMM plans, config validation, Hopper tile rules, defaults, kernel
 versions and layout constants (cmd/libsymmtune, internal/libops). The
 modules gemm, hopper, fusedplan and kernels are thin bindings over it.
+Built with CUDA (scripts/gpu-bundle.sh) it also runs the GEMM kernels'
+launch sequence for symmtune.torch (gemm_open, gemm_enqueue, gemm_close;
+ABI version 2).
 
 The library is loaded on the first call, never at import: from
 $SYMMTUNE_LIB when set, else libsymmtune.so beside this package (`make lib`
@@ -25,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 # symmtune.h's SYMMTUNE_ABI_VERSION and return codes.
-ABI_VERSION = 1
+ABI_VERSION = 2
 OK, BAD_INPUT, TOO_SMALL, INTERNAL = 0, 1, 2, 3
 
 ENV_LIB = "SYMMTUNE_LIB"
@@ -149,3 +152,64 @@ def bind_constants(module_globals: dict[str, Any], names: dict[str, tuple[str, s
         v = c[family][key]
         module_globals[attr] = tuple(v) if isinstance(v, list) else v
     return module_globals[name]
+
+
+# The GEMM runtime (symmtune_gemm_*: the Go plugins' launch sequence, run
+# on the caller's stream and thread). Bound once; every argument a plain
+# int, so an enqueue is one foreign call.
+_MSG_CAP = 1024
+_gemm_fns: tuple[Any, Any, Any] | None = None
+_gemm_msg = ctypes.create_string_buffer(_MSG_CAP)  # read only after a failed call
+
+
+def _gemm() -> tuple[Any, Any, Any]:
+    global _gemm_fns
+    if _gemm_fns is None:
+        lib = _library().cdll
+        u64, p, sz = ctypes.c_uint64, ctypes.c_char_p, ctypes.c_size_t
+        open_ = lib.symmtune_gemm_open
+        open_.restype, open_.argtypes = ctypes.c_int, [p, ctypes.POINTER(u64), sz, u64, ctypes.POINTER(u64), p, sz]
+        enq = lib.symmtune_gemm_enqueue
+        enq.restype, enq.argtypes = ctypes.c_int, [u64, u64, u64, u64, u64, u64, p, sz]
+        close = lib.symmtune_gemm_close
+        close.restype, close.argtypes = ctypes.c_int, [u64]
+        _gemm_fns = (open_, enq, close)
+    return _gemm_fns
+
+
+def _gemm_error(what: str, code: int, msg: bytes) -> Exception:
+    text = msg.split(b"\0", 1)[0].decode(errors="replace")
+    if code == BAD_INPUT:
+        return ValueError(text)
+    return NativeError(f"libsymmtune {what}: {text} (code {code})")
+
+
+def gemm_open(request: dict[str, Any], regions: list[int], table: int) -> tuple[int, str]:
+    """Opens a GEMM runner (symmtune_gemm_open) in the current CUDA
+    context: its handle, and a warning ("" when none) when the config had
+    to change to run here. ValueError for a request the rules reject,
+    NativeError for anything else (a library built without CUDA
+    included)."""
+    open_, _, _ = _gemm()
+    arr = (ctypes.c_uint64 * len(regions))(*regions)
+    handle = ctypes.c_uint64()
+    msg = ctypes.create_string_buffer(_MSG_CAP)
+    code = open_(json.dumps(request, separators=(",", ":")).encode(), arr, len(regions), table,
+                 ctypes.byref(handle), msg, _MSG_CAP)
+    if code != OK:
+        raise _gemm_error("gemm_open", code, msg.raw)
+    return handle.value, msg.value.decode(errors="replace")
+
+
+def gemm_enqueue(handle: int, stream: int, a: int, b: int, c: int, extra: int = 0) -> None:
+    """Enqueues one call of handle's runner on stream (symmtune_gemm_enqueue)."""
+    code = _gemm()[1](handle, stream, a, b, c, extra, _gemm_msg, _MSG_CAP)
+    if code != OK:
+        raise _gemm_error("gemm_enqueue", code, _gemm_msg.raw)
+
+
+def gemm_close(handle: int) -> None:
+    """Frees handle's runner once the GPU is done with it."""
+    code = _gemm()[2](handle)
+    if code != OK:
+        raise NativeError(f"libsymmtune gemm_close: handle {handle} (code {code})")

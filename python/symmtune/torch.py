@@ -22,7 +22,8 @@ Any size and alignment runs: like the Go plugin, the kernels work on the
 size padded with zeros to whole 16-byte vectors on every rank.
 
 ``all_gather_matmul`` and ``matmul_reduce_scatter`` run the GPU GEMM
-plugins' pipelines (see symmtune._torch_gemm).
+plugins' own launch sequence, in Go, through libsymmtune (see
+symmtune._torch_gemm).
 """
 
 from __future__ import annotations

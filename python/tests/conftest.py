@@ -65,6 +65,6 @@ def native_library(tmp_path_factory) -> Path:
     if go is None:
         pytest.fail("the bindings need libsymmtune: set SYMMTUNE_LIB or put go on PATH")
     out = tmp_path_factory.mktemp("lib") / "libsymmtune.so"
-    subprocess.run([go, "build", "-buildmode=c-shared", "-o", str(out), "./cmd/libsymmtune"], cwd=REPO, check=True)
+    subprocess.run([go, "build", "-tags", "cuda", "-buildmode=c-shared", "-o", str(out), "./cmd/libsymmtune"], cwd=REPO, check=True)
     os.environ["SYMMTUNE_LIB"] = str(out)
     return out

@@ -61,7 +61,7 @@ def test_answer_larger_than_the_first_buffer_is_asked_for_again():
 
 
 def test_abi_version_mismatch_says_what_to_do(monkeypatch):
-    with pytest.raises(_native.NativeError, match=r"has ABI version 7, this symmtune package needs 1: rebuild it "
+    with pytest.raises(_native.NativeError, match=r"has ABI version 7, this symmtune package needs 2: rebuild it "
                                                   r"\(`make lib`\)"):
         _native.check_abi(7, Path("/x/libsymmtune.so"))
     # The loader checks it on load.
@@ -113,3 +113,19 @@ def test_a_forked_child_gets_an_error_not_a_hang():
     msg = os.read(r, 400).decode()
     os.close(r)
     assert "does not survive fork" in msg, msg
+
+
+def test_gemm_open_without_a_gpu_says_so():
+    """The library checks a runner's request, then (no GPU, or a library
+    built without CUDA) says why it runs no kernel."""
+    req = {"kernel": "agmm", "m": 4096, "n": 1024, "k": 1024, "world": 2, "rank": 1, "dtype": "bf16", "device": 0,
+           "config": {"algo": 0, "batch": 0, "chunks": 2, "copy": "ce", "copy_blocks": 4, "direction": "pull",
+                      "graph": 1, "impl": "pipeline", "sm_reserve": 0, "streams": 1}}
+    with pytest.raises(ValueError, match="rank 2"):
+        _native.gemm_open({**req, "rank": 2}, [4096, 8192], 4096)
+    with pytest.raises(ValueError, match="2 regions for world 2|1 regions for world 2"):
+        _native.gemm_open(req, [4096], 4096)
+    with pytest.raises(_native.NativeError, match="CUDA"):
+        _native.gemm_open(req, [4096, 8192], 4096)
+    with pytest.raises(ValueError, match="handle 99: not open"):
+        _native.gemm_enqueue(99, 0, 1, 2, 3)

@@ -313,17 +313,8 @@ func (p *pending) Connect(ctx context.Context, blobs [][]byte) (symm.Team, error
 		}
 		t.ccMajor, t.ccMinor, t.sms = attrs[0], attrs[1], attrs[2]
 		t.compiler = nvrtc.Compiler{Arch: nvrtc.Arch(t.ccMajor, t.ccMinor)}
-		cubin, err := t.compiler.Compile(nvrtc.Source{Name: "symm_barrier.cu", Text: DeviceSource})
-		if err != nil {
-			return fmt.Errorf("barrier kernel: %w", err)
-		}
-		if t.barrierMod, err = cu.LoadData(string(cubin)); err != nil {
-			return fmt.Errorf("load barrier kernel: %w", err)
-		}
-		if t.barrierFn, err = t.barrierMod.Function("symm_barrier"); err != nil {
-			return fmt.Errorf("barrier kernel function: %w", err)
-		}
-		return nil
+		t.barrierMod, t.barrierFn, err = loadBarrier(t.compiler)
+		return err
 	})
 	// The team owns the thread and the allocation from here on, also on error.
 	t.base = p.base

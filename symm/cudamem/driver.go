@@ -4,13 +4,15 @@ package cudamem
 
 import (
 	"fmt"
+	"sync/atomic"
+	"unsafe"
 
 	"github.com/symmtune/symmtune/cuda/cu"
 )
 
 // The driver calls beyond plain allocation that the backend and the GEMM
-// pipelines make: IPC, stream memory operations, graph capture and device
-// queries, all through cuda/cu (errors name the entry point and the
+// pipelines make: IPC, stream memory operations, graph capture, mapped host
+// words and device queries, all through cuda/cu (errors name the entry point and the
 // driver's error).
 
 // ipcHandleSize is the size of a CUipcMemHandle (64 bytes).
@@ -76,6 +78,72 @@ func Capture(stream cu.Stream, enqueue func() error) (*Graph, error) {
 		return nil, fmt.Errorf("end capture and instantiate: %w", err)
 	}
 	return g, nil
+}
+
+// CaptureLocal is Capture in thread-local mode, on a stream of the
+// caller's own: only this thread's unsafe calls are refused meanwhile, so
+// other threads of the process (torch's, another rank's) go on. cuBLASLt's
+// calls capture in it, as under torch's own graphs.
+func CaptureLocal(stream cu.Stream, enqueue func() error) (*Graph, error) {
+	if err := stream.BeginCapture(cu.CaptureThreadLocal); err != nil {
+		return nil, err
+	}
+	werr := enqueue()
+	g, err := stream.EndCapture()
+	if werr != nil {
+		if g != nil {
+			g.Destroy()
+		}
+		return nil, fmt.Errorf("capture: %w", werr)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("end capture and instantiate: %w", err)
+	}
+	return g, nil
+}
+
+// IsCapturing says whether stream is being captured into a graph (the
+// caller's own capture, torch.cuda.graph's or torch.compile's): work
+// enqueued on it then lands in that graph.
+func IsCapturing(stream cu.Stream) (bool, error) { return stream.IsCapturing() }
+
+// StreamOf is the cu.Stream of a raw CUstream handle another runtime made
+// (torch's current stream, as torch.cuda.current_stream().cuda_stream).
+func StreamOf(raw uint64) cu.Stream { return cu.StreamFromHandle(uintptr(raw)) }
+
+// A HostWord is a u32 in pinned, mapped host memory: kernels of this
+// context write it through Dev, the host reads it with Load, no copy or
+// sync between them.
+type HostWord struct {
+	host unsafe.Pointer
+	Dev  cu.DevicePtr
+}
+
+// NewHostWord allocates a zeroed word.
+func NewHostWord() (*HostWord, error) {
+	host, dev, err := cu.MemHostAllocMapped(4)
+	if err != nil {
+		return nil, fmt.Errorf("allocate a mapped host word: %w", err)
+	}
+	w := &HostWord{host: host, Dev: dev}
+	w.Store(0)
+	return w, nil
+}
+
+// Load reads the word.
+func (w *HostWord) Load() uint32 { return atomic.LoadUint32((*uint32)(w.host)) }
+
+// Store writes the word (while no kernel writes it).
+func (w *HostWord) Store(v uint32) { atomic.StoreUint32((*uint32)(w.host), v) }
+
+// Free releases the word.
+func (w *HostWord) Free() error {
+	if w == nil || w.host == nil {
+		return nil
+	}
+	err := cu.MemFreeHost(w.host)
+	w.host = nil
+	return err
 }
 
 // driverVersion is cuDriverGetVersion as "13.0".

@@ -74,8 +74,32 @@ func (t *Team) Compiler() nvrtc.Compiler { return t.compiler }
 // Barrier enqueues the cross-GPU barrier on stream: it completes on every
 // rank once all ranks' streams have reached it. Call inside Do.
 func (t *Team) Barrier(stream cu.Stream) error {
-	args := Args(uint64(t.table), uint64(t.rank), uint64(t.world))
-	if err := t.barrierFn.Launch(1, 1, 1, 32, 1, 1, 0, stream, args); err != nil {
+	return launchBarrier(t.barrierFn, t.table, t.rank, t.world, stream)
+}
+
+// loadBarrier compiles and loads barrier.cuh's symm_barrier.
+func loadBarrier(c nvrtc.Compiler) (cu.Module, cu.Function, error) {
+	cubin, err := c.Compile(nvrtc.Source{Name: "symm_barrier.cu", Text: DeviceSource})
+	if err != nil {
+		return cu.Module{}, cu.Function{}, fmt.Errorf("barrier kernel: %w", err)
+	}
+	mod, err := cu.LoadData(string(cubin))
+	if err != nil {
+		return cu.Module{}, cu.Function{}, fmt.Errorf("load barrier kernel: %w", err)
+	}
+	fn, err := mod.Function("symm_barrier")
+	if err != nil {
+		mod.Unload()
+		return cu.Module{}, cu.Function{}, fmt.Errorf("barrier kernel function: %w", err)
+	}
+	return mod, fn, nil
+}
+
+// launchBarrier enqueues symm_barrier (one block of 32 threads, the pads'
+// last slot) on the pointer table [data..., pads...].
+func launchBarrier(fn cu.Function, table cu.DevicePtr, rank, world int, stream cu.Stream) error {
+	args := Args(uint64(table), uint64(rank), uint64(world))
+	if err := fn.Launch(1, 1, 1, 32, 1, 1, 0, stream, args); err != nil {
 		return fmt.Errorf("launch barrier: %w", err)
 	}
 	return nil

@@ -24,7 +24,7 @@ func gridFor(n int64, threads int) int {
 // at dst with leading dimension ld.
 func (in *instance) fillMatrix(dst cu.DevicePtr, rows, cols, ld, row0 int, seed, rank uint64) error {
 	args := cudamem.Args(uint64(dst), uint64(rows), uint64(cols), uint64(ld), uint64(row0), seed, rank)
-	if err := in.fillFn.Launch(gridFor(int64(rows)*int64(cols), 256), 1, 1, 256, 1, 1, 0, in.main, args); err != nil {
+	if err := in.r.fillFn.Launch(gridFor(int64(rows)*int64(cols), 256), 1, 1, 256, 1, 1, 0, in.main, args); err != nil {
 		return fmt.Errorf("launch fill: %w", err)
 	}
 	return nil
@@ -34,7 +34,7 @@ func (in *instance) fillMatrix(dst cu.DevicePtr, rows, cols, ld, row0 int, seed,
 // (i, j) at dst[j*ld + i]).
 func (in *instance) fillTransposed(dst cu.DevicePtr, rows, cols, ld int, seed, rank uint64) error {
 	args := cudamem.Args(uint64(dst), uint64(rows), uint64(cols), uint64(ld), seed, rank)
-	if err := in.fillTFn.Launch(gridFor(int64(rows)*int64(cols), 256), 1, 1, 256, 1, 1, 0, in.main, args); err != nil {
+	if err := in.r.fillTFn.Launch(gridFor(int64(rows)*int64(cols), 256), 1, 1, 256, 1, 1, 0, in.main, args); err != nil {
 		return fmt.Errorf("launch fill_t: %w", err)
 	}
 	return nil
@@ -71,13 +71,13 @@ func (in *instance) Verify(ctx context.Context, c space.Config, seed uint64) (sd
 		if err := in.prepare(cfg); err != nil {
 			return err
 		}
-		if err := in.pipe.fill(seed); err != nil {
+		if err := in.fill(seed); err != nil {
 			return err
 		}
-		if err := in.pipe.poison(); err != nil {
+		if err := in.poison(); err != nil {
 			return err
 		}
-		if err := in.clearFlags(in.main); err != nil {
+		if err := in.r.ClearFlags(in.main); err != nil {
 			return err
 		}
 		// Peers write into this rank's buffers: every rank poisons before
@@ -88,24 +88,24 @@ func (in *instance) Verify(ctx context.Context, c space.Config, seed uint64) (sd
 		if err := cu.MemsetD32Async(in.res, 0, 8, in.main); err != nil {
 			return fmt.Errorf("clear check result: %w", err)
 		}
-		if err := in.clearStatus(); err != nil {
+		if err := in.r.Reset(in.main); err != nil {
 			return err
 		}
 		if err := in.call(cfg); err != nil {
 			return err
 		}
-		smp := in.pipe.samples(cfg, seed)
+		smp := in.sampleRows(cfg, seed)
 		nSamples = len(smp) / 4
 		if err := cu.MemcpyHtoD(in.samples, unsafe.Pointer(&smp[0]), int64(8*len(smp))); err != nil {
 			return fmt.Errorf("copy samples: %w", err)
 		}
-		out, rows, cols := in.pipe.output()
+		out, rows, cols := in.output()
 		args := cudamem.Args(uint64(out), uint64(cols), uint64(in.samples), uint64(cols), uint64(in.prob.K), seed, uint64(in.res))
-		if err := in.checkFn.Launch((cols+255)/256, nSamples, 1, 256, 1, 1, 0, in.main, args); err != nil {
+		if err := in.r.checkFn.Launch((cols+255)/256, nSamples, 1, 256, 1, 1, 0, in.main, args); err != nil {
 			return fmt.Errorf("launch check_rows: %w", err)
 		}
 		args = cudamem.Args(uint64(out), uint64(rows), uint64(cols), uint64(cols), uint64(in.res))
-		if err := in.badFn.Launch(gridFor(int64(rows)*int64(cols), 256), 1, 1, 256, 1, 1, 0, in.main, args); err != nil {
+		if err := in.r.badFn.Launch(gridFor(int64(rows)*int64(cols), 256), 1, 1, 256, 1, 1, 0, in.main, args); err != nil {
 			return fmt.Errorf("launch count_bad: %w", err)
 		}
 		if err := in.main.Synchronize(); err != nil {
@@ -114,7 +114,7 @@ func (in *instance) Verify(ctx context.Context, c space.Config, seed uint64) (sd
 		if err := in.team.CheckTimeout(); err != nil {
 			return err
 		}
-		if err := in.checkStatus(cfg); err != nil {
+		if err := in.r.FusedFailed(cfg); err != nil {
 			return err
 		}
 		return cu.MemcpyDtoH(unsafe.Pointer(&res[0]), in.res, 8*4)
@@ -128,7 +128,7 @@ func (in *instance) Verify(ctx context.Context, c space.Config, seed uint64) (sd
 		rel = math.Sqrt(num / den)
 	}
 	r := sdk.VerifyResult{RelErr: rel, OK: bad == 0 && badSampled == 0 && rel <= in.tolerance()}
-	_, rows, cols := in.pipe.output()
+	_, rows, cols := in.output()
 	switch {
 	case bad > 0:
 		r.Detail = fmt.Sprintf("rank %d: %.0f of %d outputs NaN/Inf (unwritten or wrong)", in.team.Rank(), bad, rows*cols)
@@ -149,21 +149,21 @@ func (in *instance) Bench(ctx context.Context, c space.Config, warmup, iters int
 			return err
 		}
 		// Real data, never zeros or another config's leftovers.
-		if err := in.pipe.fill(0x5eed); err != nil {
+		if err := in.fill(0x5eed); err != nil {
 			return err
 		}
 		// Time's barrier precedes the first call.
-		if err := in.clearFlags(in.main); err != nil {
+		if err := in.r.ClearFlags(in.main); err != nil {
 			return err
 		}
-		if err := in.clearStatus(); err != nil {
+		if err := in.r.Reset(in.main); err != nil {
 			return err
 		}
 		var err error
 		if times, err = in.team.Time(in.main, warmup, iters, func() error { return in.call(cfg) }); err != nil {
 			return err
 		}
-		if err := in.checkStatus(cfg); err != nil {
+		if err := in.r.FusedFailed(cfg); err != nil {
 			return err
 		}
 		if dir := os.Getenv("SYMMTUNE_TRACE"); dir != "" {
@@ -183,22 +183,22 @@ func (in *instance) traceCall(c Config, dir, name string) error {
 	if err != nil {
 		return err
 	}
-	in.trace = &tracer{t0: t0}
-	defer func() { in.trace = nil }()
+	in.r.trace = &tracer{t0: t0}
+	defer func() { in.r.trace = nil }()
 	if err := in.team.Barrier(in.main); err != nil {
 		return err
 	}
 	if err := t0.Record(in.main); err != nil {
 		return err
 	}
-	if err := in.pipe.launch(c); err != nil {
+	if err := in.r.Enqueue(c, in.main, in.ptrs()); err != nil {
 		return err
 	}
 	if err := in.main.Synchronize(); err != nil {
 		return err
 	}
-	file := fmt.Sprintf("trace-%s-w%d-r%d.txt", in.k.Name, in.team.World(), in.team.Rank())
-	return in.trace.write(dir, name, file)
+	file := fmt.Sprintf("trace-%s-w%d-r%d.txt", in.k.Variant, in.team.World(), in.team.Rank())
+	return in.r.trace.write(dir, name, file)
 }
 
 // spanSamples lists, for each span, its first and last row and one row in

@@ -3,180 +3,69 @@
 package gpu
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
 	"github.com/symmtune/symmtune/cuda/cu"
 
-	"github.com/symmtune/symmtune/cuda/cublaslt"
-	"github.com/symmtune/symmtune/cuda/nvrtc"
 	"github.com/symmtune/symmtune/sdk"
+	"github.com/symmtune/symmtune/space"
 	"github.com/symmtune/symmtune/symm/cudamem"
 )
 
-// maxStreams is the largest streams value of the space.
-const maxStreams = 3
-
-// workspaceBytes is each product stream's cuBLASLt workspace: what cuBLAS
-// itself uses on Hopper.
-const workspaceBytes = 32 << 20
-
-// pipeline is what differs between the two kernels: their buffers, how
-// one call runs, and what the check compares.
-type pipeline interface {
-	// alloc makes the kernel's private buffers.
-	alloc() error
-	// products lists the steps of c's plan, to prepare their cuBLASLt plans.
-	products(c Config) []Step
-	// fill writes this rank's inputs for seed.
-	fill(seed uint64) error
-	// poison fills every output (and every buffer peers write) with NaN.
-	poison() error
-	// launch enqueues one call on the instance's streams.
-	launch(c Config) error
-	// samples lists the output rows to check, 4 u64 each (check_rows).
-	samples(c Config, seed uint64) []uint64
-	// output is the result: pointer, rows, columns (leading dimension N).
-	output() (cu.DevicePtr, int, int)
-	close() []error
-}
-
-type planKey struct{ rows, batch, smTarget int }
-
-// instance is one rank of a GPU GEMM pipeline. Every method that touches
-// the GPU runs inside team.Do.
+// instance is one rank of a GPU GEMM plugin: the test harness (its own
+// stream and operands, fill, poison, check, timing, tracing) around the
+// Runner that enqueues the calls, the launch sequence symmtune.torch runs
+// too. Every method that touches the GPU runs inside team.Do.
 type instance struct {
-	k     Kernel
-	team  *cudamem.Team
-	prob  Problem
-	dtype cublaslt.DType
-	bf16  bool
-	pipe  pipeline
+	k    Kernel
+	team *cudamem.Team
+	prob Problem
+	bf16 bool
+	r    *Runner
+	main cu.Stream
 
-	lt     *cublaslt.Handle
-	plans  map[planKey]*cublaslt.Plan
-	graphs map[Config]*cudamem.Graph
-	main   cu.Stream
-	gemm   [maxStreams]cu.Stream
-	ws     [maxStreams]cu.DevicePtr
-	side   []cu.Stream // one per peer: agmm's pulls, matmulrs's pushes
-	reduce cu.Stream
-	fork   cu.Event
-	joins  []cu.Event
-	// chunkEv: agmm, pull of chunk c from peer i is chunkEv[i*MaxChunks+c];
-	// matmulrs, product step i is chunkEv[i].
-	chunkEv []cu.Event
-
-	util                            cu.Module
-	fillFn, fillTFn, checkFn, badFn cu.Function
-	copyFn, redFn                   cu.Function
-	res, samples                    cu.DevicePtr
-
-	// bT is B, private and the same on every rank, stored [N, K] (a
-	// torch.nn.Linear weight's layout), what the products and the fused
-	// GEMM read; fused holds each fused config's state, and status the
-	// word its kernels set when a wait times out.
-	bT         cu.DevicePtr
-	fused      map[Config]*fusedRun
-	status     cu.DevicePtr
-	localFlags cu.DevicePtr // see localFlag
-	// trace, when non-nil, times the steps of the call in flight.
-	trace *tracer
+	// The operands, private: a is agmm's own shard [M/W, K] (a buffer of
+	// its own, not in symmetric memory, as a symmtune.torch caller's
+	// tensor is) or matmulrs's A [M, K]; bT is B, the same on every rank,
+	// stored [N, K] (a torch.nn.Linear weight's layout); out is agmm's C
+	// [M, N] or matmulrs's rows of the sum [M/W, N].
+	a, bT, out   cu.DevicePtr
+	res, samples cu.DevicePtr
 }
 
 func open(k Kernel, t *cudamem.Team, p Problem, dtype string) (sdk.Instance, error) {
-	lt, err := cublaslt.DTypeOf(dtype)
-	if err != nil {
-		return nil, err
-	}
-	in := &instance{k: k, team: t, prob: p, dtype: lt, bf16: dtype == "bf16", plans: map[planKey]*cublaslt.Plan{}, graphs: map[Config]*cudamem.Graph{}, fused: map[Config]*fusedRun{}}
-	if k.Name == AGMM {
-		in.pipe = &agmm{in: in}
-	} else {
-		in.pipe = &matmulrs{in: in}
-	}
-	if err := t.Do(in.setup); err != nil {
-		in.Close()
-		return nil, fmt.Errorf("open GPU %s on rank %d: %w", k.Name, t.Rank(), err)
+	in := &instance{k: k, team: t, prob: p, bf16: dtype == "bf16"}
+	if err := t.Do(func() error { return in.setup(dtype) }); err != nil {
+		return nil, errors.Join(fmt.Errorf("open GPU %s on rank %d: %w", k.Variant, t.Rank(), err), in.Close())
 	}
 	return in, nil
 }
 
-func (in *instance) setup() error {
+func (in *instance) setup(dtype string) error {
 	var err error
-	if in.lt, err = cublaslt.NewHandle(); err != nil {
+	if in.r, err = NewRunner(in.k.Variant, in.team, in.prob, dtype); err != nil {
 		return err
 	}
-	mk := func() (cu.Stream, error) { return cu.MakeStream(cu.NonBlocking) }
-	if in.main, err = mk(); err != nil {
+	if in.main, err = cu.MakeStream(cu.NonBlocking); err != nil {
 		return fmt.Errorf("create stream: %w", err)
 	}
-	others := 0
-	for i := range in.gemm {
-		if in.gemm[i], err = mk(); err != nil {
-			return fmt.Errorf("create stream: %w", err)
+	p := in.prob
+	aRows, outRows := int64(p.Rows()), int64(p.M)
+	if in.k.Variant == VariantMatmulRS {
+		aRows, outRows = int64(p.M), int64(p.Rows())
+	}
+	for _, b := range []struct {
+		dst   *cu.DevicePtr
+		bytes int64
+		what  string
+	}{{&in.a, aRows * int64(p.K) * 2, "A"}, {&in.bT, int64(p.N) * int64(p.K) * 2, "B [N, K]"},
+		{&in.out, outRows * int64(p.N) * 2, "the output"}, {&in.res, 8 * 4, "check result"},
+		{&in.samples, 8 * 4 * 3 * MaxWorld * MaxChunks, "samples"}} {
+		if *b.dst, err = cu.MemAlloc(b.bytes); err != nil {
+			return fmt.Errorf("allocate %s: %w", b.what, err)
 		}
-		if in.ws[i], err = cu.MemAlloc(workspaceBytes); err != nil {
-			return fmt.Errorf("allocate cuBLASLt workspace: %w", err)
-		}
-		others++
-	}
-	for q := 1; q < in.team.World(); q++ {
-		s, err := mk()
-		if err != nil {
-			return fmt.Errorf("create stream: %w", err)
-		}
-		in.side = append(in.side, s)
-		others++
-	}
-	if in.reduce, err = mk(); err != nil {
-		return fmt.Errorf("create stream: %w", err)
-	}
-	others++
-	ev := func() (cu.Event, error) { return cu.MakeEvent(cu.DisableTiming) }
-	if in.fork, err = ev(); err != nil {
-		return fmt.Errorf("create event: %w", err)
-	}
-	for i := 0; i < others; i++ {
-		e, err := ev()
-		if err != nil {
-			return fmt.Errorf("create event: %w", err)
-		}
-		in.joins = append(in.joins, e)
-	}
-	for i := 0; i < MaxWorld*MaxChunks; i++ {
-		e, err := ev()
-		if err != nil {
-			return fmt.Errorf("create event: %w", err)
-		}
-		in.chunkEv = append(in.chunkEv, e)
-	}
-	if err := in.loadUtil(); err != nil {
-		return err
-	}
-	if in.res, err = cu.MemAlloc(8 * 4); err != nil {
-		return fmt.Errorf("allocate check result: %w", err)
-	}
-	if in.samples, err = cu.MemAlloc(8 * 4 * 3 * MaxWorld * MaxChunks); err != nil {
-		return fmt.Errorf("allocate samples: %w", err)
-	}
-	if in.bT, err = cu.MemAlloc(int64(in.prob.K) * int64(in.prob.N) * 2); err != nil {
-		return fmt.Errorf("allocate B [N, K]: %w", err)
-	}
-	if in.status, err = cu.MemAlloc(4); err != nil {
-		return fmt.Errorf("allocate fused status: %w", err)
-	}
-	if in.localFlags, err = cu.MemAlloc(MaxWorld * MaxChunks * FlagStride); err != nil {
-		return fmt.Errorf("allocate local flags: %w", err)
-	}
-	if err := cu.MemsetD8(in.localFlags, 0, MaxWorld*MaxChunks*FlagStride); err != nil {
-		return fmt.Errorf("clear local flags: %w", err)
-	}
-	if err := cu.MemsetD32(in.status, 0, 1); err != nil {
-		return fmt.Errorf("clear fused status: %w", err)
-	}
-	if err := in.pipe.alloc(); err != nil {
-		return err
 	}
 	// Flags start clear. Open runs on every rank before any call, so no
 	// peer's flag write can precede this.
@@ -186,27 +75,42 @@ func (in *instance) setup() error {
 	return cu.Synchronize()
 }
 
-func (in *instance) loadUtil() error {
-	bf := "0"
-	if in.bf16 {
-		bf = "1"
+// ptrs are the harness's operands as the Runner takes them.
+func (in *instance) ptrs() Ptrs { return Ptrs{A: in.a, B: in.bT, C: in.out} }
+
+// parse checks a config where it runs, as the host's Validate did.
+func (in *instance) parse(c space.Config) (Config, error) {
+	cfg, err := in.k.Variant.ParseConfig(c)
+	if err != nil {
+		return Config{}, err
 	}
-	cubin, err := in.team.Compiler().Compile(nvrtc.Source{Name: "gemm_util.cu", Text: UtilSource, Options: []string{"-DDTYPE_BF16=" + bf}})
+	if err := in.k.Variant.Validate(cfg, in.prob); err != nil {
+		return Config{}, fmt.Errorf("config %s: %w", c, err)
+	}
+	return cfg, nil
+}
+
+// prepare makes c ready to run and, with graph=1, captures its call at the
+// harness's operands, so every timed call replays it. Call inside Do.
+func (in *instance) prepare(c Config) error {
+	if err := in.r.Prepare(c); err != nil {
+		return err
+	}
+	if c.Graph {
+		return in.r.Capture(c, in.ptrs())
+	}
+	return nil
+}
+
+// call enqueues one call of c on the harness's stream.
+func (in *instance) call(c Config) error { return in.r.Enqueue(c, in.main, in.ptrs()) }
+
+func (in *instance) Prepare(ctx context.Context, c space.Config) error {
+	cfg, err := in.parse(c)
 	if err != nil {
 		return err
 	}
-	if in.util, err = cu.LoadData(string(cubin)); err != nil {
-		return fmt.Errorf("load gemm_util: %w", err)
-	}
-	for _, f := range []struct {
-		name string
-		dst  *cu.Function
-	}{{"fill", &in.fillFn}, {"fill_t", &in.fillTFn}, {"check_rows", &in.checkFn}, {"count_bad", &in.badFn}, {"copy_chunk", &in.copyFn}, {"reduce_chunk", &in.redFn}} {
-		if *f.dst, err = in.util.Function(f.name); err != nil {
-			return fmt.Errorf("gemm_util function %s: %w", f.name, err)
-		}
-	}
-	return nil
+	return in.team.Do(func() error { return in.prepare(cfg) })
 }
 
 func (in *instance) Close() error {
@@ -215,42 +119,75 @@ func (in *instance) Close() error {
 		if in.main != (cu.Stream{}) {
 			errs = append(errs, in.main.Synchronize())
 		}
-		errs = append(errs, cu.Synchronize())
-		for _, g := range in.graphs {
-			errs = append(errs, g.Destroy())
+		if in.r != nil {
+			errs = append(errs, in.r.Close())
+			in.r = nil
 		}
-		in.graphs = nil
-		for _, r := range in.fused {
-			errs = append(errs, r.close())
-		}
-		in.fused = nil
-		for _, p := range in.plans {
-			errs = append(errs, p.Close())
-		}
-		in.plans = nil
-		if in.pipe != nil {
-			errs = append(errs, in.pipe.close()...)
-		}
-		for _, p := range []*cu.DevicePtr{&in.res, &in.samples, &in.bT, &in.status, &in.localFlags, &in.ws[0], &in.ws[1], &in.ws[2]} {
+		for _, p := range []*cu.DevicePtr{&in.a, &in.bT, &in.out, &in.res, &in.samples} {
 			if *p != 0 {
 				errs = append(errs, cu.MemFree(*p))
 				*p = 0
 			}
 		}
-		if in.util != (cu.Module{}) {
-			errs = append(errs, in.util.Unload())
+		if in.main != (cu.Stream{}) {
+			errs = append(errs, in.main.Destroy())
+			in.main = cu.Stream{}
 		}
-		for _, e := range append(append([]cu.Event{in.fork}, in.joins...), in.chunkEv...) {
-			if e != (cu.Event{}) {
-				errs = append(errs, cu.DestroyEvent(&e))
-			}
-		}
-		for _, s := range append(in.streams(nil), in.main) {
-			if s != (cu.Stream{}) {
-				errs = append(errs, s.Destroy())
-			}
-		}
-		errs = append(errs, in.lt.Close())
 		return errors.Join(errs...)
 	})
+}
+
+// fill writes this rank's inputs for seed: A (agmm: the own shard's
+// rows), and B, stored [N, K].
+func (in *instance) fill(seed uint64) error {
+	p, r := in.prob, in.team.Rank()
+	rows, row0 := p.M, 0
+	if in.k.Variant == VariantAGMM {
+		rows = p.Rows()
+	}
+	if err := in.fillMatrix(in.a, rows, p.K, p.K, row0, seed, uint64(r)); err != nil {
+		return err
+	}
+	return in.fillTransposed(in.bT, p.K, p.N, p.K, seed, tensorB)
+}
+
+// poison fills the output and every buffer peers write with NaN: agmm's
+// whole gathered A (the own rows too, which a call copies in or never
+// reads), matmulrs's slots.
+func (in *instance) poison() error {
+	p, me := in.prob, in.team.Rank()
+	if in.k.Variant == VariantAGMM {
+		return errors.Join(in.poisonElems(in.out, int64(p.M)*int64(p.N)), in.poisonElems(in.team.Data(me)+PayloadOffset, int64(p.M)*int64(p.K)))
+	}
+	return errors.Join(in.poisonElems(in.out, int64(p.Rows())*int64(p.N)),
+		in.poisonElems(in.team.Data(me)+PayloadOffset, int64(p.World)*SlotElems(p)))
+}
+
+// samples lists the output rows to check, 4 u64 each (check_rows). agmm:
+// three rows of every chunk of every rank's shard, each checked against
+// its owner's A rows. matmulrs: three rows of every chunk of this rank's
+// rows, each checked against the sum over every rank's A rows.
+func (in *instance) sampleRows(c Config, seed uint64) []uint64 {
+	p, me := in.prob, in.team.Rank()
+	if in.k.Variant == VariantAGMM {
+		var spans []Span
+		for _, sh := range Shards(p.M, p.World, c.Chunks) {
+			spans = append(spans, sh...)
+		}
+		return spanSamples(spans, seed, func(row int) [4]uint64 {
+			q := row / p.Rows()
+			return [4]uint64{uint64(row), uint64(row - q*p.Rows()), uint64(q), 1}
+		})
+	}
+	return spanSamples(Shards(p.M, p.World, c.Chunks)[me], seed, func(row int) [4]uint64 {
+		return [4]uint64{uint64(row - me*p.Rows()), uint64(row), 0, uint64(p.World)}
+	})
+}
+
+// output is the result: pointer, rows, columns (leading dimension N).
+func (in *instance) output() (cu.DevicePtr, int, int) {
+	if in.k.Variant == VariantAGMM {
+		return in.out, in.prob.M, in.prob.N
+	}
+	return in.out, in.prob.Rows(), in.prob.N
 }

@@ -15,21 +15,21 @@ import (
 // UtilSource is the CUDA C of the pipelines' helper kernels.
 var UtilSource = string(source("kernels/gemm_util.cu"))
 
-// Kernel is the sdk.Kernel of a GPU GEMM plugin: Name is AGMM or MatmulRS.
-type Kernel struct{ Name string }
+// Kernel is the sdk.Kernel of a GPU GEMM plugin, agmm or matmulrs.
+type Kernel struct{ Variant Variant }
 
 func (k Kernel) Describe() sdk.Description {
 	summary := "all-gather + matmul on GPUs: C = A*B from row shards of A, copies of peers' chunks overlapped with cuBLASLt products (impl=pipeline) or with one persistent Hopper GEMM that waits on each chunk's flag (impl=fused:TILE)"
-	if k.Name == MatmulRS {
+	if k.Variant == VariantMatmulRS {
 		summary = "matmul + reduce-scatter on GPUs: rank r gets rows r*M/W.. of sum_s A_s*B, cuBLASLt products pushed to owners chunk by chunk and reduced as they land"
 	}
 	return sdk.Description{
-		Name:          k.Name,
-		KernelVersion: KernelVersion(k.Name),
+		Name:          k.Variant.String(),
+		KernelVersion: k.Variant.KernelVersion(),
 		Dims:          []string{"m", "n", "k"},
 		Dtypes:        []string{"bf16", "f16"},
-		Space:         Space(k.Name),
-		Default:       Default(k.Name),
+		Space:         k.Variant.Space(),
+		Default:       k.Variant.Default(),
 		Summary:       summary,
 	}
 }
@@ -44,11 +44,11 @@ func (k Kernel) checked(c space.Config, p space.Problem, world int) (Config, Pro
 	if err != nil {
 		return Config{}, Problem{}, err
 	}
-	cfg, err := ParseConfig(k.Name, c)
+	cfg, err := k.Variant.ParseConfig(c)
 	if err != nil {
 		return Config{}, Problem{}, err
 	}
-	if err := Validate(k.Name, cfg, prob); err != nil {
+	if err := k.Variant.Validate(cfg, prob); err != nil {
 		return Config{}, Problem{}, fmt.Errorf("config %s: %w", c, err)
 	}
 	return cfg, prob, nil
@@ -62,7 +62,7 @@ func (k Kernel) DefaultFor(p space.Problem, world int, backend string) (space.Co
 	if err != nil {
 		return nil, err
 	}
-	return FitDefault(k.Name, prob)
+	return k.Variant.FitDefault(prob)
 }
 
 func (k Kernel) SymmetricBytes(p space.Problem, world int, backend string) (int64, error) {
@@ -70,7 +70,7 @@ func (k Kernel) SymmetricBytes(p space.Problem, world int, backend string) (int6
 	if err != nil {
 		return 0, err
 	}
-	return SymmetricBytes(k.Name, prob), nil
+	return k.Variant.SymmetricBytes(prob), nil
 }
 
 func (k Kernel) Open(ctx context.Context, team symm.Team, p space.Problem) (sdk.Instance, error) {

@@ -3,7 +3,6 @@
 package gpu
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/symmtune/symmtune/cuda/cu"
@@ -14,31 +13,13 @@ import (
 // reduceThreads is the block size of the reduction kernel.
 const reduceThreads = 256
 
-// matmulrs is matmul + reduce-scatter: A_r and the output privately, every
-// rank's partials of this rank's rows in the symmetric payload's slots.
-type matmulrs struct {
-	in      *instance
-	a       cu.DevicePtr // A_r [M, K]
-	staging cu.DevicePtr // [M, N]: partials a copy engine pushes
-	out     cu.DevicePtr // [M/W, N]: this rank's rows of the sum
-}
+// matmulrs is matmul + reduce-scatter: A (Ptrs.A) and the output
+// (Ptrs.C) where the caller holds them, every rank's partials of this
+// rank's rows in the symmetric payload's slots, and the partials a copy
+// engine pushes staged in the runner's rows (Runner.staging).
+type matmulrs struct{ r *Runner }
 
-func (m *matmulrs) alloc() error {
-	p := m.in.prob
-	for _, b := range []struct {
-		dst   *cu.DevicePtr
-		elems int64
-		what  string
-	}{{&m.a, int64(p.M) * int64(p.K), "A"}, {&m.staging, int64(p.M) * int64(p.N), "staging"}, {&m.out, int64(p.Rows()) * int64(p.N), "output"}} {
-		var err error
-		if *b.dst, err = cu.MemAlloc(b.elems * 2); err != nil {
-			return fmt.Errorf("allocate %s: %w", b.what, err)
-		}
-	}
-	return nil
-}
-
-func (m *matmulrs) plan(c Config) RSPlan { return PlanRS(c.Plan(m.in.prob, m.in.team.Rank())) }
+func (m *matmulrs) plan(c Config) RSPlan { return PlanRS(c.Plan(m.r.prob, m.r.peers.Rank())) }
 
 // products are the cuBLASLt products of c (none when fused).
 func (m *matmulrs) products(c Config) []Step {
@@ -50,23 +31,7 @@ func (m *matmulrs) products(c Config) []Step {
 
 // slot is where rank src's partial of owner q's rows lives, as mapped here.
 func (m *matmulrs) slot(q, src int) cu.DevicePtr {
-	return m.in.payload(q) + cu.DevicePtr(int64(src)*SlotElems(m.in.prob)*2)
-}
-
-func (m *matmulrs) fill(seed uint64) error {
-	in, p := m.in, m.in.prob
-	if err := in.fillMatrix(m.a, p.M, p.K, p.K, 0, seed, uint64(in.team.Rank())); err != nil {
-		return err
-	}
-	// B, stored [N, K].
-	return in.fillTransposed(in.bT, p.K, p.N, p.K, seed, tensorB)
-}
-
-// poison fills the output and every slot peers write.
-func (m *matmulrs) poison() error {
-	in, p := m.in, m.in.prob
-	return errors.Join(in.poisonElems(m.out, int64(p.Rows())*int64(p.N)),
-		in.poisonElems(m.slot(in.team.Rank(), 0), int64(p.World)*SlotElems(p)))
+	return m.r.payload(q) + cu.DevicePtr(int64(src)*SlotElems(m.r.prob)*2)
 }
 
 // launch: products in plan order, each partial written into its owner's
@@ -76,28 +41,28 @@ func (m *matmulrs) poison() error {
 // of the chunk is announced (plan.Reduces is the own chunks in product
 // order).
 func (m *matmulrs) launch(c Config) error {
-	in, p, me := m.in, m.in.prob, m.in.team.Rank()
+	r, p, me := m.r, m.r.prob, m.r.peers.Rank()
 	plan := m.plan(c)
-	if err := in.begin(c, nil); err != nil {
+	if err := r.begin(c, nil); err != nil {
 		return err
 	}
 	if c.Impl == ImplFused {
 		if err := m.launchFused(c); err != nil {
 			return err
 		}
-		return in.end(c)
+		return r.end(c, nil)
 	}
 	rowBytes := int64(p.N) * 2
 	for i, st := range plan.Products {
-		q, g := st.Owner, in.gemm[st.Stream]
-		a := m.a + cu.DevicePtr(int64(st.Start)*int64(p.K)*2)
+		q, g := st.Owner, r.gemm[st.Stream]
+		a := r.ptr.A + cu.DevicePtr(int64(st.Start)*int64(p.K)*2)
 		if q == me || c.Push == PushGEMM {
 			// Straight into the owner's slot (never batched: see Validate).
 			dst := m.slot(q, me) + cu.DevicePtr(int64(st.Start-q*p.Rows())*rowBytes)
-			if err := in.product(c, st, a, dst); err != nil {
+			if err := r.product(c, st, a, dst); err != nil {
 				return err
 			}
-			if err := in.signal(g, q, PartialFlag(me, st.Index)); err != nil {
+			if err := r.signal(g, q, PartialFlag(me, st.Index)); err != nil {
 				return err
 			}
 			// Enqueued as soon as the own product is: the host takes
@@ -111,10 +76,10 @@ func (m *matmulrs) launch(c Config) error {
 			}
 			continue
 		}
-		if err := in.product(c, st, a, m.staging+cu.DevicePtr(int64(st.Start)*rowBytes)); err != nil {
+		if err := r.product(c, st, a, r.staging+cu.DevicePtr(int64(st.Start)*rowBytes)); err != nil {
 			return err
 		}
-		ev := in.chunkEv[i]
+		ev := r.chunkEv[i]
 		if err := ev.Record(g); err != nil {
 			return fmt.Errorf("record product: %w", err)
 		}
@@ -124,7 +89,7 @@ func (m *matmulrs) launch(c Config) error {
 			}
 		}
 	}
-	return in.end(c)
+	return r.end(c, nil)
 }
 
 // launchFused enqueues the persistent GEMM on the first product stream
@@ -136,19 +101,19 @@ func (m *matmulrs) launch(c Config) error {
 // the own rows into the output itself; the flags it waited for (and those
 // it set for its own chunks) are cleared after it.
 func (m *matmulrs) launchFused(c Config) error {
-	in, p, me := m.in, m.in.prob, m.in.team.Rank()
+	r, p, me := m.r, m.r.prob, m.r.peers.Rank()
 	epilogue := c.Reduce == ReduceEpilogue
 	out := cu.DevicePtr(0)
 	if epilogue {
-		out = m.out
+		out = r.ptr.C
 	}
-	if err := in.launchFusedGEMM(c, out, in.team.SMs()-c.SMReserve); err != nil {
+	if err := r.launchFusedGEMM(c, out, r.peers.SMs()-c.SMReserve); err != nil {
 		return err
 	}
 	if epilogue {
 		// Every flag of this call in this rank's region is set once the
 		// GEMM ends (it waited for the peers'; see clearFlags).
-		if err := in.clearFlags(in.gemm[0]); err != nil {
+		if err := r.ClearFlags(r.gemm[0]); err != nil {
 			return err
 		}
 	}
@@ -161,11 +126,11 @@ func (m *matmulrs) launchFused(c Config) error {
 			if q == me {
 				continue
 			}
-			st := in.side[in.peerIndex(q)]
-			if err := cudamem.WaitFlag(st, in.localFlag(i), 1); err != nil {
+			st := r.side[r.peerIndex(q)]
+			if err := cudamem.WaitFlag(st, r.localFlag(i), 1); err != nil {
 				return fmt.Errorf("wait for staged chunk %d: %w", i, err)
 			}
-			if err := cudamem.WriteFlag(st, in.localFlag(i), 0); err != nil {
+			if err := cudamem.WriteFlag(st, r.localFlag(i), 0); err != nil {
 				return fmt.Errorf("clear staged flag %d: %w", i, err)
 			}
 			if err := m.pushOn(st, Shards(p.M, p.World, c.Chunks)[q][plan.Index[i]]); err != nil {
@@ -187,19 +152,19 @@ func (m *matmulrs) launchFused(c Config) error {
 // reduce enqueues the reduction of own chunk sp on the reduce stream, after
 // every rank's partial of it is flagged.
 func (m *matmulrs) reduce(c Config, sp Span) error {
-	in, p, me := m.in, m.in.prob, m.in.team.Rank()
+	r, p, me := m.r, m.r.prob, m.r.peers.Rank()
 	for src := 0; src < p.World; src++ {
-		if err := in.consume(in.reduce, PartialFlag(src, sp.Index)); err != nil {
+		if err := r.consume(r.reduce, PartialFlag(src, sp.Index)); err != nil {
 			return fmt.Errorf("rank %d's partial: %w", src, err)
 		}
 	}
 	start := int64(sp.Start-me*p.Rows()) * int64(p.N)
-	args := cudamem.Args(uint64(m.out), uint64(m.slot(me, 0)), uint64(SlotElems(p)), uint64(p.World), uint64(start), uint64(sp.Rows)*uint64(p.N))
-	end, err := in.trace.span(fmt.Sprintf("reduce rows %d+%d", sp.Start, sp.Rows), "reduce", in.reduce)
+	args := cudamem.Args(uint64(r.ptr.C), uint64(m.slot(me, 0)), uint64(SlotElems(p)), uint64(p.World), uint64(start), uint64(sp.Rows)*uint64(p.N))
+	end, err := r.trace.span(func() (string, string) { return fmt.Sprintf("reduce rows %d+%d", sp.Start, sp.Rows), "reduce" }, r.reduce)
 	if err != nil {
 		return err
 	}
-	if err := in.redFn.Launch(c.ReduceBlocks, 1, 1, reduceThreads, 1, 1, 0, in.reduce, args); err != nil {
+	if err := r.redFn.Launch(c.ReduceBlocks, 1, 1, reduceThreads, 1, 1, 0, r.reduce, args); err != nil {
 		return fmt.Errorf("launch reduction: %w", err)
 	}
 	return end()
@@ -208,7 +173,7 @@ func (m *matmulrs) reduce(c Config, sp Span) error {
 // push copies span sp of the staged partials into its owner's slot on the
 // owner's stream, once event ready has fired, and announces it there.
 func (m *matmulrs) push(sp Span, ready cu.Event) error {
-	s := m.in.side[m.in.peerIndex(sp.Owner)]
+	s := m.r.side[m.r.peerIndex(sp.Owner)]
 	if err := s.Wait(ready, 0); err != nil {
 		return fmt.Errorf("wait for product: %w", err)
 	}
@@ -218,41 +183,21 @@ func (m *matmulrs) push(sp Span, ready cu.Event) error {
 // pushOn enqueues on s the copy of span sp of the staged partials into its
 // owner's slot and the owner's flag after it.
 func (m *matmulrs) pushOn(s cu.Stream, sp Span) error {
-	in, p, me := m.in, m.in.prob, m.in.team.Rank()
+	r, p, me := m.r, m.r.prob, m.r.peers.Rank()
 	q := sp.Owner
 	rowBytes := int64(p.N) * 2
-	end, err := in.trace.span(fmt.Sprintf("push rows %d+%d to rank %d", sp.Start, sp.Rows, q), fmt.Sprintf("side%d", in.peerIndex(q)), s)
+	end, err := r.trace.span(func() (string, string) {
+		return fmt.Sprintf("push rows %d+%d to rank %d", sp.Start, sp.Rows, q), fmt.Sprintf("side%d", r.peerIndex(q))
+	}, s)
 	if err != nil {
 		return err
 	}
 	dst := m.slot(q, me) + cu.DevicePtr(int64(sp.Start-q*p.Rows())*rowBytes)
-	if err := cu.MemcpyDtoDAsync(dst, m.staging+cu.DevicePtr(int64(sp.Start)*rowBytes), int64(sp.Rows)*rowBytes, s); err != nil {
+	if err := cu.MemcpyDtoDAsync(dst, r.staging+cu.DevicePtr(int64(sp.Start)*rowBytes), int64(sp.Rows)*rowBytes, s); err != nil {
 		return fmt.Errorf("push chunk %d to rank %d: %w", sp.Index, q, err)
 	}
 	if err := end(); err != nil {
 		return err
 	}
-	return in.signal(s, q, PartialFlag(me, sp.Index))
-}
-
-// samples: three rows of every chunk of this rank's rows, each checked
-// against the sum over every rank's A rows.
-func (m *matmulrs) samples(c Config, seed uint64) []uint64 {
-	p, me := m.in.prob, m.in.team.Rank()
-	return spanSamples(Shards(p.M, p.World, c.Chunks)[me], seed, func(row int) [4]uint64 {
-		return [4]uint64{uint64(row - me*p.Rows()), uint64(row), 0, uint64(p.World)}
-	})
-}
-
-func (m *matmulrs) output() (cu.DevicePtr, int, int) { return m.out, m.in.prob.Rows(), m.in.prob.N }
-
-func (m *matmulrs) close() []error {
-	var errs []error
-	for _, b := range []*cu.DevicePtr{&m.a, &m.staging, &m.out} {
-		if *b != 0 {
-			errs = append(errs, cu.MemFree(*b))
-			*b = 0
-		}
-	}
-	return errs
+	return r.signal(s, q, PartialFlag(me, sp.Index))
 }

@@ -30,12 +30,14 @@ type traceStep struct {
 }
 
 // span records the start of a step on s and returns what records its end;
-// a nil tracer records nothing.
-func (tr *tracer) span(label, stream string, s cu.Stream) (func() error, error) {
+// name gives the step's label and stream's name. A nil tracer records
+// nothing and never calls name: the untraced call formats nothing.
+func (tr *tracer) span(name func() (label, stream string), s cu.Stream) (func() error, error) {
 	if tr == nil {
-		return func() error { return nil }, nil
+		return noSpan, nil
 	}
-	st := traceStep{label: label, stream: stream}
+	var st traceStep
+	st.label, st.stream = name()
 	var err error
 	if st.start, err = cu.MakeEvent(cu.DefaultEvent); err != nil {
 		return nil, err
@@ -49,6 +51,9 @@ func (tr *tracer) span(label, stream string, s cu.Stream) (func() error, error) 
 	}
 	return func() error { return st.end.Record(s) }, nil
 }
+
+// noSpan ends an untraced step.
+func noSpan() error { return nil }
 
 // write appends the steps, once the call has completed, and frees the events.
 func (tr *tracer) write(dir, header string, name string) error {

@@ -9,14 +9,15 @@ import (
 )
 
 // sources are what the kernel version hashes: the device code and the Go
-// files that decide what runs (plans, layout, pipelines, the fused GEMM's
-// launch), so cache entries go stale when any of them changes. They are
+// files that decide what runs (plans, layout, the Runner's launch sequence
+// and graphs, the fused GEMM's launch), so cache entries go stale when any
+// of them changes. They are
 // embedded here, without the cuda build tag, so the version is known where
 // no GPU code builds (libsymmtune answers it to the Python runtime);
 // python/tests/test_gemm.py reads this //go:embed line to check that the
 // library was built from the sources on disk.
 //
-//go:embed kernels/gemm_util.cu plan.go layout.go space.go instance_cuda.go pipeline_cuda.go check_cuda.go agmm_cuda.go matmulrs_cuda.go fusedplan.go fused_cuda.go fusedrun_cuda.go
+//go:embed kernels/gemm_util.cu plan.go layout.go space.go instance_cuda.go runner_cuda.go graphcache.go pipeline_cuda.go check_cuda.go agmm_cuda.go matmulrs_cuda.go fusedplan.go fused_cuda.go fusedrun_cuda.go
 var sources embed.FS
 
 func source(name string) []byte {

@@ -8,7 +8,7 @@ import "testing"
 // meant, put the new value here. Moving or renaming other files must not
 // change them.
 func TestKernelVersions(t *testing.T) {
-	for kernel, want := range map[Variant]string{VariantAGMM: "9362b271f35f", VariantMatmulRS: "b0d492577433"} {
+	for kernel, want := range map[Variant]string{VariantAGMM: "0f2b67add2f8", VariantMatmulRS: "91372a525877"} {
 		if got := kernel.KernelVersion(); got != want {
 			t.Errorf("%s kernel version %s, pinned %s", kernel, got, want)
 		}

@@ -1,0 +1,201 @@
+package libops
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/symmtune/symmtune/kernels/gemm/gpu"
+)
+
+// This file is the GEMM runtime's boundary (symmtune_gemm_open, _enqueue,
+// _close): a caller whose symmetric memory is its own (symmtune.torch's,
+// torch symm_mem) opens a runner of kernels/gemm/gpu once per (kernel,
+// problem, dtype, config, group, device) and enqueues each call on its
+// stream, with plain integers: the launch sequence is the plugins' own.
+// The request is checked here, tag-free; running needs the cuda build
+// (gemmrun_cuda.go; without it, open says the library has no CUDA).
+
+// GemmOpenRequest is symmtune_gemm_open's request.
+type GemmOpenRequest struct {
+	Kernel string                     `json:"kernel"`
+	M      int                        `json:"m"`
+	N      int                        `json:"n"`
+	K      int                        `json:"k"`
+	World  int                        `json:"world"`
+	Rank   int                        `json:"rank"`
+	Dtype  string                     `json:"dtype"`
+	Device int                        `json:"device"`
+	Config map[string]json.RawMessage `json:"config"`
+}
+
+// gemmOpen is a checked request.
+type gemmOpen struct {
+	kernel       gpu.Variant
+	prob         gpu.Problem
+	dtype        string
+	cfg          gpu.Config
+	rank, device int
+	regions      []uint64
+	table        uint64
+}
+
+// gemmRunner is an open runner (gemmrun_cuda.go's).
+type gemmRunner interface {
+	enqueue(stream, a, b, c, extra uint64) error
+	close() error
+}
+
+// checkGemmOpen decodes and checks a request and the region pointers.
+func checkGemmOpen(req []byte, regions []uint64, table uint64) (gemmOpen, error) {
+	var r GemmOpenRequest
+	dec := json.NewDecoder(bytes.NewReader(req))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&r); err != nil {
+		return gemmOpen{}, bad("request: %s", strings.TrimPrefix(err.Error(), "json: "))
+	}
+	if r.Dtype == "" {
+		return gemmOpen{}, bad("dtype: missing (bf16 or f16)")
+	}
+	p, err := problemReq{Kernel: r.Kernel, M: r.M, N: r.N, K: r.K, World: r.World, Dtype: r.Dtype}.problem()
+	if err != nil {
+		return gemmOpen{}, err
+	}
+	if r.Config == nil {
+		return gemmOpen{}, bad("config: missing")
+	}
+	v, err := variant(r.Kernel)
+	if err != nil {
+		return gemmOpen{}, err
+	}
+	cfg, err := parseConfig(v, r.Config)
+	if err != nil {
+		return gemmOpen{}, err
+	}
+	if err := v.Validate(cfg, p); err != nil {
+		return gemmOpen{}, badErr(err)
+	}
+	switch {
+	case r.Rank < 0 || r.Rank >= r.World:
+		return gemmOpen{}, bad("rank %d: want 0..%d", r.Rank, r.World-1)
+	case r.Device < 0:
+		return gemmOpen{}, bad("device %d: want a CUDA device ordinal", r.Device)
+	case len(regions) != r.World:
+		return gemmOpen{}, bad("region_ptrs: %d regions for world %d", len(regions), r.World)
+	case table == 0:
+		return gemmOpen{}, bad("ptr_table: NULL")
+	}
+	for q, d := range regions {
+		if d == 0 {
+			return gemmOpen{}, bad("region_ptrs[%d]: NULL", q)
+		}
+	}
+	return gemmOpen{kernel: v, prob: p, dtype: r.Dtype, cfg: cfg, rank: r.Rank, device: r.Device,
+		regions: append([]uint64(nil), regions...), table: table}, nil
+}
+
+// The open runners by handle. Handles are integers, never Go pointers.
+var (
+	runnersMu  sync.Mutex
+	runners    = map[uint64]*liveRunner{}
+	nextHandle uint64
+)
+
+// liveRunner is one handle's runner; mu keeps its calls one at a time
+// (ctypes lets Python threads call at once).
+type liveRunner struct {
+	mu sync.Mutex
+	r  gemmRunner
+}
+
+// GemmOpen checks the request and opens its runner in the current CUDA
+// context (which must be the request's device's): the handle, and a
+// warning when the config had to change to run here (empty: none).
+func GemmOpen(req []byte, regions []uint64, table uint64) (handle uint64, warning string, err error) {
+	defer func() { err = flat(err) }()
+	o, err := checkGemmOpen(req, regions, table)
+	if err != nil {
+		return 0, "", err
+	}
+	r, warning, err := openRunner(o)
+	if err != nil {
+		return 0, "", err
+	}
+	runnersMu.Lock()
+	defer runnersMu.Unlock()
+	nextHandle++
+	runners[nextHandle] = &liveRunner{r: r}
+	return nextHandle, warning, nil
+}
+
+func liveHandle(h uint64) (*liveRunner, error) {
+	runnersMu.Lock()
+	defer runnersMu.Unlock()
+	lr := runners[h]
+	if lr == nil {
+		return nil, bad("handle %d: not open", h)
+	}
+	return lr, nil
+}
+
+// GemmEnqueue enqueues one call of handle's runner on stream (a CUstream
+// handle; 0 the legacy default stream) with operands a, b, c and extra (see
+// gpu.Ptrs), on the calling thread.
+func GemmEnqueue(handle, stream, a, b, c, extra uint64) (err error) {
+	defer func() { err = flat(err) }()
+	lr, err := liveHandle(handle)
+	if err != nil {
+		return err
+	}
+	if a == 0 || b == 0 || c == 0 {
+		return bad("operands: a %#x, b %#x, c %#x; none may be NULL", a, b, c)
+	}
+	lr.mu.Lock()
+	defer lr.mu.Unlock()
+	if err := lr.r.enqueue(stream, a, b, c, extra); err != nil {
+		return fmt.Errorf("enqueue: %w", err)
+	}
+	return nil
+}
+
+// flat makes err's message one line, keeping its kind (bad input or not)
+// and what it wraps.
+func flat(err error) error {
+	if err == nil {
+		return nil
+	}
+	var b *BadInputError
+	if errors.As(err, &b) {
+		return &BadInputError{Msg: oneLine(b.Msg)}
+	}
+	if msg := oneLine(err.Error()); msg != err.Error() {
+		return &flatError{msg, err}
+	}
+	return err
+}
+
+// flatError is an error with a one-line message that still unwraps.
+type flatError struct {
+	msg string
+	err error
+}
+
+func (e *flatError) Error() string { return e.msg }
+func (e *flatError) Unwrap() error { return e.err }
+
+// GemmClose frees handle's runner, after the GPU is done with it.
+func GemmClose(handle uint64) error {
+	runnersMu.Lock()
+	lr := runners[handle]
+	delete(runners, handle)
+	runnersMu.Unlock()
+	if lr == nil {
+		return bad("handle %d: not open", handle)
+	}
+	lr.mu.Lock()
+	defer lr.mu.Unlock()
+	return lr.r.close()
+}

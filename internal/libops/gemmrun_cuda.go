@@ -1,0 +1,65 @@
+//go:build cuda
+
+package libops
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/symmtune/symmtune/cuda/cu"
+	"github.com/symmtune/symmtune/kernels/gemm/gpu"
+	"github.com/symmtune/symmtune/symm/cudamem"
+)
+
+// cudaRunner is a gpu.Runner on symmetric memory the caller mapped, with
+// its one config.
+type cudaRunner struct {
+	r     *gpu.Runner
+	peers *cudamem.Mapped
+	cfg   gpu.Config
+}
+
+// openRunner opens o's runner in the current context. A tuned algo that
+// this cuBLASLt does not rank for every product (another library version)
+// gives way to its first, with a warning.
+func openRunner(o gemmOpen) (gemmRunner, string, error) {
+	dev, err := cu.CurrentDevice()
+	if err != nil {
+		return nil, "", fmt.Errorf("no current CUDA context on this thread (make a CUDA call on device %d first): %w", o.device, err)
+	}
+	if int(dev) != o.device {
+		return nil, "", bad("device %d: the current CUDA context is device %d's", o.device, int(dev))
+	}
+	data := make([]cu.DevicePtr, len(o.regions))
+	for q, d := range o.regions {
+		data[q] = cu.DevicePtr(d)
+	}
+	peers, err := cudamem.NewMapped(o.rank, o.prob.World, data, cu.DevicePtr(o.table), o.device)
+	if err != nil {
+		return nil, "", err
+	}
+	r, err := gpu.NewRunner(o.kernel, peers, o.prob, o.dtype)
+	if err != nil {
+		return nil, "", errors.Join(err, peers.Close())
+	}
+	cr := &cudaRunner{r: r, peers: peers, cfg: o.cfg}
+	warning := ""
+	n, err := r.Algos(o.cfg)
+	if err == nil && n > 0 && o.cfg.Algo >= n {
+		warning = fmt.Sprintf("the tuned %s config's algo %d is not among the %d algorithms this cuBLASLt ranks for every product; running its first", o.kernel, o.cfg.Algo, n)
+		cr.cfg.Algo = 0
+	}
+	if err == nil {
+		err = r.Prepare(cr.cfg)
+	}
+	if err != nil {
+		return nil, "", errors.Join(err, cr.close())
+	}
+	return cr, warning, nil
+}
+
+func (c *cudaRunner) enqueue(stream, a, b, out, extra uint64) error {
+	return c.r.Enqueue(c.cfg, cudamem.StreamOf(stream), gpu.Ptrs{A: cu.DevicePtr(a), B: cu.DevicePtr(b), C: cu.DevicePtr(out), Extra: cu.DevicePtr(extra)})
+}
+
+func (c *cudaRunner) close() error { return errors.Join(c.r.Close(), c.peers.Close()) }

@@ -1,0 +1,407 @@
+//go:build cuda
+
+package gpu
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/symmtune/symmtune/cuda/cu"
+	"github.com/symmtune/symmtune/cuda/cublaslt"
+	"github.com/symmtune/symmtune/cuda/nvrtc"
+	"github.com/symmtune/symmtune/symm/cudamem"
+)
+
+// maxStreams is the largest streams value of the space.
+const maxStreams = 3
+
+// workspaceBytes is each product stream's cuBLASLt workspace: what cuBLAS
+// itself uses on Hopper.
+const workspaceBytes = 32 << 20
+
+// Peers is what a Runner needs of the ranks it runs with: this rank's place,
+// every rank's symmetric region as mapped here (flag words, then the
+// payload: layout.go), the team barrier (barrier.cuh's, on the pointer
+// table), and the GPU. cudamem.Team implements it for the plugins;
+// cudamem.Mapped for callers whose symmetric memory another runtime made
+// (symmtune.torch's, torch's symm_mem).
+type Peers interface {
+	Rank() int
+	World() int
+	Data(q int) cu.DevicePtr
+	Barrier(stream cu.Stream) error
+	SMs() int
+	ComputeCapability() (major, minor int)
+	Compiler() nvrtc.Compiler
+}
+
+// Ptrs are one call's operands. agmm: A the own shard [M/W, K], B stored
+// [N, K], C [M, N], Extra (0: none) where the gathered A [M, K] goes.
+// matmulrs: A [M, K], B stored [N, K], C this rank's rows of the sum
+// [M/W, N], Extra unused. A fused config whose tile is not K-major reads
+// B stored [K, N]. Every operand has dense rows at a 16-byte aligned start.
+type Ptrs struct{ A, B, C, Extra cu.DevicePtr }
+
+// kernel is what differs between the two kernels' launch sequences.
+type kernel interface {
+	// products lists the steps of c's plan, to prepare their cuBLASLt plans.
+	products(c Config) []Step
+	// launch enqueues one call on r.main with r.ptr's operands.
+	launch(c Config) error
+	// tables builds the fused GEMM's device tables of c (fusedRun.comm).
+	tables(fr *fusedRun, c Config) error
+	// maps points the fused GEMM's tensor maps at r.ptr's operands.
+	maps(fr *fusedRun, c Config) error
+}
+
+type planKey struct{ rows, batch, smTarget int }
+
+// Runner is the launch sequence of one rank's GPU GEMM (kernel, problem,
+// dtype, peers), for any config of the kernel: its streams, events,
+// cuBLASLt plans and workspaces, helper kernels, fused GEMMs and graphs,
+// made once and kept. Enqueue runs one call on the caller's stream, in the
+// context current on the caller's thread; it starts no goroutine. A Runner
+// serves one caller at a time.
+type Runner struct {
+	v     Variant
+	peers Peers
+	prob  Problem
+	dtype cublaslt.DType
+	bf16  bool
+	kern  kernel
+
+	lt      *cublaslt.Handle
+	plans   map[planKey]*cublaslt.Plan
+	gemm    [maxStreams]cu.Stream
+	ws      [maxStreams]cu.DevicePtr
+	side    []cu.Stream // one per peer: agmm's pulls, matmulrs's pushes
+	reduce  cu.Stream
+	capture cu.Stream // where graph=1's calls are captured
+	fork    cu.Event
+	joins   []cu.Event
+	// chunkEv: agmm, pull of chunk c from peer i is chunkEv[i*MaxChunks+c];
+	// matmulrs, product step i is chunkEv[i].
+	chunkEv []cu.Event
+
+	util                            cu.Module
+	fillFn, fillTFn, checkFn, badFn cu.Function
+	copyFn, redFn                   cu.Function
+
+	// fused holds each fused config's state; status is the word its
+	// kernels set when a wait times out; localFlags see localFlag;
+	// staging the [M, N] rows matmulrs's copy engines push (made when a
+	// config needs them).
+	fused      map[Config]*fusedRun
+	status     *cudamem.HostWord
+	localFlags cu.DevicePtr
+	staging    cu.DevicePtr
+	graphs     map[Config]*graphCache[Ptrs, *cudamem.Graph]
+
+	// The call being enqueued: its stream and operands.
+	main cu.Stream
+	ptr  Ptrs
+	// trace, when non-nil, times the steps of the call in flight.
+	trace *tracer
+}
+
+// NewRunner makes the runner of variant v (agmm or matmulrs) for p on
+// peers, in the current context. It leaves the flags of the region alone:
+// the caller clears them before any rank's first call.
+func NewRunner(v Variant, peers Peers, p Problem, dtype string) (*Runner, error) {
+	if v != VariantAGMM && v != VariantMatmulRS {
+		return nil, fmt.Errorf("kernel %q: want %s or %s", v, AGMM, MatmulRS)
+	}
+	if p.World != peers.World() {
+		return nil, fmt.Errorf("problem of world %d on %d ranks", p.World, peers.World())
+	}
+	lt, err := cublaslt.DTypeOf(dtype)
+	if err != nil {
+		return nil, err
+	}
+	r := &Runner{v: v, peers: peers, prob: p, dtype: lt, bf16: dtype == "bf16",
+		plans: map[planKey]*cublaslt.Plan{}, fused: map[Config]*fusedRun{}, graphs: map[Config]*graphCache[Ptrs, *cudamem.Graph]{}}
+	if v == VariantAGMM {
+		r.kern = &agmm{r: r}
+	} else {
+		r.kern = &matmulrs{r: r}
+	}
+	if err := r.setup(); err != nil {
+		return nil, errors.Join(fmt.Errorf("GPU %s on rank %d: %w", v, peers.Rank(), err), r.Close())
+	}
+	return r, nil
+}
+
+func (r *Runner) setup() error {
+	var err error
+	if r.lt, err = cublaslt.NewHandle(); err != nil {
+		return err
+	}
+	mk := func() (cu.Stream, error) { return cu.MakeStream(cu.NonBlocking) }
+	others := 0
+	for i := range r.gemm {
+		if r.gemm[i], err = mk(); err != nil {
+			return fmt.Errorf("create stream: %w", err)
+		}
+		if r.ws[i], err = cu.MemAlloc(workspaceBytes); err != nil {
+			return fmt.Errorf("allocate cuBLASLt workspace: %w", err)
+		}
+		others++
+	}
+	for q := 1; q < r.peers.World(); q++ {
+		s, err := mk()
+		if err != nil {
+			return fmt.Errorf("create stream: %w", err)
+		}
+		r.side = append(r.side, s)
+		others++
+	}
+	if r.reduce, err = mk(); err != nil {
+		return fmt.Errorf("create stream: %w", err)
+	}
+	others++
+	if r.capture, err = mk(); err != nil {
+		return fmt.Errorf("create stream: %w", err)
+	}
+	ev := func() (cu.Event, error) { return cu.MakeEvent(cu.DisableTiming) }
+	if r.fork, err = ev(); err != nil {
+		return fmt.Errorf("create event: %w", err)
+	}
+	for i := 0; i < others; i++ {
+		e, err := ev()
+		if err != nil {
+			return fmt.Errorf("create event: %w", err)
+		}
+		r.joins = append(r.joins, e)
+	}
+	for i := 0; i < MaxWorld*MaxChunks; i++ {
+		e, err := ev()
+		if err != nil {
+			return fmt.Errorf("create event: %w", err)
+		}
+		r.chunkEv = append(r.chunkEv, e)
+	}
+	if err := r.loadUtil(); err != nil {
+		return err
+	}
+	if r.status, err = cudamem.NewHostWord(); err != nil {
+		return fmt.Errorf("fused status: %w", err)
+	}
+	if r.localFlags, err = cu.MemAlloc(MaxWorld * MaxChunks * FlagStride); err != nil {
+		return fmt.Errorf("allocate local flags: %w", err)
+	}
+	if err := cu.MemsetD8(r.localFlags, 0, MaxWorld*MaxChunks*FlagStride); err != nil {
+		return fmt.Errorf("clear local flags: %w", err)
+	}
+	return cu.Synchronize()
+}
+
+func (r *Runner) loadUtil() error {
+	bf := "0"
+	if r.bf16 {
+		bf = "1"
+	}
+	cubin, err := r.peers.Compiler().Compile(nvrtc.Source{Name: "gemm_util.cu", Text: UtilSource, Options: []string{"-DDTYPE_BF16=" + bf}})
+	if err != nil {
+		return err
+	}
+	if r.util, err = cu.LoadData(string(cubin)); err != nil {
+		return fmt.Errorf("load gemm_util: %w", err)
+	}
+	for _, f := range []struct {
+		name string
+		dst  *cu.Function
+	}{{"fill", &r.fillFn}, {"fill_t", &r.fillTFn}, {"check_rows", &r.checkFn}, {"count_bad", &r.badFn}, {"copy_chunk", &r.copyFn}, {"reduce_chunk", &r.redFn}} {
+		if *f.dst, err = r.util.Function(f.name); err != nil {
+			return fmt.Errorf("gemm_util function %s: %w", f.name, err)
+		}
+	}
+	return nil
+}
+
+// Prepare makes what c needs before its first call: the SM budget's
+// check, the fused GEMM, the staging rows, the cuBLASLt plans, and the
+// check that c's algorithm index exists for every product. Not during a
+// capture (it allocates and synchronizes).
+func (r *Runner) Prepare(c Config) error {
+	if err := r.v.Validate(c, r.prob); err != nil {
+		return err
+	}
+	if c.SMReserve >= r.peers.SMs() {
+		return fmt.Errorf("sm_reserve %d leaves none of the %d SMs for the products", c.SMReserve, r.peers.SMs())
+	}
+	if c.Impl == ImplFused {
+		if _, err := r.fusedFor(c); err != nil {
+			return err
+		}
+	}
+	if r.needsStaging(c) && r.staging == 0 {
+		var err error
+		if r.staging, err = cu.MemAlloc(int64(r.prob.M) * int64(r.prob.N) * 2); err != nil {
+			return fmt.Errorf("allocate staging: %w", err)
+		}
+	}
+	n, err := r.Algos(c)
+	if err != nil {
+		return err
+	}
+	if n > 0 && c.Algo >= n {
+		return fmt.Errorf("algo %d: cuBLASLt ranks only %d algorithms for every product of the plan", c.Algo, n)
+	}
+	return nil
+}
+
+// needsStaging says whether c stages peers' partials for copy engines to
+// push (matmulrs's push=ce, pipelined or fused).
+func (r *Runner) needsStaging(c Config) bool {
+	return r.v == VariantMatmulRS && r.prob.World > 1 && c.Push == PushCE
+}
+
+// Algos is the fewest algorithms cuBLASLt ranks over c's products (0: c
+// has none, being fused), planning them as it goes.
+func (r *Runner) Algos(c Config) (int, error) {
+	n := 0
+	for _, s := range r.kern.products(c) {
+		p, err := r.plan(s, c)
+		if err != nil {
+			return 0, err
+		}
+		if n == 0 || p.Algos() < n {
+			n = p.Algos()
+		}
+	}
+	return n, nil
+}
+
+// Enqueue runs one call of c (prepared) on main with operands p. With
+// graph=1 the call at a set of operands seen before is captured once and
+// replayed from then on (graphCache); inside a capture of main (the
+// caller's graph) it is enqueued as it is, and that graph holds it.
+func (r *Runner) Enqueue(c Config, main cu.Stream, p Ptrs) error {
+	if err := r.FusedFailed(c); err != nil {
+		return err
+	}
+	if !c.Graph || r.trace != nil {
+		return r.launch(c, main, p)
+	}
+	capturing, err := cudamem.IsCapturing(main)
+	if err != nil {
+		return err
+	}
+	if capturing {
+		return r.launch(c, main, p)
+	}
+	gc := r.graphCache(c)
+	g, ok := gc.get(p)
+	if !ok {
+		if !gc.second(p) {
+			return r.launch(c, main, p)
+		}
+		if g, err = r.captureCall(c, p); err != nil {
+			return err
+		}
+		if err := gc.put(p, g); err != nil {
+			return err
+		}
+	}
+	return g.Launch(main)
+}
+
+// Capture captures c's call at operands p now, unless it is already: the
+// plugin's trials then replay it from their first call.
+func (r *Runner) Capture(c Config, p Ptrs) error {
+	gc := r.graphCache(c)
+	if _, ok := gc.get(p); ok {
+		return nil
+	}
+	g, err := r.captureCall(c, p)
+	if err != nil {
+		return err
+	}
+	return gc.put(p, g)
+}
+
+// graphCache is c's graphs, made at first use.
+func (r *Runner) graphCache(c Config) *graphCache[Ptrs, *cudamem.Graph] {
+	gc := r.graphs[c]
+	if gc == nil {
+		// cuGraphExecDestroy of a graph still running is allowed: the
+		// driver frees it once its launches complete.
+		gc = &graphCache[Ptrs, *cudamem.Graph]{destroy: (*cudamem.Graph).Destroy}
+		r.graphs[c] = gc
+	}
+	return gc
+}
+
+func (r *Runner) captureCall(c Config, p Ptrs) (*cudamem.Graph, error) {
+	g, err := cudamem.CaptureLocal(r.capture, func() error { return r.launch(c, r.capture, p) })
+	if err != nil {
+		return nil, fmt.Errorf("capture the call in a CUDA graph: %w", err)
+	}
+	return g, nil
+}
+
+// launch enqueues the launch sequence itself.
+func (r *Runner) launch(c Config, main cu.Stream, p Ptrs) error {
+	r.main, r.ptr = main, p
+	defer func() { r.main, r.ptr = cu.Stream{}, Ptrs{} }()
+	if c.Impl == ImplFused {
+		fr, err := r.fusedFor(c)
+		if err != nil {
+			return err
+		}
+		if fr.at != p {
+			if err := r.kern.maps(fr, c); err != nil {
+				return err
+			}
+			fr.at = p
+		}
+	}
+	return r.kern.launch(c)
+}
+
+// Close frees everything, after the GPU's work is done.
+func (r *Runner) Close() error {
+	var errs []error
+	errs = append(errs, cu.Synchronize())
+	for _, gc := range r.graphs {
+		errs = append(errs, gc.destroyAll())
+	}
+	r.graphs = nil
+	for _, f := range r.fused {
+		errs = append(errs, f.close())
+	}
+	r.fused = nil
+	for _, p := range r.plans {
+		errs = append(errs, p.Close())
+	}
+	r.plans = nil
+	for _, p := range []*cu.DevicePtr{&r.localFlags, &r.staging, &r.ws[0], &r.ws[1], &r.ws[2]} {
+		if *p != 0 {
+			errs = append(errs, cu.MemFree(*p))
+			*p = 0
+		}
+	}
+	errs = append(errs, r.status.Free())
+	r.status = nil
+	if r.util != (cu.Module{}) {
+		errs = append(errs, r.util.Unload())
+		r.util = cu.Module{}
+	}
+	for _, e := range append(append([]cu.Event{r.fork}, r.joins...), r.chunkEv...) {
+		if e != (cu.Event{}) {
+			errs = append(errs, cu.DestroyEvent(&e))
+		}
+	}
+	r.joins, r.chunkEv = nil, nil
+	for _, s := range append(r.streams(nil), r.capture) {
+		if s != (cu.Stream{}) {
+			errs = append(errs, s.Destroy())
+		}
+	}
+	r.side = nil
+	if r.lt != nil {
+		errs = append(errs, r.lt.Close())
+		r.lt = nil
+	}
+	return errors.Join(errs...)
+}
