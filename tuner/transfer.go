@@ -32,9 +32,18 @@ const transferSeeds = 3
 // nothing better, further trials rarely pay. The gain threshold matches
 // the 3% a winner may be off by, and keeps timing noise (a few percent on
 // a busy CPU) from counting as progress.
+//
+// The rule applies only when the nearest seed is within transferNear (the
+// neighbour distance: |log2| of each shape ratio summed, plus world and
+// hardware steps). A farther seed is a hint, not a near-answer: on 2 x
+// H100 the 1024-token jobs of a TP block, seeded from 4096 x 1792 x 4096
+// (distance 6), stopped after 17-24 trials 7% and 25% behind the winners
+// a 150-trial cold search found (bench/results/2026-11-25-h100x2-go-runtime.md,
+// run 10). Distance 2 is one 4x step of M, or 2x steps of two dimensions.
 const (
 	transferPatience = 16
 	transferGain     = 0.03
+	transferNear     = 2.0
 )
 
 // Transfer is what a job's warm start did.
@@ -66,6 +75,9 @@ func (t *Transfer) Line() string {
 		from = append(from, fmt.Sprintf("%s (distance %.1f)", s.From, s.Distance))
 	}
 	line := fmt.Sprintf("seeded from %d cache entr%s: %s", len(t.Seeds), plural(len(t.Seeds), "y", "ies"), strings.Join(from, "; "))
+	if t.Patience == 0 && t.Seeds[0].Distance > transferNear {
+		line += fmt.Sprintf("; no early stop: the nearest is farther than %.0f", transferNear)
+	}
 	if t.Stopped > 0 {
 		line += fmt.Sprintf("; stopped after %d trials: none of the last %d beat the best by %.0f%%", t.Stopped, t.Patience, 100*transferGain)
 	}
@@ -100,13 +112,21 @@ func (ss *session) planTransfer(ctx context.Context, valid []space.Config) {
 		World: ss.job.World, Shape: o.Shape, Hardware: o.Hardware.ID(),
 	})
 	ss.transfer = &Transfer{Seeds: pickSeeds(near, valid, o.Desc.Space, o.Desc.Default, transferSeeds)}
-	if len(ss.transfer.Seeds) > 0 && stopsEarly(ss.job) {
-		ss.transfer.Patience = transferPatience
-	}
+	ss.transfer.Patience = patienceFor(ss.transfer.Seeds, stopsEarly(ss.job))
 	o.Transfer = ss.transfer
 	if line := ss.transfer.Line(); line != "" {
 		ss.s.Logger.Info("warm start", "kernel", ss.job.Kernel, "transfer", line)
 	}
+}
+
+// patienceFor is the stopping rule's patience for a job seeded by seeds
+// (nearest first): none without seeds, when the job may not stop early, or
+// when even the nearest seed is farther than transferNear.
+func patienceFor(seeds []Seed, mayStop bool) int {
+	if len(seeds) == 0 || !mayStop || seeds[0].Distance > transferNear {
+		return 0
+	}
+	return transferPatience
 }
 
 // stopsEarly says whether the stopping rule may end job's exploration: not

@@ -287,3 +287,29 @@ func TestSeededByTheDefault(t *testing.T) {
 		t.Errorf("%d trials (first %s), stopped after %d; want the default, then 2 without gain", len(history), history[0].Config, tr.Stopped)
 	}
 }
+
+// TestPatienceFor: the stopping rule applies to a job that may stop early
+// and whose nearest seed is near; a far seed only seeds.
+func TestPatienceFor(t *testing.T) {
+	near, far := Seed{Distance: 1}, Seed{Distance: transferNear + 0.5}
+	for _, tc := range []struct {
+		name    string
+		seeds   []Seed
+		mayStop bool
+		want    int
+	}{
+		{"no seeds", nil, true, 0},
+		{"near seed", []Seed{near, far}, true, transferPatience},
+		{"at the bound", []Seed{{Distance: transferNear}}, true, transferPatience},
+		{"nearest is far", []Seed{far}, true, 0},
+		{"exhaustive job", []Seed{near}, false, 0},
+	} {
+		if got := patienceFor(tc.seeds, tc.mayStop); got != tc.want {
+			t.Errorf("%s: patience %d, want %d", tc.name, got, tc.want)
+		}
+	}
+	line := (&Transfer{Seeds: []Seed{far}}).Line()
+	if !strings.Contains(line, "no early stop") {
+		t.Errorf("far seed's line %q does not say the rule is off", line)
+	}
+}
