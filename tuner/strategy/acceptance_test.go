@@ -97,7 +97,7 @@ func TestAcceptance(t *testing.T) {
 		if hold {
 			held++
 		}
-		for _, name := range []string{Pattern, NelderMead} {
+		for _, name := range []string{Pattern, NelderMead, Surrogate} {
 			var cells []string
 			for seed := int64(1); seed <= 5; seed++ {
 				r, h, err := replay(l, name, budget, seed)
@@ -148,7 +148,7 @@ func TestAcceptance(t *testing.T) {
 	if held == 0 {
 		t.Fatalf("no landscape has %d or more valid configs: the acceptance test checks nothing", minValidForAcceptance)
 	}
-	for _, name := range []string{Pattern, NelderMead} {
+	for _, name := range []string{Pattern, NelderMead, Surrogate} {
 		share := float64(within[name]) / float64(runs[name])
 		t.Logf("%s: within 3%% on %d of %d runs (%.0f%%)", name, within[name], runs[name], 100*share)
 		if share < minShareWithin3 {
@@ -180,7 +180,7 @@ func TestAutoChoiceIsBestOnLandscapes(t *testing.T) {
 			continue
 		}
 		opt, _ := l.Optimum()
-		for _, name := range []string{Random, Pattern, NelderMead} {
+		for _, name := range []string{Random, Pattern, NelderMead, Surrogate} {
 			for seed := int64(1); seed <= 5; seed++ {
 				r, err := Replay(l, name, len(l.Valid)/5, seed)
 				if err != nil {
