@@ -47,12 +47,20 @@ func fitForest(x [][]int, y []float64, named []bool, rng *rand.Rand) forest {
 	if try < 1 {
 		try = 1
 	}
+	// Per-value sums for bestSplit, sized once: values are small indexes.
+	width := 1
+	for _, p := range x {
+		for _, v := range p {
+			width = max(width, v+1)
+		}
+	}
+	b := treeBuilder{x: x, y: y, named: named, try: try, rng: rng, sum: make([]float64, width), cnt: make([]int, width)}
 	for k := range f.trees {
 		sample := make([]int, len(x))
 		for i := range sample {
 			sample[i] = rng.Intn(len(x))
 		}
-		b := treeBuilder{x: x, y: y, named: named, try: try, rng: rng}
+		b.nodes = nil
 		b.grow(sample, 0)
 		f.trees[k] = tree{nodes: b.nodes}
 	}
@@ -102,6 +110,8 @@ type treeBuilder struct {
 	try   int
 	rng   *rand.Rand
 	nodes []treeNode
+	sum   []float64 // scratch for bestSplit
+	cnt   []int
 }
 
 // grow adds the subtree for the points in sample and returns its node.
@@ -162,11 +172,13 @@ func (b *treeBuilder) bestSplit(sample []int) (param, cut int, isNamed, ok bool)
 		for _, i := range sample {
 			maxV = max(maxV, b.x[i][d])
 		}
-		sum := make([]float64, maxV+1)
-		cnt := make([]int, maxV+1)
+		sum, cnt := b.sum[:maxV+1], b.cnt[:maxV+1]
+		clear(sum)
+		clear(cnt)
 		for _, i := range sample {
-			sum[b.x[i][d]] += b.y[i]
-			cnt[b.x[i][d]]++
+			v := b.x[i][d]
+			sum[v] += b.y[i]
+			cnt[v]++
 		}
 		gain := func(ls float64, lc int) float64 {
 			rc := len(sample) - lc
