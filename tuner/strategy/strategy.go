@@ -83,7 +83,7 @@ const (
 // within 3% of the exhaustive optimum on 459 of 460 runs of the recorded
 // landscapes (tuner/testdata, seeds 1..20); a tenth is where the two part:
 // replayed with a tenth of the valid configs (at least 20 trials, see
-// TestTenthBudget), seeds 1..30, the surrogate reached 3% on 710 of 720
+// TestTenthBudget), seeds 1..30, the surrogate reached 3% on 706 of 720
 // runs, pattern 704, Nelder-Mead 692 and random sampling 594,
 // and the surrogate's gains are on the GEMM landscapes, where the good
 // configs sit in pockets a descent rarely reaches in time.

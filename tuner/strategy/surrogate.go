@@ -27,8 +27,8 @@ import (
 // landscapes) that a random restart rarely hits and the model, after a few
 // dozen trials, ranks near the top. Replayed over the recorded landscapes
 // with a tenth of the valid configs (at least 20 trials), seeds 1..30, it
-// reached 3% of the optimum on 710 of 720 runs against 704 for pattern
-// (the CPU matmul+reduce-scatter m=256 landscape: 30 against 25); with a
+// reached 3% of the optimum on 706 of 720 runs against 704 for pattern
+// (the CPU matmul+reduce-scatter m=256 landscape: 27 against 25); with a
 // fifth it stays level with pattern. See TestTenthBudget.
 type surrogate struct {
 	*pattern
@@ -67,6 +67,11 @@ type model struct {
 	named []bool // per parameter: named (unordered)
 	rng   *rand.Rand
 	asked int // trials handed out since the first descent began
+	// The last fit, reused until surrogateEvery more configs are in:
+	// restarts come in runs when descents end quickly, and refitting
+	// for each would cost more than it tells.
+	fitted   forest
+	fittedAt int // t.used at the last fit, -1: none
 }
 
 func newModel(l *lattice, seed int64) *model {
@@ -74,7 +79,7 @@ func newModel(l *lattice, seed int64) *model {
 	for d := range named {
 		named[d] = l.categorical(d)
 	}
-	return &model{named: named, rng: rand.New(rand.NewSource(seed))}
+	return &model{named: named, rng: rand.New(rand.NewSource(seed)), fittedAt: -1}
 }
 
 // failedPenaltyFactor: a config that was measured and failed counts as
@@ -95,6 +100,26 @@ func (m *model) pick(t *tracker) int {
 	if passed < 2*forestMinLeaf || t.used < surrogateMinTrials {
 		return -1
 	}
+	if m.fittedAt < 0 || t.used-m.fittedAt >= surrogateEvery {
+		m.fitted, m.fittedAt = m.fit(t, worst), t.used
+	}
+	f := m.fitted
+	best, bestV := -1, math.Inf(1)
+	for i := range t.lat.valid {
+		if !t.fresh(i) {
+			continue
+		}
+		mean, sd := f.predict(t.lat.idx[i])
+		if v := mean - surrogateKappa*sd; v < bestV {
+			best, bestV = i, v
+		}
+	}
+	return best
+}
+
+// fit fits the forest to t's measurements, failed configs at worst (the
+// slowest log score that passed) plus failedPenaltyFactor.
+func (m *model) fit(t *tracker, worst float64) forest {
 	var x [][]int
 	var y []float64
 	for i, seen := range t.seen {
@@ -108,18 +133,7 @@ func (m *model) pick(t *tracker) int {
 			y = append(y, worst+math.Log(failedPenaltyFactor))
 		}
 	}
-	f := fitForest(x, y, m.named, m.rng)
-	best, bestV := -1, math.Inf(1)
-	for i := range t.lat.valid {
-		if !t.fresh(i) {
-			continue
-		}
-		mean, sd := f.predict(t.lat.idx[i])
-		if v := mean - surrogateKappa*sd; v < bestV {
-			best, bestV = i, v
-		}
-	}
-	return best
+	return fitForest(x, y, m.named, m.rng)
 }
 
 // interject returns the model's pick on every surrogateEvery-th call

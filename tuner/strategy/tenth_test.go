@@ -45,7 +45,7 @@ var tenthShortfalls = map[string]struct {
 	why   string
 }{
 	"landscape-cpu-agmm-w2-m256n256k256.jsonl": {8, "noisy CPU timings with a flat top: 6 of 756 configs within 3%, " +
-		"spread over block_m 16..64 and both impls; seeds 1..30: surrogate 26 of 30, pattern 25, nelder-mead 20"},
+		"spread over block_m 16..64 and both impls; seeds 1..30: surrogate 25 of 30, pattern 25, nelder-mead 20"},
 }
 
 // TestTenthBudget replays pattern, Nelder-Mead, random sampling and auto
