@@ -27,16 +27,16 @@ func TestAutoBudget(t *testing.T) {
 		wantPerTrial       time.Duration
 	}{
 		{name: "agmm on 2 GPUs: 3,216 configs at 1.2 s a trial", valid: 3216, done: 5, fresh: 5, took: s(6), spent: s(6), job: 5 * time.Minute,
-			want: 5 + 245, note: "250 of 3216 valid configs, strategy pattern (auto: 5 trials took 1.20 s each, so all would take about 1h4m19s; a job without a budget explores for at most 5m0s;",
+			want: 5 + 245, note: "250 of 3216 valid configs, strategy surrogate (auto: 5 trials took 1.20 s each, so all would take about 1h4m19s; a job without a budget explores for at most 5m0s;",
 			wantPerTrial: s(1.2)},
 		{name: "the quickstart's all-reduce: everything fits", valid: 11, done: 5, fresh: 5, took: s(0.12), spent: s(0.12), job: 5 * time.Minute,
 			want: 11, note: "every valid config (11; auto: 5 trials took 0.024 s each, about 300ms for all, within the 5m0s", wantPerTrial: s(0.024)},
 		{name: "all fit exactly", valid: 100, done: 5, fresh: 5, took: s(15), spent: s(15), job: 5 * time.Minute, want: 100, note: "every valid config (100;"},
 		{name: "one more than fits", valid: 101, done: 5, fresh: 5, took: s(15), spent: s(15), job: 5 * time.Minute, want: 100, note: "100 of 101 valid configs"},
 		{name: "a first trial longer than the job time: no more trials", valid: 10, done: 1, fresh: 1, took: 6 * time.Minute, spent: 6 * time.Minute, job: 5 * time.Minute,
-			want: 1, note: "1 of 10 valid configs, strategy pattern (auto: the first trial took 360.00 s,"},
+			want: 1, note: "1 of 10 valid configs, strategy surrogate (auto: the first trial took 360.00 s,"},
 		{name: "resumed trials count in the budget, not in the pace", valid: 1000, done: 8, fresh: 5, took: s(5), spent: s(5), job: s(10),
-			want: 8 + 5, note: "13 of 1000 valid configs, strategy pattern (auto: 5 trials took 1.00 s each"},
+			want: 8 + 5, note: "13 of 1000 valid configs, strategy surrogate (auto: 5 trials took 1.00 s each"},
 		{name: "an explicit strategy is named as it is", valid: 1000, done: 5, fresh: 5, took: s(5), spent: s(5), job: s(10),
 			names: func(int) string { return strategy.Random }, want: 10, note: "10 of 1000 valid configs, strategy random"},
 	} {
@@ -106,7 +106,7 @@ func TestGivenBudget(t *testing.T) {
 // TestAutoBudgetEndsAtTheJobTime: a job given no budget whose job time is
 // already up after its first trial (a nanosecond) plans a budget of that
 // one trial, the default config, instead of running the other eight; auto
-// then names pattern search, which the budget no longer lets run. No
+// then names auto's choice (strategy.AutoChoice), which the budget no longer lets run. No
 // timing threshold: any trial takes more than a nanosecond.
 func TestAutoBudgetEndsAtTheJobTime(t *testing.T) {
 	dir, _ := faultyPluginDir(t)
@@ -131,7 +131,7 @@ func TestAutoBudgetEndsAtTheJobTime(t *testing.T) {
 	if first != 1 || b.Trials != 1 || !b.Auto || b.Timed != 1 || b.Time != time.Nanosecond {
 		t.Errorf("%d first-pass trials, budget %+v; want 1 trial, planned from 1 timed", first, b)
 	}
-	if want := "1 of 9 valid configs, strategy pattern (auto: the first trial took "; !strings.HasPrefix(b.Note, want) {
+	if want := "1 of 9 valid configs, strategy surrogate (auto: the first trial took "; !strings.HasPrefix(b.Note, want) {
 		t.Errorf("note %q, want it to start %q", b.Note, want)
 	}
 	if o.Best == nil || o.Best.Config["mode"].Str != "medium" {

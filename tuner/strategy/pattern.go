@@ -56,6 +56,9 @@ type pattern struct {
 	// The first descent may use at most firstCap trials (counted from
 	// firstFrom); see Next.
 	firstFrom, firstCap int
+	// model, when set (the surrogate strategy), picks restarts and
+	// interjects its own picks; nil: plain pattern search.
+	model *model
 }
 
 func newPattern(p Problem) (Strategy, error) {
@@ -97,6 +100,11 @@ func (p *pattern) Next(history []Observation) []space.Config {
 				return out
 			}
 			continue
+		}
+		if p.model != nil && p.restarts > 0 {
+			if out := p.model.interject(&p.t); out != nil {
+				return out
+			}
 		}
 		if p.restarts == 1 && p.centre >= 0 && p.t.used-p.firstFrom >= p.firstCap {
 			// The first descent has had its share (firstShare) of what
@@ -143,6 +151,15 @@ func (p *pattern) restart() []space.Config {
 	}
 	p.restarts++
 	i := p.t.newClassStart(p.centres)
+	if i < 0 && p.model != nil {
+		// The surrogate restarts where its model ranks best; the
+		// pick is measured before the poll around it is settled.
+		if j := p.model.pick(&p.t); j >= 0 {
+			p.centre = j
+			p.centres[j] = true
+			return []space.Config{p.t.propose(j)}
+		}
+	}
 	if i < 0 && p.restarts%randomEvery != 0 {
 		i = p.t.restartPoint(p.centres, p.optima)
 	}

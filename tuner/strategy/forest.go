@@ -1,0 +1,214 @@
+package strategy
+
+import (
+	"math"
+	"math/rand"
+)
+
+// forest is a small random forest of regression trees over the index
+// lattice: the surrogate model the surrogate strategy ranks unmeasured
+// configs by. Features are the configs' value indexes; an ordered
+// parameter splits at a threshold (index <= t), a named one (algorithm,
+// impl) on one value against the rest, since its order means nothing.
+// Trees are fitted on bootstrap samples with a random subset of the
+// parameters tried at each node, so their spread says how sure the model
+// is. Everything is seeded: the same history fits the same forest.
+type forest struct {
+	trees []tree
+}
+
+type tree struct {
+	nodes []treeNode
+}
+
+// treeNode is a leaf when left < 0; otherwise points with
+// idx[param] <= cut (ordered) or == cut (named) go left.
+type treeNode struct {
+	param, cut  int
+	named       bool
+	left, right int
+	value       float64
+}
+
+// Forest shape. Kernel spaces have a handful of parameters and the model
+// sees at most a few hundred trials, so small, shallow-ish trees do.
+const (
+	forestTrees   = 24
+	forestMinLeaf = 2
+	forestDepth   = 10
+)
+
+// fitForest fits a forest to points x (value indexes) and targets y.
+// named[d] marks parameter d as named (unordered).
+func fitForest(x [][]int, y []float64, named []bool, rng *rand.Rand) forest {
+	f := forest{trees: make([]tree, forestTrees)}
+	dims := len(named)
+	try := (dims*2 + 2) / 3
+	if try < 1 {
+		try = 1
+	}
+	// Per-value sums for bestSplit, sized once: values are small indexes.
+	width := 1
+	for _, p := range x {
+		for _, v := range p {
+			width = max(width, v+1)
+		}
+	}
+	b := treeBuilder{x: x, y: y, named: named, try: try, rng: rng, sum: make([]float64, width), cnt: make([]int, width)}
+	for k := range f.trees {
+		sample := make([]int, len(x))
+		for i := range sample {
+			sample[i] = rng.Intn(len(x))
+		}
+		b.nodes = nil
+		b.grow(sample, 0)
+		f.trees[k] = tree{nodes: b.nodes}
+	}
+	return f
+}
+
+// predict returns the mean and the standard deviation over the trees of
+// the prediction for point p.
+func (f forest) predict(p []int) (mean, sd float64) {
+	var sum, sq float64
+	for _, t := range f.trees {
+		v := t.predict(p)
+		sum += v
+		sq += v * v
+	}
+	n := float64(len(f.trees))
+	mean = sum / n
+	return mean, math.Sqrt(math.Max(0, sq/n-mean*mean))
+}
+
+func (t tree) predict(p []int) float64 {
+	n := 0
+	for {
+		nd := t.nodes[n]
+		if nd.left < 0 {
+			return nd.value
+		}
+		if nd.goesLeft(p) {
+			n = nd.left
+		} else {
+			n = nd.right
+		}
+	}
+}
+
+func (nd treeNode) goesLeft(p []int) bool {
+	if nd.named {
+		return p[nd.param] == nd.cut
+	}
+	return p[nd.param] <= nd.cut
+}
+
+type treeBuilder struct {
+	x     [][]int
+	y     []float64
+	named []bool
+	try   int
+	rng   *rand.Rand
+	nodes []treeNode
+	sum   []float64 // scratch for bestSplit
+	cnt   []int
+}
+
+// grow adds the subtree for the points in sample and returns its node.
+func (b *treeBuilder) grow(sample []int, depth int) int {
+	id := len(b.nodes)
+	mean := 0.0
+	for _, i := range sample {
+		mean += b.y[i]
+	}
+	mean /= float64(len(sample))
+	b.nodes = append(b.nodes, treeNode{left: -1, right: -1, value: mean})
+	if depth >= forestDepth || len(sample) < 2*forestMinLeaf {
+		return id
+	}
+	param, cut, isNamed, ok := b.bestSplit(sample)
+	if !ok {
+		return id
+	}
+	var left, right []int
+	for _, i := range sample {
+		v := b.x[i][param]
+		if (isNamed && v == cut) || (!isNamed && v <= cut) {
+			left = append(left, i)
+		} else {
+			right = append(right, i)
+		}
+	}
+	l := b.grow(left, depth+1)
+	r := b.grow(right, depth+1)
+	nd := &b.nodes[id]
+	nd.left, nd.right = l, r
+	nd.param, nd.cut, nd.named = param, cut, isNamed
+	return id
+}
+
+// bestSplit tries a random subset of the parameters and returns the split
+// that most reduces the squared error, leaving forestMinLeaf points or
+// more on each side.
+func (b *treeBuilder) bestSplit(sample []int) (param, cut int, isNamed, ok bool) {
+	dims := len(b.named)
+	order := b.rng.Perm(dims)
+	bestGain := 1e-12
+	var total, totalSq float64
+	for _, i := range sample {
+		total += b.y[i]
+		totalSq += b.y[i] * b.y[i]
+	}
+	n := float64(len(sample))
+	base := totalSq - total*total/n
+	tried := 0
+	for _, d := range order {
+		if tried == b.try && ok {
+			break
+		}
+		tried++
+		// Sum and count of targets per value index.
+		maxV := 0
+		for _, i := range sample {
+			maxV = max(maxV, b.x[i][d])
+		}
+		sum, cnt := b.sum[:maxV+1], b.cnt[:maxV+1]
+		clear(sum)
+		clear(cnt)
+		for _, i := range sample {
+			v := b.x[i][d]
+			sum[v] += b.y[i]
+			cnt[v]++
+		}
+		gain := func(ls float64, lc int) float64 {
+			rc := len(sample) - lc
+			if lc < forestMinLeaf || rc < forestMinLeaf {
+				return -1
+			}
+			rs := total - ls
+			sse := totalSq - ls*ls/float64(lc) - rs*rs/float64(rc)
+			return base - sse
+		}
+		if b.named[d] {
+			for v := range sum {
+				if g := gain(sum[v], cnt[v]); g > bestGain {
+					bestGain, param, cut, isNamed, ok = g, d, v, true, true
+				}
+			}
+			continue
+		}
+		var ls float64
+		lc := 0
+		for v := 0; v < maxV; v++ {
+			ls += sum[v]
+			lc += cnt[v]
+			if cnt[v] == 0 {
+				continue
+			}
+			if g := gain(ls, lc); g > bestGain {
+				bestGain, param, cut, isNamed, ok = g, d, v, false, true
+			}
+		}
+	}
+	return param, cut, isNamed, ok
+}
