@@ -58,11 +58,18 @@ demo: build
 # found once, runs them, the Python tests and the linters. The library is
 # built first: the Go parity test and the Python tests call it
 # (SYMMTUNE_LIB names it).
+# The strategy tests that replay every recorded landscape skip themselves
+# under -race (deterministic, one goroutine: -race finds nothing there and
+# makes them ten times slower); test runs them again without it.
+REPLAY_TESTS := ^(TestAcceptance|TestAutoChoiceIsBestOnLandscapes|TestTenthBudget)$$
+
 test: lib
 	$(GO) vet ./...
 	@py=$$($(FIND_PYTHON) $(PY_LINT_MODULES)) || exit 1; echo "Python: $$py"; \
 	  echo "SYMMTUNE_LIB=$(CURDIR)/$(LIB) SYMMTUNE_PYTHON=$$py SYMMTUNE_REQUIRE_PYTHON=1 $(GO) test -race -count=1 ./..."; \
 	  SYMMTUNE_LIB=$(CURDIR)/$(LIB) SYMMTUNE_PYTHON=$$py SYMMTUNE_REQUIRE_PYTHON=1 $(GO) test -race -count=1 ./... && \
+	  echo "$(GO) test -count=1 -run '$(REPLAY_TESTS)' ./tuner/strategy/ (the landscape replays, skipped under -race)" && \
+	  $(GO) test -count=1 -run '$(REPLAY_TESTS)' ./tuner/strategy/ && \
 	  $(MAKE) --no-print-directory test-python lint-python PYTHON=$$py
 
 # The Python package's tests (python/tests), against the CLI and library

@@ -107,6 +107,7 @@ func replayFifth(l Landscape, name string, seed int64) (ReplayResult, []Observat
 // the exhaustive optimum using at most a fifth of the valid configs. Run
 // with -v for the table.
 func TestAcceptance(t *testing.T) {
+	skipReplaysUnderRace(t)
 	files, err := filepath.Glob("../testdata/*.jsonl")
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no landscapes in ../testdata (%v)", err)
@@ -117,6 +118,7 @@ func TestAcceptance(t *testing.T) {
 	held := 0
 	runs, within := map[string]int{}, map[string]int{}
 	var misses []string
+	prefetchFifth(t, files, []string{Pattern, NelderMead, Surrogate}, 5)
 	for _, f := range files {
 		l, err := LoadLandscape(f)
 		if err != nil {
@@ -203,6 +205,7 @@ func TestAcceptance(t *testing.T) {
 // a fifth of the valid configs, on at least as many (landscape, seed) runs
 // as any other strategy.
 func TestAutoChoiceIsBestOnLandscapes(t *testing.T) {
+	skipReplaysUnderRace(t)
 	files, _ := filepath.Glob("../testdata/*.jsonl")
 	wins := map[string]int{}
 	for _, f := range files {

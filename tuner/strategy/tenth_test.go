@@ -58,6 +58,7 @@ var tenthShortfalls = map[string]struct {
 // each other strategy. Replay is deterministic, so none of this can flake.
 // Run with -v for the table.
 func TestTenthBudget(t *testing.T) {
+	skipReplaysUnderRace(t)
 	files, err := filepath.Glob("../testdata/*.jsonl")
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no landscapes in ../testdata (%v)", err)
@@ -79,19 +80,29 @@ func TestTenthBudget(t *testing.T) {
 			t.Fatalf("%s: no config passed", f)
 		}
 		budget := tenthBudget(len(l.Valid))
-		counts := map[string]int{}
+		type run struct {
+			name string
+			seed int64
+			r    ReplayResult
+			err  error
+		}
+		var runs []run
 		for _, name := range names {
 			for seed := int64(1); seed <= tenthSeeds; seed++ {
-				r, err := Replay(l, name, budget, seed)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if r.TrialsUsed > budget {
-					t.Errorf("%s on %s seed %d: %d trials, budget %d", name, base, seed, r.TrialsUsed, budget)
-				}
-				if r.BestScoreUS <= opt.ScoreUS*1.03 {
-					counts[name]++
-				}
+				runs = append(runs, run{name: name, seed: seed})
+			}
+		}
+		parallelDo(len(runs), func(i int) { runs[i].r, runs[i].err = Replay(l, runs[i].name, budget, runs[i].seed) })
+		counts := map[string]int{}
+		for _, x := range runs {
+			if x.err != nil {
+				t.Fatal(x.err)
+			}
+			if x.r.TrialsUsed > budget {
+				t.Errorf("%s on %s seed %d: %d trials, budget %d", x.name, base, x.seed, x.r.TrialsUsed, budget)
+			}
+			if x.r.BestScoreUS <= opt.ScoreUS*1.03 {
+				counts[x.name]++
 			}
 		}
 		var cells []string
