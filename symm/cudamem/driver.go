@@ -63,21 +63,7 @@ type Graph = cu.Graph
 // mode, since library calls inside the capture (cuBLASLt) may make calls
 // that are not captured.
 func Capture(stream cu.Stream, enqueue func() error) (*Graph, error) {
-	if err := stream.BeginCapture(cu.CaptureRelaxed); err != nil {
-		return nil, err
-	}
-	werr := enqueue()
-	g, err := stream.EndCapture()
-	if werr != nil {
-		if g != nil {
-			g.Destroy()
-		}
-		return nil, fmt.Errorf("capture: %w", werr)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("end capture and instantiate: %w", err)
-	}
-	return g, nil
+	return capture(stream, cu.CaptureRelaxed, enqueue)
 }
 
 // CaptureLocal is Capture in thread-local mode, on a stream of the
@@ -85,7 +71,12 @@ func Capture(stream cu.Stream, enqueue func() error) (*Graph, error) {
 // other threads of the process (torch's, another rank's) go on. cuBLASLt's
 // calls capture in it, as under torch's own graphs.
 func CaptureLocal(stream cu.Stream, enqueue func() error) (*Graph, error) {
-	if err := stream.BeginCapture(cu.CaptureThreadLocal); err != nil {
+	return capture(stream, cu.CaptureThreadLocal, enqueue)
+}
+
+// capture is Capture and CaptureLocal in the given mode.
+func capture(stream cu.Stream, mode cu.CaptureMode, enqueue func() error) (*Graph, error) {
+	if err := stream.BeginCapture(mode); err != nil {
 		return nil, err
 	}
 	werr := enqueue()
