@@ -150,6 +150,9 @@ func GemmEnqueue(handle, stream, a, b, c, extra uint64) (err error) {
 	if err != nil {
 		return err
 	}
+	if _, ok := lr.r.(arRunner); ok {
+		return bad("handle %d: an all-reduce runner, not a GEMM one", handle)
+	}
 	if a == 0 || b == 0 || c == 0 {
 		return bad("operands: a %#x, b %#x, c %#x; none may be NULL", a, b, c)
 	}

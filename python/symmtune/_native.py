@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 # symmtune.h's SYMMTUNE_ABI_VERSION and return codes.
-ABI_VERSION = 2
+ABI_VERSION = 3
 OK, BAD_INPUT, TOO_SMALL, INTERNAL = 0, 1, 2, 3
 
 ENV_LIB = "SYMMTUNE_LIB"

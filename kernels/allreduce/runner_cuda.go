@@ -1,0 +1,315 @@
+//go:build cuda
+
+package allreduce
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/symmtune/symmtune/cuda/cu"
+	"github.com/symmtune/symmtune/cuda/nvrtc"
+	"github.com/symmtune/symmtune/kernels/internal/graphcache"
+	"github.com/symmtune/symmtune/space"
+	"github.com/symmtune/symmtune/symm/cudamem"
+)
+
+// Peers is what a Runner needs of the ranks it runs with: this rank's
+// place, every rank's symmetric region as mapped here ([input | scratch |
+// output] of npad elements each, see Padded), the pointer table the kernels
+// index, the team barrier, and the GPU. cudamem.Team implements it;
+// cudamem.Mapped for symmetric memory another runtime made (torch's
+// symm_mem, for symmtune.torch).
+type Peers interface {
+	Rank() int
+	World() int
+	Data(q int) cu.DevicePtr
+	PtrTable() cu.DevicePtr
+	Barrier(stream cu.Stream) error
+	SMs() int
+	Compiler() nvrtc.Compiler
+}
+
+// Runner is one rank's all-reduce of n elements with one config on a
+// caller's tensor (symmtune.torch's launch sequence): the compiled kernel,
+// the side streams and events of the copy-engine two-shot, and the graphs
+// of the calls by tensor address. Enqueue runs on the caller's stream in
+// the context current on the caller's thread; it starts no goroutine. A
+// Runner serves one caller at a time.
+//
+// The push two-shots (two_shot_push, two_shot_overlap) are compiled with
+// PUSH_OUT=0: the sum lands in place over the input region, so a tensor
+// that is the input region (symmtune.torch.empty's) needs no copy at all.
+type Runner struct {
+	peers   Peers
+	cfg     cudaCfg
+	algo    int // ALGO number
+	n, npad int64
+	nvec    int64
+	elt     int
+
+	mod     cu.Module
+	fn      cu.Function
+	side    []cu.Stream // one per peer: two_shot_ce's copies
+	fork    cu.Event
+	join    []cu.Event
+	capture cu.Stream // where calls are captured
+	graphs  *graphcache.Cache[cu.DevicePtr, *cudamem.Graph]
+}
+
+// NewRunner compiles and loads config c's kernel for n elements of dtype
+// on peers, in the current context. Not during a capture (it compiles,
+// allocates and synchronizes). two_shot_ce_ag is not run here: its
+// pipeline needs stage flags the plugin's instance keeps.
+func NewRunner(peers Peers, c space.Config, dtype string, n int64) (*Runner, error) {
+	k, err := parseCudaCfg(c)
+	if err != nil {
+		return nil, err
+	}
+	if k.algo == TwoShotCEAG {
+		return nil, fmt.Errorf("algorithm %s: the runner does not run it (its copy-engine pipeline is the plugin's)", k.algo)
+	}
+	n, npad, nvec, elt, err := geometry(space.Problem{Dtype: dtype, Shape: map[string]int64{"n": n}}, peers.World())
+	if err != nil {
+		return nil, err
+	}
+	if k.blocks > cudamem.MaxBlocks {
+		return nil, fmt.Errorf("%d blocks exceed the %d barrier slots", k.blocks, cudamem.MaxBlocks)
+	}
+	r := &Runner{peers: peers, cfg: k, algo: AlgoNumber(k.algo), n: n, npad: npad, nvec: nvec, elt: elt,
+		graphs: &graphcache.Cache[cu.DevicePtr, *cudamem.Graph]{Destroy: (*cudamem.Graph).Destroy}}
+	if err := r.setup(dtype); err != nil {
+		return nil, errors.Join(fmt.Errorf("all-reduce on rank %d: %w", peers.Rank(), err), r.Close())
+	}
+	return r, nil
+}
+
+// inPlace says whether the config sums in place over the input region
+// (the push two-shots, compiled with PUSH_OUT=0).
+func (r *Runner) inPlace() bool { return r.cfg.algo == TwoShotPush || r.cfg.algo == TwoShotOverlap }
+
+// Source is the kernel source of c for dtype on world ranks as the
+// Runner compiles it: the plugin's (same text, macros and options), with
+// PUSH_OUT=0 for the push two-shots.
+func runnerSource(k cudaCfg, dtype string, world int) nvrtc.Source {
+	opts := append(Macros(dtype, world), fmt.Sprintf("-DALGO=%d", AlgoNumber(k.algo)), fmt.Sprintf("-DTHREADS=%d", k.threads), fmt.Sprintf("-DUNROLL=%d", k.unroll))
+	if k.algo == TwoShotPush || k.algo == TwoShotOverlap {
+		opts = append(opts, "-DPUSH_OUT=0")
+	}
+	return nvrtc.Source{Name: "allreduce.cu", Text: cudamem.DeviceSource + Common + Allreduce, Options: opts}
+}
+
+func (r *Runner) setup(dtype string) error {
+	cubin, err := r.peers.Compiler().Compile(runnerSource(r.cfg, dtype, r.peers.World()))
+	if err != nil {
+		return err
+	}
+	if r.mod, err = cu.LoadData(string(cubin)); err != nil {
+		return fmt.Errorf("load module: %w", err)
+	}
+	if r.fn, err = r.mod.Function("allreduce"); err != nil {
+		return fmt.Errorf("allreduce kernel: %w", err)
+	}
+	// The per-block barriers need the whole grid resident (see maxGridThreads).
+	perSM, err := r.fn.MaxActiveBlocksPerMultiProcessor(int(r.cfg.threads), 0)
+	if err != nil {
+		return fmt.Errorf("occupancy: %w", err)
+	}
+	if int64(perSM)*int64(r.peers.SMs()) < r.cfg.blocks {
+		return fmt.Errorf("%d blocks of %d threads cannot all be resident (%d per SM x %d SMs; the per-block barriers need the whole grid)", r.cfg.blocks, r.cfg.threads, perSM, r.peers.SMs())
+	}
+	if r.capture, err = cu.MakeStream(cu.NonBlocking); err != nil {
+		return fmt.Errorf("create stream: %w", err)
+	}
+	if r.fork, err = cu.MakeEvent(cu.DisableTiming); err != nil {
+		return fmt.Errorf("create event: %w", err)
+	}
+	if r.cfg.algo == TwoShotCE {
+		for q := 1; q < r.peers.World(); q++ {
+			s, err := cu.MakeStream(cu.NonBlocking)
+			if err != nil {
+				return fmt.Errorf("create side stream: %w", err)
+			}
+			r.side = append(r.side, s)
+			e, err := cu.MakeEvent(cu.DisableTiming)
+			if err != nil {
+				return fmt.Errorf("create event: %w", err)
+			}
+			r.join = append(r.join, e)
+		}
+	}
+	return cu.Synchronize()
+}
+
+// regions: this rank's input, scratch offset and output region.
+func (r *Runner) input() cu.DevicePtr { return r.peers.Data(r.peers.Rank()) }
+func (r *Runner) scratch() int64      { return r.npad * int64(r.elt) }
+func (r *Runner) outRegion() cu.DevicePtr {
+	if r.inPlace() {
+		return r.input()
+	}
+	return r.input() + cu.DevicePtr(2*r.scratch())
+}
+
+// Enqueue sums the n elements at t over the ranks, in place, on stream.
+// t is the input region itself (a tensor made in the symmetric memory) or
+// any other tensor, staged: copied in, and the sum copied back. The call
+// at an address seen before is captured once and replayed from then on
+// (graphcache); inside a capture of stream it is enqueued as it is, and
+// that graph holds it. A tensor that is the input region, unpadded, with
+// a push two-shot is one kernel, launched as it is.
+func (r *Runner) Enqueue(stream cu.Stream, t cu.DevicePtr) error {
+	if t == 0 {
+		return errors.New("tensor: NULL")
+	}
+	if t == r.input() && r.npad == r.n && r.inPlace() {
+		return r.launch(stream, t)
+	}
+	capturing, err := cudamem.IsCapturing(stream)
+	if err != nil {
+		return err
+	}
+	if capturing {
+		return r.launch(stream, t)
+	}
+	g, ok := r.graphs.Get(t)
+	if !ok {
+		if !r.graphs.Second(t) {
+			return r.launch(stream, t)
+		}
+		if g, err = cudamem.CaptureLocal(r.capture, func() error { return r.launch(r.capture, t) }); err != nil {
+			return fmt.Errorf("capture the call in a CUDA graph: %w", err)
+		}
+		if err := r.graphs.Put(t, g); err != nil {
+			return err
+		}
+	}
+	return g.Launch(stream)
+}
+
+// launch enqueues one call on t: the staged copy in, the padding zeroed,
+// the kernel (or the copy-engine two-shot), the copy back. one_shot and
+// two_shot write the sum to their out argument while peers read this
+// rank's input region: it is t itself only when t was staged, needs no
+// padding and is 16-byte aligned; the other algorithms leave the sum in
+// the output region (in place over the input for the push two-shots).
+func (r *Runner) launch(stream cu.Stream, t cu.DevicePtr) error {
+	in := r.input()
+	staged := t != in
+	direct := staged && (r.cfg.algo == OneShot || r.cfg.algo == TwoShot) && r.npad == r.n && t%16 == 0
+	out := in + cu.DevicePtr(2*r.scratch())
+	if direct {
+		out = t
+	}
+	nbytes := r.n * int64(r.elt)
+	if staged {
+		if err := cu.MemcpyDtoDAsync(in, t, nbytes, stream); err != nil {
+			return fmt.Errorf("copy the tensor in: %w", err)
+		}
+	}
+	if r.npad > r.n {
+		// A larger call may have left data there.
+		if err := cu.MemsetD8Async(in+cu.DevicePtr(nbytes), 0, (r.npad-r.n)*int64(r.elt), stream); err != nil {
+			return fmt.Errorf("zero the padding: %w", err)
+		}
+	}
+	if r.cfg.algo == TwoShotCE {
+		if err := r.launchCE(stream); err != nil {
+			return err
+		}
+	} else {
+		args := cudamem.Args(uint64(r.peers.PtrTable()), uint64(out), uint64(r.nvec), uint64(r.peers.Rank()), uint64(r.scratch()))
+		if err := r.fn.Launch(int(r.cfg.blocks), 1, 1, int(r.cfg.threads), 1, 1, 0, stream, args); err != nil {
+			return fmt.Errorf("launch allreduce: %w", err)
+		}
+	}
+	if res := r.outRegion(); !direct && t != res {
+		if err := cu.MemcpyDtoDAsync(t, res, nbytes, stream); err != nil {
+			return fmt.Errorf("copy the sum back: %w", err)
+		}
+	}
+	return nil
+}
+
+// launchCE enqueues the copy-engine two-shot as cudaInstance.launchCE
+// does: scatter chunks into their owners' scratch slots (one stream per
+// peer), barrier, reduce the own chunk into the output region, copy it
+// into every peer's output region, barrier.
+func (r *Runner) launchCE(stream cu.Stream) error {
+	p := r.peers
+	rank, w := p.Rank(), p.World()
+	chunk := r.scratch() / int64(w)
+	scratch := cu.DevicePtr(r.scratch())
+	mine := cu.DevicePtr(int64(rank) * chunk)
+	copies := func(what string, dst, src func(q int) cu.DevicePtr) error {
+		if err := r.fork.Record(stream); err != nil {
+			return fmt.Errorf("%s: record fork: %w", what, err)
+		}
+		for k := 1; k < w; k++ {
+			q, s := (rank+k)%w, r.side[k-1]
+			if err := s.Wait(r.fork, 0); err != nil {
+				return fmt.Errorf("%s: side stream wait: %w", what, err)
+			}
+			if err := cu.MemcpyDtoDAsync(dst(q), src(q), chunk, s); err != nil {
+				return fmt.Errorf("%s: copy to rank %d: %w", what, q, err)
+			}
+			if err := r.join[k-1].Record(s); err != nil {
+				return fmt.Errorf("%s: record join: %w", what, err)
+			}
+			if err := stream.Wait(r.join[k-1], 0); err != nil {
+				return fmt.Errorf("%s: join wait: %w", what, err)
+			}
+		}
+		return nil
+	}
+	err := copies("scatter",
+		func(q int) cu.DevicePtr { return p.Data(q) + scratch + mine },
+		func(q int) cu.DevicePtr { return p.Data(rank) + cu.DevicePtr(int64(q)*chunk) })
+	if err != nil {
+		return err
+	}
+	if err := p.Barrier(stream); err != nil {
+		return err
+	}
+	args := cudamem.Args(uint64(p.PtrTable()), 0, uint64(r.nvec), uint64(rank), uint64(scratch))
+	if err := r.fn.Launch(int(r.cfg.blocks), 1, 1, int(r.cfg.threads), 1, 1, 0, stream, args); err != nil {
+		return fmt.Errorf("launch reduce: %w", err)
+	}
+	err = copies("all-gather",
+		func(q int) cu.DevicePtr { return p.Data(q) + 2*scratch + mine },
+		func(int) cu.DevicePtr { return p.Data(rank) + 2*scratch + mine })
+	if err != nil {
+		return err
+	}
+	return p.Barrier(stream)
+}
+
+// Close frees everything, after the GPU's work is done.
+func (r *Runner) Close() error {
+	errs := []error{cu.Synchronize()}
+	if r.graphs != nil {
+		errs = append(errs, r.graphs.DestroyAll())
+	}
+	if r.mod != (cu.Module{}) {
+		errs = append(errs, r.mod.Unload())
+		r.mod = cu.Module{}
+	}
+	for i := range r.join {
+		errs = append(errs, cu.DestroyEvent(&r.join[i]))
+	}
+	if r.fork != (cu.Event{}) {
+		errs = append(errs, cu.DestroyEvent(&r.fork))
+	}
+	for _, s := range append(r.side, r.capture) {
+		if s != (cu.Stream{}) {
+			errs = append(errs, s.Destroy())
+		}
+	}
+	r.side, r.join, r.capture = nil, nil, cu.Stream{}
+	return errors.Join(errs...)
+}
+
+// Both kinds of symmetric memory run the Runner.
+var (
+	_ Peers = (*cudamem.Team)(nil)
+	_ Peers = (*cudamem.Mapped)(nil)
+)
