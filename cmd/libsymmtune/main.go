@@ -161,9 +161,9 @@ func symmtune_allreduce_open(request *C.char, regionPtrs *C.uint64_t, nRegions C
 }
 
 //export symmtune_allreduce_enqueue
-func symmtune_allreduce_enqueue(handle, stream, tensor C.uint64_t, msg *C.char, msgCap C.size_t) (code C.int) {
+func symmtune_allreduce_enqueue(handle, stream, tensor C.uint64_t, n C.int64_t, msg *C.char, msgCap C.size_t) (code C.int) {
 	defer recoverTo(&code, msg, msgCap, "symmtune_allreduce_enqueue")
-	if err := libops.AllreduceEnqueue(uint64(handle), uint64(stream), uint64(tensor)); err != nil {
+	if err := libops.AllreduceEnqueue(uint64(handle), uint64(stream), uint64(tensor), int64(n)); err != nil {
 		return message(msg, msgCap, errCode(err), err.Error())
 	}
 	return codeOK

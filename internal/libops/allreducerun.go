@@ -13,19 +13,19 @@ import (
 
 // This file is the all-reduce runtime's boundary (symmtune_allreduce_open,
 // _enqueue, _close): symmtune.torch opens a runner of kernels/allreduce
-// once per (config, dtype, n, symmetric workspace) and enqueues each call
-// on its stream with the tensor's address. Handles share the GEMM
+// once per (config, dtype, symmetric workspace) and enqueues each call on
+// its stream with the tensor's address and size. Handles share the GEMM
 // runners' table (gemmrun.go). The request is checked here, tag-free;
 // running needs the cuda build (allreducerun_cuda.go).
 
 // AllreduceOpenRequest is symmtune_allreduce_open's request.
 type AllreduceOpenRequest struct {
-	N      int64        `json:"n"`
-	World  int          `json:"world"`
-	Rank   int          `json:"rank"`
-	Dtype  string       `json:"dtype"`
-	Device int          `json:"device"`
-	Config space.Config `json:"config"`
+	RegionBytes int64        `json:"region_bytes"`
+	World       int          `json:"world"`
+	Rank        int          `json:"rank"`
+	Dtype       string       `json:"dtype"`
+	Device      int          `json:"device"`
+	Config      space.Config `json:"config"`
 }
 
 // allreduceOpen is a checked request.
@@ -37,7 +37,7 @@ type allreduceOpen struct {
 
 // allreduceRunner is an open all-reduce runner (allreducerun_cuda.go's).
 type allreduceRunner interface {
-	enqueue(stream, t uint64) error
+	enqueue(stream, t uint64, n int64) error
 	close() error
 }
 
@@ -61,8 +61,8 @@ func checkAllreduceOpen(req []byte, regions []uint64, table uint64) (allreduceOp
 	switch {
 	case r.Dtype != "bf16" && r.Dtype != "f16" && r.Dtype != "f32":
 		return allreduceOpen{}, bad("dtype %q: the CUDA all-reduce supports bf16, f16 and f32", r.Dtype)
-	case r.N < 1 || r.N > 1<<50:
-		return allreduceOpen{}, bad("n=%d: want a positive number of elements", r.N)
+	case r.RegionBytes < 48:
+		return allreduceOpen{}, bad("region_bytes %d: want each rank's region size, [input | scratch | output] of at least 16 bytes each", r.RegionBytes)
 	case r.World < 1 || r.World > cudamem.MaxWorld:
 		return allreduceOpen{}, bad("world %d outside 1..%d", r.World, cudamem.MaxWorld)
 	case r.Rank < 0 || r.Rank >= r.World:
@@ -132,9 +132,9 @@ func AllreduceOpen(req []byte, regions []uint64, table uint64) (handle uint64, e
 	return nextHandle, nil
 }
 
-// AllreduceEnqueue sums the tensor at t over the ranks, in place, on
+// AllreduceEnqueue sums the n elements at t over the ranks, in place, on
 // stream (a CUstream handle; 0 the legacy default stream).
-func AllreduceEnqueue(handle, stream, t uint64) (err error) {
+func AllreduceEnqueue(handle, stream, t uint64, n int64) (err error) {
 	defer func() { err = flat(err) }()
 	lr, err := liveHandle(handle)
 	if err != nil {
@@ -147,9 +147,12 @@ func AllreduceEnqueue(handle, stream, t uint64) (err error) {
 	if t == 0 {
 		return bad("tensor: NULL")
 	}
+	if n < 1 {
+		return bad("n=%d: want a positive number of elements", n)
+	}
 	lr.mu.Lock()
 	defer lr.mu.Unlock()
-	if err := ar.r.enqueue(stream, t); err != nil {
+	if err := ar.r.enqueue(stream, t, n); err != nil {
 		return fmt.Errorf("enqueue: %w", err)
 	}
 	return nil

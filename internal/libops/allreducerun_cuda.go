@@ -35,15 +35,21 @@ func openAllreduce(o allreduceOpen) (allreduceRunner, error) {
 	if err != nil {
 		return nil, err
 	}
-	r, err := allreduce.NewRunner(peers, o.Config, o.Dtype, o.N)
+	r, err := allreduce.NewRunner(peers, o.Config, o.Dtype, o.RegionBytes)
 	if err != nil {
 		return nil, errors.Join(err, peers.Close())
 	}
 	return &cudaAllreduce{r: r, peers: peers}, nil
 }
 
-func (c *cudaAllreduce) enqueue(stream, t uint64) error {
-	return c.r.Enqueue(cudamem.StreamOf(stream), cu.DevicePtr(t))
+func (c *cudaAllreduce) enqueue(stream, t uint64, n int64) error {
+	if err := c.r.Enqueue(cudamem.StreamOf(stream), cu.DevicePtr(t), n); err != nil {
+		if errors.Is(err, allreduce.ErrRegionsTooSmall) {
+			return badErr(err)
+		}
+		return err
+	}
+	return nil
 }
 
 func (c *cudaAllreduce) close() error { return errors.Join(c.r.Close(), c.peers.Close()) }

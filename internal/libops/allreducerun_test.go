@@ -9,7 +9,7 @@ import (
 )
 
 func TestAllreduceOpenChecks(t *testing.T) {
-	const ok = `{"n":1000,"world":2,"rank":1,"dtype":"bf16","device":0,"config":{"algorithm":"two_shot_push","threads":128,"blocks":1,"unroll":1}}`
+	const ok = `{"region_bytes":6000,"world":2,"rank":1,"dtype":"bf16","device":0,"config":{"algorithm":"two_shot_push","threads":128,"blocks":1,"unroll":1}}`
 	regions := []uint64{1 << 20, 2 << 20}
 	cases := []struct {
 		name    string
@@ -22,7 +22,7 @@ func TestAllreduceOpenChecks(t *testing.T) {
 		{"with stages", strings.Replace(ok, `"unroll":1`, `"unroll":1,"stages":2`, 1), regions, 4096, ""},
 		{"unknown field", `{"m":1}`, regions, 4096, `unknown field "m"`},
 		{"dtype", strings.Replace(ok, "bf16", "i64", 1), regions, 4096, `dtype "i64"`},
-		{"n", strings.Replace(ok, `"n":1000`, `"n":0`, 1), regions, 4096, "n=0"},
+		{"region", strings.Replace(ok, `"region_bytes":6000`, `"region_bytes":0`, 1), regions, 4096, "region_bytes 0"},
 		{"world", strings.Replace(ok, `"world":2`, `"world":99`, 1), regions, 4096, "world 99"},
 		{"rank", strings.Replace(ok, `"rank":1`, `"rank":2`, 1), regions, 4096, "rank 2"},
 		{"device", strings.Replace(ok, `"device":0`, `"device":-1`, 1), regions, 4096, "device -1"},
@@ -52,7 +52,7 @@ func TestAllreduceOpenChecks(t *testing.T) {
 
 func TestAllreduceUnknownHandle(t *testing.T) {
 	var b *BadInputError
-	if err := AllreduceEnqueue(12345, 0, 1); !errors.As(err, &b) {
+	if err := AllreduceEnqueue(12345, 0, 1, 10); !errors.As(err, &b) {
 		t.Errorf("enqueue: %v", err)
 	}
 	if err := AllreduceClose(12345); !errors.As(err, &b) {

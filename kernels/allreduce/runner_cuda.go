@@ -29,10 +29,11 @@ type Peers interface {
 	Compiler() nvrtc.Compiler
 }
 
-// Runner is one rank's all-reduce of n elements with one config on a
-// caller's tensor (symmtune.torch's launch sequence): the compiled kernel,
-// the side streams and events of the copy-engine two-shot, and the graphs
-// of the calls by tensor address. Enqueue runs on the caller's stream in
+// Runner is one rank's all-reduce with one config on a caller's tensors of
+// any size that fits the regions (symmtune.torch's launch sequence): the
+// compiled kernel (the size is a launch argument), the side streams and
+// events of the copy-engine two-shot, and the graphs of the calls by
+// tensor address and size. Enqueue runs on the caller's stream in
 // the context current on the caller's thread; it starts no goroutine. A
 // Runner serves one caller at a time.
 //
@@ -40,12 +41,11 @@ type Peers interface {
 // PUSH_OUT=0: the sum lands in place over the input region, so a tensor
 // that is the input region (symmtune.torch.empty's) needs no copy at all.
 type Runner struct {
-	peers   Peers
-	cfg     cudaCfg
-	algo    int // ALGO number
-	n, npad int64
-	nvec    int64
-	elt     int
+	peers       Peers
+	cfg         cudaCfg
+	dtype       string
+	elt         int
+	regionBytes int64 // of each rank's region: 3*npad elements must fit
 
 	mod     cu.Module
 	fn      cu.Function
@@ -53,14 +53,27 @@ type Runner struct {
 	fork    cu.Event
 	join    []cu.Event
 	capture cu.Stream // where calls are captured
-	graphs  *graphcache.Cache[cu.DevicePtr, *cudamem.Graph]
+	graphs  *graphcache.Cache[call, *cudamem.Graph]
 }
 
-// NewRunner compiles and loads config c's kernel for n elements of dtype
-// on peers, in the current context. Not during a capture (it compiles,
+// ErrRegionsTooSmall is Enqueue's error for a size the regions cannot hold.
+var ErrRegionsTooSmall = errors.New("the symmetric regions are too small")
+
+// call is what a graph holds: the tensor's address and size.
+type call struct {
+	t cu.DevicePtr
+	n int64
+}
+
+// geom is one call's geometry (see geometry): n elements padded to npad,
+// nvec 16-byte vectors.
+type geom struct{ n, npad, nvec int64 }
+
+// NewRunner compiles and loads config c's kernel for dtype on peers, whose
+// regions are regionBytes each, in the current context. Not during a capture (it compiles,
 // allocates and synchronizes). two_shot_ce_ag is not run here: its
 // pipeline needs stage flags the plugin's instance keeps.
-func NewRunner(peers Peers, c space.Config, dtype string, n int64) (*Runner, error) {
+func NewRunner(peers Peers, c space.Config, dtype string, regionBytes int64) (*Runner, error) {
 	k, err := parseCudaCfg(c)
 	if err != nil {
 		return nil, err
@@ -68,15 +81,16 @@ func NewRunner(peers Peers, c space.Config, dtype string, n int64) (*Runner, err
 	if k.algo == TwoShotCEAG {
 		return nil, fmt.Errorf("algorithm %s: the runner does not run it (its copy-engine pipeline is the plugin's)", k.algo)
 	}
-	n, npad, nvec, elt, err := geometry(space.Problem{Dtype: dtype, Shape: map[string]int64{"n": n}}, peers.World())
+	// Any size checks the dtype and world.
+	_, _, _, elt, err := geometry(space.Problem{Dtype: dtype, Shape: map[string]int64{"n": 1}}, peers.World())
 	if err != nil {
 		return nil, err
 	}
 	if k.blocks > cudamem.MaxBlocks {
 		return nil, fmt.Errorf("%d blocks exceed the %d barrier slots", k.blocks, cudamem.MaxBlocks)
 	}
-	r := &Runner{peers: peers, cfg: k, algo: AlgoNumber(k.algo), n: n, npad: npad, nvec: nvec, elt: elt,
-		graphs: &graphcache.Cache[cu.DevicePtr, *cudamem.Graph]{Destroy: (*cudamem.Graph).Destroy}}
+	r := &Runner{peers: peers, cfg: k, dtype: dtype, elt: elt, regionBytes: regionBytes,
+		graphs: &graphcache.Cache[call, *cudamem.Graph]{Destroy: (*cudamem.Graph).Destroy}}
 	if err := r.setup(dtype); err != nil {
 		return nil, errors.Join(fmt.Errorf("all-reduce on rank %d: %w", peers.Rank(), err), r.Close())
 	}
@@ -140,50 +154,72 @@ func (r *Runner) setup(dtype string) error {
 	return cu.Synchronize()
 }
 
-// regions: this rank's input, scratch offset and output region.
+// input is this rank's input region.
 func (r *Runner) input() cu.DevicePtr { return r.peers.Data(r.peers.Rank()) }
-func (r *Runner) scratch() int64      { return r.npad * int64(r.elt) }
-func (r *Runner) outRegion() cu.DevicePtr {
+
+// scratch is the scratch region's offset, and the output's half of it.
+func (r *Runner) scratch(g geom) int64 { return g.npad * int64(r.elt) }
+
+// outRegion is where the kernel leaves the sum.
+func (r *Runner) outRegion(g geom) cu.DevicePtr {
 	if r.inPlace() {
 		return r.input()
 	}
-	return r.input() + cu.DevicePtr(2*r.scratch())
+	return r.input() + cu.DevicePtr(2*r.scratch(g))
+}
+
+// geometry is n's, checked against the regions.
+func (r *Runner) geometry(n int64) (geom, error) {
+	_, npad, nvec, _, err := geometry(space.Problem{Dtype: r.dtype, Shape: map[string]int64{"n": n}}, r.peers.World())
+	if err != nil {
+		return geom{}, err
+	}
+	if need := 3 * npad * int64(r.elt); need > r.regionBytes {
+		return geom{}, fmt.Errorf("n=%d needs regions of %d bytes ([input | scratch | output] of %d elements), they have %d: %w", n, need, npad, r.regionBytes, ErrRegionsTooSmall)
+	}
+	return geom{n, npad, nvec}, nil
 }
 
 // Enqueue sums the n elements at t over the ranks, in place, on stream.
+// Every rank's regions hold 3*npad elements (npad: n padded, Padded).
 // t is the input region itself (a tensor made in the symmetric memory) or
 // any other tensor, staged: copied in, and the sum copied back. The call
 // at an address seen before is captured once and replayed from then on
 // (graphcache); inside a capture of stream it is enqueued as it is, and
 // that graph holds it. A tensor that is the input region, unpadded, with
 // a push two-shot is one kernel, launched as it is.
-func (r *Runner) Enqueue(stream cu.Stream, t cu.DevicePtr) error {
+func (r *Runner) Enqueue(stream cu.Stream, t cu.DevicePtr, n int64) error {
 	if t == 0 {
 		return errors.New("tensor: NULL")
 	}
-	if t == r.input() && r.npad == r.n && r.inPlace() {
-		return r.launch(stream, t)
+	g, err := r.geometry(n)
+	if err != nil {
+		return err
+	}
+	if t == r.input() && g.npad == g.n && r.inPlace() {
+		return r.launch(stream, t, g)
 	}
 	capturing, err := cudamem.IsCapturing(stream)
 	if err != nil {
 		return err
 	}
 	if capturing {
-		return r.launch(stream, t)
+		return r.launch(stream, t, g)
 	}
-	g, ok := r.graphs.Get(t)
+	at := call{t, n}
+	graph, ok := r.graphs.Get(at)
 	if !ok {
-		if !r.graphs.Second(t) {
-			return r.launch(stream, t)
+		if !r.graphs.Second(at) {
+			return r.launch(stream, t, g)
 		}
-		if g, err = cudamem.CaptureLocal(r.capture, func() error { return r.launch(r.capture, t) }); err != nil {
+		if graph, err = cudamem.CaptureLocal(r.capture, func() error { return r.launch(r.capture, t, g) }); err != nil {
 			return fmt.Errorf("capture the call in a CUDA graph: %w", err)
 		}
-		if err := r.graphs.Put(t, g); err != nil {
+		if err := r.graphs.Put(at, graph); err != nil {
 			return err
 		}
 	}
-	return g.Launch(stream)
+	return graph.Launch(stream)
 }
 
 // launch enqueues one call on t: the staged copy in, the padding zeroed,
@@ -192,37 +228,37 @@ func (r *Runner) Enqueue(stream cu.Stream, t cu.DevicePtr) error {
 // rank's input region: it is t itself only when t was staged, needs no
 // padding and is 16-byte aligned; the other algorithms leave the sum in
 // the output region (in place over the input for the push two-shots).
-func (r *Runner) launch(stream cu.Stream, t cu.DevicePtr) error {
+func (r *Runner) launch(stream cu.Stream, t cu.DevicePtr, g geom) error {
 	in := r.input()
 	staged := t != in
-	direct := staged && (r.cfg.algo == OneShot || r.cfg.algo == TwoShot) && r.npad == r.n && t%16 == 0
-	out := in + cu.DevicePtr(2*r.scratch())
+	direct := staged && (r.cfg.algo == OneShot || r.cfg.algo == TwoShot) && g.npad == g.n && t%16 == 0
+	out := in + cu.DevicePtr(2*r.scratch(g))
 	if direct {
 		out = t
 	}
-	nbytes := r.n * int64(r.elt)
+	nbytes := g.n * int64(r.elt)
 	if staged {
 		if err := cu.MemcpyDtoDAsync(in, t, nbytes, stream); err != nil {
 			return fmt.Errorf("copy the tensor in: %w", err)
 		}
 	}
-	if r.npad > r.n {
+	if g.npad > g.n {
 		// A larger call may have left data there.
-		if err := cu.MemsetD8Async(in+cu.DevicePtr(nbytes), 0, (r.npad-r.n)*int64(r.elt), stream); err != nil {
+		if err := cu.MemsetD8Async(in+cu.DevicePtr(nbytes), 0, (g.npad-g.n)*int64(r.elt), stream); err != nil {
 			return fmt.Errorf("zero the padding: %w", err)
 		}
 	}
 	if r.cfg.algo == TwoShotCE {
-		if err := r.launchCE(stream); err != nil {
+		if err := r.launchCE(stream, g); err != nil {
 			return err
 		}
 	} else {
-		args := cudamem.Args(uint64(r.peers.PtrTable()), uint64(out), uint64(r.nvec), uint64(r.peers.Rank()), uint64(r.scratch()))
+		args := cudamem.Args(uint64(r.peers.PtrTable()), uint64(out), uint64(g.nvec), uint64(r.peers.Rank()), uint64(r.scratch(g)))
 		if err := r.fn.Launch(int(r.cfg.blocks), 1, 1, int(r.cfg.threads), 1, 1, 0, stream, args); err != nil {
 			return fmt.Errorf("launch allreduce: %w", err)
 		}
 	}
-	if res := r.outRegion(); !direct && t != res {
+	if res := r.outRegion(g); !direct && t != res {
 		if err := cu.MemcpyDtoDAsync(t, res, nbytes, stream); err != nil {
 			return fmt.Errorf("copy the sum back: %w", err)
 		}
@@ -234,11 +270,11 @@ func (r *Runner) launch(stream cu.Stream, t cu.DevicePtr) error {
 // does: scatter chunks into their owners' scratch slots (one stream per
 // peer), barrier, reduce the own chunk into the output region, copy it
 // into every peer's output region, barrier.
-func (r *Runner) launchCE(stream cu.Stream) error {
+func (r *Runner) launchCE(stream cu.Stream, g geom) error {
 	p := r.peers
 	rank, w := p.Rank(), p.World()
-	chunk := r.scratch() / int64(w)
-	scratch := cu.DevicePtr(r.scratch())
+	chunk := r.scratch(g) / int64(w)
+	scratch := cu.DevicePtr(r.scratch(g))
 	mine := cu.DevicePtr(int64(rank) * chunk)
 	copies := func(what string, dst, src func(q int) cu.DevicePtr) error {
 		if err := r.fork.Record(stream); err != nil {
@@ -270,7 +306,7 @@ func (r *Runner) launchCE(stream cu.Stream) error {
 	if err := p.Barrier(stream); err != nil {
 		return err
 	}
-	args := cudamem.Args(uint64(p.PtrTable()), 0, uint64(r.nvec), uint64(rank), uint64(scratch))
+	args := cudamem.Args(uint64(p.PtrTable()), 0, uint64(g.nvec), uint64(rank), uint64(scratch))
 	if err := r.fn.Launch(int(r.cfg.blocks), 1, 1, int(r.cfg.threads), 1, 1, 0, stream, args); err != nil {
 		return fmt.Errorf("launch reduce: %w", err)
 	}
