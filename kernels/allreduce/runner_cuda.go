@@ -43,7 +43,6 @@ type Peers interface {
 type Runner struct {
 	peers       Peers
 	cfg         cudaCfg
-	dtype       string
 	elt         int
 	regionBytes int64 // of each rank's region: 3*npad elements must fit
 
@@ -70,8 +69,8 @@ type call struct {
 type geom struct{ n, npad, nvec int64 }
 
 // NewRunner compiles and loads config c's kernel for dtype on peers, whose
-// regions are regionBytes each, in the current context. Not during a capture (it compiles,
-// allocates and synchronizes). two_shot_ce_ag is not run here: its
+// regions are regionBytes each, in the current context. Not during a
+// capture (it compiles, allocates and synchronizes). two_shot_ce_ag is not run here: its
 // pipeline needs stage flags the plugin's instance keeps.
 func NewRunner(peers Peers, c space.Config, dtype string, regionBytes int64) (*Runner, error) {
 	k, err := parseCudaCfg(c)
@@ -89,7 +88,7 @@ func NewRunner(peers Peers, c space.Config, dtype string, regionBytes int64) (*R
 	if k.blocks > cudamem.MaxBlocks {
 		return nil, fmt.Errorf("%d blocks exceed the %d barrier slots", k.blocks, cudamem.MaxBlocks)
 	}
-	r := &Runner{peers: peers, cfg: k, dtype: dtype, elt: elt, regionBytes: regionBytes,
+	r := &Runner{peers: peers, cfg: k, elt: elt, regionBytes: regionBytes,
 		graphs: &graphcache.Cache[call, *cudamem.Graph]{Destroy: (*cudamem.Graph).Destroy}}
 	if err := r.setup(dtype); err != nil {
 		return nil, errors.Join(fmt.Errorf("all-reduce on rank %d: %w", peers.Rank(), err), r.Close())
@@ -170,10 +169,13 @@ func (r *Runner) outRegion(g geom) cu.DevicePtr {
 
 // geometry is n's, checked against the regions.
 func (r *Runner) geometry(n int64) (geom, error) {
-	_, npad, nvec, _, err := geometry(space.Problem{Dtype: r.dtype, Shape: map[string]int64{"n": n}}, r.peers.World())
-	if err != nil {
-		return geom{}, err
+	// geometry's arithmetic, without its checks of dtype and world (made
+	// at NewRunner) or its map: this runs on every call.
+	if n < 1 {
+		return geom{}, fmt.Errorf("n=%d: want a positive number of elements", n)
 	}
+	npad := Padded(n, r.elt, r.peers.World())
+	nvec := npad * int64(r.elt) / 16
 	if need := 3 * npad * int64(r.elt); need > r.regionBytes {
 		return geom{}, fmt.Errorf("n=%d needs regions of %d bytes ([input | scratch | output] of %d elements), they have %d: %w", n, need, npad, r.regionBytes, ErrRegionsTooSmall)
 	}
