@@ -5,10 +5,12 @@
 // the boundary: strings in, JSON out, error codes, no panic escaping. It
 // starts no goroutine of its own, at load or per call. Built with -tags
 // cuda (make lib) it also runs the GEMM kernels (symmtune_gemm_*: the
-// plugins' launch sequence on the caller's stream and thread); it links no
+// plugins' launch sequence on the caller's stream and thread) and the
+// all-reduce (symmtune_allreduce_*: kernels/allreduce's Runner); it links no
 // CUDA either way: cuda/cu loads the driver at the first kernel call, so
 // the library loads and answers the rules without a GPU. Without the tag,
-// symmtune_gemm_open answers that the library has no CUDA.
+// symmtune_gemm_open and symmtune_allreduce_open answer that the library
+// has no CUDA.
 package main
 
 /*

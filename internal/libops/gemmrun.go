@@ -97,7 +97,8 @@ func checkGemmOpen(req []byte, regions []uint64, table uint64) (gemmOpen, error)
 		regions: append([]uint64(nil), regions...), table: table}, nil
 }
 
-// The open runners by handle. Handles are integers, never Go pointers.
+// The open runners by handle, GEMM and all-reduce (allreducerun.go)
+// alike. Handles are integers, never Go pointers.
 var (
 	runnersMu  sync.Mutex
 	runners    = map[uint64]*liveRunner{}
