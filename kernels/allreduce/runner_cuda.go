@@ -268,57 +268,10 @@ func (r *Runner) launch(stream cu.Stream, t cu.DevicePtr, g geom) error {
 	return nil
 }
 
-// launchCE enqueues the copy-engine two-shot as cudaInstance.launchCE
-// does: scatter chunks into their owners' scratch slots (one stream per
-// peer), barrier, reduce the own chunk into the output region, copy it
-// into every peer's output region, barrier.
+// launchCE enqueues the copy-engine two-shot (twoShotCE); the sum lands
+// in the output region.
 func (r *Runner) launchCE(stream cu.Stream, g geom) error {
-	p := r.peers
-	rank, w := p.Rank(), p.World()
-	chunk := r.scratch(g) / int64(w)
-	scratch := cu.DevicePtr(r.scratch(g))
-	mine := cu.DevicePtr(int64(rank) * chunk)
-	copies := func(what string, dst, src func(q int) cu.DevicePtr) error {
-		if err := r.fork.Record(stream); err != nil {
-			return fmt.Errorf("%s: record fork: %w", what, err)
-		}
-		for k := 1; k < w; k++ {
-			q, s := (rank+k)%w, r.side[k-1]
-			if err := s.Wait(r.fork, 0); err != nil {
-				return fmt.Errorf("%s: side stream wait: %w", what, err)
-			}
-			if err := cu.MemcpyDtoDAsync(dst(q), src(q), chunk, s); err != nil {
-				return fmt.Errorf("%s: copy to rank %d: %w", what, q, err)
-			}
-			if err := r.join[k-1].Record(s); err != nil {
-				return fmt.Errorf("%s: record join: %w", what, err)
-			}
-			if err := stream.Wait(r.join[k-1], 0); err != nil {
-				return fmt.Errorf("%s: join wait: %w", what, err)
-			}
-		}
-		return nil
-	}
-	err := copies("scatter",
-		func(q int) cu.DevicePtr { return p.Data(q) + scratch + mine },
-		func(q int) cu.DevicePtr { return p.Data(rank) + cu.DevicePtr(int64(q)*chunk) })
-	if err != nil {
-		return err
-	}
-	if err := p.Barrier(stream); err != nil {
-		return err
-	}
-	args := cudamem.Args(uint64(p.PtrTable()), 0, uint64(g.nvec), uint64(rank), uint64(scratch))
-	if err := r.fn.Launch(int(r.cfg.blocks), 1, 1, int(r.cfg.threads), 1, 1, 0, stream, args); err != nil {
-		return fmt.Errorf("launch reduce: %w", err)
-	}
-	err = copies("all-gather",
-		func(q int) cu.DevicePtr { return p.Data(q) + 2*scratch + mine },
-		func(int) cu.DevicePtr { return p.Data(rank) + 2*scratch + mine })
-	if err != nil {
-		return err
-	}
-	return p.Barrier(stream)
+	return ceStreams{r.side, r.fork, r.join}.twoShotCE(r.peers, r.fn, r.cfg, stream, 0, g.npad, g.nvec, r.elt)
 }
 
 // Close frees everything, after the GPU's work is done.
