@@ -51,8 +51,7 @@ func (in *cudaInstance) utilSource() nvrtc.Source {
 }
 
 func (in *cudaInstance) source(k cudaCfg) nvrtc.Source {
-	opts := append(in.macros(), fmt.Sprintf("-DALGO=%d", AlgoNumber(k.algo)), fmt.Sprintf("-DTHREADS=%d", k.threads), fmt.Sprintf("-DUNROLL=%d", k.unroll))
-	return nvrtc.Source{Name: "allreduce.cu", Text: cudamem.DeviceSource + Common + Allreduce, Options: opts}
+	return kernelSource(k, in.prob.Dtype, in.team.World(), false)
 }
 
 // Precompile builds every config's cubin on all cores into the disk cache

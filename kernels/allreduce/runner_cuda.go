@@ -96,23 +96,25 @@ func NewRunner(peers Peers, c space.Config, dtype string, regionBytes int64) (*R
 	return r, nil
 }
 
-// inPlace says whether the config sums in place over the input region
-// (the push two-shots, compiled with PUSH_OUT=0).
-func (r *Runner) inPlace() bool { return r.cfg.algo == TwoShotPush || r.cfg.algo == TwoShotOverlap }
+// plan is planCall's plan of the call on t.
+func (r *Runner) plan(t cu.DevicePtr, g geom) callPlan {
+	return planCall(r.cfg.algo, uint64(t), uint64(r.input()), g.n, g.npad, r.elt)
+}
 
-// Source is the kernel source of c for dtype on world ranks as the
-// Runner compiles it: the plugin's (same text, macros and options), with
-// PUSH_OUT=0 for the push two-shots.
-func runnerSource(k cudaCfg, dtype string, world int) nvrtc.Source {
+// kernelSource is config k's kernel for dtype on world ranks as NVRTC
+// compiles it, for the plugin's instance and the Runner alike; sumInPlace
+// adds PUSH_OUT=0 (the Runner's push two-shots: the sum in place over the
+// input region).
+func kernelSource(k cudaCfg, dtype string, world int, sumInPlace bool) nvrtc.Source {
 	opts := append(Macros(dtype, world), fmt.Sprintf("-DALGO=%d", AlgoNumber(k.algo)), fmt.Sprintf("-DTHREADS=%d", k.threads), fmt.Sprintf("-DUNROLL=%d", k.unroll))
-	if k.algo == TwoShotPush || k.algo == TwoShotOverlap {
+	if sumInPlace {
 		opts = append(opts, "-DPUSH_OUT=0")
 	}
 	return nvrtc.Source{Name: "allreduce.cu", Text: cudamem.DeviceSource + Common + Allreduce, Options: opts}
 }
 
 func (r *Runner) setup(dtype string) error {
-	cubin, err := r.peers.Compiler().Compile(runnerSource(r.cfg, dtype, r.peers.World()))
+	cubin, err := r.peers.Compiler().Compile(kernelSource(r.cfg, dtype, r.peers.World(), inPlaceAlgo(r.cfg.algo)))
 	if err != nil {
 		return err
 	}
@@ -159,14 +161,6 @@ func (r *Runner) input() cu.DevicePtr { return r.peers.Data(r.peers.Rank()) }
 // scratch is the scratch region's offset, and the output's half of it.
 func (r *Runner) scratch(g geom) int64 { return g.npad * int64(r.elt) }
 
-// outRegion is where the kernel leaves the sum.
-func (r *Runner) outRegion(g geom) cu.DevicePtr {
-	if r.inPlace() {
-		return r.input()
-	}
-	return r.input() + cu.DevicePtr(2*r.scratch(g))
-}
-
 // geometry is n's, checked against the regions.
 func (r *Runner) geometry(n int64) (geom, error) {
 	// geometry's arithmetic, without its checks of dtype and world (made
@@ -198,7 +192,7 @@ func (r *Runner) Enqueue(stream cu.Stream, t cu.DevicePtr, n int64) error {
 	if err != nil {
 		return err
 	}
-	if t == r.input() && g.npad == g.n && r.inPlace() {
+	if r.plan(t, g).oneLaunch {
 		return r.launch(stream, t, g)
 	}
 	capturing, err := cudamem.IsCapturing(stream)
@@ -224,28 +218,19 @@ func (r *Runner) Enqueue(stream cu.Stream, t cu.DevicePtr, n int64) error {
 	return graph.Launch(stream)
 }
 
-// launch enqueues one call on t: the staged copy in, the padding zeroed,
-// the kernel (or the copy-engine two-shot), the copy back. one_shot and
-// two_shot write the sum to their out argument while peers read this
-// rank's input region: it is t itself only when t was staged, needs no
-// padding and is 16-byte aligned; the other algorithms leave the sum in
-// the output region (in place over the input for the push two-shots).
+// launch enqueues one call on t as planCall plans it: the staged copy
+// in, the padding zeroed, the kernel (or the copy-engine two-shot), the
+// copy back.
 func (r *Runner) launch(stream cu.Stream, t cu.DevicePtr, g geom) error {
 	in := r.input()
-	staged := t != in
-	direct := staged && (r.cfg.algo == OneShot || r.cfg.algo == TwoShot) && g.npad == g.n && t%16 == 0
-	out := in + cu.DevicePtr(2*r.scratch(g))
-	if direct {
-		out = t
-	}
+	p := r.plan(t, g)
 	nbytes := g.n * int64(r.elt)
-	if staged {
+	if p.stageIn {
 		if err := cu.MemcpyDtoDAsync(in, t, nbytes, stream); err != nil {
 			return fmt.Errorf("copy the tensor in: %w", err)
 		}
 	}
-	if g.npad > g.n {
-		// A larger call may have left data there.
+	if p.zeroPad {
 		if err := cu.MemsetD8Async(in+cu.DevicePtr(nbytes), 0, (g.npad-g.n)*int64(r.elt), stream); err != nil {
 			return fmt.Errorf("zero the padding: %w", err)
 		}
@@ -255,13 +240,13 @@ func (r *Runner) launch(stream cu.Stream, t cu.DevicePtr, g geom) error {
 			return err
 		}
 	} else {
-		args := cudamem.Args(uint64(r.peers.PtrTable()), uint64(out), uint64(g.nvec), uint64(r.peers.Rank()), uint64(r.scratch(g)))
+		args := cudamem.Args(uint64(r.peers.PtrTable()), p.out, uint64(g.nvec), uint64(r.peers.Rank()), uint64(r.scratch(g)))
 		if err := r.fn.Launch(int(r.cfg.blocks), 1, 1, int(r.cfg.threads), 1, 1, 0, stream, args); err != nil {
 			return fmt.Errorf("launch allreduce: %w", err)
 		}
 	}
-	if res := r.outRegion(g); !direct && t != res {
-		if err := cu.MemcpyDtoDAsync(t, res, nbytes, stream); err != nil {
+	if p.copyBack {
+		if err := cu.MemcpyDtoDAsync(t, cu.DevicePtr(p.from), nbytes, stream); err != nil {
 			return fmt.Errorf("copy the sum back: %w", err)
 		}
 	}
