@@ -70,8 +70,8 @@ type geom struct{ n, npad, nvec int64 }
 
 // NewRunner compiles and loads config c's kernel for dtype on peers, whose
 // regions are regionBytes each, in the current context. Not during a
-// capture (it compiles, allocates and synchronizes). two_shot_ce_ag is not run here: its
-// pipeline needs stage flags the plugin's instance keeps.
+// capture (it compiles, allocates and synchronizes). two_shot_ce_ag is not
+// run here: its pipeline needs stage flags the plugin's instance keeps.
 func NewRunner(peers Peers, c space.Config, dtype string, regionBytes int64) (*Runner, error) {
 	k, err := parseCudaCfg(c)
 	if err != nil {
