@@ -45,6 +45,18 @@ int main(void) {
 	rc = symmtune_gemm_enqueue(77, 0, 1, 2, 3, 0, msg, 8);
 	if (rc != SYMMTUNE_BAD_INPUT || msg[7] != 0) { printf("enqueue %d\n", rc); return 1; }
 	if (symmtune_gemm_close(77) != SYMMTUNE_BAD_INPUT) { puts("close"); return 1; }
+	/* The all-reduce runtime, likewise. */
+	rc = symmtune_allreduce_open("{\"region_bytes\":6000,\"world\":2,\"rank\":1,\"dtype\":\"i8\",\"device\":0,\"config\":{\"algorithm\":\"one_shot\",\"threads\":128,\"blocks\":1,\"unroll\":1}}",
+		regions, 2, 4096, &h, msg, sizeof msg);
+	if (rc != SYMMTUNE_BAD_INPUT) { printf("ar open dtype %d %s\n", rc, msg); return 1; }
+	printf("%s\n", msg);
+	rc = symmtune_allreduce_open("{\"region_bytes\":6000,\"world\":2,\"rank\":1,\"dtype\":\"bf16\",\"device\":0,\"config\":{\"algorithm\":\"one_shot\",\"threads\":128,\"blocks\":1,\"unroll\":1}}",
+		regions, 2, 4096, &h, msg, sizeof msg);
+	if (rc != SYMMTUNE_INTERNAL) { printf("ar open %d %s\n", rc, msg); return 1; }
+	printf("%s\n", msg);
+	rc = symmtune_allreduce_enqueue(77, 0, 1, 10, msg, 8);
+	if (rc != SYMMTUNE_BAD_INPUT || msg[7] != 0) { printf("ar enqueue %d\n", rc); return 1; }
+	if (symmtune_allreduce_close(77) != SYMMTUNE_BAD_INPUT) { puts("ar close"); return 1; }
 	return 0;
 }
 `

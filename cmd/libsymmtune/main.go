@@ -5,10 +5,12 @@
 // the boundary: strings in, JSON out, error codes, no panic escaping. It
 // starts no goroutine of its own, at load or per call. Built with -tags
 // cuda (make lib) it also runs the GEMM kernels (symmtune_gemm_*: the
-// plugins' launch sequence on the caller's stream and thread); it links no
+// plugins' launch sequence on the caller's stream and thread) and the
+// all-reduce (symmtune_allreduce_*: kernels/allreduce's Runner); it links no
 // CUDA either way: cuda/cu loads the driver at the first kernel call, so
 // the library loads and answers the rules without a GPU. Without the tag,
-// symmtune_gemm_open answers that the library has no CUDA.
+// symmtune_gemm_open and symmtune_allreduce_open answer that the library
+// has no CUDA.
 package main
 
 /*
@@ -27,7 +29,7 @@ import (
 )
 
 // abiVersion is symmtune.h's SYMMTUNE_ABI_VERSION.
-const abiVersion = 2
+const abiVersion = 3
 
 // Return codes, as symmtune.h defines them.
 const (
@@ -130,6 +132,49 @@ func symmtune_gemm_enqueue(handle, stream, a, b, c, extra C.uint64_t, msg *C.cha
 func symmtune_gemm_close(handle C.uint64_t) (code C.int) {
 	defer recoverTo(&code, nil, 0, "symmtune_gemm_close")
 	if err := libops.GemmClose(uint64(handle)); err != nil {
+		return errCode(err)
+	}
+	return codeOK
+}
+
+//export symmtune_allreduce_open
+func symmtune_allreduce_open(request *C.char, regionPtrs *C.uint64_t, nRegions C.size_t, ptrTable C.uint64_t, handle *C.uint64_t, msg *C.char, msgCap C.size_t) (code C.int) {
+	defer recoverTo(&code, msg, msgCap, "symmtune_allreduce_open")
+	if handle == nil {
+		return message(msg, msgCap, codeBadInput, "handle: NULL")
+	}
+	if request == nil {
+		return message(msg, msgCap, codeBadInput, "request_json: NULL")
+	}
+	if regionPtrs == nil && nRegions > 0 {
+		return message(msg, msgCap, codeBadInput, "region_ptrs: NULL")
+	}
+	regions := make([]uint64, int(nRegions))
+	if nRegions > 0 {
+		copy(regions, unsafe.Slice((*uint64)(unsafe.Pointer(regionPtrs)), int(nRegions)))
+	}
+	req := C.GoBytes(unsafe.Pointer(request), C.int(C.strlen(request)))
+	h, err := libops.AllreduceOpen(req, regions, uint64(ptrTable))
+	if err != nil {
+		return message(msg, msgCap, errCode(err), err.Error())
+	}
+	*handle = C.uint64_t(h)
+	return message(msg, msgCap, codeOK, "")
+}
+
+//export symmtune_allreduce_enqueue
+func symmtune_allreduce_enqueue(handle, stream, tensor C.uint64_t, n C.int64_t, msg *C.char, msgCap C.size_t) (code C.int) {
+	defer recoverTo(&code, msg, msgCap, "symmtune_allreduce_enqueue")
+	if err := libops.AllreduceEnqueue(uint64(handle), uint64(stream), uint64(tensor), int64(n)); err != nil {
+		return message(msg, msgCap, errCode(err), err.Error())
+	}
+	return codeOK
+}
+
+//export symmtune_allreduce_close
+func symmtune_allreduce_close(handle C.uint64_t) (code C.int) {
+	defer recoverTo(&code, nil, 0, "symmtune_allreduce_close")
+	if err := libops.AllreduceClose(uint64(handle)); err != nil {
 		return errCode(err)
 	}
 	return codeOK

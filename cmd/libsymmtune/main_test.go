@@ -58,7 +58,7 @@ func TestExportsMatchHeader(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("//export %v, symmtune.h declares %v", got, want)
 	}
-	if version != "2" || abiVersion != 2 {
+	if version != "3" || abiVersion != 3 {
 		t.Errorf("SYMMTUNE_ABI_VERSION %s, abiVersion %d", version, abiVersion)
 	}
 }

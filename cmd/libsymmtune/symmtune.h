@@ -26,7 +26,7 @@ extern "C" {
 /* The ABI version this header describes; symmtune_abi_version() returns the
  * library's. It changes only when the ABI (these functions, the codes, the
  * buffer protocol) changes, not when operations are added. */
-#define SYMMTUNE_ABI_VERSION 2
+#define SYMMTUNE_ABI_VERSION 3
 
 /* Return codes of symmtune_call. */
 #define SYMMTUNE_OK 0           /* out holds the JSON answer */
@@ -83,6 +83,37 @@ int symmtune_gemm_open(const char *request_json, const uint64_t *region_ptrs, si
 int symmtune_gemm_enqueue(uint64_t handle, uint64_t stream, uint64_t a, uint64_t b, uint64_t c, uint64_t extra,
                           char *msg, size_t msg_cap);
 int symmtune_gemm_close(uint64_t handle);
+
+/*
+ * The all-reduce runtime: kernels/allreduce's Runner (the CUDA plugin's
+ * kernel source, compiled with NVRTC for the config; the staged copies,
+ * the copy-engine two-shot, the graphs of the calls by tensor address) for
+ * symmtune.torch. Calls run as the GEMM runtime's do (calling thread,
+ * current context, no waiting); same codes and msg.
+ *
+ * symmtune_allreduce_open: request_json is {"region_bytes": of each rank's
+ * symmetric region, "world", "rank",
+ * "dtype": "bf16"|"f16"|"f32", "device": the CUDA ordinal whose context is
+ * current, "config": {name: value} (an all-reduce config; two_shot_ce_ag
+ * is refused)}; region_ptrs[0..n_regions) every rank's symmetric region as
+ * mapped here (n_regions == world), ptr_table a device array of 2*world u64 [regions...,
+ * signal pads...]. The push two-shots sum in place over the input region.
+ * Not while a stream of the context is being captured.
+ *
+ * symmtune_allreduce_enqueue: sums the n elements at tensor (16-byte
+ * aligned or not; this rank's region itself for no staging copy) over the
+ * ranks, in place, on stream. The regions hold [input | scratch | output]
+ * of npad elements each (n padded to whole 16-byte vectors on every rank:
+ * allreduce.Padded; a size they cannot hold is bad input). Collective: every
+ * rank makes the same calls in the same order; safe inside a capture of
+ * stream (the capture holds the call; else the call at a (tensor, n) seen
+ * before replays a CUDA graph).
+ *
+ * symmtune_allreduce_close frees the handle's runner after the GPU is done. */
+int symmtune_allreduce_open(const char *request_json, const uint64_t *region_ptrs, size_t n_regions, uint64_t ptr_table,
+                            uint64_t *handle, char *msg, size_t msg_cap);
+int symmtune_allreduce_enqueue(uint64_t handle, uint64_t stream, uint64_t tensor, int64_t n, char *msg, size_t msg_cap);
+int symmtune_allreduce_close(uint64_t handle);
 
 #ifdef __cplusplus
 }

@@ -97,7 +97,8 @@ func checkGemmOpen(req []byte, regions []uint64, table uint64) (gemmOpen, error)
 		regions: append([]uint64(nil), regions...), table: table}, nil
 }
 
-// The open runners by handle. Handles are integers, never Go pointers.
+// The open runners by handle, GEMM and all-reduce (allreducerun.go)
+// alike. Handles are integers, never Go pointers.
 var (
 	runnersMu  sync.Mutex
 	runners    = map[uint64]*liveRunner{}
@@ -149,6 +150,9 @@ func GemmEnqueue(handle, stream, a, b, c, extra uint64) (err error) {
 	lr, err := liveHandle(handle)
 	if err != nil {
 		return err
+	}
+	if _, ok := lr.r.(arRunner); ok {
+		return bad("handle %d: an all-reduce runner, not a GEMM one", handle)
 	}
 	if a == 0 || b == 0 || c == 0 {
 		return bad("operands: a %#x, b %#x, c %#x; none may be NULL", a, b, c)

@@ -1,13 +1,15 @@
 // Package allreduce is symmtune's all-reduce (sum) kernel family: the
 // kernel on the CPU shared-memory backend (CPU, cpu.go), the CUDA kernel
-// (CUDA, the cuda-tagged cuda_*.go) and the CUDA all-reduce's rules that
+// (CUDA, the cuda-tagged cuda_*.go), the Runner that enqueues it on a
+// caller's stream and tensor (runner_cuda.go: symmtune.torch's launch
+// sequence, through libsymmtune) and the CUDA all-reduce's rules that
 // need no GPU: its CUDA C (kernels/, embedded here so the plugin,
 // libsymmtune and the Python runtime read the same files), the algorithms
 // and the ALGO number each compiles as, the NVRTC macros of an element type
 // and team, the padding the kernels run on, the untuned default by message
 // size (kernels/defaults.json) and the kernel version cache entries carry.
 // plugins/allreduce serves CPU, or CUDA when built with -tags cuda, and
-// cmd/libsymmtune imports the rules; built without the cuda tag, the package
+// cmd/libsymmtune imports the rules (and the Runner, with -tags cuda); built without the cuda tag, the package
 // imports nothing that links CUDA.
 package allreduce
 

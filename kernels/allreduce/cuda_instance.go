@@ -51,8 +51,7 @@ func (in *cudaInstance) utilSource() nvrtc.Source {
 }
 
 func (in *cudaInstance) source(k cudaCfg) nvrtc.Source {
-	opts := append(in.macros(), fmt.Sprintf("-DALGO=%d", AlgoNumber(k.algo)), fmt.Sprintf("-DTHREADS=%d", k.threads), fmt.Sprintf("-DUNROLL=%d", k.unroll))
-	return nvrtc.Source{Name: "allreduce.cu", Text: cudamem.DeviceSource + Common + Allreduce, Options: opts}
+	return kernelSource(k, in.prob.Dtype, in.team.World(), false)
 }
 
 // Precompile builds every config's cubin on all cores into the disk cache
@@ -154,60 +153,9 @@ func (in *cudaInstance) launch(m *arModule) error {
 	return nil
 }
 
-// launchCE enqueues the copy-engine two-shot: scatter chunks into their
-// owners' scratch slots with one copy per peer on its own stream, the team
-// barrier, the local reduce kernel into chunk r of the output region, the
-// results copied into every peer's output, and the team barrier again (the
-// peers' results have landed here; nobody's next scatter can overtake a
-// peer's reduce). The scratch slots written first were released by the
-// previous call's last barrier.
+// launchCE enqueues the copy-engine two-shot (twoShotCE) into in.out.
 func (in *cudaInstance) launchCE(m *arModule) error {
-	t := in.team
-	r, w := t.Rank(), t.World()
-	chunk := in.npad * int64(in.elt) / int64(w)
-	scratch := cu.DevicePtr(in.npad * int64(in.elt))
-	mine := cu.DevicePtr(int64(r) * chunk)
-	copies := func(what string, dst, src func(q int) cu.DevicePtr) error {
-		if err := in.fork.Record(in.stream); err != nil {
-			return fmt.Errorf("%s: record fork: %w", what, err)
-		}
-		for k := 1; k < w; k++ {
-			q, s := (r+k)%w, in.side[k-1]
-			if err := s.Wait(in.fork, 0); err != nil {
-				return fmt.Errorf("%s: side stream wait: %w", what, err)
-			}
-			if err := cu.MemcpyDtoDAsync(dst(q), src(q), chunk, s); err != nil {
-				return fmt.Errorf("%s: copy to rank %d: %w", what, q, err)
-			}
-			if err := in.join[k-1].Record(s); err != nil {
-				return fmt.Errorf("%s: record join: %w", what, err)
-			}
-			if err := in.stream.Wait(in.join[k-1], 0); err != nil {
-				return fmt.Errorf("%s: join wait: %w", what, err)
-			}
-		}
-		return nil
-	}
-	err := copies("scatter",
-		func(q int) cu.DevicePtr { return t.Data(q) + scratch + mine },
-		func(q int) cu.DevicePtr { return t.Data(r) + cu.DevicePtr(int64(q)*chunk) })
-	if err != nil {
-		return err
-	}
-	if err := t.Barrier(in.stream); err != nil {
-		return err
-	}
-	args := cudamem.Args(uint64(t.PtrTable()), uint64(in.out), uint64(in.nvec), uint64(r), uint64(scratch))
-	if err := m.fn.Launch(int(m.cfg.blocks), 1, 1, int(m.cfg.threads), 1, 1, 0, in.stream, args); err != nil {
-		return fmt.Errorf("launch reduce: %w", err)
-	}
-	err = copies("all-gather",
-		func(q int) cu.DevicePtr { return t.Data(q) + 2*scratch + mine },
-		func(int) cu.DevicePtr { return t.Data(r) + 2*scratch + mine })
-	if err != nil {
-		return err
-	}
-	return t.Barrier(in.stream)
+	return ceStreams{in.side, in.fork, in.join}.twoShotCE(in.team, m.fn, m.cfg, in.stream, in.out, in.npad, in.nvec, in.elt)
 }
 
 // launchCEAG enqueues the pipelined two-shot: the stage flags zeroed on

@@ -1,12 +1,13 @@
-"""Run-time compilation and launch of symmtune's CUDA C kernels from Python.
+"""NVRTC and the CUDA driver from Python: compiling symmtune's CUDA C (the
+kernel-source tests check the sources compile as the Go plugins compile
+them) and device buffers of symmtune's own (pointer tables). The kernels
+themselves load and launch in Go (libsymmtune).
 
 NVRTC and the CUDA driver are loaded with ctypes, as the Go plugins load
 NVRTC with dlopen (cuda/nvrtc, cuda/libpath): the newest libnvrtc.so.N in the
 CUDA toolkit's folders or beside torch's own CUDA libraries, or
-$SYMMTUNE_NVRTC. Kernels compile for the current device's architecture
-(sm_90a on an H100/H200) with the options the Go plugins use, so the same
-source and config give the same machine code. Compiled modules are cached per
-(source, options, device) for the life of the process.
+$SYMMTUNE_NVRTC. Sources compile for an architecture (sm_90a on an
+H100/H200) with the options the Go plugins use.
 """
 
 from __future__ import annotations
@@ -16,7 +17,6 @@ import glob
 import os
 import re
 import struct
-import threading
 import weakref
 from typing import Any, Sequence
 
@@ -65,10 +65,8 @@ def nvrtc_candidates() -> list[str]:
     return lib_candidates("SYMMTUNE_NVRTC", "libnvrtc")
 
 
-_lock = threading.Lock()
 _nvrtc: ctypes.CDLL | None = None
 _driver: ctypes.CDLL | None = None
-_modules: dict[tuple, "Module"] = {}
 
 
 def _load_nvrtc() -> ctypes.CDLL:
@@ -139,78 +137,8 @@ def compile_cubin(source: str, name: str, options: Sequence[str], target: str) -
         lib.nvrtcDestroyProgram(ctypes.byref(prog))
 
 
-class Module:
-    """A loaded module of the current CUDA context."""
-
-    def __init__(self, cubin: bytes) -> None:
-        self._image = ctypes.create_string_buffer(cubin, len(cubin))
-        self.handle = ctypes.c_void_p()
-        _check("cuModuleLoadData", driver().cuModuleLoadData(ctypes.byref(self.handle), self._image))
-        self._fns: dict[str, ctypes.c_void_p] = {}
-
-    def function(self, name: str) -> ctypes.c_void_p:
-        if name not in self._fns:
-            fn = ctypes.c_void_p()
-            _check(f"cuModuleGetFunction({name})", driver().cuModuleGetFunction(ctypes.byref(fn), self.handle, name.encode()))
-            self._fns[name] = fn
-        return self._fns[name]
-
-
-def module(source: str, name: str, options: Sequence[str], device: int, cc: tuple[int, int]) -> Module:
-    """The module for (source, options) on device, compiled once per process."""
-    key = (source, tuple(options), device)
-    with _lock:
-        m = _modules.get(key)
-        if m is None:
-            m = Module(compile_cubin(source, name, options, arch(*cc)))
-            _modules[key] = m
-        return m
-
-
-def resident_blocks(fn: ctypes.c_void_p, threads: int) -> int:
-    """Blocks of fn that fit on one SM at once."""
-    n = ctypes.c_int()
-    _check("cuOccupancyMaxActiveBlocksPerMultiprocessor",
-           driver().cuOccupancyMaxActiveBlocksPerMultiprocessor(ctypes.byref(n), fn, threads, ctypes.c_size_t(0)))
-    return n.value
-
-
-class Launcher:
-    """A launch of fn with fixed arguments, every one a u64 (symmtune's
-    kernels take only 8-byte parameters: pointers and counts), prepared once
-    so that each launch costs one foreign call."""
-
-    def __init__(self, fn: ctypes.c_void_p, grid: int, threads: int, args: Sequence[int]) -> None:
-        self._vals = [ctypes.c_uint64(a) for a in args]
-        self._params = (ctypes.c_void_p * len(self._vals))(
-            *[ctypes.cast(ctypes.byref(v), ctypes.c_void_p) for v in self._vals])
-        self._fn, self._grid, self._threads = fn, grid, threads
-        self._launch = driver().cuLaunchKernel
-        self._launch.argtypes = [ctypes.c_void_p, ctypes.c_uint, ctypes.c_uint, ctypes.c_uint, ctypes.c_uint,
-                                 ctypes.c_uint, ctypes.c_uint, ctypes.c_uint, ctypes.c_void_p, ctypes.c_void_p,
-                                 ctypes.c_void_p]
-
-    def __call__(self, stream: int) -> None:
-        r = self._launch(self._fn, self._grid, 1, 1, self._threads, 1, 1, 0, stream, self._params, None)
-        if r != 0:
-            _check("cuLaunchKernel", r)
-
-    def set_arg(self, i: int, value: int) -> None:
-        """Changes argument i for the launches to come."""
-        self._vals[i].value = value
-
-    def arg(self, i: int) -> int:
-        return self._vals[i].value
-
-
-def launch(fn: ctypes.c_void_p, grid: int, threads: int, args: Sequence[int], stream: int) -> None:
-    """Launches fn once with args (see Launcher)."""
-    Launcher(fn, grid, threads, args)(stream)
-
-
-# Driver calls of symmtune.torch's all-reduce and graph replays: every
-# argument a plain int, argtypes bound once, so that each costs one foreign
-# call.
+# Driver calls of the buffers: every argument a plain int, argtypes bound
+# once.
 _bound: dict[str, Any] = {}
 
 
@@ -226,12 +154,6 @@ def _fn(name: str, *argtypes) -> Any:
 
 _P, _SZ = ctypes.c_void_p, ctypes.c_size_t
 _U64 = ctypes.c_uint64
-
-
-def graph_launch(exec_: int, stream: int) -> None:
-    r = _fn("cuGraphLaunch", _P, _P)(exec_, stream)
-    if r:
-        _check("cuGraphLaunch", r)
 
 
 def _free(ptr: int) -> None:

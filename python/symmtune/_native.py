@@ -3,8 +3,9 @@ the GEMM plans, config validation, Hopper tile rules, defaults, kernel
 versions and layout constants (cmd/libsymmtune, internal/libops). The
 modules gemm, hopper, fusedplan and kernels are thin bindings over it.
 Built with CUDA (scripts/gpu-bundle.sh) it also runs the GEMM kernels'
-launch sequence for symmtune.torch (gemm_open, gemm_enqueue, gemm_close;
-ABI version 2).
+launch sequences for symmtune.torch: the GEMMs' (gemm_open, gemm_enqueue,
+gemm_close) and the all-reduce's (allreduce_open, allreduce_enqueue,
+allreduce_close); ABI version 3.
 
 The library is loaded on the first call, never at import: from
 $SYMMTUNE_LIB when set, else libsymmtune.so beside this package (`make lib`
@@ -28,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 # symmtune.h's SYMMTUNE_ABI_VERSION and return codes.
-ABI_VERSION = 2
+ABI_VERSION = 3
 OK, BAD_INPUT, TOO_SMALL, INTERNAL = 0, 1, 2, 3
 
 ENV_LIB = "SYMMTUNE_LIB"
@@ -213,3 +214,55 @@ def gemm_close(handle: int) -> None:
     code = _gemm()[2](handle)
     if code != OK:
         raise NativeError(f"libsymmtune gemm_close: handle {handle} (code {code})")
+
+
+# The all-reduce runtime (symmtune_allreduce_*: kernels/allreduce's Runner),
+# bound like the GEMM runtime.
+_ar_fns: tuple[Any, Any, Any] | None = None
+_ar_msg = ctypes.create_string_buffer(_MSG_CAP)  # read only after a failed call
+
+
+def _allreduce() -> tuple[Any, Any, Any]:
+    global _ar_fns
+    if _ar_fns is None:
+        lib = _library().cdll
+        u64, p, sz = ctypes.c_uint64, ctypes.c_char_p, ctypes.c_size_t
+        open_ = lib.symmtune_allreduce_open
+        open_.restype, open_.argtypes = ctypes.c_int, [p, ctypes.POINTER(u64), sz, u64, ctypes.POINTER(u64), p, sz]
+        enq = lib.symmtune_allreduce_enqueue
+        enq.restype, enq.argtypes = ctypes.c_int, [u64, u64, u64, ctypes.c_int64, p, sz]
+        close = lib.symmtune_allreduce_close
+        close.restype, close.argtypes = ctypes.c_int, [u64]
+        _ar_fns = (open_, enq, close)
+    return _ar_fns
+
+
+def allreduce_open(request: dict[str, Any], regions: list[int], table: int) -> int:
+    """Opens an all-reduce runner (symmtune_allreduce_open) in the current
+    CUDA context: its handle. ValueError for a request the rules reject,
+    NativeError for anything else (a library built without CUDA
+    included)."""
+    open_ = _allreduce()[0]
+    arr = (ctypes.c_uint64 * len(regions))(*regions)
+    handle = ctypes.c_uint64()
+    msg = ctypes.create_string_buffer(_MSG_CAP)
+    code = open_(json.dumps(request, separators=(",", ":")).encode(), arr, len(regions), table,
+                 ctypes.byref(handle), msg, _MSG_CAP)
+    if code != OK:
+        raise _gemm_error("allreduce_open", code, msg.raw)
+    return handle.value
+
+
+def allreduce_enqueue(handle: int, stream: int, tensor: int, n: int) -> None:
+    """Sums the n elements at tensor over the ranks, in place, on stream
+    (symmtune_allreduce_enqueue)."""
+    code = _allreduce()[1](handle, stream, tensor, n, _ar_msg, _MSG_CAP)
+    if code != OK:
+        raise _gemm_error("allreduce_enqueue", code, _ar_msg.raw)
+
+
+def allreduce_close(handle: int) -> None:
+    """Frees handle's runner once the GPU is done with it."""
+    code = _allreduce()[2](handle)
+    if code != OK:
+        raise NativeError(f"libsymmtune allreduce_close: handle {handle} (code {code})")

@@ -1,11 +1,8 @@
 """What symmtune.torch's kernels share: the group's name, rank and size, the
-raw current stream, symmetric buffers on torch symmetric memory, side
-streams, the cross-GPU barrier, and replaying a call from a CUDA graph."""
+raw current stream, and symmetric buffers on torch symmetric memory (the
+launch sequences themselves run in Go, through libsymmtune)."""
 
 from __future__ import annotations
-
-import warnings
-from typing import Callable
 
 import torch
 import torch.distributed as dist
@@ -14,7 +11,6 @@ import torch.distributed._symmetric_memory as symm_mem
 
 from . import _cuda
 from . import kernels
-from .kernels import kernel_sources
 
 DTYPES = {torch.bfloat16: "bf16", torch.float16: "f16", torch.float32: "f32"}
 
@@ -109,87 +105,3 @@ class Symmetric:
         b = self.buf if q == self.rank else self.hdl.get_buffer(q, (self.nbytes,), torch.uint8)
         elt = torch.empty((), dtype=dtype).element_size()
         return b[offset:offset + numel * elt].view(dtype)
-
-
-_sides: dict[int, list[torch.cuda.Stream]] = {}
-
-
-def side_streams(device: torch.device, k: int) -> list[torch.cuda.Stream]:
-    """k streams of device besides the caller's, made once per process."""
-    s = _sides.setdefault(device.index, [])
-    while len(s) < k:
-        s.append(torch.cuda.Stream(device))
-    return s[:k]
-
-
-def barrier_fn(device: torch.device):
-    """The team barrier kernel (symm/cudamem/barrier.cuh's symm_barrier):
-    one block of 32 threads on the pads' last slot."""
-    barrier = kernel_sources()[0]
-    cc = torch.cuda.get_device_capability(device)
-    return _cuda.module(barrier, "symm_barrier.cu", [], device.index, cc).function("symm_barrier")
-
-
-class Replay:
-    """call(stream, x) captured in a CUDA graph (nothing runs while
-    capturing, so no rank is out of step), replayed on the current stream
-    with one driver call (cuGraphLaunch on the graph's executable: torch's
-    replay() also launches two kernels to refill its random generators'
-    state per call). The graph holds the addresses of the x it was captured
-    with: the caller keeps one Replay per address. It is captured at the
-    first call made outside a capture; a call made while the current stream
-    is being captured (a user's CUDA graph, torch.compile's) enqueues
-    call's work itself, which that graph then holds. Where capture fails,
-    call runs directly and a warning says why."""
-
-    def __init__(self, call: Callable[[int, torch.Tensor], None], device: torch.device, what: str) -> None:
-        self.device, self._call, self._what = device.index, call, what
-        self._g: torch.cuda.CUDAGraph | None = None
-        self._exec = 0
-        self._direct = False
-
-    def _capture(self, x: torch.Tensor) -> None:
-        try:
-            self._g, self._exec = capture(lambda stream: self._call(stream, x), self.device)
-        except RuntimeError as e:
-            warnings.warn(f"symmtune.torch: running {self._what} without a CUDA graph ({e})", stacklevel=4)
-            self._direct = True
-
-    def __call__(self, x: torch.Tensor) -> None:
-        if self._direct or capturing():
-            self._call(raw_stream(self.device), x)
-            return
-        if self._g is None:
-            self._capture(x)
-            if self._direct:
-                self._call(raw_stream(self.device), x)
-                return
-        _cuda.graph_launch(self._exec, raw_stream(self.device))
-
-
-# A stream per device that symmtune captures its own graphs on, made once.
-_capture_streams: dict[int, torch.cuda.Stream] = {}
-
-
-def capture(enqueue: Callable[[int], None], device: int) -> tuple[torch.cuda.CUDAGraph, int]:
-    """enqueue(stream) captured into a CUDA graph on a stream of its own,
-    the current stream meanwhile (torch's ops in it land there too): the
-    graph, which owns the executable, and the executable's handle for
-    cuGraphLaunch. Thread-local capture mode, so other threads' CUDA calls
-    go on; and without torch.cuda.graph's device synchronisation and cache
-    emptying, since nothing runs while capturing and the captured calls
-    allocate nothing."""
-    stream = _capture_streams.get(device)
-    if stream is None:
-        stream = _capture_streams[device] = torch.cuda.Stream(device)
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.stream(stream):
-        graph.capture_begin(capture_error_mode="thread_local")
-        try:
-            enqueue(stream.cuda_stream)
-        finally:
-            graph.capture_end()
-    raw = graph.raw_cuda_graph_exec()  # torch >= 2.9
-    if not raw:
-        raise RuntimeError("torch gave no executable for a captured graph")
-    return graph, raw

@@ -8,10 +8,13 @@
 
 ``all_reduce`` looks the tuned config up once per (size, dtype, group) in the
 cache ``symmtune search`` writes (symmtune.lookup, this machine's
-fingerprint), compiles the very CUDA C files the Go plugin embeds
-(kernels/allreduce/kernels, symm/cudamem/barrier.cuh) with NVRTC for the
-device and the config, and runs them on torch symmetric memory that this
-module owns (one staging workspace per group and dtype, grown as needed).
+fingerprint) and runs it through libsymmtune (symmtune._native's
+allreduce_open and allreduce_enqueue): kernels/allreduce's Runner, in Go,
+compiles the CUDA C the Go plugin embeds with NVRTC for the device and the
+config and enqueues the call on torch's current stream, on torch symmetric
+memory that this module owns (one staging workspace per group and dtype,
+grown as needed). The call at a (tensor address, size) seen before replays
+a CUDA graph the runner captured; inside a capture it is enqueued as it is.
 A tensor from ``empty`` lives in a symmetric workspace of its own: with the
 push two-shot (compiled with PUSH_OUT=0, the sum in place over its input)
 its all_reduce is one kernel launch, nothing copied. Any other tensor is
@@ -31,17 +34,15 @@ from __future__ import annotations
 import os
 import warnings
 from dataclasses import dataclass
-from typing import Callable
 
 import torch
 
-from . import _cuda, _ops, record as _record
+from . import _native, _ops, record as _record
 from ._torch_gemm import all_gather_matmul, matmul_reduce_scatter
-from ._torchrt import DTYPES as _DTYPES, Replay, allocate, group_info as _group_info, group_name as _group_name
-from ._torchrt import capturing, raw_stream, side_streams
+from ._torchrt import DTYPES as _DTYPES, Symmetric, group_info as _group_info, group_name as _group_name
+from ._torchrt import capturing, raw_stream
 from .cache import NoTunedConfig, lookup
-from . import kernels
-from .kernels import _NOT_RUN, Choice, default_config, kernel_sources, kernel_version, macros, padded
+from .kernels import _NOT_RUN, Choice, default_config, kernel_version, padded
 
 __all__ = ["Choice", "all_gather_matmul", "all_reduce", "choose", "empty", "matmul_reduce_scatter", "record"]
 
@@ -63,18 +64,38 @@ def _cache_arg(cache: str | os.PathLike | None) -> str | None:
 
 class _Workspace:
     """One group's symmetric buffer for one dtype ([input | scratch | output]
-    of n elements each, for any n up to capacity), its signal pads, and the
-    device table of every rank's buffer and pad pointers."""
+    of n elements each, for any n up to capacity), its signal pads, the
+    device table of every rank's buffer and pad pointers, and the Go
+    all-reduce runners opened on it, by config."""
 
     def __init__(self, group_name: str, dtype: torch.dtype, capacity: int, device: torch.device) -> None:
-        self.capacity = capacity
-        self.buf, self.hdl = allocate(group_name, 3 * capacity, dtype, device)
-        ptrs = list(self.hdl.buffer_ptrs) + list(self.hdl.signal_pad_ptrs)
-        self.table = _cuda.Buffer.of_u64(ptrs)
-        self.world, self.rank = self.hdl.world_size, self.hdl.rank
+        self.capacity, self.device = capacity, device
+        self.sym = Symmetric(group_name, 3 * capacity * torch.empty((), dtype=dtype).element_size(), device)
+        self.buf = self.sym.buf.view(dtype)
+        self.world, self.rank = self.sym.world, self.sym.rank
+        self.runners: dict[tuple, int] = {}
 
-    def peer(self, q: int) -> torch.Tensor:
-        return self.hdl.get_buffer(q, (3 * self.capacity,), self.buf.dtype)
+    def runner(self, cfg: dict, dtype: torch.dtype, n: int) -> int:
+        """The handle of cfg's runner on this workspace, opened at its first
+        call (which must not come during a capture: it compiles)."""
+        key = tuple(sorted(cfg.items()))
+        h = self.runners.get(key)
+        if h is None:
+            if capturing():
+                raise RuntimeError(f"symmtune.torch.all_reduce: the first call of {n} {_DTYPES[dtype]} elements came "
+                                   "during a CUDA graph capture, where its kernel cannot be compiled and loaded; make the "
+                                   "same call once before the capture (a warm-up)")
+            h = self.runners[key] = _native.allreduce_open(
+                {"region_bytes": self.sym.nbytes, "world": self.world, "rank": self.rank, "dtype": _DTYPES[dtype],
+                 "device": self.device.index, "config": cfg},
+                list(self.sym.ptrs), self.sym.table.data_ptr())
+        return h
+
+    def close(self) -> None:
+        """Frees the runners (the library waits for the GPU first)."""
+        for h in self.runners.values():
+            _native.allreduce_close(h)
+        self.runners.clear()
 
 
 _workspaces: dict[tuple[str, torch.dtype, int], _Workspace] = {}
@@ -90,8 +111,10 @@ def _workspace(group_name: str, dtype: torch.dtype, n: int, device: torch.device
         # Every rank asks for the same sizes in the same order (the calls
         # are collective), so every rank grows at the same call.
         cap = max(n, 2 * ws.capacity if ws else 1 << 20)
-        ws = _Workspace(group_name, dtype, cap, device)
+        old, ws = ws, _Workspace(group_name, dtype, cap, device)
         _workspaces[key] = ws
+        if old is not None:
+            old.close()  # its calls are laid out again (all_reduce)
     return ws
 
 
@@ -137,36 +160,6 @@ def choose(n: int, dtype: torch.dtype, world: int, cache: str | os.PathLike | No
     return Choice(dict(m.entry.config), source, m.entry.median_us)
 
 
-class _Kernel:
-    """The compiled all-reduce for one config on one device and world."""
-
-    def __init__(self, cfg: dict, dtype: str, world: int, device: torch.device) -> None:
-        algo = cfg["algorithm"]
-        if algo not in kernels._ALGOS:
-            raise ValueError(f"symmtune.torch: unknown all-reduce algorithm {algo!r}")
-        self.algo, self.threads, self.blocks = kernels._ALGOS[algo], int(cfg["threads"]), int(cfg["blocks"])
-        barrier, common, ar, _ = kernel_sources()
-        opts = macros(dtype, world) + [f"-DALGO={self.algo}", f"-DTHREADS={self.threads}", f"-DUNROLL={int(cfg['unroll'])}"]
-        if _in_place(self.algo):
-            opts.append("-DPUSH_OUT=0")  # the sum in place over the input region: no copy back
-        cc = torch.cuda.get_device_capability(device)
-        self.fn = _cuda.module(barrier + common + ar, "allreduce.cu", opts, device.index, cc).function("allreduce")
-        self.barrier = _cuda.module(barrier, "symm_barrier.cu", [], device.index, cc).function("symm_barrier")
-        sms = torch.cuda.get_device_properties(device).multi_processor_count
-        if self.blocks > kernels._MAX_BLOCKS or _cuda.resident_blocks(self.fn, self.threads) * sms < self.blocks:
-            raise ValueError(f"symmtune.torch: {self.blocks} blocks of {self.threads} threads cannot all be resident "
-                             f"on {sms} SMs (the per-block barriers need the whole grid)")
-
-
-_kernels: dict[tuple, _Kernel] = {}
-
-
-def _in_place(algo: int) -> bool:
-    """Whether the algorithm (ALGO number) sums in place over the input
-    region: the push two-shots (PUSH_OUT=0)."""
-    return algo in (kernels._ALGOS["two_shot_push"], kernels._ALGOS["two_shot_overlap"])
-
-
 def all_reduce(tensor: torch.Tensor, group=None, cache: str | os.PathLike | None = None) -> torch.Tensor:
     """Sums tensor over the group's ranks, in place (every rank gets the
     sum), with the tuned kernel; returns tensor. tensor: contiguous, on this
@@ -190,7 +183,7 @@ def all_reduce(tensor: torch.Tensor, group=None, cache: str | os.PathLike | None
     # is laid out again.
     if c is None or (_owned.get(c.ws_key) if isinstance(c.ws_key, int) else _workspaces.get(c.ws_key)) is not c.ws:
         c = _calls[key] = _prepare(tensor, group, cache)
-    c.run(tensor.view(-1))
+    _native.allreduce_enqueue(c.handle, raw_stream(c.ws.device.index), tensor.data_ptr(), c.n)
     return tensor
 
 
@@ -198,108 +191,34 @@ def all_reduce(tensor: torch.Tensor, group=None, cache: str | os.PathLike | None
 class _Call:
     ws_key: tuple[str, torch.dtype, int] | int  # the group workspace's key, or the address of a tensor from `empty`
     ws: "_Workspace"
-    run: Callable[[torch.Tensor], None]  # takes the caller's tensor, flat
+    handle: int  # the Go runner's (symmtune._native.allreduce_open)
+    n: int
 
 
 _calls: dict[tuple, _Call] = {}
 
 
 def _prepare(tensor: torch.Tensor, group, cache) -> _Call:
-    """Looks up, compiles and lays out all_reduce of tensor."""
+    """Looks up the config, picks the workspace and opens its runner for
+    all_reduce of tensor. The runner (kernels/allreduce's Runner) does the
+    rest per call: the copy in unless the tensor is the workspace's input
+    region, the padding zeroed, the kernel, the copy out unless the sum
+    landed in the tensor."""
     name, rank, world = _group_info(group)
     n, dtype, device = tensor.numel(), tensor.dtype, tensor.device
     ckey = (name, dtype, n)
     choice = _choices.get(ckey)
     if choice is None:
         choice = _choices[ckey] = choose(n, dtype, world, cache)
-    cfg = choice.config
-    kkey = (tuple(sorted(cfg.items())), dtype, world, device.index)
-    k = _kernels.get(kkey)
-    if k is None:
-        if capturing():
-            raise RuntimeError(f"symmtune.torch.all_reduce: the first call of {n} {_DTYPES[dtype]} elements came during "
-                               "a CUDA graph capture, where its kernel cannot be compiled and loaded; make the same call "
-                               "once before the capture (a warm-up)")
-        k = _kernels[kkey] = _Kernel(cfg, _DTYPES[dtype], world, device)
-    kernel: _Kernel = k  # what the call below closes over
     # The kernels run on npad elements (zeros past n, see kernels.padded):
     # [input | scratch | output] of npad elements each in the workspace.
     npad = padded(n, tensor.element_size(), world)
     ws_key: tuple[str, torch.dtype, int] | int = tensor.data_ptr()
     ws = _owned.get(tensor.data_ptr())
-    if ws is None or ws.buf.dtype != dtype or ws.capacity < npad or ws.hdl.world_size != world:
+    if ws is None or ws.buf.dtype != dtype or ws.capacity < npad or ws.world != world:
         ws_key = (name, dtype, device.index)
         ws = _workspace(name, dtype, npad, device)
-    space: _Workspace = ws
-    inp, pad = ws.buf[:n], ws.buf[n:npad]
-    staged = tensor.data_ptr() != inp.data_ptr()
-    nbytes = npad * tensor.element_size()
-    # one_shot and two_shot write the sum to `out`; peers read this rank's
-    # input region meanwhile, so `out` is the tensor itself only when the
-    # input was staged and the tensor can take npad 16-byte-aligned
-    # elements. The push two-shot sums in place in the input region, the
-    # copy-engine two-shot into the output region.
-    direct = staged and k.algo in (1, 2) and npad == n and tensor.data_ptr() % 16 == 0
-    out = tensor.data_ptr() if direct else ws.buf[2 * npad:].data_ptr()
-    out_region = inp if _in_place(k.algo) else ws.buf[2 * npad:2 * npad + n]
-    launch = _cuda.Launcher(k.fn, k.blocks, k.threads, [ws.table.data_ptr(), out, nbytes // 16, ws.rank, nbytes])
-
-    # The call takes the caller's tensor each time and keeps none: a kept
-    # tensor would pin its memory, and inside torch.compile's CUDA graphs
-    # the memory at this address belongs to a later tensor.
-    def call(stream: int, flat: torch.Tensor) -> None:
-        if staged:
-            inp.copy_(flat)
-        if npad > n:
-            pad.zero_()  # a larger call may have left data there
-        if kernel.algo == 4:
-            _two_shot_ce(kernel, space, npad, nbytes // 16, stream)
-        else:
-            launch(stream)
-        if not direct and flat.data_ptr() != out_region.data_ptr():
-            flat.copy_(out_region)
-
-    if not staged and npad == n and _in_place(k.algo):
-        # The whole call is one kernel: launched directly (one driver
-        # call), cheaper than any graph.
-        index = device.index
-        return _Call(ws_key, ws, lambda flat: launch(raw_stream(index)))
-    return _Call(ws_key, ws, Replay(call, device, "all_reduce"))
-
-
-def _barrier(k: _Kernel, ws: _Workspace, stream: int) -> None:
-    _cuda.launch(k.barrier, 1, 32, [ws.table.data_ptr(), ws.rank, ws.world], stream)
-
-
-def _two_shot_ce(k: _Kernel, ws: _Workspace, n: int, nvec: int, stream: int) -> None:
-    """The copy-engine two-shot, as kernels/allreduce's launchCE runs it:
-    scatter chunks into their owners' scratch slots on one stream per peer,
-    barrier, reduce the own chunk locally, copy it into every peer's output
-    region, barrier."""
-    r, w = ws.rank, ws.world
-    chunk = n // w
-    main = torch.cuda.current_stream()
-    side = side_streams(ws.buf.device, w - 1)
-
-    def copies(dst, src):
-        fork = torch.cuda.Event()
-        fork.record(main)
-        for i in range(1, w):
-            q, s = (r + i) % w, side[i - 1]
-            s.wait_event(fork)
-            with torch.cuda.stream(s):
-                dst(q).copy_(src(q), non_blocking=True)
-            join = torch.cuda.Event()
-            join.record(s)
-            main.wait_event(join)
-
-    mine = ws.buf
-    copies(lambda q: ws.peer(q)[n + r * chunk:n + (r + 1) * chunk], lambda q: mine[q * chunk:(q + 1) * chunk])
-    _barrier(k, ws, stream)
-    _cuda.launch(k.fn, k.blocks, k.threads, [ws.table.data_ptr(), 0, nvec, r, n * mine.element_size()], stream)
-    copies(lambda q: ws.peer(q)[2 * n + r * chunk:2 * n + (r + 1) * chunk],
-           lambda q: mine[2 * n + r * chunk:2 * n + (r + 1) * chunk])
-    _barrier(k, ws, stream)
+    return _Call(ws_key, ws, ws.runner(choice.config, dtype, n), n)
 
 
 _ops.register(all_reduce, all_gather_matmul, matmul_reduce_scatter)

@@ -61,7 +61,7 @@ def test_answer_larger_than_the_first_buffer_is_asked_for_again():
 
 
 def test_abi_version_mismatch_says_what_to_do(monkeypatch):
-    with pytest.raises(_native.NativeError, match=r"has ABI version 7, this symmtune package needs 2: rebuild it "
+    with pytest.raises(_native.NativeError, match=r"has ABI version 7, this symmtune package needs 3: rebuild it "
                                                   r"\(`make lib`\)"):
         _native.check_abi(7, Path("/x/libsymmtune.so"))
     # The loader checks it on load.
@@ -129,3 +129,18 @@ def test_gemm_open_without_a_gpu_says_so():
         _native.gemm_open(req, [4096, 8192], 4096)
     with pytest.raises(ValueError, match="handle 99: not open"):
         _native.gemm_enqueue(99, 0, 1, 2, 3)
+
+
+def test_allreduce_open_without_a_gpu_says_so():
+    """Likewise for the all-reduce runner: the request checked (a config
+    the runner does not run, a region count), then no kernel without a GPU."""
+    req = {"region_bytes": 6 << 20, "world": 2, "rank": 1, "dtype": "bf16", "device": 0,
+           "config": {"algorithm": "two_shot_push", "threads": 128, "blocks": 1, "unroll": 1}}
+    with pytest.raises(ValueError, match="two_shot_ce_ag"):
+        _native.allreduce_open({**req, "config": {**req["config"], "algorithm": "two_shot_ce_ag"}}, [4096, 8192], 4096)
+    with pytest.raises(ValueError, match="1 regions for world 2"):
+        _native.allreduce_open(req, [4096], 4096)
+    with pytest.raises(_native.NativeError, match="CUDA"):
+        _native.allreduce_open(req, [4096, 8192], 4096)
+    with pytest.raises(ValueError, match="handle 99: not open"):
+        _native.allreduce_enqueue(99, 0, 1, 10)

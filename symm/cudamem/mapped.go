@@ -92,3 +92,6 @@ func (m *Mapped) Close() error {
 	m.barrierMod, m.barrierFn = cu.Module{}, cu.Function{}
 	return err
 }
+
+// PtrTable is the device array [data..., pads...] the kernels index.
+func (m *Mapped) PtrTable() cu.DevicePtr { return m.table }

@@ -9,6 +9,7 @@ import (
 	"github.com/symmtune/symmtune/cuda/cu"
 	"github.com/symmtune/symmtune/cuda/cublaslt"
 	"github.com/symmtune/symmtune/cuda/nvrtc"
+	"github.com/symmtune/symmtune/kernels/internal/graphcache"
 	"github.com/symmtune/symmtune/symm/cudamem"
 )
 
@@ -95,7 +96,7 @@ type Runner struct {
 	status     *cudamem.HostWord
 	localFlags cu.DevicePtr
 	staging    cu.DevicePtr
-	graphs     map[Config]*graphCache[Ptrs, *cudamem.Graph]
+	graphs     map[Config]*graphcache.Cache[Ptrs, *cudamem.Graph]
 
 	// The call being enqueued: its stream and operands.
 	main cu.Stream
@@ -119,7 +120,7 @@ func NewRunner(v Variant, peers Peers, p Problem, dtype string) (*Runner, error)
 		return nil, err
 	}
 	r := &Runner{v: v, peers: peers, prob: p, dtype: lt, bf16: dtype == "bf16",
-		plans: map[planKey]*cublaslt.Plan{}, fused: map[Config]*fusedRun{}, graphs: map[Config]*graphCache[Ptrs, *cudamem.Graph]{}}
+		plans: map[planKey]*cublaslt.Plan{}, fused: map[Config]*fusedRun{}, graphs: map[Config]*graphcache.Cache[Ptrs, *cudamem.Graph]{}}
 	if v == VariantAGMM {
 		r.kern = &agmm{r: r}
 	} else {
@@ -274,7 +275,7 @@ func (r *Runner) Algos(c Config) (int, error) {
 
 // Enqueue runs one call of c (prepared) on main with operands p. With
 // graph=1 the call at a set of operands seen before is captured once and
-// replayed from then on (graphCache); inside a capture of main (the
+// replayed from then on (graphcache.Cache); inside a capture of main (the
 // caller's graph) it is enqueued as it is, and that graph holds it.
 func (r *Runner) Enqueue(c Config, main cu.Stream, p Ptrs) error {
 	if err := r.FusedFailed(c); err != nil {
@@ -291,15 +292,15 @@ func (r *Runner) Enqueue(c Config, main cu.Stream, p Ptrs) error {
 		return r.launch(c, main, p)
 	}
 	gc := r.graphCache(c)
-	g, ok := gc.get(p)
+	g, ok := gc.Get(p)
 	if !ok {
-		if !gc.second(p) {
+		if !gc.Second(p) {
 			return r.launch(c, main, p)
 		}
 		if g, err = r.captureCall(c, p); err != nil {
 			return err
 		}
-		if err := gc.put(p, g); err != nil {
+		if err := gc.Put(p, g); err != nil {
 			return err
 		}
 	}
@@ -310,23 +311,23 @@ func (r *Runner) Enqueue(c Config, main cu.Stream, p Ptrs) error {
 // plugin's trials then replay it from their first call.
 func (r *Runner) Capture(c Config, p Ptrs) error {
 	gc := r.graphCache(c)
-	if _, ok := gc.get(p); ok {
+	if _, ok := gc.Get(p); ok {
 		return nil
 	}
 	g, err := r.captureCall(c, p)
 	if err != nil {
 		return err
 	}
-	return gc.put(p, g)
+	return gc.Put(p, g)
 }
 
 // graphCache is c's graphs, made at first use.
-func (r *Runner) graphCache(c Config) *graphCache[Ptrs, *cudamem.Graph] {
+func (r *Runner) graphCache(c Config) *graphcache.Cache[Ptrs, *cudamem.Graph] {
 	gc := r.graphs[c]
 	if gc == nil {
 		// cuGraphExecDestroy of a graph still running is allowed: the
 		// driver frees it once its launches complete.
-		gc = &graphCache[Ptrs, *cudamem.Graph]{destroy: (*cudamem.Graph).Destroy}
+		gc = &graphcache.Cache[Ptrs, *cudamem.Graph]{Destroy: (*cudamem.Graph).Destroy}
 		r.graphs[c] = gc
 	}
 	return gc
@@ -364,7 +365,7 @@ func (r *Runner) Close() error {
 	var errs []error
 	errs = append(errs, cu.Synchronize())
 	for _, gc := range r.graphs {
-		errs = append(errs, gc.destroyAll())
+		errs = append(errs, gc.DestroyAll())
 	}
 	r.graphs = nil
 	for _, f := range r.fused {

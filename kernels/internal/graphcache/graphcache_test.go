@@ -1,4 +1,4 @@
-package gpu
+package graphcache
 
 import (
 	"slices"
@@ -6,22 +6,22 @@ import (
 )
 
 // TestGraphCache: a call seen once at a set of operands runs directly, the
-// second is captured and every later one replays; at most graphCacheSize
-// graphs are kept, the least recently used destroyed first; graphSeenSize
+// second is captured and every later one replays; at most CacheSize
+// graphs are kept, the least recently used destroyed first; SeenSize
 // operand sets seen once are remembered.
 func TestGraphCache(t *testing.T) {
 	var destroyed []int
-	gc := &graphCache[int, int]{destroy: func(g int) error { destroyed = append(destroyed, g); return nil }}
-	// run is what Runner.Enqueue does with operands p: "direct",
+	gc := &Cache[int, int]{Destroy: func(g int) error { destroyed = append(destroyed, g); return nil }}
+	// run is what a runner's Enqueue does with operands p: "direct",
 	// "capture" (the graph is p+1000) or "replay".
 	run := func(p int) string {
-		if _, ok := gc.get(p); ok {
+		if _, ok := gc.Get(p); ok {
 			return "replay"
 		}
-		if !gc.second(p) {
+		if !gc.Second(p) {
 			return "direct"
 		}
-		if err := gc.put(p, p+1000); err != nil {
+		if err := gc.Put(p, p+1000); err != nil {
 			t.Fatal(err)
 		}
 		return "capture"
@@ -50,17 +50,17 @@ func TestGraphCache(t *testing.T) {
 	if got := run(2); got != "direct" {
 		t.Errorf("operands 2 after its eviction: %s, want direct (seen anew)", got)
 	}
-	// Only graphSeenSize operand sets seen once are remembered.
-	for p := 100; p < 100+graphSeenSize+1; p++ {
+	// Only SeenSize operand sets seen once are remembered.
+	for p := 100; p < 100+SeenSize+1; p++ {
 		run(p)
 	}
 	if got := run(100); got != "direct" {
-		t.Errorf("the oldest of %d seen once: %s, want direct (forgotten)", graphSeenSize+1, got)
+		t.Errorf("the oldest of %d seen once: %s, want direct (forgotten)", SeenSize+1, got)
 	}
-	if got := run(100 + graphSeenSize); got != "capture" {
+	if got := run(100 + SeenSize); got != "capture" {
 		t.Errorf("the newest seen once: %s, want capture", got)
 	}
-	if err := gc.destroyAll(); err != nil || len(gc.graphs) != 0 || len(destroyed) != 1+graphCacheSize+1 {
+	if err := gc.DestroyAll(); err != nil || len(gc.graphs) != 0 || len(destroyed) != 1+CacheSize+1 {
 		t.Errorf("destroyAll: %v, %d left, %d destroyed", err, len(gc.graphs), len(destroyed))
 	}
 }

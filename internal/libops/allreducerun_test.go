@@ -1,0 +1,79 @@
+//go:build !cuda
+
+package libops
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+func TestAllreduceOpenChecks(t *testing.T) {
+	const ok = `{"region_bytes":6000,"world":2,"rank":1,"dtype":"bf16","device":0,"config":{"algorithm":"two_shot_push","threads":128,"blocks":1,"unroll":1}}`
+	regions := []uint64{1 << 20, 2 << 20}
+	cases := []struct {
+		name    string
+		req     string
+		regions []uint64
+		table   uint64
+		bad     string // a BadInputError containing this; "" the no-CUDA error
+	}{
+		{"runs but for CUDA", ok, regions, 4096, ""},
+		{"with stages", strings.Replace(ok, `"unroll":1`, `"unroll":1,"stages":2`, 1), regions, 4096, ""},
+		{"unknown field", `{"m":1}`, regions, 4096, `unknown field "m"`},
+		{"dtype", strings.Replace(ok, "bf16", "i64", 1), regions, 4096, `dtype "i64"`},
+		{"region", strings.Replace(ok, `"region_bytes":6000`, `"region_bytes":0`, 1), regions, 4096, "region_bytes 0"},
+		{"world", strings.Replace(ok, `"world":2`, `"world":99`, 1), regions, 4096, "world 99"},
+		{"rank", strings.Replace(ok, `"rank":1`, `"rank":2`, 1), regions, 4096, "rank 2"},
+		{"device", strings.Replace(ok, `"device":0`, `"device":-1`, 1), regions, 4096, "device -1"},
+		{"no config", ok[:strings.Index(ok, `,"config"`)] + "}", regions, 4096, "config: missing"},
+		{"algorithm", strings.Replace(ok, "two_shot_push", "three_shot", 1), regions, 4096, "algorithm"},
+		{"ce_ag", strings.Replace(ok, "two_shot_push", "two_shot_ce_ag", 1), regions, 4096, "does not run it"},
+		{"threads", strings.Replace(ok, `"threads":128`, `"threads":0`, 1), regions, 4096, "threads"},
+		{"no unroll", strings.Replace(ok, `,"unroll":1`, "", 1), regions, 4096, "unroll"},
+		{"blocks", strings.Replace(ok, `"blocks":1`, `"blocks":100000`, 1), regions, 4096, "barrier slots"},
+		{"regions", ok, regions[:1], 4096, "1 regions for world 2"},
+		{"null region", ok, []uint64{1, 0}, 4096, "region_ptrs[1]: NULL"},
+		{"table", ok, regions, 0, "ptr_table: NULL"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := AllreduceOpen([]byte(c.req), c.regions, c.table)
+			var b *BadInputError
+			switch {
+			case c.bad == "" && !errors.Is(err, errNoCUDA):
+				t.Errorf("err %v, want %v", err, errNoCUDA)
+			case c.bad != "" && (!errors.As(err, &b) || !strings.Contains(b.Msg, c.bad)):
+				t.Errorf("err %v, want bad input with %q", err, c.bad)
+			}
+		})
+	}
+}
+
+func TestAllreduceUnknownHandle(t *testing.T) {
+	var b *BadInputError
+	if err := AllreduceEnqueue(12345, 0, 1, 10); !errors.As(err, &b) {
+		t.Errorf("enqueue: %v", err)
+	}
+	if err := AllreduceClose(12345); !errors.As(err, &b) {
+		t.Errorf("close: %v", err)
+	}
+}
+
+// TestRunnerKinds: a handle of one kind is refused by the other's enqueue.
+func TestRunnerKinds(t *testing.T) {
+	runnersMu.Lock()
+	nextHandle++
+	h := nextHandle
+	runners[h] = &liveRunner{r: arRunner{}}
+	runnersMu.Unlock()
+	defer func() {
+		runnersMu.Lock()
+		delete(runners, h)
+		runnersMu.Unlock()
+	}()
+	var b *BadInputError
+	if err := GemmEnqueue(h, 0, 1, 2, 3, 0); !errors.As(err, &b) || !strings.Contains(b.Msg, "all-reduce runner") {
+		t.Errorf("GEMM enqueue of an all-reduce handle: %v", err)
+	}
+}
