@@ -94,23 +94,32 @@ func write(out *C.char, outCap C.size_t, outLen *C.size_t, code C.int, text []by
 	return code
 }
 
-//export symmtune_gemm_open
-func symmtune_gemm_open(request *C.char, regionPtrs *C.uint64_t, nRegions C.size_t, ptrTable C.uint64_t, handle *C.uint64_t, msg *C.char, msgCap C.size_t) (code C.int) {
-	defer recoverTo(&code, msg, msgCap, "symmtune_gemm_open")
-	if handle == nil {
-		return message(msg, msgCap, codeBadInput, "handle: NULL")
+// openArgs checks an open call's arguments and copies them into Go: the
+// request's bytes and the region pointers. A non-empty bad is the message
+// of the bad argument.
+func openArgs(request *C.char, regionPtrs *C.uint64_t, nRegions C.size_t, handle *C.uint64_t) (req []byte, regions []uint64, bad string) {
+	switch {
+	case handle == nil:
+		return nil, nil, "handle: NULL"
+	case request == nil:
+		return nil, nil, "request_json: NULL"
+	case regionPtrs == nil && nRegions > 0:
+		return nil, nil, "region_ptrs: NULL"
 	}
-	if request == nil {
-		return message(msg, msgCap, codeBadInput, "request_json: NULL")
-	}
-	if regionPtrs == nil && nRegions > 0 {
-		return message(msg, msgCap, codeBadInput, "region_ptrs: NULL")
-	}
-	regions := make([]uint64, int(nRegions))
+	regions = make([]uint64, int(nRegions))
 	if nRegions > 0 {
 		copy(regions, unsafe.Slice((*uint64)(unsafe.Pointer(regionPtrs)), int(nRegions)))
 	}
-	req := C.GoBytes(unsafe.Pointer(request), C.int(C.strlen(request)))
+	return C.GoBytes(unsafe.Pointer(request), C.int(C.strlen(request))), regions, ""
+}
+
+//export symmtune_gemm_open
+func symmtune_gemm_open(request *C.char, regionPtrs *C.uint64_t, nRegions C.size_t, ptrTable C.uint64_t, handle *C.uint64_t, msg *C.char, msgCap C.size_t) (code C.int) {
+	defer recoverTo(&code, msg, msgCap, "symmtune_gemm_open")
+	req, regions, bad := openArgs(request, regionPtrs, nRegions, handle)
+	if bad != "" {
+		return message(msg, msgCap, codeBadInput, bad)
+	}
 	h, warning, err := libops.GemmOpen(req, regions, uint64(ptrTable))
 	if err != nil {
 		return message(msg, msgCap, errCode(err), err.Error())
@@ -140,20 +149,10 @@ func symmtune_gemm_close(handle C.uint64_t) (code C.int) {
 //export symmtune_allreduce_open
 func symmtune_allreduce_open(request *C.char, regionPtrs *C.uint64_t, nRegions C.size_t, ptrTable C.uint64_t, handle *C.uint64_t, msg *C.char, msgCap C.size_t) (code C.int) {
 	defer recoverTo(&code, msg, msgCap, "symmtune_allreduce_open")
-	if handle == nil {
-		return message(msg, msgCap, codeBadInput, "handle: NULL")
+	req, regions, bad := openArgs(request, regionPtrs, nRegions, handle)
+	if bad != "" {
+		return message(msg, msgCap, codeBadInput, bad)
 	}
-	if request == nil {
-		return message(msg, msgCap, codeBadInput, "request_json: NULL")
-	}
-	if regionPtrs == nil && nRegions > 0 {
-		return message(msg, msgCap, codeBadInput, "region_ptrs: NULL")
-	}
-	regions := make([]uint64, int(nRegions))
-	if nRegions > 0 {
-		copy(regions, unsafe.Slice((*uint64)(unsafe.Pointer(regionPtrs)), int(nRegions)))
-	}
-	req := C.GoBytes(unsafe.Pointer(request), C.int(C.strlen(request)))
 	h, err := libops.AllreduceOpen(req, regions, uint64(ptrTable))
 	if err != nil {
 		return message(msg, msgCap, errCode(err), err.Error())
