@@ -106,6 +106,15 @@ const (
 	// once and replays it, so the host's enqueueing (many calls per
 	// product and copy) stays out of the call's time.
 	ParamGraph = "graph"
+
+	// ParamFastAccum 0 has FP8 products (dtype e4m3, e4m3_row) accumulate
+	// in full fp32 (cuBLASLt promotes the tensor cores' partial sums every
+	// few k-steps, CUBLASLT_MATMUL_DESC_FAST_ACCUM off), slower and more
+	// exact; 1 accumulates in the tensor cores' FP8 accumulator alone, as
+	// the fused GEMM always does. bf16 and f16 products have no such mode:
+	// their configs take 1, what every config cached before this parameter
+	// ran (addedLater).
+	ParamFastAccum = "fast_accum"
 )
 
 // MaxWorld is the largest team (cudamem.MaxWorld, which untagged code
@@ -158,17 +167,22 @@ func (v Variant) Space() space.Space {
 		return space.Space{Params: append(common,
 			space.Param{Name: ParamCopy, Values: strs(CopyCE, CopySM)},
 			space.Param{Name: ParamCopyBlocks, Values: copyBlocks},
-			space.Param{Name: ParamDirection, Values: strs(DirPull, DirPush)})}
+			space.Param{Name: ParamDirection, Values: strs(DirPull, DirPush)},
+			fastAccum)}
 	}
 	return space.Space{Params: append(common,
 		space.Param{Name: ParamPush, Values: strs(PushCE, PushGEMM)},
 		space.Param{Name: ParamReduceBlocks, Values: ints(16, 32, 64, 132, 264)},
-		space.Param{Name: ParamReduce, Values: strs(ReduceKernel, ReduceEpilogue)})}
+		space.Param{Name: ParamReduce, Values: strs(ReduceKernel, ReduceEpilogue)},
+		fastAccum)}
 }
+
+// fastAccum is the last parameter of both spaces.
+var fastAccum = space.Param{Name: ParamFastAccum, Values: ints(1, 0)}
 
 // addedLater are parameters added after configs were first cached, with
 // the value that matches what a config without them ran.
-var addedLater = map[string]space.Value{ParamReduce: space.Str(ReduceKernel)}
+var addedLater = map[string]space.Value{ParamReduce: space.Str(ReduceKernel), ParamFastAccum: space.Int(1)}
 
 // Default is what an untuned caller gets: sound on any shape Validate
 // accepts (two chunks per shard, so the first products overlap the rest of
@@ -179,7 +193,7 @@ func (v Variant) Default() space.Config {
 	c := space.Config{
 		ParamImpl: space.Str(ImplPipeline), ParamChunks: space.Int(2), ParamStreams: space.Int(1),
 		ParamAlgo: space.Int(0), ParamSMReserve: space.Int(0), ParamBatch: space.Int(0),
-		ParamGraph: space.Int(1),
+		ParamGraph: space.Int(1), ParamFastAccum: space.Int(1),
 	}
 	if v == VariantAGMM {
 		c[ParamCopy] = space.Str(CopyCE)
@@ -231,6 +245,10 @@ type Config struct {
 	Reduce                string
 	Batch                 bool
 	Graph                 bool
+	// NoFastAccum is fast_accum=0 (FP8 only). Negated so that the zero
+	// Config, and one built field by field by code that predates the
+	// parameter, means what every other dtype runs.
+	NoFastAccum bool
 	// Tile is the fused GEMM's tile when Impl is ImplFused.
 	Tile hopper.Tile
 }
@@ -258,6 +276,10 @@ func (v Variant) ParseConfig(c space.Config) (Config, error) {
 		}
 		if p.Index(val) < 0 {
 			errs = append(errs, fmt.Errorf("parameter %q: %s is not one of %v", p.Name, val, p.Values))
+			continue
+		}
+		if p.Name == ParamFastAccum {
+			out.NoFastAccum = val.Int == 0
 			continue
 		}
 		if p.Name == ParamImpl {
@@ -301,15 +323,20 @@ func (v Variant) ParseConfig(c space.Config) (Config, error) {
 // over World ranks.
 type Problem struct {
 	gemm.Dims
-	World    int
-	ElemSize int // bytes per element: 2 for bf16 and f16
+	World int
+	// Dtype is the number format (zero: bf16).
+	Dtype Dtype
+	// ElemSize is the bytes per element of A and B: Dtype.InBytes() (1 for
+	// FP8, else 2). C is always OutBytes per element.
+	ElemSize int
 }
 
 // ParseProblem checks the parts of a problem that do not depend on the
 // config.
 func ParseProblem(p space.Problem, world int) (Problem, error) {
-	if p.Dtype != "bf16" && p.Dtype != "f16" {
-		return Problem{}, fmt.Errorf("dtype %q: the GPU GEMM kernels take bf16 or f16 (fp32 accumulation)", p.Dtype)
+	dt, err := ParseDtype(p.Dtype)
+	if err != nil {
+		return Problem{}, err
 	}
 	if world < 1 || world > MaxWorld {
 		return Problem{}, fmt.Errorf("world %d outside 1..%d", world, MaxWorld)
@@ -321,7 +348,12 @@ func ParseProblem(p space.Problem, world int) (Problem, error) {
 	if d.M%world != 0 {
 		return Problem{}, fmt.Errorf("m=%d is not divisible by world %d: every rank holds the same number of rows", d.M, world)
 	}
-	return Problem{Dims: d, World: world, ElemSize: 2}, nil
+	// cuBLASLt's FP8 products and the FP8 wgmma both read 16-byte rows of
+	// A and B (k bytes each); torch._scaled_mm asks the same of k and n.
+	if dt.FP8() && (d.K%16 != 0 || d.N%16 != 0) {
+		return Problem{}, fmt.Errorf("dtype %s: k=%d and n=%d must be multiples of 16 (FP8 operands are read in 16-byte rows)", dt, d.K, d.N)
+	}
+	return Problem{Dims: d, World: world, Dtype: dt, ElemSize: dt.InBytes()}, nil
 }
 
 // Plan is c's plan options for rank on p.
@@ -345,6 +377,9 @@ func (v Variant) Validate(c Config, p Problem) error {
 	}
 	if n := v.MaxProducts(c.Plan(p, 0)); c.Impl == ImplPipeline && c.Streams > n {
 		return fmt.Errorf("streams %d exceed the %d products of the pipeline", c.Streams, n)
+	}
+	if err := validateDtype(c, p); err != nil {
+		return err
 	}
 	switch v {
 	case VariantAGMM:
@@ -385,6 +420,20 @@ func (v Variant) Validate(c Config, p Problem) error {
 	return nil
 }
 
+// validateDtype applies the rules that depend on the problem's dtype.
+func validateDtype(c Config, p Problem) error {
+	if c.NoFastAccum && !p.Dtype.FP8() {
+		return fmt.Errorf("fast_accum 0 with dtype %s: only FP8 products have a fast accumulation mode to turn off (only fast_accum=1 is measured)", p.Dtype)
+	}
+	// Batched products scale by one vector per batch in cuBLASLt's terms
+	// (CUBLASLT_MATMUL_MATRIX_SCALE_OUTER_VEC_32F), which is not proven to
+	// step with the batch's rows.
+	if c.Batch && p.Dtype.RowScales() {
+		return fmt.Errorf("batch 1 with dtype %s: cuBLASLt's row-scaled products are not proven batched", p.Dtype)
+	}
+	return nil
+}
+
 // validateFused rejects fused configs that cannot run, or that would repeat
 // another's measurement because a pipeline parameter they do not use
 // differs from its default. (A GPU that is not sm_90 is found where the
@@ -395,6 +444,15 @@ func (v Variant) validateFused(c Config, p Problem) error {
 	}
 	if err := c.Tile.CheckShape(p.N, p.K); err != nil {
 		return err
+	}
+	if p.Dtype.FP8() {
+		// FP8 wgmma reads only K-major operands.
+		if !c.Tile.BKMajor {
+			return fmt.Errorf("impl=fused with dtype %s: the tile reads B stored [K, N], and FP8 wgmma reads only K-major B ([N, K])", p.Dtype)
+		}
+		if c.NoFastAccum {
+			return fmt.Errorf("impl=fused with fast_accum 0: the fused GEMM accumulates in wgmma's FP8 accumulator only")
+		}
 	}
 	d, _ := v.ParseConfig(v.Default())
 	if c.Streams != d.Streams || c.Algo != d.Algo || c.Batch != d.Batch {
