@@ -43,7 +43,10 @@ func (r *Runner) fusedFor(c Config) (*fusedRun, error) {
 	if c.Reduce == ReduceEpilogue {
 		extra = append(extra, hopper.EpilogueOption)
 	}
-	g, err := CompileFusedWith(r.peers.Compiler(), c.Tile, r.bf16, extra)
+	if r.prob.Dtype.FP8() {
+		return nil, fmt.Errorf("impl=fused with dtype %s: not built yet", r.prob.Dtype)
+	}
+	g, err := CompileFusedWith(r.peers.Compiler(), c.Tile, r.prob.Dtype == DtypeBF16, extra)
 	if err != nil {
 		return nil, err
 	}
@@ -119,7 +122,7 @@ func (m *matmulrs) tables(f *fusedRun, c Config) error {
 	r, p, me := m.r, m.r.prob, m.r.peers.Rank()
 	if r.needsStaging(c) && r.staging == 0 {
 		var err error
-		if r.staging, err = cu.MemAlloc(int64(p.M) * int64(p.N) * 2); err != nil {
+		if r.staging, err = cu.MemAlloc(int64(p.M) * int64(p.N) * OutBytes); err != nil {
 			return fmt.Errorf("allocate staging: %w", err)
 		}
 	}
@@ -128,7 +131,7 @@ func (m *matmulrs) tables(f *fusedRun, c Config) error {
 	for q := range dst {
 		dst[q] = uint64(m.slot(q, me))
 		if c.Push == PushCE && q != me {
-			dst[q] = uint64(r.staging) + uint64(q*p.Rows()*p.N*2)
+			dst[q] = uint64(r.staging) + uint64(q*p.Rows()*p.N*OutBytes)
 		}
 	}
 	flags := make([]uint64, len(plan.Owner))
@@ -140,7 +143,7 @@ func (m *matmulrs) tables(f *fusedRun, c Config) error {
 	}
 	var ep RSEpilogue
 	if c.Reduce == ReduceEpilogue {
-		ep = RSEpilogue{Me: me, World: p.World, SlotBytes: uint64(SlotElems(p) * 2), Flags: uint64(r.flag(me, 0))}
+		ep = RSEpilogue{Me: me, World: p.World, SlotBytes: uint64(SlotElems(p) * OutBytes), Flags: uint64(r.flag(me, 0))}
 	}
 	tab, err := plan.Table(dst, flags, ep)
 	if err != nil {

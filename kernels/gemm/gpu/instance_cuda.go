@@ -22,7 +22,6 @@ type instance struct {
 	k    Kernel
 	team *cudamem.Team
 	prob Problem
-	bf16 bool
 	r    *Runner
 	main cu.Stream
 
@@ -30,13 +29,15 @@ type instance struct {
 	// its own, not in symmetric memory, as a symmtune.torch caller's
 	// tensor is) or matmulrs's A [M, K]; bT is B, the same on every rank,
 	// stored [N, K] (a torch.nn.Linear weight's layout); out is agmm's C
-	// [M, N] or matmulrs's rows of the sum [M/W, N].
-	a, bT, out   cu.DevicePtr
-	res, samples cu.DevicePtr
+	// [M, N] or matmulrs's rows of the sum [M/W, N]; scaleA and scaleB
+	// FP8's scales (Ptrs says which), 0 for other dtypes.
+	a, bT, out     cu.DevicePtr
+	scaleA, scaleB cu.DevicePtr
+	res, samples   cu.DevicePtr
 }
 
 func open(k Kernel, t *cudamem.Team, p Problem, dtype string) (sdk.Instance, error) {
-	in := &instance{k: k, team: t, prob: p, bf16: dtype == "bf16"}
+	in := &instance{k: k, team: t, prob: p}
 	if err := t.Do(func() error { return in.setup(dtype) }); err != nil {
 		return nil, errors.Join(fmt.Errorf("open GPU %s on rank %d: %w", k.Variant, t.Rank(), err), in.Close())
 	}
@@ -56,13 +57,19 @@ func (in *instance) setup(dtype string) error {
 	if in.k.Variant == VariantMatmulRS {
 		aRows, outRows = int64(p.M), int64(p.Rows())
 	}
+	elem := int64(p.ElemSize)
 	for _, b := range []struct {
 		dst   *cu.DevicePtr
 		bytes int64
 		what  string
-	}{{&in.a, aRows * int64(p.K) * 2, "A"}, {&in.bT, int64(p.N) * int64(p.K) * 2, "B [N, K]"},
-		{&in.out, outRows * int64(p.N) * 2, "the output"}, {&in.res, 8 * 4, "check result"},
-		{&in.samples, 8 * 4 * 3 * MaxWorld * MaxChunks, "samples"}} {
+	}{{&in.a, aRows * int64(p.K) * elem, "A"}, {&in.bT, int64(p.N) * int64(p.K) * elem, "B [N, K]"},
+		{&in.out, outRows * int64(p.N) * OutBytes, "the output"}, {&in.res, 8 * 4, "check result"},
+		{&in.samples, 8 * 4 * 3 * MaxWorld * MaxChunks, "samples"},
+		{&in.scaleA, int64(p.Dtype.ScaleCount(int(aRows))) * ScaleBytes, "A's scales"},
+		{&in.scaleB, int64(p.Dtype.ScaleCount(p.N)) * ScaleBytes, "B's scales"}} {
+		if b.bytes == 0 {
+			continue // no scales
+		}
 		if *b.dst, err = cu.MemAlloc(b.bytes); err != nil {
 			return fmt.Errorf("allocate %s: %w", b.what, err)
 		}
@@ -76,7 +83,9 @@ func (in *instance) setup(dtype string) error {
 }
 
 // ptrs are the harness's operands as the Runner takes them.
-func (in *instance) ptrs() Ptrs { return Ptrs{A: in.a, B: in.bT, C: in.out} }
+func (in *instance) ptrs() Ptrs {
+	return Ptrs{A: in.a, B: in.bT, C: in.out, ScaleA: in.scaleA, ScaleB: in.scaleB}
+}
 
 // parse checks a config where it runs, as the host's Validate did.
 func (in *instance) parse(c space.Config) (Config, error) {
@@ -123,7 +132,7 @@ func (in *instance) Close() error {
 			errs = append(errs, in.r.Close())
 			in.r = nil
 		}
-		for _, p := range []*cu.DevicePtr{&in.a, &in.bT, &in.out, &in.res, &in.samples} {
+		for _, p := range []*cu.DevicePtr{&in.a, &in.bT, &in.out, &in.scaleA, &in.scaleB, &in.res, &in.samples} {
 			if *p != 0 {
 				errs = append(errs, cu.MemFree(*p))
 				*p = 0
@@ -152,12 +161,13 @@ func (in *instance) fill(seed uint64) error {
 }
 
 // poison fills the output and every buffer peers write with NaN: agmm's
-// whole gathered A (the own rows too, which a call copies in or never
-// reads), matmulrs's slots.
+// whole payload (the gathered A and its scales, the own rows too, which a
+// call copies in or never reads), matmulrs's slots.
 func (in *instance) poison() error {
 	p, me := in.prob, in.team.Rank()
 	if in.k.Variant == VariantAGMM {
-		return errors.Join(in.poisonElems(in.out, int64(p.M)*int64(p.N)), in.poisonElems(in.team.Data(me)+PayloadOffset, int64(p.M)*int64(p.K)))
+		return errors.Join(in.poisonElems(in.out, int64(p.M)*int64(p.N)),
+			in.poisonBytes(in.team.Data(me)+PayloadOffset, in.k.Variant.SymmetricBytes(p)-PayloadOffset))
 	}
 	return errors.Join(in.poisonElems(in.out, int64(p.Rows())*int64(p.N)),
 		in.poisonElems(in.team.Data(me)+PayloadOffset, int64(p.World)*SlotElems(p)))

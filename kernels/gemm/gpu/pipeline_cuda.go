@@ -28,7 +28,11 @@ func (r *Runner) plan(s Step, c Config) (*cublaslt.Plan, error) {
 		return p, nil
 	}
 	rows := int64(r.prob.Rows())
-	p, err := r.lt.Plan(cublaslt.Matmul{M: s.Rows, N: r.prob.N, K: r.prob.K, DType: r.dtype, BT: true,
+	dt, err := cublaslt.DTypeOf(r.prob.Dtype.String())
+	if err != nil {
+		return nil, err
+	}
+	p, err := r.lt.Plan(cublaslt.Matmul{M: s.Rows, N: r.prob.N, K: r.prob.K, DType: dt, BT: true,
 		Batch: s.Batch, StrideA: rows * int64(r.prob.K), StrideD: rows * int64(r.prob.N),
 		SMCountTarget: key.smTarget, Workspace: workspaceBytes})
 	if err != nil {
@@ -38,9 +42,19 @@ func (r *Runner) plan(s Step, c Config) (*cublaslt.Plan, error) {
 	return p, nil
 }
 
+// scaleRow is where the scales of row row of the rows at base start: row
+// scales are one float per row; a tensor scale is the same for every row.
+func (r *Runner) scaleRow(base cu.DevicePtr, row int) cu.DevicePtr {
+	if r.prob.Dtype.RowScales() {
+		return base + cu.DevicePtr(int64(row)*ScaleBytes)
+	}
+	return base
+}
+
 // product enqueues D[rows, N] = A[rows, K]·B on step's stream (batched
-// when the step is), B the call's.
-func (r *Runner) product(c Config, s Step, a, d cu.DevicePtr) error {
+// when the step is), B the call's; FP8 products scale by scaleA (A's first
+// row's scales: scaleRow) and the call's ScaleB.
+func (r *Runner) product(c Config, s Step, a, scaleA, d cu.DevicePtr) error {
 	p, err := r.plan(s, c)
 	if err != nil {
 		return err

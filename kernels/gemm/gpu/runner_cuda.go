@@ -41,7 +41,13 @@ type Peers interface {
 // matmulrs: A [M, K], B stored [N, K], C this rank's rows of the sum
 // [M/W, N], Extra unused. A fused config whose tile is not K-major reads
 // B stored [K, N]. Every operand has dense rows at a 16-byte aligned start.
-type Ptrs struct{ A, B, C, Extra cu.DevicePtr }
+// A and B hold the problem's dtype, C bf16 or f16 (bf16 for FP8).
+//
+// ScaleA and ScaleB are FP8's fp32 scales (unused otherwise). e4m3: one
+// float each (agmm: the same on every rank). e4m3_row: ScaleA one per row
+// of A as the caller holds it (agmm: the own shard's [M/W], gathered with
+// the rows; matmulrs: [M]), ScaleB one per row of B stored [N, K] ([N]).
+type Ptrs struct{ A, B, C, Extra, ScaleA, ScaleB cu.DevicePtr }
 
 // kernel is what differs between the two kernels' launch sequences.
 type kernel interface {
@@ -67,8 +73,6 @@ type Runner struct {
 	v     Variant
 	peers Peers
 	prob  Problem
-	dtype cublaslt.DType
-	bf16  bool
 	kern  kernel
 
 	lt      *cublaslt.Handle
@@ -115,11 +119,10 @@ func NewRunner(v Variant, peers Peers, p Problem, dtype string) (*Runner, error)
 	if p.World != peers.World() {
 		return nil, fmt.Errorf("problem of world %d on %d ranks", p.World, peers.World())
 	}
-	lt, err := cublaslt.DTypeOf(dtype)
-	if err != nil {
-		return nil, err
+	if dtype != p.Dtype.String() {
+		return nil, fmt.Errorf("dtype %q for a problem of dtype %s", dtype, p.Dtype)
 	}
-	r := &Runner{v: v, peers: peers, prob: p, dtype: lt, bf16: dtype == "bf16",
+	r := &Runner{v: v, peers: peers, prob: p,
 		plans: map[planKey]*cublaslt.Plan{}, fused: map[Config]*fusedRun{}, graphs: map[Config]*graphcache.Cache[Ptrs, *cudamem.Graph]{}}
 	if v == VariantAGMM {
 		r.kern = &agmm{r: r}
@@ -197,11 +200,7 @@ func (r *Runner) setup() error {
 }
 
 func (r *Runner) loadUtil() error {
-	bf := "0"
-	if r.bf16 {
-		bf = "1"
-	}
-	cubin, err := r.peers.Compiler().Compile(nvrtc.Source{Name: "gemm_util.cu", Text: UtilSource, Options: []string{"-DDTYPE_BF16=" + bf}})
+	cubin, err := r.peers.Compiler().Compile(nvrtc.Source{Name: "gemm_util.cu", Text: UtilSource, Options: r.prob.Dtype.UtilOptions()})
 	if err != nil {
 		return err
 	}
@@ -237,7 +236,7 @@ func (r *Runner) Prepare(c Config) error {
 	}
 	if r.needsStaging(c) && r.staging == 0 {
 		var err error
-		if r.staging, err = cu.MemAlloc(int64(r.prob.M) * int64(r.prob.N) * 2); err != nil {
+		if r.staging, err = cu.MemAlloc(int64(r.prob.M) * int64(r.prob.N) * OutBytes); err != nil {
 			return fmt.Errorf("allocate staging: %w", err)
 		}
 	}
