@@ -66,7 +66,12 @@ enum {
 };
 
 // LT_DUMMY_SCALE stands in for the scale pointers while the heuristic
-// ranks algorithms (it reads no data); RunScaled sets the real ones.
+// ranks algorithms: it reads no data, but it refuses a null pointer with
+// a non-scalar scale mode ("requires a custom pointer for A scale",
+// NVIDIA/CUDALibrarySamples#274). RunScaled sets the real ones. Should the
+// heuristic infer alignment from it (1 MiB), a row-scale vector only 4-byte
+// aligned (a chunk starting at an odd row) might not suit the algorithms
+// it ranked; the GPU test tries that.
 #define LT_DUMMY_SCALE ((const void*)(uintptr_t)0x100000)
 
 typedef int (*create_t)(lt_handle*);
