@@ -23,18 +23,18 @@ func (r *Runner) smTarget(c Config) int {
 // the fused GEMM and a torch.nn.Linear weight hold it (so symmtune.torch
 // runs the tuned algorithm on such a B as it is).
 func (r *Runner) plan(s Step, c Config) (*cublaslt.Plan, error) {
-	key := planKey{s.Rows, s.Batch, r.smTarget(c)}
+	key := planKey{s.Rows, s.Batch, r.smTarget(c), c.NoFastAccum}
 	if p := r.plans[key]; p != nil {
 		return p, nil
 	}
 	rows := int64(r.prob.Rows())
-	dt, err := cublaslt.DTypeOf(r.prob.Dtype.String())
+	m, err := r.prob.Dtype.lt(cublaslt.Matmul{M: s.Rows, N: r.prob.N, K: r.prob.K, BT: true,
+		Batch: s.Batch, StrideA: rows * int64(r.prob.K), StrideD: rows * int64(r.prob.N),
+		SMCountTarget: key.smTarget, Workspace: workspaceBytes}, c.NoFastAccum)
 	if err != nil {
 		return nil, err
 	}
-	p, err := r.lt.Plan(cublaslt.Matmul{M: s.Rows, N: r.prob.N, K: r.prob.K, DType: dt, BT: true,
-		Batch: s.Batch, StrideA: rows * int64(r.prob.K), StrideD: rows * int64(r.prob.N),
-		SMCountTarget: key.smTarget, Workspace: workspaceBytes})
+	p, err := r.lt.Plan(m)
 	if err != nil {
 		return nil, err
 	}
@@ -65,7 +65,11 @@ func (r *Runner) product(c Config, s Step, a, scaleA, d cu.DevicePtr) error {
 	if err != nil {
 		return err
 	}
-	if err := p.Run(r.gemm[s.Stream], c.Algo, a, r.ptr.B, d, r.ws[s.Stream]); err != nil {
+	scaleB := r.ptr.ScaleB
+	if !r.prob.Dtype.FP8() {
+		scaleA, scaleB = 0, 0 // unscaled: Ptrs' scales are unused
+	}
+	if err := p.RunScaled(r.gemm[s.Stream], c.Algo, a, r.ptr.B, d, r.ws[s.Stream], scaleA, scaleB); err != nil {
 		return err
 	}
 	return end()

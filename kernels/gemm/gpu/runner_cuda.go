@@ -61,7 +61,10 @@ type kernel interface {
 	maps(fr *fusedRun, c Config) error
 }
 
-type planKey struct{ rows, batch, smTarget int }
+type planKey struct {
+	rows, batch, smTarget int
+	slow                  bool // fast_accum=0
+}
 
 // Runner is the launch sequence of one rank's GPU GEMM (kernel, problem,
 // dtype, peers), for any config of the kernel: its streams, events,
