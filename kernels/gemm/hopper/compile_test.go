@@ -110,10 +110,11 @@ func TestCompileAllTiles(t *testing.T) {
 	t.Logf("%d variants compiled", len(vs))
 }
 
-// TestCompileRefusesBadFormats: the kernel's own guards stop the formats
-// CheckFormat rejects (a caller that skips CheckFormat gets a compile
-// error, not a kernel that reads B the wrong way or never scales).
-func TestCompileRefusesBadFormats(t *testing.T) {
+// TestCompileAllTilesRefusesBadFormats: the kernel's own guards stop the
+// formats CheckFormat rejects (a caller that skips CheckFormat gets a
+// compile error, not a kernel that reads B the wrong way or never scales).
+// Named so make cuda-test's -run TestCompileAllTiles runs it too.
+func TestCompileAllTilesRefusesBadFormats(t *testing.T) {
 	c := sm90aCompiler(t)
 	kMajor, err := ParseTile(Searched[0])
 	if err != nil {
