@@ -1,6 +1,10 @@
 package gpu
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/symmtune/symmtune/kernels/gemm/hopper"
+)
 
 // Dtype is a GPU GEMM problem's number format, parsed once from its name
 // (ParseDtype) where a problem comes in. Everything that differs by dtype
@@ -89,4 +93,15 @@ func (d Dtype) UtilOptions() []string {
 		e4 = "1"
 	}
 	return []string{"-DDTYPE_BF16=" + bf, "-DIN_E4M3=" + e4}
+}
+
+// Format is the fused Hopper GEMM's number format for d.
+func (d Dtype) Format() hopper.Format {
+	switch d {
+	case DtypeF16:
+		return hopper.Format{Elem: hopper.ElemF16}
+	case DtypeE4M3, DtypeE4M3Row:
+		return hopper.Format{Elem: hopper.ElemE4M3, RowScales: d.RowScales()}
+	}
+	return hopper.Format{Elem: hopper.ElemBF16}
 }

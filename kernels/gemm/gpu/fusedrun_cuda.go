@@ -43,10 +43,7 @@ func (r *Runner) fusedFor(c Config) (*fusedRun, error) {
 	if c.Reduce == ReduceEpilogue {
 		extra = append(extra, hopper.EpilogueOption)
 	}
-	if r.prob.Dtype.FP8() {
-		return nil, fmt.Errorf("impl=fused with dtype %s: not built yet", r.prob.Dtype)
-	}
-	g, err := CompileFusedWith(r.peers.Compiler(), c.Tile, r.prob.Dtype == DtypeBF16, extra)
+	g, err := CompileFusedWith(r.peers.Compiler(), c.Tile, r.prob.Dtype.Format(), extra)
 	if err != nil {
 		return nil, err
 	}
