@@ -70,15 +70,6 @@ func UtilOptions(dtype string) ([]string, error) {
 	return nil, fmt.Errorf("gemm_util for dtype %q: bf16, f16, e4m3 or e4m3_row", dtype)
 }
 
-// InputBytes is the size of an element of A and B for a problem dtype (C is
-// 2 bytes in every one).
-func InputBytes(dtype string) int {
-	if dtype == "e4m3" || dtype == "e4m3_row" {
-		return 1
-	}
-	return 2
-}
-
 // FillScalesArgs are fill_scales' parameters: count fp32 scales of rank's
 // generator under seed, logical indices first..first+count, written at dst.
 // Any grid covers them (a grid-stride loop): gridFor(count, 256) blocks of

@@ -200,17 +200,16 @@ func TestUtilOptionsAndArgs(t *testing.T) {
 		if c.nargs == 9 && (ScaleMode(args[7]) != c.mode || args[8] != TensorScale) {
 			t.Errorf("CheckRowsArgs(%q) scale arguments %v, want mode %d, rank %#x", c.dtype, args[7:], c.mode, TensorScale)
 		}
-		wantBytes := 2
-		if c.mode != ScalesNone {
-			wantBytes = 1
-		}
-		if InputBytes(c.dtype) != wantBytes {
-			t.Errorf("InputBytes(%q) = %d, want %d", c.dtype, InputBytes(c.dtype), wantBytes)
+		if mode, err := ScaleModeOf(c.dtype); err != nil || mode != c.mode {
+			t.Errorf("ScaleModeOf(%q) = %d, %v; want %d", c.dtype, mode, err, c.mode)
 		}
 	}
 	for _, bad := range []string{"", "f32", "e5m2"} {
 		if _, err := UtilOptions(bad); err == nil {
 			t.Errorf("UtilOptions(%q): no error", bad)
+		}
+		if _, err := ScaleModeOf(bad); err == nil {
+			t.Errorf("ScaleModeOf(%q): no error", bad)
 		}
 		if _, err := CheckRowsArgs(bad, 0, 0, 0, 0, 0, 0, 0, 0); err == nil {
 			t.Errorf("CheckRowsArgs(%q): no error", bad)
