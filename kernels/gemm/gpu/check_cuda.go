@@ -40,6 +40,15 @@ func (in *instance) fillTransposed(dst cu.DevicePtr, rows, cols, ld int, seed, r
 	return nil
 }
 
+// fillScales writes count scales of rank's generator from index 0 at dst.
+func (in *instance) fillScales(dst cu.DevicePtr, count int, seed, rank uint64) error {
+	args := cudamem.Args(FillScalesArgs(uint64(dst), count, 0, seed, rank)...)
+	if err := in.r.fillScalesFn.Launch(gridFor(int64(count), 256), 1, 1, 256, 1, 1, 0, in.main, args); err != nil {
+		return fmt.Errorf("launch fill_scales: %w", err)
+	}
+	return nil
+}
+
 // tensorB is the generator rank of B (TENSOR_B in gemm_util.cu).
 const tensorB = 0x10000
 
@@ -121,7 +130,11 @@ func (in *instance) Verify(ctx context.Context, c space.Config, seed uint64) (sd
 			return fmt.Errorf("copy samples: %w", err)
 		}
 		out, rows, cols := in.output()
-		args := cudamem.Args(uint64(out), uint64(cols), uint64(in.samples), uint64(cols), uint64(in.prob.K), seed, uint64(in.res))
+		ca, err := CheckRowsArgs(in.prob.Dtype.String(), uint64(out), cols, uint64(in.samples), cols, in.prob.K, seed, uint64(in.res), in.aScaleRank())
+		if err != nil {
+			return err
+		}
+		args := cudamem.Args(ca...)
 		if err := in.r.checkFn.Launch((cols+255)/256, nSamples, 1, 256, 1, 1, 0, in.main, args); err != nil {
 			return fmt.Errorf("launch check_rows: %w", err)
 		}

@@ -8,9 +8,10 @@ import (
 
 // Dtype is a GPU GEMM problem's number format, parsed once from its name
 // (ParseDtype) where a problem comes in. Everything that differs by dtype
-// asks it: element sizes, scales, the helper kernels' compile options, and
-// (dtype_cuda.go) cuBLASLt's types. The zero Dtype is bf16, the dtype a
-// caller that names none gets.
+// asks it: element sizes, scales, the fused GEMM's format (Format), and
+// (dtype_cuda.go) cuBLASLt's types; gemm_util.cu's options and check
+// arguments are fp8gen.go's, by the dtype's name. The zero Dtype is bf16,
+// the dtype a caller that names none gets.
 type Dtype uint8
 
 const (
@@ -80,19 +81,6 @@ func (d Dtype) ScaleCount(rows int) int {
 		return 1
 	}
 	return 0
-}
-
-// UtilOptions are gemm_util.cu's compile options for d: its output (and,
-// but for FP8, input) element type, and whether the inputs are e4m3.
-func (d Dtype) UtilOptions() []string {
-	bf, e4 := "0", "0"
-	if d.OutBF16() {
-		bf = "1"
-	}
-	if d.FP8() {
-		e4 = "1"
-	}
-	return []string{"-DDTYPE_BF16=" + bf, "-DIN_E4M3=" + e4}
 }
 
 // Format is the fused Hopper GEMM's number format for d.

@@ -16,16 +16,15 @@ func TestParseDtype(t *testing.T) {
 		want          Dtype
 		in            int
 		fp8, rows, bf bool
-		opts          string
 		wantErr       string
 	}{
-		{"bf16", DtypeBF16, 2, false, false, true, "-DDTYPE_BF16=1 -DIN_E4M3=0", ""},
-		{"f16", DtypeF16, 2, false, false, false, "-DDTYPE_BF16=0 -DIN_E4M3=0", ""},
-		{"e4m3", DtypeE4M3, 1, true, false, true, "-DDTYPE_BF16=1 -DIN_E4M3=1", ""},
-		{"e4m3_row", DtypeE4M3Row, 1, true, true, true, "-DDTYPE_BF16=1 -DIN_E4M3=1", ""},
-		{"f32", 0, 0, false, false, false, "", "e4m3_row"},
-		{"e5m2", 0, 0, false, false, false, "", "bf16 or f16"},
-		{"", 0, 0, false, false, false, "", `dtype ""`},
+		{"bf16", DtypeBF16, 2, false, false, true, ""},
+		{"f16", DtypeF16, 2, false, false, false, ""},
+		{"e4m3", DtypeE4M3, 1, true, false, true, ""},
+		{"e4m3_row", DtypeE4M3Row, 1, true, true, true, ""},
+		{"f32", 0, 0, false, false, false, "e4m3_row"},
+		{"e5m2", 0, 0, false, false, false, "bf16 or f16"},
+		{"", 0, 0, false, false, false, `dtype ""`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			d, err := ParseDtype(tc.name)
@@ -41,8 +40,8 @@ func TestParseDtype(t *testing.T) {
 			if d.InBytes() != tc.in || d.FP8() != tc.fp8 || d.RowScales() != tc.rows || d.OutBF16() != tc.bf {
 				t.Errorf("%s: in %d fp8 %t rows %t bf16 out %t", d, d.InBytes(), d.FP8(), d.RowScales(), d.OutBF16())
 			}
-			if got := strings.Join(d.UtilOptions(), " "); got != tc.opts {
-				t.Errorf("%s: util options %q, want %q", d, got, tc.opts)
+			if d.Format().String() != tc.name || d.Format().Elem.Bytes() != d.InBytes() {
+				t.Errorf("%s: fused format %v", d, d.Format())
 			}
 			want := map[bool]int{false: 0, true: 1}[tc.fp8]
 			if tc.rows {

@@ -147,7 +147,8 @@ func (in *instance) Close() error {
 }
 
 // fill writes this rank's inputs for seed: A (agmm: the own shard's
-// rows), and B, stored [N, K].
+// rows), and B, stored [N, K], and for FP8 their scales (fp8gen.go's
+// FillScalesArgs says which generator each comes from).
 func (in *instance) fill(seed uint64) error {
 	p, r := in.prob, in.team.Rank()
 	rows, row0 := p.M, 0
@@ -157,7 +158,30 @@ func (in *instance) fill(seed uint64) error {
 	if err := in.fillMatrix(in.a, rows, p.K, p.K, row0, seed, uint64(r)); err != nil {
 		return err
 	}
-	return in.fillTransposed(in.bT, p.K, p.N, p.K, seed, tensorB)
+	if err := in.fillTransposed(in.bT, p.K, p.N, p.K, seed, tensorB); err != nil {
+		return err
+	}
+	if !p.Dtype.FP8() {
+		return nil
+	}
+	aRank := uint64(r)
+	if in.aScaleRank() == TensorScale {
+		aRank = TensorScale
+	}
+	if err := in.fillScales(in.scaleA, p.Dtype.ScaleCount(rows), seed, aRank); err != nil {
+		return err
+	}
+	return in.fillScales(in.scaleB, p.Dtype.ScaleCount(p.N), seed, TensorB)
+}
+
+// aScaleRank is check_rows' generator rank of A's scales: agmm's tensor
+// scale is the same on every rank (TensorScale); row scales, and
+// matmulrs's every scale, are each rank's own (ScaleRankSource).
+func (in *instance) aScaleRank() uint64 {
+	if in.k.Variant == VariantAGMM && in.prob.Dtype == DtypeE4M3 {
+		return TensorScale
+	}
+	return ScaleRankSource
 }
 
 // poison fills the output and every buffer peers write with NaN: agmm's

@@ -65,10 +65,10 @@ func (r *Runner) product(c Config, s Step, a, scaleA, d cu.DevicePtr) error {
 	if err != nil {
 		return err
 	}
-	scaleB := r.ptr.ScaleB
 	if !r.prob.Dtype.FP8() {
-		scaleA, scaleB = 0, 0 // unscaled: Ptrs' scales are unused
+		scaleA = 0 // unscaled: Ptrs' scales are unused
 	}
+	_, scaleB := r.scales()
 	if err := p.RunScaled(r.gemm[s.Stream], c.Algo, a, r.ptr.B, d, r.ws[s.Stream], scaleA, scaleB); err != nil {
 		return err
 	}

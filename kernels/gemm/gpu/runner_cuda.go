@@ -94,6 +94,7 @@ type Runner struct {
 	util                            cu.Module
 	fillFn, fillTFn, checkFn, badFn cu.Function
 	copyFn, redFn                   cu.Function
+	fillScalesFn                    cu.Function // FP8 only
 
 	// fused holds each fused config's state; status is the word its
 	// kernels set when a wait times out; localFlags see localFlag;
@@ -203,17 +204,28 @@ func (r *Runner) setup() error {
 }
 
 func (r *Runner) loadUtil() error {
-	cubin, err := r.peers.Compiler().Compile(nvrtc.Source{Name: "gemm_util.cu", Text: UtilSource, Options: r.prob.Dtype.UtilOptions()})
+	opts, err := UtilOptions(r.prob.Dtype.String())
+	if err != nil {
+		return err
+	}
+	cubin, err := r.peers.Compiler().Compile(nvrtc.Source{Name: "gemm_util.cu", Text: UtilSource, Options: opts})
 	if err != nil {
 		return err
 	}
 	if r.util, err = cu.LoadData(string(cubin)); err != nil {
 		return fmt.Errorf("load gemm_util: %w", err)
 	}
-	for _, f := range []struct {
+	fns := []struct {
 		name string
 		dst  *cu.Function
-	}{{"fill", &r.fillFn}, {"fill_t", &r.fillTFn}, {"check_rows", &r.checkFn}, {"count_bad", &r.badFn}, {"copy_chunk", &r.copyFn}, {"reduce_chunk", &r.redFn}} {
+	}{{"fill", &r.fillFn}, {"fill_t", &r.fillTFn}, {"check_rows", &r.checkFn}, {"count_bad", &r.badFn}, {"copy_chunk", &r.copyFn}, {"reduce_chunk", &r.redFn}}
+	if r.prob.Dtype.FP8() {
+		fns = append(fns, struct {
+			name string
+			dst  *cu.Function
+		}{"fill_scales", &r.fillScalesFn})
+	}
+	for _, f := range fns {
 		if *f.dst, err = r.util.Function(f.name); err != nil {
 			return fmt.Errorf("gemm_util function %s: %w", f.name, err)
 		}

@@ -442,17 +442,15 @@ func (v Variant) validateFused(c Config, p Problem) error {
 	if err := c.Tile.Check(hopper.SmemLimit); err != nil {
 		return fmt.Errorf("impl=fused: %w", err)
 	}
-	if err := c.Tile.CheckShape(p.N, p.K); err != nil {
+	// FP8 wgmma reads only K-major operands (B stored [N, K]).
+	if err := c.Tile.CheckFormat(p.Dtype.Format()); err != nil {
+		return fmt.Errorf("impl=fused: %w", err)
+	}
+	if err := c.Tile.CheckShapeFor(p.Dtype.Format(), p.N, p.K); err != nil {
 		return err
 	}
-	if p.Dtype.FP8() {
-		// FP8 wgmma reads only K-major operands.
-		if !c.Tile.BKMajor {
-			return fmt.Errorf("impl=fused with dtype %s: the tile reads B stored [K, N], and FP8 wgmma reads only K-major B ([N, K])", p.Dtype)
-		}
-		if c.NoFastAccum {
-			return fmt.Errorf("impl=fused with fast_accum 0: the fused GEMM accumulates in wgmma's FP8 accumulator only")
-		}
+	if c.NoFastAccum && p.Dtype.FP8() {
+		return fmt.Errorf("impl=fused with fast_accum 0: the fused GEMM accumulates in wgmma's FP8 accumulator only")
 	}
 	d, _ := v.ParseConfig(v.Default())
 	if c.Streams != d.Streams || c.Algo != d.Algo || c.Batch != d.Batch {
