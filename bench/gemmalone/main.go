@@ -268,7 +268,7 @@ func (b *bench) shape(sh shape, tiles []hopper.Tile, iters, warmup int) error {
 			row("-,-,-,-,skipped: %v", err)
 			continue
 		}
-		g, err := gpu.CompileFusedWith(b.comp, t, b.bf16, extraOpts)
+		g, err := gpu.CompileFusedWith(b.comp, t, hopper.Format16(b.bf16), extraOpts)
 		if err != nil {
 			row("-,-,-,-,%s", strings.ReplaceAll(firstLine(err.Error()), ",", ";"))
 			continue
