@@ -3,7 +3,9 @@ package gpu
 import (
 	"fmt"
 
+	"github.com/symmtune/symmtune/kernels/gemm"
 	"github.com/symmtune/symmtune/kernels/gemm/hopper"
+	"github.com/symmtune/symmtune/space"
 )
 
 // Dtype is a GPU GEMM problem's number format, parsed once from its name
@@ -92,4 +94,59 @@ func (d Dtype) Format() hopper.Format {
 		return hopper.Format{Elem: hopper.ElemE4M3, RowScales: d.RowScales()}
 	}
 	return hopper.Format{Elem: hopper.ElemBF16}
+}
+
+// Problem is a GEMM problem on a team: M rows in all (agmm: of the gathered
+// A and of C; matmulrs: of each rank's A and partial product), split evenly
+// over World ranks.
+type Problem struct {
+	gemm.Dims
+	World int
+	// Dtype is the number format (zero: bf16).
+	Dtype Dtype
+	// ElemSize is the bytes per element of A and B: Dtype.InBytes() (1 for
+	// FP8, else 2). C is always OutBytes per element.
+	ElemSize int
+}
+
+// ParseProblem checks the parts of a problem that do not depend on the
+// config.
+func ParseProblem(p space.Problem, world int) (Problem, error) {
+	dt, err := ParseDtype(p.Dtype)
+	if err != nil {
+		return Problem{}, err
+	}
+	if world < 1 || world > MaxWorld {
+		return Problem{}, fmt.Errorf("world %d outside 1..%d", world, MaxWorld)
+	}
+	d, err := gemm.ParseDims(p.Shape)
+	if err != nil {
+		return Problem{}, err
+	}
+	if d.M%world != 0 {
+		return Problem{}, fmt.Errorf("m=%d is not divisible by world %d: every rank holds the same number of rows", d.M, world)
+	}
+	// cuBLASLt's FP8 products and the FP8 wgmma both read 16-byte rows of
+	// A and B (k bytes each); torch._scaled_mm asks the same of k and n.
+	if dt.FP8() && (d.K%16 != 0 || d.N%16 != 0) {
+		return Problem{}, fmt.Errorf("dtype %s: k=%d and n=%d must be multiples of 16 (FP8 operands are read in 16-byte rows)", dt, d.K, d.N)
+	}
+	return Problem{Dims: d, World: world, Dtype: dt, ElemSize: dt.InBytes()}, nil
+}
+
+// Rows is how many rows each rank holds.
+func (p Problem) Rows() int { return p.M / p.World }
+
+// validateDtype applies the rules that depend on the problem's dtype.
+func validateDtype(c Config, p Problem) error {
+	if c.NoFastAccum && !p.Dtype.FP8() {
+		return fmt.Errorf("fast_accum 0 with dtype %s: only FP8 products have a fast accumulation mode to turn off (only fast_accum=1 is measured)", p.Dtype)
+	}
+	// Batched products scale by one vector per batch in cuBLASLt's terms
+	// (CUBLASLT_MATMUL_MATRIX_SCALE_OUTER_VEC_32F), which is not proven to
+	// step with the batch's rows.
+	if c.Batch && p.Dtype.RowScales() {
+		return fmt.Errorf("batch 1 with dtype %s: cuBLASLt's row-scaled products are not proven batched", p.Dtype)
+	}
+	return nil
 }
