@@ -28,6 +28,18 @@ type gpu struct {
 	ws      cu.DevicePtr
 	version int
 	sm      int // compute capability, e.g. 90
+	ctx     cu.CUContext
+}
+
+// bind makes g's context current on the calling goroutine's thread: a
+// subtest runs on a goroutine of its own, where no context is current.
+func (g *gpu) bind(t *testing.T) {
+	t.Helper()
+	runtime.LockOSThread()
+	t.Cleanup(runtime.UnlockOSThread)
+	if err := cu.SetCurrentContext(g.ctx); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // gpuSetup makes device 0's primary context current on a locked thread
@@ -55,7 +67,7 @@ func gpuSetup(t *testing.T) *gpu {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := &gpu{sm: cc[0]*10 + cc[1]}
+	g := &gpu{sm: cc[0]*10 + cc[1], ctx: ctx}
 	if g.h, err = NewHandle(); err != nil {
 		t.Fatal(err)
 	}
@@ -192,7 +204,10 @@ func TestGPUFP8(t *testing.T) {
 			if fast {
 				name += " fast accum"
 			}
-			t.Run(name, func(t *testing.T) { g.fp8Case(t, m, c.required) })
+			t.Run(name, func(t *testing.T) {
+				g.bind(t)
+				g.fp8Case(t, m, c.required)
+			})
 		}
 	}
 	// Refused before cuBLASLt is asked.
