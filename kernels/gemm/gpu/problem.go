@@ -148,5 +148,19 @@ func validateDtype(c Config, p Problem) error {
 	if c.Batch && p.Dtype.RowScales() {
 		return fmt.Errorf("batch 1 with dtype %s: cuBLASLt's row-scaled products are not proven batched", p.Dtype)
 	}
+	// A product's row scales start at its first row's, and cuBLASLt refuses
+	// a scale vector that is not 16-byte aligned (CUBLAS_STATUS_NOT_SUPPORTED
+	// for a 4-byte aligned one: cuBLASLt 13.1 on an H100, 2026-11-25). Every
+	// product starts at a chunk's first row.
+	if p.Dtype.RowScales() && c.Impl == ImplPipeline {
+		for _, shard := range Shards(p.M, p.World, c.Chunks) {
+			for _, s := range shard {
+				if s.Start%4 != 0 {
+					return fmt.Errorf("chunks %d with dtype %s: chunk %d of rank %d starts at row %d, and cuBLASLt takes row scales only from a 16-byte aligned start (a row multiple of 4)",
+						c.Chunks, p.Dtype, s.Index, s.Owner, s.Start)
+				}
+			}
+		}
+	}
 	return nil
 }

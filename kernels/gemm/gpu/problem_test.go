@@ -256,3 +256,30 @@ func TestLayoutFP8(t *testing.T) {
 		t.Errorf("scales of 3 rows of 17 bytes at %d, want 64", got)
 	}
 }
+
+// TestRowScaleAlignment: a row-scaled pipeline product's scales start at
+// its first row's, which cuBLASLt takes only 16-byte aligned.
+func TestRowScaleAlignment(t *testing.T) {
+	chunks := func(n int) map[string]space.Value { return map[string]space.Value{ParamChunks: space.Int(int64(n))} }
+	for _, tc := range []struct {
+		name    string
+		dtype   string
+		m       int
+		set     map[string]space.Value
+		wantErr bool
+	}{
+		{"aligned chunks", "e4m3_row", 4096, chunks(8), false},
+		{"rank 1 starts at row 2050", "e4m3_row", 4100, chunks(1), true},
+		{"chunk 1 starts at row 1026", "e4m3_row", 4104, chunks(2), true},
+		{"aligned shards, one chunk", "e4m3_row", 4104, chunks(1), false},
+		{"tensor scales need no alignment", "e4m3", 4100, chunks(1), false},
+		{"the fused GEMM reads scales itself", "e4m3_row", 4100, map[string]space.Value{ParamImpl: space.Str(fused0), ParamChunks: space.Int(1)}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := VariantAGMM.Validate(with(VariantAGMM, tc.set), fp8Problem(t, tc.dtype, tc.m, 1792, 4096, 2))
+			if (err != nil) != tc.wantErr || (err != nil && !strings.Contains(err.Error(), "16-byte aligned")) {
+				t.Errorf("Validate = %v, want error %v", err, tc.wantErr)
+			}
+		})
+	}
+}
