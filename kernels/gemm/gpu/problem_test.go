@@ -126,6 +126,8 @@ func TestValidateFP8(t *testing.T) {
 		{"tensor scales batched", VariantAGMM, "e4m3", map[string]space.Value{ParamBatch: space.Int(1)}, 4, false, ""},
 		{"row scales batched (agmm)", VariantAGMM, "e4m3_row", map[string]space.Value{ParamBatch: space.Int(1)}, 4, false, "not proven batched"},
 		{"row scales batched (matmulrs)", VariantMatmulRS, "e4m3_row", withSet(slow, map[string]space.Value{ParamBatch: space.Int(1)}), 2, false, "not proven batched"},
+		{"row scales, algo 1", VariantAGMM, "e4m3_row", map[string]space.Value{ParamAlgo: space.Int(1)}, 2, false, "one algorithm"},
+		{"tensor scales, algo 1", VariantMatmulRS, "e4m3", map[string]space.Value{ParamAlgo: space.Int(1)}, 2, false, ""},
 		{"FP8 SM copies of 16-byte rows", VariantAGMM, "e4m3_row", map[string]space.Value{ParamCopy: space.Str(CopySM), ParamCopyBlocks: space.Int(16), ParamSMReserve: space.Int(16)}, 4, false, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
