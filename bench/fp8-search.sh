@@ -9,10 +9,11 @@ BIN=${BIN:-/tmp/bin}
 mkdir -p "$out"
 search() { # kernel dtype shape budget
 	start=$(date +%s)
+	name=$(printf '%s-%s-%s' "$1" "$2" "$3" | tr -c 'a-zA-Z0-9_.-' '_') # the device runner returns plain names only
 	timeout 200 "$BIN/symmtune" search --plugin-dir "$BIN" --backend cuda --world 2 --cache "$out/fp8.toml" \
 		--log "$out/trials.jsonl" --kernel "$1" --dtype "$2" --shape "$3" --budget-trials "$4" \
-		> "$out/search-$1-$2-${3%%,*}.txt" 2>&1
-	echo "$1 $2 $3: rc $? in $(( $(date +%s) - start )) s; $(grep -m1 '^winner:' "$out/search-$1-$2-${3%%,*}.txt" | cut -c1-220)"
+		> "$out/search-$name.txt" 2>&1
+	echo "$1 $2 $3: rc $? in $(( $(date +%s) - start )) s; $(grep -m1 '^winner:' "$out/search-$name.txt" | cut -c1-220)"
 }
 for k in agmm matmulrs; do for d in e4m3 e4m3_row; do
 	search $k $d m=4096,n=1792,k=4096 ${SMALL_BUDGET:-16}
