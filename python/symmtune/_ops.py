@@ -40,10 +40,14 @@ _LIB.define("all_reduce_(Tensor(a!) x, str group_name, str? cache=None) -> ()")
 _LIB.define("all_gather_matmul(Tensor a_shard, Tensor b, str group_name, str? cache=None) -> Tensor")
 _LIB.define("all_gather_matmul_a(Tensor a_shard, Tensor b, str group_name, str? cache=None) -> (Tensor, Tensor)")
 _LIB.define("matmul_reduce_scatter(Tensor a, Tensor b, str group_name, str? cache=None) -> Tensor")
+# The FP8 ops take b only as the transpose of a contiguous [N, K]: inductor
+# must hand them their inputs' strides as they are (as torch's symm_mem ops
+# ask).
+_FIXED_STRIDES = (torch._C.Tag.needs_fixed_stride_order,)
 _LIB.define("all_gather_scaled_matmul(Tensor a_shard, Tensor b, Tensor a_scale, Tensor b_scale, str group_name, "
-            "ScalarType? out_dtype=None, str? cache=None) -> Tensor")
+            "ScalarType? out_dtype=None, str? cache=None) -> Tensor", tags=_FIXED_STRIDES)
 _LIB.define("scaled_matmul_reduce_scatter(Tensor a, Tensor b, Tensor a_scale, Tensor b_scale, str group_name, "
-            "ScalarType? out_dtype=None, str? cache=None) -> Tensor")
+            "ScalarType? out_dtype=None, str? cache=None) -> Tensor", tags=_FIXED_STRIDES)
 
 
 def group_world(group_name: str) -> int:
