@@ -89,3 +89,35 @@ func TestScaledEnqueueRefusesOtherHandles(t *testing.T) {
 		t.Errorf("all-reduce handle: %v", err)
 	}
 }
+
+// TestRulesTakeTheDtype: the layout, validate and default ops apply the
+// request's dtype (docs/fp8.md's layout and rules); without one the lax
+// problem of before is kept.
+func TestRulesTakeTheDtype(t *testing.T) {
+	for _, c := range []struct {
+		op, req string
+		want    string // a substring of the answer, or of the message when bad
+		bad     bool
+	}{
+		{"gemm.layout", `{"kernel":"agmm","m":12,"n":16,"k":16,"world":4}`, `"symmetric_bytes":8576`, false},
+		{"gemm.layout", `{"kernel":"agmm","m":12,"n":16,"k":16,"world":4,"dtype":"bf16"}`, `"symmetric_bytes":8576`, false},
+		{"gemm.layout", `{"kernel":"agmm","m":12,"n":16,"k":16,"world":4,"dtype":"e4m3"}`, `"symmetric_bytes":8384`, false},
+		{"gemm.layout", `{"kernel":"agmm","m":12,"n":16,"k":16,"world":4,"dtype":"e4m3_row"}`, `"symmetric_bytes":8432`, false},
+		{"gemm.layout", `{"kernel":"matmulrs","m":12,"n":16,"k":16,"world":4,"dtype":"e4m3_row"}`, `"symmetric_bytes":8576`, false},
+		{"gemm.layout", `{"kernel":"agmm","m":12,"n":16,"k":24,"world":4,"dtype":"e4m3"}`, "multiples of 16", true},
+		{"gemm.layout", `{"kernel":"agmm","m":12,"n":16,"k":16,"world":4,"dtype":"e5m2"}`, `dtype "e5m2"`, true},
+		{"gemm.layout", `{"kernel":"agmm","m":10,"n":16,"k":16,"world":4}`, `"symmetric_bytes":`, false},
+		{"gemm.layout", `{"kernel":"agmm","m":10,"n":16,"k":16,"world":4,"dtype":"bf16"}`, "not divisible by world 4", true},
+		{"gemm.default", `{"kernel":"agmm","problem":{"m":4,"n":16,"k":16,"world":4,"dtype":"e4m3"}}`, `"chunks":1`, false},
+		{"gemm.default", `{"kernel":"agmm","problem":{"m":4,"n":8,"k":16,"world":4,"dtype":"e4m3"}}`, "multiples of 16", true},
+	} {
+		ans, err := Call(c.op, []byte(c.req))
+		var b *BadInputError
+		switch {
+		case c.bad && (!errors.As(err, &b) || !strings.Contains(b.Msg, c.want)):
+			t.Errorf("%s %s: err %v, want bad input with %q", c.op, c.req, err, c.want)
+		case !c.bad && (err != nil || !strings.Contains(string(ans), c.want)):
+			t.Errorf("%s %s: %s, %v; want %q", c.op, c.req, ans, err, c.want)
+		}
+	}
+}

@@ -301,12 +301,18 @@ def test_fp8_layout():
     """The workspace of an FP8 problem: agmm gathers 1-byte rows of A (and,
     row-wise, their fp32 scales after them, 16-byte aligned); matmulrs'
     slots hold bf16 partials as for bf16 (C is bf16 in every path)."""
-    p = gemm.Problem(12, 5, 16, 4)
-    assert gemm.symmetric_bytes("agmm", p, dtype="bf16") == gemm.symmetric_bytes("agmm", p) == 8192 + 12 * 16 * 2
+    p = gemm.Problem(12, 16, 24, 4)  # FP8 takes n and k in multiples of 16 bytes
+    with pytest.raises(ValueError, match="multiples of 16"):
+        gemm.symmetric_bytes("agmm", p, dtype="e4m3")
+    p = gemm.Problem(12, 16, 20, 4)
+    assert gemm.symmetric_bytes("agmm", p, dtype="bf16") == gemm.symmetric_bytes("agmm", p) == 8192 + 12 * 20 * 2
+    p = gemm.Problem(12, 16, 16, 4)
     assert gemm.symmetric_bytes("agmm", p, dtype="e4m3") == 8192 + 12 * 16
     assert gemm.symmetric_bytes("agmm", p, dtype="e4m3_row") == 8192 + 12 * 16 + 12 * 4
+    p = gemm.Problem(12, 16, 48, 4)
+    assert gemm.symmetric_bytes("agmm", p, dtype="e4m3_row") == 8192 + 12 * 48 + 12 * 4
     for dt in gemm.SCALED_DTYPES:
-        assert gemm.symmetric_bytes("matmulrs", p, dtype=dt) == gemm.symmetric_bytes("matmulrs", p) == 8192 + 4 * 16 * 2
+        assert gemm.symmetric_bytes("matmulrs", p, dtype=dt) == gemm.symmetric_bytes("matmulrs", p) == 8192 + 4 * 48 * 2
 
 
 def test_choose_keeps_fp8_winners_apart(tmp_path, recwarn, monkeypatch):
