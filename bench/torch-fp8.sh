@@ -6,21 +6,21 @@
 #
 # Tunes, with `symmtune search` (pattern, $TRIALS trials each, default 20,
 # $SEARCH_S seconds at most each, default 40) into one cache ($CACHE,
-# default $LOGS/configs.toml), agmm and matmulrs at $SHAPES (MxNxK, M the
-# gathered/total rows; default 8192x3584x8192 16384x3584x8192
-# 4096x1792x4096) for each dtype of $DTYPES (default "e4m3 e4m3_row"); then
-# runs bench/torch_fp8.py PARTS (default check graph time) under torchrun on
-# that cache. NO_SEARCH=1 skips the searches (a warm machine's earlier
-# CACHE=/tmp/... serves), BENCH=0 skips the benchmark: the 12 default
-# searches take up to 8 minutes, so split them from the benchmark where one
-# device call allows 10. Everything lands under $OUT/torch-fp8-wW.
+# default /tmp/torch-fp8-wW.toml: it outlives one device call on a warm
+# machine), agmm and matmulrs at $SHAPES (MxNxK, M the gathered/total rows;
+# default 8192x3584x8192 16384x3584x8192 4096x1792x4096) for each dtype of
+# $DTYPES (default "e4m3 e4m3_row"); then runs bench/torch_fp8.py PARTS
+# (default check graph time) under torchrun on that cache. The 12 default
+# searches take up to 8 minutes, so where one device call allows 10, split:
+# BENCH=0 searches only, NO_SEARCH=1 benchmarks on the cache an earlier call
+# left. Everything lands under $OUT/torch-fp8-wW (the cache copied there).
 set -u
 W=${1:?usage: bench/torch-fp8.sh WORLD [check] [graph] [time]}
 shift
 OUT=${OUT:-bench/out}
 BIN=${BIN:-/tmp/bin}
 LOGS=$OUT/torch-fp8-w$W
-CACHE=${CACHE:-$LOGS/configs.toml}
+CACHE=${CACHE:-/tmp/torch-fp8-w$W.toml}
 here=$(dirname "$0")
 mkdir -p "$LOGS"
 [ -x "$BIN/symmtune" ] || tar xzf .gpu/bins.tgz -C "$(dirname "$BIN")"
@@ -47,6 +47,7 @@ if [ -z "${NO_SEARCH:-}" ]; then
 		done
 	done
 fi
+[ -f "$CACHE" ] && cp "$CACHE" "$LOGS/configs.toml"
 [ "${BENCH:-1}" = 0 ] && exit 0
 SYMMTUNE_CACHE=$CACHE timeout 420 torchrun --nproc-per-node "$W" "$here/torch_fp8.py" "$@" \
 	--shapes "$(echo "$SHAPES" | tr ' ' ',')" 2>&1 |
