@@ -85,8 +85,11 @@ def check_fp8(what: str, a: torch.Tensor, a_name: str, b: torch.Tensor, a_scale:
                          f"contiguous [{n}, {k}] tensor (strides (1, {k})): b = w.t() of an nn.Linear-style weight "
                          "w, as torch._scaled_mm takes its second operand")
     dt = scale_dtype(what, a_scale, b_scale, rows, n)
-    dev: int = torch.cuda.current_device() if torch.cuda.is_available() else -1
-    for name, x in ((a_name, a), ("b", b), ("a_scale", a_scale), ("b_scale", b_scale)):
+    operands = ((a_name, a), ("b", b), ("a_scale", a_scale), ("b_scale", b_scale))
+    dev = -1
+    for name, x in operands:
+        if x.is_cuda and dev < 0:
+            dev = torch.cuda.current_device()
         if not x.is_cuda or x.device.index != dev:
             raise ValueError(f"symmtune.torch.{what}: {name} is on {x.device}; want this rank's current CUDA device")
     cap = _capability.get(dev)

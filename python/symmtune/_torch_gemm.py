@@ -26,7 +26,8 @@ work as it is, and the caller's graph holds it.
 The eager functions here are also the CUDA implementations of the
 registered ops torch.ops.symmtune.all_gather_matmul, all_gather_matmul_a
 and matmul_reduce_scatter (symmtune._ops); under torch.compile the public
-functions call the ops.
+functions call the ops. The FP8 forms (symmtune._torch_fp8) run on the same
+runners, keyed by the dtype's name (e4m3, e4m3_row), through _Gemm.scaled_call.
 """
 
 from __future__ import annotations
