@@ -1,8 +1,9 @@
 #!/bin/sh
 # gpu-bundle.sh: builds what a GPU machine without Go needs into the
 # git-ignored .gpu/: bins.tgz (stripped bin/symmtune, the CUDA plugins
-# under bin/cuda/, bin/gemmalone, the driver binding's GPU test bin/cu.test,
-# and python/symmtune/libsymmtune.so, which symmtune.torch loads for the
+# under bin/cuda/, bin/gemmalone, the GPU tests of the driver binding
+# bin/cu.test and of the cuBLASLt binding bin/cublaslt.test, and
+# python/symmtune/libsymmtune.so, which symmtune.torch loads for the
 # rules and the GEMM runtime; about 50 MB) and a copy of the shared peer
 # script. Carry .gpu to the machine and unpack with `tar xzf .gpu/bins.tgz`
 # in the checkout. The CUDA builds need cgo only: no CUDA headers or
@@ -19,6 +20,10 @@ CGO_ENABLED=1 go build -tags cuda -ldflags "-s -w" -o .gpu/bin/gemmalone ./bench
 # The driver binding's GPU test (bin/cu.test -test.v: allocates, copies,
 # launches, captures a graph).
 CGO_ENABLED=1 go test -c -tags cuda,gpu -ldflags "-s -w" -o .gpu/bin/cu.test ./cuda/cu
+# The cuBLASLt binding's GPU test (bin/cublaslt.test -test.v: bf16 and FP8
+# e4m3 products, tensor and row scales, against a float64 reference; logs
+# the combinations cuBLASLt refuses).
+CGO_ENABLED=1 go test -c -tags cuda,gpu -ldflags "-s -w" -o .gpu/bin/cublaslt.test ./cuda/cublaslt
 tar czf .gpu/bins.tgz -C .gpu bin python && rm -rf .gpu/bin .gpu/python
 [ -f ../shared/bench/peer_baselines.py ] && cp ../shared/bench/peer_baselines.py .gpu/
 ls -la .gpu

@@ -9,7 +9,15 @@
 // float64 reference computed on the GPU from the generator (plus a scan of
 // the whole output for unwritten elements), and only then times it: CUDA
 // events around one call, warm-up first, the median over iterations (the
-// method of the peer script). Output: one CSV row per (shape, config).
+// method of the peer script), with cuBLASLt timed right before and after.
+// Output: one CSV row per (shape, config).
+//
+// -dtype e4m3 and e4m3_row (docs/fp8.md) run FP8 products: e4m3 A and B
+// (B stored [N, K]) with fp32 tensor or row scales from the generator,
+// bf16 output, checked against the float64 reference of the dequantized
+// operands. Each fused tile is timed between cuBLASLt's FP8 product (fast
+// accumulation, as the fused kernel's) and cuBLASLt's bf16 product of the
+// same shape, so a row gives both ratios.
 package main
 
 import (
@@ -31,10 +39,10 @@ import (
 
 func main() {
 	shapes := flag.String("shapes", "8192x3584x8192,16384x3584x8192,4096x1792x4096", "comma-separated MxNxK")
-	tiles := flag.String("tiles", "sweep", `comma-separated tiles BMxBN[:sS][:cC][:gG][:pp][:bn] (hopper.ParseTile; "bn": B stored [K,N], else K-major [N,K]), or "sweep"`)
+	tiles := flag.String("tiles", "sweep", `comma-separated tiles BMxBN[:sS][:cC][:gG][:pp][:bn] (hopper.ParseTile; "bn": B stored [K,N], else K-major [N,K]; FP8 takes K-major only), or "sweep"`)
 	iters := flag.Int("iters", 50, "timed calls")
 	warmup := flag.Int("warmup", 10, "warm-up calls")
-	dtype := flag.String("dtype", "bf16", "bf16 or f16")
+	dtype := flag.String("dtype", "bf16", "bf16, f16, e4m3 (FP8 operands, tensor scales, bf16 output) or e4m3_row (row scales)")
 	extra := flag.String("extra", "", "space-separated extra NVRTC options for the kernel (its diagnostic macros), e.g. -DCLUSTER_NOMCAST=1")
 	flag.Parse()
 	extraOpts = strings.Fields(*extra)
@@ -97,21 +105,30 @@ func parseTiles(s string) ([]hopper.Tile, error) {
 
 // bench is one process's GPU state.
 type bench struct {
-	bf16            bool
-	comp            nvrtc.Compiler
-	sms             int
-	stream          cu.Stream
-	util            cu.Module
-	fill, fillT     cu.Function
-	check, countBad cu.Function
-	res, samples    cu.DevicePtr
-	lt              *cublaslt.Handle
-	ltType          cublaslt.DType
-	ws              cu.DevicePtr
+	dtype        string
+	format       hopper.Format // the fused kernel's operands
+	comp         nvrtc.Compiler
+	sms          int
+	stream       cu.Stream
+	u16          *util // bf16 or f16 (FP8 runs: bf16, for the bf16 reference)
+	u8           *util // FP8 runs only: e4m3 inputs
+	res, samples cu.DevicePtr
+	lt           *cublaslt.Handle
+	lt16         cublaslt.DType
+	ws           cu.DevicePtr
 }
 
-const tensorB = 0x10000 // TENSOR_B of gemm_util.cu
+// util is gemm_util.cu built for one dtype (gpu.UtilOptions).
+type util struct {
+	dtype                   string
+	fill, fillT, fillScales cu.Function
+	check, countBad         cu.Function
+}
+
 const seed = 0x5eed
+
+// wsBytes is cuBLASLt's workspace.
+const wsBytes = 32 << 20
 
 func args(vals ...uint64) []unsafe.Pointer {
 	out := make([]unsafe.Pointer, len(vals))
@@ -119,6 +136,20 @@ func args(vals ...uint64) []unsafe.Pointer {
 		out[i] = unsafe.Pointer(&vals[i])
 	}
 	return out
+}
+
+// fp8 reports whether dtype has e4m3 operands.
+func fp8(dtype string) bool { return dtype == "e4m3" || dtype == "e4m3_row" }
+
+// formatOf is the fused kernel's format of dtype.
+func formatOf(dtype string) hopper.Format {
+	switch dtype {
+	case "bf16":
+		return hopper.Format{Elem: hopper.ElemBF16}
+	case "f16":
+		return hopper.Format{Elem: hopper.ElemF16}
+	}
+	return hopper.Format{Elem: hopper.ElemE4M3, RowScales: dtype == "e4m3_row"}
 }
 
 func run(shapeList, tileList, dtype string, iters, warmup int) error {
@@ -130,8 +161,8 @@ func run(shapeList, tileList, dtype string, iters, warmup int) error {
 	if err != nil {
 		return err
 	}
-	if dtype != "bf16" && dtype != "f16" {
-		return fmt.Errorf("dtype %q: bf16 or f16", dtype)
+	if _, err := gpu.ScaleModeOf(dtype); err != nil {
+		return err
 	}
 	runtime.LockOSThread()
 	dev := cu.Device(0)
@@ -144,12 +175,15 @@ func run(shapeList, tileList, dtype string, iters, warmup int) error {
 		return err
 	}
 	name, _ := dev.Name()
-	b := &bench{bf16: dtype == "bf16", comp: nvrtc.Compiler{Arch: nvrtc.Arch(attrs[0], attrs[1])}, sms: attrs[2]}
+	b := &bench{dtype: dtype, format: formatOf(dtype), comp: nvrtc.Compiler{Arch: nvrtc.Arch(attrs[0], attrs[1])}, sms: attrs[2]}
 	if err := b.setup(); err != nil {
 		return err
 	}
 	fmt.Printf("# %s, %d SMs, %s, %d timed calls after %d warm-up (median), extra options %q\n", name, b.sms, dtype, iters, warmup, extraOpts)
-	fmt.Println("shape,impl,config,spill_bytes,rel_err,us,tflops,ratio_to_cublaslt")
+	if fp8(dtype) {
+		fmt.Println("# ratio_to_cublaslt: to cuBLASLt bf16 of the shape; ratio_to_cublaslt_fp8: to cuBLASLt e4m3 with fast accumulation")
+	}
+	fmt.Println("shape,impl,config,spill_bytes,rel_err,us,tflops,ratio_to_cublaslt,dtype,cublaslt_fp8_us,ratio_to_cublaslt_fp8")
 	for _, sh := range shapes {
 		if err := b.shape(sh, tiles, iters, warmup); err != nil {
 			return fmt.Errorf("%dx%dx%d: %w", sh.m, sh.n, sh.k, err)
@@ -163,24 +197,15 @@ func (b *bench) setup() error {
 	if b.stream, err = cu.MakeStream(cu.NonBlocking); err != nil {
 		return err
 	}
-	bf := "0"
-	if b.bf16 {
-		bf = "1"
-	}
-	cubin, err := b.comp.Compile(nvrtc.Source{Name: "gemm_util.cu", Text: gpu.UtilSource, Options: []string{"-DDTYPE_BF16=" + bf}})
-	if err != nil {
-		return err
-	}
-	if b.util, err = cu.LoadData(string(cubin)); err != nil {
-		return err
-	}
-	for _, f := range []struct {
-		name string
-		dst  *cu.Function
-	}{{"fill", &b.fill}, {"fill_t", &b.fillT}, {"check_rows", &b.check}, {"count_bad", &b.countBad}} {
-		if *f.dst, err = b.util.Function(f.name); err != nil {
-			return fmt.Errorf("gemm_util %s: %w", f.name, err)
+	d16 := b.dtype
+	if fp8(b.dtype) {
+		d16 = "bf16"
+		if b.u8, err = b.loadUtil(b.dtype); err != nil {
+			return err
 		}
+	}
+	if b.u16, err = b.loadUtil(d16); err != nil {
+		return err
 	}
 	if b.res, err = cu.MemAlloc(8 * 4); err != nil {
 		return err
@@ -191,146 +216,173 @@ func (b *bench) setup() error {
 	if b.lt, err = cublaslt.NewHandle(); err != nil {
 		return err
 	}
-	if b.ltType, err = cublaslt.DTypeOf(map[bool]string{true: "bf16", false: "f16"}[b.bf16]); err != nil {
+	if b.lt16, err = cublaslt.DTypeOf(d16); err != nil {
 		return err
 	}
-	b.ws, err = cu.MemAlloc(32 << 20)
+	b.ws, err = cu.MemAlloc(wsBytes)
 	return err
 }
 
-type buffers struct {
-	a, bKN, bNK, c cu.DevicePtr
+// loadUtil builds gemm_util.cu for dtype; the process keeps the module.
+func (b *bench) loadUtil(dtype string) (*util, error) {
+	opts, err := gpu.UtilOptions(dtype)
+	if err != nil {
+		return nil, err
+	}
+	cubin, err := b.comp.Compile(nvrtc.Source{Name: "gemm_util.cu", Text: gpu.UtilSource, Options: opts})
+	if err != nil {
+		return nil, err
+	}
+	mod, err := cu.LoadData(string(cubin))
+	if err != nil {
+		return nil, fmt.Errorf("load gemm_util for %s: %w", dtype, err)
+	}
+	u := &util{dtype: dtype}
+	for _, f := range []struct {
+		name string
+		dst  *cu.Function
+	}{{"fill", &u.fill}, {"fill_t", &u.fillT}, {"fill_scales", &u.fillScales}, {"check_rows", &u.check}, {"count_bad", &u.countBad}} {
+		if *f.dst, err = mod.Function(f.name); err != nil {
+			return nil, fmt.Errorf("gemm_util %s: %w", f.name, err)
+		}
+	}
+	return u, nil
 }
 
 func (b *bench) shape(sh shape, tiles []hopper.Tile, iters, warmup int) error {
-	var buf buffers
-	var err error
-	for _, p := range []struct {
-		dst *cu.DevicePtr
-		n   int
-	}{{&buf.a, sh.m * sh.k}, {&buf.bKN, sh.k * sh.n}, {&buf.bNK, sh.k * sh.n}, {&buf.c, sh.m * sh.n}} {
-		if *p.dst, err = cu.MemAlloc(int64(p.n) * 2); err != nil {
-			return err
-		}
-		defer cu.MemFree(*p.dst)
-	}
-	grid := func(n int) int { return min(max((n+255)/256, 1), 4096) }
-	if err := b.fill.Launch(grid(sh.m*sh.k), 1, 1, 256, 1, 1, 0, b.stream, args(uint64(buf.a), uint64(sh.m), uint64(sh.k), uint64(sh.k), 0, seed, 0)); err != nil {
+	buf, err := b.inputs(sh)
+	if err != nil {
 		return err
 	}
-	if err := b.fill.Launch(grid(sh.k*sh.n), 1, 1, 256, 1, 1, 0, b.stream, args(uint64(buf.bKN), uint64(sh.k), uint64(sh.n), uint64(sh.n), 0, seed, tensorB)); err != nil {
-		return err
-	}
-	if err := b.fillT.Launch(grid(sh.k*sh.n), 1, 1, 256, 1, 1, 0, b.stream, args(uint64(buf.bNK), uint64(sh.k), uint64(sh.n), uint64(sh.k), seed, tensorB)); err != nil {
-		return err
-	}
+	defer buf.free()
 	label := fmt.Sprintf("%dx%dx%d", sh.m, sh.n, sh.k)
 	flops := 2 * float64(sh.m) * float64(sh.n) * float64(sh.k)
 
 	// cuBLASLt first: its time is the ratio's denominator, and its check
-	// shows the checker itself passes a known-good product.
-	plan, err := b.lt.Plan(cublaslt.Matmul{M: sh.m, N: sh.n, K: sh.k, DType: b.ltType, Workspace: 32 << 20})
+	// shows the checker itself passes a known-good product. The reference
+	// is the fastest of cuBLASLt's first four algorithms for B stored
+	// [K, N] (torch's cuBLAS picks its own; bench/mm_baseline.py times that).
+	ref, err := b.ltBest(sh, label, "cublaslt", cublaslt.Matmul{M: sh.m, N: sh.n, K: sh.k, DType: b.lt16, Workspace: wsBytes},
+		b.u16, buf.a, buf.bKN, 0, 0, buf.c, flops, iters, warmup)
 	if err != nil {
 		return err
 	}
-	defer plan.Close()
-	// The reference is the fastest of cuBLASLt's first four algorithms
-	// (torch's cuBLAS picks its own; bench/mm_baseline.py times that).
-	algo, ltUs := 0, math.Inf(1)
-	for a := 0; a < min(4, plan.Algos()); a++ {
-		call := func() error { return plan.Run(b.stream, a, buf.a, buf.bKN, buf.c, b.ws) }
-		rel, err := b.verify(sh, buf.c, call)
-		if err != nil {
-			return fmt.Errorf("cublaslt algo %d: %w", a, err)
+	defer ref.plan.Close()
+	var ref8 *ltRef
+	if fp8(b.dtype) {
+		if ref8 = b.ltFP8(sh, label, buf, flops, iters, warmup); ref8 != nil {
+			defer ref8.plan.Close()
 		}
-		us, err := b.time(call, iters, warmup)
-		if err != nil {
-			return err
-		}
-		fmt.Printf("%s,cublaslt,algo%d,-,%.2e,%.1f,%.0f,-\n", label, a, rel, us, flops/us/1e6)
-		if us < ltUs {
-			algo, ltUs = a, us
-		}
-	}
-	ltCall := func() error { return plan.Run(b.stream, algo, buf.a, buf.bKN, buf.c, b.ws) }
-	// The pipelines' products read B stored [N, K]: the same first four
-	// algorithms of that layout, for comparison only (the ratios stay to
-	// the [K, N] reference, as in earlier tables).
-	if err := b.ltRows(sh, buf, label, flops, iters, warmup); err != nil {
+	} else if err := b.ltRows(sh, buf, label, flops, iters, warmup); err != nil {
+		// The pipelines' products read B stored [N, K]: the same first four
+		// algorithms of that layout, for comparison only (the ratios stay
+		// to the [K, N] reference, as in earlier tables).
 		return err
+	}
+	// The references timed around each tile, the bf16 one outermost.
+	refs := []*ltRef{ref}
+	if ref8 != nil {
+		refs = append(refs, ref8)
 	}
 
 	for _, t := range tiles {
 		row := func(format string, a ...any) {
 			fmt.Printf("%s,fused,%s,"+format+"\n", append([]any{label, t}, a...)...)
 		}
-		if err := t.CheckShape(sh.n, sh.k); err != nil {
-			row("-,-,-,-,skipped: %v", err)
+		skip := func(msg string) { row("-,-,-,-,%s,%s,-,-", cell(msg), b.dtype) }
+		if err := t.CheckFormat(b.format); err != nil {
+			skip("skipped: " + err.Error())
 			continue
 		}
-		g, err := gpu.CompileFusedWith(b.comp, t, b.bf16, extraOpts)
+		if err := t.CheckShapeFor(b.format, sh.n, sh.k); err != nil {
+			skip("skipped: " + err.Error())
+			continue
+		}
+		g, err := gpu.CompileFusedWith(b.comp, t, b.format, extraOpts)
 		if err != nil {
-			row("-,-,-,-,%s", strings.ReplaceAll(firstLine(err.Error()), ",", ";"))
+			skip(err.Error())
 			continue
 		}
 		spill, _ := g.Spills()
-		bmat := buf.bNK
+		a, bmat, u := buf.a, buf.bNK, b.u16
 		if !t.BKMajor {
 			bmat = buf.bKN
 		}
-		ops, err := g.Maps(buf.a, bmat, buf.c, sh.m, sh.n, sh.k)
+		if fp8(b.dtype) {
+			a, bmat, u = buf.a8, buf.b8, b.u8
+		}
+		ops, err := g.Maps(a, bmat, buf.c, sh.m, sh.n, sh.k)
 		if err != nil {
 			g.Close()
 			return err
 		}
+		ops.ScaleA, ops.ScaleB = buf.sa, buf.sb
 		call := func() error { return g.Launch(b.stream, ops, buf.c, b.sms, gpu.Comm{}) }
-		rel, err := b.verify(sh, buf.c, call)
+		rel, err := b.verify(sh, u, buf.c, call)
 		if err != nil {
 			g.Close()
 			return fmt.Errorf("%s: %w", t, err)
 		}
-		if math.IsInf(rel, 1) || rel > tolerance(b.bf16) {
-			row("%d,%.2e,-,-,WRONG", spill, rel)
+		if math.IsInf(rel, 1) || rel > tolerance(b.dtype) {
+			row("%d,%.2e,-,-,WRONG,%s,-,-", spill, rel, b.dtype)
 			g.Close()
 			continue
 		}
-		// cuBLASLt right before and after: clocks drift as the GPU heats.
-		before, err := b.time(ltCall, iters, warmup)
-		if err != nil {
-			return err
+		// cuBLASLt right before and after, in mirrored order: clocks drift
+		// as the GPU heats.
+		before, after := make([]float64, len(refs)), make([]float64, len(refs))
+		for i, r := range refs {
+			if before[i], err = b.time(r.call, iters, warmup); err != nil {
+				return err
+			}
 		}
 		us, err := b.time(call, iters, warmup)
 		g.Close()
 		if err != nil {
 			return err
 		}
-		after, err := b.time(ltCall, iters, warmup)
-		if err != nil {
-			return err
+		for i := len(refs) - 1; i >= 0; i-- {
+			if after[i], err = b.time(refs[i].call, iters, warmup); err != nil {
+				return err
+			}
 		}
-		row("%d,%.2e,%.1f,%.0f,%.3f (cublaslt algo%d %.1f/%.1f; grid %d)", spill, rel, us, flops/us/1e6, (before+after)/2/us, algo, before, after, g.Grid(sh.m, sh.n, b.sms))
+		fp8Us, fp8Ratio := "-", "-"
+		if len(refs) > 1 {
+			lt8 := (before[1] + after[1]) / 2
+			fp8Us, fp8Ratio = fmt.Sprintf("%.1f", lt8), fmt.Sprintf("%.3f", lt8/us)
+		}
+		row("%d,%.2e,%.1f,%.0f,%.3f (cublaslt algo%d %.1f/%.1f; grid %d),%s,%s,%s", spill, rel, us, flops/us/1e6,
+			(before[0]+after[0])/2/us, ref.algo, before[0], after[0], g.Grid(sh.m, sh.n, b.sms), b.dtype, fp8Us, fp8Ratio)
 	}
 	return nil
 }
 
-func firstLine(s string) string {
+// cell is a message fit for one CSV cell: its first line, commas replaced.
+func cell(s string) string {
 	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		return s[:i]
+		s = s[:i]
 	}
-	return s
+	return strings.ReplaceAll(s, ",", ";")
 }
 
-func tolerance(bf16 bool) float64 {
-	if bf16 {
+// tolerance of the relative RMS error of the sampled rows: bf16 outputs
+// round at 2^-9, f16 at 2^-11; FP8 products add fast accumulation's error
+// (docs/fp8.md, "Verification").
+func tolerance(dtype string) float64 {
+	switch dtype {
+	case "bf16":
 		return 1e-2
+	case "f16":
+		return 4e-3
 	}
-	return 4e-3
+	return 2e-2
 }
 
 // verify poisons C, runs call once and returns the relative error of 64
 // sampled rows (first, last and 62 spread over the rest) against the
-// float64 reference, or +Inf when any output is NaN/Inf (unwritten).
-func (b *bench) verify(sh shape, c cu.DevicePtr, call func() error) (float64, error) {
+// float64 reference of u's inputs (rank 0's A, B and their scales), or
+// +Inf when any output is NaN/Inf (unwritten).
+func (b *bench) verify(sh shape, u *util, c cu.DevicePtr, call func() error) (float64, error) {
 	if err := cu.MemsetD16Async(c, 0xFFFF, int64(sh.m*sh.n), b.stream); err != nil {
 		return 0, err
 	}
@@ -356,11 +408,14 @@ func (b *bench) verify(sh shape, c cu.DevicePtr, call func() error) (float64, er
 	if err := cu.MemcpyHtoD(b.samples, unsafe.Pointer(&smp[0]), int64(8*len(smp))); err != nil {
 		return 0, err
 	}
-	if err := b.check.Launch((sh.n+255)/256, len(keys), 1, 256, 1, 1, 0, b.stream,
-		args(uint64(c), uint64(sh.n), uint64(b.samples), uint64(sh.n), uint64(sh.k), seed, uint64(b.res))); err != nil {
+	chk, err := gpu.CheckRowsArgs(u.dtype, uint64(c), sh.n, uint64(b.samples), sh.n, sh.k, seed, uint64(b.res), gpu.ScaleRankSource)
+	if err != nil {
 		return 0, err
 	}
-	if err := b.countBad.Launch(min((sh.m*sh.n+255)/256, 4096), 1, 1, 256, 1, 1, 0, b.stream,
+	if err := u.check.Launch((sh.n+255)/256, len(keys), 1, 256, 1, 1, 0, b.stream, args(chk...)); err != nil {
+		return 0, err
+	}
+	if err := u.countBad.Launch(min((sh.m*sh.n+255)/256, 4096), 1, 1, 256, 1, 1, 0, b.stream,
 		args(uint64(c), uint64(sh.m), uint64(sh.n), uint64(sh.n), uint64(b.res))); err != nil {
 		return 0, err
 	}
@@ -416,30 +471,4 @@ func (b *bench) time(call func() error, iters, warmup int) (float64, error) {
 	}
 	sort.Float64s(ts)
 	return ts[len(ts)/2], nil
-}
-
-// ltRows verifies and times cuBLASLt's first four algorithms for B stored
-// [N, K] (rows "cublaslt-bt").
-func (b *bench) ltRows(sh shape, buf buffers, label string, flops float64, iters, warmup int) error {
-	plan, err := b.lt.Plan(cublaslt.Matmul{M: sh.m, N: sh.n, K: sh.k, DType: b.ltType, BT: true, Workspace: 32 << 20})
-	if err != nil {
-		return err
-	}
-	defer plan.Close()
-	for a := 0; a < min(4, plan.Algos()); a++ {
-		call := func() error { return plan.Run(b.stream, a, buf.a, buf.bNK, buf.c, b.ws) }
-		rel, err := b.verify(sh, buf.c, call)
-		if err != nil {
-			return fmt.Errorf("cublaslt [N, K] algo %d: %w", a, err)
-		}
-		if math.IsInf(rel, 1) || rel > tolerance(b.bf16) {
-			return fmt.Errorf("cublaslt [N, K] algo %d: relative error %.2e over tolerance", a, rel)
-		}
-		us, err := b.time(call, iters, warmup)
-		if err != nil {
-			return err
-		}
-		fmt.Printf("%s,cublaslt-bt,algo%d,-,%.2e,%.1f,%.0f,-\n", label, a, rel, us, flops/us/1e6)
-	}
-	return nil
 }

@@ -8,11 +8,13 @@
 // since CUDA 11.
 //
 // It offers exactly what symmtune's GEMM pipelines need: row-major
-// D[M,N] = A[M,K]·B[K,N] in bf16 or f16 with fp32 accumulation, B stored
-// [K,N] or [N,K] (a torch.nn.Linear weight's layout), any leading
-// dimensions, an SM-count target (to leave SMs free for communication
-// kernels), and a choice among the algorithms cuBLASLt's heuristic ranks
-// for the shape, which the tuner searches over.
+// D[M,N] = A[M,K]·B[K,N] with fp32 accumulation, in bf16 or f16, or with
+// FP8 (e4m3) inputs, bf16 output and fp32 dequantization scales, one per
+// operand or one per row of A and per column of D (see Matmul and
+// RunScaled); B stored [K,N] or [N,K] (a torch.nn.Linear weight's layout),
+// any leading dimensions, an SM-count target (to leave SMs free for
+// communication kernels), and a choice among the algorithms cuBLASLt's
+// heuristic ranks for the shape, which the tuner searches over.
 package cublaslt
 
 /*
@@ -23,9 +25,14 @@ package cublaslt
 #include <stddef.h>
 #include <string.h>
 
-// Declarations from cublasLt.h, library_types.h and cublas_api.h (CUDA 11.8,
-// unchanged through 13): opaque handles, the enum values used, and the
-// 96-byte heuristic result.
+// Declarations from cublasLt.h, library_types.h and cublas_api.h: opaque
+// handles, the enum values used, and the 96-byte heuristic result. The
+// values were read from a CUDA 13 cublasLt.h (the one with
+// CUBLASLT_MATMUL_DESC_ALPHA_BATCH_STRIDE = 39) and from cudarc's bindgen
+// output of the CUDA 12.9 and 13.0 headers; those this file used before FP8
+// are unchanged since CUDA 11.8. The scale attributes (17, 18) and
+// FAST_ACCUM (25) date from 11.8, the scale modes (31, 32) from 12.8, and
+// OUTER_VEC_32F from 12.9.
 typedef void* lt_handle;
 typedef void* lt_desc;
 typedef void* lt_layout;
@@ -40,14 +47,32 @@ typedef struct {
 } lt_heur;
 
 enum {
-	LT_R_16F = 2, LT_R_32F = 0, LT_R_16BF = 14,  // cudaDataType
+	LT_R_16F = 2, LT_R_32F = 0, LT_R_16BF = 14, LT_R_8F_E4M3 = 28, // cudaDataType
 	LT_COMPUTE_32F = 68,                          // cublasComputeType_t
-	LT_DESC_TRANSA = 3, LT_DESC_SM_COUNT_TARGET = 15, // cublasLtMatmulDescAttributes_t
+	// cublasLtMatmulDescAttributes_t
+	LT_DESC_TRANSA = 3,            // int32_t
+	LT_DESC_SM_COUNT_TARGET = 15,  // int32_t
+	LT_DESC_A_SCALE_POINTER = 17,  // const void*
+	LT_DESC_B_SCALE_POINTER = 18,  // const void*
+	LT_DESC_FAST_ACCUM = 25,       // int8_t
+	LT_DESC_A_SCALE_MODE = 31,     // int32_t (cublasLtMatmulMatrixScale_t)
+	LT_DESC_B_SCALE_MODE = 32,     // int32_t
+	LT_SCALE_SCALAR_32F = 0,       // cublasLtMatmulMatrixScale_t: the default
+	LT_SCALE_OUTER_VEC_32F = 3,
 	LT_OP_T = 1,                                  // cublasOperation_t
 	LT_PREF_MAX_WORKSPACE_BYTES = 1,              // cublasLtMatmulPreferenceAttributes_t
 	LT_LAYOUT_BATCH_COUNT = 5,                    // cublasLtMatrixLayoutAttribute_t
 	LT_LAYOUT_STRIDED_BATCH_OFFSET = 6,
 };
+
+// LT_DUMMY_SCALE stands in for the scale pointers while the heuristic
+// ranks algorithms: it reads no data, but it refuses a null pointer with
+// a non-scalar scale mode ("requires a custom pointer for A scale",
+// NVIDIA/CUDALibrarySamples#274). RunScaled sets the real ones. Should the
+// heuristic infer alignment from it (1 MiB), a row-scale vector only 4-byte
+// aligned (a chunk starting at an odd row) might not suit the algorithms
+// it ranked; the GPU test tries that.
+#define LT_DUMMY_SCALE ((const void*)(uintptr_t)0x100000)
 
 typedef int (*create_t)(lt_handle*);
 typedef int (*destroy_t)(lt_handle);
@@ -118,14 +143,23 @@ static int lt_batch(lt_layout l, int32_t count, int64_t stride) {
 	return r ? r : lt.layout_set(l, LT_LAYOUT_STRIDED_BATCH_OFFSET, &stride, sizeof(stride));
 }
 
+// lt_scales points the descriptor's A and B scales at a and b.
+static int lt_scales(lt_desc desc, const void* a, const void* b) {
+	int r = lt.desc_set(desc, LT_DESC_A_SCALE_POINTER, &a, sizeof(a));
+	return r ? r : lt.desc_set(desc, LT_DESC_B_SCALE_POINTER, &b, sizeof(b));
+}
+
 // lt_plan builds the descriptors of a column-major D[rows,cols] =
 // op(A)[rows,inner]·B[inner,cols], batch times (B and D strided by strideB
 // and strideD elements, A shared), op(A) being A, or with transA Aᵀ of an A
-// stored [inner,rows], and asks the heuristic for up to *n algorithms (on
-// return *n holds how many it gave).
-static int lt_plan(lt_handle h, int dtype, uint64_t rows, uint64_t cols, uint64_t inner, int32_t transA,
+// stored [inner,rows], A and B of type in, C and D of type out, and asks the
+// heuristic for up to *n algorithms (on return *n holds how many it gave).
+// scaled (FP8) sets the scale pointers to a stand-in, the scale modes to
+// scaleMode when it is not the default, and fast accumulation, so that the
+// heuristic ranks for what will run.
+static int lt_plan(lt_handle h, int in, int out, uint64_t rows, uint64_t cols, uint64_t inner, int32_t transA,
                    int64_t lda, int64_t ldb, int64_t ldd, int32_t batch, int64_t strideB, int64_t strideD,
-                   int32_t smTarget, size_t workspace,
+                   int32_t smTarget, int32_t scaled, int32_t scaleMode, int8_t fastAccum, size_t workspace,
                    lt_desc* desc, lt_layout* la, lt_layout* lb, lt_layout* ld, lt_heur* heur, int* n) {
 	*desc = 0; *la = 0; *lb = 0; *ld = 0;
 	int r = lt.desc_create(desc, LT_COMPUTE_32F, LT_R_32F);
@@ -133,9 +167,19 @@ static int lt_plan(lt_handle h, int dtype, uint64_t rows, uint64_t cols, uint64_
 	if (smTarget > 0 && (r = lt.desc_set(*desc, LT_DESC_SM_COUNT_TARGET, &smTarget, sizeof(smTarget)))) return r;
 	int32_t op = LT_OP_T;
 	if (transA && (r = lt.desc_set(*desc, LT_DESC_TRANSA, &op, sizeof(op)))) return r;
-	if ((r = transA ? lt.layout_create(la, dtype, inner, rows, lda) : lt.layout_create(la, dtype, rows, inner, lda))) return r;
-	if ((r = lt.layout_create(lb, dtype, inner, cols, ldb))) return r;
-	if ((r = lt.layout_create(ld, dtype, rows, cols, ldd))) return r;
+	if (scaled) {
+		if ((r = lt_scales(*desc, LT_DUMMY_SCALE, LT_DUMMY_SCALE))) return r;
+		// Left unset when scalar, so that libraries before 12.8 (which
+		// lack the attribute) still take tensor-scaled products.
+		if (scaleMode != LT_SCALE_SCALAR_32F) {
+			if ((r = lt.desc_set(*desc, LT_DESC_A_SCALE_MODE, &scaleMode, sizeof(scaleMode)))) return r;
+			if ((r = lt.desc_set(*desc, LT_DESC_B_SCALE_MODE, &scaleMode, sizeof(scaleMode)))) return r;
+		}
+		if ((r = lt.desc_set(*desc, LT_DESC_FAST_ACCUM, &fastAccum, sizeof(fastAccum)))) return r;
+	}
+	if ((r = transA ? lt.layout_create(la, in, inner, rows, lda) : lt.layout_create(la, in, rows, inner, lda))) return r;
+	if ((r = lt.layout_create(lb, in, inner, cols, ldb))) return r;
+	if ((r = lt.layout_create(ld, out, rows, cols, ldd))) return r;
 	if (batch > 1) {
 		if ((r = lt_batch(*la, batch, 0))) return r;
 		if ((r = lt_batch(*lb, batch, strideB))) return r;
@@ -150,10 +194,15 @@ static int lt_plan(lt_handle h, int dtype, uint64_t rows, uint64_t cols, uint64_
 	return r;
 }
 
-// Device pointers travel as integers: they are not Go pointers.
+// Device pointers travel as integers: they are not Go pointers. scaled
+// sets the descriptor's scale pointers to scaleA and scaleB (cuBLASLt's A
+// and B) first.
 static int lt_matmul(lt_handle h, lt_desc desc, uint64_t a, lt_layout la, uint64_t b, lt_layout lb,
-                     uint64_t d, lt_layout ld, const lt_algo* algo, uint64_t ws, size_t wsBytes, void* stream) {
+                     uint64_t d, lt_layout ld, const lt_algo* algo, uint64_t ws, size_t wsBytes, void* stream,
+                     int32_t scaled, uint64_t scaleA, uint64_t scaleB) {
 	const float one = 1.0f, zero = 0.0f;
+	int r;
+	if (scaled && (r = lt_scales(desc, (const void*)scaleA, (const void*)scaleB))) return r;
 	return lt.matmul(h, desc, &one, (const void*)a, la, (const void*)b, lb, &zero, (const void*)d, ld,
 	                 (void*)d, ld, algo, (void*)ws, wsBytes, stream);
 }
@@ -223,25 +272,19 @@ func status(what string, r C.int) error {
 	return fmt.Errorf("%s: %s (%d)", what, C.GoString(C.lt_status(r)), int(r))
 }
 
-// DType is the element type of A, B and D.
+// DType is an element type (a cudaDataType value).
 type DType int
 
-// Element types: bf16 and f16, always with fp32 accumulation and scaling.
+// Element types: bf16 and f16 products read and write their own type; e4m3
+// (FP8, CUDA_R_8F_E4M3) inputs write bf16. All accumulate in fp32.
 const (
 	BF16 DType = C.LT_R_16BF
 	F16  DType = C.LT_R_16F
+	E4M3 DType = C.LT_R_8F_E4M3
 )
 
-// DTypeOf maps a symmtune dtype name to a DType.
-func DTypeOf(name string) (DType, error) {
-	switch name {
-	case "bf16":
-		return BF16, nil
-	case "f16":
-		return F16, nil
-	}
-	return 0, fmt.Errorf("dtype %q: cuBLASLt products here take bf16 or f16", name)
-}
+// rowScalesVersion is the first cuBLASLt with outer-vector (row) scales.
+const rowScalesVersion = 120900
 
 // Handle is a cuBLASLt handle. Create and use it on the thread where the
 // rank's CUDA context is current.
@@ -269,39 +312,6 @@ func (h *Handle) Close() error {
 	return err
 }
 
-// Matmul is a row-major product D[M,N] = A[M,K]·B[K,N]. Leading dimensions
-// are in elements; zero means packed (K for A and for B stored [N,K], N
-// for B stored [K,N] and for D).
-type Matmul struct {
-	M, N, K       int
-	LDA, LDB, LDD int
-	DType         DType
-	// BT: B is stored [N,K] (the layout of a torch.nn.Linear weight, and
-	// of the fused GEMM's B), not [K,N].
-	BT bool
-	// Batch > 1 computes Batch products at once: A and D of product i
-	// start StrideA and StrideD elements after product i-1's, B is shared.
-	Batch            int
-	StrideA, StrideD int64
-	// SMCountTarget asks cuBLASLt to plan for this many SMs (0: all), so
-	// kernels running beside the product keep the rest.
-	SMCountTarget int
-	// Workspace is the most scratch memory an algorithm may use.
-	Workspace int64
-}
-
-func (m Matmul) String() string {
-	b := ""
-	if m.Batch > 1 {
-		b = fmt.Sprintf(" x%d (strides %d,%d)", m.Batch, m.StrideA, m.StrideD)
-	}
-	bl := "[K,N]"
-	if m.BT {
-		bl = "[N,K]"
-	}
-	return fmt.Sprintf("%dx%dx%d%s (B %s, ld %d,%d,%d, sm target %d)", m.M, m.N, m.K, b, bl, m.LDA, m.LDB, m.LDD, m.SMCountTarget)
-}
-
 // Plan is a Matmul with its descriptors and the heuristic's ranked
 // algorithms.
 type Plan struct {
@@ -315,32 +325,25 @@ type Plan struct {
 // MaxAlgos is how many ranked algorithms a plan asks the heuristic for.
 const MaxAlgos = 8
 
-// Plan describes m and ranks algorithms for it.
+// Plan describes m and ranks algorithms for it. It refuses what Matmul's
+// fields rule out before it calls cuBLASLt, and row scales when the loaded
+// cuBLASLt is older than 12.9.
 func (h *Handle) Plan(m Matmul) (*Plan, error) {
-	if m.M < 1 || m.N < 1 || m.K < 1 {
-		return nil, fmt.Errorf("matmul %s: every dimension must be positive", m)
+	m, err := m.normalize()
+	if err != nil {
+		return nil, err
 	}
-	if m.LDA == 0 {
-		m.LDA = m.K
+	if h == nil || h.h == nil {
+		return nil, fmt.Errorf("matmul %s: the cuBLASLt handle is closed", m)
 	}
-	bRow := m.N // B's stored row length
-	if m.BT {
-		bRow = m.K
-	}
-	if m.LDB == 0 {
-		m.LDB = bRow
-	}
-	if m.LDD == 0 {
-		m.LDD = m.N
-	}
-	if m.LDA < m.K || m.LDB < bRow || m.LDD < m.N {
-		return nil, fmt.Errorf("matmul %s: a leading dimension is below its row length", m)
-	}
-	if m.Batch < 1 {
-		m.Batch = 1
-	}
-	if m.Batch > 1 && (m.StrideA < int64(m.M)*int64(m.LDA) || m.StrideD < int64(m.M)*int64(m.LDD)) {
-		return nil, fmt.Errorf("matmul %s: batch strides overlap the products", m)
+	if m.Scaling == RowScales {
+		v, err := Version()
+		if err != nil {
+			return nil, fmt.Errorf("matmul %s: %w", m, err)
+		}
+		if v < rowScalesVersion {
+			return nil, fmt.Errorf("matmul %s: row scales need cuBLASLt 12.9 or newer, this is %d", m, v)
+		}
 	}
 	p := &Plan{Matmul: m, h: h.h, heur: make([]C.lt_heur, MaxAlgos)}
 	n := C.int(MaxAlgos)
@@ -351,20 +354,38 @@ func (h *Handle) Plan(m Matmul) (*Plan, error) {
 	if m.BT {
 		transA = 1
 	}
-	r := C.lt_plan(h.h, C.int(m.DType), C.uint64_t(m.N), C.uint64_t(m.M), C.uint64_t(m.K), transA,
+	scaled, mode, fast := C.int32_t(0), C.int32_t(C.LT_SCALE_SCALAR_32F), C.int8_t(0)
+	if m.Scaling != Unscaled {
+		scaled = 1
+	}
+	if m.Scaling == RowScales {
+		mode = C.LT_SCALE_OUTER_VEC_32F
+	}
+	if m.FastAccum && m.DType == E4M3 {
+		fast = 1
+	}
+	r := C.lt_plan(h.h, C.int(m.DType), C.int(m.Out), C.uint64_t(m.N), C.uint64_t(m.M), C.uint64_t(m.K), transA,
 		C.int64_t(m.LDB), C.int64_t(m.LDA), C.int64_t(m.LDD), C.int32_t(m.Batch), C.int64_t(m.StrideA), C.int64_t(m.StrideD),
-		C.int32_t(m.SMCountTarget), C.size_t(m.Workspace),
+		C.int32_t(m.SMCountTarget), scaled, mode, fast, C.size_t(m.Workspace),
 		&p.desc, &p.la, &p.lb, &p.ld, &p.heur[0], &n)
-	if err := status("plan "+m.String(), r); err != nil {
+	if err := status("plan "+m.String()+fp8Hint(m), r); err != nil {
 		p.Close()
 		return nil, err
 	}
 	p.heur = p.heur[:n]
 	if n == 0 {
 		p.Close()
-		return nil, fmt.Errorf("matmul %s: cuBLASLt has no algorithm for it", m)
+		return nil, fmt.Errorf("matmul %s: cuBLASLt has no algorithm for it%s", m, fp8Hint(m))
 	}
 	return p, nil
+}
+
+// fp8Hint names cuBLASLt's FP8 requirements in an error about m.
+func fp8Hint(m Matmul) string {
+	if m.DType != E4M3 {
+		return ""
+	}
+	return " (cuBLASLt's FP8 kernels need sm_89 or newer; on sm_89 and sm_90 B stored [N,K] (BT); 16-byte aligned leading dimensions; row scales need sm_90 and cuBLASLt 12.9+)"
 }
 
 // Algos is how many algorithms the heuristic ranked (at most MaxAlgos).
@@ -381,15 +402,51 @@ func (p *Plan) AlgoKey(algo int) string {
 	return b.String()
 }
 
-// Run enqueues D = A·B on stream with the algo-th ranked algorithm; a, b
-// and d are device pointers, ws a workspace of at least Workspace bytes.
+// Run enqueues D = A·B on stream with the algo-th ranked algorithm of an
+// unscaled (bf16 or f16) plan; a, b and d are device pointers, ws a
+// workspace of at least Workspace bytes.
 func (p *Plan) Run(stream cu.Stream, algo int, a, b, d, ws cu.DevicePtr) error {
+	if p.Scaling != Unscaled {
+		return fmt.Errorf("matmul %s: a scaled plan runs with RunScaled", p.Matmul)
+	}
+	return p.run(stream, algo, a, b, d, ws, 0, 0)
+}
+
+// RunScaled enqueues D = dequantized A · dequantized B, like Run, with the
+// fp32 scales at device pointers scaleA and scaleB: one float each for
+// TensorScales; for RowScales, M floats for A (scaleA points at this
+// product's first row's scale) and N for B (one per row of B stored [N,K],
+// i.e. per column of D). On an unscaled plan both must be 0 and it is Run.
+// It sets the scale pointers on the plan's descriptor before it enqueues,
+// so one plan must not run from two goroutines at once.
+func (p *Plan) RunScaled(stream cu.Stream, algo int, a, b, d, ws, scaleA, scaleB cu.DevicePtr) error {
+	if p.Scaling == Unscaled {
+		if scaleA != 0 || scaleB != 0 {
+			return fmt.Errorf("matmul %s: scales given to an unscaled plan", p.Matmul)
+		}
+		return p.run(stream, algo, a, b, d, ws, 0, 0)
+	}
+	if scaleA == 0 || scaleB == 0 {
+		return fmt.Errorf("matmul %s: a scaled plan needs both scale pointers", p.Matmul)
+	}
+	return p.run(stream, algo, a, b, d, ws, scaleA, scaleB)
+}
+
+func (p *Plan) run(stream cu.Stream, algo int, a, b, d, ws, scaleA, scaleB cu.DevicePtr) error {
 	if algo < 0 || algo >= len(p.heur) {
 		return fmt.Errorf("matmul %s: algorithm %d of %d ranked", p.Matmul, algo, len(p.heur))
 	}
-	// Our B is cuBLASLt's A (see Plan).
+	if p.desc == nil {
+		return fmt.Errorf("matmul %s: the plan is closed", p.Matmul)
+	}
+	scaled := C.int32_t(0)
+	if p.Scaling != Unscaled {
+		scaled = 1
+	}
+	// Our B is cuBLASLt's A (see Plan), so our A's scale is its B scale.
 	r := C.lt_matmul(p.h, p.desc, C.uint64_t(b), p.la, C.uint64_t(a), p.lb, C.uint64_t(d), p.ld,
-		&p.heur[algo].algo, C.uint64_t(ws), C.size_t(p.Workspace), unsafe.Pointer(stream.C()))
+		&p.heur[algo].algo, C.uint64_t(ws), C.size_t(p.Workspace), unsafe.Pointer(stream.C()),
+		scaled, C.uint64_t(scaleB), C.uint64_t(scaleA))
 	return status("cublasLtMatmul "+p.Matmul.String(), r)
 }
 

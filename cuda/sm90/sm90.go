@@ -20,8 +20,10 @@ import (
 // value.
 type TensorMap = cu.TensorMap
 
-// Element types of a tensor map (CUtensorMapDataType).
+// Element types of a tensor map (CUtensorMapDataType). TMA only moves the
+// bytes, so one-byte types (e4m3) travel as UInt8.
 const (
+	UInt8    = 0
 	Float16  = 6
 	BFloat16 = 9
 )
@@ -40,7 +42,7 @@ const (
 )
 
 // Encode2D describes a row-major matrix at addr of rows x cols elements of
-// dtype (2 bytes each) with rowBytes between rows, read in boxes of
+// dtype with rowBytes between rows, read in boxes of
 // boxRows x boxCols with the given swizzle. Elements outside the matrix
 // read as zero.
 func Encode2D(dtype int, addr cu.DevicePtr, rows, cols, rowBytes uint64, boxRows, boxCols uint32, swizzle int) (TensorMap, error) {

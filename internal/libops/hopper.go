@@ -45,7 +45,7 @@ func hopperOps() map[string]op {
 				out := map[string]any{
 					"tile": tileOf(t), "name": t.String(), "check": check, "smem_bytes": t.SmemBytes(),
 					"epi_buffers": t.EpiBuffers(), "threads": t.Threads(), "rows_per_tile": t.RowsPerTile(),
-					"cluster_m": t.ClusterM(), "options": map[string][]string{"bf16": t.Options(true), "f16": t.Options(false)},
+					"cluster_m": t.ClusterM(), "options": map[string][]string{"bf16": t.Options(hopper.Format16(true)), "f16": t.Options(hopper.Format16(false))},
 				}
 				if r.M != 0 || r.N != 0 {
 					if r.M < 1 || r.N < 1 || t.BM < 1 || t.BN < 1 {

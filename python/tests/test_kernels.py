@@ -88,8 +88,9 @@ def test_compile_torch_variants():
     barrier, common, ar, _ = kernels.kernel_sources()
     opts = kernels.macros("bf16", 4) + [f"-DALGO={kernels._ALGOS['two_shot_push']}", "-DTHREADS=256", "-DUNROLL=2"]
     assert _cuda.compile_cubin(barrier + common + ar, "allreduce.cu", opts + ["-DPUSH_OUT=0"], "sm_90")
-    for bf16 in (0, 1):
-        assert _cuda.compile_cubin(gemm.util_source(), "gemm_util.cu", [f"-DDTYPE_BF16={bf16}"], "sm_90")
+    # gpu.UtilOptions: bf16, f16, and the FP8 dtypes' e4m3 inputs with bf16 outputs.
+    for opts in (["-DDTYPE_BF16=1"], ["-DDTYPE_BF16=0"], ["-DDTYPE_BF16=1", "-DIN_E4M3=1"]):
+        assert _cuda.compile_cubin(gemm.util_source(), "gemm_util.cu", opts, "sm_90"), opts
 
 
 def test_every_plugin_algorithm_is_run_or_declined() -> None:

@@ -12,10 +12,11 @@ import (
 	"github.com/symmtune/symmtune/kernels/gemm/hopper"
 )
 
-// FusedGEMM is one compiled tile configuration of the Hopper GEMM.
+// FusedGEMM is one compiled tile configuration of the Hopper GEMM for one
+// number format.
 type FusedGEMM struct {
 	Tile hopper.Tile
-	bf16 bool
+	f    hopper.Format
 	mod  *sm90.Module
 	fn   sm90.Function
 	smem int
@@ -24,30 +25,33 @@ type FusedGEMM struct {
 	clusters int
 }
 
-// CompileFused builds t for sm_90a with c (whose Arch must be sm_90a) and
-// loads it into the current context.
-func CompileFused(c nvrtc.Compiler, t hopper.Tile, bf16 bool) (*FusedGEMM, error) {
-	return CompileFusedWith(c, t, bf16, nil)
+// CompileFused builds t for operands of format f for sm_90a with c (whose
+// Arch must be sm_90a) and loads it into the current context.
+func CompileFused(c nvrtc.Compiler, t hopper.Tile, f hopper.Format) (*FusedGEMM, error) {
+	return CompileFusedWith(c, t, f, nil)
 }
 
 // CompileFusedWith is CompileFused with extra NVRTC options (the kernel's
 // diagnostic macros; bench/gemmalone -extra).
-func CompileFusedWith(c nvrtc.Compiler, t hopper.Tile, bf16 bool, extra []string) (*FusedGEMM, error) {
+func CompileFusedWith(c nvrtc.Compiler, t hopper.Tile, f hopper.Format, extra []string) (*FusedGEMM, error) {
 	if err := t.Check(hopper.SmemLimit); err != nil {
+		return nil, err
+	}
+	if err := t.CheckFormat(f); err != nil {
 		return nil, err
 	}
 	if c.Arch != "sm_90a" {
 		return nil, fmt.Errorf("the fused GEMM needs an sm_90 GPU (wgmma, TMA), this one is %s", c.Arch)
 	}
-	cubin, err := c.Compile(nvrtc.Source{Name: "hopper_gemm.cu", Text: hopper.Source, Options: append(t.Options(bf16), extra...)})
+	cubin, err := c.Compile(nvrtc.Source{Name: "hopper_gemm.cu", Text: hopper.Source, Options: append(t.Options(f), extra...)})
 	if err != nil {
 		return nil, err
 	}
 	mod, err := sm90.Load(cubin)
 	if err != nil {
-		return nil, fmt.Errorf("load hopper_gemm %s: %w", t, err)
+		return nil, fmt.Errorf("load hopper_gemm %s %v: %w", t, f, err)
 	}
-	g := &FusedGEMM{Tile: t, bf16: bf16, mod: mod, smem: t.SmemBytes()}
+	g := &FusedGEMM{Tile: t, f: f, mod: mod, smem: t.SmemBytes()}
 	if g.fn, err = mod.Function(hopper.Entry); err == nil {
 		err = g.fn.SetDynamicSmem(g.smem)
 	}
@@ -60,7 +64,7 @@ func CompileFusedWith(c nvrtc.Compiler, t hopper.Tile, bf16 bool, extra []string
 	}
 	if err != nil {
 		mod.Unload()
-		return nil, fmt.Errorf("hopper_gemm %s: %w", t, err)
+		return nil, fmt.Errorf("hopper_gemm %s %v: %w", t, f, err)
 	}
 	return g, nil
 }
@@ -82,6 +86,9 @@ func (g *FusedGEMM) Close() error { return g.mod.Unload() }
 // means registers spilled, which a tuned config should not.
 func (g *FusedGEMM) Spills() (int, error) { return g.fn.LocalBytes() }
 
+// Format is the number format g was compiled for.
+func (g *FusedGEMM) Format() hopper.Format { return g.f }
+
 // Operands are the tensor maps of one product's A, B and C, and of rows
 // [OwnLo, OwnLo+OwnRows) of A held in a buffer of their own (see
 // WithOwnRows; OwnRows 0: A's map has them all).
@@ -89,19 +96,26 @@ type Operands struct {
 	A, B, AOwn, C  sm90.TensorMap
 	M, N, K        int
 	OwnLo, OwnRows int
+	// ScaleA and ScaleB are the fp32 scales of an e4m3 product, set by the
+	// caller after Maps (docs/fp8.md): one float each, or with row scales
+	// one per row of A (indexed by A's global row: the gathered A's for an
+	// all-gather) and one per column of C. Unread for bf16 and f16.
+	ScaleA, ScaleB cu.DevicePtr
 	c              cu.DevicePtr // where C's map points (0: no map)
 }
 
 // Maps encodes the tensor maps of C = A * B: A [m, k] row-major at a, B at
-// b ([n, k] when the tile is K-major, else [k, n]), both with dense rows,
-// and C [m, n] row-major at c, which the epilogue stores by TMA in 16 x 16
-// boxes of its 32-byte-swizzled staging buffers. c is 0 for a
-// reduce-scatter, whose rows go to their owners' slots instead.
+// b ([n, k] when the tile is K-major, else [k, n]), both with dense rows of
+// the format's elements, and C [m, n] row-major at c (bf16 or f16: e4m3
+// products write bf16), which the epilogue stores by TMA in 16 x 16 boxes
+// of its 32-byte-swizzled staging buffers. c is 0 for a reduce-scatter,
+// whose rows go to their owners' slots instead. Boxes of A and B are one
+// k-block (128 bytes) wide.
 func (g *FusedGEMM) Maps(a, b, c cu.DevicePtr, m, n, k int) (Operands, error) {
-	if err := g.Tile.CheckShape(n, k); err != nil {
+	if err := g.Tile.CheckShapeFor(g.f, n, k); err != nil {
 		return Operands{}, err
 	}
-	dt := g.dtype()
+	dt, eb, bk := g.inType(), uint64(g.f.Elem.Bytes()), uint32(g.f.Elem.BK())
 	t := g.Tile
 	o := Operands{M: m, N: n, K: k}
 	var err error
@@ -111,15 +125,16 @@ func (g *FusedGEMM) Maps(a, b, c cu.DevicePtr, m, n, k int) (Operands, error) {
 	o.AOwn = o.A
 	if t.BKMajor {
 		// With clusters each CTA loads its share of the B tile's rows.
-		o.B, err = sm90.Encode2D(dt, b, uint64(n), uint64(k), uint64(k)*2, uint32(t.BN/t.ClusterM()), hopper.BK, sm90.Swizzle128B)
+		o.B, err = sm90.Encode2D(dt, b, uint64(n), uint64(k), uint64(k)*eb, uint32(t.BN/t.ClusterM()), bk, sm90.Swizzle128B)
 	} else {
-		o.B, err = sm90.Encode2D(dt, b, uint64(k), uint64(n), uint64(n)*2, hopper.BK, 64, sm90.Swizzle128B)
+		// Two-byte elements only (CheckFormat): 64 columns are 128 bytes.
+		o.B, err = sm90.Encode2D(dt, b, uint64(k), uint64(n), uint64(n)*eb, bk, 64, sm90.Swizzle128B)
 	}
 	if err != nil {
 		return Operands{}, fmt.Errorf("B: %w", err)
 	}
 	if c != 0 {
-		if o.C, err = sm90.Encode2D(dt, c, uint64(m), uint64(n), uint64(n)*2, 16, 16, sm90.Swizzle32B); err != nil {
+		if o.C, err = sm90.Encode2D(g.outType(), c, uint64(m), uint64(n), uint64(n)*hopper.OutBytes, 16, 16, sm90.Swizzle32B); err != nil {
 			return Operands{}, fmt.Errorf("C: %w", err)
 		}
 		o.c = c
@@ -143,15 +158,28 @@ func (g *FusedGEMM) WithOwnRows(o Operands, a cu.DevicePtr, lo, rows int) (Opera
 }
 
 func (g *FusedGEMM) encodeA(a cu.DevicePtr, m, k int) (sm90.TensorMap, error) {
-	return sm90.Encode2D(g.dtype(), a, uint64(m), uint64(k), uint64(k)*2, uint32(g.Tile.BM), hopper.BK, sm90.Swizzle128B)
+	e := g.f.Elem
+	return sm90.Encode2D(g.inType(), a, uint64(m), uint64(k), uint64(k)*uint64(e.Bytes()), uint32(g.Tile.BM), uint32(e.BK()), sm90.Swizzle128B)
 }
 
-// dtype is the tensor maps' element type.
-func (g *FusedGEMM) dtype() int {
-	if g.bf16 {
-		return sm90.BFloat16
+// inType is the element type of A's and B's tensor maps: TMA copies e4m3
+// as bytes.
+func (g *FusedGEMM) inType() int {
+	switch g.f.Elem {
+	case hopper.ElemE4M3:
+		return sm90.UInt8
+	case hopper.ElemF16:
+		return sm90.Float16
 	}
-	return sm90.Float16
+	return sm90.BFloat16
+}
+
+// outType is C's: f16 for f16 operands, else bf16.
+func (g *FusedGEMM) outType() int {
+	if g.f.Elem == hopper.ElemF16 {
+		return sm90.Float16
+	}
+	return sm90.BFloat16
 }
 
 // Comm is what the communication adds to a launch: the tile order; for an
@@ -180,11 +208,16 @@ type Comm struct {
 // Maps encoded C's map (with comm.RS set, the rows go to their owners'
 // slots and c is the own rows' sum with the reduce-scatter's epilogue,
 // else unused), on a persistent grid of at most sms CTAs (and, with
-// clusters, at most the clusters that fit at once).
+// clusters, at most the clusters that fit at once). An e4m3 product's
+// scales (o.ScaleA, o.ScaleB) are the kernel's last two parameters.
 func (g *FusedGEMM) Launch(stream cu.Stream, o Operands, c cu.DevicePtr, sms int, comm Comm) error {
 	if comm.RS == 0 && c != o.c {
 		// A plain product's epilogue stores through C's map, not c.
 		return fmt.Errorf("hopper_gemm %s: C at %#x but its tensor map at %#x (Maps)", g.Tile, uint64(c), uint64(o.c))
+	}
+	if g.f.Scaled() && (o.ScaleA == 0 || o.ScaleB == 0) {
+		// The kernel would read its scales at address 0.
+		return fmt.Errorf("hopper_gemm %s %v: scales A %#x and B %#x: set Operands.ScaleA and ScaleB", g.Tile, g.f, uint64(o.ScaleA), uint64(o.ScaleB))
 	}
 	grid := g.Grid(o.M, o.N, sms)
 	var p sm90.Params
@@ -193,6 +226,7 @@ func (g *FusedGEMM) Launch(stream cu.Stream, o Operands, c cu.DevicePtr, sms int
 	p.U64(uint64(comm.Flags)).U64(uint64(comm.Status)).U64(comm.TimeoutNs)
 	p.U64(uint64(comm.RS)).I32(int32(comm.RowsPerRank)).I32(int32(o.OwnLo)).I32(int32(o.OwnRows))
 	p.U64(uint64(comm.Start)).I32(int32(comm.StartMask))
+	p.U64(uint64(o.ScaleA)).U64(uint64(o.ScaleB))
 	if err := g.fn.Launch(grid, g.Tile.Threads(), g.smem, stream, &p); err != nil {
 		return fmt.Errorf("hopper_gemm %s: %w", g.Tile, err)
 	}

@@ -43,7 +43,7 @@ func (r *Runner) fusedFor(c Config) (*fusedRun, error) {
 	if c.Reduce == ReduceEpilogue {
 		extra = append(extra, hopper.EpilogueOption)
 	}
-	g, err := CompileFusedWith(r.peers.Compiler(), c.Tile, r.bf16, extra)
+	g, err := CompileFusedWith(r.peers.Compiler(), c.Tile, hopper.Format16(r.bf16), extra)
 	if err != nil {
 		return nil, err
 	}

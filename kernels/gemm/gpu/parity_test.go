@@ -318,7 +318,7 @@ func tileQueries(rng *rand.Rand) (names, answers []string) {
 		case tl.Check(hopper.SmemLimit) != nil:
 			answers = append(answers, tl.String()+" "+tl.Check(hopper.SmemLimit).Error())
 		default:
-			answers = append(answers, tl.String()+" ok "+strings.Join(tl.Options(true), " "))
+			answers = append(answers, tl.String()+" ok "+strings.Join(tl.Options(hopper.Format16(true)), " "))
 		}
 	}
 	return names, answers

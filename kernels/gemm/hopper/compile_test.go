@@ -3,9 +3,11 @@
 package hopper
 
 import (
+	"fmt"
 	"os"
 	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/symmtune/symmtune/cuda/nvrtc"
@@ -21,6 +23,125 @@ import (
 // regular expression, compiles only the tiles whose names match (for a
 // developer changing the kernel; CI compiles them all).
 func TestCompileAllTiles(t *testing.T) {
+	c := sm90aCompiler(t)
+	spill := regexp.MustCompile(`(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads`)
+	tiles := AllTiles()
+	if len(tiles) < 10 {
+		t.Fatalf("only %d tiles pass Check", len(tiles))
+	}
+	bf16, f16 := Format{Elem: ElemBF16}, Format{Elem: ElemF16}
+	e4m3, e4m3Row := Format{Elem: ElemE4M3}, Format{Elem: ElemE4M3, RowScales: true}
+	type variant struct {
+		tile     Tile
+		f        Format
+		epilogue bool
+	}
+	vs := []variant{}
+	for _, tl := range tiles {
+		vs = append(vs, variant{tile: tl, f: bf16})
+	}
+	// The reduce-scatter's epilogue reduction on every tile a search may
+	// run it with (bf16; f16 on the first). FP8 on every searched tile:
+	// tensor scales alone, and row scales (which load a scale per
+	// accumulator column) with the epilogue reduction, the most registers
+	// the epilogue takes; the other two combinations on the first.
+	for i, name := range Searched {
+		tl, err := ParseTile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		vs = append(vs, variant{tile: tl, f: bf16, epilogue: true},
+			variant{tile: tl, f: e4m3}, variant{tile: tl, f: e4m3Row, epilogue: true})
+		if i == 0 {
+			vs = append(vs, variant{tile: tl, f: f16, epilogue: true},
+				variant{tile: tl, f: e4m3, epilogue: true}, variant{tile: tl, f: e4m3Row})
+		}
+	}
+	// The other dtype and B layout on one tile each: they change types and
+	// descriptors, not the structure.
+	f16Tile := tiles[0]
+	vs = append(vs, variant{tile: f16Tile, f: f16})
+	mn := tiles[0]
+	mn.BKMajor = false
+	vs = append(vs, variant{tile: mn, f: bf16})
+	if expr := os.Getenv("SYMMTUNE_TILES"); expr != "" {
+		re, err := regexp.Compile(expr)
+		if err != nil {
+			t.Fatalf("SYMMTUNE_TILES: %v", err)
+		}
+		var some []variant
+		for _, v := range vs {
+			if re.MatchString(v.tile.String()) {
+				some = append(some, v)
+			}
+		}
+		vs = some
+		if len(vs) == 0 {
+			t.Fatalf("SYMMTUNE_TILES %q matches no tile", expr)
+		}
+	}
+	for _, v := range vs {
+		name := fmt.Sprintf("%v %v epilogue=%v", v.tile, v.f, v.epilogue)
+		if err := v.tile.CheckFormat(v.f); err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		opts := v.tile.Options(v.f)
+		if v.epilogue {
+			opts = append(opts, EpilogueOption)
+		}
+		log, err := c.PtxasInfo(nvrtc.Source{Name: "hopper_gemm.cu", Text: Source, Options: opts})
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		m := spill.FindStringSubmatch(log)
+		if m == nil {
+			t.Errorf("%s: no ptxas report in the log:\n%s", name, log)
+			continue
+		}
+		for _, n := range m[1:] {
+			if x, _ := strconv.Atoi(n); x != 0 {
+				t.Errorf("%s: ptxas: %s", name, m[0])
+				break
+			}
+		}
+	}
+	t.Logf("%d variants compiled", len(vs))
+}
+
+// TestCompileAllTilesRefusesBadFormats: the kernel's own guards stop the
+// formats CheckFormat rejects (a caller that skips CheckFormat gets a
+// compile error, not a kernel that reads B the wrong way or never scales).
+// Named so make cuda-test's -run TestCompileAllTiles runs it too.
+func TestCompileAllTilesRefusesBadFormats(t *testing.T) {
+	c := sm90aCompiler(t)
+	kMajor, err := ParseTile(Searched[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	mn := kMajor
+	mn.BKMajor = false
+	for _, v := range []struct {
+		opts []string
+		want string
+	}{
+		{mn.Options(Format{Elem: ElemE4M3}), "must be K-major"},
+		{append(kMajor.Options(Format{Elem: ElemBF16}), "-DROW_SCALES=1"), "row scales are for e4m3"},
+		{append(kMajor.Options(Format{Elem: ElemF16}), "-DIN_E4M3=1"), "e4m3 products write bf16"},
+		{kMajor.Options(Format{}), "DTYPE_BF16 must be defined"},
+	} {
+		_, err := c.PtxasInfo(nvrtc.Source{Name: "hopper_gemm.cu", Text: Source, Options: v.opts})
+		if err == nil || !strings.Contains(err.Error(), v.want) {
+			t.Errorf("%q: err %v, want one with %q", v.opts, err, v.want)
+		}
+	}
+}
+
+// sm90aCompiler is an NVRTC compiler for sm_90a, or skips the test (fails
+// it under SYMMTUNE_REQUIRE_SM90A) where there is none.
+func sm90aCompiler(t *testing.T) nvrtc.Compiler {
+	t.Helper()
 	major, _, err := nvrtc.Version()
 	if err == nil && major < 12 {
 		err = errOld(major)
@@ -31,79 +152,7 @@ func TestCompileAllTiles(t *testing.T) {
 		}
 		t.Skipf("no NVRTC for sm_90a here: %v", err)
 	}
-	c := nvrtc.Compiler{Arch: "sm_90a", CacheDir: t.TempDir()}
-	spill := regexp.MustCompile(`(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads`)
-	tiles := AllTiles()
-	if len(tiles) < 10 {
-		t.Fatalf("only %d tiles pass Check", len(tiles))
-	}
-	if expr := os.Getenv("SYMMTUNE_TILES"); expr != "" {
-		re, err := regexp.Compile(expr)
-		if err != nil {
-			t.Fatalf("SYMMTUNE_TILES: %v", err)
-		}
-		var some []Tile
-		for _, tl := range tiles {
-			if re.MatchString(tl.String()) {
-				some = append(some, tl)
-			}
-		}
-		tiles = some
-		if len(tiles) == 0 {
-			t.Fatalf("SYMMTUNE_TILES %q matches no tile", expr)
-		}
-	}
-	type variant struct {
-		tile     Tile
-		bf16     bool
-		epilogue bool
-	}
-	vs := []variant{}
-	for _, tl := range tiles {
-		vs = append(vs, variant{tile: tl, bf16: true})
-	}
-	// The reduce-scatter's epilogue reduction on every tile a search may
-	// run it with (bf16; f16 on the first).
-	for i, name := range Searched {
-		tl, err := ParseTile(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		vs = append(vs, variant{tile: tl, bf16: true, epilogue: true})
-		if i == 0 {
-			vs = append(vs, variant{tile: tl, epilogue: true})
-		}
-	}
-	// The other dtype and B layout on one tile each: they change types and
-	// descriptors, not the structure.
-	f16 := tiles[0]
-	vs = append(vs, variant{tile: f16})
-	mn := tiles[0]
-	mn.BKMajor = false
-	vs = append(vs, variant{tile: mn, bf16: true})
-	for _, v := range vs {
-		opts := v.tile.Options(v.bf16)
-		if v.epilogue {
-			opts = append(opts, EpilogueOption)
-		}
-		log, err := c.PtxasInfo(nvrtc.Source{Name: "hopper_gemm.cu", Text: Source, Options: opts})
-		if err != nil {
-			t.Errorf("%v bf16=%v epilogue=%v: %v", v.tile, v.bf16, v.epilogue, err)
-			continue
-		}
-		m := spill.FindStringSubmatch(log)
-		if m == nil {
-			t.Errorf("%v: no ptxas report in the log:\n%s", v.tile, log)
-			continue
-		}
-		for _, n := range m[1:] {
-			if x, _ := strconv.Atoi(n); x != 0 {
-				t.Errorf("%v bf16=%v epilogue=%v: ptxas: %s", v.tile, v.bf16, v.epilogue, m[0])
-				break
-			}
-		}
-	}
-	t.Logf("%d variants compiled", len(vs))
+	return nvrtc.Compiler{Arch: "sm_90a", CacheDir: t.TempDir()}
 }
 
 type errOld int

@@ -1,6 +1,7 @@
 // symmtune's persistent Hopper GEMM (sm_90a): C = A * B with A [M, K]
 // row-major, C [M, N] row-major (leading dimension N), fp32 accumulation,
-// bf16 or f16 in and out. Preceded by wgmma.cuh (generated) and
+// bf16 or f16 in and out, or e4m3 in (with fp32 scales) and bf16 out
+// (docs/fp8.md). Preceded by wgmma.cuh (generated) and
 // hopper_ptx.cuh, and compiled by NVRTC (kernels/gemm/hopper.Source) with no
 // CUDA header: everything the chip offers beyond C++ is inline PTX.
 //
@@ -22,7 +23,11 @@
 //     warp's own 16-byte stores.
 //
 // Compile-time config:
-//   DTYPE_BF16  1 bf16, 0 f16
+//   DTYPE_BF16  C's type (and the inputs' unless IN_E4M3): 1 bf16, 0 f16
+//   IN_E4M3     1: A and B are e4m3 (C bf16), and the epilogue multiplies
+//               the fp32 accumulators by scale_a * scale_b before rounding
+//   ROW_SCALES  with IN_E4M3, 1: scale_a holds a float per row of A (by
+//               global row), scale_b one per column of C; 0: one float each
 //   B_KMAJOR    1: B is stored [N, K] (a row per output column, as a
 //               torch.nn.Linear weight); 0: B is stored [K, N] row-major
 //   BM, BN      the CTA tile; BN is one of wgmma.cuh's widths
@@ -48,15 +53,29 @@
 // reduce-scatter's table and rows per rank (see RSTable; 0 for none; C is
 // then this rank's rows of the sum when the table's epilogue is set, else
 // unused); then the own rows' range; then the start gate (see Wait: this
-// rank's start flag of rank 0, and the peers to wait for; 0 for none).
-// BK is 64: one k-block row of a tile is 128 bytes, the TMA/wgmma 128-byte
-// swizzle's width, which makes shared-memory reads conflict-free.
+// rank's start flag of rank 0, and the peers to wait for; 0 for none);
+// last, the scales (fp32 device pointers, read only with IN_E4M3).
+// One k-block row of a tile is 128 bytes, the TMA/wgmma 128-byte swizzle's
+// width, which makes shared-memory reads conflict-free: BK is 64 two-byte or
+// 128 one-byte elements, and each wgmma takes 32 bytes of K (k16 or k32), so
+// the stages, descriptors and their steps are the same in bytes.
 
 #ifndef DTYPE_BF16
 #error DTYPE_BF16 must be defined
 #endif
+#ifndef ROW_SCALES
+#define ROW_SCALES 0
+#endif
+#if IN_E4M3 && !DTYPE_BF16
+#error e4m3 products write bf16: DTYPE_BF16=1
+#endif
+#if ROW_SCALES && !IN_E4M3
+#error row scales are for e4m3 operands
+#endif
 
-#define BK 64
+#define ELEM_BYTES (IN_E4M3 ? 1 : 2)
+#define BK (128 / ELEM_BYTES)
+#define WGMMA_KBYTES 32 // the K bytes of one wgmma's rows
 #if PINGPONG
 #define WG_M BM
 #else
@@ -64,10 +83,11 @@
 #endif
 #define MI (WG_M / 64)
 #define THREADS ((CONSUMERS + 1) * 128)
-#define A_BYTES (BM * BK * 2)
-#define B_BYTES (BN * BK * 2)
-// One 64-column block of an MN-major B stage: 64 k-rows of 128 bytes.
-#define B_NBLOCK_BYTES (BK * 64 * 2)
+#define A_BYTES (BM * 128)
+#define B_BYTES (BN * 128)
+// One 64-column block of an MN-major B stage (two-byte elements only): 64
+// k-rows of 128 bytes.
+#define B_NBLOCK_BYTES (BK * 128)
 
 #if WG_M % 64 != 0 || MI < 1 || MI > 2
 #error each consumer's rows must be 64 or 128
@@ -146,11 +166,8 @@ __device__ __forceinline__ bool own_rows(int tm, int m, int me, int rows_per_ran
 
 // The epilogue's staging buffers: EPI_BUFS of STAGE_BYTES per consumer
 // warp, after the mbarriers (kernels/gemm/hopper.Tile.SmemBytes counts
-// them), each holding one 16-column block of the warp's 16 rows: 16 rows
-// of 32 bytes, the two 16-byte halves of rows 4-7 and 12-15 swapped, so
-// that neither the stmatrix nor the loads that read it back have bank
-// conflicts. That is also a TMA box of 16 x 16 in the 32-byte swizzle
-// (address bit 4 ^= bit 7), so a TMA store writes a buffer to C as it is;
+// them), each holding one 16 x 16 block of C (stage_write in
+// hopper_ptx.cuh), which is also a TMA box of C in the 32-byte swizzle:
 // the buffers start 256-byte aligned for that. More than one buffer lets
 // a warp fill the next while the TMA still reads the last
 // (Tile.EpiBuffers: as many as 4 where shared memory allows).
@@ -158,33 +175,6 @@ __device__ __forceinline__ bool own_rows(int tm, int m, int me, int rows_per_ran
 #ifndef EPI_BUFS
 #define EPI_BUFS 1
 #endif
-__device__ __forceinline__ u32 stage_off(int row, int half) {
-	return (u32)(row * 32 + (half ^ (row >> 2 & 1)) * 16);
-}
-// stage_row: the row of the warp's 16 that lane holds after stage_block.
-__device__ __forceinline__ int stage_row(int lane) { return lane >> 1; }
-// stage_write writes 16-column block b of the warp's accumulators (the
-// m64nN layout: for each 8-column block, rows lane/4 and +8, two adjacent
-// columns each, which is the fragment stmatrix takes) into the staging
-// buffer at stage, rounded to the output type.
-__device__ __forceinline__ void stage_write(const float* acc, int b, u32 stage, int lane) {
-	const int j = 8 * b;
-	// Lanes 8i to 8i+7 give the rows of matrix i: rows 8-15 for odd i,
-	// the block's second 8 columns for i >= 2.
-	const int r = (lane & 7) + 8 * ((lane >> 3) & 1);
-	stmatrix_x4(stage + stage_off(r, lane >> 4), pack2(acc[j], acc[j + 1]), pack2(acc[j + 2], acc[j + 3]),
-		pack2(acc[j + 4], acc[j + 5]), pack2(acc[j + 6], acc[j + 7]));
-}
-// stage_block passes block b through the staging buffer at stage:
-// afterwards w holds columns 8*(lane%2) to +7 of the block in row
-// stage_row(lane).
-__device__ __forceinline__ void stage_block(const float* acc, int b, u32 stage, int lane, u32 w[4]) {
-	stage_write(acc, b, stage, lane);
-	__syncwarp();
-	lds_v4(stage + stage_off(stage_row(lane), lane & 1), w);
-	// Every lane has read before the next block overwrites the buffer.
-	__syncwarp();
-}
 
 // release frees a stage for the producers of every CTA of the cluster.
 __device__ __forceinline__ void release(u32 bar) {
@@ -204,7 +194,8 @@ __device__ __forceinline__ void release(u32 bar) {
 extern "C" __global__ void __launch_bounds__(THREADS, 1) CLUSTER_ATTR
 	hopper_gemm(const __grid_constant__ TensorMap tma_a, const __grid_constant__ TensorMap tma_b,
 		const __grid_constant__ TensorMap tma_a_own, const __grid_constant__ TensorMap tma_c, u64 c_ptr, int m, int n, int k, u64 order_ptr, u64 chunk_tab,
-		int nchunks, u64 flags, u64 status, u64 timeout_ns, u64 rs_tab, int rows_per_rank, int a_own_lo, int a_own_rows, u64 start_flags, u32 start_mask) {
+		int nchunks, u64 flags, u64 status, u64 timeout_ns, u64 rs_tab, int rows_per_rank, int a_own_lo, int a_own_rows, u64 start_flags, u32 start_mask,
+		u64 scale_a, u64 scale_b) {
 	const u32* order = (const u32*)order_ptr;
 	extern __shared__ __align__(1024) unsigned char smem[];
 	// 128-byte swizzled stages must start 1024-byte aligned; the host asks
@@ -352,6 +343,10 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) CLUSTER_ATTR
 		// its address: ncu counted 78 instructions per k-block and warp
 		// there, cuBLASLt's kernel 40 (bench/results/2026-11-24-h200-sustained-gemm.md).
 		const u64 da0 = desc_kmajor(sa + row0 * 128);
+#if IN_E4M3
+		// Tensor scales: one float each, the same for every tile.
+		const float sab = ROW_SCALES ? 0.f : ((const float*)scale_a)[0] * ((const float*)scale_b)[0];
+#endif
 #if B_KMAJOR
 		const u64 db0 = desc_kmajor(sb);
 #else
@@ -390,12 +385,12 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) CLUSTER_ATTR
 				wgmma_fence();
 				const u64 da = da0 + (u64)(s * (A_BYTES / 16)), db = db0 + (u64)(s * (B_BYTES / 16));
 #pragma unroll
-				for (int kk = 0; kk < BK / 16; kk++) {
+				for (int kk = 0; kk < 128 / WGMMA_KBYTES; kk++) {
 					// K-major rows are 128 bytes: a K slice is 32 bytes on; an
-					// MN-major B slice is 16 rows of 128 bytes on.
-					const u64 dbk = db + (u64)(B_KMAJOR ? kk * 2 : kk * 128);
+					// MN-major B slice (k16) is 16 rows of 128 bytes on.
+					const u64 dbk = db + (u64)(B_KMAJOR ? kk * (WGMMA_KBYTES / 16) : kk * 128);
 #pragma unroll
-					for (int mi = 0; mi < MI; mi++) WGMMA(acc[mi], da + (u64)(mi * 64 * 8 + kk * 2), dbk, 1);
+					for (int mi = 0; mi < MI; mi++) WGMMA(acc[mi], da + (u64)(mi * 64 * 8 + kk * (WGMMA_KBYTES / 16)), dbk, 1);
 				}
 				wgmma_commit();
 				// The group before this one has finished reading its stage.
@@ -414,6 +409,14 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) CLUSTER_ATTR
 			if (prev >= 0 && lane == 0) release(EMPTY(prev));
 #pragma unroll
 			for (int mi = 0; mi < MI; mi++) fence_acc(acc[mi], BN / 2);
+#if IN_E4M3
+			// The scales, before any rounding: every path below stores or
+			// reduces scaled partials (a reduce-scatter's peers scale theirs).
+#pragma unroll
+			for (int mi = 0; mi < MI; mi++)
+				scale_acc<BN, ROW_SCALES>(acc[mi], sab, (const float*)scale_a, tm * BM + row0 + mi * 64 + warp * 16 + lane / 4, m,
+					(const float*)scale_b, tn * BN + 2 * (lane % 4), n);
+#endif
 
 			// Epilogue: the m64nN accumulator layout gives each thread two
 			// adjacent columns of rows warp*16 + lane/4 and +8 of every

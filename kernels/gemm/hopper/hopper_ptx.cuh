@@ -1,10 +1,11 @@
 // PTX wrappers of the Hopper features hopper_gemm.cu uses (mbarriers,
 // clusters, TMA, wgmma fences and shared-memory descriptors, conversions,
 // stmatrix and vector loads and stores, acquire loads and the global timer):
-// what CUTLASS's cute/arch headers provide, which NVRTC cannot include here.
+// what CUTLASS's cute/arch headers provide, which NVRTC cannot include here;
+// and the epilogue's staging and scaling of accumulators.
 // kernels/gemm/hopper.Source puts this file between wgmma.cuh and
 // hopper_gemm.cu; nothing here depends on the tile's configuration except
-// DTYPE_BF16 (from the command line).
+// DTYPE_BF16, C's type (from the command line).
 typedef unsigned int u32;
 typedef unsigned long long u64;
 
@@ -138,7 +139,8 @@ __device__ __forceinline__ void fence_acc(float* d, int n) {
 
 // Shared-memory matrix descriptors for 128-byte-swizzled tiles: start
 // address, leading and stride byte offsets (>> 4), swizzle mode 1 (128B).
-// K-major (rows of 64 k-values, 8-row atoms 1024 bytes apart): the leading
+// K-major (rows of 128 bytes of k-values: 64 two-byte or 128 e4m3, 8-row
+// atoms 1024 bytes apart): the leading
 // offset is unused by the swizzled layout (1 by convention). MN-major (rows
 // of 64 n-values per k): atoms of 8 k-rows 1024 bytes apart, 64-column
 // blocks nblock bytes apart.
@@ -203,4 +205,67 @@ __device__ __forceinline__ u64 globaltimer() {
 	u64 t;
 	asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
 	return t;
+}
+
+// The epilogue's staging of one 16-column block of a warp's 16 rows (a
+// 512-byte buffer, hopper_gemm.cu's STAGE_BYTES): 16 rows of 32 bytes, the
+// two 16-byte halves of rows 4-7 and 12-15 swapped, so that neither the
+// stmatrix nor the loads that read it back have bank conflicts. That is
+// also a TMA box of 16 x 16 in the 32-byte swizzle (address bit 4 ^= bit
+// 7), so a TMA store writes a buffer to C as it is.
+__device__ __forceinline__ u32 stage_off(int row, int half) {
+	return (u32)(row * 32 + (half ^ (row >> 2 & 1)) * 16);
+}
+// stage_row: the row of the warp's 16 that lane holds after stage_block.
+__device__ __forceinline__ int stage_row(int lane) { return lane >> 1; }
+// stage_write writes 16-column block b of the warp's accumulators (the
+// m64nN layout: for each 8-column block, rows lane/4 and +8, two adjacent
+// columns each, which is the fragment stmatrix takes) into the staging
+// buffer at stage, rounded to the output type.
+__device__ __forceinline__ void stage_write(const float* acc, int b, u32 stage, int lane) {
+	const int j = 8 * b;
+	// Lanes 8i to 8i+7 give the rows of matrix i: rows 8-15 for odd i,
+	// the block's second 8 columns for i >= 2.
+	const int r = (lane & 7) + 8 * ((lane >> 3) & 1);
+	stmatrix_x4(stage + stage_off(r, lane >> 4), pack2(acc[j], acc[j + 1]), pack2(acc[j + 2], acc[j + 3]),
+		pack2(acc[j + 4], acc[j + 5]), pack2(acc[j + 6], acc[j + 7]));
+}
+// stage_block passes block b through the staging buffer at stage:
+// afterwards w holds columns 8*(lane%2) to +7 of the block in row
+// stage_row(lane).
+__device__ __forceinline__ void stage_block(const float* acc, int b, u32 stage, int lane, u32 w[4]) {
+	stage_write(acc, b, stage, lane);
+	__syncwarp();
+	lds_v4(stage + stage_off(stage_row(lane), lane & 1), w);
+	// Every lane has read before the next block overwrites the buffer.
+	__syncwarp();
+}
+
+// scale_acc multiplies one m64nN accumulator (N/2 floats in wgmma's layout:
+// d[4j + 2h + e] is row lane/4 + 8h of the warp's 16, column 8j +
+// 2*(lane%4) + e) by the operands' scales: with ROWS, sa[g] for the
+// thread's global rows g (g0 and g0 + 8) and sb[c0 + 8j + e] for its
+// columns, where c0 is the tile's first column plus 2*(lane%4); else by
+// sab, the tensor scales' product. Rows at or past m and columns at or
+// past n (never stored; the arrays end there) get scale 0; n is a multiple
+// of 8, so a column pair is wholly in or out. Plain loads: the scales are
+// tiny and stay in L2, and an all-gather's scales of A arrive with its rows
+// (ordered before the epilogue by the stages' mbarriers).
+template <int N, bool ROWS>
+__device__ __forceinline__ void scale_acc(float* d, float sab, const float* sa, int g0, int m, const float* sb, int c0, int n) {
+	if (!ROWS) {
+#pragma unroll
+		for (int i = 0; i < N / 2; i++) d[i] *= sab;
+		return;
+	}
+	const float a0 = g0 < m ? sa[g0] : 0.f, a1 = g0 + 8 < m ? sa[g0 + 8] : 0.f;
+#pragma unroll
+	for (int j = 0; j < N / 8; j++) {
+		const int c = c0 + 8 * j;
+		const float b0 = c < n ? sb[c] : 0.f, b1 = c < n ? sb[c + 1] : 0.f;
+		d[4 * j] *= a0 * b0;
+		d[4 * j + 1] *= a0 * b1;
+		d[4 * j + 2] *= a1 * b0;
+		d[4 * j + 3] *= a1 * b1;
+	}
 }

@@ -35,8 +35,8 @@ type Tile struct {
 // ClusterM is the CTAs per cluster (1 without clusters).
 func (t Tile) ClusterM() int { return max(t.Cluster, 1) }
 
-// BK is the kernel's k-block: 64 two-byte elements, one 128-byte
-// swizzle row.
+// BK is the kernel's k-block for two-byte elements (bf16, f16): 64
+// elements, one 128-byte swizzle row (KBlockBytes). Elem.BK is any type's.
 const BK = 64
 
 // widths are the BN values wgmma.cuh has a wrapper for.
@@ -94,7 +94,7 @@ func (t Tile) EpiBuffers() int {
 func (t Tile) SmemBytes() int { return t.smemBytes(t.EpiBuffers()) }
 
 func (t Tile) smemBytes(bufs int) int {
-	return 1024 + t.Stages*(t.BM+t.BN)*BK*2 + ((16*t.Stages + 8 + 255) &^ 255) + t.Consumers*4*StageBytes*bufs
+	return 1024 + t.Stages*(t.BM+t.BN)*KBlockBytes + ((16*t.Stages + 8 + 255) &^ 255) + t.Consumers*4*StageBytes*bufs
 }
 
 // Check rejects tiles the kernel cannot be built or run with, with the
@@ -144,21 +144,38 @@ func (t Tile) Check(smemLimit int) error {
 	return nil
 }
 
-// Options are the NVRTC -D flags of t for elements of the given kind.
-func (t Tile) Options(bf16 bool) []string {
+// Options are the NVRTC -D flags of t for operands of format f: the
+// output type (DTYPE_BF16: 1 bf16, 0 f16; e4m3 products write bf16), then
+// the tile, then for e4m3 IN_E4M3 (one-byte operands, scaled in the
+// epilogue) and ROW_SCALES with row scales. An unknown Elem has no
+// DTYPE_BF16, which the kernel refuses to compile; CheckFormat says why.
+func (t Tile) Options(f Format) []string {
 	b := func(v bool) string {
 		if v {
 			return "1"
 		}
 		return "0"
 	}
-	return []string{
-		"-DDTYPE_BF16=" + b(bf16), "-DB_KMAJOR=" + b(t.BKMajor),
-		"-DBM=" + strconv.Itoa(t.BM), "-DBN=" + strconv.Itoa(t.BN),
-		"-DSTAGES=" + strconv.Itoa(t.Stages), "-DCONSUMERS=" + strconv.Itoa(t.Consumers),
-		"-DPINGPONG=" + b(t.PingPong), "-DGROUP_M=" + strconv.Itoa(t.GroupM), "-DEPI_BUFS=" + strconv.Itoa(t.EpiBuffers()),
-		"-DCLUSTER_M=" + strconv.Itoa(t.ClusterM()),
+	var out []string
+	switch f.Elem {
+	case ElemBF16, ElemE4M3:
+		out = append(out, "-DDTYPE_BF16=1")
+	case ElemF16:
+		out = append(out, "-DDTYPE_BF16=0")
 	}
+	out = append(out, "-DB_KMAJOR="+b(t.BKMajor),
+		"-DBM="+strconv.Itoa(t.BM), "-DBN="+strconv.Itoa(t.BN),
+		"-DSTAGES="+strconv.Itoa(t.Stages), "-DCONSUMERS="+strconv.Itoa(t.Consumers),
+		"-DPINGPONG="+b(t.PingPong), "-DGROUP_M="+strconv.Itoa(t.GroupM), "-DEPI_BUFS="+strconv.Itoa(t.EpiBuffers()),
+		"-DCLUSTER_M="+strconv.Itoa(t.ClusterM()),
+	)
+	if f.Elem == ElemE4M3 {
+		out = append(out, "-DIN_E4M3=1")
+		if f.RowScales {
+			out = append(out, "-DROW_SCALES=1")
+		}
+	}
+	return out
 }
 
 // CheckShape rejects shapes the fused kernel cannot take: TMA needs every

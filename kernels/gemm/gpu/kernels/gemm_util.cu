@@ -1,7 +1,10 @@
 // Helpers of the GPU GEMM pipelines (kernels/gemm/gpu): input generation,
 // the float64 check, the SM copy and the reduce-scatter's reduction.
-// Compile-time config (from the Go side):
+// Compile-time config (from the Go side: gpu.UtilOptions):
 //   DTYPE_BF16  1 for bf16 elements, 0 for f16
+//   IN_E4M3     1: the GEMM's inputs A and B are e4m3 bytes (fill, fill_t,
+//               check_rows' reference) with fp32 scales (fill_scales); the
+//               outputs stay bf16. 0 (default): inputs are elements too.
 // Every parameter is a u64 (pointers too), as the Go launcher packs them.
 typedef unsigned int u32;
 typedef unsigned long long u64;
@@ -10,12 +13,30 @@ typedef unsigned short elem_t;
 #ifndef DTYPE_BF16
 #error DTYPE_BF16 must be defined
 #endif
+#ifndef IN_E4M3
+#define IN_E4M3 0
+#endif
+#if IN_E4M3 && !DTYPE_BF16
+#error IN_E4M3=1 needs DTYPE_BF16=1: FP8 GEMMs write bf16
+#endif
 
 // MAX_WORLD is gpu.MaxWorld: the most slots a reduction sums.
 #define MAX_WORLD 8
 
 // TENSOR_B is the "rank" B is generated under: every rank holds the same B.
 #define TENSOR_B 0x10000ull
+// TENSOR_SCALE is the rank of a scale every rank holds the same (agmm's
+// tensor-wise scale of the gathered A); B's scales use TENSOR_B.
+#define TENSOR_SCALE 0x10001ull
+// SCALE_SALT is xored into the seed of scales, so a rank's scales are not
+// its own inputs' first values.
+#define SCALE_SALT 0x5CA1E5F0F1E5CA1Eull
+// check_rows' scale modes, and its A-scale rank meaning "each source rank's
+// own" (matmulrs; agmm's row scales).
+#define SCALES_NONE 0
+#define SCALES_TENSOR 1
+#define SCALES_ROWS 2
+#define SCALE_RANK_SRC 0xFFFFFFFFFFFFFFFFull
 
 __device__ __forceinline__ u64 splitmix64(u64 x) {
 	x += 0x9E3779B97F4A7C15ull;
@@ -52,18 +73,75 @@ __device__ __forceinline__ float from_elem(elem_t e) {
 	return f;
 #endif
 }
+
+// BEGIN e4m3 (fp8gen_test.go compiles this part on the CPU against E4M3Of)
+// e4m3_of rounds f to e4m3 (the "fn" kind: no infinities, 0x7f/0xff NaN)
+// as cvt.rn.satfinite.e4m3x2.f32 does: to nearest, ties to even,
+// saturating at +-448 (infinities too); NaN gives 0x7f. Plain integer code
+// rather than that PTX (sm_89+, PTX 7.8): it builds for any arch and NVRTC,
+// and gpu.E4M3Of is the same rule in Go, tested on the CPU.
+__device__ __forceinline__ unsigned char e4m3_of(float f) {
+	const u32 b = __float_as_uint(f);
+	if ((b & 0x7fffffffu) > 0x7f800000u) return 0x7f;
+	const u32 s = (b >> 24) & 0x80u;
+	const float a = fminf(fabsf(f), 448.0f);
+	u32 q;
+	if (a < 0.015625f) {
+		// Below 2^-6 the steps are 2^-9: q = a * 2^9 rounded (exact
+		// scaling); 8 carries into the smallest normal, 0x08.
+		q = __float2uint_rn(a * 512.0f);
+	} else {
+		// Keep 3 of f32's 23 mantissa bits, rebias the exponent (127 -> 7);
+		// a round-up carries from the mantissa into the exponent.
+		const u32 ab = __float_as_uint(a), m = ab & 0x7fffffu, r = m & 0xfffffu;
+		q = (((ab >> 23) - 120u) << 3) | (m >> 20);
+		q += (r > 0x80000u || (r == 0x80000u && (q & 1u))) ? 1u : 0u;
+	}
+	return (unsigned char)(s | q);
+}
+
+// e4m3_val is q's value, exactly (every e4m3 value is a float).
+__device__ __forceinline__ float e4m3_val(unsigned char q) {
+	const u32 s = (u32)(q & 0x80u) << 24, e = (q >> 3) & 15u, m = q & 7u;
+	if (e == 15u && m == 7u) return __uint_as_float(0x7fc00000u);
+	if (e == 0u) return __uint_as_float(__float_as_uint((float)m * 0.001953125f) | s);
+	return __uint_as_float(s | (e + 120u) << 23 | m << 20);
+}
+// END e4m3
+
+// scale_of is scale i of rank's generator: 2^-9 * (1 + (uniform+1)/2), in
+// [2^-9, 2^-8), rounded to fp32 as the scale buffers hold it. 2^-9 keeps
+// q * scale near 1 for q up to 448.
+__device__ __forceinline__ float scale_of(u64 seed, u64 rank, u64 i) {
+	return (float)((1.0 + (uniform(seed ^ SCALE_SALT, rank, i) + 1.0) / 2.0) / 512.0);
+}
+
+// in_t is an input element (A, B). to_in rounds a uniform value to one:
+// the element (nearest even), or e4m3(float(u * 448)), which covers e4m3's
+// range, subnormals included; from_in widens exactly.
+#if IN_E4M3
+typedef unsigned char in_t;
+__device__ __forceinline__ in_t to_in(double u) { return e4m3_of((float)(u * 448.0)); }
+__device__ __forceinline__ double from_in(in_t q) { return (double)e4m3_val(q); }
+#else
+typedef elem_t in_t;
+__device__ __forceinline__ in_t to_in(double u) { return to_elem((float)u); }
+__device__ __forceinline__ double from_in(in_t e) { return (double)from_elem(e); }
+#endif
+
+// gen is input element i of rank's tensor under seed, as fill writes it.
 __device__ __forceinline__ double gen(u64 seed, u64 rank, u64 i) {
-	return (double)from_elem(to_elem((float)uniform(seed, rank, i)));
+	return from_in(to_in(uniform(seed, rank, i)));
 }
 
 // fill writes rows x cols of rank's tensor, starting at logical row row0 of
 // a tensor with cols columns, into dst with leading dimension ld.
 extern "C" __global__ void fill(u64 dst, u64 rows, u64 cols, u64 ld, u64 row0, u64 seed, u64 rank) {
-	elem_t* d = (elem_t*)dst;
+	in_t* d = (in_t*)dst;
 	const u64 n = rows * cols;
 	for (u64 e = (u64)blockIdx.x * blockDim.x + threadIdx.x; e < n; e += (u64)gridDim.x * blockDim.x) {
 		const u64 i = e / cols, j = e % cols;
-		d[i * ld + j] = to_elem((float)uniform(seed, rank, (row0 + i) * cols + j));
+		d[i * ld + j] = to_in(uniform(seed, rank, (row0 + i) * cols + j));
 	}
 }
 
@@ -71,13 +149,22 @@ extern "C" __global__ void fill(u64 dst, u64 rows, u64 cols, u64 ld, u64 row0, u
 // (i, j) at dst[j * ld + i]. The fused GEMM's K-major B ([N, K], as a
 // torch.nn.Linear weight) is the same logical B [K, N] stored this way.
 extern "C" __global__ void fill_t(u64 dst, u64 rows, u64 cols, u64 ld, u64 seed, u64 rank) {
-	elem_t* d = (elem_t*)dst;
+	in_t* d = (in_t*)dst;
 	const u64 n = rows * cols;
 	for (u64 e = (u64)blockIdx.x * blockDim.x + threadIdx.x; e < n; e += (u64)gridDim.x * blockDim.x) {
 		// e walks the stored layout, so writes are coalesced.
 		const u64 j = e / rows, i = e % rows;
-		d[j * ld + i] = to_elem((float)uniform(seed, rank, i * cols + j));
+		d[j * ld + i] = to_in(uniform(seed, rank, i * cols + j));
 	}
+}
+
+// fill_scales writes count fp32 scales of rank's generator, logical
+// indices first..first+count, at dst: a tensor scale is index 0, row
+// scales of A the row's index in its rank's A, of B the output column.
+extern "C" __global__ void fill_scales(u64 dst, u64 count, u64 first, u64 seed, u64 rank) {
+	float* d = (float*)dst;
+	for (u64 e = (u64)blockIdx.x * blockDim.x + threadIdx.x; e < count; e += (u64)gridDim.x * blockDim.x)
+		d[e] = scale_of(seed, rank, first + e);
 }
 
 #define CHECK_THREADS 256
@@ -89,16 +176,33 @@ extern "C" __global__ void fill_t(u64 dst, u64 rows, u64 cols, u64 ld, u64 seed,
 // matmulrs: every rank). It accumulates into res: [0] sum (out-ref)^2,
 // [1] sum ref^2, [2] non-finite outputs. Launch with CHECK_THREADS threads
 // and ceil(n / CHECK_THREADS) x samples blocks.
-extern "C" __global__ void check_rows(u64 out, u64 ldo, u64 samples, u64 n, u64 k, u64 seed, u64 res) {
+// With IN_E4M3 it takes two more parameters: scale_mode (SCALES_*), and
+// arank, the generator rank of A's scales (SCALE_RANK_SRC: each source
+// rank's own). The reference is then sum over sources of
+// scaleA(src, row) * scaleB(col) * sum_k qa * qb, with A's scale at index 0
+// (tensor) or A's row (rows), B's (rank TENSOR_B) at 0 or the column. The
+// products qa * scaleA * qb are exact in float64.
+#if IN_E4M3
+#define CHECK_SCALE_PARAMS , u64 scale_mode, u64 arank
+#else
+#define CHECK_SCALE_PARAMS
+#endif
+extern "C" __global__ void check_rows(u64 out, u64 ldo, u64 samples, u64 n, u64 k, u64 seed, u64 res CHECK_SCALE_PARAMS) {
+#if !IN_E4M3
+	const u64 scale_mode = SCALES_NONE, arank = 0;
+#endif
 	__shared__ double a[CHECK_THREADS];
 	const u64* s = (const u64*)samples + 4 * blockIdx.y;
 	const u64 orow = s[0], arow = s[1], lo = s[2], cnt = s[3];
 	const u64 j = (u64)blockIdx.x * CHECK_THREADS + threadIdx.x;
 	double ref = 0;
 	for (u64 src = lo; src < lo + cnt; src++) {
+		// Scaling by 1 (SCALES_NONE) leaves every value as it was.
+		const double sa = scale_mode == SCALES_NONE ? 1.0
+			: (double)scale_of(seed, arank == SCALE_RANK_SRC ? src : arank, scale_mode == SCALES_ROWS ? arow : 0);
 		for (u64 k0 = 0; k0 < k; k0 += CHECK_THREADS) {
 			const u64 t = k0 + threadIdx.x;
-			a[threadIdx.x] = t < k ? gen(seed, src, arow * k + t) : 0.0;
+			a[threadIdx.x] = t < k ? gen(seed, src, arow * k + t) * sa : 0.0;
 			__syncthreads();
 			if (j < n) {
 				const u64 kn = k - k0 < CHECK_THREADS ? k - k0 : CHECK_THREADS;
@@ -107,6 +211,7 @@ extern "C" __global__ void check_rows(u64 out, u64 ldo, u64 samples, u64 n, u64 
 			__syncthreads();
 		}
 	}
+	if (scale_mode != SCALES_NONE && j < n) ref *= (double)scale_of(seed, TENSOR_B, scale_mode == SCALES_ROWS ? j : 0);
 	double num = 0, den = 0, bad = 0;
 	if (j < n) {
 		const double g = from_elem(((const elem_t*)out)[orow * ldo + j]);
