@@ -120,12 +120,13 @@ type configJSON struct {
 	Reduce       string    `json:"reduce"`
 	Batch        bool      `json:"batch"`
 	Graph        bool      `json:"graph"`
+	NoFastAccum  bool      `json:"no_fast_accum"`
 }
 
 func configOf(v gpu.Variant, c gpu.Config) configJSON {
 	out := configJSON{Kernel: v.String(), Impl: c.Impl, Chunks: c.Chunks, Streams: c.Streams, Algo: c.Algo,
 		SMReserve: c.SMReserve, Copy: c.Copy, CopyBlocks: c.CopyBlocks, Direction: c.Direction, Push: c.Push,
-		ReduceBlocks: c.ReduceBlocks, Reduce: c.Reduce, Batch: c.Batch, Graph: c.Graph}
+		ReduceBlocks: c.ReduceBlocks, Reduce: c.Reduce, Batch: c.Batch, Graph: c.Graph, NoFastAccum: c.NoFastAccum}
 	if c.Impl == gpu.ImplFused {
 		t := tileOf(c.Tile)
 		out.Tile = &t
@@ -142,7 +143,7 @@ func (c configJSON) config() (gpu.Variant, gpu.Config, error) {
 	}
 	out := gpu.Config{Impl: c.Impl, Chunks: c.Chunks, Streams: c.Streams, Algo: c.Algo, SMReserve: c.SMReserve,
 		Copy: c.Copy, CopyBlocks: c.CopyBlocks, Direction: c.Direction, Push: c.Push, ReduceBlocks: c.ReduceBlocks,
-		Reduce: c.Reduce, Batch: c.Batch, Graph: c.Graph}
+		Reduce: c.Reduce, Batch: c.Batch, Graph: c.Graph, NoFastAccum: c.NoFastAccum}
 	switch c.Impl {
 	case gpu.ImplPipeline:
 	case gpu.ImplFused:

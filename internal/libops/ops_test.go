@@ -25,7 +25,7 @@ func TestCall(t *testing.T) {
 		{"constants", `{"x":1}`, `unknown field "x"`, true},
 		{"constants", `{} {}`, `data after`, true},
 		{"constants", `[`, `request:`, true},
-		{"gemm.space", `{"kernel":"matmulrs"}`, `"added_later":{"reduce":"kernel"}`, false},
+		{"gemm.space", `{"kernel":"matmulrs"}`, `"added_later":{"fast_accum":1,"reduce":"kernel"}`, false},
 		{"gemm.space", `{"kernel":"gemm"}`, `kernel "gemm"`, true},
 		{"gemm.check_problem", `{"kernel":"agmm","m":6,"n":8,"k":8,"world":4}`, "not divisible by world 4", true},
 		{"gemm.check_problem", `{"kernel":"agmm","m":8,"n":8,"k":8,"world":4}`, `{}`, false},

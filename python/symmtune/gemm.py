@@ -248,6 +248,7 @@ class Config:
     push: str = ""
     reduce_blocks: int = 0
     reduce: str = ""
+    no_fast_accum: bool = False  # fast_accum=0 (FP8 only)
 
     def plan(self, p: Problem, rank: int) -> PlanOptions:
         return PlanOptions(p.m, p.world, rank, self.chunks, self.streams, self.batch)

@@ -16,7 +16,10 @@ const copyThreads = 512
 // agmm is all-gather + matmul: the gathered A lives in the symmetric
 // payload, the caller's own shard (Ptrs.A) and C (Ptrs.C) where the caller
 // holds them. Each call first copies the own shard into the payload,
-// unless the config reads it in place (ShardInPlace).
+// unless the config reads it in place (ShardInPlace). With row scales
+// (e4m3_row) every copy of rows copies their scales too, on the same
+// stream and before the flag or event that announces the rows, into the
+// payload's gathered scales (layout.go), which the products read.
 type agmm struct{ r *Runner }
 
 func (g *agmm) plan(c Config) AGPlan { return PlanAG(c.Plan(g.r.prob, g.r.peers.Rank())) }
@@ -29,11 +32,31 @@ func (g *agmm) products(c Config) []Step {
 	return g.plan(c).Products
 }
 
-func (g *agmm) rowBytes() int64 { return int64(g.r.prob.K) * 2 }
+func (g *agmm) rowBytes() int64 { return int64(g.r.prob.K) * int64(g.r.prob.ElemSize) }
 
 // shard is where rank q's shard lives in rank at's payload.
 func (g *agmm) shard(at, q int) cu.DevicePtr {
 	return g.r.payload(at) + cu.DevicePtr(int64(q*g.r.prob.Rows())*g.rowBytes())
+}
+
+// scales is where global row row's scale lives in rank at's payload
+// (e4m3_row only).
+func (g *agmm) scales(at, row int) cu.DevicePtr {
+	return g.r.payload(at) + cu.DevicePtr(AGScaleOffset(g.r.prob)+int64(row)*ScaleBytes)
+}
+
+// copyScales enqueues on s the copy of rows [row, row+rows)'s scales from
+// src (the scale of row) to rank to's payload: nothing unless the scales
+// are per row. A copy engine moves them whatever copy moves the rows (a
+// few bytes per row, rarely a multiple of the SM copy's 16).
+func (g *agmm) copyScales(s cu.Stream, src cu.DevicePtr, to, row, rows int) error {
+	if !g.r.prob.Dtype.RowScales() {
+		return nil
+	}
+	if err := cu.MemcpyDtoDAsync(g.scales(to, row), src, int64(rows)*ScaleBytes, s); err != nil {
+		return fmt.Errorf("copy the scales of rows %d+%d: %w", row, rows, err)
+	}
+	return nil
 }
 
 // launch runs one call. Pull: announce the own shard to every peer (a flag
@@ -59,6 +82,9 @@ func (g *agmm) launch(c Config) error {
 		}
 		if err := cu.MemcpyDtoDAsync(g.shard(me, me), r.ptr.A, int64(p.Rows())*g.rowBytes(), r.main); err != nil {
 			return fmt.Errorf("copy the own shard into the buffer: %w", err)
+		}
+		if err := g.copyScales(r.main, r.ptr.ScaleA, me, me*p.Rows(), p.Rows()); err != nil {
+			return err
 		}
 		if err := end(); err != nil {
 			return err
@@ -134,11 +160,16 @@ func (g *agmm) launch(c Config) error {
 			}
 		}
 		a := r.payload(me) + cu.DevicePtr(int64(st.Start)*g.rowBytes())
-		if st.Owner == me && inPlace {
-			a = r.ptr.A // the own product is one step of the own rows (PlanAG)
+		sa := r.ptr.ScaleA // a tensor scale, or the own shard's row scales
+		if p.Dtype.RowScales() {
+			sa = g.scales(me, st.Start)
 		}
-		d := r.ptr.C + cu.DevicePtr(int64(st.Start)*int64(p.N)*2)
-		if err := r.product(c, st, a, d); err != nil {
+		if st.Owner == me && inPlace {
+			// The own product is one step of the own rows (PlanAG).
+			a, sa = r.ptr.A, r.ptr.ScaleA
+		}
+		d := r.ptr.C + cu.DevicePtr(int64(st.Start)*int64(p.N)*OutBytes)
+		if err := r.product(c, st, a, sa, d); err != nil {
 			return err
 		}
 	}
@@ -167,9 +198,16 @@ func (g *agmm) gather(inPlace bool) error {
 }
 
 // launchFused enqueues the persistent GEMM on the first product stream,
-// then the clearing of the flags it waited on (clearFlags).
+// then the clearing of the flags it waited on (clearFlags). The GEMM reads
+// every row's scale from the payload: where the own rows are read in
+// place, their scales are copied in first, on its stream.
 func (g *agmm) launchFused(c Config) error {
-	r := g.r
+	r, p, me := g.r, g.r.prob, g.r.peers.Rank()
+	if ShardInPlace(c, p, me) {
+		if err := g.copyScales(r.gemm[0], r.ptr.ScaleA, me, me*p.Rows(), p.Rows()); err != nil {
+			return err
+		}
+	}
 	if err := r.launchFusedGEMM(c, r.ptr.C, r.peers.SMs()); err != nil {
 		return err
 	}
@@ -179,14 +217,24 @@ func (g *agmm) launchFused(c Config) error {
 // copy enqueues on s the copy of span sp's rows from rank from's payload
 // (or, inPlace, the own shard) to rank to's (the same rows in both): by a
 // copy engine, or by the SM copy kernel.
+// With row scales the span's scales follow on s.
 func (g *agmm) copy(c Config, s cu.Stream, sp Span, from, to int, inPlace bool) error {
 	off := cu.DevicePtr(int64(sp.Start) * g.rowBytes())
 	src, dst, bytes := g.r.payload(from)+off, g.r.payload(to)+off, int64(sp.Rows)*g.rowBytes()
+	srcScales := g.scales(from, sp.Start)
 	if inPlace && from == g.r.peers.Rank() {
-		src = g.r.ptr.A + cu.DevicePtr(int64(sp.Start-from*g.r.prob.Rows())*g.rowBytes())
+		own := sp.Start - from*g.r.prob.Rows()
+		src = g.r.ptr.A + cu.DevicePtr(int64(own)*g.rowBytes())
+		srcScales = g.r.ptr.ScaleA + cu.DevicePtr(int64(own)*ScaleBytes)
 	}
+	var err error
 	if c.Copy == CopySM {
-		return g.r.copyFn.Launch(c.CopyBlocks, 1, 1, copyThreads, 1, 1, 0, s, cudamem.Args(uint64(dst), uint64(src), uint64(bytes)))
+		err = g.r.copyFn.Launch(c.CopyBlocks, 1, 1, copyThreads, 1, 1, 0, s, cudamem.Args(uint64(dst), uint64(src), uint64(bytes)))
+	} else {
+		err = cu.MemcpyDtoDAsync(dst, src, bytes, s)
 	}
-	return cu.MemcpyDtoDAsync(dst, src, bytes, s)
+	if err != nil {
+		return err
+	}
+	return g.copyScales(s, srcScales, to, sp.Start, sp.Rows)
 }

@@ -40,10 +40,20 @@ func (in *instance) fillTransposed(dst cu.DevicePtr, rows, cols, ld int, seed, r
 	return nil
 }
 
+// fillScales writes count scales of rank's generator from index 0 at dst.
+func (in *instance) fillScales(dst cu.DevicePtr, count int, seed, rank uint64) error {
+	args := cudamem.Args(FillScalesArgs(uint64(dst), count, 0, seed, rank)...)
+	if err := in.r.fillScalesFn.Launch(gridFor(int64(count), 256), 1, 1, 256, 1, 1, 0, in.main, args); err != nil {
+		return fmt.Errorf("launch fill_scales: %w", err)
+	}
+	return nil
+}
+
 // tensorB is the generator rank of B (TENSOR_B in gemm_util.cu).
 const tensorB = 0x10000
 
-// poisonElems fills n elements at p with 0xFFFF, a NaN in bf16 and f16.
+// poisonElems fills n 2-byte elements at p with 0xFFFF, a NaN in bf16 and
+// f16.
 func (in *instance) poisonElems(p cu.DevicePtr, n int64) error {
 	if err := cu.MemsetD16Async(p, 0xFFFF, n, in.main); err != nil {
 		return fmt.Errorf("poison: %w", err)
@@ -51,10 +61,30 @@ func (in *instance) poisonElems(p cu.DevicePtr, n int64) error {
 	return nil
 }
 
-// tolerance of the relative error: bf16 outputs round at 2^-9, f16 at
-// 2^-11, and matmulrs's partials round once more before the sum.
+// poisonBytes fills n bytes at p with 0xFF: NaNs of every element type
+// here (bf16 and f16 0xFFFF, e4m3 0xFF, fp32 scales 0xFFFFFFFF).
+func (in *instance) poisonBytes(p cu.DevicePtr, n int64) error {
+	if err := cu.MemsetD8Async(p, 0xFF, n, in.main); err != nil {
+		return fmt.Errorf("poison: %w", err)
+	}
+	return nil
+}
+
+// tolerance of the relative RMS error of the sampled rows: bf16 outputs
+// round at 2^-9, f16 at 2^-11, and matmulrs's partials round once more
+// before the sum. FP8 (docs/fp8.md, "Verification"): the products of two
+// e4m3 values are exact in fp32, but the tensor cores' FP8 accumulator
+// (fast accumulation; the fused GEMM's only mode) keeps about 13 mantissa
+// bits per partial sum, so over K terms of random sign the error grows
+// like sqrt(K) * 2^-14, about 0.006 at K = 8192 in the worst case
+// measured publicly, and bf16 output rounding adds 1.1e-3 RMS: 2e-2
+// leaves room for both without passing a wrong row or scale, which is off
+// by O(1).
 func (in *instance) tolerance() float64 {
-	if in.bf16 {
+	switch {
+	case in.prob.Dtype.FP8():
+		return 2e-2
+	case in.prob.Dtype == DtypeBF16:
 		return 1e-2
 	}
 	return 4e-3
@@ -100,7 +130,11 @@ func (in *instance) Verify(ctx context.Context, c space.Config, seed uint64) (sd
 			return fmt.Errorf("copy samples: %w", err)
 		}
 		out, rows, cols := in.output()
-		args := cudamem.Args(uint64(out), uint64(cols), uint64(in.samples), uint64(cols), uint64(in.prob.K), seed, uint64(in.res))
+		ca, err := CheckRowsArgs(in.prob.Dtype.String(), uint64(out), cols, uint64(in.samples), cols, in.prob.K, seed, uint64(in.res), in.aScaleRank())
+		if err != nil {
+			return err
+		}
+		args := cudamem.Args(ca...)
 		if err := in.r.checkFn.Launch((cols+255)/256, nSamples, 1, 256, 1, 1, 0, in.main, args); err != nil {
 			return fmt.Errorf("launch check_rows: %w", err)
 		}

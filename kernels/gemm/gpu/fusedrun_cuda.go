@@ -43,7 +43,7 @@ func (r *Runner) fusedFor(c Config) (*fusedRun, error) {
 	if c.Reduce == ReduceEpilogue {
 		extra = append(extra, hopper.EpilogueOption)
 	}
-	g, err := CompileFusedWith(r.peers.Compiler(), c.Tile, hopper.Format16(r.bf16), extra)
+	g, err := CompileFusedWith(r.peers.Compiler(), c.Tile, r.prob.Dtype.Format(), extra)
 	if err != nil {
 		return nil, err
 	}
@@ -93,12 +93,18 @@ func (g *agmm) tables(f *fusedRun, c Config) error {
 }
 
 // maps: A the gathered rows in the payload, the own ones from the
-// caller's shard where the call reads it in place; C the caller's.
+// caller's shard where the call reads it in place; C the caller's; row
+// scales the payload's gathered ones (by global row, the own rows' copied
+// in before the GEMM: launchFused).
 func (g *agmm) maps(f *fusedRun, c Config) error {
 	r, p, me := g.r, g.r.prob, g.r.peers.Rank()
 	ops, err := f.g.Maps(r.payload(me), r.ptr.B, r.ptr.C, p.M, p.N, p.K)
 	if err != nil {
 		return err
+	}
+	ops.ScaleA, ops.ScaleB = r.scales()
+	if p.Dtype.RowScales() {
+		ops.ScaleA = g.scales(me, 0)
 	}
 	if ShardInPlace(c, p, me) {
 		if ops, err = f.g.WithOwnRows(ops, r.ptr.A, me*p.Rows(), p.Rows()); err != nil {
@@ -119,7 +125,7 @@ func (m *matmulrs) tables(f *fusedRun, c Config) error {
 	r, p, me := m.r, m.r.prob, m.r.peers.Rank()
 	if r.needsStaging(c) && r.staging == 0 {
 		var err error
-		if r.staging, err = cu.MemAlloc(int64(p.M) * int64(p.N) * 2); err != nil {
+		if r.staging, err = cu.MemAlloc(int64(p.M) * int64(p.N) * OutBytes); err != nil {
 			return fmt.Errorf("allocate staging: %w", err)
 		}
 	}
@@ -128,7 +134,7 @@ func (m *matmulrs) tables(f *fusedRun, c Config) error {
 	for q := range dst {
 		dst[q] = uint64(m.slot(q, me))
 		if c.Push == PushCE && q != me {
-			dst[q] = uint64(r.staging) + uint64(q*p.Rows()*p.N*2)
+			dst[q] = uint64(r.staging) + uint64(q*p.Rows()*p.N*OutBytes)
 		}
 	}
 	flags := make([]uint64, len(plan.Owner))
@@ -140,7 +146,7 @@ func (m *matmulrs) tables(f *fusedRun, c Config) error {
 	}
 	var ep RSEpilogue
 	if c.Reduce == ReduceEpilogue {
-		ep = RSEpilogue{Me: me, World: p.World, SlotBytes: uint64(SlotElems(p) * 2), Flags: uint64(r.flag(me, 0))}
+		ep = RSEpilogue{Me: me, World: p.World, SlotBytes: uint64(SlotElems(p) * OutBytes), Flags: uint64(r.flag(me, 0))}
 	}
 	tab, err := plan.Table(dst, flags, ep)
 	if err != nil {
@@ -162,13 +168,15 @@ func (m *matmulrs) tables(f *fusedRun, c Config) error {
 	return nil
 }
 
-// maps: A and B the caller's; the table says where rows go.
+// maps: A and B the caller's, and their scales; the table says where
+// rows go.
 func (m *matmulrs) maps(f *fusedRun, c Config) error {
 	p := m.r.prob
 	ops, err := f.g.Maps(m.r.ptr.A, m.r.ptr.B, 0, p.M, p.N, p.K)
 	if err != nil {
 		return err
 	}
+	ops.ScaleA, ops.ScaleB = m.r.scales()
 	f.ops = ops
 	return nil
 }
@@ -214,6 +222,15 @@ func (r *Runner) FusedFailed(c Config) error {
 		return nil
 	}
 	return fmt.Errorf("hang: the fused GEMM waited over %d s for a chunk's flag (a copy never completed); the output is invalid", fusedTimeoutNs/1_000_000_000)
+}
+
+// scales are the call's scales as the fused GEMM reads them (FP8; 0
+// otherwise).
+func (r *Runner) scales() (a, b cu.DevicePtr) {
+	if !r.prob.Dtype.FP8() {
+		return 0, 0
+	}
+	return r.ptr.ScaleA, r.ptr.ScaleB
 }
 
 // localFlag is word i of the runner's private flag area (cache-line

@@ -22,7 +22,6 @@ type instance struct {
 	k    Kernel
 	team *cudamem.Team
 	prob Problem
-	bf16 bool
 	r    *Runner
 	main cu.Stream
 
@@ -30,13 +29,15 @@ type instance struct {
 	// its own, not in symmetric memory, as a symmtune.torch caller's
 	// tensor is) or matmulrs's A [M, K]; bT is B, the same on every rank,
 	// stored [N, K] (a torch.nn.Linear weight's layout); out is agmm's C
-	// [M, N] or matmulrs's rows of the sum [M/W, N].
-	a, bT, out   cu.DevicePtr
-	res, samples cu.DevicePtr
+	// [M, N] or matmulrs's rows of the sum [M/W, N]; scaleA and scaleB
+	// FP8's scales (Ptrs says which), 0 for other dtypes.
+	a, bT, out     cu.DevicePtr
+	scaleA, scaleB cu.DevicePtr
+	res, samples   cu.DevicePtr
 }
 
 func open(k Kernel, t *cudamem.Team, p Problem, dtype string) (sdk.Instance, error) {
-	in := &instance{k: k, team: t, prob: p, bf16: dtype == "bf16"}
+	in := &instance{k: k, team: t, prob: p}
 	if err := t.Do(func() error { return in.setup(dtype) }); err != nil {
 		return nil, errors.Join(fmt.Errorf("open GPU %s on rank %d: %w", k.Variant, t.Rank(), err), in.Close())
 	}
@@ -56,13 +57,19 @@ func (in *instance) setup(dtype string) error {
 	if in.k.Variant == VariantMatmulRS {
 		aRows, outRows = int64(p.M), int64(p.Rows())
 	}
+	elem := int64(p.ElemSize)
 	for _, b := range []struct {
 		dst   *cu.DevicePtr
 		bytes int64
 		what  string
-	}{{&in.a, aRows * int64(p.K) * 2, "A"}, {&in.bT, int64(p.N) * int64(p.K) * 2, "B [N, K]"},
-		{&in.out, outRows * int64(p.N) * 2, "the output"}, {&in.res, 8 * 4, "check result"},
-		{&in.samples, 8 * 4 * 3 * MaxWorld * MaxChunks, "samples"}} {
+	}{{&in.a, aRows * int64(p.K) * elem, "A"}, {&in.bT, int64(p.N) * int64(p.K) * elem, "B [N, K]"},
+		{&in.out, outRows * int64(p.N) * OutBytes, "the output"}, {&in.res, 8 * 4, "check result"},
+		{&in.samples, 8 * 4 * 3 * MaxWorld * MaxChunks, "samples"},
+		{&in.scaleA, int64(p.Dtype.ScaleCount(int(aRows))) * ScaleBytes, "A's scales"},
+		{&in.scaleB, int64(p.Dtype.ScaleCount(p.N)) * ScaleBytes, "B's scales"}} {
+		if b.bytes == 0 {
+			continue // no scales
+		}
 		if *b.dst, err = cu.MemAlloc(b.bytes); err != nil {
 			return fmt.Errorf("allocate %s: %w", b.what, err)
 		}
@@ -76,7 +83,9 @@ func (in *instance) setup(dtype string) error {
 }
 
 // ptrs are the harness's operands as the Runner takes them.
-func (in *instance) ptrs() Ptrs { return Ptrs{A: in.a, B: in.bT, C: in.out} }
+func (in *instance) ptrs() Ptrs {
+	return Ptrs{A: in.a, B: in.bT, C: in.out, ScaleA: in.scaleA, ScaleB: in.scaleB}
+}
 
 // parse checks a config where it runs, as the host's Validate did.
 func (in *instance) parse(c space.Config) (Config, error) {
@@ -123,7 +132,7 @@ func (in *instance) Close() error {
 			errs = append(errs, in.r.Close())
 			in.r = nil
 		}
-		for _, p := range []*cu.DevicePtr{&in.a, &in.bT, &in.out, &in.res, &in.samples} {
+		for _, p := range []*cu.DevicePtr{&in.a, &in.bT, &in.out, &in.scaleA, &in.scaleB, &in.res, &in.samples} {
 			if *p != 0 {
 				errs = append(errs, cu.MemFree(*p))
 				*p = 0
@@ -138,7 +147,8 @@ func (in *instance) Close() error {
 }
 
 // fill writes this rank's inputs for seed: A (agmm: the own shard's
-// rows), and B, stored [N, K].
+// rows), and B, stored [N, K], and for FP8 their scales (fp8gen.go's
+// FillScalesArgs says which generator each comes from).
 func (in *instance) fill(seed uint64) error {
 	p, r := in.prob, in.team.Rank()
 	rows, row0 := p.M, 0
@@ -148,16 +158,40 @@ func (in *instance) fill(seed uint64) error {
 	if err := in.fillMatrix(in.a, rows, p.K, p.K, row0, seed, uint64(r)); err != nil {
 		return err
 	}
-	return in.fillTransposed(in.bT, p.K, p.N, p.K, seed, tensorB)
+	if err := in.fillTransposed(in.bT, p.K, p.N, p.K, seed, tensorB); err != nil {
+		return err
+	}
+	if !p.Dtype.FP8() {
+		return nil
+	}
+	aRank := uint64(r)
+	if in.aScaleRank() == TensorScale {
+		aRank = TensorScale
+	}
+	if err := in.fillScales(in.scaleA, p.Dtype.ScaleCount(rows), seed, aRank); err != nil {
+		return err
+	}
+	return in.fillScales(in.scaleB, p.Dtype.ScaleCount(p.N), seed, TensorB)
+}
+
+// aScaleRank is check_rows' generator rank of A's scales: agmm's tensor
+// scale is the same on every rank (TensorScale); row scales, and
+// matmulrs's every scale, are each rank's own (ScaleRankSource).
+func (in *instance) aScaleRank() uint64 {
+	if in.k.Variant == VariantAGMM && in.prob.Dtype == DtypeE4M3 {
+		return TensorScale
+	}
+	return ScaleRankSource
 }
 
 // poison fills the output and every buffer peers write with NaN: agmm's
-// whole gathered A (the own rows too, which a call copies in or never
-// reads), matmulrs's slots.
+// whole payload (the gathered A and its scales, the own rows too, which a
+// call copies in or never reads), matmulrs's slots.
 func (in *instance) poison() error {
 	p, me := in.prob, in.team.Rank()
 	if in.k.Variant == VariantAGMM {
-		return errors.Join(in.poisonElems(in.out, int64(p.M)*int64(p.N)), in.poisonElems(in.team.Data(me)+PayloadOffset, int64(p.M)*int64(p.K)))
+		return errors.Join(in.poisonElems(in.out, int64(p.M)*int64(p.N)),
+			in.poisonBytes(in.team.Data(me)+PayloadOffset, in.k.Variant.SymmetricBytes(p)-PayloadOffset))
 	}
 	return errors.Join(in.poisonElems(in.out, int64(p.Rows())*int64(p.N)),
 		in.poisonElems(in.team.Data(me)+PayloadOffset, int64(p.World)*SlotElems(p)))

@@ -27,7 +27,7 @@ func (k Kernel) Describe() sdk.Description {
 		Name:          k.Variant.String(),
 		KernelVersion: k.Variant.KernelVersion(),
 		Dims:          []string{"m", "n", "k"},
-		Dtypes:        []string{"bf16", "f16"},
+		Dtypes:        DtypeNames(),
 		Space:         k.Variant.Space(),
 		Default:       k.Variant.Default(),
 		Summary:       summary,

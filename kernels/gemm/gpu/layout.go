@@ -18,10 +18,14 @@ package gpu
 //	StartFlag(src): src's call has reached its fused GEMM (see
 //	instance.launchFusedGEMM).
 //
-// agmm's payload is the gathered A [M, K]: rank q's shard at rows
-// [q*M/W, (q+1)*M/W), its own written by the caller, the others copied in.
-// matmulrs's payload is World slots of SlotElems(p) elements: slot src
-// holds rank src's partial of this rank's rows, [M/W, N].
+// agmm's payload is the gathered A [M, K] (ElemSize bytes each): rank q's
+// shard at rows [q*M/W, (q+1)*M/W), its own written by the caller, the
+// others copied in. With dtype e4m3_row the gathered scales [M] (fp32)
+// follow at AGScaleOffset, rank q's at [q*M/W, (q+1)*M/W) again, each
+// chunk's copied with its rows and before its flag. matmulrs's payload is
+// World slots of SlotElems(p) elements of OutBytes (bf16 or f16 partials,
+// whatever the inputs): slot src holds rank src's partial of this rank's
+// rows, [M/W, N].
 
 // FlagStride keeps each flag word in its own cache line.
 const FlagStride = 64
@@ -50,10 +54,19 @@ func SlotElems(p Problem) int64 {
 	return (e + 7) / 8 * 8
 }
 
+// AGScaleOffset is where agmm's gathered row scales start in the payload:
+// past the gathered A, 16 bytes aligned.
+func AGScaleOffset(p Problem) int64 {
+	return (int64(p.M)*int64(p.K)*int64(p.ElemSize) + 15) / 16 * 16
+}
+
 // SymmetricBytes is the region the variant needs per rank for p.
 func (v Variant) SymmetricBytes(p Problem) int64 {
 	if v == VariantAGMM {
+		if p.Dtype.RowScales() {
+			return PayloadOffset + AGScaleOffset(p) + int64(p.M)*ScaleBytes
+		}
 		return PayloadOffset + int64(p.M)*int64(p.K)*int64(p.ElemSize)
 	}
-	return PayloadOffset + int64(p.World)*SlotElems(p)*int64(p.ElemSize)
+	return PayloadOffset + int64(p.World)*SlotElems(p)*OutBytes
 }

@@ -31,7 +31,7 @@ func (m *matmulrs) products(c Config) []Step {
 
 // slot is where rank src's partial of owner q's rows lives, as mapped here.
 func (m *matmulrs) slot(q, src int) cu.DevicePtr {
-	return m.r.payload(q) + cu.DevicePtr(int64(src)*SlotElems(m.r.prob)*2)
+	return m.r.payload(q) + cu.DevicePtr(int64(src)*SlotElems(m.r.prob)*OutBytes)
 }
 
 // launch: products in plan order, each partial written into its owner's
@@ -52,14 +52,16 @@ func (m *matmulrs) launch(c Config) error {
 		}
 		return r.end(c, nil)
 	}
-	rowBytes := int64(p.N) * 2
+	rowBytes := int64(p.N) * OutBytes
 	for i, st := range plan.Products {
 		q, g := st.Owner, r.gemm[st.Stream]
-		a := r.ptr.A + cu.DevicePtr(int64(st.Start)*int64(p.K)*2)
+		// A's rows and their scales (row st.Start of A, here).
+		a := r.ptr.A + cu.DevicePtr(int64(st.Start)*int64(p.K)*int64(p.ElemSize))
+		sa := r.scaleRow(r.ptr.ScaleA, st.Start)
 		if q == me || c.Push == PushGEMM {
 			// Straight into the owner's slot (never batched: see Validate).
 			dst := m.slot(q, me) + cu.DevicePtr(int64(st.Start-q*p.Rows())*rowBytes)
-			if err := r.product(c, st, a, dst); err != nil {
+			if err := r.product(c, st, a, sa, dst); err != nil {
 				return err
 			}
 			if err := r.signal(g, q, PartialFlag(me, st.Index)); err != nil {
@@ -76,7 +78,7 @@ func (m *matmulrs) launch(c Config) error {
 			}
 			continue
 		}
-		if err := r.product(c, st, a, r.staging+cu.DevicePtr(int64(st.Start)*rowBytes)); err != nil {
+		if err := r.product(c, st, a, sa, r.staging+cu.DevicePtr(int64(st.Start)*rowBytes)); err != nil {
 			return err
 		}
 		ev := r.chunkEv[i]
@@ -185,7 +187,7 @@ func (m *matmulrs) push(sp Span, ready cu.Event) error {
 func (m *matmulrs) pushOn(s cu.Stream, sp Span) error {
 	r, p, me := m.r, m.r.prob, m.r.peers.Rank()
 	q := sp.Owner
-	rowBytes := int64(p.N) * 2
+	rowBytes := int64(p.N) * OutBytes
 	end, err := r.trace.span(func() (string, string) {
 		return fmt.Sprintf("push rows %d+%d to rank %d", sp.Start, sp.Rows, q), fmt.Sprintf("side%d", r.peerIndex(q))
 	}, s)

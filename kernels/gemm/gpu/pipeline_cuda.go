@@ -23,14 +23,18 @@ func (r *Runner) smTarget(c Config) int {
 // the fused GEMM and a torch.nn.Linear weight hold it (so symmtune.torch
 // runs the tuned algorithm on such a B as it is).
 func (r *Runner) plan(s Step, c Config) (*cublaslt.Plan, error) {
-	key := planKey{s.Rows, s.Batch, r.smTarget(c)}
+	key := planKey{s.Rows, s.Batch, r.smTarget(c), c.NoFastAccum}
 	if p := r.plans[key]; p != nil {
 		return p, nil
 	}
 	rows := int64(r.prob.Rows())
-	p, err := r.lt.Plan(cublaslt.Matmul{M: s.Rows, N: r.prob.N, K: r.prob.K, DType: r.dtype, BT: true,
+	m, err := r.prob.Dtype.lt(cublaslt.Matmul{M: s.Rows, N: r.prob.N, K: r.prob.K, BT: true,
 		Batch: s.Batch, StrideA: rows * int64(r.prob.K), StrideD: rows * int64(r.prob.N),
-		SMCountTarget: key.smTarget, Workspace: workspaceBytes})
+		SMCountTarget: key.smTarget, Workspace: workspaceBytes}, c.NoFastAccum)
+	if err != nil {
+		return nil, err
+	}
+	p, err := r.lt.Plan(m)
 	if err != nil {
 		return nil, err
 	}
@@ -38,9 +42,19 @@ func (r *Runner) plan(s Step, c Config) (*cublaslt.Plan, error) {
 	return p, nil
 }
 
+// scaleRow is where the scales of row row of the rows at base start: row
+// scales are one float per row; a tensor scale is the same for every row.
+func (r *Runner) scaleRow(base cu.DevicePtr, row int) cu.DevicePtr {
+	if r.prob.Dtype.RowScales() {
+		return base + cu.DevicePtr(int64(row)*ScaleBytes)
+	}
+	return base
+}
+
 // product enqueues D[rows, N] = A[rows, K]·B on step's stream (batched
-// when the step is), B the call's.
-func (r *Runner) product(c Config, s Step, a, d cu.DevicePtr) error {
+// when the step is), B the call's; FP8 products scale by scaleA (A's first
+// row's scales: scaleRow) and the call's ScaleB.
+func (r *Runner) product(c Config, s Step, a, scaleA, d cu.DevicePtr) error {
 	p, err := r.plan(s, c)
 	if err != nil {
 		return err
@@ -51,7 +65,11 @@ func (r *Runner) product(c Config, s Step, a, d cu.DevicePtr) error {
 	if err != nil {
 		return err
 	}
-	if err := p.Run(r.gemm[s.Stream], c.Algo, a, r.ptr.B, d, r.ws[s.Stream]); err != nil {
+	if !r.prob.Dtype.FP8() {
+		scaleA = 0 // unscaled: Ptrs' scales are unused
+	}
+	_, scaleB := r.scales()
+	if err := p.RunScaled(r.gemm[s.Stream], c.Algo, a, r.ptr.B, d, r.ws[s.Stream], scaleA, scaleB); err != nil {
 		return err
 	}
 	return end()

@@ -41,7 +41,13 @@ type Peers interface {
 // matmulrs: A [M, K], B stored [N, K], C this rank's rows of the sum
 // [M/W, N], Extra unused. A fused config whose tile is not K-major reads
 // B stored [K, N]. Every operand has dense rows at a 16-byte aligned start.
-type Ptrs struct{ A, B, C, Extra cu.DevicePtr }
+// A and B hold the problem's dtype, C bf16 or f16 (bf16 for FP8).
+//
+// ScaleA and ScaleB are FP8's fp32 scales (unused otherwise). e4m3: one
+// float each (agmm: the same on every rank). e4m3_row: ScaleA one per row
+// of A as the caller holds it (agmm: the own shard's [M/W], gathered with
+// the rows; matmulrs: [M]), ScaleB one per row of B stored [N, K] ([N]).
+type Ptrs struct{ A, B, C, Extra, ScaleA, ScaleB cu.DevicePtr }
 
 // kernel is what differs between the two kernels' launch sequences.
 type kernel interface {
@@ -55,7 +61,10 @@ type kernel interface {
 	maps(fr *fusedRun, c Config) error
 }
 
-type planKey struct{ rows, batch, smTarget int }
+type planKey struct {
+	rows, batch, smTarget int
+	slow                  bool // fast_accum=0
+}
 
 // Runner is the launch sequence of one rank's GPU GEMM (kernel, problem,
 // dtype, peers), for any config of the kernel: its streams, events,
@@ -67,8 +76,6 @@ type Runner struct {
 	v     Variant
 	peers Peers
 	prob  Problem
-	dtype cublaslt.DType
-	bf16  bool
 	kern  kernel
 
 	lt      *cublaslt.Handle
@@ -87,6 +94,7 @@ type Runner struct {
 	util                            cu.Module
 	fillFn, fillTFn, checkFn, badFn cu.Function
 	copyFn, redFn                   cu.Function
+	fillScalesFn                    cu.Function // FP8 only
 
 	// fused holds each fused config's state; status is the word its
 	// kernels set when a wait times out; localFlags see localFlag;
@@ -115,11 +123,10 @@ func NewRunner(v Variant, peers Peers, p Problem, dtype string) (*Runner, error)
 	if p.World != peers.World() {
 		return nil, fmt.Errorf("problem of world %d on %d ranks", p.World, peers.World())
 	}
-	lt, err := cublaslt.DTypeOf(dtype)
-	if err != nil {
-		return nil, err
+	if dtype != p.Dtype.String() {
+		return nil, fmt.Errorf("dtype %q for a problem of dtype %s", dtype, p.Dtype)
 	}
-	r := &Runner{v: v, peers: peers, prob: p, dtype: lt, bf16: dtype == "bf16",
+	r := &Runner{v: v, peers: peers, prob: p,
 		plans: map[planKey]*cublaslt.Plan{}, fused: map[Config]*fusedRun{}, graphs: map[Config]*graphcache.Cache[Ptrs, *cudamem.Graph]{}}
 	if v == VariantAGMM {
 		r.kern = &agmm{r: r}
@@ -197,21 +204,28 @@ func (r *Runner) setup() error {
 }
 
 func (r *Runner) loadUtil() error {
-	bf := "0"
-	if r.bf16 {
-		bf = "1"
+	opts, err := UtilOptions(r.prob.Dtype.String())
+	if err != nil {
+		return err
 	}
-	cubin, err := r.peers.Compiler().Compile(nvrtc.Source{Name: "gemm_util.cu", Text: UtilSource, Options: []string{"-DDTYPE_BF16=" + bf}})
+	cubin, err := r.peers.Compiler().Compile(nvrtc.Source{Name: "gemm_util.cu", Text: UtilSource, Options: opts})
 	if err != nil {
 		return err
 	}
 	if r.util, err = cu.LoadData(string(cubin)); err != nil {
 		return fmt.Errorf("load gemm_util: %w", err)
 	}
-	for _, f := range []struct {
+	fns := []struct {
 		name string
 		dst  *cu.Function
-	}{{"fill", &r.fillFn}, {"fill_t", &r.fillTFn}, {"check_rows", &r.checkFn}, {"count_bad", &r.badFn}, {"copy_chunk", &r.copyFn}, {"reduce_chunk", &r.redFn}} {
+	}{{"fill", &r.fillFn}, {"fill_t", &r.fillTFn}, {"check_rows", &r.checkFn}, {"count_bad", &r.badFn}, {"copy_chunk", &r.copyFn}, {"reduce_chunk", &r.redFn}}
+	if r.prob.Dtype.FP8() {
+		fns = append(fns, struct {
+			name string
+			dst  *cu.Function
+		}{"fill_scales", &r.fillScalesFn})
+	}
+	for _, f := range fns {
 		if *f.dst, err = r.util.Function(f.name); err != nil {
 			return fmt.Errorf("gemm_util function %s: %w", f.name, err)
 		}
@@ -237,7 +251,7 @@ func (r *Runner) Prepare(c Config) error {
 	}
 	if r.needsStaging(c) && r.staging == 0 {
 		var err error
-		if r.staging, err = cu.MemAlloc(int64(r.prob.M) * int64(r.prob.N) * 2); err != nil {
+		if r.staging, err = cu.MemAlloc(int64(r.prob.M) * int64(r.prob.N) * OutBytes); err != nil {
 			return fmt.Errorf("allocate staging: %w", err)
 		}
 	}

@@ -18,7 +18,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/symmtune/symmtune/kernels/gemm"
 	"github.com/symmtune/symmtune/kernels/gemm/hopper"
 	"github.com/symmtune/symmtune/space"
 )
@@ -106,6 +105,15 @@ const (
 	// once and replays it, so the host's enqueueing (many calls per
 	// product and copy) stays out of the call's time.
 	ParamGraph = "graph"
+
+	// ParamFastAccum 0 has FP8 products (dtype e4m3, e4m3_row) accumulate
+	// in full fp32 (cuBLASLt promotes the tensor cores' partial sums every
+	// few k-steps, CUBLASLT_MATMUL_DESC_FAST_ACCUM off), slower and more
+	// exact; 1 accumulates in the tensor cores' FP8 accumulator alone, as
+	// the fused GEMM always does. bf16 and f16 products have no such mode:
+	// their configs take 1, what every config cached before this parameter
+	// ran (addedLater).
+	ParamFastAccum = "fast_accum"
 )
 
 // MaxWorld is the largest team (cudamem.MaxWorld, which untagged code
@@ -158,17 +166,22 @@ func (v Variant) Space() space.Space {
 		return space.Space{Params: append(common,
 			space.Param{Name: ParamCopy, Values: strs(CopyCE, CopySM)},
 			space.Param{Name: ParamCopyBlocks, Values: copyBlocks},
-			space.Param{Name: ParamDirection, Values: strs(DirPull, DirPush)})}
+			space.Param{Name: ParamDirection, Values: strs(DirPull, DirPush)},
+			fastAccum)}
 	}
 	return space.Space{Params: append(common,
 		space.Param{Name: ParamPush, Values: strs(PushCE, PushGEMM)},
 		space.Param{Name: ParamReduceBlocks, Values: ints(16, 32, 64, 132, 264)},
-		space.Param{Name: ParamReduce, Values: strs(ReduceKernel, ReduceEpilogue)})}
+		space.Param{Name: ParamReduce, Values: strs(ReduceKernel, ReduceEpilogue)},
+		fastAccum)}
 }
+
+// fastAccum is the last parameter of both spaces.
+var fastAccum = space.Param{Name: ParamFastAccum, Values: ints(1, 0)}
 
 // addedLater are parameters added after configs were first cached, with
 // the value that matches what a config without them ran.
-var addedLater = map[string]space.Value{ParamReduce: space.Str(ReduceKernel)}
+var addedLater = map[string]space.Value{ParamReduce: space.Str(ReduceKernel), ParamFastAccum: space.Int(1)}
 
 // Default is what an untuned caller gets: sound on any shape Validate
 // accepts (two chunks per shard, so the first products overlap the rest of
@@ -179,7 +192,7 @@ func (v Variant) Default() space.Config {
 	c := space.Config{
 		ParamImpl: space.Str(ImplPipeline), ParamChunks: space.Int(2), ParamStreams: space.Int(1),
 		ParamAlgo: space.Int(0), ParamSMReserve: space.Int(0), ParamBatch: space.Int(0),
-		ParamGraph: space.Int(1),
+		ParamGraph: space.Int(1), ParamFastAccum: space.Int(1),
 	}
 	if v == VariantAGMM {
 		c[ParamCopy] = space.Str(CopyCE)
@@ -231,6 +244,10 @@ type Config struct {
 	Reduce                string
 	Batch                 bool
 	Graph                 bool
+	// NoFastAccum is fast_accum=0 (FP8 only). Negated so that the zero
+	// Config, and one built field by field by code that predates the
+	// parameter, means what every other dtype runs.
+	NoFastAccum bool
 	// Tile is the fused GEMM's tile when Impl is ImplFused.
 	Tile hopper.Tile
 }
@@ -258,6 +275,10 @@ func (v Variant) ParseConfig(c space.Config) (Config, error) {
 		}
 		if p.Index(val) < 0 {
 			errs = append(errs, fmt.Errorf("parameter %q: %s is not one of %v", p.Name, val, p.Values))
+			continue
+		}
+		if p.Name == ParamFastAccum {
+			out.NoFastAccum = val.Int == 0
 			continue
 		}
 		if p.Name == ParamImpl {
@@ -296,41 +317,10 @@ func (v Variant) ParseConfig(c space.Config) (Config, error) {
 	return out, nil
 }
 
-// Problem is a GEMM problem on a team: M rows in all (agmm: of the gathered
-// A and of C; matmulrs: of each rank's A and partial product), split evenly
-// over World ranks.
-type Problem struct {
-	gemm.Dims
-	World    int
-	ElemSize int // bytes per element: 2 for bf16 and f16
-}
-
-// ParseProblem checks the parts of a problem that do not depend on the
-// config.
-func ParseProblem(p space.Problem, world int) (Problem, error) {
-	if p.Dtype != "bf16" && p.Dtype != "f16" {
-		return Problem{}, fmt.Errorf("dtype %q: the GPU GEMM kernels take bf16 or f16 (fp32 accumulation)", p.Dtype)
-	}
-	if world < 1 || world > MaxWorld {
-		return Problem{}, fmt.Errorf("world %d outside 1..%d", world, MaxWorld)
-	}
-	d, err := gemm.ParseDims(p.Shape)
-	if err != nil {
-		return Problem{}, err
-	}
-	if d.M%world != 0 {
-		return Problem{}, fmt.Errorf("m=%d is not divisible by world %d: every rank holds the same number of rows", d.M, world)
-	}
-	return Problem{Dims: d, World: world, ElemSize: 2}, nil
-}
-
 // Plan is c's plan options for rank on p.
 func (c Config) Plan(p Problem, rank int) Plan {
 	return Plan{M: p.M, World: p.World, Rank: rank, Chunks: c.Chunks, Streams: c.Streams, Batch: c.Batch}
 }
-
-// Rows is how many rows each rank holds.
-func (p Problem) Rows() int { return p.M / p.World }
 
 // Validate rejects configs of the variant that cannot run on p, or that
 // would only repeat another config's measurement, with the reason.
@@ -345,6 +335,9 @@ func (v Variant) Validate(c Config, p Problem) error {
 	}
 	if n := v.MaxProducts(c.Plan(p, 0)); c.Impl == ImplPipeline && c.Streams > n {
 		return fmt.Errorf("streams %d exceed the %d products of the pipeline", c.Streams, n)
+	}
+	if err := validateDtype(c, p); err != nil {
+		return err
 	}
 	switch v {
 	case VariantAGMM:
@@ -393,8 +386,15 @@ func (v Variant) validateFused(c Config, p Problem) error {
 	if err := c.Tile.Check(hopper.SmemLimit); err != nil {
 		return fmt.Errorf("impl=fused: %w", err)
 	}
-	if err := c.Tile.CheckShape(p.N, p.K); err != nil {
+	// FP8 wgmma reads only K-major operands (B stored [N, K]).
+	if err := c.Tile.CheckFormat(p.Dtype.Format()); err != nil {
+		return fmt.Errorf("impl=fused: %w", err)
+	}
+	if err := c.Tile.CheckShapeFor(p.Dtype.Format(), p.N, p.K); err != nil {
 		return err
+	}
+	if c.NoFastAccum && p.Dtype.FP8() {
+		return fmt.Errorf("impl=fused with fast_accum 0: the fused GEMM accumulates in wgmma's FP8 accumulator only")
 	}
 	d, _ := v.ParseConfig(v.Default())
 	if c.Streams != d.Streams || c.Algo != d.Algo || c.Batch != d.Batch {

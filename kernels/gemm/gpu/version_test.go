@@ -8,7 +8,7 @@ import "testing"
 // meant, put the new value here. Moving or renaming other files must not
 // change them.
 func TestKernelVersions(t *testing.T) {
-	for kernel, want := range map[Variant]string{VariantAGMM: "f0294cf9ea0a", VariantMatmulRS: "7e9b8f5d74c5"} {
+	for kernel, want := range map[Variant]string{VariantAGMM: "9a04041519bf", VariantMatmulRS: "5c76ee3ea2e5"} {
 		if got := kernel.KernelVersion(); got != want {
 			t.Errorf("%s kernel version %s, pinned %s", kernel, got, want)
 		}
