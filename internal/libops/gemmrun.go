@@ -53,11 +53,6 @@ type gemmRunner interface {
 // zero for bf16 and f16.
 type gemmPtrs struct{ a, b, c, extra, scaleA, scaleB uint64 }
 
-// scaledDtype says whether dtype's operands carry scales (docs/fp8.md's
-// names: e4m3 tensor-wise, e4m3_row row-wise): such a runner takes only
-// symmtune_gemm_enqueue_scaled, any other only symmtune_gemm_enqueue.
-func scaledDtype(dtype string) bool { return dtype == "e4m3" || dtype == "e4m3_row" }
-
 // checkGemmOpen decodes and checks a request and the region pointers.
 func checkGemmOpen(req []byte, regions []uint64, table uint64) (gemmOpen, error) {
 	var r GemmOpenRequest
@@ -115,8 +110,9 @@ var (
 )
 
 // liveRunner is one handle's runner; mu keeps its calls one at a time
-// (ctypes lets Python threads call at once). scaled: an FP8 GEMM's, whose
-// calls carry scales.
+// (ctypes lets Python threads call at once). scaled: an FP8 GEMM's (dtype
+// e4m3 or e4m3_row), whose calls carry scales: it takes only
+// symmtune_gemm_enqueue_scaled, any other GEMM only symmtune_gemm_enqueue.
 type liveRunner struct {
 	mu     sync.Mutex
 	r      gemmRunner
@@ -140,7 +136,7 @@ func GemmOpen(req []byte, regions []uint64, table uint64) (handle uint64, warnin
 	runnersMu.Lock()
 	defer runnersMu.Unlock()
 	nextHandle++
-	runners[nextHandle] = &liveRunner{r: r, dtype: o.dtype, scaled: scaledDtype(o.dtype)}
+	runners[nextHandle] = &liveRunner{r: r, dtype: o.dtype, scaled: o.prob.Dtype.FP8()}
 	return nextHandle, warning, nil
 }
 

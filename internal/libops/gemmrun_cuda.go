@@ -59,11 +59,7 @@ func openRunner(o gemmOpen) (gemmRunner, string, error) {
 }
 
 func (c *cudaRunner) enqueue(stream uint64, p gemmPtrs) error {
-	ptrs, err := ptrsOf(p)
-	if err != nil {
-		return err
-	}
-	return c.r.Enqueue(c.cfg, cudamem.StreamOf(stream), ptrs)
+	return c.r.Enqueue(c.cfg, cudamem.StreamOf(stream), ptrsOf(p))
 }
 
 func (c *cudaRunner) close() error { return errors.Join(c.r.Close(), c.peers.Close()) }

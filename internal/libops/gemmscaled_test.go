@@ -4,6 +4,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/symmtune/symmtune/kernels/gemm/gpu"
 )
 
 // fakeGemm records the calls a handle's runner gets.
@@ -20,7 +22,11 @@ func openFake(t *testing.T, dtype string) (uint64, *fakeGemm) {
 	runnersMu.Lock()
 	nextHandle++
 	h := nextHandle
-	runners[h] = &liveRunner{r: f, dtype: dtype, scaled: scaledDtype(dtype)}
+	dt, err := gpu.ParseDtype(dtype)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runners[h] = &liveRunner{r: f, dtype: dtype, scaled: dt.FP8()}
 	runnersMu.Unlock()
 	t.Cleanup(func() { _ = GemmClose(h) })
 	return h, f
@@ -90,6 +96,11 @@ func TestScaledEnqueueRefusesOtherHandles(t *testing.T) {
 	}
 }
 
+// slowAccum is a typed agmm pipeline config with fast_accum=0.
+const slowAccum = `{"kernel":"agmm","impl":"pipeline","chunks":2,"streams":1,"copy":"ce","copy_blocks":4,"direction":"pull","graph":true,"no_fast_accum":true}`
+
+var slowAccumBatch = strings.Replace(slowAccum, `"graph":true`, `"graph":true,"batch":true`, 1)
+
 // TestRulesTakeTheDtype: the layout, validate and default ops apply the
 // request's dtype (docs/fp8.md's layout and rules); without one the lax
 // problem of before is kept.
@@ -110,6 +121,10 @@ func TestRulesTakeTheDtype(t *testing.T) {
 		{"gemm.layout", `{"kernel":"agmm","m":10,"n":16,"k":16,"world":4,"dtype":"bf16"}`, "not divisible by world 4", true},
 		{"gemm.default", `{"kernel":"agmm","problem":{"m":4,"n":16,"k":16,"world":4,"dtype":"e4m3"}}`, `"chunks":1`, false},
 		{"gemm.default", `{"kernel":"agmm","problem":{"m":4,"n":8,"k":16,"world":4,"dtype":"e4m3"}}`, "multiples of 16", true},
+		// fast_accum=0 is for FP8 products only: Validate sees the dtype.
+		{"gemm.validate", `{"config":` + slowAccum + `,"problem":{"m":64,"n":16,"k":16,"world":2,"dtype":"e4m3"}}`, `{}`, false},
+		{"gemm.validate", `{"config":` + slowAccum + `,"problem":{"m":64,"n":16,"k":16,"world":2,"dtype":"bf16"}}`, "fast_accum 0 with dtype bf16", true},
+		{"gemm.validate", `{"config":` + slowAccumBatch + `,"problem":{"m":64,"n":16,"k":16,"world":2,"dtype":"e4m3_row"}}`, "batch 1 with dtype e4m3_row", true},
 	} {
 		ans, err := Call(c.op, []byte(c.req))
 		var b *BadInputError

@@ -83,7 +83,8 @@ def test_missing_library_says_how_to_get_one(monkeypatch, tmp_path):
 def test_constants_are_the_librarys():
     c = _native.constants()["gemm"]
     assert gemm.PAYLOAD_OFFSET == c["payload_offset"] and gemm.MAX_STREAMS == 3
-    assert gemm.SPACE["matmulrs"]["reduce"] == ("kernel", "epilogue") and gemm._ADDED_LATER == {"reduce": "kernel"}
+    assert gemm.SPACE["matmulrs"]["reduce"] == ("kernel", "epilogue")
+    assert gemm._ADDED_LATER == {"reduce": "kernel", "fast_accum": 1}  # fast_accum=0: FP8 pipelines only
     assert fusedplan.RS_TABLE_BYTES == len(fusedplan.plan_fused_rs(64, 64, 2, 0, 1, 64, 128, 64).table([0, 0], [0, 0]))
     assert hopper.SMEM_LIMIT == 232448 and hopper.PARTS[-1] == "hopper_gemm.cu"
     with pytest.raises(AttributeError):
