@@ -44,6 +44,9 @@ int main(void) {
 	printf("%s\n", msg);
 	rc = symmtune_gemm_enqueue(77, 0, 1, 2, 3, 0, msg, 8);
 	if (rc != SYMMTUNE_BAD_INPUT || msg[7] != 0) { printf("enqueue %d\n", rc); return 1; }
+	rc = symmtune_gemm_enqueue_scaled(77, 0, 1, 2, 3, 0, 4, 5, msg, sizeof msg);
+	if (rc != SYMMTUNE_BAD_INPUT) { printf("enqueue_scaled %d\n", rc); return 1; }
+	printf("%s\n", msg);
 	if (symmtune_gemm_close(77) != SYMMTUNE_BAD_INPUT) { puts("close"); return 1; }
 	/* The all-reduce runtime, likewise. */
 	rc = symmtune_allreduce_open("{\"region_bytes\":6000,\"world\":2,\"rank\":1,\"dtype\":\"i8\",\"device\":0,\"config\":{\"algorithm\":\"one_shot\",\"threads\":128,\"blocks\":1,\"unroll\":1}}",
@@ -100,7 +103,8 @@ func TestCCaller(t *testing.T) {
 	if err != nil {
 		t.Fatalf("caller: %v\n%s", err, out)
 	}
-	if !strings.Contains(string(out), `tile "12x"`) || !strings.Contains(string(out), "rank 5") || !strings.Contains(string(out), "CUDA") {
+	if !strings.Contains(string(out), `tile "12x"`) || !strings.Contains(string(out), "rank 5") || !strings.Contains(string(out), "CUDA") ||
+		!strings.Contains(string(out), "handle 77: not open") {
 		t.Errorf("caller printed %q", out)
 	}
 }

@@ -29,7 +29,7 @@ import (
 )
 
 // abiVersion is symmtune.h's SYMMTUNE_ABI_VERSION.
-const abiVersion = 3
+const abiVersion = 4
 
 // Return codes, as symmtune.h defines them.
 const (
@@ -132,6 +132,16 @@ func symmtune_gemm_open(request *C.char, regionPtrs *C.uint64_t, nRegions C.size
 func symmtune_gemm_enqueue(handle, stream, a, b, c, extra C.uint64_t, msg *C.char, msgCap C.size_t) (code C.int) {
 	defer recoverTo(&code, msg, msgCap, "symmtune_gemm_enqueue")
 	if err := libops.GemmEnqueue(uint64(handle), uint64(stream), uint64(a), uint64(b), uint64(c), uint64(extra)); err != nil {
+		return message(msg, msgCap, errCode(err), err.Error())
+	}
+	return codeOK
+}
+
+//export symmtune_gemm_enqueue_scaled
+func symmtune_gemm_enqueue_scaled(handle, stream, a, b, c, extra, scaleA, scaleB C.uint64_t, msg *C.char, msgCap C.size_t) (code C.int) {
+	defer recoverTo(&code, msg, msgCap, "symmtune_gemm_enqueue_scaled")
+	if err := libops.GemmEnqueueScaled(uint64(handle), uint64(stream), uint64(a), uint64(b), uint64(c), uint64(extra),
+		uint64(scaleA), uint64(scaleB)); err != nil {
 		return message(msg, msgCap, errCode(err), err.Error())
 	}
 	return codeOK

@@ -26,7 +26,7 @@ extern "C" {
 /* The ABI version this header describes; symmtune_abi_version() returns the
  * library's. It changes only when the ABI (these functions, the codes, the
  * buffer protocol) changes, not when operations are added. */
-#define SYMMTUNE_ABI_VERSION 3
+#define SYMMTUNE_ABI_VERSION 4
 
 /* Return codes of symmtune_call. */
 #define SYMMTUNE_OK 0           /* out holds the JSON answer */
@@ -58,7 +58,9 @@ int symmtune_call(const char *op, const char *request_json, char *out, size_t ou
  * msg_cap 0) receives a NUL-terminated one-line message, cut to fit.
  *
  * symmtune_gemm_open: request_json is {"kernel": "agmm"|"matmulrs", "m",
- * "n", "k", "world", "rank", "dtype": "bf16"|"f16", "device": the CUDA
+ * "n", "k", "world", "rank", "dtype": "bf16"|"f16"|"e4m3"|"e4m3_row"
+ * (docs/fp8.md: e4m3 operands with fp32 scales per tensor or per row,
+ * bf16 output), "device": the CUDA
  * ordinal whose context is current, "config": {name: value} (a tuned
  * config)}; region_ptrs[0..n_regions) every rank's symmetric region as
  * mapped here (n_regions == world; layout: kernels/gemm/gpu/layout.go, the
@@ -77,11 +79,23 @@ int symmtune_call(const char *op, const char *request_json, char *out, size_t ou
  * every rank makes the same calls in the same order. Safe inside a capture
  * of stream (the capture holds the call).
  *
+ * symmtune_gemm_enqueue_scaled (ABI 4): symmtune_gemm_enqueue for an
+ * "e4m3" or "e4m3_row" handle, whose operands a and b are e4m3 (c bf16)
+ * and carry fp32 scales on the device: e4m3, scale_a and scale_b one float
+ * each (agmm: the same scale_a on every rank); e4m3_row, scale_a one float
+ * per row of a (agmm: this rank's [M/W], gathered with its rows; matmulrs:
+ * [M]) and scale_b one per row of B stored [N, K] ([N]). B is read stored
+ * [N, K] only. D = scale_a[row] * scale_b[col] * (A B^T), rounded to bf16.
+ * symmtune_gemm_enqueue on an FP8 handle, and this call on a bf16 or f16
+ * one, are SYMMTUNE_BAD_INPUT with a message naming the call to make.
+ *
  * symmtune_gemm_close frees the handle's runner after the GPU is done. */
 int symmtune_gemm_open(const char *request_json, const uint64_t *region_ptrs, size_t n_regions, uint64_t ptr_table,
                        uint64_t *handle, char *msg, size_t msg_cap);
 int symmtune_gemm_enqueue(uint64_t handle, uint64_t stream, uint64_t a, uint64_t b, uint64_t c, uint64_t extra,
                           char *msg, size_t msg_cap);
+int symmtune_gemm_enqueue_scaled(uint64_t handle, uint64_t stream, uint64_t a, uint64_t b, uint64_t c, uint64_t extra,
+                                 uint64_t scale_a, uint64_t scale_b, char *msg, size_t msg_cap);
 int symmtune_gemm_close(uint64_t handle);
 
 /*

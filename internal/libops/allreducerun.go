@@ -45,8 +45,8 @@ type allreduceRunner interface {
 // refuses it.
 type arRunner struct{ r allreduceRunner }
 
-func (a arRunner) enqueue(_, _, _, _, _ uint64) error { return errNotGemm }
-func (a arRunner) close() error                       { return a.r.close() }
+func (a arRunner) enqueue(uint64, gemmPtrs) error { return errNotGemm }
+func (a arRunner) close() error                   { return a.r.close() }
 
 var errNotGemm = bad("handle: an all-reduce runner, not a GEMM one")
 

@@ -62,7 +62,7 @@ func gemmOps() map[string]op {
 				}
 				return configOf(v, c), nil
 			}),
-		"gemm.validate": handler("Validate of a typed config {config, problem}: {} or the reason it cannot run",
+		"gemm.validate": handler("Validate of a typed config {config, problem (dtype: ParseProblem's rules too)}: {} or the reason it cannot run",
 			func(r struct {
 				Config  configJSON `json:"config"`
 				Problem problemReq `json:"problem"`
@@ -91,7 +91,7 @@ func gemmOps() map[string]op {
 				}
 				return map[string]bool{"in_place": gpu.ShardInPlace(c, p, r.Rank)}, nil
 			}),
-		"gemm.default": handler("Default(kernel), or with a problem {m, n, k, world} FitDefault: the config, or why none runs",
+		"gemm.default": handler("Default(kernel), or with a problem {m, n, k, world, dtype?} FitDefault: the config, or why none runs",
 			func(r struct {
 				Kernel  string      `json:"kernel"`
 				Problem *problemReq `json:"problem"`
@@ -111,7 +111,7 @@ func gemmOps() map[string]op {
 				c, err := v.FitDefault(p)
 				return c, badErr(err)
 			}),
-		"gemm.layout": handler("the symmetric region of {kernel, m, n, k, world, elem}: {symmetric_bytes, slot_elems}",
+		"gemm.layout": handler("the symmetric region of {kernel, m, n, k, world, elem or dtype}: {symmetric_bytes, slot_elems}",
 			func(r problemReq) (any, error) {
 				v, p, err := r.value()
 				if err != nil {

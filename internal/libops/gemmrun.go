@@ -45,9 +45,13 @@ type gemmOpen struct {
 
 // gemmRunner is an open runner (gemmrun_cuda.go's).
 type gemmRunner interface {
-	enqueue(stream, a, b, c, extra uint64) error
+	enqueue(stream uint64, p gemmPtrs) error
 	close() error
 }
+
+// gemmPtrs are one call's operands (gpu.Ptrs as integers); the scales are
+// zero for bf16 and f16.
+type gemmPtrs struct{ a, b, c, extra, scaleA, scaleB uint64 }
 
 // checkGemmOpen decodes and checks a request and the region pointers.
 func checkGemmOpen(req []byte, regions []uint64, table uint64) (gemmOpen, error) {
@@ -58,7 +62,7 @@ func checkGemmOpen(req []byte, regions []uint64, table uint64) (gemmOpen, error)
 		return gemmOpen{}, bad("request: %s", strings.TrimPrefix(err.Error(), "json: "))
 	}
 	if r.Dtype == "" {
-		return gemmOpen{}, bad("dtype: missing (bf16 or f16)")
+		return gemmOpen{}, bad("dtype: missing (bf16, f16, e4m3 or e4m3_row)")
 	}
 	p, err := problemReq{Kernel: r.Kernel, M: r.M, N: r.N, K: r.K, World: r.World, Dtype: r.Dtype}.problem()
 	if err != nil {
@@ -106,10 +110,14 @@ var (
 )
 
 // liveRunner is one handle's runner; mu keeps its calls one at a time
-// (ctypes lets Python threads call at once).
+// (ctypes lets Python threads call at once). scaled: an FP8 GEMM's (dtype
+// e4m3 or e4m3_row), whose calls carry scales: it takes only
+// symmtune_gemm_enqueue_scaled, any other GEMM only symmtune_gemm_enqueue.
 type liveRunner struct {
-	mu sync.Mutex
-	r  gemmRunner
+	mu     sync.Mutex
+	r      gemmRunner
+	dtype  string
+	scaled bool
 }
 
 // GemmOpen checks the request and opens its runner in the current CUDA
@@ -128,7 +136,7 @@ func GemmOpen(req []byte, regions []uint64, table uint64) (handle uint64, warnin
 	runnersMu.Lock()
 	defer runnersMu.Unlock()
 	nextHandle++
-	runners[nextHandle] = &liveRunner{r: r}
+	runners[nextHandle] = &liveRunner{r: r, dtype: o.dtype, scaled: o.prob.Dtype.FP8()}
 	return nextHandle, warning, nil
 }
 
@@ -144,8 +152,21 @@ func liveHandle(h uint64) (*liveRunner, error) {
 
 // GemmEnqueue enqueues one call of handle's runner on stream (a CUstream
 // handle; 0 the legacy default stream) with operands a, b, c and extra (see
-// gpu.Ptrs), on the calling thread.
-func GemmEnqueue(handle, stream, a, b, c, extra uint64) (err error) {
+// gpu.Ptrs), on the calling thread. An FP8 runner's calls need their scales
+// (GemmEnqueueScaled): it is refused here.
+func GemmEnqueue(handle, stream, a, b, c, extra uint64) error {
+	return gemmEnqueue(handle, stream, gemmPtrs{a: a, b: b, c: c, extra: extra}, false)
+}
+
+// GemmEnqueueScaled is GemmEnqueue for an e4m3 or e4m3_row runner, with
+// the device addresses of A's and B's fp32 scales (docs/fp8.md: one float
+// each for e4m3; for e4m3_row [M/W] floats of this rank's rows of A for
+// agmm, [M] for matmulrs, and [N] of B). A bf16 or f16 runner is refused.
+func GemmEnqueueScaled(handle, stream, a, b, c, extra, scaleA, scaleB uint64) error {
+	return gemmEnqueue(handle, stream, gemmPtrs{a: a, b: b, c: c, extra: extra, scaleA: scaleA, scaleB: scaleB}, true)
+}
+
+func gemmEnqueue(handle, stream uint64, p gemmPtrs, scaled bool) (err error) {
 	defer func() { err = flat(err) }()
 	lr, err := liveHandle(handle)
 	if err != nil {
@@ -154,12 +175,19 @@ func GemmEnqueue(handle, stream, a, b, c, extra uint64) (err error) {
 	if _, ok := lr.r.(arRunner); ok {
 		return bad("handle %d: an all-reduce runner, not a GEMM one", handle)
 	}
-	if a == 0 || b == 0 || c == 0 {
-		return bad("operands: a %#x, b %#x, c %#x; none may be NULL", a, b, c)
+	switch {
+	case lr.scaled && !scaled:
+		return bad("handle %d: dtype %s scales its operands: call symmtune_gemm_enqueue_scaled with scale_a and scale_b", handle, lr.dtype)
+	case !lr.scaled && scaled:
+		return bad("handle %d: dtype %s takes no scales: call symmtune_gemm_enqueue (scales are for e4m3 and e4m3_row)", handle, lr.dtype)
+	case p.a == 0 || p.b == 0 || p.c == 0:
+		return bad("operands: a %#x, b %#x, c %#x; none may be NULL", p.a, p.b, p.c)
+	case scaled && (p.scaleA == 0 || p.scaleB == 0):
+		return bad("scales: scale_a %#x, scale_b %#x; neither may be NULL", p.scaleA, p.scaleB)
 	}
 	lr.mu.Lock()
 	defer lr.mu.Unlock()
-	if err := lr.r.enqueue(stream, a, b, c, extra); err != nil {
+	if err := lr.r.enqueue(stream, p); err != nil {
 		return fmt.Errorf("enqueue: %w", err)
 	}
 	return nil

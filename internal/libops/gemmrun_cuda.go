@@ -58,8 +58,8 @@ func openRunner(o gemmOpen) (gemmRunner, string, error) {
 	return cr, warning, nil
 }
 
-func (c *cudaRunner) enqueue(stream, a, b, out, extra uint64) error {
-	return c.r.Enqueue(c.cfg, cudamem.StreamOf(stream), gpu.Ptrs{A: cu.DevicePtr(a), B: cu.DevicePtr(b), C: cu.DevicePtr(out), Extra: cu.DevicePtr(extra)})
+func (c *cudaRunner) enqueue(stream uint64, p gemmPtrs) error {
+	return c.r.Enqueue(c.cfg, cudamem.StreamOf(stream), ptrsOf(p))
 }
 
 func (c *cudaRunner) close() error { return errors.Join(c.r.Close(), c.peers.Close()) }

@@ -29,6 +29,9 @@ func TestGemmOpenChecks(t *testing.T) {
 		{"regions", ok, regions[:1], 4096, "1 regions for world 2"},
 		{"null region", ok, []uint64{1, 0}, 4096, "region_ptrs[1]: NULL"},
 		{"table", ok, regions, 0, "ptr_table: NULL"},
+		{"e4m3 runs but for CUDA", strings.Replace(ok, "bf16", "e4m3", 1), regions, 4096, ""},
+		{"e4m3_row runs but for CUDA", strings.Replace(ok, "bf16", "e4m3_row", 1), regions, 4096, ""},
+		{"e5m2", strings.Replace(ok, "bf16", "e5m2", 1), regions, 4096, `dtype "e5m2"`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -12,7 +12,8 @@ import (
 )
 
 // problemReq is a GEMM problem: M rows in all split over World ranks, B
-// [K, N]; Dtype defaults to bf16 and Elem (bytes per element) to 2.
+// [K, N]; Dtype defaults to bf16 and Elem (bytes per element) to the
+// dtype's (2 without one).
 type problemReq struct {
 	Kernel string `json:"kernel"`
 	M      int    `json:"m"`
@@ -53,11 +54,17 @@ func (r problemReq) problem() (gpu.Problem, error) {
 
 // value is the kernel and the problem as Validate, FitDefault and the layout take it: the
 // rules are theirs (a problem need not pass ParseProblem, as in Go), so it
-// is checked only for what they divide by or allocate from.
+// is checked only for what they divide by or allocate from. With a dtype
+// the problem is ParseProblem's (its rules apply): what the dtype sets
+// beside the sizes (FP8: the element size, the scales) is its to say.
 func (r problemReq) value() (gpu.Variant, gpu.Problem, error) {
 	v, err := variant(r.Kernel)
 	if err != nil {
 		return 0, gpu.Problem{}, err
+	}
+	if r.Dtype != "" {
+		p, err := r.problem()
+		return v, p, err
 	}
 	switch {
 	case r.World < 1 || r.World > gpu.MaxWorld:

@@ -4,8 +4,8 @@ versions and layout constants (cmd/libsymmtune, internal/libops). The
 modules gemm, hopper, fusedplan and kernels are thin bindings over it.
 Built with CUDA (scripts/gpu-bundle.sh) it also runs the GEMM kernels'
 launch sequences for symmtune.torch: the GEMMs' (gemm_open, gemm_enqueue,
-gemm_close) and the all-reduce's (allreduce_open, allreduce_enqueue,
-allreduce_close); ABI version 3.
+gemm_enqueue_scaled for FP8, gemm_close) and the all-reduce's
+(allreduce_open, allreduce_enqueue, allreduce_close); ABI version 4.
 
 The library is loaded on the first call, never at import: from
 $SYMMTUNE_LIB when set, else libsymmtune.so beside this package (`make lib`
@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 # symmtune.h's SYMMTUNE_ABI_VERSION and return codes.
-ABI_VERSION = 3
+ABI_VERSION = 4
 OK, BAD_INPUT, TOO_SMALL, INTERNAL = 0, 1, 2, 3
 
 ENV_LIB = "SYMMTUNE_LIB"
@@ -159,11 +159,11 @@ def bind_constants(module_globals: dict[str, Any], names: dict[str, tuple[str, s
 # on the caller's stream and thread). Bound once; every argument a plain
 # int, so an enqueue is one foreign call.
 _MSG_CAP = 1024
-_gemm_fns: tuple[Any, Any, Any] | None = None
+_gemm_fns: tuple[Any, Any, Any, Any] | None = None
 _gemm_msg = ctypes.create_string_buffer(_MSG_CAP)  # read only after a failed call
 
 
-def _gemm() -> tuple[Any, Any, Any]:
+def _gemm() -> tuple[Any, Any, Any, Any]:
     global _gemm_fns
     if _gemm_fns is None:
         lib = _library().cdll
@@ -174,7 +174,9 @@ def _gemm() -> tuple[Any, Any, Any]:
         enq.restype, enq.argtypes = ctypes.c_int, [u64, u64, u64, u64, u64, u64, p, sz]
         close = lib.symmtune_gemm_close
         close.restype, close.argtypes = ctypes.c_int, [u64]
-        _gemm_fns = (open_, enq, close)
+        scaled = lib.symmtune_gemm_enqueue_scaled
+        scaled.restype, scaled.argtypes = ctypes.c_int, [u64, u64, u64, u64, u64, u64, u64, u64, p, sz]
+        _gemm_fns = (open_, enq, close, scaled)
     return _gemm_fns
 
 
@@ -191,7 +193,7 @@ def gemm_open(request: dict[str, Any], regions: list[int], table: int) -> tuple[
     to change to run here. ValueError for a request the rules reject,
     NativeError for anything else (a library built without CUDA
     included)."""
-    open_, _, _ = _gemm()
+    open_ = _gemm()[0]
     arr = (ctypes.c_uint64 * len(regions))(*regions)
     handle = ctypes.c_uint64()
     msg = ctypes.create_string_buffer(_MSG_CAP)
@@ -207,6 +209,16 @@ def gemm_enqueue(handle: int, stream: int, a: int, b: int, c: int, extra: int = 
     code = _gemm()[1](handle, stream, a, b, c, extra, _gemm_msg, _MSG_CAP)
     if code != OK:
         raise _gemm_error("gemm_enqueue", code, _gemm_msg.raw)
+
+
+def gemm_enqueue_scaled(handle: int, stream: int, a: int, b: int, c: int, extra: int, scale_a: int,
+                        scale_b: int) -> None:
+    """Enqueues one call of an e4m3 or e4m3_row runner on stream, with the
+    device addresses of A's and B's fp32 scales
+    (symmtune_gemm_enqueue_scaled)."""
+    code = _gemm()[3](handle, stream, a, b, c, extra, scale_a, scale_b, _gemm_msg, _MSG_CAP)
+    if code != OK:
+        raise _gemm_error("gemm_enqueue_scaled", code, _gemm_msg.raw)
 
 
 def gemm_close(handle: int) -> None:

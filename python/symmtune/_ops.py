@@ -4,6 +4,14 @@
     all_gather_matmul(Tensor a_shard, Tensor b, str group_name, str? cache=None) -> Tensor
     all_gather_matmul_a(Tensor a_shard, Tensor b, str group_name, str? cache=None) -> (Tensor, Tensor)
     matmul_reduce_scatter(Tensor a, Tensor b, str group_name, str? cache=None) -> Tensor
+    all_gather_scaled_matmul(Tensor a_shard, Tensor b, Tensor a_scale, Tensor b_scale, str group_name,
+                             ScalarType? out_dtype=None, str? cache=None) -> Tensor
+    scaled_matmul_reduce_scatter(Tensor a, Tensor b, Tensor a_scale, Tensor b_scale, str group_name,
+                                 ScalarType? out_dtype=None, str? cache=None) -> Tensor
+
+The scaled ones are the FP8 GEMMs (symmtune._torch_fp8): float8_e4m3fn
+operands, float32 scales, bf16 results (out_dtype None means bf16, the only
+one they write).
 
 Each has a CUDA kernel (the eager implementation of symmtune.torch) and a
 fake one (shapes and dtypes only), so ``torch.compile`` traces through them
@@ -32,6 +40,14 @@ _LIB.define("all_reduce_(Tensor(a!) x, str group_name, str? cache=None) -> ()")
 _LIB.define("all_gather_matmul(Tensor a_shard, Tensor b, str group_name, str? cache=None) -> Tensor")
 _LIB.define("all_gather_matmul_a(Tensor a_shard, Tensor b, str group_name, str? cache=None) -> (Tensor, Tensor)")
 _LIB.define("matmul_reduce_scatter(Tensor a, Tensor b, str group_name, str? cache=None) -> Tensor")
+# The FP8 ops take b only as the transpose of a contiguous [N, K]: inductor
+# must hand them their inputs' strides as they are (as torch's symm_mem ops
+# ask).
+_FIXED_STRIDES = (torch._C.Tag.needs_fixed_stride_order,)
+_LIB.define("all_gather_scaled_matmul(Tensor a_shard, Tensor b, Tensor a_scale, Tensor b_scale, str group_name, "
+            "ScalarType? out_dtype=None, str? cache=None) -> Tensor", tags=_FIXED_STRIDES)
+_LIB.define("scaled_matmul_reduce_scatter(Tensor a, Tensor b, Tensor a_scale, Tensor b_scale, str group_name, "
+            "ScalarType? out_dtype=None, str? cache=None) -> Tensor", tags=_FIXED_STRIDES)
 
 
 def group_world(group_name: str) -> int:
@@ -60,6 +76,37 @@ def _agmm_a_fake(a_shard: torch.Tensor, b: torch.Tensor, group_name: str,
 @torch.library.register_fake("symmtune::matmul_reduce_scatter")
 def _mmrs_fake(a: torch.Tensor, b: torch.Tensor, group_name: str, cache: str | None = None) -> torch.Tensor:
     return a.new_empty((a.shape[0] // group_world(group_name), b.shape[1]))
+
+
+@torch.library.register_fake("symmtune::all_gather_scaled_matmul")
+def _agsmm_fake(a_shard: torch.Tensor, b: torch.Tensor, a_scale: torch.Tensor, b_scale: torch.Tensor,
+                group_name: str, out_dtype: torch.dtype | None = None, cache: str | None = None) -> torch.Tensor:
+    return a_shard.new_empty((a_shard.shape[0] * group_world(group_name), b.shape[1]),
+                             dtype=out_dtype or torch.bfloat16)
+
+
+@torch.library.register_fake("symmtune::scaled_matmul_reduce_scatter")
+def _smmrs_fake(a: torch.Tensor, b: torch.Tensor, a_scale: torch.Tensor, b_scale: torch.Tensor, group_name: str,
+                out_dtype: torch.dtype | None = None, cache: str | None = None) -> torch.Tensor:
+    return a.new_empty((a.shape[0] // group_world(group_name), b.shape[1]), dtype=out_dtype or torch.bfloat16)
+
+
+def register_scaled(all_gather_scaled_matmul, scaled_matmul_reduce_scatter) -> None:
+    """Gives the FP8 ops their CUDA implementations: the eager functions of
+    symmtune._torch_fp8 (tensors..., group, *, out_dtype, cache)."""
+
+    def ag(a_shard: torch.Tensor, b: torch.Tensor, a_scale: torch.Tensor, b_scale: torch.Tensor, group_name: str,
+           out_dtype: torch.dtype | None = None, cache: str | None = None) -> torch.Tensor:
+        return all_gather_scaled_matmul(a_shard, b, a_scale, b_scale, group_name,
+                                        out_dtype=out_dtype or torch.bfloat16, cache=cache)
+
+    def rs(a: torch.Tensor, b: torch.Tensor, a_scale: torch.Tensor, b_scale: torch.Tensor, group_name: str,
+           out_dtype: torch.dtype | None = None, cache: str | None = None) -> torch.Tensor:
+        return scaled_matmul_reduce_scatter(a, b, a_scale, b_scale, group_name,
+                                            out_dtype=out_dtype or torch.bfloat16, cache=cache)
+
+    _LIB.impl("all_gather_scaled_matmul", ag, "CUDA")
+    _LIB.impl("scaled_matmul_reduce_scatter", rs, "CUDA")
 
 
 def register(all_reduce, all_gather_matmul, matmul_reduce_scatter) -> None:

@@ -26,7 +26,8 @@ work as it is, and the caller's graph holds it.
 The eager functions here are also the CUDA implementations of the
 registered ops torch.ops.symmtune.all_gather_matmul, all_gather_matmul_a
 and matmul_reduce_scatter (symmtune._ops); under torch.compile the public
-functions call the ops.
+functions call the ops. The FP8 forms (symmtune._torch_fp8) run on the same
+runners, keyed by the dtype's name (e4m3, e4m3_row), through _Gemm.scaled_call.
 """
 
 from __future__ import annotations
@@ -83,22 +84,27 @@ def _dense(x: torch.Tensor) -> torch.Tensor:
 
 class _Gemm:
     """One (kernel, problem, dtype, group, device): the chosen config and
-    the Go runner opened for it on the group's workspace."""
+    the Go runner opened for it on the group's workspace. dt is the dtype's
+    name (gemm.DTYPES): for the FP8 ones (scaled) the operands are
+    float8_e4m3fn, the output bf16, and every call carries the scales."""
 
     def __init__(self, kernel: str, p: gemm.Problem, dtype: torch.dtype, group_name: str, rank: int,
-                 device: torch.device, choice) -> None:
+                 device: torch.device, choice, dt: str | None = None) -> None:
         self.kernel, self.p, self.dtype, self.rank, self.device = kernel, p, dtype, rank, device
+        self.dt = dt or GEMM_DTYPES[dtype]
+        self.scaled = self.dt in gemm.SCALED_DTYPES
+        self.out_dtype = torch.bfloat16 if self.scaled else dtype
         self.group_name, self.choice = group_name, choice
         self.cfg = gemm.parse_config(kernel, choice.config)
-        gemm.validate(self.cfg, p)
+        gemm.validate(self.cfg, p, self.dt)
         self.fused = self.cfg.impl == gemm.IMPL_FUSED
         # B as the products read it: [N, K] (b.t()), but [K, N] for a fused
-        # tile that is not K-major.
-        self.b_kn = self.fused and self.cfg.tile is not None and not self.cfg.tile.bk_major
-        self.ws = workspace(group_name, gemm.symmetric_bytes(kernel, p), device)
+        # tile that is not K-major (never FP8: Validate refuses such a tile).
+        self.b_kn = not self.scaled and self.fused and self.cfg.tile is not None and not self.cfg.tile.bk_major
+        self.ws = workspace(group_name, gemm.symmetric_bytes(kernel, p, dtype=self.dt), device)
         self.handle, warning = _native.gemm_open(
             {"kernel": kernel, "m": p.m, "n": p.n, "k": p.k, "world": p.world, "rank": rank,
-             "dtype": GEMM_DTYPES[dtype], "device": device.index, "config": dict(choice.config)},
+             "dtype": self.dt, "device": device.index, "config": dict(choice.config)},
             list(self.ws.ptrs), self.ws.table.data_ptr())
         if warning:
             warnings.warn(f"symmtune.torch: {warning}", stacklevel=4)
@@ -127,6 +133,19 @@ class _Gemm:
                              0 if gathered is None else gathered.data_ptr())
         return (gathered, out) if gathered is not None else out
 
+    def scaled_call(self, a: torch.Tensor, b: torch.Tensor, a_scale: torch.Tensor,
+                    b_scale: torch.Tensor) -> torch.Tensor:
+        """An FP8 call (symmtune._torch_fp8 checked the operands): agmm, C
+        [M, N]; matmulrs, this rank's rows of the sum [M/W, N]; bf16."""
+        p = self.p
+        a, bt = _dense(a), _dense(b.t())  # b.t() is [N, K] dense: the caller checked
+        a_scale, b_scale = _dense(a_scale), _dense(b_scale)
+        rows = p.m if self.kernel == gemm.AGMM else p.rows
+        out = torch.empty(rows, p.n, dtype=self.out_dtype, device=self.device)
+        _native.gemm_enqueue_scaled(self.handle, raw_stream(self.device.index), a.data_ptr(), bt.data_ptr(),
+                                    out.data_ptr(), 0, a_scale.data_ptr(), b_scale.data_ptr())
+        return out
+
 
 _pipes: dict[tuple, _Gemm] = {}
 
@@ -137,24 +156,28 @@ def _no_fused(device: torch.device) -> str | None:
     return None if major == 9 else f"the fused GEMM needs an sm_90 GPU (wgmma, TMA); this one is sm_{major}{minor}"
 
 
-def _pipeline(kernel: str, p: gemm.Problem, dtype: torch.dtype, group, cache) -> _Gemm:
+def _pipeline(kernel: str, p: gemm.Problem, dtype: torch.dtype, group, cache, dt: str | None = None) -> _Gemm:
+    """The runner of (kernel, p, dtype) on group, opened at the first call.
+    dt: the dtype's name (gemm.DTYPES) where the torch dtype does not say
+    it (FP8: e4m3 or e4m3_row, by the scales)."""
     name, rank, world = group_info(group)
     device = torch.device("cuda", torch.cuda.current_device())
-    key = (kernel, p, dtype, name, device.index)
+    dt = dt or GEMM_DTYPES[dtype]
+    key = (kernel, p, dt, name, device.index)
     pipe = _pipes.get(key)
     # A runner opened on a workspace that a larger problem has since
     # replaced is opened again.
     if pipe is None or workspaces.get((name, device.index)) is not pipe.ws:
-        gemm.check_problem(kernel, p)
+        gemm.check_problem(kernel, p, dt)
         if capturing():
             raise RuntimeError(f"symmtune.torch: the first {kernel} call with m={p.m},n={p.n},k={p.k} on {p.world} ranks "
-                               "came during a CUDA graph capture, where its layout (symmetric memory, kernels, buffers) "
-                               "cannot be made; make the same call once before the capture (a warm-up)")
-        _record.note(kernel, p.world, GEMM_DTYPES[dtype], {"m": p.m, "n": p.n, "k": p.k})
-        choice = gemm.choose_runnable(kernel, p, GEMM_DTYPES[dtype], cache, no_fused=_no_fused(device))
+                               f"({dt}) came during a CUDA graph capture, where its layout (symmetric memory, kernels, "
+                               "buffers) cannot be made; make the same call once before the capture (a warm-up)")
+        _record.note(kernel, p.world, dt, {"m": p.m, "n": p.n, "k": p.k})
+        choice = gemm.choose_runnable(kernel, p, dt, cache, no_fused=_no_fused(device))
         if pipe is not None:
             pipe.close()
-        pipe = _pipes[key] = _Gemm(kernel, p, dtype, name, rank, device, choice)
+        pipe = _pipes[key] = _Gemm(kernel, p, dtype, name, rank, device, choice, dt)
     return pipe
 
 

@@ -29,6 +29,13 @@ from .kernels import Choice
 AGMM, MATMULRS = "agmm", "matmulrs"
 KERNELS = (AGMM, MATMULRS)
 
+# The dtypes of the GPU GEMM kernels (ParseProblem's). The FP8 ones
+# (docs/fp8.md) take e4m3 operands with fp32 scales, one per tensor (e4m3)
+# or one per row of A and of B stored [N, K] (e4m3_row), and write bf16;
+# a cache keeps their winners apart by the dtype in its key.
+DTYPES = ("bf16", "f16", "e4m3", "e4m3_row")
+SCALED_DTYPES = ("e4m3", "e4m3_row")
+
 # space.go's impls: the cuBLASLt pipeline, or the persistent Hopper GEMM
 # with a tile ("fused:" + a tile name of hopper.searched()).
 IMPL_PIPELINE, IMPL_FUSED = "pipeline", "fused"
@@ -98,8 +105,16 @@ def check_problem(kernel: str, p: Problem, dtype: str = "bf16") -> None:
     _native.call("gemm.check_problem", **p.request(kernel=kernel, dtype=dtype))
 
 
+def _dtype(dtype: str | None) -> dict[str, str]:
+    """A request's dtype: none (the lax problem the rules take as in Go)
+    or the dtype, whose ParseProblem's rules and layout apply."""
+    return {} if dtype is None else {"dtype": dtype}
+
+
 @lru_cache(maxsize=1024)
-def _layout(kernel: str, p: Problem, elem: int) -> dict[str, int]:
+def _layout(kernel: str, p: Problem, elem: int, dtype: str | None = None) -> dict[str, int]:
+    if dtype is not None:
+        return _native.call("gemm.layout", **p.request(kernel=kernel, dtype=dtype))
     return _native.call("gemm.layout", **p.request(kernel=kernel, elem=elem))
 
 
@@ -108,9 +123,11 @@ def slot_elems(p: Problem) -> int:
     return _layout(MATMULRS, p, 2)["slot_elems"]
 
 
-def symmetric_bytes(kernel: str, p: Problem, elem: int = 2) -> int:
-    """The symmetric region kernel needs per rank (layout.go's SymmetricBytes)."""
-    return _layout(kernel, p, elem)["symmetric_bytes"]
+def symmetric_bytes(kernel: str, p: Problem, elem: int = 2, dtype: str | None = None) -> int:
+    """The symmetric region kernel needs per rank (layout.go's
+    SymmetricBytes): of elem-byte elements, or, given a dtype, of that
+    dtype's problem (FP8: 1-byte operands, bf16 partials, row scales)."""
+    return _layout(kernel, p, elem, dtype)["symmetric_bytes"]
 
 
 @dataclass(frozen=True)
@@ -257,9 +274,10 @@ def _parse_config(kernel: str, config: str) -> Config:
 
 
 @lru_cache(maxsize=1024)
-def validate(c: Config, p: Problem) -> None:
-    """space.go's Validate: ValueError with the reason a config cannot run on p."""
-    _native.call("gemm.validate", config=c.request(), problem=p.request())
+def validate(c: Config, p: Problem, dtype: str | None = None) -> None:
+    """space.go's Validate: ValueError with the reason a config cannot run
+    on p (of dtype, when given: an FP8 problem's rules differ)."""
+    _native.call("gemm.validate", config=c.request(), problem=p.request(**_dtype(dtype)))
 
 
 @lru_cache(maxsize=1024)
@@ -282,15 +300,15 @@ def default_config(kernel: str) -> dict:
 
 
 @lru_cache(maxsize=1024)
-def _fit_default(kernel: str, p: Problem) -> dict[str, Any]:
-    return _native.call("gemm.default", kernel=kernel, problem=p.request())
+def _fit_default(kernel: str, p: Problem, dtype: str | None) -> dict[str, Any]:
+    return _native.call("gemm.default", kernel=kernel, problem=p.request(**_dtype(dtype)))
 
 
-def fit_default(kernel: str, p: Problem) -> dict:
-    """FitDefault: the default config made to run on p (Default as is where
-    Validate takes it, else with fewer chunks), or ValueError with why none
-    runs. A new dict on every call."""
-    return dict(_fit_default(kernel, p))
+def fit_default(kernel: str, p: Problem, dtype: str | None = None) -> dict:
+    """FitDefault: the default config made to run on p (of dtype, when
+    given) (Default as is where Validate takes it, else with fewer chunks),
+    or ValueError with why none runs. A new dict on every call."""
+    return dict(_fit_default(kernel, p, dtype))
 
 
 @lru_cache(maxsize=None)
@@ -319,7 +337,8 @@ def _warn_once(key: tuple, message: str) -> None:
 
 def choose(kernel: str, p: Problem, dtype: str, cache: str | os.PathLike | None = None,
            hardware=None) -> Choice:
-    """The config kernel runs on p: the cache's answer for this machine if
+    """The config kernel runs on p of dtype (one of DTYPES: an FP8 dtype
+    looks up its own winners): the cache's answer for this machine if
     it was tuned for the plugin's current sources and runs on p, else the
     plugin's default (fitted to p: fit_default), with a warning (once per
     kernel, problem and dtype) saying how to tune. Errors of the cache
@@ -336,14 +355,14 @@ def choose(kernel: str, p: Problem, dtype: str, cache: str | os.PathLike | None 
     except NoTunedConfig:
         _warn_once(key, f"symmtune: no tuned {kernel} for {p.world} ranks, {dtype}, {shape} (for these kernel "
                         f"sources, version {version}); running the default config; {how}")
-        return Choice(fit_default(kernel, p), "default")
+        return Choice(fit_default(kernel, p, dtype), "default")
     cfg = dict(m.entry.config)
     try:
-        validate(parse_config(kernel, cfg), p)
+        validate(parse_config(kernel, cfg), p, dtype)
     except ValueError as e:
         _warn_once(key, f"symmtune: the {kernel} config tuned for {shape_string(m.entry.shape)} does not run on "
                         f"{shape} ({e}); running the default config; {how}")
-        return Choice(fit_default(kernel, p), "default")
+        return Choice(fit_default(kernel, p, dtype), "default")
     source = "other-driver" if m.other_driver else ("tuned" if m.exact else "nearest")
     return Choice(cfg, source, m.entry.median_us)
 
@@ -362,4 +381,4 @@ def choose_runnable(kernel: str, p: Problem, dtype: str, cache: str | os.PathLik
     _warn_once(("fused", kernel, named),
                f"symmtune: the {c.source} {kernel} config for {p.world} ranks, {dtype}, m={p.m},n={p.n},k={p.k} is "
                f"impl={impl} ({named}); {no_fused}, so symmtune.torch runs the default pipeline config")
-    return Choice(fit_default(kernel, p), "default")
+    return Choice(fit_default(kernel, p, dtype), "default")

@@ -26,7 +26,10 @@ size padded with zeros to whole 16-byte vectors on every rank.
 
 ``all_gather_matmul`` and ``matmul_reduce_scatter`` run the GPU GEMM
 plugins' own launch sequence, in Go, through libsymmtune (see
-symmtune._torch_gemm).
+symmtune._torch_gemm); ``all_gather_scaled_matmul`` and
+``scaled_matmul_reduce_scatter`` are their FP8 forms (float8_e4m3fn
+operands with float32 scales, bf16 results, torch._scaled_mm's conventions:
+see symmtune._torch_fp8).
 """
 
 from __future__ import annotations
@@ -38,13 +41,15 @@ from dataclasses import dataclass
 import torch
 
 from . import _native, _ops, record as _record
+from ._torch_fp8 import all_gather_scaled_matmul, scaled_matmul_reduce_scatter
 from ._torch_gemm import all_gather_matmul, matmul_reduce_scatter
 from ._torchrt import DTYPES as _DTYPES, Symmetric, group_info as _group_info, group_name as _group_name
 from ._torchrt import capturing, raw_stream
 from .cache import NoTunedConfig, lookup
 from .kernels import _NOT_RUN, Choice, default_config, kernel_version, padded
 
-__all__ = ["Choice", "all_gather_matmul", "all_reduce", "choose", "empty", "matmul_reduce_scatter", "record"]
+__all__ = ["Choice", "all_gather_matmul", "all_gather_scaled_matmul", "all_reduce", "choose", "empty",
+           "matmul_reduce_scatter", "record", "scaled_matmul_reduce_scatter"]
 
 # Start recording the (kernel, world, dtype, shape) of each call into a job
 # file that `symmtune search --config FILE` takes (symmtune.record).
@@ -222,3 +227,4 @@ def _prepare(tensor: torch.Tensor, group, cache) -> _Call:
 
 
 _ops.register(all_reduce, all_gather_matmul, matmul_reduce_scatter)
+_ops.register_scaled(all_gather_scaled_matmul, scaled_matmul_reduce_scatter)

@@ -280,3 +280,69 @@ def test_epilogue_reduction_validate(change, rows, msg):
 def test_shard_in_place(change, m, world, rank, want):
     c = gemm.parse_config(gemm.AGMM, {**gemm.default_config(gemm.AGMM), **change})
     assert gemm.shard_in_place(c, gemm.Problem(m, 1792, 4096, world), rank) is want
+
+
+# FP8 (docs/fp8.md): the dtype names e4m3 (tensor scales) and e4m3_row (row scales).
+def test_fp8_dtype_names():
+    assert gemm.DTYPES == ("bf16", "f16", "e4m3", "e4m3_row")
+    assert gemm.SCALED_DTYPES == ("e4m3", "e4m3_row")
+    p = gemm.Problem(8192, 3584, 8192, 4)
+    for k in gemm.KERNELS:
+        for dt in gemm.DTYPES:
+            gemm.check_problem(k, p, dt)
+        for dt in ("e5m2", "fp8", "E4M3", "e4m3_col"):
+            with pytest.raises(ValueError, match=f'dtype "{dt}"'):
+                gemm.check_problem(k, p, dt)
+        with pytest.raises(ValueError, match="not divisible by world 4"):
+            gemm.check_problem(k, gemm.Problem(8190, 3584, 8192, 4), "e4m3")
+
+
+def test_fp8_layout():
+    """The workspace of an FP8 problem: agmm gathers 1-byte rows of A (and,
+    row-wise, their fp32 scales after them, 16-byte aligned); matmulrs'
+    slots hold bf16 partials as for bf16 (C is bf16 in every path)."""
+    p = gemm.Problem(12, 16, 24, 4)  # FP8 takes n and k in multiples of 16 bytes
+    with pytest.raises(ValueError, match="multiples of 16"):
+        gemm.symmetric_bytes("agmm", p, dtype="e4m3")
+    p = gemm.Problem(12, 16, 20, 4)
+    assert gemm.symmetric_bytes("agmm", p, dtype="bf16") == gemm.symmetric_bytes("agmm", p) == 8192 + 12 * 20 * 2
+    p = gemm.Problem(12, 16, 16, 4)
+    assert gemm.symmetric_bytes("agmm", p, dtype="e4m3") == 8192 + 12 * 16
+    assert gemm.symmetric_bytes("agmm", p, dtype="e4m3_row") == 8192 + 12 * 16 + 12 * 4
+    p = gemm.Problem(12, 16, 48, 4)
+    assert gemm.symmetric_bytes("agmm", p, dtype="e4m3_row") == 8192 + 12 * 48 + 12 * 4
+    for dt in gemm.SCALED_DTYPES:
+        assert gemm.symmetric_bytes("matmulrs", p, dtype=dt) == gemm.symmetric_bytes("matmulrs", p) == 8192 + 4 * 48 * 2
+
+
+def test_choose_keeps_fp8_winners_apart(tmp_path, recwarn, monkeypatch):
+    """The cache's dtype is part of the key: bf16, e4m3 and e4m3_row each
+    get their own winner, and an FP8 dtype with none gets the default with
+    a warning naming the search to run for that dtype."""
+    monkeypatch.setattr(gemm, "_warned", set())
+    base = gemm.default_config("agmm")
+    bf16, e4m3 = {**base, "chunks": 8}, {**base, "chunks": 4, "direction": "push"}
+    path = write_cache(tmp_path / "c.toml", [gemm_entry("agmm", 8192, bf16),
+                                             gemm_entry("agmm", 8192, e4m3, dtype="e4m3", median_us=300.0)])
+    p = gemm.Problem(8192, 3584, 8192, 4)
+    assert gemm.choose("agmm", p, "bf16", path, hardware=GPU).config == bf16
+    c = gemm.choose("agmm", p, "e4m3", path, hardware=GPU)
+    assert (c.config, c.source, c.median_us) == (e4m3, "tuned", 300.0)
+    c = gemm.choose("agmm", gemm.Problem(4096, 3584, 8192, 4), "e4m3", path, hardware=GPU)
+    assert (c.config, c.source) == (e4m3, "nearest")
+    assert not recwarn.list
+    c = gemm.choose_runnable("agmm", p, "e4m3_row", path, hardware=GPU, no_fused=SM80)
+    assert (c.config, c.source) == (gemm.fit_default("agmm", p, "e4m3_row"), "default")
+    msg = str(recwarn.pop().message)
+    assert "no tuned agmm for 4 ranks, e4m3_row" in msg and "--dtype e4m3_row" in msg and not recwarn.list
+
+
+def test_choose_runnable_fp8_fused_on_a_gpu_without_it(tmp_path, recwarn, monkeypatch):
+    monkeypatch.setattr(gemm, "_warned", set())
+    fused = {**gemm.default_config("matmulrs"), "impl": FUSED, "push": "gemm"}
+    path = write_cache(tmp_path / "c.toml", [gemm_entry("matmulrs", 8192, fused, dtype="e4m3_row")])
+    p = gemm.Problem(8192, 3584, 8192, 4)
+    assert gemm.choose_runnable("matmulrs", p, "e4m3_row", path, hardware=GPU).config == fused
+    c = gemm.choose_runnable("matmulrs", p, "e4m3_row", path, hardware=GPU, no_fused=SM80)
+    assert (c.config, c.source) == (gemm.default_config("matmulrs"), "default")
+    assert "matmulrs config for 4 ranks, e4m3_row, m=8192,n=3584,k=8192 is impl=" in str(recwarn.pop().message)

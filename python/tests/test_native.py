@@ -61,7 +61,7 @@ def test_answer_larger_than_the_first_buffer_is_asked_for_again():
 
 
 def test_abi_version_mismatch_says_what_to_do(monkeypatch):
-    with pytest.raises(_native.NativeError, match=r"has ABI version 7, this symmtune package needs 3: rebuild it "
+    with pytest.raises(_native.NativeError, match=r"has ABI version 7, this symmtune package needs 4: rebuild it "
                                                   r"\(`make lib`\)"):
         _native.check_abi(7, Path("/x/libsymmtune.so"))
     # The loader checks it on load.
@@ -83,7 +83,8 @@ def test_missing_library_says_how_to_get_one(monkeypatch, tmp_path):
 def test_constants_are_the_librarys():
     c = _native.constants()["gemm"]
     assert gemm.PAYLOAD_OFFSET == c["payload_offset"] and gemm.MAX_STREAMS == 3
-    assert gemm.SPACE["matmulrs"]["reduce"] == ("kernel", "epilogue") and gemm._ADDED_LATER == {"reduce": "kernel"}
+    assert gemm.SPACE["matmulrs"]["reduce"] == ("kernel", "epilogue")
+    assert gemm._ADDED_LATER == {"reduce": "kernel", "fast_accum": 1}  # fast_accum=0: FP8 pipelines only
     assert fusedplan.RS_TABLE_BYTES == len(fusedplan.plan_fused_rs(64, 64, 2, 0, 1, 64, 128, 64).table([0, 0], [0, 0]))
     assert hopper.SMEM_LIMIT == 232448 and hopper.PARTS[-1] == "hopper_gemm.cu"
     with pytest.raises(AttributeError):
@@ -129,6 +130,14 @@ def test_gemm_open_without_a_gpu_says_so():
         _native.gemm_open(req, [4096, 8192], 4096)
     with pytest.raises(ValueError, match="handle 99: not open"):
         _native.gemm_enqueue(99, 0, 1, 2, 3)
+    with pytest.raises(ValueError, match="handle 99: not open"):
+        _native.gemm_enqueue_scaled(99, 0, 1, 2, 3, 0, 4, 5)
+    # An FP8 request is checked as a bf16 one is, then needs the GPU too.
+    with pytest.raises(ValueError, match='dtype "e5m2"'):
+        _native.gemm_open({**req, "dtype": "e5m2"}, [4096, 8192], 4096)
+    for dt in ("e4m3", "e4m3_row"):
+        with pytest.raises(_native.NativeError, match="CUDA"):
+            _native.gemm_open({**req, "dtype": dt}, [4096, 8192], 4096)
 
 
 def test_allreduce_open_without_a_gpu_says_so():

@@ -60,6 +60,18 @@ def test_note_writes_a_job_file_once(tmp_path):
     assert text.startswith("# symmtune job file") and f"symmtune search --config {p}" in text
 
 
+def test_fp8_shapes_are_jobs_of_their_own_dtype(tmp_path):
+    """symmtune.torch notes an FP8 GEMM under its scales' dtype (e4m3 or
+    e4m3_row): a job apart from the bf16 one of the same shape."""
+    p = tmp_path / "jobs.toml"
+    rec.record(p)
+    shape = {"m": 8192, "n": 3584, "k": 8192}
+    for dt in ("bf16", "e4m3", "e4m3_row"):
+        assert rec.note("agmm", 2, dt, shape) is True
+    assert rec.note("agmm", 2, "e4m3_row", shape) is False
+    assert [j[3] for j in jobs(p)] == ["bf16", "e4m3", "e4m3_row"]
+
+
 def test_a_repeat_costs_no_io(tmp_path, monkeypatch):
     rec.record(tmp_path / "jobs.toml")
     assert rec.note("allreduce", 2, "f32", {"n": 4096}, "cpu")

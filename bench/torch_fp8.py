@@ -1,0 +1,433 @@
+"""symmtune.torch's FP8 GEMMs (issue 30, docs/fp8.md) on W GPUs: correct,
+then timed beside torch._scaled_mm alone, NCCL + _scaled_mm and torch's
+fused scaled symm_mem ops.
+
+    SYMMTUNE_CACHE=configs.toml PYTHONPATH=python:bench torchrun --nproc-per-node 2 bench/torch_fp8.py \
+        [check] [graph] [time] [--shapes 8192x3584x8192,...] [--scales tensor,row] [--rounds 50]
+
+Shapes are M x N x K with M the gathered (agmm) or total (matmulrs) rows;
+default 8192x3584x8192, 16384x3584x8192 and 4096x1792x4096. Scales: tensor
+(one fp32 each: dtype e4m3) and row (a_scale [rows, 1], b_scale [1, N]:
+e4m3_row). B is always the transpose of a contiguous [N, K] e4m3 tensor.
+
+check: for both kernels, every shape and scale kind, 2 calls on fresh
+  inputs: e4m3 values q = e4m3(uniform(-1, 1) * 448) (the whole range,
+  subnormals included), scales in [2^-9, 2^-8) (agmm tensor-wise: the same
+  a_scale on every rank), the output's memory poisoned with NaN first (the
+  caching allocator's block is filled and freed just before the call), every
+  element scanned for NaN/Inf, and the relative RMS error ||C - R|| / ||R||
+  against a float64 reference R of the dequantized operands (q * scale);
+  tolerance 2e-2 (docs/fp8.md). _scaled_mm's own error on the same inputs is
+  printed beside it. The config symmtune chose is printed (source: tuned,
+  nearest or default).
+graph: at a small shape (1024x512x1024), each op (the public functions and
+  torch.ops.symmtune.*) captured in a torch.cuda.graph and replayed 20
+  times on fresh inputs copied into the static ones, the output poisoned
+  before each replay; then a block of both ops under
+  torch.compile(fullgraph=True) and mode="reduce-overhead", against float64.
+time: per kernel, shape and scale kind, interleaved rounds (peer_method.
+  bench_paired, queued=True: each call behind a barrier across ranks and a
+  device sleep, the Go host's method; peer_baselines.py's GEMM rows use the
+  plain events-around-one-call method, but its numbers move with the
+  GPUs' clocks by more than the differences here, hence paired rounds) of
+    scaled_mm      torch._scaled_mm on the full [M, K] (use_fast_accum=True): the bound
+    nccl           agmm: all_gather_into_tensor (bytes) of A (and, row-wise, of its
+                   scales) + _scaled_mm; matmulrs: _scaled_mm + reduce_scatter_tensor
+    torch_fused    torch.ops.symm_mem.fused_all_gather_scaled_matmul /
+                   fused_scaled_matmul_reduce_scatter (use_fast_accum=True)
+    symmtune       symmtune.torch.all_gather_scaled_matmul / scaled_matmul_reduce_scatter
+  median µs of each, the max over ranks, and the median over rounds of each
+  call's ratio to _scaled_mm in the same round; one table per kernel.
+
+Run with TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NCCL_NVLS_ENABLE=0
+NVSHMEM_DISABLE_NVLS=1 (bench/torch-fp8.sh sets them). Prints "section,..."
+lines, markdown tables and FAIL lines; exits 1 on any failure.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from typing import Callable
+
+import torch
+import torch.distributed as dist
+
+import symmtune.torch as st
+from peer_method import bench_paired, warm_and_capture
+from symmtune import _torch_gemm, gemm
+
+FP8 = torch.float8_e4m3fn
+BF16 = torch.bfloat16
+TOL = 2e-2
+SHAPES = "8192x3584x8192,16384x3584x8192,4096x1792x4096"
+FAILS: list[str] = []
+
+
+def out(*fields) -> None:
+    if dist.get_rank() == 0:
+        print(",".join(str(f) for f in fields), flush=True)
+
+
+def fail(msg: str) -> None:
+    FAILS.append(msg)
+    print(f"FAIL rank {dist.get_rank()}: {msg}", flush=True)
+
+
+def agree_max(x: float) -> float:
+    t = torch.tensor([x], device="cuda", dtype=torch.float64)
+    dist.all_reduce(t, op=dist.ReduceOp.MAX)
+    return t.item()
+
+
+# ------------------------------------------------------------------ inputs
+class Case:
+    """One kernel's operands on this rank: a (agmm: the shard [M/W, K];
+    matmulrs: [M, K]) and b [K, N] (w.t() of a contiguous w [N, K]), e4m3,
+    with their fp32 scales, made and refreshed in place (graph replays read
+    the same tensors)."""
+
+    def __init__(self, kernel: str, m: int, n: int, k: int, row: bool) -> None:
+        self.kernel, self.m, self.n, self.k, self.row = kernel, m, n, k, row
+        w = dist.get_world_size()
+        self.rows = m // w if kernel == gemm.AGMM else m
+        self.a = torch.empty(self.rows, k, dtype=FP8, device="cuda")
+        self.w = torch.empty(n, k, dtype=FP8, device="cuda")
+        self.b = self.w.t()
+        self.a_scale = torch.empty((self.rows, 1) if row else (), dtype=torch.float32, device="cuda")
+        self.b_scale = torch.empty((1, n) if row else (), dtype=torch.float32, device="cuda")
+
+    def fill(self, seed: int) -> None:
+        rank = dist.get_rank()
+        gen = torch.Generator(device="cuda").manual_seed(seed * 1009 + rank)
+        same = torch.Generator(device="cuda").manual_seed(seed * 1009 + 997)  # the same on every rank
+
+        def q(x: torch.Tensor) -> None:  # e4m3 over its whole range, subnormals included
+            u = torch.rand(x.shape, device="cuda", generator=gen, dtype=torch.float32) * 2 - 1
+            x.copy_((u * 448).to(FP8))
+
+        def scale(x: torch.Tensor, g: torch.Generator) -> None:
+            x.copy_(2.0 ** -9 * (1 + torch.rand(x.shape, device="cuda", generator=g)))
+        q(self.a)
+        q(self.w)
+        # agmm tensor-wise: one scale for the whole gathered A, the same everywhere.
+        scale(self.a_scale, same if (self.kernel == gemm.AGMM and not self.row) else gen)
+        scale(self.b_scale, gen)
+
+    def ours(self):
+        if self.kernel == gemm.AGMM:
+            return st.all_gather_scaled_matmul(self.a, self.b, self.a_scale, self.b_scale)
+        return st.scaled_matmul_reduce_scatter(self.a, self.b, self.a_scale, self.b_scale)
+
+    def op(self, g: str):
+        if self.kernel == gemm.AGMM:
+            return torch.ops.symmtune.all_gather_scaled_matmul(self.a, self.b, self.a_scale, self.b_scale, g)
+        return torch.ops.symmtune.scaled_matmul_reduce_scatter(self.a, self.b, self.a_scale, self.b_scale, g)
+
+    def gathered(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """The full A [M, K] (agmm: gathered) and its scale (row-wise: [M, 1])."""
+        if self.kernel != gemm.AGMM:
+            return self.a, self.a_scale
+        w = dist.get_world_size()
+        full = torch.empty(self.m, self.k, dtype=FP8, device="cuda")
+        dist.all_gather_into_tensor(full.view(torch.uint8), self.a.view(torch.uint8))
+        if not self.row:
+            return full, self.a_scale
+        sa = torch.empty(self.rows * w, 1, dtype=torch.float32, device="cuda")
+        dist.all_gather_into_tensor(sa, self.a_scale)
+        return full, sa
+
+    def reference(self) -> torch.Tensor:
+        """float64, of the dequantized operands (q * scale), this rank's result."""
+        a, sa = self.gathered()
+        c = (a.double() * sa.double()) @ (self.b.double() * self.b_scale.double())
+        if self.kernel == gemm.AGMM:
+            return c
+        dist.all_reduce(c)
+        r, rows = dist.get_rank(), self.m // dist.get_world_size()
+        return c[r * rows:(r + 1) * rows]
+
+    def label(self) -> str:
+        return f"{self.kernel}:{'row' if self.row else 'tensor'}:{self.m}x{self.n}x{self.k}"
+
+
+def rel_rms(got: torch.Tensor, ref: torch.Tensor) -> float:
+    """||got - ref|| / ||ref||, inf when any element of got is not finite."""
+    if not torch.isfinite(got).all():
+        return float("inf")
+    return ((got.double() - ref).norm() / ref.norm()).item()
+
+
+def poison(rows: int, n: int) -> int:
+    """Leaves a NaN-filled block of an [rows, n] bf16 tensor in the caching
+    allocator, for the next allocation of that size to get: its address."""
+    t = torch.empty(rows, n, dtype=BF16, device="cuda").fill_(float("nan"))
+    return t.data_ptr()
+
+
+def scaled_mm(a, b, sa, sb) -> torch.Tensor:
+    return torch._scaled_mm(a, b, sa, sb, out_dtype=BF16, use_fast_accum=True)
+
+
+def chosen() -> str:
+    pipe = next(iter(_torch_gemm._pipes.values()), None)
+    if pipe is None:
+        return "-"
+    return f"{pipe.choice.source} {pipe.dt} {pipe.choice.config}".replace(",", ";")
+
+
+def reset() -> None:
+    for pipe in _torch_gemm._pipes.values():
+        pipe.close()
+    _torch_gemm._pipes.clear()
+
+
+def cases(shapes: list[tuple[int, int, int]], scales: list[str]):
+    for kernel in gemm.KERNELS:
+        for m, n, k in shapes:
+            for s in scales:
+                yield Case(kernel, m, n, k, s == "row")
+
+
+# ------------------------------------------------------------------- check
+def check(shapes, scales) -> None:
+    for c in cases(shapes, scales):
+        reset()
+        worst, worst_mm, poisoned = 0.0, 0.0, 0
+        try:
+            for t in range(2):
+                c.fill(t + 1)
+                ref = c.reference()
+                rows = c.m if c.kernel == gemm.AGMM else c.m // dist.get_world_size()
+                where = poison(rows, c.n)
+                got = c.ours()
+                poisoned += got.data_ptr() == where
+                torch.cuda.synchronize()
+                err = rel_rms(got, ref)
+                worst = max(worst, err)
+                if not err <= TOL:
+                    fail(f"check {c.label()}: call {t}: relative RMS error {err:.3g}"
+                         f"{' (NaN/Inf in the output)' if err == float('inf') else ''}")
+                a, sa = c.gathered()
+                mm = scaled_mm(a, c.b, sa, c.b_scale)
+                if c.kernel == gemm.MATMULRS:
+                    part = torch.empty(rows, c.n, dtype=BF16, device="cuda")
+                    dist.reduce_scatter_tensor(part, mm)
+                    mm = part
+                worst_mm = max(worst_mm, rel_rms(mm, ref))
+                del ref, got, mm
+        except Exception as e:  # noqa: BLE001 - reported with its message
+            fail(f"check {c.label()}: {type(e).__name__}: {str(e)[:400]}")
+            continue
+        w, wm = agree_max(worst), agree_max(worst_mm)
+        out("check", c.label(), "ok" if w <= TOL else "WRONG", f"rel_rms {w:.2e}", f"scaled_mm+nccl rel_rms {wm:.2e}",
+            f"output over the poisoned block {poisoned}/2", chosen())
+        torch.cuda.empty_cache()
+    reset()
+
+
+# ------------------------------------------------------------------- graph
+def graph_check(replays: int = 20) -> None:
+    g = dist.group.WORLD.group_name
+    m, n, k = 1024, 512, 1024
+    for c in cases([(m, n, k)], ["tensor", "row"]):
+        for form in ("st", "op"):
+            name = f"graph:{c.label()}:{form}"
+            reset()
+            try:
+                c.fill(1)
+                run = c.ours if form == "st" else (lambda c=c: c.op(g))
+                graph, res = warm_and_capture(run)
+                worst = 0.0
+                for i in range(replays):
+                    c.fill(100 + i)
+                    ref = c.reference()
+                    res.fill_(float("nan"))
+                    graph.replay()
+                    torch.cuda.synchronize()
+                    err = rel_rms(res, ref)
+                    worst = max(worst, err)
+                    if not err <= TOL:
+                        fail(f"{name}: replay {i}: relative RMS error {err:.3g}")
+                        break
+                w = agree_max(worst)
+                out("graph", name, f"x{replays}", "ok" if w <= TOL else "WRONG", f"rel_rms {w:.2e}")
+                del graph
+            except Exception as e:  # noqa: BLE001
+                fail(f"{name}: {type(e).__name__}: {str(e)[:400]}")
+    compile_check(m, n, k)
+    reset()
+
+
+def compile_check(m: int, n: int, k: int) -> None:
+    """Both ops in one function (agmm's bf16 output quantized again for
+    matmulrs, as an FP8 MLP does), eagerly, under torch.compile(fullgraph)
+    and mode="reduce-overhead", each against float64."""
+    w = dist.get_world_size()
+    ag = Case(gemm.AGMM, m, n, k, row=True)
+    ag.fill(7)
+    rs = Case(gemm.MATMULRS, m, k, n, row=False)  # [M, N] @ [N, K]
+    rs.fill(8)
+
+    def block(a, b, sa, sb, w2t, s2):
+        h = st.all_gather_scaled_matmul(a, b, sa, sb)
+        amax = h.abs().amax().float().clamp(min=1e-12)
+        hq = (h.float() * (448.0 / amax)).to(FP8)
+        hs = (amax / 448.0).reshape(())
+        return h, st.scaled_matmul_reduce_scatter(hq, w2t, hs, s2)
+
+    h_ref = ag.reference()
+    args = (ag.a, ag.b, ag.a_scale, ag.b_scale, rs.b, rs.b_scale)
+    eager_h, _ = block(*args)
+    # The reference of the second product from the same quantized h.
+    amax = eager_h.abs().amax().float().clamp(min=1e-12)
+    hq, hs = (eager_h.float() * (448.0 / amax)).to(FP8), (amax / 448.0)
+    full = (hq.double() * hs.double()) @ (rs.b.double() * rs.b_scale.double())
+    dist.all_reduce(full)
+    r, rows = dist.get_rank(), m // w
+    y_ref = full[r * rows:(r + 1) * rows]
+    modes = [("eager", lambda: block, False), ("fullgraph", lambda: torch.compile(block, fullgraph=True), False),
+             ("reduce-overhead", lambda: torch.compile(block, fullgraph=True, mode="reduce-overhead"), True)]
+    for mode, make, mark in modes:
+        torch._dynamo.reset()
+        reset()
+        try:
+            f, worst = make(), 0.0
+            for _ in range(4):
+                if mark:
+                    torch.compiler.cudagraph_mark_step_begin()
+                h, y = f(*args)
+                worst = max(worst, rel_rms(h, h_ref), rel_rms(y, y_ref))
+            torch.cuda.synchronize()
+            wm = agree_max(worst)
+            if not wm <= TOL:
+                fail(f"compile {mode}: relative RMS error {wm:.3g}")
+            out("compile", mode, "ok" if wm <= TOL else "WRONG", f"rel_rms {wm:.2e}")
+        except Exception as e:  # noqa: BLE001
+            fail(f"compile {mode}: {type(e).__name__}: {str(e)[:600]}")
+
+
+# -------------------------------------------------------------------- time
+def _schema_call(op, **kw):
+    """Calls a torch op with the arguments its schema names (the symm_mem
+    ops' signatures changed between torch releases)."""
+    names = {a.name for a in op.default._schema.arguments}
+    return op(**{k: v for k, v in kw.items() if k in names})
+
+
+def timers(c: Case, g: str) -> dict:
+    w = dist.get_world_size()
+    a_full, sa = c.gathered()
+    full, sa_full = a_full.clone(), sa.clone()  # the NCCL path's buffers
+    fns = {"scaled_mm": lambda: scaled_mm(full, c.b, sa_full, c.b_scale)}
+    if c.kernel == gemm.AGMM:
+        def nccl():
+            dist.all_gather_into_tensor(full.view(torch.uint8), c.a.view(torch.uint8))
+            if c.row:
+                dist.all_gather_into_tensor(sa_full, c.a_scale)
+            return scaled_mm(full, c.b, sa_full, c.b_scale)
+
+        def fused():
+            _, (y,) = _schema_call(torch.ops.symm_mem.fused_all_gather_scaled_matmul, A=c.a, A_shard=c.a, Bs=[c.b],
+                                   A_scale=c.a_scale, B_scales=[c.b_scale], gather_dim=0, group_name=g,
+                                   biases=[None], result_scales=[None], out_dtypes=[BF16], use_fast_accum=[True])
+            return y
+    else:
+        rs_out = torch.empty(c.m // w, c.n, dtype=BF16, device="cuda")
+
+        def nccl():
+            dist.reduce_scatter_tensor(rs_out, scaled_mm(c.a, c.b, c.a_scale, c.b_scale))
+            return rs_out
+
+        def fused():
+            return _schema_call(torch.ops.symm_mem.fused_scaled_matmul_reduce_scatter, A=c.a, B=c.b,
+                                A_scale=c.a_scale, B_scale=c.b_scale, reduce_op="sum", scatter_dim=0,
+                                orig_scatter_dim=0, scatter_dim_after_maybe_reshape=0, group_name=g,
+                                output_shape=[c.m, c.n], out_dtype=BF16, use_fast_accum=True)
+    fns["nccl"] = nccl
+    try:
+        fused()
+        torch.cuda.synchronize()
+        fns["torch_fused"] = fused
+    except Exception as e:  # noqa: BLE001 - the column stays empty, with the reason
+        out("time", c.label(), "torch_fused unavailable", f"{type(e).__name__}: {str(e)[:200]}".replace(",", ";"))
+    fns["symmtune"] = c.ours
+    return fns
+
+
+def timing(shapes, scales, rounds: int) -> None:
+    g = dist.group.WORLD.group_name
+    rows: dict[str, list[str]] = {k: [] for k in gemm.KERNELS}
+    cols = ("scaled_mm", "nccl", "torch_fused", "symmtune")
+    for c in cases(shapes, scales):
+        reset()
+        try:
+            c.fill(3)
+            fns = timers(c, g)
+            med, ratio = bench_paired(fns, "scaled_mm", iters=rounds, queued=True)
+        except Exception as e:  # noqa: BLE001
+            fail(f"time {c.label()}: {type(e).__name__}: {str(e)[:400]}")
+            continue
+        for name in fns:
+            out("time", c.label(), name, f"{med[name]:.1f}", f"{ratio[name]:.3f}")
+        cells = [f"{med[x]:.1f} ({ratio[x]:.3f})" if x in med else "-" for x in cols]
+        rows[c.kernel].append(f"| {c.m}x{c.n}x{c.k} | {'row' if c.row else 'tensor'} | " + " | ".join(cells)
+                              + f" | `{chosen().replace(';', ',')}` |")
+        del fns
+        torch.cuda.empty_cache()
+    if dist.get_rank() == 0:
+        for kernel, lines in rows.items():
+            print(f"\n{kernel}: µs, median of {rounds} interleaved rounds (each call behind a barrier and a device "
+                  "sleep), max over ranks; (median over rounds of the ratio to _scaled_mm alone)")
+            print("| M x N x K | scales | _scaled_mm | NCCL + _scaled_mm | torch fused | symmtune | symmtune config |")
+            print("|---|---|---|---|---|---|---|")
+            for line in lines:
+                print(line)
+        sys.stdout.flush()
+    reset()
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("parts", nargs="*", default=["check", "graph", "time"])
+    ap.add_argument("--shapes", default=SHAPES)
+    ap.add_argument("--scales", default="tensor,row")
+    ap.add_argument("--rounds", type=int, default=50)
+    args = ap.parse_args()
+    if set(args.parts) - {"check", "graph", "time"}:
+        ap.error(f"parts {args.parts}: want check, graph and/or time")
+    rank, world = int(os.environ["LOCAL_RANK"]), int(os.environ["WORLD_SIZE"])
+    torch.cuda.set_device(rank)
+    dist.init_process_group("nccl", device_id=torch.device("cuda", rank))
+    try:
+        import torch.distributed._symmetric_memory as symm_mem
+        symm_mem.enable_symm_mem_for_group(dist.group.WORLD.group_name)
+    except Exception:  # noqa: BLE001 - newer torch: every group may use symmetric memory
+        pass
+    shapes = [tuple(int(x) for x in s.split("x")) for s in args.shapes.split(",") if s]
+    scales = [s for s in args.scales.split(",") if s]
+    if rank == 0:
+        print(f"# {torch.cuda.get_device_name()} x{world}, torch {torch.__version__}, "
+              f"{time.strftime('%Y-%m-%d %H:%M:%S UTC', time.gmtime())}", flush=True)
+    runs: dict[str, Callable[[], None]] = {"check": lambda: check(shapes, scales), "graph": graph_check,
+                                           "time": lambda: timing(shapes, scales, args.rounds)}
+    for part in args.parts:
+        t0 = time.time()
+        runs[part]()
+        if rank == 0:
+            print(f"# {part} took {time.time() - t0:.0f} s", flush=True)
+    n = torch.tensor([len(FAILS)], device="cuda")
+    dist.all_reduce(n)
+    if rank == 0:
+        print(f"# failures over ranks: {int(n.item())}", flush=True)
+    dist.destroy_process_group()
+    sys.exit(1 if n.item() else 0)
+
+
+if __name__ == "__main__":
+    # Never multicast, as bench/torch-ops.sh: torch symm_mem, NCCL and NVSHMEM alike.
+    for var, val in (("TORCH_SYMM_MEM_DISABLE_MULTICAST", "1"), ("NCCL_NVLS_ENABLE", "0"),
+                     ("NVSHMEM_DISABLE_NVLS", "1")):
+        os.environ.setdefault(var, val)
+    main()
