@@ -70,8 +70,14 @@ def _check(what: str, x: torch.Tensor, name: str, dtype: torch.dtype | None = No
         raise TypeError(f"symmtune.torch.{what}: {name} is {x.dtype}; the GPU GEMM kernels take bf16 or f16")
     if dtype is not None and x.dtype != dtype:
         raise TypeError(f"symmtune.torch.{what}: {name} is {x.dtype}, the other operand {dtype}")
-    if not x.is_cuda or x.device.index != torch.cuda.current_device():
-        raise ValueError(f"symmtune.torch.{what}: {name} is on {x.device}; want this rank's current CUDA device")
+
+
+def _check_device(what: str, *named: tuple[str, torch.Tensor]) -> None:
+    """After every operand's shape and dtype: a dtype error names the
+    mismatch even when the operands are also on the wrong device."""
+    for name, x in named:
+        if not x.is_cuda or x.device.index != torch.cuda.current_device():
+            raise ValueError(f"symmtune.torch.{what}: {name} is on {x.device}; want this rank's current CUDA device")
 
 
 def _dense(x: torch.Tensor) -> torch.Tensor:
@@ -202,6 +208,7 @@ def all_gather_matmul(a_shard: torch.Tensor, b: torch.Tensor, group=None, *, ret
         return torch.ops.symmtune.all_gather_matmul(a_shard, b, name, c)
     _check("all_gather_matmul", a_shard, "a_shard")
     _check("all_gather_matmul", b, "b", a_shard.dtype)
+    _check_device("all_gather_matmul", ("a_shard", a_shard), ("b", b))
     _, _, world = group_info(group)
     rows, k = a_shard.shape
     if b.shape[0] != k:
@@ -229,6 +236,7 @@ def matmul_reduce_scatter(a: torch.Tensor, b: torch.Tensor, group=None, *,
                                                         None if cache is None else os.fspath(cache))
     _check("matmul_reduce_scatter", a, "a")
     _check("matmul_reduce_scatter", b, "b", a.dtype)
+    _check_device("matmul_reduce_scatter", ("a", a), ("b", b))
     _, _, world = group_info(group)
     m, k = a.shape
     if b.shape[0] != k:
