@@ -38,6 +38,10 @@ time: per kernel, shape and scale kind, interleaved rounds (peer_method.
     symmtune       symmtune.torch.all_gather_scaled_matmul / scaled_matmul_reduce_scatter
   median µs of each, the max over ranks, and the median over rounds of each
   call's ratio to _scaled_mm in the same round; one table per kernel.
+gtime: as time, but each call captured once in a CUDA graph and the graph
+  replayed (a call that cannot be captured is left out, with the reason):
+  like for like where a host path slower than the GPU would show in time's
+  figures (small shapes; the FP8 ops' Python checks).
 
 Run with TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NCCL_NVLS_ENABLE=0
 NVSHMEM_DISABLE_NVLS=1 (bench/torch-fp8.sh sets them). Prints "section,..."
@@ -356,8 +360,21 @@ def timers(c: Case, g: str) -> dict:
     return fns
 
 
-def timing(shapes, scales, rounds: int) -> None:
+def graphed(fn: Callable[[], object]) -> Callable[[], None]:
+    """fn's call captured once in a CUDA graph (after a warm-up call, which
+    opens runners and lets NCCL set up): its replay."""
+    fn()
+    torch.cuda.synchronize()
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        fn()
+    torch.cuda.synchronize()
+    return graph.replay
+
+
+def timing(shapes, scales, rounds: int, in_graph: bool = False) -> None:
     g = dist.group.WORLD.group_name
+    part = "gtime" if in_graph else "time"
     rows: dict[str, list[str]] = {k: [] for k in gemm.KERNELS}
     cols = ("scaled_mm", "nccl", "torch_fused", "symmtune")
     for c in cases(shapes, scales):
@@ -365,12 +382,19 @@ def timing(shapes, scales, rounds: int) -> None:
         try:
             c.fill(3)
             fns = timers(c, g)
+            if in_graph:
+                for name in list(fns):
+                    try:
+                        fns[name] = graphed(fns[name])
+                    except Exception as e:  # noqa: BLE001 - the column stays empty, with the reason
+                        del fns[name]
+                        out(part, c.label(), f"{name} not captured", f"{type(e).__name__}: {str(e)[:200]}".replace(",", ";"))
             med, ratio = bench_paired(fns, "scaled_mm", iters=rounds, queued=True)
         except Exception as e:  # noqa: BLE001
-            fail(f"time {c.label()}: {type(e).__name__}: {str(e)[:400]}")
+            fail(f"{part} {c.label()}: {type(e).__name__}: {str(e)[:400]}")
             continue
         for name in fns:
-            out("time", c.label(), name, f"{med[name]:.1f}", f"{ratio[name]:.3f}")
+            out(part, c.label(), name, f"{med[name]:.1f}", f"{ratio[name]:.3f}")
         cells = [f"{med[x]:.1f} ({ratio[x]:.3f})" if x in med else "-" for x in cols]
         rows[c.kernel].append(f"| {c.m}x{c.n}x{c.k} | {'row' if c.row else 'tensor'} | " + " | ".join(cells)
                               + f" | `{chosen().replace(';', ',')}` |")
@@ -378,7 +402,8 @@ def timing(shapes, scales, rounds: int) -> None:
         torch.cuda.empty_cache()
     if dist.get_rank() == 0:
         for kernel, lines in rows.items():
-            print(f"\n{kernel}: µs, median of {rounds} interleaved rounds (each call behind a barrier and a device "
+            how = "each call a CUDA graph's replay" if in_graph else "each call"
+            print(f"\n{kernel} ({part}): µs, median of {rounds} interleaved rounds ({how} behind a barrier and a device "
                   "sleep), max over ranks; (median over rounds of the ratio to _scaled_mm alone)")
             print("| M x N x K | scales | _scaled_mm | NCCL + _scaled_mm | torch fused | symmtune | symmtune config |")
             print("|---|---|---|---|---|---|---|")
@@ -390,13 +415,13 @@ def timing(shapes, scales, rounds: int) -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("parts", nargs="*", default=["check", "graph", "time"])
+    ap.add_argument("parts", nargs="*", default=["check", "graph", "time", "gtime"])
     ap.add_argument("--shapes", default=SHAPES)
     ap.add_argument("--scales", default="tensor,row")
     ap.add_argument("--rounds", type=int, default=50)
     args = ap.parse_args()
-    if set(args.parts) - {"check", "graph", "time"}:
-        ap.error(f"parts {args.parts}: want check, graph and/or time")
+    if set(args.parts) - {"check", "graph", "time", "gtime"}:
+        ap.error(f"parts {args.parts}: want check, graph, time and/or gtime")
     rank, world = int(os.environ["LOCAL_RANK"]), int(os.environ["WORLD_SIZE"])
     torch.cuda.set_device(rank)
     dist.init_process_group("nccl", device_id=torch.device("cuda", rank))
@@ -411,7 +436,8 @@ def main() -> None:
         print(f"# {torch.cuda.get_device_name()} x{world}, torch {torch.__version__}, "
               f"{time.strftime('%Y-%m-%d %H:%M:%S UTC', time.gmtime())}", flush=True)
     runs: dict[str, Callable[[], None]] = {"check": lambda: check(shapes, scales), "graph": graph_check,
-                                           "time": lambda: timing(shapes, scales, args.rounds)}
+                                           "time": lambda: timing(shapes, scales, args.rounds),
+                                           "gtime": lambda: timing(shapes, scales, args.rounds, in_graph=True)}
     for part in args.parts:
         t0 = time.time()
         runs[part]()
