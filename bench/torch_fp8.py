@@ -383,6 +383,10 @@ def timing(shapes, scales, rounds: int, in_graph: bool = False) -> None:
             c.fill(3)
             fns = timers(c, g)
             if in_graph:
+                if not os.environ.get("FP8_CAPTURE_TORCH_FUSED"):
+                    # Its capture aborted the process (SIGABRT, both ranks) on
+                    # 2 x H200, torch 2.11, 2026-11-25; FP8_CAPTURE_TORCH_FUSED=1 tries.
+                    fns.pop("torch_fused", None)
                 for name in list(fns):
                     try:
                         fns[name] = graphed(fns[name])
