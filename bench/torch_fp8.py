@@ -232,10 +232,10 @@ def check(shapes, scales) -> None:
 
 
 # ------------------------------------------------------------------- graph
-def graph_check(replays: int = 20) -> None:
+def graph_check(replays: int = 20, shapes: list[tuple[int, int, int]] | None = None) -> None:
     g = dist.group.WORLD.group_name
     m, n, k = 1024, 512, 1024
-    for c in cases([(m, n, k)], ["tensor", "row"]):
+    for c in cases(shapes or [(m, n, k)], ["tensor", "row"]):
         for form in ("st", "op"):
             name = f"graph:{c.label()}:{form}"
             reset()
@@ -361,13 +361,12 @@ def timers(c: Case, g: str) -> dict:
 
 
 def graphed(fn: Callable[[], object]) -> Callable[[], None]:
-    """fn's call captured once in a CUDA graph (after a warm-up call, which
-    opens runners and lets NCCL set up): its replay."""
-    fn()
-    torch.cuda.synchronize()
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
-        fn()
+    """fn's call captured in a CUDA graph as peer_method.warm_and_capture
+    does it (warm-up calls on a side stream first, as torch.cuda.graph's
+    documentation asks), replayed once and synchronized so that a fault is
+    named by the caller's except: the graph's replay."""
+    graph, _ = warm_and_capture(fn)
+    graph.replay()
     torch.cuda.synchronize()
     return graph.replay
 
@@ -387,7 +386,11 @@ def timing(shapes, scales, rounds: int, in_graph: bool = False) -> None:
                     # Its capture aborted the process (SIGABRT, both ranks) on
                     # 2 x H200, torch 2.11, 2026-11-25; FP8_CAPTURE_TORCH_FUSED=1 tries.
                     fns.pop("torch_fused", None)
+                only = os.environ.get("FP8_GTIME_ONLY")  # e.g. "scaled_mm,symmtune": a probe's subset
                 for name in list(fns):
+                    if only and name not in only.split(","):
+                        del fns[name]
+                        continue
                     try:
                         fns[name] = graphed(fns[name])
                     except Exception as e:  # noqa: BLE001 - the column stays empty, with the reason
@@ -423,6 +426,7 @@ def main() -> None:
     ap.add_argument("--shapes", default=SHAPES)
     ap.add_argument("--scales", default="tensor,row")
     ap.add_argument("--rounds", type=int, default=50)
+    ap.add_argument("--graph-shapes", default="", help="graph's shapes (default 1024x512x1024), MxNxK,...")
     args = ap.parse_args()
     if set(args.parts) - {"check", "graph", "time", "gtime"}:
         ap.error(f"parts {args.parts}: want check, graph, time and/or gtime")
@@ -439,7 +443,7 @@ def main() -> None:
     if rank == 0:
         print(f"# {torch.cuda.get_device_name()} x{world}, torch {torch.__version__}, "
               f"{time.strftime('%Y-%m-%d %H:%M:%S UTC', time.gmtime())}", flush=True)
-    runs: dict[str, Callable[[], None]] = {"check": lambda: check(shapes, scales), "graph": graph_check,
+    runs: dict[str, Callable[[], None]] = {"check": lambda: check(shapes, scales), "graph": lambda: graph_check(shapes=[tuple(int(x) for x in s.split("x")) for s in args.graph_shapes.split(",") if s]),
                                            "time": lambda: timing(shapes, scales, args.rounds),
                                            "gtime": lambda: timing(shapes, scales, args.rounds, in_graph=True)}
     for part in args.parts:
