@@ -6,6 +6,8 @@
 # epilogue's and the gaps between tiles can be told apart.
 #   tar xzf .gpu/bins.tgz -C /tmp
 #   BIN=/tmp/bin OUT=$OUT SHAPE=8192x3584x8192 TILES=128x256:s4:c2:g8 bash bench/ncu-gemm.sh
+# DTYPE (default bf16) is gemmalone's -dtype (e4m3, e4m3_row: the FP8 tiles);
+# NO_CUBLAS=1 profiles only the tiles.
 # Writes $OUT/ncu/: a .ncu-rep per kernel, its details page and its SASS
 # source page (CSV, one row per instruction with its stall samples; summed
 # by bench/ncu_sass.py).
@@ -23,7 +25,7 @@ export CUDA_VISIBLE_DEVICES=${CUDA_VISIBLE_DEVICES:-0}
 profile() { # name kernel-filter tiles
 	local name=$1 filter=$2 tiles=$3
 	timeout 240 "$NCU" --clock-control none --kernel-name "$filter" --launch-count 1 $SECTIONS \
-		-f -o "$OUT/ncu/$name" "$BIN/gemmalone" -shapes "$SHAPE" -tiles "$tiles" -iters 1 -warmup 0 ${EXTRA:+-extra "$EXTRA"} \
+		-f -o "$OUT/ncu/$name" "$BIN/gemmalone" -shapes "$SHAPE" -tiles "$tiles" -dtype "${DTYPE:-bf16}" -iters 1 -warmup 0 ${EXTRA:+-extra "$EXTRA"} \
 		>"$OUT/ncu/$name.log" 2>&1 || echo "ncu $name: rc $?"
 	[ -f "$OUT/ncu/$name.ncu-rep" ] || return
 	"$NCU" --import "$OUT/ncu/$name.ncu-rep" --page details >"$OUT/ncu/$name-details.txt" 2>&1
@@ -31,9 +33,9 @@ profile() { # name kernel-filter tiles
 }
 
 # cuBLASLt's kernels run first in gemmalone; its first launch is algo 0.
-profile cublaslt "regex:nvjet|sm90" "$(echo "$TILES" | cut -d, -f1)"
+[ -n "${NO_CUBLAS:-}" ] || profile cublaslt "regex:nvjet|sm90" "$(echo "$TILES" | cut -d, -f1)"
 IFS=, read -ra tiles <<<"$TILES"
 for t in "${tiles[@]}"; do
-	profile "ours-$(echo "$t" | tr ':' '_')" hopper_gemm "$t"
+	profile "ours-${DTYPE:-bf16}-$(echo "$t" | tr ':' '_')" hopper_gemm "$t"
 done
 ls -la "$OUT/ncu"
