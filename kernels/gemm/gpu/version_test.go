@@ -8,7 +8,7 @@ import "testing"
 // meant, put the new value here. Moving or renaming other files must not
 // change them.
 func TestKernelVersions(t *testing.T) {
-	for kernel, want := range map[Variant]string{VariantAGMM: "fa444da744b6", VariantMatmulRS: "3fb564c6e08d"} {
+	for kernel, want := range map[Variant]string{VariantAGMM: "aaec4c79c7cf", VariantMatmulRS: "6ef5f288b187"} {
 		if got := kernel.KernelVersion(); got != want {
 			t.Errorf("%s kernel version %s, pinned %s", kernel, got, want)
 		}
