@@ -6,6 +6,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/symmtune/symmtune/internal/e4m3"
 )
 
 // The host side of the GPU test: operands, scales and a float64 reference.
@@ -99,8 +101,8 @@ func scale(r *rand.Rand) float32 { return float32(0x1p-9 * (1 + r.Float64())) }
 func e4m3Operand(r *rand.Rand, n int) (q []byte, v []float64) {
 	q, v = make([]byte, n), make([]float64, n)
 	for i := range q {
-		q[i] = e4m3Encode(math.Ldexp((2*r.Float64()-1)*e4m3Max, -r.IntN(16)))
-		v[i] = e4m3Decode(q[i])
+		q[i] = e4m3.Encode(float32(math.Ldexp((2*r.Float64()-1)*e4m3.Max, -r.IntN(16))))
+		v[i] = float64(e4m3.Value(q[i]))
 	}
 	return q, v
 }

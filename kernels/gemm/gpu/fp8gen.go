@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/symmtune/symmtune/internal/e4m3"
 	"github.com/symmtune/symmtune/sdk"
 )
 
@@ -29,7 +30,7 @@ const (
 	// rank's own scales (SCALE_RANK_SRC): matmulrs, and agmm's row scales.
 	ScaleRankSource = math.MaxUint64
 	// E4M3Max is e4m3's largest finite value; inputs are e4m3(u * 448).
-	E4M3Max = 448
+	E4M3Max = e4m3.Max
 )
 
 // ScaleMode is check_rows' scale_mode (SCALES_*).
@@ -105,52 +106,10 @@ func CheckRowsArgs(dtype string, out uint64, ldo int, samples uint64, n, k int, 
 	return append(args, uint64(mode), aScaleRank), nil
 }
 
-// E4M3Of rounds f to e4m3 ("fn": no infinities, 0x7f and 0xff are NaN) by
-// gemm_util.cu's e4m3_of rule, that of cvt.rn.satfinite.e4m3x2.f32: to
-// nearest, ties to even, saturating at ±448 (infinities too); NaN gives
-// 0x7f.
-func E4M3Of(f float32) uint8 {
-	b := math.Float32bits(f)
-	if b&0x7fffffff > 0x7f800000 {
-		return 0x7f
-	}
-	s := uint8(b>>24) & 0x80
-	a := min(float32(math.Abs(float64(f))), E4M3Max)
-	if a < 1.0/64 {
-		// Subnormals step by 2^-9; 8 carries into the smallest normal.
-		return s | uint8(math.RoundToEven(float64(a*512)))
-	}
-	ab := math.Float32bits(a)
-	m, r := ab&0x7fffff, ab&0xfffff
-	q := ((ab>>23)-120)<<3 | m>>20
-	if r > 0x80000 || r == 0x80000 && q&1 == 1 {
-		q++
-	}
-	return s | uint8(q)
-}
-
-// E4M3Value is q's value, exactly (NaN for 0x7f and 0xff).
-func E4M3Value(q uint8) float32 {
-	e, m := q>>3&15, q&7
-	var v float32
-	switch {
-	case e == 15 && m == 7:
-		return float32(math.NaN())
-	case e == 0:
-		v = float32(m) / 512
-	default:
-		v = math.Float32frombits(uint32(e+120)<<23 | uint32(m)<<20)
-	}
-	if q&0x80 != 0 {
-		return -v
-	}
-	return v
-}
-
 // GenE4M3 is element i of rank's e4m3 input under seed, as fill writes it
 // and check_rows reads it: e4m3(float32(Uniform * 448)).
 func GenE4M3(seed, rank uint64, i int64) uint8 {
-	return E4M3Of(float32(sdk.Uniform(seed, int(rank), i) * E4M3Max))
+	return e4m3.Encode(float32(sdk.Uniform(seed, int(rank), i) * E4M3Max))
 }
 
 // GenScale is scale i of rank's generator under seed, as fill_scales

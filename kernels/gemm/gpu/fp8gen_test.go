@@ -11,120 +11,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/symmtune/symmtune/internal/e4m3"
 )
-
-func TestE4M3Of(t *testing.T) {
-	for _, c := range []struct {
-		f    float32
-		want uint8
-	}{
-		{0, 0x00},
-		{float32(math.Copysign(0, -1)), 0x80},
-		{1, 0x38},
-		{-1, 0xb8},
-		{0.5, 0x30},
-		{240, 0x77},
-		{448, 0x7e},
-		{-448, 0xfe},
-		{440, 0x7e},
-		{432, 0x7e},    // tie of 416 (odd mantissa) and 448: the even one
-		{400, 0x7c},    // tie of 384 (even) and 416
-		{1.0625, 0x38}, // tie of 1 (even) and 1.125
-		{1.1875, 0x3a}, // tie of 1.125 (odd) and 1.25
-		{math.Nextafter32(1.0625, 2), 0x39},
-		{math.Nextafter32(1.0625, 0), 0x38},
-		{1.0 / 512, 0x01},   // smallest subnormal
-		{-1.0 / 512, 0x81},  //
-		{3.0 / 512, 0x03},   //
-		{1.0 / 1024, 0x00},  // tie of 0 and 2^-9: 0
-		{3.0 / 1024, 0x02},  // tie of 2^-9 and 2^-8: the even one
-		{1.0 / 2048, 0x00},  //
-		{15.0 / 1024, 0x08}, // tie of 7 * 2^-9 and the smallest normal 2^-6
-		{1.0 / 64, 0x08},    // smallest normal
-		{7.0 / 512, 0x07},   // largest subnormal
-		{1e-30, 0x00},       //
-		{464, 0x7e},         // saturates
-		{500, 0x7e},         //
-		{-1e30, 0xfe},       //
-		{float32(math.Inf(1)), 0x7e},
-		{float32(math.Inf(-1)), 0xfe},
-		{float32(math.NaN()), 0x7f},
-		{-float32(math.NaN()), 0x7f},
-	} {
-		if got := E4M3Of(c.f); got != c.want {
-			t.Errorf("E4M3Of(%g) = %#02x, want %#02x", c.f, got, c.want)
-		}
-	}
-}
-
-func TestE4M3Value(t *testing.T) {
-	for _, c := range []struct {
-		q    uint8
-		want float32
-	}{
-		{0x00, 0}, {0x38, 1}, {0xb8, -1}, {0x7e, 448}, {0xfe, -448}, {0x01, 1.0 / 512},
-		{0x07, 7.0 / 512}, {0x08, 1.0 / 64}, {0x77, 240}, {0x3f, 1.875},
-	} {
-		if got := E4M3Value(c.q); got != c.want {
-			t.Errorf("E4M3Value(%#02x) = %g, want %g", c.q, got, c.want)
-		}
-	}
-	if v := E4M3Value(0x80); v != 0 || !math.Signbit(float64(v)) {
-		t.Errorf("E4M3Value(0x80) = %g, want -0", v)
-	}
-	for _, q := range []uint8{0x7f, 0xff} {
-		if v := E4M3Value(q); !math.IsNaN(float64(v)) {
-			t.Errorf("E4M3Value(%#02x) = %g, want NaN", q, v)
-		}
-	}
-}
-
-// TestE4M3OfIsNearest checks E4M3Of against a search over the finite
-// magnitudes: the nearest, on a tie the even code, saturating at 448, with
-// the input's sign.
-func TestE4M3OfIsNearest(t *testing.T) {
-	var inputs []float32
-	for q := 0; q <= 0x7e; q++ {
-		// Each value, its neighbours, and the midpoints to the next ones.
-		v := float64(E4M3Value(uint8(q)))
-		for _, w := range []float64{v, v + 0.5*(float64(E4M3Value(uint8(min(q+1, 0x7e))))-v)} {
-			f := float32(w)
-			inputs = append(inputs, f, -f, math.Nextafter32(f, 1e9), math.Nextafter32(f, -1e9))
-		}
-	}
-	for i := 0; i < 20000; i++ {
-		inputs = append(inputs, float32(-500+float64(i)/20), float32(math.Ldexp(float64(i), -20)))
-	}
-	for _, f := range inputs {
-		c := min(math.Abs(float64(f)), E4M3Max)
-		best := 0
-		for q := 1; q <= 0x7e; q++ {
-			d, bd := math.Abs(float64(E4M3Value(uint8(q)))-c), math.Abs(float64(E4M3Value(uint8(best)))-c)
-			if d < bd || d == bd && q&1 == 0 {
-				best = q
-			}
-		}
-		want := uint8(best)
-		if math.Signbit(float64(f)) {
-			want |= 0x80
-		}
-		if got := E4M3Of(f); got != want {
-			t.Fatalf("E4M3Of(%g) = %#02x (%g), nearest is %#02x (%g)", f, got, E4M3Value(got), want, E4M3Value(want))
-		}
-	}
-}
-
-func TestE4M3RoundTrip(t *testing.T) {
-	for q := 0; q < 256; q++ {
-		v := E4M3Value(uint8(q))
-		if math.IsNaN(float64(v)) {
-			continue
-		}
-		if got := E4M3Of(v); got != uint8(q) {
-			t.Errorf("E4M3Of(E4M3Value(%#02x) = %g) = %#02x", q, v, got)
-		}
-	}
-}
 
 // TestGenerators checks the ranges the check's tolerance assumes: e4m3
 // inputs over the whole range (subnormals and values near ±448 included)
@@ -133,7 +22,7 @@ func TestGenerators(t *testing.T) {
 	var sub, big, pos, neg int
 	for i := int64(0); i < 400000; i++ {
 		q := GenE4M3(7, 3, i)
-		v := E4M3Value(q)
+		v := e4m3.Value(q)
 		switch {
 		case math.IsNaN(float64(v)) || math.Abs(float64(v)) > E4M3Max:
 			t.Fatalf("GenE4M3 element %d: %#02x (%g)", i, q, v)
@@ -167,7 +56,7 @@ func TestGenerators(t *testing.T) {
 		t.Errorf("ranks TensorB and TensorScale share %d of 10000 scales", same)
 	}
 	// The salt: scale i of a rank is not derived from its input i.
-	if GenScale(7, 0, 0) == float32((1+(float64(E4M3Value(GenE4M3(7, 0, 0)))/E4M3Max+1)/2)/512) {
+	if GenScale(7, 0, 0) == float32((1+(float64(e4m3.Value(GenE4M3(7, 0, 0)))/E4M3Max+1)/2)/512) {
 		t.Errorf("scale 0 of rank 0 follows its input 0: the salt is missing")
 	}
 }
@@ -308,7 +197,7 @@ func TestE4M3KernelSourceOnCPU(t *testing.T) {
 	}
 	for q := 0; q < 256; q++ {
 		got := binary.LittleEndian.Uint32(out[4*q:])
-		if want := math.Float32bits(E4M3Value(uint8(q))); got != want {
+		if want := math.Float32bits(e4m3.Value(uint8(q))); got != want {
 			t.Errorf("e4m3_val(%#02x) = %#08x, E4M3Value %#08x", q, got, want)
 		}
 	}
@@ -317,7 +206,7 @@ func TestE4M3KernelSourceOnCPU(t *testing.T) {
 	for hi := uint32(0); hi < 0x10000; hi++ {
 		for l, low := range lows {
 			f := math.Float32frombits(hi<<16 | low)
-			if got, want := codes[int(hi)*len(lows)+l], E4M3Of(f); got != want && bad < 10 {
+			if got, want := codes[int(hi)*len(lows)+l], e4m3.Encode(f); got != want && bad < 10 {
 				bad++
 				t.Errorf("e4m3_of(%g, bits %#08x) = %#02x, E4M3Of %#02x", f, hi<<16|low, got, want)
 			}
