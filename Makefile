@@ -62,6 +62,8 @@ demo: build
 # under -race (deterministic, one goroutine: -race finds nothing there and
 # makes them ten times slower); test runs them again without it.
 REPLAY_TESTS := ^(TestAcceptance|TestAutoChoiceIsBestOnLandscapes|TestTenthBudget)$$
+# So do the GPU GEMM tests that validate every config of whole spaces.
+ENUMERATION_TESTS := ^(TestBF16SpaceUnchanged|TestParseProblemAndConfig)$$
 
 test: lib
 	$(GO) vet ./...
@@ -70,6 +72,8 @@ test: lib
 	  SYMMTUNE_LIB=$(CURDIR)/$(LIB) SYMMTUNE_PYTHON=$$py SYMMTUNE_REQUIRE_PYTHON=1 $(GO) test -race -count=1 ./... && \
 	  echo "$(GO) test -count=1 -run '$(REPLAY_TESTS)' ./tuner/strategy/ (the landscape replays, skipped under -race)" && \
 	  $(GO) test -count=1 -run '$(REPLAY_TESTS)' ./tuner/strategy/ && \
+	  echo "$(GO) test -count=1 -run '$(ENUMERATION_TESTS)' ./kernels/gemm/gpu/ (whole-space validation, skipped under -race)" && \
+	  $(GO) test -count=1 -run '$(ENUMERATION_TESTS)' ./kernels/gemm/gpu/ && \
 	  $(MAKE) --no-print-directory test-python lint-python PYTHON=$$py
 
 # The Python package's tests (python/tests), against the CLI and library

@@ -172,6 +172,7 @@ func TestBF16SpaceUnchanged(t *testing.T) {
 	if testing.Short() {
 		t.Skip("enumerates both spaces")
 	}
+	skipEnumerationUnderRace(t)
 	for _, tc := range []struct {
 		kernel     Variant
 		m, n, k, w int
@@ -283,5 +284,16 @@ func TestRowScaleAlignment(t *testing.T) {
 				t.Errorf("Validate = %v, want error %v", err, tc.wantErr)
 			}
 		})
+	}
+}
+
+// skipEnumerationUnderRace skips a test that validates every config of a
+// space (hundreds of thousands, in one goroutine: -race finds nothing there
+// and makes it five times slower); make test runs these again without it
+// (ENUMERATION_TESTS in the Makefile).
+func skipEnumerationUnderRace(t *testing.T) {
+	t.Helper()
+	if raceDetector {
+		t.Skip("enumerates whole spaces; run without -race (make test does)")
 	}
 }

@@ -133,6 +133,7 @@ func TestValidate(t *testing.T) {
 }
 
 func TestParseProblemAndConfig(t *testing.T) {
+	skipEnumerationUnderRace(t)
 	for _, c := range []struct {
 		shape   space.Shape
 		dtype   string
