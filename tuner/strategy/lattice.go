@@ -26,10 +26,13 @@ type lattice struct {
 	free  []int                   // parameters with more than one value: the search dimensions
 	def   int                     // index of the default in valid
 	near  map[string]int          // memo of nearest(), keyed by the rounded point
+	// closestMemo keeps closest()'s answers: its scans were most of a GPU
+	// search's host time between trials.
+	closestMemo map[closestKey]int
 }
 
 func newLattice(p Problem) (*lattice, error) {
-	l := &lattice{sp: p.Space, byKey: make(map[space.ConfigKey]int, len(p.Valid)), near: map[string]int{}}
+	l := &lattice{sp: p.Space, byKey: make(map[space.ConfigKey]int, len(p.Valid)), near: map[string]int{}, closestMemo: map[closestKey]int{}}
 	for _, c := range p.Valid {
 		key := c.Key()
 		if _, dup := l.byKey[key]; dup {
@@ -159,8 +162,16 @@ func (l *lattice) nearest(x []float64) int {
 }
 
 // closest returns the valid config nearest to lattice point r other than
-// skip (-1: none).
+// skip (-1: none), the earliest of equals. A pattern step asks it for
+// most of its polls (a GEMM space's points are mostly invalid) and again
+// for the same points later, over thousands of valid configs: answers are
+// kept (closestMemo), and a candidate's distance stops summing once it
+// cannot win, which leaves the answer as the full scan's.
 func (l *lattice) closest(r []int, skip int) int {
+	key := closestKey{point: pointKey(r), skip: skip}
+	if i, ok := l.closestMemo[key]; ok {
+		return i
+	}
 	best, bestD := -1, math.MaxInt
 	for i, ix := range l.idx {
 		if i == skip {
@@ -169,13 +180,22 @@ func (l *lattice) closest(r []int, skip int) int {
 		dist := 0
 		for d, v := range ix {
 			dd := v - r[d]
-			dist += dd * dd
+			if dist += dd * dd; dist >= bestD {
+				break
+			}
 		}
 		if dist < bestD {
 			best, bestD = i, dist
 		}
 	}
+	l.closestMemo[key] = best
 	return best
+}
+
+// closestKey is a closest question: a lattice point and the config to skip.
+type closestKey struct {
+	point string
+	skip  int
 }
 
 // at returns the valid config at lattice point r, or the nearest valid one

@@ -3,6 +3,8 @@ package strategy
 import (
 	"math"
 	"math/rand"
+	"runtime"
+	"sync"
 
 	"github.com/symmtune/symmtune/space"
 )
@@ -104,17 +106,43 @@ func (m *model) pick(t *tracker) int {
 		m.fitted, m.fittedAt = m.fit(t, worst), t.used
 	}
 	f := m.fitted
-	best, bestV := -1, math.Inf(1)
-	for i := range t.lat.valid {
-		if !t.fresh(i) {
-			continue
+	// Every fresh config's prediction, computed in parallel (a GPU GEMM
+	// space has 10,000+ valid configs, and these scans were most of the
+	// host's time between trials), then the earliest best taken in order,
+	// so the pick does not depend on the split.
+	vals := make([]float64, len(t.lat.valid))
+	parallelRanges(len(vals), func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			vals[i] = math.Inf(1)
+			if t.fresh(i) {
+				mean, sd := f.predict(t.lat.idx[i])
+				vals[i] = mean - surrogateKappa*sd
+			}
 		}
-		mean, sd := f.predict(t.lat.idx[i])
-		if v := mean - surrogateKappa*sd; v < bestV {
+	})
+	best, bestV := -1, math.Inf(1)
+	for i, v := range vals {
+		if v < bestV {
 			best, bestV = i, v
 		}
 	}
 	return best
+}
+
+// parallelRanges calls fn on consecutive ranges covering [0, n), one per
+// CPU at most, and returns when all have returned. fn must only read
+// shared state and write its own range.
+func parallelRanges(n int, fn func(lo, hi int)) {
+	workers := min(runtime.GOMAXPROCS(0), max(n/1024, 1))
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			fn(n*w/workers, n*(w+1)/workers)
+		}()
+	}
+	wg.Wait()
 }
 
 // fit fits the forest to t's measurements, failed configs at worst (the
