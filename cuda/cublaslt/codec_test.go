@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-// The host codec the GPU test reads D with (e4m3: internal/e4m3).
+// The host codec the GPU test reads D with (e4m3: cuda/e4m3).
 
 // bf16Encode rounds x to the nearest bf16 (ties to even).
 func bf16Encode(x float32) uint16 {

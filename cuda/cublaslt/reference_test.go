@@ -7,7 +7,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/symmtune/symmtune/internal/e4m3"
+	"github.com/symmtune/symmtune/cuda/e4m3"
 )
 
 // The host side of the GPU test: operands, scales and a float64 reference.

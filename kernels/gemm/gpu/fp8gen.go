@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/symmtune/symmtune/internal/e4m3"
+	"github.com/symmtune/symmtune/cuda/e4m3"
 	"github.com/symmtune/symmtune/sdk"
 )
 

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/symmtune/symmtune/internal/e4m3"
+	"github.com/symmtune/symmtune/cuda/e4m3"
 )
 
 // TestGenerators checks the ranges the check's tolerance assumes: e4m3

@@ -2,7 +2,8 @@
 // torch.float8_e4m3fn: no infinities, 0x7f and 0xff are NaN), bit for bit
 // the rule of the FP8 generator in kernels/gemm/gpu/kernels/gemm_util.cu, so
 // that Go tests and host-side data agree with what the GPU writes. No
-// imports beyond math: any package may use it.
+// imports beyond math and no cgo: any package may use it, the CUDA
+// bindings' tests included.
 package e4m3
 
 import "math"
