@@ -17,6 +17,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/symmtune/symmtune/kernels/gemm/hopper"
 	"github.com/symmtune/symmtune/space"
@@ -256,15 +257,10 @@ type Config struct {
 // and that each value is one of the space's.
 func (v Variant) ParseConfig(c space.Config) (Config, error) {
 	var out Config
-	// The field each parameter but impl sets, by its type.
-	fields := map[string]any{
-		ParamChunks: &out.Chunks, ParamStreams: &out.Streams, ParamAlgo: &out.Algo, ParamSMReserve: &out.SMReserve,
-		ParamCopyBlocks: &out.CopyBlocks, ParamReduceBlocks: &out.ReduceBlocks,
-		ParamCopy: &out.Copy, ParamDirection: &out.Direction, ParamPush: &out.Push, ParamReduce: &out.Reduce,
-		ParamBatch: &out.Batch, ParamGraph: &out.Graph,
-	}
 	var errs []error
-	sp := v.Space()
+	// A search validates every config of the space (460,800 for
+	// matmulrs): the space is built once, not per config.
+	sp := spaceOf(v)
 	for _, p := range sp.Params {
 		val, ok := c[p.Name]
 		if !ok {
@@ -293,7 +289,7 @@ func (v Variant) ParseConfig(c space.Config) (Config, error) {
 			}
 			continue
 		}
-		switch f := fields[p.Name].(type) {
+		switch f := out.field(p.Name).(type) {
 		case *int:
 			*f = int(val.Int)
 		case *string:
@@ -315,6 +311,69 @@ func (v Variant) ParseConfig(c space.Config) (Config, error) {
 		return Config{}, fmt.Errorf("config %s: %w", c, err)
 	}
 	return out, nil
+}
+
+// field is the Config field parameter name sets (nil: none), by its type.
+func (c *Config) field(name string) any {
+	switch name {
+	case ParamChunks:
+		return &c.Chunks
+	case ParamStreams:
+		return &c.Streams
+	case ParamAlgo:
+		return &c.Algo
+	case ParamSMReserve:
+		return &c.SMReserve
+	case ParamCopyBlocks:
+		return &c.CopyBlocks
+	case ParamReduceBlocks:
+		return &c.ReduceBlocks
+	case ParamCopy:
+		return &c.Copy
+	case ParamDirection:
+		return &c.Direction
+	case ParamPush:
+		return &c.Push
+	case ParamReduce:
+		return &c.Reduce
+	case ParamBatch:
+		return &c.Batch
+	case ParamGraph:
+		return &c.Graph
+	}
+	return nil
+}
+
+// spaces holds each variant's Space, built at first use: ParseConfig
+// reads it for every config it parses. Callers must not change it.
+var spaces = map[Variant]func() space.Space{
+	VariantAGMM:     sync.OnceValue(VariantAGMM.Space),
+	VariantMatmulRS: sync.OnceValue(VariantMatmulRS.Space),
+}
+
+// defaults holds each variant's Default, parsed at first use: Validate
+// compares every fused config with it.
+var defaults = map[Variant]func() Config{
+	VariantAGMM:     sync.OnceValue(func() Config { d, _ := VariantAGMM.ParseConfig(VariantAGMM.Default()); return d }),
+	VariantMatmulRS: sync.OnceValue(func() Config { d, _ := VariantMatmulRS.ParseConfig(VariantMatmulRS.Default()); return d }),
+}
+
+// parsedDefault is v's Default as a Config, parsed once (an unknown
+// variant's every time).
+func parsedDefault(v Variant) Config {
+	if f, ok := defaults[v]; ok {
+		return f()
+	}
+	d, _ := v.ParseConfig(v.Default())
+	return d
+}
+
+// spaceOf is v's Space, built once (an unknown variant's every time).
+func spaceOf(v Variant) space.Space {
+	if f, ok := spaces[v]; ok {
+		return f()
+	}
+	return v.Space()
 }
 
 // Plan is c's plan options for rank on p.
@@ -396,7 +455,7 @@ func (v Variant) validateFused(c Config, p Problem) error {
 	if c.NoFastAccum && p.Dtype.FP8() {
 		return fmt.Errorf("impl=fused with fast_accum 0: the fused GEMM accumulates in wgmma's FP8 accumulator only")
 	}
-	d, _ := v.ParseConfig(v.Default())
+	d := parsedDefault(v)
 	if c.Streams != d.Streams || c.Algo != d.Algo || c.Batch != d.Batch {
 		return fmt.Errorf("impl=fused is one persistent kernel: streams, algo and batch belong to the cuBLASLt pipeline (only their defaults are measured)")
 	}
