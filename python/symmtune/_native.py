@@ -187,21 +187,26 @@ def _gemm_error(what: str, code: int, msg: bytes) -> Exception:
     return NativeError(f"libsymmtune {what}: {text} (code {code})")
 
 
-def gemm_open(request: dict[str, Any], regions: list[int], table: int) -> tuple[int, str]:
-    """Opens a GEMM runner (symmtune_gemm_open) in the current CUDA
-    context: its handle, and a warning ("" when none) when the config had
-    to change to run here. ValueError for a request the rules reject,
-    NativeError for anything else (a library built without CUDA
-    included)."""
-    open_ = _gemm()[0]
+def _open(open_: Any, what: str, request: dict[str, Any], regions: list[int], table: int) -> tuple[int, str]:
+    """Calls a runtime's open function (the GEMM's and the all-reduce's take
+    the same arguments): the handle and the warning text ("" when none)."""
     arr = (ctypes.c_uint64 * len(regions))(*regions)
     handle = ctypes.c_uint64()
     msg = ctypes.create_string_buffer(_MSG_CAP)
     code = open_(json.dumps(request, separators=(",", ":")).encode(), arr, len(regions), table,
                  ctypes.byref(handle), msg, _MSG_CAP)
     if code != OK:
-        raise _gemm_error("gemm_open", code, msg.raw)
+        raise _gemm_error(what, code, msg.raw)
     return handle.value, msg.value.decode(errors="replace")
+
+
+def gemm_open(request: dict[str, Any], regions: list[int], table: int) -> tuple[int, str]:
+    """Opens a GEMM runner (symmtune_gemm_open) in the current CUDA
+    context: its handle, and a warning ("" when none) when the config had
+    to change to run here. ValueError for a request the rules reject,
+    NativeError for anything else (a library built without CUDA
+    included)."""
+    return _open(_gemm()[0], "gemm_open", request, regions, table)
 
 
 def gemm_enqueue(handle: int, stream: int, a: int, b: int, c: int, extra: int = 0) -> None:
@@ -254,15 +259,7 @@ def allreduce_open(request: dict[str, Any], regions: list[int], table: int) -> i
     CUDA context: its handle. ValueError for a request the rules reject,
     NativeError for anything else (a library built without CUDA
     included)."""
-    open_ = _allreduce()[0]
-    arr = (ctypes.c_uint64 * len(regions))(*regions)
-    handle = ctypes.c_uint64()
-    msg = ctypes.create_string_buffer(_MSG_CAP)
-    code = open_(json.dumps(request, separators=(",", ":")).encode(), arr, len(regions), table,
-                 ctypes.byref(handle), msg, _MSG_CAP)
-    if code != OK:
-        raise _gemm_error("allreduce_open", code, msg.raw)
-    return handle.value
+    return _open(_allreduce()[0], "allreduce_open", request, regions, table)[0]
 
 
 def allreduce_enqueue(handle: int, stream: int, tensor: int, n: int) -> None:
