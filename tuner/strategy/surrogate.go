@@ -45,10 +45,20 @@ type surrogate struct {
 // all-reduce landscape, 20 trials: 25 of 30 seeds within 3% with the
 // model from the start, 27 without), so until then the surrogate is plain
 // pattern search.
+//
+// surrogateRefitShare: past 64 x surrogateEvery trials the forest is
+// refitted once the trials have grown by a 64th since the last fit, not
+// every surrogateEvery trials. A fit costs time in proportion to the
+// trials, so refitting at a fixed pace made the host's time quadratic in
+// them: a 6,022-trial GPU search (matmulrs bf16 8192 x 3584 x 8192 on
+// 2 x H200, no budget flag, 2026-11-26) spent 121 s of its 305 between
+// trials, most of it fitting. Every budget of TestTenthBudget's landscapes
+// but the two largest ends before the pace changes.
 const (
-	surrogateEvery     = 4
-	surrogateKappa     = 0.5
-	surrogateMinTrials = 24
+	surrogateEvery      = 4
+	surrogateKappa      = 0.5
+	surrogateMinTrials  = 24
+	surrogateRefitShare = 64
 )
 
 func newSurrogate(p Problem) (Strategy, error) {
@@ -69,11 +79,23 @@ type model struct {
 	named []bool // per parameter: named (unordered)
 	rng   *rand.Rand
 	asked int // trials handed out since the first descent began
-	// The last fit, reused until surrogateEvery more configs are in:
-	// restarts come in runs when descents end quickly, and refitting
-	// for each would cost more than it tells.
+	// The last fit, reused until surrogateEvery more configs are in (see
+	// refitDue): restarts come in runs when descents end quickly, and
+	// refitting for each would cost more than it tells.
 	fitted   forest
 	fittedAt int // t.used at the last fit, -1: none
+	// predicted is the last fit's mean minus surrogateKappa standard
+	// deviations for every valid config (computed once per fit: a GPU
+	// GEMM space has 10,000 of them, and the picks between two fits only
+	// skip the configs measured since).
+	predicted []float64
+}
+
+// refitDue reports whether the forest is refitted with used configs in:
+// every surrogateEvery trials, then every surrogateRefitShare-th part of
+// the trials.
+func (m *model) refitDue(used int) bool {
+	return m.fittedAt < 0 || used-m.fittedAt >= max(surrogateEvery, used/surrogateRefitShare)
 }
 
 func newModel(l *lattice, seed int64) *model {
@@ -102,27 +124,23 @@ func (m *model) pick(t *tracker) int {
 	if passed < 2*forestMinLeaf || t.used < surrogateMinTrials {
 		return -1
 	}
-	if m.fittedAt < 0 || t.used-m.fittedAt >= surrogateEvery {
+	if m.refitDue(t.used) {
 		m.fitted, m.fittedAt = m.fit(t, worst), t.used
-	}
-	f := m.fitted
-	// Every fresh config's prediction, computed in parallel (a GPU GEMM
-	// space has 10,000+ valid configs, and these scans were most of the
-	// host's time between trials), then the earliest best taken in order,
-	// so the pick does not depend on the split.
-	vals := make([]float64, len(t.lat.valid))
-	parallelRanges(len(vals), func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			vals[i] = math.Inf(1)
-			if t.fresh(i) {
+		// Every valid config's prediction, computed in parallel (these
+		// scans were most of the host's time between trials).
+		f := m.fitted
+		m.predicted = make([]float64, len(t.lat.valid))
+		parallelRanges(len(m.predicted), func(lo, hi int) {
+			for i := lo; i < hi; i++ {
 				mean, sd := f.predict(t.lat.idx[i])
-				vals[i] = mean - surrogateKappa*sd
+				m.predicted[i] = mean - surrogateKappa*sd
 			}
-		}
-	})
+		})
+	}
+	// The earliest fresh config of the best prediction.
 	best, bestV := -1, math.Inf(1)
-	for i, v := range vals {
-		if v < bestV {
+	for i, v := range m.predicted {
+		if v < bestV && t.fresh(i) {
 			best, bestV = i, v
 		}
 	}
