@@ -1,28 +1,35 @@
 #!/bin/sh
-# The transfer measurement (docs/transfer.md): tunes configs/transfer-cpu.toml
-# cold (--no-transfer), then with transfer, each into a fresh cache, then
-# re-measures each job's two winners side by side, alternating, so that
-# they are compared under the same conditions rather than by the scores of
-# two runs minutes apart. Writes everything into $OUT.
+# The transfer measurement (docs/transfer.md): tunes a job file ($JOBS_FILE,
+# default configs/transfer-cpu.toml) cold (--no-transfer), then with
+# transfer, each into a fresh cache, then re-measures each job's two winners
+# side by side, alternating, so that they are compared under the same
+# conditions rather than by the scores of two runs minutes apart. Writes
+# everything into $OUT. On a GPU machine (after `tar xzf .gpu/bins.tgz -C
+# /tmp`): BACKEND=cuda DTYPE=bf16 BIN=/tmp/bin JOBS_FILE=configs/transfer-cuda.toml.
+# ROUNDS (default 3) is how many times each winner is re-measured.
 set -e
 out=${OUT:-/tmp/transfer-out} # the device runner sets OUT
+jobs_file=${JOBS_FILE:-configs/transfer-cpu.toml}
+backend=${BACKEND:-cpu}
+dtype=${DTYPE:-f32}
+bin=${BIN:-bin}
 mkdir -p "$out"
 nproc > "$out/nproc"; lscpu | grep "Model name" > "$out/cpu" || true
 for mode in cold transfer; do
   flag=""; [ $mode = cold ] && flag=--no-transfer
   start=$(date +%s)
-  bin/symmtune search --config configs/transfer-cpu.toml $flag --cache "$out/$mode.toml" --log "$out/$mode.jsonl" > "$out/$mode.txt" 2> "$out/$mode.err"
+  "$bin/symmtune" search --plugin-dir "$bin" --config "$jobs_file" $flag --cache "$out/$mode.toml" --log "$out/$mode.jsonl" > "$out/$mode.txt" 2> "$out/$mode.err"
   echo "$mode: $(( $(date +%s) - start )) s"
 done
 # One line per job, in job-file order: kernel shape winner.
 jobs() { awk '/^(agmm|matmulrs)  backend=/ {k=$1; s=$5; sub("shape=","",s)} /^winner: / {print k, s, $2}' "$out/$1.txt"; }
 jobs cold > "$out/cold.winners"; jobs transfer > "$out/transfer.winners"
 paste -d' ' "$out/cold.winners" "$out/transfer.winners" | while read -r k s cw _ _ tw; do
-  for round in 1 2 3; do
+  for round in $(seq "${ROUNDS:-3}"); do
     for which in cold transfer; do
       c=$cw; [ $which = transfer ] && c=$tw
       rm -f "$out/one.jsonl"
-      bin/symmtune search --backend cpu --kernel "$k" --world 2 --dtype f32 --shape "$s" --where "$c" --budget-trials 0 \
+      "$bin/symmtune" search --plugin-dir "$bin" --backend "$backend" --kernel "$k" --world 2 --dtype "$dtype" --shape "$s" --where "$c" --budget-trials 0 \
         --iters 30 --warmup 2 --no-transfer --cache "$out/remeasure.toml" --log "$out/one.jsonl" > /dev/null 2>&1 || true
       cat "$out/one.jsonl" >> "$out/remeasure.jsonl"
       # The config's re-measured median (its refined row) from the run's log.
