@@ -38,6 +38,9 @@ func openRunner(o gemmOpen) (gemmRunner, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
+	if err := o.prob.Dtype.CheckDevice(peers.ComputeCapability()); err != nil {
+		return nil, "", errors.Join(badErr(err), peers.Close())
+	}
 	r, err := gpu.NewRunner(o.kernel, peers, o.prob, o.dtype)
 	if err != nil {
 		return nil, "", errors.Join(err, peers.Close())

@@ -82,5 +82,8 @@ func (k Kernel) Open(ctx context.Context, team symm.Team, p space.Problem) (sdk.
 	if err != nil {
 		return nil, err
 	}
+	if err := prob.Dtype.CheckDevice(t.ComputeCapability()); err != nil {
+		return nil, fmt.Errorf("open GPU %s on rank %d: %w", k.Variant, t.Rank(), err)
+	}
 	return open(k, t, prob, p.Dtype)
 }
