@@ -44,6 +44,18 @@ func gemmOps() map[string]op {
 				_, err := r.problem()
 				return struct{}{}, err
 			}),
+		"gemm.check_device": handler("Dtype.CheckDevice of {dtype, major, minor}: {} or why a GPU of that compute capability cannot multiply the dtype",
+			func(r struct {
+				Dtype string `json:"dtype"`
+				Major int    `json:"major"`
+				Minor int    `json:"minor"`
+			}) (any, error) {
+				d, err := gpu.ParseDtype(r.Dtype)
+				if err == nil {
+					err = d.CheckDevice(r.Major, r.Minor)
+				}
+				return struct{}{}, badErr(err)
+			}),
 		"gemm.parse_config": handler("ParseConfig of {kernel, config}: the typed config (tile fields for impl=fused)",
 			func(r struct {
 				Kernel string                     `json:"kernel"`

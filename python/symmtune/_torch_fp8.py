@@ -33,9 +33,8 @@ from ._torchrt import group_info
 
 FP8 = torch.float8_e4m3fn
 
-# Compute capability of the first GPU generation with FP8 tensor cores
-# (Ada, sm_89; Hopper is 9.0), by device index once asked.
-_FP8_CAPABILITY = (8, 9)
+# Each device's compute capability, by index, once asked (whether it has
+# FP8 tensor cores is gemm.check_device's rule, Go's).
 _capability: dict[int, tuple[int, int]] = {}
 
 
@@ -95,9 +94,10 @@ def check_fp8(what: str, a: torch.Tensor, a_name: str, b: torch.Tensor, a_scale:
     cap = _capability.get(dev)
     if cap is None:
         cap = _capability[dev] = torch.cuda.get_device_capability(dev)
-    if cap < _FP8_CAPABILITY:
-        raise ValueError(f"symmtune.torch.{what}: {a_name} is on cuda:{dev}, a GPU of compute capability "
-                         f"{cap[0]}.{cap[1]} without FP8 tensor cores; FP8 needs 8.9 or newer (Ada, Hopper)")
+    try:
+        gemm.check_device(dt, cap)  # the rule is Go's (gpu.Dtype.CheckDevice)
+    except ValueError as e:
+        raise ValueError(f"symmtune.torch.{what}: {a_name} is on cuda:{dev}: {e}") from None
     return dt
 
 

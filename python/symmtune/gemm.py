@@ -105,6 +105,14 @@ def check_problem(kernel: str, p: Problem, dtype: str = "bf16") -> None:
     _native.call("gemm.check_problem", **p.request(kernel=kernel, dtype=dtype))
 
 
+@lru_cache(maxsize=64)
+def check_device(dtype: str, capability: tuple[int, int]) -> None:
+    """Dtype.CheckDevice: ValueError with the reason when a GPU of compute
+    capability (major, minor) cannot multiply dtype (FP8 needs FP8 tensor
+    cores)."""
+    _native.call("gemm.check_device", dtype=dtype, major=capability[0], minor=capability[1])
+
+
 def _dtype(dtype: str | None) -> dict[str, str]:
     """A request's dtype: none (the lax problem the rules take as in Go)
     or the dtype, whose ParseProblem's rules and layout apply."""

@@ -297,6 +297,23 @@ def test_fp8_dtype_names():
             gemm.check_problem(k, gemm.Problem(8190, 3584, 8192, 4), "e4m3")
 
 
+@pytest.mark.parametrize("dtype, capability, why", [
+    ("bf16", (8, 0), None),
+    ("e4m3", (9, 0), None),
+    ("e4m3_row", (8, 9), None),
+    ("e4m3", (8, 0), "dtype e4m3 needs FP8 tensor cores .* this GPU is 8.0"),
+    ("e4m3_row", (8, 6), "this GPU is 8.6"),
+    ("e5m2", (9, 0), 'dtype "e5m2"'),
+])
+def test_check_device(dtype, capability, why):
+    # The rule is Go's (gpu.Dtype.CheckDevice), asked through the library.
+    if why is None:
+        gemm.check_device(dtype, capability)
+    else:
+        with pytest.raises(ValueError, match=why):
+            gemm.check_device(dtype, capability)
+
+
 def test_fp8_layout():
     """The workspace of an FP8 problem: agmm gathers 1-byte rows of A (and,
     row-wise, their fp32 scales after them, 16-byte aligned); matmulrs'
