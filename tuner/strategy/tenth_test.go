@@ -44,7 +44,8 @@ var deceptiveLandscapes = map[string]string{}
 // The CPU agmm m=256 landscape was here (8 of 10) until the surrogate's
 // model pick came every 6th trial instead of every 4th (10 of 10; seeds
 // 1..50: 43, was 42). Its ranking is noise: an exhaustive re-recording
-// with 100 iterations a config on the same 2-core machine (2026-11-26)
+// with 100 iterations a config on the same 2-core machine (2026-11-26,
+// bench/results/2026-11-26-cpu-agmm-m256-rerecord.md)
 // ranked its 756 configs with a Spearman correlation of 0.008 to this
 // file's, and the old top 10 came 120th to 608th in it.
 //
