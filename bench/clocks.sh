@@ -7,6 +7,9 @@
 # is a lower clock (copy engines and NVLink drawing power) rather than
 # scheduling.
 #   BIN=/tmp/bin OUT=$OUT W=2 bash bench/clocks.sh
+# DTYPE (default bf16; e4m3: the mm loop is torch._scaled_mm with tensor
+# scales and fast accumulation) and KERNELS (default "agmm matmulrs") pick
+# what runs; AG and RS pin the configs.
 # The default config of each search is measured first (the baseline), at a
 # few iterations, and handed to the timed search by --resume, so the timed
 # window holds the pinned config alone; samples below BUSY_W watts (the
@@ -17,6 +20,8 @@ OUT=${OUT:-bench/out}
 BIN=${BIN:-/tmp/bin}
 W=${W:-2}
 SHAPE=${SHAPE:-8192x3584x8192}
+DTYPE=${DTYPE:-bf16}
+KERNELS=${KERNELS:-agmm matmulrs}
 ITERS=${ITERS:-4000}
 BUSY_W=${BUSY_W:-300}
 AG=${AG:-"algo=0,batch=0,chunks=1,copy=ce,copy_blocks=4,direction=pull,graph=0,impl=fused:256x128:s4:c2:g8,sm_reserve=0,streams=1"}
@@ -38,31 +43,38 @@ mark idle
 sleep 1
 mark mm
 for g in $(seq 0 $((W - 1))); do
-	CUDA_VISIBLE_DEVICES=$g python3 - "$M" "$N" "$K" >"$LOGS/mm-$g.txt" 2>&1 <<'EOF' &
+	CUDA_VISIBLE_DEVICES=$g python3 - "$M" "$N" "$K" "$DTYPE" >"$LOGS/mm-$g.txt" 2>&1 <<'EOF' &
 import sys, time, torch
 m, n, k = (int(x) for x in sys.argv[1:4])
 a = torch.randn(m, k, dtype=torch.bfloat16, device="cuda")
-b = torch.randn(k, n, dtype=torch.bfloat16, device="cuda")
+b = torch.randn(n, k, dtype=torch.bfloat16, device="cuda")
+if sys.argv[4] == "bf16":
+    bt = b.t()
+    def mm(): return a @ bt
+else:  # FP8 operands over e4m3's range, tensor scales, fast accumulation
+    a8, b8 = (a * 100).to(torch.float8_e4m3fn), (b * 100).to(torch.float8_e4m3fn)
+    one = torch.tensor(1e-2, device="cuda")
+    def mm(): return torch._scaled_mm(a8, b8.t(), one, one, out_dtype=torch.bfloat16, use_fast_accum=True)
 for _ in range(50):
-    a @ b
+    mm()
 ts, end = [], time.time() + 4
 while time.time() < end:
     s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    s.record(); a @ b; e.record(); e.synchronize()
+    s.record(); mm(); e.record(); e.synchronize()
     ts.append(s.elapsed_time(e) * 1e3)
 ts.sort()
-print(f"mm {m}x{n}x{k} median {ts[len(ts) // 2]:.1f} us over {len(ts)} calls")
+print(f"mm {sys.argv[4]} {m}x{n}x{k} median {ts[len(ts) // 2]:.1f} us over {len(ts)} calls")
 EOF
 done
 wait $(jobs -p | grep -v "^$smi$") 2>/dev/null
 mark mm-end
 cat "$LOGS"/mm-*.txt
 
-for kernel in agmm matmulrs; do
+for kernel in $KERNELS; do
 	where=$AG
 	[ "$kernel" = matmulrs ] && where=$RS
 	common=(--plugin-dir "$BIN" --backend cuda --kernel "$kernel" --world "$W" --shape "m=$M,n=$N,k=$K"
-		--dtype bf16 --cache "$LOGS/configs.toml" --strategy exhaustive)
+		--dtype "$DTYPE" --cache "$LOGS/configs.toml" --strategy exhaustive)
 	timeout 120 "$BIN/symmtune" search "${common[@]}" --budget-trials 1 --iters 5 --warmup 1 \
 		--log "$LOGS/$kernel-default.jsonl" >"$LOGS/$kernel-default.txt" 2>&1 || echo "$kernel default: rc $?"
 	mark "$kernel"

@@ -8,7 +8,7 @@
 # steps of the fused config's traced calls are printed per rank, after
 # the trials' medians.
 #
-#   BIN=/tmp/bin WORLD=2 SHAPE=8192x3584x8192 OUT=bench/out bash bench/fused-trace.sh
+#   BIN=/tmp/bin WORLD=2 SHAPE=8192x3584x8192 DTYPE=bf16 OUT=bench/out bash bench/fused-trace.sh
 #
 # CONFIGS: "kernel|where" entries, one per line; the default traces the
 # 8192 winners of 2026-11-23-h200x2-gemm-fused8.md.
@@ -16,6 +16,7 @@ set -u
 BIN=${BIN:-/tmp/bin}
 WORLD=${WORLD:-2}
 SHAPE=${SHAPE:-8192x3584x8192}
+DTYPE=${DTYPE:-bf16}
 OUT=${OUT:-bench/out}
 LOGS=$OUT/fused-trace
 here=$(dirname "$0")
@@ -37,7 +38,7 @@ while IFS='|' read -r KER WHERE; do
 		dir=$LOGS/$i-$KER-w$W
 		mkdir -p "$dir"
 		CUDA_VISIBLE_DEVICES=$(seq -s, 0 $((W - 1))) SYMMTUNE_TRACE=$dir timeout 120 "$BIN/symmtune" search \
-			--plugin-dir "$BIN" --backend cuda --kernel "$KER" --world "$W" --shape "m=$M,n=$N,k=$K" --dtype bf16 \
+			--plugin-dir "$BIN" --backend cuda --kernel "$KER" --world "$W" --shape "m=$M,n=$N,k=$K" --dtype "$DTYPE" \
 			--strategy pattern --budget-trials 3 --where "$where" --cache "$dir/configs.toml" --log "$dir/search.jsonl" \
 			>"$dir/search.txt" 2>&1 || echo "$KER w$W: rc $?"
 		echo "## $KER w$W $SHAPE $where"

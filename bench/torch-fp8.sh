@@ -13,7 +13,8 @@
 # (default check graph time) under torchrun on that cache. The 12 default
 # searches take up to 8 minutes, so where one device call allows 10, split:
 # BENCH=0 searches only, NO_SEARCH=1 benchmarks on the cache an earlier call
-# left. Everything lands under $OUT/torch-fp8-wW (the cache copied there).
+# left. WHERE_agmm / WHERE_matmulrs restrict that kernel's searches
+# (--where). Everything lands under $OUT/torch-fp8-wW (the cache copied there).
 set -u
 W=${1:?usage: bench/torch-fp8.sh WORLD [check] [graph] [time]}
 shift
@@ -31,11 +32,11 @@ export SYMMTUNE_LIB=${SYMMTUNE_LIB:-$(dirname "$BIN")/python/symmtune/libsymmtun
 export TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NCCL_NVLS_ENABLE=0 NVSHMEM_DISABLE_NVLS=1
 SHAPES=${SHAPES-8192x3584x8192 16384x3584x8192 4096x1792x4096}
 search() { # kernel shape dtype
-	local shape tag
+	local shape tag where=WHERE_$1
 	shape=$(echo "$2" | awk -Fx '{printf "m=%s,n=%s,k=%s", $1, $2, $3}')
 	tag=$1-$3-$2
 	timeout "${SEARCH_S:-40}" "$BIN/symmtune" search --plugin-dir "$BIN" --backend cuda --kernel "$1" --world "$W" \
-		--shape "$shape" --dtype "$3" --strategy pattern --budget-trials "${TRIALS:-20}" --cache "$CACHE" \
+		--shape "$shape" --dtype "$3" --strategy pattern --budget-trials "${TRIALS:-20}" --where "${!where:-}" --cache "$CACHE" \
 		--log "$LOGS/search-$tag.jsonl" >"$LOGS/search-$tag.txt" 2>&1 || echo "search $1 $2 $3: rc $?"
 	grep -h "winner:" "$LOGS/search-$tag.txt" | cut -c1-200 | sed "s/^/$1 $2 $3 /"
 }

@@ -356,6 +356,8 @@ def timers(c: Case, g: str) -> dict:
                                 orig_scatter_dim=0, scatter_dim_after_maybe_reshape=0, group_name=g,
                                 output_shape=[c.m, c.n], out_dtype=BF16, use_fast_accum=True)
     fns["nccl"] = nccl
+    if os.environ.get("FP8_FLOOR"):
+        fns["mm_beside_push"] = beside_push(c, g, fns["scaled_mm"])
     try:
         fused()
         torch.cuda.synchronize()
@@ -364,6 +366,33 @@ def timers(c: Case, g: str) -> dict:
         out("time", c.label(), "torch_fused unavailable", f"{type(e).__name__}: {str(e)[:200]}".replace(",", ";"))
     fns["symmtune"] = c.ours
     return fns
+
+
+def beside_push(c: Case, g: str, mm: Callable[[], object]) -> Callable[[], None]:
+    """_scaled_mm alone, with the bytes a fused call moves pushed to every
+    peer by a copy engine on a side stream started with it (no waits, no
+    reduction): the floor of any design that overlaps those bytes with the
+    product. agmm: the rank's A shard [M/W, K] e4m3; matmulrs: a partial
+    of one peer's rows [M/W, N] bf16. FP8_FLOOR=1 adds it to time."""
+    import torch.distributed._symmetric_memory as symm_mem
+    w, r = dist.get_world_size(), dist.get_rank()
+    rows = c.m // w
+    shape, dt = ((rows, c.k), FP8) if c.kernel == gemm.AGMM else ((rows, c.n), BF16)
+    src = torch.randn(shape, device="cuda").to(dt)
+    buf = symm_mem.empty(*((w,) + shape), dtype=dt, device="cuda")
+    hdl = symm_mem.rendezvous(buf, g)
+    dsts = [hdl.get_buffer(q, (w,) + shape, dt)[r] for q in range(w) if q != r]
+    main, side = torch.cuda.current_stream(), torch.cuda.Stream()
+
+    def call() -> None:
+        side.wait_stream(main)
+        with torch.cuda.stream(side):
+            for d in dsts:
+                d.copy_(src, non_blocking=True)
+        mm()
+        main.wait_stream(side)
+        _ = (buf, hdl)  # the peers' mappings stay alive while the call is timed
+    return call
 
 
 def graphed(fn: Callable[[], object]) -> Callable[[], None]:
@@ -385,7 +414,7 @@ def timing(shapes, scales, rounds: int, in_graph: bool = False) -> None:
     g = dist.group.WORLD.group_name
     part = "gtime" if in_graph else "time"
     rows: dict[str, list[str]] = {k: [] for k in gemm.KERNELS}
-    cols = ("scaled_mm", "nccl", "torch_fused", "symmtune")
+    cols = ("scaled_mm", "nccl", "torch_fused", "symmtune", "mm_beside_push")
     for c in cases(shapes, scales):
         reset()
         try:
@@ -423,8 +452,9 @@ def timing(shapes, scales, rounds: int, in_graph: bool = False) -> None:
             how = "each call a CUDA graph's replay" if in_graph else "each call"
             print(f"\n{kernel} ({part}): µs, median of {rounds} interleaved rounds ({how} behind a barrier and a device "
                   "sleep), max over ranks; (median over rounds of the ratio to _scaled_mm alone)")
-            print("| M x N x K | scales | _scaled_mm | NCCL + _scaled_mm | torch fused | symmtune | symmtune config |")
-            print("|---|---|---|---|---|---|---|")
+            print("| M x N x K | scales | _scaled_mm | NCCL + _scaled_mm | torch fused | symmtune | _scaled_mm beside the "
+                  "pushed bytes (FP8_FLOOR) | symmtune config |")
+            print("|---|---|---|---|---|---|---|---|")
             for line in lines:
                 print(line)
         sys.stdout.flush()

@@ -18,6 +18,9 @@
 // operands. Each fused tile is timed between cuBLASLt's FP8 product (fast
 // accumulation, as the fused kernel's) and cuBLASLt's bf16 product of the
 // same shape, so a row gives both ratios.
+//
+// -rs adds a row per tile: the same kernel with a one-rank matmul +
+// reduce-scatter's epilogue (rs.go), "rs" in its spill_bytes column.
 package main
 
 import (
@@ -44,8 +47,10 @@ func main() {
 	warmup := flag.Int("warmup", 10, "warm-up calls")
 	dtype := flag.String("dtype", "bf16", "bf16, f16, e4m3 (FP8 operands, tensor scales, bf16 output) or e4m3_row (row scales)")
 	extra := flag.String("extra", "", "space-separated extra NVRTC options for the kernel (its diagnostic macros), e.g. -DCLUSTER_NOMCAST=1")
+	rs := flag.Bool("rs", false, "also time each tile with a one-rank matmul + reduce-scatter's epilogue (rows stored from registers into the rank's slot, a chunk flag per tile, as matmulrs impl=fused with reduce=kernel at world 1): the epilogue's own cost, in the same process")
 	flag.Parse()
 	extraOpts = strings.Fields(*extra)
+	withRS = *rs
 	if err := run(*shapes, *tiles, *dtype, *iters, *warmup); err != nil {
 		fmt.Fprintln(os.Stderr, "gemmalone:", err)
 		os.Exit(1)
@@ -56,6 +61,10 @@ type shape struct{ m, n, k int }
 
 // extraOpts are -extra's options, for every tile compiled.
 var extraOpts []string
+
+// withRS is -rs: each tile timed a second time through the reduce-scatter's
+// epilogue.
+var withRS bool
 
 func parseShapes(s string) ([]shape, error) {
 	var out []shape
@@ -353,6 +362,11 @@ func (b *bench) shape(sh shape, tiles []hopper.Tile, iters, warmup int) error {
 		}
 		row("%d,%.2e,%.1f,%.0f,%.3f (cublaslt algo%d %.1f/%.1f; grid %d),%s,%s,%s", spill, rel, us, flops/us/1e6,
 			(before[0]+after[0])/2/us, ref.algo, before[0], after[0], g.Grid(sh.m, sh.n, b.sms), b.dtype, fp8Us, fp8Ratio)
+		if withRS {
+			if err := b.rsRow(sh, t, buf, flops, iters, warmup, refs, row); err != nil {
+				return fmt.Errorf("%s with the reduce-scatter's epilogue: %w", t, err)
+			}
+		}
 	}
 	return nil
 }

@@ -1,0 +1,119 @@
+//go:build cuda
+
+package main
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"unsafe"
+
+	"github.com/symmtune/symmtune/cuda/cu"
+	"github.com/symmtune/symmtune/kernels/gemm/gpu"
+	"github.com/symmtune/symmtune/kernels/gemm/hopper"
+)
+
+// rsRow times tile t once more as a one-rank fused matmul + reduce-scatter
+// runs it (matmulrs impl=fused, reduce=kernel, world 1): the same kernel
+// with PlanFusedRS's tile order and table, every row stored from
+// registers into the rank's slot (here C) and a flag per chunk. Its ratio
+// to the plain row above is what that epilogue costs the GEMM, with no
+// peer, copy or reduction pass in the way. The row is checked as the
+// plain one.
+func (b *bench) rsRow(sh shape, t hopper.Tile, buf *buffers, flops float64, iters, warmup int, refs []*ltRef,
+	row func(format string, a ...any)) (err error) {
+	g, err := gpu.CompileFusedWith(b.comp, t, b.format, extraOpts)
+	if err != nil {
+		return err
+	}
+	var dev []cu.DevicePtr
+	defer func() {
+		for _, d := range dev {
+			err = errors.Join(err, cu.MemFree(d))
+		}
+		err = errors.Join(err, g.Close())
+	}()
+	alloc := func(b []byte) (cu.DevicePtr, error) {
+		d, err := cu.MemAlloc(int64(len(b)))
+		if err != nil {
+			return 0, err
+		}
+		dev = append(dev, d)
+		return d, cu.MemcpyHtoD(d, unsafe.Pointer(&b[0]), int64(len(b)))
+	}
+	plan := gpu.PlanFusedRS(sh.m, sh.n, 1, 0, 1, t.BM, t.BN, t.RowsPerTile())
+	flags, err := alloc(make([]byte, len(plan.Owner)*gpu.FlagStride))
+	if err != nil {
+		return err
+	}
+	flagAt := make([]uint64, len(plan.Owner))
+	for i := range flagAt {
+		flagAt[i] = uint64(flags) + uint64(i*gpu.FlagStride)
+	}
+	tab, err := plan.Table([]uint64{uint64(buf.c)}, flagAt, gpu.RSEpilogue{})
+	if err != nil {
+		return err
+	}
+	rs, err := alloc(tab)
+	if err != nil {
+		return err
+	}
+	order := make([]byte, 4*len(plan.Order))
+	for i, v := range plan.Order {
+		binary.LittleEndian.PutUint32(order[4*i:], v)
+	}
+	ord, err := alloc(order)
+	if err != nil {
+		return err
+	}
+	status, err := alloc(make([]byte, 8))
+	if err != nil {
+		return err
+	}
+	a, bmat, u := buf.a, buf.bNK, b.u16
+	if !t.BKMajor {
+		bmat = buf.bKN
+	}
+	if fp8(b.dtype) {
+		a, bmat, u = buf.a8, buf.b8, b.u8
+	}
+	ops, err := g.Maps(a, bmat, 0, sh.m, sh.n, sh.k)
+	if err != nil {
+		return err
+	}
+	ops.ScaleA, ops.ScaleB = buf.sa, buf.sb
+	comm := gpu.Comm{Order: ord, Status: status, TimeoutNs: 2_000_000_000, RS: rs, RowsPerRank: sh.m}
+	call := func() error { return g.Launch(b.stream, ops, buf.c, b.sms, comm) }
+	rel, err := b.verify(sh, u, buf.c, call)
+	if err != nil {
+		return err
+	}
+	if math.IsInf(rel, 1) || rel > tolerance(b.dtype) {
+		row("rs,%.2e,-,-,WRONG,%s,-,-", rel, b.dtype)
+		return nil
+	}
+	before, after := make([]float64, len(refs)), make([]float64, len(refs))
+	for i, r := range refs {
+		if before[i], err = b.time(r.call, iters, warmup); err != nil {
+			return err
+		}
+	}
+	us, err := b.time(call, iters, warmup)
+	if err != nil {
+		return err
+	}
+	for i := len(refs) - 1; i >= 0; i-- {
+		if after[i], err = b.time(refs[i].call, iters, warmup); err != nil {
+			return err
+		}
+	}
+	fp8Us, fp8Ratio := "-", "-"
+	if len(refs) > 1 {
+		lt8 := (before[1] + after[1]) / 2
+		fp8Us, fp8Ratio = fmt.Sprintf("%.1f", lt8), fmt.Sprintf("%.3f", lt8/us)
+	}
+	row("rs,%.2e,%.1f,%.0f,%.3f (reduce-scatter epilogue; cublaslt %.1f/%.1f),%s,%s,%s", rel, us, flops/us/1e6,
+		(before[0]+after[0])/2/us, before[0], after[0], b.dtype, fp8Us, fp8Ratio)
+	return nil
+}
