@@ -5,6 +5,8 @@ ranks. Nothing is captured in a CUDA graph by the method itself.
 
 bench_queued is the Go host's method (symm/cudamem's Team.Time), for
 comparing a call from Python with the figure a search put in the cache."""
+import os
+
 import torch
 import torch.distributed as dist
 
@@ -30,8 +32,10 @@ def bench(fn, iters=50, warmup=10):
 
 
 # About 100 µs at the H200's clocks: longer than one call's launch from
-# Python takes on the host, so the GPU never waits for it.
-QUEUE_CYCLES = 200_000
+# Python takes on the host, so the GPU never waits for it. $PEER_QUEUE_CYCLES
+# sets another: a call whose host path takes longer than the sleep shows
+# that excess in its GPU time.
+QUEUE_CYCLES = int(os.environ.get("PEER_QUEUE_CYCLES", "200000"))
 
 
 def queue_behind_barrier():
