@@ -337,31 +337,14 @@ func (b *bench) shape(sh shape, tiles []hopper.Tile, iters, warmup int) error {
 			g.Close()
 			continue
 		}
-		// cuBLASLt right before and after, in mirrored order: clocks drift
-		// as the GPU heats.
-		before, after := make([]float64, len(refs)), make([]float64, len(refs))
-		for i, r := range refs {
-			if before[i], err = b.time(r.call, iters, warmup); err != nil {
-				return err
-			}
-		}
-		us, err := b.time(call, iters, warmup)
+		us, around, err := b.bracketed(call, refs, iters, warmup)
 		g.Close()
 		if err != nil {
 			return err
 		}
-		for i := len(refs) - 1; i >= 0; i-- {
-			if after[i], err = b.time(refs[i].call, iters, warmup); err != nil {
-				return err
-			}
-		}
-		fp8Us, fp8Ratio := "-", "-"
-		if len(refs) > 1 {
-			lt8 := (before[1] + after[1]) / 2
-			fp8Us, fp8Ratio = fmt.Sprintf("%.1f", lt8), fmt.Sprintf("%.3f", lt8/us)
-		}
+		fp8Us, fp8Ratio := fp8Cells(around, us)
 		row("%d,%.2e,%.1f,%.0f,%.3f (cublaslt algo%d %.1f/%.1f; grid %d),%s,%s,%s", spill, rel, us, flops/us/1e6,
-			(before[0]+after[0])/2/us, ref.algo, before[0], after[0], g.Grid(sh.m, sh.n, b.sms), b.dtype, fp8Us, fp8Ratio)
+			(around[0][0]+around[0][1])/2/us, ref.algo, around[0][0], around[0][1], g.Grid(sh.m, sh.n, b.sms), b.dtype, fp8Us, fp8Ratio)
 		if withRS {
 			if err := b.rsRow(sh, t, buf, flops, iters, warmup, refs, row); err != nil {
 				return fmt.Errorf("%s with the reduce-scatter's epilogue: %w", t, err)
@@ -444,45 +427,4 @@ func (b *bench) verify(sh shape, u *util, c cu.DevicePtr, call func() error) (fl
 		return math.Inf(1), nil
 	}
 	return math.Sqrt(res[0] / res[1]), nil
-}
-
-// time is the median of iters calls, each between two CUDA events.
-func (b *bench) time(call func() error, iters, warmup int) (float64, error) {
-	for i := 0; i < warmup; i++ {
-		if err := call(); err != nil {
-			return 0, err
-		}
-	}
-	evs := make([]cu.Event, 2*iters)
-	for i := range evs {
-		var err error
-		if evs[i], err = cu.MakeEvent(cu.DefaultEvent); err != nil {
-			return 0, err
-		}
-		defer cu.DestroyEvent(&evs[i])
-	}
-	for i := 0; i < iters; i++ {
-		if err := evs[2*i].Record(b.stream); err != nil {
-			return 0, err
-		}
-		if err := call(); err != nil {
-			return 0, err
-		}
-		if err := evs[2*i+1].Record(b.stream); err != nil {
-			return 0, err
-		}
-	}
-	if err := b.stream.Synchronize(); err != nil {
-		return 0, err
-	}
-	ts := make([]float64, iters)
-	for i := range ts {
-		ms, err := evs[2*i].Elapsed(evs[2*i+1])
-		if err != nil {
-			return 0, err
-		}
-		ts[i] = float64(ms) * 1000
-	}
-	sort.Float64s(ts)
-	return ts[len(ts)/2], nil
 }

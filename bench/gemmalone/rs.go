@@ -5,7 +5,6 @@ package main
 import (
 	"encoding/binary"
 	"errors"
-	"fmt"
 	"math"
 	"unsafe"
 
@@ -93,27 +92,12 @@ func (b *bench) rsRow(sh shape, t hopper.Tile, buf *buffers, flops float64, iter
 		row("rs,%.2e,-,-,WRONG,%s,-,-", rel, b.dtype)
 		return nil
 	}
-	before, after := make([]float64, len(refs)), make([]float64, len(refs))
-	for i, r := range refs {
-		if before[i], err = b.time(r.call, iters, warmup); err != nil {
-			return err
-		}
-	}
-	us, err := b.time(call, iters, warmup)
+	us, around, err := b.bracketed(call, refs, iters, warmup)
 	if err != nil {
 		return err
 	}
-	for i := len(refs) - 1; i >= 0; i-- {
-		if after[i], err = b.time(refs[i].call, iters, warmup); err != nil {
-			return err
-		}
-	}
-	fp8Us, fp8Ratio := "-", "-"
-	if len(refs) > 1 {
-		lt8 := (before[1] + after[1]) / 2
-		fp8Us, fp8Ratio = fmt.Sprintf("%.1f", lt8), fmt.Sprintf("%.3f", lt8/us)
-	}
+	fp8Us, fp8Ratio := fp8Cells(around, us)
 	row("rs,%.2e,%.1f,%.0f,%.3f (reduce-scatter epilogue; cublaslt %.1f/%.1f),%s,%s,%s", rel, us, flops/us/1e6,
-		(before[0]+after[0])/2/us, before[0], after[0], b.dtype, fp8Us, fp8Ratio)
+		(around[0][0]+around[0][1])/2/us, around[0][0], around[0][1], b.dtype, fp8Us, fp8Ratio)
 	return nil
 }
