@@ -21,6 +21,10 @@
 //
 // -rs adds a row per tile: the same kernel with a one-rank matmul +
 // reduce-scatter's epilogue (rs.go), "rs" in its spill_bytes column.
+//
+// -beside N starts a copy of N MiB within the GPU by a copy engine with
+// every timed call, cuBLASLt's and the tiles' alike (timing.go): how much
+// each product loses to the memory traffic of a peer's pushes.
 package main
 
 import (
@@ -47,10 +51,12 @@ func main() {
 	warmup := flag.Int("warmup", 10, "warm-up calls")
 	dtype := flag.String("dtype", "bf16", "bf16, f16, e4m3 (FP8 operands, tensor scales, bf16 output) or e4m3_row (row scales)")
 	extra := flag.String("extra", "", "space-separated extra NVRTC options for the kernel (its diagnostic macros), e.g. -DCLUSTER_NOMCAST=1")
+	beside := flag.Int("beside", 0, "MiB a copy engine copies within this GPU beside every timed call (cuBLASLt's and the tiles' alike), started with it: the L2 and HBM traffic of a peer's pushes beside a fused GEMM")
 	rs := flag.Bool("rs", false, "also time each tile with a one-rank matmul + reduce-scatter's epilogue (rows stored from registers into the rank's slot, a chunk flag per tile, as matmulrs impl=fused with reduce=kernel at world 1): the epilogue's own cost, in the same process")
 	flag.Parse()
 	extraOpts = strings.Fields(*extra)
 	withRS = *rs
+	besideMiB = *beside
 	if err := run(*shapes, *tiles, *dtype, *iters, *warmup); err != nil {
 		fmt.Fprintln(os.Stderr, "gemmalone:", err)
 		os.Exit(1)
@@ -65,6 +71,9 @@ var extraOpts []string
 // withRS is -rs: each tile timed a second time through the reduce-scatter's
 // epilogue.
 var withRS bool
+
+// besideMiB is -beside: the traffic beside every timed call (timing.go).
+var besideMiB int
 
 func parseShapes(s string) ([]shape, error) {
 	var out []shape
@@ -125,6 +134,7 @@ type bench struct {
 	lt           *cublaslt.Handle
 	lt16         cublaslt.DType
 	ws           cu.DevicePtr
+	traffic      *traffic // -beside; nil without
 }
 
 // util is gemm_util.cu built for one dtype (gpu.UtilOptions).
@@ -188,7 +198,12 @@ func run(shapeList, tileList, dtype string, iters, warmup int) error {
 	if err := b.setup(); err != nil {
 		return err
 	}
-	fmt.Printf("# %s, %d SMs, %s, %d timed calls after %d warm-up (median), extra options %q\n", name, b.sms, dtype, iters, warmup, extraOpts)
+	if besideMiB > 0 {
+		if b.traffic, err = newTraffic(int64(besideMiB) << 20); err != nil {
+			return fmt.Errorf("-beside: %w", err)
+		}
+	}
+	fmt.Printf("# %s, %d SMs, %s, %d timed calls after %d warm-up (median), extra options %q, beside %d MiB copied\n", name, b.sms, dtype, iters, warmup, extraOpts, besideMiB)
 	if fp8(dtype) {
 		fmt.Println("# ratio_to_cublaslt: to cuBLASLt bf16 of the shape; ratio_to_cublaslt_fp8: to cuBLASLt e4m3 with fast accumulation")
 	}
