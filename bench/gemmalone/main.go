@@ -24,7 +24,9 @@
 //
 // -beside N starts a copy of N MiB within the GPU by a copy engine with
 // every timed call, cuBLASLt's and the tiles' alike (timing.go): how much
-// each product loses to the memory traffic of a peer's pushes.
+// each product loses to the memory traffic of a peer's pushes. With -peer
+// the bytes cross NVLink both ways instead (GPU 0 pushes to GPU 1, GPU 1
+// pushes as many into GPU 0), as the ranks of a matmul + reduce-scatter do.
 package main
 
 import (
@@ -52,11 +54,19 @@ func main() {
 	dtype := flag.String("dtype", "bf16", "bf16, f16, e4m3 (FP8 operands, tensor scales, bf16 output) or e4m3_row (row scales)")
 	extra := flag.String("extra", "", "space-separated extra NVRTC options for the kernel (its diagnostic macros), e.g. -DCLUSTER_NOMCAST=1")
 	beside := flag.Int("beside", 0, "MiB a copy engine copies within this GPU beside every timed call (cuBLASLt's and the tiles' alike), started with it: the L2 and HBM traffic of a peer's pushes beside a fused GEMM")
+	peer := flag.Bool("peer", false, "with -beside: the bytes cross NVLink, pushed to GPU 1 by this GPU's copy engine while GPU 1's pushes as many into this GPU")
+	rsworld := flag.Int("rsworld", 1, "with -rs: time rank 0's part of a call of this many ranks (its tile order and chunk table), all rows still stored on this GPU")
+	rschunks := flag.Int("rschunks", 1, "with -rs: chunks per rank")
 	rs := flag.Bool("rs", false, "also time each tile with a one-rank matmul + reduce-scatter's epilogue (rows stored from registers into the rank's slot, a chunk flag per tile, as matmulrs impl=fused with reduce=kernel at world 1): the epilogue's own cost, in the same process")
 	flag.Parse()
 	extraOpts = strings.Fields(*extra)
 	withRS = *rs
-	besideMiB = *beside
+	besideMiB, besidePeer = *beside, *peer
+	rsWorld, rsChunks = *rsworld, *rschunks
+	if rsWorld < 1 || rsChunks < 1 {
+		fmt.Fprintln(os.Stderr, "gemmalone: -rsworld and -rschunks must be at least 1")
+		os.Exit(2)
+	}
 	if err := run(*shapes, *tiles, *dtype, *iters, *warmup); err != nil {
 		fmt.Fprintln(os.Stderr, "gemmalone:", err)
 		os.Exit(1)
@@ -74,6 +84,12 @@ var withRS bool
 
 // besideMiB is -beside: the traffic beside every timed call (timing.go).
 var besideMiB int
+
+// besidePeer is -peer: the traffic crosses NVLink to and from GPU 1.
+var besidePeer bool
+
+// rsWorld and rsChunks are -rsworld and -rschunks (rs.go).
+var rsWorld, rsChunks int
 
 func parseShapes(s string) ([]shape, error) {
 	var out []shape
@@ -199,11 +215,11 @@ func run(shapeList, tileList, dtype string, iters, warmup int) error {
 		return err
 	}
 	if besideMiB > 0 {
-		if b.traffic, err = newTraffic(int64(besideMiB) << 20); err != nil {
+		if b.traffic, err = newTraffic(int64(besideMiB)<<20, besidePeer); err != nil {
 			return fmt.Errorf("-beside: %w", err)
 		}
 	}
-	fmt.Printf("# %s, %d SMs, %s, %d timed calls after %d warm-up (median), extra options %q, beside %d MiB copied\n", name, b.sms, dtype, iters, warmup, extraOpts, besideMiB)
+	fmt.Printf("# %s, %d SMs, %s, %d timed calls after %d warm-up (median), extra options %q, beside %d MiB copied (over NVLink both ways: %v)\n", name, b.sms, dtype, iters, warmup, extraOpts, besideMiB, besidePeer)
 	if fp8(dtype) {
 		fmt.Println("# ratio_to_cublaslt: to cuBLASLt bf16 of the shape; ratio_to_cublaslt_fp8: to cuBLASLt e4m3 with fast accumulation")
 	}

@@ -19,7 +19,9 @@ import (
 // registers into the rank's slot (here C) and a flag per chunk. Its ratio
 // to the plain row above is what that epilogue costs the GEMM, with no
 // peer, copy or reduction pass in the way. The row is checked as the
-// plain one.
+// plain one. -rsworld and -rschunks make it rank 0's part of a larger
+// call: its tile order (the peers' rows first) and chunk table, still
+// with no peer.
 func (b *bench) rsRow(sh shape, t hopper.Tile, buf *buffers, flops float64, iters, warmup int, refs []*ltRef,
 	row func(format string, a ...any)) (err error) {
 	g, err := gpu.CompileFusedWith(b.comp, t, b.format, extraOpts)
@@ -41,7 +43,11 @@ func (b *bench) rsRow(sh shape, t hopper.Tile, buf *buffers, flops float64, iter
 		dev = append(dev, d)
 		return d, cu.MemcpyHtoD(d, unsafe.Pointer(&b[0]), int64(len(b)))
 	}
-	plan := gpu.PlanFusedRS(sh.m, sh.n, 1, 0, 1, t.BM, t.BN, t.RowsPerTile())
+	// -rsworld W: rank 0's plan of a W-rank call, owner q's rows into
+	// C's rows of rank q (for q > 0 the staging a push=ce call copies out
+	// from), so C ends up as in a one-rank call and is checked the same way.
+	world, rows := rsWorld, sh.m/rsWorld
+	plan := gpu.PlanFusedRS(sh.m, sh.n, world, 0, rsChunks, t.BM, t.BN, t.RowsPerTile())
 	flags, err := alloc(make([]byte, len(plan.Owner)*gpu.FlagStride))
 	if err != nil {
 		return err
@@ -50,7 +56,11 @@ func (b *bench) rsRow(sh shape, t hopper.Tile, buf *buffers, flops float64, iter
 	for i := range flagAt {
 		flagAt[i] = uint64(flags) + uint64(i*gpu.FlagStride)
 	}
-	tab, err := plan.Table([]uint64{uint64(buf.c)}, flagAt, gpu.RSEpilogue{})
+	dst := make([]uint64, world)
+	for q := range dst {
+		dst[q] = uint64(buf.c) + uint64(q*rows*sh.n*hopper.OutBytes)
+	}
+	tab, err := plan.Table(dst, flagAt, gpu.RSEpilogue{})
 	if err != nil {
 		return err
 	}
@@ -82,7 +92,7 @@ func (b *bench) rsRow(sh shape, t hopper.Tile, buf *buffers, flops float64, iter
 		return err
 	}
 	ops.ScaleA, ops.ScaleB = buf.sa, buf.sb
-	comm := gpu.Comm{Order: ord, Status: status, TimeoutNs: 2_000_000_000, RS: rs, RowsPerRank: sh.m}
+	comm := gpu.Comm{Order: ord, Status: status, TimeoutNs: 2_000_000_000, RS: rs, RowsPerRank: rows}
 	call := func() error { return g.Launch(b.stream, ops, buf.c, b.sms, comm) }
 	rel, err := b.verify(sh, u, buf.c, call)
 	if err != nil {
@@ -97,7 +107,7 @@ func (b *bench) rsRow(sh shape, t hopper.Tile, buf *buffers, flops float64, iter
 		return err
 	}
 	fp8Us, fp8Ratio := fp8Cells(around, us)
-	row("rs,%.2e,%.1f,%.0f,%.3f (reduce-scatter epilogue; cublaslt %.1f/%.1f),%s,%s,%s", rel, us, flops/us/1e6,
-		(around[0][0]+around[0][1])/2/us, around[0][0], around[0][1], b.dtype, fp8Us, fp8Ratio)
+	row("rs,%.2e,%.1f,%.0f,%.3f (reduce-scatter epilogue of rank 0 of %d; %d chunks a rank; cublaslt %.1f/%.1f),%s,%s,%s", rel, us, flops/us/1e6,
+		(around[0][0]+around[0][1])/2/us, world, rsChunks, around[0][0], around[0][1], b.dtype, fp8Us, fp8Ratio)
 	return nil
 }

@@ -3,6 +3,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"sort"
 
@@ -45,15 +46,24 @@ func fp8Cells(around [][2]float64, us float64) (string, string) {
 // traffic is -beside's copy engine traffic: each timed call starts a copy
 // of bytes between two buffers of this GPU on a side stream (a read and a
 // write of bytes each through L2 and HBM, as a peer's pushes out of and into
-// this GPU cause), and the next call waits for it, outside its events.
+// this GPU cause), and the next call waits for it, outside its events. With
+// -peer the bytes cross NVLink instead: this GPU's copy engine pushes them
+// to GPU 1 while GPU 1's pushes as many into this GPU, as the two ranks of a
+// matmul + reduce-scatter do.
 type traffic struct {
 	bytes      int64
 	side       cu.Stream
 	src, dst   cu.DevicePtr
 	start, end cu.Event
+	// -peer: GPU 1's context, stream, copy (src1 into this GPU's in) and
+	// its end.
+	ctx0, ctx1 cu.CUContext
+	side1      cu.Stream
+	src1, in   cu.DevicePtr
+	end1       cu.Event
 }
 
-func newTraffic(bytes int64) (*traffic, error) {
+func newTraffic(bytes int64, peer bool) (*traffic, error) {
 	t := &traffic{bytes: bytes}
 	var err error
 	if t.side, err = cu.MakeStream(cu.NonBlocking); err != nil {
@@ -62,17 +72,49 @@ func newTraffic(bytes int64) (*traffic, error) {
 	if t.src, err = cu.MemAlloc(bytes); err != nil {
 		return nil, err
 	}
-	if t.dst, err = cu.MemAlloc(bytes); err != nil {
-		return nil, err
-	}
 	if t.start, err = cu.MakeEvent(cu.DisableTiming); err != nil {
 		return nil, err
 	}
-	t.end, err = cu.MakeEvent(cu.DisableTiming)
-	return t, err
+	if t.end, err = cu.MakeEvent(cu.DisableTiming); err != nil {
+		return nil, err
+	}
+	if !peer {
+		t.dst, err = cu.MemAlloc(bytes)
+		return t, err
+	}
+	if t.in, err = cu.MemAlloc(bytes); err != nil {
+		return nil, err
+	}
+	if t.ctx0, err = cu.CurrentContext(); err != nil {
+		return nil, err
+	}
+	// GPU 1: its buffers, stream and event, made in its own context; then
+	// each context may address the other's memory.
+	if t.ctx1, err = cu.Device(1).MakeContext(cu.SchedAuto); err != nil {
+		return nil, fmt.Errorf("-peer needs a second GPU: %w", err)
+	}
+	if t.dst, err = cu.MemAlloc(bytes); err != nil {
+		return nil, err
+	}
+	if t.src1, err = cu.MemAlloc(bytes); err != nil {
+		return nil, err
+	}
+	if t.side1, err = cu.MakeStream(cu.NonBlocking); err != nil {
+		return nil, err
+	}
+	if t.end1, err = cu.MakeEvent(cu.DisableTiming); err != nil {
+		return nil, err
+	}
+	if err = cu.EnablePeerAccess(t.ctx0); err != nil {
+		return nil, err
+	}
+	if err = cu.SetCurrentContext(t.ctx0); err != nil {
+		return nil, err
+	}
+	return t, cu.EnablePeerAccess(t.ctx1)
 }
 
-// beside returns call with the copy started on the side stream with it.
+// beside returns call with the copies started on the side streams with it.
 func (t *traffic) beside(s cu.Stream, call func() error) func() error {
 	return func() error {
 		if err := t.start.Record(s); err != nil {
@@ -81,14 +123,46 @@ func (t *traffic) beside(s cu.Stream, call func() error) func() error {
 		if err := t.side.Wait(t.start, 0); err != nil {
 			return err
 		}
+		// Out of this GPU: into its own second buffer, or GPU 1's.
 		if err := cu.MemcpyDtoDAsync(t.dst, t.src, t.bytes, t.side); err != nil {
 			return fmt.Errorf("traffic copy: %w", err)
 		}
 		if err := t.end.Record(t.side); err != nil {
 			return err
 		}
+		if t.side1 != (cu.Stream{}) {
+			if err := t.pushIn(); err != nil {
+				return err
+			}
+		}
 		return call()
 	}
+}
+
+// pushIn enqueues GPU 1's copy into this GPU, in GPU 1's context.
+func (t *traffic) pushIn() error {
+	if err := cu.SetCurrentContext(t.ctx1); err != nil {
+		return err
+	}
+	err := t.side1.Wait(t.start, 0)
+	if err == nil {
+		err = cu.MemcpyDtoDAsync(t.in, t.src1, t.bytes, t.side1)
+	}
+	if err == nil {
+		err = t.end1.Record(t.side1)
+	}
+	return errors.Join(err, cu.SetCurrentContext(t.ctx0))
+}
+
+// wait makes s wait for the last call's copies.
+func (t *traffic) wait(s cu.Stream) error {
+	if err := s.Wait(t.end, 0); err != nil {
+		return err
+	}
+	if t.side1 != (cu.Stream{}) {
+		return s.Wait(t.end1, 0)
+	}
+	return nil
 }
 
 // time is the median of iters calls, each between two CUDA events (with
@@ -113,7 +187,7 @@ func (b *bench) time(call func() error, iters, warmup int) (float64, error) {
 	for i := 0; i < iters; i++ {
 		if b.traffic != nil {
 			// The last call's copy is done before this call's start.
-			if err := b.stream.Wait(b.traffic.end, 0); err != nil {
+			if err := b.traffic.wait(b.stream); err != nil {
 				return 0, err
 			}
 		}

@@ -161,6 +161,20 @@ func SetCurrentContext(ctx CUContext) error {
 	return check("cuCtxSetCurrent", C.cu_ctx_set_current(ctx.ctx))
 }
 
+// EnablePeerAccess lets the current context's kernels and copies address
+// peer's memory directly (cuCtxEnablePeerAccess); already enabled is no
+// error.
+func EnablePeerAccess(peer CUContext) error {
+	if err := ensure(); err != nil {
+		return err
+	}
+	const alreadyEnabled = 704 // CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED
+	if r := C.cu_ctx_enable_peer_access(peer.ctx, 0); r != alreadyEnabled {
+		return check("cuCtxEnablePeerAccess", r)
+	}
+	return nil
+}
+
 // CurrentContext is the context bound to the calling OS thread (zero if
 // none).
 func CurrentContext() (CUContext, error) {

@@ -185,3 +185,4 @@ CUresult cu_mem_host_get_device_pointer(CUdeviceptr* d, void* p, unsigned flags)
 }
 CUresult cu_mem_free_host(void* p) { CU_CALL(memFreeHost, (void*), p); }
 CUresult cu_ctx_get_device(CUdevice* d) { CU_CALL(ctxGetDevice, (CUdevice*), d); }
+CUresult cu_ctx_enable_peer_access(CUcontext peer, unsigned flags) { CU_CALL(ctxEnablePeerAccess, (CUcontext, unsigned), peer, flags); }

@@ -85,7 +85,8 @@ typedef void* CUgraphExec;
 	X(memHostAlloc, "cuMemHostAlloc") \
 	X(memHostGetDevicePointer, "cuMemHostGetDevicePointer_v2") \
 	X(memFreeHost, "cuMemFreeHost") \
-	X(ctxGetDevice, "cuCtxGetDevice")
+	X(ctxGetDevice, "cuCtxGetDevice") \
+	X(ctxEnablePeerAccess, "cuCtxEnablePeerAccess")
 
 #define CU_ENUM(id, name) CU_FN_##id,
 enum { CU_SYMBOLS(CU_ENUM) CU_FN_COUNT };
@@ -171,5 +172,6 @@ CUresult cu_mem_host_alloc(void** p, size_t n, unsigned flags);
 CUresult cu_mem_host_get_device_pointer(CUdeviceptr* d, void* p, unsigned flags);
 CUresult cu_mem_free_host(void* p);
 CUresult cu_ctx_get_device(CUdevice* d);
+CUresult cu_ctx_enable_peer_access(CUcontext peer, unsigned flags);
 
 #endif
