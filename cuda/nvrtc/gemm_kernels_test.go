@@ -23,10 +23,17 @@ func TestCompileGEMMKernels(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The Runner compiles it after the team barrier's source (end_barrier).
+	barrier, err := os.ReadFile(filepath.Join("..", "..", "symm", "cudamem", "barrier.cuh"))
+	if err != nil {
+		t.Fatal(err)
+	}
 	c := Compiler{Arch: "sm_90", CacheDir: t.TempDir()}
 	for _, bf := range []string{"0", "1"} {
-		if _, err := c.Compile(Source{Name: "gemm_util.cu", Text: string(src), Options: []string{"-DDTYPE_BF16=" + bf}}); err != nil {
-			t.Errorf("DTYPE_BF16=%s: %v", bf, err)
+		for _, pre := range []string{"", string(barrier)} {
+			if _, err := c.Compile(Source{Name: "gemm_util.cu", Text: pre + string(src), Options: []string{"-DDTYPE_BF16=" + bf}}); err != nil {
+				t.Errorf("DTYPE_BF16=%s, after the barrier %v: %v", bf, pre != "", err)
+			}
 		}
 	}
 }

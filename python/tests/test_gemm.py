@@ -31,11 +31,12 @@ def test_util_source_is_the_plugins_file():
 
 def test_kernel_version_is_of_the_sources_on_disk():
     """The library's version is sdk.SourceHash of the kernel's name, the
-    Hopper GEMM's source and the embedded files as they are on disk: a
-    library built from other sources fails here."""
+    Hopper GEMM's source, the team barrier's and the embedded files as they
+    are on disk: a library built from other sources fails here."""
     hop = REPO / "kernels/gemm/hopper"
+    barrier = (REPO / "symm/cudamem/barrier.cuh").read_bytes()
     for k in gemm.KERNELS:
-        want = kernels.source_hash(k.encode(), b"".join((hop / f).read_bytes() for f in hopper.PARTS),
+        want = kernels.source_hash(k.encode(), b"".join((hop / f).read_bytes() for f in hopper.PARTS), barrier,
                                    *[(GPU_DIR / f).read_bytes() for f in embedded_files()])
         assert gemm.kernel_version(k) == want
     assert gemm.kernel_version(gemm.AGMM) != gemm.kernel_version(gemm.MATMULRS)

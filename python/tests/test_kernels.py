@@ -91,6 +91,8 @@ def test_compile_torch_variants():
     # gpu.UtilOptions: bf16, f16, and the FP8 dtypes' e4m3 inputs with bf16 outputs.
     for opts in (["-DDTYPE_BF16=1"], ["-DDTYPE_BF16=0"], ["-DDTYPE_BF16=1", "-DIN_E4M3=1"]):
         assert _cuda.compile_cubin(gemm.util_source(), "gemm_util.cu", opts, "sm_90"), opts
+        # As the Go Runner builds it: after the team barrier (end_barrier).
+        assert _cuda.compile_cubin(barrier + gemm.util_source(), "gemm_util.cu", opts, "sm_90"), opts
 
 
 def test_every_plugin_algorithm_is_run_or_declined() -> None:

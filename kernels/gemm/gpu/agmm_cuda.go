@@ -197,21 +197,18 @@ func (g *agmm) gather(inPlace bool) error {
 	return nil
 }
 
-// launchFused enqueues the persistent GEMM on the first product stream,
-// then the clearing of the flags it waited on (clearFlags). The GEMM reads
-// every row's scale from the payload: where the own rows are read in
-// place, their scales are copied in first, on its stream.
+// launchFused enqueues the persistent GEMM on main; the end barrier
+// clears the flags it waited on. The GEMM reads every row's scale from the
+// payload: where the own rows are read in place, their scales are copied
+// in first, on its stream.
 func (g *agmm) launchFused(c Config) error {
 	r, p, me := g.r, g.r.prob, g.r.peers.Rank()
 	if ShardInPlace(c, p, me) {
-		if err := g.copyScales(r.gemm[0], r.ptr.ScaleA, me, me*p.Rows(), p.Rows()); err != nil {
+		if err := g.copyScales(r.main, r.ptr.ScaleA, me, me*p.Rows(), p.Rows()); err != nil {
 			return err
 		}
 	}
-	if err := r.launchFusedGEMM(c, r.ptr.C, r.peers.SMs()); err != nil {
-		return err
-	}
-	return r.ClearFlags(r.gemm[0])
+	return r.launchFusedGEMM(c, r.ptr.C, r.peers.SMs())
 }
 
 // copy enqueues on s the copy of span sp's rows from rank from's payload

@@ -94,14 +94,14 @@ func (m *matmulrs) launch(c Config) error {
 	return r.end(c, nil)
 }
 
-// launchFused enqueues the persistent GEMM on the first product stream
-// (sm_reserve SMs stay free for the reductions), then, with push=ce, the
+// launchFused enqueues the persistent GEMM on main (sm_reserve SMs stay
+// free for the reductions), then, with push=ce, the
 // copy-engine pushes of peers' staged chunks, and the reduction of every
 // own chunk on the reduce stream, each after every rank's flag of it. With
 // push=gemm the epilogue stores every row into its owner's slot and flags
 // each chunk there itself. With reduce=epilogue the GEMM's epilogue sums
 // the own rows into the output itself; the flags it waited for (and those
-// it set for its own chunks) are cleared after it.
+// it set for its own chunks) are cleared by the end barrier.
 func (m *matmulrs) launchFused(c Config) error {
 	r, p, me := m.r, m.r.prob, m.r.peers.Rank()
 	epilogue := c.Reduce == ReduceEpilogue
@@ -109,15 +109,9 @@ func (m *matmulrs) launchFused(c Config) error {
 	if epilogue {
 		out = r.ptr.C
 	}
+	// The flags this call sets here are cleared by its end barrier.
 	if err := r.launchFusedGEMM(c, out, r.peers.SMs()-c.SMReserve); err != nil {
 		return err
-	}
-	if epilogue {
-		// Every flag of this call in this rank's region is set once the
-		// GEMM ends (it waited for the peers'; see clearFlags).
-		if err := r.ClearFlags(r.gemm[0]); err != nil {
-			return err
-		}
 	}
 	if c.Push == PushCE {
 		// Each peer's chunks, on that peer's stream, in the GEMM's order:

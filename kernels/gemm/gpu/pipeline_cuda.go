@@ -119,12 +119,11 @@ func (r *Runner) consume(s cu.Stream, i int) error {
 // ClearFlags enqueues on s the clearing of this rank's flags: on the
 // plugin's stream before a trial, which starts from clear flags whatever
 // an earlier, failed one left (the caller's barrier must follow before any
-// peer may set one); and on the fused GEMM's stream after it, every flag
-// of the region having been set this call by then (the GEMM waited for
-// each chunk's, and for every peer's start flag before its first wait for
-// that peer's data; a pull's ReadyFlag is consumed before its chunk is
-// flagged), while the call's end barrier keeps the next call's sets after
-// the clear.
+// peer may set one). A fused call clears them at its end, in its end
+// barrier (endBarrier): every flag of the region has been set by then
+// (the GEMM waited for each chunk's, and for every peer's start flag
+// before its first wait for that peer's data; a pull's ReadyFlag is
+// consumed before its chunk is flagged).
 func (r *Runner) ClearFlags(s cu.Stream) error {
 	if err := cu.MemsetD8Async(r.peers.Data(r.peers.Rank()), 0, PayloadOffset, s); err != nil {
 		return fmt.Errorf("clear flags: %w", err)
@@ -171,11 +170,35 @@ func (r *Runner) end(c Config, then func() error) error {
 	if err != nil {
 		return err
 	}
-	if err := r.peers.Barrier(r.main); err != nil {
+	if c.Impl == ImplFused {
+		err = r.endBarrier()
+	} else {
+		err = r.peers.Barrier(r.main)
+	}
+	if err != nil {
 		return err
 	}
 	return end()
 }
+
+// endBarrier enqueues on main the end of a fused call: this rank's flags
+// cleared (every one the call used is set by now: the GEMM waited for its
+// peers' and the copy streams for its own, and all have joined main) and
+// the team barrier, in one launch (end_barrier, gemm_util.cu). The clear
+// precedes this rank's signal, and a peer sets flags of its next call
+// here only after the barrier.
+func (r *Runner) endBarrier() error {
+	args := cudamem.Args(uint64(r.peers.PtrTable()), uint64(r.peers.Rank()), uint64(r.peers.World()),
+		uint64(r.peers.Data(r.peers.Rank())), uint64(PayloadOffset/4))
+	if err := r.endFn.Launch(1, 1, 1, endBarrierThreads, 1, 1, 0, r.main, args); err != nil {
+		return fmt.Errorf("launch the end barrier: %w", err)
+	}
+	return nil
+}
+
+// endBarrierThreads clear the flag region (PayloadOffset bytes, 9,216
+// words) in a few stores each; threads 0..world-1 then meet the peers.
+const endBarrierThreads = 256
 
 // peerIndex is q's place in the peer order (next rank first), which
 // indexes the side streams.

@@ -31,6 +31,9 @@ type Peers interface {
 	World() int
 	Data(q int) cu.DevicePtr
 	Barrier(stream cu.Stream) error
+	// PtrTable is the team's device table of data regions and signal
+	// pads that barrier.cuh's block barrier reads (end_barrier).
+	PtrTable() cu.DevicePtr
 	SMs() int
 	ComputeCapability() (major, minor int)
 	Compiler() nvrtc.Compiler
@@ -94,6 +97,7 @@ type Runner struct {
 	util                            cu.Module
 	fillFn, fillTFn, checkFn, badFn cu.Function
 	copyFn, redFn                   cu.Function
+	endFn                           cu.Function // a fused call's flag clear and end barrier
 	fillScalesFn                    cu.Function // FP8 only
 
 	// fused holds each fused config's state; status is the word its
@@ -208,7 +212,8 @@ func (r *Runner) loadUtil() error {
 	if err != nil {
 		return err
 	}
-	cubin, err := r.peers.Compiler().Compile(nvrtc.Source{Name: "gemm_util.cu", Text: UtilSource, Options: opts})
+	// After the barrier's source: end_barrier meets the peers with it.
+	cubin, err := r.peers.Compiler().Compile(nvrtc.Source{Name: "gemm_util.cu", Text: cudamem.DeviceSource + UtilSource, Options: opts})
 	if err != nil {
 		return err
 	}
@@ -218,7 +223,7 @@ func (r *Runner) loadUtil() error {
 	fns := []struct {
 		name string
 		dst  *cu.Function
-	}{{"fill", &r.fillFn}, {"fill_t", &r.fillTFn}, {"check_rows", &r.checkFn}, {"count_bad", &r.badFn}, {"copy_chunk", &r.copyFn}, {"reduce_chunk", &r.redFn}}
+	}{{"fill", &r.fillFn}, {"fill_t", &r.fillTFn}, {"check_rows", &r.checkFn}, {"count_bad", &r.badFn}, {"copy_chunk", &r.copyFn}, {"reduce_chunk", &r.redFn}, {"end_barrier", &r.endFn}}
 	if r.prob.Dtype.FP8() {
 		fns = append(fns, struct {
 			name string

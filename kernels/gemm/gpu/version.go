@@ -6,6 +6,7 @@ import (
 
 	"github.com/symmtune/symmtune/kernels/gemm/hopper"
 	"github.com/symmtune/symmtune/sdk"
+	"github.com/symmtune/symmtune/symm/cudamem"
 )
 
 // sources are what the kernel version hashes: the device code and the Go
@@ -30,9 +31,11 @@ func source(name string) []byte {
 
 // KernelVersion is the plugin's Description.KernelVersion for the variant:
 // sdk.SourceHash of the kernel's name, the Hopper GEMM's source
-// (hopper.Source) and every embedded file in fs.WalkDir's lexical order.
+// (hopper.Source), the team barrier's (cudamem.DeviceSource) and every
+// embedded file in fs.WalkDir's lexical order.
 func (v Variant) KernelVersion() string {
-	srcs := [][]byte{[]byte(v.String()), []byte(hopper.Source)}
+	// The barrier's source too: gemm_util.cu's end_barrier is built on it.
+	srcs := [][]byte{[]byte(v.String()), []byte(hopper.Source), []byte(cudamem.DeviceSource)}
 	err := fs.WalkDir(sources, ".", func(path string, d fs.DirEntry, err error) error {
 		if err == nil && !d.IsDir() {
 			srcs = append(srcs, source(path))

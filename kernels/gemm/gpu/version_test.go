@@ -8,7 +8,7 @@ import "testing"
 // meant, put the new value here. Moving or renaming other files must not
 // change them.
 func TestKernelVersions(t *testing.T) {
-	for kernel, want := range map[Variant]string{VariantAGMM: "27f394fdde46", VariantMatmulRS: "5f77439c7885"} {
+	for kernel, want := range map[Variant]string{VariantAGMM: "cb9820ccf5c8", VariantMatmulRS: "2190ed6db1fe"} {
 		if got := kernel.KernelVersion(); got != want {
 			t.Errorf("%s kernel version %s, pinned %s", kernel, got, want)
 		}
