@@ -1,6 +1,7 @@
 package strategy
 
 import (
+	"math"
 	"slices"
 
 	"github.com/symmtune/symmtune/space"
@@ -154,7 +155,18 @@ func (p *pattern) restart() []space.Config {
 	if i < 0 && p.model != nil {
 		// The surrogate restarts where its model ranks best; the
 		// pick is measured before the poll around it is settled.
+		// But a measured config that was never a centre and already
+		// scores better than the model hopes for its pick comes
+		// first: the model's own interjected picks near the best
+		// configs are measured and then never polled around, and
+		// one a parameter or two from a needle is where a poll
+		// finds it (see TestTenthBudget's agmm 16384 landscape).
 		if j := p.model.pick(&p.t); j >= 0 {
+			if r := p.t.bestUnused(p.centres); r >= 0 && math.Log(p.t.score[r]) <= p.model.predicted[j] {
+				p.centre = r
+				p.centres[r] = true
+				return nil
+			}
 			p.centre = j
 			p.centres[j] = true
 			return []space.Config{p.t.propose(j)}

@@ -174,6 +174,18 @@ func (t *tracker) restartPoint(used []bool, optima []int) int {
 	return best
 }
 
+// bestUnused returns the best OK config not yet used, -1 when there is
+// none.
+func (t *tracker) bestUnused(used []bool) int {
+	best := -1
+	for i, ok := range t.ok {
+		if ok && !used[i] && (best < 0 || t.score[i] < t.score[best]) {
+			best = i
+		}
+	}
+	return best
+}
+
 // newClassFactor: a named class (a combination of the named parameters'
 // values: an algorithm, an impl) that no local search has started in yet
 // gets the next start when its best measured config is within this factor
