@@ -50,20 +50,22 @@ var deceptiveLandscapes = map[string]string{}
 // file's, and the old top 10 came 120th to 608th in it.
 //
 // The 2 x H200 agmm 16384 x 3584 x 8192 landscape (recorded by a search
-// without a budget, exhaustive, 2026-11-26) is a needle: 4 of its 3,216
-// configs lie within 3% of the optimum (the pipeline, SM copies of 8
-// blocks, chunks 1, streams 2), and the config 3.2% off (copy engines, one
-// stream) is two parameters away from them with every single step from it
-// 2.7-270% slower. Seeds 1..50: auto 34 (with a model pick every 4th
-// trial: 29; every 8th: 37, but the CPU matmulrs m=256 landscape then falls
-// to 43 of 50 from 46).
+// without a budget, exhaustive, 2026-11-26) was here (7 of 10): a needle,
+// 4 of its 3,216 configs within 3% of the optimum (the pipeline, SM copies
+// of 8 blocks, chunks 1, streams 2), and the config 3.2% off (copy
+// engines, one stream) two parameters away with every single step from it
+// 2.7-270% slower. It reaches the bar since the surrogate restarts from
+// the best measured config never yet a centre when that beats what the
+// model hopes for its own pick (pattern.restart): copy-engine configs on
+// two streams are among the model's picks, measured but never polled
+// around before, and from one the copy_blocks step lands on the needle
+// (copy engines take 4 blocks only; the nearest valid point copies by
+// SM). Seeds 1..10: 10 (was 7); 1..50: 49 (34); 1..200: 193 (134). At a
+// fifth: 10 of 10, 50 of 50 (45), 200 of 200 (168).
 var tenthShortfalls = map[string]struct {
 	seeds int
 	why   string
-}{
-	"landscape-cuda-agmm-w2-m16384n3584k8192.jsonl": {7, "a needle: 4 of 3,216 configs within 3%, the config 3.2% off two parameters " +
-		"away with every single step from it slower; seeds 1..10: pattern 7, Nelder-Mead 3, random 1; seeds 1..50: auto 34 (see the comment)"},
-}
+}{}
 
 // TestTenthBudget replays pattern, Nelder-Mead, random sampling and auto
 // (AutoChoice, as the budget is below the space) on every recorded
