@@ -21,9 +21,13 @@ import (
 //     config or a random one; unless a measured config that was never a
 //     centre already scores better than that, then from it (the picks
 //     below are measured but not polled around: see pattern.restart);
-//   - every surrogateEvery-th trial after the first descent began: that
-//     same pick, measured between the poll's trials (the descent goes on;
-//     a pick that beats everything becomes the next restart's centre).
+//   - every surrogateEvery-th pass of the pattern's loop after the first
+//     descent began: that same pick, measured between the poll's trials
+//     (the descent goes on; a pick that beats everything becomes the next
+//     restart's centre). A pass that judges an already measured neighbour
+//     costs no trial but counts, so picks are more than a sixth of the
+//     trials: about 100 of the 322 of a tenth of the GPU agmm 16384
+//     landscape.
 //
 // Why: on GEMM-shaped spaces a descent with seven parameters spends most
 // of a tenth of the space polling neighbours, and the good configs sit in
@@ -36,7 +40,7 @@ import (
 // fifth it stays level with pattern. See TestTenthBudget.
 //
 // Restarting from a measured non-centre that beats the model's hope
-// (2026-11-27): over seeds 1..50 of all landscapes, 1,280 runs within 3% at
+// (2026-11-26): over seeds 1..50 of all landscapes, 1,280 runs within 3% at
 // a tenth (was 1,267) and 1,298 at a fifth (1,293), no landscape below 9 of
 // seeds 1..10; the agmm 16384 needle 49 of 50 at a tenth (34), 193 of 200
 // (134). Tried and not kept: keeping the model's picks a few parameters

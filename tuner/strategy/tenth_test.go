@@ -42,7 +42,7 @@ var deceptiveLandscapes = map[string]string{}
 // it; a landscape that reaches the bar again should be taken off the list.
 //
 // The CPU agmm m=256 landscape was here (8 of 10) until the surrogate's
-// model pick came every 6th trial instead of every 4th (10 of 10; seeds
+// model pick came every 6th pass of the pattern's loop instead of every 4th (10 of 10; seeds
 // 1..50: 43, was 42). Its ranking is noise: an exhaustive re-recording
 // with 100 iterations a config on the same 2-core machine (2026-11-26,
 // bench/results/2026-11-26-cpu-agmm-m256-rerecord.md)
