@@ -208,7 +208,15 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) CLUSTER_ATTR
 	// PINGPONG: completes a phase each time a consumer has waited for the
 	// last stage of its tile's main loop (see below).
 #define TURN (bars + 16 * STAGES)
-	const int wg = threadIdx.x / 128;
+	// The warpgroup, broadcast from lane 0 so that ptxas knows it is
+	// warp-uniform (as CUTLASS's canonical_warp_group_idx does). Then the
+	// main loop's stage index and wgmma descriptors live in uniform
+	// registers: with threadIdx.x / 128 alone, ptxas built each descriptor
+	// in vector registers and moved it over (R2UR), and the kernel ran 1.8x
+	// cuBLASLt's instructions, drawing more power at a lower clock
+	// (bench/results/2026-11-26-h200x2-fp8-uniform-wg.md).
+	int wg = threadIdx.x / 128;
+	asm volatile("shfl.sync.idx.b32 %0, %0, 0, 0x1f, 0xffffffff;" : "+r"(wg));
 	if (threadIdx.x == 0) {
 		for (int s = 0; s < STAGES; s++) {
 			mbar_init(FULL(s), 1);
