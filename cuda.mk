@@ -2,14 +2,21 @@
 #
 #   make cuda       build the CUDA plugins into bin/cuda/
 #   make cuda-vet   go vet -tags cuda over the cuda-tagged packages
-#   make cuda-libs  fetch NVRTC 11.8 and 12.4 and a CUDA 12 libcuda into
-#                   .cuda/ (once, cached), for cuda-test
+#   make cuda-libs  fetch NVRTC 11.8 and 12.4, nvdisasm 12.4 and a CUDA 12
+#                   libcuda into .cuda/ (once, cached), for cuda-test
 #   make cuda-test  tests that need no GPU: compiles every shipped kernel with
 #                   the fetched NVRTC 11.8 (sm_90), from Go and as the Python
 #                   runtime assembles them, and every Hopper GEMM tile with
-#                   the fetched NVRTC 12.4 (sm_90a; no register spills), so
-#                   CI checks the CUDA C; and checks that the fetched libcuda
+#                   the fetched NVRTC 12.4 (sm_90a; no register spills, and
+#                   the searched tiles' main loops free of per-thread
+#                   descriptor moves in their SASS), so CI checks the CUDA C;
+#                   and checks that the fetched libcuda
 #                   exports every driver entry point cuda/cu binds
+#   make sass TILES=REGEXP
+#                   the Hopper GEMM's SASS for the tiles matching REGEXP (each
+#                   format and epilogue variant TestCompileAllTiles builds)
+#                   under .cuda/sass/, and per variant the instructions of
+#                   the consumers' main loop
 #   make bench-gpu  the GPU benchmark script (runs on a GPU machine; see bench/gpu.sh)
 #
 # The -tags cuda builds need cgo but no CUDA headers or libraries: the
@@ -21,7 +28,7 @@ CUDA_PKGS    = ./symm/cudamem/... ./cuda/... ./kernels/... ./bench/gemmalone ./p
 CUDA_PLUGINS = allreduce matmulrs agmm
 NVRTC12      = $(CURDIR)/$(CUDA_DIR)/nvrtc12/usr/lib/x86_64-linux-gnu
 
-.PHONY: cuda cuda-libs cuda-headers cuda-vet cuda-test bench-gpu gemmalone
+.PHONY: cuda cuda-libs cuda-headers cuda-vet cuda-test bench-gpu gemmalone sass
 
 cuda-libs: $(CUDA_DIR)/ok
 
@@ -58,7 +65,21 @@ cuda-test: cuda-libs
 	  LD_LIBRARY_PATH=$(CURDIR)/$(CUDA_DIR)/root/usr/lib/x86_64-linux-gnu \
 	  PYTHONPATH=$(CURDIR)/python $$py -m pytest -q python/tests/test_kernels.py
 	$(CUDA_ENV) SYMMTUNE_NVRTC=$(NVRTC12)/libnvrtc.so.12 LD_LIBRARY_PATH=$(NVRTC12) SYMMTUNE_REQUIRE_SM90A=1 \
+	  SYMMTUNE_NVDISASM=$(CURDIR)/$(CUDA_DIR)/nvdisasm/nvdisasm SYMMTUNE_REQUIRE_NVDISASM=1 \
 	  $(GO) test -tags cuda -count=1 -run TestCompileAllTiles ./kernels/gemm/hopper/
+
+# The SASS of the tiles matching TILES, disassembled from the cubins
+# TestCompileAllTiles writes; the test logs each variant's main loop and
+# fails where ptxas builds its descriptors per thread (checkMainLoop).
+sass: cuda-libs
+	@test -n "$(TILES)" || { echo "make sass: set TILES, a regular expression over tile names (e.g. TILES='128x128:s6:c2:g8:pp')" >&2; exit 2; }
+	rm -rf $(CUDA_DIR)/sass && mkdir -p $(CUDA_DIR)/sass
+	@$(CUDA_ENV) SYMMTUNE_NVRTC=$(NVRTC12)/libnvrtc.so.12 LD_LIBRARY_PATH=$(NVRTC12) SYMMTUNE_REQUIRE_SM90A=1 \
+	  SYMMTUNE_NVDISASM=$(CURDIR)/$(CUDA_DIR)/nvdisasm/nvdisasm SYMMTUNE_TILES='$(TILES)' SYMMTUNE_CUBIN_DIR=$(CURDIR)/$(CUDA_DIR)/sass \
+	  $(GO) test -tags cuda -count=1 -v -run 'TestCompileAllTiles$$' ./kernels/gemm/hopper/ >$(CUDA_DIR)/sass/test.log 2>&1; \
+	  rc=$$?; grep -E 'main loop|compile_test|FAIL' $(CUDA_DIR)/sass/test.log; exit $$rc
+	@for f in $(CUDA_DIR)/sass/*.cubin; do $(CUDA_DIR)/nvdisasm/nvdisasm -c "$$f" > "$${f%.cubin}.sass" || exit 1; done
+	@echo "SASS in $(CUDA_DIR)/sass/"
 
 # Runs on a GPU machine with the binaries already built (make build cuda
 # here, then carry them there): see bench/gpu.sh for what it measures.

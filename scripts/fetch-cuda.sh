@@ -49,6 +49,17 @@ if [ ! -f "$DIR/nvrtc12/ok" ]; then
 	rm -rf "$DIR/nvrtc12/debs" "$DIR/nvrtc12/apt"
 	touch "$DIR/nvrtc12/ok"
 fi
+# And nvdisasm 12.4 from trixie's nvidia-cuda-toolkit (the one binary kept,
+# under DIR/nvdisasm; the package is ~90 MB): make cuda-test reads the
+# Hopper GEMM's SASS with it, make sass prints it.
+if [ ! -x "$DIR/nvdisasm/nvdisasm" ]; then
+	private_apt nvdisasm trixie
+	# shellcheck disable=SC2086
+	(cd "$DIR/nvdisasm/debs" && apt-get $APT -q download nvidia-cuda-toolkit)
+	dpkg-deb -x "$DIR"/nvdisasm/debs/nvidia-cuda-toolkit_*.deb "$DIR/nvdisasm/x"
+	mv "$DIR/nvdisasm/x/usr/bin/nvdisasm" "$DIR/nvdisasm/nvdisasm"
+	rm -rf "$DIR/nvdisasm/debs" "$DIR/nvdisasm/apt" "$DIR/nvdisasm/x"
+fi
 if [ -f "$DIR/ok" ]; then touch "$DIR/ok"; exit 0; fi
 private_apt . bookworm
 # shellcheck disable=SC2086

@@ -146,14 +146,21 @@ func (c Compiler) Compile(s Source) ([]byte, error) {
 // and returns it: per kernel, registers, stack frame and spill bytes. Tests
 // use it to check that configurations a Validate accepts do not spill.
 func (c Compiler) PtxasInfo(s Source) (string, error) {
+	_, log, err := c.CompileInfo(s)
+	return log, err
+}
+
+// CompileInfo is PtxasInfo that also returns the cubin, for tests that read
+// the compiled code as well (its SASS).
+func (c Compiler) CompileInfo(s Source) (cubin []byte, log string, err error) {
 	if err := load(); err != nil {
-		return "", err
+		return nil, "", err
 	}
-	_, log, err := compileRaw(s.Text, s.Name, append(c.options(s), "--ptxas-options=-v"))
+	cubin, log, err = compileRaw(s.Text, s.Name, append(c.options(s), "--ptxas-options=-v"))
 	if err != nil {
-		return "", fmt.Errorf("compile %s %v for %s: %w\n%s", s.Name, s.Options, c.Arch, err, log)
+		return nil, "", fmt.Errorf("compile %s %v for %s: %w\n%s", s.Name, s.Options, c.Arch, err, log)
 	}
-	return log, nil
+	return cubin, log, nil
 }
 
 // writeAtomic writes through a temp file and a rename, so ranks compiling

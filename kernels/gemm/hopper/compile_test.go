@@ -5,6 +5,8 @@ package hopper
 import (
 	"fmt"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -21,7 +23,9 @@ import (
 // scripts/fetch-cuda.sh fetches and SYMMTUNE_REQUIRE_SM90A=1, so there a
 // missing or old NVRTC fails instead of skipping. $SYMMTUNE_TILES, a
 // regular expression, compiles only the tiles whose names match (for a
-// developer changing the kernel; CI compiles them all).
+// developer changing the kernel; CI compiles them all). With
+// $SYMMTUNE_CUBIN_DIR set it also writes each variant's cubin there, for
+// reading its SASS (make sass).
 func TestCompileAllTiles(t *testing.T) {
 	c := sm90aCompiler(t)
 	spill := regexp.MustCompile(`(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads`)
@@ -79,6 +83,10 @@ func TestCompileAllTiles(t *testing.T) {
 			t.Fatalf("SYMMTUNE_TILES %q matches no tile", expr)
 		}
 	}
+	nvdisasm := os.Getenv("SYMMTUNE_NVDISASM")
+	if nvdisasm == "" && os.Getenv("SYMMTUNE_REQUIRE_NVDISASM") != "" {
+		t.Fatal("SYMMTUNE_REQUIRE_NVDISASM is set but SYMMTUNE_NVDISASM (nvdisasm's path) is not")
+	}
 	for _, v := range vs {
 		name := fmt.Sprintf("%v %v epilogue=%v", v.tile, v.f, v.epilogue)
 		if err := v.tile.CheckFormat(v.f); err != nil {
@@ -89,10 +97,27 @@ func TestCompileAllTiles(t *testing.T) {
 		if v.epilogue {
 			opts = append(opts, EpilogueOption)
 		}
-		log, err := c.PtxasInfo(nvrtc.Source{Name: "hopper_gemm.cu", Text: Source, Options: opts})
+		cubin, log, err := c.CompileInfo(nvrtc.Source{Name: "hopper_gemm.cu", Text: Source, Options: opts})
 		if err != nil {
 			t.Errorf("%s: %v", name, err)
 			continue
+		}
+		dir := os.Getenv("SYMMTUNE_CUBIN_DIR")
+		if dir != "" {
+			if err := os.WriteFile(filepath.Join(dir, cubinName(v.tile, v.f, v.epilogue)), cubin, 0o644); err != nil {
+				t.Errorf("%s: %v", name, err)
+			}
+		}
+		// In SASS: the searched tiles' variants (those with the epilogue;
+		// each disassembly takes most of a second), every one with a cubin
+		// directory (make sass).
+		if nvdisasm != "" && (v.epilogue || dir != "") {
+			n, r2ur, err := checkMainLoop(nvdisasm, cubin, t.TempDir())
+			if err != nil {
+				t.Errorf("%s: %v", name, err)
+			} else {
+				t.Logf("%s: main loop %d instructions, %d R2UR", name, n, r2ur)
+			}
 		}
 		m := spill.FindStringSubmatch(log)
 		if m == nil {
@@ -157,3 +182,81 @@ func sm90aCompiler(t *testing.T) nvrtc.Compiler {
 type errOld int
 
 func (e errOld) Error() string { return "NVRTC " + strconv.Itoa(int(e)) + " predates sm_90a" }
+
+// cubinName names a variant's cubin file: the tile (":" as "_"), the format
+// and "-rs" for the reduce-scatter's epilogue.
+func cubinName(t Tile, f Format, epilogue bool) string {
+	name := strings.ReplaceAll(t.String(), ":", "_") + "-" + f.String()
+	if epilogue {
+		name += "-rs"
+	}
+	return name + ".cubin"
+}
+
+// checkMainLoop disassembles cubin with nvdisasm and fails when a
+// consumer's main loop (from its first WARPGROUP.ARRIVE, the wgmma fence, to
+// the first WARPGROUP.DEPBAR, the wait for the group before) moves values
+// into uniform registers (R2UR): ptxas then builds the wgmma descriptors per
+// thread, because it cannot tell the warpgroup index is warp-uniform. That
+// cost 1.8x cuBLAS's instructions and a lower clock
+// (bench/results/2026-11-26-h200x2-fp8-uniform-wg.md).
+func checkMainLoop(nvdisasm string, cubin []byte, dir string) (n, r2ur int, err error) {
+	path := filepath.Join(dir, "k.cubin")
+	if err := os.WriteFile(path, cubin, 0o644); err != nil {
+		return 0, 0, err
+	}
+	out, err := exec.Command(nvdisasm, "-c", path).Output()
+	if err != nil {
+		return 0, 0, fmt.Errorf("nvdisasm: %w", err)
+	}
+	n, r2ur, ok := mainLoop(string(out))
+	if !ok {
+		return n, r2ur, fmt.Errorf("no consumer main loop (WARPGROUP.ARRIVE ... WARPGROUP.DEPBAR) in the SASS")
+	}
+	if r2ur > 0 {
+		return n, r2ur, fmt.Errorf("the main loop's %d instructions hold %d R2UR: its descriptors are built per thread", n, r2ur)
+	}
+	return n, r2ur, nil
+}
+
+// mainLoop counts the instructions, and the R2UR among them, from the
+// first WARPGROUP.ARRIVE to the next WARPGROUP.DEPBAR of nvdisasm's output.
+func mainLoop(sass string) (n, r2ur int, ok bool) {
+	on := false
+	for _, line := range strings.Split(sass, "\n") {
+		if !on && strings.Contains(line, "WARPGROUP.ARRIVE") {
+			on = true
+		}
+		if !on || !strings.Contains(line, ";") {
+			continue
+		}
+		n++
+		if strings.Contains(line, "R2UR") {
+			r2ur++
+		}
+		if strings.Contains(line, "WARPGROUP.DEPBAR") {
+			return n, r2ur, true
+		}
+	}
+	return n, r2ur, false
+}
+
+// TestCompileAllTilesMainLoopParse: mainLoop finds the span and counts its
+// R2UR (named so make cuda-test's -run TestCompileAllTiles runs it too).
+func TestCompileAllTilesMainLoopParse(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		sass    string
+		n, r2ur int
+		found   bool
+	}{
+		{"uniform", "  /*0a0*/ SYNCS.PHASECHK.TRANS64.TRYWAIT P0, [UR17], R13 ;\n  /*0b0*/ WARPGROUP.ARRIVE ;\n  /*0c0*/ UIADD3.64 UR20, UR30, UR20, URZ ;\n  /*0d0*/ QGMMA.64x128x32.F32.E4M3.E4M3 R24, gdesc[UR16], R24 ;\n  /*0e0*/ WARPGROUP.DEPBAR.LE gsb0, 0x1 ;\n  /*0f0*/ R2UR UR4, R2 ;\n", 4, 0, true},
+		{"per thread", "  /*0b0*/ WARPGROUP.ARRIVE ;\n  /*0c0*/ R2UR UR20, R12 ;\n  /*0d0*/ R2UR UR21, R13 ;\n  /*0e0*/ QGMMA.64x128x32.F32.E4M3.E4M3 R24, gdesc[UR20], R24 ;\n.L_x_1:\n  /*0f0*/ WARPGROUP.DEPBAR.LE gsb0, 0x1 ;\n", 5, 2, true},
+		{"no loop", "  /*0b0*/ WARPGROUP.ARRIVE ;\n  /*0c0*/ R2UR UR20, R12 ;\n", 2, 1, false},
+	} {
+		n, r2ur, found := mainLoop(c.sass)
+		if n != c.n || r2ur != c.r2ur || found != c.found {
+			t.Errorf("%s: mainLoop = %d, %d, %v; want %d, %d, %v", c.name, n, r2ur, found, c.n, c.r2ur, c.found)
+		}
+	}
+}
