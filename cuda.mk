@@ -68,8 +68,8 @@ cuda-test: cuda-libs
 	  SYMMTUNE_NVDISASM=$(CURDIR)/$(CUDA_DIR)/nvdisasm/nvdisasm SYMMTUNE_REQUIRE_NVDISASM=1 \
 	  $(GO) test -tags cuda -count=1 -run TestCompileAllTiles ./kernels/gemm/hopper/
 
-# The SASS of the tiles matching TILES, disassembled from the cubins
-# TestCompileAllTiles writes; the test logs each variant's main loop and
+# The SASS of the tiles matching TILES, which TestCompileAllTiles writes
+# beside each variant's cubin; the test logs each variant's main loop and
 # fails where ptxas builds its descriptors per thread (checkMainLoop).
 sass: cuda-libs
 	@test -n "$(TILES)" || { echo "make sass: set TILES, a regular expression over tile names (e.g. TILES='128x128:s6:c2:g8:pp')" >&2; exit 2; }
@@ -78,7 +78,6 @@ sass: cuda-libs
 	  SYMMTUNE_NVDISASM=$(CURDIR)/$(CUDA_DIR)/nvdisasm/nvdisasm SYMMTUNE_TILES='$(TILES)' SYMMTUNE_CUBIN_DIR=$(CURDIR)/$(CUDA_DIR)/sass \
 	  $(GO) test -tags cuda -count=1 -v -run 'TestCompileAllTiles$$' ./kernels/gemm/hopper/ >$(CUDA_DIR)/sass/test.log 2>&1; \
 	  rc=$$?; grep -E 'main loop|compile_test|FAIL' $(CUDA_DIR)/sass/test.log; exit $$rc
-	@for f in $(CUDA_DIR)/sass/*.cubin; do $(CUDA_DIR)/nvdisasm/nvdisasm -c "$$f" > "$${f%.cubin}.sass" || exit 1; done
 	@echo "SASS in $(CUDA_DIR)/sass/"
 
 # Runs on a GPU machine with the binaries already built (make build cuda

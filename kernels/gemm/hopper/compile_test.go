@@ -24,8 +24,8 @@ import (
 // missing or old NVRTC fails instead of skipping. $SYMMTUNE_TILES, a
 // regular expression, compiles only the tiles whose names match (for a
 // developer changing the kernel; CI compiles them all). With
-// $SYMMTUNE_CUBIN_DIR set it also writes each variant's cubin there, for
-// reading its SASS (make sass).
+// $SYMMTUNE_CUBIN_DIR and $SYMMTUNE_NVDISASM set it writes each variant's
+// cubin and SASS there (make sass).
 func TestCompileAllTiles(t *testing.T) {
 	c := sm90aCompiler(t)
 	spill := regexp.MustCompile(`(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads`)
@@ -87,6 +87,12 @@ func TestCompileAllTiles(t *testing.T) {
 	if nvdisasm == "" && os.Getenv("SYMMTUNE_REQUIRE_NVDISASM") != "" {
 		t.Fatal("SYMMTUNE_REQUIRE_NVDISASM is set but SYMMTUNE_NVDISASM (nvdisasm's path) is not")
 	}
+	// Where cubins (and their SASS) go: $SYMMTUNE_CUBIN_DIR, kept for
+	// make sass, or a directory the test removes.
+	dir, keep := os.Getenv("SYMMTUNE_CUBIN_DIR"), true
+	if dir == "" {
+		dir, keep = t.TempDir(), false
+	}
 	for _, v := range vs {
 		name := fmt.Sprintf("%v %v epilogue=%v", v.tile, v.f, v.epilogue)
 		if err := v.tile.CheckFormat(v.f); err != nil {
@@ -102,17 +108,10 @@ func TestCompileAllTiles(t *testing.T) {
 			t.Errorf("%s: %v", name, err)
 			continue
 		}
-		dir := os.Getenv("SYMMTUNE_CUBIN_DIR")
-		if dir != "" {
-			if err := os.WriteFile(filepath.Join(dir, cubinName(v.tile, v.f, v.epilogue)), cubin, 0o644); err != nil {
-				t.Errorf("%s: %v", name, err)
-			}
-		}
 		// In SASS: the searched tiles' variants (those with the epilogue;
-		// each disassembly takes most of a second), every one with a cubin
-		// directory (make sass).
-		if nvdisasm != "" && (v.epilogue || dir != "") {
-			n, r2ur, err := checkMainLoop(nvdisasm, cubin, t.TempDir())
+		// each disassembly takes most of a second), every one for make sass.
+		if nvdisasm != "" && (v.epilogue || keep) {
+			n, r2ur, err := checkMainLoop(nvdisasm, cubin, filepath.Join(dir, cubinName(v.tile, v.f, v.epilogue)), keep)
 			if err != nil {
 				t.Errorf("%s: %v", name, err)
 			} else {
@@ -193,21 +192,26 @@ func cubinName(t Tile, f Format, epilogue bool) string {
 	return name + ".cubin"
 }
 
-// checkMainLoop disassembles cubin with nvdisasm and fails when a
+// checkMainLoop writes cubin to path, disassembles it with nvdisasm (the
+// SASS kept beside it, its extension .sass, when keep is set) and fails when a
 // consumer's main loop (from its first WARPGROUP.ARRIVE, the wgmma fence, to
 // the first WARPGROUP.DEPBAR, the wait for the group before) moves values
 // into uniform registers (R2UR): ptxas then builds the wgmma descriptors per
 // thread, because it cannot tell the warpgroup index is warp-uniform. That
 // cost 1.8x cuBLAS's instructions and a lower clock
 // (bench/results/2026-11-26-h200x2-fp8-uniform-wg.md).
-func checkMainLoop(nvdisasm string, cubin []byte, dir string) (n, r2ur int, err error) {
-	path := filepath.Join(dir, "k.cubin")
+func checkMainLoop(nvdisasm string, cubin []byte, path string, keep bool) (n, r2ur int, err error) {
 	if err := os.WriteFile(path, cubin, 0o644); err != nil {
 		return 0, 0, err
 	}
 	out, err := exec.Command(nvdisasm, "-c", path).Output()
 	if err != nil {
 		return 0, 0, fmt.Errorf("nvdisasm: %w", err)
+	}
+	if keep {
+		if err := os.WriteFile(strings.TrimSuffix(path, ".cubin")+".sass", out, 0o644); err != nil {
+			return 0, 0, err
+		}
 	}
 	n, r2ur, ok := mainLoop(string(out))
 	if !ok {
