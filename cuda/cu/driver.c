@@ -137,6 +137,42 @@ CUresult cu_launch_blob(CUfunction f, unsigned gx, unsigned gy, unsigned gz, uns
 	return launch(f, gx, gy, gz, bx, by, bz, smem, s, params, 0);
 }
 
+// CUlaunchAttribute as cuda.h declares it: the id, padding to 8 bytes and
+// a 64-byte union of values.
+typedef struct {
+	int id;
+	char pad[4];
+	union {
+		char raw[64];
+		int programmatic_stream_serialization_allowed;
+	} value;
+} cu_launch_attribute;
+_Static_assert(sizeof(cu_launch_attribute) == 72, "CUlaunchAttribute is 72 bytes");
+// CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION.
+#define CU_ATTR_PROGRAMMATIC_SERIALIZATION 6
+
+typedef struct {
+	unsigned gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes;
+	CUstream hStream;
+	cu_launch_attribute* attrs;
+	unsigned numAttrs;
+} cu_launch_config_ex;
+
+typedef CUresult (*cu_launch_ex_fn)(const cu_launch_config_ex*, CUfunction, void**, void**);
+CUresult cu_launch_values_dependent(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+		unsigned bz, unsigned smem, CUstream s, const uint64_t* vals, int n) {
+	cu_launch_ex_fn launch = (cu_launch_ex_fn)cu_fn[CU_FN_launchKernelEx];
+	if (!launch) return CU_MISSING;
+	if (n < 0 || n > CU_MAX_PARAMS) return 1; // CUDA_ERROR_INVALID_VALUE
+	void* params[CU_MAX_PARAMS];
+	for (int i = 0; i < n; i++) params[i] = (void*)(vals + i);
+	cu_launch_attribute attr = {0};
+	attr.id = CU_ATTR_PROGRAMMATIC_SERIALIZATION;
+	attr.value.programmatic_stream_serialization_allowed = 1;
+	cu_launch_config_ex c = {gx, gy, gz, bx, by, bz, smem, s, &attr, 1};
+	return launch(&c, f, params, 0);
+}
+
 CUresult cu_occupancy_max_active_blocks(int* out, CUfunction f, int block, size_t smem) {
 	CU_CALL(occupancyMaxActiveBlocks, (int*, CUfunction, int, size_t), out, f, block, smem);
 }

@@ -72,6 +72,7 @@ typedef void* CUgraphExec;
 	X(funcGetAttribute, "cuFuncGetAttribute") \
 	X(funcSetAttribute, "cuFuncSetAttribute") \
 	X(launchKernel, "cuLaunchKernel") \
+	X(launchKernelEx, "cuLaunchKernelEx") \
 	X(occupancyMaxActiveBlocks, "cuOccupancyMaxActiveBlocksPerMultiprocessor") \
 	X(occupancyMaxActiveClusters, "cuOccupancyMaxActiveClusters") \
 	X(tensorMapEncodeTiled, "cuTensorMapEncodeTiled") \
@@ -155,6 +156,11 @@ CUresult cu_launch_values(CUfunction f, unsigned gx, unsigned gy, unsigned gz, u
 // cu_launch_blob launches f with n parameters, parameter i at blob+offsets[i].
 CUresult cu_launch_blob(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
 	unsigned bz, unsigned smem, CUstream s, const char* blob, const size_t* offsets, int n);
+// cu_launch_values_dependent is cu_launch_values through cuLaunchKernelEx
+// with programmatic stream serialization allowed (see
+// Function.LaunchDependent).
+CUresult cu_launch_values_dependent(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+	unsigned bz, unsigned smem, CUstream s, const uint64_t* vals, int n);
 #define CU_MAX_PARAMS 64
 CUresult cu_occupancy_max_active_blocks(int* out, CUfunction f, int block, size_t smem);
 CUresult cu_occupancy_max_active_clusters(int* out, CUfunction f, unsigned grid, unsigned block, unsigned smem);

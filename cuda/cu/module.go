@@ -143,6 +143,33 @@ func (f Function) Launch(gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blo
 		C.uint(blockDimX), C.uint(blockDimY), C.uint(blockDimZ), C.uint(sharedMemBytes), stream.s, p, C.int(len(vals))))
 }
 
+// LaunchDependent is Launch as the programmatic dependent of the kernel
+// before it on stream (cuLaunchKernelEx with programmatic stream
+// serialization): f's blocks may start once every block of that kernel
+// has run griddepcontrol.launch_dependents (or exited), and f must run
+// griddepcontrol.wait before it touches anything that kernel wrote. Its
+// launch latency then overlaps that kernel's tail. After anything but a
+// kernel on stream, or under a driver without cuLaunchKernelEx, it is a
+// plain launch.
+func (f Function) LaunchDependent(gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes int, stream Stream, kernelParams []unsafe.Pointer) error {
+	vals, err := paramValues(kernelParams)
+	if err != nil {
+		return err
+	}
+	if err := ensure(); err != nil {
+		return err
+	}
+	if C.cu_has(C.CU_FN_launchKernelEx) == 0 {
+		return f.Launch(gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, stream, kernelParams)
+	}
+	var p *C.uint64_t
+	if len(vals) > 0 {
+		p = (*C.uint64_t)(unsafe.Pointer(&vals[0]))
+	}
+	return check("cuLaunchKernelEx", C.cu_launch_values_dependent(f.fn, C.uint(gridDimX), C.uint(gridDimY), C.uint(gridDimZ),
+		C.uint(blockDimX), C.uint(blockDimY), C.uint(blockDimZ), C.uint(sharedMemBytes), stream.s, p, C.int(len(vals))))
+}
+
 // LaunchAndSync launches f and then waits for the current context.
 func (f Function) LaunchAndSync(gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes int, stream Stream, kernelParams []unsafe.Pointer) error {
 	if err := f.Launch(gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, stream, kernelParams); err != nil {
