@@ -142,7 +142,7 @@ func (g *agmm) launch(c Config) error {
 		if err := g.launchFused(c); err != nil {
 			return err
 		}
-		return r.end(c, func() error { return g.gather(inPlace) })
+		return r.end(c, g.gatherStep(inPlace))
 	}
 	for _, st := range plan.Products {
 		gs := r.gemm[st.Stream]
@@ -173,7 +173,17 @@ func (g *agmm) launch(c Config) error {
 			return err
 		}
 	}
-	return r.end(c, func() error { return g.gather(inPlace) })
+	return r.end(c, g.gatherStep(inPlace))
+}
+
+// gatherStep is gather as end's step before the barrier, or nil where
+// the caller did not ask for the gathered A (then a fused call's barrier
+// follows its GEMM directly: Runner.barrierFirst).
+func (g *agmm) gatherStep(inPlace bool) func() error {
+	if g.r.ptr.Extra == 0 {
+		return nil
+	}
+	return func() error { return g.gather(inPlace) }
 }
 
 // gather copies, on main after every stream joined and before the end
@@ -198,17 +208,10 @@ func (g *agmm) gather(inPlace bool) error {
 }
 
 // launchFused enqueues the persistent GEMM on main; the end barrier
-// clears the flags it waited on. The GEMM reads every row's scale from the
-// payload: where the own rows are read in place, their scales are copied
-// in first, on its stream.
+// clears the flags it waited on. Where the own rows are read in place,
+// so are their row scales (agmm.maps): nothing precedes the GEMM.
 func (g *agmm) launchFused(c Config) error {
-	r, p, me := g.r, g.r.prob, g.r.peers.Rank()
-	if ShardInPlace(c, p, me) {
-		if err := g.copyScales(r.main, r.ptr.ScaleA, me, me*p.Rows(), p.Rows()); err != nil {
-			return err
-		}
-	}
-	return r.launchFusedGEMM(c, r.ptr.C, r.peers.SMs())
+	return g.r.launchFusedGEMM(c, g.r.ptr.C, g.r.peers.SMs())
 }
 
 // copy enqueues on s the copy of span sp's rows from rank from's payload

@@ -101,7 +101,12 @@ type Operands struct {
 	// one per row of A (indexed by A's global row: the gathered A's for an
 	// all-gather) and one per column of C. Unread for bf16 and f16.
 	ScaleA, ScaleB cu.DevicePtr
-	c              cu.DevicePtr // where C's map points (0: no map)
+	// ScaleAOwn, with row scales and own rows (WithOwnRows), is where the
+	// caller holds the own rows' scales, ScaleAOwn[i] for row OwnLo+i: the
+	// tiles that read those rows in place read their scales there too.
+	// 0: ScaleA holds them.
+	ScaleAOwn cu.DevicePtr
+	c         cu.DevicePtr // where C's map points (0: no map)
 }
 
 // Maps encodes the tensor maps of C = A * B: A [m, k] row-major at a, B at
@@ -209,7 +214,7 @@ type Comm struct {
 // slots and c is the own rows' sum with the reduce-scatter's epilogue,
 // else unused), on a persistent grid of at most sms CTAs (and, with
 // clusters, at most the clusters that fit at once). An e4m3 product's
-// scales (o.ScaleA, o.ScaleB) are the kernel's last two parameters.
+// scales (o.ScaleA, o.ScaleB, o.ScaleAOwn) are the kernel's last parameters.
 func (g *FusedGEMM) Launch(stream cu.Stream, o Operands, c cu.DevicePtr, sms int, comm Comm) error {
 	if comm.RS == 0 && c != o.c {
 		// A plain product's epilogue stores through C's map, not c.
@@ -219,6 +224,9 @@ func (g *FusedGEMM) Launch(stream cu.Stream, o Operands, c cu.DevicePtr, sms int
 		// The kernel would read its scales at address 0.
 		return fmt.Errorf("hopper_gemm %s %v: scales A %#x and B %#x: set Operands.ScaleA and ScaleB", g.Tile, g.f, uint64(o.ScaleA), uint64(o.ScaleB))
 	}
+	if o.ScaleAOwn != 0 && (!g.f.RowScales || o.OwnRows == 0) {
+		return fmt.Errorf("hopper_gemm %s %v: own rows' scales at %#x need row scales and own rows (WithOwnRows)", g.Tile, g.f, uint64(o.ScaleAOwn))
+	}
 	grid := g.Grid(o.M, o.N, sms)
 	var p sm90.Params
 	p.Map(o.A).Map(o.B).Map(o.AOwn).Map(o.C).U64(uint64(c)).I32(int32(o.M)).I32(int32(o.N)).I32(int32(o.K))
@@ -226,7 +234,7 @@ func (g *FusedGEMM) Launch(stream cu.Stream, o Operands, c cu.DevicePtr, sms int
 	p.U64(uint64(comm.Flags)).U64(uint64(comm.Status)).U64(comm.TimeoutNs)
 	p.U64(uint64(comm.RS)).I32(int32(comm.RowsPerRank)).I32(int32(o.OwnLo)).I32(int32(o.OwnRows))
 	p.U64(uint64(comm.Start)).I32(int32(comm.StartMask))
-	p.U64(uint64(o.ScaleA)).U64(uint64(o.ScaleB))
+	p.U64(uint64(o.ScaleA)).U64(uint64(o.ScaleB)).U64(uint64(o.ScaleAOwn))
 	if err := g.fn.Launch(grid, g.Tile.Threads(), g.smem, stream, &p); err != nil {
 		return fmt.Errorf("hopper_gemm %s: %w", g.Tile, err)
 	}

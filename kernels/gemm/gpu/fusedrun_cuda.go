@@ -94,8 +94,8 @@ func (g *agmm) tables(f *fusedRun, c Config) error {
 
 // maps: A the gathered rows in the payload, the own ones from the
 // caller's shard where the call reads it in place; C the caller's; row
-// scales the payload's gathered ones (by global row, the own rows' copied
-// in before the GEMM: launchFused).
+// scales the payload's gathered ones (by global row), the own rows' from
+// the caller's where their rows are read in place.
 func (g *agmm) maps(f *fusedRun, c Config) error {
 	r, p, me := g.r, g.r.prob, g.r.peers.Rank()
 	ops, err := f.g.Maps(r.payload(me), r.ptr.B, r.ptr.C, p.M, p.N, p.K)
@@ -109,6 +109,9 @@ func (g *agmm) maps(f *fusedRun, c Config) error {
 	if ShardInPlace(c, p, me) {
 		if ops, err = f.g.WithOwnRows(ops, r.ptr.A, me*p.Rows(), p.Rows()); err != nil {
 			return err
+		}
+		if p.Dtype.RowScales() {
+			ops.ScaleAOwn = r.ptr.ScaleA // read in place, as the rows are
 		}
 	}
 	f.ops = ops

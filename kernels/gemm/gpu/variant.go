@@ -56,3 +56,19 @@ func (v *Variant) UnmarshalText(b []byte) error {
 	*v = p
 	return nil
 }
+
+// BarrierFirst is whether a call of v with config c may put its end
+// barrier before its other streams have joined the call's stream, as the
+// fused GEMM's programmatic dependent. It may where the GEMM, by its
+// completion, has seen every flag the barrier clears and every byte a
+// peer sends (it waits for them all), so that a peer passing the barrier
+// can no longer race this rank's streams: what is left on them then
+// touches neither this rank's flags nor a peer's next call (a matmulrs
+// copy stream's local flags, cleared by the stream itself; an agmm pull's
+// ready flag, consumed before its chunk is flagged). Not for pipelines
+// (products on several streams), nor for matmulrs with reduce=kernel:
+// its reduce stream waits for the peers' flags, which the barrier
+// clears, and reads their slots.
+func BarrierFirst(v Variant, c Config) bool {
+	return c.Impl == ImplFused && (v != VariantMatmulRS || c.Reduce == ReduceEpilogue)
+}

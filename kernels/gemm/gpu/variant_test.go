@@ -35,3 +35,23 @@ func TestVariant(t *testing.T) {
 		t.Error("marshal of the zero Variant: no error")
 	}
 }
+
+func TestBarrierFirst(t *testing.T) {
+	for _, c := range []struct {
+		v      Variant
+		impl   string
+		reduce string
+		want   bool
+	}{
+		{VariantAGMM, ImplFused, "", true},
+		{VariantAGMM, ImplPipeline, "", false},
+		{VariantMatmulRS, ImplFused, ReduceEpilogue, true},
+		{VariantMatmulRS, ImplFused, ReduceKernel, false},
+		{VariantMatmulRS, ImplPipeline, ReduceEpilogue, false},
+		{VariantMatmulRS, ImplPipeline, ReduceKernel, false},
+	} {
+		if got := BarrierFirst(c.v, Config{Impl: c.impl, Reduce: c.reduce}); got != c.want {
+			t.Errorf("BarrierFirst(%s, impl=%s reduce=%s) = %v, want %v", c.v, c.impl, c.reduce, got, c.want)
+		}
+	}
+}

@@ -8,7 +8,7 @@ import "testing"
 // meant, put the new value here. Moving or renaming other files must not
 // change them.
 func TestKernelVersions(t *testing.T) {
-	for kernel, want := range map[Variant]string{VariantAGMM: "0a1fa7aa605e", VariantMatmulRS: "3061f8d7a5f2"} {
+	for kernel, want := range map[Variant]string{VariantAGMM: "c5cfc4996fbf", VariantMatmulRS: "e10eaa7d641a"} {
 		if got := kernel.KernelVersion(); got != want {
 			t.Errorf("%s kernel version %s, pinned %s", kernel, got, want)
 		}

@@ -54,7 +54,9 @@
 // then this rank's rows of the sum when the table's epilogue is set, else
 // unused); then the own rows' range; then the start gate (see Wait: this
 // rank's start flag of rank 0, and the peers to wait for; 0 for none);
-// last, the scales (fp32 device pointers, read only with IN_E4M3).
+// last, the scales (fp32 device pointers, read only with IN_E4M3), and
+// the row scales of the own rows' range where the caller holds them
+// (0: scale_a has them too).
 // One k-block row of a tile is 128 bytes, the TMA/wgmma 128-byte swizzle's
 // width, which makes shared-memory reads conflict-free: BK is 64 two-byte or
 // 128 one-byte elements, and each wgmma takes 32 bytes of K (k16 or k32), so
@@ -195,7 +197,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) CLUSTER_ATTR
 	hopper_gemm(const __grid_constant__ TensorMap tma_a, const __grid_constant__ TensorMap tma_b,
 		const __grid_constant__ TensorMap tma_a_own, const __grid_constant__ TensorMap tma_c, u64 c_ptr, int m, int n, int k, u64 order_ptr, u64 chunk_tab,
 		int nchunks, u64 flags, u64 status, u64 timeout_ns, u64 rs_tab, int rows_per_rank, int a_own_lo, int a_own_rows, u64 start_flags, u32 start_mask,
-		u64 scale_a, u64 scale_b) {
+		u64 scale_a, u64 scale_b, u64 scale_a_own) {
 	const u32* order = (const u32*)order_ptr;
 	extern __shared__ __align__(1024) unsigned char smem[];
 	// 128-byte swizzled stages must start 1024-byte aligned; the host asks
@@ -217,6 +219,11 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) CLUSTER_ATTR
 	// (bench/results/2026-11-26-h200x2-fp8-uniform-wg.md).
 	int wg = threadIdx.x / 128;
 	asm volatile("shfl.sync.idx.b32 %0, %0, 0, 0x1f, 0xffffffff;" : "+r"(wg));
+	// A kernel launched as this one's programmatic dependent (the fused
+	// call's end barrier) may be scheduled from now on: it waits for this
+	// grid's completion itself (griddepcontrol.wait), and its launch then
+	// overlaps this grid's tail instead of following it.
+	asm volatile("griddepcontrol.launch_dependents;");
 	if (threadIdx.x == 0) {
 		for (int s = 0; s < STAGES; s++) {
 			mbar_init(FULL(s), 1);
@@ -420,10 +427,18 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) CLUSTER_ATTR
 #if IN_E4M3
 			// The scales, before any rounding: every path below stores or
 			// reduces scaled partials (a reduce-scatter's peers scale theirs).
+			// With row scales, a tile that reads its rows through tma_a_own
+			// (the producer's test) takes their scales from scale_a_own, where
+			// the caller holds them (indexed from a_own_lo), when given: no
+			// copy into scale_a's array has to come first.
+			const bool own_sa = ROW_SCALES && scale_a_own != 0 && a_own_rows > 0 && tm * BM >= a_own_lo &&
+				min(tm * BM + BM, m) <= a_own_lo + a_own_rows;
+			const int sa_lo = own_sa ? a_own_lo : 0;
 #pragma unroll
 			for (int mi = 0; mi < MI; mi++)
-				scale_acc<BN, ROW_SCALES>(acc[mi], sab, (const float*)scale_a, tm * BM + row0 + mi * 64 + warp * 16 + lane / 4, m,
-					(const float*)scale_b, tn * BN + 2 * (lane % 4), n);
+				scale_acc<BN, ROW_SCALES>(acc[mi], sab, (const float*)(own_sa ? scale_a_own : scale_a),
+					tm * BM + row0 + mi * 64 + warp * 16 + lane / 4 - sa_lo, own_sa ? a_own_rows : m, (const float*)scale_b,
+					tn * BN + 2 * (lane % 4), n);
 #endif
 
 			// Epilogue: the m64nN accumulator layout gives each thread two

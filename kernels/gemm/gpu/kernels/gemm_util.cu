@@ -317,7 +317,14 @@ extern "C" __global__ void reduce_chunk(u64 out, u64 slots, u64 stride, u64 worl
 // barrier (barrier.cuh, prepended by the Runner; the Team's slot, so it
 // pairs with Team.Barrier). A peer's next call sets flags here only after
 // passing this barrier, and the clear is fenced before this rank's signal.
+// Launched as the fused GEMM's programmatic dependent (Runner.endBarrier),
+// its block may start while the GEMM still runs: griddepcontrol.wait holds
+// it until the GEMM has completed and its writes are visible (a no-op
+// after a plain launch).
 extern "C" __global__ void end_barrier(u64 ptrs, u64 rank, u64 world, u64 flags, u64 words) {
+#if __CUDA_ARCH__ >= 900
+	asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
 	for (u64 i = threadIdx.x; i < words; i += blockDim.x) ((volatile u32*)flags)[i] = 0u;
 	__threadfence_system();
 	symm_block_barrier((const u64*)ptrs, (int)rank, (int)world, SYMM_PAD_SLOTS - 1);
