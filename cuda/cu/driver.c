@@ -116,16 +116,23 @@ CUresult cu_module_get_function(CUfunction* f, CUmodule m, const char* name) {
 CUresult cu_func_get_attribute(int* v, int attr, CUfunction f) { CU_CALL(funcGetAttribute, (int*, int, CUfunction), v, attr, f); }
 CUresult cu_func_set_attribute(CUfunction f, int attr, int v) { CU_CALL(funcSetAttribute, (CUfunction, int, int), f, attr, v); }
 
+// value_params points params[i] at vals[i]: 0, or 1 (CUDA_ERROR_INVALID_VALUE)
+// where n is out of [0, CU_MAX_PARAMS].
+static CUresult value_params(void** params, const uint64_t* vals, int n) {
+	if (n < 0 || n > CU_MAX_PARAMS) return 1;
+	for (int i = 0; i < n; i++) params[i] = (void*)(vals + i);
+	return 0;
+}
+
 typedef CUresult (*cu_launch_fn)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
 	CUstream, void**, void**);
 CUresult cu_launch_values(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
 		unsigned bz, unsigned smem, CUstream s, const uint64_t* vals, int n) {
 	cu_launch_fn launch = (cu_launch_fn)cu_fn[CU_FN_launchKernel];
 	if (!launch) return CU_MISSING;
-	if (n < 0 || n > CU_MAX_PARAMS) return 1; // CUDA_ERROR_INVALID_VALUE
 	void* params[CU_MAX_PARAMS];
-	for (int i = 0; i < n; i++) params[i] = (void*)(vals + i);
-	return launch(f, gx, gy, gz, bx, by, bz, smem, s, params, 0);
+	CUresult r = value_params(params, vals, n);
+	return r ? r : launch(f, gx, gy, gz, bx, by, bz, smem, s, params, 0);
 }
 CUresult cu_launch_blob(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
 		unsigned bz, unsigned smem, CUstream s, const char* blob, const size_t* offsets, int n) {
@@ -151,25 +158,26 @@ _Static_assert(sizeof(cu_launch_attribute) == 72, "CUlaunchAttribute is 72 bytes
 // CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION.
 #define CU_ATTR_PROGRAMMATIC_SERIALIZATION 6
 
+// CUlaunchConfig as CUDA 12's cuda.h declares it.
 typedef struct {
 	unsigned gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes;
 	CUstream hStream;
 	cu_launch_attribute* attrs;
 	unsigned numAttrs;
-} cu_launch_config_ex;
+} cu_launch_config;
 
-typedef CUresult (*cu_launch_ex_fn)(const cu_launch_config_ex*, CUfunction, void**, void**);
+typedef CUresult (*cu_launch_ex_fn)(const cu_launch_config*, CUfunction, void**, void**);
 CUresult cu_launch_values_dependent(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
 		unsigned bz, unsigned smem, CUstream s, const uint64_t* vals, int n) {
 	cu_launch_ex_fn launch = (cu_launch_ex_fn)cu_fn[CU_FN_launchKernelEx];
 	if (!launch) return CU_MISSING;
-	if (n < 0 || n > CU_MAX_PARAMS) return 1; // CUDA_ERROR_INVALID_VALUE
 	void* params[CU_MAX_PARAMS];
-	for (int i = 0; i < n; i++) params[i] = (void*)(vals + i);
+	CUresult r = value_params(params, vals, n);
+	if (r) return r;
 	cu_launch_attribute attr = {0};
 	attr.id = CU_ATTR_PROGRAMMATIC_SERIALIZATION;
 	attr.value.programmatic_stream_serialization_allowed = 1;
-	cu_launch_config_ex c = {gx, gy, gz, bx, by, bz, smem, s, &attr, 1};
+	cu_launch_config c = {gx, gy, gz, bx, by, bz, smem, s, &attr, 1};
 	return launch(&c, f, params, 0);
 }
 
@@ -177,14 +185,8 @@ CUresult cu_occupancy_max_active_blocks(int* out, CUfunction f, int block, size_
 	CU_CALL(occupancyMaxActiveBlocks, (int*, CUfunction, int, size_t), out, f, block, smem);
 }
 
-// CUlaunchConfig as CUDA 12's cuda.h declares it; the occupancy query reads
-// the kernel's compile-time cluster dimensions, so no attributes.
-typedef struct {
-	unsigned gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes;
-	CUstream hStream;
-	void* attrs;
-	unsigned numAttrs;
-} cu_launch_config;
+// The occupancy query reads the kernel's compile-time cluster dimensions, so
+// its launch config has no attributes.
 CUresult cu_occupancy_max_active_clusters(int* out, CUfunction f, unsigned grid, unsigned block, unsigned smem) {
 	cu_launch_config c = {grid, 1, 1, block, 1, 1, smem, 0, 0, 0};
 	CU_CALL(occupancyMaxActiveClusters, (int*, CUfunction, const cu_launch_config*), out, f, &c);

@@ -126,21 +126,7 @@ func paramValues(kernelParams []unsafe.Pointer) ([]uint64, error) {
 // Launch enqueues f on stream. Each of kernelParams points at an 8-byte
 // value (see paramValues); the values are copied at the call.
 func (f Function) Launch(gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes int, stream Stream, kernelParams []unsafe.Pointer) error {
-	vals, err := paramValues(kernelParams)
-	if err != nil {
-		return err
-	}
-	if err := ensure(); err != nil {
-		return err
-	}
-	// vals holds no Go pointers, so cgo lets C read it during the call; the
-	// driver copies the parameters before cuLaunchKernel returns.
-	var p *C.uint64_t
-	if len(vals) > 0 {
-		p = (*C.uint64_t)(unsafe.Pointer(&vals[0]))
-	}
-	return check("cuLaunchKernel", C.cu_launch_values(f.fn, C.uint(gridDimX), C.uint(gridDimY), C.uint(gridDimZ),
-		C.uint(blockDimX), C.uint(blockDimY), C.uint(blockDimZ), C.uint(sharedMemBytes), stream.s, p, C.int(len(vals))))
+	return f.launch(false, [6]int{gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ}, sharedMemBytes, stream, kernelParams)
 }
 
 // LaunchDependent is Launch as the programmatic dependent of the kernel
@@ -152,6 +138,12 @@ func (f Function) Launch(gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blo
 // kernel on stream, or under a driver without cuLaunchKernelEx, it is a
 // plain launch.
 func (f Function) LaunchDependent(gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes int, stream Stream, kernelParams []unsafe.Pointer) error {
+	return f.launch(true, [6]int{gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ}, sharedMemBytes, stream, kernelParams)
+}
+
+// launch is Launch (dependent false) and LaunchDependent; dims are the
+// grid's and the block's x, y and z.
+func (f Function) launch(dependent bool, dims [6]int, sharedMemBytes int, stream Stream, kernelParams []unsafe.Pointer) error {
 	vals, err := paramValues(kernelParams)
 	if err != nil {
 		return err
@@ -159,15 +151,19 @@ func (f Function) LaunchDependent(gridDimX, gridDimY, gridDimZ, blockDimX, block
 	if err := ensure(); err != nil {
 		return err
 	}
-	if C.cu_has(C.CU_FN_launchKernelEx) == 0 {
-		return f.Launch(gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, stream, kernelParams)
-	}
+	// vals holds no Go pointers, so cgo lets C read it during the call; the
+	// driver copies the parameters before the launch call returns.
 	var p *C.uint64_t
 	if len(vals) > 0 {
 		p = (*C.uint64_t)(unsafe.Pointer(&vals[0]))
 	}
-	return check("cuLaunchKernelEx", C.cu_launch_values_dependent(f.fn, C.uint(gridDimX), C.uint(gridDimY), C.uint(gridDimZ),
-		C.uint(blockDimX), C.uint(blockDimY), C.uint(blockDimZ), C.uint(sharedMemBytes), stream.s, p, C.int(len(vals))))
+	d := func(i int) C.uint { return C.uint(dims[i]) }
+	if dependent && C.cu_has(C.CU_FN_launchKernelEx) != 0 {
+		return check("cuLaunchKernelEx", C.cu_launch_values_dependent(f.fn, d(0), d(1), d(2), d(3), d(4), d(5),
+			C.uint(sharedMemBytes), stream.s, p, C.int(len(vals))))
+	}
+	return check("cuLaunchKernel", C.cu_launch_values(f.fn, d(0), d(1), d(2), d(3), d(4), d(5),
+		C.uint(sharedMemBytes), stream.s, p, C.int(len(vals))))
 }
 
 // LaunchAndSync launches f and then waits for the current context.

@@ -171,7 +171,7 @@ func (r *Runner) end(c Config, then func() error) error {
 		return err
 	}
 	if c.Impl == ImplFused {
-		err = r.endBarrier()
+		err = r.endBarrier(first)
 	} else {
 		err = r.peers.Barrier(r.main)
 	}
@@ -202,16 +202,22 @@ func (r *Runner) barrierFirst(c Config) bool { return BarrierFirst(r.v, c) }
 
 // endBarrier enqueues on main the end of a fused call: this rank's flags
 // cleared (every one the call used is set by now: the GEMM waited for its
-// peers' and the copy streams for its own, and all have joined main) and
-// the team barrier, in one launch (end_barrier, gemm_util.cu). The clear
+// peers' and the copy streams for their own, or see BarrierFirst) and the
+// team barrier, in one launch (end_barrier, gemm_util.cu). The clear
 // precedes this rank's signal, and a peer sets flags of its next call
-// here only after the barrier.
-func (r *Runner) endBarrier() error {
+// here only after the barrier. afterGEMM: the barrier directly follows the
+// GEMM on main, and is launched as its programmatic dependent, which
+// overlaps its launch with the GEMM's tail (4-5 us a call at 8192 in
+// torch's timeline, 2026-11-26); otherwise it is a plain launch, after
+// the joins.
+func (r *Runner) endBarrier(afterGEMM bool) error {
 	args := cudamem.Args(uint64(r.peers.PtrTable()), uint64(r.peers.Rank()), uint64(r.peers.World()),
 		uint64(r.peers.Data(r.peers.Rank())), uint64(PayloadOffset/4))
-	// After the GEMM (barrierFirst), its launch overlaps the GEMM's tail:
-	// 2.5-3 us a call in torch's timeline before (2026-11-26).
-	if err := r.endFn.LaunchDependent(1, 1, 1, endBarrierThreads, 1, 1, 0, r.main, args); err != nil {
+	launch := r.endFn.Launch
+	if afterGEMM {
+		launch = r.endFn.LaunchDependent
+	}
+	if err := launch(1, 1, 1, endBarrierThreads, 1, 1, 0, r.main, args); err != nil {
 		return fmt.Errorf("launch the end barrier: %w", err)
 	}
 	return nil

@@ -8,7 +8,7 @@ import "testing"
 // meant, put the new value here. Moving or renaming other files must not
 // change them.
 func TestKernelVersions(t *testing.T) {
-	for kernel, want := range map[Variant]string{VariantAGMM: "c5cfc4996fbf", VariantMatmulRS: "e10eaa7d641a"} {
+	for kernel, want := range map[Variant]string{VariantAGMM: "fd21fed42f97", VariantMatmulRS: "5280fa15cf9e"} {
 		if got := kernel.KernelVersion(); got != want {
 			t.Errorf("%s kernel version %s, pinned %s", kernel, got, want)
 		}
