@@ -1,9 +1,9 @@
 // Package cu is symmtune's binding of the CUDA driver API: device and
 // context queries, memory, streams and events, modules and kernel launches
 // (programmatic dependents included), stream memory operations, IPC, graph
-// capture and Hopper tensor maps. Its
-// API is the subset of gorgonia.org/cu that symmtune used, with the same
-// names and signatures, plus the few calls that package lacked.
+// capture and Hopper tensor maps. Its API is the subset of gorgonia.org/cu
+// that symmtune used, with the same names and signatures, plus the few
+// calls that package lacked.
 //
 // Why its own binding, loaded with dlopen: libcuda.so.1 is opened on the
 // first call (or $SYMMTUNE_LIBCUDA), its entry points are resolved by name
