@@ -8,7 +8,7 @@ import "testing"
 // meant, put the new value here. Moving or renaming other files must not
 // change them.
 func TestKernelVersions(t *testing.T) {
-	for kernel, want := range map[Variant]string{VariantAGMM: "fd21fed42f97", VariantMatmulRS: "5280fa15cf9e"} {
+	for kernel, want := range map[Variant]string{VariantAGMM: "07f24f4de527", VariantMatmulRS: "4fb3493b41c7"} {
 		if got := kernel.KernelVersion(); got != want {
 			t.Errorf("%s kernel version %s, pinned %s", kernel, got, want)
 		}

@@ -161,6 +161,13 @@ __device__ __forceinline__ void tile_of(int t, int tiles_m, int tiles_n, const u
 // (ids 5 and 6 by tile, so each ping-pong consumer has its own), which
 // orders their loads of the peers' partials after its acquire.
 #define WAIT_BAR(i) (5 + ((i) & 1))
+// reads_own_a: whether tile row tm lies wholly among the rows tma_a_own
+// holds (an all-gather's own shard, read in place): the producer then loads
+// its A there, and with row scales the epilogue reads its rows' scales
+// from scale_a_own. Both sides must agree, so both ask here.
+__device__ __forceinline__ bool reads_own_a(int tm, int m, int a_own_lo, int a_own_rows) {
+	return a_own_rows > 0 && tm * BM >= a_own_lo && min(tm * BM + BM, m) <= a_own_lo + a_own_rows;
+}
 // own_rows: whether tile row tm has rows rank me owns.
 __device__ __forceinline__ bool own_rows(int tm, int m, int me, int rows_per_rank) {
 	return me >= 0 && tm * BM < min(m, (me + 1) * rows_per_rank) && tm * BM + BM > me * rows_per_rank;
@@ -313,7 +320,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) CLUSTER_ATTR
 				tm = tm * CLUSTER_M + crank;
 				if (waiting) waiting = wait_rows((const u32*)chunk_tab, nchunks, tm * BM, min(tm * BM + BM, m), flags, w, seen);
 				// A tile wholly among the rows tma_a_own holds reads them there.
-				const bool own_a = a_own_rows > 0 && tm * BM >= a_own_lo && min(tm * BM + BM, m) <= a_own_lo + a_own_rows;
+				const bool own_a = reads_own_a(tm, m, a_own_lo, a_own_rows);
 				const TensorMap* map_a = own_a ? &tma_a_own : &tma_a;
 				const int row_a = own_a ? tm * BM - a_own_lo : tm * BM;
 				for (int kb = 0; kb < kblocks; kb++) {
@@ -428,11 +435,10 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) CLUSTER_ATTR
 			// The scales, before any rounding: every path below stores or
 			// reduces scaled partials (a reduce-scatter's peers scale theirs).
 			// With row scales, a tile that reads its rows through tma_a_own
-			// (the producer's test) takes their scales from scale_a_own, where
+			// (reads_own_a) takes their scales from scale_a_own, where
 			// the caller holds them (indexed from a_own_lo), when given: no
 			// copy into scale_a's array has to come first.
-			const bool own_sa = ROW_SCALES && scale_a_own != 0 && a_own_rows > 0 && tm * BM >= a_own_lo &&
-				min(tm * BM + BM, m) <= a_own_lo + a_own_rows;
+			const bool own_sa = ROW_SCALES && scale_a_own != 0 && reads_own_a(tm, m, a_own_lo, a_own_rows);
 			const int sa_lo = own_sa ? a_own_lo : 0;
 #pragma unroll
 			for (int mi = 0; mi < MI; mi++)
