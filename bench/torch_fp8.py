@@ -38,12 +38,14 @@ time: per kernel, shape and scale kind, interleaved rounds (peer_method.
     symmtune       symmtune.torch.all_gather_scaled_matmul / scaled_matmul_reduce_scatter
   median µs of each, the max over ranks, and the median over rounds of each
   call's ratio to _scaled_mm in the same round; one table per kernel.
+Probes for time and gtime: FP8_ONLY=a,b keeps only those calls (the
+  first kept is the ratios' base when scaled_mm is not kept);
+  FP8_KERNEL=agmm or matmulrs keeps one kernel's cases; FP8_UNQUEUED=1 runs
+  the calls back to back, with no barrier or sleep between.
 gtime: as time, but each call captured once in a CUDA graph and the graph
   replayed (a call that cannot be captured is left out, with the reason):
   like for like where a host path slower than the GPU would show in time's
-  figures (small shapes; the FP8 ops' Python checks). FP8_GTIME_ONLY=a,b
-  keeps only those calls (the first kept is the ratios' base when scaled_mm
-  is not kept). Known failure
+  figures (small shapes; the FP8 ops' Python checks). Known failure
   (2 x H200, 2026-11-26): the first case faults with an illegal address once
   symmtune's graph and _scaled_mm's are replayed in alternation, though each
   op's graph replays correctly on its own (graph, at 4096 and 8192) and
@@ -194,7 +196,10 @@ def reset() -> None:
 
 
 def cases(shapes: list[tuple[int, int, int]], scales: list[str]):
+    only = os.environ.get("FP8_KERNEL")  # agmm or matmulrs: one kernel's cases
     for kernel in gemm.KERNELS:
+        if only and kernel != only:
+            continue
         for m, n, k in shapes:
             for s in scales:
                 yield Case(kernel, m, n, k, s == "row")
@@ -420,23 +425,23 @@ def timing(shapes, scales, rounds: int, in_graph: bool = False) -> None:
         try:
             c.fill(3)
             fns = timers(c, g)
+            only = os.environ.get("FP8_ONLY")  # e.g. "scaled_mm,symmtune": a probe's subset
+            if only:
+                fns = {k: f for k, f in fns.items() if k in only.split(",")}
             if in_graph:
                 if not os.environ.get("FP8_CAPTURE_TORCH_FUSED"):
                     # Its capture aborted the process (SIGABRT, both ranks) on
                     # 2 x H200, torch 2.11, 2026-11-25; FP8_CAPTURE_TORCH_FUSED=1 tries.
                     fns.pop("torch_fused", None)
-                only = os.environ.get("FP8_GTIME_ONLY")  # e.g. "scaled_mm,symmtune": a probe's subset
                 for name in list(fns):
-                    if only and name not in only.split(","):
-                        del fns[name]
-                        continue
                     try:
                         fns[name] = graphed(fns[name])
                     except Exception as e:  # noqa: BLE001 - the column stays empty, with the reason
                         del fns[name]
                         out(part, c.label(), f"{name} not captured", f"{type(e).__name__}: {str(e)[:200]}".replace(",", ";"))
             base = "scaled_mm" if "scaled_mm" in fns else next(iter(fns))
-            med, ratio = bench_paired(fns, base, iters=rounds, queued=True)
+            # FP8_UNQUEUED=1: the calls back to back, no barrier or sleep between (a probe).
+            med, ratio = bench_paired(fns, base, iters=rounds, queued=not os.environ.get("FP8_UNQUEUED"))
         except Exception as e:  # noqa: BLE001
             fail(f"{part} {c.label()}: {type(e).__name__}: {str(e)[:400]}")
             continue
