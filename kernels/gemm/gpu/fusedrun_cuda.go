@@ -40,10 +40,14 @@ func (r *Runner) fusedFor(c Config) (*fusedRun, error) {
 		return nil, fmt.Errorf("impl=fused needs an sm_90 GPU (wgmma, TMA); this one is sm_%d%d", major, minor)
 	}
 	var extra []string
+	t := c.Tile
 	if c.Reduce == ReduceEpilogue {
 		extra = append(extra, hopper.EpilogueOption)
+		// The peers' partials of each own tile go through shared memory
+		// where they fit beside the tile's stages (docs/fp8.md).
+		t, _ = t.WithPeerBuffers(r.prob.World - 1)
 	}
-	g, err := CompileFusedWith(r.peers.Compiler(), c.Tile, r.prob.Dtype.Format(), extra)
+	g, err := CompileFusedWith(r.peers.Compiler(), t, r.prob.Dtype.Format(), extra)
 	if err != nil {
 		return nil, err
 	}

@@ -55,6 +55,11 @@ func TestCompileAllTiles(t *testing.T) {
 			t.Fatal(err)
 		}
 		vs = append(vs, variant{tile: tl, f: bf16, epilogue: true}, variant{tile: tl, f: e4m3Row, epilogue: true})
+		// With the peers' partials in shared memory, where a two-rank
+		// team's fit (the runner's choice; RS_SMEM_PEERS).
+		if pt, ok := tl.WithPeerBuffers(1); ok {
+			vs = append(vs, variant{tile: pt, f: bf16, epilogue: true}, variant{tile: pt, f: e4m3Row, epilogue: true})
+		}
 		if i == 0 {
 			vs = append(vs, variant{tile: tl, f: f16, epilogue: true}, variant{tile: tl, f: e4m3},
 				variant{tile: tl, f: e4m3, epilogue: true}, variant{tile: tl, f: e4m3Row})
@@ -94,7 +99,7 @@ func TestCompileAllTiles(t *testing.T) {
 		dir, keep = t.TempDir(), false
 	}
 	for _, v := range vs {
-		name := fmt.Sprintf("%v %v epilogue=%v", v.tile, v.f, v.epilogue)
+		name := fmt.Sprintf("%v %v epilogue=%v peer_buffers=%d", v.tile, v.f, v.epilogue, v.tile.PeerBuffers)
 		if err := v.tile.CheckFormat(v.f); err != nil {
 			t.Errorf("%s: %v", name, err)
 			continue
@@ -188,6 +193,9 @@ func cubinName(t Tile, f Format, epilogue bool) string {
 	name := strings.ReplaceAll(t.String(), ":", "_") + "-" + f.String()
 	if epilogue {
 		name += "-rs"
+	}
+	if t.PeerBuffers > 0 {
+		name += fmt.Sprintf("-peers%d", t.PeerBuffers)
 	}
 	return name + ".cubin"
 }

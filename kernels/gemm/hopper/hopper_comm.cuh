@@ -155,3 +155,30 @@ __device__ __forceinline__ void add_peers(const RSTable* rs, u32* w, const u32* 
 #pragma unroll
 	for (int t = 0; t < R * V; t++) w[t] = pack2(f[2 * t], f[2 * t + 1]);
 }
+
+#if RS_SMEM_PEERS
+// add_peers_smem is add_peers with the peers' partials in the epilogue's
+// shared-memory buffer (RS_SMEM_PEERS): a[r] is row r's four words of the
+// first peer there, each further peer PEER_BYTES on, in source order.
+template <int R>
+__device__ __forceinline__ void add_peers_smem(u32* w, const u32* a) {
+	float f[8 * R];
+#pragma unroll
+	for (int t = 0; t < 4 * R; t++) unpack2(w[t], f[2 * t], f[2 * t + 1]);
+#pragma unroll
+	for (u32 pi = 0; pi < RS_SMEM_PEERS; pi++) {
+		u32 x[4 * R];
+#pragma unroll
+		for (int r = 0; r < R; r++) lds_v4(a[r] + pi * (BM * BN * 2), x + 4 * r);
+#pragma unroll
+		for (int t = 0; t < 4 * R; t++) {
+			float lo, hi;
+			unpack2(x[t], lo, hi);
+			f[2 * t] += lo;
+			f[2 * t + 1] += hi;
+		}
+	}
+#pragma unroll
+	for (int t = 0; t < 4 * R; t++) w[t] = pack2(f[2 * t], f[2 * t + 1]);
+}
+#endif

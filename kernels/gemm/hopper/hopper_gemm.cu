@@ -128,6 +128,20 @@
 #ifndef RS_EPILOGUE
 #define RS_EPILOGUE 0
 #endif
+// RS_SMEM_PEERS=P (with RS_EPILOGUE, a team of P+1 ranks) gives the
+// epilogue's reduction a shared-memory buffer of P partials of a whole
+// tile (P * BM * BN bf16, after the staging buffers; Tile.PeerBuffers):
+// the waiting warp copies the peers' partials of each own tile into it by
+// bulk copies (cp.async.bulk, completing on PFULL) while the consumers
+// still multiply it, and the epilogue reads them there instead of loading
+// them from global memory, whose latency it could not hide
+// (docs/fp8.md). 0: the epilogue loads them (after an L2 prefetch).
+#ifndef RS_SMEM_PEERS
+#define RS_SMEM_PEERS 0
+#endif
+#if RS_SMEM_PEERS && !RS_EPILOGUE
+#error RS_SMEM_PEERS buffers the epilogue's reduction: RS_EPILOGUE=1
+#endif
 
 // The epilogue stages 16-column blocks, two at a time where it reduces
 // (below).
@@ -211,12 +225,22 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) CLUSTER_ATTR
 	// for 1 KiB extra.
 	const u32 base = (smem_addr(smem) + 1023) & ~1023u;
 	const u32 sa = base, sb = base + STAGES * A_BYTES, bars = sb + STAGES * B_BYTES;
-	const u32 stages_c = (bars + 16 * STAGES + 8 + 255) & ~255u; // the epilogue's staging buffers
+	const u32 stages_c = (bars + 16 * STAGES + 24 + 255) & ~255u; // the epilogue's staging buffers
 #define FULL(s) (bars + 8 * (s))
 #define EMPTY(s) (bars + 8 * (STAGES + (s)))
 	// PINGPONG: completes a phase each time a consumer has waited for the
 	// last stage of its tile's main loop (see below).
 #define TURN (bars + 16 * STAGES)
+#if RS_SMEM_PEERS
+	// The peers' partials of one own tile (RS_SMEM_PEERS), after the
+	// staging buffers: PFULL completes when the waiting warp's copies of
+	// own tile j have landed (phase j), PEMPTY when every storer warp has
+	// read them.
+	const u32 pbuf = stages_c + (u32)(CONSUMERS * 4 * EPI_BUFS * STAGE_BYTES);
+#define PFULL (bars + 16 * STAGES + 8)
+#define PEMPTY (bars + 16 * STAGES + 16)
+#define PEER_BYTES (BM * BN * 2) // one peer's partial of a tile, rows of BN bf16
+#endif
 	// The warpgroup, broadcast from lane 0 so that ptxas knows it is
 	// warp-uniform (as CUTLASS's canonical_warp_group_idx does). Then the
 	// main loop's stage index and wgmma descriptors live in uniform
@@ -239,6 +263,10 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) CLUSTER_ATTR
 			mbar_init(EMPTY(s), (PINGPONG ? 4 : 4 * CONSUMERS) * (MCAST ? CLUSTER_M : 1));
 		}
 		mbar_init(TURN, 1);
+#if RS_SMEM_PEERS
+		mbar_init(PFULL, 1);
+		mbar_init(PEMPTY, STORERS / 32);
+#endif
 		asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
 	}
 #if CLUSTER_M > 1
@@ -279,6 +307,9 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) CLUSTER_ATTR
 			Wait w = {status, timeout_ns, start_flags, start_mask};
 			bool waiting = true;
 			int i = 0;
+#if RS_SMEM_PEERS
+			int j = 0; // own tiles so far: the buffer's phase
+#endif
 			for (int t = first; t < tiles; t += stride, i++) {
 				int tm, tn;
 				tile_of(t, tiles_m, tiles_n, order, tm, tn);
@@ -288,6 +319,38 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) CLUSTER_ATTR
 				u32 ok = waiting;
 				asm volatile("shfl.sync.idx.b32 %0, %0, 0, 0x1f, 0xffffffff;" : "+r"(ok)); // lane 0's verdict
 				waiting = ok != 0;
+#if RS_SMEM_PEERS
+				{
+					// The peers' partials of the tile's own rows into the
+					// buffer, a bulk copy per row and peer, once the storers
+					// have read the last own tile's. Timed out, the phase
+					// completes with nothing copied (the status word says
+					// the output is wrong).
+					const int lo = max(tm * BM, me * rows_per_rank), hi = min(min(tm * BM + BM, m), (me + 1) * rows_per_rank);
+					const u32 bytes = (u32)min(BN, n - tn * BN) * 2;
+					// The bulk copies (the async proxy) read what the flags
+					// announced.
+					asm volatile("fence.proxy.async.global;" ::: "memory");
+					if (j > 0) mbar_wait(PEMPTY, (u32)((j - 1) & 1));
+					if (threadIdx.x == 64) {
+						if (waiting)
+							mbar_expect_tx(PFULL, (u32)(hi - lo) * bytes * RS_SMEM_PEERS);
+						else
+							mbar_arrive(PFULL);
+					}
+					__syncwarp();
+					if (waiting)
+						for (int r = lo + (int)(threadIdx.x % 32); r < hi; r += 32)
+							for (u32 src = 0, pi = 0; src < rs->world && pi < RS_SMEM_PEERS; src++) {
+								if ((int)src == me) continue;
+								const u64 p = rs->dst[me] + ((long long)src - me) * (long long)rs->slot_bytes +
+									((u64)(r - me * rows_per_rank) * n + (u64)tn * BN) * 2;
+								bulk_load(pbuf + pi * PEER_BYTES + (u32)(r - tm * BM) * (BN * 2), p, bytes, PFULL);
+								pi++;
+							}
+					j++;
+				}
+#else
 				if (waiting) {
 					// The peers' partials of the tile into L2 (one bulk
 					// prefetch per row and peer) while the consumers still
@@ -303,6 +366,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) CLUSTER_ATTR
 							asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(p), "r"(bytes) : "memory");
 						}
 				}
+#endif
 				__syncwarp();
 				asm volatile("bar.sync %0, %1;" ::"r"(WAIT_BAR(i)), "r"(STORERS + 32) : "memory");
 			}
@@ -378,6 +442,12 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) CLUSTER_ATTR
 		int s = 0;
 		u32 phase = 0;
 		int i = 0; // this CTA's tile counter
+#if RS_SMEM_PEERS
+		// Own tiles of this CTA so far, the other consumer's too: the
+		// peers' buffer's phase (see the waiting warp).
+		int j = 0;
+		const int me_rs = rs_tab && ((const RSTable*)rs_tab)->epilogue ? (int)((const RSTable*)rs_tab)->me : -1;
+#endif
 		for (int t = first; t < tiles; t += stride, i++) {
 #if PINGPONG
 			if (i % CONSUMERS != cw) {
@@ -385,6 +455,11 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) CLUSTER_ATTR
 				const int adv = s + kblocks;
 				phase ^= (u32)((adv / STAGES) & 1);
 				s = adv % STAGES;
+#if RS_SMEM_PEERS
+				int tm, tn;
+				tile_of(t, tiles_m, tiles_n, order, tm, tn);
+				j += own_rows(tm * CLUSTER_M + crank, m, me_rs, rows_per_rank);
+#endif
 				continue;
 			}
 			// A parity wait cannot tell phase p from phase p+2, so a
@@ -490,8 +565,13 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) CLUSTER_ATTR
 				continue;
 			}
 			const int me = RS_EPILOGUE && rs->epilogue ? (int)rs->me : -1;
-			if (own_rows(tm, m, me, rows_per_rank))
+			const bool own_tile = own_rows(tm, m, me, rows_per_rank);
+			if (own_tile) {
 				asm volatile("bar.sync %0, %1;" ::"r"(WAIT_BAR(i)), "r"(STORERS + 32) : "memory");
+#if RS_SMEM_PEERS
+				mbar_wait(PFULL, (u32)(j & 1));
+#endif
+			}
 #pragma unroll
 			for (int mi = 0; mi < MI; mi++) {
 				const int g = tm * BM + row0 + mi * 64 + warp * 16 + stage_row(lane);
@@ -513,7 +593,16 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) CLUSTER_ATTR
 					stage_block(acc[mi], b + 1, stage, lane, w[1]);
 					if (16 * b >= cols) continue;
 					const bool second = 16 * (b + 1) < cols;
-#if RS_EPILOGUE
+#if RS_SMEM_PEERS
+					if (own) {
+						// The buffer holds the tile's rows as C does, BN
+						// columns each; a masked second block reads the
+						// first one's words again and is not stored.
+						const u32 row = pbuf + (u32)(g - tm * BM) * (BN * 2) + (u32)(8 * (lane & 1)) * 2;
+						const u32 a[2] = {row + (u32)(16 * b) * 2, row + (u32)(16 * (second ? b + 1 : b)) * 2};
+						add_peers_smem<2>(&w[0][0], a);
+					}
+#elif RS_EPILOGUE
 					if (own) {
 						// A masked second block reads the first one's words
 						// again and is not stored.
@@ -525,6 +614,15 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) CLUSTER_ATTR
 					if (second) st_v4(out + 8 * (b + 1), w[1]);
 				}
 			}
+#if RS_SMEM_PEERS
+			if (own_tile) {
+				// This warp has read the peers' partials: the waiting warp
+				// may copy the next own tile's into the buffer.
+				__syncwarp();
+				if (lane == 0) mbar_arrive(PEMPTY);
+			}
+			j += own_tile;
+#endif
 			// bar.sync, not bar.arrive: a ping-pong consumer that only
 			// arrived could run two tiles ahead of the signalling warp and
 			// put two tiles' arrivals on one id (the phases mix, the warp's
@@ -545,4 +643,9 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) CLUSTER_ATTR
 #undef FULL
 #undef EMPTY
 #undef TURN
+#if RS_SMEM_PEERS
+#undef PFULL
+#undef PEMPTY
+#undef PEER_BYTES
+#endif
 }

@@ -110,6 +110,14 @@ __device__ __forceinline__ void tma_store(const TensorMap* map, u32 src, int c0,
 		::"l"((u64)map), "r"(src), "r"(c0), "r"(c1)
 		: "memory");
 }
+// bulk_load copies bytes (a multiple of 16, both addresses 16-byte
+// aligned) from global memory into this CTA's shared memory, completing on
+// mbarrier bar's transaction count.
+__device__ __forceinline__ void bulk_load(u32 dst, u64 src, u32 bytes, u32 bar) {
+	asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(dst), "l"(src), "r"(bytes),
+		"r"(bar)
+		: "memory");
+}
 __device__ __forceinline__ void bulk_commit() { asm volatile("cp.async.bulk.commit_group;" ::: "memory"); }
 // bulk_wait_read: at most N of the thread's bulk groups still read shared
 // memory, so the buffers of the older ones may be written again.

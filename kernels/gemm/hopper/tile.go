@@ -30,7 +30,32 @@ type Tile struct {
 	// Cluster 2 pairs CTAs on vertically adjacent tiles that share B,
 	// each loading half of it for both (TMA multicast); 0 or 1: none.
 	Cluster int
+	// PeerBuffers is how many peers' partials of a whole tile the
+	// reduce-scatter epilogue buffers in shared memory (RS_SMEM_PEERS: a
+	// team's size less one), or 0 for none. Not part of a config's name:
+	// the runner sets it where the buffers fit (WithPeerBuffers).
+	PeerBuffers int
 }
+
+// OutElemBytes is the bytes of one element of C and of a reduce-scatter's
+// partials: bf16 or f16 (e4m3 products write bf16).
+const OutElemBytes = 2
+
+// WithPeerBuffers is t with buffers for the peers' partials of each own tile of
+// a reduce-scatter's epilogue, if they fit in shared memory beside its
+// stages (ok false, and t unchanged, where they do not).
+func (t Tile) WithPeerBuffers(peers int) (Tile, bool) {
+	b := t
+	b.PeerBuffers = peers
+	if peers < 1 || b.Check(SmemLimit) != nil {
+		return t, false
+	}
+	return b, true
+}
+
+// PeerBufferBytes is the shared memory of the peers' partials
+// (PeerBuffers whole tiles of bf16).
+func (t Tile) PeerBufferBytes() int { return t.PeerBuffers * t.BM * t.BN * OutElemBytes }
 
 // ClusterM is the CTAs per cluster (1 without clusters).
 func (t Tile) ClusterM() int { return max(t.Cluster, 1) }
@@ -87,14 +112,15 @@ func (t Tile) EpiBuffers() int {
 }
 
 // SmemBytes is the dynamic shared memory the kernel asks for: the stages
-// of A and B, a full and an empty mbarrier per stage and one more (padded
+// of A and B, a full and an empty mbarrier per stage and three more (padded
 // to 256 bytes, where the TMA store's 32-byte swizzle repeats), the
-// epilogue's staging buffers, and 1 KiB so the kernel can align the stages
-// to the 128-byte swizzle's 1024-byte atoms.
+// epilogue's staging buffers, the peers' partials (PeerBufferBytes), and
+// 1 KiB so the kernel can align the stages to the 128-byte swizzle's
+// 1024-byte atoms.
 func (t Tile) SmemBytes() int { return t.smemBytes(t.EpiBuffers()) }
 
 func (t Tile) smemBytes(bufs int) int {
-	return 1024 + t.Stages*(t.BM+t.BN)*KBlockBytes + ((16*t.Stages + 8 + 255) &^ 255) + t.Consumers*4*StageBytes*bufs
+	return 1024 + t.Stages*(t.BM+t.BN)*KBlockBytes + ((16*t.Stages + 24 + 255) &^ 255) + t.Consumers*4*StageBytes*bufs + t.PeerBufferBytes()
 }
 
 // Check rejects tiles the kernel cannot be built or run with, with the
@@ -138,8 +164,15 @@ func (t Tile) Check(smemLimit int) error {
 	if acc := rows / 64 * t.BN / 2; acc+40 > t.consumerRegs() {
 		return fmt.Errorf("block_m %d x block_n %d: %d accumulator registers per consumer thread leave too few of the %d it has", t.BM, t.BN, acc, t.consumerRegs())
 	}
+	if t.PeerBuffers < 0 {
+		return fmt.Errorf("peer buffers %d must not be negative", t.PeerBuffers)
+	}
 	if s := t.SmemBytes(); s > smemLimit {
-		return fmt.Errorf("%d stages of %dx%d and %dx%d tiles need %d bytes of shared memory, more than the %d a block may use", t.Stages, t.BM, BK, t.BN, BK, s, smemLimit)
+		peers := ""
+		if t.PeerBuffers > 0 {
+			peers = fmt.Sprintf(" and %d peers' partials of a tile", t.PeerBuffers)
+		}
+		return fmt.Errorf("%d stages of %dx%d and %dx%d tiles%s need %d bytes of shared memory, more than the %d a block may use", t.Stages, t.BM, BK, t.BN, BK, peers, s, smemLimit)
 	}
 	return nil
 }
@@ -169,6 +202,9 @@ func (t Tile) Options(f Format) []string {
 		"-DPINGPONG="+b(t.PingPong), "-DGROUP_M="+strconv.Itoa(t.GroupM), "-DEPI_BUFS="+strconv.Itoa(t.EpiBuffers()),
 		"-DCLUSTER_M="+strconv.Itoa(t.ClusterM()),
 	)
+	if t.PeerBuffers > 0 {
+		out = append(out, "-DRS_SMEM_PEERS="+strconv.Itoa(t.PeerBuffers))
+	}
 	if f.Elem == ElemE4M3 {
 		out = append(out, "-DIN_E4M3=1")
 		if f.RowScales {
@@ -275,7 +311,11 @@ var (
 // (bench/results/2026-11-23-h200-gemmalone-pp64.md). Two larger swizzle
 // groups (128x256:cl2 with 8, 64x224:pp with 32) read less from HBM and ran
 // 0.5-1.6% faster under sustained load at 8192 and 16384 rows
-// (bench/results/2026-11-24-h200-sustained-gemm.md).
+// (bench/results/2026-11-24-h200-sustained-gemm.md). The ping-pong
+// 128x128 tiles with five stages leave room for a peer's partial of a tile
+// beside the stages (WithPeerBuffers), which a two-rank reduce-scatter's
+// epilogue then reads from shared memory
+// (bench/results/2026-11-26-h200x2-h100x2-rs-smem.md).
 var Searched = mustSearched(searchedJSON)
 
 //go:embed searched.json

@@ -1,6 +1,7 @@
 package hopper
 
 import (
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -167,5 +168,48 @@ func TestMustSearchedRejectsBadFiles(t *testing.T) {
 	}
 	if got := mustSearched([]byte(`{"doc": "x", "searched": ["64x128"]}`)); len(got) != 1 || got[0] != "64x128" {
 		t.Errorf("mustSearched = %v", got)
+	}
+}
+
+// TestWithPeerBuffers: the peers' partials of a tile go into shared memory
+// only where they fit beside the stages, and then count in SmemBytes and
+// the compile options.
+func TestWithPeerBuffers(t *testing.T) {
+	for _, tc := range []struct {
+		tile  string
+		peers int
+		fits  bool
+	}{
+		{"128x128:s5:c2:g4:pp", 1, true},
+		{"128x128:s5:c2:g8:pp", 1, true},
+		{"128x128:s6:c2:g8:pp", 1, false}, // 6 stages leave 30 KiB, a tile's partial is 32
+		{"128x128:s5:c2:g4:pp", 3, false}, // a team of four: 96 KiB
+		{"128x256:s4:c2:g8", 1, false},
+		{"128x128:s5:c2:g4:pp", 0, false},
+	} {
+		tl, err := ParseTile(tc.tile)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, ok := tl.WithPeerBuffers(tc.peers)
+		if ok != tc.fits {
+			t.Errorf("%s with %d peers: fits %v, want %v", tc.tile, tc.peers, ok, tc.fits)
+			continue
+		}
+		if !ok {
+			if got != tl {
+				t.Errorf("%s with %d peers: refused but changed to %+v", tc.tile, tc.peers, got)
+			}
+			continue
+		}
+		if want := tl.SmemBytes() + tc.peers*tl.BM*tl.BN*2; got.SmemBytes() != want || got.SmemBytes() > SmemLimit {
+			t.Errorf("%s with %d peers: %d bytes of shared memory, want %d (limit %d)", tc.tile, tc.peers, got.SmemBytes(), want, SmemLimit)
+		}
+		if opts := strings.Join(got.Options(Format{Elem: ElemE4M3}), " "); !strings.Contains(opts, fmt.Sprintf("-DRS_SMEM_PEERS=%d", tc.peers)) {
+			t.Errorf("%s with %d peers: options %s lack RS_SMEM_PEERS", tc.tile, tc.peers, opts)
+		}
+		if got.String() != tl.String() {
+			t.Errorf("%s with %d peers: named %s (the buffers are not a config's)", tc.tile, tc.peers, got.String())
+		}
 	}
 }
