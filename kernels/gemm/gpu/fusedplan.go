@@ -141,7 +141,7 @@ const (
 
 // RSTableBytes is the size of hopper_gemm.cu's RSTable (its static_asserts
 // hold the kernel to it).
-const RSTableBytes = rsEpilogueOffset + 4*4 + 8*2 + 8*maxRSChunks
+const RSTableBytes = rsEpilogueOffset + 4*4 + 8 + 8*maxRSChunks + 8*maxOwners
 
 // rsEpilogueOffset is where RSTable's epilogue fields start (me).
 const rsEpilogueOffset = RSCountOffset + RSCountBytes + 4
@@ -150,11 +150,18 @@ const rsEpilogueOffset = RSCountOffset + RSCountBytes + 4
 // epilogue (reduce=epilogue); the zero value leaves it off.
 type RSEpilogue struct {
 	Me, World int
-	// SlotBytes is the distance between this rank's slots.
+	// SlotBytes is the distance between this rank's slots: source src's
+	// partials of the own rows are at dst[Me] + (src - Me) * SlotBytes,
+	// where the pushes put them, unless Parts says otherwise.
 	SlotBytes uint64
 	// Flags is this rank's flag region as mapped here: the epilogue waits
 	// for PartialFlag(src, c) there for every peer src and own chunk c.
 	Flags uint64
+	// Parts, when set (World entries), is where each source's partials of
+	// the own rows are, as mapped here, in place of the slots: with
+	// push=none, the source's own memory, read over NVLink (Remote).
+	Parts  []uint64
+	Remote bool
 }
 
 // Table lays f out as hopper_gemm.cu's RSTable: dst[q] is where this rank's
@@ -188,18 +195,32 @@ func (f FusedRS) Table(dst []uint64, flag []uint64, ep RSEpilogue) ([]byte, erro
 	if ep.World == 0 {
 		return b, nil
 	}
+	if ep.Me < 0 || ep.Me >= len(dst) || ep.World != len(dst) || (ep.Parts != nil && len(ep.Parts) != ep.World) {
+		return nil, fmt.Errorf("reduce-scatter table: epilogue of rank %d of %d with %d owners and %d sources' partials", ep.Me, ep.World, len(dst), len(ep.Parts))
+	}
 	off = rsEpilogueOffset
-	for _, v := range []uint32{uint32(ep.Me), uint32(ep.World), 1, 0} {
+	remote := uint32(0)
+	if ep.Remote {
+		remote = 1
+	}
+	for _, v := range []uint32{uint32(ep.Me), uint32(ep.World), 1, remote} {
 		le.PutUint32(b[off:], v)
 		off += 4
 	}
-	le.PutUint64(b[off:], ep.SlotBytes)
-	le.PutUint64(b[off+8:], MaxChunks*FlagStride) // PartialFlag(src+1, c) - PartialFlag(src, c)
-	off += 16
+	le.PutUint64(b[off:], MaxChunks*FlagStride) // PartialFlag(src+1, c) - PartialFlag(src, c)
+	off += 8
 	for i, q := range f.Owner {
 		if q == ep.Me {
 			le.PutUint64(b[off+8*i:], ep.Flags+uint64(PartialFlag(0, f.Index[i])*FlagStride))
 		}
+	}
+	off += 8 * maxRSChunks
+	for src := range ep.World {
+		part := dst[ep.Me] + uint64(int64(src-ep.Me)*int64(ep.SlotBytes))
+		if ep.Parts != nil {
+			part = ep.Parts[src]
+		}
+		le.PutUint64(b[off+8*src:], part)
 	}
 	return b, nil
 }

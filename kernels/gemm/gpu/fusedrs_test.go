@@ -64,8 +64,8 @@ func TestRSTableLayout(t *testing.T) {
 		t.Fatal(err)
 	}
 	le := binary.LittleEndian
-	if len(b) != 1896 || RSTableBytes != 1896 || RSCountOffset != 1092 {
-		t.Fatalf("table %d bytes, RSTableBytes %d, count at %d; the kernel's static_asserts say 1896 and 1092", len(b), RSTableBytes, RSCountOffset)
+	if len(b) != 1952 || RSTableBytes != 1952 || RSCountOffset != 1092 {
+		t.Fatalf("table %d bytes, RSTableBytes %d, count at %d; the kernel's static_asserts say 1952 and 1092", len(b), RSTableBytes, RSCountOffset)
 	}
 	if le.Uint64(b[8:]) != 0x2000 || le.Uint64(b[64+3*8:]) != 0xa3 {
 		t.Error("dst or flag misplaced")
@@ -93,28 +93,52 @@ func TestRSTableLayout(t *testing.T) {
 
 // The epilogue's fields, at the offsets hopper_gemm.cu's static_asserts
 // hold RSTable to: rank 1 of 2 waits for rank 0's flags of its chunks 0
-// and 1 (plan chunks 2 and 3), PartialFlag(0, c) in its own region.
+// and 1 (plan chunks 2 and 3), PartialFlag(0, c) in its own region, and
+// reads each source's partials from its slots (pushed there), or from
+// where Parts says (push=none: the source's memory, remote).
 func TestRSTableEpilogue(t *testing.T) {
 	f := PlanFusedRS(1024, 512, 2, 1, 2, 128, 256, 128)
-	b, err := f.Table([]uint64{0x1000, 0x2000}, []uint64{0xa0, 0xa1, 0xa2, 0xa3},
-		RSEpilogue{Me: 1, World: 2, SlotBytes: 512 * 512 * 2, Flags: 0x9000})
-	if err != nil {
-		t.Fatal(err)
+	const slot = 512 * 512 * 2
+	cases := []struct {
+		name       string
+		ep         RSEpilogue
+		parts      []uint64
+		wantRemote uint32
+	}{
+		{"pushed into the slots", RSEpilogue{Me: 1, World: 2, SlotBytes: slot, Flags: 0x9000}, []uint64{0x200000 - slot, 0x200000}, 0},
+		{"read in the sources' memory", RSEpilogue{Me: 1, World: 2, SlotBytes: slot, Flags: 0x9000, Parts: []uint64{0x7000, 0x8000}, Remote: true},
+			[]uint64{0x7000, 0x8000}, 1},
 	}
-	le := binary.LittleEndian
-	if me, world, on := le.Uint32(b[1352:]), le.Uint32(b[1356:]), le.Uint32(b[1360:]); me != 1 || world != 2 || on != 1 {
-		t.Errorf("me %d, world %d, epilogue %d; want 1, 2, 1", me, world, on)
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			b, err := f.Table([]uint64{0x100000, 0x200000}, []uint64{0xa0, 0xa1, 0xa2, 0xa3}, tc.ep)
+			if err != nil {
+				t.Fatal(err)
+			}
+			le := binary.LittleEndian
+			if me, world, on, remote := le.Uint32(b[1352:]), le.Uint32(b[1356:]), le.Uint32(b[1360:]), le.Uint32(b[1364:]); me != 1 || world != 2 || on != 1 || remote != tc.wantRemote {
+				t.Errorf("me %d, world %d, epilogue %d, remote %d; want 1, 2, 1, %d", me, world, on, remote, tc.wantRemote)
+			}
+			if ss := le.Uint64(b[1368:]); ss != MaxChunks*FlagStride {
+				t.Errorf("source stride %d", ss)
+			}
+			want := []uint64{0, 0, 0x9000 + uint64(PartialFlag(0, 0)*FlagStride), 0x9000 + uint64(PartialFlag(0, 1)*FlagStride)}
+			for i, w := range want {
+				if got := le.Uint64(b[1376+8*i:]); got != w {
+					t.Errorf("wait[%d] = %#x, want %#x", i, got, w)
+				}
+			}
+			for src, w := range tc.parts {
+				if got := le.Uint64(b[1888+8*src:]); got != w {
+					t.Errorf("part[%d] = %#x, want %#x", src, got, w)
+				}
+			}
+			if len(b) != RSTableBytes {
+				t.Errorf("%d bytes, want %d", len(b), RSTableBytes)
+			}
+		})
 	}
-	if sb, ss := le.Uint64(b[1368:]), le.Uint64(b[1376:]); sb != 512*512*2 || ss != MaxChunks*FlagStride {
-		t.Errorf("slot bytes %d, source stride %d", sb, ss)
-	}
-	want := []uint64{0, 0, 0x9000 + uint64(PartialFlag(0, 0)*FlagStride), 0x9000 + uint64(PartialFlag(0, 1)*FlagStride)}
-	for i, w := range want {
-		if got := le.Uint64(b[1384+8*i:]); got != w {
-			t.Errorf("wait[%d] = %#x, want %#x", i, got, w)
-		}
-	}
-	if len(b) != RSTableBytes {
-		t.Errorf("%d bytes", len(b))
+	if _, err := f.Table([]uint64{0x1000, 0x2000}, []uint64{0xa0, 0xa1, 0xa2, 0xa3}, RSEpilogue{Me: 1, World: 2, Parts: []uint64{1}}); err == nil {
+		t.Error("one source's partials accepted for two sources")
 	}
 }

@@ -127,7 +127,10 @@ func (g *agmm) maps(f *fusedRun, c Config) error {
 // push=ce: peers' rows into the staging rows, each chunk flagged in a
 // local word (localFlag) that a copy engine's stream waits for before
 // pushing the chunk (see launchFused); the own rows still go to the own
-// slot.
+// slot. push=none: owner q's rows into this rank's own slot q (nobody
+// pushes into this rank's slots then), each chunk flagged in its owner's
+// region, and the epilogue reads source src's partials in src's slot
+// for this rank.
 func (m *matmulrs) tables(f *fusedRun, c Config) error {
 	r, p, me := m.r, m.r.prob, m.r.peers.Rank()
 	if r.needsStaging(c) && r.staging == 0 {
@@ -139,9 +142,13 @@ func (m *matmulrs) tables(f *fusedRun, c Config) error {
 	plan := PlanFusedRS(p.M, p.N, p.World, me, c.Chunks, c.Tile.BM, c.Tile.BN, c.Tile.RowsPerTile())
 	dst := make([]uint64, p.World)
 	for q := range dst {
-		dst[q] = uint64(m.slot(q, me))
-		if c.Push == PushCE && q != me {
+		switch {
+		case c.Push == PushCE && q != me:
 			dst[q] = uint64(r.staging) + uint64(q*p.Rows()*p.N*OutBytes)
+		case c.Push == PushNone:
+			dst[q] = uint64(m.slot(me, q))
+		default:
+			dst[q] = uint64(m.slot(q, me))
 		}
 	}
 	flags := make([]uint64, len(plan.Owner))
@@ -154,6 +161,12 @@ func (m *matmulrs) tables(f *fusedRun, c Config) error {
 	var ep RSEpilogue
 	if c.Reduce == ReduceEpilogue {
 		ep = RSEpilogue{Me: me, World: p.World, SlotBytes: uint64(SlotElems(p) * OutBytes), Flags: uint64(r.flag(me, 0))}
+		if c.Push == PushNone {
+			ep.Parts, ep.Remote = make([]uint64, p.World), true
+			for src := range ep.Parts {
+				ep.Parts[src] = uint64(m.slot(src, me))
+			}
+		}
 	}
 	tab, err := plan.Table(dst, flags, ep)
 	if err != nil {

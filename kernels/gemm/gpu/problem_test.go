@@ -165,11 +165,13 @@ func TestFastAccumAddedLater(t *testing.T) {
 	}
 }
 
-// TestBF16SpaceUnchanged: fast_accum leaves the valid configs of bf16
-// problems as they were: the same set (fingerprinted before the parameter
-// was added, each with fast_accum=1; again when the searched tiles gained
-// 128x128:s5:c2:g4:pp and :g8:pp, whose reduce-scatter epilogue has room
-// for the peer's partials in shared memory).
+// TestBF16SpaceUnchanged: fast_accum and push=none leave the valid
+// configs of bf16 problems as they were: the same set (fingerprinted
+// before fast_accum was added, each with fast_accum=1; again when the
+// searched tiles gained 128x128:s5:c2:g4:pp and :g8:pp, whose
+// reduce-scatter epilogue has room for a peer's partials in shared
+// memory), besides the push=none configs (counted: fused, reduce=epilogue,
+// on those tiles and teams of two).
 func TestBF16SpaceUnchanged(t *testing.T) {
 	if testing.Short() {
 		t.Skip("enumerates both spaces")
@@ -180,20 +182,28 @@ func TestBF16SpaceUnchanged(t *testing.T) {
 		m, n, k, w int
 		count      int
 		sum        string
+		pushNone   int
 	}{
-		{VariantAGMM, 4096, 1792, 4096, 2, 3248, "89ceee84aea6"},
-		{VariantAGMM, 1000, 1000, 1000, 4, 6784, "f3aeb85eb855"},
-		{VariantMatmulRS, 4096, 1792, 4096, 2, 10320, "2bd9b1f258da"},
-		{VariantMatmulRS, 1000, 1000, 1000, 4, 10880, "b54d517934af"},
+		{VariantAGMM, 4096, 1792, 4096, 2, 3248, "89ceee84aea6", 0},
+		{VariantAGMM, 1000, 1000, 1000, 4, 6784, "f3aeb85eb855", 0},
+		{VariantMatmulRS, 4096, 1792, 4096, 2, 10320, "2bd9b1f258da", 16},
+		{VariantMatmulRS, 1000, 1000, 1000, 4, 10880, "b54d517934af", 0},
 	} {
 		p := problem(t, tc.m, tc.n, tc.k, tc.w)
-		n, h := 0, sha256.New()
+		n, none, h := 0, 0, sha256.New()
 		for _, c := range tc.kernel.Space().Enumerate() {
 			cfg, err := tc.kernel.ParseConfig(c)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if tc.kernel.Validate(cfg, p) != nil {
+				continue
+			}
+			if cfg.Push == PushNone {
+				if _, ok := cfg.Tile.WithPeerBuffers(tc.w - 1); cfg.Impl != ImplFused || cfg.Reduce != ReduceEpilogue || !ok {
+					t.Errorf("%s: %s valid", tc.kernel, c)
+				}
+				none++
 				continue
 			}
 			if c[ParamFastAccum] != space.Int(1) {
@@ -203,8 +213,8 @@ func TestBF16SpaceUnchanged(t *testing.T) {
 			n++
 			fmt.Fprintln(h, c.String())
 		}
-		if sum := fmt.Sprintf("%x", h.Sum(nil)[:6]); n != tc.count || sum != tc.sum {
-			t.Errorf("%s %dx%dx%d world %d: %d valid configs (%s), were %d (%s)", tc.kernel, tc.m, tc.n, tc.k, tc.w, n, sum, tc.count, tc.sum)
+		if sum := fmt.Sprintf("%x", h.Sum(nil)[:6]); n != tc.count || sum != tc.sum || none != tc.pushNone {
+			t.Errorf("%s %dx%dx%d world %d: %d valid configs (%s) and %d with push=none, were %d (%s) and %d", tc.kernel, tc.m, tc.n, tc.k, tc.w, n, sum, none, tc.count, tc.sum, tc.pushNone)
 		}
 	}
 }

@@ -78,10 +78,15 @@ const (
 
 	// matmulrs: how a partial product reaches its owner. PushGEMM: the
 	// product writes straight into the owner's buffer over NVLink;
-	// PushCE: it writes locally and a copy engine pushes the chunk.
+	// PushCE: it writes locally and a copy engine pushes the chunk;
+	// PushNone (impl=fused, reduce=epilogue): it writes locally, flags the
+	// chunk in the owner's region, and the owner's epilogue loads it over
+	// NVLink: each partial crosses one GPU's memory once each way, where a
+	// copy engine's push reads and writes it twice more.
 	ParamPush = "push"
 	PushGEMM  = "gemm"
 	PushCE    = "ce"
+	PushNone  = "none"
 	// ParamReduceBlocks is the grid of each chunk's reduction kernel.
 	ParamReduceBlocks = "reduce_blocks"
 	// ParamReduce is where the owner sums its rows' partials.
@@ -171,7 +176,7 @@ func (v Variant) Space() space.Space {
 			fastAccum)}
 	}
 	return space.Space{Params: append(common,
-		space.Param{Name: ParamPush, Values: strs(PushCE, PushGEMM)},
+		space.Param{Name: ParamPush, Values: strs(PushCE, PushGEMM, PushNone)},
 		space.Param{Name: ParamReduceBlocks, Values: ints(16, 32, 64, 132, 264)},
 		space.Param{Name: ParamReduce, Values: strs(ReduceKernel, ReduceEpilogue)},
 		fastAccum)}
@@ -428,6 +433,16 @@ func (v Variant) Validate(c Config, p Problem) error {
 		if c.Reduce == ReduceEpilogue && c.Impl != ImplFused {
 			return fmt.Errorf("reduce=epilogue: only the fused GEMM (impl=fused) has an epilogue to reduce in")
 		}
+		if c.Push == PushNone && c.Reduce != ReduceEpilogue {
+			return fmt.Errorf("push=none: only the fused GEMM's epilogue (impl=fused, reduce=epilogue) loads the peers' partials where they are")
+		}
+		// Loaded over NVLink by the epilogue's own loads, the partials
+		// stalled it (no faster than push=ce); copied into shared memory
+		// while the tile is multiplied, they are not waited for
+		// (bench/results/2026-11-26-h200x2-h100x2-rs-smem.md).
+		if _, ok := c.Tile.WithPeerBuffers(p.World - 1); c.Push == PushNone && !ok {
+			return fmt.Errorf("push=none: tile %s has no room beside its stages for %d peers' partials of a tile, which the epilogue copies into shared memory", c.Tile, p.World-1)
+		}
 	default:
 		return fmt.Errorf("unknown GPU GEMM kernel %s", v)
 	}
@@ -472,7 +487,8 @@ func (v Variant) validateFused(c Config, p Problem) error {
 	case VariantMatmulRS:
 		// push=ce: the epilogue stages peers' rows locally and copy
 		// engines push each finished chunk; push=gemm: it stores them
-		// straight into the owners' slots over NVLink.
+		// straight into the owners' slots over NVLink; push=none: it
+		// stores them into its own slots, where the owners load them.
 		if c.Chunks*p.World > maxRSChunks {
 			return fmt.Errorf("impl=fused: %d chunks on %d ranks exceed the kernel's %d", c.Chunks, p.World, maxRSChunks)
 		}

@@ -75,6 +75,10 @@ func TestFusedImpls(t *testing.T) {
 	}
 }
 
+// ppS5 is a searched tile with room beside its stages for a peer's
+// partials of a tile (hopper.Tile.WithPeerBuffers).
+const ppS5 = ImplFused + ":128x128:s5:c2:g4:pp"
+
 func TestValidate(t *testing.T) {
 	for _, c := range []struct {
 		name    string
@@ -118,6 +122,10 @@ func TestValidate(t *testing.T) {
 		// 4 peer tile rows of 512 (a cluster of two 256-row tiles) against groups of 8.
 		{"epilogue reduction needs the peers' tile rows in whole groups", VariantMatmulRS, map[string]space.Value{ParamImpl: space.Str(ImplFused + ":256x128:s4:c2:g8:cl2"), ParamReduce: space.Str(ReduceEpilogue)}, 4096, 1792, 4096, 2, "swizzle groups"},
 		{"the same tile where the peers' rows fill a group", VariantMatmulRS, map[string]space.Value{ParamImpl: space.Str(ImplFused + ":256x128:s4:c2:g8:cl2"), ParamReduce: space.Str(ReduceEpilogue)}, 8192, 3584, 8192, 2, ""},
+		{"push=none on a tile with room for the peer's partials", VariantMatmulRS, map[string]space.Value{ParamImpl: space.Str(ppS5), ParamReduce: space.Str(ReduceEpilogue), ParamPush: space.Str(PushNone)}, 8192, 3584, 8192, 2, ""},
+		{"push=none needs the epilogue's reduction", VariantMatmulRS, map[string]space.Value{ParamImpl: space.Str(ppS5), ParamPush: space.Str(PushNone)}, 8192, 3584, 8192, 2, "reduce=epilogue"},
+		{"push=none needs room beside six stages", VariantMatmulRS, map[string]space.Value{ParamImpl: space.Str(ImplFused + ":128x128:s6:c2:g8:pp"), ParamReduce: space.Str(ReduceEpilogue), ParamPush: space.Str(PushNone)}, 8192, 3584, 8192, 2, "no room"},
+		{"push=none needs room for three peers' partials", VariantMatmulRS, map[string]space.Value{ParamImpl: space.Str(ppS5), ParamReduce: space.Str(ReduceEpilogue), ParamPush: space.Str(PushNone)}, 8192, 3584, 8192, 4, "no room"},
 		{"a cluster tile of 256 rows at 4096 (8 peer rows, groups of 4)", VariantMatmulRS, map[string]space.Value{ParamImpl: space.Str(ImplFused + ":128x256:s4:c2:g4:cl2"), ParamReduce: space.Str(ReduceEpilogue)}, 4096, 1792, 4096, 2, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -8,7 +8,7 @@ import "testing"
 // meant, put the new value here. Moving or renaming other files must not
 // change them.
 func TestKernelVersions(t *testing.T) {
-	for kernel, want := range map[Variant]string{VariantAGMM: "0e16ec3aa2eb", VariantMatmulRS: "b397c2a1a08e"} {
+	for kernel, want := range map[Variant]string{VariantAGMM: "a59adccdba3a", VariantMatmulRS: "746d4d5c3db1"} {
 		if got := kernel.KernelVersion(); got != want {
 			t.Errorf("%s kernel version %s, pinned %s", kernel, got, want)
 		}

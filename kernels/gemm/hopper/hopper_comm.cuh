@@ -76,8 +76,10 @@ __device__ bool wait_rows(const u32* tab, int nchunks, int lo, int hi, u64 flags
 // reduction kernel after the GEMM): their tiles come last in the order, so
 // every peer has long been storing its partials of them; the epilogue waits
 // for the peers' flags of the chunks a tile touches, adds the peers'
-// partials from this rank's slots to its own and stores the sum into C
-// (this rank's rows_per_rank rows).
+// partials to its own and stores the sum into C (this rank's
+// rows_per_rank rows). part[src] says where source src's partials of
+// those rows are: this rank's slots, where pushes put them, or (remote)
+// the source's own memory, read over NVLink (push=none).
 #define MAX_OWNERS 8
 #define MAX_RS_CHUNKS 64
 struct RSTable {
@@ -89,12 +91,13 @@ struct RSTable {
 	u32 nchunks;
 	// The epilogue's reduction (zero when off):
 	u32 me, world, epilogue;    // at byte 1352: this rank, the team's size, 1 when on
-	u64 slot_bytes;             // distance between this rank's slots (slot src at dst[me] + (src - me) * slot_bytes)
+	u32 remote;                 // 1: part[] is in the peers' memory (no L2 prefetch of it)
 	u64 src_stride;             // distance between consecutive sources' flags of a chunk
-	u64 wait[MAX_RS_CHUNKS];    // at byte 1384; own chunk i: source 0's flag of it in this rank's region (0: not own)
+	u64 wait[MAX_RS_CHUNKS];    // at byte 1376; own chunk i: source 0's flag of it in this rank's region (0: not own)
+	u64 part[MAX_OWNERS];       // at byte 1888; source src's partial of this rank's first row, as mapped here
 };
 // The Go side writes this layout byte by byte (gpu.FusedRS.Table).
-static_assert(sizeof(RSTable) == 1896, "RSTable size: see gpu.RSTableBytes");
+static_assert(sizeof(RSTable) == 1952, "RSTable size: see gpu.RSTableBytes");
 static_assert(sizeof(u64) * (MAX_OWNERS + MAX_RS_CHUNKS) + sizeof(u32) * (MAX_RS_CHUNKS + 1 + MAX_RS_CHUNKS) == 1092,
 	"RSTable count at 1092: see gpu.RSCountOffset");
 
@@ -129,10 +132,11 @@ __device__ bool rs_wait(const RSTable* rs, int lo, int hi, Wait& w) {
 
 // add_peers adds to R rows of V words each (w, row after row: 2V elements
 // of this rank's partial per row, row r bound for address p[r] of C) every
-// peer's partial of them, in fp32, and rounds the sums back into w. The
-// slots hold the own rows as C does, so a peer's elements are at p[r] plus
-// the distance from C to its slot. A peer's R loads are issued before any
-// of them is used, so several rows' loads are in flight together.
+// peer's partial of them, in fp32, and rounds the sums back into w. A
+// peer's partial holds the own rows as C does, so its elements are at p[r]
+// plus the distance from C to part[src]. A peer's R loads are issued
+// before any of them is used, so several rows' loads are in flight
+// together.
 template <int R, int V>
 __device__ __forceinline__ void add_peers(const RSTable* rs, u32* w, const u32* const* p, u64 c_ptr) {
 	float f[2 * R * V];
@@ -140,7 +144,7 @@ __device__ __forceinline__ void add_peers(const RSTable* rs, u32* w, const u32* 
 	for (int t = 0; t < R * V; t++) unpack2(w[t], f[2 * t], f[2 * t + 1]);
 	for (u32 src = 0; src < rs->world; src++) {
 		if (src == rs->me) continue;
-		const long long d = (long long)(rs->dst[rs->me] - c_ptr) + ((long long)src - (long long)rs->me) * (long long)rs->slot_bytes;
+		const long long d = (long long)(rs->part[src] - c_ptr);
 		u32 x[R * V];
 #pragma unroll
 		for (int r = 0; r < R; r++) ld_v<V>((const u32*)((u64)p[r] + d), x + r * V);

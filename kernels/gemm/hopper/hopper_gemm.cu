@@ -343,26 +343,26 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) CLUSTER_ATTR
 						for (int r = lo + (int)(threadIdx.x % 32); r < hi; r += 32)
 							for (u32 src = 0, pi = 0; src < rs->world && pi < RS_SMEM_PEERS; src++) {
 								if ((int)src == me) continue;
-								const u64 p = rs->dst[me] + ((long long)src - me) * (long long)rs->slot_bytes +
-									((u64)(r - me * rows_per_rank) * n + (u64)tn * BN) * 2;
+								const u64 p = rs->part[src] + ((u64)(r - me * rows_per_rank) * n + (u64)tn * BN) * 2;
 								bulk_load(pbuf + pi * PEER_BYTES + (u32)(r - tm * BM) * (BN * 2), p, bytes, PFULL);
 								pi++;
 							}
 					j++;
 				}
 #else
-				if (waiting) {
+				if (waiting && !rs->remote) {
 					// The peers' partials of the tile into L2 (one bulk
 					// prefetch per row and peer) while the consumers still
 					// compute it: their epilogue's loads then wait on L2,
-					// not on HBM.
+					// not on HBM. (Partials in a peer's memory are not
+					// prefetched: that a bulk prefetch of a peer's
+					// address helps is not measured.)
 					const int lo = max(tm * BM, me * rows_per_rank), hi = min(min(tm * BM + BM, m), (me + 1) * rows_per_rank);
 					const u32 bytes = (u32)min(BN, n - tn * BN) * 2;
 					for (int r = lo + (int)(threadIdx.x % 32); r < hi; r += 32)
 						for (u32 src = 0; src < rs->world; src++) {
 							if ((int)src == me) continue;
-							const u64 p = rs->dst[me] + ((long long)src - me) * (long long)rs->slot_bytes +
-								((u64)(r - me * rows_per_rank) * n + (u64)tn * BN) * 2;
+							const u64 p = rs->part[src] + ((u64)(r - me * rows_per_rank) * n + (u64)tn * BN) * 2;
 							asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(p), "r"(bytes) : "memory");
 						}
 				}
