@@ -16,7 +16,7 @@ HOPPER = Path(__file__).resolve().parents[2] / "kernels/gemm/hopper"
 
 def test_reads_the_go_packages_files():
     assert hopper.searched() == tuple(json.loads((HOPPER / "searched.json").read_text())["searched"])
-    assert hopper.source() == b"".join((HOPPER / f).read_bytes() for f in ("wgmma.cuh", "hopper_ptx.cuh", "hopper_comm.cuh", "hopper_gemm.cu"))
+    assert hopper.source() == b"".join((HOPPER / f).read_bytes() for f in ("wgmma.cuh", "hopper_ptx.cuh", "hopper_tile.cuh", "hopper_comm.cuh", "hopper_gemm.cu"))
     assert hopper.widths() == (64, 128, 192, 224, 256)
 
 

@@ -11,7 +11,7 @@ const (
 	CopyThreads = 512
 	// ReduceThreads is the block size of the reduction kernel (matmulrs).
 	ReduceThreads = 256
-	// MaxOwners and MaxRSChunks size hopper_gemm.cu's RSTable.
+	// MaxOwners and MaxRSChunks size hopper_comm.cuh's RSTable.
 	MaxOwners   = maxOwners
 	MaxRSChunks = maxRSChunks
 	// RSEpilogueOffset is where RSTable's epilogue fields start.

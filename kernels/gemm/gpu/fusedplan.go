@@ -78,7 +78,7 @@ func (f FusedAG) Table() []uint32 {
 }
 
 // FusedRS is what the persistent GEMM of a fused matmul + reduce-scatter
-// needs: its tile order and the chunk table of hopper_gemm.cu's RSTable.
+// needs: its tile order and the chunk table of hopper_comm.cuh's RSTable.
 //
 //   - Order lists the tile rows (rowsPerTile rows each) owner by owner, the
 //     next rank's first and the rank's own last (as PlanRS orders its
@@ -132,14 +132,14 @@ func PlanFusedRS(m, n, world, rank, chunks, blockM, blockN, rowsPerTile int) Fus
 	return f
 }
 
-// maxOwners and maxRSChunks size hopper_gemm.cu's RSTable (MAX_OWNERS,
+// maxOwners and maxRSChunks size hopper_comm.cuh's RSTable (MAX_OWNERS,
 // MAX_RS_CHUNKS).
 const (
 	maxOwners   = 8
 	maxRSChunks = 64
 )
 
-// RSTableBytes is the size of hopper_gemm.cu's RSTable (its static_asserts
+// RSTableBytes is the size of hopper_comm.cuh's RSTable (its static_asserts
 // hold the kernel to it).
 const RSTableBytes = rsEpilogueOffset + 4*4 + 8 + 8*maxRSChunks + 8*maxOwners
 
@@ -164,7 +164,7 @@ type RSEpilogue struct {
 	Remote bool
 }
 
-// Table lays f out as hopper_gemm.cu's RSTable: dst[q] is where this rank's
+// Table lays f out as hopper_comm.cuh's RSTable: dst[q] is where this rank's
 // partials of owner q's rows go (as mapped here), flag[i] the address of
 // chunk i's flag in its owner's region; counts start at zero; ep, when
 // set, the epilogue's reduction of rank ep.Me's rows.

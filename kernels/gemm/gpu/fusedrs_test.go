@@ -56,7 +56,7 @@ func TestPlanFusedRS(t *testing.T) {
 	}
 }
 
-// The table's bytes are where hopper_gemm.cu's RSTable reads them.
+// The table's bytes are where hopper_comm.cuh's RSTable reads them.
 func TestRSTableLayout(t *testing.T) {
 	f := PlanFusedRS(1024, 512, 2, 0, 2, 128, 256, 128)
 	b, err := f.Table([]uint64{0x1000, 0x2000}, []uint64{0xa0, 0xa1, 0xa2, 0xa3}, RSEpilogue{})
@@ -91,7 +91,7 @@ func TestRSTableLayout(t *testing.T) {
 	}
 }
 
-// The epilogue's fields, at the offsets hopper_gemm.cu's static_asserts
+// The epilogue's fields, at the offsets hopper_comm.cuh's static_asserts
 // hold RSTable to: rank 1 of 2 waits for rank 0's flags of its chunks 0
 // and 1 (plan chunks 2 and 3), PartialFlag(0, c) in its own region, and
 // reads each source's partials from its slots (pushed there), or from

@@ -18,7 +18,7 @@ import (
 // python/tests/test_gemm.py reads this //go:embed line to check that the
 // library was built from the sources on disk.
 //
-//go:embed kernels/gemm_util.cu plan.go layout.go space.go problem.go dtype_cuda.go instance_cuda.go runner_cuda.go pipeline_cuda.go check_cuda.go agmm_cuda.go matmulrs_cuda.go fusedplan.go fused_cuda.go fusedrun_cuda.go
+//go:embed kernels/gemm_util.cu plan.go layout.go space.go validate.go problem.go dtype_cuda.go instance_cuda.go runner_cuda.go pipeline_cuda.go check_cuda.go agmm_cuda.go matmulrs_cuda.go fusedplan.go fused_cuda.go fusedrun_cuda.go
 var sources embed.FS
 
 func source(name string) []byte {

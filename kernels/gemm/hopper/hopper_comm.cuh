@@ -1,8 +1,9 @@
 // hopper_comm.cuh: what the persistent Hopper GEMM (hopper_gemm.cu) knows of
 // the communication around it: the flag words it waits for (all-gather +
 // matmul: rows of A arriving) and the reduce-scatter's table, signalling
-// and epilogue reduction (matmul + reduce-scatter). Concatenated after
-// hopper_ptx.cuh and before hopper_gemm.cu (kernels/gemm/hopper.Source);
+// and epilogue reduction, and the producer warpgroup's warps that signal
+// and wait for them (matmul + reduce-scatter). Concatenated after
+// hopper_tile.cuh and before hopper_gemm.cu (kernels/gemm/hopper.Source);
 // the layouts are kernels/gemm/gpu's (layout.go, fusedplan.go).
 
 // Communication (all-gather + matmul): rows of A arrive while the GEMM runs,
@@ -173,7 +174,7 @@ __device__ __forceinline__ void add_peers_smem(u32* w, const u32* a) {
 	for (u32 pi = 0; pi < RS_SMEM_PEERS; pi++) {
 		u32 x[4 * R];
 #pragma unroll
-		for (int r = 0; r < R; r++) lds_v4(a[r] + pi * (BM * BN * 2), x + 4 * r);
+		for (int r = 0; r < R; r++) lds_v4(a[r] + pi * PEER_BYTES, x + 4 * r);
 #pragma unroll
 		for (int t = 0; t < 4 * R; t++) {
 			float lo, hi;
@@ -184,5 +185,85 @@ __device__ __forceinline__ void add_peers_smem(u32* w, const u32* a) {
 	}
 #pragma unroll
 	for (int t = 0; t < 4 * R; t++) w[t] = pack2(f[2 * t], f[2 * t + 1]);
+}
+#endif
+
+// rs_signal_warp is the reduce-scatter's signalling warp (a warp of the
+// producer warpgroup): for each tile of walk, once the tile's storers have
+// met it on SIGNAL_BAR, lane 0 signals the tile (signal_tile).
+__device__ __forceinline__ void rs_signal_warp(const RSTable* rs, const Walk& walk, int m) {
+	int i = 0;
+	for (int t = walk.first; t < walk.tiles; t += walk.stride, i++) {
+		int tm, tn;
+		tile_at(walk, t, tm, tn);
+		asm volatile("bar.sync %0, %1;" ::"r"(SIGNAL_BAR(i)), "r"(STORERS + 32) : "memory");
+		if (threadIdx.x % 32 == 0) signal_tile(rs, tm * BM, min(tm * BM + BM, m));
+		__syncwarp();
+	}
+}
+
+#if RS_EPILOGUE
+// rs_wait_warp is the epilogue reduction's waiting warp (another warp of
+// the producer warpgroup; see WAIT_BAR): for each tile of walk with own
+// rows, lane 0 waits for the peers' flags of its chunks, then the warp
+// brings the peers' partials closer while the consumers still multiply the
+// tile, and meets the tile's storers on WAIT_BAR:
+//   - RS_SMEM_PEERS: into the buffer at pbuf (PEER_BYTES a peer), a bulk
+//     copy per row and peer, once the storers have read the last own
+//     tile's (pempty) and completing on pfull. Timed out, the phase
+//     completes with nothing copied (the status word says the output is
+//     wrong);
+//   - otherwise into L2 (one bulk prefetch per row and peer): the
+//     epilogue's loads then wait on L2, not on HBM. Partials in a peer's
+//     memory are not prefetched: that a bulk prefetch of a peer's address
+//     helps is not measured.
+__device__ __forceinline__ void rs_wait_warp(const RSTable* rs, Wait w, const Walk& walk, int m, int n, int rows_per_rank, u32 pbuf,
+	u32 pfull, u32 pempty) {
+	const int me = (int)rs->me, lane = (int)(threadIdx.x % 32);
+	bool waiting = true;
+	int i = 0;
+	int j = 0; // own tiles so far: the buffer's phase
+	for (int t = walk.first; t < walk.tiles; t += walk.stride, i++) {
+		int tm, tn;
+		tile_at(walk, t, tm, tn);
+		if (!own_rows(tm, m, me, rows_per_rank)) continue;
+		if (waiting && lane == 0) waiting = rs_wait(rs, tm * BM, min(tm * BM + BM, m), w);
+		u32 ok = waiting;
+		asm volatile("shfl.sync.idx.b32 %0, %0, 0, 0x1f, 0xffffffff;" : "+r"(ok)); // lane 0's verdict
+		waiting = ok != 0;
+		const int lo = max(tm * BM, me * rows_per_rank), hi = min(min(tm * BM + BM, m), (me + 1) * rows_per_rank);
+		const u32 bytes = (u32)min(BN, n - tn * BN) * 2;
+#if RS_SMEM_PEERS
+		// The bulk copies (the async proxy) read what the flags announced.
+		asm volatile("fence.proxy.async.global;" ::: "memory");
+		if (j > 0) mbar_wait(pempty, (u32)((j - 1) & 1));
+		if (lane == 0) {
+			if (waiting)
+				mbar_expect_tx(pfull, (u32)(hi - lo) * bytes * RS_SMEM_PEERS);
+			else
+				mbar_arrive(pfull);
+		}
+		__syncwarp();
+		if (waiting)
+			for (int r = lo + lane; r < hi; r += 32)
+				for (u32 src = 0, pi = 0; src < rs->world && pi < RS_SMEM_PEERS; src++) {
+					if ((int)src == me) continue;
+					const u64 p = rs->part[src] + ((u64)(r - me * rows_per_rank) * n + (u64)tn * BN) * 2;
+					bulk_load(pbuf + pi * PEER_BYTES + (u32)(r - tm * BM) * (BN * 2), p, bytes, pfull);
+					pi++;
+				}
+#else
+		if (waiting && !rs->remote)
+			for (int r = lo + lane; r < hi; r += 32)
+				for (u32 src = 0; src < rs->world; src++) {
+					if ((int)src == me) continue;
+					const u64 p = rs->part[src] + ((u64)(r - me * rows_per_rank) * n + (u64)tn * BN) * 2;
+					asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(p), "r"(bytes) : "memory");
+				}
+#endif
+		j++;
+		__syncwarp();
+		asm volatile("bar.sync %0, %1;" ::"r"(WAIT_BAR(i)), "r"(STORERS + 32) : "memory");
+	}
 }
 #endif

@@ -9,6 +9,8 @@ var (
 	wgmmaHeader string
 	//go:embed hopper_ptx.cuh
 	ptxHeader string
+	//go:embed hopper_tile.cuh
+	tileHeader string
 	//go:embed hopper_comm.cuh
 	commHeader string
 	//go:embed hopper_gemm.cu
@@ -16,17 +18,18 @@ var (
 )
 
 // Source is the CUDA C NVRTC compiles (with Tile.Options): the generated
-// wgmma wrappers, the PTX wrappers, the communication's flags and tables,
-// then the kernel (Parts, in this order). Its entry point is Entry.
-var Source = wgmmaHeader + ptxHeader + commHeader + kernelSource
+// wgmma wrappers, the PTX wrappers, the compile-time config and what follows
+// from it, the communication's flags, tables and warps, then the kernel
+// (Parts, in this order). Its entry point is Entry.
+var Source = wgmmaHeader + ptxHeader + tileHeader + commHeader + kernelSource
 
 // Parts are Source's files in order (python/symmtune/hopper.py reads them).
-var Parts = []string{"wgmma.cuh", "hopper_ptx.cuh", "hopper_comm.cuh", "hopper_gemm.cu"}
+var Parts = []string{"wgmma.cuh", "hopper_ptx.cuh", "hopper_tile.cuh", "hopper_comm.cuh", "hopper_gemm.cu"}
 
 // Entry is the kernel's extern "C" name.
 const Entry = "hopper_gemm"
 
 // EpilogueOption builds the variant whose epilogue can sum a
-// reduce-scatter's own rows (RS_EPILOGUE in hopper_gemm.cu), an NVRTC
+// reduce-scatter's own rows (RS_EPILOGUE in hopper_tile.cuh), an NVRTC
 // option beside Tile.Options.
 const EpilogueOption = "-DRS_EPILOGUE=1"
