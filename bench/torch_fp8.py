@@ -190,9 +190,7 @@ def chosen() -> str:
 
 
 def reset() -> None:
-    for pipe in _torch_gemm._pipes.values():
-        pipe.close()
-    _torch_gemm._pipes.clear()
+    _torch_gemm.reset()
 
 
 def cases(shapes: list[tuple[int, int, int]], scales: list[str]):

@@ -36,9 +36,7 @@ TOL = 2e-2  # bf16 products, chunked (cuBLAS may pick other kernels per chunk) a
 def reset() -> None:
     """Forgets every GEMM op's runner (closing the Go side): the next call
     chooses its config again."""
-    for pipe in _torch_gemm._pipes.values():
-        pipe.close()
-    _torch_gemm._pipes.clear()
+    _torch_gemm.reset()
 
 
 class forced:

@@ -101,9 +101,7 @@ gemm.choose_runnable = _forced_choice
 def reset_gemm() -> None:
     """Forgets every GEMM op's runner (closing the Go side), so the next
     call chooses its config again."""
-    for pipe in _torch_gemm._pipes.values():
-        pipe.close()
-    _torch_gemm._pipes.clear()
+    _torch_gemm.reset()
 
 
 # ---------------------------------------------------------------- references

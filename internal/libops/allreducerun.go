@@ -152,6 +152,9 @@ func AllreduceEnqueue(handle, stream, t uint64, n int64) (err error) {
 	}
 	lr.mu.Lock()
 	defer lr.mu.Unlock()
+	if err := lr.usable(handle, stream); err != nil {
+		return err
+	}
 	if err := ar.r.enqueue(stream, t, n); err != nil {
 		return fmt.Errorf("enqueue: %w", err)
 	}

@@ -113,11 +113,17 @@ var (
 // (ctypes lets Python threads call at once). scaled: an FP8 GEMM's (dtype
 // e4m3 or e4m3_row), whose calls carry scales: it takes only
 // symmtune_gemm_enqueue_scaled, any other GEMM only symmtune_gemm_enqueue.
+//
+// captured: a call was enqueued while its stream was being captured, so
+// a graph may replay the runner's memory; retired: the caller has moved to
+// another runner (lifetime.go), and this one only lives for its graphs.
 type liveRunner struct {
-	mu     sync.Mutex
-	r      gemmRunner
-	dtype  string
-	scaled bool
+	mu       sync.Mutex
+	r        gemmRunner
+	dtype    string
+	scaled   bool
+	captured bool
+	retired  bool
 }
 
 // GemmOpen checks the request and opens its runner in the current CUDA
@@ -187,10 +193,22 @@ func gemmEnqueue(handle, stream uint64, p gemmPtrs, scaled bool) (err error) {
 	}
 	lr.mu.Lock()
 	defer lr.mu.Unlock()
+	if err := lr.usable(handle, stream); err != nil {
+		return err
+	}
 	if err := lr.r.enqueue(stream, p); err != nil {
 		return fmt.Errorf("enqueue: %w", err)
 	}
 	return nil
+}
+
+// usable refuses a retired runner's calls and notes a capture of stream;
+// with lr.mu held.
+func (lr *liveRunner) usable(handle, stream uint64) error {
+	if lr.retired {
+		return bad("handle %d: retired (kept open only for the CUDA graphs that captured it); call the runner that replaced it", handle)
+	}
+	return lr.noteCapture(stream)
 }
 
 // flat makes err's message one line, keeping its kind (bad input or not)

@@ -8,11 +8,14 @@ import (
 	"github.com/symmtune/symmtune/kernels/gemm/gpu"
 )
 
-// fakeGemm records the calls a handle's runner gets.
-type fakeGemm struct{ calls []gemmPtrs }
+// fakeGemm records the calls a handle's runner gets, and its closes.
+type fakeGemm struct {
+	calls  []gemmPtrs
+	closes int
+}
 
 func (f *fakeGemm) enqueue(_ uint64, p gemmPtrs) error { f.calls = append(f.calls, p); return nil }
-func (f *fakeGemm) close() error                       { return nil }
+func (f *fakeGemm) close() error                       { f.closes++; return nil }
 
 // openFake puts a fake runner of dtype in the handles' table, as GemmOpen
 // does after a runner opened (no GPU here).

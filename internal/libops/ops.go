@@ -66,7 +66,7 @@ var ops map[string]op
 
 func init() {
 	ops = map[string]op{}
-	for _, m := range []map[string]op{commonOps(), gemmOps(), hopperOps(), allreduceOps(), triallogOps()} {
+	for _, m := range []map[string]op{commonOps(), gemmOps(), hopperOps(), allreduceOps(), triallogOps(), runtimeOps()} {
 		for name, o := range m {
 			ops[name] = o
 		}

@@ -6,10 +6,12 @@ Hopper GEMM and graph=1's graphs exist once, in Go.
 
 What stays here: the argument checks, the group's rank and size, the cache's
 choice (gemm.choose_runnable: a fused config gives way to the default
-pipeline config on a GPU that is not sm_90, with a warning), recording the
-problem, the group's symmetric workspace (torch symm_mem, the layout of
-layout.go: flag words, then the payload; its flags zeroed on every rank at
-the rendezvous), and the outputs, which torch allocates. A runner is opened
+pipeline config on a GPU that is not sm_90, with a warning), agreed by the
+group (rank 0's, through the group's store), recording the problem, the
+group's symmetric workspace (torch symm_mem, the layout of layout.go: flag
+words, then the payload; its flags zeroed on every rank at the rendezvous;
+grown by generations that a captured graph keeps alive: symmtune._arena),
+and the outputs, which torch allocates. A runner is opened
 once per (kernel, problem, dtype, group, device) with the workspace's region
 pointers and pointer table; each call enqueues on torch's current stream
 with the tensors' addresses. The products read B stored [N, K], as the
@@ -38,23 +40,30 @@ import warnings
 import torch
 
 from . import _native, gemm, record as _record
-from ._torchrt import Symmetric, capturing, group_info, group_name, raw_stream
+from ._arena import Arena, CaptureError
+from ._torchrt import Symmetric, agreed, capturing, group_info, group_name, new_arena, raw_stream
 
 GEMM_DTYPES = {torch.bfloat16: "bf16", torch.float16: "f16"}
 
-workspaces: dict[tuple[str, int], Symmetric] = {}
+# The group's GEMM workspace on each device (both kernels, every shape:
+# calls are collective and in order, and each ends with the barrier), by
+# (group, device): grown by generations (symmtune._arena), its flag words
+# clear in each.
+arenas: dict[tuple[str, int], Arena] = {}
 
 
-def workspace(group_name: str, nbytes: int, device: torch.device) -> Symmetric:
-    """The group's GEMM workspace (both kernels, every shape: calls are
-    collective and in order, and each ends with the barrier), grown as
-    needed; its flag words start clear."""
+def arena(group_name: str, device: torch.device) -> Arena:
     key = (group_name, device.index)
-    ws = workspaces.get(key)
-    if ws is None or ws.nbytes < nbytes:
-        ws = Symmetric(group_name, max(nbytes, 2 * ws.nbytes if ws else 0), device, zero_bytes=gemm.PAYLOAD_OFFSET)
-        workspaces[key] = ws
-    return ws
+    a = arenas.get(key)
+    if a is None:
+        a = arenas[key] = new_arena(f"the GEMM workspace of group {group_name}", group_name, device,
+                                    zero_bytes=gemm.PAYLOAD_OFFSET)
+    return a
+
+
+# The warnings of runner opens already given (a runner reopened when the
+# workspace grows says nothing new).
+_warned: set[tuple] = set()
 
 
 @torch.compiler.assume_constant_result
@@ -107,19 +116,30 @@ class _Gemm:
         # B as the products read it: [N, K] (b.t()), but [K, N] for a fused
         # tile that is not K-major (never FP8: Validate refuses such a tile).
         self.b_kn = not self.scaled and self.fused and self.cfg.tile is not None and not self.cfg.tile.bk_major
-        self.ws = workspace(group_name, gemm.symmetric_bytes(kernel, p, dtype=self.dt), device)
-        self.handle, warning = _native.gemm_open(
-            {"kernel": kernel, "m": p.m, "n": p.n, "k": p.k, "world": p.world, "rank": rank,
-             "dtype": self.dt, "device": device.index, "config": dict(choice.config)},
-            list(self.ws.ptrs), self.ws.table.data_ptr())
-        if warning:
-            warnings.warn(f"symmtune.torch: {warning}", stacklevel=4)
+        self.arena = arena(group_name, device)
+        self.key = (kernel, p, self.dt)
+        what = f"the first {kernel} call with m={p.m},n={p.n},k={p.k} on {p.world} ranks ({self.dt})"
+        self.gen = self.arena.fit(gemm.symmetric_bytes(kernel, p, dtype=self.dt), what)
+        self.handle = self.arena.runner(self.key, self._open, what)
 
-    def close(self) -> None:
-        """Frees the runner (after the GPU is done with it)."""
-        if self.handle:
-            _native.gemm_close(self.handle)
-            self.handle = 0
+    def _open(self, region: Symmetric) -> int:
+        """Opens this call's runner on a generation of the workspace."""
+        handle, warning = _native.gemm_open(
+            {"kernel": self.kernel, "m": self.p.m, "n": self.p.n, "k": self.p.k, "world": self.p.world,
+             "rank": self.rank, "dtype": self.dt, "device": self.device.index, "config": dict(self.choice.config)},
+            list(region.ptrs), region.table.data_ptr())
+        if warning and (self.key, warning) not in _warned:
+            _warned.add((self.key, warning))
+            warnings.warn(f"symmtune.torch: {warning}", stacklevel=6)
+        return handle
+
+    def move(self) -> None:
+        """Takes the runner on the workspace's current generation (opened
+        there when it grew: nothing is opened here, so it may run in a
+        capture)."""
+        gen = self.arena.current
+        assert gen is not None
+        self.handle, self.gen = gen.runners[self.key], gen
 
     def b_operand(self, b: torch.Tensor) -> torch.Tensor:
         """B [k, n] as the runner reads it (see b_kn): b.t() as it is when
@@ -163,28 +183,40 @@ def _no_fused(device: torch.device) -> str | None:
 
 
 def _pipeline(kernel: str, p: gemm.Problem, dtype: torch.dtype, group, cache, dt: str | None = None) -> _Gemm:
-    """The runner of (kernel, p, dtype) on group, opened at the first call.
-    dt: the dtype's name (gemm.DTYPES) where the torch dtype does not say
-    it (FP8: e4m3 or e4m3_row, by the scales)."""
+    """The runner of (kernel, p, dtype) on group, opened at the first call
+    with the config the group agreed on. dt: the dtype's name (gemm.DTYPES)
+    where the torch dtype does not say it (FP8: e4m3 or e4m3_row, by the
+    scales). Inside a capture a first call raises CaptureError before
+    anything is enqueued."""
     name, rank, world = group_info(group)
     device = torch.device("cuda", torch.cuda.current_device())
-    dt = dt or GEMM_DTYPES[dtype]
-    key = (kernel, p, dt, name, device.index)
+    dtn: str = dt or GEMM_DTYPES[dtype]
+    key = (kernel, p, dtn, name, device.index)
     pipe = _pipes.get(key)
-    # A runner opened on a workspace that a larger problem has since
-    # replaced is opened again.
-    if pipe is None or workspaces.get((name, device.index)) is not pipe.ws:
-        gemm.check_problem(kernel, p, dt)
-        if capturing():
-            raise RuntimeError(f"symmtune.torch: the first {kernel} call with m={p.m},n={p.n},k={p.k} on {p.world} ranks "
-                               f"({dt}) came during a CUDA graph capture, where its layout (symmetric memory, kernels, "
-                               "buffers) cannot be made; make the same call once before the capture (a warm-up)")
-        _record.note(kernel, p.world, dt, {"m": p.m, "n": p.n, "k": p.k})
-        choice = gemm.choose_runnable(kernel, p, dt, cache, no_fused=_no_fused(device))
-        if pipe is not None:
-            pipe.close()
-        pipe = _pipes[key] = _Gemm(kernel, p, dtype, name, rank, device, choice, dt)
+    if pipe is not None:
+        if pipe.gen is not pipe.arena.current:
+            pipe.move()  # the workspace grew: the arena opened the runner on the new memory
+        return pipe
+    gemm.check_problem(kernel, p, dtn)
+    what = f"{kernel} with m={p.m},n={p.n},k={p.k} on {p.world} ranks ({dtn})"
+    if capturing():
+        raise CaptureError(f"symmtune.torch: the first {what} came during a CUDA graph capture, where its layout "
+                           "(symmetric memory, kernels, buffers) cannot be made nor its config agreed by the group; "
+                           "make the same call once before the capture (a warm-up)")
+    _record.note(kernel, p.world, dtn, {"m": p.m, "n": p.n, "k": p.k})
+    choice = agreed(name, rank, world, f"{kernel}/{dtn}/m={p.m},n={p.n},k={p.k}", f"the {what}",
+                    lambda: gemm.choose_runnable(kernel, p, dtn, cache, no_fused=_no_fused(device)))
+    pipe = _pipes[key] = _Gemm(kernel, p, dtype, name, rank, device, choice, dtn)
     return pipe
+
+
+def reset() -> None:
+    """Forgets every GEMM runner, so that the next call of each problem
+    chooses its config again (benchmarks that force configs): the runners
+    are retired, kept only where a captured graph may replay them."""
+    for a in arenas.values():
+        a.forget()
+    _pipes.clear()
 
 
 def all_gather_matmul(a_shard: torch.Tensor, b: torch.Tensor, group=None, *, return_a: bool = False,

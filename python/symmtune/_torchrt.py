@@ -4,13 +4,17 @@ launch sequences themselves run in Go, through libsymmtune)."""
 
 from __future__ import annotations
 
+from typing import Any, Callable
+
 import torch
 import torch.distributed as dist
 import torch.distributed.distributed_c10d as c10d
 import torch.distributed._symmetric_memory as symm_mem
 
-from . import _cuda
+from . import _agree, _cuda, _native
 from . import kernels
+from ._arena import Arena, CaptureError
+from .kernels import Choice
 
 DTYPES = {torch.bfloat16: "bf16", torch.float16: "f16", torch.float32: "f32"}
 
@@ -65,7 +69,7 @@ def allocate(group_name: str, numel: int, dtype: torch.dtype, device: torch.devi
     collective on the host, so a call that needs a new workspace must come
     once before the capture (its warm-up)."""
     if capturing():
-        raise RuntimeError(f"symmtune.torch: this call needs {numel} elements of symmetric memory, which cannot be "
+        raise CaptureError(f"symmtune.torch: this call needs {numel} elements of symmetric memory, which cannot be "
                            "allocated while a CUDA graph is being captured; make the same call once before the capture "
                            "(a warm-up, as torch.cuda.graph's documentation asks)")
     try:
@@ -93,7 +97,7 @@ class Symmetric:
     is collective), so flags there start clear."""
 
     def __init__(self, group_name: str, nbytes: int, device: torch.device, zero_bytes: int = 0) -> None:
-        self.nbytes = nbytes
+        self.group_name, self.nbytes = group_name, nbytes
         self.buf, self.hdl = allocate(group_name, nbytes, torch.uint8, device, zero_bytes)
         self.ptrs = list(self.hdl.buffer_ptrs)
         self.table = _cuda.Buffer.of_u64(self.ptrs + list(self.hdl.signal_pad_ptrs))
@@ -105,3 +109,49 @@ class Symmetric:
         b = self.buf if q == self.rank else self.hdl.get_buffer(q, (self.nbytes,), torch.uint8)
         elt = torch.empty((), dtype=dtype).element_size()
         return b[offset:offset + numel * elt].view(dtype)
+
+
+def _retire(handles: list[int]) -> list[int]:
+    """Hands runners a workspace's growth replaced to the library: it closes
+    those no capture used and keeps the others (their handles, returned)."""
+    if not handles:
+        return []
+    return list(_native.call("runtime.retire", handles=handles)["kept"])
+
+
+def new_arena(what: str, group_name: str, device: torch.device, zero_bytes: int = 0) -> Arena:
+    """A workspace of the group on device that grows by generations of
+    symmetric memory (symmtune._arena); the first zero_bytes of each
+    generation start zeroed on every rank."""
+    return Arena(what, lambda nbytes: Symmetric(group_name, nbytes, device, zero_bytes), _retire, capturing)
+
+
+def _store(group_name: str):
+    """The process group's key-value store (the one its rendezvous used)."""
+    pg = c10d._resolve_process_group(group_name)
+    get = getattr(c10d, "_get_process_group_store", None)
+    return get(pg) if get is not None else c10d._world.pg_map[pg][1]
+
+
+def agreed(group_name: str, rank: int, world: int, key: str, what: str, choose: Callable[[], Choice]) -> Choice:
+    """The config of a first call that the whole group runs: rank 0's
+    choose(), through the group's store (symmtune._agree). Every rank
+    chooses for itself too, to say when it would have run another. Rank
+    0's error (a corrupt cache, say) is raised on every rank; another
+    rank's runs rank 0's config, with a warning."""
+    if world == 1:
+        return choose()
+    mine: dict[str, Any]
+    failed: Exception | None = None
+    try:
+        c = choose()
+        mine = {"config": c.config, "source": c.source, "median_us": c.median_us}
+    except Exception as e:
+        failed, mine = e, {"error": f"{type(e).__name__}: {e}"}
+    try:
+        got = _agree.agree(_store(group_name), rank, f"{group_name}/{key}", mine, what)
+    except RuntimeError:
+        if failed is not None and rank == 0:
+            raise failed from None  # published for the others; here it is raised as it was
+        raise
+    return Choice(dict(got["config"]), got["source"], got.get("median_us"))

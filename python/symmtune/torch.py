@@ -8,12 +8,14 @@
 
 ``all_reduce`` looks the tuned config up once per (size, dtype, group) in the
 cache ``symmtune search`` writes (symmtune.lookup, this machine's
-fingerprint) and runs it through libsymmtune (symmtune._native's
+fingerprint), runs rank 0's choice on every rank of the group (agreed
+through the group's store: symmtune._agree), and runs it through libsymmtune (symmtune._native's
 allreduce_open and allreduce_enqueue): kernels/allreduce's Runner, in Go,
 compiles the CUDA C the Go plugin embeds with NVRTC for the device and the
 config and enqueues the call on torch's current stream, on torch symmetric
 memory that this module owns (one staging workspace per group and dtype,
-grown as needed). The call at a (tensor address, size) seen before replays
+grown as needed, in eager calls only; memory a captured CUDA graph may
+replay is never freed: symmtune._arena). The call at a (tensor address, size) seen before replays
 a CUDA graph the runner captured; inside a capture it is enqueued as it is.
 A tensor from ``empty`` lives in a symmetric workspace of its own: with the
 push two-shot (compiled with PUSH_OUT=0, the sum in place over its input)
@@ -30,6 +32,11 @@ symmtune._torch_gemm); ``all_gather_scaled_matmul`` and
 ``scaled_matmul_reduce_scatter`` are their FP8 forms (float8_e4m3fn
 operands with float32 scales, bf16 results, torch._scaled_mm's conventions:
 see symmtune._torch_fp8).
+
+Serving programs: one eager call per (op, shape), in any order, is enough
+before a capture; a call that cannot run inside one (its first, or one that
+needs more memory) raises CaptureError before enqueuing anything.
+``memory_stats()`` says what the process holds.
 """
 
 from __future__ import annotations
@@ -38,18 +45,21 @@ import os
 import warnings
 from dataclasses import dataclass
 
+from typing import Callable
+
 import torch
 
-from . import _native, _ops, record as _record
+from . import _native, _ops, _torch_gemm, record as _record
+from ._arena import Arena, CaptureError, Generation
 from ._torch_fp8 import all_gather_scaled_matmul, scaled_matmul_reduce_scatter
 from ._torch_gemm import all_gather_matmul, matmul_reduce_scatter
-from ._torchrt import DTYPES as _DTYPES, Symmetric, group_info as _group_info, group_name as _group_name
-from ._torchrt import capturing, raw_stream
+from ._torchrt import DTYPES as _DTYPES, group_info as _group_info, group_name as _group_name
+from ._torchrt import Symmetric, agreed, new_arena, raw_stream
 from .cache import NoTunedConfig, lookup
 from .kernels import _NOT_RUN, Choice, default_config, kernel_version, padded
 
-__all__ = ["Choice", "all_gather_matmul", "all_gather_scaled_matmul", "all_reduce", "choose", "empty",
-           "matmul_reduce_scatter", "record", "scaled_matmul_reduce_scatter"]
+__all__ = ["CaptureError", "Choice", "all_gather_matmul", "all_gather_scaled_matmul", "all_reduce", "choose", "empty",
+           "matmul_reduce_scatter", "memory_stats", "record", "scaled_matmul_reduce_scatter"]
 
 # Start recording the (kernel, world, dtype, shape) of each call into a job
 # file that `symmtune search --config FILE` takes (symmtune.record).
@@ -67,60 +77,35 @@ def _cache_arg(cache: str | os.PathLike | None) -> str | None:
     return None if cache is None else os.fspath(cache)
 
 
-class _Workspace:
-    """One group's symmetric buffer for one dtype ([input | scratch | output]
-    of n elements each, for any n up to capacity), its signal pads, the
-    device table of every rank's buffer and pad pointers, and the Go
-    all-reduce runners opened on it, by config."""
-
-    def __init__(self, group_name: str, dtype: torch.dtype, capacity: int, device: torch.device) -> None:
-        self.capacity, self.device = capacity, device
-        self.sym = Symmetric(group_name, 3 * capacity * torch.empty((), dtype=dtype).element_size(), device)
-        self.buf = self.sym.buf.view(dtype)
-        self.world, self.rank = self.sym.world, self.sym.rank
-        self.runners: dict[tuple, int] = {}
-
-    def runner(self, cfg: dict, dtype: torch.dtype, n: int) -> int:
-        """The handle of cfg's runner on this workspace, opened at its first
-        call (which must not come during a capture: it compiles)."""
-        key = tuple(sorted(cfg.items()))
-        h = self.runners.get(key)
-        if h is None:
-            if capturing():
-                raise RuntimeError(f"symmtune.torch.all_reduce: the first call of {n} {_DTYPES[dtype]} elements came "
-                                   "during a CUDA graph capture, where its kernel cannot be compiled and loaded; make the "
-                                   "same call once before the capture (a warm-up)")
-            h = self.runners[key] = _native.allreduce_open(
-                {"region_bytes": self.sym.nbytes, "world": self.world, "rank": self.rank, "dtype": _DTYPES[dtype],
-                 "device": self.device.index, "config": cfg},
-                list(self.sym.ptrs), self.sym.table.data_ptr())
-        return h
-
-    def close(self) -> None:
-        """Frees the runners (the library waits for the GPU first)."""
-        for h in self.runners.values():
-            _native.allreduce_close(h)
-        self.runners.clear()
-
-
-_workspaces: dict[tuple[str, torch.dtype, int], _Workspace] = {}
-# Workspaces of the tensors `empty` made, by the tensor's address.
-_owned: dict[int, _Workspace] = {}
+# The all-reduce's staging workspaces, one per (group, dtype, device):
+# [input | scratch | output] of npad elements each, for any npad up to what
+# the arena holds (symmtune._arena: grown by generations, never freed while
+# a graph may replay it). The first is sized for a 2^20-element call.
+_arenas: dict[tuple[str, torch.dtype, int], Arena] = {}
+# The workspaces of the tensors `empty` made, by the tensor's address (the
+# memory lives as long as the process, so the address is never reused).
+_owned: dict[int, Arena] = {}
 _choices: dict[tuple[str, torch.dtype, int], Choice] = {}
+_MIN_ELEMENTS = 1 << 20
 
 
-def _workspace(group_name: str, dtype: torch.dtype, n: int, device: torch.device) -> _Workspace:
+def _arena(group_name: str, dtype: torch.dtype, device: torch.device) -> Arena:
     key = (group_name, dtype, device.index)
-    ws = _workspaces.get(key)
-    if ws is None or ws.capacity < n:
-        # Every rank asks for the same sizes in the same order (the calls
-        # are collective), so every rank grows at the same call.
-        cap = max(n, 2 * ws.capacity if ws else 1 << 20)
-        old, ws = ws, _Workspace(group_name, dtype, cap, device)
-        _workspaces[key] = ws
-        if old is not None:
-            old.close()  # its calls are laid out again (all_reduce)
-    return ws
+    a = _arenas.get(key)
+    if a is None:
+        a = _arenas[key] = new_arena(f"the {_DTYPES[dtype]} all-reduce workspace of group {group_name}", group_name,
+                                     device)
+    return a
+
+
+def _opener(cfg: dict, dtype: torch.dtype, device: torch.device) -> Callable[[Symmetric], int]:
+    """Opens the all-reduce runner of cfg on a generation's region."""
+    def open_on(region: Symmetric) -> int:
+        return _native.allreduce_open(
+            {"region_bytes": region.nbytes, "world": region.world, "rank": region.rank, "dtype": _DTYPES[dtype],
+             "device": device.index, "config": cfg},
+            list(region.ptrs), region.table.data_ptr())
+    return open_on
 
 
 def empty(n: int, dtype: torch.dtype = torch.bfloat16, group=None, device: torch.device | None = None) -> torch.Tensor:
@@ -128,12 +113,14 @@ def empty(n: int, dtype: torch.dtype = torch.bfloat16, group=None, device: torch
     kernels' scratch and output regions: 3x its padded size): all_reduce of
     it needs no staging copy, and with the push two-shot no copy at all.
     Collective: every rank of the group calls it with the same n. The
-    memory lives as long as the process."""
+    memory lives as long as the process. Not inside a CUDA graph capture."""
     device = device or torch.device("cuda", torch.cuda.current_device())
     name, _, world = _group_info(group)
-    ws = _Workspace(name, dtype, padded(n, torch.empty((), dtype=dtype).element_size(), world), device)
-    t = ws.buf[:n]
-    _owned[t.data_ptr()] = ws
+    elt = torch.empty((), dtype=dtype).element_size()
+    a = new_arena(f"symmtune.torch.empty's memory of {n} elements", name, device)
+    gen = a.fit(3 * padded(n, elt, world) * elt, f"empty({n})")
+    t = gen.region.buf.view(dtype)[:n]
+    _owned[t.data_ptr()] = a
     return t
 
 
@@ -182,48 +169,83 @@ def all_reduce(tensor: torch.Tensor, group=None, cache: str | os.PathLike | None
     # Everything but the launch itself is settled once per tensor: the
     # time a call takes includes the host's, and a kernel of a few µs must
     # not wait for Python.
-    key = (tensor.data_ptr(), tensor.numel(), tensor.dtype, group if isinstance(group, str) else id(group))
+    key = (tensor.data_ptr(), tensor.numel(), tensor.dtype, group if isinstance(group, str) else _group_name(group))
     c = _calls.get(key)
-    # A call laid out on a workspace that a larger call has since replaced
-    # is laid out again.
-    if c is None or (_owned.get(c.ws_key) if isinstance(c.ws_key, int) else _workspaces.get(c.ws_key)) is not c.ws:
+    if c is None:
         c = _calls[key] = _prepare(tensor, group, cache)
-    _native.allreduce_enqueue(c.handle, raw_stream(c.ws.device.index), tensor.data_ptr(), c.n)
+    elif c.gen is not c.arena.current:
+        c.move()  # the workspace grew: the arena opened the runner on the new memory
+    _native.allreduce_enqueue(c.handle, raw_stream(c.device), tensor.data_ptr(), c.n)
     return tensor
 
 
 @dataclass
 class _Call:
-    ws_key: tuple[str, torch.dtype, int] | int  # the group workspace's key, or the address of a tensor from `empty`
-    ws: "_Workspace"
-    handle: int  # the Go runner's (symmtune._native.allreduce_open)
+    """An all-reduce call laid out: its arena (the group's staging
+    workspace, or the tensor's own from `empty`), the runner's key there
+    and handle on the generation it was taken from, and the size."""
+    arena: Arena
+    key: tuple
+    gen: Generation
+    handle: int
+    device: int
     n: int
+
+    def move(self) -> None:
+        """Takes the runner on the arena's current generation (opened there
+        when it grew: nothing is opened here, so it may run in a capture)."""
+        gen = self.arena.current
+        assert gen is not None
+        self.handle, self.gen = gen.runners[self.key], gen
 
 
 _calls: dict[tuple, _Call] = {}
 
 
 def _prepare(tensor: torch.Tensor, group, cache) -> _Call:
-    """Looks up the config, picks the workspace and opens its runner for
-    all_reduce of tensor. The runner (kernels/allreduce's Runner) does the
-    rest per call: the copy in unless the tensor is the workspace's input
-    region, the padding zeroed, the kernel, the copy out unless the sum
-    landed in the tensor."""
+    """Agrees on the config with the group, picks the workspace and opens
+    its runner for all_reduce of tensor. The runner (kernels/allreduce's
+    Runner) does the rest per call: the copy in unless the tensor is the
+    workspace's input region, the padding zeroed, the kernel, the copy out
+    unless the sum landed in the tensor. In a capture it may agree (the
+    store is not the GPU's) but neither allocates nor opens: CaptureError."""
     name, rank, world = _group_info(group)
     n, dtype, device = tensor.numel(), tensor.dtype, tensor.device
     ckey = (name, dtype, n)
     choice = _choices.get(ckey)
     if choice is None:
-        choice = _choices[ckey] = choose(n, dtype, world, cache)
+        choice = _choices[ckey] = agreed(name, rank, world, f"allreduce/{_DTYPES.get(dtype, dtype)}/n={n}",
+                                         f"the all-reduce of {n} {dtype} elements",
+                                         lambda: choose(n, dtype, world, cache))
     # The kernels run on npad elements (zeros past n, see kernels.padded):
     # [input | scratch | output] of npad elements each in the workspace.
-    npad = padded(n, tensor.element_size(), world)
-    ws_key: tuple[str, torch.dtype, int] | int = tensor.data_ptr()
-    ws = _owned.get(tensor.data_ptr())
-    if ws is None or ws.buf.dtype != dtype or ws.capacity < npad or ws.world != world:
-        ws_key = (name, dtype, device.index)
-        ws = _workspace(name, dtype, npad, device)
-    return _Call(ws_key, ws, ws.runner(choice.config, dtype, n), n)
+    elt = tensor.element_size()
+    need = 3 * padded(n, elt, world) * elt
+    owned = _owned.get(tensor.data_ptr())
+    own = owned.current if owned is not None else None
+    if owned is not None and own is not None and own.nbytes >= need and own.region.group_name == name:
+        a = owned
+    else:
+        a = _arena(name, dtype, device)
+        need = max(need, 3 * _MIN_ELEMENTS * elt)
+    what = f"all_reduce of {n} {_DTYPES[dtype]} elements"
+    gen = a.fit(need, what)
+    rkey = tuple(sorted(choice.config.items()))
+    h = a.runner(rkey, _opener(choice.config, dtype, device), what)
+    return _Call(a, rkey, gen, h, device.index, n)
+
+
+def memory_stats() -> dict[str, int]:
+    """What symmtune.torch holds in this process: symmetric_bytes per rank
+    (every workspace, the memory of `empty` tensors, and retired_bytes of
+    it kept only because a captured CUDA graph may replay it), and the
+    runners open on current workspaces and those retired but kept for
+    graphs."""
+    arenas = list(_arenas.values()) + list(_owned.values()) + list(_torch_gemm.arenas.values())
+    held = [a.held_bytes() for a in arenas]
+    counts = [a.runner_counts() for a in arenas]
+    return {"symmetric_bytes": sum(h for h, _ in held), "retired_bytes": sum(r for _, r in held),
+            "runners": sum(c for c, _ in counts), "retired_runners": sum(r for _, r in counts)}
 
 
 _ops.register(all_reduce, all_gather_matmul, matmul_reduce_scatter)
