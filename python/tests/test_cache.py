@@ -4,7 +4,6 @@ cache/lookup_test.go), the driver rule, the answers of the Go CLI's
 
 from __future__ import annotations
 
-import ctypes
 import datetime as dt
 import json
 import os
@@ -16,7 +15,7 @@ import pytest
 
 import symmtune
 from symmtune import CacheError, NoTunedConfig, cache
-from conftest import PYTHON_DIR
+from conftest import PYTHON_DIR, has_libcuda
 from symmtune.hardware import Fingerprint, HardwareError
 
 T0 = dt.datetime(2026, 11, 21, 18, 40, tzinfo=dt.timezone.utc)
@@ -207,15 +206,7 @@ def test_bad_hardware_argument(store):
         symmtune.lookup("allreduce", 4, "f32", {"n": 8}, cache=store, backend=None)
 
 
-def _has_libcuda() -> bool:
-    try:
-        ctypes.CDLL("libcuda.so.1")
-        return True
-    except OSError:
-        return False
-
-
-@pytest.mark.skipif(_has_libcuda(), reason="this machine has a CUDA driver")
+@pytest.mark.skipif(has_libcuda(), reason="this machine has a CUDA driver")
 def test_gpu_lookup_needs_gpus(store):
     with pytest.raises(HardwareError, match="libcuda.so.1"):
         symmtune.lookup("allreduce", 4, "f32", {"n": 4096}, cache=store)

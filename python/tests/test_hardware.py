@@ -2,13 +2,12 @@
 IDs of hardware/testdata/ids.json, written and checked by hardware's Go
 tests), this machine's CPU, and a clear error where there is no GPU."""
 
-import ctypes
 import json
 import os
 
 import pytest
 
-from conftest import REPO
+from conftest import REPO, has_libcuda
 from symmtune import hardware
 from symmtune.hardware import Fingerprint, HardwareError
 
@@ -39,15 +38,7 @@ def test_cpu_is_this_machine():
     assert f.id().startswith("cpu/")
 
 
-def _has_libcuda() -> bool:
-    try:
-        ctypes.CDLL("libcuda.so.1")
-        return True
-    except OSError:
-        return False
-
-
-@pytest.mark.skipif(_has_libcuda(), reason="this machine has a CUDA driver")
+@pytest.mark.skipif(has_libcuda(), reason="this machine has a CUDA driver")
 def test_cuda_without_a_driver_is_a_clear_error():
     with pytest.raises(HardwareError, match="libcuda.so.1"):
         hardware.cuda(2)
