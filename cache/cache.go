@@ -209,25 +209,36 @@ func sortEntries(es []Entry) {
 // DefaultPath is where the cache lives: $SYMMTUNE_CACHE when set (a file,
 // or a redis:// URL that package cache/storage opens), else
 // DefaultFilePath.
-func DefaultPath() string {
-	if p := os.Getenv("SYMMTUNE_CACHE"); p != "" {
+func DefaultPath() string { return DefaultPathEnv(os.Getenv) }
+
+// DefaultPathEnv is DefaultPath with the environment read through getenv:
+// for a caller whose environment is not this process's as Go saw it at
+// start (libsymmtune in a Python process that set variables since).
+func DefaultPathEnv(getenv func(string) string) string {
+	if p := getenv("SYMMTUNE_CACHE"); p != "" {
 		return p
 	}
-	return DefaultFilePath()
+	return defaultFilePath(getenv)
 }
 
 // DefaultFilePath is the cache file of this user, whatever SYMMTUNE_CACHE
 // says: $XDG_CACHE_HOME/symmtune/configs.toml (when that is an absolute
 // path), else ~/.cache/symmtune/configs.toml. Without a home directory it
 // falls back to the system temp directory.
-func DefaultFilePath() string {
-	if x := os.Getenv("XDG_CACHE_HOME"); x != "" && filepath.IsAbs(x) {
+func DefaultFilePath() string { return defaultFilePath(os.Getenv) }
+
+func defaultFilePath(getenv func(string) string) string {
+	if x := getenv("XDG_CACHE_HOME"); x != "" && filepath.IsAbs(x) {
 		return filepath.Join(x, "symmtune", "configs.toml")
 	}
-	if home, err := os.UserHomeDir(); err == nil && home != "" {
+	if home := getenv("HOME"); home != "" {
 		return filepath.Join(home, ".cache", "symmtune", "configs.toml")
 	}
-	return filepath.Join(os.TempDir(), "symmtune", "configs.toml")
+	tmp := getenv("TMPDIR")
+	if tmp == "" {
+		tmp = "/tmp"
+	}
+	return filepath.Join(tmp, "symmtune", "configs.toml")
 }
 
 // maxCount bounds world and trials, so they fit an int everywhere.

@@ -364,6 +364,30 @@ func TestDefaultPath(t *testing.T) {
 	}
 }
 
+// TestDefaultPathEnv: the environment a caller passes, not this
+// process's, decides (libsymmtune reads a Python process's this way).
+func TestDefaultPathEnv(t *testing.T) {
+	tests := []struct {
+		name string
+		env  map[string]string
+		want string
+	}{
+		{"explicit", map[string]string{"SYMMTUNE_CACHE": "redis://h:1/0", "HOME": "/h"}, "redis://h:1/0"},
+		{"xdg", map[string]string{"XDG_CACHE_HOME": "/xdg", "HOME": "/h"}, "/xdg/symmtune/configs.toml"},
+		{"relative xdg ignored", map[string]string{"XDG_CACHE_HOME": "rel", "HOME": "/h"}, "/h/.cache/symmtune/configs.toml"},
+		{"no home: TMPDIR", map[string]string{"TMPDIR": "/t"}, "/t/symmtune/configs.toml"},
+		{"nothing", map[string]string{}, "/tmp/symmtune/configs.toml"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Setenv("SYMMTUNE_CACHE", "/process/env/is/not/read.toml")
+			if got := DefaultPathEnv(func(k string) string { return tt.env[k] }); got != tt.want {
+				t.Errorf("DefaultPathEnv() = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
 func TestPutThroughSymlink(t *testing.T) {
 	dir := t.TempDir()
 	real := filepath.Join(dir, "real.toml")

@@ -56,8 +56,8 @@ type Match struct {
 // when there is no candidate, or when q lacks a kernel, a dtype, a world >= 1
 // or a shape with all sizes positive.
 //
-// python/symmtune/cache.py implements the same rules; a test holds the two
-// to the same answers.
+// The Python package asks this method too, through libsymmtune
+// (internal/libops' cache.lookup).
 func (s *Store) Lookup(q Query) (Match, bool) {
 	if s == nil || q.Kernel == "" || q.Dtype == "" || q.World < 1 || len(q.Shape) == 0 {
 		return Match{}, false

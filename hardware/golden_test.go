@@ -6,8 +6,9 @@ import (
 	"github.com/symmtune/symmtune/internal/golden"
 )
 
-// idCase is one fingerprint and its ID. testdata/ids.json holds the cases
-// the Python package's ID (python/symmtune/hardware.py) is held to as well.
+// idCase is one fingerprint and its ID. python/tests/test_hardware.py asks
+// libsymmtune for the IDs of testdata/ids.json's cases: the Python binding
+// carries every field.
 type idCase struct {
 	Fingerprint Fingerprint `json:"fingerprint"`
 	ID          string      `json:"id"`

@@ -8,7 +8,6 @@ import (
 	"maps"
 	"net"
 	"net/url"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -68,8 +67,8 @@ type redisURL struct {
 
 var quietOnce sync.Once
 
-func openRedis(loc string) (*Redis, error) {
-	u, err := parseRedisURL(loc)
+func openRedis(loc string, getenv func(string) string) (*Redis, error) {
+	u, err := parseRedisURL(loc, getenv)
 	if err != nil {
 		return nil, err
 	}
@@ -79,9 +78,10 @@ func openRedis(loc string) (*Redis, error) {
 	return &Redis{client: redis.NewClient(u.opts), location: u.location}, nil
 }
 
-// parseRedisURL reads redis[s]://[user[:password]@]host[:port][/db]. Its
-// errors never quote the URL: url.Parse's would, password included.
-func parseRedisURL(loc string) (redisURL, error) {
+// parseRedisURL reads redis[s]://[user[:password]@]host[:port][/db], the
+// credentials from getenv where the URL has none. Its errors never quote
+// the URL: url.Parse's would, password included.
+func parseRedisURL(loc string, getenv func(string) string) (redisURL, error) {
 	bad := func(why string) (redisURL, error) {
 		return redisURL{}, &LocationError{fmt.Sprintf("cache location %s: %s (want redis[s]://[user[:password]@]host[:port][/db])", redactRaw(loc), why)}
 	}
@@ -109,7 +109,7 @@ func parseRedisURL(loc string) (redisURL, error) {
 	if u.RawQuery != "" || u.Fragment != "" {
 		return bad("no query or fragment is read")
 	}
-	username, password := os.Getenv(EnvRedisUsername), os.Getenv(EnvRedisPassword)
+	username, password := getenv(EnvRedisUsername), getenv(EnvRedisPassword)
 	if u.User != nil {
 		username = u.User.Username()
 		if p, ok := u.User.Password(); ok {

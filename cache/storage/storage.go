@@ -9,6 +9,7 @@ package storage
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -32,12 +33,17 @@ func (e *LocationError) Error() string { return e.msg }
 // Open returns the storage at loc: a Redis server for redis:// and
 // rediss:// URLs, else the cache file at path loc. It does not connect:
 // the first Load or Put does, and reports an unreachable server.
-func Open(loc string) (cache.Storage, error) {
+func Open(loc string) (cache.Storage, error) { return OpenEnv(loc, os.Getenv) }
+
+// OpenEnv is Open with the credentials' environment variables read through
+// getenv: for a caller whose environment is not this process's as Go saw
+// it at start (libsymmtune in a Python process that set them since).
+func OpenEnv(loc string, getenv func(string) string) (cache.Storage, error) {
 	switch {
 	case loc == "":
 		return nil, &LocationError{"no cache location given"}
 	case isRedis(loc):
-		return openRedis(loc)
+		return openRedis(loc, getenv)
 	case strings.Contains(loc, "://"):
 		scheme, _, _ := strings.Cut(loc, "://")
 		return nil, &LocationError{fmt.Sprintf("cache location %s: unknown scheme %q (want a file path, redis:// or rediss://)", redactRaw(loc), scheme)}
@@ -56,7 +62,7 @@ func Redact(loc string) string {
 		return loc
 	}
 	if isRedis(loc) {
-		if o, err := parseRedisURL(loc); err == nil {
+		if o, err := parseRedisURL(loc, os.Getenv); err == nil {
 			return o.location
 		}
 	}

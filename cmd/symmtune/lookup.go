@@ -86,12 +86,7 @@ func printMatch(w io.Writer, m cache.Match, asked space.Shape, machine *hardware
 	if asJSON {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
-		return enc.Encode(map[string]any{
-			"exact": m.Exact, "other_driver": m.OtherDriver, "kernel": e.Kernel, "kernel_version": e.KernelVersion, "backend": e.Backend,
-			"hardware": e.Hardware, "world": e.World, "dtype": e.Dtype, "shape": e.Shape,
-			"config": e.Config.Any(), "median_us": e.MedianUS, "min_us": e.MinUS, "p90_us": e.P90US,
-			"default_median_us": e.DefaultMedianUS, "trials": e.Trials, "tuned_at": e.TunedAt,
-		})
+		return enc.Encode(m.JSON(false))
 	}
 	if !m.Exact {
 		fmt.Fprintf(w, "# no entry for %s; nearest tuned shape is %s\n", asked, e.Shape)

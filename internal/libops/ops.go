@@ -1,7 +1,8 @@
 // Package libops owns the operations libsymmtune (cmd/libsymmtune) serves:
 // each takes a JSON request and answers JSON, computed by the Go packages
 // that own the rules (kernels/gemm/gpu, kernels/gemm/hopper,
-// kernels/allreduce) and the trial log (internal/triallog), so the Python
+// kernels/allreduce), the trial log (internal/triallog), the tuned-config
+// cache (cache, cache/storage) and hardware fingerprints (hardware), so the Python
 // runtime and bench's tables ask them instead of keeping copies. It has no cgo and links nothing of CUDA: the C boundary lives in
 // cmd/libsymmtune, and this package is tested as plain Go.
 package libops
@@ -66,7 +67,7 @@ var ops map[string]op
 
 func init() {
 	ops = map[string]op{}
-	for _, m := range []map[string]op{commonOps(), gemmOps(), hopperOps(), allreduceOps(), triallogOps(), runtimeOps()} {
+	for _, m := range []map[string]op{commonOps(), gemmOps(), hopperOps(), allreduceOps(), triallogOps(), cacheOps(), hardwareOps(), runtimeOps()} {
 		for name, o := range m {
 			ops[name] = o
 		}

@@ -2,14 +2,14 @@
 
 ``symmtune.lookup`` finds the tuned config for a kernel, world size, dtype
 and shape in the cache ``symmtune search`` writes (a file, or a Redis server
-given as a redis:// URL), by exactly the rules of
-the Go API (cache.Lookup). ``symmtune.plugin`` is the SDK for writing kernel
+given as a redis:// URL): the Go API (cache.Lookup) answers it, through
+libsymmtune (symmtune._native, loaded at the first lookup: importing
+symmtune needs no library). ``symmtune.plugin`` is the SDK for writing kernel
 plugins in Python. Nothing heavy is imported here: GPU runtime modules (such
 as ``symmtune.torch``) are imported by name when used.
 """
 
-from ._redis import CacheUnavailable
-from .cache import CacheError, Entry, Match, NoTunedConfig, default_path, load, lookup
+from .cache import CacheError, CacheUnavailable, Entry, Match, NoTunedConfig, default_path, load, lookup
 from .hardware import Fingerprint
 
 __all__ = ["CacheError", "CacheUnavailable", "Entry", "Fingerprint", "Match", "NoTunedConfig", "default_path", "load",

@@ -20,7 +20,7 @@ import struct
 import weakref
 from typing import Any, Sequence
 
-from .hardware import HardwareError, _cuda_lib
+from .hardware import HardwareError
 
 _LIB_DIRS = [
     "/usr/local/cuda/targets/x86_64-linux/lib",
@@ -91,7 +91,14 @@ def driver() -> ctypes.CDLL:
     """libcuda, initialised."""
     global _driver
     if _driver is None:
-        _driver = _cuda_lib()
+        try:
+            lib = ctypes.CDLL("libcuda.so.1")
+        except OSError as e:
+            raise HardwareError(f"no CUDA driver (libcuda.so.1): {e}") from None
+        r = lib.cuInit(0)
+        if r != 0:
+            raise HardwareError(f"cuInit failed with CUDA error {r} (no usable GPU?)")
+        _driver = lib
     return _driver
 
 

@@ -1,7 +1,8 @@
 """libsymmtune, the Go rules as a native library: the one implementation of
 the GEMM plans, config validation, Hopper tile rules, defaults, kernel
-versions and layout constants (cmd/libsymmtune, internal/libops). The
-modules gemm, hopper, fusedplan and kernels are thin bindings over it.
+versions and layout constants, and of the tuned-config cache and hardware
+fingerprints (cmd/libsymmtune, internal/libops). The modules gemm, hopper,
+kernels, cache and hardware are thin bindings over it.
 Built with CUDA (scripts/gpu-bundle.sh) it also runs the GEMM kernels'
 launch sequences for symmtune.torch: the GEMMs' (gemm_open, gemm_enqueue,
 gemm_enqueue_scaled for FP8, gemm_close) and the all-reduce's

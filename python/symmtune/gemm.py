@@ -1,7 +1,8 @@
 """The GPU GEMM plugins (agmm, matmulrs) as symmtune.torch runs them, without
-importing torch: their search space and config rules, the chunk plans that
-order copies, products and reductions, the symmetric layout, the default
-config and the kernel version.
+importing torch: their search space and config rules, the symmetric
+layout, the default config and the kernel version. The plans, flags and
+fused tables the launch sequences use live in Go (libsymmtune runs them);
+tests ask the library for them directly (symmtune._native.call).
 
 Every rule is kernels/gemm/gpu's own, asked of libsymmtune (symmtune._native):
 this module holds the Python types the runtime uses and converts to and
@@ -61,25 +62,6 @@ def __getattr__(name: str) -> Any:
     return _native.bind_constants(globals(), _CONSTANTS, name)
 
 
-def _flags() -> dict[str, Any]:
-    return _native.constants()["gemm"]
-
-
-def partial_flag(src: int, chunk: int) -> int:
-    """agmm push: chunk c of src's shard is here; matmulrs: src's partial of chunk c of my rows is in slot src."""
-    return _flags()["partial_flag"][src][chunk]
-
-
-def ready_flag(src: int) -> int:
-    """agmm pull: src's shard is in place and may be read."""
-    return _flags()["ready_flag"][src]
-
-
-def start_flag(src: int) -> int:
-    """src's call has reached its fused GEMM (layout.go's StartFlag)."""
-    return _flags()["start_flag"][src]
-
-
 @dataclass(frozen=True)
 class Problem:
     """A GEMM on a team: M rows in all (agmm: of the gathered A and of C;
@@ -126,115 +108,11 @@ def _layout(kernel: str, p: Problem, elem: int, dtype: str | None = None) -> dic
     return _native.call("gemm.layout", **p.request(kernel=kernel, elem=elem))
 
 
-def slot_elems(p: Problem) -> int:
-    """matmulrs: distance between slots in elements, rounded up to 16 bytes."""
-    return _layout(MATMULRS, p, 2)["slot_elems"]
-
-
 def symmetric_bytes(kernel: str, p: Problem, elem: int = 2, dtype: str | None = None) -> int:
     """The symmetric region kernel needs per rank (layout.go's
     SymmetricBytes): of elem-byte elements, or, given a dtype, of that
     dtype's problem (FP8: 1-byte operands, bf16 partials, row scales)."""
     return _layout(kernel, p, elem, dtype)["symmetric_bytes"]
-
-
-@dataclass(frozen=True)
-class Span:
-    """Rows [start, start+rows) of the M global rows: chunk index of owner's rows."""
-    owner: int
-    index: int
-    start: int
-    rows: int
-
-
-def _span(d: dict[str, int]) -> Span:
-    return Span(d["owner"], d["index"], d["start"], d["rows"])
-
-
-@dataclass(frozen=True)
-class Step:
-    """One product on product stream `stream`: span, and when batch > 1 the
-    same chunk of the next batch-1 ranks (their rows lie M/W apart)."""
-    span: Span
-    batch: int
-    stream: int
-
-    def spans(self, rows: int) -> list[Span]:
-        return list(_step_spans(self, rows))
-
-
-@lru_cache(maxsize=4096)
-def _step_spans(st: Step, rows: int) -> tuple[Span, ...]:
-    return tuple(_span(d) for d in _native.call("gemm.step_spans", step={**asdict(st.span), "batch": st.batch,
-                                                                            "stream": st.stream}, rows=rows))
-
-
-def _step(d: dict[str, int]) -> Step:
-    return Step(_span(d), d["batch"], d["stream"])
-
-
-@lru_cache(maxsize=1024)
-def _shards(m: int, world: int, chunks: int) -> tuple[tuple[Span, ...], ...]:
-    return tuple(tuple(_span(d) for d in sh)
-                 for sh in _native.call("gemm.shards", m=m, world=world, rank=0, chunks=chunks))
-
-
-def shards(m: int, world: int, chunks: int) -> list[list[Span]]:
-    """Each rank's m/world rows cut into chunks balanced spans: [owner][index]."""
-    return [list(sh) for sh in _shards(m, world, chunks)]
-
-
-@dataclass(frozen=True)
-class PlanOptions:
-    m: int
-    world: int
-    rank: int
-    chunks: int
-    streams: int
-    batch: bool = False
-
-
-@lru_cache(maxsize=1024)
-def _plan(kernel: str, o: PlanOptions) -> dict[str, Any]:
-    return _native.call("gemm.plan", kernel=kernel, **asdict(o))
-
-
-def peers(rank: int, world: int) -> list[int]:
-    """The other ranks in the order rank talks to them: the next rank first."""
-    return list(_plan(AGMM, PlanOptions(world, world, rank, 1, 1))["peers"])
-
-
-@dataclass(frozen=True)
-class AGPlan:
-    peers: list[int]
-    pulls: list[list[Span]]  # pulls[i]: the chunks pulled from peers[i], in order
-    own: list[Span]          # the rank's own chunks (what it pushes to every peer)
-    products: list[Step]
-
-
-def plan_ag(o: PlanOptions) -> AGPlan:
-    """plan.go's PlanAG: the own shard first, then chunk by chunk in arrival order."""
-    d = _plan(AGMM, o)
-    return AGPlan(list(d["peers"]), [[_span(s) for s in ss] for ss in d["pulls"]], [_span(s) for s in d["own"]],
-                  [_step(s) for s in d["products"]])
-
-
-@dataclass(frozen=True)
-class RSPlan:
-    products: list[Step]
-    reduces: list[Span]  # the rank's own chunks
-
-
-def plan_rs(o: PlanOptions) -> RSPlan:
-    """plan.go's PlanRS: by owner (the next rank first, the own rows last),
-    or batched chunk by chunk."""
-    d = _plan(MATMULRS, o)
-    return RSPlan([_step(s) for s in d["products"]], [_span(s) for s in d["reduces"]])
-
-
-def max_products(kernel: str, o: PlanOptions) -> int:
-    """MaxProducts: the most products any rank's plan of kernel has."""
-    return _plan(kernel, o)["max_products"]
 
 
 @dataclass(frozen=True)
@@ -257,9 +135,6 @@ class Config:
     reduce_blocks: int = 0
     reduce: str = ""
     no_fast_accum: bool = False  # fast_accum=0 (FP8 only)
-
-    def plan(self, p: Problem, rank: int) -> PlanOptions:
-        return PlanOptions(p.m, p.world, rank, self.chunks, self.streams, self.batch)
 
     def request(self) -> dict[str, Any]:
         """The config as the library's typed config (tile as its fields)."""
@@ -286,15 +161,6 @@ def validate(c: Config, p: Problem, dtype: str | None = None) -> None:
     """space.go's Validate: ValueError with the reason a config cannot run
     on p (of dtype, when given: an FP8 problem's rules differ)."""
     _native.call("gemm.validate", config=c.request(), problem=p.request(**_dtype(dtype)))
-
-
-@lru_cache(maxsize=1024)
-def shard_in_place(c: Config, p: Problem, rank: int) -> bool:
-    """Whether an all-gather + matmul of config c reads rank's own shard
-    where the caller holds it, with no copy into the workspace first
-    (space.go's ShardInPlace: pushing, and for the fused GEMM only where no
-    tile holds both own and peer rows)."""
-    return _native.call("gemm.shard_in_place", config=c.request(), problem=p.request(), rank=rank)["in_place"]
 
 
 @lru_cache(maxsize=None)

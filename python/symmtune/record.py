@@ -48,7 +48,7 @@ import sys
 import threading
 from typing import Dict, Optional, Set, Tuple, Union
 
-from .cache import MAX_DIM, _toml, shape_string
+from .cache import MAX_DIM, shape_string
 
 __all__ = ["ENV", "RecordError", "Recorder", "note", "record", "stop"]
 
@@ -68,6 +68,17 @@ Shape = Tuple[Tuple[str, int], ...]
 Key = Tuple[str, int, str, Shape, str]
 """An entry's canonical key, as a recorder remembers it: (kernel, world,
 dtype, shape as name-sorted (dim, size) pairs, backend)."""
+
+
+def _toml():
+    if sys.version_info >= (3, 11):
+        import tomllib
+        return tomllib
+    try:
+        import tomli  # the same parser, packaged for older Pythons
+    except ImportError:
+        raise ImportError("reading a job file needs Python >= 3.11 or the tomli package") from None
+    return tomli
 
 
 class RecordError(RuntimeError):

@@ -4,6 +4,7 @@ scripts whose #! line names this interpreter."""
 
 from __future__ import annotations
 
+import ctypes
 import os
 import shutil
 import subprocess
@@ -26,6 +27,15 @@ def install_plugin(src: Path, plugin_dir: Path, name: str | None = None) -> Path
     dst.write_text(f"#!{sys.executable}" + text[text.index("\n"):])
     dst.chmod(0o755)
     return dst
+
+
+def has_libcuda() -> bool:
+    """Whether this machine has a CUDA driver library to load."""
+    try:
+        ctypes.CDLL("libcuda.so.1")
+        return True
+    except OSError:
+        return False
 
 
 @pytest.fixture(scope="session")

@@ -1,42 +1,33 @@
-"""Answers the GEMM parity queries with symmtune.gemm, for the Go test
-kernels/gemm/gpu/parity_test.go (TestPlanParity): reads {"plans", "configs",
-"defaults", "tiles", "fused", "spaces"} on stdin and writes, in the same order, each plan in the
-form the Go test builds from PlanAG/PlanRS, "ok" (with where each rank reads its
-own shard in place, for agmm) or Validate's message for each config on its
-problem, fit_default's config (or why none runs) for each default query, for each tile name ParseTile's message or the
-canonical name and Check's verdict (with the NVRTC options of a valid
-tile), for each fused query the fused plans
-(symmtune.fusedplan) and the RSTable bytes in hex, each kernel's space as
+"""Answers the GEMM parity queries with symmtune.gemm and symmtune.hopper
+(the runtime's bindings) and, for what only the library holds (plans,
+ShardInPlace, fused plans and tables), libsymmtune directly
+(symmtune._native.call), for the Go test kernels/gemm/gpu/parity_test.go
+(TestPlanParity): reads {"plans", "configs", "defaults", "tiles", "fused",
+"spaces"} on stdin and writes, in the same order, each plan in the form the
+Go test builds from PlanAG/PlanRS, "ok" (with where each rank reads its own
+shard in place, for agmm) or Validate's message for each config on its
+problem, fit_default's config (or why none runs) for each default query,
+for each tile name ParseTile's message or the canonical name and Check's
+verdict (with the NVRTC options of a valid tile), for each fused query the
+fused plans and the RSTable bytes in hex, each kernel's space as
 [{"Name", "Values"}] (space.Param) and its kernel version.
 """
 
 import json
 import sys
 
-from symmtune import fusedplan, gemm, hopper
-
-
-def span(s: gemm.Span) -> dict:
-    return {"owner": s.owner, "index": s.index, "start": s.start, "rows": s.rows}
-
-
-def step(s: gemm.Step) -> dict:
-    return {**span(s.span), "batch": s.batch, "stream": s.stream}
+from symmtune import _native, gemm, hopper
 
 
 def plan(q: dict) -> dict:
-    o = gemm.PlanOptions(q["m"], q["world"], q["rank"], q["chunks"], q["streams"], q["batch"])
-    if q["kernel"] == gemm.AGMM:
-        ag = gemm.plan_ag(o)
-        return {"peers": ag.peers, "pulls": [[span(s) for s in ss] for ss in ag.pulls], "own": [span(s) for s in ag.own],
-                "products": [step(s) for s in ag.products]}
-    rs = gemm.plan_rs(o)
-    return {"products": [step(s) for s in rs.products], "reduces": [span(s) for s in rs.reduces]}
+    d = _native.call("gemm.plan", **q)
+    del d["max_products"]
+    return d
 
 
 def verdict(q: dict) -> str:
     """Validate's verdict; for a valid agmm config, also where each rank
-    reads its own shard in place (gemm.shard_in_place)."""
+    reads its own shard in place (the library's gemm.shard_in_place)."""
     p = gemm.Problem(q["m"], q["n"], q["k"], q["world"])
     c = gemm.parse_config(q["kernel"], q["config"])
     try:
@@ -44,7 +35,9 @@ def verdict(q: dict) -> str:
     except ValueError as e:
         return str(e)
     if q["kernel"] == gemm.AGMM:
-        return "ok in place:" + "".join(f" {str(gemm.shard_in_place(c, p, r)).lower()}" for r in range(p.world))
+        return "ok in place:" + "".join(
+            f" {str(_native.call('gemm.shard_in_place', config=c.request(), problem=p.request(), rank=r)['in_place']).lower()}"
+            for r in range(p.world))
     return "ok"
 
 
@@ -70,13 +63,13 @@ def tile(name: str) -> str:
 
 
 def fused(q: dict) -> dict:
-    ag = fusedplan.plan_fused_ag(q["m"], q["world"], q["rank"], q["chunks"], q["rows_per_tile"])
-    rs = fusedplan.plan_fused_rs(q["m"], q["n"], q["world"], q["rank"], q["chunks"], q["bm"], q["bn"],
-                                 q["rows_per_tile"])
-    return {"ag": {"order": list(ag.order), "table": ag.table()},
-            "rs": {"order": list(rs.order), "bounds": list(rs.bounds), "owner": list(rs.owner),
-                   "index": list(rs.index), "expect": list(rs.expect)},
-            "rs_table": rs.table(q["dst"], q["flag"], fusedplan.RSEpilogue(**q["epilogue"])).hex()}
+    ag = _native.call("gemm.fused_plan", m=q["m"], n=0, world=q["world"], rank=q["rank"], chunks=q["chunks"],
+                      block_m=0, block_n=0, rows_per_tile=q["rows_per_tile"])["ag"]
+    rs = _native.call("gemm.fused_plan", m=q["m"], n=q["n"], world=q["world"], rank=q["rank"], chunks=q["chunks"],
+                      block_m=q["bm"], block_n=q["bn"], rows_per_tile=q["rows_per_tile"])["rs"]
+    table = _native.call("gemm.rs_table", **{k: rs[k] for k in ("bounds", "owner", "index", "expect")},
+                         dst=q["dst"], flag=q["flag"], epilogue=q["epilogue"])
+    return {"ag": {"order": ag["order"], "table": ag["bounds"] + ag["flag"]}, "rs": rs, "rs_table": table["hex"]}
 
 
 if __name__ == "__main__":

@@ -1,17 +1,21 @@
-"""symmtune.lookup's rules (the cases of cache/lookup_test.go), the driver
-rule, and its failures. cmd/symmtune/parity_test.go holds the same answers
-to the Go CLI's on caches the Go code writes."""
+"""symmtune.lookup through libsymmtune: the rules' cases (those of
+cache/lookup_test.go), the driver rule, the answers of the Go CLI's
+`symmtune lookup --json` on the same cache file, and the failures."""
 
 from __future__ import annotations
 
 import datetime as dt
 import json
+import os
+import subprocess
+import sys
 from typing import Any
 
 import pytest
 
 import symmtune
 from symmtune import CacheError, NoTunedConfig, cache
+from conftest import PYTHON_DIR, has_libcuda
 from symmtune.hardware import Fingerprint, HardwareError
 
 T0 = dt.datetime(2026, 11, 21, 18, 40, tzinfo=dt.timezone.utc)
@@ -173,9 +177,9 @@ def test_no_cache_is_a_clear_exception(tmp_path):
 
 
 @pytest.mark.parametrize("text,match", [
-    ("version = 1\n[[entry]\n", "c.toml"),
+    ("version = 1\n[[entry]\n", r"c.toml: line \d+: expected"),
     ("version = 2\n", "format version 2 is not supported"),
-    ('version = 1\n[[entry]]\nkernel = "k"\nworld = "two"\n', "world"),
+    ('version = 1\n[[entry]]\nkernel = "k"\nworld = "two"\n', r"c.toml: line 4: entry.world"),
     ('version = 1\ncolour = "red"\n', 'unknown key "colour"'),
     ('[[entry]]\nkernel = "k"\nworld = 2\ndtype = "f32"\nshape = { n = 8 }\n', "no format version"),
 ])
@@ -185,6 +189,8 @@ def test_corrupt_cache_is_a_clear_exception(tmp_path, text, match):
     with pytest.raises(CacheError, match=match) as err:
         symmtune.lookup("k", 2, "f32", {"n": 8}, cache=p, hardware="any")
     assert str(p) in str(err.value)
+    with pytest.raises(CacheError, match=match):
+        symmtune.load(p)
 
 
 @pytest.mark.parametrize("shape,world", [({}, 4), ({"n": 0}, 4), ({"n": "8"}, 4), ([8], 4), ({"n": 8}, 0)])
@@ -193,12 +199,73 @@ def test_bad_query_is_a_value_error(store, shape, world):
         symmtune.lookup("allreduce", world, "f32", shape, cache=store, hardware="any")
 
 
-def test_gpu_lookup_needs_gpus(store, monkeypatch):
-    def no_gpu(world):
-        raise HardwareError("no CUDA driver (libcuda.so.1): not found")
-    monkeypatch.setattr(symmtune.hardware, "cuda", no_gpu)
-    with pytest.raises(HardwareError):
+def test_bad_hardware_argument(store):
+    with pytest.raises(TypeError, match="want a Fingerprint"):
+        symmtune.lookup("allreduce", 4, "f32", {"n": 8}, cache=store, hardware="all")
+    with pytest.raises(ValueError, match="name one"):
+        symmtune.lookup("allreduce", 4, "f32", {"n": 8}, cache=store, backend=None)
+
+
+@pytest.mark.skipif(has_libcuda(), reason="this machine has a CUDA driver")
+def test_gpu_lookup_needs_gpus(store):
+    with pytest.raises(HardwareError, match="libcuda.so.1"):
         symmtune.lookup("allreduce", 4, "f32", {"n": 4096}, cache=store)
+
+
+def test_this_machine_cpu(tmp_path):
+    here = symmtune.hardware.cpu()
+    path = write_cache(tmp_path / "c.toml", [entry(1024, "here", here)])
+    m = symmtune.lookup("allreduce", 4, "f32", {"n": 4096}, backend="cpu", cache=path)
+    assert (m.config["tag"], m.exact) == ("here", False)
+
+
+CLI_QUERIES = [("allreduce", 4, "f32", "n=4096"), ("allreduce", 4, "f32", "n=200000"), ("gemm", 4, "f32", "m=128,n=128"),
+               ("tie", 4, "f32", "n=2048"), ("allreduce", 4, "bf16", "n=4096"), ("nope", 4, "f32", "n=1")]
+
+
+def cli_answers(symmtune_bin, location: str, env: dict | None = None) -> list:
+    """`symmtune lookup --json --any-hardware` on each of CLI_QUERIES:
+    the printed object, or None for exit code 3 (nothing tuned)."""
+    out: list = []
+    for kernel, world, dtype, shape in CLI_QUERIES:
+        r = subprocess.run([str(symmtune_bin), "lookup", "--json", "--any-hardware", "--kernel", kernel, "--world",
+                            str(world), "--dtype", dtype, "--shape", shape, "--cache", location],
+                           capture_output=True, text=True, env=env)
+        assert r.returncode in (0, 3), r.stderr
+        out.append(json.loads(r.stdout) if r.returncode == 0 else None)
+    return out
+
+
+def lib_answers(location: str) -> list:
+    """symmtune.lookup's to_json() on each of CLI_QUERIES, None where
+    nothing is tuned."""
+    out: list = []
+    for kernel, world, dtype, shape in CLI_QUERIES:
+        dims = {k: int(v) for k, v in (d.split("=") for d in shape.split(","))}
+        try:
+            m = symmtune.lookup(kernel, world, dtype, dims, backend=None, cache=location, hardware="any")
+        except NoTunedConfig:
+            out.append(None)
+            continue
+        out.append(m.to_json())
+    return out
+
+
+def test_lookup_answers_as_the_cli(symmtune_bin, store):
+    want = cli_answers(symmtune_bin, store)
+    assert lib_answers(store) == want
+    assert None in want and any(w and not w["exact"] for w in want)
+
+
+def test_without_the_library_import_works_and_lookup_says_how_to_get_it(tmp_path, store):
+    code = ("import symmtune\n"
+            "try:\n"
+            f"    symmtune.lookup('allreduce', 4, 'f32', {{'n': 8}}, cache={store!r}, hardware='any')\n"
+            "except symmtune._native.NativeError as e:\n"
+            "    print(e)\n")
+    env = {**os.environ, "SYMMTUNE_LIB": str(tmp_path / "none.so"), "PYTHONPATH": str(PYTHON_DIR)}
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
+    assert "does not exist" in r.stdout and "make lib" in r.stdout and "SYMMTUNE_LIB" in r.stdout
 
 
 def test_default_path(monkeypatch, tmp_path):

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from symmtune import gemm, hopper, kernels
+from symmtune import _native, gemm, hopper, kernels
 
 REPO = Path(__file__).resolve().parents[2]
 GPU_DIR = REPO / "kernels/gemm/gpu"
@@ -128,28 +128,35 @@ def test_check_problem(kernel, m, world):
 @pytest.mark.parametrize("m,world,chunks,streams,batch", [
     (8192, 4, 4, 2, False), (8192, 4, 4, 2, True), (999 * 3, 3, 8, 3, True), (16, 8, 2, 1, False)])
 def test_plans_cover_every_row_once(m, world, chunks, streams, batch):
+    """The library's plans (Python keeps none: the launch sequences run in Go)."""
     rows = m // world
+
+    def covered(products: list) -> list:
+        return sorted((s["start"], s["rows"]) for st in products
+                      for s in _native.call("gemm.step_spans", step=st, rows=rows))
+
     for r in range(world):
-        o = gemm.PlanOptions(m, world, r, chunks, streams, batch)
-        ag = gemm.plan_ag(o)
-        got = sorted((s.start, s.rows) for st in ag.products for s in st.spans(rows))
+        o = {"m": m, "world": world, "rank": r, "chunks": chunks, "streams": streams, "batch": batch}
+        ag = _native.call("gemm.plan", kernel=gemm.AGMM, **o)
+        got = covered(ag["products"])
         assert sum(n for _, n in got) == m and got[0][0] == 0
         assert all(a + n == b for (a, n), (b, _) in zip(got, got[1:]))
-        assert ag.products[0].span.owner == r  # the own shard first
-        rs = gemm.plan_rs(o)
-        got = sorted((s.start, s.rows) for st in rs.products for s in st.spans(rows))
+        assert ag["products"][0]["owner"] == r  # the own shard first
+        rs = _native.call("gemm.plan", kernel=gemm.MATMULRS, **o)
+        got = covered(rs["products"])
         assert sum(n for _, n in got) == m
-        assert [s.owner for s in rs.reduces] == [r] * chunks
-        assert all(0 <= st.stream < streams for st in ag.products + rs.products)
+        assert [s["owner"] for s in rs["reduces"]] == [r] * chunks
+        assert all(0 <= st["stream"] < streams for st in ag["products"] + rs["products"])
 
 
 def test_layout():
     assert gemm.PAYLOAD_OFFSET == 8192 and gemm.PAYLOAD_OFFSET % 4096 == 0
     p = gemm.Problem(12, 5, 3, 4)
-    assert gemm.slot_elems(p) == 16
+    assert _native.call("gemm.layout", **p.request(kernel=gemm.MATMULRS, elem=2))["slot_elems"] == 16
     assert gemm.symmetric_bytes("matmulrs", p) == 8192 + 4 * 16 * 2
     assert gemm.symmetric_bytes("agmm", p) == 8192 + 12 * 3 * 2
-    assert gemm.partial_flag(3, 2) == 26 and gemm.ready_flag(1) == 65 and gemm.start_flag(1) == 73
+    c = _native.constants()["gemm"]
+    assert c["partial_flag"][3][2] == 26 and c["ready_flag"][1] == 65 and c["start_flag"][1] == 73
 
 
 # gemm.choose: the config the runtime runs, from a cache like `symmtune search` writes.
@@ -280,7 +287,8 @@ def test_epilogue_reduction_validate(change, rows, msg):
 ])
 def test_shard_in_place(change, m, world, rank, want):
     c = gemm.parse_config(gemm.AGMM, {**gemm.default_config(gemm.AGMM), **change})
-    assert gemm.shard_in_place(c, gemm.Problem(m, 1792, 4096, world), rank) is want
+    p = gemm.Problem(m, 1792, 4096, world)
+    assert _native.call("gemm.shard_in_place", config=c.request(), problem=p.request(), rank=rank)["in_place"] is want
 
 
 # FP8 (docs/fp8.md): the dtype names e4m3 (tensor scales) and e4m3_row (row scales).

@@ -1,14 +1,13 @@
-"""Fingerprints: the same IDs as the Go code (hardware/testdata/ids.json is
-written and checked by hardware's Go tests), this machine's CPU, and a clear
-error where there is no GPU."""
+"""Fingerprints through libsymmtune: the binding carries every field (the
+IDs of hardware/testdata/ids.json, written and checked by hardware's Go
+tests), this machine's CPU, and a clear error where there is no GPU."""
 
-import ctypes
 import json
 import os
 
 import pytest
 
-from conftest import REPO
+from conftest import REPO, has_libcuda
 from symmtune import hardware
 from symmtune.hardware import Fingerprint, HardwareError
 
@@ -39,26 +38,7 @@ def test_cpu_is_this_machine():
     assert f.id().startswith("cpu/")
 
 
-@pytest.mark.parametrize("text,want", [
-    ("processor\t: 0\nmodel name\t: AMD EPYC  7B13 \nflags : x\n", "AMD EPYC 7B13"),
-    ("Hardware\t: BCM2835\nModel\t: Raspberry Pi 4\n", "BCM2835"),
-    ("Model\t: Raspberry Pi 4\nmodel name\t: ARMv7\n", "ARMv7"),
-    ("model name\t:\nModel : X\n", "X"),
-    ("nothing here\n", ""),
-])
-def test_cpu_model_lines(text, want):
-    assert hardware._cpu_model(text) == want
-
-
-def _has_libcuda() -> bool:
-    try:
-        ctypes.CDLL("libcuda.so.1")
-        return True
-    except OSError:
-        return False
-
-
-@pytest.mark.skipif(_has_libcuda(), reason="this machine has a CUDA driver")
+@pytest.mark.skipif(has_libcuda(), reason="this machine has a CUDA driver")
 def test_cuda_without_a_driver_is_a_clear_error():
     with pytest.raises(HardwareError, match="libcuda.so.1"):
         hardware.cuda(2)

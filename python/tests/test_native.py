@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from symmtune import _native, fusedplan, gemm, hopper, kernels
+from symmtune import _native, gemm, hopper, kernels
 
 PYTHON_DIR = Path(__file__).resolve().parents[1]
 
@@ -20,7 +20,7 @@ PYTHON_DIR = Path(__file__).resolve().parents[1]
 def test_import_loads_nothing():
     """import symmtune (and the binding modules) loads neither libsymmtune
     nor any CUDA library."""
-    code = ("import symmtune, symmtune.gemm, symmtune.hopper, symmtune.fusedplan, symmtune.kernels, sys\n"
+    code = ("import symmtune, symmtune.gemm, symmtune.hopper, symmtune.kernels, symmtune.hardware, sys\n"
             "from symmtune import _native\n"
             "maps = open('/proc/self/maps').read()\n"
             "assert _native._lib is None and 'libsymmtune' not in maps, 'loaded at import'\n"
@@ -36,10 +36,11 @@ def test_import_loads_nothing():
     (lambda: hopper.check_shape(8, 12), r"^k=12:"),
     (lambda: gemm.check_problem("agmm", gemm.Problem(6, 8, 8, 4)), "m=6 is not divisible by world 4"),
     (lambda: gemm.check_problem("nope", gemm.Problem(8, 8, 8, 4)), 'kernel "nope"'),
-    (lambda: gemm.plan_ag(gemm.PlanOptions(8, 2, 5, 1, 1)), "rank 5 outside 0..1"),
+    (lambda: _native.call("gemm.plan", kernel="agmm", m=8, world=2, rank=5, chunks=1, streams=1), "rank 5 outside 0..1"),
     (lambda: gemm.parse_config("agmm", {**gemm.default_config("agmm"), "chunks": 1.5}), 'parameter "chunks"'),
-    (lambda: fusedplan.plan_fused_ag(8, 2, 0, 1, 0), "rows_per_tile 0"),
-    (lambda: fusedplan.plan_fused_rs(64, 64, 2, 0, 1, 64, 128, 64).table([0] * 9, [0, 0]), "9 owners"),
+    (lambda: _native.call("gemm.fused_plan", m=8, world=2, rank=0, chunks=1, rows_per_tile=0), "rows_per_tile 0"),
+    (lambda: _native.call("gemm.rs_table", bounds=[0, 64], owner=[1], index=[0], expect=[1], dst=[0] * 9, flag=[0]),
+     "9 owners"),
     (lambda: kernels.default_config(1024, 3, 2), "elt 3"),
     (lambda: kernels.macros("f64", 2), 'dtype "f64"'),
     (lambda: _native.call("gemm.plan", kernel="agmm", rows=3), 'unknown field "rows"'),
@@ -85,7 +86,11 @@ def test_constants_are_the_librarys():
     assert gemm.PAYLOAD_OFFSET == c["payload_offset"] and gemm.MAX_STREAMS == 3
     assert gemm.SPACE["matmulrs"]["reduce"] == ("kernel", "epilogue")
     assert gemm._ADDED_LATER == {"reduce": "kernel", "fast_accum": 1}  # fast_accum=0: FP8 pipelines only
-    assert fusedplan.RS_TABLE_BYTES == len(fusedplan.plan_fused_rs(64, 64, 2, 0, 1, 64, 128, 64).table([0, 0], [0, 0]))
+    rs = _native.call("gemm.fused_plan", m=64, n=64, world=2, rank=0, chunks=1, block_m=64, block_n=128,
+                      rows_per_tile=64)["rs"]
+    table = _native.call("gemm.rs_table", **{k: rs[k] for k in ("bounds", "owner", "index", "expect")}, dst=[0, 0],
+                         flag=[0, 0])
+    assert c["rs_table_bytes"] == len(bytes.fromhex(table["hex"]))
     assert hopper.SMEM_LIMIT == 232448 and hopper.PARTS[-1] == "hopper_gemm.cu"
     with pytest.raises(AttributeError):
         gemm.NO_SUCH_CONSTANT  # noqa: B018

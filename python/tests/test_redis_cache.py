@@ -15,7 +15,7 @@ import pytest
 
 import symmtune
 from symmtune import CacheError, CacheUnavailable
-from test_cache import CPU, entry, write_cache
+from test_cache import CPU, cli_answers, entry, lib_answers, write_cache
 
 USER, PASSWORD = "py-user-5a1c", "py-pass-93fe"
 
@@ -66,6 +66,8 @@ def test_redis_cache_reads_like_the_file(symmtune_bin, tmp_path, redis_port, mon
 
     m = symmtune.lookup("allreduce", 4, "f32", {"n": 2000}, backend="cpu", cache=url, hardware=CPU)
     assert m.entry.config["tag"] == "n1k" and not m.exact
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SYMMTUNE_")}
+    assert lib_answers(url) == cli_answers(symmtune_bin, url, env) == cli_answers(symmtune_bin, path, env)
 
     # Credentials from the environment, the URL from SYMMTUNE_CACHE.
     monkeypatch.setenv("SYMMTUNE_REDIS_USERNAME", USER)

@@ -68,12 +68,13 @@ func planJSON(kernel Variant, o Plan) map[string]any {
 	return map[string]any{"products": stepsJSON(p.Products), "reduces": spansJSON(p.Reduces)}
 }
 
-// TestPlanParity: symmtune.gemm, symmtune.hopper and symmtune.fusedplan (the
-// Python runtime's bindings, through libsymmtune) answer every plan of a
-// table, the search spaces, Validate's verdicts on a sample of configs and
-// problems (pipelined and fused), the Hopper tile rules on a table of
-// names, the fused plans and tables, and the kernel versions exactly as
-// this package (and kernels/gemm/hopper) does: the bindings' conversions
+// TestPlanParity: symmtune.gemm and symmtune.hopper (the Python runtime's
+// bindings) and libsymmtune asked directly (for the plans, ShardInPlace
+// and the fused plans and tables, which Python does not bind) answer every
+// plan of a table, the search spaces, Validate's verdicts on a sample of
+// configs and problems (pipelined and fused), the Hopper tile rules on a
+// table of names, the fused plans and tables, and the kernel versions
+// exactly as this package (and kernels/gemm/hopper) does: the conversions
 // lose nothing.
 func TestPlanParity(t *testing.T) {
 	python := pyplugins.Need(t)
