@@ -36,8 +36,11 @@ type allreduceOpen struct {
 }
 
 // allreduceRunner is an open all-reduce runner (allreducerun_cuda.go's).
+// captured says whether a caller's graph may hold one of its calls (the
+// runner knows it without asking the driver on every call: lifetime.go).
 type allreduceRunner interface {
 	enqueue(stream, t uint64, n int64) error
+	captured() bool
 	close() error
 }
 
@@ -47,6 +50,7 @@ type arRunner struct{ r allreduceRunner }
 
 func (a arRunner) enqueue(uint64, gemmPtrs) error { return errNotGemm }
 func (a arRunner) close() error                   { return a.r.close() }
+func (a arRunner) captured() bool                 { return a.r.captured() }
 
 var errNotGemm = bad("handle: an all-reduce runner, not a GEMM one")
 
@@ -152,8 +156,8 @@ func AllreduceEnqueue(handle, stream, t uint64, n int64) (err error) {
 	}
 	lr.mu.Lock()
 	defer lr.mu.Unlock()
-	if err := lr.usable(handle, stream); err != nil {
-		return err
+	if lr.retired {
+		return errRetired(handle)
 	}
 	if err := ar.r.enqueue(stream, t, n); err != nil {
 		return fmt.Errorf("enqueue: %w", err)

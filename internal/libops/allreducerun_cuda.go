@@ -52,4 +52,6 @@ func (c *cudaAllreduce) enqueue(stream, t uint64, n int64) error {
 	return nil
 }
 
+func (c *cudaAllreduce) captured() bool { return c.r.MayBeCaptured() }
+
 func (c *cudaAllreduce) close() error { return errors.Join(c.r.Close(), c.peers.Close()) }

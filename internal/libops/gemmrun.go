@@ -193,7 +193,10 @@ func gemmEnqueue(handle, stream uint64, p gemmPtrs, scaled bool) (err error) {
 	}
 	lr.mu.Lock()
 	defer lr.mu.Unlock()
-	if err := lr.usable(handle, stream); err != nil {
+	if lr.retired {
+		return errRetired(handle)
+	}
+	if err := lr.noteCapture(stream); err != nil {
 		return err
 	}
 	if err := lr.r.enqueue(stream, p); err != nil {
@@ -202,13 +205,9 @@ func gemmEnqueue(handle, stream uint64, p gemmPtrs, scaled bool) (err error) {
 	return nil
 }
 
-// usable refuses a retired runner's calls and notes a capture of stream;
-// with lr.mu held.
-func (lr *liveRunner) usable(handle, stream uint64) error {
-	if lr.retired {
-		return bad("handle %d: retired (kept open only for the CUDA graphs that captured it); call the runner that replaced it", handle)
-	}
-	return lr.noteCapture(stream)
+// errRetired is a retired runner's answer to a call.
+func errRetired(handle uint64) error {
+	return bad("handle %d: retired (kept open only for the CUDA graphs that captured it); call the runner that replaced it", handle)
 }
 
 // flat makes err's message one line, keeping its kind (bad input or not)

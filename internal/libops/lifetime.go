@@ -19,9 +19,11 @@ import "sort"
 // never asked. Tests replace it.
 var streamCapturing = func(stream uint64) (bool, error) { return false, nil }
 
-// noteCapture marks lr as held by a graph when stream is being captured.
-// Once marked it asks no more: a runner a graph held stays held. Called
-// with lr.mu held.
+// noteCapture marks a GEMM runner as held by a graph when stream is being
+// captured (one driver call, next to a GEMM's tens of microseconds of host
+// time). Once marked it asks no more: a runner a graph held stays held.
+// An all-reduce runner knows it itself (heldByGraph). Called with lr.mu
+// held.
 func (lr *liveRunner) noteCapture(stream uint64) error {
 	if lr.captured {
 		return nil
@@ -32,6 +34,15 @@ func (lr *liveRunner) noteCapture(stream uint64) error {
 	}
 	lr.captured = c
 	return nil
+}
+
+// heldByGraph says whether a graph may hold one of lr's calls; with lr.mu
+// held.
+func (lr *liveRunner) heldByGraph() bool {
+	if ar, ok := lr.r.(arRunner); ok {
+		return ar.captured()
+	}
+	return lr.captured
 }
 
 // RetireAnswer is runtime.retire's answer: the handles closed, and those
@@ -70,7 +81,7 @@ func retire(h uint64) (kept bool, err error) {
 		return false, err
 	}
 	lr.mu.Lock()
-	captured := lr.captured
+	captured := lr.heldByGraph()
 	lr.retired = true
 	lr.mu.Unlock()
 	if captured {

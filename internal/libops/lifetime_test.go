@@ -110,3 +110,40 @@ func TestRetireOp(t *testing.T) {
 		t.Errorf("unknown handle: %v, want bad input", err)
 	}
 }
+
+// fakeAR is an all-reduce runner that says itself whether a graph may
+// hold it (as allreduce.Runner.MayBeCaptured does).
+type fakeAR struct {
+	held   bool
+	closes int
+}
+
+func (f *fakeAR) enqueue(uint64, uint64, int64) error { return nil }
+func (f *fakeAR) captured() bool                      { return f.held }
+func (f *fakeAR) close() error                        { f.closes++; return nil }
+
+func TestRetireAsksTheAllreduceRunner(t *testing.T) {
+	for _, held := range []bool{false, true} {
+		f := &fakeAR{held: held}
+		runnersMu.Lock()
+		nextHandle++
+		h := nextHandle
+		runners[h] = &liveRunner{r: arRunner{f}}
+		runnersMu.Unlock()
+		t.Cleanup(func() { _ = GemmClose(h) })
+		if err := AllreduceEnqueue(h, 1, 16, 8); err != nil {
+			t.Fatal(err)
+		}
+		ans, err := Retire([]uint64{h})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if kept := len(ans.Kept) == 1; kept != held || f.closes != map[bool]int{true: 0, false: 1}[held] {
+			t.Errorf("held %v: answer %+v, %d closes", held, ans, f.closes)
+		}
+		var b *BadInputError
+		if err := AllreduceEnqueue(h, 1, 16, 8); !errors.As(err, &b) {
+			t.Errorf("held %v: enqueue after retire: %v, want bad input", held, err)
+		}
+	}
+}

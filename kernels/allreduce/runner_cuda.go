@@ -53,7 +53,17 @@ type Runner struct {
 	join    []cu.Event
 	capture cu.Stream // where calls are captured
 	graphs  *graphcache.Cache[call, *cudamem.Graph]
+
+	// mayBeCaptured: a call may sit in a caller's CUDA graph, which then
+	// holds this runner's module and buffers (see MayBeCaptured).
+	mayBeCaptured bool
 }
+
+// MayBeCaptured says whether a caller's CUDA graph may hold one of this
+// runner's calls: a call was enqueued while its stream was being
+// captured, or a one-launch call was made, whose stream is not asked (that
+// path stays one driver call). Such a runner must outlive those graphs.
+func (r *Runner) MayBeCaptured() bool { return r.mayBeCaptured }
 
 // ErrRegionsTooSmall is Enqueue's error for a size the regions cannot hold.
 var ErrRegionsTooSmall = errors.New("the symmetric regions are too small")
@@ -193,6 +203,7 @@ func (r *Runner) Enqueue(stream cu.Stream, t cu.DevicePtr, n int64) error {
 		return err
 	}
 	if r.plan(t, g).oneLaunch {
+		r.mayBeCaptured = true
 		return r.launch(stream, t, g)
 	}
 	capturing, err := cudamem.IsCapturing(stream)
@@ -200,6 +211,7 @@ func (r *Runner) Enqueue(stream cu.Stream, t cu.DevicePtr, n int64) error {
 		return err
 	}
 	if capturing {
+		r.mayBeCaptured = true
 		return r.launch(stream, t, g)
 	}
 	at := call{t, n}

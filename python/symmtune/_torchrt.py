@@ -4,6 +4,7 @@ launch sequences themselves run in Go, through libsymmtune)."""
 
 from __future__ import annotations
 
+import threading
 from typing import Any, Callable
 
 import torch
@@ -77,16 +78,44 @@ def allocate(group_name: str, numel: int, dtype: torch.dtype, device: torch.devi
             symm_mem.set_signal_pad_size(kernels._PAD_BYTES)
     except AttributeError:
         pass  # older torch: the size is checked below
-    buf = symm_mem.empty(numel, dtype=dtype, device=device)
-    if zero_bytes:
-        buf.view(torch.uint8)[:zero_bytes].zero_()
-        torch.cuda.synchronize(device)
-    hdl = symm_mem.rendezvous(buf, group_name)
+
+    def make():
+        buf = symm_mem.empty(numel, dtype=dtype, device=device)
+        if zero_bytes:
+            buf.view(torch.uint8)[:zero_bytes].zero_()
+            torch.cuda.synchronize(device)
+        return buf, symm_mem.rendezvous(buf, group_name)
+    buf, hdl = outside_pools(make, device)
     if hdl.signal_pad_size < kernels._PAD_BYTES:
         raise RuntimeError(f"symmtune.torch: signal pads of {hdl.signal_pad_size} bytes, the kernels need "
                            f"{kernels._PAD_BYTES}: call torch.distributed._symmetric_memory.set_signal_pad_size({kernels._PAD_BYTES}) "
                            "before allocating symmetric memory")
     return buf, hdl
+
+
+def outside_pools(make: Callable[[], Any], device: torch.device) -> Any:
+    """make(), on a thread of its own. torch.compile's reduce-overhead runs
+    its warm-up with this thread's allocations routed to its CUDA graph's
+    memory pool, and a first call there that makes symmetric memory would
+    leave the rendezvous' small device tensors (the peers' pointer arrays,
+    as long-lived as the memory) in that pool, which cudagraph trees then
+    refuses ("tensors in the cudagraph pool not tracked as outputs"). The
+    routing is per thread, so another thread allocates from the ordinary
+    pool."""
+    box: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            torch.cuda.set_device(device)
+            box["value"] = make()
+        except BaseException as e:  # handed to the caller's thread
+            box["error"] = e
+    t = threading.Thread(target=run, name="symmtune-allocate")
+    t.start()
+    t.join()
+    if "error" in box:
+        raise box["error"]
+    return box["value"]
 
 
 class Symmetric:

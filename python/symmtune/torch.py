@@ -168,8 +168,10 @@ def all_reduce(tensor: torch.Tensor, group=None, cache: str | os.PathLike | None
         raise ValueError("symmtune.torch.all_reduce: tensor must be a contiguous CUDA tensor")
     # Everything but the launch itself is settled once per tensor: the
     # time a call takes includes the host's, and a kernel of a few µs must
-    # not wait for Python.
-    key = (tensor.data_ptr(), tensor.numel(), tensor.dtype, group if isinstance(group, str) else _group_name(group))
+    # not wait for Python. The key holds the group as given (None, a name,
+    # or the ProcessGroup itself, whose id cannot be reused while it is
+    # held here).
+    key = (tensor.data_ptr(), tensor.numel(), tensor.dtype, group)
     c = _calls.get(key)
     if c is None:
         c = _calls[key] = _prepare(tensor, group, cache)
