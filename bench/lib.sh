@@ -1,5 +1,5 @@
-# bench/lib.sh: what every GPU benchmark script here starts with (source it
-# after setting LOGS): NVLink multicast off in everything started from the
+# bench/lib.sh: what every GPU benchmark script here and in experiments/
+# starts with (source it after setting LOGS): NVLink multicast off in everything started from the
 # script (it is forbidden on the shared machines), unbuffered Python with
 # symmtune's package and library, a cubin cache, and the machine's state in
 # $LOGS/machine.txt; write_report draws the plots of $LOGS's trial logs.
@@ -7,8 +7,11 @@ export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVL
 export PYTHONUNBUFFERED=1
 # The tables' scripts read trial logs with symmtune.triallog (Go's parser
 # in libsymmtune): the repository's package, and the library from bins.tgz
-# unpacked beside $BIN (where `make lib` puts it when BIN is bin).
-export PYTHONPATH=$(cd "$(dirname "${BASH_SOURCE[0]}")/../python" && pwd)${PYTHONPATH:+:$PYTHONPATH}
+# unpacked beside $BIN (where `make lib` puts it when BIN is bin). bench/
+# itself is on the path too, so a script of bench/experiments/ imports the
+# maintained helpers (peer_method, torch_gemm, torch_fp8) by name.
+here_lib=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+export PYTHONPATH=$(cd "$here_lib/../python" && pwd):$here_lib${PYTHONPATH:+:$PYTHONPATH}
 export SYMMTUNE_LIB=${SYMMTUNE_LIB:-$(dirname "${BIN:-bin}")/python/symmtune/libsymmtune.so}
 export SYMMTUNE_CUBIN_CACHE=${SYMMTUNE_CUBIN_CACHE:-/tmp/symmtune-cubin}
 mkdir -p "$LOGS"

@@ -301,7 +301,7 @@ func (b *bench) shape(sh shape, tiles []hopper.Tile, iters, warmup int) error {
 	// cuBLASLt first: its time is the ratio's denominator, and its check
 	// shows the checker itself passes a known-good product. The reference
 	// is the fastest of cuBLASLt's first four algorithms for B stored
-	// [K, N] (torch's cuBLAS picks its own; bench/mm_baseline.py times that).
+	// [K, N] (torch's cuBLAS picks its own; bench/experiments/mm_baseline.py times that).
 	ref, err := b.ltBest(sh, label, "cublaslt", cublaslt.Matmul{M: sh.m, N: sh.n, K: sh.k, DType: b.lt16, Workspace: wsBytes},
 		b.u16, buf.a, buf.bKN, 0, 0, buf.c, flops, iters, warmup)
 	if err != nil {

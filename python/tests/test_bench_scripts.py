@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-PY = sorted((ROOT / "bench").glob("*.py"))
-SH = sorted((ROOT / "bench").glob("*.sh")) + sorted((ROOT / "scripts").glob("*.sh"))
+BENCH = (ROOT / "bench", ROOT / "bench" / "experiments")
+PY = sorted(p for d in BENCH for p in d.glob("*.py"))
+SH = sorted(p for d in BENCH for p in d.glob("*.sh")) + sorted((ROOT / "scripts").glob("*.sh"))
 
 
 def test_there_are_scripts_to_check():
@@ -47,19 +48,27 @@ def test_logs_is_set_before_lib_sh(path: Path):
 
 
 # The device tool stops a command after 600 s and then returns only a few
-# of its files: each part of bench/pending.sh must end, worst case, before.
+# of its files: the maintained benchmarks built to fit one device call must
+# end, worst case, before.
 DEVICE_CALL_S = 600
+ONE_CALL = ("allreduce.sh", "gemm-paired.sh")
 _TIMEOUT = re.compile(r"\btimeout (\d+)\b")
 _FOR_WORDS = re.compile(r"^\s*for \w+ in (.+); do\s*$")
+_DEFAULT = re.compile(r"^(\w+)=\$\{\1:-(.*)\}$")
 
 
 def worst_case_seconds(lines: list[str]) -> int:
     """The sum of the `timeout N` limits in lines, each times the number of
-    words of the literal `for ... in ...; do` loops around it."""
+    words of the `for ... in ...; do` loops around it, a variable set as
+    NAME=${NAME:-default} counted by its default's words."""
+    defaults = {m.group(1): m.group(2) for line in lines if (m := _DEFAULT.match(line))}
     total, loops = 0, []
     for line in lines:
         if m := _FOR_WORDS.match(line):
-            loops.append(len(m.group(1).split()))
+            words = m.group(1)
+            for name, value in defaults.items():
+                words = words.replace(f"${name}", value)
+            loops.append(len(words.split()))
             continue
         if line.strip() == "done" and loops:
             loops.pop()
@@ -71,30 +80,24 @@ def worst_case_seconds(lines: list[str]) -> int:
     return total
 
 
-def pending_parts() -> dict[str, list[str]]:
-    lines = (ROOT / "bench" / "pending.sh").read_text().splitlines()
-    start = max(i for i, line in enumerate(lines) if line.startswith("case $PART in"))
-    parts: dict[str, list[str]] = {}
-    name = None
-    for line in lines[start + 1:]:
-        if line == "esac":
-            break
-        if m := re.match(r"^(\w+)\)$", line):
-            name = m.group(1)
-            parts[name] = []
-        elif name:
-            parts[name].append(line)
-    return parts
-
-
 def test_worst_case_counts_loops():
-    lines = ["for n in 1 2 3; do", "  timeout 10 a", "  for m in x y; do", "    timeout 5 b", "  done", "done", "timeout 7 c"]
+    lines = ["X=${X:-a b}", "for n in 1 2 3; do", "  timeout 10 a", "  for m in $X; do", "    timeout 5 b", "  done",
+             "done", "timeout 7 c"]
     assert worst_case_seconds(lines) == 3 * 10 + 3 * 2 * 5 + 7
 
 
-def test_every_pending_part_fits_one_device_call():
-    parts = pending_parts()
-    assert set(parts) == {"allreduce", "gemm", "torch", "diag"}, parts.keys()
-    for name, lines in parts.items():
-        s = worst_case_seconds(lines)
-        assert 0 < s <= DEVICE_CALL_S - 30, f"bench/pending.sh {name}: its timeouts add up to {s} s"
+@pytest.mark.parametrize("name", ONE_CALL)
+def test_fits_one_device_call(name: str):
+    s = worst_case_seconds((ROOT / "bench" / name).read_text().splitlines())
+    assert 0 < s <= DEVICE_CALL_S - 30, f"bench/{name}: its timeouts add up to {s} s"
+
+
+def test_every_part_of_make_bench_gpu_is_a_maintained_script():
+    """bench/all.sh (make bench-gpu) runs only scripts of bench/ itself, and
+    each of them exists: nothing maintained calls an experiment."""
+    text = (ROOT / "bench" / "all.sh").read_text()
+    called = set(re.findall(r'"\$here/([\w.-]+)"', text))
+    assert called, text
+    for name in called:
+        assert (ROOT / "bench" / name).is_file(), name
+    assert "experiments" not in text

@@ -1,4 +1,4 @@
-"""bench/ncu_sass.py sums Nsight Compute's per-instruction warp samples by
+"""bench/experiments/ncu_sass.py sums Nsight Compute's per-instruction warp samples by
 part of the kernel: a GPU session reads its totals to tell the main loop's
 cost from the epilogue's, so the grouping is checked here on a small page
 in ncu's layout."""
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench" / "experiments"))
 import ncu_sass  # noqa: E402
 
 HEADER = ["Address", "Source", "Warp Stall Sampling (All Samples)", "Warp Stall Sampling (Not-issued Samples)",

@@ -1,4 +1,4 @@
-"""bench/trace_timeline.py splits a torch.profiler trace into calls of the
+"""bench/experiments/trace_timeline.py splits a torch.profiler trace into calls of the
 fused GEMM: what it prints is what a GPU session reads to tell copy
 engines from SM copies, so its grouping is checked here."""
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench" / "experiments"))
 import trace_timeline  # noqa: E402
 
 

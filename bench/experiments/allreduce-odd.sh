@@ -1,5 +1,5 @@
 #!/bin/bash
-# bench/allreduce-odd.sh: the CUDA all-reduce at sizes that are not whole
+# bench/experiments/allreduce-odd.sh: the CUDA all-reduce at sizes that are not whole
 # vectors (and f16, f32, bf16), on GPUs. Every trial of a search is checked
 # against the float64 reference (fresh random inputs, poisoned outputs),
 # so a short random search per (dtype, size) checks a spread of configs of
@@ -7,7 +7,7 @@
 # and the winner; exits 1 if any trial was wrong or failed. The plots of
 # the searches go to $LOGS/report.html.
 #
-#   WORLD=2 BIN=bin bash bench/allreduce-odd.sh
+#   WORLD=2 BIN=bin bash bench/experiments/allreduce-odd.sh
 set -u
 BIN=${BIN:-bin}
 WORLD=${WORLD:-2}
@@ -15,7 +15,7 @@ SIZES=${SIZES:-"1 3 7 4097 1000001 999999 3145735 7777777 12345 65537"}
 DTYPES=${DTYPES:-"bf16 f16 f32"}
 TRIALS=${TRIALS:-10}
 LOGS=${LOGS:-bench/out/odd}
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib.sh"
 bad=0
 for D in $DTYPES; do
 	for N in $SIZES; do

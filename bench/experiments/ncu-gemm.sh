@@ -1,16 +1,16 @@
 #!/bin/bash
-# bench/ncu-gemm.sh: where the Hopper GEMM's cycles go, from Nsight Compute
+# bench/experiments/ncu-gemm.sh: where the Hopper GEMM's cycles go, from Nsight Compute
 # (the device machines have ncu but no working nsys): one profiled launch of
 # each tile in TILES, and of cuBLASLt's first kernel, at SHAPE, with the warp
 # state and per-instruction stall samples, so the main loop's waits, the
 # epilogue's and the gaps between tiles can be told apart.
 #   tar xzf .gpu/bins.tgz -C /tmp
-#   BIN=/tmp/bin OUT=$OUT SHAPE=8192x3584x8192 TILES=128x256:s4:c2:g8 bash bench/ncu-gemm.sh
+#   BIN=/tmp/bin OUT=$OUT SHAPE=8192x3584x8192 TILES=128x256:s4:c2:g8 bash bench/experiments/ncu-gemm.sh
 # DTYPE (default bf16) is gemmalone's -dtype (e4m3, e4m3_row: the FP8 tiles);
 # NO_CUBLAS=1 profiles only the tiles.
 # Writes $OUT/ncu/: a .ncu-rep per kernel, its details page and its SASS
 # source page (CSV, one row per instruction with its stall samples; summed
-# by bench/ncu_sass.py).
+# by bench/experiments/ncu_sass.py).
 set -u
 OUT=${OUT:-bench/out}
 BIN=${BIN:-bin}

@@ -1,6 +1,6 @@
 """Copy-engine NVLink bandwidth between the GPUs of one machine (one process).
 
-    python3 bench/ce_bw.py
+    python3 bench/experiments/ce_bw.py
 
 Measures, with torch's peer copies (cudaMemcpyPeerAsync, copy engines, no
 SMs), GB/s leaving each GPU for: one direction 0->1, both directions 0<->1,

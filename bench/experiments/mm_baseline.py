@@ -1,6 +1,6 @@
 """cuBLAS mm alone on random and on zero inputs, one process per GPU.
 
-    torchrun --nproc-per-node W bench/mm_baseline.py [MxNxK ...]
+    PYTHONPATH=python:bench torchrun --nproc-per-node W bench/experiments/mm_baseline.py [MxNxK ...]
 
 The same timing method as shared/bench/peer_baselines.py (CUDA events
 around one call per rank after warm-up, median over iterations, max across

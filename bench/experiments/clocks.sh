@@ -1,12 +1,12 @@
 #!/bin/bash
-# bench/clocks.sh: the SM clock and power of every GPU while cuBLAS mm alone
+# bench/experiments/clocks.sh: the SM clock and power of every GPU while cuBLAS mm alone
 # runs on each of them at once (the baseline of issue 13's ratios), and
 # while the fused agmm and matmulrs run one pinned config each, in one call.
 # H200s cap their power under a bf16 GEMM (METHOD.md saw mm 13% faster on
 # zeros), so the question is how much of a fused kernel's time over mm alone
 # is a lower clock (copy engines and NVLink drawing power) rather than
 # scheduling.
-#   BIN=/tmp/bin OUT=$OUT W=2 bash bench/clocks.sh
+#   BIN=/tmp/bin OUT=$OUT W=2 bash bench/experiments/clocks.sh
 # DTYPE (default bf16; e4m3: the mm loop is torch._scaled_mm with tensor
 # scales and fast accumulation) and KERNELS (default "agmm matmulrs") pick
 # what runs; AG and RS pin the configs.
@@ -28,7 +28,7 @@ AG=${AG:-"algo=0,batch=0,chunks=1,copy=ce,copy_blocks=4,direction=pull,graph=0,i
 RS=${RS:-"algo=0,batch=0,chunks=2,graph=1,impl=fused:128x256:s4:c2:g8,push=ce,reduce=kernel,reduce_blocks=132,sm_reserve=0,streams=1"}
 here=$(dirname "$0")
 LOGS=$OUT/clocks-w$W
-. "$here/lib.sh"
+. "$here/../lib.sh"
 [ -x "$BIN/symmtune" ] || tar xzf .gpu/bins.tgz -C "$(dirname "$BIN")"
 export CUDA_VISIBLE_DEVICES=$(seq -s, 0 $((W - 1)))
 IFS=x read -r M N K <<<"$SHAPE"

@@ -1,5 +1,5 @@
 #!/bin/bash
-# bench/gemm-gpu.sh: symmtune's GPU agmm and matmulrs against cuBLAS alone
+# bench/experiments/gemm-gpu.sh: symmtune's GPU agmm and matmulrs against cuBLAS alone
 # and their peers (NCCL + cuBLAS, torch's fused symm_mem ops), all in one
 # call, since GPU clocks move between calls and only same-call ratios
 # compare.
@@ -8,7 +8,7 @@
 # alone, agmm and mmrs peers), then `symmtune search --backend cuda` for
 # each kernel and shape. Writes under $OUT (default bench/out): logs/ (trial
 # logs, search output, peer CSVs, the cache, machine info), gemm-summary.md
-# (bench/gemm_combine.py), gemm-report.html (plots, `symmtune report`) and
+# (bench/experiments/gemm_combine.py), gemm-report.html (plots, `symmtune report`) and
 # gemm-logs.tgz.
 #
 # Runs where the GPUs are, with binaries built elsewhere (make cuda):
@@ -29,7 +29,7 @@ ITERS=${ITERS:-20}
 WARMUP=${WARMUP:-5}
 EXTRA=${EXTRA:-}
 LOGS=${LOGS:-$OUT/logs}
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib.sh"
 CACHE=$LOGS/configs.toml
 
 for W in $WORLDS; do
@@ -41,7 +41,7 @@ for W in $WORLDS; do
 		grep -E "^(mm|agmm|mmrs)," "$LOGS/peers-mm-w$W.csv" | sed "s/^/w$W peer /"
 	fi
 	# cuBLAS alone on random inputs: peer_baselines.py's mm runs on a
-	# never-written (zero) input, see bench/mm_baseline.py.
+	# never-written (zero) input, see bench/experiments/mm_baseline.py.
 	CUDA_VISIBLE_DEVICES=$DEVS timeout 200 torchrun --nproc-per-node "$W" "$(dirname "$0")/mm_baseline.py" $SHAPES \
 		>"$LOGS/peers-mmrand-w$W.csv" 2>"$LOGS/peers-mmrand-w$W.err" || echo "mm baseline w$W failed: rc $?"
 	sed "s/^/w$W /" "$LOGS/peers-mmrand-w$W.csv"

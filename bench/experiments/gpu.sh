@@ -1,12 +1,12 @@
 #!/bin/bash
-# bench/gpu.sh: symmtune's CUDA all-reduce against its peers on one GPU machine.
+# bench/experiments/gpu.sh: symmtune's CUDA all-reduce against its peers on one GPU machine.
 #
 # For each world size: the peers (NCCL, torch symm_mem one/two-shot) through
 # peer_baselines.py under torchrun, then `symmtune search --backend cuda` for
 # bf16 all-reduce at each message size, then one `symmtune lookup`. Writes
 # under $OUT (default bench/out): logs/ (trial logs landscape-*.jsonl, search
 # output, peer CSVs, machine info), summary.md (the combined table, from
-# bench/combine.py), report.html (plots, from `symmtune report`) and
+# bench/experiments/combine.py), report.html (plots, from `symmtune report`) and
 # logs.tgz. LOGS overrides where the logs go.
 #
 # Runs where the GPUs are, with the binaries built elsewhere (make cuda):
@@ -27,7 +27,7 @@ EXTRA=${EXTRA:-}
 BIG=${BIG:-67108864}
 BUDGET_BIG=${BUDGET_BIG:-150}
 LOGS=${LOGS:-$OUT/logs}
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib.sh"
 CACHE=$LOGS/configs.toml
 
 for W in $WORLDS; do

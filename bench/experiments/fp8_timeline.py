@@ -1,4 +1,4 @@
-"""bench/fp8_timeline.py: the GPU timeline of symmtune's FP8 call beside
+"""bench/experiments/fp8_timeline.py: the GPU timeline of symmtune's FP8 call beside
 _scaled_mm's, each queued as bench/torch_fp8.py's time queues it (an NCCL
 barrier and a device sleep first), recorded by torch.profiler (CUPTI: it
 sees the kernels, copies and memsets the Go runtime launches in torch's
@@ -8,7 +8,7 @@ its duration, its stream and name; then a summary: how long after the
 sleep the first operation starts and the last ends, and the longest
 kernel (the product) on its own.
 
-    torchrun --nproc-per-node 2 bench/fp8_timeline.py [--kernel matmulrs]
+    PYTHONPATH=python:bench torchrun --nproc-per-node 2 bench/experiments/fp8_timeline.py [--kernel matmulrs]
         [--shape 8192x3584x8192] [--scales tensor] [--rounds 8]
 
 Run with symmtune.torch's environment (SYMMTUNE_LIB, SYMMTUNE_CACHE) and

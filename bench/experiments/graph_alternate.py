@@ -2,9 +2,9 @@
 replay correctly when another graph (a plain torch.mm's) is replayed between
 its replays, as a program with several captured graphs (vLLM's per batch
 size, torch.compile's reduce-overhead pieces) does? One case per process:
-a fault is sticky, so bench/graph-alternate.sh runs each case alone.
+a fault is sticky, so bench/experiments/graph-alternate.sh runs each case alone.
 
-    torchrun --nproc-per-node 2 bench/graph_alternate.py CASE [REPLAYS]
+    PYTHONPATH=python:bench torchrun --nproc-per-node 2 bench/experiments/graph_alternate.py CASE [REPLAYS]
 
 CASE is KERNEL:DTYPE:MODE: KERNEL agmm or matmulrs, DTYPE bf16 or e4m3,
 MODE alone (only the op's graph, replayed back to back), alternate (the op's

@@ -1,5 +1,5 @@
 """Where a kernel's warps spend their time, from Nsight Compute's SASS
-source page (bench/ncu-gemm.sh writes it: `ncu --import R --page source
+source page (bench/experiments/ncu-gemm.sh writes it: `ncu --import R --page source
 --print-source sass --csv`): the warp-state samples of every instruction,
 summed by stall reason, by how often the instruction ran, and the top
 instructions.
@@ -9,7 +9,7 @@ reading the SASS: the main loop's instructions run once per k-block and
 warp (tiles x k-blocks x consumer warps), the epilogue's once per tile and
 warp, the producer's once per k-block, the setup once per CTA.
 
-    python3 bench/ncu_sass.py OUT/ncu/ours-128x256_s4_c2_g8-sass.csv [--top N]
+    python3 bench/experiments/ncu_sass.py OUT/ncu/ours-128x256_s4_c2_g8-sass.csv [--top N]
 """
 from __future__ import annotations
 

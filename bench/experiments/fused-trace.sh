@@ -1,5 +1,5 @@
 #!/bin/bash
-# bench/fused-trace.sh: where a fused call's time goes at one shape. Each
+# bench/experiments/fused-trace.sh: where a fused call's time goes at one shape. Each
 # fused config is pinned (every parameter) and searched on WORLD GPUs and,
 # for the GEMM alone through the same plugin path, on 1 GPU (no peers: no
 # copies, flags or reduction), with SYMMTUNE_TRACE set: every trial times
@@ -8,7 +8,7 @@
 # steps of the fused config's traced calls are printed per rank, after
 # the trials' medians.
 #
-#   BIN=/tmp/bin WORLD=2 SHAPE=8192x3584x8192 DTYPE=bf16 OUT=bench/out bash bench/fused-trace.sh
+#   BIN=/tmp/bin WORLD=2 SHAPE=8192x3584x8192 DTYPE=bf16 OUT=bench/out bash bench/experiments/fused-trace.sh
 #
 # CONFIGS: "kernel|where" entries, one per line; the default traces the
 # 8192 winners of 2026-11-23-h200x2-gemm-fused8.md.
@@ -20,7 +20,7 @@ DTYPE=${DTYPE:-bf16}
 OUT=${OUT:-bench/out}
 LOGS=$OUT/fused-trace
 here=$(dirname "$0")
-. "$here/lib.sh"
+. "$here/../lib.sh"
 AG=algo=0,batch=0,copy=ce,copy_blocks=4,direction=push,graph=0,sm_reserve=0,streams=1
 RS=algo=0,batch=0,push=ce,graph=0,sm_reserve=0,streams=1
 CONFIGS=${CONFIGS:-"agmm|$AG,chunks=2,impl=fused:128x256:s4:c2:g4

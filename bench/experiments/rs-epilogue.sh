@@ -1,12 +1,12 @@
 #!/bin/bash
-# bench/rs-epilogue.sh: the fused matmul + reduce-scatter with its own rows
+# bench/experiments/rs-epilogue.sh: the fused matmul + reduce-scatter with its own rows
 # summed in the GEMM's epilogue (reduce=epilogue) against the reduction
 # kernel after it (reduce=kernel), one call on W GPUs: per shape, every
 # push x chunks x reduce on the shape's best tile (exhaustive; each trial
 # checked against the float64 reference by the plugin), each trial's steps
 # traced (SYMMTUNE_TRACE). symmtune.torch runs the same Go launch sequence
 # (libsymmtune's GEMM runtime), so the plugin's checks cover it.
-#   BIN=/tmp/bin OUT=$OUT W=2 bash bench/rs-epilogue.sh
+#   BIN=/tmp/bin OUT=$OUT W=2 bash bench/experiments/rs-epilogue.sh
 set -u
 OUT=${OUT:-bench/out}
 BIN=${BIN:-/tmp/bin}
@@ -14,7 +14,7 @@ W=${W:-2}
 SPECS=${SPECS:-"4096x1792x4096/128x224:s5:c2:g4 8192x3584x8192/128x256:s4:c2:g8 16384x3584x8192/128x224:s5:c2:g4:cl2"}
 here=$(dirname "$0")
 LOGS=$OUT/rs-epilogue-w$W
-. "$here/lib.sh"
+. "$here/../lib.sh"
 [ -x "$BIN/symmtune" ] || tar xzf .gpu/bins.tgz -C "$(dirname "$BIN")"
 export CUDA_VISIBLE_DEVICES=$(seq -s, 0 $((W - 1)))
 mkdir -p "$LOGS/trace"

@@ -1,8 +1,8 @@
-"""The table of bench/allreduce-speed.sh: per message size, the size's
+"""The table of bench/experiments/allreduce-speed.sh: per message size, the size's
 default config, today's best config and the best config of each new option,
 beside NCCL, with the link rate each GPU achieved.
 
-    python3 bench/speed_table.py LOGDIR WORLD
+    python3 bench/experiments/speed_table.py LOGDIR WORLD
 
 Reads LOGDIR/speed-<bytes>-<label>.jsonl (symmtune trial logs; a config
 measured twice, first pass then re-measured as a finalist, counts by its

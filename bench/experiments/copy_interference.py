@@ -1,7 +1,7 @@
 """How much a copy beside a GEMM slows the GEMM down, with cuBLAS as the
 GEMM: the floor under any overlapped all-gather + matmul on these GPUs.
 
-    PYTHONPATH=python:bench torchrun --nproc-per-node W bench/copy_interference.py [--shapes MxNxK,...]
+    PYTHONPATH=python:bench torchrun --nproc-per-node W bench/experiments/copy_interference.py [--shapes MxNxK,...]
 
 At each shape (M the full row count, bf16, B K-major as torch.mm reads an
 nn.Linear weight), every rank at once times torch.mm on the full [M, K]

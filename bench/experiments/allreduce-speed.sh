@@ -1,11 +1,11 @@
 #!/bin/bash
-# bench/allreduce-speed.sh: the CUDA all-reduce's large-message options
+# bench/experiments/allreduce-speed.sh: the CUDA all-reduce's large-message options
 # against today's best config and NCCL at 16 MiB and 128 MiB of bf16, in
 # one short GPU call (about 2-3 minutes; it stops starting searches once
 # DEADLINE seconds have passed and caps each at 60 s: at most 4).
 #
 #   tar xzf .gpu/bins.tgz -C /tmp     # bins from scripts/gpu-bundle.sh
-#   BIN=/tmp/bin LOGS=$OUT/speed WORLD=4 bash bench/allreduce-speed.sh
+#   BIN=/tmp/bin LOGS=$OUT/speed WORLD=4 bash bench/experiments/allreduce-speed.sh
 #
 # 1. the peers (peer_baselines.py ar under torchrun: NCCL and torch
 #    symm_mem at every power-of-two size; the table keeps 16 and 128 MiB);
@@ -16,7 +16,7 @@
 #      best     today's winner, pinned (bench/results/2026-11-21-h200x4.md)
 #      overlap  two_shot_overlap: a pattern search over threads x blocks
 #      ce_ag    two_shot_ce_ag: a pattern search over blocks x stages
-# 3. bench/speed_table.py: per option its best config, µs, the link rate
+# 3. bench/experiments/speed_table.py: per option its best config, µs, the link rate
 #    each GPU achieved (two-shot traffic, 2*S*(W-1)/W bytes sent per GPU,
 #    over the time) against the 386 GB/s copy-engine peak, and NCCL.
 # Writes under $LOGS: speed-*.jsonl (trial logs), speed-*.txt (search
@@ -32,7 +32,7 @@ WARMUP=${WARMUP:-5}
 TRIALS_OV=${TRIALS_OV:-16}
 TRIALS_CE=${TRIALS_CE:-20}
 DEADLINE=${DEADLINE:-180}
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib.sh"
 export CUDA_VISIBLE_DEVICES=$(seq -s, 0 $((WORLD - 1)))
 
 if [ -f "$PEERS" ]; then

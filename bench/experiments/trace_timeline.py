@@ -3,7 +3,7 @@ Chrome trace torch.profiler exports; Kineto records what CUPTI sees, graph
 replays included). Nsight Systems is no use on the GPU machines: it writes
 a .qdstrm it cannot turn into a report (the device library's KINDS.md).
 
-    python3 bench/trace_timeline.py TRACE.json [ANCHOR]
+    python3 bench/experiments/trace_timeline.py TRACE.json [ANCHOR]
 
 A call is what ran on the GPU after the previous ANCHOR kernel (default
 hopper_gemm, the fused GEMM) ended, up to the end of its own. Each call

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# bench/shards.sh: wall time of one job file tuned as 1, 2, 4, ... shards run
+# bench/experiments/shards.sh: wall time of one job file tuned as 1, 2, 4, ... shards run
 # at the same time on this machine, each shard into its own cache file, then
 # merged with `symmtune cache merge`. Usage:
 #
-#   make build && bench/shards.sh [JOBFILE] [SHARD COUNTS...]
+#   make build && bench/experiments/shards.sh [JOBFILE] [SHARD COUNTS...]
 #
 # (default: configs/fleet-cpu.toml 1 2 4). Results go to $OUT (default a new
 # temp directory): per count, each shard's output and cache, the merged
@@ -11,7 +11,7 @@
 # shards compete for the cores: the times say how the file splits, not how a
 # fleet of separate nodes would scale.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 jobs=${1:-configs/fleet-cpu.toml}
 shift || true
 counts=("$@")

@@ -1,9 +1,9 @@
-"""Combine bench/gemm-gpu.sh's logs into one markdown table per world size.
+"""Combine bench/experiments/gemm-gpu.sh's logs into one markdown table per world size.
 
-    python3 bench/gemm_combine.py LOGDIR > gemm-summary.md
+    python3 bench/experiments/gemm_combine.py LOGDIR > gemm-summary.md
 
 Every figure is a ratio to cuBLAS mm alone on random inputs measured in the
-same call (the GPUs' clocks move between calls) by bench/mm_baseline.py;
+same call (the GPUs' clocks move between calls) by bench/experiments/mm_baseline.py;
 peer_baselines.py's own "mm alone" (on a never-written input) is shown
 beside it. symmtune's figure is the winner's median
 from the cache the searches wrote (the host's statistic: median over

@@ -1,6 +1,6 @@
-"""Combine bench/gpu.sh's logs into one markdown table per world size.
+"""Combine bench/experiments/gpu.sh's logs into one markdown table per world size.
 
-    python3 bench/combine.py LOGDIR > summary.md
+    python3 bench/experiments/combine.py LOGDIR > summary.md
 
 symmtune's number is the search's winner as re-measured by the host: the
 median over iterations of the per-iteration max across ranks, which is never

@@ -1,9 +1,9 @@
 #!/bin/bash
-# bench/record-landscape.sh: records a GPU landscape (a trial log that
+# bench/experiments/record-landscape.sh: records a GPU landscape (a trial log that
 # tuner/strategy's replays score strategies on) of one GEMM job on W GPUs.
 # Carry .gpu (scripts/gpu-bundle.sh) and run on the GPU machine:
 #
-#   bash bench/record-landscape.sh W KERNEL SHAPE PATTERN_TRIALS RANDOM_SECONDS
+#   bash bench/experiments/record-landscape.sh W KERNEL SHAPE PATTERN_TRIALS RANDOM_SECONDS
 #
 # Two searches into one log: pattern search first (PATTERN_TRIALS trials:
 # it finds the region of the winners, so they are in the sample), then

@@ -1,11 +1,11 @@
 #!/bin/bash
-# bench/gemm-fused.sh: the fused GEMM (impl=fused) against the pipelined
+# bench/experiments/gemm-fused.sh: the fused GEMM (impl=fused) against the pipelined
 # impl, cuBLAS alone and the peers, all in one call (clocks move between
 # calls, so only same-call ratios compare):
 #   1. bench/gemmalone on GPU 0: the Hopper GEMM alone against cuBLASLt
 #      (its top four algorithms, the best re-timed around each tile);
 #   2. per world size: peer_baselines.py mm (NCCL + cuBLAS, torch's fused
-#      ops) and bench/mm_baseline.py (cuBLAS on random inputs), then per
+#      ops) and bench/experiments/mm_baseline.py (cuBLAS on random inputs), then per
 #      kernel and shape two searches: the whole space (pattern, BUDGET
 #      trials; what a user's search does), and the fused impl on its own
 #      parameters (the pipeline-only ones at their defaults; FUSED=0 skips
@@ -16,9 +16,9 @@
 # picked worse matmulrs configs there). 1s makes each search about a
 # minute longer.
 # Writes $LOGS (trial logs, peers CSVs, configs.toml, gemmalone.csv) and
-# $OUT/gemm-fused-summary.md (bench/gemm_combine.py).
+# $OUT/gemm-fused-summary.md (bench/experiments/gemm_combine.py).
 #   tar xzf .gpu/bins.tgz -C /tmp   # scripts/gpu-bundle.sh (with gemmalone)
-#   BIN=/tmp/bin OUT=$OUT WORLDS=2 bash bench/gemm-fused.sh
+#   BIN=/tmp/bin OUT=$OUT WORLDS=2 bash bench/experiments/gemm-fused.sh
 set -u
 OUT=${OUT:-bench/out}
 BIN=${BIN:-bin}
@@ -34,9 +34,9 @@ WARM=${WARM:-0}
 ITERS=${ITERS:-20}
 WARMUP=${WARMUP:-5}
 # The GEMM-alone tiles: the searched ones (kernels/gemm/hopper/searched.json).
-TILES=${TILES:-$(python3 -c 'import json, sys; print(",".join(json.load(open(sys.argv[1]))["searched"]))' "$(dirname "$0")/../kernels/gemm/hopper/searched.json")}
+TILES=${TILES:-$(python3 -c 'import json, sys; print(",".join(json.load(open(sys.argv[1]))["searched"]))' "$(dirname "$0")/../../kernels/gemm/hopper/searched.json")}
 LOGS=${LOGS:-$OUT/logs}
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib.sh"
 CACHE=$LOGS/configs.toml
 FIX_AG=streams=1,algo=0,batch=0,graph=1,copy=ce,copy_blocks=4,sm_reserve=0
 FIX_RS=streams=1,algo=0,batch=0,graph=1,push=ce,reduce_blocks=132

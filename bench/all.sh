@@ -1,0 +1,71 @@
+#!/bin/bash
+# bench/all.sh: the maintained GPU benchmarks, the ones docs/results.md and
+# README.md cite, in one command (`make bench-gpu`). Build the bundle here
+# (sh scripts/gpu-bundle.sh), carry .gpu to the GPU machine and run there,
+# from the checkout:
+#
+#   bash bench/all.sh W [PART ...]      # or: make bench-gpu W=2 [PARTS="..."]
+#
+# PARTs, in this order when none is given (each command is in bench/README.md).
+# A device call allows 10 minutes: allreduce's and gemm's timeouts add up to
+# less (a test sums them); run one part per call.
+#   allreduce   bench/allreduce.sh: all-reduce, queued, peer and graph methods, beside NCCL and symm_mem
+#   gemm        bench/gemm-paired.sh: bf16 fused GEMMs paired with cuBLAS and torch's fused ops
+#   fp8-search  bench/torch-fp8.sh with BENCH=0: the FP8 searches, into /tmp/torch-fp8-wW.toml
+#   fp8         bench/torch-fp8.sh with NO_SEARCH=1: FP8 checks, graphs, the table beside _scaled_mm
+#   ops         bench/torch-ops.sh: the torch ops checks, host time, decode step, a late rank and bad
+#               input, the TP block on the six recorded shapes
+#   serving     bench/serving-check.sh: the serving-program checks
+#   search      bench/transfer.sh, COMPARE="transfer exhaustive": a default search's winner against
+#               the exhaustive optimum (world 2)
+#   transfer    bench/transfer.sh on configs/transfer-cuda.toml: seeded against cold searches (world 2)
+#   gemmalone   bin/gemmalone on GPU 0: the Hopper GEMM alone against cuBLASLt, bf16 and FP8
+# Each part writes under $OUT (default bench/out) and its output to
+# $OUT/PART.txt; a part that fails is named at the end, and the others still run.
+set -u
+W=${1:?usage: bench/all.sh WORLD [allreduce gemm fp8-search fp8 ops serving search transfer gemmalone]}
+shift
+export OUT=${OUT:-bench/out} BIN=${BIN:-/tmp/bin}
+here=$(dirname "$0")
+mkdir -p "$OUT"
+[ -x "$BIN/symmtune" ] || tar xzf .gpu/bins.tgz -C "$(dirname "$BIN")"
+parts=("$@")
+[ ${#parts[@]} -gt 0 ] || parts=(allreduce gemm fp8-search fp8 ops serving search transfer gemmalone)
+failed=()
+run_part() { # part
+	case $1 in
+	allreduce) bash "$here/allreduce.sh" "$W" ;;
+	gemm) bash "$here/gemm-paired.sh" "$W" ;;
+	fp8-search) BENCH=0 bash "$here/torch-fp8.sh" "$W" ;;
+	fp8) NO_SEARCH=1 bash "$here/torch-fp8.sh" "$W" ;;
+	ops)
+		RECORDED=${RECORDED:-$here/results/2026-11-25-h100x2-tp-block-recorded.toml} \
+			TP_BUDGET=${TP_BUDGET:---budget-trials 30 --budget-time 15s} bash "$here/torch-ops.sh" "$W" check compile host decode
+		;;
+	serving) bash "$here/serving-check.sh" "$W" ;;
+	search)
+		COMPARE="transfer exhaustive" BACKEND=cuda DTYPE=bf16 JOBS_FILE=configs/exhaustive-cuda.toml \
+			OUT=$OUT/search-quality sh "$here/transfer.sh"
+		;;
+	transfer) BACKEND=cuda DTYPE=bf16 JOBS_FILE=configs/transfer-cuda.toml OUT=$OUT/transfer sh "$here/transfer.sh" ;;
+	gemmalone)
+		mkdir -p "$OUT/gemmalone"
+		for dt in bf16 e4m3 e4m3_row; do
+			CUDA_VISIBLE_DEVICES=0 timeout 150 "$BIN/gemmalone" -dtype "$dt" \
+				-tiles "${TILES:-128x256:s4:c2:g8:cl2,128x224:s5:c2:g4,128x256:s4:c2:g8,128x128:s6:c2:g4:pp}" \
+				>"$OUT/gemmalone/gemmalone-$dt.csv" 2>"$OUT/gemmalone/gemmalone-$dt.err" || return 1
+			cat "$OUT/gemmalone/gemmalone-$dt.csv"
+		done
+		;;
+	*)
+		echo "unknown part $1" >&2
+		return 2
+		;;
+	esac
+}
+for p in "${parts[@]}"; do
+	echo "== $p ($(date -u +%H:%M:%S))"
+	run_part "$p" 2>&1 | tee "$OUT/$p.txt"
+	[ "${PIPESTATUS[0]}" = 0 ] || failed+=("$p")
+done
+[ ${#failed[@]} = 0 ] || { echo "failed: ${failed[*]}"; exit 1; }
