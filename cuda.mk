@@ -17,7 +17,10 @@
 #                   format and epilogue variant TestCompileAllTiles builds)
 #                   under .cuda/sass/, and per variant the instructions of
 #                   the consumers' main loop
-#   make bench-gpu  the GPU benchmark script (runs on a GPU machine; see bench/gpu.sh)
+#   make bench-gpu W=2 [PARTS="allreduce gemm ..."]
+#                   the maintained GPU benchmarks, every table README.md and
+#                   docs/results.md cite (runs on a GPU machine with the
+#                   bundle; see bench/all.sh and bench/README.md)
 #
 # The -tags cuda builds need cgo but no CUDA headers or libraries: the
 # driver (cuda/cu), NVRTC, cuBLASLt and NVML are all loaded at run time with
@@ -80,7 +83,12 @@ sass: cuda-libs
 	  rc=$$?; grep -E 'main loop|compile_test|FAIL' $(CUDA_DIR)/sass/test.log; exit $$rc
 	@echo "SASS in $(CUDA_DIR)/sass/"
 
-# Runs on a GPU machine with the binaries already built (make build cuda
-# here, then carry them there): see bench/gpu.sh for what it measures.
+# Runs on a GPU machine with the bundle built here (sh scripts/gpu-bundle.sh,
+# then carry .gpu there; no Go needed there): the maintained benchmarks of
+# bench/README.md on W GPUs, all of them or the PARTS named, each writing
+# its results under $(BENCH_OUT).
+W         ?= 2
+PARTS     ?=
+BENCH_OUT ?= $(if $(OUT),$(OUT),bench/out)
 bench-gpu:
-	bash bench/gpu.sh
+	OUT=$(BENCH_OUT) bash bench/all.sh $(W) $(PARTS)

@@ -14,7 +14,8 @@
 # --budget-trials 12 --budget-time 20s per job), again on that cache.
 # RECORDED=FILE takes that recorded file instead of the first run; TP=0
 # skips the block; AR_BATCHES (default "1 16 64 256", empty: none) sets the
-# all-reduce searches. Everything lands under $OUT/torch-ops-wW.
+# all-reduce searches. Before the block, bench/torch_edge.py (a rank 3 s
+# late, bad input; EDGE=0 skips it). Everything lands under $OUT/torch-ops-wW.
 set -u
 W=${1:?usage: bench/torch-ops.sh WORLD [check] [compile] [host] [decode]}
 shift
@@ -44,6 +45,12 @@ if [ -z "${NO_SEARCH:-}" ]; then
 fi
 SYMMTUNE_CACHE=$LOGS/configs.toml timeout 300 torchrun --nproc-per-node "$W" "$here/torch_ops.py" "$@" 2>&1 |
 	grep -v "UserWarning\|warnings.warn\|_prepare(tensor\|choose_runnable(kernel" | tee "$LOGS/torch-ops.txt"
+# A rank 3 s late, and bad input (bench/torch_edge.py); EDGE=0 skips it.
+if [ "${EDGE:-1}" != 0 ]; then
+	SYMMTUNE_CACHE=$LOGS/configs.toml timeout 120 torchrun --nproc-per-node "$W" "$here/torch_edge.py" 3 2>&1 |
+		grep -v "UserWarning\|warnings.warn\|FutureWarning" >"$LOGS/torch-edge.txt" || echo "torch_edge: rc $?"
+	grep "FAIL" "$LOGS/torch-edge.txt" || echo "torch_edge: no FAIL lines"
+fi
 [ "${TP:-1}" = 0 ] && exit 0
 tp() { # tag, then tp_block.py's arguments
 	local tag=$1
