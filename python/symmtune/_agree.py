@@ -8,9 +8,11 @@ key-value store, which every process group has): rank 0 sets the key, the
 others wait for it with a timeout, and every rank runs what rank 0 chose.
 A rank whose own choice differs says so once, naming both configs.
 
-The key names the group, op, dtype and shape: each is agreed once per
-process (the callers cache the answer), and every rank makes the same first
-calls, since the calls are collective.
+The key names the group, op, dtype and shape, and a round: the callers
+cache the answer, but one that forgets it (a benchmark forcing another
+config) agrees again, and every rank counts the same rounds, since the
+calls are collective. Without the round a rank could read the last round's
+value before rank 0 wrote the new one.
 """
 
 from __future__ import annotations
@@ -22,6 +24,8 @@ from datetime import timedelta
 from typing import Any, Protocol
 
 ENV_TIMEOUT = "SYMMTUNE_AGREE_TIMEOUT"
+# How many times this process agreed on each key (for the process's life).
+_rounds: dict[str, int] = {}
 DEFAULT_TIMEOUT_S = 300.0
 
 
@@ -50,11 +54,16 @@ def timeout_s() -> float:
     return t
 
 
-def agree(store: Store, rank: int, key: str, mine: dict[str, Any], what: str) -> dict[str, Any]:
+def agree(store: Store, rank: int, key: str, mine: dict[str, Any], what: str,
+          rounds: dict[str, int] | None = None) -> dict[str, Any]:
     """Rank 0's choice for key, on every rank. mine: this rank's choice, a
     JSON object, or {"error": message} when it could not choose (rank 0's
-    error is raised on every rank). what names the call in messages."""
-    full = f"symmtune/agree/{key}"
+    error is raised on every rank). what names the call in messages.
+    rounds: the process's count of agreements by key (tests give each
+    simulated rank its own)."""
+    rounds = _rounds if rounds is None else rounds
+    n = rounds[key] = rounds.get(key, 0) + 1
+    full = f"symmtune/agree/{key}#{n}"
     if rank == 0:
         store.set(full, json.dumps(mine, sort_keys=True))
         theirs = mine

@@ -35,14 +35,15 @@ class Store:
                 raise RuntimeError("Socket Timeout")
 
 
-def run_ranks(store: Store, choices: list[dict]) -> list:
-    """agree() on every rank at once, each with its own choice: each
-    rank's answer, or the exception it raised."""
+def run_ranks(store: Store, choices: list[dict], rounds: list[dict] | None = None) -> list:
+    """agree() on every rank at once, each with its own choice (and its
+    process's rounds): each rank's answer, or the exception it raised."""
     out: list = [None] * len(choices)
+    own: list[dict] = rounds if rounds is not None else [{} for _ in choices]
 
     def rank(r: int) -> None:
         try:
-            out[r] = _agree.agree(store, r, "g/agmm/bf16/m=8192,n=3584,k=8192", choices[r], "the agmm")
+            out[r] = _agree.agree(store, r, "g/agmm/bf16/m=8192,n=3584,k=8192", choices[r], "the agmm", own[r])
         except Exception as e:  # noqa: BLE001 - the test looks at it
             out[r] = e
     threads = [threading.Thread(target=rank, args=(r,)) for r in reversed(range(len(choices)))]
@@ -70,6 +71,25 @@ def test_every_rank_runs_rank_0s_choice(choices):
     assert got == [choices[0]] * len(choices)
 
 
+@pytest.mark.filterwarnings("ignore:symmtune. ranks disagree")
+def test_agreeing_again_on_a_key_takes_the_new_round():
+    """A caller that forgot its answer (a benchmark forcing another config)
+    agrees again: no rank may read the last round's value. Rank 1 reaches
+    the second round long before rank 0 has written it."""
+    store, rounds = Store(), [{}, {}]
+    assert run_ranks(store, [FUSED, DEFAULT], rounds) == [FUSED, FUSED]
+    got: list = [None, None]
+
+    def late_rank_0() -> None:
+        time.sleep(0.3)
+        got[0] = _agree.agree(store, 0, "g/agmm/bf16/m=8192,n=3584,k=8192", OTHER, "the agmm", rounds[0])
+    t = threading.Thread(target=late_rank_0)
+    t.start()
+    got[1] = _agree.agree(store, 1, "g/agmm/bf16/m=8192,n=3584,k=8192", DEFAULT, "the agmm", rounds[1])
+    t.join()
+    assert got == [OTHER, OTHER]
+
+
 def test_a_rank_that_disagrees_says_so_naming_both(recwarn):
     run_ranks(Store(), [FUSED, DEFAULT])
     msgs = [str(w.message) for w in recwarn if "disagree" in str(w.message)]
@@ -92,7 +112,7 @@ def test_a_missing_rank_0_times_out_with_the_fix(monkeypatch):
     monkeypatch.setenv(_agree.ENV_TIMEOUT, "0.2")
     start = time.monotonic()
     with pytest.raises(RuntimeError, match="same symmtune calls in the same order.*SYMMTUNE_AGREE_TIMEOUT"):
-        _agree.agree(Store(), 1, "g/allreduce/bf16/n=3000", DEFAULT, "the all-reduce")
+        _agree.agree(Store(), 1, "g/allreduce/bf16/n=3000", DEFAULT, "the all-reduce", {})
     assert time.monotonic() - start < 5
 
 
