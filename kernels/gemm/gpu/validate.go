@@ -142,7 +142,7 @@ func (v Variant) validateFused(c Config, p Problem) error {
 // buffer first: pushing (no peer reads the shard from the buffer), and for
 // the fused GEMM, whose tiles read the own rows through a tensor map of
 // their own, only where no tile holds both own and peer rows.
-// libsymmtune serves it to Python (gemm.shard_in_place).
+// python/symmtune/gemm.py's shard_in_place is its port.
 func ShardInPlace(c Config, p Problem, rank int) bool {
 	if c.Direction != DirPush {
 		return false
