@@ -8,6 +8,7 @@ package sdk
 import (
 	"context"
 
+	"github.com/symmtune/symmtune/hardware"
 	"github.com/symmtune/symmtune/space"
 	"github.com/symmtune/symmtune/symm"
 )
@@ -55,6 +56,17 @@ type Kernel interface {
 // Validate accepts.
 type Defaulter interface {
 	DefaultFor(p space.Problem, world int, backend string) (space.Config, error)
+}
+
+// HardwareDefaulter is a Defaulter whose best untuned config also depends
+// on the GPUs (the fused GEMM is measured best on sm_90 only): Serve asks
+// the backend's hardware fingerprint, the one the host's Hardware call
+// returns, and passes it. A backend that cannot fingerprint its hardware
+// gets DefaultFor's answer. The same rules as DefaultFor's apply: cheap,
+// no device of its own, a config Validate accepts.
+type HardwareDefaulter interface {
+	Defaulter
+	DefaultOn(p space.Problem, world int, backend string, hw hardware.Fingerprint) (space.Config, error)
 }
 
 // Instance is one rank of a kernel set up for one problem.

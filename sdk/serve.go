@@ -12,6 +12,7 @@ import (
 
 	"github.com/hashicorp/go-plugin"
 
+	"github.com/symmtune/symmtune/hardware"
 	pb "github.com/symmtune/symmtune/proto/kernelpb"
 	"github.com/symmtune/symmtune/space"
 	"github.com/symmtune/symmtune/symm"
@@ -147,13 +148,25 @@ func (s *server) ValidateBatch(ctx context.Context, r *pb.ValidateBatchRequest) 
 // has one (Defaulter), else Describe's default. A backend the plugin does
 // not serve is an error.
 func (s *server) DefaultFor(_ context.Context, r *pb.DefaultRequest) (*pb.DefaultResponse, error) {
-	if _, err := s.lookupBackend(r.GetBackend()); err != nil {
+	b, err := s.lookupBackend(r.GetBackend())
+	if err != nil {
 		return nil, err
 	}
 	c := s.desc.Default
 	if d, ok := s.kernel.(Defaulter); ok {
-		var err error
-		if c, err = d.DefaultFor(ProblemFromProto(r.GetProblem()), int(r.GetWorld()), r.GetBackend()); err != nil {
+		p, world := ProblemFromProto(r.GetProblem()), int(r.GetWorld())
+		hd, onHardware := d.(HardwareDefaulter)
+		var hw hardware.Fingerprint
+		if onHardware {
+			hw, err = b.Hardware(world)
+			onHardware = err == nil
+		}
+		if onHardware {
+			c, err = hd.DefaultOn(p, world, r.GetBackend(), hw)
+		} else {
+			c, err = d.DefaultFor(p, world, r.GetBackend())
+		}
+		if err != nil {
 			return nil, fmt.Errorf("default config: %w", err)
 		}
 		if err := s.desc.Space.Check(c); err != nil {

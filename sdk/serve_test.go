@@ -139,3 +139,53 @@ func TestTeamAs(t *testing.T) {
 		t.Error("TeamAs of a nil team: no error")
 	}
 }
+
+// gpuBackend is a namedBackend whose hardware is a GPU of compute
+// capability 9.0.
+type gpuBackend struct{ namedBackend }
+
+func (gpuBackend) Hardware(int) (hardware.Fingerprint, error) {
+	return hardware.Fingerprint{Kind: "gpu", Compute: "9.0", SMs: 132}, nil
+}
+
+// hardwareKernel picks 8 blocks on a GPU of compute capability 9.0, and
+// 1 where DefaultFor answers without hardware.
+type hardwareKernel struct{ sizedKernel }
+
+func (hardwareKernel) DefaultFor(space.Problem, int, string) (space.Config, error) {
+	return space.Config{"blocks": space.Int(1)}, nil
+}
+
+func (hardwareKernel) DefaultOn(_ space.Problem, _ int, _ string, hw hardware.Fingerprint) (space.Config, error) {
+	if hw.Compute == "9.0" {
+		return space.Config{"blocks": space.Int(8)}, nil
+	}
+	return space.Config{"blocks": space.Int(1)}, nil
+}
+
+// TestServerDefaultOnHardware: a HardwareDefaulter is given the backend's
+// fingerprint; where the backend has none, DefaultFor answers.
+func TestServerDefaultOnHardware(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		backend symm.Backend
+		want    string
+	}{
+		{"a GPU the backend fingerprints", gpuBackend{"cuda"}, "blocks=8"},
+		{"no fingerprint: DefaultFor", namedBackend("cuda"), "blocks=1"},
+	} {
+		s := newServer(hardwareKernel{}, []symm.Backend{c.backend})
+		resp, err := s.DefaultFor(context.Background(), &pb.DefaultRequest{
+			Problem: ProblemToProto(space.Problem{Shape: space.Shape{"n": 10}, Dtype: "f32"}), World: 2, Backend: "cuda"})
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		got, err := ConfigFromProto(resp.GetConfig())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.String() != c.want {
+			t.Errorf("%s: default %s, want %s", c.name, got, c.want)
+		}
+	}
+}

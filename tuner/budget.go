@@ -45,8 +45,10 @@ func calibrated(fresh int, took, jobTime time.Duration) bool {
 // valid config when all fit in jobTime at that pace, else as many trials
 // as fit in what is left of it (never fewer than done). The exploration
 // stops when jobTime is up either way: later trials may be slower.
-// strategy names the strategy that runs under the budget.
-func autoBudget(valid, done, fresh int, took, spent, jobTime time.Duration, strategy func(trials int) string) Budget {
+// given says jobTime is the job's own time budget (--budget-time), not the
+// time a job without a budget may take. strategy names the strategy that
+// runs under the budget.
+func autoBudget(valid, done, fresh int, took, spent, jobTime time.Duration, given bool, strategy func(trials int) string) Budget {
 	b := Budget{Trials: valid, Time: jobTime, Auto: true, Timed: fresh}
 	if fresh > 0 {
 		b.PerTrial = took / time.Duration(fresh)
@@ -56,9 +58,15 @@ func autoBudget(valid, done, fresh int, took, spent, jobTime time.Duration, stra
 		pace = fmt.Sprintf("the first trial took %s", seconds(b.PerTrial))
 	}
 	all := spent + time.Duration(valid-done)*b.PerTrial
+	within := fmt.Sprintf("the %s a job without a budget may explore", jobTime)
+	limit := fmt.Sprintf("a job without a budget explores for at most %s", jobTime)
+	if given {
+		within = fmt.Sprintf("the job's %s", jobTime)
+		limit = fmt.Sprintf("the job explores for at most %s", jobTime)
+	}
 	if b.PerTrial <= 0 || all <= jobTime {
-		b.Note = fmt.Sprintf("every valid config (%d; auto: %s, about %s for all, within the %s a job without a budget may explore)",
-			valid, pace, roughly(all), jobTime)
+		b.Note = fmt.Sprintf("every valid config (%d; auto: %s, about %s for all, within %s)",
+			valid, pace, roughly(all), within)
 		return b
 	}
 	more := 0
@@ -66,8 +74,8 @@ func autoBudget(valid, done, fresh int, took, spent, jobTime time.Duration, stra
 		more = int(left / b.PerTrial)
 	}
 	b.Trials = min(valid, done+more)
-	b.Note = fmt.Sprintf("%d of %d valid configs, strategy %s (auto: %s, so all would take about %s; a job without a budget explores for at most %s; --budget-trials, --budget-time or --exhaustive choose another)",
-		b.Trials, valid, strategy(b.Trials), pace, roughly(all), jobTime)
+	b.Note = fmt.Sprintf("%d of %d valid configs, strategy %s (auto: %s, so all would take about %s; %s; --budget-trials, --budget-time or --exhaustive choose another)",
+		b.Trials, valid, strategy(b.Trials), pace, roughly(all), limit)
 	return b
 }
 

@@ -25,6 +25,7 @@ func TestAutoBudget(t *testing.T) {
 		note               string           // how the note starts
 		names              func(int) string // the strategy for a budget (default: auto's choice)
 		wantPerTrial       time.Duration
+		given              bool // the job's own time budget
 	}{
 		{name: "agmm on 2 GPUs: 3,216 configs at 1.2 s a trial", valid: 3216, done: 5, fresh: 5, took: s(6), spent: s(6), job: 5 * time.Minute,
 			want: 5 + 245, note: "250 of 3216 valid configs, strategy surrogate (auto: 5 trials took 1.20 s each, so all would take about 1h4m19s; a job without a budget explores for at most 5m0s;",
@@ -37,6 +38,8 @@ func TestAutoBudget(t *testing.T) {
 			want: 1, note: "1 of 10 valid configs, strategy surrogate (auto: the first trial took 360.00 s,"},
 		{name: "resumed trials count in the budget, not in the pace", valid: 1000, done: 8, fresh: 5, took: s(5), spent: s(5), job: s(10),
 			want: 8 + 5, note: "13 of 1000 valid configs, strategy surrogate (auto: 5 trials took 1.00 s each"},
+		{name: "a time budget the job gives: planned the same way, and named", valid: 3216, done: 5, fresh: 5, took: s(6), spent: s(6), job: 10 * time.Minute, given: true,
+			want: 5 + 495, note: "500 of 3216 valid configs, strategy surrogate (auto: 5 trials took 1.20 s each, so all would take about 1h4m19s; the job explores for at most 10m0s;"},
 		{name: "an explicit strategy is named as it is", valid: 1000, done: 5, fresh: 5, took: s(5), spent: s(5), job: s(10),
 			names: func(int) string { return strategy.Random }, want: 10, note: "10 of 1000 valid configs, strategy random"},
 	} {
@@ -45,7 +48,7 @@ func TestAutoBudget(t *testing.T) {
 			if names == nil {
 				names = func(n int) string { return strategyFor(strategy.Auto, n, tc.valid) }
 			}
-			b := autoBudget(tc.valid, tc.done, tc.fresh, tc.took, tc.spent, tc.job, names)
+			b := autoBudget(tc.valid, tc.done, tc.fresh, tc.took, tc.spent, tc.job, tc.given, names)
 			if b.Trials != tc.want || !b.Auto || b.Time != tc.job || b.Timed != tc.fresh {
 				t.Errorf("budget %+v, want %d trials, auto, time %s, %d timed", b, tc.want, tc.job, tc.fresh)
 			}
@@ -177,5 +180,43 @@ func TestAutoBudgetTimesOnlyTrialsRun(t *testing.T) {
 	}
 	if b := o.Budget; strings.Join(modes, " ") != "medium deadlock fast" || b.Trials != 3 || b.Timed != 1 {
 		t.Errorf("first pass %v, budget %+v; want medium, deadlock (resumed) and fast, a budget of 3 planned from 1 timed trial", modes, b)
+	}
+}
+
+// TestTimeBudgetSaysWhichFamiliesRan: a job whose own time budget (a
+// nanosecond) is up after its first trial, taken from a resume log so that
+// no budget is planned from it, stops there and says which families it
+// measured: the default's mode of the nine. No timing threshold: any
+// search takes more than a nanosecond.
+func TestTimeBudgetSaysWhichFamiliesRan(t *testing.T) {
+	dir, _ := faultyPluginDir(t)
+	tmp := t.TempDir()
+	resumeLog := filepath.Join(tmp, "resume.jsonl")
+	line := `{"config":{"mode":"medium"},"status":"ok","score_us":20000,"ranks_us":[20000,20000],"iters":5,"kernel":"faulty","backend":"cpu","world":2,"dtype":"f32","shape":"n=1024","elapsed_ms":1}`
+	if err := os.WriteFile(resumeLog, []byte(line+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	done, err := LoadResume(resumeLog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &Searcher{PluginDir: dir, Cache: cache.File{Path: filepath.Join(tmp, "configs.toml")}, Logger: quietLogger(), Done: done}
+	job := faultyJob(2)
+	job.Strategy, job.BudgetTrials, job.BudgetTime = strategy.Auto, AutoBudget, time.Nanosecond
+	o, err := s.Search(context.Background(), job)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var modes []string
+	for _, r := range o.Results {
+		if !r.Refined {
+			modes = append(modes, r.Config["mode"].Str)
+		}
+	}
+	if strings.Join(modes, " ") != "medium" {
+		t.Errorf("first pass %v, want the default (medium) alone", modes)
+	}
+	if want := "; its time ran out after 1 trials, measured 1 of 9 families (mode=medium); not measured: "; !strings.Contains(o.Budget.Note, want) {
+		t.Errorf("note %q, want it to say %q", o.Budget.Note, want)
 	}
 }

@@ -14,24 +14,28 @@ import (
 )
 
 // explore runs the strategy phase under the job's budget. A job given no
-// budget (AutoBudget, no BudgetTime) starts as if it had none, with the
-// strategy that would run every valid config, and times its first trials
-// (calibrated); autoBudget then plans the trials that fit in JobTime.
-// When they are fewer than the valid configs, the job's strategy is made
-// again for that budget (auto: the local search instead of exhaustive)
-// and carries on from the trials so far. Either way the exploration ends
-// when JobTime is up.
+// trial budget (AutoBudget) starts as if it had none, with the strategy
+// that would run every valid config (auto: exhaustive, which measures a
+// config of every family first), and times its first trials
+// (calibrated); autoBudget then plans the trials that fit in its time:
+// BudgetTime when the job gives one, else JobTime. When they are fewer
+// than the valid configs, the job's strategy is made again for that
+// budget (auto: the local search instead of exhaustive) and carries on
+// from the trials so far. Either way the exploration ends when that time
+// is up. A time budget alone once ran the exhaustive enumeration until
+// time was up; on a GEMM space that measured pipelines only.
 func (ss *session) explore(ctx context.Context, valid []space.Config) error {
 	job := ss.job
-	planning := job.BudgetTrials < 0 && job.BudgetTime <= 0
+	planning := job.BudgetTrials < 0
 	budget := job.BudgetTrials
 	if budget <= 0 || budget > len(valid) {
 		budget = len(valid)
 	}
 	timeCap := job.BudgetTime
-	if planning {
+	if planning && timeCap <= 0 {
 		timeCap = job.JobTime
-	} else {
+	}
+	if !planning {
 		ss.out.Budget = givenBudget(job, len(valid))
 	}
 	strat, err := ss.newStrategy(valid, budget)
@@ -47,13 +51,18 @@ func (ss *session) explore(ctx context.Context, valid []space.Config) error {
 	// Trials run in this search (not resumed) and their time, while
 	// planning.
 	fresh, took := 0, time.Duration(0)
+	ranOut := "" // for the budget's note, when the time ran out
 	// A job given no budget is not cut short while its first trials are
-	// timed (they end at a tenth of JobTime, or one trial past it).
-	timeUp := func() bool { return !planning && timeCap > 0 && time.Since(began) >= timeCap }
+	// timed (they end at a tenth of JobTime, or one trial past it); a time
+	// budget the job gives is kept even then, once the first trial (the
+	// default, the baseline) is in.
+	timeUp := func() bool {
+		return (!planning || job.BudgetTime > 0) && timeCap > 0 && trials > 0 && time.Since(began) >= timeCap
+	}
 	for trials < budget {
 		if timeUp() {
 			ss.s.Logger.Info("time budget reached", "kernel", job.Kernel, "trials", trials)
-			ss.out.Budget.Note += fmt.Sprintf("; its time ran out after %d trials", trials)
+			ranOut = fmt.Sprintf("; its time ran out after %d trials, %s", trials, ss.familiesNote(valid, history))
 			break
 		}
 		batch := strat.Next(history)
@@ -81,11 +90,11 @@ func (ss *session) explore(ctx context.Context, valid []space.Config) error {
 				best = &r
 			}
 			ss.s.Reporter.Trial(trials, budget, res, best)
-			if !planning || !calibrated(fresh, took, job.JobTime) {
+			if !planning || !calibrated(fresh, took, timeCap) {
 				continue
 			}
 			planning = false
-			b := autoBudget(len(valid), trials, fresh, took, time.Since(began), job.JobTime, func(n int) string {
+			b := autoBudget(len(valid), trials, fresh, took, time.Since(began), timeCap, job.BudgetTime > 0, func(n int) string {
 				return strategyFor(job.Strategy, n, len(valid))
 			})
 			ss.out.Budget, budget = b, b.Trials
@@ -105,10 +114,26 @@ func (ss *session) explore(ctx context.Context, valid []space.Config) error {
 		}
 	}
 	if planning {
-		ss.out.Budget = unplannedBudget(len(valid), job.JobTime)
+		ss.out.Budget = unplannedBudget(len(valid), timeCap)
 	}
+	ss.out.Budget.Note += ranOut
 	ss.out.Counts[StatusInvalid] = ss.out.SpaceSize - len(valid)
 	return nil
+}
+
+// familiesNote says which families of the space the measured trials
+// cover, for a search that stopped on time: "measured 12 of 40 families
+// (impl=...; ...), not 28 (...)", the longer list cut short.
+func (ss *session) familiesNote(valid []space.Config, history []strategy.Observation) string {
+	measured := make([]space.Config, len(history))
+	for i, o := range history {
+		measured[i] = o.Config
+	}
+	cov, err := strategy.Coverage(strategy.Problem{Space: ss.out.Desc.Space, Valid: valid, Default: ss.out.Desc.Default}, measured)
+	if err != nil {
+		return "families unknown: " + err.Error()
+	}
+	return cov.Note()
 }
 
 // newStrategy makes the job's strategy for a budget of trials, and names

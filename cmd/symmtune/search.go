@@ -65,7 +65,7 @@ func newSearchCmdWith(g *globals, f *searchFlags) *cobra.Command {
 	fl.StringVar(&f.resume, "resume", "", "trial log of an interrupted search: configs it holds are not measured again (new trials are appended to it unless --log is given)")
 	fl.Var(budgetTrialsValue{&j.BudgetTrials}, "budget-trials", "at most this many trials per job; 0: every valid config; auto: as many as fit in "+
 		shortDuration(j.JobTime)+" per job at the pace of its first trials, or every valid config if they all fit (with --config: the file's budget_trials, unless given)")
-	fl.DurationVar(&j.BudgetTime, "budget-time", 0, "stop each job's exploration after this long, e.g. 10m (0: no limit; without --budget-trials, every valid config)")
+	fl.DurationVar(&j.BudgetTime, "budget-time", 0, "stop each job's exploration after this long, e.g. 10m (0: no limit; without --budget-trials, the trials that fit are planned from the first ones, a config of every family first)")
 	fl.BoolVar(&f.exhaustive, "exhaustive", false, "measure every valid config of every job: no trial or time budget, a job file's included")
 	fl.BoolVar(&f.noTransfer, "no-transfer", false, "start every job cold: no warm start from the cache's winners at other shapes, world sizes or hardware")
 	fl.IntVar(&j.Iters, "iters", j.Iters, "timed iterations per trial (with --config: the file's, unless given)")

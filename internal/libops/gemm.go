@@ -103,16 +103,27 @@ func gemmOps() map[string]op {
 				}
 				return map[string]bool{"in_place": gpu.ShardInPlace(c, p, r.Rank)}, nil
 			}),
-		"gemm.default": handler("Default(kernel), or with a problem {m, n, k, world, dtype?} FitDefault: the config, or why none runs",
+		"gemm.default": handler("Default(kernel), or with a problem {m, n, k, world, dtype?} FitDefault, or with the GPUs too {major, minor, sms?, link?} DefaultOn: the config, or why none runs",
 			func(r struct {
 				Kernel  string      `json:"kernel"`
 				Problem *problemReq `json:"problem"`
+				// The GPUs, all optional (requests before they existed
+				// get FitDefault, as before): compute capability, SMs per
+				// GPU, the link as hardware.Fingerprint names it. The team
+				// is the problem's world.
+				Major *int   `json:"major"`
+				Minor int    `json:"minor"`
+				SMs   int    `json:"sms"`
+				Link  string `json:"link"`
 			}) (any, error) {
 				v, err := variant(r.Kernel)
 				if err != nil {
 					return nil, err
 				}
 				if r.Problem == nil {
+					if r.Major != nil {
+						return nil, bad("major: the GPUs' default needs a problem")
+					}
 					return v.Default(), nil
 				}
 				r.Problem.Kernel = r.Kernel
@@ -120,7 +131,14 @@ func gemmOps() map[string]op {
 				if err != nil {
 					return nil, err
 				}
-				c, err := v.FitDefault(p)
+				if r.Major == nil {
+					c, err := v.FitDefault(p)
+					return c, badErr(err)
+				}
+				if *r.Major < 0 || r.Minor < 0 || r.SMs < 0 {
+					return nil, bad("major %d, minor %d, sms %d: want none negative", *r.Major, r.Minor, r.SMs)
+				}
+				c, err := v.DefaultOn(p, gpu.Device{Major: *r.Major, Minor: r.Minor, SMs: r.SMs, Link: r.Link})
 				return c, badErr(err)
 			}),
 		"gemm.layout": handler("the symmetric region of {kernel, m, n, k, world, elem or dtype}: {symmetric_bytes, slot_elems}",

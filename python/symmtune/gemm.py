@@ -174,15 +174,25 @@ def default_config(kernel: str) -> dict:
 
 
 @lru_cache(maxsize=1024)
-def _fit_default(kernel: str, p: Problem, dtype: str | None) -> dict[str, Any]:
-    return _native.call("gemm.default", kernel=kernel, problem=p.request(**_dtype(dtype)))
+def _fit_default(kernel: str, p: Problem, dtype: str | None,
+                 capability: tuple[int, int] | None = None, sms: int | None = None) -> dict[str, Any]:
+    gpus: dict[str, Any] = {}
+    if capability is not None:
+        gpus = {"major": capability[0], "minor": capability[1]}
+        if sms is not None:
+            gpus["sms"] = sms
+    return _native.call("gemm.default", kernel=kernel, problem=p.request(**_dtype(dtype)), **gpus)
 
 
-def fit_default(kernel: str, p: Problem, dtype: str | None = None) -> dict:
+def fit_default(kernel: str, p: Problem, dtype: str | None = None,
+                capability: tuple[int, int] | None = None, sms: int | None = None) -> dict:
     """FitDefault: the default config made to run on p (of dtype, when
     given) (Default as is where Validate takes it, else with fewer chunks),
-    or ValueError with why none runs. A new dict on every call."""
-    return dict(_fit_default(kernel, p, dtype))
+    or ValueError with why none runs. Given the GPUs' compute capability
+    (major, minor) and, optionally, their SM count, DefaultOn instead: the
+    family measured best on such GPUs (the fused GEMM on sm_90), fitted the
+    same way. A new dict on every call."""
+    return dict(_fit_default(kernel, p, dtype, capability, sms))
 
 
 @lru_cache(maxsize=None)

@@ -103,6 +103,16 @@ def test_default_parses_and_fits(kernel):
     assert gemm.fit_default(kernel, gemm.Problem(64, 8, 8, 1))["chunks"] == 1
 
 
+@pytest.mark.parametrize("kernel", ["agmm", "matmulrs"])
+def test_fit_default_on_gpus(kernel):
+    """With the GPUs' capability, the library answers DefaultOn: the fused
+    family on sm_90, the pipeline elsewhere; without it, FitDefault."""
+    p = gemm.Problem(8192, 3584, 8192, 2)
+    assert gemm.fit_default(kernel, p, capability=(9, 0), sms=132)["impl"].startswith("fused:")
+    assert gemm.fit_default(kernel, p, capability=(8, 0)) == gemm.fit_default(kernel, p)
+    assert gemm.fit_default(kernel, p)["impl"] == "pipeline"
+
+
 @pytest.mark.parametrize("change,msg", [
     ({"chunks": 3}, r'parameter "chunks": 3 is not one of \[1 2 4 8\]'),
     ({"direction": "sideways"}, 'parameter "direction"'),

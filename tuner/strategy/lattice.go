@@ -29,6 +29,7 @@ type lattice struct {
 	// closestMemo keeps closest()'s answers: its scans were most of a GPU
 	// search's host time between trials.
 	closestMemo map[closestKey]int
+	fam         *familySet // families(), computed at first use
 }
 
 func newLattice(p Problem) (*lattice, error) {

@@ -30,13 +30,19 @@ func (s *sampler) next(t *tracker) int {
 }
 
 // initial is the local searches' first batch: the default (when not yet
-// measured) and a spread sample of sampleSize(budget, ·) configs.
+// measured), one config of each family not yet measured (design; as many
+// as the budget holds), and a spread sample that tops them up to
+// sampleSize(budget, ·) configs.
 func (s *sampler) initial(t *tracker, budget int) []space.Config {
 	var out []space.Config
 	if t.fresh(t.lat.def) {
 		out = append(out, t.propose(t.lat.def))
 	}
-	for _, i := range s.spread(t, sampleSize(budget, len(t.lat.free))) {
+	reps := s.design(t, budget-t.used)
+	for _, i := range reps {
+		out = append(out, t.lat.valid[i])
+	}
+	for _, i := range s.spread(t, sampleSize(budget, len(t.lat.free))-len(reps)) {
 		out = append(out, t.lat.valid[i])
 	}
 	return out

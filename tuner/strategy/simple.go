@@ -7,8 +7,8 @@ import (
 )
 
 // ordered proposes valid configs in a fixed order, a batch at a time. It is
-// both exhaustive (Valid's order, default first) and random (default first,
-// then a seeded permutation).
+// both exhaustive (default first, then the families interleaved: see
+// familyOrder) and random (default first, then a seeded permutation).
 type ordered struct {
 	name  string
 	t     tracker
@@ -17,13 +17,11 @@ type ordered struct {
 }
 
 func newExhaustive(p Problem) (Strategy, error) {
-	return newOrdered(p, Exhaustive, func(n int) []int {
-		perm := make([]int, n)
-		for i := range perm {
-			perm[i] = i
-		}
-		return perm
-	})
+	l, err := newLattice(p)
+	if err != nil {
+		return nil, err
+	}
+	return &ordered{name: Exhaustive, t: newTracker(l), order: familyOrder(l, seedFor(p.Seed, Exhaustive))}, nil
 }
 
 func newRandom(p Problem) (Strategy, error) {

@@ -8,26 +8,29 @@ import (
 	"testing"
 )
 
-// The bar of issue "A search that is done in minutes without a budget":
-// with a tenth of the valid configs, `auto` gets within 3% of the
-// exhaustive optimum in at least tenthMinSeeds of seeds 1..tenthSeeds on
-// every recorded landscape that is not deliberately deceptive.
+// The bar of issue "A search that is done in minutes without a budget",
+// tightened by issue 44: with a tenth of the valid configs and no floor,
+// `auto` gets within 3% of the exhaustive optimum in at least
+// tenthMinSeeds of seeds 1..tenthSeeds on every recorded landscape of
+// minTenthValid or more valid configs that is not deliberately deceptive.
 const (
 	tenthSeeds    = 10
 	tenthMinSeeds = 9
-	// minTenthBudget is the floor on the budget: a tenth of a small
-	// landscape is a handful of trials (5 of the 53 valid configs of the
-	// 4-GPU n=2048 all-reduce), less than the first pass alone (the
-	// default and a spread sample of two configs per parameter: up to 15
-	// trials on the GEMM spaces). With fewer than 200 valid configs the
-	// budget is these 20 trials, not a tenth.
-	minTenthBudget = 20
+	// minTenthValid: below 100 valid configs a tenth is under ten trials,
+	// fewer than the families and the spread sample of the first pass
+	// (the 4-GPU n=2048 all-reduce: 53 configs, 6 trials). Such landscapes
+	// are replayed and printed, not held. Until issue 44 the budget had a
+	// floor of 20 trials instead, which hid how the search does on the
+	// smallest budgets: with a tenth of the 4-GPU n=32768 all-reduce (115
+	// configs, 12 trials) auto reached 3% on 21 of seeds 1..30 then, and
+	// 26 with every family measured first (sampler.design).
+	minTenthValid = 100
 )
 
 // tenthBudget is the budget TestTenthBudget gives a landscape of n valid
-// configs: a tenth, rounded up, and at least minTenthBudget.
+// configs: a tenth, rounded up.
 func tenthBudget(n int) int {
-	return max((n+9)/10, minTenthBudget)
+	return (n + 9) / 10
 }
 
 // deceptiveLandscapes are recorded landscapes built to mislead a search,
@@ -71,8 +74,8 @@ var tenthShortfalls = map[string]struct {
 // (AutoChoice, as the budget is below the space) on every recorded
 // landscape in tuner/testdata (new files are picked up by the glob) with
 // tenthBudget trials, seeds 1..10, and holds auto to tenthMinSeeds seeds
-// within 3% on each landscape of minValidForAcceptance or more valid
-// configs, except deceptiveLandscapes and the measured tenthShortfalls.
+// within 3% on each landscape of minTenthValid or more valid configs,
+// except deceptiveLandscapes and the measured tenthShortfalls.
 // It also checks that auto reaches 3% on at least as many runs overall as
 // each other strategy. Replay is deterministic, so none of this can flake.
 // Run with -v for the table.
@@ -133,8 +136,8 @@ func TestTenthBudget(t *testing.T) {
 		short, isShort := tenthShortfalls[base]
 		why, isDeceptive := deceptiveLandscapes[base]
 		switch {
-		case len(l.Valid) < minValidForAcceptance:
-			note = fmt.Sprintf("not held: under %d valid configs, the budget is most of the space", minValidForAcceptance)
+		case len(l.Valid) < minTenthValid:
+			note = fmt.Sprintf("not held: under %d valid configs, a tenth is fewer trials than the first pass", minTenthValid)
 		case isDeceptive:
 			note = "not held: deceptive: " + why
 		case isShort:
@@ -150,7 +153,7 @@ func TestTenthBudget(t *testing.T) {
 					base, opt.ScoreUS, got, tenthSeeds, budget, tenthMinSeeds)
 			}
 		}
-		if len(l.Valid) >= minValidForAcceptance && !isDeceptive {
+		if len(l.Valid) >= minTenthValid && !isDeceptive {
 			held++
 			for _, name := range names {
 				total[name] += counts[name]

@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/symmtune/symmtune/hardware"
 	"github.com/symmtune/symmtune/sdk"
 	"github.com/symmtune/symmtune/space"
 	"github.com/symmtune/symmtune/symm"
@@ -63,6 +64,19 @@ func (k Kernel) DefaultFor(p space.Problem, world int, backend string) (space.Co
 		return nil, err
 	}
 	return k.Variant.FitDefault(prob)
+}
+
+var _ sdk.HardwareDefaulter = Kernel{}
+
+// DefaultOn implements sdk.HardwareDefaulter: the family measured best on
+// the GPUs the search runs on (Variant.DefaultOn: the fused GEMM on sm_90),
+// fitted to the problem.
+func (k Kernel) DefaultOn(p space.Problem, world int, _ string, hw hardware.Fingerprint) (space.Config, error) {
+	prob, err := ParseProblem(p, world)
+	if err != nil {
+		return nil, err
+	}
+	return k.Variant.DefaultOn(prob, DeviceOf(hw))
 }
 
 func (k Kernel) SymmetricBytes(p space.Problem, world int, backend string) (int64, error) {

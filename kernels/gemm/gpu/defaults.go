@@ -1,0 +1,145 @@
+package gpu
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/symmtune/symmtune/hardware"
+	"github.com/symmtune/symmtune/space"
+)
+
+// Device is what the default chooser knows of the GPUs a call runs on.
+// Zero fields are unknown. The team's size is the problem's World.
+type Device struct {
+	Major, Minor int    // compute capability
+	SMs          int    // streaming multiprocessors per GPU
+	Link         string // interconnect as hardware.Fingerprint names it, e.g. "NVLink x18" or "PCIe"
+}
+
+// DeviceOf reads the GPUs' fields of a hardware fingerprint (Compute
+// "9.0"); a CPU's, or a capability that is not "major.minor", leaves them
+// unknown.
+func DeviceOf(f hardware.Fingerprint) Device {
+	d := Device{SMs: f.SMs, Link: f.Interconnect}
+	if f.Kind != "gpu" {
+		return Device{}
+	}
+	major, minor, ok := strings.Cut(f.Compute, ".")
+	if ok {
+		ma, err1 := strconv.Atoi(major)
+		mi, err2 := strconv.Atoi(minor)
+		if err1 == nil && err2 == nil {
+			d.Major, d.Minor = ma, mi
+		}
+	}
+	return d
+}
+
+// hopper reports whether the fused GEMM's family is measured best on d:
+// it is written for sm_90 (wgmma, TMA), and every measurement of it was
+// over NVLink, so a link known to be something else keeps the pipeline.
+func (d Device) hopper() bool {
+	return d.Major == 9 && d.Minor == 0 && (d.Link == "" || strings.HasPrefix(d.Link, "NVLink"))
+}
+
+// familyDefaults are the untuned configs of the fused family on sm_90,
+// by kernel and by FP8 or not, most preferred first: Default with these
+// values set. DefaultOn takes the first that Validate accepts on the
+// problem (with fewer chunks if need be), else FitDefault's pipeline.
+//
+// Why each, from the measurements:
+//   - agmm bf16/f16: the 2-cluster 128x256 tile, copy engines pushing 8
+//     chunks, from a CUDA graph. The issue 44 measurement on 2 x H100 at
+//     8192x3584x8192 put fused:128x256:s4:c2:g8:cl2 at 1.065x cuBLAS alone;
+//     in the exhaustive landscapes this config is 1.025x the optimum on 2 x
+//     H100 at 8192 and 1.039x on 2 x H200 at 16384, where the pipeline
+//     default is 1.105x and 1.060x
+//     (tuner/testdata/landscape-cuda-agmm-w2-m{8192,16384}n3584k8192.jsonl).
+//   - matmulrs bf16/f16: the same tile, copy engines pushing 4 chunks,
+//     reduced in the epilogue: 1.006x the exhaustive optimum on 2 x H200
+//     at 8192 (the pipeline default: 1.057x,
+//     tuner/testdata/landscape-cuda-matmulrs-w2-m8192n3584k8192.jsonl);
+//     where the epilogue cannot reduce (a rank's rows not whole tiles),
+//     the reduction kernel (264 blocks) with the g4 tile, the optimum
+//     there.
+//   - agmm FP8: the searched 128x256:s4:c2:g4, pushed by copy engines in
+//     2 chunks, as docs/fp8.md's searches pinned them (the searched tile
+//     beat the pinned :cl2 one for row scales,
+//     bench/results/2026-11-26-h200x2-h100x2-rs-smem.md §3).
+//   - matmulrs FP8: the 5-stage ping-pong 128x128 tile reducing in the
+//     epilogue, the peers' partials read where they lie (push=none, teams
+//     of two: the buffer fits beside the stages for one peer only), else
+//     pushed by copy engines; 2 chunks. push=none was 1.0-4.4% under
+//     push=ce in every cell on 2 x H100 and 2 x H200, and chunks did not
+//     matter (bench/results/2026-11-26-h200x2-h100x2-rs-smem.md §2-§4).
+//     Group 4: the g8 ping-pong tile was 8-22% slower on H100
+//     (docs/fp8.md, "On 2 x H100").
+var familyDefaults = map[Variant]map[bool][]map[string]space.Value{
+	VariantAGMM: {
+		false: {{ParamImpl: space.Str(ImplFused + ":128x256:s4:c2:g8:cl2"), ParamCopy: space.Str(CopyCE),
+			ParamDirection: space.Str(DirPush), ParamChunks: space.Int(8), ParamGraph: space.Int(1)}},
+		true: {{ParamImpl: space.Str(ImplFused + ":128x256:s4:c2:g4"), ParamCopy: space.Str(CopyCE),
+			ParamDirection: space.Str(DirPush), ParamChunks: space.Int(2), ParamGraph: space.Int(1)}},
+	},
+	VariantMatmulRS: {
+		false: {
+			{ParamImpl: space.Str(ImplFused + ":128x256:s4:c2:g8:cl2"), ParamPush: space.Str(PushCE),
+				ParamReduce: space.Str(ReduceEpilogue), ParamChunks: space.Int(4), ParamGraph: space.Int(1)},
+			{ParamImpl: space.Str(ImplFused + ":128x256:s4:c2:g4:cl2"), ParamPush: space.Str(PushCE),
+				ParamReduce: space.Str(ReduceKernel), ParamReduceBlocks: space.Int(264), ParamChunks: space.Int(4), ParamGraph: space.Int(1)},
+		},
+		true: {
+			{ParamImpl: space.Str(ImplFused + ":128x128:s5:c2:g4:pp"), ParamPush: space.Str(PushNone),
+				ParamReduce: space.Str(ReduceEpilogue), ParamChunks: space.Int(2), ParamGraph: space.Int(1)},
+			{ParamImpl: space.Str(ImplFused + ":128x128:s5:c2:g4:pp"), ParamPush: space.Str(PushCE),
+				ParamReduce: space.Str(ReduceEpilogue), ParamChunks: space.Int(2), ParamGraph: space.Int(1)},
+		},
+	},
+}
+
+// DefaultOn is what an untuned caller of p runs on GPUs d: the family
+// measured best on such GPUs (familyDefaults: the fused GEMM on sm_90 over
+// NVLink, on teams of two or more) where Validate accepts it on p, with
+// fewer chunks if need be; else FitDefault, the cuBLASLt pipeline, which
+// runs on any GPU. With d unknown (the zero Device) it is FitDefault,
+// what callers that pass no hardware got before.
+func (v Variant) DefaultOn(p Problem, d Device) (space.Config, error) {
+	if d.hopper() && p.World >= 2 {
+		for _, set := range familyDefaults[v][p.Dtype.FP8()] {
+			c := v.Default()
+			for name, val := range set {
+				c[name] = val
+			}
+			if fitted, err := v.fit(c, p); err == nil {
+				return fitted, nil
+			}
+		}
+	}
+	return v.FitDefault(p)
+}
+
+// fit is c made to run on p: c as is where Validate takes it, else with
+// the most chunks of the space's values below c's that Validate accepts;
+// the last reason when none does. It is FitDefault's rule for any config.
+// FitDefault keeps its own copy in space.go because that file is hashed
+// into the kernel version (version.go): editing it would make every cached
+// entry stale for no change in what runs. TestFitIsFitDefault holds the
+// two equal; fold FitDefault into fit at the next version change.
+func (v Variant) fit(c space.Config, p Problem) (space.Config, error) {
+	var last error
+	want := c[ParamChunks].Int
+	for i := len(chunkValues) - 1; i >= 0; i-- {
+		if chunkValues[i].Int > want {
+			continue
+		}
+		c[ParamChunks] = chunkValues[i]
+		cfg, err := v.ParseConfig(c)
+		if err != nil {
+			return nil, err
+		}
+		if last = v.Validate(cfg, p); last == nil {
+			return c, nil
+		}
+	}
+	return nil, last
+}
