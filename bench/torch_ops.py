@@ -89,10 +89,10 @@ _choose = gemm.choose_runnable
 FORCED: dict[str, dict] = {}
 
 
-def _forced_choice(kernel, p, dtype, cache=None, hardware=None, no_fused=None):
+def _forced_choice(kernel, p, dtype, cache=None, hardware=None, no_fused=None, **gpu):
     if kernel in FORCED:
         return Choice(dict(FORCED[kernel]), "forced")
-    return _choose(kernel, p, dtype, cache, hardware, no_fused)
+    return _choose(kernel, p, dtype, cache, hardware, no_fused, **gpu)
 
 
 gemm.choose_runnable = _forced_choice

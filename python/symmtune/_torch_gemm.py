@@ -205,7 +205,9 @@ def _pipeline(kernel: str, p: gemm.Problem, dtype: torch.dtype, group, cache, dt
                            "make the same call once before the capture (a warm-up)")
     _record.note(kernel, p.world, dtn, {"m": p.m, "n": p.n, "k": p.k})
     choice = agreed(name, rank, world, f"{kernel}/{dtn}/m={p.m},n={p.n},k={p.k}", f"the {what}",
-                    lambda: gemm.choose_runnable(kernel, p, dtn, cache, no_fused=_no_fused(device)))
+                    lambda: gemm.choose_runnable(kernel, p, dtn, cache, no_fused=_no_fused(device),
+                                                 capability=torch.cuda.get_device_capability(device),
+                                                 sms=torch.cuda.get_device_properties(device).multi_processor_count))
     pipe = _pipes[key] = _Gemm(kernel, p, dtype, name, rank, device, choice, dtn)
     return pipe
 

@@ -220,14 +220,15 @@ def _warn_once(key: tuple, message: str) -> None:
 
 
 def choose(kernel: str, p: Problem, dtype: str, cache: str | os.PathLike | None = None,
-           hardware=None) -> Choice:
+           hardware=None, capability: tuple[int, int] | None = None, sms: int | None = None) -> Choice:
     """The config kernel runs on p of dtype (one of DTYPES: an FP8 dtype
     looks up its own winners): the cache's answer for this machine if
     it was tuned for the plugin's current sources and runs on p, else the
     plugin's default (fitted to p: fit_default), with a warning (once per
     kernel, problem and dtype) saying how to tune. Errors of the cache
     (corrupt, unreadable) and of the fingerprint propagate. hardware: as
-    symmtune.lookup's (None: this machine)."""
+    symmtune.lookup's (None: this machine). capability and sms: the GPU's,
+    for the default of its family (fit_default: the fused GEMM on sm_90)."""
     check_problem(kernel, p, dtype)
     shape = f"m={p.m},n={p.n},k={p.k}"
     how = f"tune it with: symmtune search --backend cuda --kernel {kernel} --world {p.world} --shape {shape} --dtype {dtype}"
@@ -239,25 +240,26 @@ def choose(kernel: str, p: Problem, dtype: str, cache: str | os.PathLike | None 
     except NoTunedConfig:
         _warn_once(key, f"symmtune: no tuned {kernel} for {p.world} ranks, {dtype}, {shape} (for these kernel "
                         f"sources, version {version}); running the default config; {how}")
-        return Choice(fit_default(kernel, p, dtype), "default")
+        return Choice(fit_default(kernel, p, dtype, capability, sms), "default")
     cfg = dict(m.entry.config)
     try:
         validate(parse_config(kernel, cfg), p, dtype)
     except ValueError as e:
         _warn_once(key, f"symmtune: the {kernel} config tuned for {shape_string(m.entry.shape)} does not run on "
                         f"{shape} ({e}); running the default config; {how}")
-        return Choice(fit_default(kernel, p, dtype), "default")
+        return Choice(fit_default(kernel, p, dtype, capability, sms), "default")
     source = "other-driver" if m.other_driver else ("tuned" if m.exact else "nearest")
     return Choice(cfg, source, m.entry.median_us)
 
 
 def choose_runnable(kernel: str, p: Problem, dtype: str, cache: str | os.PathLike | None = None,
-                    hardware=None, no_fused: str | None = None) -> Choice:
+                    hardware=None, no_fused: str | None = None, capability: tuple[int, int] | None = None,
+                    sms: int | None = None) -> Choice:
     """choose(), for a runtime that may not run impl=fused here: when
     no_fused says why (e.g. the GPU is not sm_90), a chosen fused config is
     replaced by the default (fitted to p), with a warning, once per config,
-    that names it and the reason."""
-    c = choose(kernel, p, dtype, cache, hardware)
+    that names it and the reason. capability and sms: as choose's."""
+    c = choose(kernel, p, dtype, cache, hardware, capability, sms)
     impl = c.config.get("impl", IMPL_PIPELINE)
     if impl == IMPL_PIPELINE or no_fused is None:
         return c
@@ -265,4 +267,4 @@ def choose_runnable(kernel: str, p: Problem, dtype: str, cache: str | os.PathLik
     _warn_once(("fused", kernel, named),
                f"symmtune: the {c.source} {kernel} config for {p.world} ranks, {dtype}, m={p.m},n={p.n},k={p.k} is "
                f"impl={impl} ({named}); {no_fused}, so symmtune.torch runs the default pipeline config")
-    return Choice(fit_default(kernel, p, dtype), "default")
+    return Choice(fit_default(kernel, p, dtype), "default")  # without the GPU: the pipeline default

@@ -209,6 +209,22 @@ def test_choose(tmp_path, recwarn):
     assert gemm.choose("agmm", p, "f16", tmp_path / "none.toml", hardware=GPU).source == "default"
 
 
+@pytest.mark.filterwarnings("ignore:symmtune. no tuned")
+@pytest.mark.parametrize("kernel", ["agmm", "matmulrs"])
+@pytest.mark.parametrize("dtype", ["bf16", "e4m3", "e4m3_row"])
+def test_untuned_default_knows_the_gpu(tmp_path, kernel, dtype):
+    """With no cache entry the runtime's default is the GPU family's (Go's
+    DefaultOn): a fused tile on sm_90, the pipeline elsewhere and when the
+    GPU is not given."""
+    p, none = gemm.Problem(8192, 3584, 8192, 2), tmp_path / "none.toml"
+    hopper = gemm.choose_runnable(kernel, p, dtype, none, hardware=GPU, capability=(9, 0), sms=132)
+    assert hopper.source == "default" and hopper.config["impl"].startswith("fused:")
+    gemm.validate(gemm.parse_config(kernel, hopper.config), p, dtype)
+    for cap in ((8, 9), None):
+        c = gemm.choose_runnable(kernel, p, dtype, none, hardware=GPU, capability=cap)
+        assert c.config["impl"] == "pipeline", cap
+
+
 def test_choose_errors(tmp_path):
     bad = tmp_path / "bad.toml"
     bad.write_text("version = 1\n[[entry]]\nkernel = 3\n")
