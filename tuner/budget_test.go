@@ -148,36 +148,11 @@ func TestAutoBudgetEndsAtTheJobTime(t *testing.T) {
 // nanosecond, the two resumed trials and the first one run are the whole
 // first pass.
 func TestAutoBudgetTimesOnlyTrialsRun(t *testing.T) {
-	dir, _ := faultyPluginDir(t)
-	tmp := t.TempDir()
 	// Exhaustive order starts with medium (the default), deadlock, fast:
 	// the first two come from the log (deadlock logged as a slow pass, so
 	// it is no finalist and never runs), fast is the first trial run.
-	line := func(mode string, score float64) string {
-		return fmt.Sprintf(`{"config":{"mode":%q},"status":"ok","score_us":%g,"ranks_us":[%g,%g],"iters":5,"kernel":"faulty","backend":"cpu","world":2,"dtype":"f32","shape":"n=1024","elapsed_ms":1}`,
-			mode, score, score, score)
-	}
-	resumeLog := filepath.Join(tmp, "resume.jsonl")
-	if err := os.WriteFile(resumeLog, []byte(line("medium", 20000)+"\n"+line("deadlock", 1e9)+"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	done, err := LoadResume(resumeLog)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := &Searcher{PluginDir: dir, Cache: cache.File{Path: filepath.Join(tmp, "configs.toml")}, Logger: quietLogger(), Done: done}
-	job := faultyJob(2)
-	job.Strategy, job.BudgetTrials, job.JobTime = strategy.Auto, AutoBudget, time.Nanosecond
-	o, err := s.Search(context.Background(), job)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var modes []string
-	for _, r := range o.Results {
-		if !r.Refined {
-			modes = append(modes, r.Config["mode"].Str)
-		}
-	}
+	o, modes := resumedSearch(t, func(job *Job) { job.JobTime = time.Nanosecond },
+		resumedTrial("medium", 20000), resumedTrial("deadlock", 1e9))
 	if b := o.Budget; strings.Join(modes, " ") != "medium deadlock fast" || b.Trials != 3 || b.Timed != 1 {
 		t.Errorf("first pass %v, budget %+v; want medium, deadlock (resumed) and fast, a budget of 3 planned from 1 timed trial", modes, b)
 	}
@@ -189,11 +164,30 @@ func TestAutoBudgetTimesOnlyTrialsRun(t *testing.T) {
 // measured: the default's mode of the nine. No timing threshold: any
 // search takes more than a nanosecond.
 func TestTimeBudgetSaysWhichFamiliesRan(t *testing.T) {
+	o, modes := resumedSearch(t, func(job *Job) { job.BudgetTime = time.Nanosecond }, resumedTrial("medium", 20000))
+	if strings.Join(modes, " ") != "medium" {
+		t.Errorf("first pass %v, want the default (medium) alone", modes)
+	}
+	if want := "; its time ran out after 1 trials, measured 1 of 9 families (mode=medium); not measured: "; !strings.Contains(o.Budget.Note, want) {
+		t.Errorf("note %q, want it to say %q", o.Budget.Note, want)
+	}
+}
+
+// resumedTrial is a trial log line of the faulty plugin's config mode.
+func resumedTrial(mode string, score float64) string {
+	return fmt.Sprintf(`{"config":{"mode":%q},"status":"ok","score_us":%g,"ranks_us":[%g,%g],"iters":5,"kernel":"faulty","backend":"cpu","world":2,"dtype":"f32","shape":"n=1024","elapsed_ms":1}`,
+		mode, score, score, score)
+}
+
+// resumedSearch runs an auto-budgeted faulty job, set by setJob, that
+// resumes from a log of the given lines: its outcome and the modes of its
+// first pass, in order.
+func resumedSearch(t *testing.T, setJob func(*Job), lines ...string) (*Outcome, []string) {
+	t.Helper()
 	dir, _ := faultyPluginDir(t)
 	tmp := t.TempDir()
 	resumeLog := filepath.Join(tmp, "resume.jsonl")
-	line := `{"config":{"mode":"medium"},"status":"ok","score_us":20000,"ranks_us":[20000,20000],"iters":5,"kernel":"faulty","backend":"cpu","world":2,"dtype":"f32","shape":"n=1024","elapsed_ms":1}`
-	if err := os.WriteFile(resumeLog, []byte(line+"\n"), 0o644); err != nil {
+	if err := os.WriteFile(resumeLog, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	done, err := LoadResume(resumeLog)
@@ -202,7 +196,8 @@ func TestTimeBudgetSaysWhichFamiliesRan(t *testing.T) {
 	}
 	s := &Searcher{PluginDir: dir, Cache: cache.File{Path: filepath.Join(tmp, "configs.toml")}, Logger: quietLogger(), Done: done}
 	job := faultyJob(2)
-	job.Strategy, job.BudgetTrials, job.BudgetTime = strategy.Auto, AutoBudget, time.Nanosecond
+	job.Strategy, job.BudgetTrials = strategy.Auto, AutoBudget
+	setJob(&job)
 	o, err := s.Search(context.Background(), job)
 	if err != nil {
 		t.Fatal(err)
@@ -213,10 +208,5 @@ func TestTimeBudgetSaysWhichFamiliesRan(t *testing.T) {
 			modes = append(modes, r.Config["mode"].Str)
 		}
 	}
-	if strings.Join(modes, " ") != "medium" {
-		t.Errorf("first pass %v, want the default (medium) alone", modes)
-	}
-	if want := "; its time ran out after 1 trials, measured 1 of 9 families (mode=medium); not measured: "; !strings.Contains(o.Budget.Note, want) {
-		t.Errorf("note %q, want it to say %q", o.Budget.Note, want)
-	}
+	return o, modes
 }
