@@ -14,7 +14,7 @@ import torch.distributed._symmetric_memory as symm_mem
 
 from . import _agree, _cuda, _native
 from . import kernels
-from ._arena import Arena, CaptureError
+from ._arena import Arena
 from .kernels import Choice
 
 DTYPES = {torch.bfloat16: "bf16", torch.float16: "f16", torch.float32: "f32"}
@@ -66,13 +66,9 @@ def allocate(group_name: str, numel: int, dtype: torch.dtype, device: torch.devi
     """numel elements of symmetric memory with signal pads the kernels'
     barriers fit in, rendezvoused over the group: (buffer, handle). The
     first zero_bytes are zeroed on every rank before any rank returns.
-    Not while the current stream is being captured: the rendezvous is a
-    collective on the host, so a call that needs a new workspace must come
-    once before the capture (its warm-up)."""
-    if capturing():
-        raise CaptureError(f"symmtune.torch: this call needs {numel} elements of symmetric memory, which cannot be "
-                           "allocated while a CUDA graph is being captured; make the same call once before the capture "
-                           "(a warm-up, as torch.cuda.graph's documentation asks)")
+    Not while the current stream is being captured (the rendezvous is a
+    collective on the host): its caller, symmtune._arena's Arena.fit,
+    refuses growth in a capture with CaptureError first."""
     try:
         if symm_mem.get_signal_pad_size() < kernels._PAD_BYTES:
             symm_mem.set_signal_pad_size(kernels._PAD_BYTES)
