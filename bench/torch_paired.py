@@ -43,6 +43,8 @@ def main():
     ap.add_argument("--configs", default="")
     ap.add_argument("--tuned", default="", help="MxNxK,...: symmtune.torch's own choice at these shapes")
     ap.add_argument("--queued", action="store_true", help="each call behind a barrier and a device sleep")
+    ap.add_argument("--kernels", default=",".join(gemm.KERNELS), help="with --tuned: these kernels only")
+    ap.add_argument("--json", default="", help="also write the rows, configs in full, to this file (rank 0)")
     args = ap.parse_args()
     rank, world, g = join_group()
     todo = BEST_2XH200
@@ -50,13 +52,14 @@ def main():
         with open(args.configs) as f:
             todo = [(c["kernel"], c["shape"], c["config"]) for c in json.load(f)]
     if args.tuned:
-        todo = [(kernel, shape, None) for kernel in gemm.KERNELS for shape in args.tuned.split(",")]
+        todo = [(kernel, shape, None) for kernel in args.kernels.split(",") for shape in args.tuned.split(",")]
     if rank == 0:
         print(f"{world} ranks, {torch.cuda.get_device_name()}; µs, median of {args.rounds} interleaved rounds"
               f"{', each call queued' if args.queued else ''}, max over ranks; (median over rounds of the ratio "
               "to mm alone in the same round)", flush=True)
         print("| pass | kernel | M x N x K | config | mm alone | symmtune | torch fused op |")
         print("|---|---|---|---|---|---|---|")
+    rows = []
     for p in (1, 2):
         for kernel, shape, over in todo:
             m, n, k = map(int, shape.split("x"))
@@ -79,13 +82,19 @@ def main():
             with forced(cfg) if over is not None else contextlib.nullcontext():
                 fns["ours"] = lambda: ours(kernel)(a, bt)
                 med, ratio = bench_paired(fns, "mm", iters=args.rounds, queued=args.queued)
+            full = cfg if over is not None else {}
             if over is None:  # what symmtune.torch chose, and from where
                 c = next(iter(_torch_gemm._pipes.values())).choice  # kept: forced was not entered
                 over = {"source": c.source, **{x: v for x, v in c.config.items() if x in SHOWN}}
+                full = {"source": c.source, **c.config}
             if rank == 0:
+                rows.append({"pass": p, "kernel": kernel, "shape": shape, "config": full, "us": med, "ratio": ratio})
                 desc = ",".join(f"{x}={v}" for x, v in over.items())
                 cells = [f"{med[x]:.1f} ({ratio[x]:.3f})" for x in ("ours", "torch")]
                 print(f"| {p} | {kernel} | {shape} | `{desc}` | {med['mm']:.1f} | " + " | ".join(cells) + " |", flush=True)
+    if rank == 0 and args.json:
+        with open(args.json, "w") as f:
+            json.dump(rows, f, indent=1)
     dist.destroy_process_group()
 
 

@@ -79,6 +79,28 @@ func autoBudget(valid, done, fresh int, took, spent, jobTime time.Duration, give
 	return b
 }
 
+// maxReplans bounds how often a time-planned budget is planned again
+// (see replanned): each time the pace so far, compiles diluted by more
+// trials, gives a truer count.
+const maxReplans = 3
+
+// replanned is the trial budget of a time-planned exploration whose
+// budget ran out after done trials, fresh of them run in this search in
+// took, spent into jobTime, after replans earlier replans: done plus the
+// trials that fit in what is left at the pace so far, at most valid. ok
+// is false when no more trial fits, the space is done, or maxReplans is
+// reached.
+func replanned(valid, done, fresh int, took, spent, jobTime time.Duration, replans int) (trials int, ok bool) {
+	if replans >= maxReplans || done >= valid || fresh == 0 || took <= 0 || spent >= jobTime {
+		return done, false
+	}
+	more := int((jobTime - spent) / (took / time.Duration(fresh)))
+	if more < 1 {
+		return done, false
+	}
+	return min(valid, done+more), true
+}
+
 // unplannedBudget is the budget of a job given none whose space ran out
 // before enough trials were timed to plan one: every valid config ran.
 func unplannedBudget(valid int, jobTime time.Duration) Budget {

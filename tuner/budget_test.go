@@ -210,3 +210,28 @@ func resumedSearch(t *testing.T, setJob func(*Job), lines ...string) (*Outcome, 
 	}
 	return o, modes
 }
+
+func TestReplanned(t *testing.T) {
+	s := time.Second
+	for _, tc := range []struct {
+		name                     string
+		valid, done, fresh, reps int
+		took, spent, jobTime     time.Duration
+		want                     int
+		ok                       bool
+	}{
+		{"time left at the pace so far", 3248, 120, 120, 0, 12 * s, 18 * s, 60 * s, 120 + 420, true},
+		{"capped by the space", 300, 120, 120, 0, 12 * s, 18 * s, 60 * s, 300, true},
+		{"resumed trials cost nothing", 3248, 150, 100, 0, 10 * s, 20 * s, 60 * s, 150 + 400, true},
+		{"no time left", 3248, 120, 120, 0, 12 * s, 60 * s, 60 * s, 120, false},
+		{"less than a trial left", 3248, 120, 120, 0, 12 * s, 59950 * time.Millisecond, 60 * s, 120, false},
+		{"space done", 120, 120, 120, 0, 12 * s, 18 * s, 60 * s, 120, false},
+		{"nothing timed", 3248, 120, 0, 0, 0, 18 * s, 60 * s, 120, false},
+		{"replanned enough", 3248, 120, 120, maxReplans, 12 * s, 18 * s, 60 * s, 120, false},
+	} {
+		got, ok := replanned(tc.valid, tc.done, tc.fresh, tc.took, tc.spent, tc.jobTime, tc.reps)
+		if got != tc.want || ok != tc.ok {
+			t.Errorf("%s: got %d, %v; want %d, %v", tc.name, got, ok, tc.want, tc.ok)
+		}
+	}
+}

@@ -52,6 +52,7 @@ func (ss *session) explore(ctx context.Context, valid []space.Config) error {
 	// planning.
 	fresh, took := 0, time.Duration(0)
 	ranOut := "" // for the budget's note, when the time ran out
+	replans := 0
 	// A job given no budget is not cut short while its first trials are
 	// timed (they end at a tenth of JobTime, or one trial past it); a time
 	// budget the job gives is kept even then, once the first trial (the
@@ -59,7 +60,25 @@ func (ss *session) explore(ctx context.Context, valid []space.Config) error {
 	timeUp := func() bool {
 		return (!planning || job.BudgetTime > 0) && timeCap > 0 && trials > 0 && time.Since(began) >= timeCap
 	}
-	for trials < budget {
+	for {
+		if trials >= budget {
+			// A budget planned from the first trials' pace, which NVRTC
+			// compiles and cold caches slow, runs out early: with time
+			// left of the job's own budget, plan again at the pace so far.
+			more, ok := replanned(len(valid), trials, fresh, took, time.Since(began), timeCap, replans)
+			if !ok || !ss.out.Budget.Auto || job.BudgetTime <= 0 {
+				break
+			}
+			replans++
+			budget = more
+			ss.out.Budget.Trials = more
+			ss.out.Budget.Note += fmt.Sprintf("; planned again for %d trials after %d, with %s left", more, trials, roughly(timeCap-time.Since(began)))
+			ss.s.Logger.Info("budget planned again", "kernel", job.Kernel, "trials", more)
+			strat.Close()
+			if strat, err = ss.newStrategy(valid, budget); err != nil {
+				return err
+			}
+		}
 		if timeUp() {
 			ss.s.Logger.Info("time budget reached", "kernel", job.Kernel, "trials", trials)
 			ranOut = fmt.Sprintf("; its time ran out after %d trials, %s", trials, ss.familiesNote(valid, history))

@@ -161,13 +161,22 @@ func (t *Team) Close() error {
 }
 
 // Time runs call warmup times, then iters times with CUDA events around
-// each, every call after the team barrier on stream (so one rank's late
-// start stays out of another's time, as the peers' method requires), and
-// returns each timed call's duration in microseconds. Call inside Do.
+// each, and returns each timed call's duration in microseconds. Where the
+// team barrier goes is TimingFromEnv's: before every call (the default: one
+// rank's late start stays out of another's time, as the peers' method
+// requires), or once, with the calls back to back as a program queues
+// them. Call inside Do.
 func (t *Team) Time(stream cu.Stream, warmup, iters int, call func() error) ([]float64, error) {
+	mode, err := TimingFromEnv()
+	if err != nil {
+		return nil, err
+	}
+	each := mode == TimingBarrier
 	for i := 0; i < warmup; i++ {
-		if err := t.Barrier(stream); err != nil {
-			return nil, err
+		if each || i == 0 {
+			if err := t.Barrier(stream); err != nil {
+				return nil, err
+			}
 		}
 		if err := call(); err != nil {
 			return nil, err
@@ -187,8 +196,10 @@ func (t *Team) Time(stream cu.Stream, warmup, iters int, call func() error) ([]f
 		evs = append(evs, e)
 	}
 	for i := 0; i < iters; i++ {
-		if err := t.Barrier(stream); err != nil {
-			return nil, err
+		if each || i == 0 {
+			if err := t.Barrier(stream); err != nil {
+				return nil, err
+			}
 		}
 		if err := evs[2*i].Record(stream); err != nil {
 			return nil, fmt.Errorf("record event: %w", err)
@@ -208,7 +219,14 @@ func (t *Team) Time(stream cu.Stream, warmup, iters int, call func() error) ([]f
 	}
 	times := make([]float64, iters)
 	for i := range times {
-		ms, err := evs[2*i].Elapsed(evs[2*i+1])
+		start := evs[2*i]
+		if !each && i > 0 {
+			// From the previous call's end: a start event records only
+			// once the host has enqueued it, which would leave a launch
+			// gap out of the time.
+			start = evs[2*i-1]
+		}
+		ms, err := start.Elapsed(evs[2*i+1])
 		if err != nil {
 			return nil, fmt.Errorf("event elapsed: %w", err)
 		}

@@ -1,0 +1,73 @@
+#!/bin/bash
+# bench/search-check.sh: a time-budgeted search as a user runs it, and
+# whether the tuner's scores order configs as a torch program does (issue
+# 44). Carry .gpu (scripts/gpu-bundle.sh) and run on the GPU machine:
+#
+#   bash bench/search-check.sh W
+#
+# For each kernel of KERNELS (default agmm matmulrs) at each of SHAPES
+# (MxNxK, default 8192x3584x8192), bf16:
+#   1. `symmtune search --budget-time BUDGET_TIME` (default 60s, the default
+#      strategy), its wall time;
+#   2. the search's best TOP (default 5) configs re-measured in the tuner
+#      once per trial timing of MODES (default "barrier stream":
+#      SYMMTUNE_TRIAL_TIMING, see symm/cudamem/timing.go);
+#   3. the same configs in a torch program (bench/torch_paired.py --configs:
+#      interleaved with cuBLAS mm and torch's fused op, ratio to mm alone),
+#      then symmtune.torch's own choice untuned (no cache) and from the
+#      search's cache, in the same torchrun;
+#   4. the table (bench/search_check.py): each source's order against the
+#      program's, and the search winner's distance from the best in the
+#      program.
+# Writes $OUT/search-check-wW/ and, for the device tool's few files,
+# $OUT/search-check-wW.tgz of it. About 3 minutes per cell at W=2.
+set -u
+W=${1:?usage: bench/search-check.sh WORLD}
+OUT=${OUT:-bench/out}
+BIN=${BIN:-/tmp/bin}
+LOGS=$OUT/search-check-w$W
+KERNELS=${KERNELS:-agmm matmulrs}
+SHAPES=${SHAPES:-8192x3584x8192}
+MODES=${MODES:-barrier stream}
+here=$(dirname "$0")
+[ -x "$BIN/symmtune" ] || tar xzf .gpu/bins.tgz -C "$(dirname "$BIN")"
+. "$here/lib.sh"
+export CUDA_VISIBLE_DEVICES=$(seq -s, 0 $((W - 1)))
+for k in $KERNELS; do
+	for s in $SHAPES; do
+		cell=$k-$s
+		shape=$(echo "$s" | awk -Fx '{printf "m=%s,n=%s,k=%s", $1, $2, $3}')
+		common=(--plugin-dir "$BIN" --backend cuda --kernel "$k" --world "$W" --shape "$shape" --dtype bf16)
+		start=$(date +%s.%N)
+		timeout 150 "$BIN/symmtune" search "${common[@]}" --budget-time "${BUDGET_TIME:-60s}" \
+			--cache "$LOGS/search-$cell.toml" --log "$LOGS/search-$cell.jsonl" >"$LOGS/search-$cell.txt" 2>&1 ||
+			echo "search $cell: rc $?"
+		echo "$cell: search wall $(awk "BEGIN{printf \"%.0f\", $(date +%s.%N) - $start}") s; $(grep -h "winner:" "$LOGS/search-$cell.txt" | cut -c1-160)"
+		python3 "$here/search_check.py" top "$LOGS/search-$cell.jsonl" "$k" "$s" --n "${TOP:-5}" \
+			>"$LOGS/top-$cell.json" 2>"$LOGS/top-$cell.txt" || { echo "top $cell failed"; continue; }
+		remeasured=()
+		for mode in $MODES; do
+			log=$LOGS/$mode-$cell.jsonl
+			rm -f "$log"
+			while read -r c; do
+				SYMMTUNE_TRIAL_TIMING=$mode timeout 60 "$BIN/symmtune" search "${common[@]}" --where "$c" --budget-trials 0 \
+					--iters 30 --warmup 3 --no-transfer --cache "$LOGS/remeasure.toml" --log "$LOGS/one.jsonl" >/dev/null 2>&1 ||
+					echo "remeasure $mode $c: rc $?"
+				cat "$LOGS/one.jsonl" >>"$log" && rm -f "$LOGS/one.jsonl"
+			done <"$LOGS/top-$cell.txt"
+			remeasured+=("$log")
+		done
+		timeout 240 torchrun --nproc-per-node "$W" "$here/torch_paired.py" --configs "$LOGS/top-$cell.json" \
+			--rounds 30 --json "$LOGS/program-$cell.json" 2>&1 | grep -v "Warning\|warnings.warn" >"$LOGS/program-$cell.txt" ||
+			echo "torch_paired $cell: rc $?"
+		for cache in none search; do
+			c=/nonexistent/symmtune-cache.toml
+			[ "$cache" = search ] && c=$LOGS/search-$cell.toml
+			SYMMTUNE_CACHE=$c timeout 120 torchrun --nproc-per-node "$W" "$here/torch_paired.py" --tuned "$s" --kernels "$k" \
+				--rounds 30 2>&1 | grep "^| 2 " | sed "s/^/$cache cache: /"
+		done | tee "$LOGS/choice-$cell.txt"
+		python3 "$here/search_check.py" table "$LOGS/top-$cell.json" "$LOGS/program-$cell.json" \
+			"$LOGS/search-$cell.jsonl" "${remeasured[@]}" | tee "$LOGS/table-$cell.md"
+	done
+done
+tar czf "$LOGS.tgz" -C "$(dirname "$LOGS")" "$(basename "$LOGS")"
