@@ -60,3 +60,42 @@ func (in *cudaInstance) lamportRehearsal(m *arModule, seed uint64) error {
 	return in.fillInput(seed)
 }
 
+// resetLamport resets the Lamport area (the whole region) on every rank:
+// each rank's earlier work done first (a call of another runner on this
+// region may still be queued), then its area reset, then the team barrier,
+// so no peer's next call can store into an area not yet reset. Every rank
+// opens the same runners at the same point of its call sequence (the
+// runtime's calls are collective), so the barrier meets, and every runner
+// sharing the region starts from the same state on every rank. Not during a
+// capture.
+func (r *Runner) resetLamport() error {
+	if err := cu.Synchronize(); err != nil {
+		return err
+	}
+	if err := resetLamport(r.input(), r.lamportSlot, r.peers.World(), r.elt, r.capture); err != nil {
+		return err
+	}
+	if err := r.peers.Barrier(r.capture); err != nil {
+		return err
+	}
+	return cu.Synchronize()
+}
+
+// enqueueLamport is Enqueue for one_shot_lamport: one kernel that reads
+// the tensor and writes the sum into it, with nothing to stage, so it is
+// launched as it is, inside a capture or not (a graph replays it with no
+// host work: the call counter lives in the region).
+func (r *Runner) enqueueLamport(stream cu.Stream, t cu.DevicePtr, n int64) error {
+	if n < 1 {
+		return fmt.Errorf("n=%d: want a positive number of elements", n)
+	}
+	if err := checkLamport(n, r.elt); err != nil {
+		return err
+	}
+	if need := lamportVectors(n, r.elt) * 16; need > r.lamportSlot {
+		return fmt.Errorf("n=%d needs Lamport slots of %d bytes, the regions of %d bytes hold %d (%d bytes for n): %w",
+			n, need, r.regionBytes, r.lamportSlot, LamportRegionBytes(n, r.elt, r.peers.World()), ErrRegionsTooSmall)
+	}
+	r.mayBeCaptured = true
+	return launchLamport(r.fn, r.cfg, stream, r.peers.PtrTable(), t, t, n, r.peers.Rank(), 0, r.lamportSlot)
+}
