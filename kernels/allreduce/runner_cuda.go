@@ -15,7 +15,8 @@ import (
 
 // Peers is what a Runner needs of the ranks it runs with: this rank's
 // place, every rank's symmetric region as mapped here ([input | scratch |
-// output] of npad elements each, see Padded), the pointer table the kernels
+// output] of npad elements each, see Padded; one_shot_lamport's Lamport
+// area instead, see lamport.go), the pointer table the kernels
 // index, the team barrier, and the GPU. cudamem.Team implements it;
 // cudamem.Mapped for symmetric memory another runtime made (torch's
 // symm_mem, for symmtune.torch).
@@ -88,6 +89,8 @@ type geom struct{ n, npad, nvec int64 }
 // regions are regionBytes each, in the current context. Not during a
 // capture (it compiles, allocates and synchronizes). two_shot_ce_ag is not
 // run here: its pipeline needs stage flags the plugin's instance keeps.
+// For one_shot_lamport it is collective: it resets the Lamport area on
+// every rank behind a team barrier (resetLamport).
 func NewRunner(peers Peers, c space.Config, dtype string, regionBytes int64) (*Runner, error) {
 	k, err := parseCudaCfg(c)
 	if err != nil {
