@@ -16,6 +16,12 @@
 # skips the block; AR_BATCHES (default "1 16 64 256", empty: none) sets the
 # all-reduce searches. Before the block, bench/torch_edge.py (a rank 3 s
 # late, bad input; EDGE=0 skips it). Everything lands under $OUT/torch-ops-wW.
+# LAMPORT=1 also searches the all-reduce sizes with --where
+# algorithm=one_shot_lamport into $LOGS/lamport.toml and runs that cache's
+# configs as forced rows (bench/ar_force.py: AR_FORCE=lamport=FILE, unless
+# AR_FORCE is set): check's all_reduce cases, decode's lamport_staged and
+# lamport_inplace beside symmtune's own and NCCL. TORCH_OPS_TIMEOUT
+# (default 300 s) bounds torch_ops.py.
 set -u
 W=${1:?usage: bench/torch-ops.sh WORLD [check] [compile] [host] [decode]}
 shift
@@ -28,22 +34,31 @@ mkdir -p "$LOGS"
 export CUDA_VISIBLE_DEVICES=$(seq -s, 0 $((W - 1)))
 export PYTHONPATH=$here/../python:$here PYTHONUNBUFFERED=1
 export SYMMTUNE_LIB=${SYMMTUNE_LIB:-$(dirname "$BIN")/python/symmtune/libsymmtune.so}
-search() { # kernel shape timeout
-	local tag
-	tag=$1-$(echo "$2" | tr ',=' '_-')
-	timeout "$3" "$BIN/symmtune" search --plugin-dir "$BIN" --backend cuda --kernel "$1" --world "$W" \
-		--shape "$2" --dtype bf16 --strategy pattern --budget-trials 30 --cache "$LOGS/configs.toml" \
-		--log "$LOGS/search-$tag.jsonl" >"$LOGS/search-$tag.txt" 2>&1 || echo "search $1 $2: rc $?"
-	grep -h "winner:" "$LOGS/search-$tag.txt" | cut -c1-200 | sed "s/^/$1 $2 /"
+search() { # kernel shape timeout [cache [tag-prefix [more search arguments...]]]
+	local tag cache=${4:-$LOGS/configs.toml} k=$1 shape=$2 t=$3
+	tag=${5:-}$1-$(echo "$2" | tr ',=' '_-')
+	shift 5 2>/dev/null || shift $#
+	timeout "$t" "$BIN/symmtune" search --plugin-dir "$BIN" --backend cuda --kernel "$k" --world "$W" \
+		--shape "$shape" --dtype bf16 --strategy pattern --budget-trials 30 --cache "$cache" \
+		--log "$LOGS/search-$tag.jsonl" "$@" >"$LOGS/search-$tag.txt" 2>&1 || echo "search $k $shape: rc $?"
+	grep -h "winner:" "$LOGS/search-$tag.txt" | cut -c1-200 | sed "s/^/$k $shape /"
 }
+if [ -n "${LAMPORT:-}" ]; then
+	export AR_FORCE=${AR_FORCE:-lamport=$LOGS/lamport.toml}
+fi
 if [ -z "${NO_SEARCH:-}" ]; then
 	for b in ${AR_BATCHES-1 16 64 256}; do search allreduce "n=$((b * 8192))" 40; done
+	if [ -n "${LAMPORT:-}" ]; then
+		for b in ${AR_BATCHES-1 16 64 256}; do
+			search allreduce "n=$((b * 8192))" 40 "$LOGS/lamport.toml" lamport- --where algorithm=one_shot_lamport
+		done
+	fi
 	for s in ${GEMM_SHAPES-m=4096,n=1792,k=4096}; do
 		search agmm "$s" 90
 		search matmulrs "$s" 90
 	done
 fi
-SYMMTUNE_CACHE=$LOGS/configs.toml timeout 300 torchrun --nproc-per-node "$W" "$here/torch_ops.py" "$@" 2>&1 |
+SYMMTUNE_CACHE=$LOGS/configs.toml timeout "${TORCH_OPS_TIMEOUT:-300}" torchrun --nproc-per-node "$W" "$here/torch_ops.py" "$@" 2>&1 |
 	grep -v "UserWarning\|warnings.warn\|_prepare(tensor\|choose_runnable(kernel" | tee "$LOGS/torch-ops.txt"
 # A rank 3 s late, and bad input (bench/torch_edge.py); EDGE=0 skips it.
 if [ "${EDGE:-1}" != 0 ]; then

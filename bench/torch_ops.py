@@ -3,6 +3,10 @@ CUDA graph, under torch.compile; their host time; and a graphed decode step.
 
     PYTHONPATH=python:bench torchrun --nproc-per-node 2 bench/torch_ops.py [check] [compile] [host] [decode] [ar_graph]
 
+AR_FORCE='NAME=SPEC;...' (bench/ar_force.py) adds all_reduce rows with
+forced configs: check's all_reduce cases again, and decode's and
+ar_graph's NAME_staged and NAME_inplace beside symmtune's own.
+
 check: each op (all_reduce on a plain tensor and on one from
 symmtune.torch.empty, all_gather_matmul, matmul_reduce_scatter; the GEMMs
 with the config the cache gives, and with a fused config forced) run eagerly
@@ -37,36 +41,14 @@ import time
 
 import torch
 import torch.distributed as dist
-import torch.distributed._symmetric_memory as symm_mem
 
 import symmtune.torch as st
 from symmtune import _torch_gemm, gemm
 from symmtune.kernels import Choice
 from peer_method import bench_queued, warm_and_capture
-
-TOL = 1e-2
-FAILS: list[str] = []
-
-
-def out(section: str, name: str, key, value) -> None:
-    if dist.get_rank() == 0:
-        v = f"{value:.2f}" if isinstance(value, float) else value
-        print(f"{section},{name},{key},{v}", flush=True)
-
-
-def fail(msg: str) -> None:
-    FAILS.append(msg)
-    print(f"FAIL rank {dist.get_rank()}: {msg}", flush=True)
-
-
-def rel_err(got: torch.Tensor, ref: torch.Tensor) -> float:
-    if torch.isnan(got).any():
-        return float("inf")
-    return ((got.double() - ref).norm() / ref.norm()).item()
-
-
-def fresh(shape, gen: torch.Generator, dtype=torch.bfloat16) -> torch.Tensor:
-    return torch.randn(shape, dtype=dtype, device="cuda", generator=gen)
+from torch_common import FAILS, TOL, fail, fresh, out, rel_err  # noqa: F401 - torch_edge.py imports them from here
+from torch_decode import ar_graph, decode
+import ar_force
 
 
 # The fused config each GEMM kernel runs when FORCED names it (the cache of a
@@ -181,22 +163,29 @@ def check_eager(name: str, inputs, run, result, ref, seed: int, trials: int = 3)
 def check(replays: int = 100) -> None:
     rank, g = dist.get_rank(), dist.group.WORLD.group_name
     w = dist.get_world_size()
-    for n in (2048, 8192, 1 << 19, 1 << 21):
-        for dt in (torch.bfloat16, torch.float32):
-            if dt == torch.float32 and n != 8192:
-                continue
-            for path in ("staged", "empty", "op"):
-                x = st.empty(n, dt) if path == "empty" else torch.empty(n, dtype=dt, device="cuda")
+    # The cache's configs, then AR_FORCE's (ar_force.py), each on its own tensors.
+    for tag, spec in [("", None), *((f"[{k}]", v) for k, v in ar_force.parse().items())]:
+        for n in (2048, 8192, 1 << 19, 1 << 21):
+            for dt in (torch.bfloat16, torch.float32):
+                if dt == torch.float32 and n != 8192:
+                    continue
+                for path in ("staged", "empty", "op"):
+                    ar_force.use(spec)
+                    x = st.empty(n, dt) if path == "empty" else torch.empty(n, dtype=dt, device="cuda")
 
-                def run(x=x, path=path):
-                    if path == "op":
-                        torch.ops.symmtune.all_reduce_(x, g)
-                    else:
-                        st.all_reduce(x)
-                    return x
-                name = f"all_reduce:{path}:{str(dt)[6:]}:n={n}"
-                check_eager(name, [x], run, lambda o: o, lambda xs: ref_all_reduce(xs[0]), 11 + rank)
-                check_graph(name, [x], run, lambda o: o, lambda xs: ref_all_reduce(xs[0]), replays, 23 + rank)
+                    def run(x=x, path=path):
+                        if path == "op":
+                            torch.ops.symmtune.all_reduce_(x, g)
+                        else:
+                            st.all_reduce(x)
+                        return x
+                    name = f"all_reduce{tag}:{path}:{str(dt)[6:]}:n={n}"
+                    check_eager(name, [x], run, lambda o: o, lambda xs: ref_all_reduce(xs[0]), 11 + rank)
+                    check_graph(name, [x], run, lambda o: o, lambda xs: ref_all_reduce(xs[0]), replays, 23 + rank)
+                    if tag:
+                        c = st._choices[(g, dt, n)]
+                        out("config", name, "-", f"{c.source} {c.config}".replace(",", ";"))
+    ar_force.use(None)
     # A first call inside a capture that needs its layout made (here: a
     # larger all-reduce workspace than the calls above made, a new GEMM
     # problem) says what to do, in one line. (A new size that fits the
@@ -391,138 +380,6 @@ def host() -> None:
                     fail(f"host {name}:{impl} {key}: {type(e).__name__}: {e}")
     FORCED.clear()
     reset_gemm()
-
-
-# -------------------------------------------------------------------- decode
-def decode(layers: int = 80, hidden: int = 8192, inner: int = 1024) -> None:
-    rank, g = dist.get_rank(), dist.group.WORLD.group_name
-    gen = torch.Generator(device="cuda").manual_seed(3 + rank)
-    w1 = fresh((hidden, inner), gen) * hidden ** -0.5
-    w2 = fresh((inner, hidden), gen) * inner ** -0.5
-    for bsz in (1, 16, 64, 256):
-        n = bsz * hidden
-        x0 = fresh((bsz, hidden), gen)
-        sbuf = symm_mem.empty(n, dtype=torch.bfloat16, device="cuda")
-        symm_mem.rendezvous(sbuf, g)
-        stbuf = st.empty(n, torch.bfloat16)
-        plain = torch.empty(bsz, hidden, dtype=torch.bfloat16, device="cuda")
-
-        def step(kind: str):
-            x = x0
-            for _ in range(layers):
-                h = x @ w1
-                if kind in ("symm_two_shot", "symm_one_shot"):
-                    y = sbuf.view(bsz, hidden)
-                    torch.mm(h, w2, out=y)
-                    if kind == "symm_two_shot":
-                        torch.ops.symm_mem.two_shot_all_reduce_(sbuf, "sum", g)
-                        x = y
-                    else:
-                        x = torch.ops.symm_mem.one_shot_all_reduce(sbuf, "sum", g).view(bsz, hidden)
-                elif kind == "symmtune_inplace":
-                    y = stbuf.view(bsz, hidden)
-                    torch.mm(h, w2, out=y)
-                    st.all_reduce(stbuf)
-                    x = y
-                else:
-                    y = torch.mm(h, w2, out=plain)
-                    if kind == "nccl":
-                        dist.all_reduce(y)
-                    elif kind == "symmtune_staged":
-                        st.all_reduce(y)
-                    x = y
-            return x
-
-        times = {}
-        for kind in ("none", "nccl", "symm_two_shot", "symm_one_shot", "symmtune_staged", "symmtune_inplace"):
-            try:
-                s = torch.cuda.Stream()
-                s.wait_stream(torch.cuda.current_stream())
-                with torch.cuda.stream(s):
-                    for _ in range(2):
-                        step(kind)
-                torch.cuda.current_stream().wait_stream(s)
-                torch.cuda.synchronize()
-                graph = torch.cuda.CUDAGraph()
-                with torch.cuda.graph(graph):
-                    step(kind)
-                graph.replay()
-                torch.cuda.synchronize()
-                ts = []
-                for _ in range(20):
-                    dist.barrier()
-                    torch.cuda.synchronize()
-                    a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-                    a.record()
-                    graph.replay()
-                    b.record()
-                    b.synchronize()
-                    ts.append(a.elapsed_time(b) * 1000)
-                v = torch.tensor([statistics.median(ts)], device="cuda")
-                dist.all_reduce(v, op=dist.ReduceOp.MAX)
-                times[kind] = v.item()
-                del graph
-            except Exception as e:  # noqa: BLE001
-                fail(f"decode B={bsz} {kind}: {type(e).__name__}: {str(e)[:300]}")
-        for kind, t in times.items():
-            per = (t - times["none"]) / layers if "none" in times and kind != "none" else float("nan")
-            out("decode", kind, f"B={bsz}", f"step {t:.1f} us; per all-reduce {per:.2f} us")
-
-
-def bench_graph(fn, k: int = 20, reps: int = 10) -> float:
-    """Per-call time of fn inside a CUDA graph of k back-to-back calls:
-    shared/bench/peer_baselines.py's ":graph" method (no launch cost, no
-    rank skew). Median over replays, max over ranks."""
-
-    def calls():
-        for _ in range(k):
-            fn()
-    g, _ = warm_and_capture(calls, warmup=1)
-    torch.cuda.synchronize()
-    dist.barrier()
-    g.replay()
-    torch.cuda.synchronize()
-    ts = []
-    for _ in range(reps):
-        dist.barrier()
-        torch.cuda.synchronize()
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        g.replay()
-        b.record()
-        b.synchronize()
-        ts.append(a.elapsed_time(b) * 1000 / k)
-    v = torch.tensor([statistics.median(ts)], device="cuda")
-    dist.all_reduce(v, op=dist.ReduceOp.MAX)
-    return v.item()
-
-
-def ar_graph() -> None:
-    """all_reduce per call in a CUDA graph of 20 calls, beside the peers
-    timed the same way, bf16, at the sizes of peer_baselines.py's rows."""
-    g = dist.group.WORLD.group_name
-    for nbytes in (4 << 10, 16 << 10, 256 << 10, 1 << 20, 4 << 20, 16 << 20):
-        n = nbytes // 2
-        x = torch.randn(n, dtype=torch.bfloat16, device="cuda")
-        y = symm_mem.empty(n, dtype=torch.bfloat16, device="cuda")
-        symm_mem.rendezvous(y, g)
-        y.copy_(x)
-        z = st.empty(n, torch.bfloat16)
-        z.copy_(x)
-        rows = {
-            "nccl": lambda: dist.all_reduce(x),
-            "symm_one_shot": lambda: torch.ops.symm_mem.one_shot_all_reduce(y, "sum", g),
-            "symm_two_shot": lambda: torch.ops.symm_mem.two_shot_all_reduce_(y, "sum", g),
-            "symmtune_staged": lambda: st.all_reduce(x),
-            "symmtune_inplace": lambda: st.all_reduce(z),
-        }
-        for name, fn in rows.items():
-            try:
-                out("ar_graph", name, nbytes, bench_graph(fn))
-            except Exception as e:  # noqa: BLE001
-                fail(f"ar_graph {name} {nbytes}: {type(e).__name__}: {str(e)[:200]}")
-        c = st._choices[(g, torch.bfloat16, n)]
-        out("config", "st.all_reduce", nbytes, f"{c.source} {c.config}".replace(",", ";"))
 
 
 def main() -> None:

@@ -58,7 +58,7 @@ func TestCompileKernels(t *testing.T) {
 		for _, w := range []string{"2", "4", "8"} {
 			macros := []string{"-DDTYPE_BF16=" + dt[0], "-DDTYPE_F16=" + dt[1], "-DWORLD=" + w}
 			srcs = append(srcs, Source{Name: "util.cu", Text: barrier + common + util, Options: macros})
-			for _, algo := range []string{"1", "2", "3", "4", "5", "6"} {
+			for _, algo := range []string{"1", "2", "3", "4", "5", "6", "7"} {
 				opts := append(append([]string{}, macros...), "-DALGO="+algo, "-DTHREADS=256", "-DUNROLL=2")
 				srcs = append(srcs, Source{Name: "allreduce.cu", Text: barrier + common + ar, Options: opts})
 			}

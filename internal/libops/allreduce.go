@@ -35,6 +35,28 @@ func allreduceOps() map[string]op {
 				return map[string]any{"config": allreduce.Default(r.N, r.Elt, r.World),
 					"padded": allreduce.Padded(r.N, r.Elt, r.World)}, nil
 			}),
+		"allreduce.region": handler("the symmetric bytes per rank that symmtune.torch's all-reduce runner of {algorithm} needs for {n, elt, world}, and its workspace: \"lamport\" (one_shot_lamport's buffers, a workspace of its own) or \"staging\" ([input | scratch | output] of n padded)",
+			func(r struct {
+				arReq
+				Algorithm string `json:"algorithm"`
+			}) (any, error) {
+				if err := r.check(); err != nil {
+					return nil, err
+				}
+				if allreduce.AlgoNumber(r.Algorithm) == 0 {
+					return nil, bad("algorithm %q: not an all-reduce algorithm", r.Algorithm)
+				}
+				if r.Algorithm != allreduce.OneShotLamport {
+					return map[string]any{"bytes": 3 * allreduce.Padded(r.N, r.Elt, r.World) * int64(r.Elt), "workspace": "staging"}, nil
+				}
+				switch {
+				case r.Elt != 2 && r.Elt != 4:
+					return nil, bad("elt %d: the CUDA all-reduce takes 2- or 4-byte elements", r.Elt)
+				case r.N*int64(r.Elt) > allreduce.MaxLamportBytes:
+					return nil, bad("%s takes messages up to %d bytes, n=%d of %d bytes is %d", r.Algorithm, allreduce.MaxLamportBytes, r.N, r.Elt, r.N*int64(r.Elt))
+				}
+				return map[string]any{"bytes": allreduce.LamportRegionBytes(r.N, r.Elt, r.World), "workspace": "lamport"}, nil
+			}),
 		"allreduce.macros": handler("the NVRTC macros of {dtype, world}",
 			func(r struct {
 				Dtype string `json:"dtype"`
@@ -70,7 +92,7 @@ func allreduceConstants() map[string]any {
 	}
 	return map[string]any{
 		"algorithms": algos, "max_world": cudamem.MaxWorld, "pad_slots": cudamem.PadSlots,
-		"max_blocks": cudamem.MaxBlocks, "pad_bytes": cudamem.PadBytes,
+		"max_blocks": cudamem.MaxBlocks, "pad_bytes": cudamem.PadBytes, "lamport_max_bytes": allreduce.MaxLamportBytes,
 	}
 }
 

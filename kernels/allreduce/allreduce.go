@@ -39,6 +39,10 @@ const (
 	// TwoShotCEAG: SM reduce-scatter and copy-engine all-gather, pipelined
 	// by piece (stages.go).
 	TwoShotCEAG = "two_shot_ce_ag"
+	// OneShotLamport: every rank stores its input into a slot of every
+	// rank's Lamport buffer, then sums its own buffer as the slots fill;
+	// the data is its own flag, so no barrier at all (lamport.go).
+	OneShotLamport = "one_shot_lamport"
 )
 
 // Algorithm is an algorithm of the CUDA build and the ALGO macro value
@@ -49,7 +53,7 @@ type Algorithm struct {
 }
 
 // Algorithms are the CUDA build's algorithms in its space's order.
-var Algorithms = []Algorithm{{OneShot, 1}, {TwoShot, 2}, {TwoShotPush, 3}, {TwoShotCE, 4}, {TwoShotOverlap, 5}, {TwoShotCEAG, 6}}
+var Algorithms = []Algorithm{{OneShot, 1}, {TwoShot, 2}, {TwoShotPush, 3}, {TwoShotCE, 4}, {TwoShotOverlap, 5}, {TwoShotCEAG, 6}, {OneShotLamport, 7}}
 
 // AlgoNumber is name's ALGO macro value, 0 for an unknown name.
 func AlgoNumber(name string) int {

@@ -30,6 +30,9 @@ type cudaInstance struct {
 	n, nvec int64
 	npad    int64 // n padded to whole vectors on every rank (see geometry)
 	elt     int
+	// one_shot_lamport's area in every region (lamportOffset) and its
+	// slot size; slot 0 where the message is over MaxLamportBytes.
+	lamportOff, lamportSlot int64
 
 	stream      cu.Stream
 	side        []cu.Stream // one per peer, for TwoShotCE's copies
@@ -145,6 +148,9 @@ func (in *cudaInstance) launch(m *arModule) error {
 		return in.launchCE(m)
 	case TwoShotCEAG:
 		return in.launchCEAG(m)
+	case OneShotLamport:
+		t := in.team
+		return launchLamport(m.fn, m.cfg, in.stream, t.PtrTable(), t.Data(t.Rank()), in.out, in.n, t.Rank(), in.lamportOff, in.lamportSlot)
 	}
 	args := cudamem.Args(uint64(in.team.PtrTable()), uint64(in.out), uint64(in.nvec), uint64(in.team.Rank()), uint64(in.npad)*uint64(in.elt))
 	if err := m.fn.Launch(int(m.cfg.blocks), 1, 1, int(m.cfg.threads), 1, 1, 0, in.stream, args); err != nil {
@@ -212,6 +218,20 @@ func (in *cudaInstance) launchCEAG(m *arModule) error {
 	return t.Barrier(in.stream)
 }
 
+// resetLamport resets this rank's Lamport area before a one_shot_lamport
+// config runs (another config may have left it mid-sequence or cut off),
+// for the caller to follow with the team barrier.
+func (in *cudaInstance) resetLamport(m *arModule) error {
+	if m.cfg.algo != OneShotLamport {
+		return nil
+	}
+	if in.lamportSlot == 0 {
+		return checkLamport(in.n, in.elt)
+	}
+	t := in.team
+	return resetLamport(t.Data(t.Rank())+cu.DevicePtr(in.lamportOff), in.lamportSlot, t.World(), in.elt, in.stream)
+}
+
 func (in *cudaInstance) fillInput(seed uint64) error {
 	args := cudamem.Args(uint64(in.team.Data(in.team.Rank())), uint64(in.n), seed, uint64(in.team.Rank()))
 	if err := in.fill.Launch(utilBlocks(in.n), 1, 1, 256, 1, 1, 0, in.stream, args); err != nil {
@@ -253,11 +273,19 @@ func (in *cudaInstance) Verify(ctx context.Context, c space.Config, seed uint64)
 		if err := cu.MemsetD32Async(in.output(m), 0xFFFFFFFF, in.npad*int64(in.elt)/4, in.stream); err != nil {
 			return fmt.Errorf("poison output: %w", err)
 		}
+		if err := in.resetLamport(m); err != nil {
+			return err
+		}
 		if err := in.team.Barrier(in.stream); err != nil {
 			return err
 		}
 		if err := cu.MemsetD32Async(in.res, 0, 8, in.stream); err != nil {
 			return fmt.Errorf("clear check result: %w", err)
+		}
+		if m.cfg.algo == OneShotLamport {
+			if err := in.lamportRehearsal(m, seed); err != nil {
+				return err
+			}
 		}
 		if err := in.launch(m); err != nil {
 			return err
@@ -308,6 +336,14 @@ func (in *cudaInstance) Bench(ctx context.Context, c space.Config, warmup, iters
 		// Real data, never zeros (or leftovers from another config).
 		if err := in.fillInput(0x5eed); err != nil {
 			return err
+		}
+		if m.cfg.algo == OneShotLamport {
+			if err := in.resetLamport(m); err != nil {
+				return err
+			}
+			if err := in.team.Barrier(in.stream); err != nil {
+				return err
+			}
 		}
 		times, err = in.team.Time(in.stream, warmup, iters, func() error { return in.launch(m) })
 		return err

@@ -20,7 +20,7 @@ func CUDA() sdk.Kernel { return cudaKernel{} }
 
 // Tunables of the CUDA all-reduce.
 const (
-	pAlgo    = "algorithm" // one_shot | two_shot
+	pAlgo    = "algorithm" // one of Algorithms' names
 	pThreads = "threads"   // threads per block
 	pBlocks  = "blocks"    // blocks in the grid (one barrier slot each)
 	pUnroll  = "unroll"    // 16-byte vectors per thread per rank in flight
@@ -68,7 +68,7 @@ func (cudaKernel) Describe() sdk.Description {
 		Default: space.Config{
 			pAlgo: space.Str(TwoShotPush), pThreads: space.Int(128), pBlocks: space.Int(1), pUnroll: space.Int(1), pStages: space.Int(1),
 		},
-		Summary: "all-reduce (sum) of n elements across GPUs over CUDA IPC: one-shot, pull or push two-shot (per-tile overlapped or not), copy-engine two-shot, or SM reduce-scatter pipelined with a copy-engine all-gather, 16-byte accesses over NVLink",
+		Summary: "all-reduce (sum) of n elements across GPUs over CUDA IPC: one-shot, pull or push two-shot (per-tile overlapped or not), copy-engine two-shot, SM reduce-scatter pipelined with a copy-engine all-gather, or a barrier-free Lamport one-shot, 16-byte accesses over NVLink",
 	}
 }
 
@@ -141,13 +141,20 @@ func (cudaKernel) Validate(c space.Config, p space.Problem, world int, _ string)
 	if err != nil {
 		return err
 	}
-	_, _, nvec, _, err := geometry(p, world)
+	_, _, nvec, elt, err := geometry(p, world)
 	if err != nil {
 		return err
 	}
-	work := nvec
-	if k.algo != OneShot {
-		work = nvec / int64(world) // geometry pads to a multiple of world
+	work := nvec / int64(world) // geometry pads to a multiple of world
+	switch k.algo {
+	case OneShot:
+		work = nvec
+	case OneShotLamport:
+		// Its buffers cap the message; it reads the tensor itself, unpadded.
+		if err := checkLamport(p.Shape["n"], elt); err != nil {
+			return err
+		}
+		work = lamportVectors(p.Shape["n"], elt)
 	}
 	if k.blocks > cudamem.MaxBlocks {
 		return fmt.Errorf("%d blocks exceed the %d barrier slots", k.blocks, cudamem.MaxBlocks)
@@ -170,13 +177,14 @@ func (cudaKernel) Validate(c space.Config, p space.Problem, world int, _ string)
 }
 
 // SymmetricBytes: the input, the two-shot scratch and the push two-shot's
-// output, npad elements each.
+// output, npad elements each, then one_shot_lamport's buffers where it
+// takes the message (symmetricBytes).
 func (cudaKernel) SymmetricBytes(p space.Problem, world int, backend string) (int64, error) {
-	_, npad, _, elt, err := geometry(p, world)
+	n, npad, _, elt, err := geometry(p, world)
 	if err != nil {
 		return 0, err
 	}
-	return 3 * npad * int64(elt), nil
+	return symmetricBytes(n, npad, elt, world), nil
 }
 
 func (cudaKernel) Open(ctx context.Context, team symm.Team, p space.Problem) (sdk.Instance, error) {
@@ -189,6 +197,9 @@ func (cudaKernel) Open(ctx context.Context, team symm.Team, p space.Problem) (sd
 		return nil, err
 	}
 	in := &cudaInstance{team: t, prob: p, n: n, npad: npad, nvec: nvec, elt: elt, mods: map[space.ConfigKey]*arModule{}}
+	if checkLamport(n, elt) == nil {
+		in.lamportOff, in.lamportSlot = lamportOffset(npad, elt), LamportSlotBytes(n, elt)
+	}
 	err = t.Do(func() error {
 		var err error
 		if in.stream, err = cu.MakeStream(cu.NonBlocking); err != nil {

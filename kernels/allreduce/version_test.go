@@ -9,7 +9,7 @@ import "testing"
 func TestKernelVersions(t *testing.T) {
 	for _, c := range []struct{ name, got, want string }{
 		{"cpu", CPU().Describe().KernelVersion, "a450f393096d"},
-		{"cuda (KernelVersion)", KernelVersion(), "9e21e6071e16"},
+		{"cuda (KernelVersion)", KernelVersion(), "a13fdf4eea1b"},
 	} {
 		if c.got != c.want {
 			t.Errorf("%s kernel version %s, pinned %s", c.name, c.got, c.want)

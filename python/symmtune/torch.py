@@ -21,7 +21,9 @@ A tensor from ``empty`` lives in a symmetric workspace of its own: with the
 push two-shot (compiled with PUSH_OUT=0, the sum in place over its input)
 its all_reduce is one kernel launch, nothing copied. Any other tensor is
 copied in (and, for the algorithms whose result lands in symmetric memory,
-back). With no tuned entry, or one tuned for another version of the kernel
+back). one_shot_lamport (messages up to 4 MiB) is one kernel launch on any
+tensor: it reads the tensor and writes the sum into it, its Lamport buffers
+in a workspace of the group's own, and needs no barrier. With no tuned entry, or one tuned for another version of the kernel
 sources, the plugin's default config runs and a warning says how to tune.
 Any size and alignment runs: like the Go plugin, the kernels work on the
 size padded with zeros to whole 16-byte vectors on every rank.
@@ -56,7 +58,7 @@ from ._torch_gemm import all_gather_matmul, matmul_reduce_scatter
 from ._torchrt import DTYPES as _DTYPES, group_info as _group_info, group_name as _group_name
 from ._torchrt import Symmetric, agreed, new_arena, raw_stream
 from .cache import NoTunedConfig, lookup
-from .kernels import _NOT_RUN, Choice, default_config, kernel_version, padded
+from .kernels import Choice, default_config, kernel_version, not_run, padded, workspace
 
 __all__ = ["CaptureError", "Choice", "all_gather_matmul", "all_gather_scaled_matmul", "all_reduce", "choose", "empty",
            "matmul_reduce_scatter", "memory_stats", "record", "scaled_matmul_reduce_scatter"]
@@ -77,11 +79,13 @@ def _cache_arg(cache: str | os.PathLike | None) -> str | None:
     return None if cache is None else os.fspath(cache)
 
 
-# The all-reduce's staging workspaces, one per (group, dtype, device):
-# [input | scratch | output] of npad elements each, for any npad up to what
-# the arena holds (symmtune._arena: grown by generations, never freed while
-# a graph may replay it). The first is sized for a 2^20-element call.
-_arenas: dict[tuple[str, torch.dtype, int], Arena] = {}
+# The all-reduce's workspaces, one per (group, dtype, device, kind):
+# "staging", [input | scratch | output] of npad elements each, for any npad
+# up to what the arena holds, the first sized for a 2^20-element call; and
+# "lamport", one_shot_lamport's buffers (kernels.workspace). Each is an
+# arena (symmtune._arena: grown by generations, never freed while a graph
+# may replay it).
+_arenas: dict[tuple[str, torch.dtype, int, str], Arena] = {}
 # The workspaces of the tensors `empty` made, by the tensor's address (the
 # memory lives as long as the process, so the address is never reused).
 _owned: dict[int, Arena] = {}
@@ -89,12 +93,12 @@ _choices: dict[tuple[str, torch.dtype, int], Choice] = {}
 _MIN_ELEMENTS = 1 << 20
 
 
-def _arena(group_name: str, dtype: torch.dtype, device: torch.device) -> Arena:
-    key = (group_name, dtype, device.index)
+def _arena(group_name: str, dtype: torch.dtype, device: torch.device, kind: str = "staging") -> Arena:
+    key = (group_name, dtype, device.index, kind)
     a = _arenas.get(key)
     if a is None:
-        a = _arenas[key] = new_arena(f"the {_DTYPES[dtype]} all-reduce workspace of group {group_name}", group_name,
-                                     device)
+        what = "all-reduce workspace" if kind == "staging" else "one_shot_lamport buffers"
+        a = _arenas[key] = new_arena(f"the {_DTYPES[dtype]} {what} of group {group_name}", group_name, device)
     return a
 
 
@@ -144,9 +148,10 @@ def choose(n: int, dtype: torch.dtype, world: int, cache: str | os.PathLike | No
     if m.other_driver:
         source = "other-driver"
     algo = m.entry.config.get("algorithm")
-    if algo in _NOT_RUN:
+    why = not_run(m.entry.config, n, torch.empty((), dtype=dtype).element_size())
+    if why is not None:
         warnings.warn(f"symmtune: the tuned all-reduce for {world} ranks, {dt}, n={n} is algorithm={algo}, which "
-                      f"symmtune.torch does not run ({_NOT_RUN[str(algo)]}); running the default config; to get a config it "
+                      f"symmtune.torch does not run here ({why}); running the default config; to get a config it "
                       f"runs, {how} --where algorithm=<another>", stacklevel=3)
         return Choice(default_config(n, torch.empty((), dtype=dtype).element_size(), world), "default")
     return Choice(dict(m.entry.config), source, m.entry.median_us)
@@ -219,17 +224,21 @@ def _prepare(tensor: torch.Tensor, group, cache) -> _Call:
         choice = _choices[ckey] = agreed(name, rank, world, f"allreduce/{_DTYPES.get(dtype, dtype)}/n={n}",
                                          f"the all-reduce of {n} {dtype} elements",
                                          lambda: choose(n, dtype, world, cache))
-    # The kernels run on npad elements (zeros past n, see kernels.padded):
-    # [input | scratch | output] of npad elements each in the workspace.
+    # The staged kernels run on npad elements (zeros past n, see
+    # kernels.padded): [input | scratch | output] of npad elements each in
+    # the workspace. one_shot_lamport reads and writes the tensor itself,
+    # wherever it lives (one kernel, nothing staged): its runner takes the
+    # group's Lamport workspace, even for a tensor from `empty`.
     elt = tensor.element_size()
-    need = 3 * padded(n, elt, world) * elt
-    owned = _owned.get(tensor.data_ptr())
+    kind, need = workspace(n, elt, world, str(choice.config.get("algorithm")))
+    owned = _owned.get(tensor.data_ptr()) if kind == "staging" else None
     own = owned.current if owned is not None else None
     if owned is not None and own is not None and own.nbytes >= need and own.region.group_name == name:
         a = owned
     else:
-        a = _arena(name, dtype, device)
-        need = max(need, 3 * _MIN_ELEMENTS * elt)
+        a = _arena(name, dtype, device, kind)
+        if kind == "staging":
+            need = max(need, 3 * _MIN_ELEMENTS * elt)
     what = f"all_reduce of {n} {_DTYPES[dtype]} elements"
     gen = a.fit(need, what)
     rkey = tuple(sorted(choice.config.items()))

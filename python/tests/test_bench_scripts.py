@@ -101,3 +101,18 @@ def test_every_part_of_make_bench_gpu_is_a_maintained_script():
     for name in called:
         assert (ROOT / "bench" / name).is_file(), name
     assert "experiments" not in text
+
+
+def test_ar_force_parse():
+    """bench/ar_force.py's AR_FORCE: JSON configs or cache paths by name
+    (parsed without torch)."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("ar_force", ROOT / "bench" / "ar_force.py")
+    assert spec is not None and spec.loader is not None
+    m = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(m)
+    got = m.parse('lamport={"algorithm":"one_shot_lamport","blocks":8} ; tuned=/tmp/l.toml;')
+    assert got == {"lamport": {"algorithm": "one_shot_lamport", "blocks": 8}, "tuned": "/tmp/l.toml"}
+    assert m.parse("") == {}
+    with pytest.raises(ValueError, match="NAME=SPEC"):
+        m.parse("oops")

@@ -108,3 +108,37 @@ def test_every_plugin_algorithm_is_run_or_declined() -> None:
         else:
             assert kernels._ALGOS.get(name) == num, f"{name}: plugin ALGO {num}, symmtune.torch {kernels._ALGOS.get(name)}"
     assert kernels._MAX_BLOCKS == kernels._PAD_SLOTS - 1 and kernels._PAD_BYTES == kernels._PAD_SLOTS * 8 * 4 + 256
+
+
+MIB = 1 << 20
+
+
+@pytest.mark.parametrize("n,elt,world,algo,want", [
+    # [input | scratch | output] of n padded, as before one_shot_lamport.
+    (1024, 2, 3, "two_shot_push", ("staging", 3 * 1032 * 2)),
+    (8192, 2, 2, "one_shot", ("staging", 3 * 8192 * 2)),
+    # The header, then 3 x world slots, each at least 2^19 elements' worth.
+    (8192, 2, 2, "one_shot_lamport", ("lamport", 256 + 6 * MIB)),
+    (3, 4, 8, "one_shot_lamport", ("lamport", 256 + 24 * 2 * MIB)),
+    (256 * 8192, 2, 4, "one_shot_lamport", ("lamport", 256 + 12 * 4 * MIB)),  # the cap: [256, 8192] bf16
+])
+def test_workspace(n, elt, world, algo, want):
+    assert kernels.workspace(n, elt, world, algo) == want
+
+
+def test_workspace_past_the_lamport_cap():
+    with pytest.raises(Exception, match="takes messages up to"):
+        kernels.workspace(256 * 8192 + 1, 2, 2, "one_shot_lamport")
+
+
+@pytest.mark.parametrize("algo,n,elt,runs", [
+    ("two_shot_push", 1 << 30, 2, True),
+    ("two_shot_ce_ag", 8192, 2, False),
+    ("one_shot_lamport", 256 * 8192, 2, True),
+    ("one_shot_lamport", 256 * 8192 + 8, 2, False),  # a tuned entry of the nearest size may name it
+    ("one_shot_lamport", 1 << 20, 4, True),
+])
+def test_not_run(algo, n, elt, runs):
+    why = kernels.not_run({"algorithm": algo}, n, elt)
+    assert (why is None) == runs, why
+    assert kernels.lamport_max_bytes() == 4 * MIB
