@@ -16,7 +16,11 @@ var defaultsJSON []byte
 type defaultRules struct {
 	Algorithm string `json:"algorithm"`
 	Rules     []struct {
-		MaxBytes                int64 `json:"max_bytes"`
+		MaxBytes int64 `json:"max_bytes"`
+		// MaxWorld: the rule applies up to this many ranks (0: any).
+		MaxWorld int `json:"max_world"`
+		// Algorithm overrides the file's for this rule.
+		Algorithm               string `json:"algorithm"`
 		Blocks, Threads, Unroll int64
 	} `json:"rules"`
 	BlockLadder []int64 `json:"block_ladder"`
@@ -39,19 +43,30 @@ func Padded(n int64, elt, world int) int64 {
 }
 
 // Default is the config an untuned caller should run for n elements of elt
-// bytes on world ranks: the first rule whose max_bytes covers the message,
-// its blocks shrunk down the ladder until every block of a rank's share has
-// work.
+// bytes on world ranks: the first rule whose max_bytes covers the message
+// and whose max_world the ranks, its blocks shrunk down the ladder until
+// every block has work (a rank's share; the whole message for the
+// one-shots, as Validate counts).
 func Default(n int64, elt, world int) space.Config {
 	bytes := n * int64(elt)
 	r := rules.Rules[len(rules.Rules)-1]
 	for _, x := range rules.Rules {
-		if x.MaxBytes == 0 || bytes <= x.MaxBytes {
+		if (x.MaxBytes == 0 || bytes <= x.MaxBytes) && (x.MaxWorld == 0 || world <= x.MaxWorld) {
 			r = x
 			break
 		}
 	}
+	algo := rules.Algorithm
+	if r.Algorithm != "" {
+		algo = r.Algorithm
+	}
 	work := Padded(n, elt, world) * int64(elt) / 16 / int64(world)
+	switch algo {
+	case OneShot:
+		work *= int64(world)
+	case OneShotLamport:
+		work = lamportVectors(n, elt)
+	}
 	blocks := r.Blocks
 	for _, b := range rules.BlockLadder {
 		if b <= blocks && (b == 1 || (b-1)*r.Threads*r.Unroll < work) {
@@ -60,7 +75,7 @@ func Default(n int64, elt, world int) space.Config {
 		}
 	}
 	return space.Config{
-		"algorithm": space.Str(rules.Algorithm), "blocks": space.Int(blocks),
+		"algorithm": space.Str(algo), "blocks": space.Int(blocks),
 		"threads": space.Int(r.Threads), "unroll": space.Int(r.Unroll), "stages": space.Int(1),
 	}
 }

@@ -41,22 +41,30 @@ func TestCUDADefaultGolden(t *testing.T) {
 			t.Errorf("n=%d elt=%d world=%d: %s, want %s", c.N, c.Elt, c.World, got, want)
 		}
 		// Validate's rule that every block has work (the rest are fixed
-		// by the table's values).
+		// by the table's values; TestDefaultsValidate runs Validate itself
+		// where the cuda tag builds it).
 		work := Padded(c.N, c.Elt, c.World) * int64(c.Elt) / 16 / int64(c.World)
+		if got["algorithm"].Str == OneShotLamport {
+			work = lamportVectors(c.N, c.Elt)
+		}
 		if b := got["blocks"].Int; b > 1 && (b-1)*got["threads"].Int*got["unroll"].Int >= work {
-			t.Errorf("n=%d world=%d: %s leaves blocks without work (%d vectors per rank)", c.N, c.World, got, work)
+			t.Errorf("n=%d world=%d: %s leaves blocks without work (%d vectors)", c.N, c.World, got, work)
 		}
 	}
 }
 
 // TestCUDADefaultNearTuned: on every recorded exhaustive landscape (2 and
 // 4 H200s, 4 KiB to 16 MiB of bf16), the default runs within 1.3x of the
-// best config measured.
+// best config measured. The landscapes were recorded before
+// one_shot_lamport existed: where the default is one, the landscape
+// cannot judge it (bench/results/2026-11-28-h100-lamport-decode.md does);
+// the test says so and needs the rest to hold.
 func TestCUDADefaultNearTuned(t *testing.T) {
 	files, _ := filepath.Glob("../../tuner/testdata/landscape-cuda-allreduce-w*-n*.jsonl")
 	if len(files) < 10 {
 		t.Fatalf("%d landscapes found", len(files))
 	}
+	judged, skipped := 0, 0
 	for _, f := range files {
 		lf, err := triallog.Read(f)
 		if err != nil {
@@ -87,6 +95,12 @@ func TestCUDADefaultNearTuned(t *testing.T) {
 		}
 		d := Default(sh["n"], 2, world)
 		s, ok := scores[d.String()]
+		if d["algorithm"].Str == OneShotLamport && !ok {
+			skipped++
+			t.Logf("%s: the default %s is newer than the landscape", filepath.Base(f), d)
+			continue
+		}
+		judged++
 		switch {
 		case !ok:
 			t.Errorf("%s: the default %s was not measured", filepath.Base(f), d)
@@ -95,5 +109,10 @@ func TestCUDADefaultNearTuned(t *testing.T) {
 		default:
 			t.Logf("%s: default %.2fx the best", filepath.Base(f), s/best)
 		}
+	}
+	// Lamport's rules cover 256 KiB (1 MiB on 2 ranks) at most: the five
+	// larger landscapes judge the rest of the table.
+	if judged < 5 {
+		t.Errorf("%d landscapes judged the default (%d newer than it): want 5 or more", judged, skipped)
 	}
 }

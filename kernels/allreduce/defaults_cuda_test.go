@@ -1,0 +1,55 @@
+//go:build cuda
+
+package allreduce
+
+import (
+	"encoding/json"
+	"os"
+	"testing"
+
+	"github.com/symmtune/symmtune/space"
+)
+
+// TestDefaultsValidate: the CUDA plugin's Validate (no GPU needed) takes
+// the untuned default at every golden case and at the edges of every rule
+// of kernels/defaults.json, on 2, 4 and 8 ranks.
+func TestDefaultsValidate(t *testing.T) {
+	b, err := os.ReadFile("testdata/default-golden.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var g struct {
+		Cases []struct {
+			N          int64 `json:"n"`
+			Elt, World int
+		}
+	}
+	if err := json.Unmarshal(b, &g); err != nil {
+		t.Fatal(err)
+	}
+	type tc struct {
+		n          int64
+		elt, world int
+	}
+	var cases []tc
+	for _, c := range g.Cases {
+		cases = append(cases, tc{c.N, c.Elt, c.World})
+	}
+	for _, r := range rules.Rules {
+		for _, world := range []int{2, 4, 8} {
+			for _, elt := range []int{2, 4} {
+				if m := r.MaxBytes / int64(elt); m > 0 {
+					cases = append(cases, tc{m, elt, world}, tc{m + 1, elt, world}, tc{m - 3, elt, world})
+				}
+			}
+		}
+	}
+	dtypes := map[int]string{2: "bf16", 4: "f32"}
+	for _, c := range cases {
+		d := Default(c.n, c.elt, c.world)
+		p := space.Problem{Dtype: dtypes[c.elt], Shape: map[string]int64{"n": c.n}}
+		if err := (cudaKernel{}).Validate(d, p, c.world, "cuda"); err != nil {
+			t.Errorf("n=%d elt=%d world=%d: Default %s: %v", c.n, c.elt, c.world, d, err)
+		}
+	}
+}
