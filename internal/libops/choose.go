@@ -92,12 +92,7 @@ type gemmChoice struct {
 
 type gemmChooseReq struct {
 	chooseReq
-	Kernel string `json:"kernel"`
-	M      int    `json:"m"`
-	N      int    `json:"n"`
-	K      int    `json:"k"`
-	World  int    `json:"world"`
-	Dtype  string `json:"dtype"`
+	problemReq // with a dtype: its element size is the dtype's
 	// The GPU, optional: its compute capability and SMs. Untuned, it
 	// runs DefaultOn's family (the fused GEMM on sm_90); where it is not
 	// sm_90, a chosen fused config gives way to the pipeline default.
@@ -110,10 +105,13 @@ type gemmChooseReq struct {
 }
 
 func gemmChoose(r gemmChooseReq) (any, error) {
-	if r.Dtype == "" {
+	switch {
+	case r.Dtype == "":
 		return nil, bad("dtype: missing (bf16, f16, e4m3 or e4m3_row)")
+	case r.Elem != 0:
+		return nil, bad("elem %d: the dtype says the element size", r.Elem)
 	}
-	p, err := problemReq{Kernel: r.Kernel, M: r.M, N: r.N, K: r.K, World: r.World, Dtype: r.Dtype}.problem()
+	p, err := r.problem()
 	if err != nil {
 		return nil, err
 	}

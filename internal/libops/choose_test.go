@@ -126,24 +126,11 @@ func TestGemmChoose(t *testing.T) {
 		{"bad problem", q("matmulrs", 8190, "bf16"), "not divisible by world 4", true},
 		{"bad dtype", q("agmm", 8192, "f32"), "take bf16 or f16", true},
 		{"no dtype", q("agmm", 8192, ""), "dtype: missing", true},
+		{"elem", q("agmm", 8192, "bf16", "elem", 1), "elem 1: the dtype says", true},
 		{"fp8 alignment", q("agmm", 8192, "e4m3", "k", 8200), "multiples of 16", true},
 		{"negative sms", q("agmm", 8192, "bf16", "major", 9, "sms", -1), "sms -1", true},
 	} {
-		t.Run(c.name, func(t *testing.T) {
-			m, err := call(t, "gemm.choose", c.req)
-			if c.bad {
-				if err == nil || !strings.Contains(err.Error(), c.want) {
-					t.Fatalf("got %v, %v; want bad input with %q", m, err, c.want)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got := choiceSummary(m); !strings.HasPrefix(got, c.want) {
-				t.Errorf("got  %s\nwant %s...", got, c.want)
-			}
-		})
+		t.Run(c.name, func(t *testing.T) { answers(t, "gemm.choose", c.req, c.want, c.bad, choiceSummary) })
 	}
 }
 
@@ -217,18 +204,9 @@ func TestAllreduceChoose(t *testing.T) {
 		{"no elements", q(0, "bf16"), "n=0", true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			m, err := call(t, "allreduce.choose", c.req)
-			if c.bad {
-				if err == nil || !strings.Contains(err.Error(), c.want) {
-					t.Fatalf("got %v, %v; want bad input with %q", m, err, c.want)
-				}
+			m := answers(t, "allreduce.choose", c.req, c.want, c.bad, choiceSummary)
+			if m == nil {
 				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got := choiceSummary(m); !strings.HasPrefix(got, c.want) {
-				t.Errorf("got  %s\nwant %s...", got, c.want)
 			}
 			if want := allreduce.Padded(c.req["n"].(int64), arElt[c.req["dtype"].(string)], 4); int64(m["padded"].(float64)) != want {
 				t.Errorf("padded %v, want %d", m["padded"], want)
