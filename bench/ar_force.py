@@ -16,40 +16,6 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any
-
-# Bound by _install, at the first use(): parse() needs no torch (the
-# tests run it without).
-_choose: Any = None
-_spec: dict | str | None = None
-
-
-def _install() -> None:
-    """Puts _forced_choice in place of symmtune.torch.choose (whose name
-    symmtune.torch's _prepare looks up at each first call of a tensor)."""
-    global _choose
-    if _choose is not None:
-        return
-    import torch
-    import symmtune.torch as st
-    from symmtune.kernels import Choice, default_config, not_run
-
-    _choose = st.choose
-
-    def _forced_choice(n: int, dtype: torch.dtype, world: int, cache=None) -> Choice:
-        spec = _spec
-        if spec is None:
-            return _choose(n, dtype, world, cache)
-        if isinstance(spec, str):
-            return _choose(n, dtype, world, spec)
-        elt = torch.empty((), dtype=dtype).element_size()
-        cfg = default_config(n, elt, world)
-        cfg.update(spec)
-        if not_run(cfg, n, elt) is not None:
-            return Choice(default_config(n, elt, world), "default (the forced config does not run here)")
-        return Choice(cfg, "forced")
-
-    st.choose = _forced_choice
 
 
 def parse(text: str | None = None) -> dict[str, dict | str]:
@@ -66,12 +32,17 @@ def parse(text: str | None = None) -> dict[str, dict | str]:
 
 def use(spec: dict | str | None) -> None:
     """Makes every later first call of an all-reduce choose spec (None: the
-    cache's config, as usual). Forgets the calls settled so far, so the next
-    call of each tensor chooses again (eagerly: call this before a warm-up,
-    never inside a capture); the runners already opened stay open."""
-    global _spec
-    _install()
+    cache's config, as usual) through symmtune.torch's forced hook (the
+    library's allreduce.choose lays a config over the size's default, and
+    runs the default where it cannot run). Forgets the calls settled so far,
+    so the next call of each tensor chooses again (eagerly: call this before
+    a warm-up, never inside a capture); the runners already opened stay
+    open."""
     import symmtune.torch as st
-    _spec = spec
+    st.forced.clear()
+    if isinstance(spec, dict):
+        st.forced["config"] = spec
+    elif spec is not None:
+        st.forced["cache"] = spec
     st._choices.clear()
     st._calls.clear()

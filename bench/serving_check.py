@@ -871,7 +871,7 @@ def _ran_config(kernel: str, n: int, p: Any) -> Optional[dict[str, Any]]:
     try:
         if kernel == "allreduce":
             ch = st._choices.get((dist.group.WORLD.group_name, BF16, n))
-            return None if ch is None else dict(ch.config)
+            return None if ch is None else dict(ch["config"])
         from symmtune import _torch_gemm
         for key, pipe in _torch_gemm._pipes.items():
             if key[0] == kernel and key[1] == p and key[2] == "bf16":

@@ -59,7 +59,7 @@ if [ -z "${NO_SEARCH:-}" ]; then
 	done
 fi
 SYMMTUNE_CACHE=$LOGS/configs.toml timeout "${TORCH_OPS_TIMEOUT:-300}" torchrun --nproc-per-node "$W" "$here/torch_ops.py" "$@" 2>&1 |
-	grep -v "UserWarning\|warnings.warn\|_prepare(tensor\|choose_runnable(kernel" | tee "$LOGS/torch-ops.txt"
+	grep -v "UserWarning\|warnings.warn\|_prepare(tensor\|_pipeline(gemm" | tee "$LOGS/torch-ops.txt"
 # A rank 3 s late, and bad input (bench/torch_edge.py); EDGE=0 skips it.
 if [ "${EDGE:-1}" != 0 ]; then
 	SYMMTUNE_CACHE=$LOGS/configs.toml timeout 120 torchrun --nproc-per-node "$W" "$here/torch_edge.py" 3 2>&1 |
@@ -71,7 +71,7 @@ tp() { # tag, then tp_block.py's arguments
 	local tag=$1
 	shift
 	SYMMTUNE_CACHE=$LOGS/configs.toml timeout 130 torchrun --nproc-per-node "$W" "$here/tp_block.py" "$@" 2>&1 |
-		grep -v "UserWarning\|warnings.warn\|FutureWarning\|enable_symm_mem\|_prepare(tensor\|choose_runnable(kernel" |
+		grep -v "UserWarning\|warnings.warn\|FutureWarning\|enable_symm_mem\|_prepare(tensor\|_pipeline(gemm" |
 		tee "$LOGS/tp-$tag.txt" | grep "^tp_block\|FAIL\|^#"
 }
 if [ -n "${RECORDED:-}" ]; then

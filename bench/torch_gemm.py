@@ -26,7 +26,6 @@ import torch.distributed._symmetric_memory as symm_mem
 import symmtune.torch as st
 from peer_method import bench
 from symmtune import _torch_gemm, gemm
-from symmtune.kernels import Choice
 from torch_allreduce import rel_err, run as run_allreduce
 
 SHAPES = [(4096, 1792, 4096), (8192, 3584, 8192)]
@@ -40,18 +39,17 @@ def reset() -> None:
 
 
 class forced:
-    """Makes symmtune.torch choose cfg (gemm.choose is what it asks)."""
+    """Makes symmtune.torch run cfg instead of choosing (_torch_gemm.forced)."""
 
     def __init__(self, cfg):
         self.cfg = cfg
 
     def __enter__(self):
-        self.saved = gemm.choose
-        gemm.choose = lambda *a, **kw: Choice(dict(self.cfg), "forced")
+        _torch_gemm.forced.update({k: dict(self.cfg) for k in gemm.KERNELS})
         reset()
 
     def __exit__(self, *exc):
-        gemm.choose = self.saved
+        _torch_gemm.forced.clear()
         reset()
 
 
@@ -116,7 +114,6 @@ def check(kernel, m, n, k, world, rank, what, trials=2):
 def run_gemm(rank, world):
     g = dist.group.WORLD.group_name
     ok = True
-    chosen = gemm.choose
     try:
         for kernel in gemm.KERNELS:
             for cfg in variants(kernel, world):
@@ -126,11 +123,11 @@ def run_gemm(rank, world):
                     if rank == 0:
                         print(f"# {kernel} config {cfg} skipped: {ex}", flush=True)
                     continue
-                gemm.choose = lambda *a, cfg=cfg, **kw: Choice(dict(cfg), "forced")
+                _torch_gemm.forced[kernel] = cfg
                 reset()
                 ok &= check(kernel, 512 * world, 1024, 1024, world, rank, f"config {cfg}")
     finally:
-        gemm.choose = chosen
+        _torch_gemm.forced.clear()
         reset()
     rows = []
     for (m, n, k) in SHAPES:

@@ -44,7 +44,6 @@ import torch.distributed as dist
 
 import symmtune.torch as st
 from symmtune import _torch_gemm, gemm
-from symmtune.kernels import Choice
 from peer_method import bench_queued, warm_and_capture
 from torch_common import FAILS, TOL, fail, fresh, out, rel_err  # noqa: F401 - torch_edge.py imports them from here
 from torch_decode import ar_graph, decode
@@ -67,17 +66,8 @@ DIRECT = {
     gemm.MATMULRS: dict(impl="pipeline", chunks=2, streams=1, algo=0, sm_reserve=0, batch=0, graph=0,
                         push="ce", reduce_blocks=132, reduce="kernel"),
 }
-_choose = gemm.choose_runnable
-FORCED: dict[str, dict] = {}
-
-
-def _forced_choice(kernel, p, dtype, cache=None, hardware=None, no_fused=None, **gpu):
-    if kernel in FORCED:
-        return Choice(dict(FORCED[kernel]), "forced")
-    return _choose(kernel, p, dtype, cache, hardware, no_fused, **gpu)
-
-
-gemm.choose_runnable = _forced_choice
+# The configs symmtune.torch runs instead of choosing, by kernel.
+FORCED = _torch_gemm.forced
 
 
 def reset_gemm() -> None:

@@ -75,7 +75,8 @@ def main():
             cells = [f"{res[x]:.1f} ({res[x] / base:.3f})" for x in ("push", "local", "idle")]
             print(f"| {shape} | {res['alone']:.1f} | " + " | ".join(cells) +
                   f" | {res['again']:.1f} | {shard.numel() * 2 / 1e6:.1f} |", flush=True)
-        del buf, hdl, peers
+        peers.clear()  # push's closure reads the name: clear the views rather than unbind it
+        del buf, hdl
     if rank == 0:
         print("\n(ratios: to the mean of mm alone before and after)", flush=True)
     dist.destroy_process_group()

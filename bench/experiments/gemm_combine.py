@@ -111,7 +111,7 @@ def main(d):
                           cell(pr.get((kind, "nccl+cublas" if kind == "agmm" else "cublas+nccl", sh))),
                           cell(pr.get((kind, "torch_fused", sh)))]
             print("| " + " | ".join(cells) + " |")
-        print(f"\nBest of each impl in the same searches (first-pass or re-measured trial medians; ratio to mm alone):\n")
+        print("\nBest of each impl in the same searches (first-pass or re-measured trial medians; ratio to mm alone):\n")
         print("| M x N x K | kernel | best pipeline | best fused | fused config |")
         print("|---|---|---|---|---|")
         for sh in shapes:

@@ -99,8 +99,8 @@ func checkArConfig(c space.Config) error {
 	if !ok || !a.IsStr || allreduce.AlgoNumber(a.Str) == 0 {
 		return bad("config: algorithm %v: not an all-reduce algorithm", a)
 	}
-	if a.Str == allreduce.TwoShotCEAG {
-		return bad("config: algorithm %s: symmtune.torch does not run it (its copy-engine pipeline is the plugin's)", a.Str)
+	if why := arNotRun[a.Str]; why != "" {
+		return bad("config: algorithm %s: symmtune.torch does not run it (%s)", a.Str, why)
 	}
 	for _, p := range []string{"threads", "blocks", "unroll"} {
 		v, ok := c[p]

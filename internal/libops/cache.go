@@ -203,33 +203,44 @@ func (r lookupReq) machine() (*hardware.Fingerprint, map[string]any, error) {
 }
 
 func lookup(r lookupReq) (any, error) {
+	m, where, fail, err := find(r)
+	if err != nil || fail != nil {
+		return fail, err
+	}
+	return map[string]any{"location": where, "match": m.JSON(true)}, nil
+}
+
+// find is Store.Lookup of r: the match and the cache's location, or the
+// failure to answer (kind not_found when nothing matches or there is no
+// cache yet), or bad input.
+func find(r lookupReq) (cache.Match, string, map[string]any, error) {
 	if r.Kernel == "" || r.Dtype == "" {
-		return nil, bad("kernel and dtype: both required")
+		return cache.Match{}, "", nil, bad("kernel and dtype: both required")
 	}
 	if r.World < 1 {
-		return nil, bad("world size %d: want at least 1", r.World)
+		return cache.Match{}, "", nil, bad("world size %d: want at least 1", r.World)
 	}
 	if len(r.Shape) == 0 {
-		return nil, bad("shape: want dimension names and sizes, e.g. {\"n\": 1048576}")
+		return cache.Match{}, "", nil, bad("shape: want dimension names and sizes, e.g. {\"n\": 1048576}")
 	}
 	for name, v := range r.Shape {
 		if v <= 0 {
-			return nil, bad("shape: dimension %q = %d must be a positive integer", name, v)
+			return cache.Match{}, "", nil, bad("shape: dimension %q = %d must be a positive integer", name, v)
 		}
 	}
 	machine, fail, err := r.machine()
 	if err != nil || fail != nil {
-		return fail, err
+		return cache.Match{}, "", fail, err
 	}
 	store, where, fail := load(r.Cache, r.envReq)
 	if fail != nil {
-		return fail, nil
+		return cache.Match{}, where, fail, nil
 	}
 	q := cache.Query{Kernel: r.Kernel, World: r.World, Dtype: r.Dtype, Shape: space.Shape(r.Shape),
 		KernelVersion: r.KernelVersion, Backend: r.Backend, Machine: machine}
 	m, ok := store.Lookup(q)
 	if !ok {
-		return failure("not_found", fmt.Sprintf("no tuned config for %s world %d %s %s in %s", r.Kernel, r.World, r.Dtype, q.Shape, where)), nil
+		return cache.Match{}, where, failure("not_found", fmt.Sprintf("no tuned config for %s world %d %s %s in %s", r.Kernel, r.World, r.Dtype, q.Shape, where)), nil
 	}
-	return map[string]any{"location": where, "match": m.JSON(true)}, nil
+	return m, where, nil, nil
 }

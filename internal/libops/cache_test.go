@@ -71,6 +71,26 @@ func call(t *testing.T, op string, req any) (map[string]any, error) {
 	return m, nil
 }
 
+// answers runs op on req: with bad, it wants bad input whose message
+// holds want; else an answer whose sum starts with want, and returns it.
+func answers(t *testing.T, op string, req any, want string, bad bool, sum func(map[string]any) string) map[string]any {
+	t.Helper()
+	m, err := call(t, op, req)
+	if bad {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Fatalf("got %v, %v; want bad input with %q", m, err, want)
+		}
+		return nil
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := sum(m); !strings.HasPrefix(got, want) {
+		t.Errorf("got  %s\nwant %s...", got, want)
+	}
+	return m
+}
+
 // summary is an answer in a few words: the match's tag, exact and
 // other_driver, or the error's kind and message.
 func summary(m map[string]any) string {
@@ -127,19 +147,7 @@ func TestCacheLookup(t *testing.T) {
 		{"fingerprint field", q(8, map[string]any{"colour": 1}), `unknown field "colour"`, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			m, err := call(t, "cache.lookup", c.req)
-			if c.bad {
-				if err == nil || !strings.Contains(err.Error(), c.want) {
-					t.Fatalf("got %v, %v; want bad input with %q", m, err, c.want)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got := summary(m); !strings.HasPrefix(got, c.want) {
-				t.Errorf("got %q, want %q...", got, c.want)
-			}
+			m := answers(t, "cache.lookup", c.req, c.want, c.bad, summary)
 			if strings.Contains(jsonText(m), "secret") {
 				t.Errorf("the answer shows the password: %v", m)
 			}

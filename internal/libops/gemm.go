@@ -39,11 +39,6 @@ func gemmOps() map[string]op {
 				}
 				return map[string]any{"params": out, "added_later": added}, nil
 			}),
-		"gemm.check_problem": handler("ParseProblem's rules on {kernel, m, n, k, world, dtype}: {} or the reason",
-			func(r problemReq) (any, error) {
-				_, err := r.problem()
-				return struct{}{}, err
-			}),
 		"gemm.check_device": handler("Dtype.CheckDevice of {dtype, major, minor}: {} or why a GPU of that compute capability cannot multiply the dtype",
 			func(r struct {
 				Dtype string `json:"dtype"`
@@ -140,14 +135,6 @@ func gemmOps() map[string]op {
 				}
 				c, err := v.DefaultOn(p, gpu.Device{Major: *r.Major, Minor: r.Minor, SMs: r.SMs, Link: r.Link})
 				return c, badErr(err)
-			}),
-		"gemm.layout": handler("the symmetric region of {kernel, m, n, k, world, elem or dtype}: {symmetric_bytes, slot_elems}",
-			func(r problemReq) (any, error) {
-				v, p, err := r.value()
-				if err != nil {
-					return nil, err
-				}
-				return map[string]int64{"symmetric_bytes": v.SymmetricBytes(p), "slot_elems": gpu.SlotElems(p)}, nil
 			}),
 		"gemm.shards": handler("Shards(m, world, chunks): spans[owner][index]",
 			func(r planReq) (any, error) {

@@ -104,26 +104,18 @@ const slowAccum = `{"kernel":"agmm","impl":"pipeline","chunks":2,"streams":1,"co
 
 var slowAccumBatch = strings.Replace(slowAccum, `"graph":true`, `"graph":true,"batch":true`, 1)
 
-// TestRulesTakeTheDtype: the layout, validate and default ops apply the
-// request's dtype (docs/fp8.md's layout and rules); without one the lax
-// problem of before is kept.
+// TestRulesTakeTheDtype: the validate and default ops apply the request's
+// dtype (docs/fp8.md's rules; gemm.choose's layout: TestGemmChooseLayout);
+// without one the lax problem of before is kept.
 func TestRulesTakeTheDtype(t *testing.T) {
 	for _, c := range []struct {
 		op, req string
 		want    string // a substring of the answer, or of the message when bad
 		bad     bool
 	}{
-		{"gemm.layout", `{"kernel":"agmm","m":12,"n":16,"k":16,"world":4}`, `"symmetric_bytes":8576`, false},
-		{"gemm.layout", `{"kernel":"agmm","m":12,"n":16,"k":16,"world":4,"dtype":"bf16"}`, `"symmetric_bytes":8576`, false},
-		{"gemm.layout", `{"kernel":"agmm","m":12,"n":16,"k":16,"world":4,"dtype":"e4m3"}`, `"symmetric_bytes":8384`, false},
-		{"gemm.layout", `{"kernel":"agmm","m":12,"n":16,"k":16,"world":4,"dtype":"e4m3_row"}`, `"symmetric_bytes":8432`, false},
-		{"gemm.layout", `{"kernel":"matmulrs","m":12,"n":16,"k":16,"world":4,"dtype":"e4m3_row"}`, `"symmetric_bytes":8576`, false},
-		{"gemm.layout", `{"kernel":"agmm","m":12,"n":16,"k":24,"world":4,"dtype":"e4m3"}`, "multiples of 16", true},
-		{"gemm.layout", `{"kernel":"agmm","m":12,"n":16,"k":16,"world":4,"dtype":"e5m2"}`, `dtype "e5m2"`, true},
-		{"gemm.layout", `{"kernel":"agmm","m":10,"n":16,"k":16,"world":4}`, `"symmetric_bytes":`, false},
-		{"gemm.layout", `{"kernel":"agmm","m":10,"n":16,"k":16,"world":4,"dtype":"bf16"}`, "not divisible by world 4", true},
 		{"gemm.default", `{"kernel":"agmm","problem":{"m":4,"n":16,"k":16,"world":4,"dtype":"e4m3"}}`, `"chunks":1`, false},
 		{"gemm.default", `{"kernel":"agmm","problem":{"m":4,"n":8,"k":16,"world":4,"dtype":"e4m3"}}`, "multiples of 16", true},
+		{"gemm.default", `{"kernel":"agmm","problem":{"m":4,"n":16,"k":16,"world":4,"dtype":"e5m2"}}`, `dtype "e5m2"`, true},
 		// fast_accum=0 is for FP8 products only: Validate sees the dtype.
 		{"gemm.validate", `{"config":` + slowAccum + `,"problem":{"m":64,"n":16,"k":16,"world":2,"dtype":"e4m3"}}`, `{}`, false},
 		{"gemm.validate", `{"config":` + slowAccum + `,"problem":{"m":64,"n":16,"k":16,"world":2,"dtype":"bf16"}}`, "fast_accum 0 with dtype bf16", true},

@@ -67,7 +67,7 @@ var ops map[string]op
 
 func init() {
 	ops = map[string]op{}
-	for _, m := range []map[string]op{commonOps(), gemmOps(), hopperOps(), allreduceOps(), triallogOps(), cacheOps(), hardwareOps(), runtimeOps()} {
+	for _, m := range []map[string]op{commonOps(), gemmOps(), hopperOps(), allreduceOps(), triallogOps(), cacheOps(), hardwareOps(), runtimeOps(), chooseOps()} {
 		for name, o := range m {
 			ops[name] = o
 		}

@@ -4,10 +4,11 @@ with the tuned config, through libsymmtune (symmtune._native's gemm_open and
 gemm_enqueue): the copies, flags, cuBLASLt products, reductions, the fused
 Hopper GEMM and graph=1's graphs exist once, in Go.
 
-What stays here: the argument checks, the group's rank and size, the cache's
-choice (gemm.choose_runnable: a fused config gives way to the default
-pipeline config on a GPU that is not sm_90, with a warning), agreed by the
-group (rank 0's, through the group's store), recording the problem, the
+What stays here: the argument checks, the group's rank and size, the
+library's choice (one gemm.choose request: the cache's config, or the
+GPU's default; a fused config gives way to the default pipeline config on
+a GPU that is not sm_90, with a warning), agreed by the group (rank 0's,
+through the group's store), recording the problem, the
 group's symmetric workspace (torch symm_mem, the layout of layout.go: flag
 words, then the payload; its flags zeroed on every rank at the rendezvous;
 grown by generations that a captured graph keeps alive: symmtune._arena),
@@ -41,6 +42,8 @@ import torch
 
 from . import _native, gemm, record as _record
 from ._arena import Arena, CaptureError
+from .cache import chosen
+from .kernels import Choice
 from ._torchrt import Symmetric, agreed, capturing, group_info, group_name, new_arena, raw_stream
 
 GEMM_DTYPES = {torch.bfloat16: "bf16", torch.float16: "f16"}
@@ -104,22 +107,20 @@ class _Gemm:
     float8_e4m3fn, the output bf16, and every call carries the scales."""
 
     def __init__(self, kernel: str, p: gemm.Problem, dtype: torch.dtype, group_name: str, rank: int,
-                 device: torch.device, choice, dt: str | None = None) -> None:
-        self.kernel, self.p, self.dtype, self.rank, self.device = kernel, p, dtype, rank, device
-        self.dt = dt or GEMM_DTYPES[dtype]
-        self.scaled = self.dt in gemm.SCALED_DTYPES
-        self.out_dtype = torch.bfloat16 if self.scaled else dtype
-        self.group_name, self.choice = group_name, choice
-        self.cfg = gemm.parse_config(kernel, choice.config)
-        gemm.validate(self.cfg, p, self.dt)
-        self.fused = self.cfg.impl == gemm.IMPL_FUSED
+                 device: torch.device, answer: dict, dt: str) -> None:
+        """answer: the group's gemm.choose answer (config, source,
+        median_us, symmetric_bytes, b_kn)."""
+        self.kernel, self.p, self.dtype, self.rank, self.device, self.dt = kernel, p, dtype, rank, device, dt
+        self.out_dtype = torch.bfloat16 if dt in gemm.SCALED_DTYPES else dtype
+        self.group_name = group_name
+        self.choice = Choice(dict(answer["config"]), answer["source"], answer["median_us"])
         # B as the products read it: [N, K] (b.t()), but [K, N] for a fused
         # tile that is not K-major (never FP8: Validate refuses such a tile).
-        self.b_kn = not self.scaled and self.fused and self.cfg.tile is not None and not self.cfg.tile.bk_major
+        self.b_kn: bool = answer["b_kn"]
         self.arena = arena(group_name, device)
-        self.key = (kernel, p, self.dt)
-        what = f"the first {kernel} call with m={p.m},n={p.n},k={p.k} on {p.world} ranks ({self.dt})"
-        self.gen = self.arena.fit(gemm.symmetric_bytes(kernel, p, dtype=self.dt), what)
+        self.key = (kernel, p, dt)
+        what = f"the first {kernel} call with m={p.m},n={p.n},k={p.k} on {p.world} ranks ({dt})"
+        self.gen = self.arena.fit(answer["symmetric_bytes"], what)
         self.handle = self.arena.runner(self.key, self._open, what)
 
     def _open(self, region: Symmetric) -> int:
@@ -175,11 +176,10 @@ class _Gemm:
 
 _pipes: dict[tuple, _Gemm] = {}
 
-
-def _no_fused(device: torch.device) -> str | None:
-    """Why the fused GEMM cannot run on device (None: it can)."""
-    major, minor = torch.cuda.get_device_capability(device)
-    return None if major == 9 else f"the fused GEMM needs an sm_90 GPU (wgmma, TMA); this one is sm_{major}{minor}"
+# Configs to run instead of choosing, by kernel (benchmarks that measure
+# given configs): the library checks each on the call's problem (a
+# ValueError where it cannot run) and the group runs it as source "forced".
+forced: dict[str, dict] = {}
 
 
 def _pipeline(kernel: str, p: gemm.Problem, dtype: torch.dtype, group, cache, dt: str | None = None) -> _Gemm:
@@ -187,7 +187,14 @@ def _pipeline(kernel: str, p: gemm.Problem, dtype: torch.dtype, group, cache, dt
     with the config the group agreed on. dt: the dtype's name (gemm.DTYPES)
     where the torch dtype does not say it (FP8: e4m3 or e4m3_row, by the
     scales). Inside a capture a first call raises CaptureError before
-    anything is enqueued."""
+    anything is enqueued.
+
+    A first call asks the library once (gemm.choose: ParseProblem's rules,
+    a ValueError before anything else; the cache's config for this machine
+    and these kernel sources if it runs on p, else the GPU's default, with
+    a warning; on a GPU that is not sm_90 a fused config gives way to the
+    pipeline default; the workspace's size), records the problem, and
+    runs what rank 0's answer says."""
     name, rank, world = group_info(group)
     device = torch.device("cuda", torch.cuda.current_device())
     dtn: str = dt or GEMM_DTYPES[dtype]
@@ -197,18 +204,21 @@ def _pipeline(kernel: str, p: gemm.Problem, dtype: torch.dtype, group, cache, dt
         if pipe.gen is not pipe.arena.current:
             pipe.move()  # the workspace grew: the arena opened the runner on the new memory
         return pipe
-    gemm.check_problem(kernel, p, dtn)
+    major, minor = torch.cuda.get_device_capability(device)
+    answer = _native.call("gemm.choose", kernel=kernel, m=p.m, n=p.n, k=p.k, world=p.world, dtype=dtn,
+                          cache="" if cache is None else os.fspath(cache), env=dict(os.environ), major=major,
+                          minor=minor, sms=torch.cuda.get_device_properties(device).multi_processor_count,
+                          **({"config": forced[kernel]} if kernel in forced else {}))
     what = f"{kernel} with m={p.m},n={p.n},k={p.k} on {p.world} ranks ({dtn})"
     if capturing():
         raise CaptureError(f"symmtune.torch: the first {what} came during a CUDA graph capture, where its layout "
                            "(symmetric memory, kernels, buffers) cannot be made nor its config agreed by the group; "
                            "make the same call once before the capture (a warm-up)")
     _record.note(kernel, p.world, dtn, {"m": p.m, "n": p.n, "k": p.k})
-    choice = agreed(name, rank, world, f"{kernel}/{dtn}/m={p.m},n={p.n},k={p.k}", f"the {what}",
-                    lambda: gemm.choose_runnable(kernel, p, dtn, cache, no_fused=_no_fused(device),
-                                                 capability=torch.cuda.get_device_capability(device),
-                                                 sms=torch.cuda.get_device_properties(device).multi_processor_count))
-    pipe = _pipes[key] = _Gemm(kernel, p, dtype, name, rank, device, choice, dtn)
+    # chosen's warnings name the public function's line that called here.
+    got = agreed(name, rank, world, f"{kernel}/{dtn}/m={p.m},n={p.n},k={p.k}", f"the {what}",
+                 lambda: chosen(answer, stacklevel=4))
+    pipe = _pipes[key] = _Gemm(kernel, p, dtype, name, rank, device, got, dtn)
     return pipe
 
 

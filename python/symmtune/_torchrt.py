@@ -15,7 +15,6 @@ import torch.distributed._symmetric_memory as symm_mem
 from . import _agree, _cuda, _native
 from . import kernels
 from ._arena import Arena
-from .kernels import Choice
 
 DTYPES = {torch.bfloat16: "bf16", torch.float16: "f16", torch.float32: "f32"}
 
@@ -158,25 +157,25 @@ def _store(group_name: str):
     return get(pg) if get is not None else c10d._world.pg_map[pg][1]
 
 
-def agreed(group_name: str, rank: int, world: int, key: str, what: str, choose: Callable[[], Choice]) -> Choice:
-    """The config of a first call that the whole group runs: rank 0's
-    choose(), through the group's store (symmtune._agree). Every rank
-    chooses for itself too, to say when it would have run another. Rank
-    0's error (a corrupt cache, say) is raised on every rank; another
-    rank's runs rank 0's config, with a warning."""
+def agreed(group_name: str, rank: int, world: int, key: str, what: str,
+           choose: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+    """The choice of a first call that the whole group runs (a JSON object
+    with its config and source): rank 0's choose(), through the group's
+    store (symmtune._agree). Every rank chooses for itself too, to say when
+    it would have run another. Rank 0's error (a corrupt cache, say) is
+    raised on every rank; another rank's runs rank 0's config, with a
+    warning."""
     if world == 1:
         return choose()
     mine: dict[str, Any]
     failed: Exception | None = None
     try:
-        c = choose()
-        mine = {"config": c.config, "source": c.source, "median_us": c.median_us}
+        mine = choose()
     except Exception as e:
         failed, mine = e, {"error": f"{type(e).__name__}: {e}"}
     try:
-        got = _agree.agree(_store(group_name), rank, f"{group_name}/{key}", mine, what)
+        return _agree.agree(_store(group_name), rank, f"{group_name}/{key}", mine, what)
     except RuntimeError:
         if failed is not None and rank == 0:
             raise failed from None  # published for the others; here it is raised as it was
         raise
-    return Choice(dict(got["config"]), got["source"], got.get("median_us"))

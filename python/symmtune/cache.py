@@ -20,8 +20,9 @@ from __future__ import annotations
 import datetime as _dt
 import os
 import re
+import warnings
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Union
+from typing import Any, Dict, List, Optional, Set, Union
 
 from . import _native
 from .hardware import Fingerprint, HardwareError
@@ -96,14 +97,38 @@ _ERRORS = {"not_found": NoTunedConfig, "corrupt": CacheError, "unavailable": Cac
            "hardware": HardwareError}
 
 
-def _ask(op: str, **request: Any) -> Dict[str, Any]:
-    """The library's answer to a cache operation, with this process's
-    environment; an answer that is an error raises its exception."""
-    answer = _native.call(op, env=dict(os.environ), **request)
+def checked(answer: Dict[str, Any]) -> Dict[str, Any]:
+    """answer, the library's to a request that reads the cache, unless it
+    is an error ({"error": {kind, message}}): then its exception
+    (NoTunedConfig, CacheError, CacheUnavailable, OSError, HardwareError)."""
     err = answer.get("error")
     if err:
         raise _ERRORS.get(err["kind"], CacheError)(err["message"])
     return answer
+
+
+def _ask(op: str, **request: Any) -> Dict[str, Any]:
+    """The library's answer to a cache operation, with this process's
+    environment; an answer that is an error raises its exception."""
+    return checked(_native.call(op, env=dict(os.environ), **request))
+
+
+# The keys of the choice warnings given in this process.
+_warned: Set[str] = set()
+
+
+def chosen(answer: Dict[str, Any], stacklevel: int = 2) -> Dict[str, Any]:
+    """The choice of a first call (the library's gemm.choose or
+    allreduce.choose answer, symmtune.torch's): its error raised (see
+    checked), its warnings (no tuned config, one that does not run here)
+    given once per key in the process, then left out. stacklevel: as
+    warnings.warn's, from the caller of chosen."""
+    out = dict(checked(answer))
+    for w in out.pop("warnings"):
+        if w["key"] not in _warned:
+            _warned.add(w["key"])
+            warnings.warn(w["message"], stacklevel=stacklevel + 1)
+    return out
 
 
 def default_path() -> str:

@@ -4,7 +4,8 @@ needs to know about them, without importing torch.
 The sources are the very files the Go plugins embed (python/symmtune/_kernels
 links to kernels/allreduce/kernels and symm/cudamem/barrier.cuh; a wheel
 copies them), so the Python runtime compiles what was tuned. The all-reduce's
-rules (default config, padding, macros, ALGO numbers, kernel version) are
+rules (padding, macros, ALGO numbers, kernel version; the default config
+and what symmtune.torch runs come with its choice, allreduce.choose) are
 kernels/allreduce's, asked of libsymmtune (symmtune._native) and cached.
 """
 
@@ -43,26 +44,16 @@ _KERNELS = Path(__file__).resolve().parent / "_kernels"
 # Module attributes the library owns, fetched on first access: symm/cudamem's
 # pad layout (PadSlots x MaxWorld u32 counters, then the barrier's timeout
 # flag; MaxBlocks is the slots a kernel's blocks may use) and the CUDA
-# plugin's algorithms with the ALGO number each compiles as.
+# plugin's algorithms with the ALGO number each compiles as (those
+# symmtune.torch does not run are the library's to say: allreduce.choose).
 _CONSTANTS = {
     "_PAD_SLOTS": ("allreduce", "pad_slots"), "_MAX_WORLD": ("allreduce", "max_world"),
     "_PAD_BYTES": ("allreduce", "pad_bytes"), "_MAX_BLOCKS": ("allreduce", "max_blocks"),
-    "_PLUGIN_ALGOS": ("allreduce", "algorithms"),
+    "_ALGOS": ("allreduce", "algorithms"),
 }
-# Algorithms of the plugin that symmtune.torch does not run (yet), with the
-# reason: a tuned entry naming one falls back to the default config, with a
-# warning.
-_NOT_RUN = {"two_shot_ce_ag": "its host-side copy-engine pipeline (kernels/allreduce/stages.go) is not ported"}
 
 
 def __getattr__(name: str) -> Any:
-    if name == "_ALGOS":
-        # The algorithms symmtune.torch runs, with their ALGO numbers
-        # (two_shot_overlap leaves its sum in the output region past the
-        # scratch, as the plugin's push variants do).
-        algos = _native.bind_constants(globals(), _CONSTANTS, "_PLUGIN_ALGOS")
-        globals()["_ALGOS"] = {k: v for k, v in algos.items() if k not in _NOT_RUN}
-        return globals()["_ALGOS"]
     return _native.bind_constants(globals(), _CONSTANTS, name)
 
 
@@ -119,26 +110,6 @@ def workspace(n: int, elt: int, world: int, algorithm: str) -> tuple[str, int]:
         floor = min(_LAMPORT_MIN_ELEMENTS, lamport_max_bytes() // elt)
         nbytes = max(nbytes, _region(floor, elt, world, algorithm)[0])
     return kind, nbytes
-
-
-def not_run(config: dict, n: int, elt: int) -> str | None:
-    """Why symmtune.torch cannot run config for n elements of elt bytes
-    (None if it can): an algorithm of _NOT_RUN, or one_shot_lamport past
-    its cap (a tuned entry of the nearest size may name it)."""
-    algo = str(config.get("algorithm"))
-    if algo in _NOT_RUN:
-        return _NOT_RUN[algo]
-    cap = lamport_max_bytes()
-    if algo == LAMPORT and n * elt > cap:
-        return f"its buffers take messages up to {cap} bytes, this one is {n * elt}"
-    return None
-
-
-def default_config(n: int, elt: int, world: int) -> dict:
-    """What runs when nothing is tuned: the CUDA plugin's DefaultFor
-    (allreduce.Default, from kernels/allreduce/kernels/defaults.json's rules).
-    A new dict on every call."""
-    return dict(_default(n, elt, world)["config"])
 
 
 def _source(name: str) -> str:

@@ -7,8 +7,9 @@
     st.all_reduce(x)                         # in place, sum, like dist.all_reduce(x)
 
 ``all_reduce`` looks the tuned config up once per (size, dtype, group) in the
-cache ``symmtune search`` writes (symmtune.lookup, this machine's
-fingerprint), runs rank 0's choice on every rank of the group (agreed
+cache ``symmtune search`` writes (one request to libsymmtune,
+allreduce.choose: symmtune.lookup's rules, this machine's fingerprint,
+the default where nothing runs), runs rank 0's choice on every rank of the group (agreed
 through the group's store: symmtune._agree), and runs it through libsymmtune (symmtune._native's
 allreduce_open and allreduce_enqueue): kernels/allreduce's Runner, in Go,
 compiles the CUDA C the Go plugin embeds with NVRTC for the device and the
@@ -44,10 +45,9 @@ needs more memory) raises CaptureError before enqueuing anything.
 from __future__ import annotations
 
 import os
-import warnings
 from dataclasses import dataclass
 
-from typing import Callable
+from typing import Any, Callable
 
 import torch
 
@@ -57,8 +57,8 @@ from ._torch_fp8 import all_gather_scaled_matmul, scaled_matmul_reduce_scatter
 from ._torch_gemm import all_gather_matmul, matmul_reduce_scatter
 from ._torchrt import DTYPES as _DTYPES, group_info as _group_info, group_name as _group_name
 from ._torchrt import Symmetric, agreed, new_arena, raw_stream
-from .cache import NoTunedConfig, lookup
-from .kernels import Choice, default_config, kernel_version, not_run, padded, workspace
+from .cache import chosen
+from .kernels import Choice, padded, workspace
 
 __all__ = ["CaptureError", "Choice", "all_gather_matmul", "all_gather_scaled_matmul", "all_reduce", "choose", "empty",
            "matmul_reduce_scatter", "memory_stats", "record", "scaled_matmul_reduce_scatter"]
@@ -89,7 +89,8 @@ _arenas: dict[tuple[str, torch.dtype, int, str], Arena] = {}
 # The workspaces of the tensors `empty` made, by the tensor's address (the
 # memory lives as long as the process, so the address is never reused).
 _owned: dict[int, Arena] = {}
-_choices: dict[tuple[str, torch.dtype, int], Choice] = {}
+# The group's choice (allreduce.choose's answer, rank 0's) by (group, dtype, n).
+_choices: dict[tuple[str, torch.dtype, int], dict] = {}
 _MIN_ELEMENTS = 1 << 20
 
 
@@ -128,33 +129,34 @@ def empty(n: int, dtype: torch.dtype = torch.bfloat16, group=None, device: torch
     return t
 
 
+# Benchmarks' hook (bench/ar_force.py), as _torch_gemm.forced is the
+# GEMMs': "config", a config laid over each size's default (where it
+# cannot run, the default runs, with a warning), or "cache", a cache file
+# read instead of the caller's. Empty: the usual choice.
+forced: dict[str, Any] = {}
+
+
+def _choose(n: int, dtype: torch.dtype, world: int, cache: str | os.PathLike | None) -> dict:
+    """The library's allreduce.choose answer for n elements on world
+    ranks, its warnings given and its error raised (cache.chosen): config,
+    source, median_us and n padded as the kernels run it. Records the call
+    first (with SYMMTUNE_RECORD or record(FILE): for symmtune search)."""
+    dt = _DTYPES.get(dtype)
+    if dt is None:
+        raise TypeError(f"symmtune.torch.all_reduce: dtype {dtype}; the CUDA all-reduce takes {list(_DTYPES)}")
+    _record.note("allreduce", world, dt, {"n": n})
+    cache = forced.get("cache", cache)
+    over = {"config": forced["config"]} if "config" in forced else {}
+    return chosen(_native.call("allreduce.choose", n=n, dtype=dt, world=world, env=dict(os.environ),
+                               cache="" if cache is None else os.fspath(cache), **over), stacklevel=3)
+
+
 def choose(n: int, dtype: torch.dtype, world: int, cache: str | os.PathLike | None = None) -> Choice:
     """The config all_reduce runs for n elements on world ranks: the cache's
     answer for this machine if it was tuned for these kernel sources, else
     the default (with a warning saying how to tune)."""
-    dt = _DTYPES.get(dtype)
-    if dt is None:
-        raise TypeError(f"symmtune.torch.all_reduce: dtype {dtype}; the CUDA all-reduce takes {list(_DTYPES)}")
-    _record.note("allreduce", world, dt, {"n": n})  # with SYMMTUNE_RECORD or record(FILE): for symmtune search
-    how = (f"tune it with: symmtune search --backend cuda --kernel allreduce --world {world} "
-           f"--shape n={n} --dtype {dt}")
-    try:
-        m = lookup("allreduce", world, dt, {"n": n}, backend="cuda", cache=cache, kernel_version=kernel_version())
-    except NoTunedConfig:
-        warnings.warn(f"symmtune: no tuned all-reduce for {world} ranks, {dt}, n={n} (for these kernel sources, "
-                      f"version {kernel_version()}); running the default config; {how}", stacklevel=3)
-        return Choice(default_config(n, torch.empty((), dtype=dtype).element_size(), world), "default")
-    source = "tuned" if m.exact else "nearest"
-    if m.other_driver:
-        source = "other-driver"
-    algo = m.entry.config.get("algorithm")
-    why = not_run(m.entry.config, n, torch.empty((), dtype=dtype).element_size())
-    if why is not None:
-        warnings.warn(f"symmtune: the tuned all-reduce for {world} ranks, {dt}, n={n} is algorithm={algo}, which "
-                      f"symmtune.torch does not run here ({why}); running the default config; to get a config it "
-                      f"runs, {how} --where algorithm=<another>", stacklevel=3)
-        return Choice(default_config(n, torch.empty((), dtype=dtype).element_size(), world), "default")
-    return Choice(dict(m.entry.config), source, m.entry.median_us)
+    c = _choose(n, dtype, world, cache)
+    return Choice(c["config"], c["source"], c["median_us"])
 
 
 def all_reduce(tensor: torch.Tensor, group=None, cache: str | os.PathLike | None = None) -> torch.Tensor:
@@ -223,14 +225,14 @@ def _prepare(tensor: torch.Tensor, group, cache) -> _Call:
     if choice is None:
         choice = _choices[ckey] = agreed(name, rank, world, f"allreduce/{_DTYPES.get(dtype, dtype)}/n={n}",
                                          f"the all-reduce of {n} {dtype} elements",
-                                         lambda: choose(n, dtype, world, cache))
+                                         lambda: _choose(n, dtype, world, cache))
     # The staged kernels run on npad elements (zeros past n, see
     # kernels.padded): [input | scratch | output] of npad elements each in
     # the workspace. one_shot_lamport reads and writes the tensor itself,
     # wherever it lives (one kernel, nothing staged): its runner takes the
     # group's Lamport workspace, even for a tensor from `empty`.
     elt = tensor.element_size()
-    kind, need = workspace(n, elt, world, str(choice.config.get("algorithm")))
+    kind, need = workspace(n, elt, world, str(choice["config"].get("algorithm")))
     owned = _owned.get(tensor.data_ptr()) if kind == "staging" else None
     own = owned.current if owned is not None else None
     if owned is not None and own is not None and own.nbytes >= need and own.region.group_name == name:
@@ -241,8 +243,8 @@ def _prepare(tensor: torch.Tensor, group, cache) -> _Call:
             need = max(need, 3 * _MIN_ELEMENTS * elt)
     what = f"all_reduce of {n} {_DTYPES[dtype]} elements"
     gen = a.fit(need, what)
-    rkey = tuple(sorted(choice.config.items()))
-    h = a.runner(rkey, _opener(choice.config, dtype, device), what)
+    rkey = tuple(sorted(choice["config"].items()))
+    h = a.runner(rkey, _opener(choice["config"], dtype, device), what)
     return _Call(a, rkey, gen, h, device.index, n)
 
 

@@ -6,7 +6,7 @@ ShardInPlace, fused plans and tables), libsymmtune directly
 "spaces"} on stdin and writes, in the same order, each plan in the form the
 Go test builds from PlanAG/PlanRS, "ok" (with where each rank reads its own
 shard in place, for agmm) or Validate's message for each config on its
-problem, fit_default's config (or why none runs) for each default query,
+problem, FitDefault's config (or why none runs) for each default query,
 for each tile name ParseTile's message or the canonical name and Check's
 verdict (with the NVRTC options of a valid tile), for each fused query the
 fused plans and the RSTable bytes in hex, each kernel's space as
@@ -42,10 +42,11 @@ def verdict(q: dict) -> str:
 
 
 def default(q: dict):
-    """fit_default's config for the query's kernel and problem, or why none
+    """FitDefault's config for the query's kernel and problem, or why none
     runs."""
     try:
-        return gemm.fit_default(q["kernel"], gemm.Problem(q["m"], q["n"], q["k"], q["world"]))
+        p = gemm.Problem(q["m"], q["n"], q["k"], q["world"])
+        return _native.call("gemm.default", kernel=q["kernel"], problem=p.request())
     except ValueError as e:
         return str(e)
 

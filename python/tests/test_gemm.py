@@ -5,6 +5,7 @@ invariants (TestPlanParity in kernels/gemm/gpu holds the plans, the space
 and Validate through the bindings equal to Go's)."""
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import replace
 from pathlib import Path
@@ -96,21 +97,6 @@ def test_default_parses_and_fits(kernel):
     assert cfg.chunks == 2 and cfg.streams == 1
     p = gemm.Problem(8192, 3584, 8192, 4)
     gemm.validate(cfg, p)
-    assert gemm.fit_default(kernel, p) == c
-    # One row per rank: the default's two chunks do not fit; one does.
-    small = gemm.fit_default(kernel, gemm.Problem(4, 8, 8, 4))
-    assert small["chunks"] == 1 and {**small, "chunks": 2} == c
-    assert gemm.fit_default(kernel, gemm.Problem(64, 8, 8, 1))["chunks"] == 1
-
-
-@pytest.mark.parametrize("kernel", ["agmm", "matmulrs"])
-def test_fit_default_on_gpus(kernel):
-    """With the GPUs' capability, the library answers DefaultOn: the fused
-    family on sm_90, the pipeline elsewhere; without it, FitDefault."""
-    p = gemm.Problem(8192, 3584, 8192, 2)
-    assert gemm.fit_default(kernel, p, capability=(9, 0), sms=132)["impl"].startswith("fused:")
-    assert gemm.fit_default(kernel, p, capability=(8, 0)) == gemm.fit_default(kernel, p)
-    assert gemm.fit_default(kernel, p)["impl"] == "pipeline"
 
 
 @pytest.mark.parametrize("change,msg", [
@@ -127,12 +113,6 @@ def test_parse_config_errors(change, msg):
     del c["push"]
     with pytest.raises(ValueError, match='parameter "push" missing'):
         gemm.parse_config(gemm.MATMULRS, c)
-
-
-@pytest.mark.parametrize("kernel,m,world", [("agmm", 7, 2), ("matmulrs", 0, 2), ("agmm", 10, 4), ("x", 8, 2), ("agmm", 9, 9)])
-def test_check_problem(kernel, m, world):
-    with pytest.raises(ValueError):
-        gemm.check_problem(kernel, gemm.Problem(m, 8, 8, world) if m else gemm.Problem(8, 0, 8, world))
 
 
 @pytest.mark.parametrize("m,world,chunks,streams,batch", [
@@ -161,18 +141,14 @@ def test_plans_cover_every_row_once(m, world, chunks, streams, batch):
 
 def test_layout():
     assert gemm.PAYLOAD_OFFSET == 8192 and gemm.PAYLOAD_OFFSET % 4096 == 0
-    p = gemm.Problem(12, 5, 3, 4)
-    assert _native.call("gemm.layout", **p.request(kernel=gemm.MATMULRS, elem=2))["slot_elems"] == 16
-    assert gemm.symmetric_bytes("matmulrs", p) == 8192 + 4 * 16 * 2
-    assert gemm.symmetric_bytes("agmm", p) == 8192 + 12 * 3 * 2
     c = _native.constants()["gemm"]
     assert c["partial_flag"][3][2] == 26 and c["ready_flag"][1] == 65 and c["start_flag"][1] == 73
 
 
-# gemm.choose: the config the runtime runs, from a cache like `symmtune search` writes.
+# gemm.choose: the config a first call runs, from a cache like `symmtune search` writes.
 from test_cache import GPU, T0, write_cache  # noqa: E402
 
-from symmtune import CacheError  # noqa: E402
+from symmtune import CacheError, cache  # noqa: E402
 
 
 def gemm_entry(kernel: str, m: int, config: dict, version: str | None = None, **kw) -> dict:
@@ -184,29 +160,47 @@ def gemm_entry(kernel: str, m: int, config: dict, version: str | None = None, **
     return e
 
 
+def choose(kernel: str, p: gemm.Problem, dtype: str, path, **gpu) -> dict:
+    """What symmtune.torch's first call asks (one gemm.choose request, as
+    _torch_gemm._pipeline makes it, on GPU's fingerprint) and takes of the
+    answer (cache.chosen: the error raised, the warnings given once)."""
+    return cache.chosen(_native.call("gemm.choose", kernel=kernel, **p.request(), dtype=dtype, cache=str(path),
+                                     env=dict(os.environ), hardware=GPU.as_dict(), **gpu))
+
+
+def median(c: dict) -> tuple:
+    return c["config"], c["source"], c["median_us"]
+
+
+@pytest.fixture(autouse=True)
+def fresh_warnings(monkeypatch):
+    monkeypatch.setattr(cache, "_warned", set())
+
+
 def test_choose(tmp_path, recwarn):
     tuned = {**gemm.default_config("agmm"), "chunks": 8, "streams": 2, "direction": "push"}
     path = write_cache(tmp_path / "c.toml", [gemm_entry("agmm", 8192, tuned),
                                              gemm_entry("matmulrs", 8192, gemm.default_config("matmulrs"), "0ld")])
     p = gemm.Problem(8192, 3584, 8192, 4)
-    c = gemm.choose("agmm", p, "bf16", path, hardware=GPU)
-    assert (c.config, c.source, c.median_us) == (tuned, "tuned", 512.5)
-    assert gemm.choose("agmm", gemm.Problem(4096, 3584, 8192, 4), "bf16", path, hardware=GPU).source == "nearest"
+    c = choose("agmm", p, "bf16", path)
+    assert median(c) == (tuned, "tuned", 512.5)
+    assert (c["symmetric_bytes"], c["b_kn"]) == (gemm.PAYLOAD_OFFSET + 8192 * 8192 * 2, False)
+    assert choose("agmm", gemm.Problem(4096, 3584, 8192, 4), "bf16", path)["source"] == "nearest"
     assert not recwarn.list
     # Tuned for another version of the sources: the default, and one warning.
     for _ in range(2):
-        c = gemm.choose("matmulrs", p, "bf16", path, hardware=GPU)
-        assert (c.config, c.source) == (gemm.default_config("matmulrs"), "default")
+        c = choose("matmulrs", p, "bf16", path)
+        assert median(c) == (gemm.default_config("matmulrs"), "default", None)
     assert len(recwarn.list) == 1
     msg = str(recwarn.pop().message)
     assert "no tuned matmulrs" in msg and "symmtune search --backend cuda --kernel matmulrs --world 4 " \
         "--shape m=8192,n=3584,k=8192 --dtype bf16" in msg
     # The nearest shape's config does not fit (8 chunks of 2 rows per rank): the default, fitted.
-    c = gemm.choose("agmm", gemm.Problem(8, 3584, 8192, 4), "bf16", path, hardware=GPU)
-    assert (c.source, c.config["chunks"]) == ("default", 2)
+    c = choose("agmm", gemm.Problem(8, 3584, 8192, 4), "bf16", path)
+    assert (c["source"], c["config"]["chunks"]) == ("default", 2)
     assert "does not run on m=8,n=3584,k=8192 (chunks 8 exceed the 2 rows" in str(recwarn.pop().message)
     # No cache at all: the default.
-    assert gemm.choose("agmm", p, "f16", tmp_path / "none.toml", hardware=GPU).source == "default"
+    assert choose("agmm", p, "f16", tmp_path / "none.toml")["source"] == "default"
 
 
 @pytest.mark.filterwarnings("ignore:symmtune. no tuned")
@@ -217,31 +211,41 @@ def test_untuned_default_knows_the_gpu(tmp_path, kernel, dtype):
     DefaultOn): a fused tile on sm_90, the pipeline elsewhere and when the
     GPU is not given."""
     p, none = gemm.Problem(8192, 3584, 8192, 2), tmp_path / "none.toml"
-    hopper = gemm.choose_runnable(kernel, p, dtype, none, hardware=GPU, capability=(9, 0), sms=132)
-    assert hopper.source == "default" and hopper.config["impl"].startswith("fused:")
-    gemm.validate(gemm.parse_config(kernel, hopper.config), p, dtype)
-    for cap in ((8, 9), None):
-        c = gemm.choose_runnable(kernel, p, dtype, none, hardware=GPU, capability=cap)
-        assert c.config["impl"] == "pipeline", cap
+    hopper = choose(kernel, p, dtype, none, major=9, minor=0, sms=132)
+    assert hopper["source"] == "default" and hopper["config"]["impl"].startswith("fused:")
+    gemm.validate(gemm.parse_config(kernel, hopper["config"]), p, dtype)
+    for gpu in ({"major": 8, "minor": 9}, {}):
+        c = choose(kernel, p, dtype, none, **gpu)
+        assert c["config"]["impl"] == "pipeline", gpu
 
 
 def test_choose_errors(tmp_path):
     bad = tmp_path / "bad.toml"
     bad.write_text("version = 1\n[[entry]]\nkernel = 3\n")
     p = gemm.Problem(8192, 3584, 8192, 4)
-    with pytest.raises(CacheError):
-        gemm.choose("agmm", p, "bf16", bad, hardware=GPU)
+    with pytest.raises(CacheError, match=f"{bad}: line "):
+        choose("agmm", p, "bf16", bad)
     with pytest.raises(ValueError, match="take bf16 or f16"):
-        gemm.choose("agmm", p, "f32", bad, hardware=GPU)
+        choose("agmm", p, "f32", bad)
     with pytest.raises(ValueError, match="not divisible by world 4"):
-        gemm.choose("matmulrs", gemm.Problem(8190, 8, 8, 4), "bf16", bad, hardware=GPU)
+        choose("matmulrs", gemm.Problem(8190, 8, 8, 4), "bf16", bad)
+    for dt in ("e5m2", "fp8", "E4M3", "e4m3_col"):
+        with pytest.raises(ValueError, match=f'dtype "{dt}"'):
+            choose("agmm", p, dt, bad)
+    with pytest.raises(ValueError, match="multiples of 16"):  # FP8 takes n and k in multiples of 16 bytes
+        choose("agmm", gemm.Problem(12, 16, 24, 4), "e4m3", bad)
+    # A forced config (benchmarks: symmtune._torch_gemm.forced) is checked on the problem.
+    with pytest.raises(ValueError, match="chunks 8 exceed the 2 rows"):
+        choose("agmm", gemm.Problem(8, 3584, 8192, 4), "bf16", bad, config={**gemm.default_config("agmm"), "chunks": 8})
+    c = choose("agmm", p, "bf16", bad, config=gemm.default_config("agmm"))
+    assert median(c) == (gemm.default_config("agmm"), "forced", None)
 
 
-SM80 = "the fused GEMM needs an sm_90 GPU (wgmma, TMA); this one is sm_80"
+SM80 = {"major": 8, "minor": 0, "sms": 108}
+NO_FUSED = "the fused GEMM needs an sm_90 GPU (wgmma, TMA); this one is sm_80"
 
 
-def test_choose_runnable_runs_the_default_for_a_fused_config_it_cannot_run(tmp_path, recwarn, monkeypatch):
-    monkeypatch.setattr(gemm, "_warned", set())
+def test_choose_runs_the_default_for_a_fused_config_the_gpu_cannot_run(tmp_path, recwarn):
     fused = {**gemm.default_config("agmm"), "impl": FUSED, "chunks": 4}
     rs_fused = {**gemm.default_config("matmulrs"), "impl": FUSED, "push": "gemm"}
     piped = {**gemm.default_config("agmm"), "chunks": 8}
@@ -249,29 +253,29 @@ def test_choose_runnable_runs_the_default_for_a_fused_config_it_cannot_run(tmp_p
                                              gemm_entry("agmm", 4, {**fused, "chunks": 1}),
                                              gemm_entry("matmulrs", 8192, rs_fused)])
     p = gemm.Problem(8192, 3584, 8192, 4)
-    assert gemm.choose("agmm", p, "bf16", path, hardware=GPU).config == fused  # the lookup itself keeps it
+    assert choose("agmm", p, "bf16", path)["config"] == fused  # without the GPU, the lookup keeps it
     for shape in (p, gemm.Problem(4096, 3584, 8192, 4)):  # tuned, then nearest: the same config, one warning
-        c = gemm.choose_runnable("agmm", shape, "bf16", path, hardware=GPU, no_fused=SM80)
-        assert (c.config, c.source, c.median_us) == (gemm.default_config("agmm"), "default", None)
+        c = choose("agmm", shape, "bf16", path, **SM80)
+        assert median(c) == (gemm.default_config("agmm"), "default", None)
     assert len(recwarn.list) == 1
     msg = str(recwarn.pop().message)
     assert f"the tuned agmm config for 4 ranks, bf16, m=8192,n=3584,k=8192 is impl={FUSED} (" in msg
-    assert "chunks=4" in msg and f"; {SM80}, so symmtune.torch" in msg
+    assert "chunks=4" in msg and f"; {NO_FUSED}, so symmtune.torch" in msg
     assert "runs the default pipeline config" in msg
     # A pipeline config passes through, with no warning.
-    c = gemm.choose_runnable("agmm", gemm.Problem(512, 3584, 8192, 4), "bf16", path, hardware=GPU)
-    assert (c.config, c.source) == (piped, "tuned") and not recwarn.list
+    c = choose("agmm", gemm.Problem(512, 3584, 8192, 4), "bf16", path, **SM80)
+    assert (c["config"], c["source"]) == (piped, "tuned") and not recwarn.list
     # matmulrs alike.
-    c = gemm.choose_runnable("matmulrs", p, "bf16", path, hardware=GPU, no_fused=SM80)
-    assert (c.config, c.source) == (gemm.default_config("matmulrs"), "default")
+    c = choose("matmulrs", p, "bf16", path, **SM80)
+    assert (c["config"], c["source"]) == (gemm.default_config("matmulrs"), "default")
     assert f"impl={FUSED}" in str(recwarn.pop().message) and not recwarn.list
     # Another fused config warns again; the default is fitted to the problem (one row per rank: one chunk).
-    c = gemm.choose_runnable("agmm", gemm.Problem(4, 3584, 8192, 4), "bf16", path, hardware=GPU, no_fused=SM80)
-    assert (c.config, c.source) == ({**gemm.default_config("agmm"), "chunks": 1}, "default")
+    c = choose("agmm", gemm.Problem(4, 3584, 8192, 4), "bf16", path, **SM80)
+    assert (c["config"], c["source"]) == ({**gemm.default_config("agmm"), "chunks": 1}, "default")
     assert "chunks=1" in str(recwarn.pop().message) and not recwarn.list
     # Where the fused GEMM runs, a fused config is what runs.
-    c = gemm.choose_runnable("agmm", p, "bf16", path, hardware=GPU)
-    assert (c.config, c.source) == (fused, "tuned") and not recwarn.list
+    c = choose("agmm", p, "bf16", path, major=9, minor=0, sms=132)
+    assert (c["config"], c["source"]) == (fused, "tuned") and not recwarn.list
 
 
 def test_a_config_cached_before_reduce_existed_reduces_with_the_kernel():
@@ -320,16 +324,7 @@ def test_shard_in_place(change, m, world, rank, want):
 # FP8 (docs/fp8.md): the dtype names e4m3 (tensor scales) and e4m3_row (row scales).
 def test_fp8_dtype_names():
     assert gemm.DTYPES == ("bf16", "f16", "e4m3", "e4m3_row")
-    assert gemm.SCALED_DTYPES == ("e4m3", "e4m3_row")
-    p = gemm.Problem(8192, 3584, 8192, 4)
-    for k in gemm.KERNELS:
-        for dt in gemm.DTYPES:
-            gemm.check_problem(k, p, dt)
-        for dt in ("e5m2", "fp8", "E4M3", "e4m3_col"):
-            with pytest.raises(ValueError, match=f'dtype "{dt}"'):
-                gemm.check_problem(k, p, dt)
-        with pytest.raises(ValueError, match="not divisible by world 4"):
-            gemm.check_problem(k, gemm.Problem(8190, 3584, 8192, 4), "e4m3")
+    assert gemm.SCALED_DTYPES == ("e4m3", "e4m3_row")  # their errors: test_choose_errors
 
 
 @pytest.mark.parametrize("dtype, capability, why", [
@@ -349,52 +344,50 @@ def test_check_device(dtype, capability, why):
             gemm.check_device(dtype, capability)
 
 
-def test_fp8_layout():
-    """The workspace of an FP8 problem: agmm gathers 1-byte rows of A (and,
-    row-wise, their fp32 scales after them, 16-byte aligned); matmulrs'
-    slots hold bf16 partials as for bf16 (C is bf16 in every path)."""
-    p = gemm.Problem(12, 16, 24, 4)  # FP8 takes n and k in multiples of 16 bytes
-    with pytest.raises(ValueError, match="multiples of 16"):
-        gemm.symmetric_bytes("agmm", p, dtype="e4m3")
-    p = gemm.Problem(12, 16, 20, 4)
-    assert gemm.symmetric_bytes("agmm", p, dtype="bf16") == gemm.symmetric_bytes("agmm", p) == 8192 + 12 * 20 * 2
-    p = gemm.Problem(12, 16, 16, 4)
-    assert gemm.symmetric_bytes("agmm", p, dtype="e4m3") == 8192 + 12 * 16
-    assert gemm.symmetric_bytes("agmm", p, dtype="e4m3_row") == 8192 + 12 * 16 + 12 * 4
-    p = gemm.Problem(12, 16, 48, 4)
-    assert gemm.symmetric_bytes("agmm", p, dtype="e4m3_row") == 8192 + 12 * 48 + 12 * 4
+@pytest.mark.filterwarnings("ignore:symmtune. no tuned")
+def test_fp8_layout(tmp_path):
+    """The workspace of an FP8 problem, as gemm.choose answers it: agmm
+    gathers 1-byte rows of A (and, row-wise, their fp32 scales after them,
+    16-byte aligned); matmulrs' slots hold bf16 partials as for bf16 (C is
+    bf16 in every path)."""
+    def size(kernel: str, p: gemm.Problem, dtype: str) -> int:
+        return choose(kernel, p, dtype, tmp_path / "none.toml")["symmetric_bytes"]
+    assert size("agmm", gemm.Problem(12, 20, 3, 4), "bf16") == 8192 + 12 * 3 * 2
+    assert size("matmulrs", gemm.Problem(12, 5, 3, 4), "bf16") == 8192 + 4 * 16 * 2  # slots of 16 elements
+    p = gemm.Problem(16, 16, 16, 4)
+    assert size("agmm", p, "e4m3") == 8192 + 16 * 16
+    p = gemm.Problem(64, 16, 48, 4)
+    assert size("agmm", p, "e4m3_row") == 8192 + 64 * 48 + 64 * 4
     for dt in gemm.SCALED_DTYPES:
-        assert gemm.symmetric_bytes("matmulrs", p, dtype=dt) == gemm.symmetric_bytes("matmulrs", p) == 8192 + 4 * 48 * 2
+        assert size("matmulrs", p, dt) == size("matmulrs", p, "bf16") == 8192 + 4 * (16 * 16) * 2  # world slots of rows x n
 
 
-def test_choose_keeps_fp8_winners_apart(tmp_path, recwarn, monkeypatch):
+def test_choose_keeps_fp8_winners_apart(tmp_path, recwarn):
     """The cache's dtype is part of the key: bf16, e4m3 and e4m3_row each
     get their own winner, and an FP8 dtype with none gets the default with
     a warning naming the search to run for that dtype."""
-    monkeypatch.setattr(gemm, "_warned", set())
     base = gemm.default_config("agmm")
     bf16, e4m3 = {**base, "chunks": 8}, {**base, "chunks": 4, "direction": "push"}
     path = write_cache(tmp_path / "c.toml", [gemm_entry("agmm", 8192, bf16),
                                              gemm_entry("agmm", 8192, e4m3, dtype="e4m3", median_us=300.0)])
     p = gemm.Problem(8192, 3584, 8192, 4)
-    assert gemm.choose("agmm", p, "bf16", path, hardware=GPU).config == bf16
-    c = gemm.choose("agmm", p, "e4m3", path, hardware=GPU)
-    assert (c.config, c.source, c.median_us) == (e4m3, "tuned", 300.0)
-    c = gemm.choose("agmm", gemm.Problem(4096, 3584, 8192, 4), "e4m3", path, hardware=GPU)
-    assert (c.config, c.source) == (e4m3, "nearest")
+    assert choose("agmm", p, "bf16", path)["config"] == bf16
+    assert median(choose("agmm", p, "e4m3", path)) == (e4m3, "tuned", 300.0)
+    c = choose("agmm", gemm.Problem(4096, 3584, 8192, 4), "e4m3", path)
+    assert (c["config"], c["source"]) == (e4m3, "nearest")
     assert not recwarn.list
-    c = gemm.choose_runnable("agmm", p, "e4m3_row", path, hardware=GPU, no_fused=SM80)
-    assert (c.config, c.source) == (gemm.fit_default("agmm", p, "e4m3_row"), "default")
+    c = choose("agmm", p, "e4m3_row", path, **SM80)
+    assert (c["config"], c["source"]) == (_native.call("gemm.default", kernel="agmm", problem=p.request(dtype="e4m3_row")),
+                                          "default")
     msg = str(recwarn.pop().message)
     assert "no tuned agmm for 4 ranks, e4m3_row" in msg and "--dtype e4m3_row" in msg and not recwarn.list
 
 
-def test_choose_runnable_fp8_fused_on_a_gpu_without_it(tmp_path, recwarn, monkeypatch):
-    monkeypatch.setattr(gemm, "_warned", set())
+def test_choose_fp8_fused_on_a_gpu_without_it(tmp_path, recwarn):
     fused = {**gemm.default_config("matmulrs"), "impl": FUSED, "push": "gemm"}
     path = write_cache(tmp_path / "c.toml", [gemm_entry("matmulrs", 8192, fused, dtype="e4m3_row")])
     p = gemm.Problem(8192, 3584, 8192, 4)
-    assert gemm.choose_runnable("matmulrs", p, "e4m3_row", path, hardware=GPU).config == fused
-    c = gemm.choose_runnable("matmulrs", p, "e4m3_row", path, hardware=GPU, no_fused=SM80)
-    assert (c.config, c.source) == (gemm.default_config("matmulrs"), "default")
+    assert choose("matmulrs", p, "e4m3_row", path)["config"] == fused
+    c = choose("matmulrs", p, "e4m3_row", path, **SM80)
+    assert (c["config"], c["source"]) == (gemm.default_config("matmulrs"), "default")
     assert "matmulrs config for 4 ranks, e4m3_row, m=8192,n=3584,k=8192 is impl=" in str(recwarn.pop().message)

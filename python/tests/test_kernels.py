@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from symmtune import _cuda, kernels
+from symmtune import _cuda, _native, kernels
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -72,7 +72,7 @@ def test_default_config_matches_the_go_plugin():
     golden = json.loads((REPO / "kernels/allreduce/testdata/default-golden.json").read_text())
     assert golden["cases"]
     for c in golden["cases"]:
-        assert kernels.default_config(c["n"], c["elt"], c["world"]) == c["config"], c
+        assert _native.call("allreduce.default", n=c["n"], elt=c["elt"], world=c["world"])["config"] == c["config"], c
 
 
 def test_compile_torch_variants():
@@ -95,18 +95,11 @@ def test_compile_torch_variants():
         assert _cuda.compile_cubin(barrier + gemm.util_source(), "gemm_util.cu", opts, "sm_90"), opts
 
 
-def test_every_plugin_algorithm_is_run_or_declined() -> None:
-    """Each algorithm of the CUDA plugin (kernels/allreduce's Algorithms, as
-    the library lists them) is either run by symmtune.torch under the same
-    ALGO number or listed in _NOT_RUN with a reason: a tuned entry never
-    names one it cannot place."""
-    plugin = kernels._PLUGIN_ALGOS
-    assert len(plugin) >= 6 and set(kernels._NOT_RUN) <= set(plugin), (plugin, kernels._NOT_RUN)
-    for name, num in plugin.items():
-        if name in kernels._NOT_RUN:
-            assert name not in kernels._ALGOS
-        else:
-            assert kernels._ALGOS.get(name) == num, f"{name}: plugin ALGO {num}, symmtune.torch {kernels._ALGOS.get(name)}"
+def test_plugin_algorithms_and_pads() -> None:
+    """The CUDA plugin's algorithms (kernels/allreduce's Algorithms, as the
+    library lists them; which symmtune.torch runs is allreduce.choose's to
+    say: internal/libops' TestAllreduceChoose) and the barrier's pads."""
+    assert len(kernels._ALGOS) >= 6 and kernels._ALGOS["two_shot_push"] == 3
     assert kernels._MAX_BLOCKS == kernels._PAD_SLOTS - 1 and kernels._PAD_BYTES == kernels._PAD_SLOTS * 8 * 4 + 256
 
 
@@ -131,14 +124,65 @@ def test_workspace_past_the_lamport_cap():
         kernels.workspace(256 * 8192 + 1, 2, 2, "one_shot_lamport")
 
 
-@pytest.mark.parametrize("algo,n,elt,runs", [
-    ("two_shot_push", 1 << 30, 2, True),
-    ("two_shot_ce_ag", 8192, 2, False),
-    ("one_shot_lamport", 256 * 8192, 2, True),
-    ("one_shot_lamport", 256 * 8192 + 8, 2, False),  # a tuned entry of the nearest size may name it
-    ("one_shot_lamport", 1 << 20, 4, True),
+@pytest.mark.parametrize("algorithm,dtype,source,warning", [
+    ("two_shot_push", "bf16", "tuned", None),
+    ("two_shot_ce_ag", "bf16", "default", "is algorithm=two_shot_ce_ag, which symmtune.torch does not run here (its host"),
+    ("two_shot_push", "f16", "default", "no tuned all-reduce for 4 ranks, f16, n=1048576 (for these kernel sources"),
 ])
-def test_not_run(algo, n, elt, runs):
-    why = kernels.not_run({"algorithm": algo}, n, elt)
-    assert (why is None) == runs, why
+def test_allreduce_choice(tmp_path, recwarn, monkeypatch, algorithm, dtype, source, warning):
+    """What symmtune.torch's first all-reduce asks (one allreduce.choose
+    request) and takes of the answer (cache.chosen): the tuned config it
+    runs, else the default with a warning given once; n padded."""
+    from symmtune import cache
+    from test_cache import GPU, entry, write_cache
+    monkeypatch.setattr(cache, "_warned", set())
+    tuned = {"algorithm": algorithm, "threads": 512, "blocks": 16, "unroll": 2}
+    e = entry(1 << 20, "x", GPU, kernel_version=kernels.kernel_version(), dtype="bf16", config=tuned)
+    path = write_cache(tmp_path / "c.toml", [e])
+    for _ in range(2):
+        c = cache.chosen(_native.call("allreduce.choose", n=1 << 20, dtype=dtype, world=4, cache=path,
+                                      hardware=GPU.as_dict()))
+        assert c["source"] == source and c["padded"] == kernels.padded(1 << 20, 2, 4)
+        if source == "default":
+            assert c["config"] == _native.call("allreduce.default", n=1 << 20, elt=2, world=4)["config"]
+    msgs = [str(w.message) for w in recwarn.list]
+    assert msgs == [] if warning is None else len(msgs) == 1 and warning in msgs[0], msgs
+
+
+@pytest.mark.parametrize("n,config,source,warning", [
+    # A tuned entry of the nearest size may name one_shot_lamport past its cap.
+    (256 * 8192, {"algorithm": "one_shot_lamport"}, "tuned", None),
+    (256 * 8192 + 8, {"algorithm": "one_shot_lamport"}, "default", "its buffers take messages up to 4194304 bytes"),
+    (256 * 8192 + 8, {"algorithm": "two_shot_push"}, "nearest", None),
+])
+def test_allreduce_choice_lamport_cap(tmp_path, recwarn, monkeypatch, n, config, source, warning):
+    from symmtune import cache
+    from test_cache import GPU, entry, write_cache
+    monkeypatch.setattr(cache, "_warned", set())
+    tuned = {"threads": 256, "blocks": 4, "unroll": 1, **config}
+    e = entry(256 * 8192, "x", GPU, kernel_version=kernels.kernel_version(), dtype="bf16", config=tuned)
+    path = write_cache(tmp_path / "c.toml", [e])
+    c = cache.chosen(_native.call("allreduce.choose", n=n, dtype="bf16", world=4, cache=path, hardware=GPU.as_dict()))
+    assert c["source"] == source, c
+    msgs = [str(w.message) for w in recwarn.list]
+    assert msgs == [] if warning is None else len(msgs) == 1 and warning in msgs[0], msgs
     assert kernels.lamport_max_bytes() == 4 * MIB
+
+
+@pytest.mark.parametrize("config,n,want,warning", [
+    # Laid over the size's default; past the cap the default runs, warned.
+    ({"algorithm": "one_shot_lamport", "blocks": 8}, 8192, {"algorithm": "one_shot_lamport", "blocks": 8}, None),
+    ({"algorithm": "two_shot_push"}, 8192, {"algorithm": "two_shot_push"}, None),
+    ({"algorithm": "one_shot_lamport"}, 1 << 22, None, "does not run for n=4194304"),
+])
+def test_allreduce_choice_forced(recwarn, monkeypatch, config, n, want, warning):
+    from symmtune import cache
+    monkeypatch.setattr(cache, "_warned", set())
+    c = cache.chosen(_native.call("allreduce.choose", n=n, dtype="bf16", world=2, config=config))
+    default = _native.call("allreduce.default", n=n, elt=2, world=2)["config"]
+    if want is None:
+        assert c["source"] == "default" and c["config"] == default
+    else:
+        assert c["source"] == "forced" and c["config"] == {**default, **want}
+    msgs = [str(w.message) for w in recwarn.list]
+    assert msgs == [] if warning is None else len(msgs) == 1 and warning in msgs[0], msgs
