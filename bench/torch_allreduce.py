@@ -79,8 +79,8 @@ def run(rank, sizes):
         if rank == 0:
             for impl, us in res.items():
                 print(f"allreduce,{impl},{shape},{us:.1f}", flush=True)
-            tuned = f"{choice.median_us:.1f}" if choice.median_us else "-"
-            print(f"# n={n}: {choice.source} config {choice.config}, cache median {tuned} us", flush=True)
+            tuned = f"{choice['median_us']:.1f}" if choice["median_us"] else "-"
+            print(f"# n={n}: {choice['source']} config {choice['config']}, cache median {tuned} us", flush=True)
         rows.append((shape, res, choice))
     return ok, rows
 

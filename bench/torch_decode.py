@@ -103,7 +103,7 @@ def decode(layers: int = 80, hidden: int = 8192, inner: int = 1024) -> None:
                 del graph
                 if kind.startswith("symmtune") or kind in _SPECS:
                     c = st._choices[(g, torch.bfloat16, n)]
-                    out("config", kind, f"B={bsz}", f"{c.source} {c.config}".replace(",", ";"))
+                    out("config", kind, f"B={bsz}", f"{c['source']} {c['config']}".replace(",", ";"))
             except Exception as e:  # noqa: BLE001
                 fail(f"decode B={bsz} {kind}: {type(e).__name__}: {str(e)[:300]}")
         ar_force.use(None)
@@ -167,7 +167,7 @@ def ar_graph() -> None:
                 out("ar_graph", name, nbytes, bench_graph(fn))
                 if name.startswith("symmtune") or name in _SPECS:
                     c = st._choices[(g, torch.bfloat16, n)]
-                    out("config", name, nbytes, f"{c.source} {c.config}".replace(",", ";"))
+                    out("config", name, nbytes, f"{c['source']} {c['config']}".replace(",", ";"))
             except Exception as e:  # noqa: BLE001
                 fail(f"ar_graph {name} {nbytes}: {type(e).__name__}: {str(e)[:200]}")
         ar_force.use(None)

@@ -189,7 +189,7 @@ def main():
         print("\n| kernel | shape | source | tuned | symmtune.torch | NCCL | torch symm_mem |")
         print("|---|---|---|---|---|---|---|")
         for shape, res, c in ar_rows:
-            print(f"| allreduce | {shape} B | {c.source} | {fmt(c.median_us)} | {fmt(res.get('symmtune_torch_symmetric'))} "
+            print(f"| allreduce | {shape} B | {c['source']} | {fmt(c['median_us'])} | {fmt(res.get('symmtune_torch_symmetric'))} "
                   f"(staged {fmt(res.get('symmtune_torch_staged'))}) | {fmt(res.get('nccl'))} | "
                   f"{fmt(res.get('symm_two_shot'))} |")
         for kernel, shp, res, c in gemm_rows:

@@ -174,7 +174,7 @@ def check(replays: int = 100) -> None:
                     check_graph(name, [x], run, lambda o: o, lambda xs: ref_all_reduce(xs[0]), replays, 23 + rank)
                     if tag:
                         c = st._choices[(g, dt, n)]
-                        out("config", name, "-", f"{c.source} {c.config}".replace(",", ";"))
+                        out("config", name, "-", f"{c['source']} {c['config']}".replace(",", ";"))
     ar_force.use(None)
     # A first call inside a capture that needs its layout made (here: a
     # larger all-reduce workspace than the calls above made, a new GEMM
@@ -339,7 +339,7 @@ def host() -> None:
     out("host", "st.all_reduce 1MiB empty", "-", host_time(lambda: st.all_reduce(ve)))
     out("gpu", "st.all_reduce 1MiB empty", "queued", bench_queued(lambda: st.all_reduce(ve)))
     c = st._choices[(g, v.dtype, v.numel())]
-    out("config", "st.all_reduce 1MiB", "-", f"{c.source} {c.config} cache median {c.median_us} us".replace(",", ";"))
+    out("config", "st.all_reduce 1MiB", "-", f"{c['source']} {c['config']} cache median {c['median_us']} us".replace(",", ";"))
     for impl in ("cache", "fused", "direct"):
         FORCED.clear()
         FORCED.update({"fused": FUSED, "direct": DIRECT}.get(impl, {}))
