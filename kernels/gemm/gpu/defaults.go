@@ -97,15 +97,43 @@ var familyDefaults = map[Variant]map[bool][]map[string]space.Value{
 	},
 }
 
+// fourRankDefaults are the untuned bf16/f16 configs on sm_90 for teams of
+// four or more, tried before familyDefaults: the fused GEMM's advantage at
+// two ranks does not carry over (issue 45). On 4 x H100 at
+// 8192x3584x8192 (bench/results/2026-11-28-h100-search-check.md), in a
+// torch program, ratio to cuBLAS mm alone:
+//   - agmm: the 60 s search's winner, the pipeline with SM copies (3
+//     streams, 8 SMs left to the copies, 2 chunks, from a CUDA graph), ran
+//     at 1.245 and 1.311 in two runs, where familyDefaults' fused tile ran
+//     at 1.415 and torch's fused op at 1.35-1.45.
+//   - matmulrs: the search's winner, fused:128x224:s4:c2:g8 reducing in
+//     the epilogue from 2 chunks, ran at 1.209 and 1.240, the fused
+//     128x256 cluster tile at 1.334 (torch: 1.29-1.43).
+//
+// One shape, and 8 ranks never measured: larger teams take them too, as
+// the closest measured.
+var fourRankDefaults = map[Variant][]map[string]space.Value{
+	VariantAGMM: {{ParamImpl: space.Str(ImplPipeline), ParamCopy: space.Str(CopySM), ParamCopyBlocks: space.Int(4),
+		ParamDirection: space.Str(DirPush), ParamChunks: space.Int(2), ParamStreams: space.Int(3), ParamSMReserve: space.Int(8),
+		ParamAlgo: space.Int(0), ParamGraph: space.Int(1)}},
+	VariantMatmulRS: {{ParamImpl: space.Str(ImplFused + ":128x224:s4:c2:g8"), ParamPush: space.Str(PushCE),
+		ParamReduce: space.Str(ReduceEpilogue), ParamChunks: space.Int(2), ParamGraph: space.Int(1)}},
+}
+
 // DefaultOn is what an untuned caller of p runs on GPUs d: the family
 // measured best on such GPUs (familyDefaults: the fused GEMM on sm_90 over
-// NVLink, on teams of two or more) where Validate accepts it on p, with
+// NVLink, on teams of two or more; fourRankDefaults first for bf16 and f16
+// on four or more) where Validate accepts it on p, with
 // fewer chunks if need be; else FitDefault, the cuBLASLt pipeline, which
 // runs on any GPU. With d unknown (the zero Device) it is FitDefault,
 // what callers that pass no hardware got before.
 func (v Variant) DefaultOn(p Problem, d Device) (space.Config, error) {
 	if d.hopper() && p.World >= 2 {
-		for _, set := range familyDefaults[v][p.Dtype.FP8()] {
+		sets := familyDefaults[v][p.Dtype.FP8()]
+		if p.World >= 4 && !p.Dtype.FP8() {
+			sets = append(append([]map[string]space.Value{}, fourRankDefaults[v]...), sets...)
+		}
+		for _, set := range sets {
 			c := v.Default()
 			for name, val := range set {
 				c[name] = val
