@@ -35,28 +35,6 @@ func allreduceOps() map[string]op {
 				return map[string]any{"config": allreduce.Default(r.N, r.Elt, r.World),
 					"padded": allreduce.Padded(r.N, r.Elt, r.World)}, nil
 			}),
-		"allreduce.region": handler("the symmetric bytes per rank that symmtune.torch's all-reduce runner of {algorithm} needs for {n, elt, world}, and its workspace: \"lamport\" (one_shot_lamport's buffers, a workspace of its own) or \"staging\" ([input | scratch | output] of n padded)",
-			func(r struct {
-				arReq
-				Algorithm string `json:"algorithm"`
-			}) (any, error) {
-				if err := r.check(); err != nil {
-					return nil, err
-				}
-				if allreduce.AlgoNumber(r.Algorithm) == 0 {
-					return nil, bad("algorithm %q: not an all-reduce algorithm", r.Algorithm)
-				}
-				if r.Algorithm != allreduce.OneShotLamport {
-					return map[string]any{"bytes": 3 * allreduce.Padded(r.N, r.Elt, r.World) * int64(r.Elt), "workspace": "staging"}, nil
-				}
-				switch {
-				case r.Elt != 2 && r.Elt != 4:
-					return nil, bad("elt %d: the CUDA all-reduce takes 2- or 4-byte elements", r.Elt)
-				case r.N*int64(r.Elt) > allreduce.MaxLamportBytes:
-					return nil, bad("%s takes messages up to %d bytes, n=%d of %d bytes is %d", r.Algorithm, allreduce.MaxLamportBytes, r.N, r.Elt, r.N*int64(r.Elt))
-				}
-				return map[string]any{"bytes": allreduce.LamportRegionBytes(r.N, r.Elt, r.World), "workspace": "lamport"}, nil
-			}),
 		"allreduce.macros": handler("the NVRTC macros of {dtype, world}",
 			func(r struct {
 				Dtype string `json:"dtype"`
@@ -99,4 +77,33 @@ func allreduceConstants() map[string]any {
 // constants is every family's data.
 func constants() map[string]any {
 	return map[string]any{"gemm": gemmConstants(), "hopper": hopperConstants(), "allreduce": allreduceConstants()}
+}
+
+// lamportFloorElements: symmtune.torch's one_shot_lamport workspace holds
+// at least this many elements' buffers (1 MiB of bf16), or the cap, so
+// that warming up at growing sizes does not grow it (and reopen every
+// runner on it) at each.
+const lamportFloorElements = 1 << 19
+
+// arRegion is the symmetric bytes per rank that symmtune.torch's
+// all-reduce runner of algo needs for n elements of elt bytes on world
+// ranks, and its workspace: "staging", [input | scratch | output] of n
+// padded; or "lamport", one_shot_lamport's buffers, a workspace of their
+// own (a runner of another algorithm would overwrite their sentinels), at
+// least lamportFloorElements' worth.
+func arRegion(algo string, n int64, elt, world int) (int64, string, error) {
+	if allreduce.AlgoNumber(algo) == 0 {
+		return 0, "", bad("algorithm %q: not an all-reduce algorithm", algo)
+	}
+	if algo != allreduce.OneShotLamport {
+		return 3 * allreduce.Padded(n, elt, world) * int64(elt), "staging", nil
+	}
+	switch {
+	case elt != 2 && elt != 4:
+		return 0, "", bad("elt %d: the CUDA all-reduce takes 2- or 4-byte elements", elt)
+	case n*int64(elt) > allreduce.MaxLamportBytes:
+		return 0, "", bad("%s takes messages up to %d bytes, n=%d of %d bytes is %d", algo, allreduce.MaxLamportBytes, n, elt, n*int64(elt))
+	}
+	floor := min(lamportFloorElements, allreduce.MaxLamportBytes/int64(elt))
+	return allreduce.LamportRegionBytes(max(n, floor), elt, world), "lamport", nil
 }

@@ -219,11 +219,23 @@ func arWhyNotRun(c space.Config, n int64, elt int) string {
 	return ""
 }
 
-// arChoice is allreduce.choose's answer: the choice, and n padded as the
-// kernels run it (allreduce.Padded).
+// arChoice is allreduce.choose's answer: the choice, n padded as the
+// kernels run it (allreduce.Padded), and the workspace its runner takes
+// with the symmetric bytes per rank it needs there (arRegion).
 type arChoice struct {
 	choice
-	Padded int64 `json:"padded"`
+	Padded      int64  `json:"padded"`
+	Workspace   string `json:"workspace"`
+	RegionBytes int64  `json:"region_bytes"`
+}
+
+// arAnswer is c with its workspace, for n elements of elt bytes.
+func arAnswer(c choice, n int64, elt, world int) (any, error) {
+	bytes, kind, err := arRegion(c.Config["algorithm"].Str, n, elt, world)
+	if err != nil {
+		return nil, err
+	}
+	return arChoice{choice: c, Padded: allreduce.Padded(n, elt, world), Workspace: kind, RegionBytes: bytes}, nil
 }
 
 type arChooseReq struct {
@@ -247,7 +259,6 @@ func arChoose(r arChooseReq) (any, error) {
 	if err := (arReq{N: r.N, Elt: elt, World: r.World}).check(); err != nil {
 		return nil, err
 	}
-	padded := allreduce.Padded(r.N, elt, r.World)
 	key := fmt.Sprintf("allreduce/%d/%s/n=%d", r.World, r.Dtype, r.N)
 	def := allreduce.Default(r.N, elt, r.World)
 	if r.Config != nil {
@@ -259,9 +270,9 @@ func arChoose(r arChooseReq) (any, error) {
 			return nil, err
 		}
 		if why := arWhyNotRun(c, r.N, elt); why != "" {
-			return arChoice{choice: defaulted(def, []warning{{key + "/forced", fmt.Sprintf("symmtune: the forced all-reduce config %s does not run for n=%d (%s); running the default config", c, r.N, why)}}), Padded: padded}, nil
+			return arAnswer(defaulted(def, []warning{{key + "/forced", fmt.Sprintf("symmtune: the forced all-reduce config %s does not run for n=%d (%s); running the default config", c, r.N, why)}}), r.N, elt, r.World)
 		}
-		return arChoice{choice: choice{Config: c, Source: "forced", Warnings: []warning{}}, Padded: padded}, nil
+		return arAnswer(choice{Config: c, Source: "forced", Warnings: []warning{}}, r.N, elt, r.World)
 	}
 	version := allreduce.KernelVersion()
 	m, fail, err := r.lookup("allreduce", r.World, r.Dtype, space.Shape{"n": r.N}, version)
@@ -279,14 +290,14 @@ func arChoose(r arChooseReq) (any, error) {
 	} else {
 		c = tuned(m)
 	}
-	return arChoice{choice: c, Padded: padded}, nil
+	return arAnswer(c, r.N, elt, r.World)
 }
 
 func chooseOps() map[string]op {
 	return map[string]op{
 		"gemm.choose": handler("the config a first GEMM call runs, {kernel, m, n, k, world, dtype, cache, env, hardware, major?, minor, sms}: {config, source, median_us, warnings: [{key, message}], symmetric_bytes, b_kn} or {error}",
 			gemmChoose),
-		"allreduce.choose": handler("the config a first all-reduce call runs, {n, dtype, world, cache, env, hardware}: {config, source, median_us, warnings: [{key, message}], padded} or {error}",
+		"allreduce.choose": handler("the config a first all-reduce call runs, {n, dtype, world, cache, env, hardware}: {config, source, median_us, warnings: [{key, message}], padded, workspace, region_bytes} or {error}",
 			arChoose),
 	}
 }

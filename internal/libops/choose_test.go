@@ -93,8 +93,9 @@ func TestGemmChoose(t *testing.T) {
 		t.Fatal(err)
 	}
 	onH100, err := gpu.VariantAGMM.DefaultOn(p, gpu.Device{Major: 9, SMs: 132})
-	if err != nil || onH100[gpu.ParamImpl].Str == "pipeline" {
-		t.Fatalf("DefaultOn sm_90: %v, %v; want a fused config", onH100, err)
+	fit, _ := gpu.VariantAGMM.FitDefault(p)
+	if err != nil || onH100.Equal(fit) {
+		t.Fatalf("DefaultOn sm_90: %v, %v; want the sm_90 family's, not FitDefault's %v", onH100, err, fit)
 	}
 	for _, c := range []struct {
 		name string
@@ -212,5 +213,40 @@ func TestAllreduceChoose(t *testing.T) {
 				t.Errorf("padded %v, want %d", m["padded"], want)
 			}
 		})
+	}
+}
+
+// TestArRegion: the workspace and symmetric bytes per rank of each
+// algorithm's runner, which allreduce.choose answers with its choice.
+func TestArRegion(t *testing.T) {
+	const mib = 1 << 20
+	for _, tc := range []struct {
+		algo       string
+		n          int64
+		elt, world int
+		bytes      int64
+		kind, bad  string
+	}{
+		// [input | scratch | output] of n padded.
+		{"two_shot_push", 1024, 2, 3, 3 * 1032 * 2, "staging", ""},
+		{"one_shot", 8192, 2, 2, 3 * 8192 * 2, "staging", ""},
+		// The header, then 3 x world slots, each at least 2^19 elements' worth.
+		{"one_shot_lamport", 8192, 2, 2, 256 + 6*mib, "lamport", ""},
+		{"one_shot_lamport", 3, 4, 8, 256 + 24*2*mib, "lamport", ""},
+		{"one_shot_lamport", 256 * 8192, 2, 4, 256 + 12*4*mib, "lamport", ""}, // the cap: [256, 8192] bf16
+		{"one_shot_lamport", 256*8192 + 1, 2, 2, 0, "", "takes messages up to 4194304 bytes"},
+		{"one_shot_lamport", 8, 8, 2, 0, "", "elt 8"},
+		{"three_shot", 8, 2, 2, 0, "", `algorithm "three_shot"`},
+	} {
+		bytes, kind, err := arRegion(tc.algo, tc.n, tc.elt, tc.world)
+		if tc.bad != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.bad) {
+				t.Errorf("%s n=%d elt=%d: error %v, want one saying %q", tc.algo, tc.n, tc.elt, err, tc.bad)
+			}
+			continue
+		}
+		if err != nil || bytes != tc.bytes || kind != tc.kind {
+			t.Errorf("%s n=%d elt=%d world=%d: %d %q %v, want %d %q", tc.algo, tc.n, tc.elt, tc.world, bytes, kind, err, tc.bytes, tc.kind)
+		}
 	}
 }

@@ -80,38 +80,6 @@ def macros(dtype: str, world: int) -> list[str]:
     return list(_macros(dtype, world))
 
 
-LAMPORT = "one_shot_lamport"
-# The smallest workspace one_shot_lamport's runners get: buffers for 2^19
-# elements (1 MiB of bf16), so warming up at growing sizes does not grow it
-# (and reopen every runner on it) at each.
-_LAMPORT_MIN_ELEMENTS = 1 << 19
-
-
-def lamport_max_bytes() -> int:
-    """The largest message one_shot_lamport takes (allreduce.MaxLamportBytes)."""
-    return int(_native.constants()["allreduce"]["lamport_max_bytes"])
-
-
-@lru_cache(maxsize=1024)
-def _region(n: int, elt: int, world: int, algorithm: str) -> tuple[int, str]:
-    r = _native.call("allreduce.region", n=n, elt=elt, world=world, algorithm=algorithm)
-    return r["bytes"], r["workspace"]
-
-
-def workspace(n: int, elt: int, world: int, algorithm: str) -> tuple[str, int]:
-    """Which workspace symmtune.torch's all-reduce runner of algorithm takes
-    for n elements of elt bytes, and the symmetric bytes per rank it needs
-    there (allreduce.region, the library's): "staging", [input | scratch |
-    output] of n padded, or "lamport", one_shot_lamport's buffers, a
-    workspace of their own (a runner of another algorithm would overwrite
-    their sentinels), at least _LAMPORT_MIN_ELEMENTS' worth or the cap."""
-    nbytes, kind = _region(n, elt, world, algorithm)
-    if kind == "lamport":
-        floor = min(_LAMPORT_MIN_ELEMENTS, lamport_max_bytes() // elt)
-        nbytes = max(nbytes, _region(floor, elt, world, algorithm)[0])
-    return kind, nbytes
-
-
 def _source(name: str) -> str:
     return (_KERNELS / name).read_text()
 

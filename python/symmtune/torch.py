@@ -58,7 +58,7 @@ from ._torch_gemm import all_gather_matmul, matmul_reduce_scatter
 from ._torchrt import DTYPES as _DTYPES, group_info as _group_info, group_name as _group_name
 from ._torchrt import Symmetric, agreed, new_arena, raw_stream
 from .cache import chosen
-from .kernels import Choice, padded, workspace
+from .kernels import Choice, padded
 
 __all__ = ["CaptureError", "Choice", "all_gather_matmul", "all_gather_scaled_matmul", "all_reduce", "choose", "empty",
            "matmul_reduce_scatter", "memory_stats", "record", "scaled_matmul_reduce_scatter"]
@@ -82,7 +82,8 @@ def _cache_arg(cache: str | os.PathLike | None) -> str | None:
 # The all-reduce's workspaces, one per (group, dtype, device, kind):
 # "staging", [input | scratch | output] of npad elements each, for any npad
 # up to what the arena holds, the first sized for a 2^20-element call; and
-# "lamport", one_shot_lamport's buffers (kernels.workspace). Each is an
+# "lamport", one_shot_lamport's buffers (the library's allreduce.choose
+# answers which, and its size). Each is an
 # arena (symmtune._arena: grown by generations, never freed while a graph
 # may replay it).
 _arenas: dict[tuple[str, torch.dtype, int, str], Arena] = {}
@@ -232,7 +233,7 @@ def _prepare(tensor: torch.Tensor, group, cache) -> _Call:
     # wherever it lives (one kernel, nothing staged): its runner takes the
     # group's Lamport workspace, even for a tensor from `empty`.
     elt = tensor.element_size()
-    kind, need = workspace(n, elt, world, str(choice["config"].get("algorithm")))
+    kind, need = choice["workspace"], choice["region_bytes"]
     owned = _owned.get(tensor.data_ptr()) if kind == "staging" else None
     own = owned.current if owned is not None else None
     if owned is not None and own is not None and own.nbytes >= need and own.region.group_name == name:
