@@ -103,9 +103,6 @@ def test_plugin_algorithms_and_pads() -> None:
     assert kernels._MAX_BLOCKS == kernels._PAD_SLOTS - 1 and kernels._PAD_BYTES == kernels._PAD_SLOTS * 8 * 4 + 256
 
 
-MIB = 1 << 20
-
-
 @pytest.mark.parametrize("algorithm,dtype,source,warning", [
     ("two_shot_push", "bf16", "tuned", None),
     ("two_shot_ce_ag", "bf16", "default", "is algorithm=two_shot_ce_ag, which symmtune.torch does not run here (its host"),
