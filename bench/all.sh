@@ -19,18 +19,20 @@
 #   search      bench/transfer.sh, COMPARE="transfer exhaustive": a default search's winner against
 #               the exhaustive optimum (world 2)
 #   transfer    bench/transfer.sh on configs/transfer-cuda.toml: seeded against cold searches (world 2)
+#   search-check bench/search-check.sh: 60 s searches, their winners and families in a torch program
+#               (about 3 minutes a kernel at W=2: one call)
 #   gemmalone   bin/gemmalone on GPU 0: the Hopper GEMM alone against cuBLASLt, bf16 and FP8
 # Each part writes under $OUT (default bench/out) and its output to
 # $OUT/PART.txt; a part that fails is named at the end, and the others still run.
 set -u
-W=${1:?usage: bench/all.sh WORLD [allreduce gemm fp8-search fp8 ops serving search transfer gemmalone]}
+W=${1:?usage: bench/all.sh WORLD [allreduce gemm fp8-search fp8 ops serving search transfer search-check gemmalone]}
 shift
 export OUT=${OUT:-bench/out} BIN=${BIN:-/tmp/bin}
 here=$(dirname "$0")
 mkdir -p "$OUT"
 [ -x "$BIN/symmtune" ] || tar xzf .gpu/bins.tgz -C "$(dirname "$BIN")"
 parts=("$@")
-[ ${#parts[@]} -gt 0 ] || parts=(allreduce gemm fp8-search fp8 ops serving search transfer gemmalone)
+[ ${#parts[@]} -gt 0 ] || parts=(allreduce gemm fp8-search fp8 ops serving search transfer search-check gemmalone)
 failed=()
 run_part() { # part
 	case $1 in
@@ -48,6 +50,7 @@ run_part() { # part
 			OUT=$OUT/search-quality sh "$here/transfer.sh"
 		;;
 	transfer) BACKEND=cuda DTYPE=bf16 JOBS_FILE=configs/transfer-cuda.toml OUT=$OUT/transfer sh "$here/transfer.sh" ;;
+	search-check) bash "$here/search-check.sh" "$W" ;;
 	gemmalone)
 		mkdir -p "$OUT/gemmalone"
 		for dt in bf16 e4m3 e4m3_row; do
