@@ -3,8 +3,6 @@
 package allreduce
 
 import (
-	"encoding/json"
-	"os"
 	"testing"
 
 	"github.com/symmtune/symmtune/space"
@@ -14,19 +12,7 @@ import (
 // the untuned default at every golden case and at the edges of every rule
 // of kernels/defaults.json, on 2, 4 and 8 ranks.
 func TestDefaultsValidate(t *testing.T) {
-	b, err := os.ReadFile("testdata/default-golden.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var g struct {
-		Cases []struct {
-			N          int64 `json:"n"`
-			Elt, World int
-		}
-	}
-	if err := json.Unmarshal(b, &g); err != nil {
-		t.Fatal(err)
-	}
+	g := readGolden(t)
 	type tc struct {
 		n          int64
 		elt, world int

@@ -10,23 +10,33 @@ import (
 	"github.com/symmtune/symmtune/space"
 )
 
-// TestCUDADefaultGolden holds Default to testdata/default-golden.json, the
-// cases python/tests/test_kernels.py asks libsymmtune for too.
-func TestCUDADefaultGolden(t *testing.T) {
+// golden is testdata/default-golden.json: messages and the default each
+// gets.
+type golden struct {
+	Cases []struct {
+		N          int64 `json:"n"`
+		Elt, World int
+		Config     map[string]any
+	}
+}
+
+func readGolden(t *testing.T) golden {
+	t.Helper()
 	b, err := os.ReadFile("testdata/default-golden.json")
 	if err != nil {
 		t.Fatal(err)
 	}
-	var g struct {
-		Cases []struct {
-			N          int64 `json:"n"`
-			Elt, World int
-			Config     map[string]any
-		}
-	}
+	var g golden
 	if err := json.Unmarshal(b, &g); err != nil || len(g.Cases) == 0 {
 		t.Fatalf("golden: %v", err)
 	}
+	return g
+}
+
+// TestCUDADefaultGolden holds Default to testdata/default-golden.json, the
+// cases python/tests/test_kernels.py asks libsymmtune for too.
+func TestCUDADefaultGolden(t *testing.T) {
+	g := readGolden(t)
 	for _, c := range g.Cases {
 		got := Default(c.N, c.Elt, c.World)
 		want := space.Config{}
