@@ -22,6 +22,7 @@
 #   search-check bench/search-check.sh: 60 s searches, their winners and families in a torch program
 #               (about 3 minutes a kernel at W=2: one call)
 #   gemmalone   bin/gemmalone on GPU 0: the Hopper GEMM alone against cuBLASLt, bf16 and FP8
+#               (short bursts), and bf16 sustained (-sustain 3s: README's 1 x H100 table)
 # Each part writes under $OUT (default bench/out) and its output to
 # $OUT/PART.txt; a part that fails is named at the end, and the others still run.
 set -u
@@ -59,6 +60,10 @@ run_part() { # part
 				>"$OUT/gemmalone/gemmalone-$dt.csv" 2>"$OUT/gemmalone/gemmalone-$dt.err" || return 1
 			cat "$OUT/gemmalone/gemmalone-$dt.csv"
 		done
+		# README's 1 x H100 table: 3 s back to back per kernel.
+		CUDA_VISIBLE_DEVICES=0 timeout 300 "$BIN/gemmalone" -dtype bf16 -sustain 3s -tiles "${SUSTAINED_TILES:-128x224:s5:c2:g4,128x256:s4:c2:g8:cl2}" \
+			>"$OUT/gemmalone/gemmalone-sustained.csv" 2>"$OUT/gemmalone/gemmalone-sustained.err" || return 1
+		cat "$OUT/gemmalone/gemmalone-sustained.csv"
 		;;
 	*)
 		echo "unknown part $1" >&2

@@ -57,11 +57,17 @@ func main() {
 	peer := flag.Bool("peer", false, "with -beside: the bytes cross NVLink, pushed to GPU 1 by this GPU's copy engine while GPU 1's pushes as many into this GPU")
 	rsworld := flag.Int("rsworld", 1, "with -rs: time rank 0's part of a call of this many ranks (its tile order and chunk table), all rows still stored on this GPU")
 	rschunks := flag.Int("rschunks", 1, "with -rs: chunks per rank")
+	sustained := flag.Duration("sustain", 0, "time each kernel back to back for this long instead (e.g. 3s; the first third untimed), the mean per call: the clock a power-capped GPU holds under sustained load, as README's 1 x H100 table; -iters and -warmup then only apply to the tile checks")
 	rs := flag.Bool("rs", false, "also time each tile with a one-rank matmul + reduce-scatter's epilogue (rows stored from registers into the rank's slot, a chunk flag per tile, as matmulrs impl=fused with reduce=kernel at world 1): the epilogue's own cost, in the same process")
 	flag.Parse()
 	extraOpts = strings.Fields(*extra)
 	withRS = *rs
 	besideMiB, besidePeer = *beside, *peer
+	sustain = *sustained
+	if sustain < 0 || (sustain > 0 && besideMiB > 0) {
+		fmt.Fprintln(os.Stderr, "gemmalone: -sustain must be positive, and goes without -beside")
+		os.Exit(2)
+	}
 	rsWorld, rsChunks = *rsworld, *rschunks
 	if rsWorld < 1 || rsChunks < 1 {
 		fmt.Fprintln(os.Stderr, "gemmalone: -rsworld and -rschunks must be at least 1")
@@ -219,7 +225,11 @@ func run(shapeList, tileList, dtype string, iters, warmup int) error {
 			return fmt.Errorf("-beside: %w", err)
 		}
 	}
-	fmt.Printf("# %s, %d SMs, %s, %d timed calls after %d warm-up (median), extra options %q, beside %d MiB copied (over NVLink both ways: %v)\n", name, b.sms, dtype, iters, warmup, extraOpts, besideMiB, besidePeer)
+	how := fmt.Sprintf("%d timed calls after %d warm-up (median)", iters, warmup)
+	if sustain > 0 {
+		how = fmt.Sprintf("each kernel %s back to back, the first third untimed (mean per call)", sustain)
+	}
+	fmt.Printf("# %s, %d SMs, %s, %s, extra options %q, beside %d MiB copied (over NVLink both ways: %v)\n", name, b.sms, dtype, how, extraOpts, besideMiB, besidePeer)
 	if fp8(dtype) {
 		fmt.Println("# ratio_to_cublaslt: to cuBLASLt bf16 of the shape; ratio_to_cublaslt_fp8: to cuBLASLt e4m3 with fast accumulation")
 	}

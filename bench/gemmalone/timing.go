@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"time"
 
 	"github.com/symmtune/symmtune/cuda/cu"
 )
@@ -168,6 +169,9 @@ func (t *traffic) wait(s cu.Stream) error {
 // time is the median of iters calls, each between two CUDA events (with
 // -beside, each beside its copy).
 func (b *bench) time(call func() error, iters, warmup int) (float64, error) {
+	if sustain > 0 {
+		return b.sustained(call, sustain)
+	}
 	if b.traffic != nil {
 		call = b.traffic.beside(b.stream, call)
 	}
@@ -214,4 +218,70 @@ func (b *bench) time(call func() error, iters, warmup int) (float64, error) {
 	}
 	sort.Float64s(ts)
 	return ts[len(ts)/2], nil
+}
+
+// sustain is -sustain: time runs each kernel back to back for this long.
+var sustain time.Duration
+
+// sustainBatch is how many calls are enqueued between the host's checks
+// of the clock; two batches are in flight, so the GPU never waits.
+const sustainBatch = 16
+
+// sustained runs call back to back for d: the first third untimed (the
+// clock settles under the power cap), then the mean per call, in µs, of
+// the rest, from events around all of it.
+func (b *bench) sustained(call func() error, d time.Duration) (float64, error) {
+	var evs [4]cu.Event
+	for i := range evs {
+		var err error
+		if evs[i], err = cu.MakeEvent(cu.DefaultEvent); err != nil {
+			return 0, err
+		}
+		defer cu.DestroyEvent(&evs[i])
+	}
+	start, end, batches := evs[0], evs[1], evs[2:]
+	// batch enqueues sustainBatch calls and an event after them, first
+	// waiting for the batch before the last: one batch always queued.
+	k := 0
+	batch := func() error {
+		ev := batches[k%2]
+		if k >= 2 {
+			if err := ev.Synchronize(); err != nil {
+				return err
+			}
+		}
+		for i := 0; i < sustainBatch; i++ {
+			if err := call(); err != nil {
+				return err
+			}
+		}
+		k++
+		return ev.Record(b.stream)
+	}
+	t0 := time.Now()
+	for time.Since(t0) < d/3 {
+		if err := batch(); err != nil {
+			return 0, err
+		}
+	}
+	if err := start.Record(b.stream); err != nil {
+		return 0, err
+	}
+	calls := 0
+	for t1 := time.Now(); time.Since(t1) < d-d/3 || calls == 0; calls += sustainBatch {
+		if err := batch(); err != nil {
+			return 0, err
+		}
+	}
+	if err := end.Record(b.stream); err != nil {
+		return 0, err
+	}
+	if err := b.stream.Synchronize(); err != nil {
+		return 0, err
+	}
+	ms, err := start.Elapsed(end)
+	if err != nil {
+		return 0, err
+	}
+	return ms * 1000 / float64(calls), nil
 }
