@@ -13,7 +13,8 @@
 #      once per trial timing of MODES (default "barrier stream":
 #      SYMMTUNE_TRIAL_TIMING, see symm/cudamem/timing.go);
 #   3. the same configs in a torch program (bench/torch_paired.py --configs:
-#      interleaved with cuBLAS mm and torch's fused op, ratio to mm alone),
+#      interleaved with cuBLAS mm and torch's fused op, ratio to mm alone;
+#      TOGETHER=1: all of them in the same rounds, --together),
 #      then symmtune.torch's own choice untuned (no cache) and from the
 #      search's cache, in the same torchrun;
 #   4. the table (bench/search_check.py): each source's order against the
@@ -57,7 +58,9 @@ for k in $KERNELS; do
 			done <"$LOGS/top-$cell.txt"
 			remeasured+=("$log")
 		done
-		timeout 240 torchrun --nproc-per-node "$W" "$here/torch_paired.py" --configs "$LOGS/top-$cell.json" \
+		together=()
+		[ "${TOGETHER:-0}" = 1 ] && together=(--together)
+		timeout 240 torchrun --nproc-per-node "$W" "$here/torch_paired.py" --configs "$LOGS/top-$cell.json" "${together[@]}" \
 			--rounds 30 --json "$LOGS/program-$cell.json" 2>&1 | grep -v "Warning\|warnings.warn" >"$LOGS/program-$cell.txt" ||
 			echo "torch_paired $cell: rc $?"
 		for cache in none search; do

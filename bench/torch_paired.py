@@ -3,7 +3,7 @@ the full product, symmtune.torch with a given fused config and torch's own
 fused symm_mem op, interleaved call by call (peer_method.bench_paired), so
 each ratio compares calls that met the same clocks.
 
-    PYTHONPATH=python:bench torchrun --nproc-per-node W bench/torch_paired.py [--rounds N] [--configs FILE] [--queued]
+    PYTHONPATH=python:bench torchrun --nproc-per-node W bench/torch_paired.py [--rounds N] [--configs FILE [--together]] [--queued]
 
 --configs: a JSON list of {"kernel", "shape": "MxNxK", "config": {...}}
 (a config as the cache holds it); the default is the best fused configs of
@@ -11,6 +11,9 @@ bench/results/2026-11-23-h200x2-gemm-fused9.md. --tuned SHAPES instead
 lets symmtune.torch choose, from SYMMTUNE_CACHE, for both kernels at each
 of SHAPES (MxNxK,...): what a user's program gets. The whole list runs
 twice: the second pass shows whether the ratios hold as the GPUs warm.
+--together times all configs of a (kernel, shape) in the same rounds (one
+runner each), for ordering configs closer than the clocks' drift between
+separate bench_paired runs (issue 44: 6% pass to pass, 2026-11-28).
 """
 import contextlib
 import argparse
@@ -37,6 +40,52 @@ BEST_2XH200 = [
 ]
 
 
+def together(todo, p, rank, world, g, rounds, queued):
+    """Pass p of --together: for each (kernel, shape) of todo, cuBLAS mm,
+    torch's fused op and every config of that cell interleaved in the same
+    rounds (each config its own runner: _torch_gemm.forced keys them), so a
+    config's ratio to mm meets the clocks the others met. Prints and
+    returns one row per config."""
+    cells: dict[tuple[str, str], list[dict]] = {}
+    for kernel, shape, over in todo:
+        cells.setdefault((kernel, shape), []).append({**gemm.default_config(kernel), **over})
+    out = []
+    for (kernel, shape), cfgs in cells.items():
+        m, n, k = map(int, shape.split("x"))
+        a, b = inputs(kernel, m, n, k, world, rank, 5)
+        bt = b.t().contiguous().t()
+        full_a = torch.empty(m, k, dtype=a.dtype, device="cuda")
+        if kernel == gemm.AGMM:
+            dist.all_gather_into_tensor(full_a, a)
+        else:
+            full_a.copy_(a)
+        fns = {"mm": lambda: torch.mm(full_a, bt)}
+        if kernel == gemm.AGMM:
+            fns["torch"] = lambda: torch.ops.symm_mem.fused_all_gather_matmul(a, [bt], 0, g)
+        else:
+            fns["torch"] = lambda: torch.ops.symm_mem.fused_matmul_reduce_scatter(a, bt, "sum", 0, g)
+        reset()
+        for i, cfg in enumerate(cfgs):
+            gemm.validate(gemm.parse_config(kernel, cfg), gemm.Problem(m, n, k, world))
+
+            def call(cfg=cfg):
+                _torch_gemm.forced[kernel] = cfg
+                return ours(kernel)(a, bt)
+            fns[f"c{i}"] = call
+        med, ratio = bench_paired(fns, "mm", iters=rounds, queued=queued)
+        _torch_gemm.forced.clear()
+        reset()
+        for i, cfg in enumerate(cfgs):
+            out.append({"pass": p, "kernel": kernel, "shape": shape, "config": cfg, "us": {"mm": med["mm"],
+                        "ours": med[f"c{i}"], "torch": med["torch"]}, "ratio": {"ours": ratio[f"c{i}"],
+                        "torch": ratio["torch"]}})
+            if rank == 0:
+                desc = ",".join(f"{x}={v}" for x, v in cfg.items() if x in SHOWN)
+                print(f"| {p} | {kernel} | {shape} | `{desc}` | {med['mm']:.1f} | {med[f'c{i}']:.1f} "
+                      f"({ratio[f'c{i}']:.3f}) | {med['torch']:.1f} ({ratio['torch']:.3f}) |", flush=True)
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--rounds", type=int, default=50)
@@ -45,6 +94,9 @@ def main():
     ap.add_argument("--queued", action="store_true", help="each call behind a barrier and a device sleep")
     ap.add_argument("--kernels", default=",".join(gemm.KERNELS), help="with --tuned: these kernels only")
     ap.add_argument("--json", default="", help="also write the rows, configs in full, to this file (rank 0)")
+    ap.add_argument("--together", action="store_true",
+                    help="with --configs: every config of a (kernel, shape) in the same rounds, beside one mm and one "
+                         "torch fused op, so that they meet the same clocks (default: one config per bench_paired)")
     args = ap.parse_args()
     rank, world, g = join_group()
     todo = BEST_2XH200
@@ -59,7 +111,13 @@ def main():
               "to mm alone in the same round)", flush=True)
         print("| pass | kernel | M x N x K | config | mm alone | symmtune | torch fused op |")
         print("|---|---|---|---|---|---|---|")
-    rows = []
+    rows: list[dict] = []
+    if args.together:
+        if not args.configs:
+            raise SystemExit("torch_paired.py: --together needs --configs")
+        for p in (1, 2):
+            rows += together(todo, p, rank, world, g, args.rounds, args.queued)
+        todo = []
     for p in (1, 2):
         for kernel, shape, over in todo:
             m, n, k = map(int, shape.split("x"))

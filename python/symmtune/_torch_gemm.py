@@ -179,6 +179,8 @@ _pipes: dict[tuple, _Gemm] = {}
 # Configs to run instead of choosing, by kernel (benchmarks that measure
 # given configs): the library checks each on the call's problem (a
 # ValueError where it cannot run) and the group runs it as source "forced".
+# Each forced config gets a runner of its own, kept beside the chosen one
+# and the other forced ones, so a benchmark can interleave several.
 forced: dict[str, dict] = {}
 
 
@@ -198,7 +200,8 @@ def _pipeline(kernel: str, p: gemm.Problem, dtype: torch.dtype, group, cache, dt
     name, rank, world = group_info(group)
     device = torch.device("cuda", torch.cuda.current_device())
     dtn: str = dt or GEMM_DTYPES[dtype]
-    key = (kernel, p, dtn, name, device.index)
+    over = forced.get(kernel)
+    key = (kernel, p, dtn, name, device.index, None if over is None else tuple(sorted(over.items())))
     pipe = _pipes.get(key)
     if pipe is not None:
         if pipe.gen is not pipe.arena.current:
@@ -208,7 +211,7 @@ def _pipeline(kernel: str, p: gemm.Problem, dtype: torch.dtype, group, cache, dt
     answer = _native.call("gemm.choose", kernel=kernel, m=p.m, n=p.n, k=p.k, world=p.world, dtype=dtn,
                           cache="" if cache is None else os.fspath(cache), env=dict(os.environ), major=major,
                           minor=minor, sms=torch.cuda.get_device_properties(device).multi_processor_count,
-                          **({"config": forced[kernel]} if kernel in forced else {}))
+                          **({"config": over} if over is not None else {}))
     what = f"{kernel} with m={p.m},n={p.n},k={p.k} on {p.world} ranks ({dtn})"
     if capturing():
         raise CaptureError(f"symmtune.torch: the first {what} came during a CUDA graph capture, where its layout "
