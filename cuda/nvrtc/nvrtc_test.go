@@ -48,7 +48,7 @@ func TestCompileKernels(t *testing.T) {
 	}
 	barrier := read("symm/cudamem/barrier.cuh")
 	common := read("kernels/allreduce/kernels/common.cuh")
-	ar := read("kernels/allreduce/kernels/allreduce.cu")
+	ar := read("kernels/allreduce/kernels/allreduce.cu") + read("kernels/allreduce/kernels/lamport.cu")
 	util := read("kernels/allreduce/kernels/util.cu")
 	// sm_90 rather than sm_90a: the oldest NVRTC this supports (11.8) has no sm_90a.
 	c := Compiler{Arch: "sm_90", CacheDir: t.TempDir()}

@@ -65,7 +65,7 @@ func AlgoNumber(name string) int {
 	return 0
 }
 
-//go:embed kernels/common.cuh kernels/allreduce.cu kernels/util.cu
+//go:embed kernels/common.cuh kernels/allreduce.cu kernels/lamport.cu kernels/util.cu
 var kernels embed.FS
 
 func kernelText(name string) string {
@@ -77,16 +77,17 @@ func kernelText(name string) string {
 }
 
 // The kernels' CUDA C: Common is included by both, Allreduce is the
-// all-reduce (ALGO selects the algorithm), Util the fill and check kernels.
+// all-reduce (ALGO selects the algorithm: allreduce.cu, then lamport.cu's
+// one_shot_lamport), Util the fill and check kernels.
 // Each is compiled after cudamem.DeviceSource (the barrier).
 var (
 	Common    = kernelText("common.cuh")
-	Allreduce = kernelText("allreduce.cu")
+	Allreduce = kernelText("allreduce.cu") + kernelText("lamport.cu")
 	Util      = kernelText("util.cu")
 )
 
 // KernelVersion is the CUDA plugin's Description.KernelVersion:
-// sdk.SourceHash of the barrier, common.cuh, allreduce.cu and util.cu.
+// sdk.SourceHash of the barrier, common.cuh, Allreduce and util.cu.
 func KernelVersion() string {
 	return sdk.SourceHash([]byte(cudamem.DeviceSource), []byte(Common), []byte(Allreduce), []byte(Util))
 }

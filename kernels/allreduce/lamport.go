@@ -2,7 +2,7 @@ package allreduce
 
 import "fmt"
 
-// The memory of one_shot_lamport (kernels/allreduce.cu, ALGO 7). Each
+// The memory of one_shot_lamport (kernels/lamport.cu, ALGO 7). Each
 // rank's Lamport area is a header of state words and then three buffers of
 // world slots each: slot q of buffer b holds rank q's input of the last
 // call that used buffer b (call k uses buffer k%3). A reset area has the
@@ -21,7 +21,7 @@ const MaxLamportBytes = 4 << 20
 // lamportHeader is the state before the buffers: u32 the call counter
 // mod 3, u32 the blocks arrived in the current call, u64 the previous
 // call's size in vectors; padded so that the slots start aligned. It is
-// LAMPORT_HDR in allreduce.cu.
+// LAMPORT_HDR in lamport.cu.
 const lamportHeader = 256
 
 // lamportAlign: slots are whole multiples of it (16-byte vector stores

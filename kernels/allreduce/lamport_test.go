@@ -95,12 +95,12 @@ func TestSymmetricBytes(t *testing.T) {
 	}
 }
 
-// TestLamportAlgo: one_shot_lamport is ALGO 7, as allreduce.cu names it.
+// TestLamportAlgo: one_shot_lamport is ALGO 7, as lamport.cu names it.
 func TestLamportAlgo(t *testing.T) {
-	if AlgoNumber(OneShotLamport) != 7 || !strings.Contains(Allreduce, "#elif ALGO == 7") {
+	if AlgoNumber(OneShotLamport) != 7 || !strings.Contains(Allreduce, "#if ALGO == 7") {
 		t.Errorf("one_shot_lamport is ALGO %d", AlgoNumber(OneShotLamport))
 	}
 	if !strings.Contains(Allreduce, "#define LAMPORT_HDR 256") || lamportHeader != 256 {
-		t.Error("LAMPORT_HDR in allreduce.cu and lamportHeader differ")
+		t.Error("LAMPORT_HDR in lamport.cu and lamportHeader differ")
 	}
 }

@@ -9,7 +9,7 @@ import "testing"
 func TestKernelVersions(t *testing.T) {
 	for _, c := range []struct{ name, got, want string }{
 		{"cpu", CPU().Describe().KernelVersion, "a450f393096d"},
-		{"cuda (KernelVersion)", KernelVersion(), "a13fdf4eea1b"},
+		{"cuda (KernelVersion)", KernelVersion(), "a5b1f3ba140f"},
 	} {
 		if c.got != c.want {
 			t.Errorf("%s kernel version %s, pinned %s", c.name, c.got, c.want)

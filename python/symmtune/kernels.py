@@ -85,10 +85,11 @@ def _source(name: str) -> str:
 
 
 def kernel_sources() -> tuple[str, str, str, str]:
-    """barrier.cuh, common.cuh, allreduce.cu and util.cu: the texts the Go
-    plugin embeds, read from the same files."""
-    return (_source("barrier.cuh"), _source("allreduce/common.cuh"), _source("allreduce/allreduce.cu"),
-            _source("allreduce/util.cu"))
+    """barrier.cuh, common.cuh, the all-reduce (allreduce.cu, then
+    lamport.cu) and util.cu: the texts the Go plugin embeds, read from the
+    same files."""
+    return (_source("barrier.cuh"), _source("allreduce/common.cuh"),
+            _source("allreduce/allreduce.cu") + _source("allreduce/lamport.cu"), _source("allreduce/util.cu"))
 
 
 @lru_cache(maxsize=None)

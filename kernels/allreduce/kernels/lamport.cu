@@ -1,0 +1,240 @@
+// one_shot_lamport (ALGO 7) of the symmtune all-reduce: compiled after
+// allreduce.cu (its macros, u64/u32, EPV, symm_now, symm_load_acquire), as
+// one text (allreduce.Allreduce). Empty for every other ALGO.
+#if ALGO == 7
+// One-shot Lamport all-reduce (one_shot_lamport): no barrier; the data is
+// its own flag. Each rank's region holds, at byte offset `area`, a header
+// (LAMPORT_HDR bytes: u32 cur, the call counter mod 3; u32 the blocks
+// arrived in this call; u64 prev, the previous call's size in vectors)
+// and three buffers of WORLD slots of `slot` bytes; slot q of buffer b is
+// rank q's input in a call that uses b. Reset (the Go side, on every rank
+// before any rank's first call): header zero, buffers all sentinel, -0.0
+// in every element (a value the pushed data never holds, see lp_fix).
+//   push   read my input `in` (n elements: any size, any alignment), turn
+//          -0.0 into +0.0, store it into slot r of buffer cur on every
+//          rank, mine included (16-byte stores over NVLink);
+//   clear  fill my buffer (cur+2)%3 with the sentinel (prev vectors of
+//          every slot: what the previous call used);
+//   reduce for each vector of each slot of my buffer cur, poll until no
+//          element is the sentinel, sum the slots in rank order (identical
+//          bits on every rank) into `out`;
+//   count  the last block to finish advances cur and records prev = nvec.
+// Arguments: ptrs, in, out (this rank's tensors: out may be in; a thread
+// reads in[i] before it writes out[i], and nobody else reads in), n
+// elements, rank, area, slot (bytes, a multiple of 16 holding nvec
+// vectors).
+//
+// Why clearing (cur+2)%3, i.e. the previous call's buffer, is safe: call
+// k-1 is over here, so every peer's call-(k-1) data reached my buffer
+// (k-1)%3 and was read. The next write into it is a peer's call k+2 (the
+// same buffer, mod 3), and a peer starts call k+2 only after finishing call
+// k+1, which needs my call-(k+1) data, which I store only after this
+// kernel (and its clear) has completed. With two buffers the next writer
+// would be a peer's call k+1, which may already be running (it needed only
+// my call-k data, pushed before this clear): hence three. Symmetrically,
+// my call-k stores into a peer's buffer k%3 land after that peer cleared it
+// in its call k-2: I need its call-(k-1) data to get here, which it pushed
+// only after that kernel completed.
+//
+// Why every block of a call reads the same cur: thread 0 of each block
+// reads the header once, at its start, and arrives (an acq_rel atomic, so
+// the read is ordered before it) only when done; the block whose arrival
+// completes the count is the last, after every block of the call has read,
+// and only it writes the header, for the next kernel (stream order). Every
+// rank starts from the same reset and advances once per call, so all
+// ranks' calls agree on cur as well.
+//
+// Memory ordering: within a call, no order between stores is needed,
+// because the poll checks every element (a 16-bit or 32-bit word) for the
+// sentinel: a 16-byte store that a peer observes torn just reads as not
+// yet arrived, and each element is written once per use of the buffer.
+// Pushes are st.relaxed.sys and polls ld.relaxed.sys (strong, system scope:
+// they pair as morally strong accesses, and a poll is never served from a
+// stale L1 line); each push is still one v4 store, one NVLink write. Across
+// calls, the order comes from kernel boundaries: my clear completes with
+// its kernel, in my own L2 (where peers' stores to my memory land too),
+// before my next push, which every peer must see before it can reach the
+// call that writes the cleared buffer again (the argument above).
+#define LAMPORT_HDR 256
+#define LAMPORT_SPIN_CHECK 1023u
+
+#if EPV == 8
+#define LAMPORT_SENTINEL 0x80008000u
+// lp_sent: does word w hold the sentinel (-0.0) in either half?
+__device__ __forceinline__ bool lp_sent(u32 w) { return (w & 0xffffu) == 0x8000u || (w >> 16) == 0x8000u; }
+// lp_fix turns -0.0 into +0.0 in both halves (the sum is the same: every
+// accumulation starts at +0.0, and -0.0 + x == +0.0 + x for every x but -0.0).
+__device__ __forceinline__ u32 lp_fix(u32 w) {
+	if ((w & 0xffffu) == 0x8000u) w &= 0xffff0000u;
+	if ((w >> 16) == 0x8000u) w &= 0xffffu;
+	return w;
+}
+#else
+#define LAMPORT_SENTINEL 0x80000000u
+__device__ __forceinline__ bool lp_sent(u32 w) { return w == 0x80000000u; }
+__device__ __forceinline__ u32 lp_fix(u32 w) { return w == 0x80000000u ? 0u : w; }
+#endif
+
+__device__ __forceinline__ bool lp_arrived(uint4 v) { return !(lp_sent(v.x) || lp_sent(v.y) || lp_sent(v.z) || lp_sent(v.w)); }
+
+__device__ __forceinline__ void lp_push(uint4* p, uint4 v) {
+	asm volatile("st.relaxed.sys.global.v4.b32 [%0], {%1, %2, %3, %4};" : : "l"(p), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w));
+}
+__device__ __forceinline__ uint4 lp_poll(const uint4* p) {
+	uint4 v;
+	asm volatile("ld.relaxed.sys.global.v4.b32 {%0, %1, %2, %3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));
+	return v;
+}
+
+// lp_load_in is vector i of the n elements at in, elements past n +0.0: a
+// 16-byte load where the tensor allows one, else element by element.
+__device__ __forceinline__ uint4 lp_load_in(u64 in, u64 n, u64 i, bool aligned) {
+	const u64 e0 = i * EPV;
+	if (aligned && e0 + EPV <= n) return ((const uint4*)in)[i];
+	u32 w[4] = {0u, 0u, 0u, 0u};
+#pragma unroll
+	for (int j = 0; j < EPV; j++) {
+		if (e0 + j < n) {
+#if EPV == 8
+			w[j / 2] |= (u32)((const unsigned short*)in)[e0 + j] << (16 * (j & 1));
+#else
+			w[j] = ((const u32*)in)[e0 + j];
+#endif
+		}
+	}
+	return make_uint4(w[0], w[1], w[2], w[3]);
+}
+
+// lp_store_out writes vector i of the sum, never past element n.
+__device__ __forceinline__ void lp_store_out(u64 out, u64 n, u64 i, uint4 v, bool aligned) {
+	const u64 e0 = i * EPV;
+	if (aligned && e0 + EPV <= n) {
+		((uint4*)out)[i] = v;
+		return;
+	}
+	const u32 w[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+	for (int j = 0; j < EPV; j++) {
+		if (e0 + j < n) {
+#if EPV == 8
+			((unsigned short*)out)[e0 + j] = (unsigned short)(w[j / 2] >> (16 * (j & 1)));
+#else
+			((u32*)out)[e0 + j] = w[j];
+#endif
+		}
+	}
+}
+
+// lp_wait polls p until v (its last value) has no sentinel. A wait that
+// lasts SYMM_TIMEOUT_NS, or finds the timeout flag set by another wait,
+// sets the flag (the barrier's: Team.CheckTimeout reads it) and gives up,
+// and `dead` makes this thread's later waits give up at once: a dead peer
+// cannot hang the GPU forever.
+__device__ __forceinline__ uint4 lp_wait(const uint4* p, uint4 v, u32* flag, bool& dead) {
+	u64 start = 0;
+	for (u32 it = 0; !dead && !lp_arrived(v); it++) {
+		if ((it & LAMPORT_SPIN_CHECK) == LAMPORT_SPIN_CHECK) {
+			const u64 now = symm_now();
+			if (start == 0) {
+				start = now;
+			} else if (now - start > SYMM_TIMEOUT_NS || symm_load_acquire(flag) != 0) {
+				atomicExch(flag, 1u);
+				dead = true;
+			}
+		}
+		v = lp_poll(p);
+	}
+	return v;
+}
+
+extern "C" __global__ void __launch_bounds__(THREADS) allreduce(const u64* ptrs, u64 in, u64 out, u64 n, u64 rank, u64 area, u64 slot) {
+	const int r = (int)rank;
+	u32* const hdr = (u32*)(ptrs[r] + area);
+	__shared__ u32 s_cur;
+	__shared__ u64 s_prev;
+	if (threadIdx.x == 0) {
+		s_cur = *(volatile u32*)hdr;
+		s_prev = *(volatile u64*)(hdr + 2);
+	}
+	__syncthreads();
+	const u32 cur = s_cur;
+	const u64 prev = s_prev;
+	const u64 nvec = (n + EPV - 1) / EPV;
+	const u64 svec = slot / 16; // vectors per slot
+	const bool aligned = ((in | out) & 15) == 0;
+	uint4* dst[WORLD];        // dst[k]: my slot in rank (r+k)%WORLD's buffer cur
+	const uint4* mine[WORLD]; // mine[q]: rank q's slot in my buffer cur
+#pragma unroll
+	for (int k = 0; k < WORLD; k++) {
+		const int q = (r + k) % WORLD;
+		dst[k] = (uint4*)(ptrs[q] + area + LAMPORT_HDR) + ((u64)cur * WORLD + r) * svec;
+		mine[k] = (const uint4*)(ptrs[r] + area + LAMPORT_HDR) + ((u64)cur * WORLD + k) * svec;
+	}
+	const u64 stride = (u64)gridDim.x * TILE;
+	// Push: every load of the tile first, then every store.
+	for (u64 base = (u64)blockIdx.x * TILE; base < nvec; base += stride) {
+		uint4 v[UNROLL];
+#pragma unroll
+		for (int u = 0; u < UNROLL; u++) {
+			const u64 i = base + (u64)u * THREADS + threadIdx.x;
+			if (i < nvec) {
+				const uint4 x = lp_load_in(in, n, i, aligned);
+				v[u] = make_uint4(lp_fix(x.x), lp_fix(x.y), lp_fix(x.z), lp_fix(x.w));
+			}
+		}
+#pragma unroll
+		for (int u = 0; u < UNROLL; u++) {
+			const u64 i = base + (u64)u * THREADS + threadIdx.x;
+			if (i < nvec) {
+#pragma unroll
+				for (int k = 0; k < WORLD; k++) lp_push(dst[k] + i, v[u]);
+			}
+		}
+	}
+	// Clear the previous call's buffer (see above), while the peers' data
+	// is on its way.
+	{
+		uint4* old = (uint4*)(ptrs[r] + area + LAMPORT_HDR) + (u64)((cur + 2) % 3) * WORLD * svec;
+		const uint4 s = make_uint4(LAMPORT_SENTINEL, LAMPORT_SENTINEL, LAMPORT_SENTINEL, LAMPORT_SENTINEL);
+		for (int q = 0; q < WORLD; q++)
+			for (u64 i = (u64)blockIdx.x * THREADS + threadIdx.x; i < prev; i += (u64)gridDim.x * THREADS) old[q * svec + i] = s;
+	}
+	// Reduce: every slot's poll of the tile issued first, then the waits.
+	u32* const flag = (u32*)ptrs[WORLD + r] + SYMM_PAD_SLOTS * SYMM_MAX_WORLD;
+	bool dead = false;
+	for (u64 base = (u64)blockIdx.x * TILE; base < nvec; base += stride) {
+		uint4 v[UNROLL][WORLD];
+#pragma unroll
+		for (int u = 0; u < UNROLL; u++) {
+			const u64 i = base + (u64)u * THREADS + threadIdx.x;
+			if (i < nvec) {
+#pragma unroll
+				for (int q = 0; q < WORLD; q++) v[u][q] = lp_poll(mine[q] + i);
+			}
+		}
+#pragma unroll
+		for (int u = 0; u < UNROLL; u++) {
+			const u64 i = base + (u64)u * THREADS + threadIdx.x;
+			if (i < nvec) {
+				float a[EPV];
+#pragma unroll
+				for (int e = 0; e < EPV; e++) a[e] = 0.f;
+#pragma unroll
+				for (int q = 0; q < WORLD; q++) acc(a, lp_wait(mine[q] + i, v[u][q], flag, dead)); // rank order
+				lp_store_out(out, n, i, pack(a), aligned);
+			}
+		}
+	}
+	// Count: thread 0's header read is ordered before its arrival (release);
+	// the last arrival (acquire) sees every block's.
+	if (threadIdx.x == 0) {
+		u32 before;
+		asm volatile("atom.acq_rel.gpu.global.add.u32 %0, [%1], 1;" : "=r"(before) : "l"(hdr + 1) : "memory");
+		if (before == gridDim.x - 1) {
+			*(volatile u64*)(hdr + 2) = nvec;
+			*(volatile u32*)(hdr + 1) = 0u;
+			*(volatile u32*)hdr = (cur + 1) % 3;
+		}
+	}
+}
+#endif
