@@ -40,6 +40,25 @@ BEST_2XH200 = [
 ]
 
 
+def peers(kernel, m, n, k, world, rank, g):
+    """This rank's operands of an m x n x k problem (B a dense [N, K]'s
+    transpose) and the calls every ratio is against: cuBLAS mm on the full
+    product ("mm", the base) and torch's fused symm_mem op ("torch")."""
+    a, b = inputs(kernel, m, n, k, world, rank, 5)
+    bt = b.t().contiguous().t()
+    full_a = torch.empty(m, k, dtype=a.dtype, device="cuda")
+    if kernel == gemm.AGMM:
+        dist.all_gather_into_tensor(full_a, a)
+    else:
+        full_a.copy_(a)
+    fns = {"mm": lambda: torch.mm(full_a, bt)}
+    if kernel == gemm.AGMM:
+        fns["torch"] = lambda: torch.ops.symm_mem.fused_all_gather_matmul(a, [bt], 0, g)
+    else:
+        fns["torch"] = lambda: torch.ops.symm_mem.fused_matmul_reduce_scatter(a, bt, "sum", 0, g)
+    return a, bt, fns
+
+
 def together(todo, p, rank, world, g, rounds, queued):
     """Pass p of --together: for each (kernel, shape) of todo, cuBLAS mm,
     torch's fused op and every config of that cell interleaved in the same
@@ -52,18 +71,7 @@ def together(todo, p, rank, world, g, rounds, queued):
     out = []
     for (kernel, shape), cfgs in cells.items():
         m, n, k = map(int, shape.split("x"))
-        a, b = inputs(kernel, m, n, k, world, rank, 5)
-        bt = b.t().contiguous().t()
-        full_a = torch.empty(m, k, dtype=a.dtype, device="cuda")
-        if kernel == gemm.AGMM:
-            dist.all_gather_into_tensor(full_a, a)
-        else:
-            full_a.copy_(a)
-        fns = {"mm": lambda: torch.mm(full_a, bt)}
-        if kernel == gemm.AGMM:
-            fns["torch"] = lambda: torch.ops.symm_mem.fused_all_gather_matmul(a, [bt], 0, g)
-        else:
-            fns["torch"] = lambda: torch.ops.symm_mem.fused_matmul_reduce_scatter(a, bt, "sum", 0, g)
+        a, bt, fns = peers(kernel, m, n, k, world, rank, g)
         reset()
         for i, cfg in enumerate(cfgs):
             gemm.validate(gemm.parse_config(kernel, cfg), gemm.Problem(m, n, k, world))
@@ -124,18 +132,7 @@ def main():
             if over is not None:
                 cfg = {**gemm.default_config(kernel), **over}
                 gemm.validate(gemm.parse_config(kernel, cfg), gemm.Problem(m, n, k, world))
-            a, b = inputs(kernel, m, n, k, world, rank, 5)
-            bt = b.t().contiguous().t()
-            full_a = torch.empty(m, k, dtype=a.dtype, device="cuda")
-            if kernel == gemm.AGMM:
-                dist.all_gather_into_tensor(full_a, a)
-            else:
-                full_a.copy_(a)
-            fns = {"mm": lambda: torch.mm(full_a, bt)}
-            if kernel == gemm.AGMM:
-                fns["torch"] = lambda: torch.ops.symm_mem.fused_all_gather_matmul(a, [bt], 0, g)
-            else:
-                fns["torch"] = lambda: torch.ops.symm_mem.fused_matmul_reduce_scatter(a, bt, "sum", 0, g)
+            a, bt, fns = peers(kernel, m, n, k, world, rank, g)
             reset()  # this call's pipeline is then the only one (forced clears too)
             with forced(cfg) if over is not None else contextlib.nullcontext():
                 fns["ours"] = lambda: ours(kernel)(a, bt)
