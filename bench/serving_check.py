@@ -117,6 +117,7 @@ import torch.distributed._symmetric_memory as symm_mem  # noqa: E402
 
 import symmtune.torch as st  # noqa: E402
 from symmtune import cache as st_cache, gemm as st_gemm, hardware as st_hw, kernels as st_kernels  # noqa: E402
+from peer_method import warm_and_capture  # noqa: E402
 
 BF16, F32, F64 = torch.bfloat16, torch.float32, torch.float64
 FP8 = torch.float8_e4m3fn
@@ -1213,16 +1214,7 @@ def check_timing(c: Check) -> None:
         times: dict[str, float] = {}
         for kind in ("none", "symmtune_inplace", "symmtune_plain", "nccl", "symm_mem_two_shot"):
             try:
-                s = torch.cuda.Stream()
-                s.wait_stream(torch.cuda.current_stream())
-                with torch.cuda.stream(s):
-                    for _ in range(2):
-                        step(kind)
-                torch.cuda.current_stream().wait_stream(s)
-                torch.cuda.synchronize()
-                graph = torch.cuda.CUDAGraph()
-                with torch.cuda.graph(graph):
-                    step(kind)
+                graph, _ = warm_and_capture(lambda: step(kind))
                 times[kind] = _time_graph(graph)
                 del graph
             except Exception as e:  # noqa: BLE001 - one peer's failure leaves the others' timings

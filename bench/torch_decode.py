@@ -75,16 +75,7 @@ def decode(layers: int = 80, hidden: int = 8192, inner: int = 1024) -> None:
         for kind in ("none", "nccl", "symm_two_shot", "symm_one_shot", "symmtune_staged", "symmtune_inplace") + forced_kinds():
             try:
                 ar_force.use(_SPECS.get(kind))
-                s = torch.cuda.Stream()
-                s.wait_stream(torch.cuda.current_stream())
-                with torch.cuda.stream(s):
-                    for _ in range(2):
-                        step(kind)
-                torch.cuda.current_stream().wait_stream(s)
-                torch.cuda.synchronize()
-                graph = torch.cuda.CUDAGraph()
-                with torch.cuda.graph(graph):
-                    step(kind)
+                graph, _ = warm_and_capture(lambda: step(kind))
                 graph.replay()
                 torch.cuda.synchronize()
                 ts = []
