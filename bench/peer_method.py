@@ -6,6 +6,7 @@ ranks. Nothing is captured in a CUDA graph by the method itself.
 bench_queued is the Go host's method (symm/cudamem's Team.Time), for
 comparing a call from Python with the figure a search put in the cache."""
 import os
+import statistics
 
 import torch
 import torch.distributed as dist
@@ -122,3 +123,23 @@ def warm_and_capture(fn, warmup: int = 2):
     with torch.cuda.graph(g):
         out = fn()
     return g, out
+
+
+def time_replays(graph, reps: int = 20) -> float:
+    """This rank's median µs of one replay of graph, after one untimed
+    replay; each timed replay starts behind a barrier across ranks, so one
+    rank's late start stays out of another's figure."""
+    graph.replay()
+    torch.cuda.synchronize()
+    ts = []
+    for _ in range(reps):
+        dist.barrier()
+        torch.cuda.synchronize()
+        s = torch.cuda.Event(enable_timing=True)
+        e = torch.cuda.Event(enable_timing=True)
+        s.record()
+        graph.replay()
+        e.record()
+        e.synchronize()
+        ts.append(s.elapsed_time(e) * 1000)
+    return statistics.median(ts)

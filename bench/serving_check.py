@@ -117,7 +117,7 @@ import torch.distributed._symmetric_memory as symm_mem  # noqa: E402
 
 import symmtune.torch as st  # noqa: E402
 from symmtune import cache as st_cache, gemm as st_gemm, hardware as st_hw, kernels as st_kernels  # noqa: E402
-from peer_method import warm_and_capture  # noqa: E402
+from peer_method import time_replays, warm_and_capture  # noqa: E402
 
 BF16, F32, F64 = torch.bfloat16, torch.float32, torch.float64
 FP8 = torch.float8_e4m3fn
@@ -1144,19 +1144,7 @@ def check_memory(c: Check) -> None:
 
 # --------------------------------------------------------------- 8. timing
 def _time_graph(graph: torch.cuda.CUDAGraph, reps: int = 20) -> float:
-    graph.replay()
-    torch.cuda.synchronize()
-    ts = []
-    for _ in range(reps):
-        dist.barrier()
-        torch.cuda.synchronize()
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        graph.replay()
-        b.record()
-        b.synchronize()
-        ts.append(a.elapsed_time(b) * 1000)
-    return agree_max(statistics.median(ts))
+    return agree_max(time_replays(graph, reps))
 
 
 def host_time(fn: Callable[[], Any], iters: int = 200, warmup: int = 20) -> float:

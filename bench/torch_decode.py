@@ -3,15 +3,13 @@ graphed decode step and per-call graphs of all-reduces, symmtune beside
 NCCL and torch symm_mem, with the rows of ar_force.py's forced configs."""
 from __future__ import annotations
 
-import statistics
-
 import torch
 import torch.distributed as dist
 import torch.distributed._symmetric_memory as symm_mem
 
 import ar_force
 import symmtune.torch as st
-from peer_method import warm_and_capture
+from peer_method import time_replays, warm_and_capture
 from torch_common import fail, fresh, out
 
 
@@ -76,19 +74,7 @@ def decode(layers: int = 80, hidden: int = 8192, inner: int = 1024) -> None:
             try:
                 ar_force.use(_SPECS.get(kind))
                 graph, _ = warm_and_capture(lambda: step(kind))
-                graph.replay()
-                torch.cuda.synchronize()
-                ts = []
-                for _ in range(20):
-                    dist.barrier()
-                    torch.cuda.synchronize()
-                    a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-                    a.record()
-                    graph.replay()
-                    b.record()
-                    b.synchronize()
-                    ts.append(a.elapsed_time(b) * 1000)
-                v = torch.tensor([statistics.median(ts)], device="cuda")
+                v = torch.tensor([time_replays(graph)], device="cuda")
                 dist.all_reduce(v, op=dist.ReduceOp.MAX)
                 times[kind] = v.item()
                 del graph
@@ -114,19 +100,7 @@ def bench_graph(fn, k: int = 20, reps: int = 10) -> float:
     g, _ = warm_and_capture(calls, warmup=1)
     torch.cuda.synchronize()
     dist.barrier()
-    g.replay()
-    torch.cuda.synchronize()
-    ts = []
-    for _ in range(reps):
-        dist.barrier()
-        torch.cuda.synchronize()
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        g.replay()
-        b.record()
-        b.synchronize()
-        ts.append(a.elapsed_time(b) * 1000 / k)
-    v = torch.tensor([statistics.median(ts)], device="cuda")
+    v = torch.tensor([time_replays(g, reps) / k], device="cuda")
     dist.all_reduce(v, op=dist.ReduceOp.MAX)
     return v.item()
 
