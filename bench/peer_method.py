@@ -7,6 +7,7 @@ bench_queued is the Go host's method (symm/cudamem's Team.Time), for
 comparing a call from Python with the figure a search put in the cache."""
 import os
 import statistics
+import time
 
 import torch
 import torch.distributed as dist
@@ -143,3 +144,21 @@ def time_replays(graph, reps: int = 20) -> float:
         e.synchronize()
         ts.append(s.elapsed_time(e) * 1000)
     return statistics.median(ts)
+
+
+def host_time(fn, iters: int = 200, warmup: int = 20) -> float:
+    """Median host wall time of one call, calls back to back (the GPU runs
+    behind; nothing synchronised inside the loop), max over ranks."""
+    for _ in range(warmup):
+        fn()
+    torch.cuda.synchronize()
+    dist.barrier()
+    ts = []
+    for _ in range(iters):
+        t0 = time.perf_counter()
+        fn()
+        ts.append(time.perf_counter() - t0)
+    torch.cuda.synchronize()
+    v = torch.tensor([statistics.median(ts) * 1e6], device="cuda")
+    dist.all_reduce(v, op=dist.ReduceOp.MAX)
+    return v.item()

@@ -95,7 +95,6 @@ import json
 import logging
 import os
 import random
-import statistics
 import sys
 import tempfile
 import threading
@@ -117,7 +116,7 @@ import torch.distributed._symmetric_memory as symm_mem  # noqa: E402
 
 import symmtune.torch as st  # noqa: E402
 from symmtune import cache as st_cache, gemm as st_gemm, hardware as st_hw, kernels as st_kernels  # noqa: E402
-from peer_method import time_replays, warm_and_capture  # noqa: E402
+from peer_method import host_time, time_replays, warm_and_capture  # noqa: E402
 
 BF16, F32, F64 = torch.bfloat16, torch.float32, torch.float64
 FP8 = torch.float8_e4m3fn
@@ -1145,22 +1144,6 @@ def check_memory(c: Check) -> None:
 # --------------------------------------------------------------- 8. timing
 def _time_graph(graph: torch.cuda.CUDAGraph, reps: int = 20) -> float:
     return agree_max(time_replays(graph, reps))
-
-
-def host_time(fn: Callable[[], Any], iters: int = 200, warmup: int = 20) -> float:
-    """Median host wall time of one call, calls back to back (nothing
-    synchronised inside the loop), max over ranks (bench/torch_ops.py's)."""
-    for _ in range(warmup):
-        fn()
-    torch.cuda.synchronize()
-    dist.barrier()
-    ts = []
-    for _ in range(iters):
-        t0 = time.perf_counter()
-        fn()
-        ts.append(time.perf_counter() - t0)
-    torch.cuda.synchronize()
-    return agree_max(statistics.median(ts) * 1e6)
 
 
 def check_timing(c: Check) -> None:

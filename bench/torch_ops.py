@@ -35,7 +35,6 @@ Prints lines "section,name,key,value" and FAIL lines; exits 1 on any failure.
 from __future__ import annotations
 
 import os
-import statistics
 import sys
 import time
 
@@ -44,7 +43,7 @@ import torch.distributed as dist
 
 import symmtune.torch as st
 from symmtune import _torch_gemm, gemm
-from peer_method import bench_queued, warm_and_capture
+from peer_method import bench_queued, host_time, warm_and_capture
 from torch_common import FAILS, TOL, fail, fresh, out, rel_err  # noqa: F401 - torch_edge.py imports them from here
 from torch_decode import ar_graph, decode
 import ar_force
@@ -297,24 +296,6 @@ def compile_check() -> None:
 
 
 # ---------------------------------------------------------------------- host
-def host_time(fn, iters: int = 200, warmup: int = 20) -> float:
-    """Median host wall time of one call, calls back to back (the GPU runs
-    behind; nothing synchronised inside the loop)."""
-    for _ in range(warmup):
-        fn()
-    torch.cuda.synchronize()
-    dist.barrier()
-    ts = []
-    for _ in range(iters):
-        t0 = time.perf_counter()
-        fn()
-        ts.append(time.perf_counter() - t0)
-    torch.cuda.synchronize()
-    v = torch.tensor([statistics.median(ts) * 1e6], device="cuda")
-    dist.all_reduce(v, op=dist.ReduceOp.MAX)
-    return v.item()
-
-
 def host() -> None:
     rank, w, g = dist.get_rank(), dist.get_world_size(), dist.group.WORLD.group_name
     gen = torch.Generator(device="cuda").manual_seed(7 + rank)
