@@ -94,8 +94,9 @@ def table(rows) -> str:
            "|---|---|---|---|---|---|---|"]
     for shape, res, c in rows:
         q = res.get("symmtune_torch_symmetric:queued")
-        ratio = f"{q / c.median_us:.2f}" if q and c.median_us else "–"
-        out.append(f"| {shape} | {f(c.median_us)} | {f(res.get('symmtune_torch_symmetric'))} | {f(q)} | {ratio} | "
+        tuned = c["median_us"]
+        ratio = f"{q / tuned:.2f}" if q and tuned else "–"
+        out.append(f"| {shape} | {f(tuned)} | {f(res.get('symmtune_torch_symmetric'))} | {f(q)} | {ratio} | "
                    f"{f(res.get('nccl:queued'))} | {f(res.get('symm_two_shot:queued'))} |")
     return "\n".join(out)
 
