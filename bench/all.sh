@@ -15,6 +15,8 @@
 #   fp8         bench/torch-fp8.sh with NO_SEARCH=1: FP8 checks, graphs, the table beside _scaled_mm
 #   ops         bench/torch-ops.sh: the torch ops checks, host time, decode step, a late rank and bad
 #               input, the TP block on the six recorded shapes
+#   decode      bench/torch-ops.sh with NO_SEARCH=1: the graphed decode step untuned (no cache), as
+#               README's decode table; under $OUT/untuned, apart from ops' tuned cache
 #   serving     bench/serving-check.sh: the serving-program checks
 #   search      bench/transfer.sh, COMPARE="transfer exhaustive": a default search's winner against
 #               the exhaustive optimum (world 2)
@@ -26,14 +28,14 @@
 # Each part writes under $OUT (default bench/out) and its output to
 # $OUT/PART.txt; a part that fails is named at the end, and the others still run.
 set -u
-W=${1:?usage: bench/all.sh WORLD [allreduce gemm fp8-search fp8 ops serving search transfer search-check gemmalone]}
+W=${1:?usage: bench/all.sh WORLD [allreduce gemm fp8-search fp8 ops decode serving search transfer search-check gemmalone]}
 shift
 export OUT=${OUT:-bench/out} BIN=${BIN:-/tmp/bin}
 here=$(dirname "$0")
 mkdir -p "$OUT"
 [ -x "$BIN/symmtune" ] || tar xzf .gpu/bins.tgz -C "$(dirname "$BIN")"
 parts=("$@")
-[ ${#parts[@]} -gt 0 ] || parts=(allreduce gemm fp8-search fp8 ops serving search transfer search-check gemmalone)
+[ ${#parts[@]} -gt 0 ] || parts=(allreduce gemm fp8-search fp8 ops decode serving search transfer search-check gemmalone)
 failed=()
 run_part() { # part
 	case $1 in
@@ -45,6 +47,7 @@ run_part() { # part
 		RECORDED=${RECORDED:-$here/results/2026-11-25-h100x2-tp-block-recorded.toml} \
 			TP_BUDGET=${TP_BUDGET:---budget-trials 30 --budget-time 15s} bash "$here/torch-ops.sh" "$W" check compile host decode
 		;;
+	decode) OUT=$OUT/untuned NO_SEARCH=1 TP=0 EDGE=0 bash "$here/torch-ops.sh" "$W" check decode ;;
 	serving) bash "$here/serving-check.sh" "$W" ;;
 	search)
 		COMPARE="transfer exhaustive" BACKEND=cuda DTYPE=bf16 JOBS_FILE=configs/exhaustive-cuda.toml \
