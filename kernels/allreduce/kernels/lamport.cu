@@ -316,19 +316,16 @@ extern "C" __global__ void __launch_bounds__(THREADS) allreduce(const u64* ptrs,
 	const u64 svec = slot / 16;                   // vectors per slot
 	const u64 bvec = 2 * WORLD * svec;            // vectors per buffer
 	const bool aligned = ((in | out) & 15) == 0;
-	// Rank q's buffer cur; to spread the links' load, rank r sends to
-	// r, r+1, ... in turn: k indexes the peer (r+k)%WORLD.
-	uint4* dstA[WORLD]; // dstA[k]: my slot in part A of rank (r+k)%WORLD's buffer cur
-	uint4* dstB[WORLD]; // dstB[k]: my slot in part B of rank (r+k)%WORLD's buffer cur
+	// To spread the links' load, rank r sends to r, r+1, ... in turn: k
+	// indexes the peer (r+k)%WORLD. dst[k]: my slot in part A of its
+	// buffer cur; my slot in part B is WORLD slots on (not kept: registers).
+	uint4* dst[WORLD];
 #pragma unroll
-	for (int k = 0; k < WORLD; k++) {
-		uint4* const b = (uint4*)(ptrs[(r + k) % WORLD] + area + LAMPORT_HDR) + (u64)cur * bvec;
-		dstA[k] = b + (u64)r * svec;
-		dstB[k] = b + (u64)(WORLD + r) * svec;
-	}
+	for (int k = 0; k < WORLD; k++) dst[k] = (uint4*)(ptrs[(r + k) % WORLD] + area + LAMPORT_HDR) + (u64)cur * bvec + (u64)r * svec;
+	const u64 toB = (u64)WORLD * svec;
 	uint4* const mine = (uint4*)(ptrs[r] + area + LAMPORT_HDR); // my buffer 0
 	const uint4* const myA = mine + (u64)cur * bvec;             // slot q at q*svec
-	const uint4* const myB = myA + (u64)WORLD * svec;            // slot q at q*svec
+	const uint4* const myB = myA + toB;                          // slot q at q*svec
 	uint4* const old = mine + (u64)((cur + 2) % 3) * bvec;
 	const u64 stride = (u64)gridDim.x * TILE;
 	// Phase 1: every load of the tile first, then every store.
@@ -347,7 +344,7 @@ extern "C" __global__ void __launch_bounds__(THREADS) allreduce(const u64* ptrs,
 			const u64 i = base + (u64)u * THREADS + threadIdx.x;
 			if (i < chunk) {
 #pragma unroll
-				for (int k = 0; k < WORLD; k++) lp_push(dstA[k] + i, v[u][k]);
+				for (int k = 0; k < WORLD; k++) lp_push(dst[k] + i, v[u][k]);
 			}
 		}
 	}
@@ -377,12 +374,12 @@ extern "C" __global__ void __launch_bounds__(THREADS) allreduce(const u64* ptrs,
 				for (int q = 0; q < WORLD; q++) acc(a, lp_wait(myA + q * svec + i, v[u][q], flag, dead)); // rank order
 				const uint4 s = lp_fix4(pack(a));
 #pragma unroll
-				for (int k = 0; k < WORLD; k++) lp_push(dstB[k] + i, s);
+				for (int k = 0; k < WORLD; k++) lp_push(dst[k] + toB + i, s);
 			}
 		}
 	}
 	// Clear the previous call's part B while the reduced chunks come.
-	lp_clear(old + (u64)WORLD * svec, WORLD, svec, prev);
+	lp_clear(old + toB, WORLD, svec, prev);
 	// Phase 3: every slot's poll of the tile issued first, then the waits;
 	// vectors past nvec are waited for too (see the clear), not stored.
 	for (u64 base = (u64)blockIdx.x * TILE; base < chunk; base += stride) {
