@@ -1,7 +1,8 @@
 """Forced all-reduce configs for bench/torch_ops.py: extra rows that run
 symmtune.torch.all_reduce with a config of the caller's choice beside the
-one the cache gives, in one process (issue 45: one_shot_lamport in place,
-on a plain tensor, the tuned default and NCCL side by side).
+one the cache gives, in one process (issue 45: one_shot_lamport and
+two_shot_lamport in place, on a plain tensor, the tuned default and NCCL
+side by side).
 
     AR_FORCE='NAME=SPEC[;NAME=SPEC...]'
 
@@ -9,8 +10,10 @@ SPEC is a JSON config, whose keys replace the default config's for each
 size (e.g. {"algorithm":"one_shot_lamport","blocks":8,"threads":256}), or
 the path of a cache that `symmtune search --cache` wrote (e.g. searched
 with --where algorithm=one_shot_lamport): its entry for each size runs. A
-size the config cannot run (one_shot_lamport past its 4 MiB cap) runs the
-default, and its rows say so in their config line.
+size the config cannot run (one_shot_lamport past its 4 MiB cap,
+two_shot_lamport past its 16 MiB) runs the default, and its rows say so in
+their config line. bench/torch-ops.sh with LAMPORT=1 names one row per
+Lamport algorithm, after it.
 """
 from __future__ import annotations
 

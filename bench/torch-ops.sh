@@ -16,12 +16,14 @@
 # skips the block; AR_BATCHES (default "1 16 64 256", empty: none) sets the
 # all-reduce searches. Before the block, bench/torch_edge.py (a rank 3 s
 # late, bad input; EDGE=0 skips it). Everything lands under $OUT/torch-ops-wW.
-# LAMPORT=1 also searches the all-reduce sizes with --where
-# algorithm=one_shot_lamport into $LOGS/lamport.toml and runs that cache's
-# configs as forced rows (bench/ar_force.py: AR_FORCE=lamport=FILE, unless
-# AR_FORCE is set): check's all_reduce cases, decode's lamport_staged and
-# lamport_inplace beside symmtune's own and NCCL. TORCH_OPS_TIMEOUT
-# (default 300 s) bounds torch_ops.py.
+# LAMPORT=1 also searches the all-reduce sizes for each algorithm of
+# LAMPORT_ALGOS (default: both Lamport ones, one_shot_lamport and
+# two_shot_lamport), with --where algorithm=ALGO into $LOGS/ALGO.toml, and
+# runs each cache's configs as forced rows named ALGO (bench/ar_force.py:
+# AR_FORCE=ALGO=FILE;..., unless AR_FORCE is set): check's all_reduce
+# cases, decode's ALGO_staged and ALGO_inplace beside symmtune's own and
+# NCCL, every algorithm in the same run. Each algorithm's searches take up
+# to 40 s per size. TORCH_OPS_TIMEOUT (default 300 s) bounds torch_ops.py.
 set -u
 W=${1:?usage: bench/torch-ops.sh WORLD [check] [compile] [host] [decode]}
 shift
@@ -43,14 +45,19 @@ search() { # kernel shape timeout [cache [tag-prefix [more search arguments...]]
 		--log "$LOGS/search-$tag.jsonl" "$@" >"$LOGS/search-$tag.txt" 2>&1 || echo "search $k $shape: rc $?"
 	grep -h "winner:" "$LOGS/search-$tag.txt" | cut -c1-200 | sed "s/^/$k $shape /"
 }
+LAMPORT_ALGOS=${LAMPORT_ALGOS:-one_shot_lamport two_shot_lamport}
 if [ -n "${LAMPORT:-}" ]; then
-	export AR_FORCE=${AR_FORCE:-lamport=$LOGS/lamport.toml}
+	force=
+	for a in $LAMPORT_ALGOS; do force="$force${force:+;}$a=$LOGS/$a.toml"; done
+	export AR_FORCE=${AR_FORCE:-$force}
 fi
 if [ -z "${NO_SEARCH:-}" ]; then
 	for b in ${AR_BATCHES-1 16 64 256}; do search allreduce "n=$((b * 8192))" 40; done
 	if [ -n "${LAMPORT:-}" ]; then
-		for b in ${AR_BATCHES-1 16 64 256}; do
-			search allreduce "n=$((b * 8192))" 40 "$LOGS/lamport.toml" lamport- --where algorithm=one_shot_lamport
+		for a in $LAMPORT_ALGOS; do
+			for b in ${AR_BATCHES-1 16 64 256}; do
+				search allreduce "n=$((b * 8192))" 40 "$LOGS/$a.toml" "$a-" --where "algorithm=$a"
+			done
 		done
 	fi
 	for s in ${GEMM_SHAPES-m=4096,n=1792,k=4096}; do

@@ -5,6 +5,9 @@ package nvrtc
 import (
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
 	"testing"
 )
 
@@ -50,6 +53,7 @@ func TestCompileKernels(t *testing.T) {
 	common := read("kernels/allreduce/kernels/common.cuh")
 	ar := read("kernels/allreduce/kernels/allreduce.cu") + read("kernels/allreduce/kernels/lamport.cu")
 	util := read("kernels/allreduce/kernels/util.cu")
+	algos := kernelAlgos(t, ar)
 	// sm_90 rather than sm_90a: the oldest NVRTC this supports (11.8) has no sm_90a.
 	c := Compiler{Arch: "sm_90", CacheDir: t.TempDir()}
 	srcs := []Source{{Name: "barrier.cu", Text: barrier}}
@@ -58,7 +62,7 @@ func TestCompileKernels(t *testing.T) {
 		for _, w := range []string{"2", "4", "8"} {
 			macros := []string{"-DDTYPE_BF16=" + dt[0], "-DDTYPE_F16=" + dt[1], "-DWORLD=" + w}
 			srcs = append(srcs, Source{Name: "util.cu", Text: barrier + common + util, Options: macros})
-			for _, algo := range []string{"1", "2", "3", "4", "5", "6", "7"} {
+			for _, algo := range algos {
 				opts := append(append([]string{}, macros...), "-DALGO="+algo, "-DTHREADS=256", "-DUNROLL=2")
 				srcs = append(srcs, Source{Name: "allreduce.cu", Text: barrier + common + ar, Options: opts})
 			}
@@ -76,4 +80,34 @@ func TestCompileKernels(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(c.CacheDir, key+".cubin")); err != nil {
 		t.Errorf("cubin not cached: %v", err)
 	}
+}
+
+// algoCase is an ALGO value the all-reduce's sources test for.
+var algoCase = regexp.MustCompile(`ALGO [!=]= (\d+)`)
+
+// kernelAlgos are the ALGO values the all-reduce's sources name, read
+// from them so that a new algorithm is compiled here without a list to
+// update: they must run 1, 2, ... with no gap (a gap is a typo, or an
+// algorithm whose test was lost), at least through 8, two_shot_lamport.
+func kernelAlgos(t *testing.T, src string) []string {
+	t.Helper()
+	var nums []int
+	for _, m := range algoCase.FindAllStringSubmatch(src, -1) {
+		v, _ := strconv.Atoi(m[1])
+		if !slices.Contains(nums, v) {
+			nums = append(nums, v)
+		}
+	}
+	slices.Sort(nums)
+	var out []string
+	for i, v := range nums {
+		if v != i+1 {
+			t.Fatalf("the all-reduce's sources test ALGO for %v: want 1, 2, ... with no gap", nums)
+		}
+		out = append(out, strconv.Itoa(v))
+	}
+	if len(out) < 8 {
+		t.Fatalf("the all-reduce's sources test ALGO for %v: want 1 through 8 at least", nums)
+	}
+	return out
 }

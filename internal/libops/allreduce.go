@@ -62,15 +62,22 @@ func kernelVersion(kernel string) (any, error) {
 	return nil, bad("kernel %q: want %q, %q or %q", kernel, gpu.AGMM, gpu.MatmulRS, "allreduce")
 }
 
-// allreduceConstants are the all-reduce's data and the barrier's layout.
+// allreduceConstants are the all-reduce's data (lamport_max_bytes: each
+// Lamport algorithm's cap) and the barrier's layout.
 func allreduceConstants() map[string]any {
 	algos := map[string]int{}
 	for _, a := range allreduce.Algorithms {
 		algos[a.Name] = a.Algo
 	}
+	lamport := map[string]int64{}
+	for _, a := range allreduce.Algorithms {
+		if allreduce.IsLamport(a.Name) {
+			lamport[a.Name] = allreduce.LamportMaxBytes(a.Name)
+		}
+	}
 	return map[string]any{
 		"algorithms": algos, "max_world": cudamem.MaxWorld, "pad_slots": cudamem.PadSlots,
-		"max_blocks": cudamem.MaxBlocks, "pad_bytes": cudamem.PadBytes, "lamport_max_bytes": allreduce.MaxLamportBytes,
+		"max_blocks": cudamem.MaxBlocks, "pad_bytes": cudamem.PadBytes, "lamport_max_bytes": lamport,
 	}
 }
 
@@ -79,31 +86,33 @@ func constants() map[string]any {
 	return map[string]any{"gemm": gemmConstants(), "hopper": hopperConstants(), "allreduce": allreduceConstants()}
 }
 
-// lamportFloorElements: symmtune.torch's one_shot_lamport workspace holds
-// at least this many elements' buffers (1 MiB of bf16), or the cap, so
-// that warming up at growing sizes does not grow it (and reopen every
-// runner on it) at each.
+// lamportFloorElements: symmtune.torch's Lamport workspaces hold at least
+// this many elements' buffers (1 MiB of bf16), or the algorithm's cap, so
+// that warming up at growing sizes does not grow them (and reopen every
+// runner on them) at each.
 const lamportFloorElements = 1 << 19
 
 // arRegion is the symmetric bytes per rank that symmtune.torch's
 // all-reduce runner of algo needs for n elements of elt bytes on world
 // ranks, and its workspace: "staging", [input | scratch | output] of n
-// padded; or "lamport", one_shot_lamport's buffers, a workspace of their
-// own (a runner of another algorithm would overwrite their sentinels), at
-// least lamportFloorElements' worth.
+// padded; or, for a Lamport algorithm (allreduce.IsLamport), its buffers,
+// a workspace of their own named after it (a runner of another algorithm,
+// or of the other Lamport algorithm, whose layout differs, would overwrite
+// their sentinels), at least lamportFloorElements' worth.
 func arRegion(algo string, n int64, elt, world int) (int64, string, error) {
 	if allreduce.AlgoNumber(algo) == 0 {
 		return 0, "", bad("algorithm %q: not an all-reduce algorithm", algo)
 	}
-	if algo != allreduce.OneShotLamport {
+	if !allreduce.IsLamport(algo) {
 		return 3 * allreduce.Padded(n, elt, world) * int64(elt), "staging", nil
 	}
+	maxBytes := allreduce.LamportMaxBytes(algo)
 	switch {
 	case elt != 2 && elt != 4:
 		return 0, "", bad("elt %d: the CUDA all-reduce takes 2- or 4-byte elements", elt)
-	case n*int64(elt) > allreduce.MaxLamportBytes:
-		return 0, "", bad("%s takes messages up to %d bytes, n=%d of %d bytes is %d", algo, allreduce.MaxLamportBytes, n, elt, n*int64(elt))
+	case n*int64(elt) > maxBytes:
+		return 0, "", bad("%s takes messages up to %d bytes, n=%d of %d bytes is %d", algo, maxBytes, n, elt, n*int64(elt))
 	}
-	floor := min(lamportFloorElements, allreduce.MaxLamportBytes/int64(elt))
-	return allreduce.LamportRegionBytes(max(n, floor), elt, world), "lamport", nil
+	floor := min(lamportFloorElements, maxBytes/int64(elt))
+	return allreduce.LamportRegionBytes(algo, max(n, floor), elt, world), algo, nil
 }

@@ -20,6 +20,7 @@ func TestAllreduceOpenChecks(t *testing.T) {
 	}{
 		{"runs but for CUDA", ok, regions, 4096, ""},
 		{"one_shot_lamport", strings.Replace(ok, "two_shot_push", "one_shot_lamport", 1), regions, 4096, ""},
+		{"two_shot_lamport", strings.Replace(ok, "two_shot_push", "two_shot_lamport", 1), regions, 4096, ""},
 		{"with stages", strings.Replace(ok, `"unroll":1`, `"unroll":1,"stages":2`, 1), regions, 4096, ""},
 		{"unknown field", `{"m":1}`, regions, 4096, `unknown field "m"`},
 		{"dtype", strings.Replace(ok, "bf16", "i64", 1), regions, 4096, `dtype "i64"`},

@@ -205,23 +205,24 @@ var arNotRun = map[string]string{
 }
 
 // arWhyNotRun says why symmtune.torch cannot run config c on n elements
-// of elt bytes ("" where it can): an algorithm of arNotRun, or
-// one_shot_lamport past its buffers' cap (a tuned entry of the nearest
-// size may name it).
+// of elt bytes ("" where it can): an algorithm of arNotRun, or a Lamport
+// algorithm past its buffers' cap (a tuned entry of the nearest size may
+// name it).
 func arWhyNotRun(c space.Config, n int64, elt int) string {
 	algo := c["algorithm"].Str
 	if why := arNotRun[algo]; why != "" {
 		return why
 	}
-	if algo == allreduce.OneShotLamport && n*int64(elt) > allreduce.MaxLamportBytes {
-		return fmt.Sprintf("its buffers take messages up to %d bytes, this one is %d", allreduce.MaxLamportBytes, n*int64(elt))
+	if m := allreduce.LamportMaxBytes(algo); allreduce.IsLamport(algo) && n*int64(elt) > m {
+		return fmt.Sprintf("its buffers take messages up to %d bytes, this one is %d", m, n*int64(elt))
 	}
 	return ""
 }
 
 // arChoice is allreduce.choose's answer: the choice, n padded as the
 // kernels run it (allreduce.Padded), and the workspace its runner takes
-// with the symmetric bytes per rank it needs there (arRegion).
+// ("staging", or a Lamport algorithm's own, named after it) with the
+// symmetric bytes per rank it needs there (arRegion).
 type arChoice struct {
 	choice
 	Padded      int64  `json:"padded"`

@@ -230,12 +230,22 @@ func TestArRegion(t *testing.T) {
 		// [input | scratch | output] of n padded.
 		{"two_shot_push", 1024, 2, 3, 3 * 1032 * 2, "staging", ""},
 		{"one_shot", 8192, 2, 2, 3 * 8192 * 2, "staging", ""},
-		// The header, then 3 x world slots, each at least 2^19 elements' worth.
-		{"one_shot_lamport", 8192, 2, 2, 256 + 6*mib, "lamport", ""},
-		{"one_shot_lamport", 3, 4, 8, 256 + 24*2*mib, "lamport", ""},
-		{"one_shot_lamport", 256 * 8192, 2, 4, 256 + 12*4*mib, "lamport", ""}, // the cap: [256, 8192] bf16
+		// The header, then 3 x world slots, each at least 2^19 elements' worth,
+		// in a workspace named after the algorithm.
+		{"one_shot_lamport", 8192, 2, 2, 256 + 6*mib, "one_shot_lamport", ""},
+		{"one_shot_lamport", 3, 4, 8, 256 + 24*2*mib, "one_shot_lamport", ""},
+		{"one_shot_lamport", 256 * 8192, 2, 4, 256 + 12*4*mib, "one_shot_lamport", ""}, // the cap: [256, 8192] bf16
 		{"one_shot_lamport", 256*8192 + 1, 2, 2, 0, "", "takes messages up to 4194304 bytes"},
 		{"one_shot_lamport", 8, 8, 2, 0, "", "elt 8"},
+		// The header, then 3 x 2 x world slots of a 1/world chunk of at
+		// least 2^19 elements: 6x the message at any world size.
+		{"two_shot_lamport", 8192, 2, 2, 256 + 6*mib, "two_shot_lamport", ""},         // chunks of 512 KiB
+		{"two_shot_lamport", 64 * 8192, 2, 4, 256 + 6*mib, "two_shot_lamport", ""},    // [64, 8192] bf16: the floor, chunks of 256 KiB
+		{"two_shot_lamport", 3, 4, 8, 256 + 12*mib, "two_shot_lamport", ""},           // 2 MiB of f32, chunks of 256 KiB
+		{"two_shot_lamport", 512 * 8192, 2, 2, 256 + 48*mib, "two_shot_lamport", ""},  // past one_shot_lamport's cap
+		{"two_shot_lamport", 1024 * 8192, 2, 4, 256 + 96*mib, "two_shot_lamport", ""}, // the cap: 16 MiB
+		{"two_shot_lamport", 1024*8192 + 1, 2, 2, 0, "", "two_shot_lamport takes messages up to 16777216 bytes"},
+		{"two_shot_lamport", 8, 1, 2, 0, "", "elt 1"},
 		{"three_shot", 8, 2, 2, 0, "", `algorithm "three_shot"`},
 	} {
 		bytes, kind, err := arRegion(tc.algo, tc.n, tc.elt, tc.world)
@@ -248,5 +258,51 @@ func TestArRegion(t *testing.T) {
 		if err != nil || bytes != tc.bytes || kind != tc.kind {
 			t.Errorf("%s n=%d elt=%d world=%d: %d %q %v, want %d %q", tc.algo, tc.n, tc.elt, tc.world, bytes, kind, err, tc.bytes, tc.kind)
 		}
+	}
+}
+
+// TestAllreduceChooseLamport: the Lamport algorithms' choices answer
+// their own workspaces (a Lamport runner never shares another's), tuned,
+// forced or past their caps, where the default runs instead.
+func TestAllreduceChooseLamport(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "c.toml")
+	two := space.Config{"algorithm": space.Str(allreduce.TwoShotLamport), "threads": space.Int(512), "blocks": space.Int(32), "unroll": space.Int(1)}
+	one := with(two, "algorithm", allreduce.OneShotLamport)
+	if err := cache.PutAll(path, []cache.Entry{
+		chooseEntry("allreduce", allreduce.KernelVersion(), "bf16", space.Shape{"n": 64 * 8192}, two),
+		chooseEntry("allreduce", allreduce.KernelVersion(), "f16", space.Shape{"n": 64 * 8192}, one),
+	}); err != nil {
+		t.Fatal(err)
+	}
+	const mib = 1 << 20
+	q := func(n int64, dtype string, kv ...any) map[string]any {
+		r := map[string]any{"n": n, "dtype": dtype, "world": 4, "cache": path, "hardware": testGPU}
+		for i := 0; i < len(kv); i += 2 {
+			r[kv[i].(string)] = kv[i+1]
+		}
+		return r
+	}
+	def := func(n int64) string { return jsonText(allreduce.Default(n, 2, 4)) }
+	forced := map[string]any{"algorithm": "two_shot_lamport", "blocks": 8}
+	for _, c := range []struct {
+		name      string
+		req       map[string]any
+		want      string
+		workspace string
+		bytes     int64
+	}{
+		{"tuned", q(64*8192, "bf16"), "tuned " + jsonText(two), "two_shot_lamport", 256 + 6*mib},
+		{"nearest, past one_shot_lamport's cap", q(512*8192, "bf16"), "nearest " + jsonText(two), "two_shot_lamport", 256 + 48*mib},
+		{"nearest, past its cap", q(1024*8192+8, "bf16"), "default " + def(1024*8192+8) + " median=null | allreduce/4/bf16/n=8388616: symmtune: the tuned all-reduce for 4 ranks, bf16, n=8388616 is algorithm=two_shot_lamport, which symmtune.torch does not run here (its buffers take messages up to 16777216 bytes, this one is 16777232)", "staging", 0},
+		{"one-shot tuned", q(64*8192, "f16"), "tuned " + jsonText(one), "one_shot_lamport", 256 + 12*mib},
+		{"forced", q(16*8192, "bf16", "config", forced), "forced " + jsonText(with(allreduce.Default(16*8192, 2, 4), "algorithm", "two_shot_lamport", "blocks", 8)), "two_shot_lamport", 256 + 6*mib},
+		{"forced, past its cap", q(1024*8192+8, "bf16", "config", forced), "default " + def(1024*8192+8) + " median=null | allreduce/4/bf16/n=8388616/forced: symmtune: the forced all-reduce config", "staging", 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			m := answers(t, "allreduce.choose", c.req, c.want, false, choiceSummary)
+			if m["workspace"] != c.workspace || c.bytes != 0 && int64(m["region_bytes"].(float64)) != c.bytes {
+				t.Errorf("workspace %v of %v bytes, want %s of %d", m["workspace"], m["region_bytes"], c.workspace, c.bytes)
+			}
+		})
 	}
 }

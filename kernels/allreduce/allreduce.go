@@ -43,6 +43,11 @@ const (
 	// rank's Lamport buffer, then sums its own buffer as the slots fill;
 	// the data is its own flag, so no barrier at all (lamport.go).
 	OneShotLamport = "one_shot_lamport"
+	// TwoShotLamport: a reduce-scatter and an all-gather through Lamport
+	// buffers, no barrier either: each rank pushes its copy of chunk q to
+	// rank q, which reduces it and pushes the sum to every rank (about
+	// twice the message over each rank's links, not world-1 times).
+	TwoShotLamport = "two_shot_lamport"
 )
 
 // Algorithm is an algorithm of the CUDA build and the ALGO macro value
@@ -53,7 +58,7 @@ type Algorithm struct {
 }
 
 // Algorithms are the CUDA build's algorithms in its space's order.
-var Algorithms = []Algorithm{{OneShot, 1}, {TwoShot, 2}, {TwoShotPush, 3}, {TwoShotCE, 4}, {TwoShotOverlap, 5}, {TwoShotCEAG, 6}, {OneShotLamport, 7}}
+var Algorithms = []Algorithm{{OneShot, 1}, {TwoShot, 2}, {TwoShotPush, 3}, {TwoShotCE, 4}, {TwoShotOverlap, 5}, {TwoShotCEAG, 6}, {OneShotLamport, 7}, {TwoShotLamport, 8}}
 
 // AlgoNumber is name's ALGO macro value, 0 for an unknown name.
 func AlgoNumber(name string) int {
@@ -78,7 +83,7 @@ func kernelText(name string) string {
 
 // The kernels' CUDA C: Common is included by both, Allreduce is the
 // all-reduce (ALGO selects the algorithm: allreduce.cu, then lamport.cu's
-// one_shot_lamport), Util the fill and check kernels.
+// one_shot_lamport and two_shot_lamport), Util the fill and check kernels.
 // Each is compiled after cudamem.DeviceSource (the barrier).
 var (
 	Common    = kernelText("common.cuh")

@@ -30,9 +30,10 @@ type cudaInstance struct {
 	n, nvec int64
 	npad    int64 // n padded to whole vectors on every rank (see geometry)
 	elt     int
-	// one_shot_lamport's area in every region (lamportOffset) and its
-	// slot size; slot 0 where the message is over MaxLamportBytes.
-	lamportOff, lamportSlot int64
+	// The Lamport algorithms' area in every region (lamportOffset; 0
+	// where none takes the message), the larger of their layouts, reset
+	// for each config.
+	lamportOff int64
 
 	stream      cu.Stream
 	side        []cu.Stream // one per peer, for TwoShotCE's copies
@@ -143,14 +144,15 @@ func (in *cudaInstance) output(m *arModule) cu.DevicePtr {
 
 // launch enqueues one all-reduce of the data regions into out.
 func (in *cudaInstance) launch(m *arModule) error {
+	if IsLamport(m.cfg.algo) {
+		t := in.team
+		return launchLamport(m.fn, m.cfg, in.stream, t.PtrTable(), t.Data(t.Rank()), in.out, in.n, t.Rank(), in.lamportOff, in.lamportSlot(m.cfg.algo))
+	}
 	switch m.cfg.algo {
 	case TwoShotCE:
 		return in.launchCE(m)
 	case TwoShotCEAG:
 		return in.launchCEAG(m)
-	case OneShotLamport:
-		t := in.team
-		return launchLamport(m.fn, m.cfg, in.stream, t.PtrTable(), t.Data(t.Rank()), in.out, in.n, t.Rank(), in.lamportOff, in.lamportSlot)
 	}
 	args := cudamem.Args(uint64(in.team.PtrTable()), uint64(in.out), uint64(in.nvec), uint64(in.team.Rank()), uint64(in.npad)*uint64(in.elt))
 	if err := m.fn.Launch(int(m.cfg.blocks), 1, 1, int(m.cfg.threads), 1, 1, 0, in.stream, args); err != nil {
@@ -218,18 +220,25 @@ func (in *cudaInstance) launchCEAG(m *arModule) error {
 	return t.Barrier(in.stream)
 }
 
-// resetLamport resets this rank's Lamport area before a one_shot_lamport
-// config runs (another config may have left it mid-sequence or cut off),
-// for the caller to follow with the team barrier.
+// lamportSlot is Lamport algorithm algo's slot for this problem (its own
+// layout on the shared area: symmetricBytes left room for the larger).
+func (in *cudaInstance) lamportSlot(algo string) int64 {
+	return LamportSlotBytes(algo, in.n, in.elt, in.team.World())
+}
+
+// resetLamport resets this rank's Lamport area, in the layout of config
+// m's algorithm, before a Lamport config runs (another config, of either
+// Lamport algorithm, may have left it mid-sequence or cut off), for the
+// caller to follow with the team barrier.
 func (in *cudaInstance) resetLamport(m *arModule) error {
-	if m.cfg.algo != OneShotLamport {
+	if !IsLamport(m.cfg.algo) {
 		return nil
 	}
-	if in.lamportSlot == 0 {
-		return checkLamport(in.n, in.elt)
+	if err := checkLamport(m.cfg.algo, in.n, in.elt); err != nil {
+		return err
 	}
 	t := in.team
-	return resetLamport(t.Data(t.Rank())+cu.DevicePtr(in.lamportOff), in.lamportSlot, t.World(), in.elt, in.stream)
+	return resetLamport(t.Data(t.Rank())+cu.DevicePtr(in.lamportOff), m.cfg.algo, in.lamportSlot(m.cfg.algo), t.World(), in.elt, in.stream)
 }
 
 func (in *cudaInstance) fillInput(seed uint64) error {
@@ -282,7 +291,7 @@ func (in *cudaInstance) Verify(ctx context.Context, c space.Config, seed uint64)
 		if err := cu.MemsetD32Async(in.res, 0, 8, in.stream); err != nil {
 			return fmt.Errorf("clear check result: %w", err)
 		}
-		if m.cfg.algo == OneShotLamport {
+		if IsLamport(m.cfg.algo) {
 			if err := in.lamportRehearsal(m, seed); err != nil {
 				return err
 			}
@@ -337,7 +346,7 @@ func (in *cudaInstance) Bench(ctx context.Context, c space.Config, warmup, iters
 		if err := in.fillInput(0x5eed); err != nil {
 			return err
 		}
-		if m.cfg.algo == OneShotLamport {
+		if IsLamport(m.cfg.algo) {
 			if err := in.resetLamport(m); err != nil {
 				return err
 			}

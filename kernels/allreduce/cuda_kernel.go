@@ -68,7 +68,7 @@ func (cudaKernel) Describe() sdk.Description {
 		Default: space.Config{
 			pAlgo: space.Str(TwoShotPush), pThreads: space.Int(128), pBlocks: space.Int(1), pUnroll: space.Int(1), pStages: space.Int(1),
 		},
-		Summary: "all-reduce (sum) of n elements across GPUs over CUDA IPC: one-shot, pull or push two-shot (per-tile overlapped or not), copy-engine two-shot, SM reduce-scatter pipelined with a copy-engine all-gather, or a barrier-free Lamport one-shot, 16-byte accesses over NVLink",
+		Summary: "all-reduce (sum) of n elements across GPUs over CUDA IPC: one-shot, pull or push two-shot (per-tile overlapped or not), copy-engine two-shot, SM reduce-scatter pipelined with a copy-engine all-gather, or a barrier-free Lamport one-shot or two-shot, 16-byte accesses over NVLink",
 	}
 }
 
@@ -145,17 +145,13 @@ func (cudaKernel) Validate(c space.Config, p space.Problem, world int, _ string)
 	if err != nil {
 		return err
 	}
-	work := nvec / int64(world) // geometry pads to a multiple of world
-	switch k.algo {
-	case OneShot:
-		work = nvec
-	case OneShotLamport:
+	if IsLamport(k.algo) {
 		// Its buffers cap the message; it reads the tensor itself, unpadded.
-		if err := checkLamport(p.Shape["n"], elt); err != nil {
+		if err := checkLamport(k.algo, p.Shape["n"], elt); err != nil {
 			return err
 		}
-		work = lamportVectors(p.Shape["n"], elt)
 	}
+	work := workVectors(k.algo, p.Shape["n"], elt, world)
 	if k.blocks > cudamem.MaxBlocks {
 		return fmt.Errorf("%d blocks exceed the %d barrier slots", k.blocks, cudamem.MaxBlocks)
 	}
@@ -177,8 +173,8 @@ func (cudaKernel) Validate(c space.Config, p space.Problem, world int, _ string)
 }
 
 // SymmetricBytes: the input, the two-shot scratch and the push two-shot's
-// output, npad elements each, then one_shot_lamport's buffers where it
-// takes the message (symmetricBytes).
+// output, npad elements each, then the largest of the Lamport algorithms'
+// buffers where one takes the message (symmetricBytes).
 func (cudaKernel) SymmetricBytes(p space.Problem, world int, backend string) (int64, error) {
 	n, npad, _, elt, err := geometry(p, world)
 	if err != nil {
@@ -197,8 +193,8 @@ func (cudaKernel) Open(ctx context.Context, team symm.Team, p space.Problem) (sd
 		return nil, err
 	}
 	in := &cudaInstance{team: t, prob: p, n: n, npad: npad, nvec: nvec, elt: elt, mods: map[space.ConfigKey]*arModule{}}
-	if checkLamport(n, elt) == nil {
-		in.lamportOff, in.lamportSlot = lamportOffset(npad, elt), LamportSlotBytes(n, elt)
+	if lamportAreaFor(n, elt, t.World()) > 0 {
+		in.lamportOff = lamportOffset(npad, elt)
 	}
 	err = t.Do(func() error {
 		var err error

@@ -42,11 +42,26 @@ func Padded(n int64, elt, world int) int64 {
 	return (n + unit - 1) / unit * unit
 }
 
+// workVectors is the 16-byte vectors a config's blocks share for n
+// elements of elt bytes on world ranks (Validate and Default count blocks
+// with work by it): a rank's share of the padded message for the
+// two-shots, the whole of it for one_shot, and a Lamport algorithm's slot,
+// which it walks unpadded (the message, or one rank's chunk of it).
+func workVectors(algo string, n int64, elt, world int) int64 {
+	if l, ok := lamportOf(algo); ok {
+		return l.slotVectors(n, elt, world)
+	}
+	nvec := Padded(n, elt, world) * int64(elt) / 16
+	if algo == OneShot {
+		return nvec
+	}
+	return nvec / int64(world)
+}
+
 // Default is the config an untuned caller should run for n elements of elt
 // bytes on world ranks: the first rule whose max_bytes covers the message
 // and whose max_world the ranks, its blocks shrunk down the ladder until
-// every block has work (a rank's share; the whole message for the
-// one-shots, as Validate counts).
+// every block has work (workVectors, as Validate counts).
 func Default(n int64, elt, world int) space.Config {
 	bytes := n * int64(elt)
 	r := rules.Rules[len(rules.Rules)-1]
@@ -60,13 +75,7 @@ func Default(n int64, elt, world int) space.Config {
 	if r.Algorithm != "" {
 		algo = r.Algorithm
 	}
-	work := Padded(n, elt, world) * int64(elt) / 16 / int64(world)
-	switch algo {
-	case OneShot:
-		work *= int64(world)
-	case OneShotLamport:
-		work = lamportVectors(n, elt)
-	}
+	work := workVectors(algo, n, elt, world)
 	blocks := r.Blocks
 	for _, b := range rules.BlockLadder {
 		if b <= blocks && (b == 1 || (b-1)*r.Threads*r.Unroll < work) {

@@ -39,3 +39,22 @@ func TestDefaultsValidate(t *testing.T) {
 		}
 	}
 }
+
+// TestDefaultsValidateTwoShotLamport: Validate takes the default of a
+// rule naming two_shot_lamport at and around its bounds.
+func TestDefaultsValidateTwoShotLamport(t *testing.T) {
+	withRules(t, twoShotLamportRules(t), func() {
+		for _, world := range []int{2, 3, 4} {
+			for _, n := range []int64{1, 3, 8192, 16 * 8192, 64*8192 - 3, 64 * 8192} {
+				d := Default(n, 2, world)
+				if d["algorithm"].Str != TwoShotLamport {
+					t.Fatalf("n=%d world=%d: Default %s, want the rule's two_shot_lamport", n, world, d)
+				}
+				p := space.Problem{Dtype: "bf16", Shape: map[string]int64{"n": n}}
+				if err := (cudaKernel{}).Validate(d, p, world, "cuda"); err != nil {
+					t.Errorf("n=%d world=%d: Default %s: %v", n, world, d, err)
+				}
+			}
+		}
+	})
+}

@@ -15,8 +15,8 @@ import (
 
 // Peers is what a Runner needs of the ranks it runs with: this rank's
 // place, every rank's symmetric region as mapped here ([input | scratch |
-// output] of npad elements each, see Padded; one_shot_lamport's Lamport
-// area instead, see lamport.go), the pointer table the kernels
+// output] of npad elements each, see Padded; a Lamport algorithm's area
+// instead, see lamport.go), the pointer table the kernels
 // index, the team barrier, and the GPU. cudamem.Team implements it;
 // cudamem.Mapped for symmetric memory another runtime made (torch's
 // symm_mem, for symmtune.torch).
@@ -42,16 +42,17 @@ type Peers interface {
 // PUSH_OUT=0: the sum lands in place over the input region, so a tensor
 // that is the input region (symmtune.torch.empty's) needs no copy at all.
 //
-// one_shot_lamport lays its Lamport area (lamport.go) over the whole
-// region instead, which no runner of another algorithm may share: it reads
-// the tensor and writes the sum into it, wherever it lives, one kernel per
-// call, never staged and never a graph of its own.
+// The Lamport algorithms (IsLamport) lay their area (lamport.go) over the
+// whole region instead, which no runner of another algorithm may share,
+// nor one of the other Lamport algorithm (their layouts differ): each
+// reads the tensor and writes the sum into it, wherever it lives, one
+// kernel per call, never staged and never a graph of its own.
 type Runner struct {
 	peers       Peers
 	cfg         cudaCfg
 	elt         int
 	regionBytes int64 // of each rank's region: 3*npad elements must fit
-	lamportSlot int64 // one_shot_lamport's slot size on the region (lamportSlotOf)
+	lamportSlot int64 // a Lamport algorithm's slot size on the region (lamportSlotOf)
 
 	mod     cu.Module
 	fn      cu.Function
@@ -89,7 +90,7 @@ type geom struct{ n, npad, nvec int64 }
 // regions are regionBytes each, in the current context. Not during a
 // capture (it compiles, allocates and synchronizes). two_shot_ce_ag is not
 // run here: its pipeline needs stage flags the plugin's instance keeps.
-// For one_shot_lamport it is collective: it resets the Lamport area on
+// For a Lamport algorithm it is collective: it resets the Lamport area on
 // every rank behind a team barrier (resetLamport).
 func NewRunner(peers Peers, c space.Config, dtype string, regionBytes int64) (*Runner, error) {
 	k, err := parseCudaCfg(c)
@@ -109,10 +110,10 @@ func NewRunner(peers Peers, c space.Config, dtype string, regionBytes int64) (*R
 	}
 	r := &Runner{peers: peers, cfg: k, elt: elt, regionBytes: regionBytes,
 		graphs: &graphcache.Cache[call, *cudamem.Graph]{Destroy: (*cudamem.Graph).Destroy}}
-	if k.algo == OneShotLamport {
-		if r.lamportSlot = lamportSlotOf(regionBytes, peers.World()); r.lamportSlot < lamportAlign {
-			return nil, fmt.Errorf("%s on regions of %d bytes: want at least %d (%d of state, then 3 x %d slots of %d bytes): %w",
-				k.algo, regionBytes, LamportAreaBytes(lamportAlign, peers.World()), lamportHeader, peers.World(), lamportAlign, ErrRegionsTooSmall)
+	if IsLamport(k.algo) {
+		if r.lamportSlot = lamportSlotOf(k.algo, regionBytes, peers.World()); r.lamportSlot < lamportAlign {
+			return nil, fmt.Errorf("%s on regions of %d bytes: want at least %d (%d of state, then three buffers of slots of %d bytes): %w",
+				k.algo, regionBytes, LamportAreaBytes(k.algo, lamportAlign, peers.World()), lamportHeader, lamportAlign, ErrRegionsTooSmall)
 		}
 	}
 	if err := r.setup(dtype); err != nil {
@@ -163,7 +164,7 @@ func (r *Runner) setup(dtype string) error {
 	if r.fork, err = cu.MakeEvent(cu.DisableTiming); err != nil {
 		return fmt.Errorf("create event: %w", err)
 	}
-	if r.cfg.algo == OneShotLamport {
+	if IsLamport(r.cfg.algo) {
 		if err := r.resetLamport(); err != nil {
 			return err
 		}
@@ -218,7 +219,7 @@ func (r *Runner) Enqueue(stream cu.Stream, t cu.DevicePtr, n int64) error {
 	if t == 0 {
 		return errors.New("tensor: NULL")
 	}
-	if r.cfg.algo == OneShotLamport {
+	if IsLamport(r.cfg.algo) {
 		return r.enqueueLamport(stream, t, n)
 	}
 	g, err := r.geometry(n)

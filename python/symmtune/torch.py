@@ -22,9 +22,10 @@ A tensor from ``empty`` lives in a symmetric workspace of its own: with the
 push two-shot (compiled with PUSH_OUT=0, the sum in place over its input)
 its all_reduce is one kernel launch, nothing copied. Any other tensor is
 copied in (and, for the algorithms whose result lands in symmetric memory,
-back). one_shot_lamport (messages up to 4 MiB) is one kernel launch on any
-tensor: it reads the tensor and writes the sum into it, its Lamport buffers
-in a workspace of the group's own, and needs no barrier. With no tuned entry, or one tuned for another version of the kernel
+back). The Lamport algorithms, one_shot_lamport (messages up to 4 MiB) and
+two_shot_lamport (up to 16 MiB), are one kernel launch on any tensor: each
+reads the tensor and writes the sum into it, its Lamport buffers in a
+workspace of the group's own, and needs no barrier. With no tuned entry, or one tuned for another version of the kernel
 sources, the plugin's default config runs and a warning says how to tune.
 Any size and alignment runs: like the Go plugin, the kernels work on the
 size padded with zeros to whole 16-byte vectors on every rank.
@@ -81,9 +82,9 @@ def _cache_arg(cache: str | os.PathLike | None) -> str | None:
 
 # The all-reduce's workspaces, one per (group, dtype, device, kind):
 # "staging", [input | scratch | output] of npad elements each, for any npad
-# up to what the arena holds, the first sized for a 2^20-element call; and
-# "lamport", one_shot_lamport's buffers (the library's allreduce.choose
-# answers which, and its size). Each is an
+# up to what the arena holds, the first sized for a 2^20-element call; or a
+# Lamport algorithm's buffers, named after it (the library's
+# allreduce.choose answers which, and its size). Each is an
 # arena (symmtune._arena: grown by generations, never freed while a graph
 # may replay it).
 _arenas: dict[tuple[str, torch.dtype, int, str], Arena] = {}
@@ -99,7 +100,7 @@ def _arena(group_name: str, dtype: torch.dtype, device: torch.device, kind: str 
     key = (group_name, dtype, device.index, kind)
     a = _arenas.get(key)
     if a is None:
-        what = "all-reduce workspace" if kind == "staging" else "one_shot_lamport buffers"
+        what = "all-reduce workspace" if kind == "staging" else f"{kind} buffers"
         a = _arenas[key] = new_arena(f"the {_DTYPES[dtype]} {what} of group {group_name}", group_name, device)
     return a
 
@@ -229,9 +230,9 @@ def _prepare(tensor: torch.Tensor, group, cache) -> _Call:
                                          lambda: _choose(n, dtype, world, cache))
     # The staged kernels run on npad elements (zeros past n, see
     # kernels.padded): [input | scratch | output] of npad elements each in
-    # the workspace. one_shot_lamport reads and writes the tensor itself,
+    # the workspace. A Lamport algorithm reads and writes the tensor itself,
     # wherever it lives (one kernel, nothing staged): its runner takes the
-    # group's Lamport workspace, even for a tensor from `empty`.
+    # group's workspace of that algorithm, even for a tensor from `empty`.
     elt = tensor.element_size()
     kind, need = choice["workspace"], choice["region_bytes"]
     owned = _owned.get(tensor.data_ptr()) if kind == "staging" else None

@@ -130,13 +130,17 @@ def test_allreduce_choice(tmp_path, recwarn, monkeypatch, algorithm, dtype, sour
     assert msgs == [] if warning is None else len(msgs) == 1 and warning in msgs[0], msgs
 
 
-@pytest.mark.parametrize("n,config,source,warning", [
-    # A tuned entry of the nearest size may name one_shot_lamport past its cap.
-    (256 * 8192, {"algorithm": "one_shot_lamport"}, "tuned", None),
-    (256 * 8192 + 8, {"algorithm": "one_shot_lamport"}, "default", "its buffers take messages up to 4194304 bytes"),
-    (256 * 8192 + 8, {"algorithm": "two_shot_push"}, "nearest", None),
+@pytest.mark.parametrize("n,config,source,warning,workspace", [
+    # A tuned entry of the nearest size may name a Lamport algorithm past its cap.
+    (256 * 8192, {"algorithm": "one_shot_lamport"}, "tuned", None, "one_shot_lamport"),
+    (256 * 8192 + 8, {"algorithm": "one_shot_lamport"}, "default", "its buffers take messages up to 4194304 bytes",
+     "staging"),
+    (256 * 8192 + 8, {"algorithm": "two_shot_push"}, "nearest", None, "staging"),
+    (256 * 8192 + 8, {"algorithm": "two_shot_lamport"}, "nearest", None, "two_shot_lamport"),
+    (1024 * 8192 + 8, {"algorithm": "two_shot_lamport"}, "default", "its buffers take messages up to 16777216 bytes",
+     "staging"),
 ])
-def test_allreduce_choice_lamport_cap(tmp_path, recwarn, monkeypatch, n, config, source, warning):
+def test_allreduce_choice_lamport_cap(tmp_path, recwarn, monkeypatch, n, config, source, warning, workspace):
     from symmtune import cache
     from test_cache import GPU, entry, write_cache
     monkeypatch.setattr(cache, "_warned", set())
@@ -145,8 +149,9 @@ def test_allreduce_choice_lamport_cap(tmp_path, recwarn, monkeypatch, n, config,
     path = write_cache(tmp_path / "c.toml", [e])
     c = cache.chosen(_native.call("allreduce.choose", n=n, dtype="bf16", world=4, cache=path, hardware=GPU.as_dict()))
     assert c["source"] == source, c
-    # one_shot_lamport's buffers are a workspace of their own (Go's TestArRegion has the sizes).
-    assert c["workspace"] == ("lamport" if c["config"]["algorithm"] == "one_shot_lamport" else "staging"), c
+    # A Lamport algorithm's buffers are a workspace of their own, named after
+    # it (Go's TestArRegion has the sizes).
+    assert c["workspace"] == workspace, c
     msgs = [str(w.message) for w in recwarn.list]
     assert msgs == [] if warning is None else len(msgs) == 1 and warning in msgs[0], msgs
 
@@ -156,6 +161,9 @@ def test_allreduce_choice_lamport_cap(tmp_path, recwarn, monkeypatch, n, config,
     ({"algorithm": "one_shot_lamport", "blocks": 8}, 8192, {"algorithm": "one_shot_lamport", "blocks": 8}, None),
     ({"algorithm": "two_shot_push"}, 8192, {"algorithm": "two_shot_push"}, None),
     ({"algorithm": "one_shot_lamport"}, 1 << 22, None, "does not run for n=4194304"),
+    ({"algorithm": "two_shot_lamport", "blocks": 4}, 16 * 8192, {"algorithm": "two_shot_lamport", "blocks": 4}, None),
+    ({"algorithm": "two_shot_lamport"}, 1 << 22, {"algorithm": "two_shot_lamport"}, None),
+    ({"algorithm": "two_shot_lamport"}, (1 << 23) + 8, None, "does not run for n=8388616"),
 ])
 def test_allreduce_choice_forced(recwarn, monkeypatch, config, n, want, warning):
     from symmtune import cache

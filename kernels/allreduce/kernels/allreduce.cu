@@ -6,9 +6,10 @@
 //            4 the local reduce step of the copy-engine two-shot,
 //            5 push two-shot overlapped per tile (two_shot_overlap),
 //            6 the reduce-scatter stages of two_shot_ce_ag,
-//            7 one-shot Lamport, no barrier (one_shot_lamport, in
-//              lamport.cu, which follows this file)
-//            (ALGO 6 takes two more arguments, ALGO 7 its own: see there)
+//            7 one-shot Lamport, no barrier (one_shot_lamport),
+//            8 two-shot Lamport, no barrier (two_shot_lamport), both in
+//              lamport.cu, which follows this file
+//            (ALGO 6 takes two more arguments, ALGO 7 and 8 their own: see there)
 //   THREADS  threads per block (also __launch_bounds__)
 //   UNROLL   16-byte vectors per thread per rank in flight per step
 // Arguments (all 8 bytes, see cudamem.Args):
@@ -340,6 +341,6 @@ extern "C" __global__ void __launch_bounds__(THREADS) allreduce(const u64* ptrs,
 		if (threadIdx.x == 0) symm_signal((u32*)flags + p);
 	}
 }
-#elif ALGO != 7 // one_shot_lamport: lamport.cu, compiled after this file
+#elif ALGO != 7 && ALGO != 8 // the Lamport algorithms: lamport.cu, compiled after this file
 #error unknown ALGO
 #endif

@@ -1,40 +1,23 @@
-// one_shot_lamport (ALGO 7) of the symmtune all-reduce: compiled after
-// allreduce.cu (its macros, u64/u32, EPV, symm_now, symm_load_acquire), as
-// one text (allreduce.Allreduce). Empty for every other ALGO.
-#if ALGO == 7
-// One-shot Lamport all-reduce (one_shot_lamport): no barrier; the data is
-// its own flag. Each rank's region holds, at byte offset `area`, a header
-// (LAMPORT_HDR bytes: u32 cur, the call counter mod 3; u32 the blocks
-// arrived in this call; u64 prev, the previous call's size in vectors)
-// and three buffers of WORLD slots of `slot` bytes; slot q of buffer b is
-// rank q's input in a call that uses b. Reset (the Go side, on every rank
-// before any rank's first call): header zero, buffers all sentinel, -0.0
-// in every element (a value the pushed data never holds, see lp_fix).
-//   push   read my input `in` (n elements: any size, any alignment), turn
-//          -0.0 into +0.0, store it into slot r of buffer cur on every
-//          rank, mine included (16-byte stores over NVLink);
-//   clear  fill my buffer (cur+2)%3 with the sentinel (prev vectors of
-//          every slot: what the previous call used);
-//   reduce for each vector of each slot of my buffer cur, poll until no
-//          element is the sentinel, sum the slots in rank order (identical
-//          bits on every rank) into `out`;
-//   count  the last block to finish advances cur and records prev = nvec.
-// Arguments: ptrs, in, out (this rank's tensors: out may be in; a thread
-// reads in[i] before it writes out[i], and nobody else reads in), n
-// elements, rank, area, slot (bytes, a multiple of 16 holding nvec
-// vectors).
-//
-// Why clearing (cur+2)%3, i.e. the previous call's buffer, is safe: call
-// k-1 is over here, so every peer's call-(k-1) data reached my buffer
-// (k-1)%3 and was read. The next write into it is a peer's call k+2 (the
-// same buffer, mod 3), and a peer starts call k+2 only after finishing call
-// k+1, which needs my call-(k+1) data, which I store only after this
-// kernel (and its clear) has completed. With two buffers the next writer
-// would be a peer's call k+1, which may already be running (it needed only
-// my call-k data, pushed before this clear): hence three. Symmetrically,
-// my call-k stores into a peer's buffer k%3 land after that peer cleared it
-// in its call k-2: I need its call-(k-1) data to get here, which it pushed
-// only after that kernel completed.
+// The Lamport all-reduces of symmtune: one_shot_lamport (ALGO 7) and
+// two_shot_lamport (ALGO 8). Compiled after allreduce.cu (its macros,
+// u64/u32, EPV, TILE, symm_now, symm_load_acquire), as one text
+// (allreduce.Allreduce). Empty for every other ALGO.
+#if ALGO == 7 || ALGO == 8
+// What both share. No barrier: the data is its own flag. Each rank's
+// region holds, at byte offset `area`, a header (LAMPORT_HDR bytes: u32
+// cur, the call counter mod 3; u32 the blocks arrived in this call; u64
+// prev, what the previous call used of each slot, in vectors) and three
+// buffers of slots of `slot` bytes (their layout: each kernel below).
+// Call k uses buffer k%3. Reset (the Go side, on every rank before any
+// rank's first call): header zero, buffers all sentinel, -0.0 in every
+// element (a value the pushed data never holds, see lp_fix). A value
+// pushed into a slot is read, once every element of its 16-byte vector
+// is not the sentinel, by the slot's owner; while it waits, each call
+// clears buffer (cur+2)%3, the previous call's, back to the sentinel
+// (prev vectors of each slot); the last block to finish advances cur and
+// records prev. Arguments: ptrs, in, out (this rank's tensors: out may be
+// in; a thread reads in[x] before it writes out[x], and nobody else reads
+// in), n elements, rank, area, slot (bytes, a multiple of 16).
 //
 // Why every block of a call reads the same cur: thread 0 of each block
 // reads the header once, at its start, and arrives (an acq_rel atomic, so
@@ -54,7 +37,15 @@
 // calls, the order comes from kernel boundaries: my clear completes with
 // its kernel, in my own L2 (where peers' stores to my memory land too),
 // before my next push, which every peer must see before it can reach the
-// call that writes the cleared buffer again (the argument above).
+// call that writes the cleared buffer again (each kernel's argument below).
+// A clear is safe only once every store into that buffer has landed: so
+// each call waits for every vector of every slot it was sent, even those
+// past n, whose value it does not need.
+//
+// Both kernels' block b waits only for block b of every peer, whose
+// positions are the same (the same config on every rank): the grid must
+// be resident at once, as for the barrier kernels (Validate's bound, and
+// the occupancy check at load).
 #define LAMPORT_HDR 256
 #define LAMPORT_SPIN_CHECK 1023u
 
@@ -74,6 +65,8 @@ __device__ __forceinline__ u32 lp_fix(u32 w) {
 __device__ __forceinline__ bool lp_sent(u32 w) { return w == 0x80000000u; }
 __device__ __forceinline__ u32 lp_fix(u32 w) { return w == 0x80000000u ? 0u : w; }
 #endif
+
+__device__ __forceinline__ uint4 lp_fix4(uint4 v) { return make_uint4(lp_fix(v.x), lp_fix(v.y), lp_fix(v.z), lp_fix(v.w)); }
 
 __device__ __forceinline__ bool lp_arrived(uint4 v) { return !(lp_sent(v.x) || lp_sent(v.y) || lp_sent(v.z) || lp_sent(v.w)); }
 
@@ -147,18 +140,74 @@ __device__ __forceinline__ uint4 lp_wait(const uint4* p, uint4 v, u32* flag, boo
 	return v;
 }
 
-extern "C" __global__ void __launch_bounds__(THREADS) allreduce(const u64* ptrs, u64 in, u64 out, u64 n, u64 rank, u64 area, u64 slot) {
-	const int r = (int)rank;
-	u32* const hdr = (u32*)(ptrs[r] + area);
+// lp_begin reads the header (cur, prev) once per block, for every thread.
+__device__ __forceinline__ void lp_begin(const u32* hdr, u32& cur, u64& prev) {
 	__shared__ u32 s_cur;
 	__shared__ u64 s_prev;
 	if (threadIdx.x == 0) {
-		s_cur = *(volatile u32*)hdr;
-		s_prev = *(volatile u64*)(hdr + 2);
+		s_cur = *(volatile const u32*)hdr;
+		s_prev = *(volatile const u64*)(hdr + 2);
 	}
 	__syncthreads();
-	const u32 cur = s_cur;
-	const u64 prev = s_prev;
+	cur = s_cur;
+	prev = s_prev;
+}
+
+// lp_clear fills the first prev vectors of `slots` slots of svec vectors
+// at old with the sentinel, the grid's threads striding over each.
+__device__ __forceinline__ void lp_clear(uint4* old, int slots, u64 svec, u64 prev) {
+	const uint4 s = make_uint4(LAMPORT_SENTINEL, LAMPORT_SENTINEL, LAMPORT_SENTINEL, LAMPORT_SENTINEL);
+	for (int q = 0; q < slots; q++)
+		for (u64 i = (u64)blockIdx.x * THREADS + threadIdx.x; i < prev; i += (u64)gridDim.x * THREADS) old[q * svec + i] = s;
+}
+
+// lp_end counts this block done; the last advances cur and records used,
+// what this call used of each slot, for the next call's clear. Thread 0's
+// header read is ordered before its arrival (release); the last arrival
+// (acquire) sees every block's.
+__device__ __forceinline__ void lp_end(u32* hdr, u32 cur, u64 used) {
+	if (threadIdx.x == 0) {
+		u32 before;
+		asm volatile("atom.acq_rel.gpu.global.add.u32 %0, [%1], 1;" : "=r"(before) : "l"(hdr + 1) : "memory");
+		if (before == gridDim.x - 1) {
+			*(volatile u64*)(hdr + 2) = used;
+			*(volatile u32*)(hdr + 1) = 0u;
+			*(volatile u32*)hdr = (cur + 1) % 3;
+		}
+	}
+}
+#endif
+
+#if ALGO == 7
+// One-shot Lamport all-reduce (one_shot_lamport). Buffer b holds WORLD
+// slots; slot q is rank q's input in a call that uses b. prev: the
+// previous call's message in vectors.
+//   push   read my input `in` (n elements: any size, any alignment), turn
+//          -0.0 into +0.0, store it into slot r of buffer cur on every
+//          rank, mine included (16-byte stores over NVLink);
+//   clear  my buffer (cur+2)%3 (prev vectors of every slot);
+//   reduce for each vector of each slot of my buffer cur, poll until no
+//          element is the sentinel, sum the slots in rank order (identical
+//          bits on every rank) into `out`;
+//   count  the last block records prev = nvec.
+//
+// Why clearing (cur+2)%3, i.e. the previous call's buffer, is safe: call
+// k-1 is over here, so every peer's call-(k-1) data reached my buffer
+// (k-1)%3 and was read. The next write into it is a peer's call k+2 (the
+// same buffer, mod 3), and a peer starts call k+2 only after finishing call
+// k+1, which needs my call-(k+1) data, which I store only after this
+// kernel (and its clear) has completed. With two buffers the next writer
+// would be a peer's call k+1, which may already be running (it needed only
+// my call-k data, pushed before this clear): hence three. Symmetrically,
+// my call-k stores into a peer's buffer k%3 land after that peer cleared it
+// in its call k-2: I need its call-(k-1) data to get here, which it pushed
+// only after that kernel completed.
+extern "C" __global__ void __launch_bounds__(THREADS) allreduce(const u64* ptrs, u64 in, u64 out, u64 n, u64 rank, u64 area, u64 slot) {
+	const int r = (int)rank;
+	u32* const hdr = (u32*)(ptrs[r] + area);
+	u32 cur;
+	u64 prev;
+	lp_begin(hdr, cur, prev);
 	const u64 nvec = (n + EPV - 1) / EPV;
 	const u64 svec = slot / 16; // vectors per slot
 	const bool aligned = ((in | out) & 15) == 0;
@@ -177,10 +226,7 @@ extern "C" __global__ void __launch_bounds__(THREADS) allreduce(const u64* ptrs,
 #pragma unroll
 		for (int u = 0; u < UNROLL; u++) {
 			const u64 i = base + (u64)u * THREADS + threadIdx.x;
-			if (i < nvec) {
-				const uint4 x = lp_load_in(in, n, i, aligned);
-				v[u] = make_uint4(lp_fix(x.x), lp_fix(x.y), lp_fix(x.z), lp_fix(x.w));
-			}
+			if (i < nvec) v[u] = lp_fix4(lp_load_in(in, n, i, aligned));
 		}
 #pragma unroll
 		for (int u = 0; u < UNROLL; u++) {
@@ -193,12 +239,7 @@ extern "C" __global__ void __launch_bounds__(THREADS) allreduce(const u64* ptrs,
 	}
 	// Clear the previous call's buffer (see above), while the peers' data
 	// is on its way.
-	{
-		uint4* old = (uint4*)(ptrs[r] + area + LAMPORT_HDR) + (u64)((cur + 2) % 3) * WORLD * svec;
-		const uint4 s = make_uint4(LAMPORT_SENTINEL, LAMPORT_SENTINEL, LAMPORT_SENTINEL, LAMPORT_SENTINEL);
-		for (int q = 0; q < WORLD; q++)
-			for (u64 i = (u64)blockIdx.x * THREADS + threadIdx.x; i < prev; i += (u64)gridDim.x * THREADS) old[q * svec + i] = s;
-	}
+	lp_clear((uint4*)(ptrs[r] + area + LAMPORT_HDR) + (u64)((cur + 2) % 3) * WORLD * svec, WORLD, svec, prev);
 	// Reduce: every slot's poll of the tile issued first, then the waits.
 	u32* const flag = (u32*)ptrs[WORLD + r] + SYMM_PAD_SLOTS * SYMM_MAX_WORLD;
 	bool dead = false;
@@ -225,16 +266,141 @@ extern "C" __global__ void __launch_bounds__(THREADS) allreduce(const u64* ptrs,
 			}
 		}
 	}
-	// Count: thread 0's header read is ordered before its arrival (release);
-	// the last arrival (acquire) sees every block's.
-	if (threadIdx.x == 0) {
-		u32 before;
-		asm volatile("atom.acq_rel.gpu.global.add.u32 %0, [%1], 1;" : "=r"(before) : "l"(hdr + 1) : "memory");
-		if (before == gridDim.x - 1) {
-			*(volatile u64*)(hdr + 2) = nvec;
-			*(volatile u32*)(hdr + 1) = 0u;
-			*(volatile u32*)hdr = (cur + 1) % 3;
+	lp_end(hdr, cur, nvec);
+}
+#endif
+
+#if ALGO == 8
+// Two-shot Lamport all-reduce (two_shot_lamport): a reduce-scatter and an
+// all-gather through Lamport buffers, so each rank sends about twice the
+// message over its links instead of WORLD-1 times. The message's nvec
+// vectors split into WORLD chunks of C = ceil(nvec/WORLD); chunk q (vectors
+// [q*C, (q+1)*C), those past nvec zeros) is rank q's to reduce. Buffer b
+// holds 2*WORLD slots: part A, slot q: rank q's copy of my chunk (partial
+// inputs); part B, slot WORLD+q: the reduced chunk q, pushed by rank q.
+// prev: the previous call's C. Each thread takes positions i in [0, C),
+// the same positions in all three phases:
+//   phase 1 for each q, load in[q*C+i], turn -0.0 into +0.0, push it into
+//           slot r of part A of rank q's buffer cur;
+//   clear   part A of my buffer (cur+2)%3 (prev vectors of every slot);
+//   phase 2 poll my part A slots at i until arrived, sum them in rank
+//           order (f32), pack, turn -0.0 into +0.0 (so the sum is never the
+//           sentinel), push it into slot r of part B of every rank's buffer
+//           cur, mine included;
+//   clear   part B of my buffer (cur+2)%3;
+//   phase 3 for each q, poll my part B slot q at i until arrived, store it
+//           to out[q*C+i] (never past n);
+//   count   the last block records prev = C.
+// The same thread reads in[q*C+i] (phase 1) before it writes out[q*C+i]
+// (phase 3), so out may be in. No block waits for another block of its own
+// rank, so the phases need no sync between them. Every rank's copy of
+// chunk q is reduced once, by rank q, so all ranks get the same bits.
+//
+// Why three buffers remain safe with two phases: call k-1 is over here, so
+// every vector sent to my buffer (k-1)%3, in either part, has landed and
+// was read (every slot is waited for at every i < C). The next write into
+// it is a peer's call k+2; the peer starts call k+2 only after finishing
+// call k+1, which needs my call-(k+1) pushes of both phases, made after
+// this kernel (and its clear) completed. Symmetrically, my call-k stores
+// into a peer's buffer k%3 land after that peer cleared it in its call k-2:
+// I got here only after receiving its call-(k-1) phase-2 data, which it
+// pushed after its kernel k-2 completed.
+extern "C" __global__ void __launch_bounds__(THREADS) allreduce(const u64* ptrs, u64 in, u64 out, u64 n, u64 rank, u64 area, u64 slot) {
+	const int r = (int)rank;
+	u32* const hdr = (u32*)(ptrs[r] + area);
+	u32 cur;
+	u64 prev;
+	lp_begin(hdr, cur, prev);
+	const u64 nvec = (n + EPV - 1) / EPV;
+	const u64 chunk = (nvec + WORLD - 1) / WORLD; // C
+	const u64 svec = slot / 16;                   // vectors per slot
+	const u64 bvec = 2 * WORLD * svec;            // vectors per buffer
+	const bool aligned = ((in | out) & 15) == 0;
+	// To spread the links' load, rank r sends to r, r+1, ... in turn: k
+	// indexes the peer (r+k)%WORLD. dst[k]: my slot in part A of its
+	// buffer cur; my slot in part B is WORLD slots on (not kept: registers).
+	uint4* dst[WORLD];
+#pragma unroll
+	for (int k = 0; k < WORLD; k++) dst[k] = (uint4*)(ptrs[(r + k) % WORLD] + area + LAMPORT_HDR) + (u64)cur * bvec + (u64)r * svec;
+	const u64 toB = (u64)WORLD * svec;
+	uint4* const mine = (uint4*)(ptrs[r] + area + LAMPORT_HDR); // my buffer 0
+	const uint4* const myA = mine + (u64)cur * bvec;             // slot q at q*svec
+	const uint4* const myB = myA + toB;                          // slot q at q*svec
+	uint4* const old = mine + (u64)((cur + 2) % 3) * bvec;
+	const u64 stride = (u64)gridDim.x * TILE;
+	// Phase 1: every load of the tile first, then every store.
+	for (u64 base = (u64)blockIdx.x * TILE; base < chunk; base += stride) {
+		uint4 v[UNROLL][WORLD];
+#pragma unroll
+		for (int u = 0; u < UNROLL; u++) {
+			const u64 i = base + (u64)u * THREADS + threadIdx.x;
+			if (i < chunk) {
+#pragma unroll
+				for (int k = 0; k < WORLD; k++) v[u][k] = lp_fix4(lp_load_in(in, n, (u64)((r + k) % WORLD) * chunk + i, aligned));
+			}
+		}
+#pragma unroll
+		for (int u = 0; u < UNROLL; u++) {
+			const u64 i = base + (u64)u * THREADS + threadIdx.x;
+			if (i < chunk) {
+#pragma unroll
+				for (int k = 0; k < WORLD; k++) lp_push(dst[k] + i, v[u][k]);
+			}
 		}
 	}
+	// Clear the previous call's part A while the peers' partials come.
+	lp_clear(old, WORLD, svec, prev);
+	u32* const flag = (u32*)ptrs[WORLD + r] + SYMM_PAD_SLOTS * SYMM_MAX_WORLD;
+	bool dead = false;
+	// Phase 2: every slot's poll of the tile issued first, then the waits.
+	for (u64 base = (u64)blockIdx.x * TILE; base < chunk; base += stride) {
+		uint4 v[UNROLL][WORLD];
+#pragma unroll
+		for (int u = 0; u < UNROLL; u++) {
+			const u64 i = base + (u64)u * THREADS + threadIdx.x;
+			if (i < chunk) {
+#pragma unroll
+				for (int q = 0; q < WORLD; q++) v[u][q] = lp_poll(myA + q * svec + i);
+			}
+		}
+#pragma unroll
+		for (int u = 0; u < UNROLL; u++) {
+			const u64 i = base + (u64)u * THREADS + threadIdx.x;
+			if (i < chunk) {
+				float a[EPV];
+#pragma unroll
+				for (int e = 0; e < EPV; e++) a[e] = 0.f;
+#pragma unroll
+				for (int q = 0; q < WORLD; q++) acc(a, lp_wait(myA + q * svec + i, v[u][q], flag, dead)); // rank order
+				const uint4 s = lp_fix4(pack(a));
+#pragma unroll
+				for (int k = 0; k < WORLD; k++) lp_push(dst[k] + toB + i, s);
+			}
+		}
+	}
+	// Clear the previous call's part B while the reduced chunks come.
+	lp_clear(old + toB, WORLD, svec, prev);
+	// Phase 3: every slot's poll of the tile issued first, then the waits;
+	// vectors past nvec are waited for too (see the clear), not stored.
+	for (u64 base = (u64)blockIdx.x * TILE; base < chunk; base += stride) {
+		uint4 v[UNROLL][WORLD];
+#pragma unroll
+		for (int u = 0; u < UNROLL; u++) {
+			const u64 i = base + (u64)u * THREADS + threadIdx.x;
+			if (i < chunk) {
+#pragma unroll
+				for (int q = 0; q < WORLD; q++) v[u][q] = lp_poll(myB + q * svec + i);
+			}
+		}
+#pragma unroll
+		for (int u = 0; u < UNROLL; u++) {
+			const u64 i = base + (u64)u * THREADS + threadIdx.x;
+			if (i < chunk) {
+#pragma unroll
+				for (int q = 0; q < WORLD; q++) lp_store_out(out, n, (u64)q * chunk + i, lp_wait(myB + q * svec + i, v[u][q], flag, dead), aligned);
+			}
+		}
+	}
+	lp_end(hdr, cur, chunk);
 }
 #endif
