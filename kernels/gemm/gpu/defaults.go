@@ -151,13 +151,22 @@ var (
 	rsSmallRows = map[string]space.Value{ParamImpl: space.Str(ImplFused + ":128x256:s4:c2:g8:cl2"),
 		ParamPush: space.Str(PushGEMM), ParamReduce: space.Str(ReduceKernel), ParamReduceBlocks: space.Int(264),
 		ParamChunks: space.Int(1), ParamGraph: space.Int(1)}
+	// rsTile256: the 128x256 g4 tile reducing in the epilogue, 2 chunks
+	// pushed by copy engines. 1,024 rows per rank (TP block m=4096): the
+	// best (1.000), where rsFourRank is 1.111 (re-measured 1.202 against
+	// it). 4,096 rows (m=16384 of the TP block): 1.000 (re-measured
+	// 1.027). At 2,048 rows (8192 x 3584 x 8192): 1.051 in the 60 s
+	// search (graph=0: 1.005); 4,096 rows of 16384 x 3584 x 8192: only
+	// graph=0 measured, 1.094 (re-measured 1.039).
+	rsTile256 = map[string]space.Value{ParamImpl: space.Str(ImplFused + ":128x256:s4:c2:g4"), ParamPush: space.Str(PushCE),
+		ParamReduce: space.Str(ReduceEpilogue), ParamChunks: space.Int(2), ParamGraph: space.Int(1)}
 	// rsFourRank: the 128x224 g8 tile reducing in the epilogue, 2 chunks
-	// pushed by copy engines: 1.111 at 1,024 rows (TP block m=4096,
-	// re-measured 1.202, against the 128x256 g4 tile), 1.000 and 1.005 at 2,048 rows (the 60 s and
+	// pushed by copy engines: 1.000 and 1.005 at 2,048 rows (the 60 s and
 	// the 30-trial searches of 8192 x 3584 x 8192), 1.000 and 1.007 at
 	// 4,096 (16384 x 3584 x 8192; the TP block's m=16384, re-measured
-	// 1.006). In a torch program at 8192 x 3584 x 8192: 1.209 and 1.240
-	// of cuBLAS alone, the W=2 fused tile 1.334.
+	// 1.006); but 1.111 at 1,024 rows (rsTile256's row). In a torch
+	// program at 8192 x 3584 x 8192: 1.209 and 1.240 of cuBLAS alone, the
+	// W=2 fused tile 1.334.
 	rsFourRank = map[string]space.Value{ParamImpl: space.Str(ImplFused + ":128x224:s4:c2:g8"), ParamPush: space.Str(PushCE),
 		ParamReduce: space.Str(ReduceEpilogue), ParamChunks: space.Int(2), ParamGraph: space.Int(1)}
 )
@@ -172,12 +181,13 @@ var (
 // Measured on 4 x H100 only, at 256, 1,024, 2,048 and 4,096 rows per rank.
 // Unmeasured: fewer than 256 rows; 257-1,023 (the 512 bound is halfway, on
 // a log scale, between the 256 rows the small-rows configs won and the
-// 1,024 where they lost by 8-19%); more than 4,096;
+// 1,024 where they lost by 8-19%); 1,025-2,047 (matmulrs' 1,024 bound is
+// the largest row count rsTile256 was measured best at); more than 4,096;
 // 8 ranks (larger teams take these rules as the closest measured); H200s.
 // A config that Validate rejects on the problem (the epilogue tiles need a
 // rank's rows in whole tiles and the peers' in whole swizzle groups:
-// rsFourRank takes multiples of 1,024 rows on 4 ranks) gives way to the
-// next.
+// rsTile256 takes multiples of 512 rows on 4 ranks, rsFourRank of 1,024)
+// gives way to the next.
 var fourRankDefaults = map[Variant][]fourRankRule{
 	VariantAGMM: {
 		{MaxRows: 512, Sets: []map[string]space.Value{agmmSmallRows}},
@@ -185,7 +195,11 @@ var fourRankDefaults = map[Variant][]fourRankRule{
 	},
 	VariantMatmulRS: {
 		{MaxRows: 512, Sets: []map[string]space.Value{rsSmallRows}},
-		{Sets: []map[string]space.Value{rsFourRank}},
+		// Where rsTile256 does not fit, rsSmallRows before the family's
+		// reduction-kernel tile: at 1,024 rows 1.081, the family tile's
+		// nearest measured config (chunks and reduce_blocks apart) 1.173.
+		{MaxRows: 1024, Sets: []map[string]space.Value{rsTile256, rsFourRank, rsSmallRows}},
+		{Sets: []map[string]space.Value{rsFourRank, rsTile256}},
 	},
 }
 

@@ -91,6 +91,7 @@ const (
 	wantAGMMSmall = "algo=1,batch=1,chunks=1,copy=sm,copy_blocks=8,direction=push,fast_accum=1,graph=1,impl=pipeline,sm_reserve=0,streams=2"
 	wantAGMMFour  = "algo=0,batch=0,chunks=2,copy=sm,copy_blocks=4,direction=push,fast_accum=1,graph=1,impl=pipeline,sm_reserve=8,streams=3"
 	wantRSSmall   = "algo=0,batch=0,chunks=1,fast_accum=1,graph=1,impl=fused:128x256:s4:c2:g8:cl2,push=gemm,reduce=kernel,reduce_blocks=264,sm_reserve=0,streams=1"
+	wantRS256     = "algo=0,batch=0,chunks=2,fast_accum=1,graph=1,impl=fused:128x256:s4:c2:g4,push=ce,reduce=epilogue,reduce_blocks=132,sm_reserve=0,streams=1"
 	wantRSFour    = "algo=0,batch=0,chunks=2,fast_accum=1,graph=1,impl=fused:128x224:s4:c2:g8,push=ce,reduce=epilogue,reduce_blocks=132,sm_reserve=0,streams=1"
 )
 
@@ -117,9 +118,11 @@ func TestFourRankRules(t *testing.T) {
 		// matmulrs
 		{"matmulrs 256 rows (TP block m=1024): push=gemm, one chunk", VariantMatmulRS, 1024, 8192, 7168, 4, "bf16", wantRSSmall},
 		{"matmulrs 512 rows, the small rule's edge (unmeasured)", VariantMatmulRS, 2048, 8192, 7168, 4, "bf16", wantRSSmall},
-		{"matmulrs 1024 rows (TP block m=4096)", VariantMatmulRS, 4096, 8192, 7168, 4, "bf16", wantRSFour},
+		{"matmulrs 1024 rows (TP block m=4096): the 256-wide g4 tile", VariantMatmulRS, 4096, 8192, 7168, 4, "bf16", wantRS256},
+		{"matmulrs 768 rows: no epilogue tile fits, the small-rows config", VariantMatmulRS, 3072, 8192, 7168, 4, "bf16", wantRSSmall},
 		{"matmulrs 2048 rows (8192x3584x8192): the 224-wide tile", VariantMatmulRS, 8192, 3584, 8192, 4, "bf16", wantRSFour},
 		{"matmulrs 4096 rows (TP block m=16384)", VariantMatmulRS, 16384, 8192, 7168, 4, "f16", wantRSFour},
+		{"matmulrs 1536 rows: the g8 tile does not fit, the g4 one does", VariantMatmulRS, 6144, 8192, 7168, 4, "bf16", wantRS256},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p, err := ParseProblem(space.Problem{Shape: space.Shape{"m": int64(tc.m), "n": int64(tc.n), "k": int64(tc.k)}, Dtype: tc.dtype}, tc.world)
