@@ -183,6 +183,16 @@ def analyse(j, trials):
     return row
 
 
+def label(path):
+    """A log's short name: its folder, or "landscape" for tuner/testdata's."""
+    d = os.path.basename(os.path.dirname(path))
+    if d == "testdata":
+        return "landscape"
+    if d in ("w2", "w2-first", "w4"):
+        return "search-check/" + d
+    return d
+
+
 def fmt(x):
     return "" if x is None else f"{x:.3f}"
 
@@ -202,11 +212,11 @@ def main(argv):
     for kernel in ("agmm", "matmulrs"):
         names = [n for n, (k, _) in CANDIDATES.items() if k == kernel]
         print(f"\n### {kernel}\n")
-        print("| W | shape | rows/rank | GPU | trials | best µs | default | re-measured | "
+        print("| log | W | shape | rows/rank | GPU | trials | best µs | default | re-measured | "
               + " | ".join(names) + " |")
-        print("|---" * (8 + len(names)) + "|")
+        print("|---" * (9 + len(names)) + "|")
         for r in rows:
-            kern, world, dtype, shape, gpu, _ = r["job"]
+            kern, world, dtype, shape, gpu, path = r["job"]
             if kern != kernel:
                 continue
             m = int(dict(kv.split("=") for kv in shape.split(","))["m"])
@@ -218,7 +228,7 @@ def main(argv):
                     continue
                 v = fmt(vs[0]) if vs[0] == vs[-1] else f"{fmt(vs[0])}-{fmt(vs[-1])}"
                 cells.append(v if how == "=" else f"{v} {how}")
-            print(f"| {world} | {shape} | {m // world} | {gpu.replace('NVIDIA ', '')} | {r['trials']} | "
+            print(f"| {label(path)} | {world} | {shape} | {m // world} | {gpu.replace('NVIDIA ', '')} | {r['trials']} | "
                   f"{r['best']:.1f} | {fmt(r['default'])} | {fmt(r['remeasured'])} | " + " | ".join(cells) + " |")
     print("\n### best and default configs\n")
     for r in rows:
