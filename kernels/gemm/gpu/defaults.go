@@ -97,33 +97,126 @@ var familyDefaults = map[Variant]map[bool][]map[string]space.Value{
 	},
 }
 
+// fourRankRule is a rule of fourRankDefaults: the untuned configs, most
+// preferred first, of problems whose rows per rank (Problem.Rows, M/World)
+// are at most MaxRows (0: any).
+type fourRankRule struct {
+	MaxRows int
+	Sets    []map[string]space.Value
+}
+
+// The bf16/f16 configs of teams of four or more on sm_90 that
+// fourRankDefaults names, with what each scored in the tuner over the
+// best first-pass score of a search on 4 x H100 (20 iterations a config;
+// "re-measured": 60 iterations in 3 interleaved rounds). Every figure is
+// from bench/results/2026-11-28-h100-untuned-rows.md, the table of
+// bench/experiments/untuned_rows.py over the trial logs of
+// bench/results/2026-11-28-h100x4-bench-gpu/ (tp-block-w4: the TP block's
+// jobs, agmm m x 7168 x 8192 and matmulrs m x 8192 x 7168 at m = 1024,
+// 4096, 16384; gemm-paired-w4: 8192 and 16384 x 3584 x 8192) and
+// bench/results/2026-11-28-h100-search-check/w4/ (8192 x 3584 x 8192, 60 s).
+// Tuner scores agree with a torch program's times to about 6%.
+var (
+	// agmmSmallRows: the pipeline, SM copies of 8 blocks, one chunk, the
+	// peers' products batched over 2 streams, cuBLASLt's second algorithm.
+	// 256 rows per rank (TP block m=1024): the search's best (1.000; the
+	// W=4 default agmmFourRank 1.508, re-measured 1.500; the W=2 fused
+	// tile's nearest measured configs, chunks or graph apart, 1.15-1.63).
+	// 1,024 rows: 1.191, where agmmFourRank is 1.008.
+	agmmSmallRows = map[string]space.Value{ParamImpl: space.Str(ImplPipeline), ParamCopy: space.Str(CopySM),
+		ParamCopyBlocks: space.Int(8), ParamDirection: space.Str(DirPush), ParamChunks: space.Int(1),
+		ParamStreams: space.Int(2), ParamSMReserve: space.Int(0), ParamAlgo: space.Int(1), ParamBatch: space.Int(1),
+		ParamGraph: space.Int(1)}
+	// agmmFourRank: the pipeline, SM copies (4 blocks, 8 SMs left to
+	// them), 2 chunks over 3 streams: the best first-pass score at 2,048
+	// rows (both searches of 8192 x 3584 x 8192: the 30-trial and the
+	// 1,668-trial one) and at 4,096 (16384 x 3584 x 8192 and the TP
+	// block's m=16384; re-measured 1.017 there); 1.008 at 1,024 rows
+	// (TP block m=4096; re-measured 1.075, against the 128x224 s5 g4
+	// fused tile, which is 1.280 at 2,048 rows and 1.107 at 4,096). In a
+	// torch program at 8192 x 3584 x 8192 it ran at 1.245 and 1.311 of
+	// cuBLAS alone where the W=2 fused tile ran at 1.415
+	// (bench/results/2026-11-28-h100-search-check.md).
+	agmmFourRank = map[string]space.Value{ParamImpl: space.Str(ImplPipeline), ParamCopy: space.Str(CopySM),
+		ParamCopyBlocks: space.Int(4), ParamDirection: space.Str(DirPush), ParamChunks: space.Int(2),
+		ParamStreams: space.Int(3), ParamSMReserve: space.Int(8), ParamAlgo: space.Int(0), ParamGraph: space.Int(1)}
+	// rsSmallRows: the 128x256 cluster tile storing peers' rows straight
+	// into their owners' slots (push=gemm), one chunk, the reduction
+	// kernel on 264 blocks after it. It runs on any rows (no epilogue
+	// reduction to fit). 256 rows per rank (TP block m=1024): the
+	// search's best (1.000; the default then, the W=2 family's reduction
+	// kernel tile, 1.676, re-measured 1.631; the epilogue tiles do not
+	// fit 256 rows on 4 ranks). 1,024 rows: 1.081; 4,096 rows (m=16384):
+	// 1.033; but 1.160 at 2,048 rows of 8192 x 3584 x 8192.
+	rsSmallRows = map[string]space.Value{ParamImpl: space.Str(ImplFused + ":128x256:s4:c2:g8:cl2"),
+		ParamPush: space.Str(PushGEMM), ParamReduce: space.Str(ReduceKernel), ParamReduceBlocks: space.Int(264),
+		ParamChunks: space.Int(1), ParamGraph: space.Int(1)}
+	// rsTile256: the 128x256 g4 tile reducing in the epilogue, 2 chunks
+	// pushed by copy engines. 1,024 rows per rank (TP block m=4096): the
+	// best (1.000), where rsFourRank is 1.111 (re-measured 1.202 against
+	// it). 4,096 rows (m=16384 of the TP block): 1.000 (re-measured
+	// 1.027). At 2,048 rows (8192 x 3584 x 8192): 1.051 in the 60 s
+	// search (graph=0: 1.005); 4,096 rows of 16384 x 3584 x 8192: only
+	// graph=0 measured, 1.094 (re-measured 1.039).
+	rsTile256 = map[string]space.Value{ParamImpl: space.Str(ImplFused + ":128x256:s4:c2:g4"), ParamPush: space.Str(PushCE),
+		ParamReduce: space.Str(ReduceEpilogue), ParamChunks: space.Int(2), ParamGraph: space.Int(1)}
+	// rsFourRank: the 128x224 g8 tile reducing in the epilogue, 2 chunks
+	// pushed by copy engines: 1.000 and 1.005 at 2,048 rows (the 60 s and
+	// the 30-trial searches of 8192 x 3584 x 8192), 1.000 and 1.007 at
+	// 4,096 (16384 x 3584 x 8192; the TP block's m=16384, re-measured
+	// 1.006); but 1.111 at 1,024 rows (rsTile256's row). In a torch
+	// program at 8192 x 3584 x 8192: 1.209 and 1.240 of cuBLAS alone, the
+	// W=2 fused tile 1.334.
+	rsFourRank = map[string]space.Value{ParamImpl: space.Str(ImplFused + ":128x224:s4:c2:g8"), ParamPush: space.Str(PushCE),
+		ParamReduce: space.Str(ReduceEpilogue), ParamChunks: space.Int(2), ParamGraph: space.Int(1)}
+)
+
 // fourRankDefaults are the untuned bf16/f16 configs on sm_90 for teams of
-// four or more, tried before familyDefaults: the fused GEMM's advantage at
-// two ranks does not carry over (issue 45). On 4 x H100 at
-// 8192x3584x8192 (bench/results/2026-11-28-h100-search-check.md), in a
-// torch program, ratio to cuBLAS mm alone:
-//   - agmm: the 60 s search's winner, the pipeline with SM copies (3
-//     streams, 8 SMs left to the copies, 2 chunks, from a CUDA graph), ran
-//     at 1.245 and 1.311 in two runs, where familyDefaults' fused tile ran
-//     at 1.415 and torch's fused op at 1.35-1.45.
-//   - matmulrs: the search's winner, fused:128x224:s4:c2:g8 reducing in
-//     the epilogue from 2 chunks, ran at 1.209 and 1.240, the fused
-//     128x256 cluster tile at 1.334 (torch: 1.29-1.43).
+// four or more, by rows per rank: DefaultOn tries the Sets of the first
+// rule whose MaxRows covers the problem's, then familyDefaults. The fused
+// GEMM's advantage at two ranks does not carry over (issue 45), and what
+// is best moves with the rows each rank holds (issue 44): per rule, the
+// configs above.
 //
-// One shape, and 8 ranks never measured: larger teams take them too, as
-// the closest measured.
-var fourRankDefaults = map[Variant][]map[string]space.Value{
-	VariantAGMM: {{ParamImpl: space.Str(ImplPipeline), ParamCopy: space.Str(CopySM), ParamCopyBlocks: space.Int(4),
-		ParamDirection: space.Str(DirPush), ParamChunks: space.Int(2), ParamStreams: space.Int(3), ParamSMReserve: space.Int(8),
-		ParamAlgo: space.Int(0), ParamGraph: space.Int(1)}},
-	VariantMatmulRS: {{ParamImpl: space.Str(ImplFused + ":128x224:s4:c2:g8"), ParamPush: space.Str(PushCE),
-		ParamReduce: space.Str(ReduceEpilogue), ParamChunks: space.Int(2), ParamGraph: space.Int(1)}},
+// Measured on 4 x H100 only, at 256, 1,024, 2,048 and 4,096 rows per rank.
+// Unmeasured: fewer than 256 rows; 257-1,023 (the 512 bound is halfway, on
+// a log scale, between the 256 rows the small-rows configs won and the
+// 1,024 where they lost by 8-19%); 1,025-2,047 (matmulrs' 1,024 bound is
+// the largest row count rsTile256 was measured best at); more than 4,096;
+// 8 ranks (larger teams take these rules as the closest measured); H200s.
+// A config that Validate rejects on the problem (the epilogue tiles need a
+// rank's rows in whole tiles and the peers' in whole swizzle groups:
+// rsTile256 takes multiples of 512 rows on 4 ranks, rsFourRank of 1,024)
+// gives way to the next.
+var fourRankDefaults = map[Variant][]fourRankRule{
+	VariantAGMM: {
+		{MaxRows: 512, Sets: []map[string]space.Value{agmmSmallRows}},
+		{Sets: []map[string]space.Value{agmmFourRank}},
+	},
+	VariantMatmulRS: {
+		{MaxRows: 512, Sets: []map[string]space.Value{rsSmallRows}},
+		// Where rsTile256 does not fit, rsSmallRows before the family's
+		// reduction-kernel tile: at 1,024 rows 1.081, the family tile's
+		// nearest measured config (chunks and reduce_blocks apart) 1.173.
+		{MaxRows: 1024, Sets: []map[string]space.Value{rsTile256, rsFourRank, rsSmallRows}},
+		{Sets: []map[string]space.Value{rsFourRank, rsTile256}},
+	},
+}
+
+// fourRankSets are the Sets of v's fourRankDefaults rule for rows rows per rank.
+func fourRankSets(v Variant, rows int) []map[string]space.Value {
+	for _, r := range fourRankDefaults[v] {
+		if r.MaxRows == 0 || rows <= r.MaxRows {
+			return r.Sets
+		}
+	}
+	return nil
 }
 
 // DefaultOn is what an untuned caller of p runs on GPUs d: the family
 // measured best on such GPUs (familyDefaults: the fused GEMM on sm_90 over
-// NVLink, on teams of two or more; fourRankDefaults first for bf16 and f16
-// on four or more) where Validate accepts it on p, with
+// NVLink, on teams of two or more; fourRankDefaults' rule for p's rows per
+// rank first for bf16 and f16 on four or more) where Validate accepts it on p, with
 // fewer chunks if need be; else FitDefault, the cuBLASLt pipeline, which
 // runs on any GPU. With d unknown (the zero Device) it is FitDefault,
 // what callers that pass no hardware got before.
@@ -131,7 +224,7 @@ func (v Variant) DefaultOn(p Problem, d Device) (space.Config, error) {
 	if d.hopper() && p.World >= 2 {
 		sets := familyDefaults[v][p.Dtype.FP8()]
 		if p.World >= 4 && !p.Dtype.FP8() {
-			sets = append(append([]map[string]space.Value{}, fourRankDefaults[v]...), sets...)
+			sets = append(append([]map[string]space.Value{}, fourRankSets(v, p.Rows())...), sets...)
 		}
 		for _, set := range sets {
 			c := v.Default()

@@ -84,6 +84,99 @@ func TestDefaultOn(t *testing.T) {
 	}
 }
 
+// The four-rank configs as the trial logs of 4 x H100 write them (the
+// searches' winners: bench/results/2026-11-28-h100-untuned-rows.md), so a
+// change to fourRankDefaults' values fails TestFourRankRules.
+const (
+	wantAGMMSmall = "algo=1,batch=1,chunks=1,copy=sm,copy_blocks=8,direction=push,fast_accum=1,graph=1,impl=pipeline,sm_reserve=0,streams=2"
+	wantAGMMFour  = "algo=0,batch=0,chunks=2,copy=sm,copy_blocks=4,direction=push,fast_accum=1,graph=1,impl=pipeline,sm_reserve=8,streams=3"
+	wantRSSmall   = "algo=0,batch=0,chunks=1,fast_accum=1,graph=1,impl=fused:128x256:s4:c2:g8:cl2,push=gemm,reduce=kernel,reduce_blocks=264,sm_reserve=0,streams=1"
+	wantRS256     = "algo=0,batch=0,chunks=2,fast_accum=1,graph=1,impl=fused:128x256:s4:c2:g4,push=ce,reduce=epilogue,reduce_blocks=132,sm_reserve=0,streams=1"
+	wantRSFour    = "algo=0,batch=0,chunks=2,fast_accum=1,graph=1,impl=fused:128x224:s4:c2:g8,push=ce,reduce=epilogue,reduce_blocks=132,sm_reserve=0,streams=1"
+)
+
+// TestFourRankRules: on four or more sm_90 ranks, bf16/f16, each rule of
+// fourRankDefaults at the jobs it was measured on (the TP block's and the
+// paired searches' shapes, 4 x H100) and at its edges: DefaultOn's whole
+// config.
+func TestFourRankRules(t *testing.T) {
+	for _, tc := range []struct {
+		name           string
+		kernel         Variant
+		m, n, k, world int
+		dtype          string
+		want           string
+	}{
+		// agmm
+		{"agmm 256 rows (TP block m=1024): the small-rows pipeline", VariantAGMM, 1024, 7168, 8192, 4, "bf16", wantAGMMSmall},
+		{"agmm 512 rows, the small rule's edge (unmeasured)", VariantAGMM, 2048, 7168, 8192, 4, "bf16", wantAGMMSmall},
+		{"agmm 8 ranks, 64 rows (unmeasured): the small-rows pipeline", VariantAGMM, 512, 7168, 8192, 8, "f16", wantAGMMSmall},
+		{"agmm 640 rows, past the small rule (unmeasured)", VariantAGMM, 2560, 7168, 8192, 4, "bf16", wantAGMMFour},
+		{"agmm 1024 rows (TP block m=4096): the SM-copy pipeline", VariantAGMM, 4096, 7168, 8192, 4, "bf16", wantAGMMFour},
+		{"agmm 2048 rows (8192x3584x8192)", VariantAGMM, 8192, 3584, 8192, 4, "bf16", wantAGMMFour},
+		{"agmm 4096 rows (TP block m=16384)", VariantAGMM, 16384, 7168, 8192, 4, "bf16", wantAGMMFour},
+		// matmulrs
+		{"matmulrs 256 rows (TP block m=1024): push=gemm, one chunk", VariantMatmulRS, 1024, 8192, 7168, 4, "bf16", wantRSSmall},
+		{"matmulrs 512 rows, the small rule's edge (unmeasured)", VariantMatmulRS, 2048, 8192, 7168, 4, "bf16", wantRSSmall},
+		{"matmulrs 1024 rows (TP block m=4096): the 256-wide g4 tile", VariantMatmulRS, 4096, 8192, 7168, 4, "bf16", wantRS256},
+		{"matmulrs 768 rows: no epilogue tile fits, the small-rows config", VariantMatmulRS, 3072, 8192, 7168, 4, "bf16", wantRSSmall},
+		{"matmulrs 2048 rows (8192x3584x8192): the 224-wide tile", VariantMatmulRS, 8192, 3584, 8192, 4, "bf16", wantRSFour},
+		{"matmulrs 4096 rows (TP block m=16384)", VariantMatmulRS, 16384, 8192, 7168, 4, "f16", wantRSFour},
+		{"matmulrs 1536 rows: the g8 tile does not fit, the g4 one does", VariantMatmulRS, 6144, 8192, 7168, 4, "bf16", wantRS256},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p, err := ParseProblem(space.Problem{Shape: space.Shape{"m": int64(tc.m), "n": int64(tc.n), "k": int64(tc.k)}, Dtype: tc.dtype}, tc.world)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c, err := tc.kernel.DefaultOn(p, h100x2)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.String() != tc.want {
+				t.Errorf("DefaultOn = %s, want %s", c, tc.want)
+			}
+			cfg, err := tc.kernel.ParseConfig(c)
+			if err == nil {
+				err = tc.kernel.Validate(cfg, p)
+			}
+			if err != nil {
+				t.Errorf("DefaultOn's %s does not run: %v", c, err)
+			}
+		})
+	}
+}
+
+// TestFourRankRulesKeepOtherFamilies: FP8 and teams of two keep what they
+// ran before the four-rank rules keyed on rows, at the row counts those
+// rules key on (FP8 matmulrs on 256 rows of 4 ranks: no epilogue tile
+// fits, the pipeline; bf16 matmulrs on 1,024 rows of 2: the cluster tile
+// does not fit the epilogue's swizzle groups, the reduction kernel's tile).
+func TestFourRankRulesKeepOtherFamilies(t *testing.T) {
+	for _, tc := range []struct {
+		kernel Variant
+		m      int
+		world  int
+		dtype  string
+		impl   string
+	}{
+		{VariantAGMM, 1024, 4, "e4m3", "fused:128x256:s4:c2:g4"},
+		{VariantMatmulRS, 1024, 4, "e4m3_row", ImplPipeline},
+		{VariantMatmulRS, 4096, 4, "e4m3", "fused:128x128:s5:c2:g4:pp"},
+		{VariantAGMM, 512, 2, "bf16", "fused:128x256:s4:c2:g8:cl2"},
+		{VariantMatmulRS, 2048, 2, "bf16", "fused:128x256:s4:c2:g4:cl2"},
+	} {
+		p := problemOf(t, tc.m, 3584, 8192, tc.world, tc.dtype)
+		c, err := tc.kernel.DefaultOn(p, h100x2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c[ParamImpl].Str != tc.impl {
+			t.Errorf("%s %s m=%d world %d: impl %s, want %s (config %s)", tc.kernel, tc.dtype, tc.m, tc.world, c[ParamImpl].Str, tc.impl, c)
+		}
+	}
+}
+
 // TestDefaultOnAlwaysRuns: on Hopper GPUs, over shapes that rule out one
 // candidate or another, DefaultOn answers a config Validate accepts
 // wherever FitDefault does.
