@@ -183,12 +183,12 @@ func gemmOps() map[string]op {
 				p := gpu.PlanRS(o)
 				return map[string]any{"products": steps(p.Products), "reduces": spans(p.Reduces), "max_products": most}, nil
 			}),
-		"gemm.fused_plan": handler("PlanFusedAG and PlanFusedRS of {m, n, world, rank, chunks, block_m, block_n, rows_per_tile}",
+		"gemm.fused_plan": handler("PlanFusedAG and PlanFusedRS of {m, n, world, rank, chunks, block_m, block_n, rows_per_tile, push}",
 			func(r fusedReq) (any, error) {
 				if err := r.check(r.N != 0 || r.BlockM != 0 || r.BlockN != 0); err != nil {
 					return nil, err
 				}
-				ag := gpu.PlanFusedAG(r.M, r.World, r.Rank, r.Chunks, r.RowsPerTile)
+				ag := gpu.PlanFusedAG(r.M, r.World, r.Rank, r.Chunks, r.RowsPerTile, r.Push)
 				out := map[string]any{"ag": map[string]any{"order": nonNil(ag.Order), "bounds": nonNil(ag.Bounds), "flag": nonNil(ag.Flag)}}
 				if r.N != 0 || r.BlockM != 0 || r.BlockN != 0 {
 					rs := gpu.PlanFusedRS(r.M, r.N, r.World, r.Rank, r.Chunks, r.BlockM, r.BlockN, r.RowsPerTile)

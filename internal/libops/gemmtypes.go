@@ -238,6 +238,9 @@ type fusedReq struct {
 	BlockM      int `json:"block_m"`
 	BlockN      int `json:"block_n"`
 	RowsPerTile int `json:"rows_per_tile"`
+	// Push: the peers send their chunks (direction=push), which changes
+	// the order they land in (gpu.PlanFusedAG); false: this rank fetches.
+	Push bool `json:"push"`
 }
 
 func (r fusedReq) check(rs bool) error {

@@ -238,29 +238,3 @@ func (v Variant) DefaultOn(p Problem, d Device) (space.Config, error) {
 	}
 	return v.FitDefault(p)
 }
-
-// fit is c made to run on p: c as is where Validate takes it, else with
-// the most chunks of the space's values below c's that Validate accepts;
-// the last reason when none does. It is FitDefault's rule for any config.
-// FitDefault keeps its own copy in space.go because that file is hashed
-// into the kernel version (version.go): editing it would make every cached
-// entry stale for no change in what runs. TestFitIsFitDefault holds the
-// two equal; fold FitDefault into fit at the next version change.
-func (v Variant) fit(c space.Config, p Problem) (space.Config, error) {
-	var last error
-	want := c[ParamChunks].Int
-	for i := len(chunkValues) - 1; i >= 0; i-- {
-		if chunkValues[i].Int > want {
-			continue
-		}
-		c[ParamChunks] = chunkValues[i]
-		cfg, err := v.ParseConfig(c)
-		if err != nil {
-			return nil, err
-		}
-		if last = v.Validate(cfg, p); last == nil {
-			return c, nil
-		}
-	}
-	return nil, last
-}

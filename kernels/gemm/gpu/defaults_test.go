@@ -212,23 +212,6 @@ func TestDefaultOnAlwaysRuns(t *testing.T) {
 	}
 }
 
-// TestFitIsFitDefault: fit applied to Default is FitDefault, which keeps
-// its own copy of the rule in the hashed space.go (see fit).
-func TestFitIsFitDefault(t *testing.T) {
-	for _, v := range []Variant{VariantAGMM, VariantMatmulRS} {
-		for _, world := range []int{1, 2, 4} {
-			for _, m := range []int{world, 4 * world, 8192} {
-				p := problemOf(t, m, 3584, 8192, world, "bf16")
-				want, werr := v.FitDefault(p)
-				got, gerr := v.fit(v.Default(), p)
-				if !want.Equal(got) || (werr == nil) != (gerr == nil) {
-					t.Errorf("%s m=%d world %d: fit %s (%v), FitDefault %s (%v)", v, m, world, got, gerr, want, werr)
-				}
-			}
-		}
-	}
-}
-
 func TestDeviceOf(t *testing.T) {
 	for _, tc := range []struct {
 		f    hardware.Fingerprint

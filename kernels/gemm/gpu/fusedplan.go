@@ -13,8 +13,9 @@ import (
 //   - Order lists the kernel's tile rows (block_m rows of C each) in the
 //     order its CTAs walk them: rows of the rank's own shard first (ready at
 //     launch), then by expected arrival: rows whose chunks come in earlier
-//     first, chunk by chunk across the peers (every peer's chunk 0 moves at
-//     once, one copy stream per peer), next peer first.
+//     first, chunk by chunk across the peers (every peer's chunk 0 is sent
+//     before any chunk 1, one copy stream per peer), and within a chunk in
+//     the order the copies land (see arrivalSlot).
 //   - Chunks is the kernel's chunk table: Bounds (len n+1) cuts the M rows
 //     of the gathered A into n spans; Flag[i] is the flag word index (see
 //     layout.go) whose 1 announces span i, or NoFlag when span i is ready at
@@ -29,14 +30,35 @@ type FusedAG struct {
 // NoFlag marks a span that needs no wait.
 const NoFlag = ^uint32(0)
 
+// arrivalSlot is when, among the world-1 copies of one chunk index that
+// reach rank, peer q's copy lands: 0 first. Each rank's copy engine
+// moves its copies one after another, in the order of its side streams
+// (peers: next rank first; traced on 4 x H100, 2026-11-28: each 16 MiB
+// copy of a rank started when its previous one ended, on another stream,
+// bench/results/2026-11-28-h100x4-agmm-order.md).
+//   - pull: rank's own engine fetches, next peer first;
+//   - push: each peer's engine sends, to its next rank first, so the
+//     copy of the rank before this one lands first: peer q sends to rank
+//     in its slot (rank-q-1) mod world.
+//
+// With two ranks both are slot 0. With copies that really run at once
+// (SM copies) the order within a chunk index costs nothing.
+func arrivalSlot(rank, q, world int, push bool) int {
+	if push {
+		return ((rank-q-1)%world + world) % world
+	}
+	return ((q-rank-1)%world + world) % world
+}
+
 // PlanFusedAG makes rank's tables for tiles of blockM rows, with each rank's
-// rows cut into chunks as Shards cuts them.
-func PlanFusedAG(m, world, rank, chunks, blockM int) FusedAG {
+// rows cut into chunks as Shards cuts them; push says the peers send their
+// chunks (direction=push) rather than this rank fetching them.
+func PlanFusedAG(m, world, rank, chunks, blockM int, push bool) FusedAG {
 	var f FusedAG
 	arrival := map[[2]int]int{} // (owner, chunk) -> position in the arrival order; own shard -1
-	for i, q := range peers(rank, world) {
+	for _, q := range peers(rank, world) {
 		for c := 0; c < chunks; c++ {
-			arrival[[2]int{q, c}] = c*world + i
+			arrival[[2]int{q, c}] = c*world + arrivalSlot(rank, q, world, push)
 		}
 	}
 	var spans []Span

@@ -10,6 +10,7 @@ func TestPlanFusedAG(t *testing.T) {
 	for _, c := range []struct {
 		name                       string
 		m, world, rank, chunks, bm int
+		push                       bool
 		order                      []uint32
 		bounds                     []uint32
 		flags                      []uint32
@@ -38,6 +39,22 @@ func TestPlanFusedAG(t *testing.T) {
 				uint32(PartialFlag(2, 0)), uint32(PartialFlag(2, 1)), uint32(PartialFlag(3, 0)), uint32(PartialFlag(3, 1))},
 		},
 		{
+			name: "four ranks pushing: the copy of the rank before lands first (each sender's engine serves its next rank first)",
+			m:    1024, world: 4, rank: 1, chunks: 2, bm: 128, push: true,
+			// Rank 0 sends to 1 first, rank 3 to 1 second, rank 2 third.
+			order:  []uint32{2, 3, 0, 6, 4, 1, 7, 5},
+			bounds: []uint32{0, 128, 256, 384, 512, 640, 768, 896, 1024},
+			flags: []uint32{uint32(PartialFlag(0, 0)), uint32(PartialFlag(0, 1)), NoFlag, NoFlag,
+				uint32(PartialFlag(2, 0)), uint32(PartialFlag(2, 1)), uint32(PartialFlag(3, 0)), uint32(PartialFlag(3, 1))},
+		},
+		{
+			name: "two ranks pushing: the same as fetching",
+			m:    1024, world: 2, rank: 1, chunks: 1, bm: 256, push: true,
+			order:  []uint32{2, 3, 0, 1},
+			bounds: []uint32{0, 512, 1024},
+			flags:  []uint32{uint32(PartialFlag(0, 0)), NoFlag},
+		},
+		{
 			name: "a tile straddling the own shard and a peer's chunk waits for the chunk",
 			m:    1000, world: 2, rank: 0, chunks: 2, bm: 128,
 			// Own rows 0..499: tiles 0-2 whole, tile 3 (384..511) also
@@ -56,7 +73,7 @@ func TestPlanFusedAG(t *testing.T) {
 		},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			f := PlanFusedAG(c.m, c.world, c.rank, c.chunks, c.bm)
+			f := PlanFusedAG(c.m, c.world, c.rank, c.chunks, c.bm, c.push)
 			if !reflect.DeepEqual(f.Order, c.order) {
 				t.Errorf("order %v, want %v", f.Order, c.order)
 			}
@@ -81,16 +98,18 @@ func TestPlanFusedAGPermutation(t *testing.T) {
 				continue
 			}
 			for _, bm := range []int{64, 128, 256} {
-				f := PlanFusedAG(m, w, w-1, 4, bm)
-				got := append([]uint32{}, f.Order...)
-				sort.Slice(got, func(a, b int) bool { return got[a] < got[b] })
-				for i, v := range got {
-					if int(v) != i {
-						t.Fatalf("m=%d w=%d bm=%d: order %v is not a permutation", m, w, bm, f.Order)
+				for _, push := range []bool{false, true} {
+					f := PlanFusedAG(m, w, w-1, 4, bm, push)
+					got := append([]uint32{}, f.Order...)
+					sort.Slice(got, func(a, b int) bool { return got[a] < got[b] })
+					for i, v := range got {
+						if int(v) != i {
+							t.Fatalf("m=%d w=%d bm=%d push=%v: order %v is not a permutation", m, w, bm, push, f.Order)
+						}
 					}
-				}
-				if f.Bounds[len(f.Bounds)-1] != uint32(m) {
-					t.Fatalf("bounds end at %d, want %d", f.Bounds[len(f.Bounds)-1], m)
+					if f.Bounds[len(f.Bounds)-1] != uint32(m) {
+						t.Fatalf("bounds end at %d, want %d", f.Bounds[len(f.Bounds)-1], m)
+					}
 				}
 			}
 		}

@@ -83,7 +83,7 @@ func words(v []uint32) []byte {
 // rank's region, and the start gate.
 func (g *agmm) tables(f *fusedRun, c Config) error {
 	r, p, me := g.r, g.r.prob, g.r.peers.Rank()
-	plan := PlanFusedAG(p.M, p.World, me, c.Chunks, c.Tile.RowsPerTile())
+	plan := PlanFusedAG(p.M, p.World, me, c.Chunks, c.Tile.RowsPerTile(), c.Direction == DirPush)
 	var err error
 	if f.order, err = upload(words(plan.Order)); err != nil {
 		return err

@@ -260,7 +260,7 @@ func fusedQueries(rng *rand.Rand) (qs []map[string]any, want []any) {
 		if chunks > rows || chunks*world > maxRSChunks {
 			continue
 		}
-		ag := PlanFusedAG(m, world, r, chunks, tile)
+		ag := PlanFusedAG(m, world, r, chunks, tile, false)
 		rs := PlanFusedRS(m, n, world, r, chunks, bm, bn, tile)
 		dst, flag := make([]uint64, world), make([]uint64, len(rs.Owner))
 		for q := range dst {

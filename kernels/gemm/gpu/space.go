@@ -212,16 +212,22 @@ func (v Variant) Default() space.Config {
 	return c
 }
 
-// FitDefault is Default made to run on p, what an untuned caller of p
-// runs and every search measures first (Kernel.DefaultFor;
-// python/symmtune/gemm.py's fit_default): Default as is where Validate
-// takes it, else with the most chunks of the space's values below
-// Default's that Validate accepts (a rank holding fewer rows, or one rank).
+// FitDefault is Default made to run on p (fit), what an untuned caller of
+// p runs on GPUs DefaultOn knows nothing of, and what every search
+// measures first where the plugin has no hardware (Kernel.DefaultFor).
 func (v Variant) FitDefault(p Problem) (space.Config, error) {
-	c := v.Default()
+	return v.fit(v.Default(), p)
+}
+
+// fit is c made to run on p: c as is where Validate takes it, else with
+// the most chunks of the space's values below c's that Validate accepts
+// (a rank holding fewer rows, or one rank); the last reason when none
+// does. FitDefault and DefaultOn's family configs take it.
+func (v Variant) fit(c space.Config, p Problem) (space.Config, error) {
 	var last error
+	want := c[ParamChunks].Int
 	for i := len(chunkValues) - 1; i >= 0; i-- {
-		if chunkValues[i].Int > c[ParamChunks].Int {
+		if chunkValues[i].Int > want {
 			continue
 		}
 		c[ParamChunks] = chunkValues[i]

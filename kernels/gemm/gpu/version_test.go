@@ -8,7 +8,7 @@ import "testing"
 // meant, put the new value here. Moving or renaming other files must not
 // change them.
 func TestKernelVersions(t *testing.T) {
-	for kernel, want := range map[Variant]string{VariantAGMM: "09816077b235", VariantMatmulRS: "55efc0be7f32"} {
+	for kernel, want := range map[Variant]string{VariantAGMM: "bfcf2628a0d5", VariantMatmulRS: "86ff6f240aba"} {
 		if got := kernel.KernelVersion(); got != want {
 			t.Errorf("%s kernel version %s, pinned %s", kernel, got, want)
 		}
