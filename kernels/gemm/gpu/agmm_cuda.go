@@ -104,38 +104,38 @@ func (g *agmm) launch(c Config) error {
 	if err := r.begin(c, announce); err != nil {
 		return err
 	}
-	for i, q := range plan.Peers {
-		s := r.side[i]
-		spans, from, to := plan.Pulls[i], q, me
+	for _, cp := range copyOrder(c, plan) {
+		i, q, sp, s := cp.peer, plan.Peers[cp.peer], cp.span, r.side[cp.stream]
+		from, to := q, me
 		if push {
-			spans, from, to = plan.Own, me, q
-		} else if err := r.consume(s, ReadyFlag(q)); err != nil {
-			return fmt.Errorf("rank %d's shard: %w", q, err)
+			from, to = me, q
+		} else if cp.first {
+			if err := r.consume(s, ReadyFlag(q)); err != nil {
+				return fmt.Errorf("rank %d's shard: %w", q, err)
+			}
 		}
-		for _, sp := range spans {
-			end, err := r.trace.span(func() (string, string) {
-				return fmt.Sprintf("copy rows %d+%d rank %d->%d", sp.Start, sp.Rows, from, to), fmt.Sprintf("side%d", i)
-			}, s)
-			if err != nil {
-				return err
-			}
-			if err := g.copy(c, s, sp, from, to, inPlace); err != nil {
-				return fmt.Errorf("copy chunk %d of rank %d's shard to rank %d: %w", sp.Index, from, to, err)
-			}
-			if err := end(); err != nil {
-				return err
-			}
-			switch {
-			case push:
-				err = r.signal(s, q, PartialFlag(me, sp.Index))
-			case fused:
-				err = r.signal(s, me, PartialFlag(q, sp.Index))
-			default:
-				err = r.chunkEv[i*MaxChunks+sp.Index].Record(s)
-			}
-			if err != nil {
-				return fmt.Errorf("signal chunk %d: %w", sp.Index, err)
-			}
+		end, err := r.trace.span(func() (string, string) {
+			return fmt.Sprintf("copy rows %d+%d rank %d->%d", sp.Start, sp.Rows, from, to), fmt.Sprintf("side%d", cp.stream)
+		}, s)
+		if err != nil {
+			return err
+		}
+		if err := g.copy(c, s, sp, from, to, inPlace); err != nil {
+			return fmt.Errorf("copy chunk %d of rank %d's shard to rank %d: %w", sp.Index, from, to, err)
+		}
+		if err := end(); err != nil {
+			return err
+		}
+		switch {
+		case push:
+			err = r.signal(s, q, PartialFlag(me, sp.Index))
+		case fused:
+			err = r.signal(s, me, PartialFlag(q, sp.Index))
+		default:
+			err = r.chunkEv[i*MaxChunks+sp.Index].Record(s)
+		}
+		if err != nil {
+			return fmt.Errorf("signal chunk %d: %w", sp.Index, err)
 		}
 	}
 	if fused {

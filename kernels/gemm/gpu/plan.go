@@ -171,3 +171,44 @@ func (v Variant) MaxProducts(o Plan) int {
 	}
 	return n
 }
+
+// copyJob is one copy of agmm's launch: span of peer index peer (plan.Peers),
+// on side stream stream; first marks the peer's first copy (where a pull
+// waits for the peer's announcement).
+type copyJob struct {
+	peer, stream int
+	span         Span
+	first        bool
+}
+
+// copyOrder is the order agmm's launch enqueues its copies in. Copy engines
+// pushing to the peers go on one stream, chunk by chunk, next rank first:
+// a rank's engine ran its pushes one at a time whatever the streams (4 x
+// H100, bench/results/2026-11-28-h100x4-agmm-order.md), and in an order
+// of its own across streams, so one stream is as fast and lands the
+// chunks in the order PlanFusedAG's arrivalSlot expects. Pulls (each
+// waits for its peer's announcement) and SM copies (kernels that really
+// run at once) keep a stream per peer, peer by peer.
+func copyOrder(c Config, plan AGPlan) []copyJob {
+	var out []copyJob
+	if c.Direction == DirPush && c.Copy == CopyCE {
+		for k := 0; k < MaxChunks; k++ {
+			for i := range plan.Peers {
+				if k < len(plan.Own) {
+					out = append(out, copyJob{peer: i, stream: 0, span: plan.Own[k], first: k == 0})
+				}
+			}
+		}
+		return out
+	}
+	for i := range plan.Peers {
+		spans := plan.Pulls[i]
+		if c.Direction == DirPush {
+			spans = plan.Own
+		}
+		for k, sp := range spans {
+			out = append(out, copyJob{peer: i, stream: i, span: sp, first: k == 0})
+		}
+	}
+	return out
+}

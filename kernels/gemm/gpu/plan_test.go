@@ -2,6 +2,7 @@ package gpu
 
 import (
 	"fmt"
+	"reflect"
 	"testing"
 )
 
@@ -176,5 +177,45 @@ func TestPlanRS(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestCopyOrder: copy engines pushing go on one stream, chunk by chunk,
+// next rank first (the order arrivalSlot expects); pulls and SM copies keep
+// a stream per peer, peer by peer.
+func TestCopyOrder(t *testing.T) {
+	plan := PlanAG(Plan{M: 1024, World: 4, Rank: 1, Chunks: 2, Streams: 1})
+	type job struct{ peer, stream, index int }
+	for _, tc := range []struct {
+		name      string
+		direction string
+		copy      string
+		want      []job
+	}{
+		{"push by copy engines", DirPush, CopyCE, []job{{0, 0, 0}, {1, 0, 0}, {2, 0, 0}, {0, 0, 1}, {1, 0, 1}, {2, 0, 1}}},
+		{"push by SM copies", DirPush, CopySM, []job{{0, 0, 0}, {0, 0, 1}, {1, 1, 0}, {1, 1, 1}, {2, 2, 0}, {2, 2, 1}}},
+		{"pull by copy engines", DirPull, CopyCE, []job{{0, 0, 0}, {0, 0, 1}, {1, 1, 0}, {1, 1, 1}, {2, 2, 0}, {2, 2, 1}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var got []job
+			firsts := map[int]int{}
+			for _, cp := range copyOrder(Config{Direction: tc.direction, Copy: tc.copy}, plan) {
+				got = append(got, job{cp.peer, cp.stream, cp.span.Index})
+				if cp.first {
+					firsts[cp.peer]++
+					if cp.span.Index != 0 {
+						t.Errorf("peer %d: first copy is chunk %d", cp.peer, cp.span.Index)
+					}
+				}
+			}
+			if !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("order %v, want %v", got, tc.want)
+			}
+			for i := range plan.Peers {
+				if firsts[i] != 1 {
+					t.Errorf("peer %d: %d first copies, want 1", i, firsts[i])
+				}
+			}
+		})
 	}
 }

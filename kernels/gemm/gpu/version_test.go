@@ -8,7 +8,7 @@ import "testing"
 // meant, put the new value here. Moving or renaming other files must not
 // change them.
 func TestKernelVersions(t *testing.T) {
-	for kernel, want := range map[Variant]string{VariantAGMM: "bfcf2628a0d5", VariantMatmulRS: "86ff6f240aba"} {
+	for kernel, want := range map[Variant]string{VariantAGMM: "84cf6e8fc3b7", VariantMatmulRS: "c21f05e21650"} {
 		if got := kernel.KernelVersion(); got != want {
 			t.Errorf("%s kernel version %s, pinned %s", kernel, got, want)
 		}
