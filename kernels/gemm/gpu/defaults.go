@@ -140,6 +140,19 @@ var (
 	agmmFourRank = map[string]space.Value{ParamImpl: space.Str(ImplPipeline), ParamCopy: space.Str(CopySM),
 		ParamCopyBlocks: space.Int(4), ParamDirection: space.Str(DirPush), ParamChunks: space.Int(2),
 		ParamStreams: space.Int(3), ParamSMReserve: space.Int(8), ParamAlgo: space.Int(0), ParamGraph: space.Int(1)}
+	// agmmFusedFourRank: the 128x256 cluster tile, copy engines pushing 2
+	// chunks from one stream. Every fused measurement at four ranks before
+	// 2026-11-28 05:37 UTC (the figures above) ran with the peers' chunks
+	// landing in the reverse of the tile order; with that fixed (c466b13),
+	// in one call on 4 x H100, paired rounds in a torch program, ratio to
+	// cuBLAS alone, two passes: 8192 x 3584 x 8192 1.188 / 1.104 (the
+	// pipeline agmmFourRank 1.195 / 1.112, torch's fused op 1.482 /
+	// 1.290); 16384 x 3584 x 8192 1.074 / 1.070 (pipeline 1.080 / 1.074,
+	// torch 1.211 / 1.200); in the tuner 691.8 µs against the pipeline's
+	// 726.0-740.6 (bench/results/2026-11-28-h100x4-agmm-order.md). At
+	// 1,024 rows not yet measured with the fix.
+	agmmFusedFourRank = map[string]space.Value{ParamImpl: space.Str(ImplFused + ":128x256:s4:c2:g8:cl2"), ParamCopy: space.Str(CopyCE),
+		ParamDirection: space.Str(DirPush), ParamChunks: space.Int(2), ParamGraph: space.Int(1)}
 	// rsSmallRows: the 128x256 cluster tile storing peers' rows straight
 	// into their owners' slots (push=gemm), one chunk, the reduction
 	// kernel on 264 blocks after it. It runs on any rows (no epilogue
@@ -191,7 +204,8 @@ var (
 var fourRankDefaults = map[Variant][]fourRankRule{
 	VariantAGMM: {
 		{MaxRows: 512, Sets: []map[string]space.Value{agmmSmallRows}},
-		{Sets: []map[string]space.Value{agmmFourRank}},
+		// The fused tile where it fits the rows, else the pipeline.
+		{Sets: []map[string]space.Value{agmmFusedFourRank, agmmFourRank}},
 	},
 	VariantMatmulRS: {
 		{MaxRows: 512, Sets: []map[string]space.Value{rsSmallRows}},

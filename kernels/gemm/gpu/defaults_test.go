@@ -36,8 +36,8 @@ func TestDefaultOn(t *testing.T) {
 	}{
 		{"agmm bf16 on 2 x H100: the cluster tile, pushed by copy engines", VariantAGMM, h100x2, 8192, 2, "bf16",
 			map[string]space.Value{ParamImpl: space.Str("fused:128x256:s4:c2:g8:cl2"), ParamDirection: space.Str(DirPush), ParamCopy: space.Str(CopyCE), ParamChunks: space.Int(8)}, false},
-		{"agmm f16 on 4 GPUs: the pipeline with SM copies", VariantAGMM, h100x2, 8192, 4, "f16",
-			map[string]space.Value{ParamImpl: space.Str(ImplPipeline), ParamCopy: space.Str(CopySM), ParamStreams: space.Int(3), ParamSMReserve: space.Int(8), ParamChunks: space.Int(2)}, false},
+		{"agmm f16 on 4 GPUs: the cluster tile, 2 chunks pushed by copy engines", VariantAGMM, h100x2, 8192, 4, "f16",
+			map[string]space.Value{ParamImpl: space.Str("fused:128x256:s4:c2:g8:cl2"), ParamCopy: space.Str(CopyCE), ParamDirection: space.Str(DirPush), ParamChunks: space.Int(2)}, false},
 		{"matmulrs bf16 on 4 GPUs: the 224-wide tile, reduced in the epilogue", VariantMatmulRS, h100x2, 8192, 4, "bf16",
 			map[string]space.Value{ParamImpl: space.Str("fused:128x224:s4:c2:g8"), ParamReduce: space.Str(ReduceEpilogue), ParamChunks: space.Int(2)}, false},
 		{"agmm FP8 on 4 GPUs: the two-rank family (never measured there)", VariantAGMM, h100x2, 8192, 4, "e4m3",
@@ -90,6 +90,7 @@ func TestDefaultOn(t *testing.T) {
 const (
 	wantAGMMSmall = "algo=1,batch=1,chunks=1,copy=sm,copy_blocks=8,direction=push,fast_accum=1,graph=1,impl=pipeline,sm_reserve=0,streams=2"
 	wantAGMMFour  = "algo=0,batch=0,chunks=2,copy=sm,copy_blocks=4,direction=push,fast_accum=1,graph=1,impl=pipeline,sm_reserve=8,streams=3"
+	wantAGMMFused = "algo=0,batch=0,chunks=2,copy=ce,copy_blocks=4,direction=push,fast_accum=1,graph=1,impl=fused:128x256:s4:c2:g8:cl2,sm_reserve=0,streams=1"
 	wantRSSmall   = "algo=0,batch=0,chunks=1,fast_accum=1,graph=1,impl=fused:128x256:s4:c2:g8:cl2,push=gemm,reduce=kernel,reduce_blocks=264,sm_reserve=0,streams=1"
 	wantRS256     = "algo=0,batch=0,chunks=2,fast_accum=1,graph=1,impl=fused:128x256:s4:c2:g4,push=ce,reduce=epilogue,reduce_blocks=132,sm_reserve=0,streams=1"
 	wantRSFour    = "algo=0,batch=0,chunks=2,fast_accum=1,graph=1,impl=fused:128x224:s4:c2:g8,push=ce,reduce=epilogue,reduce_blocks=132,sm_reserve=0,streams=1"
@@ -111,10 +112,11 @@ func TestFourRankRules(t *testing.T) {
 		{"agmm 256 rows (TP block m=1024): the small-rows pipeline", VariantAGMM, 1024, 7168, 8192, 4, "bf16", wantAGMMSmall},
 		{"agmm 512 rows, the small rule's edge (unmeasured)", VariantAGMM, 2048, 7168, 8192, 4, "bf16", wantAGMMSmall},
 		{"agmm 8 ranks, 64 rows (unmeasured): the small-rows pipeline", VariantAGMM, 512, 7168, 8192, 8, "f16", wantAGMMSmall},
-		{"agmm 640 rows, past the small rule (unmeasured)", VariantAGMM, 2560, 7168, 8192, 4, "bf16", wantAGMMFour},
-		{"agmm 1024 rows (TP block m=4096): the SM-copy pipeline", VariantAGMM, 4096, 7168, 8192, 4, "bf16", wantAGMMFour},
-		{"agmm 2048 rows (8192x3584x8192)", VariantAGMM, 8192, 3584, 8192, 4, "bf16", wantAGMMFour},
-		{"agmm 4096 rows (TP block m=16384)", VariantAGMM, 16384, 7168, 8192, 4, "bf16", wantAGMMFour},
+		{"agmm 640 rows, past the small rule (unmeasured)", VariantAGMM, 2560, 7168, 8192, 4, "bf16", wantAGMMFused},
+		{"agmm 1024 rows (TP block m=4096)", VariantAGMM, 4096, 7168, 8192, 4, "bf16", wantAGMMFused},
+		{"agmm 2048 rows (8192x3584x8192): the cluster tile", VariantAGMM, 8192, 3584, 8192, 4, "bf16", wantAGMMFused},
+		{"agmm 4096 rows (TP block m=16384)", VariantAGMM, 16384, 7168, 8192, 4, "bf16", wantAGMMFused},
+		{"agmm 2048 rows, n=3580 that no fused tile takes: the SM-copy pipeline", VariantAGMM, 8192, 3580, 8192, 4, "bf16", wantAGMMFour},
 		// matmulrs
 		{"matmulrs 256 rows (TP block m=1024): push=gemm, one chunk", VariantMatmulRS, 1024, 8192, 7168, 4, "bf16", wantRSSmall},
 		{"matmulrs 512 rows, the small rule's edge (unmeasured)", VariantMatmulRS, 2048, 8192, 7168, 4, "bf16", wantRSSmall},
