@@ -117,11 +117,11 @@ func TestCUDADefaultNearTuned(t *testing.T) {
 			t.Logf("%s: default %.2fx the best", filepath.Base(f), s/best)
 		}
 	}
-	// Lamport's rules cover 256 KiB on 4 ranks (4 MiB on 2) at most: the
-	// four larger landscapes (1, 4 and 16 MiB on 4 ranks, 16 MiB on 2)
-	// judge the rest of the table.
-	if judged < 4 {
-		t.Errorf("%d landscapes judged the default (%d newer than it): want 4 or more", judged, skipped)
+	// Lamport's rules cover 4 MiB at most, on up to 4 ranks (measured in
+	// the graphed decode step, not in these older landscapes): the two
+	// larger landscapes (16 MiB on 2 and on 4 ranks) judge the rest.
+	if judged < 2 {
+		t.Errorf("%d landscapes judged the default (%d newer than it): want 2 or more", judged, skipped)
 	}
 }
 
@@ -171,12 +171,13 @@ func TestDefaultRuleTwoShotLamport(t *testing.T) {
 			algo   string
 			blocks int64
 		}{
-			{64 * 8192, 4, TwoShotLamport, 32}, // chunks of 16384 vectors: 31 x 512 < 16384 <= 63 x 512
-			{16 * 8192, 4, TwoShotLamport, 8},  // chunks of 4096
-			{8192, 4, TwoShotLamport, 1},       // chunks of 256
-			{64 * 8192, 2, TwoShotLamport, 64}, // chunks of 32768
-			{64*8192 + 1, 4, TwoShotPush, 0},   // past the rule
-			{64 * 8192, 8, TwoShotPush, 0},     // past its ranks
+			{64 * 8192, 4, TwoShotLamport, 32},  // chunks of 16384 vectors: 31 x 512 < 16384 <= 63 x 512
+			{16 * 8192, 4, TwoShotLamport, 8},   // chunks of 4096
+			{8192, 4, TwoShotLamport, 1},        // chunks of 256
+			{64 * 8192, 2, TwoShotLamport, 64},  // chunks of 32768
+			{64*8192 + 1, 4, TwoShotLamport, 0}, // past the rule: the file's own two_shot_lamport rule (4 MiB, 4 ranks)
+			{2<<20 + 1, 4, TwoShotPush, 0},      // past that one too
+			{64 * 8192, 8, TwoShotPush, 0},      // past its ranks
 		} {
 			d := Default(c.n, 2, c.world)
 			if d["algorithm"].Str != c.algo || (c.blocks != 0 && d["blocks"].Int != c.blocks) {

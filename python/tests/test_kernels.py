@@ -107,25 +107,26 @@ def test_plugin_algorithms_and_pads() -> None:
 @pytest.mark.parametrize("algorithm,dtype,source,warning", [
     ("two_shot_push", "bf16", "tuned", None),
     ("two_shot_ce_ag", "bf16", "default", "is algorithm=two_shot_ce_ag, which symmtune.torch does not run here (its host"),
-    ("two_shot_push", "f16", "default", "no tuned all-reduce for 4 ranks, f16, n=1048576 (for these kernel sources"),
+    ("two_shot_push", "f16", "default", "no tuned all-reduce for 4 ranks, f16, n=4194304 (for these kernel sources"),
 ])
 def test_allreduce_choice(tmp_path, recwarn, monkeypatch, algorithm, dtype, source, warning):
     """What symmtune.torch's first all-reduce asks (one allreduce.choose
     request) and takes of the answer (cache.chosen): the tuned config it
-    runs, else the default with a warning given once; n padded."""
+    runs, else the default with a warning given once; n padded. 8 MiB:
+    past the Lamport rules, so the default stages through the workspace."""
     from symmtune import cache
     from test_cache import GPU, entry, write_cache
     monkeypatch.setattr(cache, "_warned", set())
     tuned = {"algorithm": algorithm, "threads": 512, "blocks": 16, "unroll": 2}
-    e = entry(1 << 20, "x", GPU, kernel_version=kernels.kernel_version(), dtype="bf16", config=tuned)
+    e = entry(1 << 22, "x", GPU, kernel_version=kernels.kernel_version(), dtype="bf16", config=tuned)
     path = write_cache(tmp_path / "c.toml", [e])
     for _ in range(2):
-        c = cache.chosen(_native.call("allreduce.choose", n=1 << 20, dtype=dtype, world=4, cache=path,
+        c = cache.chosen(_native.call("allreduce.choose", n=1 << 22, dtype=dtype, world=4, cache=path,
                                       hardware=GPU.as_dict()))
-        assert c["source"] == source and c["padded"] == kernels.padded(1 << 20, 2, 4)
+        assert c["source"] == source and c["padded"] == kernels.padded(1 << 22, 2, 4)
         assert c["workspace"] == "staging" and c["region_bytes"] == 3 * c["padded"] * 2
         if source == "default":
-            assert c["config"] == _native.call("allreduce.default", n=1 << 20, elt=2, world=4)["config"]
+            assert c["config"] == _native.call("allreduce.default", n=1 << 22, elt=2, world=4)["config"]
     msgs = [str(w.message) for w in recwarn.list]
     assert msgs == [] if warning is None else len(msgs) == 1 and warning in msgs[0], msgs
 
