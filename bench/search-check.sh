@@ -6,20 +6,27 @@
 #   bash bench/search-check.sh W
 #
 # For each kernel of KERNELS (default agmm matmulrs) at each of SHAPES
-# (MxNxK, default 8192x3584x8192), bf16:
+# (MxNxK, default 8192x3584x8192), of DTYPE (default bf16; e4m3, e4m3_row):
 #   1. `symmtune search --budget-time BUDGET_TIME` (default 60s, the default
 #      strategy), its wall time;
-#   2. the search's best TOP (default 5) configs re-measured in the tuner
-#      once per trial timing of MODES (default "barrier stream":
-#      SYMMTUNE_TRIAL_TIMING, see symm/cudamem/timing.go);
+#   2. the search's winner, its BEST (default 0) best configs, the best of
+#      TOP (default 5) of its implementations and its best pipeline, plus
+#      the REF_N (default 5) best of a reference log: REF_LOG, else the
+#      recorded exhaustive landscape tuner/testdata/landscape-cuda-K-wW-
+#      mMnNkK.jsonl where DTYPE is bf16 and one exists; re-measured in the
+#      tuner once per trial timing of MODES (default "barrier stream":
+#      SYMMTUNE_TRIAL_TIMING, see symm/cudamem/timing.go; "" for none);
 #   3. the same configs in a torch program (bench/torch_paired.py --configs:
-#      interleaved with cuBLAS mm and torch's fused op, ratio to mm alone;
-#      TOGETHER=1: all of them in the same rounds, --together),
-#      then symmtune.torch's own choice untuned (no cache) and from the
-#      search's cache, in the same torchrun;
+#      interleaved with the product alone (mm, or _scaled_mm) and torch's
+#      fused op, ratio to the product alone; TOGETHER=1: all of them in the
+#      same rounds, --together, with the untuned config, --untuned), then,
+#      unless CHOICE=0, symmtune.torch's own choice untuned (no cache) and
+#      from the search's cache, in torchruns of their own (bf16 only);
 #   4. the table (bench/search_check.py): each source's order against the
 #      program's, and the search winner's distance from the best in the
-#      program.
+#      program; with TOGETHER=1 also issue 44's summary row (winner and
+#      untuned against the best measured beside them, and the wall time)
+#      in summary.md.
 # Writes $OUT/search-check-wW/ and, for the device tool's few files,
 # $OUT/search-check-wW.tgz of it. About 3 minutes per cell at W=2.
 set -u
@@ -29,22 +36,28 @@ BIN=${BIN:-/tmp/bin}
 LOGS=$OUT/search-check-w$W
 KERNELS=${KERNELS:-agmm matmulrs}
 SHAPES=${SHAPES:-8192x3584x8192}
-MODES=${MODES:-barrier stream}
+MODES=${MODES-barrier stream}
+DTYPE=${DTYPE:-bf16}
 here=$(dirname "$0")
 [ -x "$BIN/symmtune" ] || tar xzf .gpu/bins.tgz -C "$(dirname "$BIN")"
 . "$here/lib.sh"
 export CUDA_VISIBLE_DEVICES=$(seq -s, 0 $((W - 1)))
 for k in $KERNELS; do
 	for s in $SHAPES; do
-		cell=$k-$s
+		cell=$k-$DTYPE-$s
 		shape=$(echo "$s" | awk -Fx '{printf "m=%s,n=%s,k=%s", $1, $2, $3}')
-		common=(--plugin-dir "$BIN" --backend cuda --kernel "$k" --world "$W" --shape "$shape" --dtype bf16)
+		common=(--plugin-dir "$BIN" --backend cuda --kernel "$k" --world "$W" --shape "$shape" --dtype "$DTYPE")
+		ref=${REF_LOG:-}
+		landscape=$here/../tuner/testdata/landscape-cuda-$k-w$W-$(echo "$s" | awk -Fx '{printf "m%sn%sk%s", $1, $2, $3}').jsonl
+		[ -z "$ref" ] && [ "$DTYPE" = bf16 ] && [ -f "$landscape" ] && ref=$landscape
 		start=$(date +%s.%N)
 		timeout 150 "$BIN/symmtune" search "${common[@]}" --budget-time "${BUDGET_TIME:-60s}" \
 			--cache "$LOGS/search-$cell.toml" --log "$LOGS/search-$cell.jsonl" >"$LOGS/search-$cell.txt" 2>&1 ||
 			echo "search $cell: rc $?"
-		echo "$cell: search wall $(awk "BEGIN{printf \"%.0f\", $(date +%s.%N) - $start}") s; $(grep -h "winner:" "$LOGS/search-$cell.txt" | cut -c1-160)"
-		python3 "$here/search_check.py" top "$LOGS/search-$cell.jsonl" "$k" "$s" --n "${TOP:-5}" \
+		wall=$(awk "BEGIN{printf \"%.0f\", $(date +%s.%N) - $start}")
+		echo "$cell: search wall $wall s; $(grep -h "winner:" "$LOGS/search-$cell.txt" | cut -c1-160)"
+		python3 "$here/search_check.py" top "$LOGS/search-$cell.jsonl" "$k" "$s" --n "${TOP:-5}" --best "${BEST:-0}" \
+			--dtype "$DTYPE" ${ref:+--ref "$ref" --ref-n "${REF_N:-5}"} \
 			>"$LOGS/top-$cell.json" 2>"$LOGS/top-$cell.txt" || { echo "top $cell failed"; continue; }
 		remeasured=()
 		for mode in $MODES; do
@@ -59,11 +72,13 @@ for k in $KERNELS; do
 			remeasured+=("$log")
 		done
 		together=()
-		[ "${TOGETHER:-0}" = 1 ] && together=(--together)
+		[ "${TOGETHER:-0}" = 1 ] && together=(--together --untuned)
 		timeout 240 torchrun --nproc-per-node "$W" "$here/torch_paired.py" --configs "$LOGS/top-$cell.json" "${together[@]}" \
 			--rounds 30 --json "$LOGS/program-$cell.json" 2>&1 | grep -v "Warning\|warnings.warn" >"$LOGS/program-$cell.txt" ||
 			echo "torch_paired $cell: rc $?"
-		for cache in none search; do
+		[ "${TOGETHER:-0}" = 1 ] && python3 "$here/search_check.py" summary "$LOGS/program-$cell.json" "$wall" |
+			tee -a "$LOGS/summary.md"
+		[ "${CHOICE:-1}" = 0 ] || [ "$DTYPE" != bf16 ] || for cache in none search; do
 			c=/nonexistent/symmtune-cache.toml
 			[ "$cache" = search ] && c=$LOGS/search-$cell.toml
 			SYMMTUNE_CACHE=$c timeout 120 torchrun --nproc-per-node "$W" "$here/torch_paired.py" --tuned "$s" --kernels "$k" \

@@ -1,16 +1,25 @@
 """Does the tuner's score agree with the program? bench/search-check.sh's
 helper, two steps:
 
-    python3 bench/search_check.py top LOG KERNEL SHAPE [--n 5] [--extra JSON]
+    python3 bench/search_check.py top LOG KERNEL SHAPE [--n 5] [--best 5] [--ref LOG --ref-n 5]
+            [--dtype bf16] [--extra JSON]
         the best config of N of the search's implementations, spread from
-        the best to the worst, its winner and its best pipeline, as
-        torch_paired.py --configs JSON on stdout, and one `--where` line
-        each on stderr;
+        the best to the worst, its winner and its best pipeline; with
+        --best, the search's BEST best configs; with --ref, the REF_N best
+        of another log (an exhaustive search's, or a recorded landscape in
+        tuner/testdata): as torch_paired.py --configs JSON on stdout, each
+        entry labelled (winner, best2.., family, pipeline, ref1..), and one
+        `--where` line each on stderr;
     python3 bench/search_check.py table TOP_JSON PROGRAM_JSON REMEASURE_LOG...
         one markdown row per config: the search's first-pass score, each remeasure
         log's score (one log per timing mode, named by the log's file name),
         the program's ratio to mm alone (pass 2), and, per source of
-        scores, how many of the config pairs it orders as the program does.
+        scores, how many of the config pairs it orders as the program does;
+    python3 bench/search_check.py summary PROGRAM_JSON WALL_S
+        issue 44's row for a cell: per pass, the search winner's and the
+        untuned config's ratio to the product alone against the best of
+        the others measured with them (torch_paired.py --together
+        --untuned), and the search's wall time.
 
 Logs are read by symmtune.triallog (Go's parser, through libsymmtune)."""
 from __future__ import annotations
@@ -54,11 +63,18 @@ def winner(path: str) -> str:
     return min(s.items(), key=lambda kv: kv[1][0])[0]
 
 
+def best(path: str, n: int) -> list[dict[str, Any]]:
+    """The n configs of the log at path with the best scores (a config's
+    re-measured score where it has one)."""
+    return [c for _, c in sorted(measured(path).values(), key=lambda sc: sc[0])[:n]]
+
+
 def top(args: argparse.Namespace) -> None:
-    """The best config of each implementation (a family: the pipeline,
-    each fused tile), n of them spread over the families' order from best
-    to worst, so that the program has differences to agree with; then the
-    search's winner and the best pipeline, where not among them."""
+    """The search's winner; its best configs (--best); the best config of
+    each implementation (a family: the pipeline, each fused tile), n of
+    them spread over the families' order from best to worst, so that the
+    program has differences to agree with; the best pipeline; the best of
+    a reference log (--ref). Each config once, under its first label."""
     first = scores(args.log, False)
     family: dict[str, tuple[float, dict[str, Any]]] = {}
     for s, c in first.values():
@@ -67,15 +83,45 @@ def top(args: argparse.Namespace) -> None:
             family[impl] = (s, c)
     ranked = [c for _, c in sorted(family.values(), key=lambda sc: sc[0])]
     n = min(args.n, len(ranked))
-    configs = [ranked[round(i * (len(ranked) - 1) / max(n - 1, 1))] for i in range(n)]
-    extra = [first.get(winner(args.log), (0, None))[1] or measured(args.log)[winner(args.log)][1]]
-    extra += [c for c in ranked if c.get("impl") == "pipeline"][:1]
-    for c in extra + json.loads(args.extra or "[]"):
-        if key(c) not in {key(x) for x in configs}:
-            configs.append(c)
-    json.dump([{"kernel": args.kernel, "shape": args.shape, "config": c} for c in configs], sys.stdout, indent=1)
-    for c in configs:
-        print(key(c), file=sys.stderr)
+    labelled = [("winner", measured(args.log)[winner(args.log)][1])]
+    labelled += [(f"best{i + 1}", c) for i, c in enumerate(best(args.log, args.best))]
+    labelled += [("family", ranked[round(i * (len(ranked) - 1) / max(n - 1, 1))]) for i in range(n)]
+    labelled += [("pipeline", c) for c in ranked if c.get("impl") == "pipeline"][:1]
+    if args.ref:
+        labelled += [(f"ref{i + 1}", c) for i, c in enumerate(best(args.ref, args.ref_n))]
+    labelled += [("extra", c) for c in json.loads(args.extra or "[]")]
+    seen: set[str] = set()
+    out = []
+    for label, c in labelled:
+        if key(c) not in seen:
+            seen.add(key(c))
+            out.append({"kernel": args.kernel, "shape": args.shape, "dtype": args.dtype, "label": label, "config": c})
+    json.dump(out, sys.stdout, indent=1)
+    for e in out:
+        print(key(e["config"]), file=sys.stderr)
+
+
+def summary(args: argparse.Namespace) -> None:
+    """One markdown row per pass: the winner's and the untuned config's
+    ratio, the best ratio among every config measured with them (the
+    winner and the untuned one included) and which label it had, each
+    one's distance from that best, and the search's wall time."""
+    with open(args.program) as f:
+        rows = json.load(f)
+    for p in sorted({r["pass"] for r in rows}):
+        got = [r for r in rows if r["pass"] == p]
+        top_row = min(got, key=lambda r: r["ratio"]["ours"])
+        bestr = top_row["ratio"]["ours"]
+        by = {r["label"]: r["ratio"]["ours"] for r in got}
+        # The winner and untuned may share a config with another label:
+        # the first label kept it (top), so look for "winner" and "untuned".
+        won, untuned = by.get("winner"), by.get("untuned")
+        r0 = got[0]
+
+        def cell(x: float | None) -> str:
+            return "—" if x is None else f"{x:.3f} ({100 * (x / bestr - 1):+.1f}%)"
+        print(f"| {r0['kernel']} {r0.get('dtype', 'bf16')} {r0['shape']} | {p} | {cell(won)} | {cell(untuned)} | "
+              f"{bestr:.3f} ({top_row['label']}) | {r0['ratio']['torch']:.3f} | {args.wall} s | {len(got)} |")
 
 
 def agreement(scores: list[float | None], program: list[float]) -> str:
@@ -126,13 +172,20 @@ def main() -> None:
     t.add_argument("shape")
     t.add_argument("--n", type=int, default=5)
     t.add_argument("--extra", default="", help="a JSON list of configs to add")
+    t.add_argument("--best", type=int, default=0, help="also the search's N best configs")
+    t.add_argument("--ref", default="", help="a reference log (an exhaustive search's): its --ref-n best configs too")
+    t.add_argument("--ref-n", type=int, default=5)
+    t.add_argument("--dtype", default="bf16")
     b = sub.add_parser("table")
     b.add_argument("top")
     b.add_argument("program")
     b.add_argument("search")
     b.add_argument("remeasure", nargs="*")
+    m = sub.add_parser("summary")
+    m.add_argument("program")
+    m.add_argument("wall")
     args = ap.parse_args()
-    top(args) if args.cmd == "top" else table(args)
+    {"top": top, "table": table, "summary": summary}[args.cmd](args)
 
 
 if __name__ == "__main__":

@@ -13,7 +13,12 @@ of SHAPES (MxNxK,...): what a user's program gets. The whole list runs
 twice: the second pass shows whether the ratios hold as the GPUs warm.
 --together times all configs of a (kernel, shape) in the same rounds (one
 runner each), for ordering configs closer than the clocks' drift between
-separate bench_paired runs (issue 44: 6% pass to pass, 2026-11-28).
+separate bench_paired runs (issue 44: 6% pass to pass, 2026-11-28). With
+--together, an entry may also name its "dtype" (bf16, the default; e4m3 or
+e4m3_row: FP8 operands of bench/torch_fp8.py, the base _scaled_mm alone and
+the peer torch's fused scaled op) and a "label" (kept in the JSON rows);
+--untuned adds each cell's untuned config (what symmtune.torch runs with no
+cache entry: the library's gemm.choose with no cache), labelled "untuned".
 """
 import contextlib
 import argparse
@@ -26,6 +31,7 @@ from peer_method import bench_paired
 from symmtune import _torch_gemm, gemm
 from torch_gemm import forced, reset
 from torch_gemm import inputs, join_group, ours
+from symmtune import _native
 
 # The parameters that tell a chosen config apart in the table.
 SHOWN = ("impl", "chunks", "direction", "push", "reduce", "graph")
@@ -59,38 +65,80 @@ def peers(kernel, m, n, k, world, rank, g):
     return a, bt, fns
 
 
-def together(todo, p, rank, world, g, rounds, queued):
-    """Pass p of --together: for each (kernel, shape) of todo, cuBLAS mm,
-    torch's fused op and every config of that cell interleaved in the same
-    rounds (each config its own runner: _torch_gemm.forced keys them), so a
-    config's ratio to mm meets the clocks the others met. Prints and
-    returns one row per config."""
-    cells: dict[tuple[str, str], list[dict]] = {}
-    for kernel, shape, over in todo:
-        cells.setdefault((kernel, shape), []).append({**gemm.default_config(kernel), **over})
-    out = []
-    for (kernel, shape), cfgs in cells.items():
-        m, n, k = map(int, shape.split("x"))
-        a, bt, fns = peers(kernel, m, n, k, world, rank, g)
-        reset()
-        for i, cfg in enumerate(cfgs):
-            gemm.validate(gemm.parse_config(kernel, cfg), gemm.Problem(m, n, k, world))
+def untuned(kernel: str, m: int, n: int, k: int, world: int, dtype: str) -> dict:
+    """The config symmtune.torch runs for this problem with no cache entry:
+    the library's gemm.choose (the GPU-aware default) asked with a cache
+    that does not exist."""
+    dev = torch.cuda.current_device()
+    major, minor = torch.cuda.get_device_capability(dev)
+    answer = _native.call("gemm.choose", kernel=kernel, m=m, n=n, k=k, world=world, dtype=dtype,
+                          cache="/nonexistent/symmtune-untuned.toml", env={}, major=major, minor=minor,
+                          sms=torch.cuda.get_device_properties(dev).multi_processor_count)
+    return dict(answer["config"])
 
-            def call(cfg=cfg):
-                _torch_gemm.forced[kernel] = cfg
+
+def fp8_peers(kernel, m, n, k, row, g):
+    """peers for FP8 (bench/torch_fp8.py's operands, filled once): the base
+    _scaled_mm alone ("mm"), torch's fused scaled op ("torch") and NCCL +
+    _scaled_mm ("nccl"); and this rank's call of symmtune's scaled op."""
+    from torch_fp8 import Case, timers
+    c = Case(kernel, m, n, k, row)
+    c.fill(5)
+    t = timers(c, g)
+    fns = {"mm": t["scaled_mm"], "nccl": t["nccl"]}
+    if "torch_fused" in t:
+        fns["torch"] = t["torch_fused"]
+    return c.ours, fns
+
+
+def together(todo, p, rank, world, g, rounds, queued):
+    """Pass p of --together: for each (kernel, shape, dtype) of todo, the
+    product alone (cuBLAS mm, or _scaled_mm for FP8), torch's fused op and
+    every config of that cell interleaved in the same rounds (each config
+    its own runner: _torch_gemm.forced keys them), so a config's ratio to
+    the product meets the clocks the others met. Prints and returns one row
+    per config."""
+    cells: dict[tuple[str, str, str], list[tuple[dict, str]]] = {}
+    for kernel, shape, over, dtype, label in todo:
+        cells.setdefault((kernel, shape, dtype), []).append(({**gemm.default_config(kernel), **over}, label))
+    out = []
+    for (kernel, shape, dtype), cfgs in cells.items():
+        m, n, k = map(int, shape.split("x"))
+        if dtype == "bf16":
+            a, bt, fns = peers(kernel, m, n, k, world, rank, g)
+
+            def run():
                 return ours(kernel)(a, bt)
+        else:
+            run, fns = fp8_peers(kernel, m, n, k, dtype == "e4m3_row", g)
+        reset()
+        runnable = []
+        for cfg, label in cfgs:
+            try:  # a reference log's config may be of an older space, or not run on this problem
+                gemm.validate(gemm.parse_config(kernel, cfg), gemm.Problem(m, n, k, world), dtype)
+                runnable.append((cfg, label))
+            except ValueError as e:
+                if rank == 0:
+                    print(f"skipped {kernel} {dtype} {shape} {label}: {e}", flush=True)
+        cfgs = runnable
+        for i, (cfg, _) in enumerate(cfgs):
+
+            def call(cfg=cfg, run=run):
+                _torch_gemm.forced[kernel] = cfg
+                return run()
             fns[f"c{i}"] = call
         med, ratio = bench_paired(fns, "mm", iters=rounds, queued=queued)
         _torch_gemm.forced.clear()
         reset()
-        for i, cfg in enumerate(cfgs):
-            out.append({"pass": p, "kernel": kernel, "shape": shape, "config": cfg, "us": {"mm": med["mm"],
-                        "ours": med[f"c{i}"], "torch": med["torch"]}, "ratio": {"ours": ratio[f"c{i}"],
-                        "torch": ratio["torch"]}})
+        tm, tr = med.get("torch", float("nan")), ratio.get("torch", float("nan"))
+        for i, (cfg, label) in enumerate(cfgs):
+            out.append({"pass": p, "kernel": kernel, "shape": shape, "dtype": dtype, "label": label, "config": cfg,
+                        "us": {"mm": med["mm"], "ours": med[f"c{i}"], "torch": tm, "nccl": med.get("nccl")},
+                        "ratio": {"ours": ratio[f"c{i}"], "torch": tr, "nccl": ratio.get("nccl")}})
             if rank == 0:
                 desc = ",".join(f"{x}={v}" for x, v in cfg.items() if x in SHOWN)
-                print(f"| {p} | {kernel} | {shape} | `{desc}` | {med['mm']:.1f} | {med[f'c{i}']:.1f} "
-                      f"({ratio[f'c{i}']:.3f}) | {med['torch']:.1f} ({ratio['torch']:.3f}) |", flush=True)
+                print(f"| {p} | {kernel} {dtype} | {shape} | {label} `{desc}` | {med['mm']:.1f} | {med[f'c{i}']:.1f} "
+                      f"({ratio[f'c{i}']:.3f}) | {tm:.1f} ({tr:.3f}) |", flush=True)
     return out
 
 
@@ -105,12 +153,18 @@ def main():
     ap.add_argument("--together", action="store_true",
                     help="with --configs: every config of a (kernel, shape) in the same rounds, beside one mm and one "
                          "torch fused op, so that they meet the same clocks (default: one config per bench_paired)")
+    ap.add_argument("--untuned", action="store_true",
+                    help="with --together: also each cell's untuned config (symmtune.torch with no cache entry)")
     args = ap.parse_args()
+    if args.untuned and not args.together:
+        ap.error("--untuned needs --together")
     rank, world, g = join_group()
     todo = BEST_2XH200
+    entries: list[dict] = []
     if args.configs:
         with open(args.configs) as f:
-            todo = [(c["kernel"], c["shape"], c["config"]) for c in json.load(f)]
+            entries = json.load(f)
+        todo = [(c["kernel"], c["shape"], c["config"]) for c in entries]
     if args.tuned:
         todo = [(kernel, shape, None) for kernel in args.kernels.split(",") for shape in args.tuned.split(",")]
     if rank == 0:
@@ -123,8 +177,13 @@ def main():
     if args.together:
         if not args.configs:
             raise SystemExit("torch_paired.py: --together needs --configs")
+        cells = [(c["kernel"], c["shape"], c["config"], c.get("dtype", "bf16"), c.get("label", "")) for c in entries]
+        if args.untuned:
+            for kernel, shape, dtype in dict.fromkeys((c[0], c[1], c[3]) for c in cells):
+                m, n, k = map(int, shape.split("x"))
+                cells.append((kernel, shape, untuned(kernel, m, n, k, world, dtype), dtype, "untuned"))
         for p in (1, 2):
-            rows += together(todo, p, rank, world, g, args.rounds, args.queued)
+            rows += together(cells, p, rank, world, g, args.rounds, args.queued)
         todo = []
     for p in (1, 2):
         for kernel, shape, over in todo:
