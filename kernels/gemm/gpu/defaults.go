@@ -217,9 +217,37 @@ var fourRankDefaults = map[Variant][]fourRankRule{
 	},
 }
 
-// fourRankSets are the Sets of v's fourRankDefaults rule for rows rows per rank.
-func fourRankSets(v Variant, rows int) []map[string]space.Value {
-	for _, r := range fourRankDefaults[v] {
+// agmmTwoRankSmall: the 224-wide 5-stage tile, copy engines pushing 2
+// chunks, launched without a graph. On 2 x H200 at 512 rows per rank (the
+// TP block's m=1024 x 14336 x 8192, 1,735 trials of a 40 s search,
+// 2026-11-28): the best first-pass score (1.000), where the two-rank
+// family default (128x256 g8 cl2, 8 chunks, graph) scored 1.353 and, in
+// the block untuned, ran it at 1.460x the matmuls alone eagerly and
+// 1.425x in a graph, behind NCCL + cuBLAS (1.286, 1.315); the same tile
+// with a graph 1.036, chunks 1 or 4 1.003-1.011
+// (bench/results/2026-11-28-h200x2-search-check.md).
+var agmmTwoRankSmall = map[string]space.Value{ParamImpl: space.Str(ImplFused + ":128x224:s5:c2:g4"), ParamCopy: space.Str(CopyCE),
+	ParamDirection: space.Str(DirPush), ParamChunks: space.Int(2), ParamGraph: space.Int(0)}
+
+// twoRankDefaults are the untuned bf16/f16 configs on sm_90 for teams of
+// two and three, by rows per rank, before familyDefaults (measured at 2,048
+// rows and more: the family's tiles were the best there). At 512 rows per
+// rank (2 x H200, the TP block's m=1024, the search above): agmm
+// agmmTwoRankSmall; matmulrs rsTile256 (1.010 of the best first pass,
+// the 128x256 g4 tile itself with one chunk and no graph; the family's
+// reduction-kernel tile 1.283: its epilogue tile does not fit 512 rows).
+// Unmeasured: 513-2,047 rows (the bound is the four-rank rule's, where
+// small-rows configs stopped winning), H100 (the 2 x H100 TP block logs of
+// 2026-11-25 are 40-trial searches that measured neither config).
+var twoRankDefaults = map[Variant][]fourRankRule{
+	VariantAGMM:     {{MaxRows: 512, Sets: []map[string]space.Value{agmmTwoRankSmall}}},
+	VariantMatmulRS: {{MaxRows: 512, Sets: []map[string]space.Value{rsTile256}}},
+}
+
+// rowSets are the Sets of the first of v's rules (fourRankDefaults or
+// twoRankDefaults) that covers rows rows per rank.
+func rowSets(rules map[Variant][]fourRankRule, v Variant, rows int) []map[string]space.Value {
+	for _, r := range rules[v] {
 		if r.MaxRows == 0 || rows <= r.MaxRows {
 			return r.Sets
 		}
@@ -229,16 +257,21 @@ func fourRankSets(v Variant, rows int) []map[string]space.Value {
 
 // DefaultOn is what an untuned caller of p runs on GPUs d: the family
 // measured best on such GPUs (familyDefaults: the fused GEMM on sm_90 over
-// NVLink, on teams of two or more; fourRankDefaults' rule for p's rows per
-// rank first for bf16 and f16 on four or more) where Validate accepts it on p, with
+// NVLink, on teams of two or more; for bf16 and f16 first the rule for p's
+// rows per rank of fourRankDefaults on four or more, of twoRankDefaults on
+// two or three) where Validate accepts it on p, with
 // fewer chunks if need be; else FitDefault, the cuBLASLt pipeline, which
 // runs on any GPU. With d unknown (the zero Device) it is FitDefault,
 // what callers that pass no hardware got before.
 func (v Variant) DefaultOn(p Problem, d Device) (space.Config, error) {
 	if d.hopper() && p.World >= 2 {
 		sets := familyDefaults[v][p.Dtype.FP8()]
-		if p.World >= 4 && !p.Dtype.FP8() {
-			sets = append(append([]map[string]space.Value{}, fourRankSets(v, p.Rows())...), sets...)
+		if !p.Dtype.FP8() {
+			rules := twoRankDefaults
+			if p.World >= 4 {
+				rules = fourRankDefaults
+			}
+			sets = append(append([]map[string]space.Value{}, rowSets(rules, v, p.Rows())...), sets...)
 		}
 		for _, set := range sets {
 			c := v.Default()

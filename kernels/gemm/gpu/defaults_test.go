@@ -52,8 +52,8 @@ func TestDefaultOn(t *testing.T) {
 			map[string]space.Value{ParamImpl: space.Str("fused:128x128:s5:c2:g4:pp"), ParamPush: space.Str(PushNone), ParamReduce: space.Str(ReduceEpilogue)}, false},
 		{"matmulrs FP8 on four: the partials pushed by copy engines", VariantMatmulRS, h100x2, 8192, 4, "e4m3",
 			map[string]space.Value{ParamImpl: space.Str("fused:128x128:s5:c2:g4:pp"), ParamPush: space.Str(PushCE), ParamReduce: space.Str(ReduceEpilogue)}, false},
-		{"fewer rows than chunks: fewer chunks", VariantAGMM, h100x2, 2 * 4, 2, "bf16",
-			map[string]space.Value{ParamChunks: space.Int(4)}, false},
+		{"fewer rows than chunks: fewer chunks", VariantAGMM, h100x2, 2 * 1, 2, "bf16",
+			map[string]space.Value{ParamImpl: space.Str("fused:128x224:s5:c2:g4"), ParamChunks: space.Int(1)}, false},
 		{"an A100: the pipeline", VariantAGMM, a100, 8192, 2, "bf16", nil, true},
 		{"sm_90 over PCIe: the pipeline", VariantMatmulRS, Device{Major: 9, SMs: 114, Link: "PCIe"}, 8192, 2, "bf16", nil, true},
 		{"one rank: nothing to overlap, the pipeline", VariantAGMM, h100x2, 8192, 1, "bf16", nil, true},
@@ -149,11 +149,56 @@ func TestFourRankRules(t *testing.T) {
 	}
 }
 
-// TestFourRankRulesKeepOtherFamilies: FP8 and teams of two keep what they
-// ran before the four-rank rules keyed on rows, at the row counts those
-// rules key on (FP8 matmulrs on 256 rows of 4 ranks: no epilogue tile
-// fits, the pipeline; bf16 matmulrs on 1,024 rows of 2: the cluster tile
-// does not fit the epilogue's swizzle groups, the reduction kernel's tile).
+// TestTwoRankRules: on two (and three) sm_90 ranks, bf16/f16, the
+// small-rows rule of twoRankDefaults up to 512 rows per rank, the family's
+// tiles past it: DefaultOn's whole config.
+func TestTwoRankRules(t *testing.T) {
+	const (
+		wantAGMMTwoSmall = "algo=0,batch=0,chunks=2,copy=ce,copy_blocks=4,direction=push,fast_accum=1,graph=0,impl=fused:128x224:s5:c2:g4,sm_reserve=0,streams=1"
+		wantAGMMFamily   = "algo=0,batch=0,chunks=8,copy=ce,copy_blocks=4,direction=push,fast_accum=1,graph=1,impl=fused:128x256:s4:c2:g8:cl2,sm_reserve=0,streams=1"
+		wantRSFamily     = "algo=0,batch=0,chunks=4,fast_accum=1,graph=1,impl=fused:128x256:s4:c2:g8:cl2,push=ce,reduce=epilogue,reduce_blocks=132,sm_reserve=0,streams=1"
+	)
+	for _, tc := range []struct {
+		name           string
+		kernel         Variant
+		m, n, k, world int
+		dtype          string
+		want           string
+	}{
+		{"agmm 512 rows (TP block m=1024, measured)", VariantAGMM, 1024, 14336, 8192, 2, "bf16", wantAGMMTwoSmall},
+		{"agmm 256 rows", VariantAGMM, 512, 3584, 8192, 2, "f16", wantAGMMTwoSmall},
+		{"agmm 3 ranks, 512 rows", VariantAGMM, 1536, 3584, 8192, 3, "bf16", wantAGMMTwoSmall},
+		{"agmm 640 rows, past the rule", VariantAGMM, 1280, 14336, 8192, 2, "bf16", wantAGMMFamily},
+		{"agmm 4096 rows (8192x3584x8192)", VariantAGMM, 8192, 3584, 8192, 2, "bf16", wantAGMMFamily},
+		{"matmulrs 512 rows (TP block m=1024, measured)", VariantMatmulRS, 1024, 8192, 14336, 2, "bf16", wantRS256},
+		{"matmulrs 4096 rows (8192x3584x8192)", VariantMatmulRS, 8192, 3584, 8192, 2, "bf16", wantRSFamily},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := problemOf(t, tc.m, tc.n, tc.k, tc.world, tc.dtype)
+			c, err := tc.kernel.DefaultOn(p, h100x2)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.String() != tc.want {
+				t.Errorf("DefaultOn = %s, want %s", c, tc.want)
+			}
+			cfg, err := tc.kernel.ParseConfig(c)
+			if err == nil {
+				err = tc.kernel.Validate(cfg, p)
+			}
+			if err != nil {
+				t.Errorf("DefaultOn's %s does not run: %v", c, err)
+			}
+		})
+	}
+}
+
+// TestFourRankRulesKeepOtherFamilies: FP8 and teams of two past the
+// two-rank rule keep what they ran before the rules keyed on rows, at the
+// row counts those rules key on (FP8 matmulrs on 256 rows of 4 ranks: no
+// epilogue tile fits, the pipeline; bf16 matmulrs on 1,024 rows of 2: the
+// cluster tile does not fit the epilogue's swizzle groups, the reduction
+// kernel's tile).
 func TestFourRankRulesKeepOtherFamilies(t *testing.T) {
 	for _, tc := range []struct {
 		kernel Variant
@@ -165,7 +210,7 @@ func TestFourRankRulesKeepOtherFamilies(t *testing.T) {
 		{VariantAGMM, 1024, 4, "e4m3", "fused:128x256:s4:c2:g4"},
 		{VariantMatmulRS, 1024, 4, "e4m3_row", ImplPipeline},
 		{VariantMatmulRS, 4096, 4, "e4m3", "fused:128x128:s5:c2:g4:pp"},
-		{VariantAGMM, 512, 2, "bf16", "fused:128x256:s4:c2:g8:cl2"},
+		{VariantAGMM, 1280, 2, "bf16", "fused:128x256:s4:c2:g8:cl2"},
 		{VariantMatmulRS, 2048, 2, "bf16", "fused:128x256:s4:c2:g4:cl2"},
 	} {
 		p := problemOf(t, tc.m, 3584, 8192, tc.world, tc.dtype)
