@@ -9,10 +9,11 @@ import "testing"
 func TestKernelVersions(t *testing.T) {
 	for _, c := range []struct{ name, got, want string }{
 		{"cpu", CPU().Describe().KernelVersion, "a450f393096d"},
-		// e643fcb5b571: two_shot_lamport (ALGO 8) joined lamport.cu, and
-		// one_shot_lamport's kernel now calls the helpers they share
-		// (the same code): every CUDA entry tuned before is stale.
-		{"cuda (KernelVersion)", KernelVersion(), "e643fcb5b571"},
+		// 004504484298: lamport.cu's tensor helpers moved to common.cuh
+		// as load_vec/store_vec, for the push two-shots' direct entry
+		// (the same SASS for every ALGO): every CUDA entry tuned before
+		// is stale.
+		{"cuda (KernelVersion)", KernelVersion(), "004504484298"},
 	} {
 		if c.got != c.want {
 			t.Errorf("%s kernel version %s, pinned %s", c.name, c.got, c.want)
