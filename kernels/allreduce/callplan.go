@@ -16,22 +16,41 @@ type callPlan struct {
 // push two-shots, compiled with PUSH_OUT=0 by the Runner.
 func inPlaceAlgo(algo string) bool { return algo == TwoShotPush || algo == TwoShotOverlap }
 
-// planCall is the plan of the all-reduce of the n elements (of elt bytes,
-// padded to npad) at address t, on this rank's region at input ([input |
-// scratch | output] of npad elements each). one_shot and two_shot write the
-// sum to their out argument while peers read this rank's input region: it
-// is the tensor itself only when the tensor was staged, needs no padding
-// and is 16-byte aligned; else the output region. The push two-shots leave
-// the sum in place over the input region, the copy-engine two-shot in the
+// regionScratch is where a Runner's scratch region starts in each rank's
+// region of regionBytes, in bytes: a third of it (16-byte aligned), for
+// every call whatever its size, so the layout is [input | scratch |
+// output] by thirds and a call of npad elements of elt bytes fits when
+// npad*elt <= regionScratch (the same as 3*npad*elt <= regionBytes, npad*elt
+// being a multiple of 16).
+//
+// Why not npad*elt, the call's own size: the push two-shots (and the
+// copy-engine one) start scattering into peers' scratch with no barrier,
+// as soon as their previous kernel is over, which needs only this rank's
+// blocks to have reached its last barrier, not what follows it here (the
+// copy of the sum back into the tensor, or the direct entry's copy-out).
+// Had a smaller call's scratch started at its own npad*elt, inside the
+// previous call's input or output, a fast peer's scatter could overwrite
+// the sum before this rank had copied it out. Thirds keep every scratch
+// write clear of both, at any sequence of sizes and configs on the region.
+func regionScratch(regionBytes int64) int64 { return regionBytes / 3 &^ 15 }
+
+// planCall is the plan of the all-reduce of the n elements (padded to
+// npad) at address t, on this rank's region at input ([input | scratch |
+// output], the scratch region at byte offset scratch, the output at
+// 2*scratch: regionScratch). one_shot and two_shot write the sum to their
+// out argument while peers read this rank's input region: it is the
+// tensor itself only when the tensor was staged, needs no padding and is
+// 16-byte aligned; else the output region. The push two-shots leave the
+// sum in place over the input region, the copy-engine two-shot in the
 // output region.
-func planCall(algo string, t, input uint64, n, npad int64, elt int) callPlan {
+func planCall(algo string, t, input uint64, n, npad int64, scratch uint64) callPlan {
 	staged := t != input
-	p := callPlan{stageIn: staged, zeroPad: npad > n, out: input + uint64(2*npad*int64(elt))}
+	p := callPlan{stageIn: staged, zeroPad: npad > n, out: input + 2*scratch}
 	p.direct = staged && (algo == OneShot || algo == TwoShot) && npad == n && t%16 == 0
 	if p.direct {
 		p.out = t
 	}
-	p.from = input + uint64(2*npad*int64(elt))
+	p.from = input + 2*scratch
 	if inPlaceAlgo(algo) {
 		p.from = input
 	}

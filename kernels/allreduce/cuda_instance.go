@@ -163,7 +163,7 @@ func (in *cudaInstance) launch(m *arModule) error {
 
 // launchCE enqueues the copy-engine two-shot (twoShotCE) into in.out.
 func (in *cudaInstance) launchCE(m *arModule) error {
-	return ceStreams{in.side, in.fork, in.join}.twoShotCE(in.team, m.fn, m.cfg, in.stream, in.out, in.npad, in.nvec, in.elt)
+	return ceStreams{in.side, in.fork, in.join}.twoShotCE(in.team, m.fn, m.cfg, in.stream, in.out, in.npad, in.nvec, in.elt, in.npad*int64(in.elt))
 }
 
 // launchCEAG enqueues the pipelined two-shot: the stage flags zeroed on

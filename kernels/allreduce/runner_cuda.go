@@ -15,8 +15,9 @@ import (
 
 // Peers is what a Runner needs of the ranks it runs with: this rank's
 // place, every rank's symmetric region as mapped here ([input | scratch |
-// output] of npad elements each, see Padded; a Lamport algorithm's area
-// instead, see lamport.go), the pointer table the kernels
+// output] by thirds, regionScratch, each holding npad elements, see
+// Padded; a Lamport algorithm's area instead, see lamport.go), the
+// pointer table the kernels
 // index, the team barrier, and the GPU. cudamem.Team implements it;
 // cudamem.Mapped for symmetric memory another runtime made (torch's
 // symm_mem, for symmtune.torch).
@@ -52,6 +53,7 @@ type Runner struct {
 	cfg         cudaCfg
 	elt         int
 	regionBytes int64 // of each rank's region: 3*npad elements must fit
+	scratchOff  int64 // the scratch region's byte offset, the output's half of it (regionScratch)
 	lamportSlot int64 // a Lamport algorithm's slot size on the region (lamportSlotOf)
 
 	mod     cu.Module
@@ -108,7 +110,7 @@ func NewRunner(peers Peers, c space.Config, dtype string, regionBytes int64) (*R
 	if k.blocks > cudamem.MaxBlocks {
 		return nil, fmt.Errorf("%d blocks exceed the %d barrier slots", k.blocks, cudamem.MaxBlocks)
 	}
-	r := &Runner{peers: peers, cfg: k, elt: elt, regionBytes: regionBytes,
+	r := &Runner{peers: peers, cfg: k, elt: elt, regionBytes: regionBytes, scratchOff: regionScratch(regionBytes),
 		graphs: &graphcache.Cache[call, *cudamem.Graph]{Destroy: (*cudamem.Graph).Destroy}}
 	if IsLamport(k.algo) {
 		if r.lamportSlot = lamportSlotOf(k.algo, regionBytes, peers.World()); r.lamportSlot < lamportAlign {
@@ -124,7 +126,7 @@ func NewRunner(peers Peers, c space.Config, dtype string, regionBytes int64) (*R
 
 // plan is planCall's plan of the call on t.
 func (r *Runner) plan(t cu.DevicePtr, g geom) callPlan {
-	return planCall(r.cfg.algo, uint64(t), uint64(r.input()), g.n, g.npad, r.elt)
+	return planCall(r.cfg.algo, uint64(t), uint64(r.input()), g.n, g.npad, uint64(r.scratchOff))
 }
 
 // kernelSource is config k's kernel for dtype on world ranks as NVRTC
@@ -189,9 +191,6 @@ func (r *Runner) setup(dtype string) error {
 // input is this rank's input region.
 func (r *Runner) input() cu.DevicePtr { return r.peers.Data(r.peers.Rank()) }
 
-// scratch is the scratch region's offset, and the output's half of it.
-func (r *Runner) scratch(g geom) int64 { return g.npad * int64(r.elt) }
-
 // geometry is n's, checked against the regions.
 func (r *Runner) geometry(n int64) (geom, error) {
 	// geometry's arithmetic, without its checks of dtype and world (made
@@ -201,14 +200,16 @@ func (r *Runner) geometry(n int64) (geom, error) {
 	}
 	npad := Padded(n, r.elt, r.peers.World())
 	nvec := npad * int64(r.elt) / 16
-	if need := 3 * npad * int64(r.elt); need > r.regionBytes {
+	// The region by thirds (regionScratch): the same as need > regionBytes.
+	if need := 3 * npad * int64(r.elt); npad*int64(r.elt) > r.scratchOff {
 		return geom{}, fmt.Errorf("n=%d needs regions of %d bytes ([input | scratch | output] of %d elements), they have %d: %w", n, need, npad, r.regionBytes, ErrRegionsTooSmall)
 	}
 	return geom{n, npad, nvec}, nil
 }
 
 // Enqueue sums the n elements at t over the ranks, in place, on stream.
-// Every rank's regions hold 3*npad elements (npad: n padded, Padded).
+// Every rank's regions hold 3*npad elements (npad: n padded, Padded;
+// the region by thirds, regionScratch).
 // t is the input region itself (a tensor made in the symmetric memory) or
 // any other tensor, staged: copied in, and the sum copied back. The call
 // at an address seen before is captured once and replayed from then on
@@ -276,7 +277,7 @@ func (r *Runner) launch(stream cu.Stream, t cu.DevicePtr, g geom) error {
 			return err
 		}
 	} else {
-		args := cudamem.Args(uint64(r.peers.PtrTable()), p.out, uint64(g.nvec), uint64(r.peers.Rank()), uint64(r.scratch(g)))
+		args := cudamem.Args(uint64(r.peers.PtrTable()), p.out, uint64(g.nvec), uint64(r.peers.Rank()), uint64(r.scratchOff))
 		if err := r.fn.Launch(int(r.cfg.blocks), 1, 1, int(r.cfg.threads), 1, 1, 0, stream, args); err != nil {
 			return fmt.Errorf("launch allreduce: %w", err)
 		}
@@ -292,7 +293,7 @@ func (r *Runner) launch(stream cu.Stream, t cu.DevicePtr, g geom) error {
 // launchCE enqueues the copy-engine two-shot (twoShotCE); the sum lands
 // in the output region.
 func (r *Runner) launchCE(stream cu.Stream, g geom) error {
-	return ceStreams{r.side, r.fork, r.join}.twoShotCE(r.peers, r.fn, r.cfg, stream, 0, g.npad, g.nvec, r.elt)
+	return ceStreams{r.side, r.fork, r.join}.twoShotCE(r.peers, r.fn, r.cfg, stream, 0, g.npad, g.nvec, r.elt, r.scratchOff)
 }
 
 // Close frees everything, after the GPU's work is done.
