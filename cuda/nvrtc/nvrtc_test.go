@@ -111,3 +111,60 @@ func kernelAlgos(t *testing.T, src string) []string {
 	}
 	return out
 }
+
+// TestAllreduceEntries: the push two-shots (ALGO 3, two_shot_push; 5,
+// two_shot_overlap) have a second entry point, allreduce_direct, which
+// the Runner launches on a caller's tensor; no other algorithm has one.
+// Both PUSH_OUT values (the plugin's 2, the Runner's 0) are compiled.
+// ptxas's report of each entry is logged (registers and spills of the
+// direct entry beside the in-place one).
+func TestAllreduceEntries(t *testing.T) {
+	if _, _, err := Version(); err != nil {
+		if os.Getenv("SYMMTUNE_NVRTC") != "" {
+			t.Fatalf("SYMMTUNE_NVRTC=%s but NVRTC does not load: %v", os.Getenv("SYMMTUNE_NVRTC"), err)
+		}
+		t.Skipf("no NVRTC here: %v", err)
+	}
+	read := func(p string) string {
+		b, err := os.ReadFile(filepath.Join("..", "..", p))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	text := read("symm/cudamem/barrier.cuh") + read("kernels/allreduce/kernels/common.cuh") +
+		read("kernels/allreduce/kernels/allreduce.cu") + read("kernels/allreduce/kernels/lamport.cu")
+	c := Compiler{Arch: "sm_90", CacheDir: t.TempDir()}
+	entry := regexp.MustCompile(`Compiling entry function '(\w+)'`)
+	for _, algo := range kernelAlgos(t, text) {
+		direct := algo == "3" || algo == "5"
+		for _, pushOut := range []string{"2", "0"} {
+			if pushOut == "0" && !direct {
+				continue
+			}
+			opts := []string{"-DDTYPE_BF16=1", "-DDTYPE_F16=0", "-DWORLD=4", "-DALGO=" + algo, "-DTHREADS=512", "-DUNROLL=2", "-DPUSH_OUT=" + pushOut}
+			_, log, err := c.CompileInfo(Source{Name: "allreduce.cu", Text: text, Options: opts})
+			if err != nil {
+				t.Errorf("ALGO %s PUSH_OUT %s: %v", algo, pushOut, err)
+				continue
+			}
+			var got []string
+			for _, m := range entry.FindAllStringSubmatch(log, -1) {
+				if m[1] != "symm_barrier" {
+					got = append(got, m[1])
+				}
+			}
+			slices.Sort(got)
+			want := []string{"allreduce"}
+			if direct {
+				want = append(want, "allreduce_direct")
+			}
+			if !slices.Equal(got, want) {
+				t.Errorf("ALGO %s PUSH_OUT %s: entry points %v, want %v", algo, pushOut, got, want)
+			}
+			if direct {
+				t.Logf("ALGO %s PUSH_OUT %s (bf16, 4 ranks, 512 threads, unroll 2):\n%s", algo, pushOut, log)
+			}
+		}
+	}
+}

@@ -9,11 +9,12 @@ import "testing"
 func TestKernelVersions(t *testing.T) {
 	for _, c := range []struct{ name, got, want string }{
 		{"cpu", CPU().Describe().KernelVersion, "a450f393096d"},
-		// 004504484298: lamport.cu's tensor helpers moved to common.cuh
-		// as load_vec/store_vec, for the push two-shots' direct entry
-		// (the same SASS for every ALGO): every CUDA entry tuned before
-		// is stale.
-		{"cuda (KernelVersion)", KernelVersion(), "004504484298"},
+		// 348af87fe411: the push two-shots (ALGO 3, 5) gained a second entry,
+		// allreduce_direct, that reads and writes a caller's tensor (issue
+		// 45); the in-place entry's SASS is unchanged (lamport.cu's tensor
+		// helpers moved to common.cuh on the way). Every CUDA entry tuned
+		// before is stale.
+		{"cuda (KernelVersion)", KernelVersion(), "348af87fe411"},
 	} {
 		if c.got != c.want {
 			t.Errorf("%s kernel version %s, pinned %s", c.name, c.got, c.want)
