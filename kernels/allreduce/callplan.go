@@ -3,18 +3,24 @@ package allreduce
 // callPlan is what one Runner call does around the kernel (runner_cuda.go),
 // decided without a GPU so its rules are tested here.
 type callPlan struct {
-	stageIn   bool   // copy the tensor into the input region first
-	zeroPad   bool   // zero the padding past n (a larger call may have left data there)
-	direct    bool   // the kernel writes the sum into the tensor itself (its out argument)
-	out       uint64 // the kernel's out argument
-	copyBack  bool   // copy the sum from where it landed into the tensor
-	from      uint64 // where the sum landed (copyBack's source)
-	oneLaunch bool   // the whole call is one kernel: launched as it is, no graph
+	stageIn    bool   // copy the tensor into the input region first
+	zeroPad    bool   // zero the padding past n (a larger call may have left data there)
+	direct     bool   // the kernel writes the sum into the tensor itself (its out argument)
+	pushDirect bool   // the kernel is DirectEntry: it reads its input from the tensor too
+	out        uint64 // the kernel's out argument
+	copyBack   bool   // copy the sum from where it landed into the tensor
+	from       uint64 // where the sum landed (copyBack's source)
+	oneLaunch  bool   // the whole call is one kernel: launched as it is, no graph
 }
 
 // inPlaceAlgo says whether algo sums in place over the input region: the
-// push two-shots, compiled with PUSH_OUT=0 by the Runner.
+// push two-shots, compiled with PUSH_OUT=0 by the Runner. They also have
+// the direct entry (DirectEntry).
 func inPlaceAlgo(algo string) bool { return algo == TwoShotPush || algo == TwoShotOverlap }
+
+// DirectEntry is the push two-shots' second kernel (kernels/allreduce.cu,
+// tensor_t): allreduce's arguments with out the caller's tensor, then n.
+const DirectEntry = "allreduce_direct"
 
 // regionScratch is where a Runner's scratch region starts in each rank's
 // region of regionBytes, in bytes: a third of it (16-byte aligned), for
@@ -43,8 +49,21 @@ func regionScratch(regionBytes int64) int64 { return regionBytes / 3 &^ 15 }
 // 16-byte aligned; else the output region. The push two-shots leave the
 // sum in place over the input region, the copy-engine two-shot in the
 // output region.
-func planCall(algo string, t, input uint64, n, npad int64, scratch uint64) callPlan {
+//
+// A push two-shot on any other tensor is one launch of its direct entry
+// when hasDirect (the Runner loaded it, and its grid fits on the GPU at
+// once) and the tensor is 16-byte aligned: it reads the tensor and writes
+// the sum into it, any n (it reads +0.0 past n, so nothing is zeroed).
+// A misaligned tensor is staged instead: the direct entry would move all
+// of it element by element, a path nobody has timed, while the copies
+// run at the copy engine's speed. Each rank decides for itself: the
+// direct and in-place entries exchange the same data in the same places
+// with the same barriers, so ranks may differ.
+func planCall(algo string, t, input uint64, n, npad int64, scratch uint64, hasDirect bool) callPlan {
 	staged := t != input
+	if staged && inPlaceAlgo(algo) && hasDirect && t%16 == 0 {
+		return callPlan{direct: true, pushDirect: true, out: t, from: t, oneLaunch: true}
+	}
 	p := callPlan{stageIn: staged, zeroPad: npad > n, out: input + 2*scratch}
 	p.direct = staged && (algo == OneShot || algo == TwoShot) && npad == n && t%16 == 0
 	if p.direct {

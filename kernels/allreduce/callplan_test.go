@@ -10,36 +10,47 @@ func TestPlanCall(t *testing.T) {
 	// in + 256 (a region of 3*128 bytes, by thirds: regionScratch).
 	const in, scratch = 1 << 20, 128
 	cases := []struct {
-		name    string
-		algo    string
-		t       uint64
-		n, npad int64
-		want    callPlan
+		name     string
+		algo     string
+		t        uint64
+		n, npad  int64
+		noDirect bool // the Runner has no direct entry (its grid cannot be resident)
+		want     callPlan
 	}{
-		{"one_shot staged aligned unpadded: sum straight into the tensor", OneShot, 4096, 64, 64,
+		{"one_shot staged aligned unpadded: sum straight into the tensor", OneShot, 4096, 64, 64, false,
 			callPlan{stageIn: true, direct: true, out: 4096, from: in + 256}},
-		{"two_shot staged aligned unpadded: likewise", TwoShot, 4096, 64, 64,
+		{"two_shot staged aligned unpadded: likewise", TwoShot, 4096, 64, 64, false,
 			callPlan{stageIn: true, direct: true, out: 4096, from: in + 256}},
-		{"one_shot staged unaligned: output region, copied back", OneShot, 4098, 64, 64,
+		{"one_shot staged unaligned: output region, copied back", OneShot, 4098, 64, 64, false,
 			callPlan{stageIn: true, out: in + 256, copyBack: true, from: in + 256}},
-		{"one_shot staged padded: output region, copied back", OneShot, 4096, 60, 64,
+		{"one_shot staged padded: output region, copied back", OneShot, 4096, 60, 64, false,
 			callPlan{stageIn: true, zeroPad: true, out: in + 256, copyBack: true, from: in + 256}},
-		{"one_shot in the input region: output region, copied back", OneShot, in, 64, 64,
+		{"one_shot in the input region: output region, copied back", OneShot, in, 64, 64, false,
 			callPlan{out: in + 256, copyBack: true, from: in + 256}},
-		{"push staged: in place over the input, copied back", TwoShotPush, 4096, 64, 64,
+		{"push plain aligned: the direct entry, one launch, nothing copied", TwoShotPush, 4096, 64, 64, false,
+			callPlan{direct: true, pushDirect: true, out: 4096, from: 4096, oneLaunch: true}},
+		{"push plain aligned padded: direct, the padding read as zeros, nothing zeroed", TwoShotPush, 4096, 60, 64, false,
+			callPlan{direct: true, pushDirect: true, out: 4096, from: 4096, oneLaunch: true}},
+		{"overlap plain aligned: direct too", TwoShotOverlap, 4096, 64, 64, false,
+			callPlan{direct: true, pushDirect: true, out: 4096, from: 4096, oneLaunch: true}},
+		{"push plain misaligned: staged, in place over the input, copied back", TwoShotPush, 4098, 64, 64, false,
 			callPlan{stageIn: true, out: in + 256, copyBack: true, from: in}},
-		{"push in the input region unpadded: one kernel, nothing copied", TwoShotPush, in, 64, 64,
+		{"overlap plain 8-byte aligned: staged", TwoShotOverlap, 4104, 60, 64, false,
+			callPlan{stageIn: true, zeroPad: true, out: in + 256, copyBack: true, from: in}},
+		{"push plain aligned, no direct entry: staged", TwoShotPush, 4096, 64, 64, true,
+			callPlan{stageIn: true, out: in + 256, copyBack: true, from: in}},
+		{"push in the input region unpadded: one kernel, nothing copied", TwoShotPush, in, 64, 64, false,
 			callPlan{out: in + 256, from: in, oneLaunch: true}},
-		{"overlap in the input region padded: padding zeroed, no copy, a graph", TwoShotOverlap, in, 60, 64,
+		{"overlap in the input region padded: padding zeroed, no copy, a graph", TwoShotOverlap, in, 60, 64, false,
 			callPlan{zeroPad: true, out: in + 256, from: in}},
-		{"ce staged: output region, copied back", TwoShotCE, 4096, 64, 64,
+		{"ce staged: output region, copied back", TwoShotCE, 4096, 64, 64, false,
 			callPlan{stageIn: true, out: in + 256, copyBack: true, from: in + 256}},
-		{"ce in the input region: copied back, never one launch", TwoShotCE, in, 64, 64,
+		{"ce in the input region: copied back, never one launch", TwoShotCE, in, 64, 64, false,
 			callPlan{out: in + 256, copyBack: true, from: in + 256}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			if got := planCall(c.algo, c.t, in, c.n, c.npad, scratch); got != c.want {
+			if got := planCall(c.algo, c.t, in, c.n, c.npad, scratch, !c.noDirect); got != c.want {
 				t.Errorf("planCall = %+v, want %+v", got, c.want)
 			}
 		})
