@@ -15,6 +15,8 @@ on fresh random inputs copied into the graph's static inputs and checked
 against a float64 reference (relative error under 1e-2; every output element
 poisoned with NaN before the replay). Both the public functions and
 torch.ops.symmtune.* are captured.
+Then two_shot_push and two_shot_overlap forced on plain tensors (their
+direct entry; a misaligned one staged) and on sizes called back to back.
 compile: a tensor-parallel MLP block (AG+MM, MM+RS, then an all-reduce)
 under torch.compile(fullgraph=True) and mode="reduce-overhead", against
 eager, with inductor's cudagraph counters.
@@ -175,6 +177,7 @@ def check(replays: int = 100) -> None:
                         c = st._choices[(g, dt, n)]
                         out("config", name, "-", f"{c['source']} {c['config']}".replace(",", ";"))
     ar_force.use(None)
+    check_direct(replays)
     # A first call inside a capture that needs its layout made (here: a
     # larger all-reduce workspace than the calls above made, a new GEMM
     # problem) says what to do, in one line. (A new size that fits the
@@ -226,6 +229,49 @@ def check(replays: int = 100) -> None:
                 out("check", f"config:{impl}:{m}x{n}x{k}", pipe.choice.source, str(pipe.choice.config).replace(",", ";"))
     FORCED.clear()
     reset_gemm()
+
+
+def check_direct(replays: int) -> None:
+    """The push two-shots on plain tensors (issue 45), forced: aligned
+    tensors run their direct entry (any n: 8195 and 2^19+5 end part-way
+    through a vector), a tensor one element off 16-byte alignment is staged;
+    each eagerly and in a graph. Then calls of shrinking and growing sizes
+    back to back with no sync between them, every result checked: a
+    smaller call's scatter must not land on the sum a previous call is
+    still copying out (the Runner's region by thirds)."""
+    rank = dist.get_rank()
+    for algo in ("two_shot_push", "two_shot_overlap"):
+        ar_force.use({"algorithm": algo})
+        for dt in (torch.bfloat16, torch.float32):
+            for n in (8192, 8195, (1 << 19) + 5, 1 << 21):
+                for path in ("plain", "misaligned"):
+                    if path == "plain":
+                        x = torch.empty(n, dtype=dt, device="cuda")
+                    else:
+                        x = torch.empty(n + 1, dtype=dt, device="cuda")[1:]
+
+                    def run(x=x):
+                        st.all_reduce(x)
+                        return x
+                    name = f"all_reduce[{algo}]:{path}:{str(dt)[6:]}:n={n}"
+                    check_eager(name, [x], run, lambda o: o, lambda xs: ref_all_reduce(xs[0]), 51 + rank)
+                    check_graph(name, [x], run, lambda o: o, lambda xs: ref_all_reduce(xs[0]), replays, 61 + rank)
+        gen = torch.Generator(device="cuda").manual_seed(71 + rank)
+        sizes = (1 << 21, 1 << 18, (1 << 21) + 7, 8192, 1 << 20)
+        xs = [torch.empty(n, dtype=torch.bfloat16, device="cuda") for n in sizes]
+        worst = 0.0
+        for _ in range(20):
+            for x in xs:
+                x.copy_(fresh(x.shape, gen, x.dtype))
+            want = [ref_all_reduce(x.clone()) for x in xs]
+            for x in xs:
+                st.all_reduce(x)
+            worst = max([worst] + [rel_err(x, w) for x, w in zip(xs, want)])
+        name = f"all_reduce[{algo}]:sizes {'/'.join(str(n) for n in sizes)} back to back"
+        if not worst <= TOL:
+            fail(f"{name}: rel err {worst:.3g}")
+        out("check", name, "eager x20", f"{'ok' if worst <= TOL else 'WRONG'} worst {worst:.2e}")
+    ar_force.use(None)
 
 
 # ------------------------------------------------------------------- compile
