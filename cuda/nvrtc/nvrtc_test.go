@@ -115,9 +115,12 @@ func kernelAlgos(t *testing.T, src string) []string {
 // TestAllreduceEntries: the push two-shots (ALGO 3, two_shot_push; 5,
 // two_shot_overlap) have a second entry point, allreduce_direct, which
 // the Runner launches on a caller's tensor; no other algorithm has one.
-// Both PUSH_OUT values (the plugin's 2, the Runner's 0) are compiled.
-// ptxas's report of each entry is logged (registers and spills of the
-// direct entry beside the in-place one).
+// Both PUSH_OUT values (the plugin's 2, the Runner's 0) are compiled; the
+// direct entry takes its output offset as an argument, so its code must
+// not depend on PUSH_OUT (the plugin's Verify checks the Runner's code):
+// its registers are the same in both builds. ptxas's report of each entry
+// is logged (registers and spills of the direct entry beside the in-place
+// one).
 func TestAllreduceEntries(t *testing.T) {
 	if _, _, err := Version(); err != nil {
 		if os.Getenv("SYMMTUNE_NVRTC") != "" {
@@ -136,8 +139,10 @@ func TestAllreduceEntries(t *testing.T) {
 		read("kernels/allreduce/kernels/allreduce.cu") + read("kernels/allreduce/kernels/lamport.cu")
 	c := Compiler{Arch: "sm_90", CacheDir: t.TempDir()}
 	entry := regexp.MustCompile(`Compiling entry function '(\w+)'`)
+	directRegs := regexp.MustCompile(`entry function 'allreduce_direct'[^\n]*\n(?:[^\n]*\n)*?[^\n]*Used (\d+) registers`)
 	for _, algo := range kernelAlgos(t, text) {
 		direct := algo == "3" || algo == "5"
+		regs := map[string]string{}
 		for _, pushOut := range []string{"2", "0"} {
 			if pushOut == "0" && !direct {
 				continue
@@ -164,7 +169,15 @@ func TestAllreduceEntries(t *testing.T) {
 			}
 			if direct {
 				t.Logf("ALGO %s PUSH_OUT %s (bf16, 4 ranks, 512 threads, unroll 2):\n%s", algo, pushOut, log)
+				if m := directRegs.FindStringSubmatch(log); m != nil {
+					regs[pushOut] = m[1]
+				} else {
+					t.Errorf("ALGO %s PUSH_OUT %s: no register count for allreduce_direct in ptxas's report", algo, pushOut)
+				}
 			}
+		}
+		if direct && regs["0"] != regs["2"] {
+			t.Errorf("ALGO %s: allreduce_direct uses %s registers with PUSH_OUT 0, %s with 2: its code depends on PUSH_OUT", algo, regs["0"], regs["2"])
 		}
 	}
 }

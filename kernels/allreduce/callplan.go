@@ -19,8 +19,16 @@ type callPlan struct {
 func inPlaceAlgo(algo string) bool { return algo == TwoShotPush || algo == TwoShotOverlap }
 
 // DirectEntry is the push two-shots' second kernel (kernels/allreduce.cu,
-// tensor_t): allreduce's arguments with out the caller's tensor, then n.
+// tensor_t): allreduce's arguments with out the caller's tensor, then n
+// and outoff, the output region's byte offset in every region.
 const DirectEntry = "allreduce_direct"
+
+// directOutOff is DirectEntry's outoff where the Runner launches it: the
+// Runner builds the push two-shots with PUSH_OUT=0, so a peer that stages
+// its tensor or owns the input region pushes its sums over the input
+// region, at byte 0, and so must every rank. The plugin's Verify passes
+// it too, so that it checks the code the Runner runs, aliasing included.
+const directOutOff = 0
 
 // regionScratch is where a Runner's scratch region starts in each rank's
 // region of regionBytes, in bytes: a third of it (16-byte aligned), for

@@ -35,12 +35,14 @@ func (in *cudaInstance) plainBytes() int64 { return in.npad*int64(in.elt) + 2*di
 // enqueueDirect enqueues Verify's direct call c of config m: the plain
 // buffer poisoned (NaN), c's inputs filled at its offset past the first
 // guard, DirectEntry on it (the scratch and output regions where the
-// in-place call has them), and the check of its n elements into res[3:6].
-// No barrier is needed first: the in-place call's last barrier released
-// the scratch, and peers write this rank's output region only after a
-// barrier that this call's kernel joins, after this rank's check of the
-// in-place output (stream order). Its inputs differ from the in-place
-// call's, so that call's sums left in the output region cannot pass.
+// in-place call has them) with the Runner's outoff (directOutOff: the
+// peers' sums land over the input region, as in symmtune.torch), and the
+// check of its n elements into res[3:6]. No barrier is needed first: the
+// in-place call's last barrier released the scratch, and peers write this
+// rank's input region only after a barrier that this call's kernel joins,
+// after this rank's in-place call and its check (stream order); Bench and
+// the next Verify fill the input region again. Its inputs differ from the
+// in-place call's, so that call's data left in the regions cannot pass.
 func (in *cudaInstance) enqueueDirect(m *arModule, c directCase) error {
 	if in.plain == 0 {
 		var err error
@@ -58,7 +60,7 @@ func (in *cudaInstance) enqueueDirect(m *arModule, c directCase) error {
 		return fmt.Errorf("launch fill: %w", err)
 	}
 	nvec := Padded(c.n, in.elt, t.World()) * int64(in.elt) / 16
-	args := cudamem.Args(uint64(t.PtrTable()), uint64(x), uint64(nvec), uint64(t.Rank()), uint64(in.npad)*uint64(in.elt), uint64(c.n))
+	args := cudamem.Args(uint64(t.PtrTable()), uint64(x), uint64(nvec), uint64(t.Rank()), uint64(in.npad)*uint64(in.elt), uint64(c.n), directOutOff)
 	if err := m.direct.Launch(int(m.cfg.blocks), 1, 1, int(m.cfg.threads), 1, 1, 0, in.stream, args); err != nil {
 		return fmt.Errorf("launch %s: %w", DirectEntry, err)
 	}

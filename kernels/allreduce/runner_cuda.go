@@ -308,7 +308,7 @@ func (r *Runner) launch(stream cu.Stream, t cu.DevicePtr, g geom) error {
 			return err
 		}
 	case p.pushDirect:
-		args := cudamem.Args(uint64(r.peers.PtrTable()), p.out, uint64(g.nvec), uint64(r.peers.Rank()), uint64(r.scratchOff), uint64(g.n))
+		args := cudamem.Args(uint64(r.peers.PtrTable()), p.out, uint64(g.nvec), uint64(r.peers.Rank()), uint64(r.scratchOff), uint64(g.n), directOutOff)
 		if err := r.fnDirect.Launch(int(r.cfg.blocks), 1, 1, int(r.cfg.threads), 1, 1, 0, stream, args); err != nil {
 			return fmt.Errorf("launch %s: %w", DirectEntry, err)
 		}

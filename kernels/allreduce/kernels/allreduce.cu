@@ -20,7 +20,8 @@
 //   scratch  byte offset of the two-shot scratch inside each data region
 //            (the push two-shot's output region follows at 2*scratch)
 // ALGO 3 and 5 have a second entry, allreduce_direct, which reads and
-// writes a caller's tensor instead (one more argument, n: see tensor_t).
+// writes a caller's tensor instead (two more arguments, n and outoff: see
+// tensor_t).
 //
 // Every call starts with a block-wise barrier (peers' inputs are ready) and
 // ends with one (nobody's next input or scratch write can overtake a peer
@@ -112,7 +113,11 @@ __device__ __forceinline__ void reduce_tile(const uint4* const (&src)[WORLD], ui
 // no copy in or out surrounds the kernel. Its arguments are allreduce's,
 // `out` being the tensor, then n, the tensor's elements: any n and any
 // alignment (past n the input reads +0.0 and nothing is stored); nvec is
-// n padded (Padded), the same on every rank. It works because the push
+// n padded (Padded), the same on every rank; outoff is the byte offset of
+// the output region in every rank's region, where the peers' sums land (a
+// runtime argument, not PUSH_OUT, so that the plugin's Verify runs the
+// very code the Runner does; each passes its build's PUSH_OUT*scratch,
+// since ranks that stage or sum in place push there too). It works because the push
 // two-shots read their input only locally: the scatter reads my chunks
 // q != r, the reduce my chunk r. The reduce stores my chunk r of the sum
 // straight into the tensor (and into the peers' output regions, as in
@@ -198,10 +203,10 @@ __device__ __forceinline__ void reduce_tail(const tensor_t& x, const uint4* mysc
 // tiles: the other ranks' chunks of the sum, which they pushed into my
 // output region, into the tensor. Full tiles with push_tile; then the
 // rest vector by vector, nothing stored past n.
-__device__ __forceinline__ void copy_out(const u64* ptrs, const tensor_t& x, int r, u64 nvec, u64 scratch) {
+__device__ __forceinline__ void copy_out(const u64* ptrs, const tensor_t& x, int r, u64 nvec, u64 outoff) {
 	const u64 chunk = nvec / WORLD;
 	const u64 stride = (u64)gridDim.x * TILE;
-	const uint4* mine = (const uint4*)(ptrs[r] + PUSH_OUT * scratch);
+	const uint4* mine = (const uint4*)(ptrs[r] + outoff);
 	const uint4* src[WORLD]; // src[k]: chunk (r+k)%WORLD of my output region
 	uint4* dst[WORLD];       // dst[k]: the same chunk of the tensor (used only where full)
 #pragma unroll
@@ -289,7 +294,7 @@ extern "C" __global__ void __launch_bounds__(THREADS) allreduce(const u64* ptrs,
 // (Written out rather than with push_tile/reduce_tile: this is the config
 // that wins today, and the helpers' code differs; ALGO 5 is it overlapped.)
 template <bool DIRECT>
-__device__ __forceinline__ void two_shot_push(const u64* ptrs, const tensor_t& x, u64 nvec, int r, u64 scratch) {
+__device__ __forceinline__ void two_shot_push(const u64* ptrs, const tensor_t& x, u64 nvec, int r, u64 scratch, u64 outoff) {
 	const u64 chunk = nvec / WORLD;
 	const uint4* in = DIRECT ? (const uint4*)x.t : (const uint4*)ptrs[r];
 	const uint4* myscr = (const uint4*)(ptrs[r] + scratch);
@@ -300,7 +305,7 @@ __device__ __forceinline__ void two_shot_push(const u64* ptrs, const tensor_t& x
 	for (int k = 0; k < WORLD; k++) {
 		const int q = (r + k) % WORLD;
 		slot[k] = (uint4*)(ptrs[q] + scratch) + (u64)r * chunk;
-		dstk[k] = DIRECT && k == 0 ? (uint4*)x.t + (u64)r * chunk : (uint4*)(ptrs[q] + PUSH_OUT * scratch) + (u64)r * chunk;
+		dstk[k] = DIRECT && k == 0 ? (uint4*)x.t + (u64)r * chunk : (uint4*)(ptrs[q] + outoff) + (u64)r * chunk;
 		srck[k] = in + (u64)q * chunk;
 	}
 	const u64 hi = DIRECT ? x.hi : chunk; // the full tiles' end (tensor_of)
@@ -357,12 +362,12 @@ __device__ __forceinline__ void two_shot_push(const u64* ptrs, const tensor_t& x
 	symm_block_barrier(ptrs, r, WORLD, blockIdx.x);
 }
 extern "C" __global__ void __launch_bounds__(THREADS) allreduce(const u64* ptrs, u64 out, u64 nvec, u64 rank, u64 scratch) {
-	two_shot_push<false>(ptrs, tensor_t{0, 0, false, 0}, nvec, (int)rank, scratch);
+	two_shot_push<false>(ptrs, tensor_t{0, 0, false, 0}, nvec, (int)rank, scratch, PUSH_OUT * scratch);
 }
-extern "C" __global__ void __launch_bounds__(THREADS) allreduce_direct(const u64* ptrs, u64 out, u64 nvec, u64 rank, u64 scratch, u64 n) {
+extern "C" __global__ void __launch_bounds__(THREADS) allreduce_direct(const u64* ptrs, u64 out, u64 nvec, u64 rank, u64 scratch, u64 n, u64 outoff) {
 	const tensor_t x = tensor_of(out, n, nvec);
-	two_shot_push<true>(ptrs, x, nvec, (int)rank, scratch);
-	copy_out(ptrs, x, (int)rank, nvec, scratch);
+	two_shot_push<true>(ptrs, x, nvec, (int)rank, scratch, outoff);
+	copy_out(ptrs, x, (int)rank, nvec, outoff);
 }
 #elif ALGO == 4
 // Copy-engine two-shot, reduce step (the Go side moves the data with
@@ -399,7 +404,7 @@ extern "C" __global__ void __launch_bounds__(THREADS) allreduce(const u64* ptrs,
 // 3's: a peer's next push into my output region waits for my block b's
 // signal of that call's tile, which my next kernel sends.
 template <bool DIRECT>
-__device__ __forceinline__ void two_shot_overlap(const u64* ptrs, const tensor_t& x, u64 nvec, int r, u64 scratch) {
+__device__ __forceinline__ void two_shot_overlap(const u64* ptrs, const tensor_t& x, u64 nvec, int r, u64 scratch, u64 outoff) {
 	const int b = blockIdx.x;
 	const u64 chunk = nvec / WORLD;
 	const uint4* in = DIRECT ? (const uint4*)x.t : (const uint4*)ptrs[r];
@@ -412,7 +417,7 @@ __device__ __forceinline__ void two_shot_overlap(const u64* ptrs, const tensor_t
 	for (int k = 0; k < WORLD; k++) {
 		const int q = (r + k) % WORLD;
 		slot[k] = (uint4*)(ptrs[q] + scratch) + (u64)r * chunk;
-		dstk[k] = DIRECT && k == 0 ? (uint4*)x.t + (u64)r * chunk : (uint4*)(ptrs[q] + PUSH_OUT * scratch) + (u64)r * chunk;
+		dstk[k] = DIRECT && k == 0 ? (uint4*)x.t + (u64)r * chunk : (uint4*)(ptrs[q] + outoff) + (u64)r * chunk;
 		srck[k] = in + (u64)q * chunk;
 	}
 #pragma unroll
@@ -443,12 +448,12 @@ __device__ __forceinline__ void two_shot_overlap(const u64* ptrs, const tensor_t
 	symm_block_barrier(ptrs, r, WORLD, b);
 }
 extern "C" __global__ void __launch_bounds__(THREADS) allreduce(const u64* ptrs, u64 out, u64 nvec, u64 rank, u64 scratch) {
-	two_shot_overlap<false>(ptrs, tensor_t{0, 0, false, 0}, nvec, (int)rank, scratch);
+	two_shot_overlap<false>(ptrs, tensor_t{0, 0, false, 0}, nvec, (int)rank, scratch, PUSH_OUT * scratch);
 }
-extern "C" __global__ void __launch_bounds__(THREADS) allreduce_direct(const u64* ptrs, u64 out, u64 nvec, u64 rank, u64 scratch, u64 n) {
+extern "C" __global__ void __launch_bounds__(THREADS) allreduce_direct(const u64* ptrs, u64 out, u64 nvec, u64 rank, u64 scratch, u64 n, u64 outoff) {
 	const tensor_t x = tensor_of(out, n, nvec);
-	two_shot_overlap<true>(ptrs, x, nvec, (int)rank, scratch);
-	copy_out(ptrs, x, (int)rank, nvec, scratch);
+	two_shot_overlap<true>(ptrs, x, nvec, (int)rank, scratch, outoff);
+	copy_out(ptrs, x, (int)rank, nvec, outoff);
 }
 #elif ALGO == 6
 // The SM half of two_shot_ce_ag: the reduce-scatter of `stages` pieces of
