@@ -16,7 +16,8 @@ against a float64 reference (relative error under 1e-2; every output element
 poisoned with NaN before the replay). Both the public functions and
 torch.ops.symmtune.* are captured.
 Then two_shot_push and two_shot_overlap forced on plain tensors (their
-direct entry; a misaligned one staged) and on sizes called back to back.
+direct entry; a misaligned one staged), 16 KiB to 64 MiB, odd sizes among
+them, and on sizes up to 16 MiB called back to back.
 compile: a tensor-parallel MLP block (AG+MM, MM+RS, then an all-reduce)
 under torch.compile(fullgraph=True) and mode="reduce-overhead", against
 eager, with inductor's cudagraph counters.
@@ -177,7 +178,6 @@ def check(replays: int = 100) -> None:
                         c = st._choices[(g, dt, n)]
                         out("config", name, "-", f"{c['source']} {c['config']}".replace(",", ";"))
     ar_force.use(None)
-    check_direct(replays)
     # A first call inside a capture that needs its layout made (here: a
     # larger all-reduce workspace than the calls above made, a new GEMM
     # problem) says what to do, in one line. (A new size that fits the
@@ -194,6 +194,9 @@ def check(replays: int = 100) -> None:
             if not said:
                 fail(f"{name}: a first call inside a capture: {e}")
             out("check", f"{name}:first call in capture", "error", f"{'ok' if said else 'WRONG'}: {str(e)[:90]}")
+    # After the capture error above: its all-reduce must find the workspace
+    # too small, and these calls grow it past 16 MiB.
+    check_direct(replays)
     for impl in ("cache", "fused"):
         FORCED.clear()
         if impl == "fused":
@@ -233,17 +236,22 @@ def check(replays: int = 100) -> None:
 
 def check_direct(replays: int) -> None:
     """The push two-shots on plain tensors (issue 45), forced: aligned
-    tensors run their direct entry (any n: 8195 and 2^19+5 end part-way
-    through a vector), a tensor one element off 16-byte alignment is staged;
-    each eagerly and in a graph. Then calls of shrinking and growing sizes
-    back to back with no sync between them, every result checked: a
-    smaller call's scatter must not land on the sum a previous call is
-    still copying out (the Runner's region by thirds)."""
+    tensors run their direct entry (any n: the odd sizes end part-way
+    through a vector and are not a multiple of the world size), a tensor
+    one element off 16-byte alignment is staged; each eagerly and in a
+    graph (fewer replays from 16 MiB up), from 16 KiB to 64 MiB and more.
+    Then calls of shrinking and growing sizes (up to 16 MiB and more) back
+    to back with no sync between them, every result checked: a smaller
+    call's scatter must not land on the sum a previous call is still
+    copying out (the Runner's region by thirds)."""
     rank = dist.get_rank()
+    mib = 1 << 20
     for algo in ("two_shot_push", "two_shot_overlap"):
         ar_force.use({"algorithm": algo})
         for dt in (torch.bfloat16, torch.float32):
-            for n in (8192, 8195, (1 << 19) + 5, 1 << 21):
+            elt = torch.empty((), dtype=dt).element_size()
+            big = (16 * mib // elt, 16 * mib // elt + 5, 64 * mib // elt + 3)
+            for n in (8192, 8195, (1 << 19) + 5, 1 << 21, *big):
                 for path in ("plain", "misaligned"):
                     if path == "plain":
                         x = torch.empty(n, dtype=dt, device="cuda")
@@ -255,9 +263,10 @@ def check_direct(replays: int) -> None:
                         return x
                     name = f"all_reduce[{algo}]:{path}:{str(dt)[6:]}:n={n}"
                     check_eager(name, [x], run, lambda o: o, lambda xs: ref_all_reduce(xs[0]), 51 + rank)
-                    check_graph(name, [x], run, lambda o: o, lambda xs: ref_all_reduce(xs[0]), replays, 61 + rank)
+                    reps = replays if n * elt < 16 * mib else min(replays, 20)
+                    check_graph(name, [x], run, lambda o: o, lambda xs: ref_all_reduce(xs[0]), reps, 61 + rank)
         gen = torch.Generator(device="cuda").manual_seed(71 + rank)
-        sizes = (1 << 21, 1 << 18, (1 << 21) + 7, 8192, 1 << 20)
+        sizes = ((1 << 23) + 3, 1 << 18, (1 << 21) + 7, 8192, 1 << 23, 1 << 20)
         xs = [torch.empty(n, dtype=torch.bfloat16, device="cuda") for n in sizes]
         worst = 0.0
         for _ in range(20):
