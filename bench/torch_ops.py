@@ -15,6 +15,9 @@ on fresh random inputs copied into the graph's static inputs and checked
 against a float64 reference (relative error under 1e-2; every output element
 poisoned with NaN before the replay). Both the public functions and
 torch.ops.symmtune.* are captured.
+Then two_shot_push and two_shot_overlap forced on plain tensors (their
+direct entry; a misaligned one staged), 16 KiB to 64 MiB, odd sizes among
+them, and on sizes up to 16 MiB called back to back.
 compile: a tensor-parallel MLP block (AG+MM, MM+RS, then an all-reduce)
 under torch.compile(fullgraph=True) and mode="reduce-overhead", against
 eager, with inductor's cudagraph counters.
@@ -191,6 +194,9 @@ def check(replays: int = 100) -> None:
             if not said:
                 fail(f"{name}: a first call inside a capture: {e}")
             out("check", f"{name}:first call in capture", "error", f"{'ok' if said else 'WRONG'}: {str(e)[:90]}")
+    # After the capture error above: its all-reduce must find the workspace
+    # too small, and these calls grow it past 16 MiB.
+    check_direct(replays)
     for impl in ("cache", "fused"):
         FORCED.clear()
         if impl == "fused":
@@ -226,6 +232,55 @@ def check(replays: int = 100) -> None:
                 out("check", f"config:{impl}:{m}x{n}x{k}", pipe.choice.source, str(pipe.choice.config).replace(",", ";"))
     FORCED.clear()
     reset_gemm()
+
+
+def check_direct(replays: int) -> None:
+    """The push two-shots on plain tensors (issue 45), forced: aligned
+    tensors run their direct entry (any n: the odd sizes end part-way
+    through a vector and are not a multiple of the world size), a tensor
+    one element off 16-byte alignment is staged; each eagerly and in a
+    graph (fewer replays from 16 MiB up), from 16 KiB to 64 MiB and more.
+    Then calls of shrinking and growing sizes (up to 16 MiB and more) back
+    to back with no sync between them, every result checked: a smaller
+    call's scatter must not land on the sum a previous call is still
+    copying out (the Runner's region by thirds)."""
+    rank = dist.get_rank()
+    mib = 1 << 20
+    for algo in ("two_shot_push", "two_shot_overlap"):
+        ar_force.use({"algorithm": algo})
+        for dt in (torch.bfloat16, torch.float32):
+            elt = torch.empty((), dtype=dt).element_size()
+            big = (16 * mib // elt, 16 * mib // elt + 5, 64 * mib // elt + 3)
+            for n in (8192, 8195, (1 << 19) + 5, 1 << 21, *big):
+                for path in ("plain", "misaligned"):
+                    if path == "plain":
+                        x = torch.empty(n, dtype=dt, device="cuda")
+                    else:
+                        x = torch.empty(n + 1, dtype=dt, device="cuda")[1:]
+
+                    def run(x=x):
+                        st.all_reduce(x)
+                        return x
+                    name = f"all_reduce[{algo}]:{path}:{str(dt)[6:]}:n={n}"
+                    check_eager(name, [x], run, lambda o: o, lambda xs: ref_all_reduce(xs[0]), 51 + rank)
+                    reps = replays if n * elt < 16 * mib else min(replays, 20)
+                    check_graph(name, [x], run, lambda o: o, lambda xs: ref_all_reduce(xs[0]), reps, 61 + rank)
+        gen = torch.Generator(device="cuda").manual_seed(71 + rank)
+        sizes = ((1 << 23) + 3, 1 << 18, (1 << 21) + 7, 8192, 1 << 23, 1 << 20)
+        xs = [torch.empty(n, dtype=torch.bfloat16, device="cuda") for n in sizes]
+        worst = 0.0
+        for _ in range(20):
+            for x in xs:
+                x.copy_(fresh(x.shape, gen, x.dtype))
+            want = [ref_all_reduce(x.clone()) for x in xs]
+            for x in xs:
+                st.all_reduce(x)
+            worst = max([worst] + [rel_err(x, w) for x, w in zip(xs, want)])
+        name = f"all_reduce[{algo}]:sizes {'/'.join(str(n) for n in sizes)} back to back"
+        if not worst <= TOL:
+            fail(f"{name}: rel err {worst:.3g}")
+        out("check", name, "eager x20", f"{'ok' if worst <= TOL else 'WRONG'} worst {worst:.2e}")
+    ar_force.use(None)
 
 
 # ------------------------------------------------------------------- compile

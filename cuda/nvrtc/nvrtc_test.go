@@ -111,3 +111,73 @@ func kernelAlgos(t *testing.T, src string) []string {
 	}
 	return out
 }
+
+// TestAllreduceEntries: the push two-shots (ALGO 3, two_shot_push; 5,
+// two_shot_overlap) have a second entry point, allreduce_direct, which
+// the Runner launches on a caller's tensor; no other algorithm has one.
+// Both PUSH_OUT values (the plugin's 2, the Runner's 0) are compiled; the
+// direct entry takes its output offset as an argument, so its code must
+// not depend on PUSH_OUT (the plugin's Verify checks the Runner's code):
+// its registers are the same in both builds. ptxas's report of each entry
+// is logged (registers and spills of the direct entry beside the in-place
+// one).
+func TestAllreduceEntries(t *testing.T) {
+	if _, _, err := Version(); err != nil {
+		if os.Getenv("SYMMTUNE_NVRTC") != "" {
+			t.Fatalf("SYMMTUNE_NVRTC=%s but NVRTC does not load: %v", os.Getenv("SYMMTUNE_NVRTC"), err)
+		}
+		t.Skipf("no NVRTC here: %v", err)
+	}
+	read := func(p string) string {
+		b, err := os.ReadFile(filepath.Join("..", "..", p))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	text := read("symm/cudamem/barrier.cuh") + read("kernels/allreduce/kernels/common.cuh") +
+		read("kernels/allreduce/kernels/allreduce.cu") + read("kernels/allreduce/kernels/lamport.cu")
+	c := Compiler{Arch: "sm_90", CacheDir: t.TempDir()}
+	entry := regexp.MustCompile(`Compiling entry function '(\w+)'`)
+	directRegs := regexp.MustCompile(`entry function 'allreduce_direct'[^\n]*\n(?:[^\n]*\n)*?[^\n]*Used (\d+) registers`)
+	for _, algo := range kernelAlgos(t, text) {
+		direct := algo == "3" || algo == "5"
+		regs := map[string]string{}
+		for _, pushOut := range []string{"2", "0"} {
+			if pushOut == "0" && !direct {
+				continue
+			}
+			opts := []string{"-DDTYPE_BF16=1", "-DDTYPE_F16=0", "-DWORLD=4", "-DALGO=" + algo, "-DTHREADS=512", "-DUNROLL=2", "-DPUSH_OUT=" + pushOut}
+			_, log, err := c.CompileInfo(Source{Name: "allreduce.cu", Text: text, Options: opts})
+			if err != nil {
+				t.Errorf("ALGO %s PUSH_OUT %s: %v", algo, pushOut, err)
+				continue
+			}
+			var got []string
+			for _, m := range entry.FindAllStringSubmatch(log, -1) {
+				if m[1] != "symm_barrier" {
+					got = append(got, m[1])
+				}
+			}
+			slices.Sort(got)
+			want := []string{"allreduce"}
+			if direct {
+				want = append(want, "allreduce_direct")
+			}
+			if !slices.Equal(got, want) {
+				t.Errorf("ALGO %s PUSH_OUT %s: entry points %v, want %v", algo, pushOut, got, want)
+			}
+			if direct {
+				t.Logf("ALGO %s PUSH_OUT %s (bf16, 4 ranks, 512 threads, unroll 2):\n%s", algo, pushOut, log)
+				if m := directRegs.FindStringSubmatch(log); m != nil {
+					regs[pushOut] = m[1]
+				} else {
+					t.Errorf("ALGO %s PUSH_OUT %s: no register count for allreduce_direct in ptxas's report", algo, pushOut)
+				}
+			}
+		}
+		if direct && regs["0"] != regs["2"] {
+			t.Errorf("ALGO %s: allreduce_direct uses %s registers with PUSH_OUT 0, %s with 2: its code depends on PUSH_OUT", algo, regs["0"], regs["2"])
+		}
+	}
+}

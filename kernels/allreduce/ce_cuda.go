@@ -25,11 +25,14 @@ type ceStreams struct {
 // barrier again (the peers' results have landed here; nobody's next
 // scatter can overtake a peer's reduce). The scratch slots written first
 // were released by the previous call's last barrier. out is the kernel's
-// out argument; each region is npad elements of elt bytes, nvec vectors.
-func (c ceStreams) twoShotCE(p Peers, fn cu.Function, k cudaCfg, stream cu.Stream, out cu.DevicePtr, npad, nvec int64, elt int) error {
+// out argument; the message is npad elements of elt bytes, nvec vectors;
+// the scratch region starts at byte offset scratch of each region and
+// the output region at 2*scratch (the plugin: npad elements each; the
+// Runner: thirds of its region, see regionScratch).
+func (c ceStreams) twoShotCE(p Peers, fn cu.Function, k cudaCfg, stream cu.Stream, out cu.DevicePtr, npad, nvec int64, elt int, scratchOff int64) error {
 	r, w := p.Rank(), p.World()
 	chunk := npad * int64(elt) / int64(w)
-	scratch := cu.DevicePtr(npad * int64(elt))
+	scratch := cu.DevicePtr(scratchOff)
 	mine := cu.DevicePtr(int64(r) * chunk)
 	copies := func(what string, dst, src func(q int) cu.DevicePtr) error {
 		if err := c.fork.Record(stream); err != nil {

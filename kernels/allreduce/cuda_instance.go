@@ -6,7 +6,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"sync"
 	"unsafe"
 
@@ -21,6 +20,11 @@ type arModule struct {
 	mod cu.Module
 	fn  cu.Function
 	cfg cudaCfg
+	// The push two-shots' DirectEntry, which Verify checks too
+	// (direct_cuda.go); hasDirect false where the algorithm has none or
+	// its grid cannot be resident.
+	direct    cu.Function
+	hasDirect bool
 }
 
 // cudaInstance is one rank's all-reduce over a cudamem team.
@@ -39,7 +43,8 @@ type cudaInstance struct {
 	side        []cu.Stream // one per peer, for TwoShotCE's copies
 	fork        cu.Event
 	join        []cu.Event
-	out, res    cu.DevicePtr
+	out, res    cu.DevicePtr // res: the check kernel's sums, in place then direct (6 float64)
+	plain       cu.DevicePtr // Verify's plain tensor for DirectEntry, allocated at its first use
 	flags       cu.DevicePtr // two_shot_ce_ag's stage counters (maxStages u32), local
 	util        cu.Module
 	fill, check cu.Function
@@ -120,6 +125,12 @@ func (in *cudaInstance) module(c space.Config) (*arModule, error) {
 		_ = m.mod.Unload()
 		return nil, fmt.Errorf("%d blocks of %d threads cannot all be resident (%d per SM x %d SMs)", k.blocks, k.threads, perSM, in.team.SMs())
 	}
+	if inPlaceAlgo(k.algo) {
+		if err := m.loadDirect(in.team.SMs()); err != nil {
+			_ = m.mod.Unload()
+			return nil, err
+		}
+	}
 	in.mu.Lock()
 	in.mods[key] = m
 	in.mu.Unlock()
@@ -163,7 +174,7 @@ func (in *cudaInstance) launch(m *arModule) error {
 
 // launchCE enqueues the copy-engine two-shot (twoShotCE) into in.out.
 func (in *cudaInstance) launchCE(m *arModule) error {
-	return ceStreams{in.side, in.fork, in.join}.twoShotCE(in.team, m.fn, m.cfg, in.stream, in.out, in.npad, in.nvec, in.elt)
+	return ceStreams{in.side, in.fork, in.join}.twoShotCE(in.team, m.fn, m.cfg, in.stream, in.out, in.npad, in.nvec, in.elt, in.npad*int64(in.elt))
 }
 
 // launchCEAG enqueues the pipelined two-shot: the stage flags zeroed on
@@ -265,8 +276,14 @@ func tolerance(dtype string) float64 {
 	return 1e-5
 }
 
+// Verify checks config c's call on fresh inputs from seed against the
+// float64 reference; for the push two-shots, their direct entry's call
+// too (directCaseFor), which must also leave the bytes around its tensor
+// untouched.
 func (in *cudaInstance) Verify(ctx context.Context, c space.Config, seed uint64) (sdk.VerifyResult, error) {
-	var res [4]float64
+	var res [6]float64
+	var dc directCase
+	direct, guards := false, true
 	err := in.team.Do(func() error {
 		m, err := in.module(c)
 		if err != nil {
@@ -288,7 +305,7 @@ func (in *cudaInstance) Verify(ctx context.Context, c space.Config, seed uint64)
 		if err := in.team.Barrier(in.stream); err != nil {
 			return err
 		}
-		if err := cu.MemsetD32Async(in.res, 0, 8, in.stream); err != nil {
+		if err := cu.MemsetD32Async(in.res, 0, 12, in.stream); err != nil {
 			return fmt.Errorf("clear check result: %w", err)
 		}
 		if IsLamport(m.cfg.algo) {
@@ -303,31 +320,51 @@ func (in *cudaInstance) Verify(ctx context.Context, c space.Config, seed uint64)
 		if err := in.check.Launch(utilBlocks(in.n), 1, 1, 256, 1, 1, 0, in.stream, args); err != nil {
 			return fmt.Errorf("launch check: %w", err)
 		}
+		if direct = m.hasDirect; direct {
+			dc = directCaseFor(in.n, in.elt, in.team.World(), seed)
+			if err := in.enqueueDirect(m, dc); err != nil {
+				return err
+			}
+		}
 		if err := in.stream.Synchronize(); err != nil {
 			return fmt.Errorf("synchronize: %w", err)
 		}
 		if err := in.team.CheckTimeout(); err != nil {
 			return err
 		}
-		if err := cu.MemcpyDtoH(unsafe.Pointer(&res[0]), in.res, 8*3); err != nil {
+		if err := cu.MemcpyDtoH(unsafe.Pointer(&res[0]), in.res, 8*6); err != nil {
 			return fmt.Errorf("read check result: %w", err)
 		}
-		return nil
+		if direct {
+			guards, err = in.directGuardsHeld(dc)
+		}
+		return err
 	})
 	if err != nil {
 		return sdk.VerifyResult{}, fmt.Errorf("rank %d: %w", in.team.Rank(), err)
 	}
-	num, den, bad := res[0], res[1], res[2]
-	rel := math.Inf(1)
-	if bad == 0 && den > 0 {
-		rel = math.Sqrt(num / den)
-	}
-	r := sdk.VerifyResult{RelErr: rel, OK: bad == 0 && rel <= tolerance(in.prob.Dtype)}
+	tol := tolerance(in.prob.Dtype)
+	rel, ok := checked(res[0], res[1], res[2], tol)
+	r := sdk.VerifyResult{RelErr: rel, OK: ok}
 	switch {
-	case bad > 0:
-		r.Detail = fmt.Sprintf("rank %d: %.0f of %d outputs NaN/Inf (unwritten or wrong)", in.team.Rank(), bad, in.n)
-	case !r.OK:
-		r.Detail = fmt.Sprintf("rank %d: rel err %.3g over tolerance %.0e", in.team.Rank(), rel, tolerance(in.prob.Dtype))
+	case res[2] > 0:
+		r.Detail = fmt.Sprintf("rank %d: %.0f of %d outputs NaN/Inf (unwritten or wrong)", in.team.Rank(), res[2], in.n)
+	case !ok:
+		r.Detail = fmt.Sprintf("rank %d: rel err %.3g over tolerance %.0e", in.team.Rank(), rel, tol)
+	}
+	if !direct || !r.OK {
+		return r, nil
+	}
+	drel, dok := checked(res[3], res[4], res[5], tol)
+	r.RelErr, r.OK = max(rel, drel), dok && guards
+	what := fmt.Sprintf("rank %d: %s on a plain tensor (n=%d at offset %d)", in.team.Rank(), DirectEntry, dc.n, dc.off)
+	switch {
+	case res[5] > 0:
+		r.Detail = fmt.Sprintf("%s: %.0f outputs NaN/Inf (unwritten or wrong)", what, res[5])
+	case !dok:
+		r.Detail = fmt.Sprintf("%s: rel err %.3g over tolerance %.0e", what, drel, tol)
+	case !guards:
+		r.Detail = what + ": wrote outside the tensor"
 	}
 	return r, nil
 }
@@ -381,6 +418,9 @@ func (in *cudaInstance) Close() error {
 		}
 		if in.res != 0 {
 			errs = append(errs, cu.MemFree(in.res))
+		}
+		if in.plain != 0 {
+			errs = append(errs, cu.MemFree(in.plain))
 		}
 		if in.flags != 0 {
 			errs = append(errs, cu.MemFree(in.flags))

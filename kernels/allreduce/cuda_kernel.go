@@ -226,7 +226,7 @@ func (cudaKernel) Open(ctx context.Context, team symm.Team, p space.Problem) (sd
 				return fmt.Errorf("zero the padding: %w", err)
 			}
 		}
-		if in.res, err = cu.MemAlloc(8 * 4); err != nil {
+		if in.res, err = cu.MemAlloc(8 * 6); err != nil {
 			return fmt.Errorf("allocate check result: %w", err)
 		}
 		if in.flags, err = cu.MemAlloc(4 * maxStages); err != nil {

@@ -15,8 +15,9 @@ import (
 
 // Peers is what a Runner needs of the ranks it runs with: this rank's
 // place, every rank's symmetric region as mapped here ([input | scratch |
-// output] of npad elements each, see Padded; a Lamport algorithm's area
-// instead, see lamport.go), the pointer table the kernels
+// output] by thirds, regionScratch, each holding npad elements, see
+// Padded; a Lamport algorithm's area instead, see lamport.go), the
+// pointer table the kernels
 // index, the team barrier, and the GPU. cudamem.Team implements it;
 // cudamem.Mapped for symmetric memory another runtime made (torch's
 // symm_mem, for symmtune.torch).
@@ -41,6 +42,9 @@ type Peers interface {
 // The push two-shots (two_shot_push, two_shot_overlap) are compiled with
 // PUSH_OUT=0: the sum lands in place over the input region, so a tensor
 // that is the input region (symmtune.torch.empty's) needs no copy at all.
+// Any other 16-byte-aligned tensor runs their second entry, DirectEntry,
+// which reads the tensor and writes the sum into it: one kernel too, no
+// copy (planCall says when).
 //
 // The Lamport algorithms (IsLamport) lay their area (lamport.go) over the
 // whole region instead, which no runner of another algorithm may share,
@@ -52,15 +56,18 @@ type Runner struct {
 	cfg         cudaCfg
 	elt         int
 	regionBytes int64 // of each rank's region: 3*npad elements must fit
+	scratchOff  int64 // the scratch region's byte offset, the output's half of it (regionScratch)
 	lamportSlot int64 // a Lamport algorithm's slot size on the region (lamportSlotOf)
 
-	mod     cu.Module
-	fn      cu.Function
-	side    []cu.Stream // one per peer: two_shot_ce's copies
-	fork    cu.Event
-	join    []cu.Event
-	capture cu.Stream // where calls are captured
-	graphs  *graphcache.Cache[call, *cudamem.Graph]
+	mod       cu.Module
+	fn        cu.Function
+	fnDirect  cu.Function // the push two-shots' DirectEntry
+	hasDirect bool        // fnDirect is loaded and its grid fits at once (else plain tensors are staged)
+	side      []cu.Stream // one per peer: two_shot_ce's copies
+	fork      cu.Event
+	join      []cu.Event
+	capture   cu.Stream // where calls are captured
+	graphs    *graphcache.Cache[call, *cudamem.Graph]
 
 	// mayBeCaptured: a call may sit in a caller's CUDA graph, which then
 	// holds this runner's module and buffers (see MayBeCaptured).
@@ -108,7 +115,7 @@ func NewRunner(peers Peers, c space.Config, dtype string, regionBytes int64) (*R
 	if k.blocks > cudamem.MaxBlocks {
 		return nil, fmt.Errorf("%d blocks exceed the %d barrier slots", k.blocks, cudamem.MaxBlocks)
 	}
-	r := &Runner{peers: peers, cfg: k, elt: elt, regionBytes: regionBytes,
+	r := &Runner{peers: peers, cfg: k, elt: elt, regionBytes: regionBytes, scratchOff: regionScratch(regionBytes),
 		graphs: &graphcache.Cache[call, *cudamem.Graph]{Destroy: (*cudamem.Graph).Destroy}}
 	if IsLamport(k.algo) {
 		if r.lamportSlot = lamportSlotOf(k.algo, regionBytes, peers.World()); r.lamportSlot < lamportAlign {
@@ -124,7 +131,7 @@ func NewRunner(peers Peers, c space.Config, dtype string, regionBytes int64) (*R
 
 // plan is planCall's plan of the call on t.
 func (r *Runner) plan(t cu.DevicePtr, g geom) callPlan {
-	return planCall(r.cfg.algo, uint64(t), uint64(r.input()), g.n, g.npad, r.elt)
+	return planCall(r.cfg.algo, uint64(t), uint64(r.input()), g.n, g.npad, uint64(r.scratchOff), r.hasDirect)
 }
 
 // kernelSource is config k's kernel for dtype on world ranks as NVRTC
@@ -158,6 +165,11 @@ func (r *Runner) setup(dtype string) error {
 	if int64(perSM)*int64(r.peers.SMs()) < r.cfg.blocks {
 		return fmt.Errorf("%d blocks of %d threads cannot all be resident (%d per SM x %d SMs; the per-block barriers need the whole grid)", r.cfg.blocks, r.cfg.threads, perSM, r.peers.SMs())
 	}
+	if inPlaceAlgo(r.cfg.algo) {
+		if err := r.setupDirect(); err != nil {
+			return err
+		}
+	}
 	if r.capture, err = cu.MakeStream(cu.NonBlocking); err != nil {
 		return fmt.Errorf("create stream: %w", err)
 	}
@@ -186,11 +198,25 @@ func (r *Runner) setup(dtype string) error {
 	return cu.Synchronize()
 }
 
+// setupDirect takes the push two-shot's DirectEntry from the module. It
+// uses more registers than the in-place entry (its tail code, and the
+// tensor's bounds), so where its grid cannot all be resident the Runner
+// stages plain tensors as before rather than fail.
+func (r *Runner) setupDirect() error {
+	fn, err := r.mod.Function(DirectEntry)
+	if err != nil {
+		return fmt.Errorf("%s kernel: %w", DirectEntry, err)
+	}
+	perSM, err := fn.MaxActiveBlocksPerMultiProcessor(int(r.cfg.threads), 0)
+	if err != nil {
+		return fmt.Errorf("occupancy of %s: %w", DirectEntry, err)
+	}
+	r.fnDirect, r.hasDirect = fn, int64(perSM)*int64(r.peers.SMs()) >= r.cfg.blocks
+	return nil
+}
+
 // input is this rank's input region.
 func (r *Runner) input() cu.DevicePtr { return r.peers.Data(r.peers.Rank()) }
-
-// scratch is the scratch region's offset, and the output's half of it.
-func (r *Runner) scratch(g geom) int64 { return g.npad * int64(r.elt) }
 
 // geometry is n's, checked against the regions.
 func (r *Runner) geometry(n int64) (geom, error) {
@@ -201,20 +227,25 @@ func (r *Runner) geometry(n int64) (geom, error) {
 	}
 	npad := Padded(n, r.elt, r.peers.World())
 	nvec := npad * int64(r.elt) / 16
-	if need := 3 * npad * int64(r.elt); need > r.regionBytes {
+	// The region by thirds (regionScratch): the same as need > regionBytes.
+	if need := 3 * npad * int64(r.elt); npad*int64(r.elt) > r.scratchOff {
 		return geom{}, fmt.Errorf("n=%d needs regions of %d bytes ([input | scratch | output] of %d elements), they have %d: %w", n, need, npad, r.regionBytes, ErrRegionsTooSmall)
 	}
 	return geom{n, npad, nvec}, nil
 }
 
 // Enqueue sums the n elements at t over the ranks, in place, on stream.
-// Every rank's regions hold 3*npad elements (npad: n padded, Padded).
+// Every rank's regions hold 3*npad elements (npad: n padded, Padded;
+// the region by thirds, regionScratch).
 // t is the input region itself (a tensor made in the symmetric memory) or
-// any other tensor, staged: copied in, and the sum copied back. The call
+// any other tensor, staged: copied in, and the sum copied back, unless a
+// push two-shot runs its direct entry on it (planCall). The call
 // at an address seen before is captured once and replayed from then on
 // (graphcache); inside a capture of stream it is enqueued as it is, and
-// that graph holds it. A tensor that is the input region, unpadded, with
-// a push two-shot is one kernel, launched as it is.
+// that graph holds it. A call that is one kernel (a push two-shot on a
+// tensor that is the input region, unpadded, or on a plain tensor with the
+// direct entry) is launched as it is: in a caller's capture it is one
+// kernel node, and a graph of its own would only add a launch's cost.
 func (r *Runner) Enqueue(stream cu.Stream, t cu.DevicePtr, n int64) error {
 	if t == 0 {
 		return errors.New("tensor: NULL")
@@ -255,8 +286,8 @@ func (r *Runner) Enqueue(stream cu.Stream, t cu.DevicePtr, n int64) error {
 }
 
 // launch enqueues one call on t as planCall plans it: the staged copy
-// in, the padding zeroed, the kernel (or the copy-engine two-shot), the
-// copy back.
+// in, the padding zeroed, the kernel (the direct entry, or the
+// copy-engine two-shot), the copy back.
 func (r *Runner) launch(stream cu.Stream, t cu.DevicePtr, g geom) error {
 	in := r.input()
 	p := r.plan(t, g)
@@ -271,12 +302,18 @@ func (r *Runner) launch(stream cu.Stream, t cu.DevicePtr, g geom) error {
 			return fmt.Errorf("zero the padding: %w", err)
 		}
 	}
-	if r.cfg.algo == TwoShotCE {
+	switch {
+	case r.cfg.algo == TwoShotCE:
 		if err := r.launchCE(stream, g); err != nil {
 			return err
 		}
-	} else {
-		args := cudamem.Args(uint64(r.peers.PtrTable()), p.out, uint64(g.nvec), uint64(r.peers.Rank()), uint64(r.scratch(g)))
+	case p.pushDirect:
+		args := cudamem.Args(uint64(r.peers.PtrTable()), p.out, uint64(g.nvec), uint64(r.peers.Rank()), uint64(r.scratchOff), uint64(g.n), directOutOff)
+		if err := r.fnDirect.Launch(int(r.cfg.blocks), 1, 1, int(r.cfg.threads), 1, 1, 0, stream, args); err != nil {
+			return fmt.Errorf("launch %s: %w", DirectEntry, err)
+		}
+	default:
+		args := cudamem.Args(uint64(r.peers.PtrTable()), p.out, uint64(g.nvec), uint64(r.peers.Rank()), uint64(r.scratchOff))
 		if err := r.fn.Launch(int(r.cfg.blocks), 1, 1, int(r.cfg.threads), 1, 1, 0, stream, args); err != nil {
 			return fmt.Errorf("launch allreduce: %w", err)
 		}
@@ -292,7 +329,7 @@ func (r *Runner) launch(stream cu.Stream, t cu.DevicePtr, g geom) error {
 // launchCE enqueues the copy-engine two-shot (twoShotCE); the sum lands
 // in the output region.
 func (r *Runner) launchCE(stream cu.Stream, g geom) error {
-	return ceStreams{r.side, r.fork, r.join}.twoShotCE(r.peers, r.fn, r.cfg, stream, 0, g.npad, g.nvec, r.elt)
+	return ceStreams{r.side, r.fork, r.join}.twoShotCE(r.peers, r.fn, r.cfg, stream, 0, g.npad, g.nvec, r.elt, r.scratchOff)
 }
 
 // Close frees everything, after the GPU's work is done.

@@ -20,9 +20,11 @@ replay is never freed: symmtune._arena). The call at a (tensor address, size) se
 a CUDA graph the runner captured; inside a capture it is enqueued as it is.
 A tensor from ``empty`` lives in a symmetric workspace of its own: with the
 push two-shot (compiled with PUSH_OUT=0, the sum in place over its input)
-its all_reduce is one kernel launch, nothing copied. Any other tensor is
-copied in (and, for the algorithms whose result lands in symmetric memory,
-back). The Lamport algorithms, one_shot_lamport (messages up to 4 MiB) and
+its all_reduce is one kernel launch, nothing copied. With the push
+two-shots any other 16-byte-aligned tensor is one kernel launch too: their
+direct entry reads the tensor and writes the sum into it, the workspace
+taking only the exchange. Any other tensor is copied in (and, for the
+algorithms whose result lands in symmetric memory, back). The Lamport algorithms, one_shot_lamport (messages up to 4 MiB) and
 two_shot_lamport (up to 16 MiB), are one kernel launch on any tensor: each
 reads the tensor and writes the sum into it, its Lamport buffers in a
 workspace of the group's own, and needs no barrier. With no tuned entry, or one tuned for another version of the kernel
@@ -217,8 +219,9 @@ def _prepare(tensor: torch.Tensor, group, cache) -> _Call:
     """Agrees on the config with the group, picks the workspace and opens
     its runner for all_reduce of tensor. The runner (kernels/allreduce's
     Runner) does the rest per call: the copy in unless the tensor is the
-    workspace's input region, the padding zeroed, the kernel, the copy out
-    unless the sum landed in the tensor. In a capture it may agree (the
+    workspace's input region or the kernel reads it directly, the padding
+    zeroed, the kernel, the copy out unless the sum landed in the tensor.
+    In a capture it may agree (the
     store is not the GPU's) but neither allocates nor opens: CaptureError."""
     name, rank, world = _group_info(group)
     n, dtype, device = tensor.numel(), tensor.dtype, tensor.device

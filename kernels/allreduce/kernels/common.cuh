@@ -87,3 +87,47 @@ __device__ __forceinline__ uint4 pack(const float (&a)[EPV]) {
 #endif
 	return v;
 }
+
+// A caller's tensor, for the kernels that read or write one directly (the
+// Lamport algorithms, the push two-shots' direct entry): n elements at
+// address t, any n and any alignment. aligned: t is 16-byte aligned, so
+// whole vectors move as one access.
+//
+// load_vec is vector i of the tensor, elements past n +0.0: a 16-byte load
+// where the tensor allows one, else element by element.
+__device__ __forceinline__ uint4 load_vec(u64 t, u64 n, u64 i, bool aligned) {
+	const u64 e0 = i * EPV;
+	if (aligned && e0 + EPV <= n) return ((const uint4*)t)[i];
+	u32 w[4] = {0u, 0u, 0u, 0u};
+#pragma unroll
+	for (int j = 0; j < EPV; j++) {
+		if (e0 + j < n) {
+#if EPV == 8
+			w[j / 2] |= (u32)((const unsigned short*)t)[e0 + j] << (16 * (j & 1));
+#else
+			w[j] = ((const u32*)t)[e0 + j];
+#endif
+		}
+	}
+	return make_uint4(w[0], w[1], w[2], w[3]);
+}
+
+// store_vec writes v as vector i of the tensor, never past element n.
+__device__ __forceinline__ void store_vec(u64 t, u64 n, u64 i, uint4 v, bool aligned) {
+	const u64 e0 = i * EPV;
+	if (aligned && e0 + EPV <= n) {
+		((uint4*)t)[i] = v;
+		return;
+	}
+	const u32 w[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+	for (int j = 0; j < EPV; j++) {
+		if (e0 + j < n) {
+#if EPV == 8
+			((unsigned short*)t)[e0 + j] = (unsigned short)(w[j / 2] >> (16 * (j & 1)));
+#else
+			((u32*)t)[e0 + j] = w[j];
+#endif
+		}
+	}
+}

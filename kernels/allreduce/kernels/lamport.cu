@@ -1,7 +1,8 @@
 // The Lamport all-reduces of symmtune: one_shot_lamport (ALGO 7) and
 // two_shot_lamport (ALGO 8). Compiled after allreduce.cu (its macros,
-// u64/u32, EPV, TILE, symm_now, symm_load_acquire), as one text
-// (allreduce.Allreduce). Empty for every other ALGO.
+// u64/u32, EPV, TILE, symm_now, symm_load_acquire, and common.cuh's tensor
+// helpers load_vec/store_vec), as one text (allreduce.Allreduce). Empty
+// for every other ALGO.
 #if ALGO == 7 || ALGO == 8
 // What both share. No barrier: the data is its own flag. Each rank's
 // region holds, at byte offset `area`, a header (LAMPORT_HDR bytes: u32
@@ -77,45 +78,6 @@ __device__ __forceinline__ uint4 lp_poll(const uint4* p) {
 	uint4 v;
 	asm volatile("ld.relaxed.sys.global.v4.b32 {%0, %1, %2, %3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));
 	return v;
-}
-
-// lp_load_in is vector i of the n elements at in, elements past n +0.0: a
-// 16-byte load where the tensor allows one, else element by element.
-__device__ __forceinline__ uint4 lp_load_in(u64 in, u64 n, u64 i, bool aligned) {
-	const u64 e0 = i * EPV;
-	if (aligned && e0 + EPV <= n) return ((const uint4*)in)[i];
-	u32 w[4] = {0u, 0u, 0u, 0u};
-#pragma unroll
-	for (int j = 0; j < EPV; j++) {
-		if (e0 + j < n) {
-#if EPV == 8
-			w[j / 2] |= (u32)((const unsigned short*)in)[e0 + j] << (16 * (j & 1));
-#else
-			w[j] = ((const u32*)in)[e0 + j];
-#endif
-		}
-	}
-	return make_uint4(w[0], w[1], w[2], w[3]);
-}
-
-// lp_store_out writes vector i of the sum, never past element n.
-__device__ __forceinline__ void lp_store_out(u64 out, u64 n, u64 i, uint4 v, bool aligned) {
-	const u64 e0 = i * EPV;
-	if (aligned && e0 + EPV <= n) {
-		((uint4*)out)[i] = v;
-		return;
-	}
-	const u32 w[4] = {v.x, v.y, v.z, v.w};
-#pragma unroll
-	for (int j = 0; j < EPV; j++) {
-		if (e0 + j < n) {
-#if EPV == 8
-			((unsigned short*)out)[e0 + j] = (unsigned short)(w[j / 2] >> (16 * (j & 1)));
-#else
-			((u32*)out)[e0 + j] = w[j];
-#endif
-		}
-	}
 }
 
 // lp_wait polls p until v (its last value) has no sentinel. A wait that
@@ -226,7 +188,7 @@ extern "C" __global__ void __launch_bounds__(THREADS) allreduce(const u64* ptrs,
 #pragma unroll
 		for (int u = 0; u < UNROLL; u++) {
 			const u64 i = base + (u64)u * THREADS + threadIdx.x;
-			if (i < nvec) v[u] = lp_fix4(lp_load_in(in, n, i, aligned));
+			if (i < nvec) v[u] = lp_fix4(load_vec(in, n, i, aligned));
 		}
 #pragma unroll
 		for (int u = 0; u < UNROLL; u++) {
@@ -262,7 +224,7 @@ extern "C" __global__ void __launch_bounds__(THREADS) allreduce(const u64* ptrs,
 				for (int e = 0; e < EPV; e++) a[e] = 0.f;
 #pragma unroll
 				for (int q = 0; q < WORLD; q++) acc(a, lp_wait(mine[q] + i, v[u][q], flag, dead)); // rank order
-				lp_store_out(out, n, i, pack(a), aligned);
+				store_vec(out, n, i, pack(a), aligned);
 			}
 		}
 	}
@@ -336,7 +298,7 @@ extern "C" __global__ void __launch_bounds__(THREADS) allreduce(const u64* ptrs,
 			const u64 i = base + (u64)u * THREADS + threadIdx.x;
 			if (i < chunk) {
 #pragma unroll
-				for (int k = 0; k < WORLD; k++) v[u][k] = lp_fix4(lp_load_in(in, n, (u64)((r + k) % WORLD) * chunk + i, aligned));
+				for (int k = 0; k < WORLD; k++) v[u][k] = lp_fix4(load_vec(in, n, (u64)((r + k) % WORLD) * chunk + i, aligned));
 			}
 		}
 #pragma unroll
@@ -397,7 +359,7 @@ extern "C" __global__ void __launch_bounds__(THREADS) allreduce(const u64* ptrs,
 			const u64 i = base + (u64)u * THREADS + threadIdx.x;
 			if (i < chunk) {
 #pragma unroll
-				for (int q = 0; q < WORLD; q++) lp_store_out(out, n, (u64)q * chunk + i, lp_wait(myB + q * svec + i, v[u][q], flag, dead), aligned);
+				for (int q = 0; q < WORLD; q++) store_vec(out, n, (u64)q * chunk + i, lp_wait(myB + q * svec + i, v[u][q], flag, dead), aligned);
 			}
 		}
 	}
