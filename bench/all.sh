@@ -21,21 +21,24 @@
 #   search      bench/transfer.sh, COMPARE="transfer exhaustive": a default search's winner against
 #               the exhaustive optimum (world 2)
 #   transfer    bench/transfer.sh on configs/transfer-cuda.toml: seeded against cold searches (world 2)
-#   search-check bench/search-check.sh: 60 s searches, their winners and families in a torch program
-#               (about 3 minutes a kernel at W=2: one call)
+#   search-check bench/search-check.sh, issue 44's table: for agmm and matmulrs at 8192 and
+#               16384 x 3584 x 8192, bf16, a 60 s search's winner, its best configs, its families,
+#               an exhaustive landscape's top 5 and the untuned config in the same torch rounds
+#               (about 90 s a cell at W=2: one call)
+#   search-check-fp8 the same for e4m3 (no exhaustive landscape: one call)
 #   gemmalone   bin/gemmalone on GPU 0: the Hopper GEMM alone against cuBLASLt, bf16 and FP8
 #               (short bursts), and bf16 sustained (-sustain 3s: README's 1 x H100 table)
 # Each part writes under $OUT (default bench/out) and its output to
 # $OUT/PART.txt; a part that fails is named at the end, and the others still run.
 set -u
-W=${1:?usage: bench/all.sh WORLD [allreduce gemm fp8-search fp8 ops decode serving search transfer search-check gemmalone]}
+W=${1:?usage: bench/all.sh WORLD [allreduce gemm fp8-search fp8 ops decode serving search transfer search-check search-check-fp8 gemmalone]}
 shift
 export OUT=${OUT:-bench/out} BIN=${BIN:-/tmp/bin}
 here=$(dirname "$0")
 mkdir -p "$OUT"
 [ -x "$BIN/symmtune" ] || tar xzf .gpu/bins.tgz -C "$(dirname "$BIN")"
 parts=("$@")
-[ ${#parts[@]} -gt 0 ] || parts=(allreduce gemm fp8-search fp8 ops decode serving search transfer search-check gemmalone)
+[ ${#parts[@]} -gt 0 ] || parts=(allreduce gemm fp8-search fp8 ops decode serving search transfer search-check search-check-fp8 gemmalone)
 failed=()
 run_part() { # part
 	case $1 in
@@ -54,7 +57,12 @@ run_part() { # part
 			OUT=$OUT/search-quality sh "$here/transfer.sh"
 		;;
 	transfer) BACKEND=cuda DTYPE=bf16 JOBS_FILE=configs/transfer-cuda.toml OUT=$OUT/transfer sh "$here/transfer.sh" ;;
-	search-check) bash "$here/search-check.sh" "$W" ;;
+	search-check | search-check-fp8)
+		dtype=bf16 best=4
+		[ "$1" = search-check-fp8 ] && dtype=e4m3 best=6
+		DTYPE=$dtype BEST=$best TOGETHER=1 MODES= CHOICE=0 SHAPES="8192x3584x8192 16384x3584x8192" \
+			OUT=$OUT/$1 bash "$here/search-check.sh" "$W"
+		;;
 	gemmalone)
 		mkdir -p "$OUT/gemmalone"
 		for dt in bf16 e4m3 e4m3_row; do
