@@ -34,21 +34,7 @@ func TestCandidatesHonourEnv(t *testing.T) {
 // an NVRTC library is found; no GPU needed. It also checks that a second
 // Compile is served from the disk cache.
 func TestCompileKernels(t *testing.T) {
-	if _, _, err := Version(); err != nil {
-		// make cuda-test (CI) points SYMMTUNE_NVRTC at the fetched library:
-		// there, a missing NVRTC is a failure, not a reason to skip.
-		if os.Getenv("SYMMTUNE_NVRTC") != "" {
-			t.Fatalf("SYMMTUNE_NVRTC=%s but NVRTC does not load: %v", os.Getenv("SYMMTUNE_NVRTC"), err)
-		}
-		t.Skipf("no NVRTC here: %v", err)
-	}
-	read := func(p string) string {
-		b, err := os.ReadFile(filepath.Join("..", "..", p))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return string(b)
-	}
+	read := repoReader(t)
 	barrier := read("symm/cudamem/barrier.cuh")
 	common := read("kernels/allreduce/kernels/common.cuh")
 	ar := read("kernels/allreduce/kernels/allreduce.cu") + read("kernels/allreduce/kernels/lamport.cu")
@@ -122,19 +108,7 @@ func kernelAlgos(t *testing.T, src string) []string {
 // is logged (registers and spills of the direct entry beside the in-place
 // one).
 func TestAllreduceEntries(t *testing.T) {
-	if _, _, err := Version(); err != nil {
-		if os.Getenv("SYMMTUNE_NVRTC") != "" {
-			t.Fatalf("SYMMTUNE_NVRTC=%s but NVRTC does not load: %v", os.Getenv("SYMMTUNE_NVRTC"), err)
-		}
-		t.Skipf("no NVRTC here: %v", err)
-	}
-	read := func(p string) string {
-		b, err := os.ReadFile(filepath.Join("..", "..", p))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return string(b)
-	}
+	read := repoReader(t)
 	text := read("symm/cudamem/barrier.cuh") + read("kernels/allreduce/kernels/common.cuh") +
 		read("kernels/allreduce/kernels/allreduce.cu") + read("kernels/allreduce/kernels/lamport.cu")
 	c := Compiler{Arch: "sm_90", CacheDir: t.TempDir()}
@@ -179,5 +153,25 @@ func TestAllreduceEntries(t *testing.T) {
 		if direct && regs["0"] != regs["2"] {
 			t.Errorf("ALGO %s: allreduce_direct uses %s registers with PUSH_OUT 0, %s with 2: its code depends on PUSH_OUT", algo, regs["0"], regs["2"])
 		}
+	}
+}
+
+// repoReader skips t where no NVRTC loads (make cuda-test, CI, points
+// SYMMTUNE_NVRTC at the fetched library: there a missing NVRTC fails t
+// instead) and returns a reader of the repository's files by path.
+func repoReader(t *testing.T) func(path string) string {
+	t.Helper()
+	if _, _, err := Version(); err != nil {
+		if os.Getenv("SYMMTUNE_NVRTC") != "" {
+			t.Fatalf("SYMMTUNE_NVRTC=%s but NVRTC does not load: %v", os.Getenv("SYMMTUNE_NVRTC"), err)
+		}
+		t.Skipf("no NVRTC here: %v", err)
+	}
+	return func(p string) string {
+		b, err := os.ReadFile(filepath.Join("..", "..", p))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
 	}
 }

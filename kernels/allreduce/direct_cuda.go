@@ -14,18 +14,28 @@ import (
 // Verify. Where its grid cannot all be resident the Runner stages plain
 // tensors instead, and Verify skips it (m.direct stays unset).
 func (m *arModule) loadDirect(sms int) error {
-	fn, err := m.mod.Function(DirectEntry)
+	fn, fits, err := directEntry(m.mod, m.cfg, sms)
 	if err != nil {
-		return fmt.Errorf("%s kernel: %w", DirectEntry, err)
+		return err
 	}
-	perSM, err := fn.MaxActiveBlocksPerMultiProcessor(int(m.cfg.threads), 0)
-	if err != nil {
-		return fmt.Errorf("occupancy of %s: %w", DirectEntry, err)
-	}
-	if int64(perSM)*int64(sms) >= m.cfg.blocks {
+	if fits {
 		m.direct, m.hasDirect = fn, true
 	}
 	return nil
+}
+
+// directEntry is mod's DirectEntry, and whether all of cfg's blocks of it
+// can be resident at once on sms SMs (its per-block barriers need the
+// whole grid; it uses more registers than the in-place entry).
+func directEntry(mod cu.Module, cfg cudaCfg, sms int) (fn cu.Function, fits bool, err error) {
+	if fn, err = mod.Function(DirectEntry); err != nil {
+		return fn, false, fmt.Errorf("%s kernel: %w", DirectEntry, err)
+	}
+	perSM, err := fn.MaxActiveBlocksPerMultiProcessor(int(cfg.threads), 0)
+	if err != nil {
+		return fn, false, fmt.Errorf("occupancy of %s: %w", DirectEntry, err)
+	}
+	return fn, int64(perSM)*int64(sms) >= cfg.blocks, nil
 }
 
 // plainBytes is the plain buffer Verify's direct call runs on: the

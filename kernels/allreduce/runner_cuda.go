@@ -203,16 +203,9 @@ func (r *Runner) setup(dtype string) error {
 // tensor's bounds), so where its grid cannot all be resident the Runner
 // stages plain tensors as before rather than fail.
 func (r *Runner) setupDirect() error {
-	fn, err := r.mod.Function(DirectEntry)
-	if err != nil {
-		return fmt.Errorf("%s kernel: %w", DirectEntry, err)
-	}
-	perSM, err := fn.MaxActiveBlocksPerMultiProcessor(int(r.cfg.threads), 0)
-	if err != nil {
-		return fmt.Errorf("occupancy of %s: %w", DirectEntry, err)
-	}
-	r.fnDirect, r.hasDirect = fn, int64(perSM)*int64(r.peers.SMs()) >= r.cfg.blocks
-	return nil
+	fn, fits, err := directEntry(r.mod, r.cfg, r.peers.SMs())
+	r.fnDirect, r.hasDirect = fn, fits
+	return err
 }
 
 // input is this rank's input region.

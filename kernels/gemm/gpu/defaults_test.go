@@ -127,25 +127,28 @@ func TestFourRankRules(t *testing.T) {
 		{"matmulrs 1536 rows: the g8 tile does not fit, the g4 one does", VariantMatmulRS, 6144, 8192, 7168, 4, "bf16", wantRS256},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p, err := ParseProblem(space.Problem{Shape: space.Shape{"m": int64(tc.m), "n": int64(tc.n), "k": int64(tc.k)}, Dtype: tc.dtype}, tc.world)
-			if err != nil {
-				t.Fatal(err)
-			}
-			c, err := tc.kernel.DefaultOn(p, h100x2)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if c.String() != tc.want {
-				t.Errorf("DefaultOn = %s, want %s", c, tc.want)
-			}
-			cfg, err := tc.kernel.ParseConfig(c)
-			if err == nil {
-				err = tc.kernel.Validate(cfg, p)
-			}
-			if err != nil {
-				t.Errorf("DefaultOn's %s does not run: %v", c, err)
-			}
+			checkDefaultOn(t, tc.kernel, problemOf(t, tc.m, tc.n, tc.k, tc.world, tc.dtype), tc.want)
 		})
+	}
+}
+
+// checkDefaultOn checks DefaultOn's whole config on p (on 2 x H100) against
+// want, and that it runs there.
+func checkDefaultOn(t *testing.T, kernel Variant, p Problem, want string) {
+	t.Helper()
+	c, err := kernel.DefaultOn(p, h100x2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.String() != want {
+		t.Errorf("DefaultOn = %s, want %s", c, want)
+	}
+	cfg, err := kernel.ParseConfig(c)
+	if err == nil {
+		err = kernel.Validate(cfg, p)
+	}
+	if err != nil {
+		t.Errorf("DefaultOn's %s does not run: %v", c, err)
 	}
 }
 
@@ -174,21 +177,7 @@ func TestTwoRankRules(t *testing.T) {
 		{"matmulrs 4096 rows (8192x3584x8192)", VariantMatmulRS, 8192, 3584, 8192, 2, "bf16", wantRSFamily},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p := problemOf(t, tc.m, tc.n, tc.k, tc.world, tc.dtype)
-			c, err := tc.kernel.DefaultOn(p, h100x2)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if c.String() != tc.want {
-				t.Errorf("DefaultOn = %s, want %s", c, tc.want)
-			}
-			cfg, err := tc.kernel.ParseConfig(c)
-			if err == nil {
-				err = tc.kernel.Validate(cfg, p)
-			}
-			if err != nil {
-				t.Errorf("DefaultOn's %s does not run: %v", c, err)
-			}
+			checkDefaultOn(t, tc.kernel, problemOf(t, tc.m, tc.n, tc.k, tc.world, tc.dtype), tc.want)
 		})
 	}
 }
