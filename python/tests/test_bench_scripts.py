@@ -116,3 +116,50 @@ def test_ar_force_parse():
     assert m.parse("") == {}
     with pytest.raises(ValueError, match="NAME=SPEC"):
         m.parse("oops")
+
+
+def _search_check(*args: str) -> str:
+    """bench/search_check.py's output (it reads logs through libsymmtune)."""
+    import os
+    import sys
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "python")}
+    return subprocess.run([sys.executable, str(ROOT / "bench" / "search_check.py"), *args], env=env, check=True,
+                          capture_output=True, text=True).stdout
+
+
+def test_search_check_top_labels_each_config_once(tmp_path: Path):
+    """search_check.py top: the winner first (the best re-measured row),
+    then the search's best configs, its families and best pipeline, then a
+    reference log's best, each config once under its first label."""
+    import json
+
+    def row(impl: str, chunks: int, score: float, refined: bool = False) -> str:
+        return json.dumps({"config": {"impl": impl, "chunks": chunks}, "status": "ok", "score_us": score,
+                           "refined": refined, "kernel": "agmm", "backend": "cuda", "world": 2, "dtype": "bf16",
+                           "shape": "m=8192,n=3584,k=8192"})
+    log, ref = tmp_path / "search.jsonl", tmp_path / "ref.jsonl"
+    log.write_text("\n".join([row("fused:a", 1, 100), row("fused:a", 2, 101), row("fused:b", 1, 103),
+                              row("pipeline", 1, 110), row("fused:a", 2, 99, refined=True)]) + "\n")
+    ref.write_text("\n".join([row("fused:c", 4, 90), row("fused:a", 1, 95)]) + "\n")
+    got = json.loads(_search_check("top", str(log), "agmm", "8192x3584x8192", "--n", "2", "--best", "2",
+                                   "--ref", str(ref), "--ref-n", "2", "--dtype", "e4m3"))
+    labels = [(e["label"], e["config"]["impl"], e["config"]["chunks"]) for e in got]
+    # --n 2 of three families: the best (fused:a, already in) and the worst (the pipeline).
+    assert labels == [("winner", "fused:a", 2), ("best2", "fused:a", 1), ("family", "pipeline", 1),
+                      ("ref1", "fused:c", 4)], labels
+    assert {e["dtype"] for e in got} == {"e4m3"}
+
+
+def test_search_check_summary_against_the_best_beside(tmp_path: Path):
+    """search_check.py summary: per pass, the winner's and the untuned
+    config's distance from the best ratio measured in that pass."""
+    import json
+    rows = [{"pass": p, "kernel": "agmm", "shape": "8192x3584x8192", "dtype": "bf16", "label": label, "config": {},
+             "ratio": {"ours": r, "torch": 1.2}}
+            for p, label, r in ((1, "winner", 1.10), (1, "ref1", 1.00), (1, "untuned", 1.05), (2, "winner", 1.0),
+                                (2, "untuned", 1.2))]
+    program = tmp_path / "program.json"
+    program.write_text(json.dumps(rows))
+    out = _search_check("summary", str(program), "66").splitlines()
+    assert out[0] == "| agmm bf16 8192x3584x8192 | 1 | 1.100 (+10.0%) | 1.050 (+5.0%) | 1.000 (ref1) | 1.200 | 66 s | 3 |"
+    assert out[1] == "| agmm bf16 8192x3584x8192 | 2 | 1.000 (+0.0%) | 1.200 (+20.0%) | 1.000 (winner) | 1.200 | 66 s | 2 |"
