@@ -8,12 +8,12 @@
 # the all-reduce at the decode step's sizes ([B, 8192] bf16 for B = 1, 16,
 # 64, 256) and agmm and matmulrs at $GEMM_SHAPES (default m=4096,n=1792,k=4096; empty: none);
 # then runs bench/torch_ops.py (PARTS, default check compile host decode)
-# on that cache. Then the tensor-parallel block (bench/tp_block.py) three
-# times: once recording its shapes (SYMMTUNE_RECORD), then, after
-# `symmtune search --config` of the recorded file (TP_BUDGET, default
-# --budget-trials 12 --budget-time 20s per job), again on that cache.
-# RECORDED=FILE takes that recorded file instead of the first run; TP=0
-# skips the block; AR_BATCHES (default "1 16 64 256", empty: none) sets the
+# on that cache. Then the tensor-parallel block's loop (bench/tp-loop.sh:
+# the block untuned while recording its shapes, `symmtune search --config`
+# of the recorded file with TP_BUDGET, default --budget-trials 12
+# --budget-time 20s per job, then the block on that cache). RECORDED=FILE
+# takes that recorded file instead of the untuned run; TP=0 skips the
+# block; AR_BATCHES (default "1 16 64 256", empty: none) sets the
 # all-reduce searches. Before the block, bench/torch_edge.py (a rank 3 s
 # late, bad input; EDGE=0 skips it). Everything lands under $OUT/torch-ops-wW.
 # LAMPORT=1 also searches the all-reduce sizes for each algorithm of
@@ -74,22 +74,6 @@ if [ "${EDGE:-1}" != 0 ]; then
 	grep "FAIL" "$LOGS/torch-edge.txt" || echo "torch_edge: no FAIL lines"
 fi
 [ "${TP:-1}" = 0 ] && exit 0
-tp() { # tag, then tp_block.py's arguments
-	local tag=$1
-	shift
-	SYMMTUNE_CACHE=$LOGS/configs.toml timeout 130 torchrun --nproc-per-node "$W" "$here/tp_block.py" "$@" 2>&1 |
-		grep -v "UserWarning\|warnings.warn\|FutureWarning\|enable_symm_mem\|_prepare(tensor\|_pipeline(gemm" |
-		tee "$LOGS/tp-$tag.txt" | grep "^tp_block\|FAIL\|^#"
-}
-if [ -n "${RECORDED:-}" ]; then
-	cp "$RECORDED" "$LOGS/recorded.toml" # recorded by an earlier run
-else
-	SYMMTUNE_RECORD=$LOGS/recorded.toml tp untuned --modes eager,graph --compile-tokens 0
-fi
-grep -c "^\[\[job\]\]" "$LOGS/recorded.toml" | sed 's/^/recorded jobs: /'
-# shellcheck disable=SC2086
-timeout 400 "$BIN/symmtune" search --plugin-dir "$BIN" --backend cuda --config "$LOGS/recorded.toml" --strategy pattern \
-	${TP_BUDGET:---budget-trials 12 --budget-time 20s} --cache "$LOGS/configs.toml" --log "$LOGS/search-recorded.jsonl" \
-	>"$LOGS/search-recorded.txt" 2>&1 || echo "search of the recorded file: rc $?"
-grep "winner:" "$LOGS/search-recorded.txt" | cut -c1-160
-tp tuned
+# The TP block's loop: record, search, run (bench/tp-loop.sh, which reads
+# RECORDED and TP_BUDGET).
+LOGS=$LOGS bash "$here/tp-loop.sh" "$W"
