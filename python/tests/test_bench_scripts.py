@@ -163,3 +163,12 @@ def test_search_check_summary_against_the_best_beside(tmp_path: Path):
     out = _search_check("summary", str(program), "66").splitlines()
     assert out[0] == "| agmm bf16 8192x3584x8192 | 1 | 1.100 (+10.0%) | 1.050 (+5.0%) | 1.000 (ref1) | 1.200 | 66 s | 3 |"
     assert out[1] == "| agmm bf16 8192x3584x8192 | 2 | 1.000 (+0.0%) | 1.200 (+20.0%) | 1.000 (winner) | 1.200 | 66 s | 2 |"
+
+
+def test_every_results_file_is_in_the_index():
+    """bench/results/README.md is the index of every results file: each
+    results .md there is named in it."""
+    results = ROOT / "bench" / "results"
+    index = (results / "README.md").read_text()
+    missing = [p.name for p in sorted(results.glob("*.md")) if p.name != "README.md" and f"({p.name})" not in index]
+    assert not missing, f"add a line to bench/results/README.md for: {missing}"
