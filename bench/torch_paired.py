@@ -28,10 +28,9 @@ import torch
 import torch.distributed as dist
 
 from peer_method import bench_paired
-from symmtune import _torch_gemm, gemm
+from symmtune import _torch_gemm, cache, gemm
 from torch_gemm import forced, reset
 from torch_gemm import inputs, join_group, ours
-from symmtune import _native
 
 # The parameters that tell a chosen config apart in the table.
 SHOWN = ("impl", "chunks", "direction", "push", "reduce", "graph")
@@ -67,14 +66,11 @@ def peers(kernel, m, n, k, world, rank, g):
 
 def untuned(kernel: str, m: int, n: int, k: int, world: int, dtype: str) -> dict:
     """The config symmtune.torch runs for this problem with no cache entry:
-    the library's gemm.choose (the GPU-aware default) asked with a cache
-    that does not exist."""
-    dev = torch.cuda.current_device()
-    major, minor = torch.cuda.get_device_capability(dev)
-    answer = _native.call("gemm.choose", kernel=kernel, m=m, n=n, k=k, world=world, dtype=dtype,
-                          cache="/nonexistent/symmtune-untuned.toml", env={}, major=major, minor=minor,
-                          sms=torch.cuda.get_device_properties(dev).multi_processor_count)
-    return dict(answer["config"])
+    its own first-call choice (_torch_gemm.choose: the GPU-aware default)
+    asked of a cache that does not exist."""
+    device = torch.device("cuda", torch.cuda.current_device())
+    answer = _torch_gemm.choose(kernel, gemm.Problem(m, n, k, world), dtype, device, "/nonexistent/symmtune-untuned.toml")
+    return dict(cache.chosen(answer)["config"])  # an error raised, as a first call raises it
 
 
 def fp8_peers(kernel, m, n, k, row, g):

@@ -184,6 +184,17 @@ _pipes: dict[tuple, _Gemm] = {}
 forced: dict[str, dict] = {}
 
 
+def choose(kernel: str, p: gemm.Problem, dtn: str, device: torch.device, cache, over: dict | None = None) -> dict:
+    """The library's gemm.choose answer for (kernel, p) of dtype dtn on
+    device's GPU: the cache's config (cache None: the default cache), else
+    the GPU-aware default; over, where given, is checked and run instead."""
+    major, minor = torch.cuda.get_device_capability(device)
+    return _native.call("gemm.choose", kernel=kernel, m=p.m, n=p.n, k=p.k, world=p.world, dtype=dtn,
+                        cache="" if cache is None else os.fspath(cache), env=dict(os.environ), major=major,
+                        minor=minor, sms=torch.cuda.get_device_properties(device).multi_processor_count,
+                        **({"config": over} if over is not None else {}))
+
+
 def _pipeline(kernel: str, p: gemm.Problem, dtype: torch.dtype, group, cache, dt: str | None = None) -> _Gemm:
     """The runner of (kernel, p, dtype) on group, opened at the first call
     with the config the group agreed on. dt: the dtype's name (gemm.DTYPES)
@@ -207,11 +218,7 @@ def _pipeline(kernel: str, p: gemm.Problem, dtype: torch.dtype, group, cache, dt
         if pipe.gen is not pipe.arena.current:
             pipe.move()  # the workspace grew: the arena opened the runner on the new memory
         return pipe
-    major, minor = torch.cuda.get_device_capability(device)
-    answer = _native.call("gemm.choose", kernel=kernel, m=p.m, n=p.n, k=p.k, world=p.world, dtype=dtn,
-                          cache="" if cache is None else os.fspath(cache), env=dict(os.environ), major=major,
-                          minor=minor, sms=torch.cuda.get_device_properties(device).multi_processor_count,
-                          **({"config": over} if over is not None else {}))
+    answer = choose(kernel, p, dtn, device, cache, over)
     what = f"{kernel} with m={p.m},n={p.n},k={p.k} on {p.world} ranks ({dtn})"
     if capturing():
         raise CaptureError(f"symmtune.torch: the first {what} came during a CUDA graph capture, where its layout "
