@@ -101,6 +101,20 @@ func replanned(valid, done, fresh int, took, spent, jobTime time.Duration, repla
 	return min(valid, done+more), true
 }
 
+// paceNote is the note's addition when a job without a budget has run the
+// trials planned from its first ones (done, fresh of them in took, spent
+// since it began) with time left: the pace they ran at, and what all valid
+// configs would take at it, which the planned estimate (slowed by the
+// first trials' compiles) overstates.
+func paceNote(valid, done, fresh int, took, spent time.Duration) string {
+	if fresh == 0 || took <= 0 {
+		return ""
+	}
+	per := took / time.Duration(fresh)
+	return fmt.Sprintf("; ran those %d in %s, %s a trial on average, so all would take about %s (a job without a budget is planned once; --budget-time plans again while time is left)",
+		done, roughly(spent), seconds(per), roughly(spent+time.Duration(valid-done)*per))
+}
+
 // unplannedBudget is the budget of a job given none whose space ran out
 // before enough trials were timed to plan one: every valid config ran.
 func unplannedBudget(valid int, jobTime time.Duration) Budget {

@@ -62,6 +62,11 @@ func (ss *session) explore(ctx context.Context, valid []space.Config) error {
 			// compiles and cold caches slow, runs out early: with time
 			// left of the job's own budget, plan again at the pace so far.
 			more, ok := replanned(len(valid), trials, fresh, took, time.Since(began), timeCap, replans)
+			if ok && ss.out.Budget.Auto && job.BudgetTime <= 0 {
+				// A job without a budget is planned once: it stays short
+				// when its trials run faster than the first, but says so.
+				ss.out.Budget.Note += paceNote(len(valid), trials, fresh, took, time.Since(began))
+			}
 			if !ok || !ss.out.Budget.Auto || job.BudgetTime <= 0 {
 				break
 			}
