@@ -2,7 +2,7 @@
 cuBLAS, torch's fused symm_mem ops, and symmtune.torch.
 
     PYTHONPATH=python:bench torchrun --nproc-per-node 2 bench/tp_block.py [--tokens 1024,4096,16384]
-        [--modes eager,graph,compile] [--compile-tokens 4096]
+        [--modes eager,graph,compile] [--compile-tokens 4096] [--rounds 5]
 
 The block (sequence parallel, hidden H = 8192, intermediate I = 28672):
 x_shard [T/W, H] -> all-gather + matmul with W1 [H, I/W] -> SiLU -> matmul +
@@ -15,7 +15,8 @@ Each implementation's output is checked against NCCL + cuBLAS eager on the
 same inputs (relative error under 2e-2) before it is timed. Timing: rounds
 that each time N calls of every implementation in turn (the order rotating),
 CUDA events around the N calls, per-call time = span / N; the median over
-rounds, the max over ranks. The two local matmuls alone (cuBLAS, same
+rounds (--rounds, default 5: runs repeat to about 1%; more rounds for closer
+calls), the max over ranks. The two local matmuls alone (cuBLAS, same
 shapes) are timed in the same rounds: "x mm" is each row over them.
 
 With SYMMTUNE_RECORD=FILE set, symmtune's calls write their shapes to FILE
@@ -101,7 +102,7 @@ def timed(fns: dict, n: int, rounds: int) -> dict[str, float]:
     return dict(zip(names, med.tolist()))
 
 
-def run(tokens: int, modes: list[str], hidden: int, inter: int) -> None:
+def run(tokens: int, modes: list[str], hidden: int, inter: int, rounds: int) -> None:
     rank, w = dist.get_rank(), dist.get_world_size()
     group = dist.group.WORLD.group_name
     gen = torch.Generator(device="cuda").manual_seed(100 + rank)
@@ -143,7 +144,7 @@ def run(tokens: int, modes: list[str], hidden: int, inter: int) -> None:
             except Exception as e:  # noqa: BLE001 - reported, the others still run
                 fail(f"T={tokens} {mode} {name}: {type(e).__name__}: {str(e)[:300]}")
         try:
-            t = timed(calls, n, rounds=5)
+            t = timed(calls, n, rounds=rounds)
         except Exception as e:  # noqa: BLE001
             fail(f"T={tokens} {mode}: timing: {type(e).__name__}: {str(e)[:300]}")
             continue
@@ -159,7 +160,10 @@ def main() -> None:
     ap.add_argument("--compile-tokens", default="4096", help="token counts compile mode runs at (each compile takes seconds)")
     ap.add_argument("--hidden", type=int, default=8192)
     ap.add_argument("--inter", type=int, default=28672)
+    ap.add_argument("--rounds", type=int, default=5, help="timing rounds per mode (median over them)")
     args = ap.parse_args()
+    if args.rounds < 1:
+        ap.error(f"--rounds {args.rounds}: want 1 or more")
     dist.init_process_group("nccl")
     rank = dist.get_rank()
     torch.cuda.set_device(rank % torch.cuda.device_count())
@@ -174,7 +178,7 @@ def main() -> None:
     compile_at = {int(v) for v in args.compile_tokens.split(",")}
     for t in (int(v) for v in args.tokens.split(",")):
         modes = [m for m in args.modes.split(",") if m != "compile" or t in compile_at]
-        run(t, modes, args.hidden, args.inter)
+        run(t, modes, args.hidden, args.inter, args.rounds)
     nf = torch.tensor([len(FAILS)], device="cuda")
     dist.all_reduce(nf)
     if rank == 0:
