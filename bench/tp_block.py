@@ -15,8 +15,9 @@ Each implementation's output is checked against NCCL + cuBLAS eager on the
 same inputs (relative error under 2e-2) before it is timed. Timing: rounds
 that each time N calls of every implementation in turn (the order rotating),
 CUDA events around the N calls, per-call time = span / N; the median over
-rounds (--rounds, default 5: runs repeat to about 1%; more rounds for closer
-calls), the max over ranks. The two local matmuls alone (cuBLAS, same
+rounds (--rounds, default 5; two runs of the same configs on 2 x H200 differed
+by up to 7% at 16,384 tokens in a graph, so close calls want more), the max
+over ranks. The two local matmuls alone (cuBLAS, same
 shapes) are timed in the same rounds: "x mm" is each row over them.
 
 With SYMMTUNE_RECORD=FILE set, symmtune's calls write their shapes to FILE
