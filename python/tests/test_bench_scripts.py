@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-BENCH = (ROOT / "bench", ROOT / "bench" / "experiments")
+BENCH = (ROOT / "bench", ROOT / "bench" / "experiments", ROOT / "bench" / "serving")
 PY = sorted(p for d in BENCH for p in d.glob("*.py"))
 SH = sorted(p for d in BENCH for p in d.glob("*.sh")) + sorted((ROOT / "scripts").glob("*.sh"))
 
@@ -172,3 +172,84 @@ def test_every_results_file_is_in_the_index():
     index = (results / "README.md").read_text()
     missing = [p.name for p in sorted(results.glob("*.md")) if p.name != "README.md" and f"({p.name})" not in index]
     assert not missing, f"add a line to bench/results/README.md for: {missing}"
+
+
+# serving_check.py's run state: main() sets it in bench/serving/common.py.
+SERVING_STATE = ("ARGS", "RANK", "W", "CTL", "TIMEOUT", "RESULTS", "MEM", "SAME")
+
+
+def test_serving_state_is_read_through_common():
+    """bench/serving_check.py and the modules of bench/serving/ other than
+    common.py name the run's state only as common.NAME: a from-import (or a
+    global of their own) would keep the values of import time, rank 0 of a
+    world of 1, on every rank."""
+    import ast
+    common = ast.parse((ROOT / "bench" / "serving" / "common.py").read_text())
+    defined: set[str] = set()
+    for s in common.body:
+        if isinstance(s, (ast.Assign, ast.AnnAssign)):
+            defined |= {n.id for n in ast.walk(s) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    assert set(SERVING_STATE) <= defined, set(SERVING_STATE) - defined
+    paths = [ROOT / "bench" / "serving_check.py"] + [p for p in (ROOT / "bench" / "serving").glob("*.py")
+                                                      if p.name != "common.py"]
+    assert len(paths) >= 4, paths
+    for path in paths:
+        for node in ast.walk(ast.parse(path.read_text())):
+            where = f"{path.name}:{getattr(node, 'lineno', '?')}"
+            if isinstance(node, ast.Name):
+                assert node.id not in SERVING_STATE, f"{where}: {node.id}, not common.{node.id}"
+            elif isinstance(node, ast.ImportFrom):
+                assert not {a.name for a in node.names} & set(SERVING_STATE), where
+            elif isinstance(node, ast.Global):
+                assert not set(node.names) & set(SERVING_STATE), where
+
+
+_SERVING_STUB = """
+import json, os, sys
+from unittest import mock
+sys.path[:0] = [sys.argv[1] + "/bench", sys.argv[1] + "/python"]
+torch = mock.MagicMock(name="torch")
+torch.__version__ = "stub"
+sys.modules.update({"torch": torch, "torch.distributed": torch.distributed,
+                    "torch.distributed._symmetric_memory": torch.distributed._symmetric_memory,
+                    "symmtune.torch": mock.MagicMock(name="symmtune.torch")})
+dist = torch.distributed
+dist.get_rank.return_value, dist.get_world_size.return_value = 0, 4
+dist.all_gather_object.side_effect = lambda out, obj, group=None: out.__setitem__(slice(None), [obj] * len(out))
+import serving_check
+from serving import common, graphs
+seen = {}
+def probe(c):
+    seen.update(rank=[common.RANK, common.W], ctl=common.CTL is dist.new_group.return_value,
+                same=common.SAME is not None, timeout=common.TIMEOUT.total_seconds(), bs=graphs.serving_bs())
+    c.detail = "probed"
+serving_check.CHECKS.clear()
+serving_check.CHECKS["probe"] = probe
+common.BUDGETS["probe"] = 10
+sys.argv = ["serving_check.py", "--quick", "--out", sys.argv[2], "--timeout", "7", "--budget-scale", "2"]
+def _exit(code):
+    raise SystemExit(code)
+with mock.patch.object(os, "_exit", side_effect=_exit):
+    try:
+        serving_check.main()
+    except SystemExit as e:
+        seen["exit"] = e.code
+print(json.dumps(seen))
+"""
+
+
+def test_serving_check_main_sets_the_state_every_module_reads(tmp_path: Path):
+    """bench/serving_check.py's imports and main() without a GPU (torch and
+    symmtune.torch stubbed, in a process of their own): the state main sets
+    is what a check in another module of bench/serving/ reads, and the
+    driver's results reach --out."""
+    import json
+    import sys
+    out = tmp_path / "serving.json"
+    r = subprocess.run([sys.executable, "-c", _SERVING_STUB, str(ROOT), str(out)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout + r.stderr
+    seen = json.loads(r.stdout.splitlines()[-1])
+    assert seen == {"rank": [0, 4], "ctl": True, "same": True, "timeout": 14.0, "bs": [1, 16, 256], "exit": 0}, seen
+    got = json.loads(out.read_text())
+    assert got["world"] == 4 and [(c["name"], c["pass"]) for c in got["checks"]] == [("probe", True)], got
+    assert "CHECK probe: PASS probed" in r.stdout and "1 passed, 0 failed" in r.stdout, r.stdout
