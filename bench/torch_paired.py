@@ -77,7 +77,8 @@ def fp8_peers(kernel, m, n, k, row, g):
     """peers for FP8 (bench/torch_fp8.py's operands, filled once): the base
     _scaled_mm alone ("mm"), torch's fused scaled op ("torch") and NCCL +
     _scaled_mm ("nccl"); and this rank's call of symmtune's scaled op."""
-    from torch_fp8 import Case, timers
+    from torch_fp8 import timers
+    from torch_fp8_cases import Case
     c = Case(kernel, m, n, k, row)
     c.fill(5)
     t = timers(c, g)

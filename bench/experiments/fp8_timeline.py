@@ -26,7 +26,7 @@ import torch
 import torch.distributed as dist
 
 from peer_method import queue_behind_barrier
-from torch_fp8 import Case, scaled_mm
+from torch_fp8_cases import Case, scaled_mm
 
 
 def gpu_events(path: str) -> list[dict]:
