@@ -9,7 +9,7 @@ export PYTHONUNBUFFERED=1
 # in libsymmtune): the repository's package, and the library from bins.tgz
 # unpacked beside $BIN (where `make lib` puts it when BIN is bin). bench/
 # itself is on the path too, so a script of bench/experiments/ imports the
-# maintained helpers (peer_method, torch_gemm, torch_fp8) by name.
+# maintained helpers (peer_method, torch_gemm, torch_fp8_cases) by name.
 here_lib=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 export PYTHONPATH=$(cd "$here_lib/../python" && pwd):$here_lib${PYTHONPATH:+:$PYTHONPATH}
 export SYMMTUNE_LIB=${SYMMTUNE_LIB:-$(dirname "${BIN:-bin}")/python/symmtune/libsymmtune.so}
