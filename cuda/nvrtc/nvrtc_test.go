@@ -37,7 +37,8 @@ func TestCompileKernels(t *testing.T) {
 	read := repoReader(t)
 	barrier := read("symm/cudamem/barrier.cuh")
 	common := read("kernels/allreduce/kernels/common.cuh")
-	ar := read("kernels/allreduce/kernels/allreduce.cu") + read("kernels/allreduce/kernels/lamport.cu")
+	ar := read("kernels/allreduce/kernels/allreduce.cu") + read("kernels/allreduce/kernels/algos.cu") +
+		read("kernels/allreduce/kernels/lamport.cu")
 	util := read("kernels/allreduce/kernels/util.cu")
 	algos := kernelAlgos(t, ar)
 	// sm_90 rather than sm_90a: the oldest NVRTC this supports (11.8) has no sm_90a.
@@ -110,7 +111,8 @@ func kernelAlgos(t *testing.T, src string) []string {
 func TestAllreduceEntries(t *testing.T) {
 	read := repoReader(t)
 	text := read("symm/cudamem/barrier.cuh") + read("kernels/allreduce/kernels/common.cuh") +
-		read("kernels/allreduce/kernels/allreduce.cu") + read("kernels/allreduce/kernels/lamport.cu")
+		read("kernels/allreduce/kernels/allreduce.cu") + read("kernels/allreduce/kernels/algos.cu") +
+		read("kernels/allreduce/kernels/lamport.cu")
 	c := Compiler{Arch: "sm_90", CacheDir: t.TempDir()}
 	entry := regexp.MustCompile(`Compiling entry function '(\w+)'`)
 	directRegs := regexp.MustCompile(`entry function 'allreduce_direct'[^\n]*\n(?:[^\n]*\n)*?[^\n]*Used (\d+) registers`)

@@ -51,7 +51,7 @@ const (
 )
 
 // Algorithm is an algorithm of the CUDA build and the ALGO macro value
-// kernels/allreduce.cu compiles it as.
+// its CUDA C (Allreduce) compiles it as.
 type Algorithm struct {
 	Name string
 	Algo int
@@ -70,7 +70,7 @@ func AlgoNumber(name string) int {
 	return 0
 }
 
-//go:embed kernels/common.cuh kernels/allreduce.cu kernels/lamport.cu kernels/util.cu
+//go:embed kernels/common.cuh kernels/allreduce.cu kernels/algos.cu kernels/lamport.cu kernels/util.cu
 var kernels embed.FS
 
 func kernelText(name string) string {
@@ -82,12 +82,30 @@ func kernelText(name string) string {
 }
 
 // The kernels' CUDA C: Common is included by both, Allreduce is the
-// all-reduce (ALGO selects the algorithm: allreduce.cu, then lamport.cu's
-// one_shot_lamport and two_shot_lamport), Util the fill and check kernels.
+// all-reduce (ALGO selects the algorithm), Util the fill and check kernels.
 // Each is compiled after cudamem.DeviceSource (the barrier).
+//
+// Allreduce is one text of three files, concatenated in this order (not
+// #included):
+//   - allreduce.cu: the header comment (ALGO values, arguments, barriers),
+//     the macros, the tile helpers (push_tile, reduce_tile) and the direct
+//     entry's helpers (tensor_of ... copy_out, ALGO 3 and 5);
+//   - algos.cu: the entry points of ALGO 1 to 6, one #if ALGO == 1 ...
+//     #elif ... #endif chain whose last #elif sends ALGO 7 and 8 on to
+//     lamport.cu (and #errors on any other value);
+//   - lamport.cu: one_shot_lamport and two_shot_lamport (ALGO 7, 8).
+//
+// Each file's #if blocks close in that file (TestAllreduceFiles). algos.cu
+// is the tail of allreduce.cu as it stood, cut off unchanged, so it starts
+// at its chain's #if with no file comment of its own (this is it), and
+// allreduce.cu's header still says lamport.cu "follows this file":
+// the concatenation is byte for byte the one before the cut, and so is
+// KernelVersion (version_test.go), which any edit of the text, comments
+// included, changes. The same list is in python/symmtune/kernels.py
+// (kernel_sources), python/tests/test_kernels.py and cuda/nvrtc/nvrtc_test.go.
 var (
 	Common    = kernelText("common.cuh")
-	Allreduce = kernelText("allreduce.cu") + kernelText("lamport.cu")
+	Allreduce = kernelText("allreduce.cu") + kernelText("algos.cu") + kernelText("lamport.cu")
 	Util      = kernelText("util.cu")
 )
 

@@ -85,11 +85,11 @@ def _source(name: str) -> str:
 
 
 def kernel_sources() -> tuple[str, str, str, str]:
-    """barrier.cuh, common.cuh, the all-reduce (allreduce.cu, then
-    lamport.cu) and util.cu: the texts the Go plugin embeds, read from the
-    same files."""
-    return (_source("barrier.cuh"), _source("allreduce/common.cuh"),
-            _source("allreduce/allreduce.cu") + _source("allreduce/lamport.cu"), _source("allreduce/util.cu"))
+    """barrier.cuh, common.cuh, the all-reduce (allreduce.cu, algos.cu and
+    lamport.cu, one text: allreduce.Allreduce) and util.cu: the texts the Go
+    plugin embeds, read from the same files."""
+    ar = "".join(_source("allreduce/" + f) for f in ("allreduce.cu", "algos.cu", "lamport.cu"))
+    return (_source("barrier.cuh"), _source("allreduce/common.cuh"), ar, _source("allreduce/util.cu"))
 
 
 @lru_cache(maxsize=None)

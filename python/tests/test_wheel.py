@@ -32,7 +32,7 @@ def test_wheel_holds_the_package_the_sources_and_the_library(wheel):
         names = set(z.namelist())
         for n in ("symmtune/__init__.py", "symmtune/_native.py", "symmtune/libsymmtune.so",
                   "symmtune/_kernels/barrier.cuh", "symmtune/_kernels/allreduce/allreduce.cu",
-                  "symmtune/_kernels/allreduce/lamport.cu",
+                  "symmtune/_kernels/allreduce/algos.cu", "symmtune/_kernels/allreduce/lamport.cu",
                   "symmtune/_kernels/gemm/kernels/gemm_util.cu", "symmtune/_kernels/hopper/hopper_gemm.cu",
                   "symmtune/plugin/_pb/kernel_pb2.py"):
             assert n in names, n
