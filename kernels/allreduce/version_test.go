@@ -1,6 +1,9 @@
 package allreduce
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // TestKernelVersions pins the kernel versions cache entries carry. A change
 // to a hashed source (cpu.go; the barrier and kernels/*.cu* for CUDA) makes
@@ -21,5 +24,43 @@ func TestKernelVersions(t *testing.T) {
 		if c.got != c.want {
 			t.Errorf("%s kernel version %s, pinned %s", c.name, c.got, c.want)
 		}
+	}
+}
+
+// TestAllreduceFiles: Allreduce is allreduce.cu, algos.cu and lamport.cu
+// in that order, and every #if, #ifdef and #ifndef of each file closes in
+// that file, so that each reads on its own (algos.cu holds the whole ALGO
+// 1 to 6 chain).
+func TestAllreduceFiles(t *testing.T) {
+	files := []string{"allreduce.cu", "algos.cu", "lamport.cu"}
+	var all string
+	for _, f := range files {
+		text := kernelText(f)
+		all += text
+		depth := 0
+		for i, line := range strings.Split(text, "\n") {
+			switch d := strings.Fields(line + " ."); d[0] {
+			case "#if", "#ifdef", "#ifndef":
+				depth++
+			case "#elif", "#else":
+				if depth == 0 {
+					t.Errorf("%s:%d: %s outside an #if of this file", f, i+1, d[0])
+				}
+			case "#endif":
+				if depth--; depth < 0 {
+					t.Errorf("%s:%d: #endif of no #if of this file", f, i+1)
+					depth = 0
+				}
+			}
+		}
+		if depth != 0 {
+			t.Errorf("%s: %d #if left open at its end", f, depth)
+		}
+	}
+	if all != Allreduce {
+		t.Errorf("Allreduce is not %v concatenated", files)
+	}
+	if !strings.HasPrefix(kernelText("algos.cu"), "#if ALGO == 1\n") {
+		t.Error("algos.cu does not start with the ALGO chain's #if ALGO == 1")
 	}
 }
