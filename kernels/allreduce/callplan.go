@@ -18,9 +18,10 @@ type callPlan struct {
 // the direct entry (DirectEntry).
 func inPlaceAlgo(algo string) bool { return algo == TwoShotPush || algo == TwoShotOverlap }
 
-// DirectEntry is the push two-shots' second kernel (kernels/allreduce.cu,
-// tensor_t): allreduce's arguments with out the caller's tensor, then n
-// and outoff, the output region's byte offset in every region.
+// DirectEntry is the push two-shots' second kernel (kernels/algos.cu; its
+// helpers and tensor_t are in kernels/allreduce.cu): allreduce's arguments
+// with out the caller's tensor, then n and outoff, the output region's byte
+// offset in every region.
 const DirectEntry = "allreduce_direct"
 
 // directOutOff is DirectEntry's outoff where the Runner launches it: the

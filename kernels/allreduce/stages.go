@@ -25,7 +25,7 @@ const maxStages = 16
 type piece struct{ off, shard int64 }
 
 // stagePlan splits nvec vectors (a multiple of world) into stages pieces
-// whose shards differ by at most one vector, exactly as kernels/allreduce.cu
+// whose shards differ by at most one vector, exactly as kernels/algos.cu
 // (ALGO 6) computes them: piece p's shards start at units*p/stages of
 // every rank's units = nvec/world vectors.
 func stagePlan(nvec int64, world int, stages int64) []piece {
