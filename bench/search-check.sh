@@ -13,7 +13,8 @@
 #      TOP (default 5) of its implementations and its best pipeline, plus
 #      the REF_N (default 5) best of a reference log: REF_LOG, else the
 #      recorded exhaustive landscape tuner/testdata/landscape-cuda-K-wW-
-#      mMnNkK.jsonl where DTYPE is bf16 and one exists; re-measured in the
+#      mMnNkK.jsonl (bf16) or landscape-cuda-K-DTYPE-wW-mMnNkK.jsonl where
+#      one exists; re-measured in the
 #      tuner once per trial timing of MODES (default "barrier stream":
 #      SYMMTUNE_TRIAL_TIMING, see symm/cudamem/timing.go; "" for none);
 #   3. the same configs in a torch program (bench/torch_paired.py --configs:
@@ -48,8 +49,10 @@ for k in $KERNELS; do
 		shape=$(echo "$s" | awk -Fx '{printf "m=%s,n=%s,k=%s", $1, $2, $3}')
 		common=(--plugin-dir "$BIN" --backend cuda --kernel "$k" --world "$W" --shape "$shape" --dtype "$DTYPE")
 		ref=${REF_LOG:-}
-		landscape=$here/../tuner/testdata/landscape-cuda-$k-w$W-$(echo "$s" | awk -Fx '{printf "m%sn%sk%s", $1, $2, $3}').jsonl
-		[ -z "$ref" ] && [ "$DTYPE" = bf16 ] && [ -f "$landscape" ] && ref=$landscape
+		tag=$k-$DTYPE
+		[ "$DTYPE" = bf16 ] && tag=$k
+		landscape=$here/../tuner/testdata/landscape-cuda-$tag-w$W-$(echo "$s" | awk -Fx '{printf "m%sn%sk%s", $1, $2, $3}').jsonl
+		[ -z "$ref" ] && [ -f "$landscape" ] && ref=$landscape
 		start=$(date +%s.%N)
 		timeout 150 "$BIN/symmtune" search "${common[@]}" --budget-time "${BUDGET_TIME:-60s}" \
 			--cache "$LOGS/search-$cell.toml" --log "$LOGS/search-$cell.jsonl" >"$LOGS/search-$cell.txt" 2>&1 ||
