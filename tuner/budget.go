@@ -111,8 +111,8 @@ func paceNote(valid, done, fresh int, took, spent time.Duration) string {
 		return ""
 	}
 	per := took / time.Duration(fresh)
-	return fmt.Sprintf("; ran those %d in %s, %s a trial on average, so all would take about %s (a job without a budget is planned once; --budget-time plans again while time is left)",
-		done, roughly(spent), seconds(per), roughly(spent+time.Duration(valid-done)*per))
+	return fmt.Sprintf("; they were done after %s, at %s a trial run, so all %d would take about %s (a job without a budget is planned once; --budget-time plans again while time is left)",
+		roughly(spent), seconds(per), valid, roughly(spent+time.Duration(valid-done)*per))
 }
 
 // unplannedBudget is the budget of a job given none whose space ran out

@@ -244,8 +244,8 @@ func TestPaceNote(t *testing.T) {
 		took, spent        time.Duration
 		want               string
 	}{
-		{"the pace of the trials run", 3248, 909, 909, 27 * s, 28 * s, "; ran those 909 in 28s, 0.030 s a trial on average, so all would take about 1m37s (a job without a budget is planned once; --budget-time plans again while time is left)"},
-		{"resumed trials cost nothing", 100, 50, 25, 25 * s, 26 * s, "; ran those 50 in 26s, 1.00 s a trial on average, so all would take about 1m16s (a job without a budget is planned once; --budget-time plans again while time is left)"},
+		{"the pace of the trials run", 3248, 909, 909, 27 * s, 28 * s, "; they were done after 28s, at 0.030 s a trial run, so all 3248 would take about 1m37s (a job without a budget is planned once; --budget-time plans again while time is left)"},
+		{"resumed trials cost nothing", 100, 50, 25, 25 * s, 26 * s, "; they were done after 26s, at 1.00 s a trial run, so all 100 would take about 1m16s (a job without a budget is planned once; --budget-time plans again while time is left)"},
 		{"nothing timed", 100, 50, 0, 0, 2 * s, ""},
 	} {
 		if got := paceNote(tc.valid, tc.done, tc.fresh, tc.took, tc.spent); got != tc.want {
