@@ -28,6 +28,9 @@
 #      program; with TOGETHER=1 also issue 44's summary row (winner and
 #      untuned against the best measured beside them, and the wall time)
 #      in summary.md.
+# SEARCH_FROM=DIR skips step 1 and re-checks the search DIR holds for each
+# cell (search-CELL.jsonl or .jsonl.xz, .toml, .txt, as this script writes
+# them; its wall time from the .txt's time line) against a new REF_LOG.
 # Writes $OUT/search-check-wW/ and, for the device tool's few files,
 # $OUT/search-check-wW.tgz of it. About 3 minutes per cell at W=2.
 set -u
@@ -53,11 +56,23 @@ for k in $KERNELS; do
 		[ "$DTYPE" = bf16 ] && tag=$k
 		landscape=$here/../tuner/testdata/landscape-cuda-$tag-w$W-$(echo "$s" | awk -Fx '{printf "m%sn%sk%s", $1, $2, $3}').jsonl
 		[ -z "$ref" ] && [ -f "$landscape" ] && ref=$landscape
-		start=$(date +%s.%N)
-		timeout 150 "$BIN/symmtune" search "${common[@]}" --budget-time "${BUDGET_TIME:-60s}" \
-			--cache "$LOGS/search-$cell.toml" --log "$LOGS/search-$cell.jsonl" >"$LOGS/search-$cell.txt" 2>&1 ||
-			echo "search $cell: rc $?"
-		wall=$(awk "BEGIN{printf \"%.0f\", $(date +%s.%N) - $start}")
+		if [ -n "${SEARCH_FROM:-}" ]; then
+			# An earlier run's search, re-checked against a new reference:
+			# its wall time is the search's own time line.
+			cp "$SEARCH_FROM/search-$cell.txt" "$SEARCH_FROM/search-$cell.toml" "$LOGS/" || continue
+			if [ -f "$SEARCH_FROM/search-$cell.jsonl.xz" ]; then
+				xz -dc "$SEARCH_FROM/search-$cell.jsonl.xz" >"$LOGS/search-$cell.jsonl"
+			else
+				cp "$SEARCH_FROM/search-$cell.jsonl" "$LOGS/" || continue
+			fi
+			wall=$(grep -ho "trials: .*; [0-9.]*s" "$LOGS/search-$cell.txt" | sed 's/.*; \([0-9.]*\)s/\1/' | awk '{printf "%.0f", $1}')
+		else
+			start=$(date +%s.%N)
+			timeout 150 "$BIN/symmtune" search "${common[@]}" --budget-time "${BUDGET_TIME:-60s}" \
+				--cache "$LOGS/search-$cell.toml" --log "$LOGS/search-$cell.jsonl" >"$LOGS/search-$cell.txt" 2>&1 ||
+				echo "search $cell: rc $?"
+			wall=$(awk "BEGIN{printf \"%.0f\", $(date +%s.%N) - $start}")
+		fi
 		echo "$cell: search wall $wall s; $(grep -h "winner:" "$LOGS/search-$cell.txt" | cut -c1-160)"
 		python3 "$here/search_check.py" top "$LOGS/search-$cell.jsonl" "$k" "$s" --n "${TOP:-5}" --best "${BEST:-0}" \
 			--dtype "$DTYPE" ${ref:+--ref "$ref" --ref-n "${REF_N:-5}"} \
