@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -120,11 +119,7 @@ var fifthShortfalls = map[string]struct {
 // with -v for the table.
 func TestAcceptance(t *testing.T) {
 	skipReplaysUnderRace(t)
-	files, err := filepath.Glob("../testdata/*.jsonl")
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no landscapes in ../testdata (%v)", err)
-	}
-	sort.Strings(files)
+	files := recordedLandscapes(t)
 	var table strings.Builder
 	fmt.Fprintf(&table, "%-46s %6s %6s %6s %9s  %-11s %s\n", "landscape", "space", "valid", "budget", "optimum", "strategy", "per seed 1..5: trials to reach 3% / trials used (best/optimum)")
 	held := 0
@@ -232,7 +227,7 @@ func TestAcceptance(t *testing.T) {
 // as any other strategy.
 func TestAutoChoiceIsBestOnLandscapes(t *testing.T) {
 	skipReplaysUnderRace(t)
-	files, _ := filepath.Glob("../testdata/*.jsonl")
+	files := recordedLandscapes(t)
 	wins := map[string]int{}
 	for _, f := range files {
 		l, err := LoadLandscape(f)

@@ -48,10 +48,7 @@ func gridLandscape() Landscape {
 func TestBudgetMeasuresEveryFamily(t *testing.T) {
 	skipReplaysUnderRace(t)
 	ls := []Landscape{gridLandscape()}
-	files, err := filepath.Glob("../testdata/*.jsonl")
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no landscapes in ../testdata (%v)", err)
-	}
+	files := recordedLandscapes(t)
 	for _, f := range files {
 		l, err := LoadLandscape(f)
 		if err != nil {
