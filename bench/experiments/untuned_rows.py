@@ -4,9 +4,9 @@ within 5% of the best").
 
     python3 bench/experiments/untuned_rows.py [LOG ...]
 
-Reads symmtune trial logs (JSONL, .xz too; with no LOG, the issue's logs
-of FILES, relative to the repository root; a missing one is named on
-stderr and skipped) and prints, per job (kernel, world, dtype, shape,
+Reads symmtune trial logs (JSONL, .xz and .gz too; with no LOG, the
+issue's logs of FILES, relative to the repository root; a missing one is
+named on stderr and skipped) and prints, per job (kernel, world, dtype, shape,
 hardware), a markdown table of tuner scores (score_us, µs, slowest rank;
 not a program's time):
 
@@ -26,6 +26,7 @@ not a program's time):
 
 Standard library only.
 """
+import gzip
 import json
 import lzma
 import os
@@ -100,7 +101,8 @@ CANDIDATES = {
 
 
 def read(path):
-    opener = lzma.open if path.endswith(".xz") else open
+    # The large recorded landscapes in tuner/testdata are stored gzipped.
+    opener = {".xz": lzma.open, ".gz": gzip.open}.get(os.path.splitext(path)[1], open)
     with opener(path, "rt") as f:
         return [json.loads(line) for line in f if line.strip()]
 
