@@ -50,9 +50,9 @@ FILES = [
     f"{B4}/gemm-paired-w2/search-matmulrs-8192x3584x8192.jsonl",
     f"{B4}/gemm-paired-w2/search-matmulrs-16384x3584x8192.jsonl",
     f"{SC}/w2-first/search-agmm-8192x3584x8192.jsonl",
-    f"{LS}/landscape-cuda-agmm-w2-m8192n3584k8192.jsonl",
-    f"{LS}/landscape-cuda-agmm-w2-m16384n3584k8192.jsonl",
-    f"{LS}/landscape-cuda-matmulrs-w2-m8192n3584k8192.jsonl",
+    f"{LS}/landscape-cuda-agmm-w2-m8192n3584k8192.jsonl.gz",
+    f"{LS}/landscape-cuda-agmm-w2-m16384n3584k8192.jsonl.gz",
+    f"{LS}/landscape-cuda-matmulrs-w2-m8192n3584k8192.jsonl.gz",
 ]
 
 # Parameters added after some logs were written, with the value a config
