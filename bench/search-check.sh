@@ -13,8 +13,9 @@
 #      TOP (default 5) of its implementations and its best pipeline, plus
 #      the REF_N (default 5) best of a reference log: REF_LOG, else the
 #      recorded exhaustive landscape tuner/testdata/landscape-cuda-K-wW-
-#      mMnNkK.jsonl (bf16) or landscape-cuda-K-DTYPE-wW-mMnNkK.jsonl where
-#      one exists; re-measured in the
+#      mMnNkK.jsonl (bf16) or landscape-cuda-K-DTYPE-wW-mMnNkK.jsonl, or
+#      the same name with .gz (the large ones are stored gzipped; the
+#      reader takes either), where one exists; re-measured in the
 #      tuner once per trial timing of MODES (default "barrier stream":
 #      SYMMTUNE_TRIAL_TIMING, see symm/cudamem/timing.go; "" for none);
 #   3. the same configs in a torch program (bench/torch_paired.py --configs:
@@ -55,6 +56,7 @@ for k in $KERNELS; do
 		tag=$k-$DTYPE
 		[ "$DTYPE" = bf16 ] && tag=$k
 		landscape=$here/../tuner/testdata/landscape-cuda-$tag-w$W-$(echo "$s" | awk -Fx '{printf "m%sn%sk%s", $1, $2, $3}').jsonl
+		[ -f "$landscape" ] || landscape=$landscape.gz
 		[ -z "$ref" ] && [ -f "$landscape" ] && ref=$landscape
 		if [ -n "${SEARCH_FROM:-}" ]; then
 			# An earlier run's search, re-checked against a new reference:

@@ -8,7 +8,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -20,7 +19,8 @@ import (
 
 // Input says what a report is made from.
 type Input struct {
-	// Logs are trial logs or directories of them (their *.jsonl files).
+	// Logs are trial logs or directories of them (their *.jsonl and
+	// *.jsonl.gz files).
 	Logs []string
 	// CachePath, when set, adds the cache's tuned winners to the latency
 	// plots (as their own series). Cache does the same for any storage (a
@@ -171,7 +171,8 @@ func Load(in Input) (*Data, error) {
 	return d, nil
 }
 
-// logFiles expands a --log argument: a file, or a directory's *.jsonl.
+// logFiles expands a --log argument: a file, or a directory's *.jsonl
+// and *.jsonl.gz (gzipped logs read as plain ones; see triallog.Glob).
 func logFiles(arg string) (files []string, origin string, err error) {
 	st, err := os.Stat(arg)
 	if err != nil {
@@ -184,14 +185,13 @@ func logFiles(arg string) (files []string, origin string, err error) {
 	if !st.IsDir() {
 		return []string{arg}, filepath.Dir(arg), nil
 	}
-	files, err = filepath.Glob(filepath.Join(arg, "*.jsonl"))
+	files, err = triallog.Glob(filepath.Join(arg, "*.jsonl"))
 	if err != nil {
 		return nil, "", err
 	}
 	if len(files) == 0 {
-		return nil, "", inputErrorf("directory %s holds no trial logs (*.jsonl)", arg)
+		return nil, "", inputErrorf("directory %s holds no trial logs (*.jsonl or *.jsonl.gz)", arg)
 	}
-	sort.Strings(files)
 	return files, filepath.Clean(arg), nil
 }
 

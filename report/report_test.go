@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/symmtune/symmtune/internal/triallog"
 	"github.com/symmtune/symmtune/report/reporttest"
 	"github.com/symmtune/symmtune/tuner"
 )
@@ -46,7 +47,7 @@ func TestReportsFromCommittedLogs(t *testing.T) {
 		checkReport(t, Input{Logs: []string{"../bench/results/2026-11-21-recheck"}}, reporttest.Expect{Logs: logs})
 	})
 	t.Run("landscapes", func(t *testing.T) {
-		logs, _ := filepath.Glob("../tuner/testdata/landscape-*.jsonl")
+		logs, _ := triallog.Glob("../tuner/testdata/landscape-*.jsonl")
 		checkReport(t, Input{Logs: []string{"../tuner/testdata"}}, reporttest.Expect{Logs: logs})
 	})
 }
@@ -145,6 +146,7 @@ func TestLoadBadInput(t *testing.T) {
 		{"trial without its job", Input{Logs: []string{write("nojob.jsonl", `{"config":{"a":1},"status":"ok"}`+"\n")}}, "nojob.jsonl: line 1: not a symmtune trial: no kernel"},
 		{"only a torn line", Input{Logs: []string{write("torn.jsonl", `{"config":{"a":1},"sta`)}}, "torn.jsonl: not a symmtune trial log"},
 		{"bad shape", Input{Logs: []string{write("shape.jsonl", strings.Replace(trial(2), "n=8", "n=eight", 1))}}, "shape.jsonl: line 1: shape"},
+		{"corrupt gzip", Input{Logs: []string{write("bad.jsonl.gz", trial(2))}}, "bad.jsonl.gz: corrupt gzip data: gzip: invalid header"},
 		{"empty cache and no log", Input{CachePath: filepath.Join(dir, "none.toml")}, "nothing to report"},
 		{"peers of unknown world", Input{Logs: []string{w2, w4}, Peers: []PeerFile{{Path: write("peers.csv", "allreduce,nccl,4096,3.0\n")}}}, "give it as --peers 4="},
 		{"peers of bad shape", Input{Logs: []string{w2}, Peers: []PeerFile{{Path: write("peers-w2.csv", "allreduce,nccl,4 KiB,3.0\n")}}}, "line 1: shape"},

@@ -4,7 +4,10 @@
 # (kernel, world, shape), logged with `search --log`. Run it on an otherwise
 # idle machine: a landscape measured under load has a noisy top end, and
 # an optimum that is only a lucky timing is not something a strategy can
-# be asked to find. Takes about 30 minutes on a 2-core box.
+# be asked to find. Takes about 30 minutes on a 2-core box. A landscape
+# over about 300 KB is stored gzipped (gzip -9n: the same bytes each time;
+# every reader of trial logs takes NAME.jsonl.gz for NAME.jsonl), so the
+# tree stays small enough to copy to GPU machines.
 #
 #   make build && bash bench/record-landscapes.sh [OUTDIR]
 set -euo pipefail
@@ -35,4 +38,9 @@ for j in "${jobs[@]}"; do
     --shape "$shape" --dtype f32 --strategy exhaustive --iters "$iters" \
     --cache "$cache" --log "$tmp" --top 3
   mv "$tmp" "$out/$name"
+  # Keep one copy, plain or gzipped: tests replay every file they find.
+  rm -f "$out/$name.gz"
+  if [ "$(stat -c %s "$out/$name")" -gt 300000 ]; then
+    gzip -9n "$out/$name"
+  fi
 done

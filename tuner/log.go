@@ -45,9 +45,10 @@ func resumeKey(kernel, backend string, world int, dtype, shape string) string {
 // written, with their line numbers, and the number of a torn last line.
 type LogFile = triallog.File
 
-// ReadTrialLog reads a trial log with triallog.Read: a torn last line (the
-// host was killed while writing it) is skipped and its number kept in
-// Torn. A file that cannot be opened, and any other malformed line, is an
+// ReadTrialLog reads a trial log as triallog.Read does (gunzipped when
+// the name ends in .gz): a torn last line (the host was killed while
+// writing it) is skipped and its number kept in Torn. A file that cannot
+// be opened, damaged gzip data and any other malformed line are an
 // *InputError naming the file (and the line). An empty file is an empty
 // log.
 func ReadTrialLog(path string) (*LogFile, error) {
@@ -56,9 +57,10 @@ func ReadTrialLog(path string) (*LogFile, error) {
 		return nil, &InputError{err}
 	}
 	defer f.Close()
-	lf, err := triallog.Parse(f, path)
+	lf, err := triallog.ParseFile(f, path)
 	var le *triallog.LineError
-	if errors.As(err, &le) {
+	var ce *triallog.CorruptError
+	if errors.As(err, &le) || errors.As(err, &ce) {
 		return nil, &InputError{err}
 	}
 	return lf, err

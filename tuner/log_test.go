@@ -1,6 +1,8 @@
 package tuner
 
 import (
+	"bytes"
+	"compress/gzip"
 	"errors"
 	"os"
 	"path/filepath"
@@ -55,6 +57,47 @@ func TestReadTrialLog(t *testing.T) {
 				if lf.Lines[i] != n {
 					t.Errorf("result %d from line %d, want %d", i, lf.Lines[i], n)
 				}
+			}
+		})
+	}
+}
+
+// TestReadTrialLogGzip: a gzipped log (name ending in .gz) reads as the
+// plain one; damaged gzip data is an *InputError naming the file, as a
+// malformed line is (the log is the user's input).
+func TestReadTrialLogGzip(t *testing.T) {
+	text := okLine + "\n" + hangLine + "\n" + tornStart
+	var zb bytes.Buffer
+	zw := gzip.NewWriter(&zb)
+	zw.Write([]byte(text))
+	zw.Close()
+	for _, tc := range []struct {
+		name    string
+		data    []byte
+		wantErr string
+	}{
+		{"gzipped", zb.Bytes(), ""},
+		{"cut short", zb.Bytes()[:zb.Len()/2], "corrupt gzip data: unexpected EOF"},
+		{"not gzip", []byte(text), "corrupt gzip data: gzip: invalid header"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "trials.jsonl.gz")
+			if err := os.WriteFile(path, tc.data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			lf, err := ReadTrialLog(path)
+			if tc.wantErr != "" {
+				var ie *InputError
+				if !errors.As(err, &ie) || err.Error() != path+": "+tc.wantErr {
+					t.Fatalf("error %v (%T), want an *InputError %q", err, err, path+": "+tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(lf.Results) != 2 || lf.Lines[1] != 2 || lf.Torn != 3 || lf.Path != path {
+				t.Errorf("read %d results (lines %v, torn %d) from %s; want 2 (lines 1, 2; torn 3) from %s", len(lf.Results), lf.Lines, lf.Torn, lf.Path, path)
 			}
 		})
 	}

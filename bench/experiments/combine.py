@@ -29,7 +29,9 @@ def main(d):
         text = open(path, errors="replace").read()
         wm = re.search(r"winner:\s+(\S+)\s+([\d.]+) µs", text)
         trials = 0
+        # The log as gpu.sh wrote it, or gzipped (triallog reads both).
         lp = os.path.join(d, f"landscape-cuda-allreduce-w{w}-{s}.jsonl")
+        lp = lp if os.path.exists(lp) else lp + ".gz"
         if os.path.exists(lp):
             trials = len(triallog.read(lp).results)
         rows[(w, s)] = (float(wm.group(2)), wm.group(1), trials) if wm else (None, "search failed: see " + os.path.basename(path), trials)

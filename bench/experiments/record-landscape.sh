@@ -10,7 +10,9 @@
 # random sampling for RANDOM_SECONDS (uniform over the valid configs: the
 # largest sample the device time allows, exhaustive being hours). Both
 # measure the default first. The log lands in
-# $OUT/landscape-cuda-KERNEL-wW-SHAPE.jsonl, ready for tuner/testdata.
+# $OUT/landscape-cuda-KERNEL-wW-SHAPE.jsonl, ready for tuner/testdata;
+# there, one over about 300 KB is stored as gzip -9n makes it (NAME.jsonl.gz,
+# read as the plain log) to keep the tree small for the GPU machines.
 set -u
 W=${1:?usage: record-landscape.sh W KERNEL SHAPE PATTERN_TRIALS RANDOM_SECONDS}
 K=$2 SHAPE=$3 PT=$4 RS=$5

@@ -4,9 +4,9 @@ within 5% of the best").
 
     python3 bench/experiments/untuned_rows.py [LOG ...]
 
-Reads symmtune trial logs (JSONL, .xz too; with no LOG, the issue's logs
-of FILES, relative to the repository root; a missing one is named on
-stderr and skipped) and prints, per job (kernel, world, dtype, shape,
+Reads symmtune trial logs (JSONL, .xz and .gz too; with no LOG, the
+issue's logs of FILES, relative to the repository root; a missing one is
+named on stderr and skipped) and prints, per job (kernel, world, dtype, shape,
 hardware), a markdown table of tuner scores (score_us, µs, slowest rank;
 not a program's time):
 
@@ -26,6 +26,7 @@ not a program's time):
 
 Standard library only.
 """
+import gzip
 import json
 import lzma
 import os
@@ -49,9 +50,9 @@ FILES = [
     f"{B4}/gemm-paired-w2/search-matmulrs-8192x3584x8192.jsonl",
     f"{B4}/gemm-paired-w2/search-matmulrs-16384x3584x8192.jsonl",
     f"{SC}/w2-first/search-agmm-8192x3584x8192.jsonl",
-    f"{LS}/landscape-cuda-agmm-w2-m8192n3584k8192.jsonl",
-    f"{LS}/landscape-cuda-agmm-w2-m16384n3584k8192.jsonl",
-    f"{LS}/landscape-cuda-matmulrs-w2-m8192n3584k8192.jsonl",
+    f"{LS}/landscape-cuda-agmm-w2-m8192n3584k8192.jsonl.gz",
+    f"{LS}/landscape-cuda-agmm-w2-m16384n3584k8192.jsonl.gz",
+    f"{LS}/landscape-cuda-matmulrs-w2-m8192n3584k8192.jsonl.gz",
 ]
 
 # Parameters added after some logs were written, with the value a config
@@ -100,7 +101,8 @@ CANDIDATES = {
 
 
 def read(path):
-    opener = lzma.open if path.endswith(".xz") else open
+    # The large recorded landscapes in tuner/testdata are stored gzipped.
+    opener = {".xz": lzma.open, ".gz": gzip.open}.get(os.path.splitext(path)[1], open)
     with opener(path, "rt") as f:
         return [json.loads(line) for line in f if line.strip()]
 

@@ -74,7 +74,7 @@ func newReplayCmd() *cobra.Command {
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&logPath, "log", "", "trial log (JSON lines) of an exhaustive search: the landscape")
+	f.StringVar(&logPath, "log", "", "trial log (JSON lines; gzipped when the name ends in .gz) of an exhaustive search: the landscape")
 	f.StringVar(&name, "strategy", strategy.Auto, "search strategy ("+strings.Join(strategy.Names(), ", ")+")")
 	f.IntVar(&budget, "budget-trials", 0, "at most this many trials (0: every valid config)")
 	f.Int64Var(&seed, "seed", 1, "seed for randomized strategies")

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/symmtune/symmtune/internal/triallog"
 	"github.com/symmtune/symmtune/tuner/strategy"
 )
 
@@ -133,7 +134,7 @@ func TestReplayBadInput(t *testing.T) {
 
 // TestReplayCommittedLandscape replays a recorded landscape end to end.
 func TestReplayCommittedLandscape(t *testing.T) {
-	files, _ := filepath.Glob("../../tuner/testdata/landscape-cpu-*.jsonl")
+	files, _ := triallog.Glob("../../tuner/testdata/landscape-cpu-*.jsonl")
 	if len(files) == 0 {
 		t.Skip("no recorded landscapes")
 	}

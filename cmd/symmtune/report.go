@@ -23,8 +23,9 @@ func newReportCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "report",
 		Short: "Write an HTML report with plots of what searches found",
-		Long: "Reads trial logs (--log FILE or DIR, several allowed; a directory's *.jsonl files)\n" +
-			"and writes one self-contained HTML page (inline SVG, no scripts, nothing fetched):\n" +
+		Long: "Reads trial logs (--log FILE or DIR, several allowed; a directory's *.jsonl and\n" +
+			"*.jsonl.gz files; a log named *.gz is read gunzipped) and writes one\n" +
+			"self-contained HTML page (inline SVG, no scripts, nothing fetched):\n" +
 			"per search, the best score against trial number, the score distribution with the\n" +
 			"winner and the default marked, and each parameter's effect; per kernel and world\n" +
 			"size, the tuned latency against problem size, beside peer timings given with\n" +
@@ -75,7 +76,7 @@ func newReportCmd(g *globals) *cobra.Command {
 		},
 	}
 	f := cmd.Flags()
-	f.StringArrayVar(&logs, "log", nil, "trial log, or a directory of them (*.jsonl); repeat for more")
+	f.StringArrayVar(&logs, "log", nil, "trial log (.gz: gzipped), or a directory of them (*.jsonl, *.jsonl.gz); repeat for more")
 	f.StringArrayVar(&peers, "peers", nil, "peer timings CSV (kind,impl,shape,us), as FILE or WORLD=FILE; repeat for more")
 	f.StringVarP(&output, "output", "o", "report.html", "HTML file to write (- for stdout)")
 	return cmd

@@ -17,6 +17,7 @@ import (
 
 	"github.com/symmtune/symmtune/cache"
 	"github.com/symmtune/symmtune/cache/storage"
+	"github.com/symmtune/symmtune/internal/triallog"
 	"github.com/symmtune/symmtune/tuner"
 )
 
@@ -196,6 +197,9 @@ func shortDuration(d time.Duration) string {
 }
 
 func runSearch(cmd *cobra.Command, g *globals, f *searchFlags) error {
+	if err := checkLogNotGzipped(f); err != nil {
+		return err
+	}
 	jobs, err := f.jobs(cmd)
 	if err != nil {
 		return err
@@ -450,4 +454,20 @@ func medianRound(r tuner.Result) string {
 		return "; each row is that config's median round"
 	}
 	return ""
+}
+
+// checkLogNotGzipped refuses a search whose new trials would go to a .gz
+// log (--log, or --resume without --log). Logs are written plain, one
+// appended line per trial; lines appended to gzip data would leave a file
+// no reader accepts. --resume may read a .gz log when --log names a plain
+// one.
+func checkLogNotGzipped(f *searchFlags) error {
+	flag, path := "--log", f.logPath
+	if path == "" {
+		flag, path = "--resume", f.resume
+	}
+	if triallog.Gzipped(path) {
+		return usageError{fmt.Errorf("%s %s: trial logs are written plain and cannot be appended to a gzipped one; give --log a plain file (e.g. trials.jsonl)", flag, path)}
+	}
+	return nil
 }

@@ -60,14 +60,15 @@ func StatusList() string {
 	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
 }
 
-// Read reads the trial log at path; see Parse.
+// Read reads the trial log at path, gunzipping it when the name ends in
+// .gz; see ParseFile and Parse.
 func Read(path string) (*File, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	return Parse(f, path)
+	return ParseFile(f, path)
 }
 
 // Parse reads a trial log from r; path is the name errors give it. Every

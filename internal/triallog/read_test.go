@@ -2,8 +2,10 @@ package triallog
 
 import (
 	"bytes"
+	"compress/gzip"
 	"encoding/json"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -116,13 +118,14 @@ func TestReadMissingFile(t *testing.T) {
 	}
 }
 
-// TestRecordedLogsLoad: every trial log kept in the repository loads, and
-// the lines the tuner wrote (those with elapsed_ms) encode back to the
-// same bytes: the on-disk format has not changed.
+// TestRecordedLogsLoad: every trial log kept in the repository, plain or
+// gzipped, loads, and the lines the tuner wrote (those with elapsed_ms)
+// encode back to the same bytes: the on-disk format has not changed. No
+// log is kept both plain and gzipped: tests would replay it twice.
 func TestRecordedLogsLoad(t *testing.T) {
 	var files []string
 	for _, pattern := range []string{"../../tuner/testdata/*.jsonl", "../../bench/results/*/*.jsonl"} {
-		m, err := filepath.Glob(pattern)
+		m, err := Glob(pattern)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -131,8 +134,14 @@ func TestRecordedLogsLoad(t *testing.T) {
 	if len(files) == 0 {
 		t.Fatal("no recorded trial logs found")
 	}
+	seen := map[string]bool{}
 	same := 0
 	for _, path := range files {
+		if plain := strings.TrimSuffix(path, GzipExt); seen[plain] {
+			t.Errorf("%s is kept both plain and gzipped", plain)
+		} else {
+			seen[plain] = true
+		}
 		lf, err := Read(path)
 		if err != nil {
 			t.Fatal(err)
@@ -140,10 +149,7 @@ func TestRecordedLogsLoad(t *testing.T) {
 		if len(lf.Results) == 0 || lf.Torn != 0 {
 			t.Errorf("%s: %d trials, torn line %d", path, len(lf.Results), lf.Torn)
 		}
-		raw, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
+		raw := readRaw(t, path)
 		lines := bytes.Split(raw, []byte("\n"))
 		for i, r := range lf.Results {
 			line := bytes.TrimSpace(lines[lf.Lines[i]-1])
@@ -163,6 +169,26 @@ func TestRecordedLogsLoad(t *testing.T) {
 	if same == 0 {
 		t.Error("no line written by the tuner was compared")
 	}
+}
+
+// readRaw is the bytes of the log at path, gunzipped when Read would.
+func readRaw(t *testing.T, path string) []byte {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !Gzipped(path) {
+		return raw
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if raw, err = io.ReadAll(zr); err != nil {
+		t.Fatal(err)
+	}
+	return raw
 }
 
 // FuzzParse: Parse never panics; what it refuses is a *LineError naming a

@@ -3,7 +3,9 @@
 // (tuner) writes and resumes logs, the strategies' replay (tuner/strategy)
 // rebuilds landscapes from them, and the report reads them; all of them
 // read through Read, so a log means the same to each, and a last line cut
-// short by a killed host is skipped everywhere.
+// short by a killed host is skipped everywhere. A log whose name ends in
+// .gz is read gunzipped (ParseFile), so recorded logs may be stored
+// compressed; logs are always written plain.
 //
 // The on-disk format is Result's JSON encoding, one object a line. It is
 // kept compatible: logs written by earlier versions still load.

@@ -67,7 +67,7 @@ func TestCUDADefaultGolden(t *testing.T) {
 // cannot judge it (bench/results/2026-11-28-h100-lamport-decode.md does);
 // the test says so and needs the rest to hold.
 func TestCUDADefaultNearTuned(t *testing.T) {
-	files, _ := filepath.Glob("../../tuner/testdata/landscape-cuda-allreduce-w*-n*.jsonl")
+	files, _ := triallog.Glob("../../tuner/testdata/landscape-cuda-allreduce-w*-n*.jsonl")
 	if len(files) < 10 {
 		t.Fatalf("%d landscapes found", len(files))
 	}

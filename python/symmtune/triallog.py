@@ -2,7 +2,8 @@
 writes) read in Python by the one parser of them, Go's internal/triallog,
 through libsymmtune (symmtune._native): a torn last line (a search killed
 while writing it) is skipped and numbered, any other malformed line is a
-ValueError naming the file and the line.
+ValueError naming the file and the line. A log whose name ends in .gz is
+read gunzipped (recorded landscapes are stored so).
 """
 
 from __future__ import annotations
@@ -29,8 +30,9 @@ class TrialLog:
 
 
 def read(path: str | os.PathLike[str]) -> TrialLog:
-    """The trial log at path. ValueError for a file that cannot be read or
-    holds a line that is not a trial."""
+    """The trial log at path, gunzipped when its name ends in .gz.
+    ValueError for a file that cannot be read, damaged gzip data or a line
+    that is not a trial."""
     p = os.fspath(path)
     a = _native.call("triallog.read", path=p)
     return TrialLog(path=p, results=a["results"], lines=a["lines"], torn=a["torn"])

@@ -127,20 +127,28 @@ def _search_check(*args: str) -> str:
                           capture_output=True, text=True).stdout
 
 
-def test_search_check_top_labels_each_config_once(tmp_path: Path):
+@pytest.mark.parametrize("ref_name", ["ref.jsonl", "ref.jsonl.gz"])
+def test_search_check_top_labels_each_config_once(tmp_path: Path, ref_name: str):
     """search_check.py top: the winner first (the best re-measured row),
     then the search's best configs, its families and best pipeline, then a
-    reference log's best, each config once under its first label."""
+    reference log's best, each config once under its first label. The
+    reference may be gzipped, as the recorded landscapes
+    search-check.sh finds are."""
+    import gzip
     import json
 
     def row(impl: str, chunks: int, score: float, refined: bool = False) -> str:
         return json.dumps({"config": {"impl": impl, "chunks": chunks}, "status": "ok", "score_us": score,
                            "refined": refined, "kernel": "agmm", "backend": "cuda", "world": 2, "dtype": "bf16",
                            "shape": "m=8192,n=3584,k=8192"})
-    log, ref = tmp_path / "search.jsonl", tmp_path / "ref.jsonl"
+    log, ref = tmp_path / "search.jsonl", tmp_path / ref_name
     log.write_text("\n".join([row("fused:a", 1, 100), row("fused:a", 2, 101), row("fused:b", 1, 103),
                               row("pipeline", 1, 110), row("fused:a", 2, 99, refined=True)]) + "\n")
-    ref.write_text("\n".join([row("fused:c", 4, 90), row("fused:a", 1, 95)]) + "\n")
+    ref_text = "\n".join([row("fused:c", 4, 90), row("fused:a", 1, 95)]) + "\n"
+    if ref_name.endswith(".gz"):
+        ref.write_bytes(gzip.compress(ref_text.encode(), mtime=0))
+    else:
+        ref.write_text(ref_text)
     got = json.loads(_search_check("top", str(log), "agmm", "8192x3584x8192", "--n", "2", "--best", "2",
                                    "--ref", str(ref), "--ref-n", "2", "--dtype", "e4m3"))
     labels = [(e["label"], e["config"]["impl"], e["config"]["chunks"]) for e in got]

@@ -1,11 +1,13 @@
 package strategy
 
 import (
+	"bytes"
+	"compress/gzip"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -17,25 +19,30 @@ import (
 // Such landscapes are still loaded and replayed, but not held to the bar.
 const minValidForAcceptance = 30
 
-var updateLandscapes = flag.Bool("update-landscapes", false, "rewrite tuner/testdata/landscape-synthetic-gemm.jsonl from its generator")
+var updateLandscapes = flag.Bool("update-landscapes", false, "rewrite tuner/testdata/landscape-synthetic-gemm.jsonl.gz from its generator")
 
-const syntheticGEMMFile = "../testdata/landscape-synthetic-gemm.jsonl"
+// syntheticGEMMFile is gzipped, as the other large landscapes are: the
+// tree is copied to GPU machines under a size limit.
+const syntheticGEMMFile = "../testdata/landscape-synthetic-gemm.jsonl.gz"
 
 // TestSyntheticLandscapeUpToDate keeps the committed synthetic landscape
 // equal to its generator (go test -run SyntheticLandscape -update-landscapes
-// rewrites it).
+// rewrites it). The log inside the gzip data is compared, not the gzip
+// bytes, and the file is rewritten only when that log changed: the
+// committed bytes are `gzip -9n`'s, which Go's compressor need not match.
 func TestSyntheticLandscapeUpToDate(t *testing.T) {
 	want := jsonl(syntheticGEMM(), "synthetic-gemm")
-	if *updateLandscapes {
-		if err := os.WriteFile(syntheticGEMMFile, []byte(want), 0o644); err != nil {
+	got, err := readGzip(syntheticGEMMFile)
+	if *updateLandscapes && (err != nil || got != want) {
+		if err := writeGzip(syntheticGEMMFile, want); err != nil {
 			t.Fatal(err)
 		}
+		got, err = readGzip(syntheticGEMMFile)
 	}
-	got, err := os.ReadFile(syntheticGEMMFile)
 	if err != nil {
 		t.Fatalf("%v (regenerate with -update-landscapes)", err)
 	}
-	if string(got) != want {
+	if got != want {
 		t.Fatalf("%s differs from syntheticGEMM(); regenerate with -update-landscapes", syntheticGEMMFile)
 	}
 	l, err := LoadLandscape(syntheticGEMMFile)
@@ -46,6 +53,42 @@ func TestSyntheticLandscapeUpToDate(t *testing.T) {
 	if len(l.Valid) != len(mem.Valid) || l.Space.Size() != mem.Space.Size() {
 		t.Errorf("loaded %d valid of %d, generated %d of %d", len(l.Valid), l.Space.Size(), len(mem.Valid), mem.Space.Size())
 	}
+}
+
+// readGzip is the text gzipped in the file at path.
+func readGzip(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", path, err)
+	}
+	b, err := io.ReadAll(zr)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", path, err)
+	}
+	return string(b), nil
+}
+
+// writeGzip writes text gzipped to path, at gzip -9's level and with no
+// name or time in the header (as gzip -n), so the bytes depend on the text
+// and the Go version only.
+func writeGzip(path, text string) error {
+	var b bytes.Buffer
+	zw, err := gzip.NewWriterLevel(&b, gzip.BestCompression)
+	if err != nil {
+		return err
+	}
+	if _, err := zw.Write([]byte(text)); err != nil {
+		return err
+	}
+	if err := zw.Close(); err != nil {
+		return err
+	}
+	return os.WriteFile(path, b.Bytes(), 0o644)
 }
 
 var strictAcceptance = flag.Bool("strict-acceptance", false, "hold every landscape and seed to issue 5's bar (within 3% of the optimum in a fifth of the valid configs)")
@@ -120,11 +163,7 @@ var fifthShortfalls = map[string]struct {
 // with -v for the table.
 func TestAcceptance(t *testing.T) {
 	skipReplaysUnderRace(t)
-	files, err := filepath.Glob("../testdata/*.jsonl")
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no landscapes in ../testdata (%v)", err)
-	}
-	sort.Strings(files)
+	files := recordedLandscapes(t)
 	var table strings.Builder
 	fmt.Fprintf(&table, "%-46s %6s %6s %6s %9s  %-11s %s\n", "landscape", "space", "valid", "budget", "optimum", "strategy", "per seed 1..5: trials to reach 3% / trials used (best/optimum)")
 	held := 0
@@ -232,7 +271,7 @@ func TestAcceptance(t *testing.T) {
 // as any other strategy.
 func TestAutoChoiceIsBestOnLandscapes(t *testing.T) {
 	skipReplaysUnderRace(t)
-	files, _ := filepath.Glob("../testdata/*.jsonl")
+	files := recordedLandscapes(t)
 	wins := map[string]int{}
 	for _, f := range files {
 		l, err := LoadLandscape(f)

@@ -48,10 +48,7 @@ func gridLandscape() Landscape {
 func TestBudgetMeasuresEveryFamily(t *testing.T) {
 	skipReplaysUnderRace(t)
 	ls := []Landscape{gridLandscape()}
-	files, err := filepath.Glob("../testdata/*.jsonl")
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no landscapes in ../testdata (%v)", err)
-	}
+	files := recordedLandscapes(t)
 	for _, f := range files {
 		l, err := LoadLandscape(f)
 		if err != nil {
@@ -84,7 +81,7 @@ func TestBudgetMeasuresEveryFamily(t *testing.T) {
 // of any, then takes the families in turn, and still lists every valid
 // config once.
 func TestExhaustiveInterleavesFamilies(t *testing.T) {
-	for _, path := range []string{"../testdata/landscape-cuda-agmm-w2-m8192n3584k8192.jsonl", "../testdata/landscape-cuda-allreduce-w4-n32768.jsonl", ""} {
+	for _, path := range []string{"../testdata/landscape-cuda-agmm-w2-m8192n3584k8192.jsonl.gz", "../testdata/landscape-cuda-allreduce-w4-n32768.jsonl", ""} {
 		l := gridLandscape()
 		if path != "" {
 			var err error

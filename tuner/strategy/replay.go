@@ -54,15 +54,16 @@ func (l Landscape) Problem(budget int, seed int64) Problem {
 	return Problem{Space: l.Space, Valid: l.Valid, Default: l.Default, Budget: budget, Seed: seed}
 }
 
-// LoadLandscape reads a trial log (as `symmtune search --log` writes it)
-// into a landscape. The space is rebuilt from the configs in the log: each
-// parameter's distinct values, integers sorted numerically and strings
-// lexically. Lines that re-measure finalists after the search (refined)
-// are skipped: a replay models the search itself. A config logged twice
-// keeps its first measurement (a resumed search may repeat one), and a
-// torn last line (the host was killed while writing it) is skipped and its
-// number kept in Torn. Errors name the file and line and are *InputError:
-// the log is the user's input.
+// LoadLandscape reads a trial log (as `symmtune search --log` writes it,
+// or gzipped with a name ending in .gz) into a landscape. The space is
+// rebuilt from the configs in the log: each parameter's distinct values,
+// integers sorted numerically and strings lexically. Lines that
+// re-measure finalists after the search (refined) are skipped: a replay
+// models the search itself. A config logged twice keeps its first
+// measurement (a resumed search may repeat one), and a torn last line
+// (the host was killed while writing it) is skipped and its number kept
+// in Torn. Errors name the file and line and are *InputError: the log is
+// the user's input.
 func LoadLandscape(path string) (Landscape, error) {
 	lf, err := triallog.Read(path)
 	if err != nil {

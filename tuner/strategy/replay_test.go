@@ -1,6 +1,8 @@
 package strategy
 
 import (
+	"bytes"
+	"compress/gzip"
 	"errors"
 	"os"
 	"path/filepath"
@@ -121,6 +123,69 @@ func TestLoadLandscapeTornLastLine(t *testing.T) {
 	var ie *InputError
 	if _, err := LoadLandscape(path); !errors.As(err, &ie) || !strings.Contains(err.Error(), path+" line 3: ") {
 		t.Errorf("torn middle line: error %v, want an *InputError naming line 3", err)
+	}
+}
+
+// TestLoadLandscapeGzip: a gzipped landscape (name ending in .gz) loads
+// and replays as the plain one; damaged gzip data is an *InputError
+// naming the file.
+func TestLoadLandscapeGzip(t *testing.T) {
+	raw, err := os.ReadFile("../testdata/landscape-cuda-allreduce-w4-n32768.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var zb bytes.Buffer
+	zw := gzip.NewWriter(&zb)
+	zw.Write(raw)
+	zw.Close()
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		name string
+		data []byte
+		want string // "" for the plain landscape's contents
+	}{
+		{"gzipped", zb.Bytes(), ""},
+		{"cut short", zb.Bytes()[:zb.Len()-100], "corrupt gzip data: unexpected EOF"},
+		{"plain bytes", raw, "corrupt gzip data: gzip: invalid header"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			plain, gz := filepath.Join(dir, "l.jsonl"), filepath.Join(dir, "l.jsonl.gz")
+			if err := os.WriteFile(plain, raw, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(gz, tc.data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			got, err := LoadLandscape(gz)
+			if tc.want != "" {
+				var ie *InputError
+				if !errors.As(err, &ie) || !strings.Contains(err.Error(), gz+": "+tc.want) {
+					t.Fatalf("error %v (%T), want an *InputError naming %s and %q", err, err, gz, tc.want)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := LoadLandscape(plain)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Path != gz {
+				t.Errorf("path %s, want %s", got.Path, gz)
+			}
+			got.Path = want.Path
+			if !reflect.DeepEqual(got, want) {
+				t.Fatal("the gzipped landscape differs from the plain one")
+			}
+			for _, name := range []string{Pattern, Random} {
+				a, errA := Replay(got, name, 40, 1)
+				b, errB := Replay(want, name, 40, 1)
+				if errA != nil || errB != nil || !reflect.DeepEqual(a, b) {
+					t.Errorf("%s replays as %+v (%v), plain as %+v (%v)", name, a, errA, b, errB)
+				}
+			}
+		})
 	}
 }
 

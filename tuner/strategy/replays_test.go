@@ -4,7 +4,22 @@ import (
 	"runtime"
 	"sync"
 	"testing"
+
+	"github.com/symmtune/symmtune/internal/triallog"
 )
+
+// recordedLandscapes is every landscape in ../testdata, plain (*.jsonl)
+// or gzipped (*.jsonl.gz, as the large ones are stored), in name order as
+// if none were gzipped: the replays cover the same landscapes however
+// they are stored.
+func recordedLandscapes(t *testing.T) []string {
+	t.Helper()
+	files, err := triallog.Glob("../testdata/*.jsonl")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no landscapes in ../testdata (%v)", err)
+	}
+	return files
+}
 
 // skipReplaysUnderRace skips a test that replays every recorded landscape
 // when the race detector is on. The replays are deterministic and run on

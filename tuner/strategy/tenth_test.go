@@ -3,7 +3,6 @@ package strategy
 import (
 	"fmt"
 	"path/filepath"
-	"sort"
 	"strings"
 	"testing"
 )
@@ -81,11 +80,7 @@ var tenthShortfalls = map[string]struct {
 // Run with -v for the table.
 func TestTenthBudget(t *testing.T) {
 	skipReplaysUnderRace(t)
-	files, err := filepath.Glob("../testdata/*.jsonl")
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no landscapes in ../testdata (%v)", err)
-	}
-	sort.Strings(files)
+	files := recordedLandscapes(t)
 	names := []string{Pattern, NelderMead, Random, Auto}
 	var table strings.Builder
 	fmt.Fprintf(&table, "%-46s %6s %6s  %-16s %s\n", "landscape", "valid", "budget", "seeds within 3%:", strings.Join(names, " / "))

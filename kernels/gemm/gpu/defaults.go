@@ -54,11 +54,11 @@ func (d Device) hopper() bool {
 //     in the exhaustive landscapes this config is 1.025x the optimum on 2 x
 //     H100 at 8192 and 1.039x on 2 x H200 at 16384, where the pipeline
 //     default is 1.105x and 1.060x
-//     (tuner/testdata/landscape-cuda-agmm-w2-m{8192,16384}n3584k8192.jsonl).
+//     (tuner/testdata/landscape-cuda-agmm-w2-m{8192,16384}n3584k8192.jsonl.gz).
 //   - matmulrs bf16/f16: the same tile, copy engines pushing 4 chunks,
 //     reduced in the epilogue: 1.006x the exhaustive optimum on 2 x H200
 //     at 8192 (the pipeline default: 1.057x,
-//     tuner/testdata/landscape-cuda-matmulrs-w2-m8192n3584k8192.jsonl);
+//     tuner/testdata/landscape-cuda-matmulrs-w2-m8192n3584k8192.jsonl.gz);
 //     where the epilogue cannot reduce (a rank's rows not whole tiles),
 //     the reduction kernel (264 blocks) with the g4 tile, the optimum
 //     there.
