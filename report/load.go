@@ -75,16 +75,10 @@ func (r *Run) Title() string {
 	return fmt.Sprintf("%s · %s · %d ranks · %s · %s", r.Kernel, r.Backend, r.World, r.Dtype, r.Shape)
 }
 
-// Winner is the fastest correct re-measurement, as the search chose it.
+// Winner is the search's winner, chosen from the re-measurements as the
+// search chose it (tuner.Winner).
 func (r *Run) Winner() (triallog.Result, bool) {
-	var best triallog.Result
-	ok := false
-	for _, m := range r.Remeasured {
-		if m.Status == triallog.StatusOK && (!ok || m.Score() < best.Score()) {
-			best, ok = m, true
-		}
-	}
-	return best, ok
+	return tuner.Winner(r.Remeasured, r.Default)
 }
 
 // DefaultRemeasured is the default config's re-measurement, the baseline

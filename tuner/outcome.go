@@ -69,7 +69,8 @@ func (o *Outcome) Speedup(r Result) float64 {
 
 // Remeasured returns the finalists' re-measurements (the round after the
 // search, with more iterations): those that ran correctly fastest first,
-// so the winner leads, then those that failed it.
+// then those that failed it. The winner leads unless the default kept its
+// place (Winner).
 func (o *Outcome) Remeasured() []Result {
 	var ok, failed []Result
 	for _, r := range o.Results {

@@ -147,7 +147,7 @@ const RefineRounds = 3
 // RefineRounds interleaved rounds; a finalist's re-measurement is its
 // median round (roundsResult), logged once after the last round. A
 // finalist that fails a round is logged with that round's result and
-// dropped.
+// dropped. The winner is Winner's pick of the re-measurements.
 func (ss *session) refine(ctx context.Context) error {
 	var obs []strategy.Observation
 	for _, r := range ss.out.Results {
@@ -195,7 +195,7 @@ func (ss *session) refine(ctx context.Context) error {
 			rounds[key] = append(rounds[key], res)
 		}
 	}
-	var best *Result
+	var remeasured []Result
 	for _, c := range finalists {
 		key := c.Key()
 		if dropped[key] {
@@ -209,12 +209,11 @@ func (ss *session) refine(ctx context.Context) error {
 			r := res
 			ss.out.Default = &r
 		}
-		if best == nil || res.Score() < best.Score() {
-			r := res
-			best = &r
-		}
+		remeasured = append(remeasured, res)
 	}
-	ss.out.Best = best
+	if w, ok := Winner(remeasured, ss.out.Desc.Default); ok {
+		ss.out.Best = &w
+	}
 	return nil
 }
 

@@ -75,15 +75,19 @@ func TestHowChosenSaysWhyThereIsNoSpeedup(t *testing.T) {
 		name    string
 		results []tuner.Result
 		def     int // index of the default's result, -1: none
+		best    int // index of the winner's result
 		want    string
 	}{
-		{"default cannot run", []tuner.Result{ok(win, 100)}, -1, "the default config cannot run this problem"},
-		{"default failed", []tuner.Result{ok(win, 100), failed}, 1, "the default config did not run correctly"},
-		{"default ran", []tuner.Result{ok(win, 100), ok(def, 150)}, 1, "1.50x the default's re-measured median"},
+		{"default cannot run", []tuner.Result{ok(win, 100)}, -1, 0, "the default config cannot run this problem"},
+		{"default failed", []tuner.Result{ok(win, 100), failed}, 1, 0, "the default config did not run correctly"},
+		{"default ran", []tuner.Result{ok(win, 100), ok(def, 150)}, 1, 0, "1.50x the default's re-measured median"},
+		{"default fastest", []tuner.Result{ok(win, 101), ok(def, 100)}, 1, 1, "; it is the default config"},
+		{"default kept within the margin", []tuner.Result{ok(win, 99), ok(def, 100)}, 1, 1,
+			"the default config: the fastest re-measured config is only 1.010x faster, and the default keeps its place unless beaten by 2%"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			o := &tuner.Outcome{Desc: sdk.Description{Default: def}, Results: tc.results}
-			o.Best = &o.Results[0]
+			o.Best = &o.Results[tc.best]
 			if tc.def >= 0 {
 				o.Default = &o.Results[tc.def]
 			}
