@@ -76,7 +76,7 @@ for k in $KERNELS; do
 			wall=$(awk "BEGIN{printf \"%.0f\", $(date +%s.%N) - $start}")
 		fi
 		echo "$cell: search wall $wall s; $(grep -h "winner:" "$LOGS/search-$cell.txt" | cut -c1-160)"
-		python3 "$here/search_check.py" top "$LOGS/search-$cell.jsonl" "$k" "$s" --n "${TOP:-5}" --best "${BEST:-0}" \
+		python3 "$here/search_check.py" top "$LOGS/search-$cell.jsonl" "$LOGS/search-$cell.toml" "$k" "$s" --n "${TOP:-5}" --best "${BEST:-0}" \
 			--dtype "$DTYPE" ${ref:+--ref "$ref" --ref-n "${REF_N:-5}"} \
 			>"$LOGS/top-$cell.json" 2>"$LOGS/top-$cell.txt" || { echo "top $cell failed"; continue; }
 		remeasured=()

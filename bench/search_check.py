@@ -1,16 +1,18 @@
 """Does the tuner's score agree with the program? bench/search-check.sh's
 helper, two steps:
 
-    python3 bench/search_check.py top LOG KERNEL SHAPE [--n 5] [--best 5] [--ref LOG --ref-n 5]
+    python3 bench/search_check.py top LOG CACHE KERNEL SHAPE [--n 5] [--best 5] [--ref LOG --ref-n 5]
             [--dtype bf16] [--extra JSON]
-        the best config of N of the search's implementations, spread from
-        the best to the worst, its winner and its best pipeline; with
+        the search's winner (its entry in CACHE, the cache file the search
+        wrote: the search's own choice, not re-derived from the log), the
+        best config of N of its implementations, spread from the best to
+        the worst, and its best pipeline; with
         --best, the search's BEST best configs; with --ref, the REF_N best
         of another log (an exhaustive search's, or a recorded landscape in
         tuner/testdata): as torch_paired.py --configs JSON on stdout, each
         entry labelled (winner, best2.., family, pipeline, ref1..), and one
         `--where` line each on stderr;
-    python3 bench/search_check.py table TOP_JSON PROGRAM_JSON REMEASURE_LOG...
+    python3 bench/search_check.py table TOP_JSON PROGRAM_JSON SEARCH_LOG REMEASURE_LOG...
         one markdown row per config: the search's first-pass score, each remeasure
         log's score (one log per timing mode, named by the log's file name),
         the program's ratio to mm alone (pass 2), and, per source of
@@ -28,6 +30,7 @@ import argparse
 import json
 import os
 import sys
+import tomllib
 from typing import Any
 
 from symmtune import triallog
@@ -56,11 +59,15 @@ def measured(path: str) -> dict[str, tuple[float, dict[str, Any]]]:
     return {**scores(path, False), **scores(path, True)}
 
 
-def winner(path: str) -> str:
-    """The search's winner: the best re-measured finalist (the best first
-    pass where nothing was re-measured)."""
-    s = scores(path, True) or scores(path, False)
-    return min(s.items(), key=lambda kv: kv[1][0])[0]
+def winner(cache: str, kernel: str) -> dict[str, Any]:
+    """The search's winner: the config of the kernel's entry in the cache
+    file the search wrote. The search chose it (tuner.Winner: the default
+    keeps its place within 2%), so it is read, not chosen again here."""
+    with open(cache, "rb") as f:
+        entries = [e for e in tomllib.load(f).get("entry", []) if e.get("kernel") == kernel]
+    if len(entries) != 1:
+        raise SystemExit(f"search_check.py: {cache}: {len(entries)} {kernel} entries, want the one search's winner")
+    return dict(entries[0]["config"])
 
 
 def best(path: str, n: int) -> list[dict[str, Any]]:
@@ -83,7 +90,7 @@ def top(args: argparse.Namespace) -> None:
             family[impl] = (s, c)
     ranked = [c for _, c in sorted(family.values(), key=lambda sc: sc[0])]
     n = min(args.n, len(ranked))
-    labelled = [("winner", measured(args.log)[winner(args.log)][1])]
+    labelled = [("winner", winner(args.cache, args.kernel))]
     labelled += [(f"best{i + 1}", c) for i, c in enumerate(best(args.log, args.best))]
     labelled += [("family", ranked[round(i * (len(ranked) - 1) / max(n - 1, 1))]) for i in range(n)]
     labelled += [("pipeline", c) for c in ranked if c.get("impl") == "pipeline"][:1]
@@ -140,7 +147,8 @@ def agreement(scores: list[float | None], program: list[float]) -> str:
 
 def table(args: argparse.Namespace) -> None:
     with open(args.top) as f:
-        configs = [c["config"] for c in json.load(f)]
+        tops = json.load(f)
+    configs = [c["config"] for c in tops]
     with open(args.program) as f:
         rows = [r for r in json.load(f) if r["pass"] == 2]
     program = {key({k: v for k, v in r["config"].items() if k != "source"}): r["ratio"]["ours"] for r in rows}
@@ -156,7 +164,7 @@ def table(args: argparse.Namespace) -> None:
     prog = [program[k] for k in keys]
     agree = " | ".join(agreement([s[k][0] if k in s else None for k in keys], prog) for _, s in sources)
     print(f"| pairs ordered as the program | {agree} | |")
-    won = winner(args.search)
+    won = next((key(c["config"]) for c in tops if c["label"] == "winner"), "")
     if keys and won in program:
         best = min(prog)
         print(f"\nsearch winner `{won}` in the program: {program[won]:.3f} (best of these {best:.3f}: "
@@ -168,6 +176,7 @@ def main() -> None:
     sub = ap.add_subparsers(dest="cmd", required=True)
     t = sub.add_parser("top")
     t.add_argument("log")
+    t.add_argument("cache", help="the cache file the search wrote: its winner")
     t.add_argument("kernel")
     t.add_argument("shape")
     t.add_argument("--n", type=int, default=5)

@@ -129,8 +129,9 @@ def _search_check(*args: str) -> str:
 
 @pytest.mark.parametrize("ref_name", ["ref.jsonl", "ref.jsonl.gz"])
 def test_search_check_top_labels_each_config_once(tmp_path: Path, ref_name: str):
-    """search_check.py top: the winner first (the best re-measured row),
-    then the search's best configs, its families and best pipeline, then a
+    """search_check.py top: the winner first (the search's cache entry:
+    here the default, kept though a finalist re-measured 1% faster), then
+    the search's best configs, its families and best pipeline, then a
     reference log's best, each config once under its first label. The
     reference may be gzipped, as the recorded landscapes
     search-check.sh finds are."""
@@ -143,17 +144,21 @@ def test_search_check_top_labels_each_config_once(tmp_path: Path, ref_name: str)
                            "shape": "m=8192,n=3584,k=8192"})
     log, ref = tmp_path / "search.jsonl", tmp_path / ref_name
     log.write_text("\n".join([row("fused:a", 1, 100), row("fused:a", 2, 101), row("fused:b", 1, 103),
-                              row("pipeline", 1, 110), row("fused:a", 2, 99, refined=True)]) + "\n")
+                              row("pipeline", 1, 110), row("fused:a", 2, 99, refined=True),
+                              row("fused:a", 1, 100, refined=True)]) + "\n")
+    cache = tmp_path / "search.toml"
+    cache.write_text('version = 1\n\n[[entry]]\nkernel = "agmm"\nconfig = { impl = "fused:a", chunks = 1 }\n'
+                     'median_us = 100.0\n')
     ref_text = "\n".join([row("fused:c", 4, 90), row("fused:a", 1, 95)]) + "\n"
     if ref_name.endswith(".gz"):
         ref.write_bytes(gzip.compress(ref_text.encode(), mtime=0))
     else:
         ref.write_text(ref_text)
-    got = json.loads(_search_check("top", str(log), "agmm", "8192x3584x8192", "--n", "2", "--best", "2",
+    got = json.loads(_search_check("top", str(log), str(cache), "agmm", "8192x3584x8192", "--n", "2", "--best", "2",
                                    "--ref", str(ref), "--ref-n", "2", "--dtype", "e4m3"))
     labels = [(e["label"], e["config"]["impl"], e["config"]["chunks"]) for e in got]
     # --n 2 of three families: the best (fused:a, already in) and the worst (the pipeline).
-    assert labels == [("winner", "fused:a", 2), ("best2", "fused:a", 1), ("family", "pipeline", 1),
+    assert labels == [("winner", "fused:a", 1), ("best1", "fused:a", 2), ("family", "pipeline", 1),
                       ("ref1", "fused:c", 4)], labels
     assert {e["dtype"] for e in got} == {"e4m3"}
 
@@ -171,6 +176,25 @@ def test_search_check_summary_against_the_best_beside(tmp_path: Path):
     out = _search_check("summary", str(program), "66").splitlines()
     assert out[0] == "| agmm bf16 8192x3584x8192 | 1 | 1.100 (+10.0%) | 1.050 (+5.0%) | 1.000 (ref1) | 1.200 | 66 s | 3 |"
     assert out[1] == "| agmm bf16 8192x3584x8192 | 2 | 1.000 (+0.0%) | 1.200 (+20.0%) | 1.000 (winner) | 1.200 | 66 s | 2 |"
+
+
+def test_search_check_table_names_the_winner_top_chose(tmp_path: Path):
+    """search_check.py table: the winner it places in the program is the
+    one top labelled (the search's cache entry), even where the log holds
+    a finalist re-measured faster."""
+    import json
+    conf = [{"impl": "fused:a", "chunks": 1}, {"impl": "fused:a", "chunks": 2}]
+    top = tmp_path / "top.json"
+    top.write_text(json.dumps([{"label": "winner", "config": conf[0]}, {"label": "best1", "config": conf[1]}]))
+    program = tmp_path / "program.json"
+    program.write_text(json.dumps([{"pass": 2, "config": c, "ratio": {"ours": r}} for c, r in zip(conf, (1.02, 1.05))]))
+    log = tmp_path / "search.jsonl"
+    log.write_text("\n".join(json.dumps({"config": c, "status": "ok", "score_us": us, "refined": ref, "kernel": "agmm",
+                                          "backend": "cuda", "world": 2, "dtype": "bf16", "shape": "m=1,n=1,k=1"})
+                             for c, us, ref in ((conf[0], 100, False), (conf[1], 99, False), (conf[0], 100, True),
+                                                (conf[1], 99, True))) + "\n")
+    out = _search_check("table", str(top), str(program), str(log))
+    assert "search winner `chunks=1,impl=fused:a` in the program: 1.020 (best of these 1.020: 0.0% behind)" in out, out
 
 
 def test_every_results_file_is_in_the_index():
