@@ -2,12 +2,13 @@ package tuner
 
 import (
 	"bytes"
-	"compress/gzip"
 	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/symmtune/symmtune/internal/triallog"
 )
 
 const (
@@ -67,10 +68,7 @@ func TestReadTrialLog(t *testing.T) {
 // malformed line is (the log is the user's input).
 func TestReadTrialLogGzip(t *testing.T) {
 	text := okLine + "\n" + hangLine + "\n" + tornStart
-	var zb bytes.Buffer
-	zw := gzip.NewWriter(&zb)
-	zw.Write([]byte(text))
-	zw.Close()
+	zb := bytes.NewBuffer(triallog.Gzip([]byte(text)))
 	for _, tc := range []struct {
 		name    string
 		data    []byte

@@ -2,11 +2,12 @@ package main
 
 import (
 	"bytes"
-	"compress/gzip"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/symmtune/symmtune/internal/triallog"
 )
 
 // TestGzippedResumeLog: --resume reads a gzipped log (its configs are not
@@ -27,10 +28,7 @@ func TestGzippedResumeLog(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var zb bytes.Buffer
-	zw := gzip.NewWriter(&zb)
-	zw.Write(raw)
-	zw.Close()
+	zb := bytes.NewBuffer(triallog.Gzip(raw))
 	gz := first + ".gz"
 	if err := os.WriteFile(gz, zb.Bytes(), 0o644); err != nil {
 		t.Fatal(err)

@@ -1,6 +1,7 @@
 package triallog
 
 import (
+	"bytes"
 	"cmp"
 	"compress/gzip"
 	"errors"
@@ -104,4 +105,16 @@ func Glob(pattern string) ([]string, error) {
 		return cmp.Or(strings.Compare(strings.TrimSuffix(a, GzipExt), strings.TrimSuffix(b, GzipExt)), strings.Compare(a, b))
 	})
 	return files, nil
+}
+
+// Gzip compresses a log's text for a .gz log: gzip's best level, no name
+// or time in the header (as `gzip -9n`), so its bytes depend on the text
+// and the Go version alone. Writers of landscapes and the tests use it;
+// searches still write plain logs.
+func Gzip(text []byte) []byte {
+	var b bytes.Buffer
+	zw, _ := gzip.NewWriterLevel(&b, gzip.BestCompression) // a valid level: no error
+	zw.Write(text)                                         // a bytes.Buffer takes every write
+	zw.Close()
+	return b.Bytes()
 }

@@ -15,18 +15,7 @@ import (
 // gzipped is text compressed as `gzip -9n` would store it.
 func gzipped(t testing.TB, text []byte) []byte {
 	t.Helper()
-	var b bytes.Buffer
-	zw, err := gzip.NewWriterLevel(&b, gzip.BestCompression)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := zw.Write(text); err != nil {
-		t.Fatal(err)
-	}
-	if err := zw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return b.Bytes()
+	return Gzip(text)
 }
 
 // writeBoth writes text as dir/name.jsonl and, gzipped, dir/name.jsonl.gz.

@@ -1,7 +1,6 @@
 package strategy
 
 import (
-	"bytes"
 	"compress/gzip"
 	"flag"
 	"fmt"
@@ -11,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/symmtune/symmtune/internal/triallog"
 )
 
 // minValidForAcceptance: with fewer valid configs a fifth of them is a
@@ -73,22 +74,10 @@ func readGzip(path string) (string, error) {
 	return string(b), nil
 }
 
-// writeGzip writes text gzipped to path, at gzip -9's level and with no
-// name or time in the header (as gzip -n), so the bytes depend on the text
-// and the Go version only.
+// writeGzip writes text gzipped to path as stored landscapes are
+// (triallog.Gzip).
 func writeGzip(path, text string) error {
-	var b bytes.Buffer
-	zw, err := gzip.NewWriterLevel(&b, gzip.BestCompression)
-	if err != nil {
-		return err
-	}
-	if _, err := zw.Write([]byte(text)); err != nil {
-		return err
-	}
-	if err := zw.Close(); err != nil {
-		return err
-	}
-	return os.WriteFile(path, b.Bytes(), 0o644)
+	return os.WriteFile(path, triallog.Gzip([]byte(text)), 0o644)
 }
 
 var strictAcceptance = flag.Bool("strict-acceptance", false, "hold every landscape and seed to issue 5's bar (within 3% of the optimum in a fifth of the valid configs)")

@@ -2,7 +2,6 @@ package strategy
 
 import (
 	"bytes"
-	"compress/gzip"
 	"errors"
 	"os"
 	"path/filepath"
@@ -10,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/symmtune/symmtune/internal/triallog"
 	"github.com/symmtune/symmtune/space"
 )
 
@@ -134,10 +134,7 @@ func TestLoadLandscapeGzip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var zb bytes.Buffer
-	zw := gzip.NewWriter(&zb)
-	zw.Write(raw)
-	zw.Close()
+	zb := bytes.NewBuffer(triallog.Gzip(raw))
 	dir := t.TempDir()
 	for _, tc := range []struct {
 		name string
