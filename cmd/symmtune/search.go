@@ -430,13 +430,12 @@ func howChosen(o *tuner.Outcome, remeasured int) string {
 		how = "the only config re-measured after the search"
 	}
 	switch s := o.Speedup(*o.Best); {
-	case o.Best.Config.Equal(o.Desc.Default) && remeasured > 1 && o.Best.Refined:
-		if f := o.Remeasured()[0]; !f.Config.Equal(o.Desc.Default) {
-			return fmt.Sprintf("the default config: the fastest re-measured config is only %.3fx faster, and the default keeps its place unless beaten by %.0f%%",
-				o.Speedup(f), 100*(tuner.DefaultMargin-1))
-		}
-		return how + "; it is the default config"
 	case o.Best.Config.Equal(o.Desc.Default):
+		// The default may have kept its place over a faster finalist (tuner.Winner).
+		if rm := o.Remeasured(); o.Best.Refined && len(rm) > 0 && !rm[0].Config.Equal(o.Desc.Default) {
+			return fmt.Sprintf("the default config: the fastest re-measured config is only %.3fx faster, and the default keeps its place unless beaten by %.0f%%",
+				o.Speedup(rm[0]), 100*(tuner.DefaultMargin-1))
+		}
 		return how + "; it is the default config"
 	case s > 0:
 		return fmt.Sprintf("%s; %.2fx the default's re-measured median", how, s)
