@@ -44,10 +44,14 @@ Opener = Callable[[Any], int]  # opens a runner on a generation's region: its ha
 @dataclass
 class Generation:
     """One size of an arena: its region (the symmetric allocation, whatever
-    the allocator returned) and the runners opened on it by key."""
+    the allocator returned), the runners opened on it by key, and every
+    handle opened on it that the library has not closed yet (live): the
+    region is dropped only once live is empty, since a captured graph may
+    replay any of them."""
     region: Any
     nbytes: int
     runners: dict[Hashable, int] = field(default_factory=dict)
+    live: set[int] = field(default_factory=set)
 
 
 class Arena:
@@ -66,7 +70,6 @@ class Arena:
         self.current: Generation | None = None
         self.retired: list[Generation] = []  # kept only for the graphs that captured them
         self._openers: dict[Hashable, Opener] = {}
-        self._forgotten_kept = 0  # runners forget() retired that graphs still hold
 
     def fit(self, nbytes: int, call: str) -> Generation:
         """The current generation, grown first to hold nbytes. call names
@@ -84,6 +87,7 @@ class Arena:
         try:
             for key, opener in self._openers.items():
                 new.runners[key] = opener(new.region)
+                new.live.add(new.runners[key])
         except BaseException:
             self._retire(list(new.runners.values()))  # none was called: all close
             raise
@@ -93,12 +97,23 @@ class Arena:
         return new
 
     def _retire_generation(self, gen: Generation) -> None:
-        kept = set(self._retire(list(gen.runners.values())))
-        gen.runners = {k: h for k, h in gen.runners.items() if h in kept}
-        if gen.runners:
+        gen.live = set(self._retire(sorted(gen.live)))
+        gen.runners.clear()
+        if gen.live:
             self.retired.append(gen)  # a graph may replay it: its memory stays
         else:
             gen.region = None  # no graph holds it: freed with the last reference
+
+    def reap(self, closed: set[int]) -> None:
+        """Takes the handles the library closed (runtime.reap: the graphs
+        that held them were destroyed) off every generation, and drops the
+        retired generations left with none."""
+        for gen in self.retired + ([self.current] if self.current is not None else []):
+            gen.live -= closed
+        for gen in self.retired:
+            if not gen.live:
+                gen.region = None
+        self.retired = [g for g in self.retired if g.live]
 
     def runner(self, key: Hashable, opener: Opener, call: str) -> int:
         """The current generation's runner for key, opened at the first
@@ -115,17 +130,21 @@ class Arena:
                     "compiled and loaded nor its config agreed by the group; make the same call once before the "
                     "capture (a warm-up)")
             h = gen.runners[key] = opener(gen.region)
+            gen.live.add(h)
             self._openers[key] = opener
         return h
 
     def forget(self) -> None:
         """Retires every runner of the current generation (each is opened
         again at its key's next call): those a capture used stay open for
-        their graphs. The memory stays: it is the current generation."""
+        their graphs, and stay in the generation's live handles, so a later
+        growth keeps its memory for them."""
         gen = self.current
         if gen is None:
             return
-        self._forgotten_kept += len(self._retire(list(gen.runners.values())))
+        handles = set(gen.runners.values())
+        kept = set(self._retire(sorted(handles)))
+        gen.live -= handles - kept
         gen.runners.clear()
         self._openers.clear()
 
@@ -135,6 +154,8 @@ class Arena:
         return retired + (self.current.nbytes if self.current is not None else 0), retired
 
     def runner_counts(self) -> tuple[int, int]:
-        """(runners open on the current generation, runners kept for graphs)."""
-        return (len(self.current.runners) if self.current is not None else 0,
-                sum(len(g.runners) for g in self.retired) + self._forgotten_kept)
+        """(runners open on the current generation, handles kept for graphs)."""
+        cur = self.current
+        n = len(cur.runners) if cur is not None else 0
+        forgotten = len(cur.live) - n if cur is not None else 0
+        return n, sum(len(g.live) for g in self.retired) + forgotten
