@@ -1,0 +1,461 @@
+"""First calls on a process group: agreed, rendezvoused, two-phase, fail-stop.
+
+No torch here: tests run it with a fake store and a thread per rank.
+
+What a round is. The first call of each (op, shape) on a group is one
+round. Every rank counts the group's rounds: seq 1, 2, ... Round n:
+  1. Each rank runs choose() and posts (op, shape, its choice) under seq n.
+  2. Each rank, rank 0 too, waits until every rank posted seq n. If any
+     rank's (op, shape) differs from rank 0's, every rank raises
+     DesyncError naming both calls (as torch's desync debug does).
+  3. The choice is rank 0's. A rank whose own differs warns once, naming
+     both. Rank 0's choose() error raises on every rank (ChoiceError; rank
+     0 raises its own exception).
+  4. Each rank runs open_(choice) and posts ok or its error. No rank
+     returns (so none enqueues) until every rank has reported. A failed
+     open anywhere raises OpenError on every rank, naming the rank.
+
+Keys, under symmtune/group/<name>/ in the group's store:
+  <n>/call/<rank>   the rank's post of round n (JSON: op, shape, what, choice).
+  <n>/open/<rank>   the rank's report of round n (JSON: ok, or error).
+  abort/<rank>      why the rank gave the group up (JSON: rank, seq, message).
+  aborts            how many ranks gave it up (a store counter).
+A rank deletes its own keys once every rank has read them: its call key
+after every rank reported (step 4 shows all read step 2), its report key
+after every rank posted round n+1. So a group in use holds about one
+report per rank, whatever the number of rounds. Stores without delete_key
+keep them (a few hundred bytes a round).
+
+What poisons. A timeout, a desync, a failed open, a store error, or an
+interrupt inside a round poisons the Group: it keeps the first failure,
+posts it under abort/<rank> (as NCCL posts an aborted communicator in the
+store), and every later first_call raises PoisonedError at once, naming
+that failure. Another rank that sees the aborts counter (at the start of
+a round, and while it waits) poisons itself the same way, so no rank waits
+its whole timeout for a peer that already gave up. The sequence number is
+never rolled back: the group is dead, not out of step. Rank 0's choose()
+error does not poison: every rank completed the round and opened nothing,
+so they are still in step (a bad argument must not kill a server).
+
+Waits. Each wait lasts $SYMMTUNE_AGREE_TIMEOUT seconds (default 600, as
+NCCL's watchdog); it polls the aborts counter every poll_s (1 s). A timeout
+names the op, the seq and the ranks that did not arrive.
+
+Threads. group.lock (an RLock) is held for a whole round, open_ included:
+first calls from two threads on one group are serialized on each rank.
+The ranks must still issue them in one order. If two threads race so that
+ranks see different orders, the ranks raise DesyncError (or time out if a
+rank never makes the call); they never hang past the timeout and never run
+mismatched configs. A first_call from inside choose or open_ (the same
+thread) raises GroupError. The lead may hold group.lock around workspace
+growth, so that growth and first calls exclude each other. Calls after the
+first (steady calls) take no lock and touch no store; group.check() is
+their cheap poison test.
+
+world == 1: no store traffic; the same seq, open and poison rules.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+import warnings
+from datetime import timedelta
+from typing import Any, Callable, Optional, Protocol, TypeVar
+
+ENV_TIMEOUT = "SYMMTUNE_AGREE_TIMEOUT"
+DEFAULT_TIMEOUT_S = 600.0
+POLL_S = 1.0
+PREFIX = "symmtune/group"
+
+T = TypeVar("T")
+
+
+class Store(Protocol):
+    """What a Group needs of a torch.distributed Store. check and
+    delete_key are used when the store has them (torch's do)."""
+
+    def set(self, key: str, value: str) -> None: ...
+
+    def get(self, key: str) -> bytes: ...
+
+    def wait(self, keys: list[str], timeout: timedelta) -> None: ...
+
+    def add(self, key: str, amount: int) -> int: ...
+
+
+class GroupError(RuntimeError):
+    """A first call that could not run on the group. group: its name; seq:
+    the round (0 when none began); ranks: the ranks at fault (late,
+    different, failed), where known."""
+
+    def __init__(self, message: str, group: str = "", seq: int = 0, ranks: tuple[int, ...] = ()) -> None:
+        super().__init__(message)
+        self.group, self.seq, self.ranks = group, seq, ranks
+
+
+class DesyncError(GroupError):
+    """Ranks made different first calls at the same seq. Poisons."""
+
+
+class GroupTimeout(GroupError):
+    """Ranks did not arrive (post their call, or report their open) within
+    the timeout. Poisons."""
+
+
+class OpenError(GroupError):
+    """open_ failed on one or more ranks; no rank returned. Poisons."""
+
+
+class ChoiceError(GroupError):
+    """Rank 0 could not choose (raised on the other ranks). Does not poison."""
+
+
+class PoisonedError(GroupError):
+    """The group failed before (here or on another rank); nothing runs on it."""
+
+
+def timeout_s() -> float:
+    """How long a rank waits for the others: $SYMMTUNE_AGREE_TIMEOUT
+    seconds, else DEFAULT_TIMEOUT_S."""
+    raw = os.environ.get(ENV_TIMEOUT)
+    if raw is None:
+        return DEFAULT_TIMEOUT_S
+    try:
+        t = float(raw)
+    except ValueError:
+        t = -1.0
+    if not t > 0:
+        raise ValueError(f"{ENV_TIMEOUT}={raw!r}: want a positive number of seconds")
+    return t
+
+
+class Group:
+    """One process group as seen by one rank: its store, its count of first
+    calls (seq), its lock and its first failure. Make one per (name, rank,
+    world) in a process (group() caches them)."""
+
+    def __init__(self, name: str, rank: int, world: int, store: Optional[Store] = None, *,
+                 timeout: Optional[float] = None, poll_s: float = POLL_S) -> None:
+        if not 0 <= rank < world:
+            raise ValueError(f"symmtune: group {name!r}: rank {rank} is not in a world of {world}")
+        if world > 1 and store is None:
+            raise ValueError(f"symmtune: group {name!r}: a world of {world} needs a store")
+        self.name, self.rank, self.world = name, rank, world
+        self.store = store
+        self.timeout = timeout  # None: timeout_s() at each wait
+        self.poll_s = poll_s
+        self.lock = threading.RLock()
+        self.seq = 0  # rounds begun on this rank
+        self.failure: Optional[GroupError] = None  # the first failure; set once
+        self._in_round = False
+        self._prefix = f"{PREFIX}/{name}"
+        self._stale: list[str] = []  # own keys every rank has read: delete at the next chance
+        self._report: Optional[str] = None  # own report of the last round: read once the next round's posts are in
+
+    # -- public -----------------------------------------------------------
+
+    def first_call(self, op: str, shape_key: str, what: str, choose: Callable[[], dict[str, Any]],
+                   open_: Callable[[dict[str, Any]], T], *,
+                   undo: Optional[Callable[[T], None]] = None) -> T:
+        """Runs one round (see the module's note) and returns open_(choice),
+        choice being rank 0's choose(). op and shape_key identify the call
+        and must match on every rank at this seq; what names it in
+        messages. choose: a JSON object. undo(result), if given, runs on a
+        rank whose open_ succeeded when another rank's failed (the group is
+        poisoned then; undo may free what open_ made). Raises DesyncError,
+        GroupTimeout, OpenError, PoisonedError, ChoiceError (all
+        GroupError), or on rank 0 its choose()'s own exception."""
+        with self.lock:
+            self.check()
+            if self._in_round:
+                raise GroupError(f"symmtune: group {self.name!r}: first call of {what} made from inside first call "
+                                 f"#{self.seq} (its choose or open): a round cannot nest", self.name, self.seq)
+            self._in_round = True
+            try:
+                return self._round(op, shape_key, what, choose, open_, undo)
+            finally:
+                self._in_round = False
+
+    def check(self, remote: bool = False) -> None:
+        """Raises PoisonedError if the group failed. remote: also ask the
+        store whether another rank gave it up (one store request)."""
+        if self.failure is None and remote and self.world > 1:
+            self._check_aborts(self.seq, "a check")
+        if self.failure is not None:
+            raise PoisonedError(f"symmtune: group {self.name!r} is unusable since an earlier failure: "
+                                f"{self.failure}", self.name, self.failure.seq, self.failure.ranks) from self.failure
+
+    def poison(self, err: GroupError) -> GroupError:
+        """Marks the group failed with err (the first failure is kept) and
+        tells the other ranks through the store. Returns err. For failures
+        found outside a round too (a device wait that timed out)."""
+        if self.failure is None:
+            self.failure = err
+            if self.world > 1:
+                try:
+                    self._store().set(self._key("abort", self.rank),
+                                      json.dumps({"rank": self.rank, "seq": err.seq, "message": str(err)}))
+                    self._store().add(self._key("aborts"), 1)
+                except Exception:  # the store may be what failed; the others will time out
+                    pass
+        return err
+
+    # -- a round ----------------------------------------------------------
+
+    def _round(self, op: str, shape_key: str, what: str, choose: Callable[[], dict[str, Any]],
+               open_: Callable[[dict[str, Any]], T], undo: Optional[Callable[[T], None]]) -> T:
+        n = self.seq = self.seq + 1
+        failed: Optional[Exception] = None
+        try:
+            mine: dict[str, Any] = choose()
+            post = json.dumps({"op": op, "shape": shape_key, "what": what, "choice": mine}, sort_keys=True)
+        except Exception as e:
+            failed, mine = e, {"error": f"{type(e).__name__}: {e}"}
+            post = json.dumps({"op": op, "shape": shape_key, "what": what, "choice": mine}, sort_keys=True)
+        if self.world == 1:
+            if failed is not None:
+                raise failed
+            return self._open_alone(n, what, mine, open_)
+        try:
+            choice = self._agree(n, op, shape_key, what, mine, post)
+        except GroupError as e:
+            if not isinstance(e, ChoiceError):
+                raise self.poison(e)
+            if failed is not None and self.rank == 0:
+                raise failed from None  # published for the others; here it is raised as it was
+            raise
+        except BaseException as e:
+            raise self._poison_by(e, n, what)
+        return self._open(n, what, choice, open_, undo)
+
+    def _open_alone(self, n: int, what: str, choice: dict[str, Any], open_: Callable[[dict[str, Any]], T]) -> T:
+        try:
+            return open_(choice)
+        except BaseException as e:
+            err = OpenError(f"symmtune: group {self.name!r}: first call #{n} ({what}) failed to open on rank 0: "
+                            f"{type(e).__name__}: {e}", self.name, n, (0,))
+            self.poison(err)
+            if isinstance(e, Exception):
+                raise err from e
+            raise
+
+    def _agree(self, n: int, op: str, shape_key: str, what: str, mine: dict[str, Any], post: str) -> dict[str, Any]:
+        """Steps 1 to 3: posts, waits for every rank, checks the calls match,
+        returns rank 0's choice (ChoiceError where rank 0 had none, after
+        the round's reports, so its keys can go)."""
+        self._check_aborts(n, what)
+        store = self._store()
+        store.set(self._key(n, "call", self.rank), post)
+        posts = self._gather(n, "call", post, what, f"to make their first call #{n}")
+        # Every rank posted round n, so every rank read round n-1's reports.
+        if self._report is not None:
+            self._stale.append(self._report)
+            self._report = None
+        self._clean()
+        calls = [(p["op"], p["shape"]) for p in posts]
+        odd = [r for r in range(self.world) if calls[r] != calls[0]]
+        if odd:
+            def call(r: int) -> str:
+                return f"rank {r} calls {calls[r][0]} {calls[r][1]} ({posts[r]['what']})"
+            raise DesyncError(f"symmtune: group {self.name!r}: first call #{n} differs between ranks: {call(0)}, "
+                              + ", ".join(call(r) for r in odd)
+                              + "; every rank must make the same symmtune first calls in the same order (threads "
+                              "racing to make first calls on one group can reorder them)", self.name, n, tuple(odd))
+        theirs: dict[str, Any] = posts[0]["choice"]
+        if "error" in theirs:
+            self._report_and_gather(n, what, json.dumps({"skipped": True}))
+            raise ChoiceError(f"symmtune: group {self.name!r}: {what}: rank 0 could not choose a config: "
+                              f"{theirs['error']}", self.name, n, (0,))
+        if theirs != mine:
+            here = (f"could not choose ({mine['error']})" if "error" in mine else f"would run {_named(mine)}")
+            warnings.warn(f"symmtune: ranks disagree on {what}: this rank (rank {self.rank}) {here}, rank 0 runs "
+                          f"{_named(theirs)}; every rank runs rank 0's (give every rank the same cache to avoid "
+                          "this)", stacklevel=4)
+        return theirs
+
+    def _open(self, n: int, what: str, choice: dict[str, Any], open_: Callable[[dict[str, Any]], T],
+              undo: Optional[Callable[[T], None]]) -> T:
+        """Step 4: opens, reports, waits for every report."""
+        ok = False
+        result: Any = None
+        failed: Optional[BaseException] = None
+        try:
+            result = open_(choice)
+            ok = True
+            report = json.dumps({"ok": True})
+        except BaseException as e:
+            failed = e
+            report = json.dumps({"error": f"{type(e).__name__}: {e}"})
+        try:
+            reports = self._report_and_gather(n, what, report)
+        except BaseException as e:
+            if ok and undo is not None:
+                _quietly(undo, result)
+            if isinstance(e, GroupError):
+                raise self.poison(e) from failed
+            raise self._poison_by(e, n, what)
+        bad = [(r, rep["error"]) for r, rep in enumerate(reports) if "error" in rep]
+        if bad:
+            if ok and undo is not None:
+                _quietly(undo, result)
+            err = OpenError(f"symmtune: group {self.name!r}: first call #{n} ({what}) failed to open on "
+                            + ", ".join(f"rank {r} ({msg})" for r, msg in bad)
+                            + "; no rank ran it, and the group is unusable", self.name, n, tuple(r for r, _ in bad))
+            self.poison(err)
+            if failed is not None and not isinstance(failed, Exception):
+                raise failed  # an interrupt stays one
+            raise err from failed
+        return result  # type: ignore[no-any-return]
+
+    def _report_and_gather(self, n: int, what: str, report: str) -> list[dict[str, Any]]:
+        key = self._key(n, "open", self.rank)
+        self._store().set(key, report)
+        reports = self._gather(n, "open", report, what, f"to report opening first call #{n}")
+        # Every rank reported, so every rank read every call of round n.
+        self._stale.append(self._key(n, "call", self.rank))
+        self._report = key
+        self._clean()
+        return reports
+
+    # -- the store --------------------------------------------------------
+
+    def _store(self) -> Store:
+        assert self.store is not None
+        return self.store
+
+    def _key(self, *parts: object) -> str:
+        return "/".join([self._prefix] + [str(p) for p in parts])
+
+    def _gather(self, n: int, kind: str, own: str, what: str, waiting_for: str) -> list[dict[str, Any]]:
+        """Every rank's value of round n's kind ("call" or "open"), own
+        being this rank's, once all are in."""
+        keys = [self._key(n, kind, r) for r in range(self.world)]
+        self._wait(n, kind, what, waiting_for)
+        store = self._store()
+        try:
+            return [json.loads(own if r == self.rank else store.get(k)) for r, k in enumerate(keys)]
+        except Exception as e:
+            raise GroupError(f"symmtune: group {self.name!r}: rank {self.rank} could not read first call #{n} "
+                             f"({what}) from the store: {type(e).__name__}: {e}", self.name, n) from e
+
+    def _wait(self, n: int, kind: str, what: str, waiting_for: str) -> None:
+        """Waits for the other ranks' keys of round n's kind, the timeout in
+        all, asking every poll_s whether another rank gave the group up."""
+        others = [r for r in range(self.world) if r != self.rank]
+        keys = [self._key(n, kind, r) for r in others]
+        limit = timeout_s() if self.timeout is None else self.timeout
+        deadline = time.monotonic() + limit
+        store = self._store()
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                missing = tuple(r for r in others if not self._exists(self._key(n, kind, r)))
+                raise GroupTimeout(f"symmtune: group {self.name!r}: rank {self.rank} waited {limit:g} s at first "
+                                   f"call #{n} ({what}) for rank{'s' if len(missing) != 1 else ''} "
+                                   f"{', '.join(map(str, missing)) or '?'} {waiting_for}: every rank must make the "
+                                   "same symmtune first calls in the same order; a rank late by more than the "
+                                   f"timeout (raise {ENV_TIMEOUT}) or one that stopped fails the group",
+                                   self.name, n, missing)
+            step = min(left, self.poll_s)
+            t0 = time.monotonic()
+            try:
+                store.wait(keys, timedelta(seconds=step))
+                return
+            except Exception as e:  # a timeout; its type differs between torch versions
+                if time.monotonic() - t0 < step / 2:
+                    raise GroupError(f"symmtune: group {self.name!r}: rank {self.rank}'s store failed at first "
+                                     f"call #{n} ({what}): {type(e).__name__}: {e}", self.name, n) from e
+            self._check_aborts(n, what)
+
+    def _check_aborts(self, n: int, what: str) -> None:
+        """Raises PoisonedError (and poisons) if another rank gave the group up."""
+        store = self._store()
+        try:
+            count = int(store.add(self._key("aborts"), 0))
+        except Exception as e:
+            raise GroupError(f"symmtune: group {self.name!r}: rank {self.rank}'s store failed at first call #{n} "
+                             f"({what}): {type(e).__name__}: {e}", self.name, n) from e
+        if count <= 0:
+            return
+        why: list[str] = []
+        ranks: list[int] = []
+        for r in range(self.world):
+            k = self._key("abort", r)
+            if r != self.rank and self._exists(k):
+                try:
+                    got = json.loads(store.get(k))
+                    why.append(str(got["message"]))
+                    ranks.append(r)
+                except Exception:
+                    pass
+        err = PoisonedError(f"symmtune: group {self.name!r}: rank {self.rank} cannot run first call #{n} ({what}): "
+                            "the group failed on another rank: " + (" | ".join(why) or "(no reason posted)"),
+                            self.name, n, tuple(ranks))
+        self.failure = self.failure or err  # already posted by the rank that failed
+        raise err
+
+    def _exists(self, key: str) -> bool:
+        store = self._store()
+        check = getattr(store, "check", None)
+        try:
+            if check is not None:
+                return bool(check([key]))
+            store.wait([key], timedelta(milliseconds=1))
+            return True
+        except Exception:
+            return False
+
+    def _clean(self) -> None:
+        """Deletes this rank's keys that every rank has read, where the
+        store can (torch's delete_key); else forgets them."""
+        delete = getattr(self.store, "delete_key", None)
+        stale, self._stale = self._stale, []
+        if delete is None:
+            return
+        for k in stale:
+            try:
+                delete(k)
+            except Exception:
+                return  # a store that cannot delete: keep the rest too
+
+    def _poison_by(self, e: BaseException, n: int, what: str) -> BaseException:
+        """Poisons with an unexpected failure inside a round (an interrupt,
+        a store error); returns e to raise."""
+        if isinstance(e, GroupError):
+            self.poison(e)
+        else:
+            self.poison(GroupError(f"symmtune: group {self.name!r}: rank {self.rank} failed inside first call #{n} "
+                                   f"({what}): {type(e).__name__}: {e}", self.name, n, (self.rank,)))
+        return e
+
+
+def _quietly(undo: Callable[[Any], None], result: Any) -> None:
+    try:
+        undo(result)
+    except Exception:
+        pass
+
+
+def _named(choice: dict[str, Any]) -> str:
+    cfg = choice.get("config", choice)
+    text = ",".join(f"{k}={v}" for k, v in sorted(cfg.items())) if isinstance(cfg, dict) else str(cfg)
+    src = choice.get("source")
+    return f"{text} ({src})" if src else text
+
+
+_groups: dict[tuple[str, int, int], Group] = {}
+_groups_lock = threading.Lock()
+
+
+def group(name: str, rank: int, world: int, store: Callable[[], Store]) -> Group:
+    """The process's Group for (name, rank, world), made at the first ask
+    (store() is called then, and only for a world above 1)."""
+    key = (name, rank, world)
+    with _groups_lock:
+        g = _groups.get(key)
+        if g is None:
+            g = _groups[key] = Group(name, rank, world, store() if world > 1 else None)
+        return g
