@@ -69,6 +69,7 @@ ENV_TIMEOUT = "SYMMTUNE_AGREE_TIMEOUT"
 DEFAULT_TIMEOUT_S = 600.0
 POLL_S = 1.0
 PREFIX = "symmtune/group"
+BIG = 1 << 24  # one abort vote in a round's counter (an ok vote is 1; worlds are smaller)
 
 T = TypeVar("T")
 
@@ -153,7 +154,8 @@ class Group:
         self._in_round = False
         self._prefix = f"{PREFIX}/{name}"
         self._stale: list[str] = []  # own keys every rank has read: delete at the next chance
-        self._report: Optional[str] = None  # own report of the last round: read once the next round's posts are in
+        self._done = 0  # the last round committed: its counter and decided key go once all ranks are past it
+        self._unvoted: Optional[int] = None  # the round in progress, until this rank voted in it
 
     # -- public -----------------------------------------------------------
 
@@ -208,6 +210,7 @@ class Group:
     def _round(self, op: str, shape_key: str, what: str, choose: Callable[[], dict[str, Any]],
                open_: Callable[[dict[str, Any]], T], undo: Optional[Callable[[T], None]]) -> T:
         n = self.seq = self.seq + 1
+        self._unvoted = n
         failed: Optional[Exception] = None
         try:
             mine: dict[str, Any] = choose()
@@ -223,6 +226,7 @@ class Group:
             choice = self._agree(n, op, shape_key, what, mine, post)
         except GroupError as e:
             if not isinstance(e, ChoiceError):
+                self._vote_abort_unvoted(e)
                 raise self.poison(e)
             if failed is not None and self.rank == 0:
                 raise failed from None  # published for the others; here it is raised as it was
@@ -250,10 +254,10 @@ class Group:
         store = self._store()
         store.set(self._key(n, "call", self.rank), post)
         posts = self._gather(n, "call", post, what, f"to make their first call #{n}")
-        # Every rank posted round n, so every rank read round n-1's reports.
-        if self._report is not None:
-            self._stale.append(self._report)
-            self._report = None
+        # Every rank posted round n, so every rank is past the last round.
+        if self.rank == 0 and self._done:
+            self._stale += [self._key(self._done, "votes"), self._key(self._done, "decided")]
+        self._done = 0
         self._clean()
         calls = [(p["op"], p["shape"]) for p in posts]
         odd = [r for r in range(self.world) if calls[r] != calls[0]]
@@ -266,7 +270,9 @@ class Group:
                               "racing to make first calls on one group can reorder them)", self.name, n, tuple(odd))
         theirs: dict[str, Any] = posts[0]["choice"]
         if "error" in theirs:
-            self._report_and_gather(n, what, json.dumps({"skipped": True}))
+            out = self._decide(n, what, None)  # opens nothing; completes the round on every rank
+            if out is not None:
+                raise out
             raise ChoiceError(f"symmtune: group {self.name!r}: {what}: rank 0 could not choose a config: "
                               f"{theirs['error']}", self.name, n, (0,))
         if theirs != mine:
@@ -278,49 +284,157 @@ class Group:
 
     def _open(self, n: int, what: str, choice: dict[str, Any], open_: Callable[[dict[str, Any]], T],
               undo: Optional[Callable[[T], None]]) -> T:
-        """Step 4: opens, reports, waits for every report."""
+        """Step 4: opens, reports, and returns once the round committed."""
         ok = False
         result: Any = None
         failed: Optional[BaseException] = None
         try:
             result = open_(choice)
             ok = True
-            report = json.dumps({"ok": True})
         except BaseException as e:
             failed = e
-            report = json.dumps({"error": f"{type(e).__name__}: {e}"})
         try:
-            reports = self._report_and_gather(n, what, report)
+            outcome = self._decide(n, what, None if ok else f"{type(failed).__name__}: {failed}")
         except BaseException as e:
             if ok and undo is not None:
                 _quietly(undo, result)
-            if isinstance(e, GroupError):
-                raise self.poison(e) from failed
-            raise self._poison_by(e, n, what)
-        bad = [(r, rep["error"]) for r, rep in enumerate(reports) if "error" in rep]
-        if bad:
-            if ok and undo is not None:
-                _quietly(undo, result)
-            err = OpenError(f"symmtune: group {self.name!r}: first call #{n} ({what}) failed to open on "
-                            + ", ".join(f"rank {r} ({msg})" for r, msg in bad)
-                            + "; no rank ran it, and the group is unusable", self.name, n, tuple(r for r, _ in bad))
-            self.poison(err)
-            if failed is not None and not isinstance(failed, Exception):
-                raise failed  # an interrupt stays one
-            raise err from failed
-        return result  # type: ignore[no-any-return]
+            raise self._poison_by(e, n, what) from failed
+        if outcome is None:
+            return result  # type: ignore[no-any-return]
+        if ok and undo is not None:
+            _quietly(undo, result)
+        self.poison(outcome)
+        if failed is not None and not isinstance(failed, Exception):
+            raise failed  # an interrupt stays one
+        raise outcome from failed
 
-    def _report_and_gather(self, n: int, what: str, report: str) -> list[dict[str, Any]]:
-        key = self._key(n, "open", self.rank)
-        self._store().set(key, report)
-        reports = self._gather(n, "open", report, what, f"to report opening first call #{n}")
-        # Every rank reported, so every rank read every call of round n.
-        self._stale.append(self._key(n, "call", self.rank))
-        self._report = key
+    def _decide(self, n: int, what: str, error: Optional[str]) -> Optional[GroupError]:
+        """Two-phase commit of round n: reports this rank's open (error
+        None: ok) and returns None once every rank's ok is in, or the
+        error that failed the round. The store's atomic add decides: each
+        ok adds 1 and each abort BIG to the round's counter, so the world-th
+        ok and the first abort are ordered; whichever came first wins, and
+        its maker sets the round's decided key for the others. A rank
+        waiting past the timeout (or hearing of a failure) votes abort."""
+        store = self._store()
+        store.set(self._key(n, "open", self.rank), json.dumps({"error": error} if error else {"ok": True}))
+        self._unvoted = None
+        if error is None:
+            vote: Optional[dict[str, Any]] = None
+            v = store.add(self._key(n, "votes"), 1)
+        else:
+            vote = {"kind": "open", "rank": self.rank, "message": error}
+            v = store.add(self._key(n, "votes"), BIG)
+        while True:
+            aborts, oks = divmod(v, BIG)
+            if aborts == 0 and oks == self.world:
+                store.set(self._key(n, "decided"), "ok")
+                self._committed(n)
+                return None
+            if vote is not None and aborts == 1:  # this rank's abort came first
+                if oks == self.world:
+                    self._committed(n)  # every ok was in before it
+                    return None
+                store.set(self._key(n, "decided"), json.dumps(vote))
+                return self._failed(n, what, vote)
+            got = self._wait_decided(n, what, vote is None)
+            if got == "ok":
+                self._committed(n)
+                return None
+            if got is not None:
+                return self._failed(n, what, json.loads(got))
+            if vote is not None:  # voted abort, and no rank says what won: a rank died in between
+                return GroupTimeout(f"symmtune: group {self.name!r}: rank {self.rank} found no decision of first "
+                                    f"call #{n} ({what}) in the store within the timeout", self.name, n)
+            vote = self._abort_vote(n, what)
+            v = store.add(self._key(n, "votes"), BIG)
+
+    def _abort_vote(self, n: int, what: str) -> dict[str, Any]:
+        """Why this rank votes abort while waiting for round n's decision."""
+        if self.failure is not None:
+            return {"kind": "failed", "rank": self.rank, "message": str(self.failure)}
+        try:
+            self._check_aborts(n, what)
+        except PoisonedError as e:
+            return {"kind": "failed", "rank": self.rank, "message": str(e)}
+        limit = self._limit()
+        missing = tuple(r for r in range(self.world) if not self._exists(self._key(n, "open", r)))
+        return {"kind": "timeout", "rank": self.rank, "ranks": list(missing),
+                "message": f"symmtune: group {self.name!r}: rank {self.rank} waited {limit:g} s at first call #{n} "
+                           f"({what}) for {_ranks(missing)} to report opening it: every rank must make the same "
+                           "symmtune first calls in the same order; a rank late by more than the timeout (raise "
+                           f"{ENV_TIMEOUT}) or one that stopped fails the group"}
+
+    def _wait_decided(self, n: int, what: str, may_abort: bool) -> Optional[str]:
+        """Round n's decided key once set; None at the timeout, or (where
+        may_abort) as soon as this rank or another has failed."""
+        key = self._key(n, "decided")
+        deadline = time.monotonic() + self._limit()
+        store = self._store()
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return None
+            step = min(left, self.poll_s)
+            t0 = time.monotonic()
+            try:
+                store.wait([key], timedelta(seconds=step))
+                return store.get(key).decode()
+            except Exception as e:
+                if time.monotonic() - t0 < step / 2:
+                    raise GroupError(f"symmtune: group {self.name!r}: rank {self.rank}'s store failed at first "
+                                     f"call #{n} ({what}): {type(e).__name__}: {e}", self.name, n) from e
+            if may_abort and (self.failure is not None or int(store.add(self._key("aborts"), 0)) > 0):
+                return None
+
+    def _committed(self, n: int) -> None:
+        """Round n is done on every rank: this rank's call and report keys
+        have been read by all (the counter and decided key go at the next
+        round, once every rank is past this one)."""
+        self._stale += [self._key(n, "call", self.rank), self._key(n, "open", self.rank)]
+        self._done = n
         self._clean()
-        return reports
+
+    def _failed(self, n: int, what: str, vote: dict[str, Any]) -> GroupError:
+        """The error of round n, which vote failed."""
+        if vote.get("kind") == "open":
+            bad = []
+            for r in range(self.world):
+                k = self._key(n, "open", r)
+                if r == vote["rank"] or self._exists(k):
+                    try:
+                        rep = json.loads(self._store().get(k))
+                    except Exception:
+                        continue
+                    if "error" in rep:
+                        bad.append((r, str(rep["error"])))
+            return OpenError(f"symmtune: group {self.name!r}: first call #{n} ({what}) failed to open on "
+                             + ", ".join(f"rank {r} ({msg})" for r, msg in bad)
+                             + "; no rank ran it, and the group is unusable", self.name, n, tuple(r for r, _ in bad))
+        if vote.get("rank") == self.rank and vote.get("kind") == "timeout":
+            return GroupTimeout(str(vote["message"]), self.name, n, tuple(vote.get("ranks", ())))
+        return PoisonedError(f"symmtune: group {self.name!r}: rank {self.rank} cannot run first call #{n} ({what}): "
+                             f"the group failed on rank {vote.get('rank')}: {vote.get('message')}", self.name, n,
+                             (int(vote.get("rank", -1)),))
+
+    def _vote_abort_unvoted(self, err: GroupError) -> None:
+        """A rank failing in steps 1 to 3 of a round votes abort in it, so
+        that ranks already in step 4 fail at once (best effort)."""
+        n, self._unvoted = self._unvoted, None
+        if n is None or self.world == 1:
+            return
+        try:
+            v = self._store().add(self._key(n, "votes"), BIG)
+            if v // BIG == 1:  # the first abort; this rank never voted ok, so it wins
+                self._store().set(self._key(n, "decided"), json.dumps(
+                    {"kind": "failed", "rank": self.rank, "message": str(err)}))
+        except Exception:
+            pass
 
     # -- the store --------------------------------------------------------
+
+    def _limit(self) -> float:
+        return timeout_s() if self.timeout is None else self.timeout
 
     def _store(self) -> Store:
         assert self.store is not None
@@ -346,7 +460,7 @@ class Group:
         all, asking every poll_s whether another rank gave the group up."""
         others = [r for r in range(self.world) if r != self.rank]
         keys = [self._key(n, kind, r) for r in others]
-        limit = timeout_s() if self.timeout is None else self.timeout
+        limit = self._limit()
         deadline = time.monotonic() + limit
         store = self._store()
         while True:
@@ -354,8 +468,7 @@ class Group:
             if left <= 0:
                 missing = tuple(r for r in others if not self._exists(self._key(n, kind, r)))
                 raise GroupTimeout(f"symmtune: group {self.name!r}: rank {self.rank} waited {limit:g} s at first "
-                                   f"call #{n} ({what}) for rank{'s' if len(missing) != 1 else ''} "
-                                   f"{', '.join(map(str, missing)) or '?'} {waiting_for}: every rank must make the "
+                                   f"call #{n} ({what}) for {_ranks(missing)} {waiting_for}: every rank must make the "
                                    "same symmtune first calls in the same order; a rank late by more than the "
                                    f"timeout (raise {ENV_TIMEOUT}) or one that stopped fails the group",
                                    self.name, n, missing)
@@ -424,12 +537,19 @@ class Group:
     def _poison_by(self, e: BaseException, n: int, what: str) -> BaseException:
         """Poisons with an unexpected failure inside a round (an interrupt,
         a store error); returns e to raise."""
-        if isinstance(e, GroupError):
-            self.poison(e)
-        else:
-            self.poison(GroupError(f"symmtune: group {self.name!r}: rank {self.rank} failed inside first call #{n} "
-                                   f"({what}): {type(e).__name__}: {e}", self.name, n, (self.rank,)))
+        err = e if isinstance(e, GroupError) else GroupError(
+            f"symmtune: group {self.name!r}: rank {self.rank} failed inside first call #{n} ({what}): "
+            f"{type(e).__name__}: {e}", self.name, n, (self.rank,))
+        self._vote_abort_unvoted(err)
+        self.poison(err)
         return e
+
+
+def _ranks(ranks: tuple[int, ...]) -> str:
+    """"rank 2", "ranks 1, 3", or "a rank" when none is known."""
+    if not ranks:
+        return "a rank"
+    return f"rank{'s' if len(ranks) > 1 else ''} {', '.join(map(str, ranks))}"
 
 
 def _quietly(undo: Callable[[Any], None], result: Any) -> None:

@@ -109,7 +109,7 @@ def on_ranks(gs: list[Group], body: Callable[[Group], Any], limit: float = 5.0) 
             out[r] = body(gs[r])
         except BaseException as e:  # noqa: BLE001 - the test looks at it
             out[r] = e
-    threads = [threading.Thread(target=run, args=(r,), daemon=True) for r in range(len(gs))]
+    threads = [threading.Thread(target=run, args=(r,), name=f"rank{r}", daemon=True) for r in range(len(gs))]
     for t in threads:
         t.start()
     end = time.monotonic() + limit
@@ -220,11 +220,14 @@ def test_a_late_rank(late, ok):
     if ok:
         assert got == [("opened", r, "fused:128x256:s4:c2:g8:cl2") for r in range(3)]
         return
+    # Each on-time rank times out, or hears first that the other did.
+    assert any(isinstance(e, GroupTimeout) for e in got[:2]), got
     for e in got[:2]:
-        assert isinstance(e, GroupTimeout), e
-        assert e.ranks == (2,) and e.seq == 1
-        assert "for rank 2 to make their first call #1" in str(e) and "agmm" in str(e)
+        assert isinstance(e, (GroupTimeout, PoisonedError)), e
+        assert e.seq == 1 and "for rank 2 to make their first call #1" in str(e) and "agmm" in str(e)
         assert "SYMMTUNE_AGREE_TIMEOUT" in str(e)
+        if isinstance(e, GroupTimeout):
+            assert e.ranks == (2,)
     # The late rank finds the group given up as it arrives: at once, naming why.
     assert isinstance(got[2], PoisonedError), got[2]
     assert "waited" in str(got[2]) and "for rank 2" in str(got[2])
@@ -277,8 +280,9 @@ def test_a_failed_open_raises_on_every_rank(world, failing):
     got = on_ranks(gs, lambda g: call(g, open_=open_(g), undo=lambda res: undone.append(res[1])))
     for r, e in enumerate(got):
         assert isinstance(e, OpenError), e
-        assert e.ranks == failing and e.seq == 1
-        for f in failing:
+        # The first failure decides the round; later ones are named where already reported.
+        assert failing[0] in e.ranks and set(e.ranks) <= set(failing) and e.seq == 1
+        for f in e.ranks:
             assert f"rank {f} (MemoryError: CUDA out of memory on rank {f})" in str(e)
         assert isinstance(e.__cause__, MemoryError) == (r in failing)
     assert sorted(undone) == [r for r in range(world) if r not in failing]
@@ -299,9 +303,31 @@ def test_an_open_that_fails_after_a_late_arrival_is_undone():
         time.sleep(0.6)  # rank 0 times out waiting for rank 1's report
         return "runner"
     got = on_ranks([g0, g1], lambda g: call(g, open_=slow_open if g.rank == 1 else None, undo=undone.append))
-    assert isinstance(got[0], GroupTimeout) and "to report opening first call #1" in str(got[0])
+    assert isinstance(got[0], GroupTimeout) and "for rank 1 to report opening it" in str(got[0])
     assert isinstance(got[1], PoisonedError) and "rank 0 waited" in str(got[1])
     assert "runner" in undone
+
+
+def test_a_timeout_after_every_ok_still_commits():
+    """The store's add orders the votes: rank 0 times out waiting for the
+    decision, but rank 1's ok (the last) came before rank 0's abort vote,
+    so the round committed and both ranks run it. Without the order rank
+    1 would enqueue while rank 0 raised."""
+    class SlowDecider(Store):
+        def set(self, key: str, value: str) -> None:
+            if key.endswith("/decided") and threading.current_thread().name == "rank1":
+                time.sleep(0.8)  # rank 1 decided "ok" but is slow to say so
+            super().set(key, value)
+    store = SlowDecider()
+    g0 = Group("g", 0, 2, store, timeout=0.3, poll_s=POLL)
+    g1 = Group("g", 1, 2, store, timeout=5.0, poll_s=POLL)
+
+    def slow_open(c: dict) -> Any:
+        time.sleep(0.1)  # rank 1 votes last
+        return "runner 1"
+    got = on_ranks([g0, g1], lambda g: call(g, open_=slow_open if g.rank == 1 else (lambda c: "runner 0")))
+    assert got == ["runner 0", "runner 1"]
+    assert g0.failure is None and g1.failure is None
 
 
 def test_check_remote_hears_another_ranks_failure():
@@ -438,9 +464,9 @@ def test_finished_rounds_leave_one_key_per_rank(world):
         return [call(g, op="allreduce", shape=f"n={i}") for i in range(25)]
     got = on_ranks(gs, body)
     assert all(len(x) == 25 for x in got)
-    # The last round's reports (read at the next round) and the aborts counter.
-    assert sorted(store.data) == sorted([f"symmtune/group/g/25/open/{r}" for r in range(world)]
-                                        + ["symmtune/group/g/aborts"])
+    # The last round's counter and decision (deleted at the next round) and the aborts counter.
+    assert sorted(store.data) == ["symmtune/group/g/25/decided", "symmtune/group/g/25/votes",
+                                  "symmtune/group/g/aborts"]
 
 
 def test_a_store_without_check_or_delete_key_still_works():
