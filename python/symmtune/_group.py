@@ -115,7 +115,10 @@ class ChoiceError(GroupError):
 
 
 class PoisonedError(GroupError):
-    """The group failed before (here or on another rank); nothing runs on it."""
+    """The group failed before (here or on another rank); nothing runs on it.
+    reasons: the other ranks' own messages, where it heard of them."""
+
+    reasons: list[str] = []
 
 
 def timeout_s() -> float:
@@ -356,7 +359,8 @@ class Group:
         try:
             self._check_aborts(n, what)
         except PoisonedError as e:
-            return {"kind": "failed", "rank": self.rank, "message": str(e)}
+            return {"kind": "failed", "rank": e.ranks[0] if e.ranks else -1,
+                    "message": " | ".join(e.reasons) or str(e)}
         limit = self._limit()
         missing = tuple(r for r in range(self.world) if not self._exists(self._key(n, "open", r)))
         return {"kind": "timeout", "rank": self.rank, "ranks": list(missing),
@@ -505,8 +509,9 @@ class Group:
                 except Exception:
                     pass
         err = PoisonedError(f"symmtune: group {self.name!r}: rank {self.rank} cannot run first call #{n} ({what}): "
-                            "the group failed on another rank: " + (" | ".join(why) or "(no reason posted)"),
+                            f"the group failed on {_ranks(tuple(ranks))}: " + (" | ".join(why) or "(no reason posted)"),
                             self.name, n, tuple(ranks))
+        err.reasons = why
         self.failure = self.failure or err  # already posted by the rank that failed
         raise err
 

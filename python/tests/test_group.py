@@ -330,6 +330,29 @@ def test_a_timeout_after_every_ok_still_commits():
     assert g0.failure is None and g1.failure is None
 
 
+def test_a_rank_waiting_for_the_decision_hears_of_a_failure_at_once():
+    """Rank 1 is stuck in its open while another of its threads poisons the
+    group (a device wait that timed out, say): rank 0, waiting for rank
+    1's vote with a long timeout, raises within a poll; rank 1's late ok
+    loses, and its open is undone."""
+    gs = groups(2, timeout=30.0)
+    stuck, undone = threading.Event(), []
+
+    def open_(g: Group) -> Callable[[dict], Any]:
+        def f(c: dict) -> Any:
+            if g.rank == 1:
+                threading.Timer(0.1, lambda: g.poison(GroupError("symmtune: device wait timed out on rank 1"))).start()
+                stuck.wait(0.6)
+            return ("runner", g.rank)
+        return f
+    start = time.monotonic()
+    got = on_ranks(gs, lambda g: call(g, open_=open_(g), undo=undone.append))
+    assert isinstance(got[0], PoisonedError) and got[0].ranks == (1,)
+    assert "failed on rank 1: symmtune: device wait timed out on rank 1" in str(got[0])
+    assert isinstance(got[1], PoisonedError) and "device wait timed out" in str(got[1])
+    assert sorted(undone) == [("runner", 0), ("runner", 1)] and time.monotonic() - start < 2
+
+
 def test_check_remote_hears_another_ranks_failure():
     gs = groups(2)
     gs[1].poison(GroupError("symmtune: a device wait timed out on rank 1", "g", 0, (1,)))
