@@ -11,31 +11,50 @@ round. Every rank counts the group's rounds: seq 1, 2, ... Round n:
   3. The choice is rank 0's. A rank whose own differs warns once, naming
      both. Rank 0's choose() error raises on every rank (ChoiceError; rank
      0 raises its own exception).
-  4. Each rank runs open_(choice) and posts ok or its error. No rank
-     returns (so none enqueues) until every rank has reported. A failed
-     open anywhere raises OpenError on every rank, naming the rank.
+  4. Each rank runs open_(choice) and votes: ok, or its error. No rank
+     returns (so none enqueues) until the round is decided. It commits
+     only if every rank's ok came before any abort; else every rank
+     raises (OpenError naming the failed rank and its error, or the
+     failure that aborted it) and undoes its open (undo).
 
-Keys, under symmtune/group/<name>/ in the group's store:
+Two-phase commit. The store's atomic add decides. An ok adds 1 to the
+round's counter, an abort adds BIG. The store orders the adds, so "the
+world-th ok" and "the first abort" cannot both come first. Whoever's add
+decided sets the round's decided key; the others wait for it. A rank
+that waits past the timeout, or hears of a failure, votes abort: if
+every ok was already in, its vote loses and it runs the round too. So no
+rank enqueues while another raises, whatever the timing.
+
+Keys, under symmtune/group/<name>/<i>/ in the group's store, i numbering
+the name's incarnations (each rank adds 1 to symmtune/group/<name>/
+incarnations at its first request: a group made again under a destroyed
+one's name starts clean; each rank must make one Group per incarnation):
   <n>/call/<rank>   the rank's post of round n (JSON: op, shape, what, choice).
-  <n>/open/<rank>   the rank's report of round n (JSON: ok, or error).
+  <n>/open/<rank>   the rank's open of round n (JSON: ok, or error).
+  <n>/votes         round n's counter (oks + BIG * aborts).
+  <n>/decided       "ok", or the abort's JSON (kind, rank, message).
   abort/<rank>      why the rank gave the group up (JSON: rank, seq, message).
-  aborts            how many ranks gave it up (a store counter).
-A rank deletes its own keys once every rank has read them: its call key
-after every rank reported (step 4 shows all read step 2), its report key
-after every rank posted round n+1. So a group in use holds about one
-report per rank, whatever the number of rounds. Stores without delete_key
-keep them (a few hundred bytes a round).
+  aborts            how many ranks gave it up (a counter).
+Each rank deletes its own call and open keys once round n committed
+(every rank voted, so every rank read them). Rank 0 deletes round n's
+votes and decided keys once every rank posted round n+1. So a group in
+use holds three keys, whatever the number of rounds. Stores without
+delete_key keep them (a few hundred bytes a round). A failed round's
+keys stay: the group is dead.
 
 What poisons. A timeout, a desync, a failed open, a store error, or an
 interrupt inside a round poisons the Group: it keeps the first failure,
-posts it under abort/<rank> (as NCCL posts an aborted communicator in the
-store), and every later first_call raises PoisonedError at once, naming
-that failure. Another rank that sees the aborts counter (at the start of
-a round, and while it waits) poisons itself the same way, so no rank waits
-its whole timeout for a peer that already gave up. The sequence number is
-never rolled back: the group is dead, not out of step. Rank 0's choose()
-error does not poison: every rank completed the round and opened nothing,
-so they are still in step (a bad argument must not kill a server).
+votes abort in the round, posts the failure under abort/<rank> (as
+NCCL's ProcessGroup posts an aborted communicator in the store), and
+every later first_call raises PoisonedError at once, naming that
+failure. A rank that sees the aborts counter (at the start of a round,
+and every poll while it waits) poisons itself the same way, so no rank
+waits its whole timeout for a peer that already gave up. group.poison()
+does the same from outside a round (a device wait that timed out), from
+any thread. The sequence number is never rolled back: a poisoned group
+is dead, never out of step. Rank 0's choose() error does not poison:
+the round commits with nothing opened, every rank raises, and the ranks
+stay in step (a bad argument must not kill a server).
 
 Waits. Each wait lasts $SYMMTUNE_AGREE_TIMEOUT seconds (default 600, as
 NCCL's watchdog); it polls the aborts counter every poll_s (1 s). A timeout
@@ -155,7 +174,7 @@ class Group:
         self.seq = 0  # rounds begun on this rank
         self.failure: Optional[GroupError] = None  # the first failure; set once
         self._in_round = False
-        self._prefix = f"{PREFIX}/{name}"
+        self._prefix: Optional[str] = None  # PREFIX/name/incarnation, at the first store request
         self._stale: list[str] = []  # own keys every rank has read: delete at the next chance
         self._done = 0  # the last round committed: its counter and decided key go once all ranks are past it
         self._unvoted: Optional[int] = None  # the round in progress, until this rank voted in it
@@ -445,6 +464,13 @@ class Group:
         return self.store
 
     def _key(self, *parts: object) -> str:
+        if self._prefix is None:
+            # Which incarnation of the name this is: every rank of one adds 1
+            # once, so the count over the world numbers it. A group destroyed
+            # and made again under its name (on a store that outlived it)
+            # starts clean, whatever its last one left.
+            k = int(self._store().add(f"{PREFIX}/{self.name}/incarnations", 1))
+            self._prefix = f"{PREFIX}/{self.name}/{(k - 1) // self.world}"
         return "/".join([self._prefix] + [str(p) for p in parts])
 
     def _gather(self, n: int, kind: str, own: str, what: str, waiting_for: str) -> list[dict[str, Any]]:
@@ -573,6 +599,14 @@ def _named(choice: dict[str, Any]) -> str:
 
 _groups: dict[tuple[str, int, int], Group] = {}
 _groups_lock = threading.Lock()
+
+
+def forget(name: str) -> None:
+    """Drops the process's Groups named name (a process group destroyed,
+    whose name torch may give to a new one)."""
+    with _groups_lock:
+        for key in [k for k in _groups if k[0] == name]:
+            del _groups[key]
 
 
 def group(name: str, rank: int, world: int, store: Callable[[], Store]) -> Group:

@@ -488,8 +488,8 @@ def test_finished_rounds_leave_one_key_per_rank(world):
     got = on_ranks(gs, body)
     assert all(len(x) == 25 for x in got)
     # The last round's counter and decision (deleted at the next round) and the aborts counter.
-    assert sorted(store.data) == ["symmtune/group/g/25/decided", "symmtune/group/g/25/votes",
-                                  "symmtune/group/g/aborts"]
+    assert sorted(store.data) == ["symmtune/group/g/0/25/decided", "symmtune/group/g/0/25/votes",
+                                  "symmtune/group/g/0/aborts", "symmtune/group/g/incarnations"]
 
 
 def test_a_store_without_check_or_delete_key_still_works():
@@ -527,6 +527,17 @@ def test_a_bad_group_is_refused(rank, world, store):
         Group("g", rank, world, store)
 
 
+def test_a_group_made_again_under_its_name_starts_clean():
+    """torch may give a destroyed group's name to a new one on the same
+    store: what the poisoned one left must not reach it."""
+    store = Store()
+    got = on_ranks(groups(2, store), lambda g: call(g, op=["x", "y"][g.rank]))
+    assert all(isinstance(e, DesyncError) for e in got)
+    for _ in range(2):  # then twice more, the first one clean
+        assert on_ranks(groups(2, store), lambda g: [call(g, shape=f"n={i}") for i in range(3)]) == [
+            [("opened", r, "fused:128x256:s4:c2:g8:cl2")] * 3 for r in range(2)]
+
+
 def test_group_is_one_object_per_name_rank_and_world():
     made: list[int] = []
 
@@ -536,3 +547,5 @@ def test_group_is_one_object_per_name_rank_and_world():
     a = _group.group("test-registry", 0, 2, store)
     assert _group.group("test-registry", 0, 2, store) is a and made == [1]
     assert _group.group("test-registry", 0, 1, store) is not a and made == [1]  # world 1 needs none
+    _group.forget("test-registry")
+    assert _group.group("test-registry", 0, 2, store) is not a and made == [1, 1]
