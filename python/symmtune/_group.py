@@ -193,7 +193,7 @@ class Group:
         GroupTimeout, OpenError, PoisonedError, ChoiceError (all
         GroupError), or on rank 0 its choose()'s own exception."""
         with self.lock:
-            self.check()
+            self.check(what=what)
             if self._in_round:
                 raise GroupError(f"symmtune: group {self.name!r}: first call of {what} made from inside first call "
                                  f"#{self.seq} (its choose or open): a round cannot nest", self.name, self.seq)
@@ -203,14 +203,17 @@ class Group:
             finally:
                 self._in_round = False
 
-    def check(self, remote: bool = False) -> None:
-        """Raises PoisonedError if the group failed. remote: also ask the
-        store whether another rank gave it up (one store request)."""
+    def check(self, remote: bool = False, what: str = "") -> None:
+        """Raises PoisonedError if the group failed: a steady call's test
+        (no store request, no lock). remote: also ask the store whether
+        another rank gave it up (one request). what: the call, for the
+        message."""
         if self.failure is None and remote and self.world > 1:
-            self._check_aborts(self.seq, "a check")
+            self._check_aborts(self.seq, what or "a check")
         if self.failure is not None:
-            raise PoisonedError(f"symmtune: group {self.name!r} is unusable since an earlier failure: "
-                                f"{self.failure}", self.name, self.failure.seq, self.failure.ranks) from self.failure
+            raise PoisonedError(f"symmtune: group {self.name!r}: {what or 'a call'} cannot run: the group is unusable "
+                                f"since an earlier failure: {self.failure}", self.name, self.failure.seq,
+                                self.failure.ranks) from self.failure
 
     def poison(self, err: GroupError) -> GroupError:
         """Marks the group failed with err (the first failure is kept) and

@@ -247,7 +247,8 @@ def test_a_rank_that_never_comes_times_out_once_then_raises_at_once():
         call(g)
     assert TIMEOUT <= time.monotonic() - t < TIMEOUT + 0.5
     t = time.monotonic()
-    with pytest.raises(PoisonedError, match="unusable since an earlier failure.*waited"):
+    with pytest.raises(PoisonedError, match="the allreduce n=3000 cannot run: the group is unusable since an "
+                                            "earlier failure: .*waited"):
         call(g, op="allreduce", shape="n=3000")
     assert time.monotonic() - t < 0.1
 
