@@ -38,7 +38,8 @@ one's name starts clean; each rank must make one Group per incarnation):
 Each rank deletes its own call and open keys once round n committed
 (every rank voted, so every rank read them). Rank 0 deletes round n's
 votes and decided keys once every rank posted round n+1. So a group in
-use holds three keys, whatever the number of rounds. Stores without
+use holds four keys (those two, aborts, incarnations), whatever the
+number of rounds. Stores without
 delete_key keep them (a few hundred bytes a round). A failed round's
 keys stay: the group is dead.
 
@@ -66,7 +67,7 @@ The ranks must still issue them in one order. If two threads race so that
 ranks see different orders, the ranks raise DesyncError (or time out if a
 rank never makes the call); they never hang past the timeout and never run
 mismatched configs. A first_call from inside choose or open_ (the same
-thread) raises GroupError. The lead may hold group.lock around workspace
+thread) raises GroupError, which fails the outer round. The lead may hold group.lock around workspace
 growth, so that growth and first calls exclude each other. Calls after the
 first (steady calls) take no lock and touch no store; group.check() is
 their cheap poison test.
