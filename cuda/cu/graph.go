@@ -136,7 +136,12 @@ func NewCounter() *Counter {
 }
 
 // Load reads the count.
-func (c *Counter) Load() int32 { return atomic.LoadInt32((*int32)(unsafe.Pointer(c.p))) }
+func (c *Counter) Load() int32 {
+	if c.p == nil {
+		return 0 // freed: nothing holds it
+	}
+	return atomic.LoadInt32((*int32)(unsafe.Pointer(c.p)))
+}
 
 // Ptr is the count's address, for HoldCounter.
 func (c *Counter) Ptr() unsafe.Pointer { return unsafe.Pointer(c.p) }

@@ -356,8 +356,8 @@ func Retire(handles []uint64) (RetireAnswer, error) {
 		lr.retired = true
 		held := false
 		for _, u := range lr.units() {
+			held = held || u.heldByGraph() // before dispose: a closed unit's count is freed
 			dispose(u, h)
-			held = held || u.heldByGraph()
 		}
 		if lr.gemm != nil {
 			lr.gemm.units = map[int]*gemmUnit{}
@@ -478,11 +478,21 @@ func (noDevice) openGemm(gemmOpen) (gemmOpDevice, error) { return nil, errNoCUDA
 func (noDevice) engineBytes() int64                      { return 0 }
 
 // goCounter is a counter in Go memory (tests, and the device without
-// CUDA, where no graph ever holds one).
-type goCounter struct{ n atomic.Int32 }
+// CUDA, where no graph ever holds one). Like the cuda build's C memory it
+// must not be read once freed: it panics, so tests catch such a read.
+type goCounter struct {
+	n     atomic.Int32
+	freed atomic.Bool
+}
 
-func (c *goCounter) Load() int32 { return c.n.Load() }
-func (c *goCounter) Free()       {}
+func (c *goCounter) Load() int32 {
+	if c.freed.Load() {
+		panic("a runner's hold count read after it was freed")
+	}
+	return c.n.Load()
+}
+
+func (c *goCounter) Free() { c.freed.Store(true) }
 
 // errNoCUDA is open's answer in a library that cannot run kernels.
 var errNoCUDA = errors.New("this libsymmtune was built without CUDA (go build -tags cuda): it answers the rules but runs no kernel")

@@ -359,3 +359,22 @@ func TestThreadsShareTheRuntime(t *testing.T) {
 		t.Errorf("%d calls, want 400", len(f.calls))
 	}
 }
+
+// TestRetireClosesWhatNoGraphHolds: a handle whose runners no graph
+// holds closes at once, every runner of it closed once.
+func TestRetireClosesWhatNoGraphHolds(t *testing.T) {
+	h, f := openFake(t, "bf16")
+	for _, m := range []int{64, 128, 256} {
+		enq(t, h, 1, m)
+	}
+	ans, err := Retire([]uint64{h})
+	if err != nil || len(ans.Closed) != 1 || ans.Closed[0] != h || len(ans.Kept) != 0 {
+		t.Fatalf("retire: %+v, %v; want %d closed", ans, err, h)
+	}
+	if len(f.open) != 0 {
+		t.Errorf("%d runners still open", len(f.open))
+	}
+	if s := Stats(); s.Runners != 0 || s.Units != 0 {
+		t.Errorf("stats %+v: want nothing left", s)
+	}
+}

@@ -59,7 +59,7 @@ from ._arena import Arena, CaptureError, Generation
 from ._torch_fp8 import all_gather_scaled_matmul, scaled_matmul_reduce_scatter
 from ._torch_gemm import all_gather_matmul, matmul_reduce_scatter
 from ._torchrt import DTYPES as _DTYPES, group_info as _group_info, group_name as _group_name
-from ._torchrt import Symmetric, first_call, group_of, new_arena, raw_stream, reap_all
+from ._torchrt import Symmetric, capturing, first_call, group_of, new_arena, raw_stream, reap_all
 from .cache import chosen
 from .kernels import Choice, padded
 
@@ -232,6 +232,11 @@ def _prepare(tensor: torch.Tensor, group, cache) -> _Call:
     if choice is not None:
         return _open_call(tensor, name, choice)
     what = f"the all-reduce of {n} {dtype} elements"
+    if capturing():
+        # A round's open that fails fails the group: refuse before it.
+        raise CaptureError(f"symmtune.torch: the first {what} came during a CUDA graph capture, where its "
+                           "workspace and runner cannot be made nor its config agreed by the group; make the same "
+                           "call once before the capture (a warm-up)")
     grp = group_of(name, rank, world)
     grp.check(what=what)
     with grp.lock:
