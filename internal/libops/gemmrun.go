@@ -28,6 +28,9 @@ type GemmOpenRequest struct {
 	Dtype  string                     `json:"dtype"`
 	Device int                        `json:"device"`
 	Config map[string]json.RawMessage `json:"config"`
+	// WarmFrom, optional: an open handle of the same op on the last
+	// generation of the workspace, whose row counts open here at once.
+	WarmFrom uint64 `json:"warm_from"`
 }
 
 // gemmOpen is a checked request.
@@ -39,6 +42,7 @@ type gemmOpen struct {
 	rank, device int
 	regions      []uint64
 	table        uint64
+	warmFrom     uint64
 }
 
 // gemmPtrs are one call's operands (gpu.Ptrs as integers); the scales are
@@ -90,7 +94,7 @@ func checkGemmOpen(req []byte, regions []uint64, table uint64) (gemmOpen, error)
 		}
 	}
 	return gemmOpen{kernel: v, prob: p, dtype: r.Dtype, cfg: cfg, rank: r.Rank, device: r.Device,
-		regions: append([]uint64(nil), regions...), table: table}, nil
+		regions: append([]uint64(nil), regions...), table: table, warmFrom: r.WarmFrom}, nil
 }
 
 // GemmOpen checks the request and opens its op in the current CUDA
@@ -113,6 +117,15 @@ func GemmOpen(req []byte, regions []uint64, table uint64) (handle uint64, warnin
 		return 0, "", err
 	}
 	op := &gemmOp{o: o, dev: d, units: map[int]*gemmUnit{}, warn: map[int]string{}}
+	if o.warmFrom != 0 {
+		if err := warmFrom(op, o.warmFrom); err != nil {
+			var errs []error
+			for _, u := range op.units {
+				errs = append(errs, u.close())
+			}
+			return 0, "", errors.Join(append([]error{err}, append(errs, d.close())...)...)
+		}
+	}
 	return addHandle(&liveRunner{gemm: op, dtype: o.dtype, scaled: o.prob.Dtype.FP8()}), "", nil
 }
 

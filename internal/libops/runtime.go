@@ -202,18 +202,8 @@ func gemmCall(h uint64, op *gemmOp, m int, stream uint64, p gemmPtrs) (string, e
 			return "", &CaptureError{fmt.Sprintf("the first %s call with m=%d (n=%d, k=%d) came during a CUDA graph capture, where its runner cannot be opened; make the same call once before the capture (a warm-up)",
 				op.o.kernel, m, op.o.prob.N, op.o.prob.K)}
 		}
-		r, w, err := op.dev.open(m)
-		if err != nil {
+		if u, warning, err = openUnit(op, m); err != nil {
 			return "", err
-		}
-		c, err := dev.newCounter()
-		if err != nil {
-			return "", errors.Join(err, r.close())
-		}
-		u = &gemmUnit{unit: unit{closeFn: r.close, bytes: r.deviceBytes(), held: c}, r: r}
-		op.units[m] = u
-		if w != "" && op.warn[m] == "" {
-			op.warn[m], warning = w, w
 		}
 		defer evict(h, m)
 	}
@@ -226,6 +216,49 @@ func gemmCall(h uint64, op *gemmOp, m int, stream uint64, p gemmPtrs) (string, e
 		return "", fmt.Errorf("enqueue: %w", err)
 	}
 	return warning, nil
+}
+
+// openUnit opens op's unit for m rows: the warning of its open, the
+// first time (empty: none).
+func openUnit(op *gemmOp, m int) (*gemmUnit, string, error) {
+	r, w, err := op.dev.open(m)
+	if err != nil {
+		return nil, "", err
+	}
+	c, err := dev.newCounter()
+	if err != nil {
+		return nil, "", errors.Join(err, r.close())
+	}
+	u := &gemmUnit{unit: unit{closeFn: r.close, bytes: r.deviceBytes(), held: c}, r: r}
+	tick++
+	u.tick = tick
+	op.units[m] = u
+	warning := ""
+	if w != "" && op.warn[m] == "" {
+		op.warn[m], warning = w, w
+	}
+	return u, warning, nil
+}
+
+// warmFrom opens on op the row counts handle from has open (a workspace
+// grew: from's op moves to new memory, and a capture after the growth
+// finds its warmed-up row counts open), least recently used first.
+func warmFrom(op *gemmOp, from uint64) error {
+	lr := runners[from]
+	if lr == nil || lr.gemm == nil || lr.retired {
+		return bad("warm_from %d: not an open GEMM handle", from)
+	}
+	ms := make([]int, 0, len(lr.gemm.units))
+	for m := range lr.gemm.units {
+		ms = append(ms, m)
+	}
+	sort.Slice(ms, func(i, j int) bool { return lr.gemm.units[ms[i]].tick < lr.gemm.units[ms[j]].tick })
+	for _, m := range ms {
+		if _, _, err := openUnit(op, m); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // evict closes the least recently used GEMM units past the bounds (those

@@ -378,3 +378,32 @@ func TestRetireClosesWhatNoGraphHolds(t *testing.T) {
 		t.Errorf("stats %+v: want nothing left", s)
 	}
 }
+
+// TestGrowthKeepsWarmRows: an op opened on a grown workspace with
+// warm_from opens the row counts the old one ran, so a capture after the
+// growth finds them (one warm-up per shape, in any order).
+func TestGrowthKeepsWarmRows(t *testing.T) {
+	h, f := openFake(t, "bf16")
+	for _, m := range []int{64, 80, 4096} {
+		enq(t, h, 1, m)
+	}
+	req := strings.Replace(fakeOpenReq, `"config"`, fmt.Sprintf(`"warm_from":%d,"config"`, h), 1)
+	h2, _, err := GemmOpen([]byte(req), []uint64{1 << 20, 2 << 20}, 4096)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Retire([]uint64{h}); err != nil {
+		t.Fatal(err)
+	}
+	f.beginCapture(7)
+	for _, m := range []int{64, 80, 4096} {
+		enq(t, h2, 7, m)
+	}
+	if _, err := GemmEnqueue(h2, 7, 96, 1, 2, 3, 0); err == nil {
+		t.Error("a row count never run opened inside the capture")
+	}
+	var b *BadInputError
+	if _, _, err := GemmOpen([]byte(strings.Replace(req, fmt.Sprint(h), "99999", 1)), []uint64{1 << 20, 2 << 20}, 4096); !errors.As(err, &b) {
+		t.Errorf("warm_from an unknown handle: %v, want bad input", err)
+	}
+}

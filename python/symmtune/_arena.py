@@ -28,7 +28,7 @@ warms up with small calls and later runs large eager ones (prefill) safe.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Hashable
+from typing import Any, Callable, Hashable, Optional
 
 
 class CaptureError(RuntimeError):
@@ -38,7 +38,10 @@ class CaptureError(RuntimeError):
     capture and the process carry on."""
 
 
-Opener = Callable[[Any], int]  # opens a runner on a generation's region: its handle
+# Opens a runner on a generation's region: its handle. The second argument
+# is the handle it replaces on the last generation (None at a first open),
+# whose warm state (the row counts a GEMM op has run) the new one takes.
+Opener = Callable[[Any, Optional[int]], int]
 
 
 @dataclass
@@ -86,7 +89,7 @@ class Arena:
         new = Generation(self._allocate(size), size)
         try:
             for key, opener in self._openers.items():
-                new.runners[key] = opener(new.region)
+                new.runners[key] = opener(new.region, cur.runners.get(key) if cur is not None else None)
                 new.live.add(new.runners[key])
         except BaseException:
             self._retire(list(new.runners.values()))  # none was called: all close
@@ -129,7 +132,7 @@ class Arena:
                     f"symmtune.torch: the first {call} came during a CUDA graph capture, where its kernels cannot be "
                     "compiled and loaded nor its config agreed by the group; make the same call once before the "
                     "capture (a warm-up)")
-            h = gen.runners[key] = opener(gen.region)
+            h = gen.runners[key] = opener(gen.region, None)
             gen.live.add(h)
             self._openers[key] = opener
         return h

@@ -42,7 +42,7 @@ import torch
 
 from . import _native, gemm, record as _record
 from ._arena import Arena, CaptureError
-from .cache import chosen
+from .cache import chosen, user_stacklevel
 from .kernels import Choice
 from ._torchrt import Symmetric, capturing, first_call, group_info, group_name, group_of, new_arena, raw_stream
 from ._torchrt import reap_all
@@ -129,19 +129,22 @@ class _Gemm:
         self.gen = self.arena.fit(answer["symmetric_bytes"], what)
         self.handle = self.arena.runner(self.key, self._open, what)
 
-    def _open(self, region: Symmetric) -> int:
-        """Opens this bucket's op on a generation of the workspace."""
-        handle, warning = _native.gemm_open(
-            {"kernel": self.kernel, "m": self.p.m, "n": self.p.n, "k": self.p.k, "world": self.p.world,
-             "rank": self.rank, "dtype": self.dt, "device": self.device.index, "config": dict(self.choice.config)},
-            list(region.ptrs), region.table.data_ptr())
+    def _open(self, region: Symmetric, prev: int | None) -> int:
+        """Opens this bucket's op on a generation of the workspace; with
+        prev, the op it replaces, whose row counts open here at once (they
+        were warmed up: a capture after the growth needs them)."""
+        req = {"kernel": self.kernel, "m": self.p.m, "n": self.p.n, "k": self.p.k, "world": self.p.world,
+               "rank": self.rank, "dtype": self.dt, "device": self.device.index, "config": dict(self.choice.config)}
+        if prev is not None:
+            req["warm_from"] = prev
+        handle, warning = _native.gemm_open(req, list(region.ptrs), region.table.data_ptr())
         self._warn(warning)
         return handle
 
     def _warn(self, warning: str) -> None:
         if warning and (self.key, warning) not in _warned:
             _warned.add((self.key, warning))
-            warnings.warn(f"symmtune.torch: {warning}", stacklevel=6)
+            warnings.warn(f"symmtune.torch: {warning}", stacklevel=user_stacklevel())
 
     def move(self) -> None:
         """Takes the op on the workspace's current generation (opened
@@ -273,7 +276,7 @@ def _pipeline(kernel: str, p: gemm.Problem, dtype: torch.dtype, group, cache, dt
         _record.note(kernel, p.world, dtn, {"m": top, "n": p.n, "k": p.k})
         # chosen's warnings name the public function's line that called here.
         pipe = first_call(name, rank, world, f"{kernel}/{dtn}", f"m<={top},n={p.n},k={p.k}", f"the {what}",
-                          lambda: chosen(answer, stacklevel=5),
+                          lambda: chosen(answer, stacklevel=None),
                           lambda got: _Gemm(kernel, pt, dtype, name, rank, device, got, dtn))
         _pipes.setdefault(key, []).append(pipe)
     return pipe

@@ -107,9 +107,10 @@ def _arena(group_name: str, dtype: torch.dtype, device: torch.device, kind: str 
     return a
 
 
-def _opener(cfg: dict, dtype: torch.dtype, device: torch.device) -> Callable[[Symmetric], int]:
-    """Opens the all-reduce runner of cfg on a generation's region."""
-    def open_on(region: Symmetric) -> int:
+def _opener(cfg: dict, dtype: torch.dtype, device: torch.device) -> Callable[[Symmetric, int | None], int]:
+    """Opens the all-reduce runner of cfg on a generation's region (one
+    runner serves every size: nothing to take from the one it replaces)."""
+    def open_on(region: Symmetric, prev: int | None) -> int:
         return _native.allreduce_open(
             {"region_bytes": region.nbytes, "world": region.world, "rank": region.rank, "dtype": _DTYPES[dtype],
              "device": device.index, "config": cfg},
@@ -152,7 +153,7 @@ def _choose(n: int, dtype: torch.dtype, world: int, cache: str | os.PathLike | N
     cache = forced.get("cache", cache)
     over = {"config": forced["config"]} if "config" in forced else {}
     return chosen(_native.call("allreduce.choose", n=n, dtype=dt, world=world, env=dict(os.environ),
-                               cache="" if cache is None else os.fspath(cache), **over), stacklevel=3)
+                               cache="" if cache is None else os.fspath(cache), **over), stacklevel=None)
 
 
 def choose(n: int, dtype: torch.dtype, world: int, cache: str | os.PathLike | None = None) -> Choice:

@@ -44,7 +44,7 @@ class Runtime:
         self.allocated.append(nbytes)
         return Region(nbytes)
 
-    def opener(self, region: Region) -> int:
+    def opener(self, region: Region, prev: int | None = None) -> int:
         assert not self.capturing, "opened during a capture"
         h = next(self._next)
         self.live[h] = weakref.ref(region)
@@ -174,7 +174,7 @@ def test_a_failed_open_during_growth_keeps_the_old_generation():
     call(rt, a, "one", 100)
     old = a.current
 
-    def broken(region: Region) -> int:
+    def broken(region: Region, prev: int | None = None) -> int:
         raise RuntimeError("compile failed")
     a._openers["two"] = broken                          # the second runner cannot open on the new memory
     with pytest.raises(RuntimeError, match="compile failed"):
