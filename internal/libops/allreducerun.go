@@ -3,7 +3,6 @@ package libops
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"strings"
 
 	"github.com/symmtune/symmtune/kernels/allreduce"
@@ -160,7 +159,7 @@ func AllreduceEnqueue(handle, stream, t uint64, n int64) (err error) {
 		return errRetired(handle)
 	}
 	if err := ar.r.enqueue(stream, t, n); err != nil {
-		return fmt.Errorf("enqueue: %w", err)
+		return enqueueErr(err)
 	}
 	return nil
 }

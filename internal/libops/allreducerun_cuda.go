@@ -31,7 +31,11 @@ func openAllreduce(o allreduceOpen) (allreduceRunner, error) {
 	for q, d := range o.regions {
 		data[q] = cu.DevicePtr(d)
 	}
-	peers, err := cudamem.NewMapped(o.Rank, o.World, data, cu.DevicePtr(o.table), o.Device)
+	timeout, err := cudamem.RuntimeTimeoutFromEnv()
+	if err != nil {
+		return nil, badErr(err)
+	}
+	peers, err := cudamem.NewMapped(o.Rank, o.World, data, cu.DevicePtr(o.table), o.Device, timeout)
 	if err != nil {
 		return nil, err
 	}
@@ -43,6 +47,11 @@ func openAllreduce(o allreduceOpen) (allreduceRunner, error) {
 }
 
 func (c *cudaAllreduce) enqueue(stream, t uint64, n int64) error {
+	// Fail-stop: a call on a poisoned workspace is refused on every rank
+	// (barrier.cuh), a plain load of the workspace's host word.
+	if err := c.peers.Poisoned("all_reduce"); err != nil {
+		return err
+	}
 	if err := c.r.Enqueue(cudamem.StreamOf(stream), cu.DevicePtr(t), n); err != nil {
 		if errors.Is(err, allreduce.ErrRegionsTooSmall) {
 			return badErr(err)

@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/symmtune/symmtune/kernels/gemm/gpu"
+	"github.com/symmtune/symmtune/symm/cudamem"
 )
 
 // This file is the GEMM runtime's boundary (symmtune_gemm_open, _enqueue,
@@ -200,9 +201,20 @@ func gemmEnqueue(handle, stream uint64, p gemmPtrs, scaled bool) (err error) {
 		return err
 	}
 	if err := lr.r.enqueue(stream, p); err != nil {
-		return fmt.Errorf("enqueue: %w", err)
+		return enqueueErr(err)
 	}
 	return nil
+}
+
+// enqueueErr is a runner's enqueue error as the caller sees it: prefixed,
+// but a poisoned workspace's whole as it is (one line, naming the op and
+// the ranks; cudamem.PoisonError).
+func enqueueErr(err error) error {
+	var p *cudamem.PoisonedError
+	if errors.As(err, &p) {
+		return err
+	}
+	return fmt.Errorf("enqueue: %w", err)
 }
 
 // errRetired is a retired runner's answer to a call.

@@ -17,6 +17,7 @@ type cudaRunner struct {
 	r     *gpu.Runner
 	peers *cudamem.Mapped
 	cfg   gpu.Config
+	op    string // the kernel, for the poison's error
 }
 
 // openRunner opens o's runner in the current context. A tuned algo that
@@ -34,7 +35,11 @@ func openRunner(o gemmOpen) (gemmRunner, string, error) {
 	for q, d := range o.regions {
 		data[q] = cu.DevicePtr(d)
 	}
-	peers, err := cudamem.NewMapped(o.rank, o.prob.World, data, cu.DevicePtr(o.table), o.device)
+	timeout, err := cudamem.RuntimeTimeoutFromEnv()
+	if err != nil {
+		return nil, "", badErr(err)
+	}
+	peers, err := cudamem.NewMapped(o.rank, o.prob.World, data, cu.DevicePtr(o.table), o.device, timeout)
 	if err != nil {
 		return nil, "", err
 	}
@@ -45,7 +50,7 @@ func openRunner(o gemmOpen) (gemmRunner, string, error) {
 	if err != nil {
 		return nil, "", errors.Join(err, peers.Close())
 	}
-	cr := &cudaRunner{r: r, peers: peers, cfg: o.cfg}
+	cr := &cudaRunner{r: r, peers: peers, cfg: o.cfg, op: fmt.Sprint(o.kernel)}
 	warning := ""
 	n, err := r.Algos(o.cfg)
 	if err == nil && n > 0 && o.cfg.Algo >= n {
@@ -62,6 +67,12 @@ func openRunner(o gemmOpen) (gemmRunner, string, error) {
 }
 
 func (c *cudaRunner) enqueue(stream uint64, p gemmPtrs) error {
+	// Fail-stop: as cudaAllreduce's. A fused GEMM's own timed-out wait
+	// sets the runner's status word, which Enqueue reports (FusedFailed);
+	// its end barrier then poisons the workspace for the peers.
+	if err := c.peers.Poisoned(c.op); err != nil {
+		return err
+	}
 	return c.r.Enqueue(c.cfg, cudamem.StreamOf(stream), ptrsOf(p))
 }
 
