@@ -61,19 +61,27 @@ __device__ __noinline__ void symm_poison(const u64* ptrs, int rank, int world, u
 // peers and host hear of it too (a peer's poison reaches the host here, a
 // fused GEMM's reaches the peers, its unknown waiter made this rank).
 __device__ __forceinline__ bool symm_poisoned(const u64* ptrs, int rank, int world) {
-	u32 w = *(volatile u32*)symm_flag(ptrs, world, rank);
+	u32* flag = symm_flag(ptrs, world, rank);
+	u32 w = *(volatile u32*)flag;
 	if (w == 0) return false;
-	if ((w & 0xff00u) == 0xff00u) w ^= (0xffu ^ (u32)rank) << 8;
+	if ((w & 0xff00u) == 0xff00u) {
+		const u32 mine = w ^ ((0xffu ^ (u32)rank) << 8);
+		atomicCAS_system(flag, w, mine);
+		w = mine;
+	}
 	symm_poison(ptrs, rank, world, w);
 	return true;
 }
 // symm_wait waits for a signal on p from peer and consumes it; false on a
-// poisoned workspace or on timeout (which poisons it).
+// poisoned workspace or on timeout (which poisons it). The flag's load is
+// in flight with the first poll's, so a healthy wait pays no latency.
 __device__ __forceinline__ bool symm_wait(const u64* ptrs, int rank, int world, int peer, u32* p) {
-	if (symm_poisoned(ptrs, rank, world)) return false;
+	const u32 poisoned = *(volatile u32*)symm_flag(ptrs, world, rank);
 	u64 start = 0;
 	for (u32 i = 0;; i++) {
-		if (symm_load_acquire(p) != 0) {
+		const u32 v = symm_load_acquire(p);
+		if (poisoned != 0) break;
+		if (v != 0) {
 			// System scope, like the peers' increments on the same word:
 			// atomics of narrower scope are not atomic against them.
 			asm volatile("red.relaxed.sys.global.add.u32 [%0], %1;" : : "l"(p), "r"(0xffffffffu) : "memory");
@@ -83,14 +91,16 @@ __device__ __forceinline__ bool symm_wait(const u64* ptrs, int rank, int world, 
 			u64 now = symm_now();
 			if (start == 0) {
 				start = now;
-			} else if (symm_poisoned(ptrs, rank, world)) {
-				return false;
+			} else if (*(volatile u32*)symm_flag(ptrs, world, rank) != 0) {
+				break;
 			} else if (now - start > SYMM_TIMEOUT_NS) {
 				symm_poison(ptrs, rank, world, SYMM_POISON(SYMM_KIND_BARRIER, rank, peer));
 				return false;
 			}
 		}
 	}
+	symm_poisoned(ptrs, rank, world); // the host and the peers hear of it
+	return false;
 }
 // symm_block_signal: every thread of the block calls it once the block's
 // writes that peers will read are issued; threads 0..world-1 then add one

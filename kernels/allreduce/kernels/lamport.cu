@@ -169,8 +169,9 @@ __device__ __forceinline__ void lp_end(u32* hdr, u32 cur, u64 used) {
 extern "C" __global__ void __launch_bounds__(THREADS) allreduce(const u64* ptrs, u64 in, u64 out, u64 n, u64 rank, u64 area, u64 slot) {
 	const int r = (int)rank;
 	u32* const hdr = (u32*)(ptrs[r] + area);
-	// A poisoned workspace (barrier.cuh): no work, no wait.
-	if (__syncthreads_or(threadIdx.x == 0 && symm_poisoned(ptrs, r, WORLD))) return;
+	// A poisoned workspace (barrier.cuh): no wait (dead below). Loaded
+	// now, used after the push: no latency.
+	const u32 poisoned = *(volatile const u32*)symm_flag(ptrs, WORLD, r);
 	u32 cur;
 	u64 prev;
 	lp_begin(hdr, cur, prev);
@@ -207,7 +208,8 @@ extern "C" __global__ void __launch_bounds__(THREADS) allreduce(const u64* ptrs,
 	// is on its way.
 	lp_clear((uint4*)(ptrs[r] + area + LAMPORT_HDR) + (u64)((cur + 2) % 3) * WORLD * svec, WORLD, svec, prev);
 	// Reduce: every slot's poll of the tile issued first, then the waits.
-	bool dead = false;
+	bool dead = poisoned != 0;
+	if (dead && threadIdx.x == 0) symm_poisoned(ptrs, r, WORLD); // the host and the peers hear of it
 	for (u64 base = (u64)blockIdx.x * TILE; base < nvec; base += stride) {
 		uint4 v[UNROLL][WORLD];
 #pragma unroll
@@ -273,8 +275,9 @@ extern "C" __global__ void __launch_bounds__(THREADS) allreduce(const u64* ptrs,
 extern "C" __global__ void __launch_bounds__(THREADS) allreduce(const u64* ptrs, u64 in, u64 out, u64 n, u64 rank, u64 area, u64 slot) {
 	const int r = (int)rank;
 	u32* const hdr = (u32*)(ptrs[r] + area);
-	// A poisoned workspace (barrier.cuh): no work, no wait.
-	if (__syncthreads_or(threadIdx.x == 0 && symm_poisoned(ptrs, r, WORLD))) return;
+	// A poisoned workspace (barrier.cuh): no wait (dead below). Loaded
+	// now, used after the push: no latency.
+	const u32 poisoned = *(volatile const u32*)symm_flag(ptrs, WORLD, r);
 	u32 cur;
 	u64 prev;
 	lp_begin(hdr, cur, prev);
@@ -317,7 +320,8 @@ extern "C" __global__ void __launch_bounds__(THREADS) allreduce(const u64* ptrs,
 	}
 	// Clear the previous call's part A while the peers' partials come.
 	lp_clear(old, WORLD, svec, prev);
-	bool dead = false;
+	bool dead = poisoned != 0;
+	if (dead && threadIdx.x == 0) symm_poisoned(ptrs, r, WORLD); // the host and the peers hear of it
 	// Phase 2: every slot's poll of the tile issued first, then the waits.
 	for (u64 base = (u64)blockIdx.x * TILE; base < chunk; base += stride) {
 		uint4 v[UNROLL][WORLD];
