@@ -255,7 +255,7 @@ func TestAgmmFailStop(t *testing.T) {
 	t.Setenv(cudamem.TimeoutEnv, "5")
 	t.Setenv("SYMMTUNE_CUBIN_CACHE", t.TempDir())
 	const m, n, k = 8192, 3584, 8192
-	// The fused default on an H200 pair, without graphs.
+	// The fused default on an H200 pair, without graphs, pushing.
 	raw, err := Call("gemm.default", []byte(fmt.Sprintf(`{"kernel":"agmm","problem":{"m":%d,"n":%d,"k":%d,"world":2},"major":9,"minor":0,"sms":132}`, m, n, k)))
 	if err != nil {
 		t.Fatal(err)
@@ -267,7 +267,9 @@ func TestAgmmFailStop(t *testing.T) {
 	if impl, _ := cfg["impl"].(string); !strings.HasPrefix(impl, "fused") {
 		t.Fatalf("default %s: not a fused config", raw)
 	}
-	cfg["graph"] = 0
+	// Push: a pull's copy streams wait for the peer's ready flag on the
+	// host's stream (cuStreamWaitValue32), which no kernel bound covers.
+	cfg["graph"], cfg["direction"] = 0, "push"
 	cfgJSON, err := json.Marshal(cfg)
 	if err != nil {
 		t.Fatal(err)
