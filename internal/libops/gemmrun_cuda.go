@@ -67,9 +67,9 @@ func openRunner(o gemmOpen) (gemmRunner, string, error) {
 }
 
 func (c *cudaRunner) enqueue(stream uint64, p gemmPtrs) error {
-	// Fail-stop: as cudaAllreduce's. A fused GEMM's own timed-out wait
-	// sets the runner's status word, which Enqueue reports (FusedFailed);
-	// its end barrier then poisons the workspace for the peers.
+	// Fail-stop: as cudaAllreduce's. A fused GEMM's timed-out wait writes
+	// the workspace's poison word (Mapped.PoisonWord), which the call's
+	// end barrier spreads to the peers and to this host word.
 	if err := c.peers.Poisoned(c.op); err != nil {
 		return err
 	}
