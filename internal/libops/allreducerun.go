@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"strings"
 
 	"github.com/symmtune/symmtune/kernels/allreduce"
@@ -168,7 +167,7 @@ func AllreduceEnqueue(handle, stream, t uint64, n int64) (err error) {
 		return err
 	}
 	if err := ar.r.enqueue(stream, t, n); err != nil {
-		return fmt.Errorf("enqueue: %w", err)
+		return enqueueErr(err)
 	}
 	return nil
 }

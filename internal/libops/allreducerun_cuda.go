@@ -42,6 +42,11 @@ func openAllreduce(o allreduceOpen) (allreduceRunner, error) {
 }
 
 func (c *cudaAllreduce) enqueue(stream, t uint64, n int64) error {
+	// Fail-stop: a call on a poisoned workspace is refused on every rank
+	// (barrier.cuh), a plain load of the workspace's host word.
+	if err := c.peers.Poisoned("all_reduce"); err != nil {
+		return err
+	}
 	if err := c.r.Enqueue(cudamem.StreamOf(stream), cu.DevicePtr(t), n); err != nil {
 		if errors.Is(err, allreduce.ErrRegionsTooSmall) {
 			return badErr(err)

@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 
 	"github.com/symmtune/symmtune/kernels/gemm/gpu"
+	"github.com/symmtune/symmtune/symm/cudamem"
 )
 
 // This file is the GEMM runtime's boundary (symmtune_gemm_open, _enqueue,
@@ -177,6 +179,17 @@ func gemmEnqueue(handle, stream uint64, m int, p gemmPtrs, scaled bool) (warning
 		return "", errRetired(handle)
 	}
 	return gemmCall(handle, op, m, stream, p)
+}
+
+// enqueueErr is a runner's enqueue error as the caller sees it: prefixed,
+// but a poisoned workspace's whole as it is (one line, naming the op and
+// the ranks; cudamem.PoisonError).
+func enqueueErr(err error) error {
+	var p *cudamem.PoisonedError
+	if errors.As(err, &p) {
+		return err
+	}
+	return fmt.Errorf("enqueue: %w", err)
 }
 
 // errRetired is a retired runner's answer to a call.

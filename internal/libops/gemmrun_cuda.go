@@ -57,13 +57,18 @@ func currentDevice(ordinal int) error {
 	return nil
 }
 
-// mapped is the peers' view of a request's regions.
+// mapped is the peers' view of a request's regions, its kernels' waits
+// bounded by the runtime's timeout ($SYMMTUNE_TIMEOUT_S).
 func mapped(rank, world int, regions []uint64, table uint64, ordinal int) (*cudamem.Mapped, error) {
 	data := make([]cu.DevicePtr, len(regions))
 	for q, p := range regions {
 		data[q] = cu.DevicePtr(p)
 	}
-	return cudamem.NewMapped(rank, world, data, cu.DevicePtr(table), ordinal)
+	timeout, err := cudamem.RuntimeTimeoutFromEnv()
+	if err != nil {
+		return nil, badErr(err)
+	}
+	return cudamem.NewMapped(rank, world, data, cu.DevicePtr(table), ordinal, timeout)
 }
 
 func (d *cudaDevice) openGemm(o gemmOpen) (gemmOpDevice, error) {
@@ -131,18 +136,28 @@ func (c *cudaOp) open(m int) (gemmUnitRunner, string, error) {
 	if err != nil {
 		return nil, "", errors.Join(err, r.Close())
 	}
-	return &cudaRunner{r: r, cfg: cfg}, warning, nil
+	return &cudaRunner{r: r, cfg: cfg, peers: c.peers, op: fmt.Sprint(o.kernel)}, warning, nil
 }
 
 func (c *cudaOp) close() error { return c.peers.Close() }
 
-// cudaRunner is a gpu.Runner for one row count, with its config.
+// cudaRunner is a gpu.Runner for one row count, with its config, and the
+// op's peers (whose workspace a timed-out wait poisons) and kernel name.
 type cudaRunner struct {
-	r   *gpu.Runner
-	cfg gpu.Config
+	r     *gpu.Runner
+	cfg   gpu.Config
+	peers *cudamem.Mapped
+	op    string
 }
 
 func (c *cudaRunner) enqueue(stream uint64, p gemmPtrs) error {
+	// Fail-stop: a call on a poisoned workspace is refused on every rank
+	// (barrier.cuh), a plain load of the workspace's host word. A fused
+	// GEMM's timed-out wait writes the workspace's poison word, which the
+	// call's end barrier spreads to the peers and to this host word.
+	if err := c.peers.Poisoned(c.op); err != nil {
+		return err
+	}
 	return c.r.Enqueue(c.cfg, cudamem.StreamOf(stream), ptrsOf(p))
 }
 

@@ -213,7 +213,7 @@ func gemmCall(h uint64, op *gemmOp, m int, stream uint64, p gemmPtrs) (string, e
 		return "", err
 	}
 	if err := u.r.enqueue(stream, p); err != nil {
-		return "", fmt.Errorf("enqueue: %w", err)
+		return "", enqueueErr(err)
 	}
 	return warning, nil
 }

@@ -26,6 +26,7 @@ type fakeDevice struct {
 	open      map[*fakeRunner]bool
 	bytes     int64 // each runner's
 	refuse    bool  // opening a runner fails
+	err       error // every call's error (a poisoned workspace)
 }
 
 type fakeGraph struct {
@@ -145,6 +146,9 @@ func (o fakeOp) open(m int) (gemmUnitRunner, string, error) {
 func (o fakeOp) close() error { return nil }
 
 func (r *fakeRunner) enqueue(stream uint64, p gemmPtrs) error {
+	if r.d.err != nil {
+		return r.d.err
+	}
 	if r.closed {
 		return fmt.Errorf("m=%d: enqueue on a closed runner", r.m)
 	}
@@ -174,8 +178,15 @@ func openFakeAR(t *testing.T) uint64 {
 	c, _ := dev.newCounter()
 	runtimeMu.Lock()
 	defer runtimeMu.Unlock()
-	return addHandle(&liveRunner{ar: &arUnit{unit: unit{closeFn: func() error { return nil }, held: c}, r: nil}, dtype: "bf16"})
+	return addHandle(&liveRunner{ar: &arUnit{unit: unit{closeFn: func() error { return nil }, held: c}, r: &fakeARRunner{}}, dtype: "bf16"})
 }
+
+// fakeARRunner is an all-reduce runner whose calls return err.
+type fakeARRunner struct{ err error }
+
+func (f *fakeARRunner) enqueue(uint64, uint64, int64) error { return f.err }
+func (f *fakeARRunner) deviceBytes() int64                  { return 0 }
+func (f *fakeARRunner) close() error                        { return nil }
 
 func enq(t *testing.T, h, stream uint64, m int) {
 	t.Helper()

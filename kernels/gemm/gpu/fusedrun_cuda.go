@@ -10,6 +10,7 @@ import (
 	"github.com/symmtune/symmtune/cuda/cu"
 
 	"github.com/symmtune/symmtune/kernels/gemm/hopper"
+	"github.com/symmtune/symmtune/symm/cudamem"
 )
 
 // fusedTimeoutNs bounds each wait of the fused GEMM for a chunk's flag. A
@@ -109,7 +110,7 @@ func (g *agmm) tables(f *fusedRun, c Config) error {
 	if f.table, err = r.upload(words(plan.Table())); err != nil {
 		return err
 	}
-	f.comm = Comm{Order: f.order, Table: f.table, Chunks: len(plan.Flag), Flags: r.peers.Data(me), Status: r.status.Dev, TimeoutNs: fusedTimeoutNs}
+	f.comm = Comm{Order: f.order, Table: f.table, Chunks: len(plan.Flag), Flags: r.peers.Data(me), Status: r.statusDev, TimeoutNs: fusedTimeoutNs}
 	f.comm.Start, f.comm.StartMask = r.startGate()
 	return nil
 }
@@ -198,7 +199,7 @@ func (m *matmulrs) tables(f *fusedRun, c Config) error {
 	}
 	// The timeout bounds the epilogue's waits for peers' partials
 	// (reduce=epilogue).
-	f.comm = Comm{Order: f.order, Status: r.status.Dev, TimeoutNs: fusedTimeoutNs, RS: f.rs, RowsPerRank: p.Rows()}
+	f.comm = Comm{Order: f.order, Status: r.statusDev, TimeoutNs: fusedTimeoutNs, RS: f.rs, RowsPerRank: p.Rows()}
 	if c.Reduce == ReduceEpilogue {
 		// Only the epilogue waits for peers inside the GEMM.
 		f.comm.Start, f.comm.StartMask = r.startGate()
@@ -252,8 +253,14 @@ func (r *Runner) Reset(s cu.Stream) error {
 // output of that call was invalid, and the flags of the region are in an
 // unknown state, so no fused call of c runs after it.
 func (r *Runner) FusedFailed(c Config) error {
-	if c.Impl != ImplFused || r.status.Load() == 0 {
+	w := r.status.Load()
+	if c.Impl != ImplFused || w == 0 {
 		return nil
+	}
+	// The word is a cudamem.Poison (hopper_comm.cuh): the start gate's
+	// bound is the team's, SYMM_TIMEOUT_NS; a chunk's is fusedTimeoutNs.
+	if p := cudamem.Poison(w); p.Kind() == cudamem.KindFusedGate {
+		return fmt.Errorf("hang: the fused GEMM's start gate timed out waiting for rank %d's call; the output is invalid", p.Peer())
 	}
 	return fmt.Errorf("hang: the fused GEMM waited over %d s for a chunk's flag (a copy never completed); the output is invalid", fusedTimeoutNs/1_000_000_000)
 }

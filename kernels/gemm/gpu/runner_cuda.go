@@ -39,6 +39,12 @@ type Peers interface {
 	Compiler() nvrtc.Compiler
 }
 
+// poisonWorder is Peers with a poison word (cudamem.Mapped, the runtime's):
+// a fused kernel's timed-out wait writes it there instead of the Runner's
+// status, so that its end barrier poisons the peers at once (barrier.cuh)
+// and the caller reads the workspace's host word (Mapped.Poisoned).
+type poisonWorder interface{ PoisonWord() cu.DevicePtr }
+
 // Ptrs are one call's operands. agmm: A the own shard [M/W, K], B stored
 // [N, K], C [M, N], Extra (0: none) where the gathered A [M, K] goes.
 // matmulrs: A [M, K], B stored [N, K], C this rank's rows of the sum
@@ -114,8 +120,11 @@ type Runner struct {
 	// kernels set when a wait times out; localFlags see localFlag;
 	// staging the [M, N] rows matmulrs's copy engines push (made when a
 	// config needs them).
-	fused      map[Config]*fusedRun
-	status     *cudamem.HostWord
+	fused  map[Config]*fusedRun
+	status *cudamem.HostWord
+	// statusDev is where the kernels write it: status, or the workspace's
+	// poison word where the peers have one (poisonWorder).
+	statusDev  cu.DevicePtr
 	localFlags cu.DevicePtr
 	staging    cu.DevicePtr
 	graphs     map[Config]*graphcache.Cache[Ptrs, *cudamem.Graph]
@@ -187,6 +196,10 @@ func (r *Runner) setup() error {
 	}
 	r.fillFn, r.fillTFn, r.checkFn, r.badFn = u.fill, u.fillT, u.check, u.bad
 	r.copyFn, r.redFn, r.endFn, r.fillScalesFn = u.copy, u.red, u.end, u.fillScales
+	r.statusDev = r.status.Dev
+	if pw, ok := r.peers.(poisonWorder); ok {
+		r.statusDev = pw.PoisonWord()
+	}
 	return nil
 }
 
