@@ -185,9 +185,44 @@ def decode(args) -> bool:
                   sizes="/".join(map(str, sizes)), rounds=args.rounds)
 
 
+def compiled(args) -> bool:
+    """A TP MLP under torch.compile(dynamic=True) at --tokens token counts:
+    right, and the device memory beyond torch's and the symmetric bytes
+    bounded as in memory."""
+    H, I, W = 4096, 14336, dist.get_world_size()
+    g = torch.Generator(device="cuda").manual_seed(4)
+    w1 = torch.randn(I // W, H, device="cuda", dtype=BF16, generator=g) / H ** 0.5
+    w2 = torch.randn(H, I // W, device="cuda", dtype=BF16, generator=g) / I ** 0.5
+
+    def mlp(x: torch.Tensor) -> torch.Tensor:
+        h = torch.nn.functional.gelu(st.all_gather_matmul(x, w1.t()))
+        return st.matmul_reduce_scatter(h, w2.t())
+
+    fn = torch.compile(mlp, dynamic=True)
+    torch.cuda.synchronize()
+    base, base_torch = used(), torch.cuda.memory_reserved()
+    worst, wrong, t0 = 0.0, 0, time.perf_counter()
+    counts = [W * (64 + 37 * i) for i in range(args.tokens)]
+    for i, t in enumerate(counts):
+        x = torch.randn(t // W, H, device="cuda", dtype=BF16, generator=g)
+        y = fn(x)
+        if i % 23 == 0:
+            ref = mlp(x)
+            e = rel(y, ref)
+            worst, wrong = max(worst, e), wrong + (e > 2e-2)
+    torch.cuda.synchronize()
+    stats = st.memory_stats()
+    beyond = used() - base - (torch.cuda.memory_reserved() - base_torch) - stats["symmetric_bytes"]
+    ok = wrong == 0 and beyond <= 512 * MiB and stats["device_bytes"] <= 512 * MiB
+    return report("compile", ok, tokens=len(counts), worst_rel=f"{worst:.2e}", beyond_MiB=beyond // MiB,
+                  stats_device_MiB=stats["device_bytes"] // MiB, units=stats["units"],
+                  seconds=f"{time.perf_counter() - t0:.0f}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--checks", default="memory,lifetime,decode")
+    ap.add_argument("--checks", default="memory,lifetime,decode,compile")
+    ap.add_argument("--tokens", type=int, default=200)
     ap.add_argument("--shapes", type=int, default=1000)
     ap.add_argument("--layers", type=int, default=80)
     ap.add_argument("--rounds", type=int, default=2)
@@ -199,7 +234,7 @@ def main() -> None:
     ok = True
     for name in args.checks.split(","):
         t0 = time.perf_counter()
-        ok &= {"memory": memory, "lifetime": lifetime, "decode": decode}[name](args)
+        ok &= {"memory": memory, "lifetime": lifetime, "decode": decode, "compile": compiled}[name](args)
         if dist.get_rank() == 0:
             print(f"  ({name}: {time.perf_counter() - t0:.1f} s)", flush=True)
     dist.destroy_process_group()

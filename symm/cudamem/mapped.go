@@ -69,9 +69,12 @@ func NewMapped(rank, world int, data []cu.DevicePtr, table cu.DevicePtr, ordinal
 	}
 	m.ccMajor, m.ccMinor, m.sms = attrs[0], attrs[1], attrs[2]
 	m.compiler = nvrtc.Compiler{Arch: nvrtc.Arch(m.ccMajor, m.ccMinor), Options: TimeoutOptions(timeout)}
-	if err := cu.MemcpyDtoH(unsafe.Pointer(&m.pads), table+cu.DevicePtr(8*(world+rank)), 8); err != nil {
+	// Into a local: cgo refuses a pointer into m, which holds Go pointers.
+	var pads uint64
+	if err := cu.MemcpyDtoH(unsafe.Pointer(&pads), table+cu.DevicePtr(8*(world+rank)), 8); err != nil {
 		return nil, fmt.Errorf("read rank %d's pads from the pointer table: %w", rank, err)
 	}
+	m.pads = cu.DevicePtr(pads)
 	if m.pads == 0 {
 		return nil, fmt.Errorf("rank %d's pads are NULL in the pointer table", rank)
 	}
