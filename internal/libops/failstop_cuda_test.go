@@ -23,8 +23,14 @@ import (
 // primary context current: one rank of a world-2 group in this process.
 type rankThread struct{ fns chan func() }
 
+// keepContext holds device 0's primary context for the test binary's
+// life, as torch does for a program's: the runtime keeps what it opened on
+// it (the shared engine, the workspaces' host words) for the process.
+var keepContext sync.Once
+
 func newRankThread(t *testing.T) *rankThread {
 	t.Helper()
+	keepContext.Do(func() { _, _ = cu.Device(0).RetainPrimaryCtx() })
 	r := &rankThread{fns: make(chan func())}
 	ready := make(chan error, 1)
 	go func() {
