@@ -113,15 +113,19 @@ func AllreduceOpen(req []byte, regions []uint64, table uint64) (handle uint64, e
 	if err != nil {
 		return 0, err
 	}
-	runtimeMu.Lock()
-	defer runtimeMu.Unlock()
 	if err := checkPoisoned(); err != nil {
 		return 0, err
 	}
+	// Not under runtimeMu: a Lamport open is collective (it meets the
+	// peers at a barrier), and ranks that share a process (tests) would
+	// wait for each other behind the lock. The open touches nothing of the
+	// runtime's state.
 	r, err := openAllreduce(o)
 	if err != nil {
 		return 0, err
 	}
+	runtimeMu.Lock()
+	defer runtimeMu.Unlock()
 	c, err := dev.newCounter()
 	if err != nil {
 		return 0, errors.Join(err, r.close())
