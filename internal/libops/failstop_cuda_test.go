@@ -92,7 +92,18 @@ func TestAllreduceFailStop(t *testing.T) {
 	t.Setenv("SYMMTUNE_CUBIN_CACHE", t.TempDir())
 	for algo, kind := range map[string]int{"one_shot": cudamem.KindBarrier, "two_shot_push": cudamem.KindBarrier,
 		"one_shot_lamport": cudamem.KindLamport, "two_shot_lamport": cudamem.KindLamport} {
-		t.Run(algo, func(t *testing.T) { allreduceFailStop(t, algo, kind) })
+		t.Run(algo, func(t *testing.T) {
+			if kind == cudamem.KindLamport {
+				// A Lamport open is collective (a barrier in resetLamport),
+				// and here both ranks share one CUDA context: rank 1's open
+				// loads modules and copies synchronously, which wait for
+				// rank 0's barrier kernel, which waits for rank 1's. Seen on
+				// an H200 (2026-12-02) with bounds of 5 and 20 s. It needs a
+				// process (or context) per rank: the multi-GPU issue's runs.
+				t.Skip("a collective Lamport open cannot meet its peer's in one shared context")
+			}
+			allreduceFailStop(t, algo, kind)
+		})
 	}
 }
 
@@ -224,8 +235,9 @@ func allreduceFailStop(t *testing.T, algo string, kind int) {
 		}
 	}
 	what := map[int]string{cudamem.KindBarrier: "barrier wait", cudamem.KindLamport: "Lamport wait"}[kind]
+	bound := map[int]string{cudamem.KindBarrier: "5s", cudamem.KindLamport: "20s"}[kind]
 	msg := func(seer int) string {
-		return fmt.Sprintf("symmtune: group workspace poisoned: rank 0's %s for rank 1 timed out after 5s (seen by rank %d's all_reduce); every later call on this workspace fails; rebuild the group", what, seer)
+		return fmt.Sprintf("symmtune: group workspace poisoned: rank 0's %s for rank 1 timed out after %s (seen by rank %d's all_reduce); every later call on this workspace fails; rebuild the group", what, bound, seer)
 	}
 	for i := 0; i < 2; i++ {
 		if err := call(0); err == nil || err.Error() != msg(0) {
