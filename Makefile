@@ -2,7 +2,10 @@
 # `make test` runs the test suite CI runs.
 GO       ?= go
 BIN      ?= bin
-PLUGINS  := allreduce matmulrs agmm
+# Every plugins/<name>/ is a plugin: `make build` builds each one with a
+# main for the CPU (any main*.go but main_cuda.go), so a new plugin needs no
+# list edited here; cuda.mk builds those with a main_cuda.go.
+PLUGINS  := $(sort $(patsubst plugins/%/,%,$(dir $(filter-out %/main_cuda.go %_test.go,$(wildcard plugins/*/main*.go)))))
 export PATH := $(shell $(GO) env GOPATH)/bin:$(PATH)
 
 # A count, not a duration: with a duration, Go 1.26's fuzz coordinator can
@@ -29,7 +32,8 @@ build:
 	@mkdir -p $(BIN)
 	$(GO) build -o $(BIN)/symmtune ./cmd/symmtune
 	@for p in $(PLUGINS); do \
-	  if ls plugins/$$p/main*.go >/dev/null 2>&1; then $(GO) build -o $(BIN)/symmtune-plugin-$$p ./plugins/$$p || exit 1; fi; \
+	  echo "$(GO) build -o $(BIN)/symmtune-plugin-$$p ./plugins/$$p"; \
+	  $(GO) build -o $(BIN)/symmtune-plugin-$$p ./plugins/$$p || exit 1; \
 	done
 
 # libsymmtune: the Go rules the Python package binds (cmd/libsymmtune, C ABI
