@@ -130,7 +130,7 @@ proto-py:
 # naming the Python find-python.sh finds (or PYTHON): the CPU one in $(BIN),
 # the Triton one in $(BIN)/cuda.
 # They import symmtune: pip install ./python, or PYTHONPATH=python.
-PY_PLUGINS := python/examples/allreduce_cpu/symmtune-plugin-pyallreduce
+PY_PLUGINS := python/examples/allreduce_cpu/symmtune-plugin-pyallreduce python/examples/allgather/symmtune-plugin-pyallgather
 PY_PLUGINS_CUDA := python/examples/allreduce_triton/symmtune-plugin-tritonallreduce
 python-plugins:
 	@mkdir -p $(BIN)/cuda
