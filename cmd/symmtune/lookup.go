@@ -141,7 +141,9 @@ func newPluginsCmd(g *globals) *cobra.Command {
 		Long: "Lists the plugin executables in the plugin directory (cpu builds at its top, cuda builds in\n" +
 			"its cuda/ subdirectory). Each plugin is asked what it is: the backends shown are the ones it\n" +
 			"serves, not the directory it was found in; a plugin whose directory is not one of its\n" +
-			"backends' is listed with a note, since search would not run it from there.",
+			"backends' is listed with a note, since search would not run it from there. A plugin that\n" +
+			"fails to start or describe itself is reported on stderr with the last lines of its own\n" +
+			"stderr, and the command exits 1; -v logs every plugin's output.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if backend != "" && backend != "cpu" && backend != "cuda" {
@@ -149,6 +151,7 @@ func newPluginsCmd(g *globals) *cobra.Command {
 			}
 			w := cmd.OutOrStdout()
 			found := 0
+			var failed []string
 			// The directories search looks in, one per backend.
 			for _, dirBackend := range []string{"cpu", "cuda"} {
 				names, err := tuner.ListPlugins(g.pluginDir, dirBackend)
@@ -156,12 +159,14 @@ func newPluginsCmd(g *globals) *cobra.Command {
 					continue
 				}
 				for _, name := range names {
-					info, err := tuner.Inspect(cmd.Context(), g.pluginDir, name, dirBackend, 0)
+					info, err := tuner.InspectLogged(cmd.Context(), g.pluginDir, name, dirBackend, 0, g.pluginLogger())
 					if err != nil {
 						// What it serves is unknown: shown with the filter of
-						// its directory's backend.
+						// its directory's backend, on stderr with the end of
+						// its own stderr, and the command fails.
 						if backend == "" || backend == dirBackend {
-							fmt.Fprintf(w, "%s (in %s): %v\n", name, tuner.BackendDir(g.pluginDir, dirBackend), err)
+							fmt.Fprintf(cmd.ErrOrStderr(), "%s (in %s): %v\n", name, tuner.BackendDir(g.pluginDir, dirBackend), err)
+							failed = append(failed, name)
 						}
 						continue
 					}
@@ -172,6 +177,13 @@ func newPluginsCmd(g *globals) *cobra.Command {
 					found++
 					printPlugin(w, info, dirBackend, g.pluginDir)
 				}
+			}
+			if len(failed) > 0 {
+				more := ""
+				if !g.verbose {
+					more = " (-v shows their whole output)"
+				}
+				return fmt.Errorf("%d plugin(s) failed to load: %s%s", len(failed), strings.Join(failed, ", "), more)
 			}
 			if found == 0 {
 				if backend != "" {
