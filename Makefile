@@ -24,7 +24,7 @@ FIND_PYTHON := scripts/find-python.sh
 PY_TEST_MODULES := grpc google.protobuf numpy pytest cryptography
 PY_LINT_MODULES := $(PY_TEST_MODULES) flake8 mypy
 
-.PHONY: all build lib wheel demo test test-python lint-python fuzz proto proto-py python-plugins clean
+.PHONY: all build lib wheel wheel-bin demo test test-python lint-python fuzz proto proto-py python-plugins clean
 
 all: build
 
@@ -47,12 +47,29 @@ lib:
 	CGO_ENABLED=1 $(GO) build -tags cuda -buildmode=c-shared -trimpath -ldflags "-s -w" -o $(LIB) ./cmd/libsymmtune
 	@rm -f $(LIB:.so=.h)
 
-# A platform wheel of the Python package with the library inside
-# (py3-none-linux_x86_64), written by scripts/wheel.py with the standard
-# library only, into $(BIN)/: pip install it where there is no Go.
-wheel: lib
+# A platform wheel (py3-none-linux_x86_64) of the Python package with the
+# library, the Go host and every plugin inside (CPU and CUDA builds, stripped),
+# and a `symmtune` console command that runs the host: pip install it where
+# there is no Go. scripts/wheel.py writes it with the standard library only,
+# into $(BIN)/. The CUDA plugins load the driver on first use (cuda/cu), so
+# the wheel's CLI runs CPU searches on machines without a GPU.
+WHEEL_BIN := $(BIN)/wheel-bin
+WHEEL_GOFLAGS := -ldflags "-s -w"
+wheel-bin:
+	@rm -rf $(WHEEL_BIN) && mkdir -p $(WHEEL_BIN)/cuda
+	$(GO) build $(WHEEL_GOFLAGS) -o $(WHEEL_BIN)/symmtune ./cmd/symmtune
+	@for p in $(PLUGINS); do \
+	  echo "$(GO) build $(WHEEL_GOFLAGS) -o $(WHEEL_BIN)/symmtune-plugin-$$p ./plugins/$$p"; \
+	  $(GO) build $(WHEEL_GOFLAGS) -o $(WHEEL_BIN)/symmtune-plugin-$$p ./plugins/$$p || exit 1; \
+	done
+	@for p in $(CUDA_PLUGINS); do \
+	  echo "$(CUDA_ENV) $(GO) build -tags cuda $(WHEEL_GOFLAGS) -o $(WHEEL_BIN)/cuda/symmtune-plugin-$$p ./plugins/$$p"; \
+	  $(CUDA_ENV) $(GO) build -tags cuda $(WHEEL_GOFLAGS) -o $(WHEEL_BIN)/cuda/symmtune-plugin-$$p ./plugins/$$p || exit 1; \
+	done
+
+wheel: lib wheel-bin
 	@mkdir -p $(BIN)
-	$${PYTHON:-python3} scripts/wheel.py --out $(BIN)
+	$${PYTHON:-python3} scripts/wheel.py --out $(BIN) --bin-dir $(WHEEL_BIN)
 
 demo: build
 	$(BIN)/symmtune search --config configs/quickstart-cpu.toml
