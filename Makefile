@@ -24,7 +24,7 @@ FIND_PYTHON := scripts/find-python.sh
 PY_TEST_MODULES := grpc google.protobuf numpy pytest cryptography
 PY_LINT_MODULES := $(PY_TEST_MODULES) flake8 mypy
 
-.PHONY: all build lib wheel wheel-bin demo test test-python lint-python fuzz proto proto-py python-plugins clean
+.PHONY: all build lib wheel wheel-bin check-guide check-wheel demo test test-python lint-python fuzz proto proto-py python-plugins clean
 
 all: build
 
@@ -70,6 +70,15 @@ wheel-bin:
 wheel: lib wheel-bin
 	@mkdir -p $(BIN)
 	$${PYTHON:-python3} scripts/wheel.py --out $(BIN) --bin-dir $(WHEEL_BIN)
+
+# What CI runs beyond the tests: the plugin guide's example searched and
+# looked up in Go and Python (docs/plugins.md), and the wheel's symmtune
+# command in a bare venv without Go. Each cleans up after itself.
+check-guide: build python-plugins
+	sh scripts/check-guide.sh
+
+check-wheel: wheel
+	sh scripts/check-wheel.sh $$(ls $(BIN)/symmtune-*-py3-none-linux_x86_64.whl)
 
 demo: build
 	$(BIN)/symmtune search --config configs/quickstart-cpu.toml
