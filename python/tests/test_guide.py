@@ -7,7 +7,11 @@ the host needs no libsymmtune."""
 from __future__ import annotations
 
 import itertools
+import re
 import subprocess
+import sys
+
+import pytest
 
 from conftest import REPO, install_plugin
 from symmtune import hardware
@@ -74,3 +78,46 @@ def test_cpu_search_needs_no_library(symmtune_bin, host_env, tmp_path):
     r = subprocess.run([str(symmtune_bin), "lookup", *common, *job], env=env, capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stderr
     assert "order=" in r.stdout and "chunk=" in r.stdout
+
+
+class _Failing:
+    """The example with one rank's verify raising before the barrier its
+    peers wait in."""
+
+    def __init__(self, kernel, rank: int) -> None:
+        self.kernel, self.rank = kernel, rank
+
+    def __getattr__(self, name):
+        return getattr(self.kernel, name)
+
+    def open(self, team, problem):
+        inst = self.kernel.open(team, problem)
+        if team.rank == self.rank:
+            def verify(config, seed):
+                raise RuntimeError("boom")
+            inst.verify = verify
+        return inst
+
+
+def test_verify_local_reports_a_failing_rank_and_frees_the_others():
+    k = load(EXAMPLE).AllGather()
+    p = Problem({"n": 4096}, "f32")
+    with pytest.raises(RuntimeError, match="rank 1: boom"):
+        verify_local(_Failing(k, 1), 3, p, k.describe().default)
+    with pytest.raises(ValueError, match="exceeds"):
+        verify_local(k, 2, Problem({"n": 100}, "f32"), {"order": "rank", "chunk": 8192})
+
+
+def test_the_host_sees_one_version_for_copies_with_other_interpreter_lines(symmtune_bin, host_env, tmp_path):
+    a = install_plugin(EXAMPLE, tmp_path / "a")
+    b = tmp_path / "b" / EXAMPLE.name
+    b.parent.mkdir()
+    b.write_text(f"#!/usr/bin/env -S {sys.executable} -u\n" + EXAMPLE.read_text().split("\n", 1)[1])
+    b.chmod(0o755)
+    versions = set()
+    for d in (a.parent, b.parent):
+        r = subprocess.run([str(symmtune_bin), "plugins", "--plugin-dir", str(d)], env=host_env, capture_output=True,
+                           text=True, timeout=60)
+        assert r.returncode == 0, r.stderr
+        versions |= set(re.findall(r"^pyallgather  \[cpu\]  version (\w+)", r.stdout, re.M))
+    assert len(versions) == 1, versions
