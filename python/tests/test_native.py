@@ -62,7 +62,7 @@ def test_answer_larger_than_the_first_buffer_is_asked_for_again():
 
 
 def test_abi_version_mismatch_says_what_to_do(monkeypatch):
-    with pytest.raises(_native.NativeError, match=r"has ABI version 7, this symmtune package needs 4: rebuild it "
+    with pytest.raises(_native.NativeError, match=rf"has ABI version 7, this symmtune package needs {_native.ABI_VERSION}: rebuild it "
                                                   r"\(`make lib`\)"):
         _native.check_abi(7, Path("/x/libsymmtune.so"))
     # The loader checks it on load.
