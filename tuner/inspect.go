@@ -41,7 +41,7 @@ func Inspect(ctx context.Context, dir, kernel, backend string, world int) (*Plug
 	defer cancel()
 	d, err := r.kernel.Describe(cctx, &pb.DescribeRequest{})
 	if err != nil {
-		return nil, fmt.Errorf("describe %s: %w", path, err)
+		return nil, fmt.Errorf("describe %s: %s", path, grpcMessage(err))
 	}
 	desc, err := sdk.DescriptionFromProto(d)
 	if err != nil {
