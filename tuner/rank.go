@@ -43,6 +43,9 @@ type rankProc struct {
 	// startup is how long the process took from exec to go-plugin's
 	// handshake (a Python plugin's imports count here).
 	startup time.Duration
+	// cmd and stderr say how the process ended (exitNote).
+	cmd    *exec.Cmd
+	stderr []*stderrTail
 }
 
 // launch starts a plugin process. Its process group is its own, so a
@@ -67,6 +70,8 @@ func launch(spec launchSpec, rank int) (r *rankProc, err error) {
 	if err != nil {
 		return nil, err
 	}
+	tails := []*stderrTail{{}, {}}
+	cfg.Stderr, cfg.SyncStderr = tails[0], tails[1]
 	began := time.Now()
 	c := plugin.NewClient(cfg)
 	proto, err := c.Client()
@@ -81,6 +86,13 @@ func launch(spec launchSpec, rank int) (r *rankProc, err error) {
 		if strings.Contains(strings.ToLower(err.Error()), "incompatible api version") {
 			return nil, &InputError{fmt.Errorf("plugin %s speaks another plugin protocol; rebuild it against this symmtune's sdk (%w)", spec.Path, err)}
 		}
+		// go-plugin's message ("Unrecognized remote plugin message", "exited
+		// before we could connect") hides why: the exit status and the
+		// plugin's own last words say it.
+		if note := (&rankProc{client: c, cmd: cmd, stderr: tails}).exitNote(); note != "" {
+			first, _, _ := strings.Cut(err.Error(), "\n")
+			err = fmt.Errorf("%s (%s)", strings.TrimSuffix(strings.TrimSpace(first), ":"), note)
+		}
 		return nil, fmt.Errorf("start plugin %s (rank %d): %w", spec.Path, rank, err)
 	}
 	raw, err := proto.Dispense(sdk.PluginName)
@@ -93,7 +105,7 @@ func launch(spec launchSpec, rank int) (r *rankProc, err error) {
 		c.Kill()
 		return nil, fmt.Errorf("plugin %s: dispensed %T, not a kernel client", spec.Path, raw)
 	}
-	r = &rankProc{rank: rank, client: c, kernel: kc, startup: time.Since(began), sockets: sockets}
+	r = &rankProc{rank: rank, client: c, kernel: kc, startup: time.Since(began), sockets: sockets, cmd: cmd, stderr: tails}
 	if rc := c.ReattachConfig(); rc != nil {
 		r.pid = rc.Pid
 	}

@@ -227,7 +227,10 @@ func (in *instance) Bench(ctx context.Context, c space.Config, warmup, iters int
 			// Dies between iterations, as a process killed by an illegal
 			// address would: no reply, no cleanup.
 			breakNextStart()
-			fmt.Fprintf(os.Stderr, "faulty: rank %d dies mid-bench with exit code 3\n", in.team.Rank())
+			// Straight to file descriptor 2, as the Go runtime and a C
+			// library write their last words: os.Stderr goes through
+			// go-plugin's forwarding, which exit may cut short.
+			fmt.Fprintf(os.NewFile(2, "stderr"), "faulty: rank %d dies mid-bench with exit code 3\n", in.team.Rank())
 			os.Exit(3)
 		}
 		if err := in.team.Barrier(ctx); err != nil {
