@@ -128,6 +128,9 @@ func (f *searchFlags) jobs(cmd *cobra.Command) ([]tuner.Job, error) {
 		}
 		jobs = []tuner.Job{f.job}
 	}
+	if f.top < 1 {
+		return nil, usageError{fmt.Errorf("--top %d: want 1 or more rows in the final table", f.top)}
+	}
 	if j := f.job; j.Iters < 0 || j.BudgetTime < 0 || j.Warmup < 0 || j.Warm < 0 {
 		return nil, usageError{errors.New("--iters, --warmup, --warm and --budget-time must not be negative")}
 	}
