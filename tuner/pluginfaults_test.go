@@ -49,6 +49,10 @@ func TestPluginMistakes(t *testing.T) {
 			wantErr: []string{`parameter "mode" is listed twice`}},
 		{name: "value twice", env: map[string]string{"SYMMTUNE_FAULTY_DUPLICATE": "value"},
 			wantErr: []string{`parameter "mode" lists the value slow twice`}},
+		// Item 12: shared memory that cannot fit fails the group's setup,
+		// naming the shortfall, before any trial (it crashed every one).
+		{name: "shared memory short", env: map[string]string{"SYMMTUNE_FAULTY_SYMMETRIC_BYTES": "1125899906842624"},
+			wantErr: []string{"shared memory: 2 ranks need 2.0 PiB", "free:", "short"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			for k, v := range tc.env {
@@ -93,6 +97,9 @@ func TestPluginMistakes(t *testing.T) {
 				var ie *InputError
 				if tc.wantInput != errors.As(err, &ie) {
 					t.Errorf("error %q: InputError %v, want %v", err, !tc.wantInput, tc.wantInput)
+				}
+				if n := countLines(log.Path()); n != 0 {
+					t.Errorf("%d trials ran; want none", n)
 				}
 				return
 			}
