@@ -21,9 +21,19 @@ type PluginInfo struct {
 	Hardware *hardware.Fingerprint
 }
 
+// Trust is what the host asks of a plugin binary before it runs one
+// outside a search's job (which carries its own pin).
+type Trust struct {
+	// AllowInsecure runs binaries that someone other than root or this
+	// user could have changed (--allow-insecure-plugins; trust.go).
+	AllowInsecure bool
+	// Pins maps a kernel to the SHA-256 its binary must have (--pin).
+	Pins map[string]string
+}
+
 // Inspect starts one process of kernel's plugin, asks it to describe itself
 // (and fingerprint the hardware for world ranks when world > 0), and stops it.
-func Inspect(ctx context.Context, dir, kernel, backend string, world int) (*PluginInfo, error) {
+func Inspect(ctx context.Context, dir, kernel, backend string, world int, trust Trust) (*PluginInfo, error) {
 	backend, err := ResolveBackend(backend, dir, kernel)
 	if err != nil {
 		return nil, err
@@ -32,7 +42,13 @@ func Inspect(ctx context.Context, dir, kernel, backend string, world int) (*Plug
 	if err != nil {
 		return nil, err
 	}
-	r, err := launch(launchSpec{Path: path, Logger: hclog.NewNullLogger(), Start: 30 * time.Second}, 0)
+	spec := launchSpec{Path: path, Logger: hclog.NewNullLogger(), Start: 30 * time.Second, AllowInsecure: trust.AllowInsecure}
+	if pin := trust.Pins[kernel]; pin != "" {
+		if spec.Checksum, err = parsePin(pin); err != nil {
+			return nil, inputErrorf("pinned checksum for %s: %v", kernel, err)
+		}
+	}
+	r, err := launch(spec, 0)
 	if err != nil {
 		return nil, err
 	}

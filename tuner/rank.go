@@ -2,8 +2,6 @@ package tuner
 
 import (
 	"context"
-	"crypto/sha256"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -30,6 +28,9 @@ type launchSpec struct {
 	Checksum []byte // SHA-256 the binary must have; nil to skip
 	Logger   hclog.Logger
 	Start    time.Duration
+	// AllowInsecure skips the ownership and permission checks
+	// (--allow-insecure-plugins; see trust.go).
+	AllowInsecure bool
 }
 
 // rankProc is one running plugin process serving one rank.
@@ -48,6 +49,10 @@ type rankProc struct {
 	stderr []*stderrTail
 }
 
+// afterOpen, when set, runs between opening a plugin binary and starting
+// it: tests replace the binary there, as an attacker racing the pin would.
+var afterOpen func()
+
 // launch starts a plugin process. Its process group is its own, so a
 // Ctrl-C at the terminal reaches only the host, which then ends the ranks
 // in order; Pdeathsig and the plugin's own watch on the host PID end it if
@@ -62,8 +67,19 @@ func launch(spec launchSpec, rank int) (r *rankProc, err error) {
 			_ = os.RemoveAll(sockets)
 		}
 	}()
+	// The child execs the file opened here, not the path (trust.go).
+	img, err := openPlugin(spec.Path, spec.Checksum, spec.AllowInsecure)
+	if err != nil {
+		return nil, err
+	}
+	defer img.Close() // the child holds its own copy once started
+	if afterOpen != nil {
+		afterOpen()
+	}
 	cmd := exec.Command(spec.Path)
-	cmd.Env = append(os.Environ(), noMulticastEnv...)
+	cmd.Path = childExecPath
+	cmd.ExtraFiles = []*os.File{img}
+	cmd.Env = append(hostPluginEnv(), noMulticastEnv...)
 	cmd.Env = append(cmd.Env, sdk.EnvParentPID+"="+strconv.Itoa(os.Getpid()), "SYMMTUNE_RANK="+strconv.Itoa(rank), socketEnv(sockets))
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	cfg, err := clientConfig(spec, cmd)
@@ -77,9 +93,6 @@ func launch(spec launchSpec, rank int) (r *rankProc, err error) {
 	proto, err := c.Client()
 	if err != nil {
 		c.Kill()
-		if errors.Is(err, plugin.ErrChecksumsDoNotMatch) {
-			return nil, &InputError{fmt.Errorf("plugin %s: its SHA-256 does not match the pinned checksum; refusing to start it", spec.Path)}
-		}
 		// go-plugin has no sentinel for this one. A stale plugin in the
 		// plugin directory is the user's to rebuild, not a failure of
 		// the search.
@@ -114,9 +127,10 @@ func launch(spec launchSpec, rank int) (r *rankProc, err error) {
 
 // clientConfig is go-plugin's configuration for one plugin process: gRPC
 // only, mutually authenticated TLS with per-process certificates (go-plugin's
-// AutoMTLS scheme with a P-256 host certificate, see hostTLS), and the
-// binary's pinned SHA-256 checked before it starts (SecureConfig) when the
-// job pins one. It adds the host's certificate to cmd's environment, after
+// AutoMTLS scheme with a P-256 host certificate, see hostTLS). No
+// SecureConfig: go-plugin would hash the path and then exec the path, which
+// can be swapped in between; launch checks a pinned binary's hash on the
+// bytes the child execs instead (trust.go). It adds the host's certificate to cmd's environment, after
 // the host's own (cmd.Env already holds it, so go-plugin must not append it
 // again, which would let an inherited PLUGIN_CLIENT_CERT win). Separate
 // from launch so a test can check those settings without starting anything.
@@ -135,9 +149,6 @@ func clientConfig(spec launchSpec, cmd *exec.Cmd) (*plugin.ClientConfig, error) 
 		TLSConfig:        tlsCfg,
 		Logger:           spec.Logger,
 		StartTimeout:     spec.Start,
-	}
-	if spec.Checksum != nil {
-		cfg.SecureConfig = &plugin.SecureConfig{Checksum: spec.Checksum, Hash: sha256.New()}
 	}
 	return cfg, nil
 }

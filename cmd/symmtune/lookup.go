@@ -47,7 +47,11 @@ func newLookupCmd(g *globals) *cobra.Command {
 				// entry tuned for another kernel version or machine is stale
 				// (one tuned under another driver of the same hardware is
 				// not; Lookup says so).
-				info, err := tuner.Inspect(cmd.Context(), g.pluginDir, kernel, backend, world)
+				trust, err := g.trust()
+				if err != nil {
+					return err
+				}
+				info, err := tuner.Inspect(cmd.Context(), g.pluginDir, kernel, backend, world, trust)
 				if err != nil {
 					return err
 				}
@@ -147,6 +151,10 @@ func newPluginsCmd(g *globals) *cobra.Command {
 			if backend != "" && backend != "cpu" && backend != "cuda" {
 				return usageError{fmt.Errorf("--backend %q: want cpu or cuda", backend)}
 			}
+			trust, err := g.trust()
+			if err != nil {
+				return err
+			}
 			w := cmd.OutOrStdout()
 			found := 0
 			// The directories search looks in, one per backend.
@@ -156,7 +164,7 @@ func newPluginsCmd(g *globals) *cobra.Command {
 					continue
 				}
 				for _, name := range names {
-					info, err := tuner.Inspect(cmd.Context(), g.pluginDir, name, dirBackend, 0)
+					info, err := tuner.Inspect(cmd.Context(), g.pluginDir, name, dirBackend, 0, trust)
 					if err != nil {
 						// What it serves is unknown: shown with the filter of
 						// its directory's backend.
