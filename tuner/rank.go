@@ -2,6 +2,7 @@ package tuner
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -102,10 +103,14 @@ func launch(spec launchSpec, rank int) (r *rankProc, err error) {
 		// go-plugin's message ("Unrecognized remote plugin message", "exited
 		// before we could connect") hides why: the exit status and the
 		// plugin's own last words say it.
+		// Its later lines describe the file at cmd.Path, which in the
+		// host is not the plugin (the child's /proc/self/fd/3).
+		first, _, _ := strings.Cut(err.Error(), "\n")
+		first = strings.TrimSuffix(strings.TrimSpace(first), ":")
 		if note := (&rankProc{client: c, cmd: cmd, stderr: tails}).exitNote(); note != "" {
-			first, _, _ := strings.Cut(err.Error(), "\n")
-			err = fmt.Errorf("%s (%s)", strings.TrimSuffix(strings.TrimSpace(first), ":"), note)
+			first += " (" + note + ")"
 		}
+		err = errors.New(first)
 		return nil, fmt.Errorf("start plugin %s (rank %d): %w", spec.Path, rank, err)
 	}
 	raw, err := proto.Dispense(sdk.PluginName)

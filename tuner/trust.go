@@ -143,15 +143,24 @@ var errPinMismatch = errors.New("its SHA-256 does not match the pinned checksum;
 // against pin, seals the copy against any change, and returns it opened
 // read-only (a process cannot exec a file that is open for writing).
 func sealedCopy(path string, f *os.File, pin []byte) (*os.File, error) {
-	fd, err := unix.MemfdCreate("symmtune-plugin", unix.MFD_CLOEXEC|unix.MFD_ALLOW_SEALING|unix.MFD_EXEC)
+	// Named after the binary, so /proc/PID/exe (and ps) say which plugin
+	// the process is: "/memfd:/path/to/symmtune-plugin-x (deleted)".
+	name := path
+	if abs, err := filepath.Abs(path); err == nil {
+		name = abs
+	}
+	if len(name) > 240 {
+		name = name[len(name)-240:]
+	}
+	fd, err := unix.MemfdCreate(name, unix.MFD_CLOEXEC|unix.MFD_ALLOW_SEALING|unix.MFD_EXEC)
 	if errors.Is(err, unix.EINVAL) {
 		// Kernels before 6.3 know no MFD_EXEC; their memfds are executable.
-		fd, err = unix.MemfdCreate("symmtune-plugin", unix.MFD_CLOEXEC|unix.MFD_ALLOW_SEALING)
+		fd, err = unix.MemfdCreate(name, unix.MFD_CLOEXEC|unix.MFD_ALLOW_SEALING)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("plugin %s: memfd for the pinned copy: %w", path, err)
 	}
-	mem := os.NewFile(uintptr(fd), "memfd:symmtune-plugin")
+	mem := os.NewFile(uintptr(fd), "memfd:"+name)
 	defer mem.Close()
 	h := sha256.New()
 	if _, err := io.Copy(io.MultiWriter(mem, h), f); err != nil {

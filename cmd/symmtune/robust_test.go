@@ -87,7 +87,8 @@ func pluginProcs(dir string) int {
 		if _, err := strconv.Atoi(e.Name()); err != nil {
 			continue
 		}
-		if link, err := os.Readlink(filepath.Join("/proc", e.Name(), "exe")); err == nil && strings.HasPrefix(link, dir+string(filepath.Separator)) {
+		// A pinned plugin runs from a memfd named after its binary.
+		if link, err := os.Readlink(filepath.Join("/proc", e.Name(), "exe")); err == nil && strings.HasPrefix(strings.TrimPrefix(link, "/memfd:"), dir+string(filepath.Separator)) {
 			n++
 		}
 	}
