@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -58,7 +59,57 @@ func openPlugin(path string, pin []byte, insecure bool) (*os.File, error) {
 		return f, nil
 	}
 	defer f.Close()
-	return sealedCopy(path, f, pin)
+	return sealedFor(path, f, pin)
+}
+
+// sealed holds the sealed copies made so far, one per pinned binary as it
+// is on disk: the ranks of a group, and the groups restarted after a hang,
+// exec one copy (one copy in memory, hashed once) rather than one each.
+// A file changed since (another inode, size or ctime, which only root can
+// set back) is copied and hashed again.
+var sealed = struct {
+	sync.Mutex
+	m map[sealKey]*os.File
+}{m: map[sealKey]*os.File{}}
+
+type sealKey struct {
+	dev, ino uint64
+	size     int64
+	ctime    syscall.Timespec
+	pin      string
+}
+
+// sealedFor returns a read-only descriptor of the sealed copy of f, made
+// now or earlier.
+func sealedFor(path string, f *os.File, pin []byte) (*os.File, error) {
+	st, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("plugin %s: %w", path, err)
+	}
+	sys, ok := st.Sys().(*syscall.Stat_t)
+	if !ok {
+		return sealedCopy(path, f, pin)
+	}
+	key := sealKey{dev: sys.Dev, ino: sys.Ino, size: st.Size(), ctime: sys.Ctim, pin: string(pin)}
+	sealed.Lock()
+	defer sealed.Unlock()
+	mem, ok := sealed.m[key]
+	if !ok {
+		if mem, err = sealedCopy(path, f, pin); err != nil {
+			return nil, err
+		}
+		sealed.m[key] = mem
+	}
+	return reopen(path, mem)
+}
+
+// reopen opens f anew, read-only, through /proc.
+func reopen(path string, f *os.File) (*os.File, error) {
+	ro, err := os.Open("/proc/self/fd/" + strconv.Itoa(int(f.Fd())))
+	if err != nil {
+		return nil, fmt.Errorf("plugin %s: reopen the pinned copy read-only: %w", path, err)
+	}
+	return ro, nil
 }
 
 // checkTrusted applies the StrictModes rules to the opened file f (its
@@ -173,9 +224,5 @@ func sealedCopy(path string, f *os.File, pin []byte) (*os.File, error) {
 	if _, err := unix.FcntlInt(mem.Fd(), unix.F_ADD_SEALS, seals); err != nil {
 		return nil, fmt.Errorf("plugin %s: seal the pinned copy: %w", path, err)
 	}
-	ro, err := os.Open("/proc/self/fd/" + strconv.Itoa(int(mem.Fd())))
-	if err != nil {
-		return nil, fmt.Errorf("plugin %s: reopen the pinned copy read-only: %w", path, err)
-	}
-	return ro, nil
+	return reopen(path, mem)
 }

@@ -294,3 +294,45 @@ func TestPluginEnvFilter(t *testing.T) {
 		})
 	}
 }
+
+// TestPinnedCopyRehashedAfterChange: the ranks share one sealed copy of a
+// pinned binary, but a binary changed on disk after that copy is hashed
+// again, and refused when it no longer matches.
+func TestPinnedCopyRehashedAfterChange(t *testing.T) {
+	_, exe := faultyPluginDir(t)
+	sum, err := FileSHA256(exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pin, _ := parsePin(sum)
+	path := filepath.Join(t.TempDir(), PluginPrefix+"faulty")
+	copyFile(t, exe, path, 0o755)
+	for i, step := range []struct {
+		change func()
+		want   string // "" runs
+	}{
+		{nil, ""},
+		{nil, ""}, // the same copy again
+		{func() { // same size, same inode, other bytes
+			b, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b[len(b)-1] ^= 0xff
+			if err := os.WriteFile(path, b, 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}, "does not match the pinned checksum"},
+	} {
+		if step.change != nil {
+			step.change()
+		}
+		_, _, err := startAndDescribe(t, launchSpec{Path: path, Checksum: pin})
+		switch {
+		case step.want == "" && err != nil:
+			t.Fatalf("step %d: %v", i, err)
+		case step.want != "" && (err == nil || !strings.Contains(err.Error(), step.want)):
+			t.Fatalf("step %d: got %v, want %q", i, err, step.want)
+		}
+	}
+}
