@@ -187,13 +187,20 @@ func (s *server) ValidateBatch(ctx context.Context, r *pb.ValidateBatchRequest) 
 // DefaultFor answers with the kernel's problem-dependent default when it
 // has one (Defaulter), else Describe's default. A backend the plugin does
 // not serve is an error.
-func (s *server) DefaultFor(_ context.Context, r *pb.DefaultRequest) (*pb.DefaultResponse, error) {
+func (s *server) DefaultFor(_ context.Context, r *pb.DefaultRequest) (resp *pb.DefaultResponse, err error) {
 	b, err := s.lookupBackend(r.GetBackend())
 	if err != nil {
 		return nil, err
 	}
 	c := s.desc.Default
 	if d, ok := s.kernel.(Defaulter); ok {
+		defer func() {
+			// The default is part of describing the kernel: a panic
+			// fails that call, naming it, instead of the process.
+			if p := recover(); p != nil {
+				err = recovered("default config", p)
+			}
+		}()
 		p, world := ProblemFromProto(r.GetProblem()), int(r.GetWorld())
 		hd, onHardware := d.(HardwareDefaulter)
 		var hw hardware.Fingerprint

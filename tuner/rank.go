@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -152,8 +153,10 @@ func clientConfig(spec launchSpec, cmd *exec.Cmd) (*plugin.ClientConfig, error) 
 		SkipHostEnv:      true,
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
 		TLSConfig:        tlsCfg,
-		Logger:           spec.Logger,
-		StartTimeout:     spec.Start,
+		// go-plugin names a plugin's log lines after cmd.Path, here the
+		// child's /proc/self/fd/3: the binary's name says more.
+		Logger:       spec.Logger.Named(filepath.Base(spec.Path)),
+		StartTimeout: spec.Start,
 	}
 	return cfg, nil
 }

@@ -58,8 +58,38 @@ func openPlugin(path string, pin []byte, insecure bool) (*os.File, error) {
 	if pin == nil {
 		return f, nil
 	}
-	defer f.Close()
-	return sealedFor(path, f, pin)
+	mem, err := sealedFor(path, f, pin)
+	if !errors.Is(err, errNoMemfd) {
+		f.Close()
+		return mem, err
+	}
+	// memfds cannot be made executable here (vm.memfd_noexec = 2): hash
+	// the opened file and exec that. A rename after the check still cannot
+	// change what runs; a rewrite in place by the file's owner could.
+	if err := checkPinned(path, f, pin); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
+// memfdCreate is unix.MemfdCreate; tests make it fail as a system that
+// forbids executable memfds does.
+var memfdCreate = unix.MemfdCreate
+
+// errNoMemfd is a sealed copy that cannot be made on this system.
+var errNoMemfd = errors.New("no executable memfd")
+
+// checkPinned hashes the opened file f from its start against pin.
+func checkPinned(path string, f *os.File, pin []byte) error {
+	h := sha256.New()
+	if _, err := io.Copy(h, io.NewSectionReader(f, 0, 1<<62)); err != nil {
+		return fmt.Errorf("plugin %s: hash: %w", path, err)
+	}
+	if !bytes.Equal(h.Sum(nil), pin) {
+		return &InputError{fmt.Errorf("plugin %s: %w", path, errPinMismatch)}
+	}
+	return nil
 }
 
 // sealed holds the sealed copies made so far, one per pinned binary as it
@@ -203,10 +233,13 @@ func sealedCopy(path string, f *os.File, pin []byte) (*os.File, error) {
 	if len(name) > 240 {
 		name = name[len(name)-240:]
 	}
-	fd, err := unix.MemfdCreate(name, unix.MFD_CLOEXEC|unix.MFD_ALLOW_SEALING|unix.MFD_EXEC)
+	fd, err := memfdCreate(name, unix.MFD_CLOEXEC|unix.MFD_ALLOW_SEALING|unix.MFD_EXEC)
 	if errors.Is(err, unix.EINVAL) {
 		// Kernels before 6.3 know no MFD_EXEC; their memfds are executable.
-		fd, err = unix.MemfdCreate(name, unix.MFD_CLOEXEC|unix.MFD_ALLOW_SEALING)
+		fd, err = memfdCreate(name, unix.MFD_CLOEXEC|unix.MFD_ALLOW_SEALING)
+	}
+	if errors.Is(err, unix.EACCES) || errors.Is(err, unix.EPERM) || errors.Is(err, unix.ENOSYS) {
+		return nil, fmt.Errorf("plugin %s: %w: %v", path, errNoMemfd, err)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("plugin %s: memfd for the pinned copy: %w", path, err)

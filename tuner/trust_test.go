@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	"golang.org/x/sys/unix"
 
 	pb "github.com/symmtune/symmtune/proto/kernelpb"
 )
@@ -334,5 +335,43 @@ func TestPinnedCopyRehashedAfterChange(t *testing.T) {
 		case step.want != "" && (err == nil || !strings.Contains(err.Error(), step.want)):
 			t.Fatalf("step %d: got %v, want %q", i, err, step.want)
 		}
+	}
+}
+
+// TestPinnedWithoutMemfd: where memfds cannot be executable
+// (vm.memfd_noexec = 2), a pinned binary is hashed through the opened file
+// and that file runs; a mismatch is still refused.
+func TestPinnedWithoutMemfd(t *testing.T) {
+	_, exe := faultyPluginDir(t)
+	sum, err := FileSHA256(exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	good, _ := parsePin(sum)
+	bad, _ := parsePin(strings.Repeat("0", 64))
+	memfdCreate = func(string, int) (int, error) { return -1, unix.EACCES }
+	defer func() { memfdCreate = unix.MemfdCreate }()
+	for _, tc := range []struct {
+		name string
+		pin  []byte
+		want string // "" runs
+	}{
+		{"matching", good, ""},
+		{"not matching", bad, "does not match the pinned checksum"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), PluginPrefix+"faulty")
+			copyFile(t, exe, path, 0o755)
+			d, link, err := startAndDescribe(t, launchSpec{Path: path, Checksum: tc.pin})
+			if tc.want != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.want) {
+					t.Fatalf("got %v, want %q", err, tc.want)
+				}
+				return
+			}
+			if err != nil || d.GetName() != "faulty" || link != path {
+				t.Fatalf("got %v running %s (%v), want the faulty plugin from %s", d.GetName(), link, err, path)
+			}
+		})
 	}
 }
