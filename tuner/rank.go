@@ -153,10 +153,13 @@ func clientConfig(spec launchSpec, cmd *exec.Cmd) (*plugin.ClientConfig, error) 
 		SkipHostEnv:      true,
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
 		TLSConfig:        tlsCfg,
+		Logger:           spec.Logger,
+		StartTimeout:     spec.Start,
+	}
+	if spec.Logger != nil {
 		// go-plugin names a plugin's log lines after cmd.Path, here the
 		// child's /proc/self/fd/3: the binary's name says more.
-		Logger:       spec.Logger.Named(filepath.Base(spec.Path)),
-		StartTimeout: spec.Start,
+		cfg.Logger = spec.Logger.Named(filepath.Base(spec.Path))
 	}
 	return cfg, nil
 }
