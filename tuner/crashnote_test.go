@@ -27,7 +27,7 @@ func TestCrashRecord(t *testing.T) {
 	}{
 		{name: "exit mid-bench", mode: "crash_bench", want: []string{"exit status 3", "faulty: rank 1 dies mid-bench with exit code 3"}},
 		{name: "panic mid-verify", mode: "panic_verify", want: []string{"exit status 2", "panic: faulty plugin: simulated illegal memory access mid-verify"}},
-		{name: "dies before the handshake", want: []string{"exit status 4", "faulty: refusing to start once after a crash"}},
+		{name: "dies before the handshake", want: []string{"exited before go-plugin's handshake (exit status 4", "faulty: refusing to start once after a crash"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tmp := t.TempDir()

@@ -109,6 +109,9 @@ func launch(spec launchSpec, rank int) (r *rankProc, err error) {
 		first, _, _ := strings.Cut(err.Error(), "\n")
 		first = strings.TrimSuffix(strings.TrimSpace(first), ":")
 		if note := (&rankProc{client: c, cmd: cmd, stderr: tails}).exitNote(); note != "" {
+			if strings.HasPrefix(first, "Unrecognized remote plugin message") || strings.HasPrefix(first, "plugin exited before") {
+				first = "it exited before go-plugin's handshake"
+			}
 			first += " (" + note + ")"
 		}
 		err = errors.New(first)
