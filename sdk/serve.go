@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"runtime/debug"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -40,6 +42,10 @@ type server struct {
 	kernel   Kernel
 	backends map[string]symm.Backend
 	desc     Description
+	// descErr is a panic of the kernel's Describe: the Describe call
+	// answers with it, so the host names the panic instead of seeing a
+	// process that died before its handshake.
+	descErr error
 
 	mu       sync.Mutex
 	backend  symm.Backend
@@ -51,7 +57,7 @@ type server struct {
 
 func newServer(k Kernel, backends []symm.Backend) *server {
 	s := &server{kernel: k, backends: map[string]symm.Backend{}}
-	s.desc = k.Describe()
+	s.desc, s.descErr = describeKernel(k)
 	s.desc.Backends = nil
 	for _, b := range backends {
 		s.backends[b.Name()] = b
@@ -96,7 +102,41 @@ func (s *server) closeLocked() {
 }
 
 func (s *server) Describe(context.Context, *pb.DescribeRequest) (*pb.Description, error) {
+	if s.descErr != nil {
+		return nil, s.descErr
+	}
 	return DescriptionToProto(s.desc), nil
+}
+
+// describeKernel calls k.Describe, turning a panic into an error.
+func describeKernel(k Kernel) (d Description, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = recovered("describe", p)
+		}
+	}()
+	return k.Describe(), nil
+}
+
+// validateKernel calls the kernel's Validate, turning a panic into a
+// rejection of that config: one bad config must not take the process (and
+// with it the whole search) down.
+func validateKernel(k Kernel, c space.Config, p space.Problem, world int, backend string) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = recovered("validate "+c.String(), p)
+		}
+	}()
+	return k.Validate(c, p, world, backend)
+}
+
+// recovered makes a panic's value an error naming the call and the panic's
+// first line (what the host shows), and writes the stack to stderr, where
+// the host keeps the last lines of a plugin's output.
+func recovered(call string, p any) error {
+	line, _, _ := strings.Cut(fmt.Sprint(p), "\n")
+	fmt.Fprintf(os.Stderr, "symmtune plugin: panic in %s: %v\n%s", call, p, debug.Stack())
+	return fmt.Errorf("%s panicked: %s", call, line)
 }
 
 func (s *server) lookupBackend(name string) (symm.Backend, error) {
@@ -120,7 +160,7 @@ func (s *server) Validate(_ context.Context, r *pb.ValidateRequest) (*pb.Validat
 	if err := s.desc.Space.Check(c); err != nil {
 		return &pb.ValidateResponse{Ok: false, Reason: err.Error()}, nil
 	}
-	if err := s.kernel.Validate(c, ProblemFromProto(r.GetProblem()), int(r.GetWorld()), r.GetBackend()); err != nil {
+	if err := validateKernel(s.kernel, c, ProblemFromProto(r.GetProblem()), int(r.GetWorld()), r.GetBackend()); err != nil {
 		return &pb.ValidateResponse{Ok: false, Reason: err.Error()}, nil
 	}
 	return &pb.ValidateResponse{Ok: true}, nil
@@ -147,13 +187,20 @@ func (s *server) ValidateBatch(ctx context.Context, r *pb.ValidateBatchRequest) 
 // DefaultFor answers with the kernel's problem-dependent default when it
 // has one (Defaulter), else Describe's default. A backend the plugin does
 // not serve is an error.
-func (s *server) DefaultFor(_ context.Context, r *pb.DefaultRequest) (*pb.DefaultResponse, error) {
+func (s *server) DefaultFor(_ context.Context, r *pb.DefaultRequest) (resp *pb.DefaultResponse, err error) {
 	b, err := s.lookupBackend(r.GetBackend())
 	if err != nil {
 		return nil, err
 	}
 	c := s.desc.Default
 	if d, ok := s.kernel.(Defaulter); ok {
+		defer func() {
+			// The default is part of describing the kernel: a panic
+			// fails that call, naming it, instead of the process.
+			if p := recover(); p != nil {
+				err = recovered("default config", p)
+			}
+		}()
 		p, world := ProblemFromProto(r.GetProblem()), int(r.GetWorld())
 		hd, onHardware := d.(HardwareDefaulter)
 		var hw hardware.Fingerprint

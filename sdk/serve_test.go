@@ -56,6 +56,7 @@ func TestServerDefaultFor(t *testing.T) {
 		{"small problem", defaulterKernel{sizedKernel{big}}, 10, "blocks=1", ""},
 		{"large problem", defaulterKernel{sizedKernel{big}}, 5000, "blocks=8", ""},
 		{"a default outside the space", defaulterKernel{sizedKernel{outside}}, 10, "", "outside the space"},
+		{"a Defaulter that panics", defaulterKernel{sizedKernel{func(space.Problem) (space.Config, error) { panic("boom\nstack") }}}, 10, "", "default config panicked: boom"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			s := newServer(c.k, []symm.Backend{namedBackend("cpu")})

@@ -102,13 +102,29 @@ func DescriptionFromProto(d *pb.Description) (Description, error) {
 		Backends:      d.GetBackends(),
 		Summary:       d.GetSummary(),
 	}
+	// A name or value listed twice would make the space hold configs twice
+	// (counted as valid, measured once) or lose one: refused here, where
+	// the host first reads the space.
+	names := map[string]bool{}
 	for _, p := range d.GetParams() {
 		param := space.Param{Name: p.GetName()}
+		if param.Name == "" {
+			return Description{}, fmt.Errorf("plugin %s: a parameter has no name", out.Name)
+		}
+		if names[param.Name] {
+			return Description{}, fmt.Errorf("plugin %s: parameter %q is listed twice", out.Name, param.Name)
+		}
+		names[param.Name] = true
+		seen := map[space.Value]bool{}
 		for _, v := range p.GetValues() {
 			val, err := ValueFromProto(v)
 			if err != nil {
 				return Description{}, fmt.Errorf("plugin %s: parameter %q: %w", out.Name, p.GetName(), err)
 			}
+			if seen[val] {
+				return Description{}, fmt.Errorf("plugin %s: parameter %q lists the value %s twice", out.Name, p.GetName(), val)
+			}
+			seen[val] = true
 			param.Values = append(param.Values, val)
 		}
 		if len(param.Values) == 0 {

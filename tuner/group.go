@@ -145,7 +145,11 @@ func (g *group) classify(parent, deadline context.Context, phase string, errs []
 		r := g.ranks[i]
 		switch {
 		case r.exited(200 * time.Millisecond):
-			consider(&callError{StatusCrash, i, phase, fmt.Errorf("plugin process exited: %w", err)})
+			msg := "plugin process exited"
+			if note := r.exitNote(); note != "" {
+				msg += " (" + note + ")"
+			}
+			consider(&callError{StatusCrash, i, phase, fmt.Errorf("%s: %w", msg, err)})
 		case parent.Err() != nil:
 			return parent.Err()
 		case deadline.Err() == context.DeadlineExceeded || status.Code(err) == codes.DeadlineExceeded:
@@ -153,6 +157,9 @@ func (g *group) classify(parent, deadline context.Context, phase string, errs []
 		case status.Code(err) == codes.Canceled:
 			// Cancelled because a sibling failed: not the cause.
 		case status.Code(err) == codes.Unavailable:
+			if note := r.exitNote(); note != "" {
+				err = fmt.Errorf("%w (%s)", err, note)
+			}
 			consider(&callError{StatusCrash, i, phase, err})
 		default:
 			consider(&callError{StatusFailed, i, phase, errors.New(status.Convert(err).Message())})

@@ -25,10 +25,20 @@ type PluginInfo struct {
 	Hardware *hardware.Fingerprint
 }
 
+// Trust is what the host asks of a plugin binary before it runs one
+// outside a search's job (which carries its own pin).
+type Trust struct {
+	// AllowInsecure runs binaries that someone other than root or this
+	// user could have changed (--allow-insecure-plugins; trust.go).
+	AllowInsecure bool
+	// Pins maps a kernel to the SHA-256 its binary must have (--pin).
+	Pins map[string]string
+}
+
 // Inspect starts one process of kernel's plugin, asks it to describe itself
 // (and fingerprint the hardware for world ranks when world > 0), and stops it.
-func Inspect(ctx context.Context, dir, kernel, backend string, world int) (*PluginInfo, error) {
-	return InspectLogged(ctx, dir, kernel, backend, world, hclog.NewNullLogger())
+func Inspect(ctx context.Context, dir, kernel, backend string, world int, trust Trust) (*PluginInfo, error) {
+	return InspectLogged(ctx, dir, kernel, backend, world, trust, hclog.NewNullLogger())
 }
 
 // stderrTailLines is how much of a failed plugin's stderr an error quotes:
@@ -39,7 +49,7 @@ const stderrTailLines = 8
 // plugin that fails to start or to describe itself is reported with the
 // last lines of its stderr (an import error, a missing library), which
 // go-plugin's own error does not show.
-func InspectLogged(ctx context.Context, dir, kernel, backend string, world int, logger hclog.Logger) (*PluginInfo, error) {
+func InspectLogged(ctx context.Context, dir, kernel, backend string, world int, trust Trust, logger hclog.Logger) (*PluginInfo, error) {
 	backend, err := ResolveBackend(backend, dir, kernel)
 	if err != nil {
 		return nil, err
@@ -49,7 +59,13 @@ func InspectLogged(ctx context.Context, dir, kernel, backend string, world int, 
 		return nil, err
 	}
 	tail := &lineTail{max: stderrTailLines}
-	r, err := launch(launchSpec{Path: path, Logger: logger, Start: 30 * time.Second, Stderr: tail}, 0)
+	spec := launchSpec{Path: path, Logger: logger, Start: 30 * time.Second, Stderr: tail, AllowInsecure: trust.AllowInsecure}
+	if pin := trust.Pins[kernel]; pin != "" {
+		if spec.Checksum, err = parsePin(pin); err != nil {
+			return nil, inputErrorf("pinned checksum for %s: %v", kernel, err)
+		}
+	}
+	r, err := launch(spec, 0)
 	if err != nil {
 		// go-plugin's paragraph for a process that never answered lists
 		// generic causes; the plugin's own stderr, quoted below it, is
@@ -72,7 +88,7 @@ func InspectLogged(ctx context.Context, dir, kernel, backend string, world int, 
 	d, err := r.kernel.Describe(cctx, &pb.DescribeRequest{})
 	if err != nil {
 		stop() // its stderr is complete once it has exited
-		return nil, tail.annotate(fmt.Errorf("describe %s: %w", path, err))
+		return nil, tail.annotate(fmt.Errorf("describe %s: %s", path, grpcMessage(err)))
 	}
 	desc, err := sdk.DescriptionFromProto(d)
 	if err != nil {

@@ -17,7 +17,7 @@ func TestInspectQuotesAFailedPluginsStderr(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, PluginPrefix+"broken"), []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	_, err := Inspect(context.Background(), dir, "broken", "cpu", 0)
+	_, err := Inspect(context.Background(), dir, "broken", "cpu", 0, Trust{AllowInsecure: true})
 	if err == nil {
 		t.Fatal("a plugin that exits at once was inspected")
 	}

@@ -111,6 +111,11 @@ func LoadJobFile(path string) ([]Job, error) {
 			return nil, inputErrorf("%s (%s): worlds, dtypes and shapes must each list at least one value", where, e.Kernel)
 		}
 		for _, w := range e.Worlds {
+			if w < 1 {
+				return nil, inputErrorf("%s (%s): world size %d: want at least 1", where, e.Kernel, w)
+			}
+		}
+		for _, w := range e.Worlds {
 			for _, dt := range e.Dtypes {
 				for _, sh := range e.Shapes {
 					j := DefaultJob()
@@ -128,9 +133,22 @@ func LoadJobFile(path string) ([]Job, error) {
 // check refuses settings no job can have. A budget_trials left out lets
 // the search plan the budget (AutoBudget); a negative one is refused
 // rather than read as either.
+//
+// The numbers are checked as the CLI checks its flags: a negative count
+// would otherwise reach the search (iters = -5 asks every rank for -5
+// timings), or be read as "not set" in one place and used in another.
 func (s jobSettings) check() error {
 	if s.BudgetTrials != nil && *s.BudgetTrials < 0 {
 		return fmt.Errorf("budget_trials = %d: want 0 (every valid config) or more, or leave it out for a budget planned from the time per job", *s.BudgetTrials)
+	}
+	if s.Iters < 0 {
+		return fmt.Errorf("iters = %d: want 1 or more timed iterations per trial (0 or left out: %d)", s.Iters, DefaultJob().Iters)
+	}
+	if s.Warmup != nil && *s.Warmup < 0 {
+		return fmt.Errorf("warmup = %d: want 0 or more warm-up iterations", *s.Warmup)
+	}
+	if s.Finalists < 0 {
+		return fmt.Errorf("finalists = %d: want 1 or more configs to re-measure (0 or left out: %d)", s.Finalists, DefaultJob().Finalists)
 	}
 	return nil
 }

@@ -23,8 +23,11 @@ func TestClientConfigIsSecure(t *testing.T) {
 	if len(cfg.AllowedProtocols) != 1 || cfg.AllowedProtocols[0] != "grpc" {
 		t.Errorf("allowed protocols %v, want only grpc", cfg.AllowedProtocols)
 	}
-	if cfg.SecureConfig == nil || !bytes.Equal(cfg.SecureConfig.Checksum, spec.Checksum) || cfg.SecureConfig.Hash == nil {
-		t.Errorf("pinned checksum not enforced: %+v", cfg.SecureConfig)
+	// go-plugin's own check hashes the path it then execs (a race), and
+	// the path is the child's /proc/self/fd/3: launch checks the pin on
+	// the bytes the child runs instead (TestPinnedExecRunsHashedBytes).
+	if cfg.SecureConfig != nil {
+		t.Errorf("go-plugin's SecureConfig set: %+v", cfg.SecureConfig)
 	}
 	// mTLS: a per-process P-256 certificate for the host (Python's grpcio
 	// refuses P-521, go-plugin's own choice), given to the plugin as the
@@ -50,9 +53,5 @@ func TestClientConfigIsSecure(t *testing.T) {
 	}
 	if !cfg.SkipHostEnv {
 		t.Error("go-plugin would append the host's environment after the certificate")
-	}
-	spec.Checksum = nil
-	if cfg, err := clientConfig(spec, exec.Command(spec.Path)); err != nil || cfg.SecureConfig != nil {
-		t.Errorf("SecureConfig set without a pin (%v)", err)
 	}
 }

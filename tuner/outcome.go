@@ -90,6 +90,9 @@ func (o *Outcome) Remeasured() []Result {
 // were not re-measured, fastest first by their first-pass score. They are
 // kept apart from Remeasured because their iteration counts differ.
 func (o *Outcome) FirstPass(n int) []Result {
+	if n <= 0 {
+		return nil
+	}
 	remeasured := map[space.ConfigKey]bool{}
 	for _, r := range o.Results {
 		if r.Refined {

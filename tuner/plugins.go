@@ -101,6 +101,12 @@ func FileSHA256(path string) (string, error) {
 	return hex.EncodeToString(sum[:]), nil
 }
 
+// CheckPin says whether pin is a well-formed pinned checksum.
+func CheckPin(pin string) error {
+	_, err := parsePin(pin)
+	return err
+}
+
 // parsePin reads a pinned checksum: 64 hex digits, optionally "sha256:"-prefixed.
 func parsePin(pin string) ([]byte, error) {
 	h := strings.TrimPrefix(strings.TrimSpace(pin), "sha256:")

@@ -2,12 +2,12 @@ package tuner
 
 import (
 	"context"
-	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -35,6 +35,9 @@ type launchSpec struct {
 	// copy, besides Logger's), so a plugin that fails to start can be
 	// shown with its last lines.
 	Stderr io.Writer
+	// AllowInsecure skips the ownership and permission checks
+	// (--allow-insecure-plugins; see trust.go).
+	AllowInsecure bool
 }
 
 // rankProc is one running plugin process serving one rank.
@@ -48,7 +51,14 @@ type rankProc struct {
 	// startup is how long the process took from exec to go-plugin's
 	// handshake (a Python plugin's imports count here).
 	startup time.Duration
+	// cmd and stderr say how the process ended (exitNote).
+	cmd    *exec.Cmd
+	stderr []*stderrTail
 }
+
+// afterOpen, when set, runs between opening a plugin binary and starting
+// it: tests replace the binary there, as an attacker racing the pin would.
+var afterOpen func()
 
 // launch starts a plugin process. Its process group is its own, so a
 // Ctrl-C at the terminal reaches only the host, which then ends the ranks
@@ -64,28 +74,52 @@ func launch(spec launchSpec, rank int) (r *rankProc, err error) {
 			_ = os.RemoveAll(sockets)
 		}
 	}()
+	// The child execs the file opened here, not the path (trust.go).
+	img, err := openPlugin(spec.Path, spec.Checksum, spec.AllowInsecure)
+	if err != nil {
+		return nil, err
+	}
+	defer img.Close() // the child holds its own copy once started
+	if afterOpen != nil {
+		afterOpen()
+	}
 	cmd := exec.Command(spec.Path)
-	cmd.Env = append(os.Environ(), noMulticastEnv...)
+	cmd.Path = childExecPath
+	cmd.ExtraFiles = []*os.File{img}
+	cmd.Env = append(hostPluginEnv(), noMulticastEnv...)
 	cmd.Env = append(cmd.Env, sdk.EnvParentPID+"="+strconv.Itoa(os.Getpid()), "SYMMTUNE_RANK="+strconv.Itoa(rank), socketEnv(sockets))
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	cfg, err := clientConfig(spec, cmd)
 	if err != nil {
 		return nil, err
 	}
+	tails := []*stderrTail{{}, {}}
+	cfg.Stderr, cfg.SyncStderr = tails[0], tails[1]
 	began := time.Now()
 	c := plugin.NewClient(cfg)
 	proto, err := c.Client()
 	if err != nil {
 		c.Kill()
-		if errors.Is(err, plugin.ErrChecksumsDoNotMatch) {
-			return nil, &InputError{fmt.Errorf("plugin %s: its SHA-256 does not match the pinned checksum; refusing to start it", spec.Path)}
-		}
 		// go-plugin has no sentinel for this one. A stale plugin in the
 		// plugin directory is the user's to rebuild, not a failure of
 		// the search.
 		if strings.Contains(strings.ToLower(err.Error()), "incompatible api version") {
 			return nil, &InputError{fmt.Errorf("plugin %s speaks another plugin protocol; rebuild it against this symmtune's sdk (%w)", spec.Path, err)}
 		}
+		// go-plugin's message ("Unrecognized remote plugin message", "exited
+		// before we could connect") hides why: the exit status and the
+		// plugin's own last words say it.
+		// Its later lines describe the file at cmd.Path, which in the
+		// host is not the plugin (the child's /proc/self/fd/3).
+		first, _, _ := strings.Cut(err.Error(), "\n")
+		first = strings.TrimSuffix(strings.TrimSpace(first), ":")
+		if note := (&rankProc{client: c, cmd: cmd, stderr: tails}).exitNote(); note != "" {
+			if strings.HasPrefix(first, "Unrecognized remote plugin message") || strings.HasPrefix(first, "plugin exited before") {
+				first = "it exited before go-plugin's handshake"
+			}
+			first += " (" + note + ")"
+		}
+		err = errors.New(first)
 		return nil, fmt.Errorf("start plugin %s (rank %d): %w", spec.Path, rank, err)
 	}
 	raw, err := proto.Dispense(sdk.PluginName)
@@ -98,7 +132,7 @@ func launch(spec launchSpec, rank int) (r *rankProc, err error) {
 		c.Kill()
 		return nil, fmt.Errorf("plugin %s: dispensed %T, not a kernel client", spec.Path, raw)
 	}
-	r = &rankProc{rank: rank, client: c, kernel: kc, startup: time.Since(began), sockets: sockets}
+	r = &rankProc{rank: rank, client: c, kernel: kc, startup: time.Since(began), sockets: sockets, cmd: cmd, stderr: tails}
 	if rc := c.ReattachConfig(); rc != nil {
 		r.pid = rc.Pid
 	}
@@ -107,9 +141,10 @@ func launch(spec launchSpec, rank int) (r *rankProc, err error) {
 
 // clientConfig is go-plugin's configuration for one plugin process: gRPC
 // only, mutually authenticated TLS with per-process certificates (go-plugin's
-// AutoMTLS scheme with a P-256 host certificate, see hostTLS), and the
-// binary's pinned SHA-256 checked before it starts (SecureConfig) when the
-// job pins one. It adds the host's certificate to cmd's environment, after
+// AutoMTLS scheme with a P-256 host certificate, see hostTLS). No
+// SecureConfig: go-plugin would hash the path and then exec the path, which
+// can be swapped in between; launch checks a pinned binary's hash on the
+// bytes the child execs instead (trust.go). It adds the host's certificate to cmd's environment, after
 // the host's own (cmd.Env already holds it, so go-plugin must not append it
 // again, which would let an inherited PLUGIN_CLIENT_CERT win). Separate
 // from launch so a test can check those settings without starting anything.
@@ -130,8 +165,10 @@ func clientConfig(spec launchSpec, cmd *exec.Cmd) (*plugin.ClientConfig, error) 
 		StartTimeout:     spec.Start,
 		Stderr:           spec.Stderr,
 	}
-	if spec.Checksum != nil {
-		cfg.SecureConfig = &plugin.SecureConfig{Checksum: spec.Checksum, Hash: sha256.New()}
+	if spec.Logger != nil {
+		// go-plugin names a plugin's log lines after cmd.Path, here the
+		// child's /proc/self/fd/3: the binary's name says more.
+		cfg.Logger = spec.Logger.Named(filepath.Base(spec.Path))
 	}
 	return cfg, nil
 }

@@ -152,6 +152,10 @@ type Searcher struct {
 	// NoTransfer turns warm starts off: no job starts from the cache's
 	// winners at other shapes, world sizes or hardware (see transfer.go).
 	NoTransfer bool
+	// AllowInsecurePlugins runs plugin binaries that someone other than
+	// root or this user could have changed (--allow-insecure-plugins;
+	// see trust.go).
+	AllowInsecurePlugins bool
 }
 
 // Search runs one job to completion. Bad input (unknown kernel, shape or
@@ -261,7 +265,7 @@ func (s *Searcher) resolve(job Job) (string, launchSpec, error) {
 	if err != nil {
 		return "", launchSpec{}, err
 	}
-	spec := launchSpec{Path: path, Logger: s.PluginLogger, Start: job.Timeouts.Setup}
+	spec := launchSpec{Path: path, Logger: s.PluginLogger, Start: job.Timeouts.Setup, AllowInsecure: s.AllowInsecurePlugins}
 	if job.Pin != "" {
 		if spec.Checksum, err = parsePin(job.Pin); err != nil {
 			return "", launchSpec{}, inputErrorf("pinned checksum for %s: %v", job.Kernel, err)

@@ -53,7 +53,7 @@ func (ss *session) describe(ctx context.Context, r *rankProc) ([]space.Config, e
 	defer cancel()
 	d, err := r.kernel.Describe(cctx, &pb.DescribeRequest{})
 	if err != nil {
-		return nil, fmt.Errorf("describe plugin %s: %w", ss.spec.Path, err)
+		return nil, fmt.Errorf("describe plugin %s: %s", ss.spec.Path, grpcMessage(err))
 	}
 	desc, err := sdk.DescriptionFromProto(d)
 	if err != nil {
@@ -99,10 +99,21 @@ func (ss *session) describe(ctx context.Context, r *rankProc) ([]space.Config, e
 		return nil, err
 	}
 	valid := []space.Config{}
+	panics, firstPanic := 0, ""
 	for i, c := range cands {
 		if reasons[i] == "" {
 			valid = append(valid, c)
 		}
+		if strings.Contains(reasons[i], " panicked: ") {
+			if panics++; panics == 1 {
+				firstPanic = reasons[i]
+			}
+		}
+	}
+	if panics > 0 {
+		// A panic is the plugin's bug, not a config it cannot run: say so
+		// once, rather than hide it among the invalid configs.
+		ss.s.Logger.Warn("the kernel's Validate panicked; those configs are rejected", "kernel", job.Kernel, "configs", panics, "first", firstPanic)
 	}
 	defaultReason := reasons[0]
 	ss.out.ValidCount = len(valid)

@@ -289,25 +289,21 @@ func pluginPIDs(exe string) []int {
 		if err != nil {
 			continue
 		}
-		link, err := os.Readlink(filepath.Join("/proc", e.Name(), "exe"))
-		if err != nil {
-			continue // gone, a zombie, or not ours to look at
-		}
-		if strings.TrimSuffix(link, " (deleted)") == exe || runsScript(pid, exe) {
-			pids = append(pids, pid)
+		// A plugin execs the binary the host opened, its fd 3: /proc's exe
+		// (a Go plugin) or fd 3 (a script's interpreter keeps it) names the
+		// file, or for a pinned plugin the memfd named after it.
+		for _, l := range []string{"exe", "fd/3"} {
+			link, err := os.Readlink(filepath.Join("/proc", e.Name(), l))
+			if err != nil {
+				continue // gone, a zombie, or not ours to look at
+			}
+			if strings.TrimPrefix(strings.TrimSuffix(link, " (deleted)"), "/memfd:") == exe {
+				pids = append(pids, pid)
+				break
+			}
 		}
 	}
 	return pids
-}
-
-// runsScript reports whether process pid's second argument is script.
-func runsScript(pid int, script string) bool {
-	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "cmdline"))
-	if err != nil {
-		return false
-	}
-	args := strings.Split(strings.TrimSuffix(string(b), "\x00"), "\x00")
-	return len(args) >= 2 && args[1] == script
 }
 
 // waitNoPlugins fails unless every process running exe is gone within d.

@@ -125,8 +125,17 @@ func (g *group) runTrial(ctx context.Context, t trialSpec) (res Result, restart 
 		return fail(err)
 	}
 	worst := 0.0
+	finite := true
 	var wrong []string
 	for r, v := range verdicts {
+		// A NaN or infinite error (an output element never written, the
+		// output poisoned with NaN) is a wrong result whatever the plugin
+		// says; it cannot be logged as a number, so the detail names it.
+		if e := v.GetRelErr(); !isFinite(e) {
+			finite = false
+			wrong = append(wrong, fmt.Sprintf("rank %d: relative error %v is not a finite number (an output element never written?)", r, e))
+			continue
+		}
 		worst = math.Max(worst, v.GetRelErr())
 		if !v.GetOk() {
 			d := v.GetDetail()
@@ -136,7 +145,9 @@ func (g *group) runTrial(ctx context.Context, t trialSpec) (res Result, restart 
 			wrong = append(wrong, d)
 		}
 	}
-	res.RelErr = &worst
+	if finite {
+		res.RelErr = &worst
+	}
 	if len(wrong) > 0 {
 		res.Status, res.Phase, res.Error = StatusWrong, "verify", strings.Join(wrong, "; ")
 		return res, false, took
@@ -156,6 +167,11 @@ func (g *group) runTrial(ctx context.Context, t trialSpec) (res Result, restart 
 		if len(b.GetTimesUs()) != t.Iters {
 			return fmt.Errorf("rank %d returned %d times for %d iterations", r.rank, len(b.GetTimesUs()), t.Iters)
 		}
+		for i, us := range b.GetTimesUs() {
+			if !isFinite(us) || us < 0 {
+				return fmt.Errorf("rank %d returned time %v µs for iteration %d: want a finite time of 0 or more", r.rank, us, i+1)
+			}
+		}
 		times[r.rank] = b.GetTimesUs()
 		return nil
 	})
@@ -172,3 +188,5 @@ func (g *group) runTrial(ctx context.Context, t trialSpec) (res Result, restart 
 	res.Warmup = t.Warmup
 	return res, false, took
 }
+
+func isFinite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }

@@ -48,7 +48,11 @@ func newLookupCmd(g *globals) *cobra.Command {
 				// entry tuned for another kernel version or machine is stale
 				// (one tuned under another driver of the same hardware is
 				// not; Lookup says so).
-				info, err := tuner.Inspect(cmd.Context(), g.pluginDir, kernel, backend, world)
+				trust, err := g.trust()
+				if err != nil {
+					return err
+				}
+				info, err := tuner.Inspect(cmd.Context(), g.pluginDir, kernel, backend, world, trust)
 				if err != nil {
 					return err
 				}
@@ -140,6 +144,10 @@ func installedVersions(ctx context.Context, g *globals, entries []cache.Entry, n
 	if noPlugins {
 		return out
 	}
+	trust, err := g.trust()
+	if err != nil {
+		return out // a bad --pin: the versions stay unknown ("?")
+	}
 	asked := map[[2]string]bool{}
 	for _, e := range entries {
 		k := [2]string{e.Kernel, e.Backend}
@@ -147,7 +155,7 @@ func installedVersions(ctx context.Context, g *globals, entries []cache.Entry, n
 			continue
 		}
 		asked[k] = true
-		if info, err := tuner.Inspect(ctx, g.pluginDir, e.Kernel, e.Backend, 0); err == nil {
+		if info, err := tuner.Inspect(ctx, g.pluginDir, e.Kernel, e.Backend, 0, trust); err == nil {
 			out[k] = info.Desc.KernelVersion
 		}
 	}
@@ -239,6 +247,10 @@ func newPluginsCmd(g *globals) *cobra.Command {
 			if backend != "" && backend != "cpu" && backend != "cuda" {
 				return usageError{fmt.Errorf("--backend %q: want cpu or cuda", backend)}
 			}
+			trust, err := g.trust()
+			if err != nil {
+				return err
+			}
 			w := cmd.OutOrStdout()
 			found := 0
 			var failed []string
@@ -249,7 +261,7 @@ func newPluginsCmd(g *globals) *cobra.Command {
 					continue
 				}
 				for _, name := range names {
-					info, err := tuner.InspectLogged(cmd.Context(), g.pluginDir, name, dirBackend, 0, g.pluginLogger())
+					info, err := tuner.InspectLogged(cmd.Context(), g.pluginDir, name, dirBackend, 0, trust, g.pluginLogger())
 					if err != nil {
 						// What it serves is unknown: shown with the filter of
 						// its directory's backend, on stderr with the end of

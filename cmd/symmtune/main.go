@@ -57,6 +57,26 @@ type globals struct {
 	pluginDir string
 	cachePath string
 	verbose   bool
+	// allowInsecure and pins say which plugin binaries may run (trust).
+	allowInsecure bool
+	pins          []string
+}
+
+// trust is what --allow-insecure-plugins and --pin ask of plugin
+// binaries. A malformed --pin is a usage error.
+func (g *globals) trust() (tuner.Trust, error) {
+	t := tuner.Trust{AllowInsecure: g.allowInsecure, Pins: map[string]string{}}
+	for _, p := range g.pins {
+		kernel, sum, ok := strings.Cut(p, "=")
+		if !ok || kernel == "" {
+			return t, usageError{fmt.Errorf("--pin %q: want KERNEL=sha256:HEX", p)}
+		}
+		if err := tuner.CheckPin(sum); err != nil {
+			return t, usageError{fmt.Errorf("--pin %s: %v", kernel, err)}
+		}
+		t.Pins[kernel] = sum
+	}
+	return t, nil
 }
 
 // cacheLocation is --cache, else $SYMMTUNE_CACHE, else the default file.
@@ -100,6 +120,8 @@ func newRootCmd() *cobra.Command {
 	// and a Redis URL there may hold a password.
 	root.PersistentFlags().StringVar(&g.cachePath, "cache", "", "tuned-config cache: a file, or redis://[user:password@]host:port/db (rediss:// for TLS; credentials also from $"+storage.EnvRedisUsername+" and $"+storage.EnvRedisPassword+") (default $SYMMTUNE_CACHE, else $XDG_CACHE_HOME/symmtune/configs.toml)")
 	root.PersistentFlags().BoolVarP(&g.verbose, "verbose", "v", false, "log details, plugin output included, to stderr")
+	root.PersistentFlags().BoolVar(&g.allowInsecure, "allow-insecure-plugins", false, "run plugin binaries even when they or a directory above them are writable by group or others, or owned by another user (refused by default)")
+	root.PersistentFlags().StringArrayVar(&g.pins, "pin", nil, "KERNEL=sha256:HEX: run that kernel's plugin only if its binary has this SHA-256, and run exactly the bytes hashed (repeatable; over a job file's [plugins])")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	root.AddCommand(newSearchCmd(g), newLookupCmd(g), newShowCmd(g), newPluginsCmd(g), newReplayCmd(), newReportCmd(g), newCacheCmd())
 	return root

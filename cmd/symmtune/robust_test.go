@@ -87,7 +87,8 @@ func pluginProcs(dir string) int {
 		if _, err := strconv.Atoi(e.Name()); err != nil {
 			continue
 		}
-		if link, err := os.Readlink(filepath.Join("/proc", e.Name(), "exe")); err == nil && strings.HasPrefix(link, dir+string(filepath.Separator)) {
+		// A pinned plugin runs from a memfd named after its binary.
+		if link, err := os.Readlink(filepath.Join("/proc", e.Name(), "exe")); err == nil && strings.HasPrefix(strings.TrimPrefix(link, "/memfd:"), dir+string(filepath.Separator)) {
 			n++
 		}
 	}
@@ -169,6 +170,15 @@ func TestBadInputExitsTwoWritingNothing(t *testing.T) {
 		{"job file malformed pin", search(), jobFile + "[plugins]\nfaulty = \"sha256:zz\"\n", "64 hex digits"},
 		{"job file pin mismatch", search(), jobFile + "[plugins]\nfaulty = \"sha256:" + strings.Repeat("0", 64) + "\"\n", "does not match the pinned checksum"},
 		{"job file with --kernel", search("--kernel", "faulty"), jobFile, "exclude each other"},
+		{"top zero", append(flagsFor("faulty", "2", "n=1024"), "--top", "0"), "", "--top 0: want 1 or more"},
+		{"top negative", append(flagsFor("faulty", "2", "n=1024"), "--top", "-1"), "", "--top -1: want 1 or more"},
+		{"top negative with a job file", search("--top", "-1"), jobFile, "--top -1: want 1 or more"},
+		{"job file negative iters", search(), replace(`iters = 3`, "iters = -5"), "iters = -5"},
+		{"job file negative warmup", search(), replace(`iters = 3`, "iters = 3\nwarmup = -1"), "warmup = -1"},
+		{"job file negative finalists", search(), replace(`iters = 3`, "iters = 3\nfinalists = -1"), "finalists = -1"},
+		{"job file negative iters in a job", search(), replace(`kernel = "faulty"`, "kernel = \"faulty\"\niters = -1"), "job 1 (faulty): iters = -1"},
+		{"job file world zero", search(), replace("worlds = [2]", "worlds = [2, 0]"), "world size 0"},
+		{"job file world negative", search(), replace("worlds = [2]", "worlds = [-2]"), "world size -2"},
 	}
 	for _, tc := range cases {
 		for _, defaultLog := range []bool{false, true} {

@@ -37,12 +37,15 @@ type searchFlags struct {
 	// how many jobs the whole file has.
 	sharded  *shardSpec
 	fileJobs int
+	// globals are the command's global flags (--pin).
+	globals *globals
 }
 
 func newSearchCmd(g *globals) *cobra.Command { return newSearchCmdWith(g, &searchFlags{}) }
 
 // newSearchCmdWith is newSearchCmd with its flags parsed into f.
 func newSearchCmdWith(g *globals, f *searchFlags) *cobra.Command {
+	f.globals = g
 	cmd := &cobra.Command{
 		Use:   "search",
 		Short: "Tune a kernel: run trials on one plugin process per rank and cache the winner",
@@ -127,6 +130,18 @@ func (f *searchFlags) jobs(cmd *cobra.Command) ([]tuner.Job, error) {
 			return nil, usageError{errors.New("search needs --kernel, --world and --shape (or --config FILE)")}
 		}
 		jobs = []tuner.Job{f.job}
+	}
+	trust, err := f.globals.trust()
+	if err != nil {
+		return nil, err
+	}
+	for i := range jobs {
+		if pin := trust.Pins[jobs[i].Kernel]; pin != "" {
+			jobs[i].Pin = pin
+		}
+	}
+	if f.top < 1 {
+		return nil, usageError{fmt.Errorf("--top %d: want 1 or more rows in the final table", f.top)}
 	}
 	if j := f.job; j.Iters < 0 || j.BudgetTime < 0 || j.Warmup < 0 || j.Warm < 0 {
 		return nil, usageError{errors.New("--iters, --warmup, --warm and --budget-time must not be negative")}
@@ -222,6 +237,8 @@ func runSearch(cmd *cobra.Command, g *globals, f *searchFlags) error {
 		Logger:       g.logger(),
 		PluginLogger: g.pluginLogger(),
 		NoTransfer:   f.noTransfer,
+
+		AllowInsecurePlugins: g.allowInsecure,
 	}
 	if f.resume != "" {
 		if s.Done, err = tuner.LoadResume(f.resume); err != nil {

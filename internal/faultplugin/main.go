@@ -64,13 +64,17 @@ func (kernel) Describe() sdk.Description {
 	for i, m := range Modes {
 		vals[i] = space.Str(m)
 	}
+	summary := "test-only fault injection: configs that hang, crash, compute wrong results or are slow"
+	if env, ok := envSummary(); ok {
+		summary = env
+	}
 	return sdk.Description{
 		Name:          "faulty",
 		KernelVersion: "faulty-1",
 		Dims:          []string{"n"},
 		Dtypes:        []string{"f32"},
-		Summary:       "test-only fault injection: configs that hang, crash, compute wrong results or are slow",
-		Space:         space.Space{Params: []space.Param{{Name: "mode", Values: vals}}},
+		Summary:       summary,
+		Space:         space.Space{Params: describeKnobs([]space.Param{{Name: "mode", Values: vals}})},
 		Default:       space.Config{"mode": space.Str(Medium)},
 	}
 }
@@ -88,6 +92,9 @@ func (kernel) Validate(c space.Config, p space.Problem, world int, _ string) err
 	if n%int64(world) != 0 {
 		return fmt.Errorf("n=%d is not divisible by the world size %d", n, world)
 	}
+	if m := os.Getenv(EnvPanicValidate); m != "" && c["mode"] == space.Str(m) {
+		panic("faulty plugin: simulated panic in Validate\nwith a second line")
+	}
 	if c["mode"] == space.Str(Stuck) && os.Getenv(EnvHangValidate) != "" {
 		select {} // a plugin that hangs while the host validates its space
 	}
@@ -102,6 +109,9 @@ func (kernel) SymmetricBytes(p space.Problem, _ int, _ string) (int64, error) {
 	n := p.Shape["n"]
 	if n <= 0 || n > MaxN {
 		return 0, fmt.Errorf("n=%d out of range", n)
+	}
+	if b, ok := floatKnob(EnvSymmetricBytes); ok {
+		return int64(b), nil
 	}
 	return n * 4, nil
 }
@@ -192,7 +202,11 @@ func (in *instance) Verify(ctx context.Context, c space.Config, seed uint64) (sd
 			in.out[i] += WrongOffset
 		}
 	}
-	return sdk.CheckUniformSum(in.out, seed, world, rank), nil
+	res := sdk.CheckUniformSum(in.out, seed, world, rank)
+	if e, ok := floatKnob(EnvRelErr); ok && mode == Slow {
+		res.RelErr = e
+	}
+	return res, nil
 }
 
 func (in *instance) Bench(ctx context.Context, c space.Config, warmup, iters int) ([]float64, error) {
@@ -213,6 +227,10 @@ func (in *instance) Bench(ctx context.Context, c space.Config, warmup, iters int
 			// Dies between iterations, as a process killed by an illegal
 			// address would: no reply, no cleanup.
 			breakNextStart()
+			// Straight to file descriptor 2, as the Go runtime and a C
+			// library write their last words: os.Stderr goes through
+			// go-plugin's forwarding, which exit may cut short.
+			fmt.Fprintf(os.NewFile(2, "stderr"), "faulty: rank %d dies mid-bench with exit code 3\n", in.team.Rank())
 			os.Exit(3)
 		}
 		if err := in.team.Barrier(ctx); err != nil {
@@ -228,6 +246,11 @@ func (in *instance) Bench(ctx context.Context, c space.Config, warmup, iters int
 	}
 	if math.IsNaN(float64(in.out[0])) {
 		return nil, errors.New("NaN output")
+	}
+	if us, ok := floatKnob(EnvBenchTime); ok && mode == Slow {
+		for i := range times {
+			times[i] = us
+		}
 	}
 	return times, nil
 }

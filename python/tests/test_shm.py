@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from symmtune.plugin import Call, Cancelled
-from symmtune.plugin.shm import FILE_PREFIX, PAD_BYTES, CpuBackend, shm_dir
+from symmtune.plugin.shm import FILE_PREFIX, PAD_BYTES, CpuBackend, format_bytes, shm_dir
 
 
 def group_id() -> str:
@@ -112,3 +112,24 @@ def test_barrier_gives_up_when_the_call_is_cancelled():
         p0.close()
         p1.close()
     assert not os.path.exists(b0.decode()) and not os.path.exists(b1.decode())
+
+
+@pytest.mark.parametrize("world,extra,match", [
+    (1, 1 << 30, "1 rank needs"),
+    (4, 1 << 20, "4 ranks need"),
+])
+def test_allocate_checks_free_space(world, extra, match):
+    """A group that cannot fit in the shared-memory directory is refused at
+    allocate, naming the shortfall, and leaves no file (Go: checkFree)."""
+    st = os.statvfs(shm_dir())
+    free = st.f_bavail * st.f_frsize
+    gid = group_id()
+    with pytest.raises(OSError, match=match + r".* short"):
+        CpuBackend().allocate(0, world, free // world + extra, gid)
+    assert not [f for f in os.listdir(shm_dir()) if f.startswith(FILE_PREFIX + gid)]
+
+
+@pytest.mark.parametrize("n,want", [(0, "0 B"), (1023, "1023 B"), (1024, "1.0 KiB"), (64 << 20, "64.0 MiB"),
+                                    (3 << 29, "1.5 GiB"), (1 << 50, "1.0 PiB")])
+def test_format_bytes(n, want):
+    assert format_bytes(n) == want

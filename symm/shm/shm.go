@@ -59,8 +59,12 @@ func (Backend) Allocate(_ context.Context, rank, world int, bytes int64, groupID
 	if strings.ContainsAny(groupID, "/\x00") || groupID == "" {
 		return nil, nil, fmt.Errorf("bad group id %q", groupID)
 	}
-	path := filepath.Join(Dir(), fmt.Sprintf("%s%s-r%d", FilePrefix, groupID, rank))
+	dir := Dir()
+	path := filepath.Join(dir, fmt.Sprintf("%s%s-r%d", FilePrefix, groupID, rank))
 	size := padBytes + roundUp(bytes, padBytes)
+	if err := checkFree(dir, world, size); err != nil {
+		return nil, nil, err
+	}
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return nil, nil, fmt.Errorf("create shared memory %s: %w", path, err)
@@ -69,6 +73,17 @@ func (Backend) Allocate(_ context.Context, rank, world int, bytes int64, groupID
 	if err := f.Truncate(size); err != nil {
 		os.Remove(path)
 		return nil, nil, fmt.Errorf("size shared memory %s to %d bytes: %w", path, size, err)
+	}
+	// Reserve the pages now: a file that is only truncated takes its pages
+	// at first touch, and a full tmpfs then kills the rank with SIGBUS mid-
+	// trial, a "crash" of every config. A file system without fallocate
+	// keeps the sparse file (the check above still ran).
+	if err := unix.Fallocate(int(f.Fd()), 0, 0, size); err != nil && !errors.Is(err, unix.EOPNOTSUPP) && !errors.Is(err, unix.ENOSYS) {
+		os.Remove(path)
+		if errors.Is(err, unix.ENOSPC) {
+			return nil, nil, fmt.Errorf("reserve %s of shared memory in %s for rank %d: %w (other processes took the space since the check)", formatBytes(size), dir, rank, err)
+		}
+		return nil, nil, fmt.Errorf("reserve shared memory %s (%d bytes): %w", path, size, err)
 	}
 	mem, err := unix.Mmap(int(f.Fd()), 0, int(size), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
 	if err != nil {
@@ -79,6 +94,53 @@ func (Backend) Allocate(_ context.Context, rank, world int, bytes int64, groupID
 }
 
 func roundUp(x, to int64) int64 { return (x + to - 1) / to * to }
+
+// checkFree refuses a group whose regions cannot fit in dir: every rank's
+// file of size bytes lives there. The error names the shortfall, so a full
+// or small /dev/shm (a container's 64 MiB default) is found at setup, not
+// as every trial crashing.
+func checkFree(dir string, world int, size int64) error {
+	var st unix.Statfs_t
+	if err := unix.Statfs(dir, &st); err != nil {
+		return nil // nothing to go by; the fallocate below still reserves
+	}
+	free := int64(st.Bavail) * int64(st.Bsize)
+	need, ok := mulFits(int64(world), size)
+	if ok && need <= free {
+		return nil
+	}
+	if !ok {
+		return fmt.Errorf("shared memory: %d ranks of %s each do not fit in %s (%s free)", world, formatBytes(size), dir, formatBytes(free))
+	}
+	ranks := fmt.Sprintf("%d ranks need", world)
+	if world == 1 {
+		ranks = "1 rank needs"
+	}
+	return fmt.Errorf("shared memory: %s %s in %s (%s each), which has %s free: %s short; free space there, or tune a smaller shape or fewer ranks",
+		ranks, formatBytes(need), dir, formatBytes(size), formatBytes(free), formatBytes(need-free))
+}
+
+// mulFits multiplies, reporting whether the product fits in an int64.
+func mulFits(a, b int64) (int64, bool) {
+	if a > 0 && b > (1<<63-1)/a {
+		return 0, false
+	}
+	return a * b, true
+}
+
+// formatBytes prints a size in binary units: "64.0 MiB".
+func formatBytes(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit && exp < 5; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}
 
 type pending struct {
 	rank, world int

@@ -5,10 +5,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // connectTeam allocates and connects world ranks inside this process (each
@@ -141,6 +144,63 @@ func TestAllocateRejects(t *testing.T) {
 		if p, _, err := (Backend{}).Allocate(context.Background(), tc.rank, tc.world, tc.bytes, tc.group); err == nil {
 			p.Close()
 			t.Errorf("Allocate(%+v) accepted", tc)
+		}
+	}
+}
+
+// TestAllocateChecksFreeSpace: a group whose regions cannot fit in the
+// shared-memory directory is refused at Allocate, naming the shortfall,
+// and leaves no file behind; one that fits gets its pages reserved.
+func TestAllocateChecksFreeSpace(t *testing.T) {
+	var st unix.Statfs_t
+	if err := unix.Statfs(Dir(), &st); err != nil {
+		t.Skip(err)
+	}
+	free := int64(st.Bavail) * int64(st.Bsize)
+	for _, tc := range []struct {
+		name  string
+		world int
+		bytes int64
+		want  []string // in the error; nil: it must fit
+	}{
+		{"fits", 2, 1 << 16, nil},
+		{"one rank too big", 1, free + 1<<30, []string{"1 rank needs", "free:", "short"}},
+		{"the group too big", 4, free/3 + 1<<20, []string{"4 ranks need", "short"}},
+		{"overflows", 8, 1 << 62, []string{"do not fit"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			group := fmt.Sprintf("freetest%d-%s", os.Getpid(), strings.ReplaceAll(tc.name, " ", ""))
+			p, _, err := (Backend{}).Allocate(context.Background(), 0, tc.world, tc.bytes, group)
+			if tc.want == nil {
+				if err != nil {
+					t.Fatalf("Allocate: %v", err)
+				}
+				p.Close()
+				return
+			}
+			if err == nil {
+				p.Close()
+				t.Fatalf("Allocate of %d x %d bytes with %d free accepted", tc.world, tc.bytes, free)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q lacks %q", err, w)
+				}
+			}
+			if left, _ := filepath.Glob(filepath.Join(Dir(), FilePrefix+group+"*")); len(left) > 0 {
+				t.Errorf("refused allocation left %v", left)
+			}
+		})
+	}
+}
+
+func TestFormatBytes(t *testing.T) {
+	for _, tc := range []struct {
+		n    int64
+		want string
+	}{{0, "0 B"}, {1023, "1023 B"}, {1024, "1.0 KiB"}, {64 << 20, "64.0 MiB"}, {3 << 29, "1.5 GiB"}, {1 << 50, "1.0 PiB"}, {1<<63 - 1, "8.0 EiB"}} {
+		if got := formatBytes(tc.n); got != tc.want {
+			t.Errorf("formatBytes(%d) = %q, want %q", tc.n, got, tc.want)
 		}
 	}
 }

@@ -20,6 +20,7 @@ before it), so the backend refuses to run on other CPUs.
 from __future__ import annotations
 
 import ctypes
+import errno
 import mmap
 import os
 import platform
@@ -101,6 +102,45 @@ def _check_cpu() -> None:
         raise RuntimeError(f"the Python cpu backend's barrier relies on x86-64 store ordering; this is {platform.machine()}")
 
 
+def format_bytes(n: int) -> str:
+    """A size in binary units, as the Go backend prints it: "64.0 MiB"."""
+    if n < 1024:
+        return f"{n} B"
+    div, exp = 1024, 0
+    m = n // 1024
+    while m >= 1024 and exp < 5:
+        div, exp, m = div * 1024, exp + 1, m // 1024
+    return f"{n / div:.1f} {'KMGTPE'[exp]}iB"
+
+
+def check_free(directory: str, world: int, size: int) -> None:
+    """Refuses a group whose regions cannot fit in directory (Go: checkFree),
+    naming the shortfall: a full /dev/shm would otherwise crash every trial."""
+    try:
+        st = os.statvfs(directory)
+    except OSError:
+        return
+    free = st.f_bavail * st.f_frsize
+    need = world * size
+    if need <= free:
+        return
+    ranks = "1 rank needs" if world == 1 else f"{world} ranks need"
+    raise OSError(f"shared memory: {ranks} {format_bytes(need)} in {directory} ({format_bytes(size)} each), "
+                  f"which has {format_bytes(free)} free: {format_bytes(need - free)} short; free space there, "
+                  "or tune a smaller shape or fewer ranks")
+
+
+def _reserve(fd: int, size: int) -> None:
+    """Reserves the region's pages now, so a full tmpfs fails here rather than
+    with SIGBUS mid-trial; file systems without fallocate keep a sparse file."""
+    try:
+        os.posix_fallocate(fd, 0, size)
+    except OSError as e:
+        if e.errno in (errno.EOPNOTSUPP, errno.ENOSYS, errno.EINVAL):
+            return
+        raise
+
+
 class CpuBackend:
     """Allocates regions in shared memory (Go: shm.Backend)."""
 
@@ -117,14 +157,17 @@ class CpuBackend:
             raise ValueError(f"negative size {nbytes}")
         if not group_id or "/" in group_id or "\0" in group_id:
             raise ValueError(f"bad group id {group_id!r}")
-        path = os.path.join(shm_dir(), f"{FILE_PREFIX}{group_id}-r{rank}")
+        directory = shm_dir()
+        path = os.path.join(directory, f"{FILE_PREFIX}{group_id}-r{rank}")
         size = PAD_BYTES + _round_up(nbytes, PAD_BYTES)
+        check_free(directory, world, size)
         try:
             fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
         except OSError as e:
             raise OSError(f"create shared memory {path}: {e.strerror}") from None
         try:
             os.ftruncate(fd, size)
+            _reserve(fd, size)
             mem = mmap.mmap(fd, size, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
         except OSError as e:
             os.unlink(path)

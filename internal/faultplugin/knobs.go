@@ -1,0 +1,70 @@
+package main
+
+// Knobs: faults a test turns on through the plugin's environment, for the
+// host's handling of a plugin's own mistakes (a panic where the SDK must
+// recover, a malformed space, non-finite numbers) and of its environment.
+// Each is off unless its variable is set, so the catalogue of modes above
+// keeps its statuses.
+
+import (
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/symmtune/symmtune/space"
+)
+
+const (
+	// EnvPanicValidate names a mode whose Validate panics.
+	EnvPanicValidate = "SYMMTUNE_FAULTY_PANIC_VALIDATE"
+	// EnvPanicDescribe makes Describe panic.
+	EnvPanicDescribe = "SYMMTUNE_FAULTY_PANIC_DESCRIBE"
+	// EnvDuplicate lists a parameter twice ("param") or a value twice ("value").
+	EnvDuplicate = "SYMMTUNE_FAULTY_DUPLICATE"
+	// EnvRelErr is the relative error (a float: NaN, +Inf...) the slow
+	// mode's Verify reports, still saying its result is correct.
+	EnvRelErr = "SYMMTUNE_FAULTY_RELERR"
+	// EnvBenchTime is the time (a float) the slow mode's Bench reports for
+	// every iteration.
+	EnvBenchTime = "SYMMTUNE_FAULTY_BENCH_TIME"
+	// EnvSymmetricBytes overrides the symmetric bytes every rank asks for.
+	EnvSymmetricBytes = "SYMMTUNE_FAULTY_SYMMETRIC_BYTES"
+	// EnvListEnv makes Describe's summary the sorted names of the
+	// process's environment variables, for tests of what the host passes.
+	EnvListEnv = "SYMMTUNE_FAULTY_LIST_ENV"
+)
+
+// describeKnobs applies the Describe knobs to d.
+func describeKnobs(ps []space.Param) []space.Param {
+	if os.Getenv(EnvPanicDescribe) != "" {
+		panic("faulty plugin: simulated panic in Describe\nwith a second line")
+	}
+	switch os.Getenv(EnvDuplicate) {
+	case "param":
+		ps = append(ps, space.Param{Name: ps[0].Name, Values: []space.Value{space.Str(Fast)}})
+	case "value":
+		ps[0].Values = append(ps[0].Values, space.Str(Slow))
+	}
+	return ps
+}
+
+// envSummary is the sorted names of the environment, comma-separated.
+func envSummary() (string, bool) {
+	if os.Getenv(EnvListEnv) == "" {
+		return "", false
+	}
+	var names []string
+	for _, kv := range os.Environ() {
+		name, _, _ := strings.Cut(kv, "=")
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	return strings.Join(names, ","), true
+}
+
+// floatKnob reads a float knob; ok is false when it is not set.
+func floatKnob(name string) (float64, bool) {
+	v, err := strconv.ParseFloat(os.Getenv(name), 64)
+	return v, err == nil
+}
