@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/gofrs/flock"
 )
@@ -81,17 +82,73 @@ func putSources(path string, srcs []Source) (m Merged, err error) {
 	if err != nil {
 		return Merged{}, fmt.Errorf("write cache %s: %w", path, err)
 	}
+	if sameEntries(cur.entries, m.Entries) {
+		return m, nil // nothing changed: no rewrite, no new mtime
+	}
 	data, err := encode(m.Entries)
 	if err != nil {
 		return Merged{}, fmt.Errorf("write cache %s: %w", path, err)
 	}
-	if old, err := encode(cur.entries); err == nil && bytes.Equal(old, data) {
-		return m, nil // nothing changed: no rewrite, no new mtime
+	if len(cur.damaged) > 0 {
+		// The rewrite drops what could not be loaded: keep it first.
+		aside := path + DamagedSuffix
+		if err := setAside(aside, cur.damaged); err != nil {
+			return Merged{}, fmt.Errorf("write cache %s: keep its damaged entries in %s: %w", path, aside, err)
+		}
+		m.SetAside, m.SetAsideTo = cur.damaged, aside
 	}
 	if err := writeAtomic(path, data); err != nil {
 		return Merged{}, fmt.Errorf("write cache %s: %w", path, err)
 	}
 	return m, nil
+}
+
+// DamagedSuffix names the file beside a cache where writes keep the
+// damaged entries they drop from it: path + DamagedSuffix.
+const DamagedSuffix = ".damaged"
+
+// setAside appends the damaged records to the file aside, each after a
+// comment saying where it came from and why, and syncs it. It is not a
+// cache file: it is kept for a person to read.
+func setAside(aside string, ds []Damage) error {
+	f, err := os.OpenFile(aside, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return err
+	}
+	var b bytes.Buffer
+	stamp := time.Now().UTC().Format(time.RFC3339)
+	for _, d := range ds {
+		fmt.Fprintf(&b, "\n# set aside %s: %s\n", stamp, strings.ReplaceAll(d.Error(), "\n", " "))
+		b.Write(d.Raw)
+		if len(d.Raw) > 0 && d.Raw[len(d.Raw)-1] != '\n' {
+			b.WriteByte('\n')
+		}
+	}
+	if _, err := f.Write(b.Bytes()); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// sameEntries reports whether two sorted entry lists are the same.
+func sameEntries(a, b []Entry) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		x, y := &a[i], &b[i]
+		if x.Key.Slot() != y.Key.Slot() || !x.Config.Equal(y.Config) || x.HardwareInfo != y.HardwareInfo ||
+			x.MedianUS != y.MedianUS || x.MinUS != y.MinUS || x.P90US != y.P90US ||
+			x.DefaultMedianUS != y.DefaultMedianUS || x.Trials != y.Trials || !x.TunedAt.Equal(y.TunedAt) {
+			return false
+		}
+	}
+	return true
 }
 
 // tempPrefix starts the names of path's temp files: hidden, in the same
