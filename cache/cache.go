@@ -21,6 +21,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -222,7 +223,28 @@ func (e Entry) clone() Entry {
 }
 
 func sortEntries(es []Entry) {
-	slices.SortStableFunc(es, func(a, b Entry) int { return a.Key.Slot().Compare(b.Key.Slot()) })
+	slots := make([]Slot, len(es))
+	for i := range es {
+		slots[i] = es[i].Key.Slot()
+	}
+	sortBySlot(es, slots)
+}
+
+// sortBySlot sorts es, whose distinct slots are given, without building a
+// slot per comparison (a shape's text each time: most of a large load's
+// time) or copying the entries.
+func sortBySlot(es []Entry, slots []Slot) { sort.Sort(bySlot{es, slots}) }
+
+type bySlot struct {
+	es    []Entry
+	slots []Slot
+}
+
+func (b bySlot) Len() int           { return len(b.es) }
+func (b bySlot) Less(i, j int) bool { return b.slots[i].Compare(b.slots[j]) < 0 }
+func (b bySlot) Swap(i, j int) {
+	b.es[i], b.es[j] = b.es[j], b.es[i]
+	b.slots[i], b.slots[j] = b.slots[j], b.slots[i]
 }
 
 // DefaultPath is where the cache lives: $SYMMTUNE_CACHE when set (a file,
@@ -266,8 +288,10 @@ const maxCount = 1 << 30
 // check validates e and returns it normalized the way Load returns entries:
 // TunedAt in UTC, non-nil Shape and Config maps owned by the result,
 // integer values without stray string parts.
-func check(e Entry) (Entry, error) {
-	e = e.clone()
+func check(e Entry) (Entry, error) { return checkOwned(e.clone()) }
+
+// checkOwned is check on an entry whose maps the caller owns.
+func checkOwned(e Entry) (Entry, error) {
 	if e.Kernel == "" {
 		return e, fmt.Errorf("kernel is missing")
 	}

@@ -166,7 +166,8 @@ func parse(path string, data []byte) ([]Entry, []Damage, error) {
 		return nil, nil, &FileError{path: path, msg: fmt.Sprintf("format version %d is not supported (this symmtune reads version %d); upgrade symmtune or move the file away", doc.Version, Version)}
 	}
 	marked := hasMarker(header)
-	p := parser{path: path, seen: map[Slot]int{}}
+	p := parser{path: path, seen: make(map[Slot]int, len(recs)), in: interner{m: map[string]string{}},
+		out: make([]Entry, 0, len(recs)), slots: make([]Slot, 0, len(recs))}
 	if len(doc.Entry) > 0 {
 		// Entries written inline in the header (`entry = [{...}]`): a
 		// hand-written file; they carry no checksum.
@@ -179,7 +180,7 @@ func parse(path string, data []byte) ([]Entry, []Damage, error) {
 	for _, r := range recs {
 		p.record(r, marked)
 	}
-	sortEntries(p.out)
+	sortBySlot(p.out, p.slots)
 	return p.out, p.damaged, nil
 }
 
@@ -189,7 +190,9 @@ type parser struct {
 	n       int // entries numbered so far, from 1, for messages
 	seen    map[Slot]int
 	out     []Entry
+	slots   []Slot // out's
 	damaged []Damage
+	in      interner
 }
 
 func (p *parser) damage(n, line int, kernel string, raw []byte, msg string) {
@@ -211,6 +214,11 @@ func (p *parser) record(r record, marked bool) {
 	case !r.sum && marked:
 		p.n++
 		p.damage(n, r.line, guessKernel(r.body), r.text, "it has no checksum line: it was cut short or edited (to keep an edit, delete the header line `"+checksumMarker+"`)")
+		return
+	}
+	if e, defined, ok := fastRecord(r.body, &p.in); ok {
+		p.n++
+		p.add(n, r.line, r.text, e, defined)
 		return
 	}
 	var doc fileDoc
@@ -235,14 +243,14 @@ func (p *parser) entries(_ int, line int, raw []byte, fes []fileEntry, md toml.M
 	bad := func(msg string) {
 		p.damage(start+1, line, guessKernel(raw), raw, msg)
 	}
-	defined := map[string]bool{}
+	var defined keySet
 	for _, k := range md.Keys() {
 		if err := checkKey(k); err != nil {
 			bad(err.Error())
 			return
 		}
 		if len(k) == 2 {
-			defined[k[1]] = true
+			defined = defined.add(k[1])
 		}
 	}
 	if und := md.Undecoded(); len(und) > 0 {
@@ -256,30 +264,45 @@ func (p *parser) entries(_ int, line int, raw []byte, fes []fileEntry, md toml.M
 	for i, fe := range fes {
 		n := start + 1 + i
 		e, err := fromFile(fe)
-		if err == nil {
-			e, err = check(e)
-		}
-		if err == nil && len(fes) == 1 {
-			// A record cut short must not load with zeros.
-			for _, k := range requiredKeys {
-				if !defined[k] {
-					err = fmt.Errorf("%s is missing", k)
-					break
-				}
-			}
-		}
 		if err != nil {
 			p.damage(n, line, fe.Kernel, raw, err.Error())
 			continue
 		}
-		id := e.Key.Slot()
-		if j, dup := p.seen[id]; dup {
-			p.damage(n, line, fe.Kernel, raw, fmt.Sprintf("same key as [[entry]] #%d (%s)", j, e.Key))
-			continue
+		if len(fes) > 1 {
+			defined = allKeys // per entry unknown: the header's inline array
 		}
-		p.seen[id] = n
-		p.out = append(p.out, e)
+		p.add(n, line, raw, e, defined)
 	}
+}
+
+// allKeys stands for keys that cannot be told apart per entry.
+const allKeys = ^keySet(0)
+
+// add checks one decoded entry and keeps it, or reports it damaged.
+// defined holds the keys its record set.
+func (p *parser) add(n, line int, raw []byte, e Entry, defined keySet) {
+	e, err := checkOwned(e)
+	if err == nil {
+		// A record cut short must not load with zeros.
+		for _, k := range requiredKeys {
+			if !defined.has(k) {
+				err = fmt.Errorf("%s is missing", k)
+				break
+			}
+		}
+	}
+	if err != nil {
+		p.damage(n, line, e.Kernel, raw, err.Error())
+		return
+	}
+	id := e.Key.Slot()
+	if j, dup := p.seen[id]; dup {
+		p.damage(n, line, e.Kernel, raw, fmt.Sprintf("same key as [[entry]] #%d (%s)", j, e.Key))
+		return
+	}
+	p.seen[id] = n
+	p.out = append(p.out, e)
+	p.slots = append(p.slots, id)
 }
 
 // requiredKeys are the fields every entry must state; the others default
