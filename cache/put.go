@@ -2,6 +2,7 @@ package cache
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -11,7 +12,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/gofrs/flock"
 )
 
 // Put stores e in the cache file at path by the better-entry rule (Merge).
@@ -41,6 +41,11 @@ func PutAll(path string, es []Entry) error {
 // what the merge kept and dropped. The file is rewritten only when its
 // entries change.
 func putSources(path string, srcs []Source) (m Merged, err error) {
+	return putSourcesCtx(context.Background(), path, LockWait{}, srcs)
+}
+
+// putSourcesCtx is putSources with the lock wait ending with ctx or w.
+func putSourcesCtx(ctx context.Context, path string, w LockWait, srcs []Source) (m Merged, err error) {
 	n := 0
 	for _, src := range srcs {
 		for _, e := range src.Entries {
@@ -62,9 +67,12 @@ func putSources(path string, srcs []Source) (m Merged, err error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return Merged{}, fmt.Errorf("write cache %s: %w", path, err)
 	}
-	lock := flock.New(path+".lock", flock.SetPermissions(0o644))
-	if err := lock.Lock(); err != nil {
-		return Merged{}, fmt.Errorf("write cache %s: lock: %w", path, err)
+	if fi, serr := os.Stat(path); serr == nil && !fi.Mode().IsRegular() {
+		return Merged{}, notRegular(path, fi) // never renamed over
+	}
+	lock, err := lock(ctx, path, w)
+	if err != nil {
+		return Merged{}, err
 	}
 	defer func() {
 		if uerr := lock.Unlock(); uerr != nil && err == nil {
@@ -225,6 +233,53 @@ func syncDir(dir string) error {
 	defer d.Close()
 	if err := d.Sync(); err != nil && !errors.Is(err, syscall.EINVAL) {
 		return fmt.Errorf("sync directory %s: %w", dir, err)
+	}
+	return nil
+}
+
+// checkWritable refuses a cache path that is not a regular file, or where
+// no cache file can be written: see File.Check.
+func checkWritable(path string) error {
+	if fi, err := os.Lstat(path); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+		if target, err := filepath.EvalSymlinks(path); err == nil {
+			path = target
+		}
+	}
+	fi, err := os.Stat(path)
+	switch {
+	case err == nil && !fi.Mode().IsRegular():
+		return notRegular(path, fi)
+	case err != nil && !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR):
+		return &FileError{path: path, msg: fmt.Sprintf("cannot be read: %v", err), err: err}
+	}
+	// The nearest directory that exists: the rest is created at the first
+	// write.
+	dir := filepath.Dir(path)
+	for {
+		di, err := os.Stat(dir)
+		if err == nil {
+			if !di.IsDir() {
+				return &FileError{path: path, msg: fmt.Sprintf("cannot be written: %s is not a directory", dir)}
+			}
+			break
+		}
+		if !errors.Is(err, fs.ErrNotExist) || filepath.Dir(dir) == dir {
+			return &FileError{path: path, msg: fmt.Sprintf("cannot be written: %v", err), err: err}
+		}
+		dir = filepath.Dir(dir)
+	}
+	// A real probe, not permission bits: root, read-only mounts and ACLs
+	// all answer here.
+	probe, err := os.CreateTemp(dir, tempPrefix(path)+"probe-*")
+	if err != nil {
+		return &FileError{path: path, msg: fmt.Sprintf("cannot be written: %v", err), err: err}
+	}
+	probe.Close()
+	os.Remove(probe.Name())
+	if f, err := os.OpenFile(path+".lock", os.O_WRONLY, 0); err == nil {
+		f.Close()
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return &FileError{path: path, msg: fmt.Sprintf("cannot be written: its lock file: %v", err), err: err}
 	}
 	return nil
 }
