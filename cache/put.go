@@ -11,7 +11,6 @@ import (
 	"strings"
 	"syscall"
 	"time"
-
 )
 
 // Put stores e in the cache file at path by the better-entry rule (Merge).

@@ -306,8 +306,11 @@ func TestInterruptUnresponsiveServer(t *testing.T) {
 	}()
 	st := open(t, "redis://"+ln.Addr().String()+"/0")
 	for name, op := range map[string]func(context.Context) error{
-		"load":  func(ctx context.Context) error { _, err := st.Load(ctx); return err },
-		"put":   func(ctx context.Context) error { _, err := st.Put(ctx, cache.Source{Entries: []cache.Entry{entry(8)}}); return err },
+		"load": func(ctx context.Context) error { _, err := st.Load(ctx); return err },
+		"put": func(ctx context.Context) error {
+			_, err := st.Put(ctx, cache.Source{Entries: []cache.Entry{entry(8)}})
+			return err
+		},
 		"check": st.Check,
 	} {
 		ctx, cancel := context.WithCancel(context.Background())
