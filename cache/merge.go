@@ -32,6 +32,12 @@ import (
 type Source struct {
 	Name    string // for the report: a file, a redacted URL, "search"
 	Entries []Entry
+	// Reject, when set, is asked by a Storage's Put about each entry it
+	// holds in the slots of Entries: one it rejects (a config outside the
+	// space of the plugin that wrote Entries, at the same kernel version)
+	// is set aside like a damaged entry instead of merged, so that it
+	// cannot keep a real winner out. Merge itself ignores it.
+	Reject func(stored Entry) error
 }
 
 // Merged is the outcome of Merge: the entries kept, one per slot, and an

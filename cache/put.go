@@ -85,24 +85,26 @@ func putSourcesCtx(ctx context.Context, path string, w LockWait, srcs []Source) 
 	}
 	removeStaleTemps(path)
 
-	m, err = Merge(append([]Source{{Name: path, Entries: cur.entries}}, srcs...)...)
+	kept, rejected := rejectStored(path, cur.entries, srcs)
+	damaged := append(cur.damaged, rejected...)
+	m, err = Merge(append([]Source{{Name: path, Entries: kept}}, srcs...)...)
 	if err != nil {
 		return Merged{}, fmt.Errorf("write cache %s: %w", path, err)
 	}
-	if sameEntries(cur.entries, m.Entries) {
+	if len(rejected) == 0 && sameEntries(cur.entries, m.Entries) {
 		return m, nil // nothing changed: no rewrite, no new mtime
 	}
 	data, err := encode(m.Entries)
 	if err != nil {
 		return Merged{}, fmt.Errorf("write cache %s: %w", path, err)
 	}
-	if len(cur.damaged) > 0 {
+	if len(damaged) > 0 {
 		// The rewrite drops what could not be loaded: keep it first.
 		aside := path + DamagedSuffix
-		if err := setAside(aside, cur.damaged); err != nil {
+		if err := setAside(aside, damaged); err != nil {
 			return Merged{}, fmt.Errorf("write cache %s: keep its damaged entries in %s: %w", path, aside, err)
 		}
-		m.SetAside, m.SetAsideTo = cur.damaged, aside
+		m.SetAside, m.SetAsideTo = damaged, aside
 	}
 	if err := writeAtomic(path, data); err != nil {
 		return Merged{}, fmt.Errorf("write cache %s: %w", path, err)
@@ -279,6 +281,43 @@ func checkWritable(path string) error {
 		f.Close()
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return &FileError{path: path, msg: fmt.Sprintf("cannot be written: its lock file: %v", err), err: err}
+	}
+	return nil
+}
+
+// rejectStored splits the stored entries into those to merge and those a
+// source's Reject turns down (in the slots it writes), as damage.
+func rejectStored(location string, stored []Entry, srcs []Source) ([]Entry, []Damage) {
+	var out []Entry
+	var rejected []Damage
+	for _, e := range stored {
+		if err := RejectedBy(e, srcs); err != nil {
+			raw, _ := EncodeEntry(e)
+			rejected = append(rejected, Damage{Location: location, Kernel: e.Kernel,
+				Reason: fmt.Sprintf("entry %s: %v", e.Key, err), Raw: raw})
+			continue
+		}
+		out = append(out, e)
+	}
+	return out, rejected
+}
+
+// RejectedBy is why a source writing to stored's slot rejects it (see
+// Source.Reject); nil when none does.
+func RejectedBy(stored Entry, srcs []Source) error {
+	slot := stored.Key.Slot().AnyVersion()
+	for _, src := range srcs {
+		if src.Reject == nil {
+			continue
+		}
+		for _, e := range src.Entries {
+			if e.Key.Slot().AnyVersion() == slot {
+				if err := src.Reject(stored); err != nil {
+					return err
+				}
+				break
+			}
+		}
 	}
 	return nil
 }

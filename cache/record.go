@@ -196,7 +196,12 @@ func (d Damage) Error() string {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "cache %s: ", d.Location)
 	if d.Line > 0 {
-		fmt.Fprintf(&b, "line %d: ", d.Line)
+		// The line first, as a TOML error names it; then which entry.
+		fmt.Fprintf(&b, "line %d: %s", d.Line, d.Reason)
+		if d.Entry > 0 {
+			fmt.Fprintf(&b, " ([[entry]] #%d%s)", d.Entry, kernelNote(d.Kernel))
+		}
+		return b.String()
 	}
 	if d.Entry > 0 {
 		fmt.Fprintf(&b, "[[entry]] #%d%s: ", d.Entry, kernelNote(d.Kernel))

@@ -270,7 +270,9 @@ func (r *Redis) decode(key, slot, val string) (cache.Entry, error) {
 func (r *Redis) Put(ctx context.Context, srcs ...cache.Source) (cache.Merged, error) {
 	var m cache.Merged
 	err := interruptible(ctx, func() (err error) {
-		m, err = r.put(ctx, srcs...)
+		// Not cancelled with ctx: an interrupt stops the wait for the
+		// answer, and the write goes on whole or not at all.
+		m, err = r.put(context.WithoutCancel(ctx), srcs...)
 		return err
 	})
 	return m, err
@@ -328,6 +330,11 @@ func (r *Redis) putSlot(ctx context.Context, id string, srcs []cache.Source) (ca
 				return r.fail("read "+name, err)
 			default:
 				e, err := r.decode(key, id, cur)
+				if err == nil {
+					if rerr := cache.RejectedBy(e, srcs); rerr != nil {
+						err = fmt.Errorf("entry %s: %w", e.Key, rerr)
+					}
+				}
 				if err != nil {
 					// A damaged value must not block this slot's winners:
 					// it is moved to a list beside it, in the same
