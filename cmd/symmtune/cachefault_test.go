@@ -15,6 +15,7 @@ import (
 	"github.com/gofrs/flock"
 
 	"github.com/symmtune/symmtune/cache"
+	"github.com/symmtune/symmtune/space"
 )
 
 // quickSearch is a search of the real allreduce plugin small enough for CI.
@@ -164,4 +165,42 @@ func TestLockWaitInterruptAndTimeout(t *testing.T) {
 			t.Fatalf("exit %d, stderr %q; want %d naming the holder, with a resume hint", code, errs, exitFailure)
 		}
 	})
+}
+
+// A nearest-shape answer is validated by the plugin at the asked shape:
+// an entry whose config the plugin rejects there is skipped, saying why
+// on stderr (issue 55: chunk=65536 was handed out for n=1024); without a
+// plugin (--any-hardware) the answer says plainly it was not checked.
+func TestLookupNearestIsValidated(t *testing.T) {
+	dir := t.TempDir()
+	cachePath := filepath.Join(dir, "c.toml")
+	if code, out, errs := cli(t, "search", "--kernel", "allreduce", "--world", "2", "--shape", "n=262144", "--backend", "cpu",
+		"--iters", "2", "--budget-trials", "2", "--cache", cachePath, "--log", filepath.Join(dir, "l.jsonl")); code != 0 {
+		t.Fatalf("search exit %d\n%s\n%s", code, out, errs)
+	}
+	s, err := cache.Load(cachePath)
+	if err != nil || len(s.Entries()) != 1 {
+		t.Fatalf("%v %v", err, s.Entries())
+	}
+	e := s.Entries()[0]
+	e.Config["chunk"] = space.Int(65536) // valid at n=262144, not at n=1024 on 2 ranks
+	e.MedianUS = 1e-3
+	if err := os.Remove(cachePath); err != nil {
+		t.Fatal(err)
+	}
+	if err := cache.Put(cachePath, e); err != nil {
+		t.Fatal(err)
+	}
+	lookup := []string{"lookup", "--kernel", "allreduce", "--world", "2", "--backend", "cpu", "--cache", cachePath}
+	if code, out, errs := cli(t, append(lookup, "--shape", "n=262144")...); code != 0 || !strings.Contains(out, "chunk=65536") {
+		t.Fatalf("exact lookup: exit %d\n%s\n%s", code, out, errs)
+	}
+	code, out, errs := cli(t, append(lookup, "--shape", "n=1024")...)
+	if code != exitNotFound || out != "" || !strings.Contains(errs, "# skipped the entry tuned for n=262144: the plugin rejects its config") {
+		t.Errorf("nearest lookup: exit %d\nstdout %q\nstderr %q\nwant exit 3 saying the nearest entry was rejected at n=1024", code, out, errs)
+	}
+	code, out, errs = cli(t, "lookup", "--any-hardware", "--kernel", "allreduce", "--world", "2", "--shape", "n=1024", "--cache", cachePath)
+	if code != 0 || !strings.Contains(out, "chunk=65536") || !strings.Contains(errs, "NOT checked at n=1024") {
+		t.Errorf("--any-hardware lookup: exit %d\nstdout %q\nstderr %q", code, out, errs)
+	}
 }
