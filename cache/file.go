@@ -557,13 +557,18 @@ func encode(entries []Entry) ([]byte, error) {
 	var rec bytes.Buffer
 	enc := toml.NewEncoder(&rec)
 	enc.Indent = ""
-	for _, e := range entries {
+	for i := range entries {
+		b.WriteString("\n")
+		at := b.Len()
+		if appendRecord(&b, &entries[i]) {
+			b.WriteString(sumLine(b.Bytes()[at:]))
+			continue
+		}
 		rec.Reset()
-		if err := enc.Encode(recordDoc{Entry: []outEntry{toOut(e)}}); err != nil {
+		if err := enc.Encode(recordDoc{Entry: []outEntry{toOut(entries[i])}}); err != nil {
 			return nil, err
 		}
 		text := bytes.TrimLeft(rec.Bytes(), "\n")
-		b.WriteString("\n")
 		b.Write(text)
 		b.WriteString(sumLine(text))
 	}

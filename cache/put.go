@@ -85,16 +85,34 @@ func putSourcesCtx(ctx context.Context, path string, w LockWait, srcs []Source) 
 	}
 	removeStaleTemps(path)
 
-	kept, rejected := rejectStored(path, cur.entries, srcs)
+	// Only the slots srcs write can change: the rest of a large file is
+	// copied, not merged again (each merge checks and encodes an entry).
+	touched := map[Slot]bool{}
+	for _, src := range srcs {
+		for _, e := range src.Entries {
+			touched[e.Key.Slot().AnyVersion()] = true
+		}
+	}
+	var stored, others []Entry
+	for _, e := range cur.entries {
+		if touched[e.Key.Slot().AnyVersion()] {
+			stored = append(stored, e)
+		} else {
+			others = append(others, e)
+		}
+	}
+	kept, rejected := rejectStored(path, stored, srcs)
 	damaged := append(cur.damaged, rejected...)
 	m, err = Merge(append([]Source{{Name: path, Entries: kept}}, srcs...)...)
 	if err != nil {
 		return Merged{}, fmt.Errorf("write cache %s: %w", path, err)
 	}
-	if len(rejected) == 0 && sameEntries(cur.entries, m.Entries) {
+	if len(rejected) == 0 && sameEntries(stored, m.Entries) {
 		return m, nil // nothing changed: no rewrite, no new mtime
 	}
-	data, err := encode(m.Entries)
+	all := append(others, m.Entries...)
+	sortEntries(all)
+	data, err := encode(all)
 	if err != nil {
 		return Merged{}, fmt.Errorf("write cache %s: %w", path, err)
 	}

@@ -85,3 +85,21 @@ func scaleN() int {
 	}
 	return 100_000
 }
+
+// BenchmarkPut100k: storing one winner in a cache of 100k entries, which
+// a search does under the file's lock (load, merge, write, fsync).
+// Run: go test ./cache -run '^$' -bench Put100k -benchtime 3x
+func BenchmarkPut100k(b *testing.B) {
+	n := scaleN()
+	path := filepath.Join(b.TempDir(), "configs.toml")
+	if err := PutAll(path, scaleEntries(n)); err != nil {
+		b.Fatal(err)
+	}
+	i := 0
+	for b.Loop() {
+		i++
+		if err := Put(path, entry(int64(1<<30+i))); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
