@@ -26,8 +26,9 @@ func newLookupCmd(g *globals) *cobra.Command {
 		Use:   "lookup",
 		Short: "Print the tuned config for a kernel, world size, dtype and shape",
 		Long: "Prints the cached config for this machine's hardware and the plugin's current kernel\n" +
-			"version: the exact shape if tuned, else the nearest tuned shape (saying so).\n" +
-			"Exit code 3 when there is none.",
+			"version: the exact shape if tuned, else the nearest tuned shape (saying so on stderr).\n" +
+			"The plugin checks the config at the asked shape; an entry it rejects is skipped for the\n" +
+			"next best. Exit code 3 when there is none.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if kernel == "" || world == 0 || shape == "" {
