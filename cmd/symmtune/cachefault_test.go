@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -202,5 +203,51 @@ func TestLookupNearestIsValidated(t *testing.T) {
 	code, out, errs = cli(t, "lookup", "--any-hardware", "--kernel", "allreduce", "--world", "2", "--shape", "n=1024", "--cache", cachePath)
 	if code != 0 || !strings.Contains(out, "chunk=65536") || !strings.Contains(errs, "NOT checked at n=1024") {
 		t.Errorf("--any-hardware lookup: exit %d\nstdout %q\nstderr %q", code, out, errs)
+	}
+}
+
+// The real binary, sent SIGINT or SIGTERM while it waits for a held cache
+// lock after its trials, exits 130 with a resume hint naming its log.
+func TestSignalEndsLockWait(t *testing.T) {
+	bin := symmtuneBin(t)
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
+		t.Run(sig.String(), func(t *testing.T) {
+			dir := t.TempDir()
+			cachePath, logPath := filepath.Join(dir, "c.toml"), filepath.Join(dir, "l.jsonl")
+			l := flock.New(cachePath + ".lock")
+			if err := l.Lock(); err != nil {
+				t.Fatal(err)
+			}
+			defer l.Unlock()
+			var errb syncBuffer
+			cmd := exec.Command(bin, append([]string{"--plugin-dir", pluginDir}, quickSearch(cachePath, logPath)...)...)
+			cmd.Stderr = &errb
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			done := make(chan struct{})
+			go func() { cmd.Wait(); close(done) }()
+			for !strings.Contains(errb.String(), "waiting for the lock of cache") {
+				select {
+				case <-done:
+					t.Fatalf("exited without waiting for the lock:\n%s", errb.String())
+				case <-time.After(50 * time.Millisecond):
+				}
+			}
+			sent := time.Now()
+			if err := cmd.Process.Signal(sig); err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case <-done:
+			case <-time.After(20 * time.Second):
+				cmd.Process.Kill()
+				t.Fatalf("%v did not end the wait", sig)
+			}
+			t.Logf("%v ended the wait in %v", sig, time.Since(sent).Round(time.Millisecond))
+			if code := cmd.ProcessState.ExitCode(); code != exitInterrupted || !strings.Contains(errb.String(), "--resume "+logPath) {
+				t.Errorf("exit %d, stderr %q; want %d and a resume hint", code, errb.String(), exitInterrupted)
+			}
+		})
 	}
 }
