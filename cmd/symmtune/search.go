@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -17,7 +16,6 @@ import (
 
 	"github.com/symmtune/symmtune/cache"
 	"github.com/symmtune/symmtune/cache/storage"
-	"github.com/symmtune/symmtune/internal/triallog"
 	"github.com/symmtune/symmtune/tuner"
 )
 
@@ -300,32 +298,6 @@ func runSearch(cmd *cobra.Command, g *globals, f *searchFlags) error {
 	return nil
 }
 
-// logExists reports whether a search wrote its trial log: a hint must
-// never name a log that was not created.
-func logExists(path string) bool {
-	fi, err := os.Stat(path)
-	return err == nil && fi.Size() > 0
-}
-
-// resumeHint is "; the trials so far are in LOG (continue with --resume
-// LOG when)" when the log exists, else "; no trial had run".
-func resumeHint(logPath, when string) string {
-	if !logExists(logPath) {
-		return "; no trial had run"
-	}
-	return fmt.Sprintf(": the trials so far are in %s (continue with --resume %s %s)", logPath, logPath, when)
-}
-
-// defaultLogPath keeps every search's trials even when --log was not given:
-// no measurement is lost to a forgotten flag. Shards get their own logs.
-func defaultLogPath(dir string, j tuner.Job, shard *shardSpec) string {
-	name := fmt.Sprintf("%s-w%d-%s-%s", j.Kernel, j.World, time.Now().Format("20060102-150405"), strings.NewReplacer("=", "", ",", "_").Replace(j.ShapeText))
-	if shard != nil {
-		name += fmt.Sprintf("-shard%dof%d", shard.index+1, shard.count)
-	}
-	return filepath.Join(dir, "logs", name+".jsonl")
-}
-
 // progressReporter draws a progress line on the terminal: the job, trial
 // i/N, the best score so far and the time left.
 type progressReporter struct {
@@ -493,20 +465,4 @@ func medianRound(r tuner.Result) string {
 		return "; each row is that config's median round"
 	}
 	return ""
-}
-
-// checkLogNotGzipped refuses a search whose new trials would go to a .gz
-// log (--log, or --resume without --log). Logs are written plain, one
-// appended line per trial; lines appended to gzip data would leave a file
-// no reader accepts. --resume may read a .gz log when --log names a plain
-// one.
-func checkLogNotGzipped(f *searchFlags) error {
-	flag, path := "--log", f.logPath
-	if path == "" {
-		flag, path = "--resume", f.resume
-	}
-	if triallog.Gzipped(path) {
-		return usageError{fmt.Errorf("%s %s: trial logs are written plain and cannot be appended to a gzipped one; give --log a plain file (e.g. trials.jsonl)", flag, path)}
-	}
-	return nil
 }
