@@ -172,13 +172,14 @@ func newShowCmd(g *globals) *cobra.Command {
 			}
 			reportDamage(cmd.ErrOrStderr(), store)
 			w := cmd.OutOrStdout()
-			if len(store.Entries()) == 0 {
+			es := store.Entries() // a copy: taken once
+			if len(es) == 0 {
 				fmt.Fprintf(w, "no entries in %s\n", st.Location())
 				return nil
 			}
 			tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 			fmt.Fprintln(tw, "kernel\tbackend\tworld\tdtype\tshape\tmedian µs\tspeedup\tconfig\thardware\ttuned")
-			for _, e := range store.Entries() {
+			for _, e := range es {
 				sp := "-"
 				if e.DefaultMedianUS > 0 && e.MedianUS > 0 {
 					sp = fmt.Sprintf("%.2fx", e.DefaultMedianUS/e.MedianUS)
