@@ -28,6 +28,14 @@ func FuzzLoad(f *testing.F) {
 		}
 		f.Add(b)
 	}
+	// A checksummed file as encode writes it, for mutations of its records.
+	written, err := encode([]Entry{entry(64), entry(1<<20, func(e *Entry) {
+		e.Backend, e.HardwareInfo, e.Hardware = "cuda", gpuHW(), gpuHW().ID()
+	})})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(written)
 	for _, s := range []string{
 		"",
 		"version = 1\n",
