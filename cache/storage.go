@@ -19,7 +19,7 @@ type Storage interface {
 	Load(ctx context.Context) (*Store, error)
 	// Put merges srcs into the storage by Merge's rule, safely against
 	// concurrent writers anywhere, and returns what the merge kept and
-	// dropped. An error leaves every entry either as it was or as the
+	// dropped in the slots srcs write (other slots are left as they are). An error leaves every entry either as it was or as the
 	// merge decided, never in between.
 	Put(ctx context.Context, srcs ...Source) (Merged, error)
 	// Check makes sure the storage can take writes before work whose

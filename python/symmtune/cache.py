@@ -78,7 +78,10 @@ class Entry:
 class Match:
     """A lookup's answer: the entry, whether its shape is the query's
     (``exact``) and whether it was tuned under another driver version of the
-    same hardware (``other_driver``)."""
+    same hardware (``other_driver``). When ``exact`` is false the config was
+    tuned for another shape and is NOT checked at the asked one here (no
+    plugin runs); ``symmtune lookup`` checks it with the plugin, and
+    symmtune.torch's calls check the config before they run it."""
 
     entry: Entry
     exact: bool
