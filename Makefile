@@ -2,7 +2,10 @@
 # `make test` runs the test suite CI runs.
 GO       ?= go
 BIN      ?= bin
-PLUGINS  := allreduce matmulrs agmm
+# Every plugins/<name>/ is a plugin: `make build` builds each one with a
+# main for the CPU (any main*.go but main_cuda.go), so a new plugin needs no
+# list edited here; cuda.mk builds those with a main_cuda.go.
+PLUGINS  := $(sort $(patsubst plugins/%/,%,$(dir $(filter-out %/main_cuda.go %_test.go,$(wildcard plugins/*/main*.go)))))
 export PATH := $(shell $(GO) env GOPATH)/bin:$(PATH)
 
 # A count, not a duration: with a duration, Go 1.26's fuzz coordinator can
@@ -21,7 +24,7 @@ FIND_PYTHON := scripts/find-python.sh
 PY_TEST_MODULES := grpc google.protobuf numpy pytest cryptography
 PY_LINT_MODULES := $(PY_TEST_MODULES) flake8 mypy
 
-.PHONY: all build lib wheel demo test test-python lint-python fuzz proto proto-py python-plugins clean
+.PHONY: all build lib wheel wheel-bin check-guide check-wheel demo test test-python lint-python fuzz proto proto-py python-plugins clean
 
 all: build
 
@@ -29,7 +32,8 @@ build:
 	@mkdir -p $(BIN)
 	$(GO) build -o $(BIN)/symmtune ./cmd/symmtune
 	@for p in $(PLUGINS); do \
-	  if ls plugins/$$p/main*.go >/dev/null 2>&1; then $(GO) build -o $(BIN)/symmtune-plugin-$$p ./plugins/$$p || exit 1; fi; \
+	  echo "$(GO) build -o $(BIN)/symmtune-plugin-$$p ./plugins/$$p"; \
+	  $(GO) build -o $(BIN)/symmtune-plugin-$$p ./plugins/$$p || exit 1; \
 	done
 
 # libsymmtune: the Go rules the Python package binds (cmd/libsymmtune, C ABI
@@ -43,12 +47,38 @@ lib:
 	CGO_ENABLED=1 $(GO) build -tags cuda -buildmode=c-shared -trimpath -ldflags "-s -w" -o $(LIB) ./cmd/libsymmtune
 	@rm -f $(LIB:.so=.h)
 
-# A platform wheel of the Python package with the library inside
-# (py3-none-linux_x86_64), written by scripts/wheel.py with the standard
-# library only, into $(BIN)/: pip install it where there is no Go.
-wheel: lib
+# A platform wheel (py3-none-linux_x86_64) of the Python package with the
+# library, the Go host and every plugin inside (CPU and CUDA builds, stripped),
+# and a `symmtune` console command that runs the host: pip install it where
+# there is no Go. scripts/wheel.py writes it with the standard library only,
+# into $(BIN)/. The CUDA plugins load the driver on first use (cuda/cu), so
+# the wheel's CLI runs CPU searches on machines without a GPU.
+WHEEL_BIN := $(BIN)/wheel-bin
+WHEEL_GOFLAGS := -ldflags "-s -w"
+wheel-bin:
+	@rm -rf $(WHEEL_BIN) && mkdir -p $(WHEEL_BIN)/cuda
+	$(GO) build $(WHEEL_GOFLAGS) -o $(WHEEL_BIN)/symmtune ./cmd/symmtune
+	@for p in $(PLUGINS); do \
+	  echo "$(GO) build $(WHEEL_GOFLAGS) -o $(WHEEL_BIN)/symmtune-plugin-$$p ./plugins/$$p"; \
+	  $(GO) build $(WHEEL_GOFLAGS) -o $(WHEEL_BIN)/symmtune-plugin-$$p ./plugins/$$p || exit 1; \
+	done
+	@for p in $(CUDA_PLUGINS); do \
+	  echo "$(CUDA_ENV) $(GO) build -tags cuda $(WHEEL_GOFLAGS) -o $(WHEEL_BIN)/cuda/symmtune-plugin-$$p ./plugins/$$p"; \
+	  $(CUDA_ENV) $(GO) build -tags cuda $(WHEEL_GOFLAGS) -o $(WHEEL_BIN)/cuda/symmtune-plugin-$$p ./plugins/$$p || exit 1; \
+	done
+
+wheel: lib wheel-bin
 	@mkdir -p $(BIN)
-	$${PYTHON:-python3} scripts/wheel.py --out $(BIN)
+	$${PYTHON:-python3} scripts/wheel.py --out $(BIN) --bin-dir $(WHEEL_BIN)
+
+# What CI runs beyond the tests: the plugin guide's example searched and
+# looked up in Go and Python (docs/plugins.md), and the wheel's symmtune
+# command in a bare venv without Go. Each cleans up after itself.
+check-guide: build python-plugins
+	sh scripts/check-guide.sh
+
+check-wheel: wheel
+	sh scripts/check-wheel.sh $$(ls $(BIN)/symmtune-*-py3-none-linux_x86_64.whl)
 
 demo: build
 	$(BIN)/symmtune search --config configs/quickstart-cpu.toml
@@ -126,7 +156,7 @@ proto-py:
 # naming the Python find-python.sh finds (or PYTHON): the CPU one in $(BIN),
 # the Triton one in $(BIN)/cuda.
 # They import symmtune: pip install ./python, or PYTHONPATH=python.
-PY_PLUGINS := python/examples/allreduce_cpu/symmtune-plugin-pyallreduce
+PY_PLUGINS := python/examples/allreduce_cpu/symmtune-plugin-pyallreduce python/examples/allgather/symmtune-plugin-pyallgather
 PY_PLUGINS_CUDA := python/examples/allreduce_triton/symmtune-plugin-tritonallreduce
 python-plugins:
 	@mkdir -p $(BIN)/cuda

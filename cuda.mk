@@ -29,7 +29,8 @@
 CUDA_DIR    ?= .cuda
 CUDA_ENV     = CGO_ENABLED=1
 CUDA_PKGS    = ./symm/cudamem/... ./cuda/... ./kernels/... ./bench/gemmalone ./plugins/...
-CUDA_PLUGINS = allreduce matmulrs agmm
+# Every plugin with a CUDA main (plugins/<name>/main_cuda.go).
+CUDA_PLUGINS = $(sort $(patsubst plugins/%/main_cuda.go,%,$(wildcard plugins/*/main_cuda.go)))
 NVRTC12      = $(CURDIR)/$(CUDA_DIR)/nvrtc12/usr/lib/x86_64-linux-gnu
 
 .PHONY: cuda cuda-libs cuda-headers cuda-vet cuda-test bench-gpu gemmalone sass

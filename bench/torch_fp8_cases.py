@@ -109,7 +109,7 @@ def scaled_mm(a, b, sa, sb) -> torch.Tensor:
 
 
 def chosen() -> str:
-    pipe = next(iter(_torch_gemm._pipes.values()), None)
+    pipe = next(iter(_torch_gemm.opened()), None)
     if pipe is None:
         return "-"
     return f"{pipe.choice.source} {pipe.dt} {pipe.choice.config}".replace(",", ";")

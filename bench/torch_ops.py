@@ -227,7 +227,7 @@ def check(replays: int = 100) -> None:
                     fail(f"{name}: eager: {type(e).__name__}: {e}")
                     continue
                 check_graph(name, ins, run, res, ref, reps, 41 + rank)
-            pipe = next(iter(_torch_gemm._pipes.values()), None)
+            pipe = next(iter(_torch_gemm.opened()), None)
             if pipe is not None:
                 out("check", f"config:{impl}:{m}x{n}x{k}", pipe.choice.source, str(pipe.choice.config).replace(",", ";"))
     FORCED.clear()
@@ -399,7 +399,7 @@ def host() -> None:
                     if name.startswith("st."):
                         out("gpu", f"{name}:{impl}", key, bench_queued(fn))
                         kernel = gemm.AGMM if "gather" in name else gemm.MATMULRS
-                        pipe = next(pp for k_, pp in _torch_gemm._pipes.items() if k_[0] == kernel and k_[1].m == m)
+                        pipe = _torch_gemm.opened(kernel, m)[0]
                         out("config", f"{name}:{impl}", key, f"{pipe.choice.source} {pipe.choice.config} "
                             f"cache median {pipe.choice.median_us} us".replace(",", ";"))
                 except Exception as e:  # noqa: BLE001

@@ -195,7 +195,7 @@ def main():
                 med, ratio = bench_paired(fns, "mm", iters=args.rounds, queued=args.queued)
             full = cfg if over is not None else {}
             if over is None:  # what symmtune.torch chose, and from where
-                c = next(iter(_torch_gemm._pipes.values())).choice  # kept: forced was not entered
+                c = _torch_gemm.opened()[0].choice  # kept: forced was not entered
                 over = {"source": c.source, **{x: v for x, v in c.config.items() if x in SHOWN}}
                 full = {"source": c.source, **c.config}
             if rank == 0:

@@ -119,7 +119,7 @@ func (p *parser) record(r record, marked bool) {
 		return
 	case !r.sum && marked:
 		p.n++
-		p.damage(n, r.line, guessKernel(r.body), r.text, "it has no checksum line: it was cut short or edited (to keep an edit, delete the header line `"+checksumMarker+"`)")
+		p.damage(n, r.line, guessKernel(r.body), r.text, "it has no checksum line: it was cut short or edited ("+keepEdit+")")
 		return
 	}
 	if e, defined, ok := fastRecord(r.body, &p.in); ok {

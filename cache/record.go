@@ -30,6 +30,10 @@ const checksumMarker = "# every [[entry]] ends with a crc32c line over its text:
 
 const sumPrefix = "# crc32c="
 
+// keepEdit says how to keep a hand edit of a checksummed file: without the
+// header's marker, records without a checksum line are read field by field.
+const keepEdit = "to keep a hand edit, delete the edited entry's `" + sumPrefix + "` line and the header line `" + checksumMarker + "`"
+
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 // sumLine is the checksum line that ends record text rec.
@@ -114,7 +118,7 @@ func splitSum(text []byte, line int) []record {
 	case len(hex) != 8 || err != nil:
 		r.sumErr = fmt.Sprintf("its checksum line %q is malformed (cut short?)", sumPrefix+string(hex))
 	case uint32(want) != crc32.Checksum(r.body, castagnoli):
-		r.sumErr = "its text does not match its checksum: it was damaged or edited after it was written (to keep an edit, delete its `" + sumPrefix + "...` line)"
+		r.sumErr = "its text does not match its checksum: it was damaged or edited after it was written (" + keepEdit + ")"
 	default:
 		r.sumOK = true
 	}

@@ -121,3 +121,31 @@ func TestFlippedByteSweep(t *testing.T) {
 		}
 	}
 }
+
+// A hand edit of a checksummed file is damage until its checksum line and
+// the header's marker are deleted, as the message says; then the file
+// loads as an older one, the edit included.
+func TestHandEdit(t *testing.T) {
+	data, order, _ := sweepFile(t)
+	edited := bytes.Replace(data, []byte("median_us = 812.4"), []byte("median_us = 700.5"), 1)
+	es, damaged, err := parse("c.toml", edited)
+	if err != nil || len(es) != len(order)-1 || len(damaged) != 1 || !strings.Contains(damaged[0].Error(), "delete the edited entry's") {
+		t.Fatalf("edited: %v, %d entries, damage %v", err, len(es), damaged)
+	}
+	i := bytes.Index(edited, []byte("median_us = 700.5"))
+	j := i + bytes.Index(edited[i:], []byte(sumPrefix))
+	k := j + bytes.IndexByte(edited[j:], '\n') + 1
+	kept := append(bytes.Clone(edited[:j]), edited[k:]...)
+	kept = bytes.Replace(kept, []byte(checksumMarker+"\n"), nil, 1)
+	es, damaged, err = parse("c.toml", kept)
+	if err != nil || len(es) != len(order) || len(damaged) != 0 {
+		t.Fatalf("edit kept: %v, %d entries, damage %v", err, len(es), damaged)
+	}
+	found := false
+	for _, e := range es {
+		found = found || e.MedianUS == 700.5
+	}
+	if !found {
+		t.Error("the edited value did not load")
+	}
+}

@@ -2,7 +2,8 @@
 # gpu-bundle.sh: builds what a GPU machine without Go needs into the
 # git-ignored .gpu/: bins.tgz (stripped bin/symmtune, the CUDA plugins
 # under bin/cuda/, bin/gemmalone, the GPU tests of the driver binding
-# bin/cu.test and of the cuBLASLt binding bin/cublaslt.test, and
+# bin/cu.test and of the cuBLASLt binding bin/cublaslt.test, the
+# fail-stop tests bin/cudamem.test and bin/libops.test, and
 # python/symmtune/libsymmtune.so, which symmtune.torch loads for the
 # rules and the GEMM runtime; about 50 MB) and a copy of the shared peer
 # script. Carry .gpu to the machine and unpack with `tar xzf .gpu/bins.tgz`
@@ -24,6 +25,12 @@ CGO_ENABLED=1 go test -c -tags cuda,gpu -ldflags "-s -w" -o .gpu/bin/cu.test ./c
 # e4m3 products, tensor and row scales, against a float64 reference; logs
 # the combinations cuBLASLt refuses).
 CGO_ENABLED=1 go test -c -tags cuda,gpu -ldflags "-s -w" -o .gpu/bin/cublaslt.test ./cuda/cublaslt
+# The fail-stop GPU tests (issue 54): a world-2 group on one GPU where rank
+# 1 never arrives (bin/cudamem.test -test.run 'FailStop|Fresh' -test.v:
+# the barrier; bin/libops.test -test.run FailStop -test.v: the runtime's
+# all-reduces, barrier and Lamport ones). They skip without a GPU.
+CGO_ENABLED=1 go test -c -tags cuda -ldflags "-s -w" -o .gpu/bin/cudamem.test ./symm/cudamem
+CGO_ENABLED=1 go test -c -tags cuda -ldflags "-s -w" -o .gpu/bin/libops.test ./internal/libops
 tar czf .gpu/bins.tgz -C .gpu bin python && rm -rf .gpu/bin .gpu/python
 [ -f ../shared/bench/peer_baselines.py ] && cp ../shared/bench/peer_baselines.py .gpu/
 ls -la .gpu

@@ -1,12 +1,17 @@
 #!/usr/bin/env python3
 """Writes symmtune's platform wheel (py3-none-linux_x86_64) with the standard
 library only: the Python package, the files python/pyproject.toml's
-package-data names (the CUDA C the runtime compiles, symlinks followed) and
-libsymmtune.so (`make lib` builds it first; `make wheel` runs both), so
-`pip install symmtune-*.whl` works on a machine without Go. No build
-backend is needed, so it runs offline.
+package-data names (the CUDA C the runtime compiles, symlinks followed),
+libsymmtune.so (`make lib` builds it first) and, with --bin-dir, the Go host
+and its plugins under symmtune/_bin/ with a `symmtune` console command that
+runs the host (symmtune._cli). `make wheel` builds all of them, so
+`pip install symmtune-*.whl` gives the CLI and the library on a machine
+without Go. No build backend is needed, so it runs offline.
 
-    python3 scripts/wheel.py --out DIR [--python-dir python] [--lib libsymmtune.so]
+    python3 scripts/wheel.py --out DIR [--python-dir python] [--lib libsymmtune.so] [--bin-dir DIR]
+
+--bin-dir holds `symmtune`, the CPU plugins `symmtune-plugin-*` and the CUDA
+ones in `cuda/` (make wheel-bin builds them stripped).
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ import base64
 import csv
 import hashlib
 import io
+import stat
 import sys
 import tomllib
 import zipfile
@@ -61,9 +67,20 @@ def record_line(name: str, data: bytes) -> list[str]:
     return [name, f"sha256={digest}", str(len(data))]
 
 
-def build(python_dir: Path, out: Path, lib: Path | None = None) -> Path:
+def host_files(bin_dir: Path) -> list[tuple[str, Path]]:
+    """(path in the wheel, file) for the host and every plugin of bin_dir:
+    symmtune, symmtune-plugin-* and cuda/symmtune-plugin-*."""
+    host = bin_dir / "symmtune"
+    if not host.is_file():
+        raise SystemExit(f"wheel: {host} is missing: run `make wheel-bin` first")
+    files = [host, *sorted(bin_dir.glob("symmtune-plugin-*")), *sorted(bin_dir.glob("cuda/symmtune-plugin-*"))]
+    return [(f"symmtune/_bin/{f.relative_to(bin_dir).as_posix()}", f) for f in files if f.is_file()]
+
+
+def build(python_dir: Path, out: Path, lib: Path | None = None, bin_dir: Path | None = None) -> Path:
     """Writes the wheel into out; lib: the library to ship (default: the one
-    beside the package)."""
+    beside the package); bin_dir: the host and plugins to bundle, with the
+    console command (none without it)."""
     project = tomllib.loads((python_dir / "pyproject.toml").read_text())
     meta, tool = project["project"], project.get("tool", {}).get("setuptools", {})
     data = tool.get("package-data", {})
@@ -79,6 +96,12 @@ def build(python_dir: Path, out: Path, lib: Path | None = None) -> Path:
     patterns = [p for p in data["symmtune"] if p != LIB]
     files = [(n, f.read_bytes()) for n, f in package_files(python_dir, "symmtune", patterns)]
     files.append((f"symmtune/{LIB}", lib.read_bytes()))
+    executables = {f"symmtune/{LIB}"}
+    if bin_dir is not None:
+        for n, f in host_files(bin_dir):
+            files.append((n, f.read_bytes()))
+            executables.add(n)
+        files.append((f"{dist_info}/entry_points.txt", b"[console_scripts]\nsymmtune = symmtune._cli:main\n"))
     files += [(f"{dist_info}/METADATA", metadata(meta).encode()),
               (f"{dist_info}/WHEEL", f"Wheel-Version: 1.0\nGenerator: symmtune scripts/wheel.py\n"
                                      f"Root-Is-Purelib: false\nTag: {TAG}\n".encode()),
@@ -88,7 +111,9 @@ def build(python_dir: Path, out: Path, lib: Path | None = None) -> Path:
     with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
         for n, b in files:
             info = zipfile.ZipInfo(n, date_time=(2026, 1, 1, 0, 0, 0))
-            info.external_attr = (0o755 if n.endswith(".so") else 0o644) << 16
+            # pip sets the executable bits only on an entry marked a regular
+            # file (S_IFREG) with them.
+            info.external_attr = (stat.S_IFREG | (0o755 if n in executables else 0o644)) << 16
             info.compress_type = zipfile.ZIP_DEFLATED
             z.writestr(info, b)
             w.writerow(record_line(n, b))
@@ -102,8 +127,9 @@ def main() -> None:
     ap.add_argument("--out", type=Path, required=True, help="directory to write the wheel into")
     ap.add_argument("--python-dir", type=Path, default=Path(__file__).resolve().parents[1] / "python")
     ap.add_argument("--lib", type=Path, help=f"the {LIB} to ship (default: beside the package)")
+    ap.add_argument("--bin-dir", type=Path, help="the host and plugins to bundle, with the symmtune command")
     a = ap.parse_args()
-    print(build(a.python_dir, a.out, a.lib))
+    print(build(a.python_dir, a.out, a.lib, a.bin_dir))
 
 
 if __name__ == "__main__":

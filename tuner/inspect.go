@@ -1,8 +1,12 @@
 package tuner
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"slices"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -30,13 +34,25 @@ type Validator func(ctx context.Context, c space.Config, p space.Problem) (strin
 // Inspect starts one process of kernel's plugin, asks it to describe itself
 // (and fingerprint the hardware for world ranks when world > 0), and stops it.
 func Inspect(ctx context.Context, dir, kernel, backend string, world int) (*PluginInfo, error) {
-	return InspectWith(ctx, dir, kernel, backend, world, nil)
+	return InspectLogged(ctx, dir, kernel, backend, world, hclog.NewNullLogger())
 }
 
-// InspectWith is Inspect that, when use is set, calls it with the
+// stderrTailLines is how much of a failed plugin's stderr an error quotes:
+// enough for a Python traceback's last frames and its message.
+const stderrTailLines = 8
+
+// InspectLogged is Inspect with the plugin's output logged to logger. A
+// plugin that fails to start or to describe itself is reported with the
+// last lines of its stderr (an import error, a missing library), which
+// go-plugin's own error does not show.
+func InspectLogged(ctx context.Context, dir, kernel, backend string, world int, logger hclog.Logger) (*PluginInfo, error) {
+	return InspectWith(ctx, dir, kernel, backend, world, logger, nil)
+}
+
+// InspectWith is InspectLogged that, when use is set, calls it with the
 // description and a Validator on the same plugin process before stopping
 // it (lookup checks the config it answers with at the asked shape).
-func InspectWith(ctx context.Context, dir, kernel, backend string, world int, use func(*PluginInfo, Validator) error) (*PluginInfo, error) {
+func InspectWith(ctx context.Context, dir, kernel, backend string, world int, logger hclog.Logger, use func(*PluginInfo, Validator) error) (*PluginInfo, error) {
 	backend, err := ResolveBackend(backend, dir, kernel)
 	if err != nil {
 		return nil, err
@@ -45,16 +61,31 @@ func InspectWith(ctx context.Context, dir, kernel, backend string, world int, us
 	if err != nil {
 		return nil, err
 	}
-	r, err := launch(launchSpec{Path: path, Logger: hclog.NewNullLogger(), Start: 30 * time.Second}, 0)
+	tail := &lineTail{max: stderrTailLines}
+	r, err := launch(launchSpec{Path: path, Logger: logger, Start: 30 * time.Second, Stderr: tail}, 0)
 	if err != nil {
-		return nil, err
+		// go-plugin's paragraph for a process that never answered lists
+		// generic causes; the plugin's own stderr, quoted below it, is
+		// the cause.
+		if strings.Contains(err.Error(), "Unrecognized remote plugin message") && tail.any() {
+			err = fmt.Errorf("plugin %s exited or wrote something else before go-plugin's handshake", path)
+		}
+		return nil, tail.annotate(err)
 	}
-	defer r.stop(context.WithoutCancel(ctx))
+	stopped := false
+	stop := func() {
+		if !stopped {
+			stopped = true
+			r.stop(context.WithoutCancel(ctx))
+		}
+	}
+	defer stop()
 	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	d, err := r.kernel.Describe(cctx, &pb.DescribeRequest{})
 	if err != nil {
-		return nil, fmt.Errorf("describe %s: %w", path, err)
+		stop() // its stderr is complete once it has exited
+		return nil, tail.annotate(fmt.Errorf("describe %s: %w", path, err))
 	}
 	desc, err := sdk.DescriptionFromProto(d)
 	if err != nil {
@@ -86,4 +117,55 @@ func InspectWith(ctx context.Context, dir, kernel, backend string, world int, us
 		}
 	}
 	return info, nil
+}
+
+// lineTail keeps the last max lines written to it. go-plugin writes a
+// plugin's stderr from its own goroutine, hence the lock.
+type lineTail struct {
+	mu    sync.Mutex
+	max   int
+	lines []string
+	part  []byte
+}
+
+func (t *lineTail) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.part = append(t.part, p...)
+	for {
+		i := bytes.IndexByte(t.part, '\n')
+		if i < 0 {
+			break
+		}
+		if line := strings.TrimRight(string(t.part[:i]), "\r"); strings.TrimSpace(line) != "" {
+			t.lines = append(t.lines, line)
+			if len(t.lines) > t.max {
+				t.lines = t.lines[1:]
+			}
+		}
+		t.part = t.part[i+1:]
+	}
+	return len(p), nil
+}
+
+// any reports whether anything was written.
+func (t *lineTail) any() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.lines) > 0 || len(bytes.TrimSpace(t.part)) > 0
+}
+
+// annotate adds the lines kept to err, indented under it.
+func (t *lineTail) annotate(err error) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	lines := slices.Clone(t.lines)
+	if s := strings.TrimSpace(string(t.part)); s != "" {
+		lines = append(lines, s) // a last line without its newline
+		lines = lines[max(0, len(lines)-t.max):]
+	}
+	if len(lines) == 0 {
+		return fmt.Errorf("%w (it wrote nothing to stderr)", err)
+	}
+	return fmt.Errorf("%w; its stderr ends:\n    %s", err, strings.Join(lines, "\n    "))
 }

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"strconv"
@@ -30,6 +31,10 @@ type launchSpec struct {
 	Checksum []byte // SHA-256 the binary must have; nil to skip
 	Logger   hclog.Logger
 	Start    time.Duration
+	// Stderr, when set, receives the plugin's raw stderr (go-plugin's
+	// copy, besides Logger's), so a plugin that fails to start can be
+	// shown with its last lines.
+	Stderr io.Writer
 }
 
 // rankProc is one running plugin process serving one rank.
@@ -123,6 +128,7 @@ func clientConfig(spec launchSpec, cmd *exec.Cmd) (*plugin.ClientConfig, error) 
 		TLSConfig:        tlsCfg,
 		Logger:           spec.Logger,
 		StartTimeout:     spec.Start,
+		Stderr:           spec.Stderr,
 	}
 	if spec.Checksum != nil {
 		cfg.SecureConfig = &plugin.SecureConfig{Checksum: spec.Checksum, Hash: sha256.New()}

@@ -182,8 +182,8 @@ def _ran_config(kernel: str, n: int, p: Any) -> Optional[dict[str, Any]]:
             ch = st._choices.get((dist.group.WORLD.group_name, BF16, n))
             return None if ch is None else dict(ch["config"])
         from symmtune import _torch_gemm
-        for key, pipe in _torch_gemm._pipes.items():
-            if key[0] == kernel and key[1] == p and key[2] == "bf16":
+        for pipe in _torch_gemm.opened(kernel, p.m, p.n, p.k):
+            if pipe.dt == "bf16":
                 return dict(pipe.choice.config)
     except Exception:  # noqa: BLE001
         return None

@@ -42,9 +42,9 @@ int main(void) {
 		regions, 2, 4096, &h, msg, sizeof msg);
 	if (rc != SYMMTUNE_INTERNAL) { printf("open %d %s\n", rc, msg); return 1; }
 	printf("%s\n", msg);
-	rc = symmtune_gemm_enqueue(77, 0, 1, 2, 3, 0, msg, 8);
+	rc = symmtune_gemm_enqueue(77, 0, 64, 1, 2, 3, 0, msg, 8);
 	if (rc != SYMMTUNE_BAD_INPUT || msg[7] != 0) { printf("enqueue %d\n", rc); return 1; }
-	rc = symmtune_gemm_enqueue_scaled(77, 0, 1, 2, 3, 0, 4, 5, msg, sizeof msg);
+	rc = symmtune_gemm_enqueue_scaled(77, 0, 64, 1, 2, 3, 0, 4, 5, msg, sizeof msg);
 	if (rc != SYMMTUNE_BAD_INPUT) { printf("enqueue_scaled %d\n", rc); return 1; }
 	printf("%s\n", msg);
 	if (symmtune_gemm_close(77) != SYMMTUNE_BAD_INPUT) { puts("close"); return 1; }

@@ -29,7 +29,7 @@ import (
 )
 
 // abiVersion is symmtune.h's SYMMTUNE_ABI_VERSION.
-const abiVersion = 4
+const abiVersion = 5
 
 // Return codes, as symmtune.h defines them.
 const (
@@ -37,6 +37,7 @@ const (
 	codeBadInput = 1
 	codeTooSmall = 2
 	codeInternal = 3
+	codeCapture  = 4
 )
 
 func main() {} // required by -buildmode=c-shared; never runs
@@ -129,22 +130,32 @@ func symmtune_gemm_open(request *C.char, regionPtrs *C.uint64_t, nRegions C.size
 }
 
 //export symmtune_gemm_enqueue
-func symmtune_gemm_enqueue(handle, stream, a, b, c, extra C.uint64_t, msg *C.char, msgCap C.size_t) (code C.int) {
+func symmtune_gemm_enqueue(handle, stream C.uint64_t, m C.int64_t, a, b, c, extra C.uint64_t, msg *C.char, msgCap C.size_t) (code C.int) {
 	defer recoverTo(&code, msg, msgCap, "symmtune_gemm_enqueue")
-	if err := libops.GemmEnqueue(uint64(handle), uint64(stream), uint64(a), uint64(b), uint64(c), uint64(extra)); err != nil {
+	warning, err := libops.GemmEnqueue(uint64(handle), uint64(stream), rows(m), uint64(a), uint64(b), uint64(c), uint64(extra))
+	if err != nil {
 		return message(msg, msgCap, errCode(err), err.Error())
 	}
-	return codeOK
+	return message(msg, msgCap, codeOK, warning)
+}
+
+// rows is m as an int, out-of-range values as 0 (refused as bad input).
+func rows(m C.int64_t) int {
+	if m < 1 || m > 1<<40 {
+		return 0
+	}
+	return int(m)
 }
 
 //export symmtune_gemm_enqueue_scaled
-func symmtune_gemm_enqueue_scaled(handle, stream, a, b, c, extra, scaleA, scaleB C.uint64_t, msg *C.char, msgCap C.size_t) (code C.int) {
+func symmtune_gemm_enqueue_scaled(handle, stream C.uint64_t, m C.int64_t, a, b, c, extra, scaleA, scaleB C.uint64_t, msg *C.char, msgCap C.size_t) (code C.int) {
 	defer recoverTo(&code, msg, msgCap, "symmtune_gemm_enqueue_scaled")
-	if err := libops.GemmEnqueueScaled(uint64(handle), uint64(stream), uint64(a), uint64(b), uint64(c), uint64(extra),
-		uint64(scaleA), uint64(scaleB)); err != nil {
+	warning, err := libops.GemmEnqueueScaled(uint64(handle), uint64(stream), rows(m), uint64(a), uint64(b), uint64(c), uint64(extra),
+		uint64(scaleA), uint64(scaleB))
+	if err != nil {
 		return message(msg, msgCap, errCode(err), err.Error())
 	}
-	return codeOK
+	return message(msg, msgCap, codeOK, warning)
 }
 
 //export symmtune_gemm_close
@@ -189,11 +200,16 @@ func symmtune_allreduce_close(handle C.uint64_t) (code C.int) {
 	return codeOK
 }
 
-// errCode is the return code of an error: bad input or internal.
+// errCode is the return code of an error: bad input, a call that needs a
+// warm-up outside a capture, or internal.
 func errCode(err error) C.int {
 	var bad *libops.BadInputError
-	if errors.As(err, &bad) {
+	var capture *libops.CaptureError
+	switch {
+	case errors.As(err, &bad):
 		return codeBadInput
+	case errors.As(err, &capture):
+		return codeCapture
 	}
 	return codeInternal
 }

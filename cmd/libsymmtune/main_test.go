@@ -58,7 +58,7 @@ func TestExportsMatchHeader(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("//export %v, symmtune.h declares %v", got, want)
 	}
-	if version != "4" || abiVersion != 4 {
+	if version != "5" || abiVersion != 5 {
 		t.Errorf("SYMMTUNE_ABI_VERSION %s, abiVersion %d", version, abiVersion)
 	}
 }

@@ -26,13 +26,14 @@ extern "C" {
 /* The ABI version this header describes; symmtune_abi_version() returns the
  * library's. It changes only when the ABI (these functions, the codes, the
  * buffer protocol) changes, not when operations are added. */
-#define SYMMTUNE_ABI_VERSION 4
+#define SYMMTUNE_ABI_VERSION 5
 
 /* Return codes of symmtune_call. */
 #define SYMMTUNE_OK 0           /* out holds the JSON answer */
 #define SYMMTUNE_BAD_INPUT 1    /* out holds a one-line message: unknown op, malformed request, a value the rules reject */
 #define SYMMTUNE_TOO_SMALL 2    /* nothing written: *out_len is the bytes needed; call again with out_cap >= *out_len */
 #define SYMMTUNE_INTERNAL 3     /* out holds a one-line message: a bug of the library (a recovered panic included) */
+#define SYMMTUNE_CAPTURE 4      /* (runtime calls, ABI 5) the call would open a runner inside a CUDA graph capture: make it once eagerly first */
 
 int symmtune_abi_version(void);
 
@@ -57,7 +58,8 @@ int symmtune_call(const char *op, const char *request_json, char *out, size_t ou
  * waiting for it. Codes are those of symmtune_call; msg (may be NULL with
  * msg_cap 0) receives a NUL-terminated one-line message, cut to fit.
  *
- * symmtune_gemm_open: request_json is {"kernel": "agmm"|"matmulrs", "m",
+ * symmtune_gemm_open (ABI 5: one handle serves every row count up to "m", the
+ * largest the region was sized for): request_json is {"kernel": "agmm"|"matmulrs", "m",
  * "n", "k", "world", "rank", "dtype": "bf16"|"f16"|"e4m3"|"e4m3_row"
  * (docs/fp8.md: e4m3 operands with fp32 scales per tensor or per row,
  * bf16 output), "device": the CUDA
@@ -70,8 +72,15 @@ int symmtune_call(const char *op, const char *request_json, char *out, size_t ou
  * (the config changed to run here). Not while a stream of the context is
  * being captured: it allocates, compiles and synchronizes.
  *
- * symmtune_gemm_enqueue: one call on stream (a CUstream; 0 the legacy
- * default stream). agmm: a the own shard [M/W, K], b B stored [N, K], c C
+ * symmtune_gemm_enqueue: one call of m rows (1..the handle's m, divisible by
+ * the world size) on stream (a CUstream; 0 the legacy default stream). The
+ * first call of each m opens that row count's runner (tables and plans;
+ * the streams, workspaces and kernels are shared by every handle of the
+ * device): not inside a capture (SYMMTUNE_CAPTURE). Where the handle's
+ * config does not run at m, m's default runs and msg holds a warning (the
+ * first time) with SYMMTUNE_OK. Runners past a bound are closed least
+ * recently used; those a captured graph uses live until that graph is
+ * destroyed (CUDA user objects). agmm: a the own shard [M/W, K], b B stored [N, K], c C
  * [M, N], extra 0 or where the gathered A [M, K] goes. matmulrs: a A [M, K],
  * b B stored [N, K], c this rank's rows of the sum [M/W, N], extra 0. A
  * fused config whose tile is not K-major takes b stored [K, N]. Operands
@@ -89,13 +98,14 @@ int symmtune_call(const char *op, const char *request_json, char *out, size_t ou
  * symmtune_gemm_enqueue on an FP8 handle, and this call on a bf16 or f16
  * one, are SYMMTUNE_BAD_INPUT with a message naming the call to make.
  *
- * symmtune_gemm_close frees the handle's runner after the GPU is done. */
+ * symmtune_gemm_close retires the handle: its runners close now, or once the
+ * CUDA graphs that hold them are destroyed (runtime.reap reports when). */
 int symmtune_gemm_open(const char *request_json, const uint64_t *region_ptrs, size_t n_regions, uint64_t ptr_table,
                        uint64_t *handle, char *msg, size_t msg_cap);
-int symmtune_gemm_enqueue(uint64_t handle, uint64_t stream, uint64_t a, uint64_t b, uint64_t c, uint64_t extra,
+int symmtune_gemm_enqueue(uint64_t handle, uint64_t stream, int64_t m, uint64_t a, uint64_t b, uint64_t c, uint64_t extra,
                           char *msg, size_t msg_cap);
-int symmtune_gemm_enqueue_scaled(uint64_t handle, uint64_t stream, uint64_t a, uint64_t b, uint64_t c, uint64_t extra,
-                                 uint64_t scale_a, uint64_t scale_b, char *msg, size_t msg_cap);
+int symmtune_gemm_enqueue_scaled(uint64_t handle, uint64_t stream, int64_t m, uint64_t a, uint64_t b, uint64_t c,
+                                 uint64_t extra, uint64_t scale_a, uint64_t scale_b, char *msg, size_t msg_cap);
 int symmtune_gemm_close(uint64_t handle);
 
 /*

@@ -46,7 +46,10 @@ func newLookupCmd(g *globals) *cobra.Command {
 			ctx, stderr := cmd.Context(), cmd.ErrOrStderr()
 			var m cache.Match
 			var found bool
-			answer := func(store *cache.Store, dims []string, validate tuner.Validator, sp *space.Space) error {
+			var loaded *cache.Store
+			var dims []string
+			answer := func(store *cache.Store, ds []string, validate tuner.Validator, sp *space.Space) error {
+				loaded, dims = store, ds
 				sh, err := space.ParseShape(shape, dims)
 				if err != nil {
 					return usageError{err}
@@ -69,7 +72,7 @@ func newLookupCmd(g *globals) *cobra.Command {
 				// entry tuned for another kernel version or machine is stale
 				// (one tuned under another driver of the same hardware is
 				// not; Lookup says so). It also checks the config found.
-				_, err := tuner.InspectWith(ctx, g.pluginDir, kernel, backend, world, func(info *tuner.PluginInfo, validate tuner.Validator) error {
+				_, err := tuner.InspectWith(ctx, g.pluginDir, kernel, backend, world, g.pluginLogger(), func(info *tuner.PluginInfo, validate tuner.Validator) error {
 					q.KernelVersion, q.Backend, q.Machine = info.Desc.KernelVersion, info.Backend, info.Hardware
 					store, err := st.Load(ctx)
 					if err != nil {
@@ -82,7 +85,11 @@ func newLookupCmd(g *globals) *cobra.Command {
 				}
 			}
 			if !found {
-				return exitError{exitNotFound, fmt.Sprintf("no tuned config for %s world %d %s %s in %s", kernel, world, dtype, q.Shape, st.Location())}
+				msg := fmt.Sprintf("no tuned config for %s world %d %s %s in %s", kernel, world, dtype, q.Shape.Format(dims...), st.Location())
+				if q.KernelVersion != "" && loaded != nil {
+					msg += staleNote(loaded, q, q.Shape, dims)
+				}
+				return exitError{exitNotFound, msg}
 			}
 			return printMatch(cmd.OutOrStdout(), stderr, m, q.Shape, q.Machine, asJSON, anyHW)
 		},
@@ -96,6 +103,35 @@ func newLookupCmd(g *globals) *cobra.Command {
 	fl.BoolVar(&asJSON, "json", false, "print JSON")
 	fl.BoolVar(&anyHW, "any-hardware", false, "match entries of any hardware and kernel version (no plugin needed)")
 	return cmd
+}
+
+// staleNote says, for a lookup that found nothing at the installed
+// plugin's kernel version, whether the cache holds an entry of another
+// version for the same hardware (the kernel changed since it was tuned, so
+// it is not used) and how to tune the current one; "" when it holds none.
+func staleNote(store *cache.Store, q cache.Query, sh space.Shape, dims []string) string {
+	old := q
+	old.KernelVersion = ""
+	m, ok := store.Lookup(old)
+	if !ok {
+		return ""
+	}
+	e := m.Entry
+	what := "an entry"
+	if !m.Exact {
+		what = "an entry for the nearest shape " + e.Shape.Format(dims...)
+	}
+	return fmt.Sprintf("; it has %s tuned %s for kernel version %s, but the installed %s plugin is version %s "+
+		"(the kernel changed since, so the entry is not used); re-tune with: symmtune search --kernel %s --world %d "+
+		"--shape %s --dtype %s --backend %s", what, e.TunedAt.Format("2006-01-02"), orDash(e.KernelVersion), q.Kernel,
+		q.KernelVersion, q.Kernel, q.World, sh.Format(dims...), q.Dtype, q.Backend)
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
 }
 
 // lookupChecked is store.Lookup that, with the plugin at hand, leaves out
@@ -155,11 +191,52 @@ func printMatch(w, stderr io.Writer, m cache.Match, asked space.Shape, machine *
 	return nil
 }
 
+// installedVersions asks each installed plugin that an entry names (per
+// kernel and backend, once) for its kernel version; a plugin that is not
+// installed or does not start is left out. None are asked with noPlugins.
+func installedVersions(ctx context.Context, g *globals, entries []cache.Entry, noPlugins bool) map[[2]string]string {
+	out := map[[2]string]string{}
+	if noPlugins {
+		return out
+	}
+	asked := map[[2]string]bool{}
+	for _, e := range entries {
+		k := [2]string{e.Kernel, e.Backend}
+		if asked[k] || (e.Backend != "cpu" && e.Backend != "cuda") {
+			continue
+		}
+		asked[k] = true
+		if info, err := tuner.Inspect(ctx, g.pluginDir, e.Kernel, e.Backend, 0); err == nil {
+			out[k] = info.Desc.KernelVersion
+		}
+	}
+	return out
+}
+
+// currentness is show's "current" column: yes when the entry's kernel
+// version is the installed plugin's, "no (plugin: V)" when it is not, "?"
+// when no plugin of that kernel and backend could be asked.
+func currentness(e cache.Entry, installed map[[2]string]string) string {
+	v, ok := installed[[2]string{e.Kernel, e.Backend}]
+	switch {
+	case !ok:
+		return "?"
+	case v == e.KernelVersion:
+		return "yes"
+	default:
+		return "no (plugin: " + v + ")"
+	}
+}
+
 func newShowCmd(g *globals) *cobra.Command {
-	return &cobra.Command{
+	var noPlugins bool
+	cmd := &cobra.Command{
 		Use:   "show",
 		Short: "List the cached tuned configs as a table",
-		Args:  cobra.NoArgs,
+		Long: "Lists every entry of the cache with its kernel version and whether that is the version of\n" +
+			"the plugin installed in the plugin directory (current: yes), another (no: lookup skips the\n" +
+			"entry; search re-tunes it) or unknown (?: no such plugin here, or --no-plugins).",
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			st, err := g.openCache()
 			if err != nil {
@@ -178,18 +255,33 @@ func newShowCmd(g *globals) *cobra.Command {
 				return nil
 			}
 			tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-			fmt.Fprintln(tw, "kernel\tbackend\tworld\tdtype\tshape\tmedian µs\tspeedup\tconfig\thardware\ttuned")
+			fmt.Fprintln(tw, "kernel\tbackend\tworld\tdtype\tshape\tmedian µs\tspeedup\tconfig\tversion\tcurrent\thardware\ttuned")
+			installed := installedVersions(cmd.Context(), g, es, noPlugins)
+			stale := 0
 			for _, e := range es {
 				sp := "-"
 				if e.DefaultMedianUS > 0 && e.MedianUS > 0 {
 					sp = fmt.Sprintf("%.2fx", e.DefaultMedianUS/e.MedianUS)
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%.1f\t%s\t%s\t%s\t%s\n", e.Kernel, e.Backend, e.World, e.Dtype,
-					e.Shape, e.MedianUS, sp, e.Config, e.Hardware, e.TunedAt.Format("2006-01-02 15:04"))
+				cur := currentness(e, installed)
+				if strings.HasPrefix(cur, "no") {
+					stale++
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%.1f\t%s\t%s\t%s\t%s\t%s\t%s\n", e.Kernel, e.Backend, e.World, e.Dtype,
+					e.Shape, e.MedianUS, sp, e.Config, orDash(e.KernelVersion), cur, e.Hardware, e.TunedAt.Format("2006-01-02 15:04"))
 			}
-			return tw.Flush()
+			if err := tw.Flush(); err != nil {
+				return err
+			}
+			if stale > 0 {
+				fmt.Fprintf(w, "%d entries are for another kernel version than the installed plugin's: lookup skips them; "+
+					"symmtune search re-tunes them\n", stale)
+			}
+			return nil
 		},
 	}
+	cmd.Flags().BoolVar(&noPlugins, "no-plugins", false, "do not start the plugins to ask their kernel versions (current shows ?)")
+	return cmd
 }
 
 func newPluginsCmd(g *globals) *cobra.Command {
@@ -200,7 +292,9 @@ func newPluginsCmd(g *globals) *cobra.Command {
 		Long: "Lists the plugin executables in the plugin directory (cpu builds at its top, cuda builds in\n" +
 			"its cuda/ subdirectory). Each plugin is asked what it is: the backends shown are the ones it\n" +
 			"serves, not the directory it was found in; a plugin whose directory is not one of its\n" +
-			"backends' is listed with a note, since search would not run it from there.",
+			"backends' is listed with a note, since search would not run it from there. A plugin that\n" +
+			"fails to start or describe itself is reported on stderr with the last lines of its own\n" +
+			"stderr, and the command exits 1; -v logs every plugin's output.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if backend != "" && backend != "cpu" && backend != "cuda" {
@@ -208,6 +302,7 @@ func newPluginsCmd(g *globals) *cobra.Command {
 			}
 			w := cmd.OutOrStdout()
 			found := 0
+			var failed []string
 			// The directories search looks in, one per backend.
 			for _, dirBackend := range []string{"cpu", "cuda"} {
 				names, err := tuner.ListPlugins(g.pluginDir, dirBackend)
@@ -215,12 +310,14 @@ func newPluginsCmd(g *globals) *cobra.Command {
 					continue
 				}
 				for _, name := range names {
-					info, err := tuner.Inspect(cmd.Context(), g.pluginDir, name, dirBackend, 0)
+					info, err := tuner.InspectLogged(cmd.Context(), g.pluginDir, name, dirBackend, 0, g.pluginLogger())
 					if err != nil {
 						// What it serves is unknown: shown with the filter of
-						// its directory's backend.
+						// its directory's backend, on stderr with the end of
+						// its own stderr, and the command fails.
 						if backend == "" || backend == dirBackend {
-							fmt.Fprintf(w, "%s (in %s): %v\n", name, tuner.BackendDir(g.pluginDir, dirBackend), err)
+							fmt.Fprintf(cmd.ErrOrStderr(), "%s (in %s): %v\n", name, tuner.BackendDir(g.pluginDir, dirBackend), err)
+							failed = append(failed, name)
 						}
 						continue
 					}
@@ -231,6 +328,13 @@ func newPluginsCmd(g *globals) *cobra.Command {
 					found++
 					printPlugin(w, info, dirBackend, g.pluginDir)
 				}
+			}
+			if len(failed) > 0 {
+				more := ""
+				if !g.verbose {
+					more = " (-v shows their whole output)"
+				}
+				return fmt.Errorf("%d plugin(s) failed to load: %s%s", len(failed), strings.Join(failed, ", "), more)
 			}
 			if found == 0 {
 				if backend != "" {

@@ -134,3 +134,29 @@ func TestPluginsShowServedBackends(t *testing.T) {
 		t.Errorf("plugins --backend gpu: exit %d, stdout %q, stderr %q; want exit %d and one line", code, out, errs, exitUsage)
 	}
 }
+
+// A plugin that fails to load fails `plugins` (exit 1) after the others are
+// listed, and is shown on stderr with the end of its own stderr.
+func TestPluginsFailsOnABrokenPlugin(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.Symlink(filepath.Join(pluginDir, "symmtune-plugin-allreduce"), filepath.Join(dir, "symmtune-plugin-allreduce")); err != nil {
+		t.Fatal(err)
+	}
+	broken := "#!/bin/sh\necho 'symmtune.plugin: cannot import grpc' >&2\nexit 1\n"
+	if err := os.WriteFile(filepath.Join(dir, "symmtune-plugin-broken"), []byte(broken), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var out, errb bytes.Buffer
+	code := runIO(context.Background(), []string{"--plugin-dir", dir, "plugins"}, &out, &errb)
+	if code != exitFailure {
+		t.Errorf("exit %d, want %d", code, exitFailure)
+	}
+	if !strings.HasPrefix(out.String(), "allreduce  [cpu]") {
+		t.Errorf("the plugin that loads is not listed:\n%s", out.String())
+	}
+	e := errb.String()
+	if !strings.Contains(e, "broken (in "+dir+")") || !strings.Contains(e, "    symmtune.plugin: cannot import grpc\n") ||
+		!strings.HasSuffix(e, "symmtune: 1 plugin(s) failed to load: broken (-v shows their whole output)\n") {
+		t.Errorf("stderr:\n%s", e)
+	}
+}

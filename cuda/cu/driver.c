@@ -224,3 +224,40 @@ CUresult cu_mem_host_get_device_pointer(CUdeviceptr* d, void* p, unsigned flags)
 CUresult cu_mem_free_host(void* p) { CU_CALL(memFreeHost, (void*), p); }
 CUresult cu_ctx_get_device(CUdevice* d) { CU_CALL(ctxGetDevice, (CUdevice*), d); }
 CUresult cu_ctx_enable_peer_access(CUcontext peer, unsigned flags) { CU_CALL(ctxEnablePeerAccess, (CUcontext, unsigned), peer, flags); }
+CUresult cu_mem_get_info(size_t* free_bytes, size_t* total_bytes) { CU_CALL(memGetInfo, (size_t*, size_t*), free_bytes, total_bytes); }
+CUresult cu_mem_alloc_async(CUdeviceptr* p, size_t n, CUstream s) { CU_CALL(memAllocAsync, (CUdeviceptr*, size_t, CUstream), p, n, s); }
+CUresult cu_mem_free_async(CUdeviceptr p, CUstream s) { CU_CALL(memFreeAsync, (CUdeviceptr, CUstream), p, s); }
+CUresult cu_memcpy_htod_async(CUdeviceptr dst, const void* src, size_t n, CUstream s) {
+	CU_CALL(memcpyHtoDAsync, (CUdeviceptr, const void*, size_t, CUstream), dst, src, n, s);
+}
+CUresult cu_event_query(CUevent e) { CU_CALL(eventQuery, (CUevent), e); }
+CUresult cu_stream_capture_graph(CUstream s, int* status, unsigned long long* id, CUgraph* g) {
+	const void* deps = NULL;
+	size_t ndeps = 0;
+	*g = NULL;
+	*id = 0;
+	CU_CALL(streamGetCaptureInfo, (CUstream, int*, unsigned long long*, CUgraph*, const void**, size_t*), s, status, id, g,
+		&deps, &ndeps);
+}
+// The destructor of a graph-held counter (cu_graph_hold_counter).
+static void cu_counter_release(void* p) { __atomic_fetch_sub((int*)p, 1, __ATOMIC_SEQ_CST); }
+// CU_USER_OBJECT_NO_DESTRUCTOR_SYNC and CU_GRAPH_USER_OBJECT_MOVE (cuda.h).
+#define CU_USER_OBJECT_NO_DESTRUCTOR_SYNC 1
+#define CU_GRAPH_USER_OBJECT_MOVE 1
+CUresult cu_graph_hold_counter(CUgraph g, int* counter) {
+	if (!cu_has(CU_FN_userObjectCreate) || !cu_has(CU_FN_graphRetainUserObject) || !cu_has(CU_FN_userObjectRelease)) {
+		return CU_MISSING;
+	}
+	void* obj = NULL;
+	CUresult r = ((CUresult(*)(void**, void*, void (*)(void*), unsigned, unsigned))cu_fn[CU_FN_userObjectCreate])(
+		&obj, counter, cu_counter_release, 1, CU_USER_OBJECT_NO_DESTRUCTOR_SYNC);
+	if (r != 0) return r;
+	__atomic_fetch_add(counter, 1, __ATOMIC_SEQ_CST);
+	r = ((CUresult(*)(CUgraph, void*, unsigned, unsigned))cu_fn[CU_FN_graphRetainUserObject])(g, obj, 1, CU_GRAPH_USER_OBJECT_MOVE);
+	if (r != 0) {
+		// Not moved: dropping our reference runs the destructor, which
+		// takes the count back.
+		((CUresult(*)(void*, unsigned))cu_fn[CU_FN_userObjectRelease])(obj, 1);
+	}
+	return r;
+}

@@ -87,7 +87,16 @@ typedef void* CUgraphExec;
 	X(memHostGetDevicePointer, "cuMemHostGetDevicePointer_v2") \
 	X(memFreeHost, "cuMemFreeHost") \
 	X(ctxGetDevice, "cuCtxGetDevice") \
-	X(ctxEnablePeerAccess, "cuCtxEnablePeerAccess")
+	X(ctxEnablePeerAccess, "cuCtxEnablePeerAccess") \
+	X(memGetInfo, "cuMemGetInfo_v2") \
+	X(memAllocAsync, "cuMemAllocAsync") \
+	X(memFreeAsync, "cuMemFreeAsync") \
+	X(memcpyHtoDAsync, "cuMemcpyHtoDAsync_v2") \
+	X(eventQuery, "cuEventQuery") \
+	X(streamGetCaptureInfo, "cuStreamGetCaptureInfo_v2") \
+	X(userObjectCreate, "cuUserObjectCreate") \
+	X(userObjectRelease, "cuUserObjectRelease") \
+	X(graphRetainUserObject, "cuGraphRetainUserObject")
 
 #define CU_ENUM(id, name) CU_FN_##id,
 enum { CU_SYMBOLS(CU_ENUM) CU_FN_COUNT };
@@ -179,5 +188,18 @@ CUresult cu_mem_host_get_device_pointer(CUdeviceptr* d, void* p, unsigned flags)
 CUresult cu_mem_free_host(void* p);
 CUresult cu_ctx_get_device(CUdevice* d);
 CUresult cu_ctx_enable_peer_access(CUcontext peer, unsigned flags);
+CUresult cu_mem_get_info(size_t* free_bytes, size_t* total_bytes);
+CUresult cu_mem_alloc_async(CUdeviceptr* p, size_t n, CUstream s);
+CUresult cu_mem_free_async(CUdeviceptr p, CUstream s);
+CUresult cu_memcpy_htod_async(CUdeviceptr dst, const void* src, size_t n, CUstream s);
+CUresult cu_event_query(CUevent e);
+// cu_stream_capture_graph: the capture status of s (0 none, 1 active, 2
+// invalidated), and while active its sequence id and the graph being built.
+CUresult cu_stream_capture_graph(CUstream s, int* status, unsigned long long* id, CUgraph* g);
+// cu_graph_hold_counter makes a user object whose destructor adds -1 to
+// *counter (atomically, on the driver's thread: no CUDA call, no Go) and
+// moves its one reference to graph g: the destructor runs once g and every
+// executable graph made from it are destroyed and their launches done.
+CUresult cu_graph_hold_counter(CUgraph g, int* counter);
 
 #endif

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"runtime"
 	"testing"
+	"time"
 	"unsafe"
 )
 
@@ -368,5 +369,69 @@ func TestGPUTensorMap(t *testing.T) {
 	}
 	if _, err := TensorMapEncodeTiled(9, p+1, []uint64{128, 128}, []uint64{256}, []uint32{64, 64}, []uint32{1, 1}, 0, 3, 3, 0); err == nil {
 		t.Error("a misaligned address encoded without error")
+	}
+}
+
+// TestGPUGraphHoldsCounter: a capture's graph holds a counter (a CUDA user
+// object) until the graph and its executable are destroyed and their
+// launches done; the async pool allocates and frees without a sync.
+func TestGPUGraphHoldsCounter(t *testing.T) {
+	gpuSetup(t)
+	s, err := MakeStream(NonBlocking)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Destroy()
+	c := NewCounter()
+	defer c.Free()
+	if capturing, _, _, err := s.CaptureGraph(); err != nil || capturing {
+		t.Fatalf("before capture: capturing %v, %v", capturing, err)
+	}
+	p, err := MemAllocAsync(4096, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.BeginCapture(CaptureGlobal); err != nil {
+		t.Fatal(err)
+	}
+	capturing, id, graph, err := s.CaptureGraph()
+	if err != nil || !capturing || id == 0 {
+		t.Fatalf("in capture: capturing %v, id %d, %v", capturing, id, err)
+	}
+	if err := HoldCounter(graph, c.Ptr()); err != nil {
+		t.Fatal(err)
+	}
+	if err := MemsetD8Async(p, 1, 4096, s); err != nil {
+		t.Fatal(err)
+	}
+	g, err := s.EndCapture()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Load() != 1 {
+		t.Fatalf("count %d while the graph lives, want 1", c.Load())
+	}
+	if err := g.Launch(s); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Destroy(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Synchronize(); err != nil {
+		t.Fatal(err)
+	}
+	// The destructor runs on a driver thread, shortly after.
+	for i := 0; i < 1000 && c.Load() != 0; i++ {
+		time.Sleep(time.Millisecond)
+	}
+	if c.Load() != 0 {
+		t.Fatalf("count %d after the graph was destroyed, want 0", c.Load())
+	}
+	if err := MemFreeAsync(p, s); err != nil {
+		t.Fatal(err)
+	}
+	free, total, err := MemGetInfo()
+	if err != nil || free <= 0 || total < free {
+		t.Fatalf("MemGetInfo %d of %d, %v", free, total, err)
 	}
 }

@@ -168,3 +168,46 @@ func MemFreeHost(p unsafe.Pointer) error {
 	}
 	return check("cuMemFreeHost", C.cu_mem_free_host(p))
 }
+
+// MemGetInfo is the device's free and total memory, as the driver counts
+// it (every process and allocator on the GPU).
+func MemGetInfo() (free, total int64, err error) {
+	if err := ensure(); err != nil {
+		return 0, 0, err
+	}
+	var f, t C.size_t
+	if err := check("cuMemGetInfo_v2", C.cu_mem_get_info(&f, &t)); err != nil {
+		return 0, 0, err
+	}
+	return int64(f), int64(t), nil
+}
+
+// MemAllocAsync allocates bytesize bytes from the device's default memory
+// pool, ordered on stream: no device synchronization, unlike MemAlloc.
+func MemAllocAsync(bytesize int64, stream Stream) (DevicePtr, error) {
+	if err := ensure(); err != nil {
+		return 0, err
+	}
+	var p C.CUdeviceptr
+	err := check("cuMemAllocAsync", C.cu_mem_alloc_async(&p, C.size_t(bytesize), stream.s))
+	return DevicePtr(p), err
+}
+
+// MemFreeAsync frees what MemAllocAsync allocated once the work enqueued on
+// stream before it is done: no device synchronization, unlike MemFree.
+func MemFreeAsync(p DevicePtr, stream Stream) error {
+	if err := ensure(); err != nil {
+		return err
+	}
+	return check("cuMemFreeAsync", C.cu_mem_free_async(C.CUdeviceptr(p), stream.s))
+}
+
+// MemcpyHtoDAsync copies byteCount bytes from host memory to the device,
+// ordered on stream. From pageable memory it returns once src has been
+// read, so src may be reused at once.
+func MemcpyHtoDAsync(dst DevicePtr, src unsafe.Pointer, byteCount int64, stream Stream) error {
+	if err := ensure(); err != nil {
+		return err
+	}
+	return check("cuMemcpyHtoDAsync_v2", C.cu_memcpy_htod_async(C.CUdeviceptr(dst), src, C.size_t(byteCount), stream.s))
+}

@@ -165,3 +165,16 @@ func (e Event) Elapsed(end Event) (float64, error) {
 	err := check("cuEventElapsedTime", C.cu_event_elapsed_time(&ms, e.ev, end.ev))
 	return float64(ms), err
 }
+
+// Done says whether the work the event last recorded has completed
+// (cuEventQuery), without waiting for it.
+func (e Event) Done() (bool, error) {
+	if err := ensure(); err != nil {
+		return false, err
+	}
+	r := C.cu_event_query(e.ev)
+	if r == 600 { // CUDA_ERROR_NOT_READY
+		return false, nil
+	}
+	return true, check("cuEventQuery", r)
+}

@@ -70,6 +70,9 @@ type Compiler struct {
 	Arch string // e.g. "sm_90a"
 	// CacheDir holds cubins; empty means DefaultCacheDir().
 	CacheDir string
+	// Options go before every Source's own (cudamem: the waits' bound),
+	// so one compiler carries them to every kernel built with it.
+	Options []string
 }
 
 // DefaultCacheDir is $SYMMTUNE_CUBIN_CACHE, else $XDG_CACHE_HOME/symmtune/cubin,
@@ -101,6 +104,7 @@ func (c Compiler) dir() string {
 
 func (c Compiler) options(s Source) []string {
 	opts := []string{"--gpu-architecture=" + c.Arch, "-std=c++17", "-default-device"}
+	opts = append(opts, c.Options...)
 	return append(opts, s.Options...)
 }
 

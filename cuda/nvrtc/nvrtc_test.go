@@ -60,6 +60,23 @@ func TestCompileKernels(t *testing.T) {
 			t.Errorf("%s %v: %v", srcs[i].Name, srcs[i].Options, err)
 		}
 	}
+	// The runtime's build: the waits' bound set by the compiler's options
+	// (cudamem.TimeoutOptions: libsymmtune's 600 s), at one world and dtype.
+	rt := Compiler{Arch: "sm_90", CacheDir: c.CacheDir, Options: []string{"-DSYMM_TIMEOUT_NS=600000000000ull"}}
+	var rtSrcs []Source
+	for _, s := range srcs {
+		if slices.Contains(s.Options, "-DWORLD=2") && slices.Contains(s.Options, "-DDTYPE_BF16=1") {
+			rtSrcs = append(rtSrcs, s)
+		}
+	}
+	for i, err := range rt.CompileAll(t.Context(), rtSrcs) {
+		if err != nil {
+			t.Errorf("%s %v with %v: %v", rtSrcs[i].Name, rtSrcs[i].Options, rt.Options, err)
+		}
+	}
+	if k1, _ := c.Key(rtSrcs[0]); k1 == func() string { k, _ := rt.Key(rtSrcs[0]); return k }() {
+		t.Error("the compiler's options are not in the cache key")
+	}
 	key, err := c.Key(srcs[0])
 	if err != nil {
 		t.Fatal(err)

@@ -3,7 +3,7 @@ package libops
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
+	"errors"
 	"strings"
 
 	"github.com/symmtune/symmtune/kernels/allreduce"
@@ -36,23 +36,11 @@ type allreduceOpen struct {
 }
 
 // allreduceRunner is an open all-reduce runner (allreducerun_cuda.go's).
-// captured says whether a caller's graph may hold one of its calls (the
-// runner knows it without asking the driver on every call: lifetime.go).
 type allreduceRunner interface {
 	enqueue(stream, t uint64, n int64) error
-	captured() bool
+	deviceBytes() int64
 	close() error
 }
-
-// arRunner keeps an all-reduce runner in the handles' table; GemmEnqueue
-// refuses it.
-type arRunner struct{ r allreduceRunner }
-
-func (a arRunner) enqueue(uint64, gemmPtrs) error { return errNotGemm }
-func (a arRunner) close() error                   { return a.r.close() }
-func (a arRunner) captured() bool                 { return a.r.captured() }
-
-var errNotGemm = bad("handle: an all-reduce runner, not a GEMM one")
 
 // checkAllreduceOpen decodes and checks a request and the region pointers.
 func checkAllreduceOpen(req []byte, regions []uint64, table uint64) (allreduceOpen, error) {
@@ -125,27 +113,42 @@ func AllreduceOpen(req []byte, regions []uint64, table uint64) (handle uint64, e
 	if err != nil {
 		return 0, err
 	}
+	if err := checkPoisoned(); err != nil {
+		return 0, err
+	}
+	// Not under runtimeMu: a Lamport open is collective (it meets the
+	// peers at a barrier), and ranks that share a process (tests) would
+	// wait for each other behind the lock. The open touches nothing of the
+	// runtime's state.
 	r, err := openAllreduce(o)
 	if err != nil {
 		return 0, err
 	}
-	runnersMu.Lock()
-	defer runnersMu.Unlock()
-	nextHandle++
-	runners[nextHandle] = &liveRunner{r: arRunner{r}}
-	return nextHandle, nil
+	runtimeMu.Lock()
+	defer runtimeMu.Unlock()
+	c, err := dev.newCounter()
+	if err != nil {
+		return 0, errors.Join(err, r.close())
+	}
+	u := &arUnit{unit: unit{closeFn: r.close, bytes: r.deviceBytes(), held: c}, r: r}
+	return addHandle(&liveRunner{ar: u, dtype: o.Dtype}), nil
 }
 
 // AllreduceEnqueue sums the n elements at t over the ranks, in place, on
 // stream (a CUstream handle; 0 the legacy default stream).
 func AllreduceEnqueue(handle, stream, t uint64, n int64) (err error) {
 	defer func() { err = flat(err) }()
+	runtimeMu.Lock()
+	defer runtimeMu.Unlock()
+	if err := checkPoisoned(); err != nil {
+		return err
+	}
 	lr, err := liveHandle(handle)
 	if err != nil {
 		return err
 	}
-	ar, ok := lr.r.(arRunner)
-	if !ok {
+	ar := lr.ar
+	if ar == nil {
 		return bad("handle %d: a GEMM runner, not an all-reduce", handle)
 	}
 	if t == 0 {
@@ -154,16 +157,24 @@ func AllreduceEnqueue(handle, stream, t uint64, n int64) (err error) {
 	if n < 1 {
 		return bad("n=%d: want a positive number of elements", n)
 	}
-	lr.mu.Lock()
-	defer lr.mu.Unlock()
 	if lr.retired {
 		return errRetired(handle)
 	}
+	capturing, id, hold, err := dev.capture(stream)
+	if err != nil {
+		return err
+	}
+	if !capturing {
+		reap()
+	}
+	if err := ar.note(capturing, id, hold); err != nil {
+		return err
+	}
 	if err := ar.r.enqueue(stream, t, n); err != nil {
-		return fmt.Errorf("enqueue: %w", err)
+		return enqueueErr(err)
 	}
 	return nil
 }
 
-// AllreduceClose frees handle's runner, after the GPU is done with it.
+// AllreduceClose retires handle's runner (as GemmClose).
 func AllreduceClose(handle uint64) error { return GemmClose(handle) }

@@ -4,7 +4,6 @@ package libops
 
 import (
 	"errors"
-	"fmt"
 
 	"github.com/symmtune/symmtune/cuda/cu"
 	"github.com/symmtune/symmtune/kernels/allreduce"
@@ -16,22 +15,16 @@ import (
 type cudaAllreduce struct {
 	r     *allreduce.Runner
 	peers *cudamem.Mapped
+	bytes int64
 }
 
 // openAllreduce opens o's runner in the current context.
 func openAllreduce(o allreduceOpen) (allreduceRunner, error) {
-	dev, err := cu.CurrentDevice()
-	if err != nil {
-		return nil, fmt.Errorf("no current CUDA context on this thread (make a CUDA call on device %d first): %w", o.Device, err)
+	if err := currentDevice(o.Device); err != nil {
+		return nil, err
 	}
-	if int(dev) != o.Device {
-		return nil, bad("device %d: the current CUDA context is device %d's", o.Device, int(dev))
-	}
-	data := make([]cu.DevicePtr, len(o.regions))
-	for q, d := range o.regions {
-		data[q] = cu.DevicePtr(d)
-	}
-	peers, err := cudamem.NewMapped(o.Rank, o.World, data, cu.DevicePtr(o.table), o.Device)
+	free0, _, _ := cu.MemGetInfo()
+	peers, err := mapped(o.Rank, o.World, o.regions, o.table, o.Device)
 	if err != nil {
 		return nil, err
 	}
@@ -39,10 +32,21 @@ func openAllreduce(o allreduceOpen) (allreduceRunner, error) {
 	if err != nil {
 		return nil, errors.Join(err, peers.Close())
 	}
-	return &cudaAllreduce{r: r, peers: peers}, nil
+	c := &cudaAllreduce{r: r, peers: peers}
+	// What its modules and streams took of the device (the region is
+	// Python's).
+	if free1, _, err := cu.MemGetInfo(); err == nil && free0 > free1 {
+		c.bytes = free0 - free1
+	}
+	return c, nil
 }
 
 func (c *cudaAllreduce) enqueue(stream, t uint64, n int64) error {
+	// Fail-stop: a call on a poisoned workspace is refused on every rank
+	// (barrier.cuh), a plain load of the workspace's host word.
+	if err := c.peers.Poisoned("all_reduce"); err != nil {
+		return err
+	}
 	if err := c.r.Enqueue(cudamem.StreamOf(stream), cu.DevicePtr(t), n); err != nil {
 		if errors.Is(err, allreduce.ErrRegionsTooSmall) {
 			return badErr(err)
@@ -52,6 +56,6 @@ func (c *cudaAllreduce) enqueue(stream, t uint64, n int64) error {
 	return nil
 }
 
-func (c *cudaAllreduce) captured() bool { return c.r.MayBeCaptured() }
+func (c *cudaAllreduce) deviceBytes() int64 { return c.bytes }
 
 func (c *cudaAllreduce) close() error { return errors.Join(c.r.Close(), c.peers.Close()) }

@@ -64,18 +64,14 @@ func TestAllreduceUnknownHandle(t *testing.T) {
 
 // TestRunnerKinds: a handle of one kind is refused by the other's enqueue.
 func TestRunnerKinds(t *testing.T) {
-	runnersMu.Lock()
-	nextHandle++
-	h := nextHandle
-	runners[h] = &liveRunner{r: arRunner{}}
-	runnersMu.Unlock()
-	defer func() {
-		runnersMu.Lock()
-		delete(runners, h)
-		runnersMu.Unlock()
-	}()
+	useFake(t)
+	h := openFakeAR(t)
 	var b *BadInputError
-	if err := GemmEnqueue(h, 0, 1, 2, 3, 0); !errors.As(err, &b) || !strings.Contains(b.Msg, "all-reduce runner") {
+	if _, err := GemmEnqueue(h, 0, 64, 1, 2, 3, 0); !errors.As(err, &b) || !strings.Contains(b.Msg, "all-reduce runner") {
 		t.Errorf("GEMM enqueue of an all-reduce handle: %v", err)
+	}
+	g, _ := openFake(t, "bf16")
+	if err := AllreduceEnqueue(g, 0, 16, 8); !errors.As(err, &b) || !strings.Contains(b.Msg, "GEMM runner") {
+		t.Errorf("all-reduce enqueue of a GEMM handle: %v", err)
 	}
 }

@@ -88,6 +88,11 @@ type gemmChoice struct {
 	choice
 	SymmetricBytes int64 `json:"symmetric_bytes"`
 	BKN            bool  `json:"b_kn"`
+	// M is the rows the choice and layout are for, and MLo the rows below
+	// them that it serves too (with bucket: the bucket (m_lo, m] of the
+	// asked rows; else the asked rows alone).
+	M   int `json:"m"`
+	MLo int `json:"m_lo"`
 }
 
 type gemmChooseReq struct {
@@ -102,6 +107,9 @@ type gemmChooseReq struct {
 	// Config, optional, is run instead of a choice (a benchmark measuring
 	// given configs): checked on the problem, source "forced".
 	Config space.Config `json:"config"`
+	// Bucket: choose for the row bucket of m (gpu.BucketRows), to serve
+	// every m of it.
+	Bucket bool `json:"bucket"`
 }
 
 func gemmChoose(r gemmChooseReq) (any, error) {
@@ -110,6 +118,10 @@ func gemmChoose(r gemmChooseReq) (any, error) {
 		return nil, bad("dtype: missing (bf16, f16, e4m3 or e4m3_row)")
 	case r.Elem != 0:
 		return nil, bad("elem %d: the dtype says the element size", r.Elem)
+	}
+	mlo := r.M - 1
+	if r.Bucket && r.M >= 1 && r.World >= 1 {
+		mlo, r.M = gpu.BucketRows(r.M, r.World)
 	}
 	p, err := r.problem()
 	if err != nil {
@@ -128,7 +140,7 @@ func gemmChoose(r gemmChooseReq) (any, error) {
 		if err != nil {
 			return nil, badErr(err)
 		}
-		return gemmAnswer(choice{Config: r.Config, Source: "forced", Warnings: []warning{}}, v, cfg, p), nil
+		return gemmAnswer(choice{Config: r.Config, Source: "forced", Warnings: []warning{}}, v, cfg, p, mlo), nil
 	}
 	shape := fmt.Sprintf("m=%d,n=%d,k=%d", r.M, r.N, r.K)
 	how := fmt.Sprintf("tune it with: symmtune search --backend cuda --kernel %s --world %d --shape %s --dtype %s", r.Kernel, r.World, shape, r.Dtype)
@@ -179,13 +191,13 @@ func gemmChoose(r gemmChooseReq) (any, error) {
 			return nil, fmt.Errorf("the default config %s: %w", def, err) // cannot happen
 		}
 	}
-	return gemmAnswer(c, v, cfg, p), nil
+	return gemmAnswer(c, v, cfg, p, mlo), nil
 }
 
 // gemmAnswer is c, whose config parsed is cfg, with p's layout.
-func gemmAnswer(c choice, v gpu.Variant, cfg gpu.Config, p gpu.Problem) gemmChoice {
+func gemmAnswer(c choice, v gpu.Variant, cfg gpu.Config, p gpu.Problem, mlo int) gemmChoice {
 	return gemmChoice{choice: c, SymmetricBytes: v.SymmetricBytes(p),
-		BKN: !p.Dtype.FP8() && cfg.Impl == gpu.ImplFused && !cfg.Tile.BKMajor}
+		BKN: !p.Dtype.FP8() && cfg.Impl == gpu.ImplFused && !cfg.Tile.BKMajor, M: p.M, MLo: mlo}
 }
 
 // runs is c parsed, or why it cannot run on p (ParseConfig's or
@@ -296,7 +308,7 @@ func arChoose(r arChooseReq) (any, error) {
 
 func chooseOps() map[string]op {
 	return map[string]op{
-		"gemm.choose": handler("the config a first GEMM call runs, {kernel, m, n, k, world, dtype, cache, env, hardware, major?, minor, sms}: {config, source, median_us, warnings: [{key, message}], symmetric_bytes, b_kn} or {error}",
+		"gemm.choose": handler("the config a first GEMM call runs, {kernel, m, n, k, world, dtype, cache, env, hardware, major?, minor, sms, bucket?}: {config, source, median_us, warnings: [{key, message}], symmetric_bytes, b_kn, m, m_lo} or {error}; bucket: for m's row bucket (m_lo, m]",
 			gemmChoose),
 		"allreduce.choose": handler("the config a first all-reduce call runs, {n, dtype, world, cache, env, hardware}: {config, source, median_us, warnings: [{key, message}], padded, workspace, region_bytes} or {error}",
 			arChoose),

@@ -6,9 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 
 	"github.com/symmtune/symmtune/kernels/gemm/gpu"
+	"github.com/symmtune/symmtune/symm/cudamem"
 )
 
 // This file is the GEMM runtime's boundary (symmtune_gemm_open, _enqueue,
@@ -30,6 +30,9 @@ type GemmOpenRequest struct {
 	Dtype  string                     `json:"dtype"`
 	Device int                        `json:"device"`
 	Config map[string]json.RawMessage `json:"config"`
+	// WarmFrom, optional: an open handle of the same op on the last
+	// generation of the workspace, whose row counts open here at once.
+	WarmFrom uint64 `json:"warm_from"`
 }
 
 // gemmOpen is a checked request.
@@ -41,12 +44,7 @@ type gemmOpen struct {
 	rank, device int
 	regions      []uint64
 	table        uint64
-}
-
-// gemmRunner is an open runner (gemmrun_cuda.go's).
-type gemmRunner interface {
-	enqueue(stream uint64, p gemmPtrs) error
-	close() error
+	warmFrom     uint64
 }
 
 // gemmPtrs are one call's operands (gpu.Ptrs as integers); the scales are
@@ -98,111 +96,100 @@ func checkGemmOpen(req []byte, regions []uint64, table uint64) (gemmOpen, error)
 		}
 	}
 	return gemmOpen{kernel: v, prob: p, dtype: r.Dtype, cfg: cfg, rank: r.Rank, device: r.Device,
-		regions: append([]uint64(nil), regions...), table: table}, nil
+		regions: append([]uint64(nil), regions...), table: table, warmFrom: r.WarmFrom}, nil
 }
 
-// The open runners by handle, GEMM and all-reduce (allreducerun.go)
-// alike. Handles are integers, never Go pointers.
-var (
-	runnersMu  sync.Mutex
-	runners    = map[uint64]*liveRunner{}
-	nextHandle uint64
-)
-
-// liveRunner is one handle's runner; mu keeps its calls one at a time
-// (ctypes lets Python threads call at once). scaled: an FP8 GEMM's (dtype
-// e4m3 or e4m3_row), whose calls carry scales: it takes only
-// symmtune_gemm_enqueue_scaled, any other GEMM only symmtune_gemm_enqueue.
-//
-// captured: a call was enqueued while its stream was being captured, so
-// a graph may replay the runner's memory; retired: the caller has moved to
-// another runner (lifetime.go), and this one only lives for its graphs.
-type liveRunner struct {
-	mu       sync.Mutex
-	r        gemmRunner
-	dtype    string
-	scaled   bool
-	captured bool
-	retired  bool
-}
-
-// GemmOpen checks the request and opens its runner in the current CUDA
-// context (which must be the request's device's): the handle, and a
-// warning when the config had to change to run here (empty: none).
+// GemmOpen checks the request and opens its op in the current CUDA
+// context (which must be the request's device's): the handle. The op runs
+// any row count up to the request's m (the region was sized for m): each
+// row count's runner opens at its first call (gemmCall).
 func GemmOpen(req []byte, regions []uint64, table uint64) (handle uint64, warning string, err error) {
 	defer func() { err = flat(err) }()
 	o, err := checkGemmOpen(req, regions, table)
 	if err != nil {
 		return 0, "", err
 	}
-	r, warning, err := openRunner(o)
+	runtimeMu.Lock()
+	defer runtimeMu.Unlock()
+	if err := checkPoisoned(); err != nil {
+		return 0, "", err
+	}
+	d, err := dev.openGemm(o)
 	if err != nil {
 		return 0, "", err
 	}
-	runnersMu.Lock()
-	defer runnersMu.Unlock()
-	nextHandle++
-	runners[nextHandle] = &liveRunner{r: r, dtype: o.dtype, scaled: o.prob.Dtype.FP8()}
-	return nextHandle, warning, nil
-}
-
-func liveHandle(h uint64) (*liveRunner, error) {
-	runnersMu.Lock()
-	defer runnersMu.Unlock()
-	lr := runners[h]
-	if lr == nil {
-		return nil, bad("handle %d: not open", h)
+	op := &gemmOp{o: o, dev: d, units: map[int]*gemmUnit{}, warn: map[int]string{}}
+	if o.warmFrom != 0 {
+		if err := warmFrom(op, o.warmFrom); err != nil {
+			var errs []error
+			for _, u := range op.units {
+				errs = append(errs, u.close())
+			}
+			return 0, "", errors.Join(append([]error{err}, append(errs, d.close())...)...)
+		}
 	}
-	return lr, nil
+	return addHandle(&liveRunner{gemm: op, dtype: o.dtype, scaled: o.prob.Dtype.FP8()}), "", nil
 }
 
-// GemmEnqueue enqueues one call of handle's runner on stream (a CUstream
-// handle; 0 the legacy default stream) with operands a, b, c and extra (see
-// gpu.Ptrs), on the calling thread. An FP8 runner's calls need their scales
-// (GemmEnqueueScaled): it is refused here.
-func GemmEnqueue(handle, stream, a, b, c, extra uint64) error {
-	return gemmEnqueue(handle, stream, gemmPtrs{a: a, b: b, c: c, extra: extra}, false)
+// GemmEnqueue enqueues one call of handle's op at m rows on stream (a
+// CUstream handle; 0 the legacy default stream) with operands a, b, c and
+// extra (see gpu.Ptrs), on the calling thread: a warning when m's runner
+// opened with another config than the op's. An FP8 op's calls need their
+// scales (GemmEnqueueScaled): it is refused here.
+func GemmEnqueue(handle, stream uint64, m int, a, b, c, extra uint64) (string, error) {
+	return gemmEnqueue(handle, stream, m, gemmPtrs{a: a, b: b, c: c, extra: extra}, false)
 }
 
-// GemmEnqueueScaled is GemmEnqueue for an e4m3 or e4m3_row runner, with
-// the device addresses of A's and B's fp32 scales (docs/fp8.md: one float
+// GemmEnqueueScaled is GemmEnqueue for an e4m3 or e4m3_row op, with the
+// device addresses of A's and B's fp32 scales (docs/fp8.md: one float
 // each for e4m3; for e4m3_row [M/W] floats of this rank's rows of A for
-// agmm, [M] for matmulrs, and [N] of B). A bf16 or f16 runner is refused.
-func GemmEnqueueScaled(handle, stream, a, b, c, extra, scaleA, scaleB uint64) error {
-	return gemmEnqueue(handle, stream, gemmPtrs{a: a, b: b, c: c, extra: extra, scaleA: scaleA, scaleB: scaleB}, true)
+// agmm, [M] for matmulrs, and [N] of B). A bf16 or f16 op is refused.
+func GemmEnqueueScaled(handle, stream uint64, m int, a, b, c, extra, scaleA, scaleB uint64) (string, error) {
+	return gemmEnqueue(handle, stream, m, gemmPtrs{a: a, b: b, c: c, extra: extra, scaleA: scaleA, scaleB: scaleB}, true)
 }
 
-func gemmEnqueue(handle, stream uint64, p gemmPtrs, scaled bool) (err error) {
+func gemmEnqueue(handle, stream uint64, m int, p gemmPtrs, scaled bool) (warning string, err error) {
 	defer func() { err = flat(err) }()
+	runtimeMu.Lock()
+	defer runtimeMu.Unlock()
+	if err := checkPoisoned(); err != nil {
+		return "", err
+	}
 	lr, err := liveHandle(handle)
 	if err != nil {
-		return err
+		return "", err
 	}
-	if _, ok := lr.r.(arRunner); ok {
-		return bad("handle %d: an all-reduce runner, not a GEMM one", handle)
+	if lr.gemm == nil {
+		return "", bad("handle %d: an all-reduce runner, not a GEMM one", handle)
 	}
+	op := lr.gemm
 	switch {
 	case lr.scaled && !scaled:
-		return bad("handle %d: dtype %s scales its operands: call symmtune_gemm_enqueue_scaled with scale_a and scale_b", handle, lr.dtype)
+		return "", bad("handle %d: dtype %s scales its operands: call symmtune_gemm_enqueue_scaled with scale_a and scale_b", handle, lr.dtype)
 	case !lr.scaled && scaled:
-		return bad("handle %d: dtype %s takes no scales: call symmtune_gemm_enqueue (scales are for e4m3 and e4m3_row)", handle, lr.dtype)
+		return "", bad("handle %d: dtype %s takes no scales: call symmtune_gemm_enqueue (scales are for e4m3 and e4m3_row)", handle, lr.dtype)
 	case p.a == 0 || p.b == 0 || p.c == 0:
-		return bad("operands: a %#x, b %#x, c %#x; none may be NULL", p.a, p.b, p.c)
+		return "", bad("operands: a %#x, b %#x, c %#x; none may be NULL", p.a, p.b, p.c)
 	case scaled && (p.scaleA == 0 || p.scaleB == 0):
-		return bad("scales: scale_a %#x, scale_b %#x; neither may be NULL", p.scaleA, p.scaleB)
+		return "", bad("scales: scale_a %#x, scale_b %#x; neither may be NULL", p.scaleA, p.scaleB)
+	case m < 1 || m > op.o.prob.M || m%op.o.prob.World != 0:
+		return "", bad("m=%d: want 1..%d rows, divisible by the %d ranks (the handle was opened for m=%d)", m, op.o.prob.M, op.o.prob.World, op.o.prob.M)
 	}
-	lr.mu.Lock()
-	defer lr.mu.Unlock()
 	if lr.retired {
-		return errRetired(handle)
+		return "", errRetired(handle)
 	}
-	if err := lr.noteCapture(stream); err != nil {
+	return gemmCall(handle, op, m, stream, p)
+}
+
+// enqueueErr is a runner's enqueue error as the caller sees it: prefixed,
+// but a poisoned workspace's whole as it is (one line, naming the op and
+// the ranks; cudamem.PoisonError).
+func enqueueErr(err error) error {
+	var p *cudamem.PoisonedError
+	if errors.As(err, &p) {
 		return err
 	}
-	if err := lr.r.enqueue(stream, p); err != nil {
-		return fmt.Errorf("enqueue: %w", err)
-	}
-	return nil
+	return fmt.Errorf("enqueue: %w", err)
 }
 
 // errRetired is a retired runner's answer to a call.
@@ -235,16 +222,9 @@ type flatError struct {
 func (e *flatError) Error() string { return e.msg }
 func (e *flatError) Unwrap() error { return e.err }
 
-// GemmClose frees handle's runner, after the GPU is done with it.
+// GemmClose retires handle: it takes no more calls, and what it opened on
+// the device closes now or once the CUDA graphs holding it are destroyed.
 func GemmClose(handle uint64) error {
-	runnersMu.Lock()
-	lr := runners[handle]
-	delete(runners, handle)
-	runnersMu.Unlock()
-	if lr == nil {
-		return bad("handle %d: not open", handle)
-	}
-	lr.mu.Lock()
-	defer lr.mu.Unlock()
-	return lr.r.close()
+	_, err := Retire([]uint64{handle})
+	return err
 }

@@ -8,61 +8,159 @@ import (
 
 	"github.com/symmtune/symmtune/cuda/cu"
 	"github.com/symmtune/symmtune/kernels/gemm/gpu"
+	"github.com/symmtune/symmtune/space"
 	"github.com/symmtune/symmtune/symm/cudamem"
 )
 
-// cudaRunner is a gpu.Runner on symmetric memory the caller mapped, with
-// its one config.
-type cudaRunner struct {
-	r     *gpu.Runner
-	peers *cudamem.Mapped
-	cfg   gpu.Config
+// The runtime's device (runtime.go) in the cuda build.
+func init() { dev = &cudaDevice{engines: map[int]*gpu.Engine{}} }
+
+// cudaDevice keeps one shared GEMM engine per device ordinal, for the
+// process's life: its streams, workspaces and kernels serve every GEMM op
+// and row count (gpu.Engine), so what the runtime holds does not grow with
+// the shapes called.
+type cudaDevice struct {
+	engines map[int]*gpu.Engine
 }
 
-// openRunner opens o's runner in the current context. A tuned algo that
-// this cuBLASLt does not rank for every product (another library version)
-// gives way to its first, with a warning.
-func openRunner(o gemmOpen) (gemmRunner, string, error) {
-	dev, err := cu.CurrentDevice()
+func (d *cudaDevice) capture(stream uint64) (bool, uint64, func(counter) error, error) {
+	capturing, id, g, err := cudamem.StreamOf(stream).CaptureGraph()
+	if err != nil || !capturing {
+		return false, 0, nil, err
+	}
+	return true, id, func(c counter) error { return cu.HoldCounter(g, c.(cCounter).Ptr()) }, nil
+}
+
+// cCounter is a counter in C memory, where the driver's destructor
+// thread decrements it.
+type cCounter struct{ *cu.Counter }
+
+func (d *cudaDevice) newCounter() (counter, error) { return cCounter{cu.NewCounter()}, nil }
+
+func (d *cudaDevice) engineBytes() int64 {
+	n := int64(0)
+	for _, e := range d.engines {
+		n += e.OwnBytes()
+	}
+	return n
+}
+
+// currentDevice checks that the current context is ordinal's.
+func currentDevice(ordinal int) error {
+	dv, err := cu.CurrentDevice()
 	if err != nil {
-		return nil, "", fmt.Errorf("no current CUDA context on this thread (make a CUDA call on device %d first): %w", o.device, err)
+		return fmt.Errorf("no current CUDA context on this thread (make a CUDA call on device %d first): %w", ordinal, err)
 	}
-	if int(dev) != o.device {
-		return nil, "", bad("device %d: the current CUDA context is device %d's", o.device, int(dev))
+	if int(dv) != ordinal {
+		return bad("device %d: the current CUDA context is device %d's", ordinal, int(dv))
 	}
-	data := make([]cu.DevicePtr, len(o.regions))
-	for q, d := range o.regions {
-		data[q] = cu.DevicePtr(d)
+	return nil
+}
+
+// mapped is the peers' view of a request's regions, its kernels' waits
+// bounded by the runtime's timeout ($SYMMTUNE_TIMEOUT_S).
+func mapped(rank, world int, regions []uint64, table uint64, ordinal int) (*cudamem.Mapped, error) {
+	data := make([]cu.DevicePtr, len(regions))
+	for q, p := range regions {
+		data[q] = cu.DevicePtr(p)
 	}
-	peers, err := cudamem.NewMapped(o.rank, o.prob.World, data, cu.DevicePtr(o.table), o.device)
+	timeout, err := cudamem.RuntimeTimeoutFromEnv()
+	if err != nil {
+		return nil, badErr(err)
+	}
+	return cudamem.NewMapped(rank, world, data, cu.DevicePtr(table), ordinal, timeout)
+}
+
+func (d *cudaDevice) openGemm(o gemmOpen) (gemmOpDevice, error) {
+	if err := currentDevice(o.device); err != nil {
+		return nil, err
+	}
+	peers, err := mapped(o.rank, o.prob.World, o.regions, o.table, o.device)
+	if err != nil {
+		return nil, err
+	}
+	if err := o.prob.Dtype.CheckDevice(peers.ComputeCapability()); err != nil {
+		return nil, errors.Join(badErr(err), peers.Close())
+	}
+	e := d.engines[o.device]
+	if e == nil {
+		if e, err = gpu.NewSharedEngine(); err != nil {
+			return nil, errors.Join(err, peers.Close())
+		}
+		d.engines[o.device] = e
+	}
+	return &cudaOp{o: o, peers: peers, eng: e}, nil
+}
+
+// cudaOp is a GEMM op on the device: the peers' view of its region and
+// the device's engine.
+type cudaOp struct {
+	o     gemmOpen
+	peers *cudamem.Mapped
+	eng   *gpu.Engine
+}
+
+// open opens the runner of m rows: the op's config where it runs at m,
+// else m's default on this GPU (the same on every rank: the choice
+// depends only on the agreed config, m and the GPU), with a warning.
+func (c *cudaOp) open(m int) (gemmUnitRunner, string, error) {
+	o := c.o
+	p, err := gpu.ParseProblem(space.Problem{Dtype: o.dtype, Shape: space.Shape{"m": int64(m), "n": int64(o.prob.N), "k": int64(o.prob.K)}}, o.prob.World)
+	if err != nil {
+		return nil, "", badErr(err)
+	}
+	cfg, warning := o.cfg, ""
+	if why := o.kernel.Validate(cfg, p); why != nil {
+		major, minor := c.peers.ComputeCapability()
+		def, err := o.kernel.DefaultOn(p, gpu.Device{Major: major, Minor: minor, SMs: c.peers.SMs()})
+		if err == nil {
+			cfg, err = o.kernel.ParseConfig(def)
+		}
+		if err != nil {
+			return nil, "", badErr(fmt.Errorf("m=%d: the config does not run (%v) and no default does: %w", m, why, err))
+		}
+		warning = fmt.Sprintf("the %s config does not run at m=%d (%s); running the default config there", o.kernel, m, oneLine(why.Error()))
+	}
+	r, err := gpu.NewRunnerOn(c.eng, o.kernel, c.peers, p, o.dtype)
 	if err != nil {
 		return nil, "", err
 	}
-	if err := o.prob.Dtype.CheckDevice(peers.ComputeCapability()); err != nil {
-		return nil, "", errors.Join(badErr(err), peers.Close())
-	}
-	r, err := gpu.NewRunner(o.kernel, peers, o.prob, o.dtype)
-	if err != nil {
-		return nil, "", errors.Join(err, peers.Close())
-	}
-	cr := &cudaRunner{r: r, peers: peers, cfg: o.cfg}
-	warning := ""
-	n, err := r.Algos(o.cfg)
-	if err == nil && n > 0 && o.cfg.Algo >= n {
-		warning = fmt.Sprintf("the tuned %s config's algo %d is not among the %d algorithms this cuBLASLt ranks for every product; running its first", o.kernel, o.cfg.Algo, n)
-		cr.cfg.Algo = 0
+	n, err := r.Algos(cfg)
+	if err == nil && n > 0 && cfg.Algo >= n {
+		warning = fmt.Sprintf("the %s config's algo %d is not among the %d algorithms this cuBLASLt ranks for every product at m=%d; running its first", o.kernel, cfg.Algo, n, m)
+		cfg.Algo = 0
 	}
 	if err == nil {
-		err = r.Prepare(cr.cfg)
+		err = r.Prepare(cfg)
 	}
 	if err != nil {
-		return nil, "", errors.Join(err, cr.close())
+		return nil, "", errors.Join(err, r.Close())
 	}
-	return cr, warning, nil
+	return &cudaRunner{r: r, cfg: cfg, peers: c.peers, op: fmt.Sprint(o.kernel)}, warning, nil
+}
+
+func (c *cudaOp) close() error { return c.peers.Close() }
+
+// cudaRunner is a gpu.Runner for one row count, with its config, and the
+// op's peers (whose workspace a timed-out wait poisons) and kernel name.
+type cudaRunner struct {
+	r     *gpu.Runner
+	cfg   gpu.Config
+	peers *cudamem.Mapped
+	op    string
 }
 
 func (c *cudaRunner) enqueue(stream uint64, p gemmPtrs) error {
+	// Fail-stop: a call on a poisoned workspace is refused on every rank
+	// (barrier.cuh), a plain load of the workspace's host word. A fused
+	// GEMM's timed-out wait writes the workspace's poison word, which the
+	// call's end barrier spreads to the peers and to this host word.
+	if err := c.peers.Poisoned(c.op); err != nil {
+		return err
+	}
 	return c.r.Enqueue(c.cfg, cudamem.StreamOf(stream), ptrsOf(p))
 }
 
-func (c *cudaRunner) close() error { return errors.Join(c.r.Close(), c.peers.Close()) }
+func (c *cudaRunner) deviceBytes() int64 { return c.r.DeviceBytes() }
+
+func (c *cudaRunner) close() error { return c.r.Close() }

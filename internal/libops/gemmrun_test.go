@@ -49,7 +49,7 @@ func TestGemmOpenChecks(t *testing.T) {
 
 func TestGemmUnknownHandle(t *testing.T) {
 	var b *BadInputError
-	if err := GemmEnqueue(12345, 0, 1, 2, 3, 0); !errors.As(err, &b) {
+	if _, err := GemmEnqueue(12345, 0, 64, 1, 2, 3, 0); !errors.As(err, &b) {
 		t.Errorf("enqueue: %v", err)
 	}
 	if err := GemmClose(12345); !errors.As(err, &b) {

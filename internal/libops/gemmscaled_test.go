@@ -4,34 +4,19 @@ import (
 	"errors"
 	"strings"
 	"testing"
-
-	"github.com/symmtune/symmtune/kernels/gemm/gpu"
 )
 
 // fakeGemm records the calls a handle's runner gets, and its closes.
-type fakeGemm struct {
-	calls  []gemmPtrs
-	closes int
-}
-
-func (f *fakeGemm) enqueue(_ uint64, p gemmPtrs) error { f.calls = append(f.calls, p); return nil }
-func (f *fakeGemm) close() error                       { f.closes++; return nil }
-
-// openFake puts a fake runner of dtype in the handles' table, as GemmOpen
-// does after a runner opened (no GPU here).
-func openFake(t *testing.T, dtype string) (uint64, *fakeGemm) {
+// openFake opens a GEMM op of dtype on a fake device (runtime_test.go):
+// its handle, and the device to see what reached its runners.
+func openFake(t *testing.T, dtype string) (uint64, *fakeDevice) {
 	t.Helper()
-	f := &fakeGemm{}
-	runnersMu.Lock()
-	nextHandle++
-	h := nextHandle
-	dt, err := gpu.ParseDtype(dtype)
+	f := useFake(t)
+	req := strings.Replace(fakeOpenReq, `"dtype":"bf16"`, `"dtype":"`+dtype+`"`, 1)
+	h, _, err := GemmOpen([]byte(req), []uint64{1 << 20, 2 << 20}, 4096)
 	if err != nil {
 		t.Fatal(err)
 	}
-	runners[h] = &liveRunner{r: f, dtype: dtype, scaled: dt.FP8()}
-	runnersMu.Unlock()
-	t.Cleanup(func() { _ = GemmClose(h) })
 	return h, f
 }
 
@@ -61,15 +46,15 @@ func TestScaledEnqueueGoesToItsDtype(t *testing.T) {
 		h, f := openFake(t, c.dtype)
 		var err error
 		if c.scaled {
-			err = GemmEnqueueScaled(h, 7, c.a, 2, 3, 4, c.sa, c.sb)
+			_, err = GemmEnqueueScaled(h, 7, 64, c.a, 2, 3, 4, c.sa, c.sb)
 		} else {
-			err = GemmEnqueue(h, 7, c.a, 2, 3, 4)
+			_, err = GemmEnqueue(h, 7, 64, c.a, 2, 3, 4)
 		}
 		var b *BadInputError
 		switch {
 		case c.bad == "" && err != nil:
 			t.Errorf("%s scaled=%v: %v", c.dtype, c.scaled, err)
-		case c.bad == "" && (len(f.calls) != 1 || f.calls[0] != gemmPtrs{c.a, 2, 3, 4, c.sa, c.sb}):
+		case c.bad == "" && (len(f.calls) != 1 || f.calls[0].p != gemmPtrs{c.a, 2, 3, 4, c.sa, c.sb}):
 			t.Errorf("%s scaled=%v: runner got %+v", c.dtype, c.scaled, f.calls)
 		case c.bad != "" && (!errors.As(err, &b) || !strings.Contains(b.Msg, c.bad) || strings.Contains(b.Msg, "\n")):
 			t.Errorf("%s scaled=%v: err %v, want bad input with %q", c.dtype, c.scaled, err, c.bad)
@@ -81,20 +66,12 @@ func TestScaledEnqueueGoesToItsDtype(t *testing.T) {
 
 func TestScaledEnqueueRefusesOtherHandles(t *testing.T) {
 	var b *BadInputError
-	if err := GemmEnqueueScaled(12345, 0, 1, 2, 3, 0, 4, 5); !errors.As(err, &b) || !strings.Contains(b.Msg, "not open") {
+	useFake(t)
+	if _, err := GemmEnqueueScaled(12345, 0, 64, 1, 2, 3, 0, 4, 5); !errors.As(err, &b) || !strings.Contains(b.Msg, "not open") {
 		t.Errorf("unknown handle: %v", err)
 	}
-	runnersMu.Lock()
-	nextHandle++
-	h := nextHandle
-	runners[h] = &liveRunner{r: arRunner{}}
-	runnersMu.Unlock()
-	defer func() {
-		runnersMu.Lock()
-		delete(runners, h)
-		runnersMu.Unlock()
-	}()
-	if err := GemmEnqueueScaled(h, 0, 1, 2, 3, 0, 4, 5); !errors.As(err, &b) || !strings.Contains(b.Msg, "all-reduce runner") {
+	h := openFakeAR(t)
+	if _, err := GemmEnqueueScaled(h, 0, 64, 1, 2, 3, 0, 4, 5); !errors.As(err, &b) || !strings.Contains(b.Msg, "all-reduce runner") {
 		t.Errorf("all-reduce handle: %v", err)
 	}
 }

@@ -19,7 +19,12 @@ func TestKernelVersions(t *testing.T) {
 		// f32: equal but for label numbers; lamport.cu's tensor helpers
 		// moved to common.cuh on the way). Every CUDA entry tuned before is
 		// stale.
-		{"cuda (KernelVersion)", KernelVersion(), "72b32feb72e1"},
+		// e2ec62292b7e: fail-stop (issue 54): the barrier and the Lamport
+		// waits poison the workspace on timeout and fail at once on a
+		// poisoned one, and the kernels skip their work after a failed
+		// wait; a healthy wait adds one load of the flag, in flight with
+		// its first poll. Every CUDA entry tuned before is stale.
+		{"cuda (KernelVersion)", KernelVersion(), "e2ec62292b7e"},
 	} {
 		if c.got != c.want {
 			t.Errorf("%s kernel version %s, pinned %s", c.name, c.got, c.want)

@@ -28,7 +28,7 @@ warms up with small calls and later runs large eager ones (prefill) safe.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Hashable
+from typing import Any, Callable, Hashable, Optional
 
 
 class CaptureError(RuntimeError):
@@ -38,16 +38,23 @@ class CaptureError(RuntimeError):
     capture and the process carry on."""
 
 
-Opener = Callable[[Any], int]  # opens a runner on a generation's region: its handle
+# Opens a runner on a generation's region: its handle. The second argument
+# is the handle it replaces on the last generation (None at a first open),
+# whose warm state (the row counts a GEMM op has run) the new one takes.
+Opener = Callable[[Any, Optional[int]], int]
 
 
 @dataclass
 class Generation:
     """One size of an arena: its region (the symmetric allocation, whatever
-    the allocator returned) and the runners opened on it by key."""
+    the allocator returned), the runners opened on it by key, and every
+    handle opened on it that the library has not closed yet (live): the
+    region is dropped only once live is empty, since a captured graph may
+    replay any of them."""
     region: Any
     nbytes: int
     runners: dict[Hashable, int] = field(default_factory=dict)
+    live: set[int] = field(default_factory=set)
 
 
 class Arena:
@@ -66,7 +73,6 @@ class Arena:
         self.current: Generation | None = None
         self.retired: list[Generation] = []  # kept only for the graphs that captured them
         self._openers: dict[Hashable, Opener] = {}
-        self._forgotten_kept = 0  # runners forget() retired that graphs still hold
 
     def fit(self, nbytes: int, call: str) -> Generation:
         """The current generation, grown first to hold nbytes. call names
@@ -83,7 +89,8 @@ class Arena:
         new = Generation(self._allocate(size), size)
         try:
             for key, opener in self._openers.items():
-                new.runners[key] = opener(new.region)
+                new.runners[key] = opener(new.region, cur.runners.get(key) if cur is not None else None)
+                new.live.add(new.runners[key])
         except BaseException:
             self._retire(list(new.runners.values()))  # none was called: all close
             raise
@@ -93,12 +100,23 @@ class Arena:
         return new
 
     def _retire_generation(self, gen: Generation) -> None:
-        kept = set(self._retire(list(gen.runners.values())))
-        gen.runners = {k: h for k, h in gen.runners.items() if h in kept}
-        if gen.runners:
+        gen.live = set(self._retire(sorted(gen.live)))
+        gen.runners.clear()
+        if gen.live:
             self.retired.append(gen)  # a graph may replay it: its memory stays
         else:
             gen.region = None  # no graph holds it: freed with the last reference
+
+    def reap(self, closed: set[int]) -> None:
+        """Takes the handles the library closed (runtime.reap: the graphs
+        that held them were destroyed) off every generation, and drops the
+        retired generations left with none."""
+        for gen in self.retired + ([self.current] if self.current is not None else []):
+            gen.live -= closed
+        for gen in self.retired:
+            if not gen.live:
+                gen.region = None
+        self.retired = [g for g in self.retired if g.live]
 
     def runner(self, key: Hashable, opener: Opener, call: str) -> int:
         """The current generation's runner for key, opened at the first
@@ -114,18 +132,22 @@ class Arena:
                     f"symmtune.torch: the first {call} came during a CUDA graph capture, where its kernels cannot be "
                     "compiled and loaded nor its config agreed by the group; make the same call once before the "
                     "capture (a warm-up)")
-            h = gen.runners[key] = opener(gen.region)
+            h = gen.runners[key] = opener(gen.region, None)
+            gen.live.add(h)
             self._openers[key] = opener
         return h
 
     def forget(self) -> None:
         """Retires every runner of the current generation (each is opened
         again at its key's next call): those a capture used stay open for
-        their graphs. The memory stays: it is the current generation."""
+        their graphs, and stay in the generation's live handles, so a later
+        growth keeps its memory for them."""
         gen = self.current
         if gen is None:
             return
-        self._forgotten_kept += len(self._retire(list(gen.runners.values())))
+        handles = set(gen.runners.values())
+        kept = set(self._retire(sorted(handles)))
+        gen.live -= handles - kept
         gen.runners.clear()
         self._openers.clear()
 
@@ -135,6 +157,8 @@ class Arena:
         return retired + (self.current.nbytes if self.current is not None else 0), retired
 
     def runner_counts(self) -> tuple[int, int]:
-        """(runners open on the current generation, runners kept for graphs)."""
-        return (len(self.current.runners) if self.current is not None else 0,
-                sum(len(g.runners) for g in self.retired) + self._forgotten_kept)
+        """(runners open on the current generation, handles kept for graphs)."""
+        cur = self.current
+        n = len(cur.runners) if cur is not None else 0
+        forgotten = len(cur.live) - n if cur is not None else 0
+        return n, sum(len(g.live) for g in self.retired) + forgotten

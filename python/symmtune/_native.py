@@ -6,7 +6,7 @@ kernels, cache and hardware are thin bindings over it.
 Built with CUDA (scripts/gpu-bundle.sh) it also runs the GEMM kernels'
 launch sequences for symmtune.torch: the GEMMs' (gemm_open, gemm_enqueue,
 gemm_enqueue_scaled for FP8, gemm_close) and the all-reduce's
-(allreduce_open, allreduce_enqueue, allreduce_close); ABI version 4.
+(allreduce_open, allreduce_enqueue, allreduce_close); ABI version 5.
 
 The library is loaded on the first call, never at import: from
 $SYMMTUNE_LIB when set, else libsymmtune.so beside this package (`make lib`
@@ -30,8 +30,8 @@ from pathlib import Path
 from typing import Any
 
 # symmtune.h's SYMMTUNE_ABI_VERSION and return codes.
-ABI_VERSION = 4
-OK, BAD_INPUT, TOO_SMALL, INTERNAL = 0, 1, 2, 3
+ABI_VERSION = 5
+OK, BAD_INPUT, TOO_SMALL, INTERNAL, CAPTURE = 0, 1, 2, 3, 4
 
 ENV_LIB = "SYMMTUNE_LIB"
 LIB_NAME = "libsymmtune.so"
@@ -161,7 +161,22 @@ def bind_constants(module_globals: dict[str, Any], names: dict[str, tuple[str, s
 # int, so an enqueue is one foreign call.
 _MSG_CAP = 1024
 _gemm_fns: tuple[Any, Any, Any, Any] | None = None
-_gemm_msg = ctypes.create_string_buffer(_MSG_CAP)  # read only after a failed call
+
+
+class _Messages(threading.local):
+    """Each thread's message buffer for the runtime calls: two threads'
+    errors or warnings never overwrite each other's."""
+
+    def __init__(self) -> None:
+        self.buf = ctypes.create_string_buffer(_MSG_CAP)
+
+
+_messages = _Messages()
+
+
+class CaptureNeedsWarmup(RuntimeError):
+    """A runtime call that would open a runner inside a CUDA graph capture
+    (code SYMMTUNE_CAPTURE): symmtune.torch raises it as CaptureError."""
 
 
 def _gemm() -> tuple[Any, Any, Any, Any]:
@@ -172,11 +187,12 @@ def _gemm() -> tuple[Any, Any, Any, Any]:
         open_ = lib.symmtune_gemm_open
         open_.restype, open_.argtypes = ctypes.c_int, [p, ctypes.POINTER(u64), sz, u64, ctypes.POINTER(u64), p, sz]
         enq = lib.symmtune_gemm_enqueue
-        enq.restype, enq.argtypes = ctypes.c_int, [u64, u64, u64, u64, u64, u64, p, sz]
+        i64 = ctypes.c_int64
+        enq.restype, enq.argtypes = ctypes.c_int, [u64, u64, i64, u64, u64, u64, u64, p, sz]
         close = lib.symmtune_gemm_close
         close.restype, close.argtypes = ctypes.c_int, [u64]
         scaled = lib.symmtune_gemm_enqueue_scaled
-        scaled.restype, scaled.argtypes = ctypes.c_int, [u64, u64, u64, u64, u64, u64, u64, u64, p, sz]
+        scaled.restype, scaled.argtypes = ctypes.c_int, [u64, u64, i64, u64, u64, u64, u64, u64, u64, p, sz]
         _gemm_fns = (open_, enq, close, scaled)
     return _gemm_fns
 
@@ -185,6 +201,8 @@ def _gemm_error(what: str, code: int, msg: bytes) -> Exception:
     text = msg.split(b"\0", 1)[0].decode(errors="replace")
     if code == BAD_INPUT:
         return ValueError(text)
+    if code == CAPTURE:
+        return CaptureNeedsWarmup(f"symmtune.torch: {text}")
     return NativeError(f"libsymmtune {what}: {text} (code {code})")
 
 
@@ -210,25 +228,40 @@ def gemm_open(request: dict[str, Any], regions: list[int], table: int) -> tuple[
     return _open(_gemm()[0], "gemm_open", request, regions, table)
 
 
-def gemm_enqueue(handle: int, stream: int, a: int, b: int, c: int, extra: int = 0) -> None:
-    """Enqueues one call of handle's runner on stream (symmtune_gemm_enqueue)."""
-    code = _gemm()[1](handle, stream, a, b, c, extra, _gemm_msg, _MSG_CAP)
-    if code != OK:
-        raise _gemm_error("gemm_enqueue", code, _gemm_msg.raw)
+def _warning(buf: Any) -> str:
+    """The warning an OK runtime call left in buf ("" when none)."""
+    return buf.value.decode(errors="replace") if buf.raw[0] else ""
 
 
-def gemm_enqueue_scaled(handle: int, stream: int, a: int, b: int, c: int, extra: int, scale_a: int,
-                        scale_b: int) -> None:
-    """Enqueues one call of an e4m3 or e4m3_row runner on stream, with the
-    device addresses of A's and B's fp32 scales
-    (symmtune_gemm_enqueue_scaled)."""
-    code = _gemm()[3](handle, stream, a, b, c, extra, scale_a, scale_b, _gemm_msg, _MSG_CAP)
+def gemm_enqueue(handle: int, stream: int, m: int, a: int, b: int, c: int, extra: int = 0) -> str:
+    """Enqueues one call of handle's op at m rows on stream
+    (symmtune_gemm_enqueue): a warning ("" when none) the first time m's
+    runner runs another config than the op's. CaptureNeedsWarmup for a
+    first call of m inside a capture."""
+    buf = _messages.buf
+    buf[0] = b"\0"
+    code = _gemm()[1](handle, stream, m, a, b, c, extra, buf, _MSG_CAP)
     if code != OK:
-        raise _gemm_error("gemm_enqueue_scaled", code, _gemm_msg.raw)
+        raise _gemm_error("gemm_enqueue", code, buf.raw)
+    return _warning(buf)
+
+
+def gemm_enqueue_scaled(handle: int, stream: int, m: int, a: int, b: int, c: int, extra: int, scale_a: int,
+                        scale_b: int) -> str:
+    """Enqueues one call of an e4m3 or e4m3_row op at m rows on stream, with
+    the device addresses of A's and B's fp32 scales
+    (symmtune_gemm_enqueue_scaled); as gemm_enqueue."""
+    buf = _messages.buf
+    buf[0] = b"\0"
+    code = _gemm()[3](handle, stream, m, a, b, c, extra, scale_a, scale_b, buf, _MSG_CAP)
+    if code != OK:
+        raise _gemm_error("gemm_enqueue_scaled", code, buf.raw)
+    return _warning(buf)
 
 
 def gemm_close(handle: int) -> None:
-    """Frees handle's runner once the GPU is done with it."""
+    """Retires handle: its runners close now or once the CUDA graphs holding
+    them are destroyed."""
     code = _gemm()[2](handle)
     if code != OK:
         raise NativeError(f"libsymmtune gemm_close: handle {handle} (code {code})")
@@ -237,7 +270,6 @@ def gemm_close(handle: int) -> None:
 # The all-reduce runtime (symmtune_allreduce_*: kernels/allreduce's Runner),
 # bound like the GEMM runtime.
 _ar_fns: tuple[Any, Any, Any] | None = None
-_ar_msg = ctypes.create_string_buffer(_MSG_CAP)  # read only after a failed call
 
 
 def _allreduce() -> tuple[Any, Any, Any]:
@@ -266,9 +298,10 @@ def allreduce_open(request: dict[str, Any], regions: list[int], table: int) -> i
 def allreduce_enqueue(handle: int, stream: int, tensor: int, n: int) -> None:
     """Sums the n elements at tensor over the ranks, in place, on stream
     (symmtune_allreduce_enqueue)."""
-    code = _allreduce()[1](handle, stream, tensor, n, _ar_msg, _MSG_CAP)
+    buf = _messages.buf
+    code = _allreduce()[1](handle, stream, tensor, n, buf, _MSG_CAP)
     if code != OK:
-        raise _gemm_error("allreduce_enqueue", code, _ar_msg.raw)
+        raise _gemm_error("allreduce_enqueue", code, buf.raw)
 
 
 def allreduce_close(handle: int) -> None:

@@ -127,7 +127,7 @@ def all_gather_scaled_matmul(a_shard: torch.Tensor, b: torch.Tensor, a_scale: to
     _, _, world = group_info(group)
     rows, k = a_shard.shape
     p = gemm.Problem(rows * world, b.shape[1], k, world)
-    return _pipeline(gemm.AGMM, p, FP8, group, cache, dt).scaled_call(a_shard, b, a_scale, b_scale)
+    return _pipeline(gemm.AGMM, p, FP8, group, cache, dt).scaled_call(a_shard, b, a_scale, b_scale, p.m)
 
 
 def scaled_matmul_reduce_scatter(a: torch.Tensor, b: torch.Tensor, a_scale: torch.Tensor, b_scale: torch.Tensor,
@@ -159,4 +159,4 @@ def scaled_matmul_reduce_scatter(a: torch.Tensor, b: torch.Tensor, a_scale: torc
         raise ValueError(f"symmtune.torch.{what}: a has {m} rows, not divisible by the {world} ranks: every rank "
                          "gets the same number of rows")
     p = gemm.Problem(m, b.shape[1], k, world)
-    return _pipeline(gemm.MATMULRS, p, FP8, group, cache, dt).scaled_call(a, b, a_scale, b_scale)
+    return _pipeline(gemm.MATMULRS, p, FP8, group, cache, dt).scaled_call(a, b, a_scale, b_scale, p.m)

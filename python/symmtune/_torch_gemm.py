@@ -42,9 +42,10 @@ import torch
 
 from . import _native, gemm, record as _record
 from ._arena import Arena, CaptureError
-from .cache import chosen
+from .cache import chosen, user_stacklevel
 from .kernels import Choice
-from ._torchrt import Symmetric, agreed, capturing, group_info, group_name, new_arena, raw_stream
+from ._torchrt import Symmetric, capturing, first_call, group_info, group_name, group_of, new_arena, raw_stream
+from ._torchrt import reap_all
 
 GEMM_DTYPES = {torch.bfloat16: "bf16", torch.float16: "f16"}
 
@@ -101,41 +102,52 @@ def _dense(x: torch.Tensor) -> torch.Tensor:
 
 
 class _Gemm:
-    """One (kernel, problem, dtype, group, device): the chosen config and
-    the Go runner opened for it on the group's workspace. dt is the dtype's
-    name (gemm.DTYPES): for the FP8 ones (scaled) the operands are
-    float8_e4m3fn, the output bf16, and every call carries the scales."""
+    """One (kernel, row bucket, N, K, dtype, group, device): the config the
+    group agreed for the bucket and the Go op opened for it on the group's
+    workspace. The op runs any row count m of the bucket (lo, top]: the
+    library opens a small runner per m at its first call (tables, plans),
+    on the device's shared engine. dt is the dtype's name (gemm.DTYPES):
+    for the FP8 ones (scaled) the operands are float8_e4m3fn, the output
+    bf16, and every call carries the scales."""
 
     def __init__(self, kernel: str, p: gemm.Problem, dtype: torch.dtype, group_name: str, rank: int,
                  device: torch.device, answer: dict, dt: str) -> None:
-        """answer: the group's gemm.choose answer (config, source,
-        median_us, symmetric_bytes, b_kn)."""
+        """p: the problem at the bucket's top; answer: the group's
+        gemm.choose answer (config, source, median_us, symmetric_bytes,
+        b_kn, m, m_lo)."""
         self.kernel, self.p, self.dtype, self.rank, self.device, self.dt = kernel, p, dtype, rank, device, dt
         self.out_dtype = torch.bfloat16 if dt in gemm.SCALED_DTYPES else dtype
         self.group_name = group_name
+        self.lo, self.top = int(answer["m_lo"]), int(answer["m"])
         self.choice = Choice(dict(answer["config"]), answer["source"], answer["median_us"])
         # B as the products read it: [N, K] (b.t()), but [K, N] for a fused
         # tile that is not K-major (never FP8: Validate refuses such a tile).
         self.b_kn: bool = answer["b_kn"]
         self.arena = arena(group_name, device)
-        self.key = (kernel, p, dt)
+        self.key = (kernel, p, dt, tuple(sorted(self.choice.config.items())))
         what = f"the first {kernel} call with m={p.m},n={p.n},k={p.k} on {p.world} ranks ({dt})"
         self.gen = self.arena.fit(answer["symmetric_bytes"], what)
         self.handle = self.arena.runner(self.key, self._open, what)
 
-    def _open(self, region: Symmetric) -> int:
-        """Opens this call's runner on a generation of the workspace."""
-        handle, warning = _native.gemm_open(
-            {"kernel": self.kernel, "m": self.p.m, "n": self.p.n, "k": self.p.k, "world": self.p.world,
-             "rank": self.rank, "dtype": self.dt, "device": self.device.index, "config": dict(self.choice.config)},
-            list(region.ptrs), region.table.data_ptr())
-        if warning and (self.key, warning) not in _warned:
-            _warned.add((self.key, warning))
-            warnings.warn(f"symmtune.torch: {warning}", stacklevel=6)
+    def _open(self, region: Symmetric, prev: int | None) -> int:
+        """Opens this bucket's op on a generation of the workspace; with
+        prev, the op it replaces, whose row counts open here at once (they
+        were warmed up: a capture after the growth needs them)."""
+        req = {"kernel": self.kernel, "m": self.p.m, "n": self.p.n, "k": self.p.k, "world": self.p.world,
+               "rank": self.rank, "dtype": self.dt, "device": self.device.index, "config": dict(self.choice.config)}
+        if prev is not None:
+            req["warm_from"] = prev
+        handle, warning = _native.gemm_open(req, list(region.ptrs), region.table.data_ptr())
+        self._warn(warning)
         return handle
 
+    def _warn(self, warning: str) -> None:
+        if warning and (self.key, warning) not in _warned:
+            _warned.add((self.key, warning))
+            warnings.warn(f"symmtune.torch: {warning}", stacklevel=user_stacklevel())
+
     def move(self) -> None:
-        """Takes the runner on the workspace's current generation (opened
+        """Takes the op on the workspace's current generation (opened
         there when it grew: nothing is opened here, so it may run in a
         capture)."""
         gen = self.arena.current
@@ -147,88 +159,126 @@ class _Gemm:
         dense, as an nn.Linear weight's .t() is; else a copy."""
         return _dense(b if self.b_kn else b.t())
 
-    def __call__(self, a: torch.Tensor, b: torch.Tensor, return_a: bool = False):
+    def _enqueue(self, fn, *args: int) -> None:
+        """One library call; a first call of a row count inside a capture
+        raises CaptureError."""
+        try:
+            self._warn(fn(self.handle, raw_stream(self.device.index), *args))
+        except _native.CaptureNeedsWarmup as e:
+            raise CaptureError(str(e)) from None
+
+    def __call__(self, a: torch.Tensor, b: torch.Tensor, m: int, return_a: bool = False):
         """agmm: C, or (A, C) with A a new tensor of the gathered rows.
-        matmulrs: this rank's rows of the sum."""
+        matmulrs: this rank's rows of the sum. m: the call's rows (of the
+        bucket)."""
         p = self.p
         a = _dense(a)
         bt = self.b_operand(b)  # held until the call is enqueued: it may be a copy
-        rows = p.m if self.kernel == gemm.AGMM else p.rows
+        rows = m if self.kernel == gemm.AGMM else m // p.world
         out = torch.empty(rows, p.n, dtype=self.dtype, device=self.device)
-        gathered = torch.empty(p.m, p.k, dtype=self.dtype, device=self.device) if return_a else None
-        _native.gemm_enqueue(self.handle, raw_stream(self.device.index), a.data_ptr(), bt.data_ptr(), out.data_ptr(),
-                             0 if gathered is None else gathered.data_ptr())
+        gathered = torch.empty(m, p.k, dtype=self.dtype, device=self.device) if return_a else None
+        self._enqueue(_native.gemm_enqueue, m, a.data_ptr(), bt.data_ptr(), out.data_ptr(),
+                      0 if gathered is None else gathered.data_ptr())
         return (gathered, out) if gathered is not None else out
 
     def scaled_call(self, a: torch.Tensor, b: torch.Tensor, a_scale: torch.Tensor,
-                    b_scale: torch.Tensor) -> torch.Tensor:
+                    b_scale: torch.Tensor, m: int) -> torch.Tensor:
         """An FP8 call (symmtune._torch_fp8 checked the operands): agmm, C
         [M, N]; matmulrs, this rank's rows of the sum [M/W, N]; bf16."""
         p = self.p
         a, bt = _dense(a), _dense(b.t())  # b.t() is [N, K] dense: the caller checked
         a_scale, b_scale = _dense(a_scale), _dense(b_scale)
-        rows = p.m if self.kernel == gemm.AGMM else p.rows
+        rows = m if self.kernel == gemm.AGMM else m // p.world
         out = torch.empty(rows, p.n, dtype=self.out_dtype, device=self.device)
-        _native.gemm_enqueue_scaled(self.handle, raw_stream(self.device.index), a.data_ptr(), bt.data_ptr(),
-                                    out.data_ptr(), 0, a_scale.data_ptr(), b_scale.data_ptr())
+        self._enqueue(_native.gemm_enqueue_scaled, m, a.data_ptr(), bt.data_ptr(), out.data_ptr(), 0,
+                      a_scale.data_ptr(), b_scale.data_ptr())
         return out
 
 
-_pipes: dict[tuple, _Gemm] = {}
+# The ops by (kernel, n, k, world, dtype, group, device, forced): one per
+# row bucket, each serving m in (lo, top].
+_pipes: dict[tuple, list[_Gemm]] = {}
 
 # Configs to run instead of choosing, by kernel (benchmarks that measure
 # given configs): the library checks each on the call's problem (a
 # ValueError where it cannot run) and the group runs it as source "forced".
-# Each forced config gets a runner of its own, kept beside the chosen one
+# Each forced config gets an op of its own, kept beside the chosen one
 # and the other forced ones, so a benchmark can interleave several.
 forced: dict[str, dict] = {}
 
 
-def choose(kernel: str, p: gemm.Problem, dtn: str, device: torch.device, cache, over: dict | None = None) -> dict:
+def opened(kernel: str | None = None, m: int | None = None, n: int | None = None,
+           k: int | None = None) -> list[_Gemm]:
+    """The ops opened so far, oldest first, of kernel whose bucket holds m
+    rows and whose n and k are these (None: any): what benchmarks report
+    as the config a call ran."""
+    out = []
+    for key, pipes in _pipes.items():
+        for pipe in pipes:
+            if ((kernel is None or key[0] == kernel) and (n is None or key[1] == n) and (k is None or key[2] == k)
+                    and (m is None or pipe.lo < m <= pipe.top)):
+                out.append(pipe)
+    return out
+
+
+def choose(kernel: str, p: gemm.Problem, dtn: str, device: torch.device, cache, over: dict | None = None,
+           bucket: bool = False) -> dict:
     """The library's gemm.choose answer for (kernel, p) of dtype dtn on
     device's GPU: the cache's config (cache None: the default cache), else
-    the GPU-aware default; over, where given, is checked and run instead."""
+    the GPU-aware default; over, where given, is checked and run instead.
+    bucket: for p.m's row bucket (the answer's m_lo and m)."""
     major, minor = torch.cuda.get_device_capability(device)
     return _native.call("gemm.choose", kernel=kernel, m=p.m, n=p.n, k=p.k, world=p.world, dtype=dtn,
                         cache="" if cache is None else os.fspath(cache), env=dict(os.environ), major=major,
                         minor=minor, sms=torch.cuda.get_device_properties(device).multi_processor_count,
-                        **({"config": over} if over is not None else {}))
+                        bucket=bucket, **({"config": over} if over is not None else {}))
 
 
 def _pipeline(kernel: str, p: gemm.Problem, dtype: torch.dtype, group, cache, dt: str | None = None) -> _Gemm:
-    """The runner of (kernel, p, dtype) on group, opened at the first call
-    with the config the group agreed on. dt: the dtype's name (gemm.DTYPES)
-    where the torch dtype does not say it (FP8: e4m3 or e4m3_row, by the
-    scales). Inside a capture a first call raises CaptureError before
-    anything is enqueued.
+    """The op of (kernel, p's row bucket, dtype) on group, opened at the
+    bucket's first call with the config the group agreed on. dt: the
+    dtype's name (gemm.DTYPES) where the torch dtype does not say it (FP8:
+    e4m3 or e4m3_row, by the scales). Inside a capture a first call raises
+    CaptureError before anything is enqueued.
 
-    A first call asks the library once (gemm.choose: ParseProblem's rules,
-    a ValueError before anything else; the cache's config for this machine
-    and these kernel sources if it runs on p, else the GPU's default, with
-    a warning; on a GPU that is not sm_90 a fused config gives way to the
-    pipeline default; the workspace's size), records the problem, and
-    runs what rank 0's answer says."""
+    A bucket's first call asks the library once (gemm.choose for the
+    bucket's top rows: ParseProblem's rules, a ValueError before anything
+    else; the cache's config for this machine and these kernel sources if
+    it runs there, else the GPU's default, with a warning; the
+    workspace's size), records the bucket's problem, and runs a round of
+    the group (symmtune._group: rank 0's choice, every rank at the same
+    call, every rank's open done before any enqueues)."""
     name, rank, world = group_info(group)
     device = torch.device("cuda", torch.cuda.current_device())
     dtn: str = dt or GEMM_DTYPES[dtype]
     over = forced.get(kernel)
-    key = (kernel, p, dtn, name, device.index, None if over is None else tuple(sorted(over.items())))
-    pipe = _pipes.get(key)
-    if pipe is not None:
-        if pipe.gen is not pipe.arena.current:
-            pipe.move()  # the workspace grew: the arena opened the runner on the new memory
-        return pipe
-    answer = choose(kernel, p, dtn, device, cache, over)
+    key = (kernel, p.n, p.k, p.world, dtn, name, device.index, None if over is None else tuple(sorted(over.items())))
+    for pipe in _pipes.get(key, ()):
+        if pipe.lo < p.m <= pipe.top:
+            if pipe.gen is not pipe.arena.current:
+                pipe.move()  # the workspace grew: the arena opened the op on the new memory
+            return pipe
     what = f"{kernel} with m={p.m},n={p.n},k={p.k} on {p.world} ranks ({dtn})"
     if capturing():
         raise CaptureError(f"symmtune.torch: the first {what} came during a CUDA graph capture, where its layout "
                            "(symmetric memory, kernels, buffers) cannot be made nor its config agreed by the group; "
                            "make the same call once before the capture (a warm-up)")
-    _record.note(kernel, p.world, dtn, {"m": p.m, "n": p.n, "k": p.k})
-    # chosen's warnings name the public function's line that called here.
-    got = agreed(name, rank, world, f"{kernel}/{dtn}/m={p.m},n={p.n},k={p.k}", f"the {what}",
-                 lambda: chosen(answer, stacklevel=4))
-    pipe = _pipes[key] = _Gemm(kernel, p, dtype, name, rank, device, got, dtn)
+    grp = group_of(name, rank, world)
+    grp.check(what=f"the {what}")
+    with grp.lock:
+        for pipe in _pipes.get(key, ()):  # another thread's first call may have opened it
+            if pipe.lo < p.m <= pipe.top:
+                return pipe
+        reap_all()
+        answer = choose(kernel, p, dtn, device, cache, over, bucket=True)
+        top = int(answer.get("m", p.m))
+        pt = gemm.Problem(top, p.n, p.k, p.world)
+        _record.note(kernel, p.world, dtn, {"m": top, "n": p.n, "k": p.k})
+        # chosen's warnings name the public function's line that called here.
+        pipe = first_call(name, rank, world, f"{kernel}/{dtn}", f"m<={top},n={p.n},k={p.k}", f"the {what}",
+                          lambda: chosen(answer, stacklevel=None),
+                          lambda got: _Gemm(kernel, pt, dtype, name, rank, device, got, dtn))
+        _pipes.setdefault(key, []).append(pipe)
     return pipe
 
 
@@ -269,7 +319,7 @@ def all_gather_matmul(a_shard: torch.Tensor, b: torch.Tensor, group=None, *, ret
         raise ValueError(f"symmtune.torch.all_gather_matmul: a_shard is [{rows}, {k}] but b is {list(b.shape)}; "
                          f"want b [{k}, N]")
     p = gemm.Problem(rows * world, b.shape[1], k, world)
-    return _pipeline(gemm.AGMM, p, a_shard.dtype, group, cache)(a_shard, b, return_a)
+    return _pipeline(gemm.AGMM, p, a_shard.dtype, group, cache)(a_shard, b, p.m, return_a)
 
 
 def matmul_reduce_scatter(a: torch.Tensor, b: torch.Tensor, group=None, *,
@@ -300,4 +350,4 @@ def matmul_reduce_scatter(a: torch.Tensor, b: torch.Tensor, group=None, *,
         raise ValueError(f"symmtune.torch.matmul_reduce_scatter: a has {m} rows, not divisible by the {world} "
                          "ranks: every rank gets the same number of rows")
     p = gemm.Problem(m, b.shape[1], k, world)
-    return _pipeline(gemm.MATMULRS, p, a.dtype, group, cache)(a, b)
+    return _pipeline(gemm.MATMULRS, p, a.dtype, group, cache)(a, b, p.m)

@@ -12,7 +12,7 @@ import torch.distributed as dist
 import torch.distributed.distributed_c10d as c10d
 import torch.distributed._symmetric_memory as symm_mem
 
-from . import _agree, _cuda, _native
+from . import _cuda, _group, _native
 from . import kernels
 from ._arena import Arena
 
@@ -137,17 +137,36 @@ class Symmetric:
 
 def _retire(handles: list[int]) -> list[int]:
     """Hands runners a workspace's growth replaced to the library: it closes
-    those no capture used and keeps the others (their handles, returned)."""
+    those no capture used and keeps the others (their handles, returned)
+    until the graphs holding them are destroyed (reap_all)."""
     if not handles:
         return []
     return list(_native.call("runtime.retire", handles=handles)["kept"])
+
+
+# Every arena of the process (they live as long as it): reap_all hands
+# each the handles the library closed.
+_arenas: list[Arena] = []
 
 
 def new_arena(what: str, group_name: str, device: torch.device, zero_bytes: int = 0) -> Arena:
     """A workspace of the group on device that grows by generations of
     symmetric memory (symmtune._arena); the first zero_bytes of each
     generation start zeroed on every rank."""
-    return Arena(what, lambda nbytes: Symmetric(group_name, nbytes, device, zero_bytes), _retire, capturing)
+    a = Arena(what, lambda nbytes: Symmetric(group_name, nbytes, device, zero_bytes), _retire, capturing)
+    _arenas.append(a)
+    return a
+
+
+def reap_all() -> None:
+    """Frees the retired generations whose graphs were all destroyed: the
+    library closes the runners no graph holds any more (runtime.reap) and
+    says which handles, and each arena drops the generations left with
+    none. Eagerly only (never inside a capture)."""
+    closed = set(_native.call("runtime.reap")["closed"])
+    if closed:
+        for a in _arenas:
+            a.reap(closed)
 
 
 def _store(group_name: str):
@@ -157,25 +176,18 @@ def _store(group_name: str):
     return get(pg) if get is not None else c10d._world.pg_map[pg][1]
 
 
-def agreed(group_name: str, rank: int, world: int, key: str, what: str,
-           choose: Callable[[], dict[str, Any]]) -> dict[str, Any]:
-    """The choice of a first call that the whole group runs (a JSON object
-    with its config and source): rank 0's choose(), through the group's
-    store (symmtune._agree). Every rank chooses for itself too, to say when
-    it would have run another. Rank 0's error (a corrupt cache, say) is
-    raised on every rank; another rank's runs rank 0's config, with a
-    warning."""
-    if world == 1:
-        return choose()
-    mine: dict[str, Any]
-    failed: Exception | None = None
-    try:
-        mine = choose()
-    except Exception as e:
-        failed, mine = e, {"error": f"{type(e).__name__}: {e}"}
-    try:
-        return _agree.agree(_store(group_name), rank, f"{group_name}/{key}", mine, what)
-    except RuntimeError:
-        if failed is not None and rank == 0:
-            raise failed from None  # published for the others; here it is raised as it was
-        raise
+def group_of(group_name: str, rank: int, world: int) -> _group.Group:
+    """The process's Group of the process group (symmtune._group): its
+    first calls' rounds, its lock, its failure."""
+    return _group.group(group_name, rank, world, lambda: _store(group_name))
+
+
+def first_call(group_name: str, rank: int, world: int, op: str, shape_key: str, what: str,
+               choose: Callable[[], dict[str, Any]], open_: Callable[[dict[str, Any]], Any]) -> Any:
+    """The first call of (op, shape_key) on the group, as every rank runs
+    it: rank 0's choose() (a JSON object with its config and source),
+    rendezvoused and agreed by every rank, then open_(choice) on every rank,
+    returned once every rank opened it; any failure raises on every rank and
+    makes the group unusable (symmtune._group). Under the group's lock, so
+    two threads' first calls run in one order on this rank."""
+    return group_of(group_name, rank, world).first_call(op, shape_key, what, choose, open_)

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import os
+import sys
 import re
 import warnings
 from dataclasses import dataclass, field
@@ -130,18 +131,31 @@ def _ask(op: str, **request: Any) -> Dict[str, Any]:
 _warned: Set[str] = set()
 
 
-def chosen(answer: Dict[str, Any], stacklevel: int = 2) -> Dict[str, Any]:
+def chosen(answer: Dict[str, Any], stacklevel: Optional[int] = 2) -> Dict[str, Any]:
     """The choice of a first call (the library's gemm.choose or
     allreduce.choose answer, symmtune.torch's): its error raised (see
     checked), its warnings (no tuned config, one that does not run here)
     given once per key in the process, then left out. stacklevel: as
-    warnings.warn's, from the caller of chosen."""
+    warnings.warn's, from the caller of chosen; None: the first frame
+    outside the symmtune package (the user's call, however deep the
+    group's round put this)."""
     out = dict(checked(answer))
     for w in out.pop("warnings"):
         if w["key"] not in _warned:
             _warned.add(w["key"])
-            warnings.warn(w["message"], stacklevel=stacklevel + 1)
+            warnings.warn(w["message"], stacklevel=(stacklevel + 1) if stacklevel is not None else user_stacklevel())
     return out
+
+
+def user_stacklevel() -> int:
+    """warnings.warn's stacklevel, from its caller, of the first frame
+    outside this package."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    f: Optional[Any] = sys._getframe(2)
+    level = 2
+    while f is not None and os.path.abspath(f.f_code.co_filename).startswith(here + os.sep):
+        f, level = f.f_back, level + 1
+    return level
 
 
 def default_path() -> str:

@@ -59,7 +59,7 @@ from ._arena import Arena, CaptureError, Generation
 from ._torch_fp8 import all_gather_scaled_matmul, scaled_matmul_reduce_scatter
 from ._torch_gemm import all_gather_matmul, matmul_reduce_scatter
 from ._torchrt import DTYPES as _DTYPES, group_info as _group_info, group_name as _group_name
-from ._torchrt import Symmetric, agreed, new_arena, raw_stream
+from ._torchrt import Symmetric, capturing, first_call, group_of, new_arena, raw_stream, reap_all
 from .cache import chosen
 from .kernels import Choice, padded
 
@@ -107,9 +107,10 @@ def _arena(group_name: str, dtype: torch.dtype, device: torch.device, kind: str 
     return a
 
 
-def _opener(cfg: dict, dtype: torch.dtype, device: torch.device) -> Callable[[Symmetric], int]:
-    """Opens the all-reduce runner of cfg on a generation's region."""
-    def open_on(region: Symmetric) -> int:
+def _opener(cfg: dict, dtype: torch.dtype, device: torch.device) -> Callable[[Symmetric, int | None], int]:
+    """Opens the all-reduce runner of cfg on a generation's region (one
+    runner serves every size: nothing to take from the one it replaces)."""
+    def open_on(region: Symmetric, prev: int | None) -> int:
         return _native.allreduce_open(
             {"region_bytes": region.nbytes, "world": region.world, "rank": region.rank, "dtype": _DTYPES[dtype],
              "device": device.index, "config": cfg},
@@ -152,7 +153,7 @@ def _choose(n: int, dtype: torch.dtype, world: int, cache: str | os.PathLike | N
     cache = forced.get("cache", cache)
     over = {"config": forced["config"]} if "config" in forced else {}
     return chosen(_native.call("allreduce.choose", n=n, dtype=dt, world=world, env=dict(os.environ),
-                               cache="" if cache is None else os.fspath(cache), **over), stacklevel=3)
+                               cache="" if cache is None else os.fspath(cache), **over), stacklevel=None)
 
 
 def choose(n: int, dtype: torch.dtype, world: int, cache: str | os.PathLike | None = None) -> Choice:
@@ -221,16 +222,45 @@ def _prepare(tensor: torch.Tensor, group, cache) -> _Call:
     Runner) does the rest per call: the copy in unless the tensor is the
     workspace's input region or the kernel reads it directly, the padding
     zeroed, the kernel, the copy out unless the sum landed in the tensor.
-    In a capture it may agree (the
-    store is not the GPU's) but neither allocates nor opens: CaptureError."""
+    A first call is a round of the group (symmtune._group): rank 0's
+    choice, every rank at the same call, every rank's layout made before
+    any enqueues. In a capture it neither allocates nor opens:
+    CaptureError."""
     name, rank, world = _group_info(group)
-    n, dtype, device = tensor.numel(), tensor.dtype, tensor.device
+    n, dtype = tensor.numel(), tensor.dtype
     ckey = (name, dtype, n)
     choice = _choices.get(ckey)
-    if choice is None:
-        choice = _choices[ckey] = agreed(name, rank, world, f"allreduce/{_DTYPES.get(dtype, dtype)}/n={n}",
-                                         f"the all-reduce of {n} {dtype} elements",
-                                         lambda: _choose(n, dtype, world, cache))
+    if choice is not None:
+        return _open_call(tensor, name, choice)
+    what = f"the all-reduce of {n} {dtype} elements"
+    if capturing():
+        # A round's open that fails fails the group: refuse before it.
+        raise CaptureError(f"symmtune.torch: the first {what} came during a CUDA graph capture, where its "
+                           "workspace and runner cannot be made nor its config agreed by the group; make the same "
+                           "call once before the capture (a warm-up)")
+    grp = group_of(name, rank, world)
+    grp.check(what=what)
+    with grp.lock:
+        choice = _choices.get(ckey)
+        if choice is not None:  # another thread's first call agreed it
+            return _open_call(tensor, name, choice)
+        reap_all()
+        opened: list[_Call] = []
+
+        def open_(got: dict) -> dict:
+            opened.append(_open_call(tensor, name, got))
+            return got
+        # Every rank lays the call out (workspace growth, the runner) before
+        # any rank enqueues: a failure anywhere raises on every rank.
+        choice = _choices[ckey] = first_call(name, rank, world, f"allreduce/{_DTYPES.get(dtype, dtype)}", f"n={n}",
+                                             what, lambda: _choose(n, dtype, world, cache), open_)
+        return opened[0]
+
+
+def _open_call(tensor: torch.Tensor, name: str, choice: dict) -> _Call:
+    """The call on tensor laid out with the group's choice: its workspace
+    (grown if need be) and runner (opened at the config's first call)."""
+    n, dtype, device = tensor.numel(), tensor.dtype, tensor.device
     # The staged kernels run on npad elements (zeros past n, see
     # kernels.padded): [input | scratch | output] of npad elements each in
     # the workspace. A Lamport algorithm reads and writes the tensor itself,
@@ -254,16 +284,24 @@ def _prepare(tensor: torch.Tensor, group, cache) -> _Call:
 
 
 def memory_stats() -> dict[str, int]:
-    """What symmtune.torch holds in this process: symmetric_bytes per rank
-    (every workspace, the memory of `empty` tensors, and retired_bytes of
-    it kept only because a captured CUDA graph may replay it), and the
-    runners open on current workspaces and those retired but kept for
-    graphs."""
+    """What symmtune.torch holds on this rank's device, after freeing what
+    destroyed graphs no longer hold (an eager call; not in a capture):
+    symmetric_bytes (every workspace and the memory of `empty` tensors;
+    retired_bytes of it kept only because a captured CUDA graph may replay
+    it), device_bytes beyond them (the library's: engine_bytes, its shared
+    streams, workspaces and kernels; runner_bytes, its runners' tables and
+    staging, graph_held_bytes of them kept only for graphs), the handles
+    open and retired but kept for graphs, and the runners (units) open."""
+    reap_all()
     arenas = list(_arenas.values()) + list(_owned.values()) + list(_torch_gemm.arenas.values())
     held = [a.held_bytes() for a in arenas]
     counts = [a.runner_counts() for a in arenas]
+    rt = _native.call("runtime.stats")
     return {"symmetric_bytes": sum(h for h, _ in held), "retired_bytes": sum(r for _, r in held),
-            "runners": sum(c for c, _ in counts), "retired_runners": sum(r for _, r in counts)}
+            "runners": sum(c for c, _ in counts), "retired_runners": sum(r for _, r in counts),
+            "device_bytes": rt["device_bytes"], "engine_bytes": rt["engine_bytes"],
+            "runner_bytes": rt["unit_bytes"] + rt["zombie_bytes"], "graph_held_bytes": rt["zombie_bytes"],
+            "units": rt["units"], "graph_held_units": rt["graph_held"]}
 
 
 _ops.register(all_reduce, all_gather_matmul, matmul_reduce_scatter)

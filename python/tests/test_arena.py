@@ -3,7 +3,9 @@ against a fake allocator and fake runners: no GPU and no torch needed.
 
 The fake runtime models what a CUDA graph holds: a call enqueued while
 capturing records (runner, region) in the graph, and a replay checks that
-both are still alive, as the GPU would fault if they were not."""
+both are still alive, as the GPU would fault if they were not. It holds
+regions only weakly (a runner holds raw pointers, not the memory), so
+only the arena keeps a region alive: freeing one under a graph faults."""
 from __future__ import annotations
 
 import gc
@@ -30,7 +32,9 @@ class Runtime:
     def __init__(self) -> None:
         self.capturing = False
         self.allocated: list[int] = []
-        self.live: dict[int, Region] = {}  # open runner -> its region
+        self.live: dict[int, weakref.ref] = {}  # open runner -> its region, weakly (raw pointers)
+        self.destroyed: set[int] = set()  # graphs destroyed
+        self.closed: set[int] = set()  # runners closed since the last reap
         self.captured: set[int] = set()
         self.graphs: list[list[tuple[int, weakref.ref]]] = []
         self._next = itertools.count(1)
@@ -40,24 +44,42 @@ class Runtime:
         self.allocated.append(nbytes)
         return Region(nbytes)
 
-    def opener(self, region: Region) -> int:
+    def opener(self, region: Region, prev: int | None = None) -> int:
         assert not self.capturing, "opened during a capture"
         h = next(self._next)
-        self.live[h] = region
+        self.live[h] = weakref.ref(region)
         return h
 
+    def held(self, h: int) -> bool:
+        """Whether a graph not destroyed recorded a call of runner h."""
+        return any(h == hh for g, calls in enumerate(self.graphs) if g not in self.destroyed for hh, _ in calls)
+
     def retire(self, handles: list[int]) -> list[int]:
-        kept = [h for h in handles if h in self.captured]
+        """The library's runtime.retire: closes what no live graph holds."""
+        kept = [h for h in handles if self.held(h)]
         for h in handles:
-            if h not in self.captured:
+            if h not in kept:
                 del self.live[h]
+        self.retiring = getattr(self, "retiring", set()) | set(kept)
         return kept
+
+    def destroy(self, g: int) -> None:
+        self.destroyed.add(g)
+
+    def reap(self) -> set[int]:
+        """The library's runtime.reap: closes the retired runners no graph
+        holds any more, and says which."""
+        gone = {h for h in getattr(self, "retiring", set()) if not self.held(h)}
+        for h in gone:
+            del self.live[h]
+        self.retiring -= gone
+        return gone
 
     def enqueue(self, h: int) -> None:
         assert h in self.live, f"runner {h} called after it was closed"
         if self.capturing:
             self.captured.add(h)
-            self.graphs[-1].append((h, weakref.ref(self.live[h])))
+            self.graphs[-1].append((h, self.live[h]))
 
     def capture(self, calls) -> int:
         """Captures calls (a function) into a new graph: its index."""
@@ -70,6 +92,8 @@ class Runtime:
         return len(self.graphs) - 1
 
     def replay(self, g: int) -> None:
+        gc.collect()
+        assert g not in self.destroyed
         for h, region in self.graphs[g]:
             assert h in self.live, f"graph {g} replays runner {h}, which was closed"
             assert region() is not None, f"graph {g} replays runner {h}, whose memory was freed"
@@ -150,7 +174,7 @@ def test_a_failed_open_during_growth_keeps_the_old_generation():
     call(rt, a, "one", 100)
     old = a.current
 
-    def broken(region: Region) -> int:
+    def broken(region: Region, prev: int | None = None) -> int:
         raise RuntimeError("compile failed")
     a._openers["two"] = broken                          # the second runner cannot open on the new memory
     with pytest.raises(RuntimeError, match="compile failed"):
@@ -189,3 +213,50 @@ def test_held_memory_is_bounded_whatever_the_sequence():
             assert a.current.nbytes >= largest
         for g in range(len(rt.graphs)):
             rt.replay(g)
+
+
+def test_forget_then_growth_keeps_what_graphs_hold():
+    """Issue 54, item 6: reset() (forget) dropped the captured runners from
+    the generation, so the next growth freed the memory their graphs
+    replay. The generation now keeps every handle the library has not
+    closed."""
+    rt = Runtime()
+    a = rt.arena()
+    call(rt, a, "one", 100)
+    g = rt.capture(lambda: call(rt, a, "one", 100))
+    a.forget()
+    call(rt, a, "one", 100)
+    call(rt, a, "large", 10_000)                        # growth after the reset
+    rt.replay(g)
+    assert a.held_bytes() == (100 + 10_000, 100)
+
+
+def test_destroyed_graphs_free_their_generation_after_a_reap():
+    """Lifetime: once the graphs that used a retired generation are
+    destroyed, a reap frees it; before, replays are right."""
+    rt = Runtime()
+    a = rt.arena()
+    call(rt, a, "one", 100)
+    graphs = [rt.capture(lambda: call(rt, a, "one", 100)) for _ in range(2)]
+    call(rt, a, "large", 10_000)
+    old = weakref.ref(a.retired[0].region)
+    rt.destroy(graphs[0])
+    a.reap(rt.reap())
+    rt.replay(graphs[1])                                # one graph still holds it
+    assert a.held_bytes()[1] == 100
+    rt.destroy(graphs[1])
+    a.reap(rt.reap())
+    gc.collect()
+    assert old() is None and a.held_bytes() == (10_000, 0) and a.runner_counts()[1] == 0
+
+
+def test_the_fake_faults_when_memory_is_freed_under_a_graph():
+    """The fake can fail: a region dropped while a graph holds it makes the
+    replay fail, as the GPU would."""
+    rt = Runtime()
+    a = rt.arena()
+    call(rt, a, "one", 100)
+    g = rt.capture(lambda: call(rt, a, "one", 100))
+    a.current.region = None                             # what the old bug did
+    with pytest.raises(AssertionError, match="freed"):
+        rt.replay(g)

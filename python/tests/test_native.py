@@ -134,9 +134,9 @@ def test_gemm_open_without_a_gpu_says_so():
     with pytest.raises(_native.NativeError, match="CUDA"):
         _native.gemm_open(req, [4096, 8192], 4096)
     with pytest.raises(ValueError, match="handle 99: not open"):
-        _native.gemm_enqueue(99, 0, 1, 2, 3)
+        _native.gemm_enqueue(99, 0, 64, 1, 2, 3)
     with pytest.raises(ValueError, match="handle 99: not open"):
-        _native.gemm_enqueue_scaled(99, 0, 1, 2, 3, 0, 4, 5)
+        _native.gemm_enqueue_scaled(99, 0, 64, 1, 2, 3, 0, 4, 5)
     # An FP8 request is checked as a bf16 one is, then needs the GPU too.
     with pytest.raises(ValueError, match='dtype "e5m2"'):
         _native.gemm_open({**req, "dtype": "e5m2"}, [4096, 8192], 4096)

@@ -8,6 +8,7 @@ import csv
 import hashlib
 import io
 import os
+import stat
 import subprocess
 import sys
 import zipfile
@@ -59,3 +60,48 @@ def test_python_imports_from_the_wheel_and_calls_the_library(wheel, tmp_path):
     out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env={**env, "PYTHONPATH": str(site)},
                          check=True, capture_output=True, text=True).stdout.split()
     assert out[0] == "128x256:s4:c2:g8" and len(out[1]) == 12 and out[2] == "16"
+
+
+def fake_bin(d: Path) -> Path:
+    """A --bin-dir whose host prints its arguments and plugin directory."""
+    (d / "cuda").mkdir(parents=True)
+    host = d / "symmtune"
+    host.write_text('#!/bin/sh\necho "host $(dirname "$0") $*"\n')
+    for f in (host, d / "symmtune-plugin-a", d / "cuda" / "symmtune-plugin-a"):
+        if not f.exists():
+            f.write_text("#!/bin/sh\nexit 0\n")
+        f.chmod(0o755)
+    (d / "notes.txt").write_text("not bundled")
+    return d
+
+
+def test_wheel_with_the_host_has_a_console_command_that_runs_it(native_library, tmp_path):
+    bin_dir = fake_bin(tmp_path / "wheel-bin")
+    out = tmp_path / "out"
+    subprocess.run([sys.executable, str(REPO / "scripts/wheel.py"), "--out", str(out), "--lib", str(native_library),
+                    "--bin-dir", str(bin_dir)], check=True, capture_output=True)
+    (whl,) = out.glob("*.whl")
+    site = tmp_path / "site"
+    with zipfile.ZipFile(whl) as z:
+        names = set(z.namelist())
+        bundled = {n for n in names if n.startswith("symmtune/_bin/")}
+        assert bundled == {"symmtune/_bin/symmtune", "symmtune/_bin/symmtune-plugin-a", "symmtune/_bin/cuda/symmtune-plugin-a"}
+        for n in bundled | {"symmtune/libsymmtune.so"}:
+            # pip makes a file executable only when its entry is a regular file with x bits.
+            mode = z.getinfo(n).external_attr >> 16
+            assert stat.S_ISREG(mode) and mode & 0o111 == 0o111, (n, oct(mode))
+        dist = next(n.split("/")[0] for n in names if n.endswith(".dist-info/WHEEL"))
+        assert z.read(f"{dist}/entry_points.txt").decode() == "[console_scripts]\nsymmtune = symmtune._cli:main\n"
+        z.extractall(site)
+    for n in bundled:
+        (site / n).chmod(0o755)  # as pip does; zipfile does not
+    env = {k: v for k, v in os.environ.items() if k not in ("SYMMTUNE_LIB", "PYTHONPATH")}
+    r = subprocess.run([sys.executable, "-c", "from symmtune._cli import main; main()", "plugins", "-v"],
+                       env={**env, "PYTHONPATH": str(site)}, cwd=tmp_path, capture_output=True, text=True)
+    assert (r.returncode, r.stdout) == (0, f"host {site / 'symmtune' / '_bin'} plugins -v\n"), r.stderr
+
+
+def test_console_command_without_a_bundled_host_is_one_line(tmp_path):
+    r = subprocess.run([sys.executable, "-c", "from symmtune._cli import main; main()", "plugins"],
+                       env={**os.environ, "PYTHONPATH": str(REPO / "python")}, capture_output=True, text=True)
+    assert r.returncode == 2 and r.stdout == "" and r.stderr.count("\n") == 1 and "no bundled host" in r.stderr

@@ -312,7 +312,7 @@ func (p *pending) Connect(ctx context.Context, blobs [][]byte) (symm.Team, error
 			return fmt.Errorf("compute capability: %w", err)
 		}
 		t.ccMajor, t.ccMinor, t.sms = attrs[0], attrs[1], attrs[2]
-		t.compiler = nvrtc.Compiler{Arch: nvrtc.Arch(t.ccMajor, t.ccMinor)}
+		t.compiler = nvrtc.Compiler{Arch: nvrtc.Arch(t.ccMajor, t.ccMinor), Options: TimeoutOptions(TunerTimeout)}
 		t.barrierMod, t.barrierFn, err = loadBarrier(t.compiler)
 		return err
 	})

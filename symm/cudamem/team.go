@@ -105,16 +105,18 @@ func launchBarrier(fn cu.Function, table cu.DevicePtr, rank, world int, stream c
 	return nil
 }
 
-// CheckTimeout reports whether a barrier on this rank gave up waiting for a
-// peer (see SYMM_TIMEOUT_NS); the pads are then unusable. Call inside Do
-// after synchronizing.
+// CheckTimeout reports whether a wait on this rank gave up waiting for a
+// peer, or learnt of a peer's that did (see SYMM_TIMEOUT_NS): the pads are
+// poisoned then, and every later wait on them fails. Call inside Do after
+// synchronizing.
 func (t *Team) CheckTimeout() error {
 	var flag uint32
-	if err := cu.MemcpyDtoH(unsafe.Pointer(&flag), t.pads[t.rank]+PadSlots*MaxWorld*4, 4); err != nil {
+	if err := cu.MemcpyDtoH(unsafe.Pointer(&flag), t.pads[t.rank]+FlagOffset, 4); err != nil {
 		return fmt.Errorf("read barrier flag: %w", err)
 	}
 	if flag != 0 {
-		return errors.New("cross-GPU barrier timed out waiting for a peer; the team must be rebuilt")
+		p := Poison(flag)
+		return fmt.Errorf("cross-GPU barrier timed out (rank %d waiting for rank %d, kind %d); the team must be rebuilt", p.Waiter(), p.Peer(), p.Kind())
 	}
 	return nil
 }

@@ -5,7 +5,7 @@ extern "C" __global__ void __launch_bounds__(THREADS) allreduce(const u64* ptrs,
 #pragma unroll
 	for (int q = 0; q < WORLD; q++) src[q] = (const uint4*)ptrs[q];
 	uint4* const dst[1] = {(uint4*)out};
-	symm_block_barrier(ptrs, r, WORLD, blockIdx.x);
+	if (!symm_block_barrier(ptrs, r, WORLD, blockIdx.x)) return; // poisoned: see barrier.cuh
 	for (u64 base = (u64)blockIdx.x * TILE; base < nvec; base += (u64)gridDim.x * TILE) reduce_tile<1>(src, dst, base, nvec);
 	symm_block_barrier(ptrs, r, WORLD, blockIdx.x);
 }
@@ -32,10 +32,10 @@ extern "C" __global__ void __launch_bounds__(THREADS) allreduce(const u64* ptrs,
 	}
 	uint4* const sums[2] = {(uint4*)(ptrs[r] + scratch) + lo, dst + lo};
 
-	symm_block_barrier(ptrs, r, WORLD, blockIdx.x);
+	if (!symm_block_barrier(ptrs, r, WORLD, blockIdx.x)) return;
 	// Reduce-scatter: this rank sums its own chunk from every rank.
 	for (u64 base = (u64)blockIdx.x * TILE; base < chunk; base += (u64)gridDim.x * TILE) reduce_tile<2>(part, sums, base, chunk);
-	symm_block_barrier(ptrs, r, WORLD, blockIdx.x);
+	if (!symm_block_barrier(ptrs, r, WORLD, blockIdx.x)) return;
 	// All-gather: pull every other rank's reduced chunk from its scratch.
 	for (u64 base = (u64)blockIdx.x * TILE; base < chunk; base += (u64)gridDim.x * TILE) push_tile(red, outk, base, chunk);
 	symm_block_barrier(ptrs, r, WORLD, blockIdx.x);
@@ -98,7 +98,7 @@ __device__ __forceinline__ void two_shot_push(const u64* ptrs, const tensor_t& x
 	}
 	if (DIRECT)
 		for (; base < chunk; base += (u64)gridDim.x * TILE) scatter_tail(x, slot, r, chunk, base);
-	symm_block_barrier(ptrs, r, WORLD, blockIdx.x);
+	if (!symm_block_barrier(ptrs, r, WORLD, blockIdx.x)) return;
 	for (base = (u64)blockIdx.x * TILE; base < hi; base += (u64)gridDim.x * TILE) {
 		uint4 v[UNROLL][WORLD];
 #pragma unroll
@@ -206,7 +206,7 @@ __device__ __forceinline__ void two_shot_overlap(const u64* ptrs, const tensor_t
 				push_tile(srck, slot, base + stride, chunk);
 			symm_block_signal(ptrs, r, WORLD, b);
 		}
-		symm_block_wait(ptrs, r, WORLD, b); // tile `base` of every peer has landed
+		if (!symm_block_wait(ptrs, r, WORLD, b)) return; // tile `base` of every peer has landed
 		if (DIRECT && base >= x.hi)
 			reduce_tail(x, myscr, dstk, r, chunk, base);
 		else
@@ -249,6 +249,7 @@ extern "C" __global__ void __launch_bounds__(THREADS) allreduce(const u64* ptrs,
 	const uint4* in = (const uint4*)ptrs[r];
 	const uint4* myscr = (const uint4*)(ptrs[r] + scratch);
 	uint4* myout = (uint4*)(ptrs[r] + 2 * scratch);
+	bool ok = true;
 	for (u64 p = 0; p < stages; p++) {
 		const u64 lo = units * p / stages;
 		const u64 len = units * (p + 1) / stages - lo;
@@ -265,9 +266,14 @@ extern "C" __global__ void __launch_bounds__(THREADS) allreduce(const u64* ptrs,
 		}
 #pragma unroll
 		for (int q = 0; q < WORLD; q++) red[q] = q == r ? in + off + (u64)r * len : myscr + off + (u64)q * len;
-		for (u64 base = (u64)b * TILE; base < len; base += (u64)gridDim.x * TILE) push_tile(srck, slot, base, len);
-		symm_block_barrier(ptrs, r, WORLD, b);
-		for (u64 base = (u64)b * TILE; base < len; base += (u64)gridDim.x * TILE) reduce_tile<1>(red, dst, base, len);
+		// Poisoned (barrier.cuh): no more work or waits, but the flags
+		// still count, or the copy streams would wait for them forever.
+		if (ok) {
+			for (u64 base = (u64)b * TILE; base < len; base += (u64)gridDim.x * TILE) push_tile(srck, slot, base, len);
+			ok = symm_block_barrier(ptrs, r, WORLD, b);
+		}
+		if (ok)
+			for (u64 base = (u64)b * TILE; base < len; base += (u64)gridDim.x * TILE) reduce_tile<1>(red, dst, base, len);
 		__syncthreads();
 		if (threadIdx.x == 0) symm_signal((u32*)flags + p);
 	}

@@ -80,20 +80,22 @@ __device__ __forceinline__ uint4 lp_poll(const uint4* p) {
 	return v;
 }
 
-// lp_wait polls p until v (its last value) has no sentinel. A wait that
-// lasts SYMM_TIMEOUT_NS, or finds the timeout flag set by another wait,
-// sets the flag (the barrier's: Team.CheckTimeout reads it) and gives up,
+// lp_wait polls p, rank q's data, until v (its last value) has no
+// sentinel. A wait that lasts SYMM_TIMEOUT_NS poisons the workspace
+// (barrier.cuh's symm_poison), one that finds it poisoned gives up too,
 // and `dead` makes this thread's later waits give up at once: a dead peer
-// cannot hang the GPU forever.
-__device__ __forceinline__ uint4 lp_wait(const uint4* p, uint4 v, u32* flag, bool& dead) {
+// cannot hang the GPU forever, and the host hears of it.
+__device__ __forceinline__ uint4 lp_wait(const uint4* p, uint4 v, const u64* ptrs, int r, int q, bool& dead) {
 	u64 start = 0;
 	for (u32 it = 0; !dead && !lp_arrived(v); it++) {
 		if ((it & LAMPORT_SPIN_CHECK) == LAMPORT_SPIN_CHECK) {
 			const u64 now = symm_now();
 			if (start == 0) {
 				start = now;
-			} else if (now - start > SYMM_TIMEOUT_NS || symm_load_acquire(flag) != 0) {
-				atomicExch(flag, 1u);
+			} else if (symm_poisoned(ptrs, r, WORLD)) {
+				dead = true;
+			} else if (now - start > SYMM_TIMEOUT_NS) {
+				symm_poison(ptrs, r, WORLD, SYMM_POISON(SYMM_KIND_LAMPORT, r, q));
 				dead = true;
 			}
 		}
@@ -167,6 +169,9 @@ __device__ __forceinline__ void lp_end(u32* hdr, u32 cur, u64 used) {
 extern "C" __global__ void __launch_bounds__(THREADS) allreduce(const u64* ptrs, u64 in, u64 out, u64 n, u64 rank, u64 area, u64 slot) {
 	const int r = (int)rank;
 	u32* const hdr = (u32*)(ptrs[r] + area);
+	// A poisoned workspace (barrier.cuh): no wait (dead below). Loaded
+	// now, used after the push: no latency.
+	const u32 poisoned = *(volatile const u32*)symm_flag(ptrs, WORLD, r);
 	u32 cur;
 	u64 prev;
 	lp_begin(hdr, cur, prev);
@@ -203,8 +208,8 @@ extern "C" __global__ void __launch_bounds__(THREADS) allreduce(const u64* ptrs,
 	// is on its way.
 	lp_clear((uint4*)(ptrs[r] + area + LAMPORT_HDR) + (u64)((cur + 2) % 3) * WORLD * svec, WORLD, svec, prev);
 	// Reduce: every slot's poll of the tile issued first, then the waits.
-	u32* const flag = (u32*)ptrs[WORLD + r] + SYMM_PAD_SLOTS * SYMM_MAX_WORLD;
-	bool dead = false;
+	bool dead = poisoned != 0;
+	if (dead && threadIdx.x == 0) symm_poisoned(ptrs, r, WORLD); // the host and the peers hear of it
 	for (u64 base = (u64)blockIdx.x * TILE; base < nvec; base += stride) {
 		uint4 v[UNROLL][WORLD];
 #pragma unroll
@@ -223,7 +228,7 @@ extern "C" __global__ void __launch_bounds__(THREADS) allreduce(const u64* ptrs,
 #pragma unroll
 				for (int e = 0; e < EPV; e++) a[e] = 0.f;
 #pragma unroll
-				for (int q = 0; q < WORLD; q++) acc(a, lp_wait(mine[q] + i, v[u][q], flag, dead)); // rank order
+				for (int q = 0; q < WORLD; q++) acc(a, lp_wait(mine[q] + i, v[u][q], ptrs, r, q, dead)); // rank order
 				store_vec(out, n, i, pack(a), aligned);
 			}
 		}
@@ -270,6 +275,9 @@ extern "C" __global__ void __launch_bounds__(THREADS) allreduce(const u64* ptrs,
 extern "C" __global__ void __launch_bounds__(THREADS) allreduce(const u64* ptrs, u64 in, u64 out, u64 n, u64 rank, u64 area, u64 slot) {
 	const int r = (int)rank;
 	u32* const hdr = (u32*)(ptrs[r] + area);
+	// A poisoned workspace (barrier.cuh): no wait (dead below). Loaded
+	// now, used after the push: no latency.
+	const u32 poisoned = *(volatile const u32*)symm_flag(ptrs, WORLD, r);
 	u32 cur;
 	u64 prev;
 	lp_begin(hdr, cur, prev);
@@ -312,8 +320,8 @@ extern "C" __global__ void __launch_bounds__(THREADS) allreduce(const u64* ptrs,
 	}
 	// Clear the previous call's part A while the peers' partials come.
 	lp_clear(old, WORLD, svec, prev);
-	u32* const flag = (u32*)ptrs[WORLD + r] + SYMM_PAD_SLOTS * SYMM_MAX_WORLD;
-	bool dead = false;
+	bool dead = poisoned != 0;
+	if (dead && threadIdx.x == 0) symm_poisoned(ptrs, r, WORLD); // the host and the peers hear of it
 	// Phase 2: every slot's poll of the tile issued first, then the waits.
 	for (u64 base = (u64)blockIdx.x * TILE; base < chunk; base += stride) {
 		uint4 v[UNROLL][WORLD];
@@ -333,7 +341,7 @@ extern "C" __global__ void __launch_bounds__(THREADS) allreduce(const u64* ptrs,
 #pragma unroll
 				for (int e = 0; e < EPV; e++) a[e] = 0.f;
 #pragma unroll
-				for (int q = 0; q < WORLD; q++) acc(a, lp_wait(myA + q * svec + i, v[u][q], flag, dead)); // rank order
+				for (int q = 0; q < WORLD; q++) acc(a, lp_wait(myA + q * svec + i, v[u][q], ptrs, r, q, dead)); // rank order
 				const uint4 s = lp_fix4(pack(a));
 #pragma unroll
 				for (int k = 0; k < WORLD; k++) lp_push(dst[k] + toB + i, s);
@@ -359,7 +367,7 @@ extern "C" __global__ void __launch_bounds__(THREADS) allreduce(const u64* ptrs,
 			const u64 i = base + (u64)u * THREADS + threadIdx.x;
 			if (i < chunk) {
 #pragma unroll
-				for (int q = 0; q < WORLD; q++) store_vec(out, n, (u64)q * chunk + i, lp_wait(myB + q * svec + i, v[u][q], flag, dead), aligned);
+				for (int q = 0; q < WORLD; q++) store_vec(out, n, (u64)q * chunk + i, lp_wait(myB + q * svec + i, v[u][q], ptrs, r, q, dead), aligned);
 			}
 		}
 	}

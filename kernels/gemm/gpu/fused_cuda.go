@@ -203,8 +203,8 @@ type Comm struct {
 	RowsPerRank int
 	// Start and StartMask are the start gate (hopper_comm.cuh's Wait):
 	// this rank's StartFlag(0), and the peers (bit q: rank q) whose start
-	// flag the kernel waits for, unbounded, before its first wait for a
-	// peer's data. StartMask 0: no gate.
+	// flag the kernel waits for, up to SYMM_TIMEOUT_NS, before its first
+	// wait for a peer's data. StartMask 0: no gate.
 	Start     cu.DevicePtr
 	StartMask uint32
 }

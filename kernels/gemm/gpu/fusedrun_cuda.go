@@ -6,11 +6,11 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"unsafe"
 
 	"github.com/symmtune/symmtune/cuda/cu"
 
 	"github.com/symmtune/symmtune/kernels/gemm/hopper"
+	"github.com/symmtune/symmtune/symm/cudamem"
 )
 
 // fusedTimeoutNs bounds each wait of the fused GEMM for a chunk's flag. A
@@ -47,28 +47,47 @@ func (r *Runner) fusedFor(c Config) (*fusedRun, error) {
 		// where they fit beside the tile's stages (docs/fp8.md).
 		t, _ = t.WithPeerBuffers(r.prob.World - 1)
 	}
-	g, err := CompileFusedWith(r.peers.Compiler(), t, r.prob.Dtype.Format(), extra)
+	g, err := r.eng.fused(r.peers.Compiler(), t, r.prob.Dtype.Format(), extra)
 	if err != nil {
 		return nil, err
 	}
 	f := &fusedRun{g: g}
 	if err := r.kern.tables(f, c); err != nil {
-		return nil, errors.Join(err, f.close())
+		return nil, errors.Join(err, f.close(r))
 	}
 	r.fused[c] = f
 	return f, nil
 }
 
-// upload copies b to new device memory.
-func upload(b []byte) (cu.DevicePtr, error) {
-	d, err := cu.MemAlloc(int64(len(b)))
-	if err != nil {
-		return 0, fmt.Errorf("allocate fused tables: %w", err)
+// upload copies b to new device memory of the runner's (see Engine.alloc).
+func (r *Runner) upload(b []byte) (cu.DevicePtr, error) {
+	d, err := r.eng.upload(b)
+	if err == nil {
+		r.mem[d] = int64(len(b))
 	}
-	if err := cu.MemcpyHtoD(d, unsafe.Pointer(&b[0]), int64(len(b))); err != nil {
-		return 0, errors.Join(fmt.Errorf("copy fused tables: %w", err), cu.MemFree(d))
+	return d, err
+}
+
+// alloc allocates n bytes of the runner's own (see Engine.alloc).
+func (r *Runner) alloc(n int64) (cu.DevicePtr, error) {
+	d, err := r.eng.alloc(n, nil)
+	if err == nil {
+		r.mem[d] = n
 	}
-	return d, nil
+	return d, err
+}
+
+// release frees memory upload or alloc made.
+func (r *Runner) release(d cu.DevicePtr) error {
+	if d == 0 {
+		return nil
+	}
+	n, ok := r.mem[d]
+	if !ok {
+		return fmt.Errorf("free %v: not the runner's", d)
+	}
+	delete(r.mem, d)
+	return r.eng.free(d, n, r.last)
 }
 
 func words(v []uint32) []byte {
@@ -85,13 +104,13 @@ func (g *agmm) tables(f *fusedRun, c Config) error {
 	r, p, me := g.r, g.r.prob, g.r.peers.Rank()
 	plan := PlanFusedAG(p.M, p.World, me, c.Chunks, c.Tile.RowsPerTile(), c.Direction == DirPush)
 	var err error
-	if f.order, err = upload(words(plan.Order)); err != nil {
+	if f.order, err = r.upload(words(plan.Order)); err != nil {
 		return err
 	}
-	if f.table, err = upload(words(plan.Table())); err != nil {
+	if f.table, err = r.upload(words(plan.Table())); err != nil {
 		return err
 	}
-	f.comm = Comm{Order: f.order, Table: f.table, Chunks: len(plan.Flag), Flags: r.peers.Data(me), Status: r.status.Dev, TimeoutNs: fusedTimeoutNs}
+	f.comm = Comm{Order: f.order, Table: f.table, Chunks: len(plan.Flag), Flags: r.peers.Data(me), Status: r.statusDev, TimeoutNs: fusedTimeoutNs}
 	f.comm.Start, f.comm.StartMask = r.startGate()
 	return nil
 }
@@ -135,7 +154,7 @@ func (m *matmulrs) tables(f *fusedRun, c Config) error {
 	r, p, me := m.r, m.r.prob, m.r.peers.Rank()
 	if r.needsStaging(c) && r.staging == 0 {
 		var err error
-		if r.staging, err = cu.MemAlloc(int64(p.M) * int64(p.N) * OutBytes); err != nil {
+		if r.staging, err = r.alloc(int64(p.M) * int64(p.N) * OutBytes); err != nil {
 			return fmt.Errorf("allocate staging: %w", err)
 		}
 	}
@@ -172,15 +191,15 @@ func (m *matmulrs) tables(f *fusedRun, c Config) error {
 	if err != nil {
 		return err
 	}
-	if f.order, err = upload(words(plan.Order)); err != nil {
+	if f.order, err = r.upload(words(plan.Order)); err != nil {
 		return err
 	}
-	if f.rs, err = upload(tab); err != nil {
+	if f.rs, err = r.upload(tab); err != nil {
 		return err
 	}
 	// The timeout bounds the epilogue's waits for peers' partials
 	// (reduce=epilogue).
-	f.comm = Comm{Order: f.order, Status: r.status.Dev, TimeoutNs: fusedTimeoutNs, RS: f.rs, RowsPerRank: p.Rows()}
+	f.comm = Comm{Order: f.order, Status: r.statusDev, TimeoutNs: fusedTimeoutNs, RS: f.rs, RowsPerRank: p.Rows()}
 	if c.Reduce == ReduceEpilogue {
 		// Only the epilogue waits for peers inside the GEMM.
 		f.comm.Start, f.comm.StartMask = r.startGate()
@@ -201,16 +220,12 @@ func (m *matmulrs) maps(f *fusedRun, c Config) error {
 	return nil
 }
 
-func (f *fusedRun) close() error {
+// close frees f's tables (the fused GEMM is the engine's).
+func (f *fusedRun) close(r *Runner) error {
 	var errs []error
 	for _, p := range []*cu.DevicePtr{&f.order, &f.table, &f.rs} {
-		if *p != 0 {
-			errs = append(errs, cu.MemFree(*p))
-			*p = 0
-		}
-	}
-	if f.g != nil {
-		errs = append(errs, f.g.Close())
+		errs = append(errs, r.release(*p))
+		*p = 0
 	}
 	return errors.Join(errs...)
 }
@@ -238,8 +253,14 @@ func (r *Runner) Reset(s cu.Stream) error {
 // output of that call was invalid, and the flags of the region are in an
 // unknown state, so no fused call of c runs after it.
 func (r *Runner) FusedFailed(c Config) error {
-	if c.Impl != ImplFused || r.status.Load() == 0 {
+	w := r.status.Load()
+	if c.Impl != ImplFused || w == 0 {
 		return nil
+	}
+	// The word is a cudamem.Poison (hopper_comm.cuh): the start gate's
+	// bound is the team's, SYMM_TIMEOUT_NS; a chunk's is fusedTimeoutNs.
+	if p := cudamem.Poison(w); p.Kind() == cudamem.KindFusedGate {
+		return fmt.Errorf("hang: the fused GEMM's start gate timed out waiting for rank %d's call; the output is invalid", p.Peer())
 	}
 	return fmt.Errorf("hang: the fused GEMM waited over %d s for a chunk's flag (a copy never completed); the output is invalid", fusedTimeoutNs/1_000_000_000)
 }

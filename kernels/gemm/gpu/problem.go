@@ -170,3 +170,26 @@ func validateDtype(c Config, p Problem) error {
 	}
 	return nil
 }
+
+// MinBucketRows is the top of the smallest row bucket (BucketRows).
+const MinBucketRows = 64
+
+// BucketRows is the row bucket of m rows on world ranks, (lo, top]: top
+// the least power of two at least m and MinBucketRows, rounded up to a
+// multiple of world; lo the top of the bucket below (0 for the first).
+// symmtune.torch agrees one config per bucket, chosen and laid out for
+// top, and runs any m of the bucket with it: a serving engine's token
+// counts change at nearly every step, and a config per exact m would
+// cost a choice, an agreement and a workspace each.
+func BucketRows(m, world int) (lo, top int) {
+	up := func(x int) int { return (x + world - 1) / world * world }
+	p := MinBucketRows
+	for p < m {
+		p *= 2
+	}
+	top = up(p)
+	if p > MinBucketRows {
+		lo = up(p / 2)
+	}
+	return lo, top
+}

@@ -309,3 +309,18 @@ func skipEnumerationUnderRace(t *testing.T) {
 		t.Skip("enumerates whole spaces; run without -race (make test does)")
 	}
 }
+
+func TestBucketRows(t *testing.T) {
+	for _, c := range []struct{ m, world, lo, top int }{
+		{1, 1, 0, 64}, {64, 2, 0, 64}, {65, 2, 64, 128}, {96, 8, 64, 128}, {4096, 2, 2048, 4096}, {4097, 4, 4096, 8192},
+		{11520, 8, 8192, 16384}, {30, 3, 0, 66}, {67, 3, 66, 129},
+	} {
+		lo, top := BucketRows(c.m, c.world)
+		if lo != c.lo || top != c.top {
+			t.Errorf("BucketRows(%d, %d) = (%d, %d], want (%d, %d]", c.m, c.world, lo, top, c.lo, c.top)
+		}
+		if c.m <= lo || c.m > top || top%c.world != 0 {
+			t.Errorf("BucketRows(%d, %d) = (%d, %d]: m outside, or top not a multiple of the world", c.m, c.world, lo, top)
+		}
+	}
+}

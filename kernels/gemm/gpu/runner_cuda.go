@@ -39,6 +39,12 @@ type Peers interface {
 	Compiler() nvrtc.Compiler
 }
 
+// poisonWorder is Peers with a poison word (cudamem.Mapped, the runtime's):
+// a fused kernel's timed-out wait writes it there instead of the Runner's
+// status, so that its end barrier poisons the peers at once (barrier.cuh)
+// and the caller reads the workspace's host word (Mapped.Poisoned).
+type poisonWorder interface{ PoisonWord() cu.DevicePtr }
+
 // Ptrs are one call's operands. agmm: A the own shard [M/W, K], B stored
 // [N, K], C [M, N], Extra (0: none) where the gathered A [M, K] goes.
 // matmulrs: A [M, K], B stored [N, K], C this rank's rows of the sum
@@ -100,12 +106,25 @@ type Runner struct {
 	endFn                           cu.Function // a fused call's flag clear and end barrier
 	fillScalesFn                    cu.Function // FP8 only
 
+	// eng is the engine the runner takes its streams, events, workspaces
+	// and kernels from (ownEngine: made for it alone); mem is the device
+	// memory it allocated itself (tables, staging), by address.
+	eng       *Engine
+	ownEngine bool
+	mem       map[cu.DevicePtr]int64
+	// last is the caller stream of the latest call: the runner's memory
+	// is freed after it.
+	last cu.Stream
+
 	// fused holds each fused config's state; status is the word its
 	// kernels set when a wait times out; localFlags see localFlag;
 	// staging the [M, N] rows matmulrs's copy engines push (made when a
 	// config needs them).
-	fused      map[Config]*fusedRun
-	status     *cudamem.HostWord
+	fused  map[Config]*fusedRun
+	status *cudamem.HostWord
+	// statusDev is where the kernels write it: status, or the workspace's
+	// poison word where the peers have one (poisonWorder).
+	statusDev  cu.DevicePtr
 	localFlags cu.DevicePtr
 	staging    cu.DevicePtr
 	graphs     map[Config]*graphcache.Cache[Ptrs, *cudamem.Graph]
@@ -118,19 +137,31 @@ type Runner struct {
 }
 
 // NewRunner makes the runner of variant v (agmm or matmulrs) for p on
-// peers, in the current context. It leaves the flags of the region alone:
-// the caller clears them before any rank's first call.
+// peers, in the current context, with an engine of its own (closed with
+// it). It leaves the flags of the region alone: the caller clears them
+// before any rank's first call.
 func NewRunner(v Variant, peers Peers, p Problem, dtype string) (*Runner, error) {
+	return NewRunnerOn(nil, v, peers, p, dtype)
+}
+
+// NewRunnerOn is NewRunner on engine e, shared with other runners (nil: an
+// engine of its own). A runner on a shared engine allocates nothing but
+// its tables and staging rows, from the stream-ordered pool, and never
+// synchronizes the device, opening or closing.
+func NewRunnerOn(e *Engine, v Variant, peers Peers, p Problem, dtype string) (*Runner, error) {
 	if v != VariantAGMM && v != VariantMatmulRS {
 		return nil, fmt.Errorf("kernel %q: want %s or %s", v, AGMM, MatmulRS)
 	}
 	if p.World != peers.World() {
 		return nil, fmt.Errorf("problem of world %d on %d ranks", p.World, peers.World())
 	}
+	if p.World > MaxWorld {
+		return nil, fmt.Errorf("world %d: at most %d ranks", p.World, MaxWorld)
+	}
 	if dtype != p.Dtype.String() {
 		return nil, fmt.Errorf("dtype %q for a problem of dtype %s", dtype, p.Dtype)
 	}
-	r := &Runner{v: v, peers: peers, prob: p,
+	r := &Runner{v: v, peers: peers, prob: p, eng: e, mem: map[cu.DevicePtr]int64{},
 		plans: map[planKey]*cublaslt.Plan{}, fused: map[Config]*fusedRun{}, graphs: map[Config]*graphcache.Cache[Ptrs, *cudamem.Graph]{}}
 	if v == VariantAGMM {
 		r.kern = &agmm{r: r}
@@ -143,99 +174,43 @@ func NewRunner(v Variant, peers Peers, p Problem, dtype string) (*Runner, error)
 	return r, nil
 }
 
+// setup takes the engine's streams, events, workspaces and helper kernels
+// (making an engine of its own first where none was given).
 func (r *Runner) setup() error {
-	var err error
-	if r.lt, err = cublaslt.NewHandle(); err != nil {
-		return err
-	}
-	mk := func() (cu.Stream, error) { return cu.MakeStream(cu.NonBlocking) }
-	others := 0
-	for i := range r.gemm {
-		if r.gemm[i], err = mk(); err != nil {
-			return fmt.Errorf("create stream: %w", err)
-		}
-		if r.ws[i], err = cu.MemAlloc(workspaceBytes); err != nil {
-			return fmt.Errorf("allocate cuBLASLt workspace: %w", err)
-		}
-		others++
-	}
-	for q := 1; q < r.peers.World(); q++ {
-		s, err := mk()
+	if r.eng == nil {
+		e, err := newEngine()
 		if err != nil {
-			return fmt.Errorf("create stream: %w", err)
+			return err
 		}
-		r.side = append(r.side, s)
-		others++
+		r.eng, r.ownEngine = e, true
 	}
-	if r.reduce, err = mk(); err != nil {
-		return fmt.Errorf("create stream: %w", err)
-	}
-	others++
-	if r.capture, err = mk(); err != nil {
-		return fmt.Errorf("create stream: %w", err)
-	}
-	ev := func() (cu.Event, error) { return cu.MakeEvent(cu.DisableTiming) }
-	if r.fork, err = ev(); err != nil {
-		return fmt.Errorf("create event: %w", err)
-	}
-	for i := 0; i < others; i++ {
-		e, err := ev()
-		if err != nil {
-			return fmt.Errorf("create event: %w", err)
-		}
-		r.joins = append(r.joins, e)
-	}
-	for i := 0; i < MaxWorld*MaxChunks; i++ {
-		e, err := ev()
-		if err != nil {
-			return fmt.Errorf("create event: %w", err)
-		}
-		r.chunkEv = append(r.chunkEv, e)
-	}
-	if err := r.loadUtil(); err != nil {
-		return err
-	}
-	if r.status, err = cudamem.NewHostWord(); err != nil {
-		return fmt.Errorf("fused status: %w", err)
-	}
-	if r.localFlags, err = cu.MemAlloc(MaxWorld * MaxChunks * FlagStride); err != nil {
-		return fmt.Errorf("allocate local flags: %w", err)
-	}
-	if err := cu.MemsetD8(r.localFlags, 0, MaxWorld*MaxChunks*FlagStride); err != nil {
-		return fmt.Errorf("clear local flags: %w", err)
-	}
-	return cu.Synchronize()
-}
-
-func (r *Runner) loadUtil() error {
-	opts, err := UtilOptions(r.prob.Dtype.String())
+	e := r.eng
+	r.lt, r.gemm, r.ws = e.lt, e.gemm, e.ws
+	r.side = e.side[:r.peers.World()-1]
+	r.reduce, r.capture, r.fork = e.reduce, e.capture, e.fork
+	r.joins, r.chunkEv = e.joins, e.chunkEv
+	r.status, r.localFlags = e.status, e.localFlags
+	u, err := e.util(r.prob.Dtype.String(), r.peers.Compiler())
 	if err != nil {
 		return err
 	}
-	// After the barrier's source: end_barrier meets the peers with it.
-	cubin, err := r.peers.Compiler().Compile(nvrtc.Source{Name: "gemm_util.cu", Text: cudamem.DeviceSource + UtilSource, Options: opts})
-	if err != nil {
-		return err
-	}
-	if r.util, err = cu.LoadData(string(cubin)); err != nil {
-		return fmt.Errorf("load gemm_util: %w", err)
-	}
-	fns := []struct {
-		name string
-		dst  *cu.Function
-	}{{"fill", &r.fillFn}, {"fill_t", &r.fillTFn}, {"check_rows", &r.checkFn}, {"count_bad", &r.badFn}, {"copy_chunk", &r.copyFn}, {"reduce_chunk", &r.redFn}, {"end_barrier", &r.endFn}}
-	if r.prob.Dtype.FP8() {
-		fns = append(fns, struct {
-			name string
-			dst  *cu.Function
-		}{"fill_scales", &r.fillScalesFn})
-	}
-	for _, f := range fns {
-		if *f.dst, err = r.util.Function(f.name); err != nil {
-			return fmt.Errorf("gemm_util function %s: %w", f.name, err)
-		}
+	r.fillFn, r.fillTFn, r.checkFn, r.badFn = u.fill, u.fillT, u.check, u.bad
+	r.copyFn, r.redFn, r.endFn, r.fillScalesFn = u.copy, u.red, u.end, u.fillScales
+	r.statusDev = r.status.Dev
+	if pw, ok := r.peers.(poisonWorder); ok {
+		r.statusDev = pw.PoisonWord()
 	}
 	return nil
+}
+
+// DeviceBytes is what the runner holds on the device of its own (its
+// tables and staging rows; the engine's are the engine's).
+func (r *Runner) DeviceBytes() int64 {
+	n := int64(0)
+	for _, b := range r.mem {
+		n += b
+	}
+	return n
 }
 
 // Prepare makes what c needs before its first call: the SM budget's
@@ -256,7 +231,7 @@ func (r *Runner) Prepare(c Config) error {
 	}
 	if r.needsStaging(c) && r.staging == 0 {
 		var err error
-		if r.staging, err = cu.MemAlloc(int64(r.prob.M) * int64(r.prob.N) * OutBytes); err != nil {
+		if r.staging, err = r.alloc(int64(r.prob.M) * int64(r.prob.N) * OutBytes); err != nil {
 			return fmt.Errorf("allocate staging: %w", err)
 		}
 	}
@@ -297,6 +272,7 @@ func (r *Runner) Algos(c Config) (int, error) {
 // replayed from then on (graphcache.Cache); inside a capture of main (the
 // caller's graph) it is enqueued as it is, and that graph holds it.
 func (r *Runner) Enqueue(c Config, main cu.Stream, p Ptrs) error {
+	r.last = main
 	if err := r.FusedFailed(c); err != nil {
 		return err
 	}
@@ -379,49 +355,39 @@ func (r *Runner) launch(c Config, main cu.Stream, p Ptrs) error {
 	return r.kern.launch(c)
 }
 
-// Close frees everything, after the GPU's work is done.
+// Close frees everything of the runner's. With an engine of its own it
+// first waits for the GPU's work and closes the engine too; on a shared
+// engine nothing waits: its memory goes back to the pool in the caller
+// stream's order, and the driver destroys its graphs once their launches
+// are done.
 func (r *Runner) Close() error {
 	var errs []error
-	errs = append(errs, cu.Synchronize())
+	if r.eng == nil {
+		return nil
+	}
+	if !r.eng.shared {
+		errs = append(errs, cu.Synchronize())
+	}
 	for _, gc := range r.graphs {
 		errs = append(errs, gc.DestroyAll())
 	}
 	r.graphs = nil
 	for _, f := range r.fused {
-		errs = append(errs, f.close())
+		errs = append(errs, f.close(r))
 	}
 	r.fused = nil
 	for _, p := range r.plans {
 		errs = append(errs, p.Close())
 	}
 	r.plans = nil
-	for _, p := range []*cu.DevicePtr{&r.localFlags, &r.staging, &r.ws[0], &r.ws[1], &r.ws[2]} {
-		if *p != 0 {
-			errs = append(errs, cu.MemFree(*p))
-			*p = 0
-		}
+	errs = append(errs, r.release(r.staging))
+	r.staging = 0
+	for d := range r.mem {
+		errs = append(errs, r.release(d))
 	}
-	errs = append(errs, r.status.Free())
-	r.status = nil
-	if r.util != (cu.Module{}) {
-		errs = append(errs, r.util.Unload())
-		r.util = cu.Module{}
+	if r.ownEngine {
+		errs = append(errs, r.eng.Close())
 	}
-	for _, e := range append(append([]cu.Event{r.fork}, r.joins...), r.chunkEv...) {
-		if e != (cu.Event{}) {
-			errs = append(errs, cu.DestroyEvent(&e))
-		}
-	}
-	r.joins, r.chunkEv = nil, nil
-	for _, s := range append(r.streams(nil), r.capture) {
-		if s != (cu.Stream{}) {
-			errs = append(errs, s.Destroy())
-		}
-	}
-	r.side = nil
-	if r.lt != nil {
-		errs = append(errs, r.lt.Close())
-		r.lt = nil
-	}
+	r.eng = nil
 	return errors.Join(errs...)
 }

@@ -8,7 +8,10 @@ import "testing"
 // meant, put the new value here. Moving or renaming other files must not
 // change them.
 func TestKernelVersions(t *testing.T) {
-	for kernel, want := range map[Variant]string{VariantAGMM: "84cf6e8fc3b7", VariantMatmulRS: "c21f05e21650"} {
+	// 323cccb3401b, f9484c36acaf: fail-stop (issue 54): the end barrier
+	// (barrier.cuh) poisons the workspace on timeout, and the fused GEMM's
+	// start gate is bounded.
+	for kernel, want := range map[Variant]string{VariantAGMM: "323cccb3401b", VariantMatmulRS: "f9484c36acaf"} {
 		if got := kernel.KernelVersion(); got != want {
 			t.Errorf("%s kernel version %s, pinned %s", kernel, got, want)
 		}

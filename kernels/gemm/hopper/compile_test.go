@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/symmtune/symmtune/cuda/nvrtc"
+	"github.com/symmtune/symmtune/symm/cudamem"
 )
 
 // TestCompileAllTiles compiles every tile Check accepts for sm_90a with
@@ -270,5 +271,26 @@ func TestCompileAllTilesMainLoopParse(t *testing.T) {
 		if n != c.n || r2ur != c.r2ur || found != c.found {
 			t.Errorf("%s: mainLoop = %d, %d, %v; want %d, %d, %v", c.name, n, r2ur, found, c.n, c.r2ur, c.found)
 		}
+	}
+}
+
+// TestCompileRuntimeTimeout: the runtime's build of the kernel, whose
+// compiler sets the start gate's bound (cudamem.TimeoutOptions, carried by
+// nvrtc.Compiler.Options), compiles without spills on the first searched
+// tile with the reduce-scatter's epilogue.
+func TestCompileRuntimeTimeout(t *testing.T) {
+	c := sm90aCompiler(t)
+	c.Options = cudamem.TimeoutOptions(cudamem.RuntimeTimeout)
+	tl, err := ParseTile(Searched[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := Format{Elem: ElemBF16}
+	_, log, err := c.CompileInfo(nvrtc.Source{Name: "hopper_gemm.cu", Text: Source, Options: append(tl.Options(f), EpilogueOption)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := regexp.MustCompile(`(\d+) bytes spill stores`).FindStringSubmatch(log); m != nil && m[1] != "0" {
+		t.Errorf("%v: %s", tl, m[0])
 	}
 }

@@ -11,15 +11,22 @@
 // apart) that a copy engine's stream write (fenced after the copy) or a
 // peer sets to nonzero. The producer waits, before loading a tile, for
 // every span its rows touch. The wait is bounded: past timeout_ns it sets
-// *status to 1 and stops waiting (the output is then wrong and the host
-// reports a hang), so a peer that never delivers cannot hold the GPU.
+// *status to a poison word (cudamem.Poison: kind 3, ranks unknown here;
+// for symmtune.torch status is the workspace's poison word, which the end
+// barrier spreads) and stops waiting (the output is then wrong and the
+// host reports a hang), so a peer that never delivers cannot hold the GPU.
 #define FLAG_STRIDE 64
+// The start gate's bound: barrier.cuh's, set by the same -D (cudamem:
+// TimeoutOptions); past it *status gets kind 4 and the late peer's rank.
+#ifndef SYMM_TIMEOUT_NS
+#define SYMM_TIMEOUT_NS 10000000000ull
+#endif
 // Wait is what a waiting thread needs: the status word and the bound, and
 // the start gate. A peer's host may reach the call seconds after this one
 // (symmtune.torch: a collective called late), so before its first wait for
-// a peer's data a thread waits, unbounded, for the start flag of every peer
-// in start_mask (set by the peer's stream just before it launches its GEMM;
-// kernels/gemm/gpu: StartFlag); the bound then measures the copies, not the
+// a peer's data a thread waits, up to SYMM_TIMEOUT_NS, for the start flag
+// of every peer in start_mask (set by the peer's stream just before it
+// launches its GEMM; kernels/gemm/gpu: StartFlag); the bound then measures the copies, not the
 // peers' hosts. Own tiles come first in every order, so they are computed
 // while a late peer is still coming; only then does a CTA spin here (as a
 // collective's kernel spins for its peers).
@@ -32,16 +39,23 @@ struct Wait {
 // semantics at system scope, past the start gate. Returns false once timed
 // out.
 __device__ bool wait_flag(u64 addr, Wait& w) {
-	for (; w.start_mask; w.start_mask &= w.start_mask - 1) {
-		const u64 f = w.start + (u64)(__ffs(w.start_mask) - 1) * FLAG_STRIDE;
-		while (ld_acquire_sys(f) == 0) asm volatile("nanosleep.u32 256;");
+	for (const u64 t0 = w.start_mask ? globaltimer() : 0; w.start_mask; w.start_mask &= w.start_mask - 1) {
+		const u32 q = __ffs(w.start_mask) - 1;
+		const u64 f = w.start + (u64)q * FLAG_STRIDE;
+		while (ld_acquire_sys(f) == 0) {
+			if (globaltimer() - t0 > SYMM_TIMEOUT_NS) {
+				asm volatile("st.relaxed.sys.global.u32 [%0], %1;" ::"l"(w.status), "r"(0x8400ff00u | q) : "memory");
+				return false;
+			}
+			asm volatile("nanosleep.u32 256;");
+		}
 	}
 	const u64 t0 = globaltimer();
 	while (ld_acquire_sys(addr) == 0) {
 		if (globaltimer() - t0 > w.timeout_ns) {
 			// A plain store at system scope: the word may be host memory
 			// mapped for the device (symmtune.torch reads it there).
-			asm volatile("st.relaxed.sys.global.u32 [%0], %1;" ::"l"(w.status), "r"(1u) : "memory");
+			asm volatile("st.relaxed.sys.global.u32 [%0], %1;" ::"l"(w.status), "r"(0x8300ffffu) : "memory");
 			return false;
 		}
 		asm volatile("nanosleep.u32 32;");

@@ -8,9 +8,25 @@ variant runs on the GPU for large problems.
 from __future__ import annotations
 
 import math
+import os
 from typing import Any
 
-from ..kernels import source_hash  # noqa: F401  (part of the SDK: plugins version their kernels with it)
+from ..kernels import source_hash
+
+
+def script_version(path: str | os.PathLike[str]) -> str:
+    """The kernel version of a plugin script: :func:`source_hash` of the
+    file with its ``#!`` line left out. That line names the interpreter of
+    one machine (``make python-plugins`` rewrites it to the local Python),
+    so hashing it would give the same kernel another version on every
+    machine, and its tuned entries would never carry over. A plugin calls
+    ``script_version(__file__)`` in ``describe``."""
+    with open(path, "rb") as f:
+        text = f.read()
+    if text.startswith(b"#!"):
+        nl = text.find(b"\n")
+        text = b"" if nl < 0 else text[nl + 1:]
+    return source_hash(text)
 
 _MASK = (1 << 64) - 1
 _GOLDEN = 0x9E3779B97F4A7C15

@@ -70,6 +70,32 @@ def _futex(addr: int, op: int, val: int, timeout_ns: int | None = None) -> None:
                   ctypes.c_uint32(val), ts, ctypes.c_void_p(0), ctypes.c_int(0))
 
 
+def cpu_fingerprint() -> hardware.Fingerprint:
+    """This machine's CPU as Go's hardware.CPU() fingerprints it (the first
+    "model name" of /proc/cpuinfo, else its "Model" or "Hardware" line, the
+    usable logical cores, count 1, interconnect shm), in Python: a CPU search
+    then needs no libsymmtune. A test holds it equal to the library's."""
+    name, fallback = "", ""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as f:
+            for line in f:
+                key, sep, val = line.partition(":")
+                key, val = key.strip(), " ".join(val.split())
+                if not sep or not val:
+                    continue
+                if key == "model name":
+                    name = val
+                    break
+                if key in ("Model", "Hardware") and not fallback:
+                    fallback = val
+    except OSError:
+        pass
+    # Go's runtime.GOARCH where /proc/cpuinfo names nothing.
+    arch = {"x86_64": "amd64", "aarch64": "arm64"}.get(platform.machine().lower(), platform.machine().lower())
+    return hardware.Fingerprint(kind="cpu", name=name or fallback or arch, count=1,
+                                cores=len(os.sched_getaffinity(0)), interconnect="shm")
+
+
 def _check_cpu() -> None:
     if platform.machine().lower() not in ("x86_64", "amd64"):
         raise RuntimeError(f"the Python cpu backend's barrier relies on x86-64 store ordering; this is {platform.machine()}")
@@ -81,7 +107,7 @@ class CpuBackend:
     name = "cpu"
 
     def hardware(self, world: int) -> hardware.Fingerprint:
-        return hardware.cpu()
+        return cpu_fingerprint()
 
     def allocate(self, rank: int, world: int, nbytes: int, group_id: str) -> tuple["ShmPending", bytes]:
         _check_cpu()

@@ -1,0 +1,245 @@
+"""Issue 54's checks of symmtune.torch's runtime as a serving engine uses
+it, on any number of GPUs (torchrun; world 1 on one GPU):
+
+  memory    agmm + matmulrs eagerly at --shapes distinct row counts: the
+            device memory beyond torch's and the symmetric bytes stays
+            bounded, memory_stats() against cudaMemGetInfo, and the host
+            time of a first call at a new m of a warm bucket against a
+            warm call's.
+  lifetime  a graph captured at one m, the workspace grown under it by an
+            eager call: replays right; once the graph is destroyed and one
+            eager call runs, memory_stats() holds no retired bytes.
+  decode    80 layers of torch.matmul(y @ w, w.t(), out=buf); all_reduce(buf)
+            at growing then shrinking B, on plain and st.empty buffers
+            mixed, graphs kept or dropped, tensors freed so addresses are
+            reused; every replay checked against the same step without
+            symmtune (world 1) or NCCL's all-reduce.
+
+One line per check: CHECK name: PASS|FAIL, then its figures.
+    torchrun --nproc_per_node=1 bench/runtime_check.py
+"""
+from __future__ import annotations
+
+import argparse
+import gc
+import os
+import statistics
+import time
+
+import torch
+import torch.distributed as dist
+
+import symmtune.torch as st
+
+BF16 = torch.bfloat16
+MiB = 1 << 20
+
+
+def used() -> int:
+    free, total = torch.cuda.mem_get_info()
+    return total - free
+
+
+def rel(x: torch.Tensor, ref: torch.Tensor) -> float:
+    return float((x.double() - ref.double()).norm() / ref.double().norm().clamp_min(1e-30))
+
+
+def report(name: str, ok: bool, **figures) -> bool:
+    if dist.get_rank() == 0:
+        print(f"CHECK {name}: {'PASS' if ok else 'FAIL'} " + " ".join(f"{k}={v}" for k, v in figures.items()), flush=True)
+    return ok
+
+
+def memory(args) -> bool:
+    H, I, W = 4096, 14336, dist.get_world_size()
+    g = torch.Generator(device="cuda").manual_seed(1)
+    w1 = torch.randn(I, H, device="cuda", dtype=BF16, generator=g) / H ** 0.5
+    w2 = torch.randn(H, I, device="cuda", dtype=BF16, generator=g) / I ** 0.5
+    x = torch.randn(12288, H, device="cuda", dtype=BF16, generator=g)
+    ms = sorted({W * max(1, (64 + 11 * i) // W) for i in range(args.shapes)})
+    torch.cuda.synchronize()
+    base, base_torch = used(), torch.cuda.memory_reserved()
+    worst, wrong = 0.0, 0
+    first_host, warm_host = [], []
+    seen_buckets: set[int] = set()
+    for i, m in enumerate(ms):
+        a = x[: m // W]
+        bucket = 1 << max(6, (m - 1).bit_length())
+        t0 = time.perf_counter()
+        c = st.all_gather_matmul(a, w1.t())
+        t1 = time.perf_counter()
+        if bucket in seen_buckets:
+            first_host.append(t1 - t0)
+            torch.cuda.synchronize()
+            t2 = time.perf_counter()
+            st.all_gather_matmul(a, w1.t())
+            warm_host.append(time.perf_counter() - t2)
+        seen_buckets.add(bucket)
+        r = st.matmul_reduce_scatter(c, w2.t())
+        if i % 97 == 0 or i == len(ms) - 1:
+            full = torch.empty(m, H, device="cuda", dtype=BF16)
+            dist.all_gather_into_tensor(full, a.contiguous())
+            ref_c = full.float() @ w1.t().float()
+            ref_r = (c.float() @ w2.t().float())  # this rank's partial; the sum's rows below
+            part = torch.empty(m // W, H, device="cuda", dtype=torch.float32)
+            dist.reduce_scatter_tensor(part, ref_r)
+            e = max(rel(c, ref_c), rel(r, part))
+            worst = max(worst, e)
+            wrong += e > 2e-2
+        del c, r
+    torch.cuda.synchronize()
+    gc.collect()
+    stats = st.memory_stats()
+    grown = used() - base
+    torch_grown = torch.cuda.memory_reserved() - base_torch
+    beyond = grown - torch_grown - stats["symmetric_bytes"]
+    ratio = statistics.median(first_host) / statistics.median(warm_host) if warm_host else float("nan")
+    ok = wrong == 0 and stats["device_bytes"] <= 512 * MiB and beyond <= 512 * MiB
+    return report("memory", ok, shapes=len(ms), worst_rel=f"{worst:.2e}", device_used_growth_MiB=grown // MiB,
+                  torch_reserved_growth_MiB=torch_grown // MiB, symmetric_MiB=stats["symmetric_bytes"] // MiB,
+                  beyond_MiB=beyond // MiB, stats_device_MiB=stats["device_bytes"] // MiB,
+                  stats_engine_MiB=stats["engine_bytes"] // MiB, units=stats["units"],
+                  first_call_host_us=f"{1e6 * statistics.median(first_host):.0f}" if first_host else "-",
+                  warm_call_host_us=f"{1e6 * statistics.median(warm_host):.0f}" if warm_host else "-",
+                  first_over_warm=f"{ratio:.2f}")
+
+
+def lifetime(args) -> bool:
+    H, N, W = 4096, 4096, dist.get_world_size()
+    g = torch.Generator(device="cuda").manual_seed(2)
+    w = torch.randn(N, H, device="cuda", dtype=BF16, generator=g) / H ** 0.5
+    a = torch.randn(256 // W, H, device="cuda", dtype=BF16, generator=g)
+    st.all_gather_matmul(a, w.t())  # warm-up
+    torch.cuda.synchronize()
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        out = st.all_gather_matmul(a, w.t())
+    big = torch.randn(32768 // W, H, device="cuda", dtype=BF16, generator=g)
+    st.all_gather_matmul(big, w.t())  # grows the GEMM workspace under the graph
+    del big
+    held = st.memory_stats()
+    worst = 0.0
+    for _ in range(10):
+        a.copy_(torch.randn(a.shape, device="cuda", dtype=BF16, generator=g))
+        graph.replay()
+        full = torch.empty(256, H, device="cuda", dtype=BF16)
+        dist.all_gather_into_tensor(full, a)
+        worst = max(worst, rel(out, full.float() @ w.t().float()))
+    del graph, out
+    gc.collect()
+    torch.cuda.synchronize()
+    st.all_gather_matmul(a, w.t())  # one eager call
+    after = st.memory_stats()
+    ok = worst < 2e-2 and held["retired_bytes"] > 0 and after["retired_bytes"] == 0 and after["graph_held_units"] == 0
+    return report("lifetime", ok, worst_rel=f"{worst:.2e}", retired_before_MiB=held["retired_bytes"] // MiB,
+                  retired_after=after["retired_bytes"], graph_held_after=after["graph_held_units"])
+
+
+def decode(args) -> bool:
+    H, L, W = 8192, args.layers, dist.get_world_size()
+    g = torch.Generator(device="cuda").manual_seed(3)
+    w = torch.randn(H, H, device="cuda", dtype=BF16, generator=g) / H ** 0.5
+
+    def step(y: torch.Tensor, buf: torch.Tensor, ar) -> None:
+        for _ in range(L):
+            torch.matmul(y @ w, w.t(), out=buf)
+            ar(buf)
+            y = buf
+
+    def nccl(t: torch.Tensor) -> None:
+        dist.all_reduce(t)
+
+    worst, wrong, replays = 0.0, 0, 0
+    sizes = [1, 16, 64, 256, 256, 64, 16, 1]
+    for keep in (False, True):
+        kept = []
+        for rnd in range(args.rounds):
+            for B in sizes:
+                bufs = {"plain": torch.empty(B, H, device="cuda", dtype=BF16), "empty": st.empty(B * H, BF16).view(B, H)}
+                ys = {k: torch.empty(B, H, device="cuda", dtype=BF16) for k in bufs}
+                graphs = {}
+                for k, buf in bufs.items():
+                    ys[k].copy_(torch.randn(B, H, device="cuda", dtype=BF16, generator=g))
+                    step(ys[k], buf, st.all_reduce)  # the one warm-up
+                    torch.cuda.synchronize()
+                    gr = torch.cuda.CUDAGraph()
+                    with torch.cuda.graph(gr):
+                        step(ys[k], buf, st.all_reduce)
+                    graphs[k] = gr
+                for _ in range(args.replays):
+                    for k, buf in bufs.items():
+                        ys[k].copy_(torch.randn(B, H, device="cuda", dtype=BF16, generator=g))
+                        graphs[k].replay()
+                        ref_buf = torch.empty_like(buf)
+                        step(ys[k].clone(), ref_buf, nccl)
+                        e = rel(buf, ref_buf)
+                        worst, wrong, replays = max(worst, e), wrong + (e > 2e-2), replays + 1
+                if keep:
+                    kept.append((graphs, bufs, ys))
+                del graphs, bufs, ys
+                gc.collect()
+        del kept
+        gc.collect()
+    torch.cuda.synchronize()
+    return report("decode", wrong == 0, replays=replays, wrong=wrong, worst_rel=f"{worst:.2e}", layers=L,
+                  sizes="/".join(map(str, sizes)), rounds=args.rounds)
+
+
+def compiled(args) -> bool:
+    """A TP MLP under torch.compile(dynamic=True) at --tokens token counts:
+    right, and the device memory beyond torch's and the symmetric bytes
+    bounded as in memory."""
+    H, I, W = 4096, 14336, dist.get_world_size()
+    g = torch.Generator(device="cuda").manual_seed(4)
+    w1 = torch.randn(I // W, H, device="cuda", dtype=BF16, generator=g) / H ** 0.5
+    w2 = torch.randn(H, I // W, device="cuda", dtype=BF16, generator=g) / I ** 0.5
+
+    def mlp(x: torch.Tensor) -> torch.Tensor:
+        h = torch.nn.functional.gelu(st.all_gather_matmul(x, w1.t()))
+        return st.matmul_reduce_scatter(h, w2.t())
+
+    fn = torch.compile(mlp, dynamic=True)
+    torch.cuda.synchronize()
+    base, base_torch = used(), torch.cuda.memory_reserved()
+    worst, wrong, t0 = 0.0, 0, time.perf_counter()
+    counts = [W * (64 + 37 * i) for i in range(args.tokens)]
+    for i, t in enumerate(counts):
+        x = torch.randn(t // W, H, device="cuda", dtype=BF16, generator=g)
+        y = fn(x)
+        if i % 23 == 0:
+            ref = mlp(x)
+            e = rel(y, ref)
+            worst, wrong = max(worst, e), wrong + (e > 2e-2)
+    torch.cuda.synchronize()
+    stats = st.memory_stats()
+    beyond = used() - base - (torch.cuda.memory_reserved() - base_torch) - stats["symmetric_bytes"]
+    ok = wrong == 0 and beyond <= 512 * MiB and stats["device_bytes"] <= 512 * MiB
+    return report("compile", ok, tokens=len(counts), worst_rel=f"{worst:.2e}", beyond_MiB=beyond // MiB,
+                  stats_device_MiB=stats["device_bytes"] // MiB, units=stats["units"],
+                  seconds=f"{time.perf_counter() - t0:.0f}")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--checks", default="memory,lifetime,decode,compile")
+    ap.add_argument("--tokens", type=int, default=200)
+    ap.add_argument("--shapes", type=int, default=1000)
+    ap.add_argument("--layers", type=int, default=80)
+    ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--replays", type=int, default=5)
+    args = ap.parse_args()
+    rank = int(os.environ.get("LOCAL_RANK", "0"))
+    torch.cuda.set_device(rank)
+    dist.init_process_group("nccl", device_id=torch.device("cuda", rank))
+    ok = True
+    for name in args.checks.split(","):
+        t0 = time.perf_counter()
+        ok &= {"memory": memory, "lifetime": lifetime, "decode": decode, "compile": compiled}[name](args)
+        if dist.get_rank() == 0:
+            print(f"  ({name}: {time.perf_counter() - t0:.1f} s)", flush=True)
+    dist.destroy_process_group()
+    raise SystemExit(0 if ok else 1)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,336 @@
+//go:build cuda
+
+package libops
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+	"unsafe"
+
+	"github.com/symmtune/symmtune/cuda/cu"
+	"github.com/symmtune/symmtune/kernels/gemm"
+	"github.com/symmtune/symmtune/kernels/gemm/gpu"
+	"github.com/symmtune/symmtune/symm/cudamem"
+)
+
+// rankThread runs closures on one locked OS thread with device 0's
+// primary context current: one rank of a world-2 group in this process.
+type rankThread struct{ fns chan func() }
+
+// keepContext holds device 0's primary context for the test binary's
+// life, as torch does for a program's: the runtime keeps what it opened on
+// it (the shared engine, the workspaces' host words) for the process.
+var keepContext sync.Once
+
+func newRankThread(t *testing.T) *rankThread {
+	t.Helper()
+	keepContext.Do(func() { _, _ = cu.Device(0).RetainPrimaryCtx() })
+	r := &rankThread{fns: make(chan func())}
+	ready := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread()
+		ctx, err := cu.Device(0).RetainPrimaryCtx()
+		if err == nil {
+			err = cu.SetCurrentContext(ctx)
+		}
+		ready <- err
+		for f := range r.fns {
+			f()
+		}
+		_ = cu.Device(0).ReleasePrimaryCtx()
+	}()
+	if err := <-ready; err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { close(r.fns) })
+	return r
+}
+
+// do runs f on the thread; it fails the test when f has not returned
+// after two minutes (a hang: the kernels' bound is 5 s).
+func (r *rankThread) do(t *testing.T, what string, f func() error) error {
+	t.Helper()
+	done := make(chan error, 1)
+	limit := time.After(2 * time.Minute)
+	select {
+	case r.fns <- func() { done <- f() }:
+	case <-limit:
+		t.Fatalf("%s: the rank's thread is still busy after 2 minutes (an earlier call hangs)", what)
+	}
+	select {
+	case err := <-done:
+		return err
+	case <-limit:
+		t.Fatalf("%s: still running after 2 minutes with a 5 s wait bound: it hangs", what)
+		return nil
+	}
+}
+
+// TestAllreduceFailStop: a world-2 group on device 0 of this process
+// (both ranks' runners open, as symmtune.torch opens them), where only
+// rank 0 calls the all-reduce. Rank 0's call ends, its poison lands in
+// both ranks' flag words, and its next call fails naming rank 0's wait
+// for rank 1; rank 1's next call runs no wait (its kernel finds the
+// poison) and every call after it fails the same way. For a barrier
+// algorithm and both Lamport ones.
+func TestAllreduceFailStop(t *testing.T) {
+	if _, err := cu.Library(); err != nil {
+		t.Skipf("no CUDA driver: %v", err)
+	}
+	if n, err := cu.NumDevices(); err != nil || n < 1 {
+		t.Skipf("no GPU: %d, %v", n, err)
+	}
+	// 5 s, not less: a Lamport open meets the peer's at a barrier, and the
+	// two opens (each compiling its kernel) must meet within the bound.
+	t.Setenv(cudamem.TimeoutEnv, "5")
+	t.Setenv("SYMMTUNE_CUBIN_CACHE", t.TempDir())
+	for algo, kind := range map[string]int{"one_shot": cudamem.KindBarrier, "two_shot_push": cudamem.KindBarrier,
+		"one_shot_lamport": cudamem.KindLamport, "two_shot_lamport": cudamem.KindLamport} {
+		t.Run(algo, func(t *testing.T) {
+			if kind == cudamem.KindLamport {
+				// A Lamport open is collective (a barrier in resetLamport),
+				// and here both ranks share one CUDA context: rank 1's open
+				// loads modules and copies synchronously, which wait for
+				// rank 0's barrier kernel, which waits for rank 1's. Seen on
+				// an H200 (2026-12-02) with bounds of 5 and 20 s. It needs a
+				// process (or context) per rank: the multi-GPU issue's runs.
+				t.Skip("a collective Lamport open cannot meet its peer's in one shared context")
+			}
+			allreduceFailStop(t, algo, kind)
+		})
+	}
+}
+
+// group is a world-2 workspace on device 0: each rank's region of
+// regionBytes then its pads, and the pointer table, as symmtune.torch's
+// Symmetric hands them to the open calls; tensor[q] is one buffer of
+// tensorBytes per rank for the calls' operands.
+type group struct {
+	ranks  [2]*rankThread
+	base   [2]cu.DevicePtr
+	pads   [2]cu.DevicePtr
+	table  cu.DevicePtr
+	tensor [2][]cu.DevicePtr
+}
+
+func newGroup(t *testing.T, regionBytes int64, tensorBytes ...int64) *group {
+	t.Helper()
+	g := &group{ranks: [2]*rankThread{newRankThread(t), newRankThread(t)}}
+	var allocs []cu.DevicePtr
+	err := g.ranks[0].do(t, "allocate", func() error {
+		alloc := func(bytes int64) (cu.DevicePtr, error) {
+			p, err := cu.MemAlloc(bytes)
+			if err != nil {
+				return 0, err
+			}
+			allocs = append(allocs, p)
+			return p, cu.MemsetD8(p, 0, bytes)
+		}
+		for q := range g.base {
+			var err error
+			if g.base[q], err = alloc(regionBytes + cudamem.PadBytes); err != nil {
+				return err
+			}
+			g.pads[q] = g.base[q] + cu.DevicePtr(regionBytes)
+			for _, b := range tensorBytes {
+				p, err := alloc(b)
+				if err != nil {
+					return err
+				}
+				g.tensor[q] = append(g.tensor[q], p)
+			}
+		}
+		tab := []uint64{uint64(g.base[0]), uint64(g.base[1]), uint64(g.pads[0]), uint64(g.pads[1])}
+		var err error
+		if g.table, err = alloc(32); err != nil {
+			return err
+		}
+		return cu.MemcpyHtoD(g.table, unsafe.Pointer(&tab[0]), 32)
+	})
+	t.Cleanup(func() {
+		_ = g.ranks[0].do(t, "free", func() error {
+			for _, p := range allocs {
+				_ = cu.MemFree(p)
+			}
+			return nil
+		})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+func (g *group) regions() []uint64 { return []uint64{uint64(g.base[0]), uint64(g.base[1])} }
+
+// open opens both ranks' runners at once (a Lamport open meets the peer at
+// a barrier), closing them when the test ends.
+func (g *group) open(t *testing.T, open func(q int) (uint64, error)) [2]uint64 {
+	t.Helper()
+	var h [2]uint64
+	var errs [2]error
+	var wg sync.WaitGroup
+	for q := range g.ranks {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[q] = g.ranks[q].do(t, "open", func() (err error) { h[q], err = open(q); return err })
+		}()
+	}
+	wg.Wait()
+	for q := range h {
+		if h[q] != 0 {
+			t.Cleanup(func() { _ = g.ranks[q].do(t, "close", func() error { return GemmClose(h[q]) }) })
+		}
+	}
+	if err := errors.Join(errs[:]...); err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+// flags are both ranks' poison words.
+func (g *group) flags(t *testing.T) [2]cudamem.Poison {
+	t.Helper()
+	var out [2]cudamem.Poison
+	for q := range g.pads {
+		if err := g.ranks[0].do(t, "read flag", func() error {
+			return cu.MemcpyDtoH(unsafe.Pointer(&out[q]), g.pads[q]+cudamem.FlagOffset, 4)
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return out
+}
+
+func allreduceFailStop(t *testing.T, algo string, kind int) {
+	const regionBytes, n = 8 << 20, 8192 // bf16 elements
+	g := newGroup(t, regionBytes, 2*n)
+	h := g.open(t, func(q int) (uint64, error) {
+		req := fmt.Sprintf(`{"region_bytes":%d,"world":2,"rank":%d,"dtype":"bf16","device":0,"config":{"algorithm":%q,"threads":256,"blocks":1,"unroll":1}}`, regionBytes, q, algo)
+		return AllreduceOpen([]byte(req), g.regions(), uint64(g.table))
+	})
+	call := func(q int) error {
+		return g.ranks[q].do(t, fmt.Sprintf("rank %d's all-reduce", q), func() error {
+			if err := AllreduceEnqueue(h[q], 0, uint64(g.tensor[q][0]), n); err != nil {
+				return err
+			}
+			return cu.Synchronize()
+		})
+	}
+	// Rank 0 alone: rank 1 never arrives.
+	if err := call(0); err != nil {
+		t.Fatalf("rank 0's call: %v", err)
+	}
+	want := cudamem.MakePoison(kind, 0, 1)
+	for q, got := range g.flags(t) {
+		if got != want {
+			t.Errorf("rank %d's poison word %#x, want %#x (rank 0 waited for rank 1)", q, uint32(got), uint32(want))
+		}
+	}
+	what := map[int]string{cudamem.KindBarrier: "barrier wait", cudamem.KindLamport: "Lamport wait"}[kind]
+	bound := map[int]string{cudamem.KindBarrier: "5s", cudamem.KindLamport: "20s"}[kind]
+	msg := func(seer int) string {
+		return fmt.Sprintf("symmtune: group workspace poisoned: rank 0's %s for rank 1 timed out after %s (seen by rank %d's all_reduce); every later call on this workspace fails; rebuild the group", what, bound, seer)
+	}
+	for i := 0; i < 2; i++ {
+		if err := call(0); err == nil || err.Error() != msg(0) {
+			t.Errorf("rank 0's call %d after the timeout: %v\nwant %s", i+2, err, msg(0))
+		}
+	}
+	// Rank 1 comes late: its first call finds the poison in its kernel.
+	if err := call(1); err != nil {
+		t.Fatalf("rank 1's first call: %v", err)
+	}
+	for i := 0; i < 2; i++ {
+		if err := call(1); err == nil || err.Error() != msg(1) {
+			t.Errorf("rank 1's call %d: %v\nwant %s", i+2, err, msg(1))
+		}
+	}
+}
+
+// TestAgmmFailStop: the fused all-gather + matmul on a world-2 group on
+// device 0 where only rank 0 calls it. Its start gate (or, for a config
+// that meets the peers first, its barrier) gives up after the bound, the
+// end barrier spreads the poison to rank 1's pads, and both ranks' later
+// calls fail naming rank 0's wait for rank 1. Needs an sm_90 GPU.
+func TestAgmmFailStop(t *testing.T) {
+	if _, err := cu.Library(); err != nil {
+		t.Skipf("no CUDA driver: %v", err)
+	}
+	if n, err := cu.NumDevices(); err != nil || n < 1 {
+		t.Skipf("no GPU: %d, %v", n, err)
+	}
+	if cc, err := cu.Device(0).Attribute(cu.ComputeCapabilityMajor); err != nil || cc != 9 {
+		t.Skipf("the fused GEMM needs sm_90: major %d, %v", cc, err)
+	}
+	t.Setenv(cudamem.TimeoutEnv, "5")
+	t.Setenv("SYMMTUNE_CUBIN_CACHE", t.TempDir())
+	const m, n, k = 8192, 3584, 8192
+	// The fused default on an H200 pair, without graphs, pushing.
+	raw, err := Call("gemm.default", []byte(fmt.Sprintf(`{"kernel":"agmm","problem":{"m":%d,"n":%d,"k":%d,"world":2},"major":9,"minor":0,"sms":132}`, m, n, k)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cfg map[string]any
+	if err := json.Unmarshal(raw, &cfg); err != nil {
+		t.Fatal(err)
+	}
+	if impl, _ := cfg["impl"].(string); !strings.HasPrefix(impl, "fused") {
+		t.Fatalf("default %s: not a fused config", raw)
+	}
+	// Push: a pull's copy streams wait for the peer's ready flag on the
+	// host's stream (cuStreamWaitValue32), which no kernel bound covers.
+	cfg["graph"], cfg["direction"] = 0, "push"
+	cfgJSON, err := json.Marshal(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := gpu.Problem{Dims: gemm.Dims{M: m, N: n, K: k}, World: 2, ElemSize: 2}
+	region := gpu.VariantAGMM.SymmetricBytes(p)
+	// Operands per rank: A's shard [M/2, K], B [N, K], C [M, N], all bf16.
+	g := newGroup(t, region, m/2*k*2, n*k*2, m*n*2)
+	h := g.open(t, func(q int) (uint64, error) {
+		req := fmt.Sprintf(`{"kernel":"agmm","m":%d,"n":%d,"k":%d,"world":2,"rank":%d,"dtype":"bf16","device":0,"config":%s}`, m, n, k, q, cfgJSON)
+		h, warning, err := GemmOpen([]byte(req), g.regions(), uint64(g.table))
+		if warning != "" {
+			t.Log(warning)
+		}
+		return h, err
+	})
+	call := func(q int) error {
+		return g.ranks[q].do(t, fmt.Sprintf("rank %d's agmm", q), func() error {
+			o := g.tensor[q]
+			if _, err := GemmEnqueue(h[q], 0, m, uint64(o[0]), uint64(o[1]), uint64(o[2]), 0); err != nil {
+				return err
+			}
+			return cu.Synchronize()
+		})
+	}
+	if err := call(0); err != nil {
+		t.Fatalf("rank 0's call: %v", err)
+	}
+	flags := g.flags(t)
+	for q, f := range flags {
+		if f == 0 || f.Waiter() != 0 || f.Peer() != 1 {
+			t.Errorf("rank %d's poison word %#x: want rank 0's wait for rank 1", q, uint32(f))
+		}
+	}
+	t.Logf("poison word %#x (kind %d)", uint32(flags[0]), flags[0].Kind())
+	for _, q := range []int{0, 1, 1} {
+		err := call(q)
+		if q == 1 && err == nil {
+			continue // rank 1's first call: its end barrier finds the poison
+		}
+		var pe *cudamem.PoisonedError
+		if !errors.As(err, &pe) || !strings.Contains(err.Error(), "rank 0's") || !strings.Contains(err.Error(), "for rank 1 timed out after 5s") {
+			t.Errorf("rank %d's call after the timeout: %v", q, err)
+		}
+	}
+}

@@ -1,0 +1,531 @@
+package libops
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+	"sync/atomic"
+)
+
+// This file owns the lifetime of everything the runtime holds on the
+// device for symmtune.torch (docs/runtime.md): one place, in Go, decides
+// when each thing is freed.
+//
+//   - A handle (symmtune_gemm_open, symmtune_allreduce_open) is one op on
+//     one symmetric region that Python allocated: a GEMM op is a (kernel,
+//     N, K, dtype, config) for every row count up to its M; an all-reduce
+//     op a config for every size its region holds.
+//   - A unit is what a handle opened on the device for one shape: a GEMM
+//     op opens one per row count at its first call (its tables, plans and
+//     staging rows; the streams, workspaces and kernels are the device's
+//     engine's, shared), an all-reduce op one in all.
+//   - A unit that a CUDA graph capture used is held by that graph: the
+//     capture's graph gets a CUDA user object whose destructor takes one
+//     off the unit's hold count when the last graph made from it is
+//     destroyed. A unit is closed only when nothing uses it and its count
+//     is 0; until then it is a zombie, and the next eager call (or
+//     runtime.reap) closes it once the graphs are gone.
+//   - GEMM units are evicted least recently used past maxUnits or
+//     maxUnitBytes, so memory does not grow with the number of shapes.
+//   - Retiring a handle (its region's generation was replaced) closes its
+//     units as above; once all are closed the handle is closed and
+//     runtime.reap reports it, so Python may free the region.
+//
+// Every entry point takes runtimeMu: calls into the runtime are one at a
+// time (they only enqueue, microseconds each), which also keeps the
+// device's shared engine to one call at a time.
+
+// Bounds of the GEMM units kept open that no graph holds (what graphs
+// hold stays, however much).
+const (
+	maxUnits     = 64
+	maxUnitBytes = 256 << 20
+)
+
+// counter is a unit's hold count: the graphs holding it. The cuda build's
+// lives in C memory, where the driver's destructor thread decrements it.
+type counter interface {
+	Load() int32
+	Free()
+}
+
+// device is what the runtime asks of the GPU; the cuda build sets it
+// (gemmrun_cuda.go), tests fake it.
+type device interface {
+	// capture says whether stream is being captured, and then the
+	// capture's id and a function that makes its graph hold c.
+	capture(stream uint64) (capturing bool, id uint64, hold func(c counter) error, err error)
+	newCounter() (counter, error)
+	// openGemm opens what op o needs on the device whatever its rows
+	// (the peers' view of the region; the device's shared engine).
+	openGemm(o gemmOpen) (gemmOpDevice, error)
+	// engineBytes is what the shared engines hold on the device.
+	engineBytes() int64
+}
+
+var dev device = noDevice{}
+
+// gemmOpDevice is a GEMM op's part on the device.
+type gemmOpDevice interface {
+	// open opens the runner for m rows, and a warning when the config had
+	// to change (the op's config does not run at m: m's default runs).
+	open(m int) (gemmUnitRunner, string, error)
+	close() error
+}
+
+// gemmUnitRunner is a GEMM runner for one row count.
+type gemmUnitRunner interface {
+	enqueue(stream uint64, p gemmPtrs) error
+	deviceBytes() int64
+	close() error
+}
+
+// unit is one thing a handle opened on the device, with the graphs that
+// hold it.
+type unit struct {
+	closeFn func() error
+	bytes   int64
+	held    counter
+	capture uint64 // the latest capture that took a hold (ids start at 1)
+	tick    uint64 // least recently used first
+}
+
+// note takes a hold for the capture of stream, once per capture.
+func (u *unit) note(capturing bool, id uint64, hold func(counter) error) error {
+	if !capturing || id == u.capture {
+		return nil
+	}
+	if err := hold(u.held); err != nil {
+		return fmt.Errorf("keep the runner alive for the CUDA graph being captured: %w", err)
+	}
+	u.capture = id
+	return nil
+}
+
+func (u *unit) heldByGraph() bool { return u.held.Load() > 0 }
+
+func (u *unit) close() error {
+	err := u.closeFn()
+	u.held.Free()
+	return err
+}
+
+// The runtime's state, under runtimeMu.
+var (
+	runtimeMu  sync.Mutex
+	runners    = map[uint64]*liveRunner{}
+	nextHandle uint64
+	tick       uint64
+	// zombies are units no handle uses any more that graphs still hold.
+	zombies []*zombie
+	// closedHandles are retired handles closed since the last reap.
+	closedHandles []uint64
+	// poisoned, once set, is every later call's error (fail-stop).
+	poisoned atomic.Pointer[string]
+)
+
+type zombie struct {
+	u      *unit
+	handle uint64 // the retired handle it belonged to (0: evicted from a live one)
+}
+
+// liveRunner is one handle: a GEMM op (units by rows) or an all-reduce
+// runner (one unit). scaled: an FP8 GEMM's (dtype e4m3 or e4m3_row),
+// whose calls carry scales. retired: its region was replaced; it takes no
+// calls and closes once no graph holds its units.
+type liveRunner struct {
+	gemm    *gemmOp
+	ar      *arUnit
+	dtype   string
+	scaled  bool
+	retired bool
+}
+
+// gemmOp is a GEMM handle: the checked open request (its problem at the
+// largest M) and the units opened so far, by M.
+type gemmOp struct {
+	o     gemmOpen
+	dev   gemmOpDevice
+	units map[int]*gemmUnit
+	warn  map[int]string // each M's warning, given once
+}
+
+type gemmUnit struct {
+	unit
+	r gemmUnitRunner
+}
+
+type arUnit struct {
+	unit
+	r allreduceRunner
+}
+
+func addHandle(lr *liveRunner) uint64 {
+	nextHandle++
+	runners[nextHandle] = lr
+	return nextHandle
+}
+
+func liveHandle(h uint64) (*liveRunner, error) {
+	lr := runners[h]
+	if lr == nil {
+		return nil, bad("handle %d: not open", h)
+	}
+	return lr, nil
+}
+
+// errCapture is the error of a call that would open a runner inside a
+// capture (cmd/libsymmtune's code SYMMTUNE_CAPTURE).
+var errCapture = errors.New("needs a warm-up")
+
+// CaptureError is a call that cannot run inside a CUDA graph capture.
+type CaptureError struct{ Msg string }
+
+func (e *CaptureError) Error() string { return e.Msg }
+
+// gemmCall enqueues one call of op at m rows on stream: its unit for m is
+// opened first (never inside a capture), and a capture takes a hold on
+// it. An eager call first closes the zombies graphs no longer hold.
+func gemmCall(h uint64, op *gemmOp, m int, stream uint64, p gemmPtrs) (string, error) {
+	capturing, id, hold, err := dev.capture(stream)
+	if err != nil {
+		return "", err
+	}
+	if !capturing {
+		reap()
+	}
+	u := op.units[m]
+	warning := ""
+	if u == nil {
+		if capturing {
+			return "", &CaptureError{fmt.Sprintf("the first %s call with m=%d (n=%d, k=%d) came during a CUDA graph capture, where its runner cannot be opened; make the same call once before the capture (a warm-up)",
+				op.o.kernel, m, op.o.prob.N, op.o.prob.K)}
+		}
+		if u, warning, err = openUnit(op, m); err != nil {
+			return "", err
+		}
+		defer evict(h, m)
+	}
+	tick++
+	u.tick = tick
+	if err := u.note(capturing, id, hold); err != nil {
+		return "", err
+	}
+	if err := u.r.enqueue(stream, p); err != nil {
+		return "", enqueueErr(err)
+	}
+	return warning, nil
+}
+
+// openUnit opens op's unit for m rows: the warning of its open, the
+// first time (empty: none).
+func openUnit(op *gemmOp, m int) (*gemmUnit, string, error) {
+	r, w, err := op.dev.open(m)
+	if err != nil {
+		return nil, "", err
+	}
+	c, err := dev.newCounter()
+	if err != nil {
+		return nil, "", errors.Join(err, r.close())
+	}
+	u := &gemmUnit{unit: unit{closeFn: r.close, bytes: r.deviceBytes(), held: c}, r: r}
+	tick++
+	u.tick = tick
+	op.units[m] = u
+	warning := ""
+	if w != "" && op.warn[m] == "" {
+		op.warn[m], warning = w, w
+	}
+	return u, warning, nil
+}
+
+// warmFrom opens on op the row counts handle from has open (a workspace
+// grew: from's op moves to new memory, and a capture after the growth
+// finds its warmed-up row counts open), least recently used first.
+func warmFrom(op *gemmOp, from uint64) error {
+	lr := runners[from]
+	if lr == nil || lr.gemm == nil || lr.retired {
+		return bad("warm_from %d: not an open GEMM handle", from)
+	}
+	ms := make([]int, 0, len(lr.gemm.units))
+	for m := range lr.gemm.units {
+		ms = append(ms, m)
+	}
+	sort.Slice(ms, func(i, j int) bool { return lr.gemm.units[ms[i]].tick < lr.gemm.units[ms[j]].tick })
+	for _, m := range ms {
+		if _, _, err := openUnit(op, m); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// evict closes the least recently used GEMM units past the bounds (those
+// graphs hold become zombies), keeping (h, m), the one just opened.
+func evict(h uint64, m int) {
+	type ref struct {
+		h uint64
+		m int
+		u *gemmUnit
+	}
+	var all []ref
+	count, bytes := 0, int64(0)
+	for hh, lr := range runners {
+		if lr.gemm == nil {
+			continue
+		}
+		for mm, u := range lr.gemm.units {
+			all = append(all, ref{hh, mm, u})
+			count++
+			bytes += u.bytes
+		}
+	}
+	if count <= maxUnits && bytes <= maxUnitBytes {
+		return
+	}
+	sort.Slice(all, func(i, j int) bool { return all[i].u.tick < all[j].u.tick })
+	for _, r := range all {
+		if count <= maxUnits && bytes <= maxUnitBytes {
+			return
+		}
+		if r.h == h && r.m == m {
+			continue
+		}
+		delete(runners[r.h].gemm.units, r.m)
+		count--
+		bytes -= r.u.bytes
+		dispose(&r.u.unit, 0)
+	}
+}
+
+// dispose closes u, or keeps it as a zombie while graphs hold it.
+func dispose(u *unit, handle uint64) {
+	if u.heldByGraph() {
+		zombies = append(zombies, &zombie{u: u, handle: handle})
+		return
+	}
+	if err := u.close(); err != nil {
+		poison(fmt.Sprintf("closing a runner failed: %v", err))
+	}
+}
+
+// reap closes the zombies no graph holds any more, and the retired
+// handles left without units.
+func reap() {
+	if len(zombies) == 0 {
+		return
+	}
+	var kept []*zombie
+	for _, z := range zombies {
+		if z.u.heldByGraph() {
+			kept = append(kept, z)
+			continue
+		}
+		if err := z.u.close(); err != nil {
+			poison(fmt.Sprintf("closing a runner failed: %v", err))
+		}
+	}
+	still := map[uint64]bool{}
+	for _, z := range kept {
+		still[z.handle] = true
+	}
+	for _, z := range zombies {
+		if z.handle != 0 && !still[z.handle] {
+			closeRetired(z.handle)
+		}
+	}
+	zombies = kept
+}
+
+// closeRetired closes retired handle h, whose units are all closed.
+func closeRetired(h uint64) {
+	lr := runners[h]
+	if lr == nil || !lr.retired {
+		return
+	}
+	delete(runners, h)
+	if lr.gemm != nil && lr.gemm.dev != nil {
+		if err := lr.gemm.dev.close(); err != nil {
+			poison(fmt.Sprintf("closing a GEMM op failed: %v", err))
+		}
+	}
+	closedHandles = append(closedHandles, h)
+}
+
+// poison makes every later call fail: the device's state is unknown.
+func poison(msg string) { poisoned.CompareAndSwap(nil, &msg) }
+
+func checkPoisoned() error {
+	if p := poisoned.Load(); p != nil {
+		return fmt.Errorf("symmtune runtime stopped after an earlier failure: %s", *p)
+	}
+	return nil
+}
+
+// RetireAnswer is runtime.retire's answer: the handles closed now, and
+// those kept until the CUDA graphs holding them are destroyed (then
+// runtime.reap reports them).
+type RetireAnswer struct {
+	Closed []uint64 `json:"closed"`
+	Kept   []uint64 `json:"kept"`
+}
+
+// Retire retires each handle: it takes no more calls, its units close
+// now or, where graphs hold them, once those graphs are destroyed.
+func Retire(handles []uint64) (RetireAnswer, error) {
+	runtimeMu.Lock()
+	defer runtimeMu.Unlock()
+	ans := RetireAnswer{Closed: []uint64{}, Kept: []uint64{}}
+	var first error
+	for _, h := range handles {
+		lr, err := liveHandle(h)
+		if err != nil {
+			if first == nil {
+				first = err
+			}
+			continue
+		}
+		lr.retired = true
+		held := false
+		for _, u := range lr.units() {
+			held = held || u.heldByGraph() // before dispose: a closed unit's count is freed
+			dispose(u, h)
+		}
+		if lr.gemm != nil {
+			lr.gemm.units = map[int]*gemmUnit{}
+		}
+		if held {
+			ans.Kept = append(ans.Kept, h)
+		} else {
+			closeRetired(h)
+			closedHandles = closedHandles[:len(closedHandles)-1] // answered here
+			ans.Closed = append(ans.Closed, h)
+		}
+	}
+	sort.Slice(ans.Kept, func(i, j int) bool { return ans.Kept[i] < ans.Kept[j] })
+	return ans, first
+}
+
+func (lr *liveRunner) units() []*unit {
+	var out []*unit
+	if lr.ar != nil {
+		out = append(out, &lr.ar.unit)
+	}
+	if lr.gemm != nil {
+		ms := make([]int, 0, len(lr.gemm.units))
+		for m := range lr.gemm.units {
+			ms = append(ms, m)
+		}
+		sort.Ints(ms)
+		for _, m := range ms {
+			out = append(out, &lr.gemm.units[m].unit)
+		}
+	}
+	return out
+}
+
+// ReapAnswer is runtime.reap's answer: the retired handles closed since
+// the last reap (their regions may be freed now).
+type ReapAnswer struct {
+	Closed []uint64 `json:"closed"`
+}
+
+// Reap closes what no graph holds any more.
+func Reap() ReapAnswer {
+	runtimeMu.Lock()
+	defer runtimeMu.Unlock()
+	reap()
+	ans := ReapAnswer{Closed: append([]uint64{}, closedHandles...)}
+	closedHandles = nil
+	sort.Slice(ans.Closed, func(i, j int) bool { return ans.Closed[i] < ans.Closed[j] })
+	return ans
+}
+
+// RuntimeStats is runtime.stats's answer: the handles open and of them
+// retired, the units open (GEMM runners by row count, all-reduce
+// runners), those kept only for graphs, and the device bytes the runtime
+// holds beyond the symmetric regions: the shared engines', and the units'.
+type RuntimeStats struct {
+	Runners      int    `json:"runners"`
+	Retired      int    `json:"retired"`
+	Units        int    `json:"units"`
+	GraphHeld    int    `json:"graph_held"`
+	EngineBytes  int64  `json:"engine_bytes"`
+	UnitBytes    int64  `json:"unit_bytes"`
+	ZombieBytes  int64  `json:"zombie_bytes"`
+	DeviceBytes  int64  `json:"device_bytes"`
+	PoisonedWith string `json:"poisoned,omitempty"`
+}
+
+// Stats is runtime.stats's answer (after a reap).
+func Stats() RuntimeStats {
+	runtimeMu.Lock()
+	defer runtimeMu.Unlock()
+	reap()
+	s := RuntimeStats{Runners: len(runners), EngineBytes: dev.engineBytes()}
+	for _, lr := range runners {
+		if lr.retired {
+			s.Retired++
+		}
+		for _, u := range lr.units() {
+			s.Units++
+			s.UnitBytes += u.bytes
+		}
+	}
+	for _, z := range zombies {
+		s.Units++
+		s.GraphHeld++
+		s.ZombieBytes += z.u.bytes
+	}
+	s.DeviceBytes = s.EngineBytes + s.UnitBytes + s.ZombieBytes
+	if p := poisoned.Load(); p != nil {
+		s.PoisonedWith = *p
+	}
+	return s
+}
+
+func runtimeOps() map[string]op {
+	return map[string]op{
+		"runtime.retire": handler("{handles}: the handles take no more calls; their runners close now, or once the CUDA graphs holding them are destroyed; answers {closed, kept}",
+			func(r struct {
+				Handles []uint64 `json:"handles"`
+			}) (any, error) {
+				return Retire(r.Handles)
+			}),
+		"runtime.reap": handler("closes what no CUDA graph holds any more; answers {closed}: the retired handles closed since the last reap",
+			func(struct{}) (any, error) { return Reap(), nil }),
+		"runtime.stats": handler("the handles, runners and device bytes the runtime holds (beyond the symmetric regions)",
+			func(struct{}) (any, error) { return Stats(), nil }),
+	}
+}
+
+// noDevice is the device without CUDA.
+type noDevice struct{}
+
+func (noDevice) capture(uint64) (bool, uint64, func(counter) error, error) {
+	return false, 0, nil, nil
+}
+func (noDevice) newCounter() (counter, error)            { return &goCounter{}, nil }
+func (noDevice) openGemm(gemmOpen) (gemmOpDevice, error) { return nil, errNoCUDA }
+func (noDevice) engineBytes() int64                      { return 0 }
+
+// goCounter is a counter in Go memory (tests, and the device without
+// CUDA, where no graph ever holds one). Like the cuda build's C memory it
+// must not be read once freed: it panics, so tests catch such a read.
+type goCounter struct {
+	n     atomic.Int32
+	freed atomic.Bool
+}
+
+func (c *goCounter) Load() int32 {
+	if c.freed.Load() {
+		panic("a runner's hold count read after it was freed")
+	}
+	return c.n.Load()
+}
+
+func (c *goCounter) Free() { c.freed.Store(true) }
+
+// errNoCUDA is open's answer in a library that cannot run kernels.
+var errNoCUDA = errors.New("this libsymmtune was built without CUDA (go build -tags cuda): it answers the rules but runs no kernel")
