@@ -21,6 +21,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -143,6 +144,25 @@ type Entry struct {
 type Store struct {
 	path    string
 	entries []Entry // sorted, keys unique
+	damaged []Damage
+}
+
+// Damaged lists what Load left out: entries that are damaged, cut short or
+// invalid, each naming where it is and what is wrong. Callers report them
+// (the CLI on stderr); writers set them aside.
+func (s *Store) Damaged() []Damage {
+	if s == nil {
+		return nil
+	}
+	return slices.Clone(s.damaged)
+}
+
+// WithDamage is s with more damage listed: what a Storage found besides
+// the entries it handed to NewStore (one bad key of a server).
+func (s *Store) WithDamage(d ...Damage) *Store {
+	c := *s
+	c.damaged = append(slices.Clone(s.damaged), d...)
+	return &c
 }
 
 // NewStore is a store of es read from location (a file, a server): what a
@@ -203,7 +223,28 @@ func (e Entry) clone() Entry {
 }
 
 func sortEntries(es []Entry) {
-	slices.SortStableFunc(es, func(a, b Entry) int { return a.Key.Slot().Compare(b.Key.Slot()) })
+	slots := make([]Slot, len(es))
+	for i := range es {
+		slots[i] = es[i].Key.Slot()
+	}
+	sortBySlot(es, slots)
+}
+
+// sortBySlot sorts es, whose distinct slots are given, without building a
+// slot per comparison (a shape's text each time: most of a large load's
+// time) or copying the entries.
+func sortBySlot(es []Entry, slots []Slot) { sort.Sort(bySlot{es, slots}) }
+
+type bySlot struct {
+	es    []Entry
+	slots []Slot
+}
+
+func (b bySlot) Len() int           { return len(b.es) }
+func (b bySlot) Less(i, j int) bool { return b.slots[i].Compare(b.slots[j]) < 0 }
+func (b bySlot) Swap(i, j int) {
+	b.es[i], b.es[j] = b.es[j], b.es[i]
+	b.slots[i], b.slots[j] = b.slots[j], b.slots[i]
 }
 
 // DefaultPath is where the cache lives: $SYMMTUNE_CACHE when set (a file,
@@ -247,8 +288,10 @@ const maxCount = 1 << 30
 // check validates e and returns it normalized the way Load returns entries:
 // TunedAt in UTC, non-nil Shape and Config maps owned by the result,
 // integer values without stray string parts.
-func check(e Entry) (Entry, error) {
-	e = e.clone()
+func check(e Entry) (Entry, error) { return checkOwned(e.clone()) }
+
+// checkOwned is check on an entry whose maps the caller owns.
+func checkOwned(e Entry) (Entry, error) {
 	if e.Kernel == "" {
 		return e, fmt.Errorf("kernel is missing")
 	}
@@ -316,16 +359,34 @@ func check(e Entry) (Entry, error) {
 			return e, fmt.Errorf("hardware_info: %s %q is not valid UTF-8", f.name, f.v)
 		}
 	}
-	if !e.TunedAt.IsZero() {
-		e.TunedAt = e.TunedAt.UTC()
-		if y := e.TunedAt.Year(); y < 1 || y > 9999 {
-			return e, fmt.Errorf("tuned_at %s: year outside 1..9999", e.TunedAt.Format(time.RFC3339))
-		}
-	} else {
-		e.TunedAt = time.Time{}
+	if !(e.MedianUS > 0) {
+		// No search measures 0 µs: it is a field lost (a cut record), and
+		// it would beat every later winner of the slot.
+		return e, fmt.Errorf("median_us = %v: must be a time above 0", e.MedianUS)
+	}
+	if e.TunedAt.IsZero() {
+		return e, fmt.Errorf("tuned_at is missing")
+	}
+	e.TunedAt = e.TunedAt.UTC()
+	if y := e.TunedAt.Year(); y < 1 || y > 9999 {
+		return e, fmt.Errorf("tuned_at %s: year outside 1..9999", e.TunedAt.Format(time.RFC3339))
+	}
+	if limit := now().Add(MaxClockSkew); e.TunedAt.After(limit) {
+		// A node with a fast clock would otherwise win every later merge
+		// of the slot (the newest kernel version wins).
+		return e, fmt.Errorf("tuned_at %s is later than now plus the %v allowed for clock skew (a node's clock is wrong?)",
+			e.TunedAt.Format(time.RFC3339), MaxClockSkew)
 	}
 	return e, nil
 }
+
+// MaxClockSkew is how far in the future an entry's tuned_at may be: clocks
+// of a fleet's nodes disagree by this much at most. A later entry is
+// damaged.
+const MaxClockSkew = time.Hour
+
+// now is the clock entries are checked against (tests set it).
+var now = time.Now
 
 // checkName refuses shape/config names that would make the canonical
 // "name=value,..." text ambiguous.

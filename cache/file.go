@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"regexp"
 	"sort"
 	"strconv"
@@ -102,71 +100,6 @@ func decodeError(path string, err error) error {
 		}
 	}
 	return &FileError{path: path, msg: strings.TrimPrefix(err.Error(), "toml: "), err: err}
-}
-
-// Load reads the cache file at path. A missing file is an empty store. A
-// file that is not valid TOML, has an unknown version or key, or holds a
-// broken entry (no kernel, world < 1, a shape size that is not a positive
-// integer, a config value that is neither an integer nor a string, a
-// duplicate key, ...) is an error naming the file and the line or entry.
-func Load(path string) (*Store, error) {
-	data, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return &Store{path: path}, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("read cache: %w", err)
-	}
-	entries, err := parse(path, data)
-	if err != nil {
-		return nil, err
-	}
-	return &Store{path: path, entries: entries}, nil
-}
-
-// parse decodes and validates file contents; path only names the file in errors.
-func parse(path string, data []byte) ([]Entry, error) {
-	var doc fileDoc
-	md, err := toml.NewDecoder(bytes.NewReader(data)).Decode(&doc)
-	if err != nil {
-		return nil, decodeError(path, err)
-	}
-	for _, k := range md.Keys() {
-		if err := checkKey(k); err != nil {
-			return nil, &FileError{path: path, msg: err.Error()}
-		}
-	}
-	if und := md.Undecoded(); len(und) > 0 {
-		return nil, &FileError{path: path, msg: fmt.Sprintf("unknown key %q", und[0].String())}
-	}
-	switch {
-	case doc.Version == Version:
-	case doc.Version == 0 && !md.IsDefined("version") && len(doc.Entry) == 0:
-		// An empty file.
-	case !md.IsDefined("version"):
-		return nil, &FileError{path: path, msg: fmt.Sprintf("no format version: want `version = %d` at the top", Version)}
-	default:
-		return nil, &FileError{path: path, msg: fmt.Sprintf("format version %d is not supported (this symmtune reads version %d); upgrade symmtune or move the file away", doc.Version, Version)}
-	}
-	entries := make([]Entry, 0, len(doc.Entry))
-	seen := make(map[Slot]int, len(doc.Entry))
-	for i, fe := range doc.Entry {
-		e, err := fromFile(fe)
-		if err == nil {
-			e, err = check(e)
-		}
-		if err != nil {
-			return nil, &FileError{path: path, msg: fmt.Sprintf("[[entry]] #%d%s: %v", i+1, kernelNote(fe.Kernel), err)}
-		}
-		id := e.Key.Slot()
-		if j, dup := seen[id]; dup {
-			return nil, &FileError{path: path, msg: fmt.Sprintf("[[entry]] #%d%s: same key as [[entry]] #%d (%s)", i+1, kernelNote(fe.Kernel), j+1, e.Key)}
-		}
-		seen[id] = i
-		entries = append(entries, e)
-	}
-	sortEntries(entries)
-	return entries, nil
 }
 
 func kernelNote(k string) string {
@@ -275,13 +208,8 @@ func tomlType(x any) string {
 	return fmt.Sprintf("%T", x)
 }
 
-// outDoc and outEntry are the written form. Shape and config are written
+// outEntry is the written form. Shape and config are written
 // as inline tables.
-type outDoc struct {
-	Version int        `toml:"version"`
-	Entry   []outEntry `toml:"entry"`
-}
-
 type outEntry struct {
 	Kernel          string               `toml:"kernel"`
 	KernelVersion   string               `toml:"kernel_version,omitempty"`
@@ -342,38 +270,61 @@ func scalar(v any) (string, error) {
 	return strings.TrimSuffix(s, "\n"), nil
 }
 
-// encode renders entries (already checked and sorted) as a cache file.
+// encode renders entries (already checked and sorted) as a cache file:
+// the header, then one checksummed record per entry (record.go).
 func encode(entries []Entry) ([]byte, error) {
-	doc := outDoc{Version: Version, Entry: make([]outEntry, len(entries))}
-	for i, e := range entries {
-		shape := make(inlineTable, len(e.Shape))
-		for k, v := range e.Shape {
-			shape[k] = v
-		}
-		doc.Entry[i] = outEntry{
-			Kernel:          e.Kernel,
-			KernelVersion:   e.KernelVersion,
-			Backend:         e.Backend,
-			Hardware:        e.Hardware,
-			World:           e.World,
-			Dtype:           e.Dtype,
-			Shape:           shape,
-			Config:          inlineTable(e.Config.Any()),
-			MedianUS:        e.MedianUS,
-			MinUS:           e.MinUS,
-			P90US:           e.P90US,
-			DefaultMedianUS: e.DefaultMedianUS,
-			Trials:          e.Trials,
-			TunedAt:         e.TunedAt,
-			HardwareInfo:    e.HardwareInfo,
-		}
-	}
 	var b bytes.Buffer
+	b.Grow(len(entries) * 600)
 	b.WriteString(header)
-	enc := toml.NewEncoder(&b)
+	b.WriteString(checksumMarker)
+	b.WriteString("\n")
+	fmt.Fprintf(&b, "version = %d\n", Version)
+	var rec bytes.Buffer
+	enc := toml.NewEncoder(&rec)
 	enc.Indent = ""
-	if err := enc.Encode(doc); err != nil {
-		return nil, err
+	for i := range entries {
+		b.WriteString("\n")
+		at := b.Len()
+		if appendRecord(&b, &entries[i]) {
+			b.WriteString(sumLine(b.Bytes()[at:]))
+			continue
+		}
+		rec.Reset()
+		if err := enc.Encode(recordDoc{Entry: []outEntry{toOut(entries[i])}}); err != nil {
+			return nil, err
+		}
+		text := bytes.TrimLeft(rec.Bytes(), "\n")
+		b.Write(text)
+		b.WriteString(sumLine(text))
 	}
 	return b.Bytes(), nil
+}
+
+// recordDoc is one record's TOML: a file without its header.
+type recordDoc struct {
+	Entry []outEntry `toml:"entry"`
+}
+
+func toOut(e Entry) outEntry {
+	shape := make(inlineTable, len(e.Shape))
+	for k, v := range e.Shape {
+		shape[k] = v
+	}
+	return outEntry{
+		Kernel:          e.Kernel,
+		KernelVersion:   e.KernelVersion,
+		Backend:         e.Backend,
+		Hardware:        e.Hardware,
+		World:           e.World,
+		Dtype:           e.Dtype,
+		Shape:           shape,
+		Config:          inlineTable(e.Config.Any()),
+		MedianUS:        e.MedianUS,
+		MinUS:           e.MinUS,
+		P90US:           e.P90US,
+		DefaultMedianUS: e.DefaultMedianUS,
+		Trials:          e.Trials,
+		TunedAt:         e.TunedAt,
+		HardwareInfo:    e.HardwareInfo,
+	}
 }

@@ -1,10 +1,16 @@
 package cache
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/BurntSushi/toml"
+
+	"github.com/symmtune/symmtune/space"
 )
 
 // FuzzLoad: Load never panics, errors name the file, and whatever loads
@@ -22,6 +28,14 @@ func FuzzLoad(f *testing.F) {
 		}
 		f.Add(b)
 	}
+	// A checksummed file as encode writes it, for mutations of its records.
+	written, err := encode([]Entry{entry(64), entry(1<<20, func(e *Entry) {
+		e.Backend, e.HardwareInfo, e.Hardware = "cuda", gpuHW(), gpuHW().ID()
+	})})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(written)
 	for _, s := range []string{
 		"",
 		"version = 1\n",
@@ -70,6 +84,64 @@ func FuzzLoad(f *testing.F) {
 		}
 		if second, _ := os.ReadFile(out2); string(first) != string(second) {
 			t.Fatalf("rewrite not stable:\n%s\n---\n%s", first, second)
+		}
+	})
+}
+
+// FuzzFastRecord: whatever the fast record reader accepts, the TOML decoder
+// reads the same way (same entry, same keys, same verdict of check), so
+// the fast path never changes what a file means.
+func FuzzFastRecord(f *testing.F) {
+	for _, e := range []Entry{entry(64), entry(1<<20, func(e *Entry) {
+		e.Backend, e.HardwareInfo, e.Hardware = "cuda", gpuHW(), gpuHW().ID()
+		e.Config["s"] = space.Str("x y")
+		e.TunedAt = time.Date(2026, 1, 2, 3, 4, 5, 123456789, time.FixedZone("X", 5400))
+		e.MedianUS, e.MinUS = 1e-7, 95
+	})} {
+		b, err := encode([]Entry{e})
+		if err != nil {
+			f.Fatal(err)
+		}
+		_, recs := splitRecords(b)
+		f.Add(recs[0].body)
+	}
+	f.Add([]byte("[[entry]]\nkernel = \"k\"\nworld = 1\nmedian_us = 95\nshape = { n = 1 }\nconfig = {}\n"))
+	f.Add([]byte("[[entry]]\nworld = 01\nmedian_us = 1_0\ntuned_at = 2026-01-01T00:00:00z\n"))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		fast, defined, ok := fastRecord(body, &interner{m: map[string]string{}})
+		if !ok {
+			return
+		}
+		var doc fileDoc
+		md, err := toml.NewDecoder(bytes.NewReader(body)).Decode(&doc)
+		if err != nil {
+			t.Fatalf("fast path read what the decoder refuses (%v):\n%s", err, body)
+		}
+		if len(doc.Entry) != 1 || len(md.Undecoded()) > 0 {
+			t.Fatalf("fast path read one entry; the decoder %d entries, undecoded %v", len(doc.Entry), md.Undecoded())
+		}
+		var keys keySet
+		for _, k := range md.Keys() {
+			if err := checkKey(k); err != nil {
+				t.Fatalf("fast path read a key the format refuses: %v", err)
+			}
+			if len(k) == 2 {
+				keys = keys.add(k[1])
+			}
+		}
+		if keys != defined {
+			t.Fatalf("keys %b, the decoder's %b", defined, keys)
+		}
+		a, errA := checkOwned(fast)
+		b, errB := fromFile(doc.Entry[0])
+		if errB == nil {
+			b, errB = checkOwned(b)
+		}
+		if (errA == nil) != (errB == nil) {
+			t.Fatalf("check: fast %v, decoder %v", errA, errB)
+		}
+		if errA == nil {
+			entriesEqual(t, []Entry{a}, []Entry{b})
 		}
 	})
 }

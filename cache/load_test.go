@@ -31,26 +31,31 @@ func TestLoadValidTestdata(t *testing.T) {
 
 func TestLoadErrors(t *testing.T) {
 	const head = "version = 1\n[[entry]]\nkernel = \"allreduce\"\nworld = 4\ndtype = \"f32\"\nshape = { n = 64 }\n"
+	const headOK = head + "median_us = 3.5\ntuned_at = 2026-11-21T18:40:00Z\n"
 	tests := []struct {
 		name string
 		file string // testdata file, or
 		text string // contents
 		want []string
+		// whole: the file cannot be read at all (its header); otherwise
+		// one entry is damaged and entries others load.
+		whole   bool
+		entries int
 	}{
 		{name: "syntax", file: "broken_syntax.toml", want: []string{"line 7:"}},
 		{name: "type mismatch", file: "broken_world_type.toml", want: []string{"line 7:", "entry.world"}},
-		{name: "missing kernel", file: "broken_missing_kernel.toml", want: []string{"[[entry]] #2", "kernel is missing"}},
+		{name: "missing kernel", file: "broken_missing_kernel.toml", want: []string{"[[entry]] #2", "kernel is missing"}, entries: 1},
 		{name: "non-integer shape", file: "broken_shape.toml", want: []string{"[[entry]] #1", `dimension "n"`, "not an integer"}},
-		{name: "unknown version", file: "broken_version.toml", want: []string{"format version 2 is not supported"}},
+		{name: "unknown version", file: "broken_version.toml", want: []string{"format version 2 is not supported"}, whole: true},
 		{name: "unterminated string", text: "version = 1\n\n[[entry]]\nkernel = \"allreduce\n", want: []string{"line 4:"}},
-		{name: "no version", text: "[[entry]]\nkernel = \"a\"\nworld = 1\ndtype = \"f32\"\nshape = { n = 1 }\n", want: []string{"no format version"}},
-		{name: "version string", text: "version = \"1\"\n", want: []string{"line 1:", "version"}},
-		{name: "unknown top key", text: "version = 1\ncolour = \"red\"\n", want: []string{`unknown key "colour"`}},
+		{name: "no version", text: "[[entry]]\nkernel = \"a\"\nworld = 1\ndtype = \"f32\"\nshape = { n = 1 }\n", want: []string{"no format version"}, whole: true},
+		{name: "version string", text: "version = \"1\"\n", want: []string{"line 1:", "version"}, whole: true},
+		{name: "unknown top key", text: "version = 1\ncolour = \"red\"\n", want: []string{`unknown key "colour"`}, whole: true},
 		{name: "unknown entry key", text: head + "colour = \"red\"\n", want: []string{`unknown key "entry.colour"`}},
 		{name: "miscased key", text: head + "Trials = 3\n", want: []string{`unknown key "entry.Trials"`}},
 		{name: "unknown hardware key", text: head + "[entry.hardware_info]\nflavour = 1\n", want: []string{`unknown key "entry.hardware_info.flavour"`}},
 		{name: "nested shape", text: head + "[entry.config]\nx = { y = 1 }\n", want: []string{`unknown key "entry.config.x.y"`}},
-		{name: "entry not array", text: "version = 1\n[entry]\nkernel = \"a\"\n", want: []string{"line"}},
+		{name: "entry not array", text: "version = 1\n[entry]\nkernel = \"a\"\n", want: []string{"line"}, whole: true},
 		{name: "world 0", text: strings.Replace(head, "world = 4", "world = 0", 1), want: []string{"[[entry]] #1", "world 0"}},
 		{name: "world negative", text: strings.Replace(head, "world = 4", "world = -3", 1), want: []string{"world -3"}},
 		{name: "no dtype", text: strings.Replace(head, "dtype = \"f32\"\n", "", 1), want: []string{"dtype is missing"}},
@@ -64,8 +69,8 @@ func TestLoadErrors(t *testing.T) {
 		{name: "negative time", text: head + "min_us = -1.0\n", want: []string{"min_us"}},
 		{name: "time only", text: head + "tuned_at = 18:40:00\n", want: []string{"tuned_at", "no date"}},
 		{name: "negative cores", text: head + "[entry.hardware_info]\ncores = -1\n", want: []string{"hardware_info", "cores"}},
-		{name: "duplicate key", text: head + strings.TrimPrefix(head, "version = 1\n"), want: []string{"[[entry]] #2", "same key as [[entry]] #1"}},
-		{name: "binary", text: "\x00\x01\x02", want: []string{"line 1"}},
+		{name: "duplicate key", text: headOK + strings.TrimPrefix(headOK, "version = 1\n"), want: []string{"line 9:", "[[entry]] #2", "same key as [[entry]] #1"}, entries: 1},
+		{name: "binary", text: "\x00\x01\x02", want: []string{"line 1"}, whole: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -77,10 +82,24 @@ func TestLoadErrors(t *testing.T) {
 				}
 			}
 			s, err := Load(path)
-			if err == nil {
-				t.Fatalf("Load succeeded with %d entries, want error", len(s.Entries()))
+			var msg string
+			switch {
+			case tt.whole && err == nil:
+				t.Fatalf("Load succeeded with %d entries, want an error", len(s.Entries()))
+			case !tt.whole && err != nil:
+				t.Fatalf("Load: %v, want the entry reported damaged and skipped", err)
+			case tt.whole:
+				msg = err.Error()
+			default:
+				d := s.Damaged()
+				if len(d) != 1 {
+					t.Fatalf("%d damaged, want 1: %v", len(d), d)
+				}
+				msg = d[0].Error()
+				if n := len(s.Entries()); n != tt.entries {
+					t.Errorf("%d entries loaded, want %d", n, tt.entries)
+				}
 			}
-			msg := err.Error()
 			if !strings.HasPrefix(msg, "cache "+path+": ") {
 				t.Errorf("error %q does not start with %q", msg, "cache "+path+": ")
 			}
@@ -117,9 +136,10 @@ func TestLoadUnreadable(t *testing.T) {
 	}
 }
 
-// Put must refuse to touch a file it cannot read, byte for byte.
+// Put must refuse to touch a file whose header it cannot read, byte for
+// byte: nothing in it can be trusted.
 func TestPutOnCorruptFile(t *testing.T) {
-	for _, name := range []string{"broken_syntax.toml", "broken_version.toml", "broken_missing_kernel.toml"} {
+	for _, name := range []string{"broken_version.toml"} {
 		t.Run(name, func(t *testing.T) {
 			orig, err := os.ReadFile(filepath.Join("testdata", name))
 			if err != nil {
@@ -198,5 +218,58 @@ func TestPutParentIsFile(t *testing.T) {
 	path := filepath.Join(file, "configs.toml")
 	if err := Put(path, entry(64)); err == nil || !strings.Contains(err.Error(), path) {
 		t.Errorf("Put under a file = %v, want an error naming %s", err, path)
+	}
+}
+
+// A damaged entry never blocks a new winner: Put stores it, keeps the whole
+// entries, and moves the damaged text to path.damaged, so nothing is lost.
+func TestPutSetsDamageAside(t *testing.T) {
+	for _, tt := range []struct {
+		name    string
+		keep    int // whole entries of the file
+		damaged []string
+	}{
+		{"broken_syntax.toml", 0, []string{"world = 4 4"}},
+		{"broken_missing_kernel.toml", 1, []string{"[[entry]]\nworld = 4"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			orig, err := os.ReadFile(filepath.Join("testdata", tt.name))
+			if err != nil {
+				t.Fatal(err)
+			}
+			dir := t.TempDir()
+			path := filepath.Join(dir, "configs.toml")
+			if err := os.WriteFile(path, orig, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			before := mustLoad(t, path)
+			if len(before.Damaged()) == 0 {
+				t.Fatal("no damage reported")
+			}
+			m, err := putSources(path, []Source{{Name: "new", Entries: []Entry{entry(1 << 20)}}})
+			if err != nil {
+				t.Fatalf("Put on a file with a damaged entry: %v", err)
+			}
+			if m.SetAsideTo != path+DamagedSuffix || len(m.SetAside) != len(before.Damaged()) {
+				t.Errorf("set aside %d to %q, want %d to %q", len(m.SetAside), m.SetAsideTo, len(before.Damaged()), path+DamagedSuffix)
+			}
+			after := mustLoad(t, path)
+			if n := len(after.Entries()); n != tt.keep+1 {
+				t.Errorf("%d entries after Put, want %d", n, tt.keep+1)
+			}
+			if d := after.Damaged(); len(d) != 0 {
+				t.Errorf("still damaged after Put: %v", d)
+			}
+			aside, err := os.ReadFile(path + DamagedSuffix)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, w := range tt.damaged {
+				if !strings.Contains(string(aside), w) {
+					t.Errorf("%s lacks %q:\n%s", path+DamagedSuffix, w, aside)
+				}
+			}
+			assertNoTemps(t, dir)
+		})
 	}
 }

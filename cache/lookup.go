@@ -26,6 +26,11 @@ type Query struct {
 	Backend       string
 	Hardware      string
 	Machine       *hardware.Fingerprint
+
+	// Skip, when set, leaves out the entries it returns true for: those
+	// whose config the kernel's plugin refuses (not in its space, or not
+	// valid at the asked shape), so that the next best entry answers.
+	Skip func(*Entry) bool
 }
 
 // Match is a lookup result. Exact is false when the entry was tuned for a
@@ -92,7 +97,7 @@ func (s *Store) pick(q Query, hwOK func(*Entry) bool) (Match, bool) {
 		if e.Kernel != q.Kernel || e.World != q.World || e.Dtype != q.Dtype ||
 			(q.KernelVersion != "" && e.KernelVersion != q.KernelVersion) ||
 			(q.Backend != "" && e.Backend != q.Backend) ||
-			(q.Hardware != "" && e.Hardware != q.Hardware) || !hwOK(e) {
+			(q.Hardware != "" && e.Hardware != q.Hardware) || !hwOK(e) || (q.Skip != nil && q.Skip(e)) {
 			continue
 		}
 		exact := e.Shape.Equal(q.Shape)

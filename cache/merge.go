@@ -32,6 +32,12 @@ import (
 type Source struct {
 	Name    string // for the report: a file, a redacted URL, "search"
 	Entries []Entry
+	// Reject, when set, is asked by a Storage's Put about each entry it
+	// holds in the slots of Entries: one it rejects (a config outside the
+	// space of the plugin that wrote Entries, at the same kernel version)
+	// is set aside like a damaged entry instead of merged, so that it
+	// cannot keep a real winner out. Merge itself ignores it.
+	Reject func(stored Entry) error
 }
 
 // Merged is the outcome of Merge: the entries kept, one per slot, and an
@@ -49,6 +55,11 @@ type Merged struct {
 	Remeasured []Dropped
 	// Duplicates counts input entries identical to another input entry.
 	Duplicates int
+	// SetAside is the damage the store held (entries it could not load),
+	// moved by this write to SetAsideTo so that it no longer stands in the
+	// way and nothing is lost.
+	SetAside   []Damage
+	SetAsideTo string
 }
 
 // Dropped is an input entry that lost, and the entry that beat it.
@@ -173,9 +184,12 @@ func EncodeEntry(e Entry) ([]byte, error) {
 // DecodeEntry parses what EncodeEntry wrote; where names it in errors (a
 // *FileError, like a broken file).
 func DecodeEntry(where string, data []byte) (Entry, error) {
-	es, err := parse(where, data)
+	es, damaged, err := parse(where, data)
 	if err != nil {
 		return Entry{}, err
+	}
+	if len(damaged) > 0 {
+		return Entry{}, damaged[0]
 	}
 	if len(es) != 1 {
 		return Entry{}, &FileError{path: where, msg: fmt.Sprintf("holds %d entries, want 1", len(es))}

@@ -2,6 +2,7 @@ package cache
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -9,8 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
-
-	"github.com/gofrs/flock"
+	"time"
 )
 
 // Put stores e in the cache file at path by the better-entry rule (Merge).
@@ -40,6 +40,11 @@ func PutAll(path string, es []Entry) error {
 // what the merge kept and dropped. The file is rewritten only when its
 // entries change.
 func putSources(path string, srcs []Source) (m Merged, err error) {
+	return putSourcesCtx(context.Background(), path, LockWait{}, srcs)
+}
+
+// putSourcesCtx is putSources with the lock wait ending with ctx or w.
+func putSourcesCtx(ctx context.Context, path string, w LockWait, srcs []Source) (m Merged, err error) {
 	n := 0
 	for _, src := range srcs {
 		for _, e := range src.Entries {
@@ -61,9 +66,12 @@ func putSources(path string, srcs []Source) (m Merged, err error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return Merged{}, fmt.Errorf("write cache %s: %w", path, err)
 	}
-	lock := flock.New(path+".lock", flock.SetPermissions(0o644))
-	if err := lock.Lock(); err != nil {
-		return Merged{}, fmt.Errorf("write cache %s: lock: %w", path, err)
+	if fi, serr := os.Stat(path); serr == nil && !fi.Mode().IsRegular() {
+		return Merged{}, notRegular(path, fi) // never renamed over
+	}
+	lock, err := lock(ctx, path, w)
+	if err != nil {
+		return Merged{}, err
 	}
 	defer func() {
 		if uerr := lock.Unlock(); uerr != nil && err == nil {
@@ -77,21 +85,97 @@ func putSources(path string, srcs []Source) (m Merged, err error) {
 	}
 	removeStaleTemps(path)
 
-	m, err = Merge(append([]Source{{Name: path, Entries: cur.entries}}, srcs...)...)
+	// Only the slots srcs write can change: the rest of a large file is
+	// copied, not merged again (each merge checks and encodes an entry).
+	touched := map[Slot]bool{}
+	for _, src := range srcs {
+		for _, e := range src.Entries {
+			touched[e.Key.Slot().AnyVersion()] = true
+		}
+	}
+	var stored, others []Entry
+	for _, e := range cur.entries {
+		if touched[e.Key.Slot().AnyVersion()] {
+			stored = append(stored, e)
+		} else {
+			others = append(others, e)
+		}
+	}
+	kept, rejected := rejectStored(path, stored, srcs)
+	damaged := append(cur.damaged, rejected...)
+	m, err = Merge(append([]Source{{Name: path, Entries: kept}}, srcs...)...)
 	if err != nil {
 		return Merged{}, fmt.Errorf("write cache %s: %w", path, err)
 	}
-	data, err := encode(m.Entries)
-	if err != nil {
-		return Merged{}, fmt.Errorf("write cache %s: %w", path, err)
-	}
-	if old, err := encode(cur.entries); err == nil && bytes.Equal(old, data) {
+	if len(rejected) == 0 && sameEntries(stored, m.Entries) {
 		return m, nil // nothing changed: no rewrite, no new mtime
+	}
+	all := append(others, m.Entries...)
+	sortEntries(all)
+	data, err := encode(all)
+	if err != nil {
+		return Merged{}, fmt.Errorf("write cache %s: %w", path, err)
+	}
+	if len(damaged) > 0 {
+		// The rewrite drops what could not be loaded: keep it first.
+		aside := path + DamagedSuffix
+		if err := setAside(aside, damaged); err != nil {
+			return Merged{}, fmt.Errorf("write cache %s: keep its damaged entries in %s: %w", path, aside, err)
+		}
+		m.SetAside, m.SetAsideTo = damaged, aside
 	}
 	if err := writeAtomic(path, data); err != nil {
 		return Merged{}, fmt.Errorf("write cache %s: %w", path, err)
 	}
 	return m, nil
+}
+
+// DamagedSuffix names the file beside a cache where writes keep the
+// damaged entries they drop from it: path + DamagedSuffix.
+const DamagedSuffix = ".damaged"
+
+// setAside appends the damaged records to the file aside, each after a
+// comment saying where it came from and why, and syncs it. It is not a
+// cache file: it is kept for a person to read.
+func setAside(aside string, ds []Damage) error {
+	f, err := os.OpenFile(aside, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return err
+	}
+	var b bytes.Buffer
+	stamp := time.Now().UTC().Format(time.RFC3339)
+	for _, d := range ds {
+		fmt.Fprintf(&b, "\n# set aside %s: %s\n", stamp, strings.ReplaceAll(d.Error(), "\n", " "))
+		b.Write(d.Raw)
+		if len(d.Raw) > 0 && d.Raw[len(d.Raw)-1] != '\n' {
+			b.WriteByte('\n')
+		}
+	}
+	if _, err := f.Write(b.Bytes()); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// sameEntries reports whether two sorted entry lists are the same.
+func sameEntries(a, b []Entry) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		x, y := &a[i], &b[i]
+		if x.Key.Slot() != y.Key.Slot() || !x.Config.Equal(y.Config) || x.HardwareInfo != y.HardwareInfo ||
+			x.MedianUS != y.MedianUS || x.MinUS != y.MinUS || x.P90US != y.P90US ||
+			x.DefaultMedianUS != y.DefaultMedianUS || x.Trials != y.Trials || !x.TunedAt.Equal(y.TunedAt) {
+			return false
+		}
+	}
+	return true
 }
 
 // tempPrefix starts the names of path's temp files: hidden, in the same
@@ -168,6 +252,90 @@ func syncDir(dir string) error {
 	defer d.Close()
 	if err := d.Sync(); err != nil && !errors.Is(err, syscall.EINVAL) {
 		return fmt.Errorf("sync directory %s: %w", dir, err)
+	}
+	return nil
+}
+
+// checkWritable refuses a cache path that is not a regular file, or where
+// no cache file can be written: see File.Check.
+func checkWritable(path string) error {
+	if fi, err := os.Lstat(path); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+		if target, err := filepath.EvalSymlinks(path); err == nil {
+			path = target
+		}
+	}
+	fi, err := os.Stat(path)
+	switch {
+	case err == nil && !fi.Mode().IsRegular():
+		return notRegular(path, fi)
+	case err != nil && !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR):
+		return &FileError{path: path, msg: fmt.Sprintf("cannot be read: %v", err), err: err}
+	}
+	// The nearest directory that exists: the rest is created at the first
+	// write.
+	dir := filepath.Dir(path)
+	for {
+		di, err := os.Stat(dir)
+		if err == nil {
+			if !di.IsDir() {
+				return &FileError{path: path, msg: fmt.Sprintf("cannot be written: %s is not a directory", dir)}
+			}
+			break
+		}
+		if !errors.Is(err, fs.ErrNotExist) || filepath.Dir(dir) == dir {
+			return &FileError{path: path, msg: fmt.Sprintf("cannot be written: %v", err), err: err}
+		}
+		dir = filepath.Dir(dir)
+	}
+	// A real probe, not permission bits: root, read-only mounts and ACLs
+	// all answer here.
+	probe, err := os.CreateTemp(dir, tempPrefix(path)+"probe-*")
+	if err != nil {
+		return &FileError{path: path, msg: fmt.Sprintf("cannot be written: %v", err), err: err}
+	}
+	probe.Close()
+	os.Remove(probe.Name())
+	if f, err := os.OpenFile(path+".lock", os.O_WRONLY, 0); err == nil {
+		f.Close()
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return &FileError{path: path, msg: fmt.Sprintf("cannot be written: its lock file: %v", err), err: err}
+	}
+	return nil
+}
+
+// rejectStored splits the stored entries into those to merge and those a
+// source's Reject turns down (in the slots it writes), as damage.
+func rejectStored(location string, stored []Entry, srcs []Source) ([]Entry, []Damage) {
+	var out []Entry
+	var rejected []Damage
+	for _, e := range stored {
+		if err := RejectedBy(e, srcs); err != nil {
+			raw, _ := EncodeEntry(e)
+			rejected = append(rejected, Damage{Location: location, Kernel: e.Kernel,
+				Reason: fmt.Sprintf("entry %s: %v", e.Key, err), Raw: raw})
+			continue
+		}
+		out = append(out, e)
+	}
+	return out, rejected
+}
+
+// RejectedBy is why a source writing to stored's slot rejects it (see
+// Source.Reject); nil when none does.
+func RejectedBy(stored Entry, srcs []Source) error {
+	slot := stored.Key.Slot().AnyVersion()
+	for _, src := range srcs {
+		if src.Reject == nil {
+			continue
+		}
+		for _, e := range src.Entries {
+			if e.Key.Slot().AnyVersion() == slot {
+				if err := src.Reject(stored); err != nil {
+					return err
+				}
+				break
+			}
+		}
 	}
 	return nil
 }

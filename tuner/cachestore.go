@@ -26,24 +26,31 @@ func (s *Searcher) checkCache(ctx context.Context) error {
 	return nil
 }
 
-// putWinner stores e and returns the entry the cache keeps for e's slot:
-// e, or a better one already there.
-func (s *Searcher) putWinner(e cache.Entry) (*cache.Entry, error) {
+// putWinner stores e and returns the entry the cache keeps for e's slot
+// (e, or a better one already there) and what the write set aside. ctx
+// ends a wait (another writer's lock, an unresponsive server); once a
+// file's lock is held, the write finishes.
+func (s *Searcher) putWinner(ctx context.Context, e cache.Entry, reject func(cache.Entry) error) (*cache.Entry, cache.Merged, error) {
 	st := s.Cache
 	if st == nil {
-		return &e, nil
+		return &e, cache.Merged{}, nil
 	}
-	// Not the search's context: an interrupt after the last trial must not
-	// cost the finished search its winner.
-	m, err := st.Put(context.Background(), cache.Source{Name: "search", Entries: []cache.Entry{e}})
+	m, err := st.Put(ctx, cache.Source{Name: "search", Entries: []cache.Entry{e}, Reject: reject})
 	if err != nil {
-		return nil, err
+		return nil, m, err
 	}
 	slot := e.Key.Slot().AnyVersion()
 	for i := range m.Entries {
 		if m.Entries[i].Key.Slot().AnyVersion() == slot {
-			return &m.Entries[i], nil
+			return &m.Entries[i], m, nil
 		}
 	}
-	return nil, fmt.Errorf("cache %s: the merge lost the slot of %s", st.Location(), e.Key)
+	return nil, m, fmt.Errorf("cache %s: the merge lost the slot of %s", st.Location(), e.Key)
 }
+
+// StoreError is a finished search whose winner could not be stored: its
+// trials are in the trial log, which --resume continues from.
+type StoreError struct{ Err error }
+
+func (e *StoreError) Error() string { return "the winner was not stored: " + e.Err.Error() }
+func (e *StoreError) Unwrap() error { return e.Err }

@@ -14,6 +14,7 @@ import (
 	"github.com/symmtune/symmtune/hardware"
 	pb "github.com/symmtune/symmtune/proto/kernelpb"
 	"github.com/symmtune/symmtune/sdk"
+	"github.com/symmtune/symmtune/space"
 )
 
 // PluginInfo is what one plugin process says about itself and, when a
@@ -35,6 +36,11 @@ type Trust struct {
 	Pins map[string]string
 }
 
+// Validator asks a running plugin whether config c can run problem p at
+// the world size and backend it was inspected for: the reason it cannot,
+// "" when it can.
+type Validator func(ctx context.Context, c space.Config, p space.Problem) (string, error)
+
 // Inspect starts one process of kernel's plugin, asks it to describe itself
 // (and fingerprint the hardware for world ranks when world > 0), and stops it.
 func Inspect(ctx context.Context, dir, kernel, backend string, world int, trust Trust) (*PluginInfo, error) {
@@ -50,6 +56,13 @@ const stderrTailLines = 8
 // last lines of its stderr (an import error, a missing library), which
 // go-plugin's own error does not show.
 func InspectLogged(ctx context.Context, dir, kernel, backend string, world int, trust Trust, logger hclog.Logger) (*PluginInfo, error) {
+	return InspectWith(ctx, dir, kernel, backend, world, trust, logger, nil)
+}
+
+// InspectWith is InspectLogged that, when use is set, calls it with the
+// description and a Validator on the same plugin process before stopping
+// it (lookup checks the config it answers with at the asked shape).
+func InspectWith(ctx context.Context, dir, kernel, backend string, world int, trust Trust, logger hclog.Logger, use func(*PluginInfo, Validator) error) (*PluginInfo, error) {
 	backend, err := ResolveBackend(backend, dir, kernel)
 	if err != nil {
 		return nil, err
@@ -102,6 +115,22 @@ func InspectLogged(ctx context.Context, dir, kernel, backend string, world int, 
 		}
 		f := sdk.HardwareFromProto(hw)
 		info.Hardware = &f
+	}
+	if use != nil {
+		validate := func(ctx context.Context, c space.Config, p space.Problem) (string, error) {
+			vctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+			defer cancel()
+			v, err := r.kernel.Validate(vctx, &pb.ValidateRequest{
+				Config: sdk.ConfigToProto(c), Problem: sdk.ProblemToProto(p), World: int32(world), Backend: backend,
+			})
+			if err != nil {
+				return "", fmt.Errorf("validate %s: %w", c, err)
+			}
+			return rejection(v), nil
+		}
+		if err := use(info, validate); err != nil {
+			return nil, err
+		}
 	}
 	return info, nil
 }

@@ -28,8 +28,13 @@ type Outcome struct {
 	Entry   *cache.Entry
 	// Kept is the cache's entry for the slot after Entry was stored:
 	// Entry, or a better one that was already there.
-	Kept    *cache.Entry
-	Elapsed time.Duration
+	Kept *cache.Entry
+	// SetAside is what storing Entry moved out of the cache's way
+	// (damaged entries, a config outside the plugin's space) and where
+	// it was kept.
+	SetAside   []cache.Damage
+	SetAsideTo string
+	Elapsed    time.Duration
 	// Interrupted is set when the context ended the search early; Entry is
 	// then nil and the log holds what was measured.
 	Interrupted bool

@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/symmtune/symmtune/cache"
+	"github.com/symmtune/symmtune/space"
 	"github.com/symmtune/symmtune/symm/shm"
 )
 
@@ -200,13 +201,14 @@ func testInterruptMidTrialAndResume(t *testing.T, p faultyPlugin) {
 	waitNoNewSHM(t, before, 3*time.Second)
 }
 
-// TestCorruptCacheStopsSearch: a corrupt cache fails the search before any
-// plugin starts, naming the file and line, and is left as it was.
+// TestCorruptCacheStopsSearch: a cache whose header cannot be read fails
+// the search before any plugin starts, naming the file and line, and is
+// left as it was. (A damaged entry is skipped instead.)
 func TestCorruptCacheStopsSearch(t *testing.T) {
 	dir, exe := faultyPluginDir(t)
 	tmp := t.TempDir()
 	cachePath := filepath.Join(tmp, "configs.toml")
-	corrupt := []byte("version = 1\n[[entry]]\nkernel = \"faulty\"\nworld = \"two\"\n")
+	corrupt := []byte("version = 1\n\n[entry\nkernel = \"faulty\"\n")
 	if err := os.WriteFile(cachePath, corrupt, 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -409,5 +411,40 @@ func testRestartRetriesAFailedStart(t *testing.T, p faultyPlugin) {
 	}
 	if _, err := os.Stat(marker); !os.IsNotExist(err) {
 		t.Errorf("marker %s still there (%v): no start was refused, the test checks nothing", marker, err)
+	}
+}
+
+// TestOutOfSpaceEntryNeverBlocksWinner: an entry of this plugin build whose
+// config is not in the plugin's space (damaged, or forged with a tiny
+// median) cannot keep a new winner out of its slot: the search's write
+// sets it aside, and says so.
+func TestOutOfSpaceEntryNeverBlocksWinner(t *testing.T) {
+	dir, _ := faultyPluginDir(t)
+	cachePath := filepath.Join(t.TempDir(), "configs.toml")
+	s := &Searcher{PluginDir: dir, Cache: cache.File{Path: cachePath}}
+	job := faultyJob(2)
+	job.BudgetTrials = 2
+	o, err := s.Search(context.Background(), job)
+	if err != nil || o.Entry == nil {
+		t.Fatalf("first search: %v", err)
+	}
+	forged := *o.Entry
+	forged.Config = space.Config{"mode": space.Str("no_such_mode")}
+	forged.MedianUS = 1e-3
+	if err := os.Remove(cachePath); err != nil {
+		t.Fatal(err)
+	}
+	if err := cache.Put(cachePath, forged); err != nil {
+		t.Fatal(err)
+	}
+	o, err = s.Search(context.Background(), job)
+	if err != nil {
+		t.Fatalf("second search: %v", err)
+	}
+	if o.Kept == nil || !o.Kept.Config.Equal(o.Entry.Config) {
+		t.Errorf("the cache kept %v over the new winner %v", o.Kept, o.Entry)
+	}
+	if len(o.SetAside) != 1 || o.SetAsideTo != cachePath+cache.DamagedSuffix || !strings.Contains(o.SetAside[0].Error(), "not in the plugin's space") {
+		t.Errorf("set aside %v to %q", o.SetAside, o.SetAsideTo)
 	}
 }

@@ -284,7 +284,7 @@ func containsConfig(cs []space.Config, key space.ConfigKey) bool {
 }
 
 // store writes the winner to the cache.
-func (ss *session) store() error {
+func (ss *session) store(ctx context.Context) error {
 	o := ss.out
 	if o.Best == nil {
 		return errors.New("no config ran correctly; nothing to cache")
@@ -311,11 +311,24 @@ func (ss *session) store() error {
 	if o.Default != nil && o.Default.Status == StatusOK {
 		e.DefaultMedianUS = o.Default.Score()
 	}
-	kept, err := ss.s.putWinner(e)
+	desc := o.Desc
+	// A stored entry of this very plugin build whose config is not in its
+	// space was damaged or forged: it must not keep this winner out.
+	reject := func(stored cache.Entry) error {
+		if stored.Kernel != e.Kernel || stored.KernelVersion != e.KernelVersion {
+			return nil
+		}
+		if err := desc.Space.Check(stored.Config); err != nil {
+			return fmt.Errorf("config %s is not in the plugin's space: %w", stored.Config, err)
+		}
+		return nil
+	}
+	kept, m, err := ss.s.putWinner(ctx, e, reject)
 	if err != nil {
-		return err
+		return &StoreError{Err: err}
 	}
 	o.Entry, o.Kept = &e, kept
+	o.SetAside, o.SetAsideTo = m.SetAside, m.SetAsideTo
 	return nil
 }
 

@@ -239,7 +239,7 @@ func (s *Searcher) search(ctx context.Context, job Job) (*Outcome, error) {
 		}
 		return ss.out, err
 	}
-	if err := ss.store(); err != nil {
+	if err := ss.store(ctx); err != nil {
 		return ss.out, err
 	}
 	return ss.out, nil

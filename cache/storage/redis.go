@@ -29,6 +29,9 @@ import (
 const (
 	keyPrefix = "symmtune:v1:slot:"
 	indexKey  = "symmtune:v1:slots"
+	// damagedPrefix keys a list per slot of the values a write found
+	// damaged and replaced: set aside, never lost.
+	damagedPrefix = "symmtune:v1:damaged:"
 )
 
 // casAttempts bounds the optimistic transactions on one slot: a retry
@@ -146,6 +149,36 @@ func (r *Redis) Location() string { return r.location }
 // Close closes the connections.
 func (r *Redis) Close() error { return r.client.Close() }
 
+// Check connects and authenticates (a PING), so that a wrong address or
+// password is found before any work whose results the server must keep.
+func (r *Redis) Check(ctx context.Context) error {
+	return interruptible(ctx, func() error {
+		if err := r.client.Ping(ctx).Err(); err != nil {
+			return r.fail("connect", err)
+		}
+		return nil
+	})
+}
+
+// interruptible runs op and returns as soon as ctx ends: the client gives
+// up on a command only at its own timeouts (30 s for an unresponsive
+// server), which must not hold an interrupted program. The abandoned
+// command ends at those timeouts; a write it carried is applied whole or
+// not at all (one MULTI/EXEC).
+func interruptible(ctx context.Context, op func() error) error {
+	if ctx.Done() == nil {
+		return op()
+	}
+	done := make(chan error, 1)
+	go func() { done <- op() }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
+}
+
 func (r *Redis) fail(op string, err error) error {
 	return &UnavailableError{Location: r.location, Op: op, Err: err}
 }
@@ -161,12 +194,24 @@ const mgetChunk = 256
 // Load reads every entry. Each entry is read whole; entries written while
 // Load runs may or may not be in the result.
 func (r *Redis) Load(ctx context.Context) (*cache.Store, error) {
+	var st *cache.Store
+	err := interruptible(ctx, func() (err error) {
+		st, err = r.load(ctx)
+		return err
+	})
+	return st, err
+}
+
+// load is Load. A key whose value cannot be read as an entry of its slot
+// is damage of that slot alone: it is listed (Store.Damaged) and skipped.
+func (r *Redis) load(ctx context.Context) (*cache.Store, error) {
 	keys, err := r.client.SMembers(ctx, indexKey).Result()
 	if err != nil {
 		return nil, r.fail("read the slot index", err)
 	}
 	slices.Sort(keys)
 	var es []cache.Entry
+	var damaged []cache.Damage
 	for chunk := range slices.Chunk(keys, mgetChunk) {
 		full := make([]string, len(chunk))
 		for i, k := range chunk {
@@ -183,12 +228,27 @@ func (r *Redis) Load(ctx context.Context) (*cache.Store, error) {
 			}
 			e, err := r.decode(full[i], chunk[i], s)
 			if err != nil {
-				return nil, err
+				damaged = append(damaged, r.damage(full[i], s, err))
+				continue
 			}
 			es = append(es, e)
 		}
 	}
-	return cache.NewStore(r.location, es)
+	st, err := cache.NewStore(r.location, es)
+	if err != nil {
+		return nil, err
+	}
+	return st.WithDamage(damaged...), nil
+}
+
+// damage describes a key whose value is not an entry of its slot.
+func (r *Redis) damage(key, val string, err error) cache.Damage {
+	var d cache.Damage
+	if errors.As(err, &d) {
+		d.Raw = []byte(val)
+		return d
+	}
+	return cache.Damage{Location: r.where(key), Reason: strings.TrimPrefix(err.Error(), "cache "+r.where(key)+": "), Raw: []byte(val)}
 }
 
 func (r *Redis) decode(key, slot, val string) (cache.Entry, error) {
@@ -208,6 +268,17 @@ func (r *Redis) decode(key, slot, val string) (cache.Entry, error) {
 // between. A lost connection fails the Put; every slot then holds its old
 // entry or its new one, whole.
 func (r *Redis) Put(ctx context.Context, srcs ...cache.Source) (cache.Merged, error) {
+	var m cache.Merged
+	err := interruptible(ctx, func() (err error) {
+		// Not cancelled with ctx: an interrupt stops the wait for the
+		// answer, and the write goes on whole or not at all.
+		m, err = r.put(context.WithoutCancel(ctx), srcs...)
+		return err
+	})
+	return m, err
+}
+
+func (r *Redis) put(ctx context.Context, srcs ...cache.Source) (cache.Merged, error) {
 	// Validate everything before the first write.
 	if _, err := cache.Merge(srcs...); err != nil {
 		return cache.Merged{}, fmt.Errorf("write cache %s: %w", r.location, err)
@@ -235,6 +306,10 @@ func (r *Redis) Put(ctx context.Context, srcs ...cache.Source) (cache.Merged, er
 		all.Superseded = append(all.Superseded, m.Superseded...)
 		all.Remeasured = append(all.Remeasured, m.Remeasured...)
 		all.Duplicates += m.Duplicates
+		all.SetAside = append(all.SetAside, m.SetAside...)
+		if m.SetAsideTo != "" {
+			all.SetAsideTo = m.SetAsideTo
+		}
 	}
 	return all, nil
 }
@@ -248,14 +323,25 @@ func (r *Redis) putSlot(ctx context.Context, id string, srcs []cache.Source) (ca
 		err := r.client.Watch(ctx, func(tx *redis.Tx) error {
 			cur, err := tx.Get(ctx, key).Result()
 			var stored []cache.Entry
+			var aside *cache.Damage
 			switch {
 			case errors.Is(err, redis.Nil):
 			case err != nil:
 				return r.fail("read "+name, err)
 			default:
 				e, err := r.decode(key, id, cur)
+				if err == nil {
+					if rerr := cache.RejectedBy(e, srcs); rerr != nil {
+						err = fmt.Errorf("entry %s: %w", e.Key, rerr)
+					}
+				}
 				if err != nil {
-					return err // never overwrite what cannot be read
+					// A damaged value must not block this slot's winners:
+					// it is moved to a list beside it, in the same
+					// transaction, so nothing is lost.
+					d := r.damage(key, cur, err)
+					aside = &d
+					break
 				}
 				stored = []cache.Entry{e}
 			}
@@ -270,7 +356,13 @@ func (r *Redis) putSlot(ctx context.Context, id string, srcs []cache.Source) (ca
 			if string(enc) == cur {
 				return nil // the stored entry stays
 			}
+			if aside != nil {
+				m.SetAside, m.SetAsideTo = []cache.Damage{*aside}, r.where(damagedPrefix+id)
+			}
 			_, err = tx.TxPipelined(ctx, func(p redis.Pipeliner) error {
+				if aside != nil {
+					p.RPush(ctx, damagedPrefix+id, cur)
+				}
 				p.Set(ctx, key, enc, 0)
 				p.SAdd(ctx, indexKey, id)
 				return nil

@@ -241,29 +241,95 @@ func TestConcurrentWriters(t *testing.T) {
 	}
 }
 
-func TestCorruptValueIsNeverOverwritten(t *testing.T) {
+// One damaged key affects only its slot (issue 55: it stopped every
+// lookup and search fleet-wide): Load lists it and reads every other
+// slot, and the next winner of that slot replaces it, the damaged value
+// kept in a list beside it.
+func TestDamagedKeyAffectsOnlyItsSlot(t *testing.T) {
 	srv := redistest.Start(t)
 	ctx := context.Background()
 	st := open(t, srv.URL(0))
-	e := entry(64)
-	if _, err := st.Put(ctx, cache.Source{Name: "x", Entries: []cache.Entry{e}}); err != nil {
+	bad, good := entry(64), entry(128)
+	if _, err := st.Put(ctx, cache.Source{Name: "x", Entries: []cache.Entry{bad, good}}); err != nil {
 		t.Fatal(err)
 	}
 	c := srv.Client(0, "", "")
-	key := keyPrefix + e.Key.Slot().AnyVersion().Ident()
-	if err := c.Set(ctx, key, "version = 1\n[[entry]]\nkernel = 3\n", 0).Err(); err != nil {
+	id := bad.Key.Slot().AnyVersion().Ident()
+	const broken = "version = 1\n[[entry]]\nkernel = 3\n"
+	if err := c.Set(ctx, keyPrefix+id, broken, 0).Err(); err != nil {
 		t.Fatal(err)
 	}
-	var fe *cache.FileError
-	if _, err := st.Load(ctx); !errors.As(err, &fe) || !strings.Contains(err.Error(), "symmtune:v1:slot:") {
-		t.Errorf("Load of a broken value: %v, want a cache.FileError naming the key", err)
+	s, err := st.Load(ctx)
+	if err != nil {
+		t.Fatalf("Load with one damaged key: %v", err)
+	}
+	if es := s.Entries(); len(es) != 1 || !es[0].Key.Equal(good.Key) {
+		t.Errorf("entries %v, want only %s", es, good.Key)
+	}
+	if d := s.Damaged(); len(d) != 1 || !strings.Contains(d[0].Error(), "symmtune:v1:slot:") || string(d[0].Raw) != broken {
+		t.Errorf("damage %v, want one naming the key", d)
 	}
 	better := entry(64, func(e *cache.Entry) { e.MedianUS = 1 })
-	if _, err := st.Put(ctx, cache.Source{Name: "x", Entries: []cache.Entry{better}}); !errors.As(err, &fe) {
-		t.Errorf("Put over a broken value: %v, want a cache.FileError", err)
+	m, err := st.Put(ctx, cache.Source{Name: "x", Entries: []cache.Entry{better}})
+	if err != nil {
+		t.Fatalf("Put over a damaged value: %v", err)
 	}
-	if v, _ := c.Get(ctx, key).Result(); !strings.Contains(v, "kernel = 3") {
-		t.Errorf("the broken value was overwritten: %q", v)
+	if len(m.SetAside) != 1 || !strings.Contains(m.SetAsideTo, damagedPrefix) {
+		t.Errorf("set aside %v to %q", m.SetAside, m.SetAsideTo)
+	}
+	if got, _ := c.LRange(ctx, damagedPrefix+id, 0, -1).Result(); len(got) != 1 || got[0] != broken {
+		t.Errorf("damaged list %q, want the broken value", got)
+	}
+	s, err = st.Load(ctx)
+	if err != nil || len(s.Damaged()) != 0 || len(s.Entries()) != 2 {
+		t.Fatalf("after Put: %v, %d entries, damage %v", err, len(s.Entries()), s.Damaged())
+	}
+}
+
+// An unresponsive server (it accepts connections and never answers) holds
+// a command for the client's 30 s timeout; an interrupt ends the wait at
+// once, and Check fails on a server that cannot be reached.
+func TestInterruptUnresponsiveServer(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			conn, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			defer conn.Close()
+		}
+	}()
+	st := open(t, "redis://"+ln.Addr().String()+"/0")
+	for name, op := range map[string]func(context.Context) error{
+		"load": func(ctx context.Context) error { _, err := st.Load(ctx); return err },
+		"put": func(ctx context.Context) error {
+			_, err := st.Put(ctx, cache.Source{Entries: []cache.Entry{entry(8)}})
+			return err
+		},
+		"check": st.Check,
+	} {
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- op(ctx) }()
+		time.Sleep(50 * time.Millisecond)
+		cancel()
+		select {
+		case err := <-done:
+			if !errors.Is(err, context.Canceled) {
+				t.Errorf("%s: %v, want context.Canceled", name, err)
+			}
+		case <-time.After(15 * time.Second): // far below the client's 30 s
+			t.Fatalf("%s: an interrupt did not end the wait", name)
+		}
+	}
+	closed := open(t, "redis://127.0.0.1:1/0")
+	if err := closed.Check(context.Background()); !errors.Is(err, cache.ErrUnavailable) {
+		t.Errorf("Check of a closed port: %v, want ErrUnavailable", err)
 	}
 }
 

@@ -13,17 +13,17 @@ import (
 	"github.com/symmtune/symmtune/cache/storage"
 )
 
-func newCacheCmd() *cobra.Command {
+func newCacheCmd(g *globals) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "cache",
 		Short: "Work on tuned-config caches (files or Redis) as a whole",
 		Args:  cobra.NoArgs,
 	}
-	c.AddCommand(newCacheMergeCmd())
+	c.AddCommand(newCacheMergeCmd(g))
 	return c
 }
 
-func newCacheMergeCmd() *cobra.Command {
+func newCacheMergeCmd(g *globals) *cobra.Command {
 	return &cobra.Command{
 		Use:   "merge OUT IN...",
 		Short: "Merge caches from many nodes into OUT: per slot the better entry wins",
@@ -38,19 +38,25 @@ func newCacheMergeCmd() *cobra.Command {
 			"  symmtune cache merge redis://tuning-db:6379/0 node-*/configs.toml",
 		Args: cobra.MinimumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runMerge(cmd, args[0], args[1:])
+			return runMerge(cmd, g, args[0], args[1:])
 		},
 	}
 }
 
-func runMerge(cmd *cobra.Command, outLoc string, inLocs []string) error {
+func runMerge(cmd *cobra.Command, g *globals, outLoc string, inLocs []string) error {
 	ctx := cmd.Context()
 	// Every location is checked before anything is read or written.
-	out, err := storage.Open(outLoc)
+	out, err := g.open(outLoc)
 	if err != nil {
 		return err
 	}
 	defer out.Close()
+	if err := out.Check(ctx); err != nil {
+		if ctx.Err() != nil {
+			return err
+		}
+		return usageError{fmt.Errorf("output cache: %w", err)}
+	}
 	ins := make([]cache.Storage, len(inLocs))
 	for i, loc := range inLocs {
 		if ins[i], err = storage.Open(loc); err != nil {
@@ -71,6 +77,7 @@ func runMerge(cmd *cobra.Command, outLoc string, inLocs []string) error {
 		if err != nil {
 			return err
 		}
+		reportDamage(cmd.ErrOrStderr(), s)
 		srcs[i] = cache.Source{Name: in.Location(), Entries: s.Entries()}
 		total += len(srcs[i].Entries)
 	}
@@ -86,6 +93,7 @@ func runMerge(cmd *cobra.Command, outLoc string, inLocs []string) error {
 	fmt.Fprintf(w, "merged %d entries from %d caches into %s, which holds %d entries\n", total, len(ins), out.Location(), len(after.Entries()))
 	fmt.Fprintf(w, "%d conflicts, %d superseded kernel versions, %d re-measurements, %d duplicates\n",
 		len(m.Conflicts), len(m.Superseded), len(m.Remeasured), m.Duplicates)
+	printSetAside(w, m.SetAside, m.SetAsideTo)
 	printDrops(w, "conflict", m.Conflicts)
 	printDrops(w, "superseded", m.Superseded)
 	return nil
@@ -94,5 +102,17 @@ func runMerge(cmd *cobra.Command, outLoc string, inLocs []string) error {
 func printDrops(w io.Writer, what string, ds []cache.Dropped) {
 	for _, d := range ds {
 		fmt.Fprintf(w, "%s: %s\n", what, strings.TrimSpace(d.String()))
+	}
+}
+
+// printSetAside says which damaged entries a write moved out of the way,
+// and where it kept them.
+func printSetAside(w io.Writer, ds []cache.Damage, to string) {
+	if len(ds) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "cache: set %d damaged entries aside in %s:\n", len(ds), to)
+	for _, d := range ds {
+		fmt.Fprintf(w, "  %v\n", d)
 	}
 }

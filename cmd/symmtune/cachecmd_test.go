@@ -83,7 +83,7 @@ func TestCacheMergeBadInput(t *testing.T) {
 		t.Fatal(err)
 	}
 	corrupt := filepath.Join(dir, "corrupt.toml")
-	if err := os.WriteFile(corrupt, []byte("version = 1\n[[entry]]\nworld = 2\n"), 0o644); err != nil {
+	if err := os.WriteFile(corrupt, []byte("version = 1\n[entry\nworld = 2\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	out := filepath.Join(dir, "out.toml")
@@ -93,6 +93,8 @@ func TestCacheMergeBadInput(t *testing.T) {
 		{"cache", "merge", out, good, corrupt},
 		{"cache", "merge", out, "ftp://host/x"},
 		{"cache", "merge", "redis://h:0/0", good},
+		{"cache", "merge", dir, good},
+		{"cache", "merge", "/dev/null", good},
 	} {
 		code, stdout, stderr := cli(t, args...)
 		if code != exitUsage || strings.Count(stderr, "\n") != 1 {

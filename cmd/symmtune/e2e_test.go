@@ -199,7 +199,7 @@ func TestLookupNearestAndMissing(t *testing.T) {
 		contains string
 	}{
 		{"exact", []string{"--shape", "n=4096", "--world", "2"}, 0, "algorithm="},
-		{"nearest shape", []string{"--shape", "n=16384", "--world", "2"}, 0, "nearest tuned shape is n=4096"},
+		{"nearest shape", []string{"--shape", "n=16384", "--world", "2"}, 0, "algorithm="},
 		{"other world", []string{"--shape", "n=4096", "--world", "3"}, 3, ""},
 		{"other dtype", []string{"--shape", "n=4096", "--world", "2", "--dtype", "bf16"}, 3, ""},
 		{"bad shape", []string{"--shape", "n=-4", "--world", "2"}, 2, ""},
@@ -214,6 +214,13 @@ func TestLookupNearestAndMissing(t *testing.T) {
 			}
 			if !strings.Contains(out, tc.contains) {
 				t.Errorf("stdout %q does not contain %q", out, tc.contains)
+			}
+			// Comments go to stderr: stdout is the answer alone.
+			if strings.Contains(out, "#") {
+				t.Errorf("stdout %q holds a comment", out)
+			}
+			if tc.name == "nearest shape" && !strings.Contains(errs, "nearest tuned shape is n=4096 (checked by the plugin at n=16384)") {
+				t.Errorf("stderr %q does not say the nearest shape was checked", errs)
 			}
 			if code != 0 && strings.Count(strings.TrimSpace(errs), "\n") != 0 {
 				t.Errorf("want one line on stderr, got %q", errs)

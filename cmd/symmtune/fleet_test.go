@@ -365,6 +365,9 @@ func TestFleetCredentialsNeverShown(t *testing.T) {
 		{nil, []string{"cache", "merge", file, withCreds}, 0},
 		{credEnv, []string{"cache", "merge", "redis://" + host + "/1", file}, 0},
 		{nil, []string{"show", "--cache", "redis://" + user + ":wrong-" + pass + "@" + host + "/0"}, exitFailure},
+		// Refused before any trial: no log, no hint naming one.
+		{nil, []string{"search", "--kernel", "allreduce", "--world", "2", "--shape", "n=512", "--backend", "cpu", "--cache",
+			"redis://" + user + ":wrong-" + pass + "@" + host + "/0", "--log", filepath.Join(dir, "never.jsonl")}, exitUsage},
 		{nil, []string{"show", "--cache", "redis://" + user + ":" + pass + "@" + host + "/x"}, exitUsage},
 		{nil, []string{"show", "--cache", "redis://" + user + ":p%zz" + pass + "@" + host + "/0"}, exitUsage},
 	}
@@ -379,6 +382,9 @@ func TestFleetCredentialsNeverShown(t *testing.T) {
 				t.Errorf("symmtune %s shows a credential:\nstdout:\n%s\nstderr:\n%s", strings.Join(r.args, " "), &p.out, &p.err)
 			}
 		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "never.jsonl")); err == nil {
+		t.Error("a search refused for a wrong password wrote a trial log")
 	}
 	for _, f := range []string{log, file} {
 		if s := mustRead(t, f); strings.Contains(s, user) || strings.Contains(s, pass) {

@@ -20,6 +20,7 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/spf13/cobra"
@@ -54,9 +55,11 @@ func (e exitError) Error() string { return e.msg }
 
 // globals are the flags every subcommand shares.
 type globals struct {
-	pluginDir string
-	cachePath string
-	verbose   bool
+	pluginDir   string
+	cachePath   string
+	verbose     bool
+	lockTimeout time.Duration
+	stderr      io.Writer // for notes while a command waits
 	// allowInsecure and pins say which plugin binaries may run (trust).
 	allowInsecure bool
 	pins          []string
@@ -88,8 +91,33 @@ func (g *globals) cacheLocation() string {
 }
 
 // openCache opens the cache that --cache names.
-func (g *globals) openCache() (cache.Storage, error) {
-	return storage.Open(g.cacheLocation())
+func (g *globals) openCache() (cache.Storage, error) { return g.open(g.cacheLocation()) }
+
+// open opens the cache at loc; a file's writes wait for its lock as
+// --lock-timeout says, telling stderr after a while who holds it.
+func (g *globals) open(loc string) (cache.Storage, error) {
+	st, err := storage.Open(loc)
+	if err != nil {
+		return nil, err
+	}
+	if f, ok := st.(cache.File); ok {
+		f.Lock = cache.LockWait{Timeout: g.lockTimeout, Waiting: func(holder string) {
+			give := "Ctrl-C or --lock-timeout to give up"
+			if g.lockTimeout > 0 {
+				give = fmt.Sprintf("giving up after --lock-timeout %v", g.lockTimeout)
+			}
+			fmt.Fprintf(g.stderr, "symmtune: waiting for the lock of cache %s, held by %s (%s)\n", f.Path, holder, give)
+		}}
+		st = f
+	}
+	return st, nil
+}
+
+// reportDamage says on w what a load of the cache left out, one line each.
+func reportDamage(w io.Writer, store *cache.Store) {
+	for _, d := range store.Damaged() {
+		fmt.Fprintf(w, "symmtune: warning: %v; skipped (the next write to this cache sets it aside)\n", d)
+	}
 }
 
 func (g *globals) logger() *slog.Logger {
@@ -107,8 +135,10 @@ func (g *globals) pluginLogger() hclog.Logger {
 	return hclog.New(&hclog.LoggerOptions{Name: "plugin", Output: os.Stderr, Level: hclog.Debug})
 }
 
-func newRootCmd() *cobra.Command {
-	g := &globals{}
+func newRootCmd() *cobra.Command { return newRootCmdIO(os.Stderr) }
+
+func newRootCmdIO(stderr io.Writer) *cobra.Command {
+	g := &globals{stderr: stderr}
 	root := &cobra.Command{
 		Use:           "symmtune",
 		Short:         "Autotuner for multi-rank communication+compute kernels",
@@ -122,8 +152,15 @@ func newRootCmd() *cobra.Command {
 	root.PersistentFlags().BoolVarP(&g.verbose, "verbose", "v", false, "log details, plugin output included, to stderr")
 	root.PersistentFlags().BoolVar(&g.allowInsecure, "allow-insecure-plugins", false, "run plugin binaries even when they or a directory above them are writable by group or others, or owned by another user (refused by default)")
 	root.PersistentFlags().StringArrayVar(&g.pins, "pin", nil, "KERNEL=sha256:HEX: run that kernel's plugin only if its binary has this SHA-256, and run exactly the bytes hashed (repeatable; over a job file's [plugins])")
+	root.PersistentFlags().DurationVar(&g.lockTimeout, "lock-timeout", 0, "give up waiting for another writer's lock on the cache file after this long, e.g. 30s (0: wait; Ctrl-C ends any wait)")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
-	root.AddCommand(newSearchCmd(g), newLookupCmd(g), newShowCmd(g), newPluginsCmd(g), newReplayCmd(), newReportCmd(g), newCacheCmd())
+	root.PersistentPreRunE = func(*cobra.Command, []string) error {
+		if g.lockTimeout < 0 {
+			return usageError{fmt.Errorf("--lock-timeout %v: must not be negative", g.lockTimeout)}
+		}
+		return nil
+	}
+	root.AddCommand(newSearchCmd(g), newLookupCmd(g), newShowCmd(g), newPluginsCmd(g), newReplayCmd(), newReportCmd(g), newCacheCmd(g))
 	return root
 }
 
@@ -141,7 +178,7 @@ func run(ctx context.Context, args []string) int {
 
 // runIO is run with the output streams given, for tests.
 func runIO(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	root := newRootCmd()
+	root := newRootCmdIO(stderr)
 	root.SetArgs(args)
 	root.SetOut(stdout)
 	root.SetErr(stderr)

@@ -248,11 +248,12 @@ func TestCorruptResumeLog(t *testing.T) {
 }
 
 // TestCorruptCacheIsBadInput: every command that reads the cache stops on
-// a corrupt one with exit 2 and one line naming the file and line, and
-// leaves the file as it was.
+// one whose header cannot be read with exit 2 and one line naming the file
+// and line, and leaves the file as it was. (A damaged entry is reported
+// and skipped instead: TestDamagedEntryIsSkipped.)
 func TestCorruptCacheIsBadInput(t *testing.T) {
 	plugins := faultyPluginDir(t)
-	corrupt := []byte("version = 1\n[[entry]]\nkernel = \"faulty\"\nworld = \"two\"\n")
+	corrupt := []byte("version = 1\n\n[entry\nkernel = \"faulty\"\n")
 	cases := []struct {
 		name string
 		args []string

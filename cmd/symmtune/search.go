@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -17,7 +16,6 @@ import (
 
 	"github.com/symmtune/symmtune/cache"
 	"github.com/symmtune/symmtune/cache/storage"
-	"github.com/symmtune/symmtune/internal/triallog"
 	"github.com/symmtune/symmtune/tuner"
 )
 
@@ -224,6 +222,18 @@ func runSearch(cmd *cobra.Command, g *globals, f *searchFlags) error {
 		return err
 	}
 	defer st.Close()
+	// The cache must take the winners before any trial runs: a path that
+	// is not a file, or cannot be written, or a server that refuses us,
+	// would otherwise be found after the trials, and each winner lost.
+	if err := st.Check(cmd.Context()); err != nil {
+		if cmd.Context().Err() != nil {
+			return err
+		}
+		return usageError{fmt.Errorf("not searching: %w", err)}
+	}
+	if store, err := st.Load(cmd.Context()); err == nil {
+		reportDamage(cmd.ErrOrStderr(), store)
+	} // else: the search's own check reports it
 	out := cmd.OutOrStdout()
 	if f.sharded != nil {
 		fmt.Fprintf(out, "shard %s (%s): %d of the %d jobs in %s\n", f.sharded, f.sharded.from, len(jobs), f.fileJobs, f.jobFile)
@@ -276,14 +286,19 @@ func runSearch(cmd *cobra.Command, g *globals, f *searchFlags) error {
 			continue
 		}
 		err = fmt.Errorf("%s world %d %s %s: %w", job.Kernel, job.World, job.Dtype, job.ShapeText, err)
-		if errors.Is(err, cache.ErrUnavailable) {
+		var se *tuner.StoreError
+		if errors.Is(err, cache.ErrUnavailable) || (errors.As(err, &se) && cmd.Context().Err() == nil) {
 			// Every later winner would be lost too: stop, keep the trials.
-			return fmt.Errorf("%w; stopping: the trials so far are in %s (continue with --resume %s once the cache is back)", err, logPath, logPath)
+			return fmt.Errorf("%w; stopping%s", err, resumeHint(logPath, "once the cache is back"))
 		}
 		var ie *tuner.InputError
 		if cmd.Context().Err() != nil || errors.As(err, &ie) || len(jobs) == 1 {
-			if o != nil && o.Interrupted {
-				fmt.Fprintf(cmd.ErrOrStderr(), "interrupted: %d trials are in %s; continue with --resume %s\n", len(o.Results), logPath, logPath)
+			if cmd.Context().Err() != nil && logExists(logPath) {
+				n := 0
+				if o != nil {
+					n = len(o.Results)
+				}
+				fmt.Fprintf(cmd.ErrOrStderr(), "interrupted: %d trials of this job are in %s; continue with --resume %s\n", n, logPath, logPath)
 			}
 			return err
 		}
@@ -298,16 +313,6 @@ func runSearch(cmd *cobra.Command, g *globals, f *searchFlags) error {
 	}
 	fmt.Fprintf(out, "trial log: %s\ncache: %s\n", logPath, st.Location())
 	return nil
-}
-
-// defaultLogPath keeps every search's trials even when --log was not given:
-// no measurement is lost to a forgotten flag. Shards get their own logs.
-func defaultLogPath(dir string, j tuner.Job, shard *shardSpec) string {
-	name := fmt.Sprintf("%s-w%d-%s-%s", j.Kernel, j.World, time.Now().Format("20060102-150405"), strings.NewReplacer("=", "", ",", "_").Replace(j.ShapeText))
-	if shard != nil {
-		name += fmt.Sprintf("-shard%dof%d", shard.index+1, shard.count)
-	}
-	return filepath.Join(dir, "logs", name+".jsonl")
 }
 
 // progressReporter draws a progress line on the terminal: the job, trial
@@ -435,6 +440,7 @@ func printOutcome(w io.Writer, o *tuner.Outcome, top int) {
 		fmt.Fprintf(w, "winner: %s  %.1f µs (min %.1f, p90 %.1f over %d iterations%s): %s\n", o.Best.Config, o.Best.Score(),
 			deref(o.Best.MinUS), deref(o.Best.P90US), o.Best.Iters, o.Best.RoundsNote(), howChosen(o, len(remeasured)))
 	}
+	printSetAside(w, o.SetAside, o.SetAsideTo)
 	if k, e := o.Kept, o.Entry; k != nil && e != nil && (k.KernelVersion != e.KernelVersion || !k.Config.Equal(e.Config) || k.MedianUS != e.MedianUS) {
 		fmt.Fprintf(w, "cache: keeps the better entry it had: %s  %.1f µs (kernel version %s, tuned %s)\n", k.Config, k.MedianUS, k.KernelVersion, k.TunedAt.Format("2006-01-02 15:04"))
 	}
@@ -476,20 +482,4 @@ func medianRound(r tuner.Result) string {
 		return "; each row is that config's median round"
 	}
 	return ""
-}
-
-// checkLogNotGzipped refuses a search whose new trials would go to a .gz
-// log (--log, or --resume without --log). Logs are written plain, one
-// appended line per trial; lines appended to gzip data would leave a file
-// no reader accepts. --resume may read a .gz log when --log names a plain
-// one.
-func checkLogNotGzipped(f *searchFlags) error {
-	flag, path := "--log", f.logPath
-	if path == "" {
-		flag, path = "--resume", f.resume
-	}
-	if triallog.Gzipped(path) {
-		return usageError{fmt.Errorf("%s %s: trial logs are written plain and cannot be appended to a gzipped one; give --log a plain file (e.g. trials.jsonl)", flag, path)}
-	}
-	return nil
 }

@@ -44,7 +44,7 @@ func cacheOps() map[string]op {
 				for i, e := range es {
 					out[i] = e.JSON(true)
 				}
-				return map[string]any{"location": loc, "entries": out}, nil
+				return map[string]any{"location": loc, "entries": out, "damaged": damaged(st)}, nil
 			}),
 		"cache.lookup": handler("Store.Lookup of {kernel, world, dtype, shape, backend, kernel_version, hardware: a fingerprint, \"any\" or null for this machine's} in the cache at {cache}: {location, match} or {error}",
 			lookup),
@@ -203,44 +203,59 @@ func (r lookupReq) machine() (*hardware.Fingerprint, map[string]any, error) {
 }
 
 func lookup(r lookupReq) (any, error) {
-	m, where, fail, err := find(r)
+	m, store, where, fail, err := find(r)
 	if err != nil || fail != nil {
 		return fail, err
 	}
-	return map[string]any{"location": where, "match": m.JSON(true)}, nil
+	return map[string]any{"location": where, "match": m.JSON(true), "damaged": damaged(store)}, nil
+}
+
+// damaged is what a load left out of the store, one message each: the
+// Python package warns with them (a damaged entry is skipped, not an error
+// that stops every lookup).
+func damaged(s *cache.Store) []string {
+	out := []string{}
+	for _, d := range s.Damaged() {
+		out = append(out, d.Error()+"; skipped")
+	}
+	return out
 }
 
 // find is Store.Lookup of r: the match and the cache's location, or the
 // failure to answer (kind not_found when nothing matches or there is no
 // cache yet), or bad input.
-func find(r lookupReq) (cache.Match, string, map[string]any, error) {
+func find(r lookupReq) (cache.Match, *cache.Store, string, map[string]any, error) {
 	if r.Kernel == "" || r.Dtype == "" {
-		return cache.Match{}, "", nil, bad("kernel and dtype: both required")
+		return cache.Match{}, nil, "", nil, bad("kernel and dtype: both required")
 	}
 	if r.World < 1 {
-		return cache.Match{}, "", nil, bad("world size %d: want at least 1", r.World)
+		return cache.Match{}, nil, "", nil, bad("world size %d: want at least 1", r.World)
 	}
 	if len(r.Shape) == 0 {
-		return cache.Match{}, "", nil, bad("shape: want dimension names and sizes, e.g. {\"n\": 1048576}")
+		return cache.Match{}, nil, "", nil, bad("shape: want dimension names and sizes, e.g. {\"n\": 1048576}")
 	}
 	for name, v := range r.Shape {
 		if v <= 0 {
-			return cache.Match{}, "", nil, bad("shape: dimension %q = %d must be a positive integer", name, v)
+			return cache.Match{}, nil, "", nil, bad("shape: dimension %q = %d must be a positive integer", name, v)
 		}
 	}
 	machine, fail, err := r.machine()
 	if err != nil || fail != nil {
-		return cache.Match{}, "", fail, err
+		return cache.Match{}, nil, "", fail, err
 	}
 	store, where, fail := load(r.Cache, r.envReq)
 	if fail != nil {
-		return cache.Match{}, where, fail, nil
+		return cache.Match{}, nil, where, fail, nil
 	}
 	q := cache.Query{Kernel: r.Kernel, World: r.World, Dtype: r.Dtype, Shape: space.Shape(r.Shape),
 		KernelVersion: r.KernelVersion, Backend: r.Backend, Machine: machine}
 	m, ok := store.Lookup(q)
 	if !ok {
-		return cache.Match{}, where, failure("not_found", fmt.Sprintf("no tuned config for %s world %d %s %s in %s", r.Kernel, r.World, r.Dtype, q.Shape, where)), nil
+		msg := fmt.Sprintf("no tuned config for %s world %d %s %s in %s", r.Kernel, r.World, r.Dtype, q.Shape, where)
+		if d := store.Damaged(); len(d) > 0 {
+			msg += fmt.Sprintf(" (%d damaged entries were skipped; the first: %v)", len(d), d[0])
+		}
+		return cache.Match{}, nil, where, failure("not_found", msg), nil
 	}
-	return m, where, nil, nil
+	return m, store, where, nil, nil
 }

@@ -109,8 +109,12 @@ func TestCacheLookup(t *testing.T) {
 	if err := cache.PutAll(path, testEntries()); err != nil {
 		t.Fatal(err)
 	}
+	damaged := filepath.Join(dir, "damaged.toml")
+	if err := os.WriteFile(damaged, []byte("version = 1\n[[entry]]\nkernel = \"k\"\nworld = \"two\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	corrupt := filepath.Join(dir, "bad.toml")
-	if err := os.WriteFile(corrupt, []byte("version = 1\n[[entry]]\nkernel = \"k\"\nworld = \"two\"\n"), 0o644); err != nil {
+	if err := os.WriteFile(corrupt, []byte("version = 1\n\n[entry\nkernel = \"k\"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	upgraded := testGPU
@@ -134,6 +138,7 @@ func TestCacheLookup(t *testing.T) {
 		{"not found", q(4096, hardware.Fingerprint{Kind: "cpu", Name: "other"}), "error not_found: no tuned config", false},
 		{"missing file", with(q(8, "any"), "cache", filepath.Join(dir, "none.toml")), "error not_found: no tuned configs: cache " + dir, false},
 		{"corrupt file names file and line", with(q(8, "any"), "cache", corrupt), "error corrupt: cache " + corrupt + ": line 4", false},
+		{"damaged entry is skipped", with(q(8, "any"), "cache", damaged), "error not_found: no tuned config for allreduce world 4 f32 n=8 in " + damaged + " (1 damaged entries were skipped; the first: cache " + damaged + ": line 4: entry.world", false},
 		{"bad location", with(q(8, "any"), "cache", "redis://u:secret@h:99999/0"), "error corrupt: cache location redis://***@h:99999/0", false},
 		{"unknown scheme", with(q(8, "any"), "cache", "s3://b/c"), "error corrupt: cache location s3://b/c: unknown scheme", false},
 		{"default location from env", with(with(q(4096, testCPU), "cache", ""), "env", map[string]string{"SYMMTUNE_CACHE": path}), "n4k exact=true", false},

@@ -35,7 +35,7 @@ type chooseReq struct {
 // lookup is the cache's match for the query on the cuda backend: the
 // failure to answer (nil and nil when nothing is tuned), or bad input.
 func (r chooseReq) lookup(kernel string, world int, dtype string, shape space.Shape, version string) (*cache.Match, map[string]any, error) {
-	m, _, fail, err := find(lookupReq{loadReq: r.loadReq, Kernel: kernel, World: world, Dtype: dtype,
+	m, _, _, fail, err := find(lookupReq{loadReq: r.loadReq, Kernel: kernel, World: world, Dtype: dtype,
 		Shape: shape, Backend: "cuda", KernelVersion: version, Hardware: r.Hardware})
 	switch {
 	case err != nil:

@@ -71,7 +71,7 @@ func TestGemmChoose(t *testing.T) {
 		t.Fatal(err)
 	}
 	corrupt := filepath.Join(dir, "bad.toml")
-	if err := os.WriteFile(corrupt, []byte("version = 1\n[[entry]]\nkernel = 3\n"), 0o644); err != nil {
+	if err := os.WriteFile(corrupt, []byte("version = 1\n[[entry]\nkernel = 3\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	q := func(kernel string, m int, dtype string, kv ...any) map[string]any {

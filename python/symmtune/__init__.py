@@ -9,8 +9,8 @@ plugins in Python. Nothing heavy is imported here: GPU runtime modules (such
 as ``symmtune.torch``) are imported by name when used.
 """
 
-from .cache import CacheError, CacheUnavailable, Entry, Match, NoTunedConfig, default_path, load, lookup
+from .cache import CacheError, CacheUnavailable, CacheWarning, Entry, Match, NoTunedConfig, default_path, load, lookup
 from .hardware import Fingerprint
 
-__all__ = ["CacheError", "CacheUnavailable", "Entry", "Fingerprint", "Match", "NoTunedConfig", "default_path", "load",
+__all__ = ["CacheError", "CacheUnavailable", "CacheWarning", "Entry", "Fingerprint", "Match", "NoTunedConfig", "default_path", "load",
            "lookup"]

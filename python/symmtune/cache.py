@@ -35,8 +35,14 @@ ZERO_TIME = _dt.datetime(1, 1, 1, tzinfo=_dt.timezone.utc)
 
 class CacheError(ValueError):
     """The cache is not a symmtune cache (not TOML, another format version,
-    an unknown key, a broken entry) or its location is malformed. The
-    message names the file (and the line, where known) or the server."""
+    an unknown key) or its location is malformed. The message names the
+    file (and the line, where known) or the server."""
+
+
+class CacheWarning(UserWarning):
+    """An entry of the cache is damaged (cut short, failing its checksum, a
+    field missing or out of range) and was skipped; the other entries
+    answer. The message names the file and line, or the server's key."""
 
 
 class NoTunedConfig(LookupError):
@@ -73,7 +79,10 @@ class Entry:
 class Match:
     """A lookup's answer: the entry, whether its shape is the query's
     (``exact``) and whether it was tuned under another driver version of the
-    same hardware (``other_driver``)."""
+    same hardware (``other_driver``). When ``exact`` is false the config was
+    tuned for another shape and is NOT checked at the asked one here (no
+    plugin runs); ``symmtune lookup`` checks it with the plugin, and
+    symmtune.torch's calls check the config before they run it."""
 
     entry: Entry
     exact: bool
@@ -110,8 +119,12 @@ def checked(answer: Dict[str, Any]) -> Dict[str, Any]:
 
 def _ask(op: str, **request: Any) -> Dict[str, Any]:
     """The library's answer to a cache operation, with this process's
-    environment; an answer that is an error raises its exception."""
-    return checked(_native.call(op, env=dict(os.environ), **request))
+    environment; an answer that is an error raises its exception, and each
+    damaged entry the load skipped is a CacheWarning."""
+    answer = checked(_native.call(op, env=dict(os.environ), **request))
+    for msg in answer.get("damaged") or []:
+        warnings.warn(msg, CacheWarning, stacklevel=3)
+    return answer
 
 
 # The keys of the choice warnings given in this process.
@@ -175,8 +188,9 @@ def _entry(d: Dict[str, Any]) -> Entry:
 def load(path: Union[str, "os.PathLike[str]", None] = None) -> List[Entry]:
     """The entries of the cache file at path (default_path() when None), or
     of the Redis server a redis:// or rediss:// URL names, sorted as the Go
-    store sorts them. A missing file raises NoTunedConfig; a file or an entry
-    the Go code refuses CacheError; an unreachable server CacheUnavailable."""
+    store sorts them. A missing file raises NoTunedConfig; a file the Go
+    code refuses CacheError; an unreachable server CacheUnavailable. A
+    damaged entry is left out with a CacheWarning."""
     answer = _ask("cache.load", cache=os.fspath(path) if path is not None else "")
     return [_entry(e) for e in answer["entries"]]
 

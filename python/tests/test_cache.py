@@ -12,6 +12,7 @@ import sys
 from typing import Any
 
 import pytest
+from pathlib import Path
 
 import symmtune
 from symmtune import CacheError, NoTunedConfig, cache
@@ -179,7 +180,6 @@ def test_no_cache_is_a_clear_exception(tmp_path):
 @pytest.mark.parametrize("text,match", [
     ("version = 1\n[[entry]\n", r"c.toml: line \d+: expected"),
     ("version = 2\n", "format version 2 is not supported"),
-    ('version = 1\n[[entry]]\nkernel = "k"\nworld = "two"\n', r"c.toml: line 4: entry.world"),
     ('version = 1\ncolour = "red"\n', 'unknown key "colour"'),
     ('[[entry]]\nkernel = "k"\nworld = 2\ndtype = "f32"\nshape = { n = 8 }\n', "no format version"),
 ])
@@ -191,6 +191,24 @@ def test_corrupt_cache_is_a_clear_exception(tmp_path, text, match):
     assert str(p) in str(err.value)
     with pytest.raises(CacheError, match=match):
         symmtune.load(p)
+
+
+def test_damaged_entry_is_a_warning_and_skipped(tmp_path, store):
+    """One damaged entry never stops the other lookups: it is skipped with a
+    CacheWarning naming its line (issue 55)."""
+    p = tmp_path / "d.toml"
+    good = Path(store).read_text()
+    p.write_text(good + '\n[[entry]]\nkernel = "k"\nworld = "two"\n')
+    line = good.count("\n") + 4
+    with pytest.warns(symmtune.CacheWarning, match=rf"d.toml: line {line}: entry.world"):
+        entries = symmtune.load(p)
+    assert len(entries) == len(symmtune.load(store))
+    with pytest.warns(symmtune.CacheWarning, match=rf"d.toml: line {line}: entry.world"):
+        m = symmtune.lookup("allreduce", 4, "f32", {"n": 4096}, backend="cpu", cache=p, hardware=CPU,
+                            kernel_version="3f2a9c1e")
+    assert m.config["tag"] == "n4k"
+    with pytest.raises(NoTunedConfig, match="1 damaged entries were skipped"):
+        symmtune.lookup("k", 2, "f32", {"n": 8}, cache=p, hardware="any")
 
 
 @pytest.mark.parametrize("shape,world", [({}, 4), ({"n": 0}, 4), ({"n": "8"}, 4), ([8], 4), ({"n": 8}, 0)])

@@ -221,7 +221,7 @@ def test_untuned_default_knows_the_gpu(tmp_path, kernel, dtype):
 
 def test_choose_errors(tmp_path):
     bad = tmp_path / "bad.toml"
-    bad.write_text("version = 1\n[[entry]]\nkernel = 3\n")
+    bad.write_text("version = 1\n[[entry]\nkernel = 3\n")
     p = gemm.Problem(8192, 3584, 8192, 4)
     with pytest.raises(CacheError, match=f"{bad}: line "):
         choose("agmm", p, "bf16", bad)
