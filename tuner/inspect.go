@@ -181,6 +181,9 @@ func (t *lineTail) annotate(err error) error {
 		lines = lines[max(0, len(lines)-t.max):]
 	}
 	if len(lines) == 0 {
+		if strings.Contains(err.Error(), "stderr: ") {
+			return err // the launch quoted the stderr of a plugin that exited (crashNote)
+		}
 		return fmt.Errorf("%w (it wrote nothing to stderr)", err)
 	}
 	return fmt.Errorf("%w; its stderr ends:\n    %s", err, strings.Join(lines, "\n    "))

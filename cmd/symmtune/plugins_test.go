@@ -155,7 +155,7 @@ func TestPluginsFailsOnABrokenPlugin(t *testing.T) {
 		t.Errorf("the plugin that loads is not listed:\n%s", out.String())
 	}
 	e := errb.String()
-	if !strings.Contains(e, "broken (in "+dir+")") || !strings.Contains(e, "    symmtune.plugin: cannot import grpc\n") ||
+	if !strings.Contains(e, "broken (in "+dir+")") || !strings.Contains(e, "symmtune.plugin: cannot import grpc") ||
 		!strings.HasSuffix(e, "symmtune: 1 plugin(s) failed to load: broken (-v shows their whole output)\n") {
 		t.Errorf("stderr:\n%s", e)
 	}
