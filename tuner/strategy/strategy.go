@@ -75,6 +75,7 @@ const (
 	Pattern    = "pattern"
 	NelderMead = "nelder-mead"
 	Surrogate  = "surrogate"
+	Bandit     = "bandit"
 )
 
 // AutoChoice is the strategy auto picks when the budget does not cover
@@ -89,11 +90,11 @@ const (
 // configs sit in pockets a descent rarely reaches in time.
 // TestAutoChoiceIsBestOnLandscapes and TestTenthBudget re-check the choice
 // whenever the landscapes change.
-const AutoChoice = Surrogate
+const AutoChoice = Bandit
 
 // Names lists the strategy names New accepts, auto first.
 func Names() []string {
-	return []string{Auto, Exhaustive, Random, Pattern, NelderMead, Surrogate}
+	return []string{Auto, Exhaustive, Random, Pattern, NelderMead, Surrogate, Bandit}
 }
 
 // New returns the strategy called name for problem p. An unknown name is an
@@ -125,6 +126,8 @@ func New(name string, p Problem) (Strategy, error) {
 		return newNelderMead(p)
 	case Surrogate:
 		return newSurrogate(p)
+	case Bandit:
+		return newBandit(p)
 	}
 	return nil, inputErrorf("unknown strategy %q (known: %s)", name, strings.Join(Names(), ", "))
 }
