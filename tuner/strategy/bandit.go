@@ -11,9 +11,15 @@ import (
 // whose first configs came out 30% slow gets no more trials, even when its
 // best config is a narrow basin the first configs missed, and a family
 // that is slow at the centre of its sizes, where the first pass measures
-// it, looks slow throughout. Kernel Tuner's comparisons and OpenTuner's
-// bandit ensemble both point at the same fix: keep a share of the trials
-// for arms that look worse but are little known.
+// it, looks slow throughout. The autotuners read for issue 57 keep a share
+// of the trials for what looks worse but is little known: OpenTuner's
+// bandit over its techniques (credit for recent improvements plus
+// C x sqrt(2 ln N / n)), Helion's LFBO pattern search (a random-forest
+// classifier of "in the best quantile", which also learns from failed
+// configs, with a penalty on picks alike to those already chosen), BaCO
+// (a forest or GP over categorical, ordinal and permutation parameters,
+// with a feasibility model). Here the arms are the families, the unit the
+// first pass already measures, and the forest stays the regression one.
 //
 // So every banditEvery-th model pick is made in one family, chosen by an
 // upper confidence bound (UCB1) over families: a family's value is how
@@ -28,14 +34,37 @@ import (
 // centre, so a basin found this way is descended by the pattern search.
 // The other picks, the restarts and the polls are the surrogate's.
 //
-// banditC and banditEvery were fitted on the fitting set alone
-// (tuner/testdata/split.txt, "fit", and the synthetic seeds synthFitSeeds):
-// see TestHeldOut and docs/search.md.
+// The knobs were fitted on the fitting set alone: the recorded landscapes
+// split.txt marks "fit" (100+ valid configs, the GPU ones under 3,000) and
+// the synthetic landscapes of synthFitSeeds, seeds 1..10 each, at a tenth
+// and a twentieth of the valid configs (deceptive ones also at three
+// tenths). The rule: most synthetic runs within 3% of the optimum, with the
+// recorded fitting set no worse than the surrogate's (149 and 121 runs).
+//
+//	C    every  restarts  synthetic 1/10 1/20 3/10(deceptive)  recorded fit 1/10 1/20
+//	-      -      -       (surrogate)  138  101  13                        149  121
+//	0.4    2      yes                  158  110  26                        150  121
+//	0.8    2      yes                  160  109  30                        150  121  <- kept
+//	1.6    2      yes                  161  104  30                        150  121
+//	0.8    1      yes                  165  108  30                        150  120
+//	0.8    1      no                   166  111  29                        150  120
+//	0.8    1      no, a pick every 4th 166  117  30                        149  120
+//
+// Every pick in a bandit family (every=1) did better on the synthetic
+// landscapes but lost a run on the recorded CPU agmm m=256 landscape at a
+// twentieth, so it was not kept; that landscape's ranking is mostly noise
+// (see tenthShortfalls), so the margin is thin either way. The held-out
+// landscapes (split.txt "heldout", synthHeldOutSeeds) were not looked at
+// to choose.
 type bandit struct {
 	*pattern
 }
 
-// The bandit's knobs, fitted on the fitting set (see bandit).
+// The bandit's knobs, fitted on the fitting set (see bandit). banditEvery:
+// every how many-th model pick is made in the bandit's family;
+// banditInterject: every how many-th pass of the pattern's loop the model
+// picks; banditRestarts: whether the picks that choose where a descent
+// restarts count too. Variables, not constants, so a fit can vary them.
 var (
 	banditEvery     = 2
 	banditC         = 0.8
