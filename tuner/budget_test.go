@@ -28,18 +28,18 @@ func TestAutoBudget(t *testing.T) {
 		given              bool // the job's own time budget
 	}{
 		{name: "agmm on 2 GPUs: 3,216 configs at 1.2 s a trial", valid: 3216, done: 5, fresh: 5, took: s(6), spent: s(6), job: 5 * time.Minute,
-			want: 5 + 245, note: "250 of 3216 valid configs, strategy surrogate (auto: 5 trials took 1.20 s each, so all would take about 1h4m19s; a job without a budget explores for at most 5m0s;",
+			want: 5 + 245, note: "250 of 3216 valid configs, strategy bandit (auto: 5 trials took 1.20 s each, so all would take about 1h4m19s; a job without a budget explores for at most 5m0s;",
 			wantPerTrial: s(1.2)},
 		{name: "the quickstart's all-reduce: everything fits", valid: 11, done: 5, fresh: 5, took: s(0.12), spent: s(0.12), job: 5 * time.Minute,
 			want: 11, note: "every valid config (11; auto: 5 trials took 0.024 s each, about 300ms for all, within the 5m0s", wantPerTrial: s(0.024)},
 		{name: "all fit exactly", valid: 100, done: 5, fresh: 5, took: s(15), spent: s(15), job: 5 * time.Minute, want: 100, note: "every valid config (100;"},
 		{name: "one more than fits", valid: 101, done: 5, fresh: 5, took: s(15), spent: s(15), job: 5 * time.Minute, want: 100, note: "100 of 101 valid configs"},
 		{name: "a first trial longer than the job time: no more trials", valid: 10, done: 1, fresh: 1, took: 6 * time.Minute, spent: 6 * time.Minute, job: 5 * time.Minute,
-			want: 1, note: "1 of 10 valid configs, strategy surrogate (auto: the first trial took 360.00 s,"},
+			want: 1, note: "1 of 10 valid configs, strategy bandit (auto: the first trial took 360.00 s,"},
 		{name: "resumed trials count in the budget, not in the pace", valid: 1000, done: 8, fresh: 5, took: s(5), spent: s(5), job: s(10),
-			want: 8 + 5, note: "13 of 1000 valid configs, strategy surrogate (auto: 5 trials took 1.00 s each"},
+			want: 8 + 5, note: "13 of 1000 valid configs, strategy bandit (auto: 5 trials took 1.00 s each"},
 		{name: "a time budget the job gives: planned the same way, and named", valid: 3216, done: 5, fresh: 5, took: s(6), spent: s(6), job: 10 * time.Minute, given: true,
-			want: 5 + 495, note: "500 of 3216 valid configs, strategy surrogate (auto: 5 trials took 1.20 s each, so all would take about 1h4m19s; the job explores for at most 10m0s;"},
+			want: 5 + 495, note: "500 of 3216 valid configs, strategy bandit (auto: 5 trials took 1.20 s each, so all would take about 1h4m19s; the job explores for at most 10m0s;"},
 		{name: "an explicit strategy is named as it is", valid: 1000, done: 5, fresh: 5, took: s(5), spent: s(5), job: s(10),
 			names: func(int) string { return strategy.Random }, want: 10, note: "10 of 1000 valid configs, strategy random"},
 	} {
@@ -134,7 +134,7 @@ func TestAutoBudgetEndsAtTheJobTime(t *testing.T) {
 	if first != 1 || b.Trials != 1 || !b.Auto || b.Timed != 1 || b.Time != time.Nanosecond {
 		t.Errorf("%d first-pass trials, budget %+v; want 1 trial, planned from 1 timed", first, b)
 	}
-	if want := "1 of 9 valid configs, strategy surrogate (auto: the first trial took "; !strings.HasPrefix(b.Note, want) {
+	if want := "1 of 9 valid configs, strategy bandit (auto: the first trial took "; !strings.HasPrefix(b.Note, want) {
 		t.Errorf("note %q, want it to start %q", b.Note, want)
 	}
 	if o.Best == nil || o.Best.Config["mode"].Str != "medium" {

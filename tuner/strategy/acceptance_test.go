@@ -159,7 +159,7 @@ func TestAcceptance(t *testing.T) {
 	runs, within := map[string]int{}, map[string]int{}
 	autoMisses := map[string]int{}
 	var misses []string
-	prefetchFifth(t, files, []string{Pattern, NelderMead, Surrogate}, 5)
+	prefetchFifth(t, files, []string{Pattern, NelderMead, AutoChoice}, 5)
 	for _, f := range files {
 		l, err := LoadLandscape(f)
 		if err != nil {
@@ -174,7 +174,7 @@ func TestAcceptance(t *testing.T) {
 		if hold {
 			held++
 		}
-		for _, name := range []string{Pattern, NelderMead, Surrogate} {
+		for _, name := range []string{Pattern, NelderMead, AutoChoice} {
 			var cells []string
 			for seed := int64(1); seed <= 5; seed++ {
 				r, h, err := replayFifth(l, name, seed)
@@ -238,7 +238,7 @@ func TestAcceptance(t *testing.T) {
 	if held == 0 {
 		t.Fatalf("no landscape has %d or more valid configs: the acceptance test checks nothing", minValidForAcceptance)
 	}
-	for _, name := range []string{Pattern, NelderMead, Surrogate} {
+	for _, name := range []string{Pattern, NelderMead, AutoChoice} {
 		share := float64(within[name]) / float64(runs[name])
 		t.Logf("%s: within 3%% on %d of %d runs (%.0f%%)", name, within[name], runs[name], 100*share)
 		if share < minShareWithin3 {
@@ -271,7 +271,7 @@ func TestAutoChoiceIsBestOnLandscapes(t *testing.T) {
 			continue
 		}
 		opt, _ := l.Optimum()
-		for _, name := range []string{Random, Pattern, NelderMead, Surrogate} {
+		for _, name := range []string{Random, Pattern, NelderMead, Surrogate, AutoChoice} {
 			for seed := int64(1); seed <= 5; seed++ {
 				r, _, err := replayFifth(l, name, seed)
 				if err != nil {

@@ -59,7 +59,7 @@ func TestBudgetMeasuresEveryFamily(t *testing.T) {
 	for _, l := range ls {
 		lat, fs := familiesOf(t, l)
 		n := len(fs.members)
-		for _, name := range []string{Auto, Exhaustive, Pattern, NelderMead, Surrogate} {
+		for _, name := range []string{Auto, Exhaustive, Pattern, NelderMead, Surrogate, Bandit} {
 			for seed := int64(1); seed <= 3; seed++ {
 				_, h, err := replay(l, name, n, seed)
 				if err != nil {

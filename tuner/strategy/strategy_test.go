@@ -12,7 +12,7 @@ import (
 	"github.com/symmtune/symmtune/space"
 )
 
-var searching = []string{Exhaustive, Random, Pattern, NelderMead, Surrogate}
+var searching = []string{Exhaustive, Random, Pattern, NelderMead, Surrogate, Bandit}
 
 func synthetic() []Landscape { return []Landscape{bowl(), plateau(), holes(), named()} }
 
@@ -170,7 +170,7 @@ func TestLocalSearchesDescend(t *testing.T) {
 	}
 	for _, tc := range cases {
 		opt, _ := tc.l.Optimum()
-		for _, name := range []string{Pattern, NelderMead, Surrogate} {
+		for _, name := range []string{Pattern, NelderMead, Surrogate, Bandit} {
 			for seed := int64(1); seed <= 5; seed++ {
 				r, err := Replay(tc.l, name, tc.budget, seed)
 				if err != nil {

@@ -108,6 +108,10 @@ type model struct {
 	// GEMM space has 10,000 of them, and the picks between two fits only
 	// skip the configs measured since).
 	predicted []float64
+	// families, when set (the bandit strategy), makes every banditEvery-th
+	// pick one in the family banditFamily chooses.
+	families *familySet
+	picks    int
 }
 
 // refitDue reports whether the forest is refitted with used configs in:
@@ -133,6 +137,12 @@ const failedPenaltyFactor = 1.5
 // pick fits the forest to t's measurements and returns the fresh config it
 // ranks best, or -1 when too little passed to fit one (or nothing is fresh).
 func (m *model) pick(t *tracker) int {
+	return m.pickFor(t, false)
+}
+
+// pickFor is pick; interjected says whether the pick is an interjected
+// one (the bandit restricts only those when banditRestarts is off).
+func (m *model) pickFor(t *tracker, interjected bool) int {
 	worst, passed := math.Inf(-1), 0
 	for i, ok := range t.ok {
 		if ok {
@@ -156,10 +166,18 @@ func (m *model) pick(t *tracker) int {
 			}
 		})
 	}
-	// The earliest fresh config of the best prediction.
+	in := -1
+	if m.families != nil && (interjected || banditRestarts) {
+		m.picks++
+		if m.picks%banditEvery == 0 {
+			in = m.banditFamily(t)
+		}
+	}
+	// The earliest fresh config of the best prediction (in family in,
+	// when one was chosen).
 	best, bestV := -1, math.Inf(1)
 	for i, v := range m.predicted {
-		if v < bestV && t.fresh(i) {
+		if v < bestV && t.fresh(i) && (in < 0 || m.families.of[i] == in) {
 			best, bestV = i, v
 		}
 	}
@@ -206,10 +224,14 @@ func (m *model) fit(t *tracker, worst float64) forest {
 // step once its first descent has begun.
 func (m *model) interject(t *tracker) []space.Config {
 	m.asked++
-	if m.asked%surrogateEvery != 0 {
+	every := surrogateEvery
+	if m.families != nil {
+		every = banditInterject
+	}
+	if m.asked%every != 0 {
 		return nil
 	}
-	if i := m.pick(t); i >= 0 {
+	if i := m.pickFor(t, true); i >= 0 {
 		return []space.Config{t.propose(i)}
 	}
 	return nil

@@ -109,7 +109,7 @@ func TestTenthBudget(t *testing.T) {
 				runs = append(runs, run{name: name, seed: seed})
 			}
 		}
-		parallelDo(len(runs), func(i int) { runs[i].r, runs[i].err = Replay(l, runs[i].name, budget, runs[i].seed) })
+		parallelDo(len(runs), func(i int) { runs[i].r, runs[i].err = replayMemo(l, runs[i].name, budget, runs[i].seed) })
 		counts := map[string]int{}
 		for _, x := range runs {
 			if x.err != nil {

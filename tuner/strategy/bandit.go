@@ -1,0 +1,142 @@
+package strategy
+
+import (
+	"math"
+)
+
+// bandit is the surrogate strategy with a learned choice of where its
+// model picks go (issue 57). The surrogate's forest ranks every unmeasured
+// config by mean minus kappa standard deviations; on its own that ranking
+// exploits: a family (an impl, an all-reduce algorithm, with its switches)
+// whose first configs came out 30% slow gets no more trials, even when its
+// best config is a narrow basin the first configs missed, and a family
+// that is slow at the centre of its sizes, where the first pass measures
+// it, looks slow throughout. The autotuners read for issue 57 keep a share
+// of the trials for what looks worse but is little known: OpenTuner's
+// bandit over its techniques (credit for recent improvements plus
+// C x sqrt(2 ln N / n)), Helion's LFBO pattern search (a random-forest
+// classifier of "in the best quantile", which also learns from failed
+// configs, with a penalty on picks alike to those already chosen), BaCO
+// (a forest or GP over categorical, ordinal and permutation parameters,
+// with a feasibility model). Here the arms are the families, the unit the
+// first pass already measures, and the forest stays the regression one.
+//
+// So every banditEvery-th model pick is made in one family, chosen by an
+// upper confidence bound (UCB1) over families: a family's value is how
+// close its best measured config is to the best measured overall (in log
+// score, so a microsecond and a millisecond kernel are alike), plus
+// banditC x sqrt(ln N / n_f) for the n_f of its configs measured out of N.
+// Within the family the forest picks as before (its best fresh config by
+// mean minus kappa sd), so the pick follows what the model learnt of the
+// sizes from every family (the structure: a named family split on its
+// value, ordinal sizes split on thresholds) and where in this family it
+// is unsure. A pick that beats everything becomes the next restart's
+// centre, so a basin found this way is descended by the pattern search.
+// The other picks, the restarts and the polls are the surrogate's.
+//
+// The knobs were fitted on the fitting set alone: the recorded landscapes
+// split.txt marks "fit" (100+ valid configs, the GPU ones under 3,000) and
+// the synthetic landscapes of synthFitSeeds, seeds 1..10 each, at a tenth
+// and a twentieth of the valid configs (deceptive ones also at three
+// tenths). The rule: most synthetic runs within 3% of the optimum, with the
+// recorded fitting set no worse than the surrogate's (149 and 121 runs).
+//
+//	C    every  restarts  synthetic 1/10 1/20 3/10(deceptive)  recorded fit 1/10 1/20
+//	-      -      -       (surrogate)  138  101  13                        149  121
+//	0.4    2      yes                  158  110  26                        150  121
+//	0.8    2      yes                  160  109  30                        150  121  <- kept
+//	1.6    2      yes                  161  104  30                        150  121
+//	0.8    1      yes                  165  108  30                        150  120
+//	0.8    1      no                   166  111  29                        150  120
+//	0.8    1      no, a pick every 4th 166  117  30                        149  120
+//
+// Every pick in a bandit family (every=1) did better on the synthetic
+// landscapes but lost a run on the recorded CPU agmm m=256 landscape at a
+// twentieth, so it was not kept; that landscape's ranking is mostly noise
+// (see tenthShortfalls), so the margin is thin either way. The held-out
+// landscapes (split.txt "heldout", synthHeldOutSeeds) were not looked at
+// to choose.
+type bandit struct {
+	*pattern
+}
+
+// The bandit's knobs, fitted on the fitting set (see bandit). banditEvery:
+// every how many-th model pick is made in the bandit's family;
+// banditInterject: every how many-th pass of the pattern's loop the model
+// picks; banditRestarts: whether the picks that choose where a descent
+// restarts count too. Variables, not constants, so a fit can vary them.
+var (
+	banditEvery     = 2
+	banditC         = 0.8
+	banditInterject = surrogateEvery
+	banditRestarts  = true
+)
+
+func newBandit(p Problem) (Strategy, error) {
+	ps, err := newPattern(p)
+	if err != nil {
+		return nil, err
+	}
+	pt := ps.(*pattern)
+	pt.model = newModel(pt.t.lat, seedFor(p.Seed, Bandit))
+	pt.model.families = pt.t.lat.families()
+	return &bandit{pt}, nil
+}
+
+func (b *bandit) Name() string { return Bandit }
+
+// banditFamily returns the family UCB1 chooses, or -1 when fewer than two
+// families have fresh configs (then the choice is the plain model pick).
+func (m *model) banditFamily(t *tracker) int {
+	fs := m.families
+	nf := len(fs.members)
+	if nf < 2 {
+		return -1
+	}
+	best := make([]float64, nf)
+	n := make([]int, nf)
+	fresh := make([]bool, nf)
+	for f := range best {
+		best[f] = math.Inf(1)
+	}
+	overall, total := math.Inf(1), 0
+	for i := range t.lat.valid {
+		f := fs.of[i]
+		if t.fresh(i) {
+			fresh[f] = true
+		}
+		if !t.seen[i] {
+			continue
+		}
+		n[f]++
+		total++
+		if t.ok[i] {
+			v := math.Log(t.score[i])
+			best[f] = math.Min(best[f], v)
+			overall = math.Min(overall, v)
+		}
+	}
+	choice, choiceV, open := -1, math.Inf(-1), 0
+	for f := range best {
+		if !fresh[f] {
+			continue
+		}
+		open++
+		// A family with nothing measured (or nothing that passed)
+		// counts as 2.7x slower than the best (a log gap of 1): the
+		// first pass measures every family, so this is one whose
+		// configs failed, and it must earn its trials by its bonus.
+		gap := 1.0
+		if !math.IsInf(best[f], 1) {
+			gap = best[f] - overall
+		}
+		v := -gap + banditC*math.Sqrt(math.Log(float64(total+1))/float64(n[f]+1))
+		if v > choiceV {
+			choice, choiceV = f, v
+		}
+	}
+	if open < 2 {
+		return -1
+	}
+	return choice
+}

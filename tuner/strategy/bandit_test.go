@@ -1,0 +1,156 @@
+package strategy
+
+import (
+	"math"
+	"slices"
+	"testing"
+
+	"github.com/symmtune/symmtune/space"
+)
+
+// TestBanditFamily checks the UCB1 choice over families on a small space
+// of three algorithms (families) and one size: which family the bandit
+// sends its next pick to, given what was measured in each.
+func TestBanditFamily(t *testing.T) {
+	sp := []space.Param{strParam("algorithm", "a", "b", "c"), rangeParam("size", 32)}
+	l := synth("families", sp, func(idx []int) outcome { return outcome{"ok", 100} })
+	// scores[f] lists the scores measured in family f (sizes 0, 1, ...).
+	cases := []struct {
+		name   string
+		c      float64
+		scores [][]float64
+		want   string // the family chosen, "" for none
+	}{
+		{"no exploration: the best family", 0, [][]float64{{120, 130}, {100, 110}, {140}}, "b"},
+		{"a family never measured counts as 2.7x slow: not yet", 0.8, [][]float64{{100, 101, 102, 103, 104}, {105, 106, 107, 108}, nil}, "a"},
+		{"a family never measured, once the others are well known", 0.8, [][]float64{series(100, 30), series(105, 30), nil}, "c"},
+		{"a little-measured close family before a well-measured best one", 0.8, [][]float64{{100, 101, 102, 103, 104, 105, 106}, {104}, {200, 201, 202, 203}}, "b"},
+		{"far too slow for its bonus", 0.1, [][]float64{{100, 101}, {100, 102}, {300}}, "a"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			defer func(c float64) { banditC = c }(banditC)
+			banditC = tc.c
+			lat, err := newLattice(l.Problem(0, 1))
+			if err != nil {
+				t.Fatal(err)
+			}
+			tr := newTracker(lat)
+			var hist []Observation
+			for f, scores := range tc.scores {
+				for k, s := range scores {
+					c := space.Config{"algorithm": sp[0].Values[f], "size": sp[1].Values[k]}
+					hist = append(hist, Observation{Config: c, ScoreUS: s, OK: true})
+				}
+			}
+			tr.ingest(hist)
+			m := newModel(lat, 1)
+			m.families = lat.families()
+			f := m.banditFamily(&tr)
+			got := ""
+			if f >= 0 {
+				got = lat.valid[m.families.members[f][0]]["algorithm"].Str
+			}
+			if got != tc.want {
+				t.Errorf("chose %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestSyntheticLandscapes checks the generator: the same kind and seed
+// give the same landscape, another seed another one, and each kind has
+// the structure its name promises.
+func TestSyntheticLandscapes(t *testing.T) {
+	for _, kind := range synthKinds {
+		t.Run(kind, func(t *testing.T) {
+			a, b := syntheticLandscape(kind, 7), syntheticLandscape(kind, 7)
+			if len(a.Valid) != len(b.Valid) || a.Path != b.Path {
+				t.Fatalf("seed 7 twice: %d and %d valid configs", len(a.Valid), len(b.Valid))
+			}
+			for _, c := range a.Valid {
+				if oa, ob := a.Lookup(c), b.Lookup(c); oa.OK != ob.OK || oa.ScoreUS != ob.ScoreUS {
+					t.Fatalf("seed 7 twice: %s differs", c.Key())
+				}
+			}
+			if len(a.Valid) >= a.Space.Size() {
+				t.Errorf("no invalid config in %d", a.Space.Size())
+			}
+			opt, ok := a.Optimum()
+			if !ok {
+				t.Fatal("nothing passed")
+			}
+			// Per family (the first parameter): its best and median.
+			fam := a.Space.Params[0].Name
+			byFam := map[string][]float64{}
+			for _, c := range a.Valid {
+				if o := a.Lookup(c); o.OK {
+					byFam[c[fam].Str] = append(byFam[c[fam].Str], o.ScoreUS)
+				}
+			}
+			if len(byFam) < 4 {
+				t.Errorf("%d families, want 4 or more", len(byFam))
+			}
+			best := byFam[opt.Config[fam].Str]
+			switch kind {
+			case "deceptive":
+				// The optimum's family is slow on the whole, and another
+				// family comes within 10% of the optimum without reaching 3%.
+				if med := median(best); med < 1.25*opt.ScoreUS {
+					t.Errorf("the optimum's family has median %.1f, %.2fx the optimum: not deceptive", med, med/opt.ScoreUS)
+				}
+				close := false
+				for f, s := range byFam {
+					m := minOf(s)
+					if f != opt.Config[fam].Str && m < 1.10*opt.ScoreUS {
+						close = true
+					}
+				}
+				if !close {
+					t.Error("no other family within 10% of the optimum: nothing to deceive")
+				}
+			case "slowdefault":
+				// Measured at the centre of its sizes (as the first pass
+				// does), the best family is at least 20% slow.
+				var sizes []int
+				for d := 2; d < len(a.Space.Params); d++ {
+					sizes = append(sizes, len(a.Space.Params[d].Values))
+				}
+				centre := space.Config{fam: opt.Config[fam], "graph": opt.Config["graph"]}
+				for d, n := range sizes {
+					p := a.Space.Params[d+2]
+					centre[p.Name] = p.Values[(n-1)/2]
+				}
+				if o := a.Lookup(centre); o.OK && o.ScoreUS < 1.2*opt.ScoreUS {
+					t.Errorf("centre %s is %.2fx the optimum, want 1.2x or more", centre.Key(), o.ScoreUS/opt.ScoreUS)
+				}
+			}
+			c := syntheticLandscape(kind, 8)
+			if c.Path == a.Path {
+				t.Errorf("seeds 7 and 8 both make %s", a.Path)
+			}
+		})
+	}
+}
+
+// series is n scores from first up, one apart.
+func series(first float64, n int) []float64 {
+	var s []float64
+	for i := range n {
+		s = append(s, first+float64(i))
+	}
+	return s
+}
+
+func median(v []float64) float64 {
+	s := slices.Sorted(slices.Values(v))
+	return s[len(s)/2]
+}
+
+func minOf(v []float64) float64 {
+	m := math.Inf(1)
+	for _, x := range v {
+		m = math.Min(m, x)
+	}
+	return m
+}

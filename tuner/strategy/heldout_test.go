@@ -1,0 +1,349 @@
+package strategy
+
+import (
+	"bufio"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/symmtune/symmtune/internal/triallog"
+)
+
+// splitFile is the held-out split of the recorded landscapes (issue 57):
+// which are used to fit the strategy's knobs and which only judge it. It
+// says why the split is what it is.
+const splitFile = "../testdata/split.txt"
+
+// Set names in splitFile.
+const (
+	setFit     = "fit"
+	setHeldOut = "heldout"
+)
+
+// readSplit returns splitFile's set for each landscape, keyed by the file
+// name without a .gz (a landscape is the same however it is stored).
+func readSplit(t *testing.T) map[string]string {
+	t.Helper()
+	f, err := os.Open(splitFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sets := map[string]string{}
+	sc := bufio.NewScanner(f)
+	for n := 1; sc.Scan(); n++ {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		fields := strings.Fields(line)
+		if len(fields) != 2 || (fields[0] != setFit && fields[0] != setHeldOut) {
+			t.Fatalf("%s line %d: want \"fit|heldout FILE\", got %q", splitFile, n, line)
+		}
+		if _, dup := sets[fields[1]]; dup {
+			t.Fatalf("%s line %d: %s listed twice", splitFile, n, fields[1])
+		}
+		sets[fields[1]] = fields[0]
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return sets
+}
+
+// splitName is a landscape file's name as splitFile lists it.
+func splitName(path string) string {
+	return strings.TrimSuffix(filepath.Base(path), triallog.GzipExt)
+}
+
+// siblingGroup is the (machine, kernel) a recorded landscape belongs to,
+// from its name (landscape-BACKEND-KERNEL-...): landscapes of one group
+// share a space and most of their ranking.
+func siblingGroup(name string) string {
+	parts := strings.SplitN(strings.TrimPrefix(name, "landscape-"), "-", 3)
+	if len(parts) < 2 {
+		return name
+	}
+	return parts[0] + "/" + strings.TrimSuffix(parts[1], ".jsonl")
+}
+
+// TestSplitIsComplete checks the manifest itself: every recorded landscape
+// is in one set, no listed file is missing, and no held-out landscape has
+// a sibling (same machine and kernel) in the fitting set.
+func TestSplitIsComplete(t *testing.T) {
+	sets := readSplit(t)
+	found := map[string]bool{}
+	for _, f := range recordedLandscapes(t) {
+		name := splitName(f)
+		found[name] = true
+		if _, ok := sets[name]; !ok {
+			t.Errorf("%s is in no set of %s: add it with its siblings", name, splitFile)
+		}
+	}
+	groups := map[string]map[string]bool{} // group -> sets it appears in
+	for name, set := range sets {
+		if !found[name] {
+			t.Errorf("%s lists %s, which is not in ../testdata", splitFile, name)
+		}
+		g := siblingGroup(name)
+		if groups[g] == nil {
+			groups[g] = map[string]bool{}
+		}
+		groups[g][set] = true
+	}
+	held := 0
+	for g, in := range groups {
+		if in[setFit] && in[setHeldOut] {
+			t.Errorf("%s has landscapes in both sets: a held-out one has a sibling in the fitting set", g)
+		}
+		if in[setHeldOut] {
+			held++
+		}
+	}
+	if held == 0 {
+		t.Error("nothing is held out")
+	}
+}
+
+// seedsWithin3 replays strategy name on l with budget trials for seeds
+// 1..seeds and returns how many got within 3% of the landscape's optimum.
+func seedsWithin3(l Landscape, name string, budget int, seeds int64) (int, error) {
+	opt, ok := l.Optimum()
+	if !ok {
+		return 0, fmt.Errorf("%s: no config passed", l.Path)
+	}
+	got := make([]bool, seeds)
+	errs := make([]error, seeds)
+	parallelDo(int(seeds), func(i int) {
+		r, err := replayMemo(l, name, budget, int64(i+1))
+		errs[i] = err
+		got[i] = err == nil && r.TrialsUsed <= budget && r.BestScoreUS <= opt.ScoreUS*1.03
+	})
+	n := 0
+	for i := range got {
+		if errs[i] != nil {
+			return 0, errs[i]
+		}
+		if got[i] {
+			n++
+		}
+	}
+	return n, nil
+}
+
+// share is the budget of a share (1/den) of n valid configs, rounded up,
+// with no floor.
+func share(n, num, den int) int {
+	return (n*num + den - 1) / den
+}
+
+// replayRuns memoises replayMemo: TestTenthBudget and TestHeldOut replay
+// auto on the same landscapes with the same tenth, and CI runs both in one
+// process (Makefile REPLAY_TESTS), so the second asks for free.
+var replayRuns = struct {
+	sync.Mutex
+	m map[string]ReplayResult
+}{m: map[string]ReplayResult{}}
+
+// replayMemo is Replay, memoised by landscape path, strategy, budget and
+// seed (replay is deterministic). Errors are not memoised.
+func replayMemo(l Landscape, name string, budget int, seed int64) (ReplayResult, error) {
+	key := fmt.Sprintf("%s\x00%s\x00%d\x00%d", l.Path, name, budget, seed)
+	replayRuns.Lock()
+	r, ok := replayRuns.m[key]
+	replayRuns.Unlock()
+	if ok {
+		return r, nil
+	}
+	r, err := Replay(l, name, budget, seed)
+	if err != nil {
+		return r, err
+	}
+	replayRuns.Lock()
+	replayRuns.m[key] = r
+	replayRuns.Unlock()
+	return r, nil
+}
+
+// Issue 57's bars: with a share of the valid configs as budget and no
+// floor, how many of seeds 1..heldOutSeeds get within 3% of the optimum.
+const (
+	heldOutSeeds     = 10
+	heldOutMinValid  = 100 // as TestTenthBudget: below it a twentieth is a handful of trials
+	barTenth         = 9   // of 10, at a tenth
+	barTwentieth     = 7   // of 10, at a twentieth
+	barDeceptive     = 6   // of 10, deceptive landscapes at a tenth
+	barDeceptiveWide = 9   // of 10, deceptive landscapes at three tenths
+)
+
+// heldOutBudget is one budget a landscape is judged at, and its bar.
+type heldOutBudget struct {
+	name     string
+	num, den int
+	bar      int
+}
+
+func heldOutBudgets(deceptive bool) []heldOutBudget {
+	if deceptive {
+		return []heldOutBudget{{"1/10", 1, 10, barDeceptive}, {"1/20", 1, 20, 0}, {"3/10", 3, 10, barDeceptiveWide}}
+	}
+	return []heldOutBudget{{"1/10", 1, 10, barTenth}, {"1/20", 1, 20, barTwentieth}}
+}
+
+// heldOutShortfall is a landscape and budget where auto misses its bar
+// today: the count it reaches (a regression fails) and why.
+type heldOutShortfall struct {
+	seeds int
+	why   string
+}
+
+// heldOutShortfalls is keyed by landscape name (splitName, or a synthetic
+// landscape's name) and budget name ("1/20").
+//
+// All three are at a twentieth; every held-out landscape and synthetic
+// one meets the bar at a tenth, and the deceptive ones theirs.
+var heldOutShortfalls = map[string]heldOutShortfall{
+	"landscape-cuda-agmm-w2-m16384n3584k8192.jsonl 1/20": {1, "the needle of TestTenthBudget's notes (4 of 3,216 configs " +
+		"within 3%): 161 trials are the families, the spread sample and one descent; surrogate 3 of 10, pattern 2"},
+	"synthetic-slowdefault-gemm-seed101 1/20": {5, "the best family is 40% slow at its centre, where the first " +
+		"pass measures it; 95 trials find its corner on half the seeds (surrogate 0, pattern 3)"},
+	"synthetic-invalid-gemm-seed101 1/20": {0, "every seed stops at 1.037x the optimum (the ce family's " +
+		"blocks=8,chunks=8,graph=1,stages=4), one step from the six configs within 3%; surrogate and pattern also 0"},
+}
+
+// judge replays auto on l at each budget and returns the table's cells; it
+// fails the test where auto is below both its bar and its recorded
+// shortfall, and notes where a shortfall has reached its bar.
+func judge(t *testing.T, l Landscape, name string, budgets []heldOutBudget, held bool) []int {
+	t.Helper()
+	var got []int
+	for _, b := range budgets {
+		n, err := seedsWithin3(l, Auto, share(len(l.Valid), b.num, b.den), heldOutSeeds)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, n)
+		if !held || b.bar == 0 {
+			continue
+		}
+		short, isShort := heldOutShortfalls[name+" "+b.name]
+		switch {
+		case isShort && n < short.seeds:
+			t.Errorf("auto on %s at %s: %d of %d seeds within 3%%, was %d", name, b.name, n, heldOutSeeds, short.seeds)
+		case isShort && n >= b.bar:
+			t.Logf("auto on %s at %s now reaches the bar (%d): take it off heldOutShortfalls", name, b.name, n)
+		case !isShort && n < b.bar:
+			t.Errorf("auto on %s at %s: %d of %d seeds within 3%%, want %d", name, b.name, n, heldOutSeeds, b.bar)
+		}
+	}
+	return got
+}
+
+// TestHeldOut is issue 57's judge on the recorded landscapes: auto with a
+// tenth and a twentieth of the valid configs, seeds 1..10, on every
+// landscape of heldOutMinValid or more valid configs, reported per set of
+// splitFile. Held-out landscapes are held to the bars (9 and 7 of 10, no
+// floor) except the recorded heldOutShortfalls; the fitting set's totals
+// must not fall below fitFloor (what auto reached there when the split
+// was made). The tenth's replays are TestTenthBudget's (replayMemo).
+func TestHeldOut(t *testing.T) {
+	skipReplaysUnderRace(t)
+	sets := readSplit(t)
+	var table strings.Builder
+	fmt.Fprintf(&table, "%-8s %-50s %6s  %4s %4s\n", "set", "landscape", "valid", "1/10", "1/20")
+	total := map[string][]int{setFit: {0, 0}, setHeldOut: {0, 0}}
+	count := map[string]int{}
+	for _, f := range recordedLandscapes(t) {
+		name := splitName(f)
+		set := sets[name]
+		l, err := LoadLandscape(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(l.Valid) < heldOutMinValid {
+			continue
+		}
+		got := judge(t, l, name, heldOutBudgets(false), set == setHeldOut)
+		count[set]++
+		for i := range got {
+			total[set][i] += got[i]
+		}
+		fmt.Fprintf(&table, "%-8s %-50s %6d  %4d %4d\n", set, name, len(l.Valid), got[0], got[1])
+	}
+	for _, set := range []string{setFit, setHeldOut} {
+		fmt.Fprintf(&table, "%-8s %-50s %6s  %4d %4d  (of %d each)\n", set, "total", "", total[set][0], total[set][1], heldOutSeeds*count[set])
+	}
+	t.Logf("auto (%s) within 3%% of the optimum, seeds 1..%d:\n%s", AutoChoice, heldOutSeeds, table.String())
+	for i, floor := range fitFloor {
+		if total[setFit][i] < floor {
+			t.Errorf("fitting set at %s: %d runs within 3%%, was %d when the split was made", heldOutBudgets(false)[i].name, total[setFit][i], floor)
+		}
+	}
+}
+
+// fitFloor is what auto reached on the fitting set (landscapes of 100+
+// valid configs, seeds 1..10) at a tenth and a twentieth when the split
+// was made, with the surrogate as AutoChoice: issue 57's "no worse than
+// today" on the fitting set.
+var fitFloor = []int{159, 131}
+
+// Synthetic landscapes: synthFitSeeds were used to fit the bandit's
+// knobs; synthHeldOutSeeds never were, and judge it. CI judges two seeds
+// of each kind (about 20 s on 2 cores); `make search-heldout` judges
+// seeds 101..110 (-synth-seeds) and reports instead of failing.
+var (
+	synthFitSeeds     = []int64{1, 2, 3}
+	synthHeldOutSeeds = []int64{101, 102}
+	synthSeedsFlag    = flag.String("synth-seeds", "", "judge synthetic landscapes of these seeds (FIRST..LAST) and report the bars instead of holding them")
+)
+
+// heldOutSynthSeeds is synthHeldOutSeeds, or -synth-seeds' range; report
+// says the bars are reported, not held.
+func heldOutSynthSeeds(t *testing.T) (seeds []int64, report bool) {
+	if *synthSeedsFlag == "" {
+		return synthHeldOutSeeds, false
+	}
+	var lo, hi int64
+	if _, err := fmt.Sscanf(*synthSeedsFlag, "%d..%d", &lo, &hi); err != nil || lo > hi || lo <= int64(len(synthFitSeeds)) {
+		t.Fatalf("-synth-seeds %q: want FIRST..LAST above the fitting seeds %v", *synthSeedsFlag, synthFitSeeds)
+	}
+	for s := lo; s <= hi; s++ {
+		seeds = append(seeds, s)
+	}
+	return seeds, true
+}
+
+// TestSyntheticHeldOut is issue 57's judge on synthetic landscapes never
+// used for fitting: every kind of synthKinds at synthHeldOutSeeds, auto at
+// a tenth and a twentieth (deceptive ones also at three tenths), seeds
+// 1..10, held to the bars except the recorded heldOutShortfalls.
+func TestSyntheticHeldOut(t *testing.T) {
+	skipReplaysUnderRace(t)
+	var table strings.Builder
+	fmt.Fprintf(&table, "%-44s %6s  %4s %4s %4s\n", "landscape", "valid", "1/10", "1/20", "3/10")
+	seeds, report := heldOutSynthSeeds(t)
+	var misses []string
+	for _, kind := range synthKinds {
+		for _, seed := range seeds {
+			l := syntheticLandscape(kind, seed)
+			budgets := heldOutBudgets(kind == "deceptive")
+			got := judge(t, l, l.Path, budgets, len(l.Valid) >= heldOutMinValid && !report)
+			for i, b := range budgets {
+				if b.bar > 0 && got[i] < b.bar && len(l.Valid) >= heldOutMinValid {
+					misses = append(misses, fmt.Sprintf("%s at %s: %d of %d", l.Path, b.name, got[i], b.bar))
+				}
+			}
+			fmt.Fprintf(&table, "%-44s %6d  %4d %4d", l.Path, len(l.Valid), got[0], got[1])
+			if len(got) > 2 {
+				fmt.Fprintf(&table, " %4d", got[2])
+			}
+			table.WriteString("\n")
+		}
+	}
+	t.Logf("auto (%s) within 3%% of the optimum, seeds 1..%d:\n%s", AutoChoice, heldOutSeeds, table.String())
+	t.Logf("below the bar: %d\n%s", len(misses), strings.Join(misses, "\n"))
+}
