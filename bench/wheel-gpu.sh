@@ -62,6 +62,10 @@ step() { # step NAME CMD...: runs CMD, its output into $LOGS/NAME.txt and here
 
 step install "$PY" -m venv --system-site-packages "$tmp/venv" &&
 	step pip "$tmp/venv/bin/pip" install --no-deps --no-index "$WHL" || { echo "wheel-gpu: install failed" >&2; exit 1; }
+# Where $PY is itself a venv's (torch installed there), --system-site-packages
+# reaches only its base Python: a .pth file adds $PY's own site-packages
+# after the venv's, so torch is seen and symmtune still comes from the wheel.
+"$PY" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])' >"$("$tmp/venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/outer-site.pth"
 export PATH="$tmp/venv/bin:$PATH"
 echo "symmtune command: $(command -v symmtune)"
 
