@@ -10,7 +10,7 @@
 cache ``symmtune search`` writes (one request to libsymmtune,
 allreduce.choose: symmtune.lookup's rules, this machine's fingerprint,
 the default where nothing runs), runs rank 0's choice on every rank of the group (agreed
-through the group's store: symmtune._agree), and runs it through libsymmtune (symmtune._native's
+through the group's store, a round of symmtune._group), and runs it through libsymmtune (symmtune._native's
 allreduce_open and allreduce_enqueue): kernels/allreduce's Runner, in Go,
 compiles the CUDA C the Go plugin embeds with NVRTC for the device and the
 config and enqueues the call on torch's current stream, on torch symmetric
