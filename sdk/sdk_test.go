@@ -103,3 +103,27 @@ func TestUniformSumIsTheSumOfRanksFloat32Inputs(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckUniformSumNearCancellation: a right float32 sum passes even
+// where the ranks' inputs nearly cancel (the rounding is the inputs'
+// scale, not the sum's), and a wrong or poisoned one still fails.
+func TestCheckUniformSumNearCancellation(t *testing.T) {
+	const world = 4
+	passed := 0
+	for seed := uint64(1); seed <= 5000; seed++ {
+		var f32 float32
+		for r := 0; r < world; r++ {
+			f32 += float32(Uniform(seed, r, 0))
+		}
+		if !CheckUniformSum([]float32{f32}, seed, world, 0).OK {
+			t.Fatalf("seed %d: a float32 sum %g of %d ranks fails", seed, f32, world)
+		}
+		passed++
+		if CheckUniformSum([]float32{f32 + 0.01}, seed, world, 0).OK {
+			t.Fatalf("seed %d: a sum off by 0.01 passes", seed)
+		}
+	}
+	if CheckUniformSum([]float32{float32(math.NaN())}, 1, world, 0).OK {
+		t.Error("NaN passes")
+	}
+}
