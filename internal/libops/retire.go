@@ -45,8 +45,7 @@ func Retire(handles []uint64) (RetireAnswer, error) {
 		if held {
 			ans.Kept = append(ans.Kept, h)
 		} else {
-			closeRetired(h)
-			closedHandles = closedHandles[:len(closedHandles)-1] // answered here
+			closeHandle(h) // answered here, not by a later reap
 			ans.Closed = append(ans.Closed, h)
 		}
 	}

@@ -338,11 +338,19 @@ func reap() {
 	zombies = kept
 }
 
-// closeRetired closes retired handle h, whose units are all closed.
+// closeRetired closes retired handle h, whose units are all closed, and
+// keeps it for runtime.reap's answer.
 func closeRetired(h uint64) {
+	if closeHandle(h) {
+		closedHandles = append(closedHandles, h)
+	}
+}
+
+// closeHandle closes retired handle h: whether it was open.
+func closeHandle(h uint64) bool {
 	lr := runners[h]
 	if lr == nil || !lr.retired {
-		return
+		return false
 	}
 	delete(runners, h)
 	if lr.gemm != nil && lr.gemm.dev != nil {
@@ -350,7 +358,7 @@ func closeRetired(h uint64) {
 			poison(fmt.Sprintf("closing a GEMM op failed: %v", err))
 		}
 	}
-	closedHandles = append(closedHandles, h)
+	return true
 }
 
 // poison makes every later call fail: the device's state is unknown.

@@ -63,10 +63,10 @@ type Engine struct {
 	status     *cudamem.HostWord
 	localFlags cu.DevicePtr
 
-	// deviceBytes counts what the engine holds on the device: its fixed
-	// buffers, its modules (measured as the driver's free memory moved
-	// when each loaded) and its runners' pool allocations (allocated).
-	fixedBytes, moduleBytes, allocated int64
+	// What the engine itself holds on the device (OwnBytes): its fixed
+	// buffers and its modules, each measured as the driver's free memory
+	// moved when it was made. Its runners count their own (Runner.mem).
+	fixedBytes, moduleBytes int64
 }
 
 // utilFns are gemm_util.cu's kernels, compiled for one dtype.
@@ -166,10 +166,6 @@ func (e *Engine) setup() error {
 	return nil
 }
 
-// DeviceBytes is what the engine holds on the device: its fixed buffers,
-// its modules and its runners' live allocations.
-func (e *Engine) DeviceBytes() int64 { return e.fixedBytes + e.moduleBytes + e.allocated }
-
 // load loads a module, counting what it took of the device's memory.
 func (e *Engine) load(cubin []byte) (cu.Module, error) {
 	free0, _, _ := cu.MemGetInfo()
@@ -252,9 +248,6 @@ func (e *Engine) alloc(n int64, b []byte) (cu.DevicePtr, error) {
 				err = errors.Join(err, cu.MemFree(d))
 			}
 		}
-		if err == nil {
-			e.allocated += n
-		}
 		return d, err
 	}
 	d, err := cu.MemAllocAsync(n, e.allocs)
@@ -270,7 +263,6 @@ func (e *Engine) alloc(n int64, b []byte) (cu.DevicePtr, error) {
 	if err != nil {
 		return 0, errors.Join(err, cu.MemFreeAsync(d, e.allocs))
 	}
-	e.allocated += n
 	return d, nil
 }
 
@@ -283,15 +275,14 @@ func (e *Engine) upload(b []byte) (cu.DevicePtr, error) {
 	return d, nil
 }
 
-// free frees runner memory of n bytes: on a shared engine once the work
+// free frees runner memory d of n bytes (the runner counts them): on a shared engine once the work
 // enqueued on after so far is done (after zero: at once, in the pool's
 // order), nothing waiting; on an own engine at once (its runner
 // synchronized first).
-func (e *Engine) free(d cu.DevicePtr, n int64, after cu.Stream) error {
+func (e *Engine) free(d cu.DevicePtr, _ int64, after cu.Stream) error {
 	if d == 0 {
 		return nil
 	}
-	e.allocated -= n
 	if !e.shared {
 		return cu.MemFree(d)
 	}
