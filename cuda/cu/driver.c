@@ -231,6 +231,41 @@ CUresult cu_memcpy_htod_async(CUdeviceptr dst, const void* src, size_t n, CUstre
 	CU_CALL(memcpyHtoDAsync, (CUdeviceptr, const void*, size_t, CUstream), dst, src, n, s);
 }
 CUresult cu_event_query(CUevent e) { CU_CALL(eventQuery, (CUevent), e); }
+// CUmemPoolProps (cuda.h, CUDA 11.2 to 13): allocType, handleTypes,
+// location {type, id}, win32SecurityAttributes, then 64 bytes that newer
+// drivers read as maxSize and usage (0: their defaults), 88 bytes in all.
+typedef struct {
+	int allocType;
+	int handleTypes;
+	int locationType;
+	int locationId;
+	void* win32SecurityAttributes;
+	unsigned char reserved[64];
+} cu_mem_pool_props;
+CUresult cu_mem_pool_create(CUmemoryPool* pool, int ordinal) {
+	cu_mem_pool_props props;
+	memset(&props, 0, sizeof props);
+	props.allocType = 1;    // CU_MEM_ALLOCATION_TYPE_PINNED
+	props.handleTypes = 0;  // CU_MEM_HANDLE_TYPE_NONE
+	props.locationType = 1; // CU_MEM_LOCATION_TYPE_DEVICE
+	props.locationId = ordinal;
+	CU_CALL(memPoolCreate, (CUmemoryPool*, const cu_mem_pool_props*), pool, &props);
+}
+CUresult cu_mem_pool_destroy(CUmemoryPool pool) { CU_CALL(memPoolDestroy, (CUmemoryPool), pool); }
+CUresult cu_mem_pool_set_attribute(CUmemoryPool pool, int attr, unsigned long long value) {
+	if (attr <= 3) {
+		int v = (int)value;
+		CU_CALL(memPoolSetAttribute, (CUmemoryPool, int, void*), pool, attr, &v);
+	}
+	CU_CALL(memPoolSetAttribute, (CUmemoryPool, int, void*), pool, attr, &value);
+}
+CUresult cu_mem_pool_get_attribute(CUmemoryPool pool, int attr, unsigned long long* value) {
+	*value = 0;
+	CU_CALL(memPoolGetAttribute, (CUmemoryPool, int, void*), pool, attr, value);
+}
+CUresult cu_mem_alloc_from_pool_async(CUdeviceptr* p, size_t n, CUmemoryPool pool, CUstream s) {
+	CU_CALL(memAllocFromPoolAsync, (CUdeviceptr*, size_t, CUmemoryPool, CUstream), p, n, pool, s);
+}
 CUresult cu_stream_capture_graph(CUstream s, int* status, unsigned long long* id, CUgraph* g) {
 	const void* deps = NULL;
 	size_t ndeps = 0;

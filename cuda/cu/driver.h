@@ -17,6 +17,7 @@ typedef void* CUmodule;
 typedef void* CUfunction;
 typedef void* CUgraph;
 typedef void* CUgraphExec;
+typedef void* CUmemoryPool;
 
 // CU_MISSING is returned by a call whose entry point the loaded driver does
 // not export; it is no CUresult (those are small non-negative numbers).
@@ -96,7 +97,12 @@ typedef void* CUgraphExec;
 	X(streamGetCaptureInfo, "cuStreamGetCaptureInfo_v2") \
 	X(userObjectCreate, "cuUserObjectCreate") \
 	X(userObjectRelease, "cuUserObjectRelease") \
-	X(graphRetainUserObject, "cuGraphRetainUserObject")
+	X(graphRetainUserObject, "cuGraphRetainUserObject") \
+	X(memPoolCreate, "cuMemPoolCreate") \
+	X(memPoolDestroy, "cuMemPoolDestroy") \
+	X(memPoolSetAttribute, "cuMemPoolSetAttribute") \
+	X(memPoolGetAttribute, "cuMemPoolGetAttribute") \
+	X(memAllocFromPoolAsync, "cuMemAllocFromPoolAsync")
 
 #define CU_ENUM(id, name) CU_FN_##id,
 enum { CU_SYMBOLS(CU_ENUM) CU_FN_COUNT };
@@ -193,6 +199,16 @@ CUresult cu_mem_alloc_async(CUdeviceptr* p, size_t n, CUstream s);
 CUresult cu_mem_free_async(CUdeviceptr p, CUstream s);
 CUresult cu_memcpy_htod_async(CUdeviceptr dst, const void* src, size_t n, CUstream s);
 CUresult cu_event_query(CUevent e);
+// cu_mem_pool_create makes a memory pool of device memory on device
+// ordinal, not shareable with other processes.
+CUresult cu_mem_pool_create(CUmemoryPool* pool, int ordinal);
+CUresult cu_mem_pool_destroy(CUmemoryPool pool);
+// The pool's attributes (CUmemPool_attribute): set takes the reuse
+// policies (1-3, an int) and the release threshold (4, a cuuint64_t)
+// through a 64-bit value; get reads the byte counts (4-8) only.
+CUresult cu_mem_pool_set_attribute(CUmemoryPool pool, int attr, unsigned long long value);
+CUresult cu_mem_pool_get_attribute(CUmemoryPool pool, int attr, unsigned long long* value);
+CUresult cu_mem_alloc_from_pool_async(CUdeviceptr* p, size_t n, CUmemoryPool pool, CUstream s);
 // cu_stream_capture_graph: the capture status of s (0 none, 1 active, 2
 // invalidated), and while active its sequence id and the graph being built.
 CUresult cu_stream_capture_graph(CUstream s, int* status, unsigned long long* id, CUgraph* g);

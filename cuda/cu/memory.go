@@ -211,3 +211,60 @@ func MemcpyHtoDAsync(dst DevicePtr, src unsafe.Pointer, byteCount int64, stream 
 	}
 	return check("cuMemcpyHtoDAsync_v2", C.cu_memcpy_htod_async(C.CUdeviceptr(dst), src, C.size_t(byteCount), stream.s))
 }
+
+// MemPool is a stream-ordered memory pool of device memory of one
+// process's own (cuMemPoolCreate), apart from the device's default pool:
+// what its allocations reserve can be read (ReservedBytes) and is the
+// pool owner's alone.
+type MemPool struct{ p C.CUmemoryPool }
+
+// The pool attributes MemPool sets and reads (CUmemPool_attribute).
+const (
+	PoolReuseFollowEventDependencies   = 1
+	PoolReuseAllowOpportunistic        = 2
+	PoolReuseAllowInternalDependencies = 3
+	PoolReleaseThreshold               = 4
+	PoolReservedMemCurrent             = 5
+	PoolUsedMemCurrent                 = 7
+)
+
+// MemPoolCreate makes a pool of device memory on device ordinal.
+func MemPoolCreate(ordinal int) (MemPool, error) {
+	if err := ensure(); err != nil {
+		return MemPool{}, err
+	}
+	var p C.CUmemoryPool
+	err := check("cuMemPoolCreate", C.cu_mem_pool_create(&p, C.int(ordinal)))
+	return MemPool{p}, err
+}
+
+// Destroy destroys the pool; memory still allocated from it is freed
+// when freed (cuMemPoolDestroy).
+func (m MemPool) Destroy() error {
+	if m.p == nil {
+		return nil
+	}
+	return check("cuMemPoolDestroy", C.cu_mem_pool_destroy(m.p))
+}
+
+// Set sets attribute attr (a reuse policy: 0 or 1; the release
+// threshold: bytes).
+func (m MemPool) Set(attr int, value uint64) error {
+	return check("cuMemPoolSetAttribute", C.cu_mem_pool_set_attribute(m.p, C.int(attr), C.ulonglong(value)))
+}
+
+// Bytes reads a byte count of the pool (PoolReservedMemCurrent: the
+// device memory it holds; PoolUsedMemCurrent: that of live allocations).
+func (m MemPool) Bytes(attr int) (int64, error) {
+	var v C.ulonglong
+	err := check("cuMemPoolGetAttribute", C.cu_mem_pool_get_attribute(m.p, C.int(attr), &v))
+	return int64(v), err
+}
+
+// AllocAsync allocates bytesize bytes from the pool, ordered on stream
+// (free with MemFreeAsync).
+func (m MemPool) AllocAsync(bytesize int64, stream Stream) (DevicePtr, error) {
+	var p C.CUdeviceptr
+	err := check("cuMemAllocFromPoolAsync", C.cu_mem_alloc_from_pool_async(&p, C.size_t(bytesize), m.p, stream.s))
+	return DevicePtr(p), err
+}

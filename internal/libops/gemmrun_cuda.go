@@ -21,6 +21,24 @@ func init() { dev = &cudaDevice{engines: map[int]*gpu.Engine{}} }
 // the shapes called.
 type cudaDevice struct {
 	engines map[int]*gpu.Engine
+	// codeBytes: device memory lost at units' first calls beyond their
+	// pools' growth (watchCode).
+	codeBytes int64
+}
+
+func (d *cudaDevice) watchCode() func() {
+	free0, _, err := cu.MemGetInfo()
+	_, pool0 := d.engineBytes()
+	if err != nil {
+		return func() {}
+	}
+	return func() {
+		free1, _, err := cu.MemGetInfo()
+		_, pool1 := d.engineBytes()
+		if lost := free0 - free1 - (pool1 - pool0); err == nil && lost > 0 {
+			d.codeBytes += lost
+		}
+	}
 }
 
 func (d *cudaDevice) capture(stream uint64) (bool, uint64, func(counter) error, error) {
@@ -37,12 +55,13 @@ type cCounter struct{ *cu.Counter }
 
 func (d *cudaDevice) newCounter() (counter, error) { return cCounter{cu.NewCounter()}, nil }
 
-func (d *cudaDevice) engineBytes() int64 {
-	n := int64(0)
+func (d *cudaDevice) engineBytes() (own, pool int64) {
+	own = d.codeBytes
 	for _, e := range d.engines {
-		n += e.OwnBytes()
+		own += e.OwnBytes()
+		pool += e.PoolBytes()
 	}
-	return n
+	return own, pool
 }
 
 // currentDevice checks that the current context is ordinal's.

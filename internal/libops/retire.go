@@ -100,6 +100,7 @@ type RuntimeStats struct {
 	EngineBytes  int64  `json:"engine_bytes"`
 	UnitBytes    int64  `json:"unit_bytes"`
 	ZombieBytes  int64  `json:"zombie_bytes"`
+	PoolBytes    int64  `json:"pool_bytes"`
 	DeviceBytes  int64  `json:"device_bytes"`
 	PoisonedWith string `json:"poisoned,omitempty"`
 }
@@ -109,7 +110,8 @@ func Stats() RuntimeStats {
 	runtimeMu.Lock()
 	defer runtimeMu.Unlock()
 	reap()
-	s := RuntimeStats{Runners: len(runners), EngineBytes: dev.engineBytes()}
+	s := RuntimeStats{Runners: len(runners)}
+	s.EngineBytes, s.PoolBytes = dev.engineBytes()
 	for _, lr := range runners {
 		if lr.retired {
 			s.Retired++
@@ -124,7 +126,9 @@ func Stats() RuntimeStats {
 		s.GraphHeld++
 		s.ZombieBytes += z.u.bytes
 	}
-	s.DeviceBytes = s.EngineBytes + s.UnitBytes + s.ZombieBytes
+	// The pool holds the units' memory (rounded up to its granularity)
+	// and freed blocks it keeps; without a pool (fakes) the units count.
+	s.DeviceBytes = s.EngineBytes + max(s.PoolBytes, s.UnitBytes+s.ZombieBytes)
 	if p := poisoned.Load(); p != nil {
 		s.PoisonedWith = *p
 	}
@@ -154,7 +158,8 @@ func (noDevice) capture(uint64) (bool, uint64, func(counter) error, error) {
 }
 func (noDevice) newCounter() (counter, error)            { return &goCounter{}, nil }
 func (noDevice) openGemm(gemmOpen) (gemmOpDevice, error) { return nil, errNoCUDA }
-func (noDevice) engineBytes() int64                      { return 0 }
+func (noDevice) engineBytes() (int64, int64)             { return 0, 0 }
+func (noDevice) watchCode() func()                       { return func() {} }
 
 // goCounter is a counter in Go memory (tests, and the device without
 // CUDA, where no graph ever holds one). Like the cuda build's C memory it

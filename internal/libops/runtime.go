@@ -60,8 +60,15 @@ type device interface {
 	// openGemm opens what op o needs on the device whatever its rows
 	// (the peers' view of the region; the device's shared engine).
 	openGemm(o gemmOpen) (gemmOpDevice, error)
-	// engineBytes is what the shared engines hold on the device.
-	engineBytes() int64
+	// engineBytes is what the shared engines hold on the device: their
+	// own buffers and modules, and what their memory pools hold (the
+	// runners' memory, and freed blocks kept for reuse; 0 without pools).
+	engineBytes() (own, pool int64)
+	// watchCode is called before a unit's first call; the function it
+	// returns, after it: what the device lost between them beyond the
+	// pool's growth (the kernels cuBLASLt loads lazily at a first launch)
+	// counts as the engines' own.
+	watchCode() func()
 }
 
 var dev device = noDevice{}
@@ -202,6 +209,8 @@ func gemmCall(h uint64, op *gemmOp, m int, stream uint64, p gemmPtrs) (string, e
 			return "", &CaptureError{fmt.Sprintf("the first %s call with m=%d (n=%d, k=%d) came during a CUDA graph capture, where its runner cannot be opened; make the same call once before the capture (a warm-up)",
 				op.o.kernel, m, op.o.prob.N, op.o.prob.K)}
 		}
+		watched := dev.watchCode()
+		defer watched()
 		if u, warning, err = openUnit(op, m); err != nil {
 			return "", err
 		}

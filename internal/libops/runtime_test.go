@@ -130,7 +130,9 @@ func (f *fakeDevice) newCounter() (counter, error) { return &goCounter{}, nil }
 
 func (f *fakeDevice) openGemm(gemmOpen) (gemmOpDevice, error) { return fakeOp{f}, nil }
 
-func (f *fakeDevice) engineBytes() int64 { return 96 << 20 }
+func (f *fakeDevice) engineBytes() (int64, int64) { return 96 << 20, 0 }
+
+func (f *fakeDevice) watchCode() func() { return func() {} }
 
 type fakeOp struct{ d *fakeDevice }
 

@@ -289,9 +289,11 @@ def memory_stats() -> dict[str, int]:
     symmetric_bytes (every workspace and the memory of `empty` tensors;
     retired_bytes of it kept only because a captured CUDA graph may replay
     it), device_bytes beyond them (the library's: engine_bytes, its shared
-    streams, workspaces and kernels; runner_bytes, its runners' tables and
-    staging, graph_held_bytes of them kept only for graphs), the handles
-    open and retired but kept for graphs, and the runners (units) open."""
+    streams, workspaces and kernels, and pool_bytes, what its memory pool
+    holds: runner_bytes, its runners' tables and staging, graph_held_bytes
+    of them kept only for graphs, and freed blocks it keeps for the next
+    runners, up to 32 MiB), the handles open and retired but kept for
+    graphs, and the runners (units) open."""
     reap_all()
     arenas = list(_arenas.values()) + list(_owned.values()) + list(_torch_gemm.arenas.values())
     held = [a.held_bytes() for a in arenas]
@@ -300,7 +302,8 @@ def memory_stats() -> dict[str, int]:
     return {"symmetric_bytes": sum(h for h, _ in held), "retired_bytes": sum(r for _, r in held),
             "runners": sum(c for c, _ in counts), "retired_runners": sum(r for _, r in counts),
             "device_bytes": rt["device_bytes"], "engine_bytes": rt["engine_bytes"],
-            "runner_bytes": rt["unit_bytes"] + rt["zombie_bytes"], "graph_held_bytes": rt["zombie_bytes"],
+            "pool_bytes": rt["pool_bytes"], "runner_bytes": rt["unit_bytes"] + rt["zombie_bytes"],
+            "graph_held_bytes": rt["zombie_bytes"],
             "units": rt["units"], "graph_held_units": rt["graph_held"]}
 
 

@@ -32,10 +32,15 @@ import (
 // come from. One call is enqueued on an engine at a time (its user holds a
 // lock).
 //
-// A shared engine (NewSharedEngine) allocates its runners' memory from the
-// device's stream-ordered pool on a private stream, and frees it on
+// A shared engine (NewSharedEngine) allocates its runners' memory from a
+// stream-ordered pool of its own on a private stream, and frees it on
 // another once the runner's last call is done: opening and closing a
 // runner never synchronizes the device nor waits for a caller's stream.
+// The pool never makes an allocation wait for GPU work (its reuse follows
+// no event dependencies): a block still in use by queued calls is not
+// reused until they are done. What it holds, runners' memory and up to
+// poolKeepBytes of freed blocks kept for the next runners, is
+// PoolBytes.
 // A runner made by NewRunner has an engine of its own (the plugin's
 // trials), closed with it.
 type Engine struct {
@@ -44,6 +49,7 @@ type Engine struct {
 	// and goes back on frees after an event of the runner's last stream
 	// (freeEv). A runner's own engine allocates with cuMemAlloc.
 	shared        bool
+	pool          cu.MemPool
 	allocs, frees cu.Stream
 	freeEv        cu.Event
 
@@ -59,6 +65,9 @@ type Engine struct {
 
 	utils      map[string]*utilFns
 	fusedGEMMs map[string]*FusedGEMM
+	// ranked: a shared engine's cuBLASLt rankings, per product at a
+	// power-of-two bucket's top rows (planFor).
+	ranked map[cublaslt.Matmul]*cublaslt.Plan
 
 	status     *cudamem.HostWord
 	localFlags cu.DevicePtr
@@ -84,6 +93,9 @@ func NewSharedEngine() (*Engine, error) {
 		return nil, err
 	}
 	e.shared = true
+	if err := e.makePool(); err != nil {
+		return nil, errors.Join(err, e.Close())
+	}
 	for _, s := range []*cu.Stream{&e.allocs, &e.frees} {
 		if *s, err = cu.MakeStream(cu.NonBlocking); err != nil {
 			return nil, errors.Join(fmt.Errorf("create stream: %w", err), e.Close())
@@ -95,8 +107,52 @@ func NewSharedEngine() (*Engine, error) {
 	return e, nil
 }
 
+// poolKeepBytes is what a shared engine's pool keeps of freed blocks for
+// the next runners (its release threshold): opening a runner at a new row
+// count then maps no new memory, and the bound on what symmtune holds
+// (issue 54: 512 MiB beyond the symmetric bytes) keeps room.
+const poolKeepBytes = 32 << 20
+
+// makePool makes the shared engine's pool on the current device.
+func (e *Engine) makePool() error {
+	d, err := cu.CurrentDevice()
+	if err != nil {
+		return fmt.Errorf("memory pool: %w", err)
+	}
+	if e.pool, err = cu.MemPoolCreate(int(d)); err != nil {
+		return fmt.Errorf("memory pool: %w", err)
+	}
+	for _, a := range []struct {
+		attr  int
+		value uint64
+	}{
+		{cu.PoolReuseFollowEventDependencies, 0},
+		{cu.PoolReuseAllowInternalDependencies, 0},
+		{cu.PoolReleaseThreshold, poolKeepBytes},
+	} {
+		if err := e.pool.Set(a.attr, a.value); err != nil {
+			return fmt.Errorf("memory pool: %w", err)
+		}
+	}
+	return nil
+}
+
+// PoolBytes is the device memory a shared engine's pool holds (its
+// runners' memory, and freed blocks kept for reuse); 0 for an engine of a
+// runner's own.
+func (e *Engine) PoolBytes() int64 {
+	if !e.shared {
+		return 0
+	}
+	n, err := e.pool.Bytes(cu.PoolReservedMemCurrent)
+	if err != nil {
+		return 0
+	}
+	return n
+}
+
 func newEngine() (*Engine, error) {
-	e := &Engine{utils: map[string]*utilFns{}, fusedGEMMs: map[string]*FusedGEMM{}}
+	e := &Engine{utils: map[string]*utilFns{}, fusedGEMMs: map[string]*FusedGEMM{}, ranked: map[cublaslt.Matmul]*cublaslt.Plan{}}
 	free0, _, _ := cu.MemGetInfo()
 	if err := e.setup(); err != nil {
 		return nil, errors.Join(err, e.Close())
@@ -250,7 +306,7 @@ func (e *Engine) alloc(n int64, b []byte) (cu.DevicePtr, error) {
 		}
 		return d, err
 	}
-	d, err := cu.MemAllocAsync(n, e.allocs)
+	d, err := e.pool.AllocAsync(n, e.allocs)
 	if err != nil {
 		return 0, err
 	}
@@ -305,6 +361,10 @@ func (e *Engine) Close() error {
 		errs = append(errs, g.Close())
 	}
 	e.fusedGEMMs = nil
+	for _, p := range e.ranked {
+		errs = append(errs, p.Close())
+	}
+	e.ranked = nil
 	for _, u := range e.utils {
 		errs = append(errs, u.mod.Unload())
 	}
@@ -329,6 +389,10 @@ func (e *Engine) Close() error {
 		}
 	}
 	e.side = nil
+	if e.shared {
+		errs = append(errs, e.pool.Destroy())
+		e.pool = cu.MemPool{}
+	}
 	if e.lt != nil {
 		errs = append(errs, e.lt.Close())
 		e.lt = nil
