@@ -90,6 +90,7 @@ typedef int (*pref_set_t)(lt_pref, int, const void*, size_t);
 typedef int (*heuristic_t)(lt_handle, lt_desc, lt_layout, lt_layout, lt_layout, lt_layout, lt_pref, int, lt_heur*, int*);
 typedef int (*matmul_t)(lt_handle, lt_desc, const void*, const void*, lt_layout, const void*, lt_layout,
                         const void*, const void*, lt_layout, void*, lt_layout, const lt_algo*, void*, size_t, void*);
+typedef int (*check_t)(lt_handle, lt_desc, lt_layout, lt_layout, lt_layout, lt_layout, const lt_algo*, lt_heur*);
 
 static struct {
 	void* lib;
@@ -97,7 +98,7 @@ static struct {
 	desc_create_t desc_create; desc_destroy_t desc_destroy; desc_set_t desc_set;
 	layout_create_t layout_create; layout_destroy_t layout_destroy; layout_set_t layout_set;
 	pref_create_t pref_create; pref_destroy_t pref_destroy; pref_set_t pref_set;
-	heuristic_t heuristic; matmul_t matmul;
+	heuristic_t heuristic; matmul_t matmul; check_t check;
 } lt;
 
 // lt_open loads name: 0 on success, 1 when the library is missing, 2 when a
@@ -120,9 +121,10 @@ static int lt_open(const char* name) {
 	lt.pref_set = (pref_set_t)dlsym(h, "cublasLtMatmulPreferenceSetAttribute");
 	lt.heuristic = (heuristic_t)dlsym(h, "cublasLtMatmulAlgoGetHeuristic");
 	lt.matmul = (matmul_t)dlsym(h, "cublasLtMatmul");
+	lt.check = (check_t)dlsym(h, "cublasLtMatmulAlgoCheck");
 	if (!lt.create || !lt.destroy || !lt.version || !lt.status_name || !lt.desc_create || !lt.desc_destroy ||
 	    !lt.desc_set || !lt.layout_create || !lt.layout_destroy || !lt.layout_set || !lt.pref_create || !lt.pref_destroy ||
-	    !lt.pref_set || !lt.heuristic || !lt.matmul) {
+	    !lt.pref_set || !lt.heuristic || !lt.matmul || !lt.check) {
 		dlclose(h);
 		return 2;
 	}
@@ -153,7 +155,8 @@ static int lt_scales(lt_desc desc, const void* a, const void* b) {
 // op(A)[rows,inner]·B[inner,cols], batch times (B and D strided by strideB
 // and strideD elements, A shared), op(A) being A, or with transA Aᵀ of an A
 // stored [inner,rows], A and B of type in, C and D of type out, and asks the
-// heuristic for up to *n algorithms (on return *n holds how many it gave).
+// heuristic for up to *n algorithms (on return *n holds how many it gave;
+// *n = 0 asks for none: the descriptors only).
 // scaled (FP8) sets the scale pointers to a stand-in, the scale modes to
 // scaleMode when it is not the default, and fast accumulation, so that the
 // heuristic ranks for what will run.
@@ -185,12 +188,22 @@ static int lt_plan(lt_handle h, int in, int out, uint64_t rows, uint64_t cols, u
 		if ((r = lt_batch(*lb, batch, strideB))) return r;
 		if ((r = lt_batch(*ld, batch, strideD))) return r;
 	}
+	if (*n == 0) return 0;
 	lt_pref pref = 0;
 	if ((r = lt.pref_create(&pref))) return r;
 	uint64_t ws = workspace;
 	r = lt.pref_set(pref, LT_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof(ws));
 	if (!r) r = lt.heuristic(h, *desc, *la, *lb, *ld, *ld, pref, *n, heur, n);
 	lt.pref_destroy(pref);
+	return r;
+}
+
+// lt_check asks whether algo runs the plan's problem (its workspace need
+// in *ws): cublasLtMatmulAlgoCheck, without a heuristic query.
+static int lt_check(lt_handle h, lt_desc desc, lt_layout la, lt_layout lb, lt_layout ld, const lt_algo* algo, size_t* ws) {
+	lt_heur res;
+	int r = lt.check(h, desc, la, lb, ld, ld, algo, &res);
+	*ws = res.workspaceSize;
 	return r;
 }
 
@@ -328,7 +341,41 @@ const MaxAlgos = 8
 // Plan describes m and ranks algorithms for it. It refuses what Matmul's
 // fields rule out before it calls cuBLASLt, and row scales when the loaded
 // cuBLASLt is older than 12.9.
-func (h *Handle) Plan(m Matmul) (*Plan, error) {
+func (h *Handle) Plan(m Matmul) (*Plan, error) { return h.plan(m, MaxAlgos) }
+
+// PlanFrom describes m with the algorithms ranked for another problem,
+// from: one of the same types, layouts, N and K but other rows (a
+// bucket's top row count), with no heuristic query of its own (which costs
+// a first call at a new row count about 200 µs). Algo index i is from's
+// i-th; Check says whether one runs m.
+func (h *Handle) PlanFrom(m Matmul, from *Plan) (*Plan, error) {
+	p, err := h.plan(m, 0)
+	if err != nil {
+		return nil, err
+	}
+	p.heur = append(p.heur[:0], from.heur...)
+	return p, nil
+}
+
+// Check says whether the algo-th algorithm runs the plan's problem within
+// its workspace (cublasLtMatmulAlgoCheck): nil when it does.
+func (p *Plan) Check(algo int) error {
+	if algo < 0 || algo >= len(p.heur) {
+		return fmt.Errorf("matmul %s: algorithm %d of %d ranked", p.Matmul, algo, len(p.heur))
+	}
+	var ws C.size_t
+	if err := status("algo check "+p.Matmul.String(), C.lt_check(p.h, p.desc, p.la, p.lb, p.ld, &p.heur[algo].algo, &ws)); err != nil {
+		return err
+	}
+	if int64(ws) > p.Workspace {
+		return fmt.Errorf("matmul %s: algorithm %d needs %d bytes of workspace, the plan has %d", p.Matmul, algo, int64(ws), p.Workspace)
+	}
+	return nil
+}
+
+// plan describes m and asks the heuristic for up to want algorithms (0:
+// none).
+func (h *Handle) plan(m Matmul, want int) (*Plan, error) {
 	m, err := m.normalize()
 	if err != nil {
 		return nil, err
@@ -345,8 +392,8 @@ func (h *Handle) Plan(m Matmul) (*Plan, error) {
 			return nil, fmt.Errorf("matmul %s: row scales need cuBLASLt 12.9 or newer, this is %d", m, v)
 		}
 	}
-	p := &Plan{Matmul: m, h: h.h, heur: make([]C.lt_heur, MaxAlgos)}
-	n := C.int(MaxAlgos)
+	p := &Plan{Matmul: m, h: h.h, heur: make([]C.lt_heur, max(want, 1))}
+	n := C.int(want)
 	// Row-major D = A·B is column-major Dᵀ = Bᵀ·Aᵀ: cuBLASLt's A is our B
 	// (column-major [N,K] with ld LDB, or, stored [N,K] row-major, the
 	// transpose of a column-major [K,N]) and its B is our A.
@@ -373,7 +420,7 @@ func (h *Handle) Plan(m Matmul) (*Plan, error) {
 		return nil, err
 	}
 	p.heur = p.heur[:n]
-	if n == 0 {
+	if n == 0 && want > 0 {
 		p.Close()
 		return nil, fmt.Errorf("matmul %s: cuBLASLt has no algorithm for it%s", m, fp8Hint(m))
 	}

@@ -220,6 +220,66 @@ func TestGPUFP8(t *testing.T) {
 	}
 }
 
+// bf16Problem is m with fresh random bf16 operands on the device, and D.
+func bf16Problem(t *testing.T, m Matmul, seed uint64) (p *problem, a, b, d cu.DevicePtr) {
+	t.Helper()
+	m, err := m.normalize()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(seed, 30))
+	na, nb, nd := extent(m)
+	p = &problem{m: m, a: make([]float64, na), b: make([]float64, nb)}
+	qa, qb := make([]uint16, na), make([]uint16, nb)
+	for i := range qa {
+		qa[i] = bf16Encode(float32(2*r.Float64() - 1))
+		p.a[i] = bf16Decode(qa[i])
+	}
+	for i := range qb {
+		qb[i] = bf16Encode(float32(2*r.Float64() - 1))
+		p.b[i] = bf16Decode(qb[i])
+	}
+	p.reference()
+	return p, upload(t, qa), upload(t, qb), alloc(t, int64(2*nd))
+}
+
+// TestGPUPlanFrom: row counts planned with the ranking of their bucket's
+// top (symmtune.torch's runtime, issue 54): every algorithm that Check
+// passes computes the right product, and the top's own algorithms all pass.
+func TestGPUPlanFrom(t *testing.T) {
+	g := gpuSetup(t)
+	top := Matmul{M: 512, N: 1536, K: 1024, DType: BF16, BT: true, Workspace: wsBytes}
+	from, err := g.h.Plan(top)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer from.Close()
+	for _, rows := range []int{512, 257, 300, 511} {
+		m := top
+		m.M = rows
+		p, a, b, d := bf16Problem(t, m, uint64(rows))
+		plan, err := g.h.PlanFrom(p.m, from)
+		if err != nil {
+			t.Fatal(err)
+		}
+		runs := plan.heur[:0:0] // those Check passes: the runtime ranks m for itself otherwise
+		for algo := range plan.Algos() {
+			if err := plan.Check(algo); err != nil {
+				if rows == top.M {
+					t.Errorf("m=%d: the top's own algo %d fails Check: %v", rows, algo, err)
+				}
+				t.Logf("m=%d: algo %d does not run it: %v", rows, algo, err)
+				continue
+			}
+			runs = append(runs, plan.heur[algo])
+		}
+		t.Logf("m=%d: %d of %d of the top's algorithms run it", rows, len(runs), plan.Algos())
+		plan.heur = runs
+		g.check(t, plan, p, d, bf16Tol, func(algo int) error { return plan.Run(g.s, algo, a, b, d, g.ws) })
+		plan.Close()
+	}
+}
+
 func TestGPUBF16(t *testing.T) {
 	g := gpuSetup(t)
 	m, err := Matmul{M: 256, N: 384, K: 512, DType: BF16, BT: true, Workspace: wsBytes}.normalize()
