@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import threading
+import weakref
 from typing import Any, Callable
 
 import torch
@@ -143,13 +144,19 @@ class Symmetric:
 
     The object owns the buffer and the table alike: both go when it goes,
     which symmtune._arena allows only once no runner on it is open (no
-    captured graph can replay one)."""
+    captured graph can replay one), in an eager call (growth, reap). The
+    last eager calls on it may still run then, on any stream, while torch
+    would hand the table's block to the next allocation in the order of
+    the allocation thread's stream alone: so the device is synchronized
+    first."""
 
     def __init__(self, group_name: str, nbytes: int, device: torch.device, zero_bytes: int = 0) -> None:
         self.group_name, self.nbytes = group_name, nbytes
         self.buf, self.hdl, self.table = allocate(group_name, nbytes, device, zero_bytes)
         self.ptrs = list(self.hdl.buffer_ptrs)
         self.world, self.rank = self.hdl.world_size, self.hdl.rank
+        # Runs as the object goes, before its tensors are released.
+        weakref.finalize(self, torch.cuda.synchronize, device).atexit = False
 
     def view(self, q: int, offset: int, numel: int, dtype: torch.dtype) -> torch.Tensor:
         """numel elements of dtype at byte offset of rank q's buffer (this
