@@ -1,6 +1,13 @@
 """Issue 54's checks of symmtune.torch's runtime as a serving engine uses
 it, on any number of GPUs (torchrun; world 1 on one GPU):
 
+  modules   the process's first all_gather_matmul, then first calls of
+            matmul_reduce_scatter, all_reduce and (on a GPU with FP8 tensor
+            cores) all_gather_scaled_matmul, each run under sys.setprofile
+            (threads included): the symmtune modules their Python frames
+            ran in. At most 5 each (issue 54); the FP8 forms 6, their own
+            module on top of the GEMMs'. Run first, so the first call is
+            the process's.
   memory    agmm + matmulrs eagerly at --shapes distinct row counts: the
             device memory beyond torch's and the symmetric bytes stays
             bounded, memory_stats() against cudaMemGetInfo, and the host
@@ -24,6 +31,8 @@ import argparse
 import gc
 import os
 import statistics
+import sys
+import threading
 import time
 
 import torch
@@ -52,6 +61,57 @@ def report(name: str, ok: bool, **figures) -> bool:
     if dist.get_rank() == 0:
         print(f"CHECK {name}: {'PASS' if ok else 'FAIL'} " + " ".join(f"{k}={v}" for k, v in figures.items()), flush=True)
     return ok
+
+
+MAX_MODULES = 5  # issue 54: a first call passes through at most 5 of symmtune's modules
+
+
+def entered(fn, *args, **kw):
+    """fn(*args, **kw)'s result and the symmtune modules its Python frames
+    ran in (frame.f_globals['__name__']), in the order first entered: the
+    calling thread's and those of threads it starts (sys.setprofile and
+    threading.setprofile). A frame of a dataclass's generated method counts
+    as its module's."""
+    seen: list[str] = []
+
+    def prof(frame, event, arg):
+        if event == "call":
+            name = frame.f_globals.get("__name__") or ""
+            if name.startswith("symmtune") and name not in seen:
+                seen.append(name)
+    threading.setprofile(prof)
+    sys.setprofile(prof)
+    try:
+        out = fn(*args, **kw)
+    finally:
+        sys.setprofile(None)
+        threading.setprofile(None)  # type: ignore[arg-type]
+    return out, seen
+
+
+def modules(args) -> bool:
+    """The modules of first calls (see the module's note): the process's
+    first all_gather_matmul, then a first matmul_reduce_scatter, all_reduce
+    and, where the GPU has FP8 tensor cores, all_gather_scaled_matmul."""
+    H, N, W = 1024, 2048, dist.get_world_size()
+    g = torch.Generator(device="cuda").manual_seed(5)
+    w = torch.randn(N, H, device="cuda", dtype=BF16, generator=g) / H ** 0.5
+    a = torch.randn(192 // W, H, device="cuda", dtype=BF16, generator=g)
+    limits = {"agmm": MAX_MODULES, "matmulrs": MAX_MODULES, "allreduce": MAX_MODULES}
+    c, seen = entered(st.all_gather_matmul, a, w.t())
+    found = {"agmm": seen}
+    _, found["matmulrs"] = entered(st.matmul_reduce_scatter, c, w)
+    _, found["allreduce"] = entered(st.all_reduce, torch.randn(3 * 4099, device="cuda", dtype=BF16, generator=g))
+    if torch.cuda.get_device_capability() >= (8, 9):
+        f8 = torch.float8_e4m3fn
+        one = torch.ones(1, device="cuda")
+        b8 = w.to(f8).t()  # the transpose of a contiguous [N, K]
+        _, found["agmm_e4m3"] = entered(st.all_gather_scaled_matmul, a.to(f8), b8, one, one)
+        limits["agmm_e4m3"] = MAX_MODULES + 1
+    torch.cuda.synchronize()
+    ok = all(len(found[k]) <= limits[k] for k in found)
+    return report("modules", ok, **{k: f"{len(v)}/{limits[k]}:" + "+".join(m.removeprefix("symmtune.") for m in v)
+                                    for k, v in found.items()})
 
 
 def memory(args) -> bool:
@@ -234,7 +294,7 @@ def compiled(args) -> bool:
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--checks", default="memory,lifetime,decode,compile")
+    ap.add_argument("--checks", default="modules,memory,lifetime,decode,compile")
     ap.add_argument("--tokens", type=int, default=200)
     ap.add_argument("--shapes", type=int, default=1000)
     ap.add_argument("--layers", type=int, default=80)
@@ -247,7 +307,8 @@ def main() -> None:
     ok = True
     for name in args.checks.split(","):
         t0 = time.perf_counter()
-        ok &= {"memory": memory, "lifetime": lifetime, "decode": decode, "compile": compiled}[name](args)
+        ok &= {"modules": modules, "memory": memory, "lifetime": lifetime, "decode": decode,
+               "compile": compiled}[name](args)
         if dist.get_rank() == 0:
             print(f"  ({name}: {time.perf_counter() - t0:.1f} s)", flush=True)
     dist.destroy_process_group()

@@ -69,7 +69,7 @@ def untuned(kernel: str, m: int, n: int, k: int, world: int, dtype: str) -> dict
     its own first-call choice (_torch_gemm.choose: the GPU-aware default)
     asked of a cache that does not exist."""
     device = torch.device("cuda", torch.cuda.current_device())
-    answer = _torch_gemm.choose(kernel, gemm.Problem(m, n, k, world), dtype, device, "/nonexistent/symmtune-untuned.toml")
+    answer = _torch_gemm.choose(kernel, m, n, k, world, dtype, device, "/nonexistent/symmtune-untuned.toml")
     return dict(cache.chosen(answer)["config"])  # an error raised, as a first call raises it
 
 

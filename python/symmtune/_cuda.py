@@ -1,12 +1,12 @@
-"""NVRTC and the CUDA driver from Python: compiling symmtune's CUDA C (the
-kernel-source tests check the sources compile as the Go plugins compile
-them) and device buffers of symmtune's own (pointer tables). The kernels
-themselves load and launch in Go (libsymmtune).
+"""NVRTC from Python: compiling symmtune's CUDA C (the kernel-source tests
+check the sources compile as the Go plugins compile them). The kernels
+themselves load and launch in Go (libsymmtune); symmtune.torch's device
+memory is torch's (symmetric memory and its pointer tables:
+symmtune._torchrt).
 
-NVRTC and the CUDA driver are loaded with ctypes, as the Go plugins load
-NVRTC with dlopen (cuda/nvrtc, cuda/libpath): the newest libnvrtc.so.N in the
-CUDA toolkit's folders or beside torch's own CUDA libraries, or
-$SYMMTUNE_NVRTC. Sources compile for an architecture (sm_90a on an
+NVRTC is loaded with ctypes, as the Go plugins load it with dlopen
+(cuda/nvrtc, cuda/libpath): the newest libnvrtc.so.N in the CUDA toolkit's
+folders or beside torch's own CUDA libraries, or $SYMMTUNE_NVRTC. Sources compile for an architecture (sm_90a on an
 H100/H200) with the options the Go plugins use.
 """
 
@@ -16,9 +16,7 @@ import ctypes
 import glob
 import os
 import re
-import struct
-import weakref
-from typing import Any, Sequence
+from typing import Sequence
 
 from .hardware import HardwareError
 
@@ -66,7 +64,6 @@ def nvrtc_candidates() -> list[str]:
 
 
 _nvrtc: ctypes.CDLL | None = None
-_driver: ctypes.CDLL | None = None
 
 
 def _load_nvrtc() -> ctypes.CDLL:
@@ -85,28 +82,6 @@ def _load_nvrtc() -> ctypes.CDLL:
             raise HardwareError("no usable NVRTC library (libnvrtc.so.N): install the CUDA toolkit's NVRTC "
                                 "or set SYMMTUNE_NVRTC to its path")
     return _nvrtc
-
-
-def driver() -> ctypes.CDLL:
-    """libcuda, initialised."""
-    global _driver
-    if _driver is None:
-        try:
-            lib = ctypes.CDLL("libcuda.so.1")
-        except OSError as e:
-            raise HardwareError(f"no CUDA driver (libcuda.so.1): {e}") from None
-        r = lib.cuInit(0)
-        if r != 0:
-            raise HardwareError(f"cuInit failed with CUDA error {r} (no usable GPU?)")
-        _driver = lib
-    return _driver
-
-
-def _check(what: str, r: int) -> None:
-    if r != 0:
-        name = ctypes.c_char_p()
-        driver().cuGetErrorName(r, ctypes.byref(name))
-        raise RuntimeError(f"{what}: {name.value.decode() if name.value else r}")
 
 
 def arch(major: int, minor: int) -> str:
@@ -142,55 +117,3 @@ def compile_cubin(source: str, name: str, options: Sequence[str], target: str) -
         return buf.raw
     finally:
         lib.nvrtcDestroyProgram(ctypes.byref(prog))
-
-
-# Driver calls of the buffers: every argument a plain int, argtypes bound
-# once.
-_bound: dict[str, Any] = {}
-
-
-def _fn(name: str, *argtypes) -> Any:
-    f = _bound.get(name)
-    if f is None:
-        f = getattr(driver(), name)
-        f.argtypes = list(argtypes)
-        f.restype = ctypes.c_int
-        _bound[name] = f
-    return f
-
-
-_P, _SZ = ctypes.c_void_p, ctypes.c_size_t
-_U64 = ctypes.c_uint64
-
-
-def _free(ptr: int) -> None:
-    _fn("cuMemFree_v2", _U64)(ptr)
-
-
-class Buffer:
-    """nbytes of device memory of symmtune's own (cuMemAlloc), outside
-    torch's caching allocator, freed when the object goes: what a call's
-    layout keeps for its life (pointer tables, cuBLASLt workspaces, staging
-    rows, the fused GEMM's tables). Taken from torch's allocator, such a
-    buffer would come from a CUDA graph's private pool whenever the first
-    call runs in one (torch.compile's reduce-overhead warms up there), and
-    that pool refuses allocations that outlive its graphs. The first bytes
-    are data when given, else zeros when zero is set."""
-
-    def __init__(self, nbytes: int, data: bytes = b"", zero: bool = False) -> None:
-        ptr = ctypes.c_uint64()
-        _check("cuMemAlloc", _fn("cuMemAlloc_v2", ctypes.POINTER(ctypes.c_uint64), _SZ)(ctypes.byref(ptr), max(nbytes, 1)))
-        self.ptr, self.nbytes = ptr.value, nbytes
-        weakref.finalize(self, _free, self.ptr)
-        if zero:
-            _check("cuMemsetD8", _fn("cuMemsetD8_v2", _U64, ctypes.c_ubyte, _SZ)(self.ptr, 0, nbytes))
-        if data:
-            _check("cuMemcpyHtoD", _fn("cuMemcpyHtoD_v2", _U64, ctypes.c_char_p, _SZ)(self.ptr, data, len(data)))
-
-    @classmethod
-    def of_u64(cls, values: Sequence[int]) -> "Buffer":
-        """A device array of the given u64 values (a pointer table)."""
-        return cls(8 * len(values), struct.pack(f"<{len(values)}Q", *values))
-
-    def data_ptr(self) -> int:
-        return self.ptr

@@ -14,6 +14,10 @@ builds it there; a wheel ships it there). Its ABI version must be this
 module's ABI_VERSION. Errors: ValueError for a request the rules reject
 (the library's one-line message, which names the argument), NativeError
 for a missing or mismatched library and for the library's internal errors.
+An answer can also be an error of its own ({"error": {kind, message}}, the
+cache's kinds) or carry warnings (a first call's choice): checked and chosen
+raise and give them, here, so a first call of symmtune.torch takes the
+library's answer in this one module.
 
 The Go runtime does not survive fork(): a process forked after the library
 was loaded must not call it (it would hang), so a call there raises
@@ -25,7 +29,9 @@ from __future__ import annotations
 import ctypes
 import json
 import os
+import sys
 import threading
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -129,6 +135,61 @@ def call(op: str, **request: Any) -> Any:
     if code == BAD_INPUT:
         raise ValueError(msg)
     raise NativeError(f"libsymmtune {op}: {msg} (code {code})")
+
+
+def checked(answer: dict[str, Any]) -> dict[str, Any]:
+    """answer, the library's to a request that reads the cache, unless it
+    is an error ({"error": {kind, message}}): then its exception
+    (symmtune.cache's NoTunedConfig, CacheError, CacheUnavailable; OSError;
+    symmtune.hardware's HardwareError)."""
+    err = answer.get("error")
+    if err:
+        raise _answer_error(err["kind"], err["message"])
+    return answer
+
+
+def _answer_error(kind: str, message: str) -> Exception:
+    """The exception of an answer's error kind. Its classes are the public
+    ones of symmtune.cache and symmtune.hardware (which import this module),
+    so they are imported here, on the error path only."""
+    from .cache import CacheError, CacheUnavailable, NoTunedConfig
+    from .hardware import HardwareError
+    cls: type[Exception] = {"not_found": NoTunedConfig, "corrupt": CacheError, "unavailable": CacheUnavailable,
+                            "io": OSError, "hardware": HardwareError}.get(kind, CacheError)
+    return cls(message)
+
+
+# The keys of the choice warnings given in this process (once each).
+_warned: set[str] = set()
+
+
+def chosen(answer: dict[str, Any], stacklevel: int | None = 2) -> dict[str, Any]:
+    """The choice of a first call (the library's gemm.choose or
+    allreduce.choose answer, symmtune.torch's): its error raised (see
+    checked), its warnings (no tuned config, one that does not run here)
+    given once per key in the process, then left out. stacklevel: as
+    warnings.warn's, from the caller of chosen; None: the first frame
+    outside the symmtune package (the user's call, however deep the
+    group's round put this)."""
+    out = dict(checked(answer))
+    for w in out.pop("warnings"):
+        if w["key"] not in _warned:
+            _warned.add(w["key"])
+            warnings.warn(w["message"], stacklevel=(stacklevel + 1) if stacklevel is not None else user_stacklevel())
+    return out
+
+
+_PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+
+def user_stacklevel() -> int:
+    """warnings.warn's stacklevel, from its caller, of the first frame
+    outside the symmtune package."""
+    f: Any = sys._getframe(2)
+    level = 2
+    while f is not None and os.path.abspath(f.f_code.co_filename).startswith(_PACKAGE):
+        f, level = f.f_back, level + 1
+    return level
 
 
 _constants: dict[str, Any] | None = None

@@ -27,15 +27,17 @@ import os
 
 import torch
 
-from . import gemm
+from . import _native
+from .gemm import AGMM, MATMULRS
 from ._torch_gemm import _constant_group_name, _pipeline
 from ._torchrt import group_info
 
 FP8 = torch.float8_e4m3fn
 
-# Each device's compute capability, by index, once asked (whether it has
-# FP8 tensor cores is gemm.check_device's rule, Go's).
-_capability: dict[int, tuple[int, int]] = {}
+# The (device index, dtype) pairs whose GPU can multiply the dtype, once
+# asked (whether it has FP8 tensor cores is Dtype.CheckDevice's rule, Go's:
+# the library's gemm.check_device).
+_fits: set[tuple[int, str]] = set()
 
 
 def scale_dtype(what: str, a_scale: torch.Tensor, b_scale: torch.Tensor, rows: int, n: int) -> str:
@@ -91,13 +93,13 @@ def check_fp8(what: str, a: torch.Tensor, a_name: str, b: torch.Tensor, a_scale:
             dev = torch.cuda.current_device()
         if not x.is_cuda or x.device.index != dev:
             raise ValueError(f"symmtune.torch.{what}: {name} is on {x.device}; want this rank's current CUDA device")
-    cap = _capability.get(dev)
-    if cap is None:
-        cap = _capability[dev] = torch.cuda.get_device_capability(dev)
-    try:
-        gemm.check_device(dt, cap)  # the rule is Go's (gpu.Dtype.CheckDevice)
-    except ValueError as e:
-        raise ValueError(f"symmtune.torch.{what}: {a_name} is on cuda:{dev}: {e}") from None
+    if (dev, dt) not in _fits:
+        major, minor = torch.cuda.get_device_capability(dev)
+        try:
+            _native.call("gemm.check_device", dtype=dt, major=major, minor=minor)
+        except ValueError as e:
+            raise ValueError(f"symmtune.torch.{what}: {a_name} is on cuda:{dev}: {e}") from None
+        _fits.add((dev, dt))
     return dt
 
 
@@ -126,8 +128,8 @@ def all_gather_scaled_matmul(a_shard: torch.Tensor, b: torch.Tensor, a_scale: to
     dt = check_fp8(what, a_shard, "a_shard", b, a_scale, b_scale, out_dtype)
     _, _, world = group_info(group)
     rows, k = a_shard.shape
-    p = gemm.Problem(rows * world, b.shape[1], k, world)
-    return _pipeline(gemm.AGMM, p, FP8, group, cache, dt).scaled_call(a_shard, b, a_scale, b_scale, p.m)
+    m = rows * world
+    return _pipeline(AGMM, m, b.shape[1], k, FP8, group, cache, dt).scaled_call(a_shard, b, a_scale, b_scale, m)
 
 
 def scaled_matmul_reduce_scatter(a: torch.Tensor, b: torch.Tensor, a_scale: torch.Tensor, b_scale: torch.Tensor,
@@ -158,5 +160,4 @@ def scaled_matmul_reduce_scatter(a: torch.Tensor, b: torch.Tensor, a_scale: torc
     if m % world:
         raise ValueError(f"symmtune.torch.{what}: a has {m} rows, not divisible by the {world} ranks: every rank "
                          "gets the same number of rows")
-    p = gemm.Problem(m, b.shape[1], k, world)
-    return _pipeline(gemm.MATMULRS, p, FP8, group, cache, dt).scaled_call(a, b, a_scale, b_scale, p.m)
+    return _pipeline(MATMULRS, m, b.shape[1], k, FP8, group, cache, dt).scaled_call(a, b, a_scale, b_scale, m)

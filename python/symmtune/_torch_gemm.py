@@ -40,11 +40,11 @@ import warnings
 
 import torch
 
-from . import _native, gemm, record as _record
+from . import _native
 from ._arena import Arena, CaptureError
-from .cache import chosen, user_stacklevel
+from .gemm import AGMM, MATMULRS, SCALED_DTYPES
 from .kernels import Choice
-from ._torchrt import Symmetric, capturing, first_call, group_info, group_name, group_of, new_arena, raw_stream
+from ._torchrt import Symmetric, capturing, first_call, group_info, group_name, group_of, new_arena, note, raw_stream
 from ._torchrt import reap_all
 
 GEMM_DTYPES = {torch.bfloat16: "bf16", torch.float16: "f16"}
@@ -60,8 +60,9 @@ def arena(group_name: str, device: torch.device) -> Arena:
     key = (group_name, device.index)
     a = arenas.get(key)
     if a is None:
+        # The flag words before the payload (layout.go) start clear.
         a = arenas[key] = new_arena(f"the GEMM workspace of group {group_name}", group_name, device,
-                                    zero_bytes=gemm.PAYLOAD_OFFSET)
+                                    zero_bytes=_native.constants()["gemm"]["payload_offset"])
     return a
 
 
@@ -110,31 +111,39 @@ class _Gemm:
     for the FP8 ones (scaled) the operands are float8_e4m3fn, the output
     bf16, and every call carries the scales."""
 
-    def __init__(self, kernel: str, p: gemm.Problem, dtype: torch.dtype, group_name: str, rank: int,
+    def __init__(self, kernel: str, n: int, k: int, world: int, dtype: torch.dtype, group_name: str, rank: int,
                  device: torch.device, answer: dict, dt: str) -> None:
-        """p: the problem at the bucket's top; answer: the group's
-        gemm.choose answer (config, source, median_us, symmetric_bytes,
-        b_kn, m, m_lo)."""
-        self.kernel, self.p, self.dtype, self.rank, self.device, self.dt = kernel, p, dtype, rank, device, dt
-        self.out_dtype = torch.bfloat16 if dt in gemm.SCALED_DTYPES else dtype
+        """The problem is (top, n, k) on world ranks, top being the
+        bucket's rows; answer: the group's gemm.choose answer (config,
+        source, median_us, symmetric_bytes, b_kn, m, m_lo)."""
+        self.kernel, self.n, self.k, self.world = kernel, n, k, world
+        self.dtype, self.rank, self.device, self.dt = dtype, rank, device, dt
+        self.out_dtype = torch.bfloat16 if dt in SCALED_DTYPES else dtype
         self.group_name = group_name
         self.lo, self.top = int(answer["m_lo"]), int(answer["m"])
-        self.choice = Choice(dict(answer["config"]), answer["source"], answer["median_us"])
+        self.config: dict = dict(answer["config"])
+        self.source: str = answer["source"]
+        self.median_us: float | None = answer["median_us"]
         # B as the products read it: [N, K] (b.t()), but [K, N] for a fused
         # tile that is not K-major (never FP8: Validate refuses such a tile).
         self.b_kn: bool = answer["b_kn"]
         self.arena = arena(group_name, device)
-        self.key = (kernel, p, dt, tuple(sorted(self.choice.config.items())))
-        what = f"the first {kernel} call with m={p.m},n={p.n},k={p.k} on {p.world} ranks ({dt})"
+        self.key = (kernel, self.top, n, k, world, dt, tuple(sorted(self.config.items())))
+        what = f"the first {kernel} call with m={self.top},n={n},k={k} on {world} ranks ({dt})"
         self.gen = self.arena.fit(answer["symmetric_bytes"], what)
         self.handle = self.arena.runner(self.key, self._open, what)
+
+    @property
+    def choice(self) -> Choice:
+        """The agreed config and where it came from (what benchmarks report)."""
+        return Choice(dict(self.config), self.source, self.median_us)
 
     def _open(self, region: Symmetric, prev: int | None) -> int:
         """Opens this bucket's op on a generation of the workspace; with
         prev, the op it replaces, whose row counts open here at once (they
         were warmed up: a capture after the growth needs them)."""
-        req = {"kernel": self.kernel, "m": self.p.m, "n": self.p.n, "k": self.p.k, "world": self.p.world,
-               "rank": self.rank, "dtype": self.dt, "device": self.device.index, "config": dict(self.choice.config)}
+        req = {"kernel": self.kernel, "m": self.top, "n": self.n, "k": self.k, "world": self.world,
+               "rank": self.rank, "dtype": self.dt, "device": self.device.index, "config": dict(self.config)}
         if prev is not None:
             req["warm_from"] = prev
         handle, warning = _native.gemm_open(req, list(region.ptrs), region.table.data_ptr())
@@ -144,7 +153,7 @@ class _Gemm:
     def _warn(self, warning: str) -> None:
         if warning and (self.key, warning) not in _warned:
             _warned.add((self.key, warning))
-            warnings.warn(f"symmtune.torch: {warning}", stacklevel=user_stacklevel())
+            warnings.warn(f"symmtune.torch: {warning}", stacklevel=_native.user_stacklevel())
 
     def move(self) -> None:
         """Takes the op on the workspace's current generation (opened
@@ -171,12 +180,11 @@ class _Gemm:
         """agmm: C, or (A, C) with A a new tensor of the gathered rows.
         matmulrs: this rank's rows of the sum. m: the call's rows (of the
         bucket)."""
-        p = self.p
         a = _dense(a)
         bt = self.b_operand(b)  # held until the call is enqueued: it may be a copy
-        rows = m if self.kernel == gemm.AGMM else m // p.world
-        out = torch.empty(rows, p.n, dtype=self.dtype, device=self.device)
-        gathered = torch.empty(m, p.k, dtype=self.dtype, device=self.device) if return_a else None
+        rows = m if self.kernel == AGMM else m // self.world
+        out = torch.empty(rows, self.n, dtype=self.dtype, device=self.device)
+        gathered = torch.empty(m, self.k, dtype=self.dtype, device=self.device) if return_a else None
         self._enqueue(_native.gemm_enqueue, m, a.data_ptr(), bt.data_ptr(), out.data_ptr(),
                       0 if gathered is None else gathered.data_ptr())
         return (gathered, out) if gathered is not None else out
@@ -185,11 +193,10 @@ class _Gemm:
                     b_scale: torch.Tensor, m: int) -> torch.Tensor:
         """An FP8 call (symmtune._torch_fp8 checked the operands): agmm, C
         [M, N]; matmulrs, this rank's rows of the sum [M/W, N]; bf16."""
-        p = self.p
         a, bt = _dense(a), _dense(b.t())  # b.t() is [N, K] dense: the caller checked
         a_scale, b_scale = _dense(a_scale), _dense(b_scale)
-        rows = m if self.kernel == gemm.AGMM else m // p.world
-        out = torch.empty(rows, p.n, dtype=self.out_dtype, device=self.device)
+        rows = m if self.kernel == AGMM else m // self.world
+        out = torch.empty(rows, self.n, dtype=self.out_dtype, device=self.device)
         self._enqueue(_native.gemm_enqueue_scaled, m, a.data_ptr(), bt.data_ptr(), out.data_ptr(), 0,
                       a_scale.data_ptr(), b_scale.data_ptr())
         return out
@@ -221,25 +228,27 @@ def opened(kernel: str | None = None, m: int | None = None, n: int | None = None
     return out
 
 
-def choose(kernel: str, p: gemm.Problem, dtn: str, device: torch.device, cache, over: dict | None = None,
-           bucket: bool = False) -> dict:
-    """The library's gemm.choose answer for (kernel, p) of dtype dtn on
-    device's GPU: the cache's config (cache None: the default cache), else
-    the GPU-aware default; over, where given, is checked and run instead.
-    bucket: for p.m's row bucket (the answer's m_lo and m)."""
+def choose(kernel: str, m: int, n: int, k: int, world: int, dtn: str, device: torch.device, cache,
+           over: dict | None = None, bucket: bool = False) -> dict:
+    """The library's gemm.choose answer for kernel at (m, n, k) on world
+    ranks, of dtype dtn on device's GPU: the cache's config (cache None: the
+    default cache), else the GPU-aware default; over, where given, is
+    checked and run instead. bucket: for m's row bucket (the answer's m_lo
+    and m). Its error and warnings are the caller's (_native.chosen)."""
     major, minor = torch.cuda.get_device_capability(device)
-    return _native.call("gemm.choose", kernel=kernel, m=p.m, n=p.n, k=p.k, world=p.world, dtype=dtn,
+    return _native.call("gemm.choose", kernel=kernel, m=m, n=n, k=k, world=world, dtype=dtn,
                         cache="" if cache is None else os.fspath(cache), env=dict(os.environ), major=major,
                         minor=minor, sms=torch.cuda.get_device_properties(device).multi_processor_count,
                         bucket=bucket, **({"config": over} if over is not None else {}))
 
 
-def _pipeline(kernel: str, p: gemm.Problem, dtype: torch.dtype, group, cache, dt: str | None = None) -> _Gemm:
-    """The op of (kernel, p's row bucket, dtype) on group, opened at the
-    bucket's first call with the config the group agreed on. dt: the
-    dtype's name (gemm.DTYPES) where the torch dtype does not say it (FP8:
-    e4m3 or e4m3_row, by the scales). Inside a capture a first call raises
-    CaptureError before anything is enqueued.
+def _pipeline(kernel: str, m: int, n: int, k: int, dtype: torch.dtype, group, cache, dt: str | None = None) -> _Gemm:
+    """The op of (kernel, m's row bucket, n, k, dtype) on group, m being
+    the call's rows in all, opened at the bucket's first call with the
+    config the group agreed on. dt: the dtype's name (gemm.DTYPES) where
+    the torch dtype does not say it (FP8: e4m3 or e4m3_row, by the
+    scales). Inside a capture a first call raises CaptureError before
+    anything is enqueued.
 
     A bucket's first call asks the library once (gemm.choose for the
     bucket's top rows: ParseProblem's rules, a ValueError before anything
@@ -252,13 +261,13 @@ def _pipeline(kernel: str, p: gemm.Problem, dtype: torch.dtype, group, cache, dt
     device = torch.device("cuda", torch.cuda.current_device())
     dtn: str = dt or GEMM_DTYPES[dtype]
     over = forced.get(kernel)
-    key = (kernel, p.n, p.k, p.world, dtn, name, device.index, None if over is None else tuple(sorted(over.items())))
+    key = (kernel, n, k, world, dtn, name, device.index, None if over is None else tuple(sorted(over.items())))
     for pipe in _pipes.get(key, ()):
-        if pipe.lo < p.m <= pipe.top:
+        if pipe.lo < m <= pipe.top:
             if pipe.gen is not pipe.arena.current:
                 pipe.move()  # the workspace grew: the arena opened the op on the new memory
             return pipe
-    what = f"{kernel} with m={p.m},n={p.n},k={p.k} on {p.world} ranks ({dtn})"
+    what = f"{kernel} with m={m},n={n},k={k} on {world} ranks ({dtn})"
     if capturing():
         raise CaptureError(f"symmtune.torch: the first {what} came during a CUDA graph capture, where its layout "
                            "(symmetric memory, kernels, buffers) cannot be made nor its config agreed by the group; "
@@ -267,17 +276,16 @@ def _pipeline(kernel: str, p: gemm.Problem, dtype: torch.dtype, group, cache, dt
     grp.check(what=f"the {what}")
     with grp.lock:
         for pipe in _pipes.get(key, ()):  # another thread's first call may have opened it
-            if pipe.lo < p.m <= pipe.top:
+            if pipe.lo < m <= pipe.top:
                 return pipe
         reap_all()
-        answer = choose(kernel, p, dtn, device, cache, over, bucket=True)
-        top = int(answer.get("m", p.m))
-        pt = gemm.Problem(top, p.n, p.k, p.world)
-        _record.note(kernel, p.world, dtn, {"m": top, "n": p.n, "k": p.k})
+        answer = choose(kernel, m, n, k, world, dtn, device, cache, over, bucket=True)
+        top = int(answer.get("m", m))
+        note(kernel, world, dtn, {"m": top, "n": n, "k": k})
         # chosen's warnings name the public function's line that called here.
-        pipe = first_call(name, rank, world, f"{kernel}/{dtn}", f"m<={top},n={p.n},k={p.k}", f"the {what}",
-                          lambda: chosen(answer, stacklevel=None),
-                          lambda got: _Gemm(kernel, pt, dtype, name, rank, device, got, dtn))
+        pipe = first_call(name, rank, world, f"{kernel}/{dtn}", f"m<={top},n={n},k={k}", f"the {what}",
+                          lambda: _native.chosen(answer, stacklevel=None),
+                          lambda got: _Gemm(kernel, n, k, world, dtype, name, rank, device, got, dtn))
         _pipes.setdefault(key, []).append(pipe)
     return pipe
 
@@ -318,8 +326,8 @@ def all_gather_matmul(a_shard: torch.Tensor, b: torch.Tensor, group=None, *, ret
     if b.shape[0] != k:
         raise ValueError(f"symmtune.torch.all_gather_matmul: a_shard is [{rows}, {k}] but b is {list(b.shape)}; "
                          f"want b [{k}, N]")
-    p = gemm.Problem(rows * world, b.shape[1], k, world)
-    return _pipeline(gemm.AGMM, p, a_shard.dtype, group, cache)(a_shard, b, p.m, return_a)
+    m = rows * world
+    return _pipeline(AGMM, m, b.shape[1], k, a_shard.dtype, group, cache)(a_shard, b, m, return_a)
 
 
 def matmul_reduce_scatter(a: torch.Tensor, b: torch.Tensor, group=None, *,
@@ -349,5 +357,4 @@ def matmul_reduce_scatter(a: torch.Tensor, b: torch.Tensor, group=None, *,
     if m % world:
         raise ValueError(f"symmtune.torch.matmul_reduce_scatter: a has {m} rows, not divisible by the {world} "
                          "ranks: every rank gets the same number of rows")
-    p = gemm.Problem(m, b.shape[1], k, world)
-    return _pipeline(gemm.MATMULRS, p, a.dtype, group, cache)(a, b, p.m)
+    return _pipeline(MATMULRS, m, b.shape[1], k, a.dtype, group, cache)(a, b, m)

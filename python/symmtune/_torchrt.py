@@ -1,10 +1,13 @@
 """What symmtune.torch's kernels share: the group's name, rank and size, the
-raw current stream, and symmetric buffers on torch symmetric memory (the
-launch sequences themselves run in Go, through libsymmtune)."""
+raw current stream, symmetric buffers on torch symmetric memory with their
+device pointer tables, the first calls' rounds and recording (the launch
+sequences themselves run in Go, through libsymmtune)."""
 
 from __future__ import annotations
 
+import os
 import threading
+import weakref
 from typing import Any, Callable
 
 import torch
@@ -12,8 +15,7 @@ import torch.distributed as dist
 import torch.distributed.distributed_c10d as c10d
 import torch.distributed._symmetric_memory as symm_mem
 
-from . import _cuda, _group, _native
-from . import kernels
+from . import _group, _native, record as _record
 from ._arena import Arena
 
 DTYPES = {torch.bfloat16: "bf16", torch.float16: "f16", torch.float32: "f32"}
@@ -61,31 +63,51 @@ def raw_stream(index: int) -> int:
     return _raw_stream(index)
 
 
-def allocate(group_name: str, numel: int, dtype: torch.dtype, device: torch.device, zero_bytes: int = 0):
-    """numel elements of symmetric memory with signal pads the kernels'
-    barriers fit in, rendezvoused over the group: (buffer, handle). The
-    first zero_bytes are zeroed on every rank before any rank returns.
-    Not while the current stream is being captured (the rendezvous is a
-    collective on the host): its caller, symmtune._arena's Arena.fit,
-    refuses growth in a capture with CaptureError first."""
+def pad_bytes() -> int:
+    """The signal pad bytes the kernels' barriers need (symm/cudamem's
+    layout, the library's constant)."""
+    return int(_native.constants()["allreduce"]["pad_bytes"])
+
+
+def _signed(v: int) -> int:
+    """A u64 device address as the int64 a torch tensor holds."""
+    return v - (1 << 64) if v >= 1 << 63 else v
+
+
+def allocate(group_name: str, nbytes: int, device: torch.device, zero_bytes: int = 0):
+    """nbytes of symmetric memory (uint8) with signal pads the kernels'
+    barriers fit in, rendezvoused over the group: (buffer, handle, table),
+    table being the device array [buffer pointers..., pad pointers...]
+    (int64) the runners take. The first zero_bytes are zeroed on every rank
+    before any rank returns. All three are made on the allocation thread
+    (outside_pools), so none comes from a CUDA graph's pool, and the table
+    is on the device before this returns. Not while the current stream is
+    being captured (the rendezvous is a collective on the host): its
+    caller, symmtune._arena's Arena.fit, refuses growth in a capture with
+    CaptureError first."""
+    need = pad_bytes()
     try:
-        if symm_mem.get_signal_pad_size() < kernels._PAD_BYTES:
-            symm_mem.set_signal_pad_size(kernels._PAD_BYTES)
+        if symm_mem.get_signal_pad_size() < need:
+            symm_mem.set_signal_pad_size(need)
     except AttributeError:
         pass  # older torch: the size is checked below
 
     def make():
-        buf = symm_mem.empty(numel, dtype=dtype, device=device)
+        buf = symm_mem.empty(nbytes, dtype=torch.uint8, device=device)
         if zero_bytes:
-            buf.view(torch.uint8)[:zero_bytes].zero_()
-            torch.cuda.synchronize(device)
-        return buf, symm_mem.rendezvous(buf, group_name)
-    buf, hdl = outside_pools(make, device)
-    if hdl.signal_pad_size < kernels._PAD_BYTES:
+            buf[:zero_bytes].zero_()
+            torch.cuda.synchronize(device)  # zeroed before the rendezvous lets any rank go on
+        hdl = symm_mem.rendezvous(buf, group_name)
+        ptrs = [_signed(int(p)) for p in list(hdl.buffer_ptrs) + list(hdl.signal_pad_ptrs)]
+        table = torch.tensor(ptrs, dtype=torch.int64, device=device)
+        torch.cuda.synchronize(device)  # on the device before any runner's stream reads it
+        return buf, hdl, table
+    buf, hdl, table = outside_pools(make, device)
+    if hdl.signal_pad_size < need:
         raise RuntimeError(f"symmtune.torch: signal pads of {hdl.signal_pad_size} bytes, the kernels need "
-                           f"{kernels._PAD_BYTES}: call torch.distributed._symmetric_memory.set_signal_pad_size({kernels._PAD_BYTES}) "
+                           f"{need}: call torch.distributed._symmetric_memory.set_signal_pad_size({need}) "
                            "before allocating symmetric memory")
-    return buf, hdl
+    return buf, hdl, table
 
 
 def outside_pools(make: Callable[[], Any], device: torch.device) -> Any:
@@ -116,16 +138,25 @@ def outside_pools(make: Callable[[], Any], device: torch.device) -> Any:
 class Symmetric:
     """A symmetric allocation of nbytes per rank with its signal pads: this
     rank's buffer (uint8), every rank's buffer pointer, and the device table
-    [buffer pointers..., pad pointers...] the kernels take. The first
-    zero_bytes are zeroed on every rank before any rank returns (rendezvous
-    is collective), so flags there start clear."""
+    [buffer pointers..., pad pointers...] (an int64 tensor) the kernels
+    take. The first zero_bytes are zeroed on every rank before any rank
+    returns (rendezvous is collective), so flags there start clear.
+
+    The object owns the buffer and the table alike: both go when it goes,
+    which symmtune._arena allows only once no runner on it is open (no
+    captured graph can replay one), in an eager call (growth, reap). The
+    last eager calls on it may still run then, on any stream, while torch
+    would hand the table's block to the next allocation in the order of
+    the allocation thread's stream alone: so the device is synchronized
+    first."""
 
     def __init__(self, group_name: str, nbytes: int, device: torch.device, zero_bytes: int = 0) -> None:
         self.group_name, self.nbytes = group_name, nbytes
-        self.buf, self.hdl = allocate(group_name, nbytes, torch.uint8, device, zero_bytes)
+        self.buf, self.hdl, self.table = allocate(group_name, nbytes, device, zero_bytes)
         self.ptrs = list(self.hdl.buffer_ptrs)
-        self.table = _cuda.Buffer.of_u64(self.ptrs + list(self.hdl.signal_pad_ptrs))
         self.world, self.rank = self.hdl.world_size, self.hdl.rank
+        # Runs as the object goes, before its tensors are released.
+        weakref.finalize(self, torch.cuda.synchronize, device).atexit = False
 
     def view(self, q: int, offset: int, numel: int, dtype: torch.dtype) -> torch.Tensor:
         """numel elements of dtype at byte offset of rank q's buffer (this
@@ -167,6 +198,16 @@ def reap_all() -> None:
     if closed:
         for a in _arenas:
             a.reap(closed)
+
+
+def note(kernel: str, world: int, dtype: str, shape: dict[str, int]) -> None:
+    """Records a first call's problem for symmtune search (symmtune.record,
+    with SYMMTUNE_RECORD=FILE or record(FILE)). Enters that module only
+    where it may record: the test before it is record's documented one for
+    hot paths (note() would return False)."""
+    if _record.active is None and (_record.env_read or not os.environ.get(_record.ENV)):
+        return
+    _record.note(kernel, world, dtype, shape)
 
 
 def _store(group_name: str):

@@ -19,14 +19,13 @@ from __future__ import annotations
 
 import datetime as _dt
 import os
-import sys
 import re
 import warnings
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Set, Union
+from typing import Any, Dict, List, Optional, Union
 
 from . import _native
-from .hardware import Fingerprint, HardwareError
+from .hardware import Fingerprint
 
 # The largest dimension size a cache or a job file holds (space.MaxDim).
 MAX_DIM = 1 << 40
@@ -103,18 +102,10 @@ def shape_string(shape: Dict[str, int]) -> str:
     return ",".join(f"{k}={shape[k]}" for k in sorted(shape))
 
 
-_ERRORS = {"not_found": NoTunedConfig, "corrupt": CacheError, "unavailable": CacheUnavailable, "io": OSError,
-           "hardware": HardwareError}
-
-
-def checked(answer: Dict[str, Any]) -> Dict[str, Any]:
-    """answer, the library's to a request that reads the cache, unless it
-    is an error ({"error": {kind, message}}): then its exception
-    (NoTunedConfig, CacheError, CacheUnavailable, OSError, HardwareError)."""
-    err = answer.get("error")
-    if err:
-        raise _ERRORS.get(err["kind"], CacheError)(err["message"])
-    return answer
+# An answer's error and a first call's warnings are the library binding's
+# (symmtune._native, where symmtune.torch takes its answers); kept here by
+# name for callers of symmtune.cache.
+checked, chosen, user_stacklevel = _native.checked, _native.chosen, _native.user_stacklevel
 
 
 def _ask(op: str, **request: Any) -> Dict[str, Any]:
@@ -125,37 +116,6 @@ def _ask(op: str, **request: Any) -> Dict[str, Any]:
     for msg in answer.get("damaged") or []:
         warnings.warn(msg, CacheWarning, stacklevel=3)
     return answer
-
-
-# The keys of the choice warnings given in this process.
-_warned: Set[str] = set()
-
-
-def chosen(answer: Dict[str, Any], stacklevel: Optional[int] = 2) -> Dict[str, Any]:
-    """The choice of a first call (the library's gemm.choose or
-    allreduce.choose answer, symmtune.torch's): its error raised (see
-    checked), its warnings (no tuned config, one that does not run here)
-    given once per key in the process, then left out. stacklevel: as
-    warnings.warn's, from the caller of chosen; None: the first frame
-    outside the symmtune package (the user's call, however deep the
-    group's round put this)."""
-    out = dict(checked(answer))
-    for w in out.pop("warnings"):
-        if w["key"] not in _warned:
-            _warned.add(w["key"])
-            warnings.warn(w["message"], stacklevel=(stacklevel + 1) if stacklevel is not None else user_stacklevel())
-    return out
-
-
-def user_stacklevel() -> int:
-    """warnings.warn's stacklevel, from its caller, of the first frame
-    outside this package."""
-    here = os.path.dirname(os.path.abspath(__file__))
-    f: Optional[Any] = sys._getframe(2)
-    level = 2
-    while f is not None and os.path.abspath(f.f_code.co_filename).startswith(here + os.sep):
-        f, level = f.f_back, level + 1
-    return level
 
 
 def default_path() -> str:

@@ -5,13 +5,14 @@ layout the launch sequences use live in Go (libsymmtune runs them); tests
 ask the library for them directly (symmtune._native.call).
 
 Every rule is kernels/gemm/gpu's own, asked of libsymmtune (symmtune._native):
-this module holds the Python types the runtime uses (Problem, the dtype
-names) and converts to and from the library's JSON, caching answers.
+this module holds the Python types of its answers (Problem, Config, the
+dtype names) and converts to and from the library's JSON, caching answers.
 Layout constants (PAYLOAD_OFFSET, FLAG_STRIDE, MAX_*, COPY_THREADS,
 REDUCE_THREADS) and SPACE are the library's too, fetched on first access.
 A runtime's first call asks the library once for its whole choice
 (gemm.choose: the cache's config or the default, checked, and the
-layout; see symmtune._torch_gemm), not this module.
+layout; see symmtune._torch_gemm), not this module: it takes only the
+kernel and dtype names from here, never a call into it.
 """
 
 from __future__ import annotations

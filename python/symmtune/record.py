@@ -31,6 +31,17 @@ the file always parses and never loses what it held.
 ``note`` is meant for hot paths: each recorder remembers what its process
 has written or seen in the file, so a repeat call is one set lookup, no I/O;
 with recording off it returns at once without looking at its arguments.
+A caller that does not want to enter this module at all when nothing
+records may test the module's state first, which is note()'s own test::
+
+    if record.active is None and (record.env_read or not os.environ.get(record.ENV)):
+        pass  # note() would return False: nothing records
+    else:
+        record.note(...)
+
+(symmtune.torch's first calls do.) The one difference: a skipped call does
+not settle $SYMMTUNE_RECORD, which stays to be read at the first note()
+that runs.
 
 Standard library only (TOML is read with tomllib, or tomli on Python < 3.11).
 """
@@ -303,8 +314,13 @@ def _append(fd: int, size: int, block: bytes, path: str) -> None:
 # at the first note() when record() was never called; cleared by stop().
 # Its lifetime is until stop() or another record(); its ``seen`` set is the
 # only per-call cache.
-_active: Optional[Recorder] = None
-_env_read = False  # $SYMMTUNE_RECORD was looked at (or record()/stop() made it moot)
+active: Optional[Recorder] = None
+"""The recorder note() writes to, None when none is active (yet). Read-only
+outside this module: record() and stop() set it, and the first note() from
+$SYMMTUNE_RECORD."""
+env_read = False
+"""Whether $SYMMTUNE_RECORD was looked at (by a note()), or made moot by
+record() or stop(). Read-only outside this module."""
 _state_lock = threading.Lock()
 
 
@@ -313,19 +329,19 @@ def record(path: Union[str, "os.PathLike[str]"]) -> Recorder:
     header when missing or empty; appended to otherwise) and returns the
     recorder. Replaces any active recorder, $SYMMTUNE_RECORD's included.
     A file that is not a job file raises RecordError and records nothing."""
-    global _active, _env_read
+    global active, env_read
     r = Recorder(path)
     with _state_lock:
-        _active, _env_read = r, True
+        active, env_read = r, True
     return r
 
 
 def stop() -> None:
     """Stops recording. $SYMMTUNE_RECORD is not looked at again: only
     record() starts recording after this."""
-    global _active, _env_read
+    global active, env_read
     with _state_lock:
-        _active, _env_read = None, True
+        active, env_read = None, True
 
 
 def note(kernel: str, world: int, dtype: str, shape: Dict[str, int], backend: str = "cuda") -> bool:
@@ -334,9 +350,9 @@ def note(kernel: str, world: int, dtype: str, shape: Dict[str, int], backend: st
     True when this call added it to the file. A no-op returning False when
     nothing records: no record() and no $SYMMTUNE_RECORD (read at the
     first call). A repeat costs one set lookup."""
-    r = _active
+    r = active
     if r is None:
-        if _env_read:
+        if env_read:
             return False
         r = _from_env()
         if r is None:
@@ -349,8 +365,8 @@ def _after_fork_in_child() -> None:
     # child; what the recorder has seen stays true there.
     global _state_lock
     _state_lock = threading.Lock()
-    if _active is not None:
-        _active._lock = threading.Lock()
+    if active is not None:
+        active._lock = threading.Lock()
 
 
 if hasattr(os, "register_at_fork"):
@@ -358,11 +374,11 @@ if hasattr(os, "register_at_fork"):
 
 
 def _from_env() -> Optional[Recorder]:
-    global _active, _env_read
+    global active, env_read
     with _state_lock:
-        if not _env_read:
+        if not env_read:
             path = os.environ.get(ENV, "")
-            _env_read = True  # also when Recorder() raises: one error, not one per call
+            env_read = True  # also when Recorder() raises: one error, not one per call
             if path:
-                _active = Recorder(path)
-        return _active
+                active = Recorder(path)
+        return active

@@ -59,8 +59,7 @@ from ._arena import Arena, CaptureError, Generation
 from ._torch_fp8 import all_gather_scaled_matmul, scaled_matmul_reduce_scatter
 from ._torch_gemm import all_gather_matmul, matmul_reduce_scatter
 from ._torchrt import DTYPES as _DTYPES, group_info as _group_info, group_name as _group_name
-from ._torchrt import Symmetric, capturing, first_call, group_of, new_arena, raw_stream, reap_all
-from .cache import chosen
+from ._torchrt import Symmetric, capturing, first_call, group_of, new_arena, note, raw_stream, reap_all
 from .kernels import Choice, padded
 
 __all__ = ["CaptureError", "Choice", "all_gather_matmul", "all_gather_scaled_matmul", "all_reduce", "choose", "empty",
@@ -143,16 +142,16 @@ forced: dict[str, Any] = {}
 
 def _choose(n: int, dtype: torch.dtype, world: int, cache: str | os.PathLike | None) -> dict:
     """The library's allreduce.choose answer for n elements on world
-    ranks, its warnings given and its error raised (cache.chosen): config,
+    ranks, its warnings given and its error raised (_native.chosen): config,
     source, median_us and n padded as the kernels run it. Records the call
     first (with SYMMTUNE_RECORD or record(FILE): for symmtune search)."""
     dt = _DTYPES.get(dtype)
     if dt is None:
         raise TypeError(f"symmtune.torch.all_reduce: dtype {dtype}; the CUDA all-reduce takes {list(_DTYPES)}")
-    _record.note("allreduce", world, dt, {"n": n})
+    note("allreduce", world, dt, {"n": n})
     cache = forced.get("cache", cache)
     over = {"config": forced["config"]} if "config" in forced else {}
-    return chosen(_native.call("allreduce.choose", n=n, dtype=dt, world=world, env=dict(os.environ),
+    return _native.chosen(_native.call("allreduce.choose", n=n, dtype=dt, world=world, env=dict(os.environ),
                                cache="" if cache is None else os.fspath(cache), **over), stacklevel=None)
 
 

@@ -174,7 +174,7 @@ def median(c: dict) -> tuple:
 
 @pytest.fixture(autouse=True)
 def fresh_warnings(monkeypatch):
-    monkeypatch.setattr(cache, "_warned", set())
+    monkeypatch.setattr(_native, "_warned", set())
 
 
 def test_choose(tmp_path, recwarn):

@@ -116,7 +116,7 @@ def test_allreduce_choice(tmp_path, recwarn, monkeypatch, algorithm, dtype, sour
     past the Lamport rules, so the default stages through the workspace."""
     from symmtune import cache
     from test_cache import GPU, entry, write_cache
-    monkeypatch.setattr(cache, "_warned", set())
+    monkeypatch.setattr(_native, "_warned", set())
     tuned = {"algorithm": algorithm, "threads": 512, "blocks": 16, "unroll": 2}
     e = entry(1 << 22, "x", GPU, kernel_version=kernels.kernel_version(), dtype="bf16", config=tuned)
     path = write_cache(tmp_path / "c.toml", [e])
@@ -144,7 +144,7 @@ def test_allreduce_choice(tmp_path, recwarn, monkeypatch, algorithm, dtype, sour
 def test_allreduce_choice_lamport_cap(tmp_path, recwarn, monkeypatch, n, config, source, warning, workspace):
     from symmtune import cache
     from test_cache import GPU, entry, write_cache
-    monkeypatch.setattr(cache, "_warned", set())
+    monkeypatch.setattr(_native, "_warned", set())
     tuned = {"threads": 256, "blocks": 4, "unroll": 1, **config}
     e = entry(256 * 8192, "x", GPU, kernel_version=kernels.kernel_version(), dtype="bf16", config=tuned)
     path = write_cache(tmp_path / "c.toml", [e])
@@ -168,7 +168,7 @@ def test_allreduce_choice_lamport_cap(tmp_path, recwarn, monkeypatch, n, config,
 ])
 def test_allreduce_choice_forced(recwarn, monkeypatch, config, n, want, warning):
     from symmtune import cache
-    monkeypatch.setattr(cache, "_warned", set())
+    monkeypatch.setattr(_native, "_warned", set())
     c = cache.chosen(_native.call("allreduce.choose", n=n, dtype="bf16", world=2, config=config))
     default = _native.call("allreduce.default", n=n, elt=2, world=2)["config"]
     if want is None:
