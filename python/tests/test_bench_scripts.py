@@ -338,3 +338,13 @@ def test_gemmalone_table_reads_defaults_and_appended_runs(tmp_path: Path):
     assert "M 64: 64x128:s6:c2:g8:pp; M 8192: 128x256:s4:c2:g8:cl2" in out, out
     assert "64x14336x4096 bf16 128x128:s6:c2:g4:pp: WRONG" in out, out
 
+
+def test_gemmalone_56_fits_one_device_call():
+    """bench/gemmalone-56.sh SET=small: no shape starts after DEADLINE and
+    each runs under what is left, so the compile pass aside (also under
+    what is left) it ends by DEADLINE plus timeout's grace and the table's
+    20 s: within one device call."""
+    text = (ROOT / "bench" / "gemmalone-56.sh").read_text()
+    deadlines = [int(x) for x in re.findall(r"DEADLINE=\$\{DEADLINE:-(\d+)\}", text)]
+    assert len(deadlines) == 2 and max(deadlines) + 20 + 10 <= DEVICE_CALL_S, deadlines
+    assert "left < PER_SHAPE ? left : PER_SHAPE" in text and "left < 90 ? left : 90" in text
