@@ -28,17 +28,21 @@
 #   search-check-fp8 the same for e4m3 (no exhaustive landscape: one call)
 #   gemmalone   bin/gemmalone on GPU 0: the Hopper GEMM alone against cuBLASLt, bf16 and FP8
 #               (short bursts), and bf16 sustained (-sustain 3s: README's 1 x H100 table)
+#   gemmalone-small bench/gemmalone-56.sh: issue 56's small-M subset (25 shapes, M 64-1024, bf16),
+#               the default tile against six candidates, sustained 0.5 s, and its table (one call)
+#   gemmalone-56 the same on issue 56's whole set (129 shapes, bf16 and FP8; SHARD=i/n, one call a
+#               shard; not among the default parts: about an hour a dtype)
 # Each part writes under $OUT (default bench/out) and its output to
 # $OUT/PART.txt; a part that fails is named at the end, and the others still run.
 set -u
-W=${1:?usage: bench/all.sh WORLD [allreduce gemm fp8-search fp8 ops decode serving search transfer search-check search-check-fp8 gemmalone]}
+W=${1:?usage: bench/all.sh WORLD [allreduce gemm fp8-search fp8 ops decode serving search transfer search-check search-check-fp8 gemmalone gemmalone-small gemmalone-56]}
 shift
 export OUT=${OUT:-bench/out} BIN=${BIN:-/tmp/bin}
 here=$(dirname "$0")
 mkdir -p "$OUT"
 [ -x "$BIN/symmtune" ] || tar xzf .gpu/bins.tgz -C "$(dirname "$BIN")"
 parts=("$@")
-[ ${#parts[@]} -gt 0 ] || parts=(allreduce gemm fp8-search fp8 ops decode serving search transfer search-check search-check-fp8 gemmalone)
+[ ${#parts[@]} -gt 0 ] || parts=(allreduce gemm fp8-search fp8 ops decode serving search transfer search-check search-check-fp8 gemmalone gemmalone-small)
 failed=()
 run_part() { # part
 	case $1 in
@@ -76,6 +80,8 @@ run_part() { # part
 			>"$OUT/gemmalone/gemmalone-sustained.csv" 2>"$OUT/gemmalone/gemmalone-sustained.err" || return 1
 		cat "$OUT/gemmalone/gemmalone-sustained.csv"
 		;;
+	gemmalone-small) SET=small bash "$here/gemmalone-56.sh" ;;
+	gemmalone-56) SET=full bash "$here/gemmalone-56.sh" ;;
 	*)
 		echo "unknown part $1" >&2
 		return 2

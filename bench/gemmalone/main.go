@@ -48,7 +48,10 @@ import (
 
 func main() {
 	shapes := flag.String("shapes", "8192x3584x8192,16384x3584x8192,4096x1792x4096", "comma-separated MxNxK")
-	tiles := flag.String("tiles", "sweep", `comma-separated tiles BMxBN[:sS][:cC][:gG][:pp][:bn] (hopper.ParseTile; "bn": B stored [K,N], else K-major [N,K]; FP8 takes K-major only), or "sweep"`)
+	set := flag.String("set", "", "a named shape set instead of -shapes: "+setNames()+" (shapes.go)")
+	list := flag.Bool("list", false, "print the shapes (-set's or -shapes'), one MxNxK a line, and exit (no GPU needed)")
+	tiles := flag.String("tiles", "sweep", `comma-separated tiles BMxBN[:sS][:cC][:gG][:pp][:bn] (hopper.ParseTile; "bn": B stored [K,N], else K-major [N,K]; FP8 takes K-major only), "default" (each shape's untuned tile, gpu.DefaultTile), "sweep" (tiles.go), "smallm" (issue 56's small-M candidates, tiles.go)`)
+	bt := flag.Bool("bt", true, "also time cuBLASLt's first four algorithms for B stored [N, K] (rows cublaslt-bt, bf16 and f16; for comparison only)")
 	iters := flag.Int("iters", 50, "timed calls")
 	warmup := flag.Int("warmup", 10, "warm-up calls")
 	dtype := flag.String("dtype", "bf16", "bf16, f16, e4m3 (FP8 operands, tensor scales, bf16 output) or e4m3_row (row scales)")
@@ -60,6 +63,24 @@ func main() {
 	sustained := flag.Duration("sustain", 0, "time each kernel back to back for this long instead (e.g. 3s; the first third untimed), the mean per call: the clock a power-capped GPU holds under sustained load, as README's 1 x H100 table; -iters and -warmup then only apply to the tile checks")
 	rs := flag.Bool("rs", false, "also time each tile with a one-rank matmul + reduce-scatter's epilogue (rows stored from registers into the rank's slot, a chunk flag per tile, as matmulrs impl=fused with reduce=kernel at world 1): the epilogue's own cost, in the same process")
 	flag.Parse()
+	if *list {
+		shs, err := shapesOf(*set, *shapes)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "gemmalone:", err)
+			os.Exit(2)
+		}
+		for _, sh := range shs {
+			fmt.Println(sh)
+		}
+		return
+	}
+	shapesSet := false
+	flag.Visit(func(f *flag.Flag) { shapesSet = shapesSet || f.Name == "shapes" })
+	if *set != "" && shapesSet {
+		fmt.Fprintln(os.Stderr, "gemmalone: -set and -shapes exclude each other")
+		os.Exit(2)
+	}
+	withBT = *bt
 	extraOpts = strings.Fields(*extra)
 	withRS = *rs
 	besideMiB, besidePeer = *beside, *peer
@@ -73,16 +94,17 @@ func main() {
 		fmt.Fprintln(os.Stderr, "gemmalone: -rsworld and -rschunks must be at least 1")
 		os.Exit(2)
 	}
-	if err := run(*shapes, *tiles, *dtype, *iters, *warmup); err != nil {
+	if err := run(*set, *shapes, *tiles, *dtype, *iters, *warmup); err != nil {
 		fmt.Fprintln(os.Stderr, "gemmalone:", err)
 		os.Exit(1)
 	}
 }
 
-type shape struct{ m, n, k int }
-
 // extraOpts are -extra's options, for every tile compiled.
 var extraOpts []string
+
+// withBT is -bt: cuBLASLt's [N, K] algorithms timed too (ltRows).
+var withBT bool
 
 // withRS is -rs: each tile timed a second time through the reduce-scatter's
 // epilogue.
@@ -96,52 +118,6 @@ var besidePeer bool
 
 // rsWorld and rsChunks are -rsworld and -rschunks (rs.go).
 var rsWorld, rsChunks int
-
-func parseShapes(s string) ([]shape, error) {
-	var out []shape
-	for _, f := range strings.Split(s, ",") {
-		var sh shape
-		if _, err := fmt.Sscanf(f, "%dx%dx%d", &sh.m, &sh.n, &sh.k); err != nil {
-			return nil, fmt.Errorf("shape %q: want MxNxK", f)
-		}
-		out = append(out, sh)
-	}
-	return out, nil
-}
-
-// sweep is the default list: the leaders of the first sweep on an H200
-// (bench/results/2026-11-22-h200-gemmalone-sweep1.csv) without and with
-// clusters of two CTAs, and the other tile shapes with clusters.
-func sweep() []hopper.Tile {
-	var out []hopper.Tile
-	for _, name := range []string{
-		"128x256:s4:c2:g8", "128x128:s6:c2:g4:pp", "256x128:s4:c2:g8",
-		"128x256:s4:c2:g8:cl2", "128x256:s4:c2:g4:cl2", "128x256:s4:c2:g16:cl2", "128x256:s3:c2:g8:cl2",
-		"256x128:s4:c2:g8:cl2", "128x192:s5:c2:g8:cl2", "128x128:s6:c2:g8:cl2",
-	} {
-		t, err := hopper.ParseTile(name)
-		if err != nil {
-			panic(err)
-		}
-		out = append(out, t)
-	}
-	return out
-}
-
-func parseTiles(s string) ([]hopper.Tile, error) {
-	if s == "sweep" {
-		return sweep(), nil
-	}
-	var out []hopper.Tile
-	for _, f := range strings.Split(s, ",") {
-		t, err := hopper.ParseTile(f)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, t)
-	}
-	return out, nil
-}
 
 // bench is one process's GPU state.
 type bench struct {
@@ -193,8 +169,8 @@ func formatOf(dtype string) hopper.Format {
 	return hopper.Format{Elem: hopper.ElemE4M3, RowScales: dtype == "e4m3_row"}
 }
 
-func run(shapeList, tileList, dtype string, iters, warmup int) error {
-	shapes, err := parseShapes(shapeList)
+func run(set, shapeList, tileList, dtype string, iters, warmup int) error {
+	shapes, err := shapesOf(set, shapeList)
 	if err != nil {
 		return err
 	}
@@ -323,11 +299,13 @@ func (b *bench) shape(sh shape, tiles []hopper.Tile, iters, warmup int) error {
 		if ref8 = b.ltFP8(sh, label, buf, flops, iters, warmup); ref8 != nil {
 			defer ref8.plan.Close()
 		}
-	} else if err := b.ltRows(sh, buf, label, flops, iters, warmup); err != nil {
+	} else if withBT {
 		// The pipelines' products read B stored [N, K]: the same first four
 		// algorithms of that layout, for comparison only (the ratios stay
 		// to the [K, N] reference, as in earlier tables).
-		return err
+		if err := b.ltRows(sh, buf, label, flops, iters, warmup); err != nil {
+			return err
+		}
 	}
 	// The references timed around each tile, the bf16 one outermost.
 	refs := []*ltRef{ref}
@@ -335,7 +313,10 @@ func (b *bench) shape(sh shape, tiles []hopper.Tile, iters, warmup int) error {
 		refs = append(refs, ref8)
 	}
 
-	for _, t := range tiles {
+	def := gpu.DefaultTile(sh.m, sh.n, sh.k, fp8(b.dtype))
+	// The untuned tile of the shape, for the tables (bench/gemmalone_table.py).
+	fmt.Printf("# default %s %s: %s\n", label, b.dtype, def)
+	for _, t := range tilesFor(tiles, def) {
 		row := func(format string, a ...any) {
 			fmt.Printf("%s,fused,%s,"+format+"\n", append([]any{label, t}, a...)...)
 		}

@@ -285,3 +285,66 @@ def test_serving_check_main_sets_the_state_every_module_reads(tmp_path: Path):
     got = json.loads(out.read_text())
     assert got["world"] == 4 and [(c["name"], c["pass"]) for c in got["checks"]] == [("probe", True)], got
     assert "CHECK probe: PASS probed" in r.stdout and "1 passed, 0 failed" in r.stdout, r.stdout
+
+
+def _gemmalone_table(*args: str) -> str:
+    import sys
+    return subprocess.run([sys.executable, str(ROOT / "bench" / "gemmalone_table.py"), *args], check=True,
+                          capture_output=True, text=True).stdout
+
+
+def test_gemmalone_table_on_a_recorded_run():
+    """bench/gemmalone_table.py on the sustained CSV of 2026-11-28 (4 x
+    H100, make bench-gpu's gemmalone part): cuBLASLt's fastest algorithm,
+    the best tile and the default (no '# default' lines then: the script's
+    own record of gpu.DefaultTile) per shape."""
+    out = _gemmalone_table(str(ROOT / "bench/results/2026-11-28-h100x4-bench-gpu/gemmalone/gemmalone-sustained.csv"))
+    assert ("| 4096x1792x4096 | bf16 | 98.5 (algo2) | 128x224:s5:c2:g4 | 1.034 | 640 (65%) | 128x256:s4:c2:g8:cl2 | "
+            "0.939 | +10.1% | **no** |") in out, out
+    assert ("| 8192x3584x8192 | bf16 | 701.6 (algo0) | 128x256:s4:c2:g8:cl2 | 0.987 | 672 (68%) | 128x256:s4:c2:g8:cl2 "
+            "| 0.987 | +0.0% | yes |") in out, out
+    assert "M 4096: 128x224:s5:c2:g4; M 8192-16384: 128x256:s4:c2:g8:cl2" in out, out
+
+
+def test_gemmalone_table_reads_defaults_and_appended_runs(tmp_path: Path):
+    """Two processes' output appended into one file (bench/gemmalone-56.sh):
+    each shape's '# default' line names its default, a tile measured twice
+    counts with the geometric mean of its ratios, a WRONG tile has no time,
+    and the rule takes the tile within 3% of the best on the most shapes."""
+    head = ("# NVIDIA H200, 132 SMs, bf16, each kernel 500ms back to back\n"
+            "shape,impl,config,spill_bytes,rel_err,us,tflops,ratio_to_cublaslt,dtype,cublaslt_fp8_us,ratio_to_cublaslt_fp8\n")
+
+    def run(shape: str, lt: float, tiles: dict) -> str:
+        rows = [f"{shape},cublaslt,algo0,-,1.66e-03,{lt},1,-,bf16,-,-", f"{shape},cublaslt,algo1,-,1.66e-03,{lt + 5},1,-,bf16,-,-",
+                f"# default {shape} bf16: 128x256:s4:c2:g8:cl2"]
+        for tile, ratio in tiles.items():
+            if ratio is None:
+                rows.append(f"{shape},fused,{tile},0,1.00e+00,-,-,WRONG,bf16,-,-")
+                continue
+            for r in ratio if isinstance(ratio, tuple) else (ratio,):
+                rows.append(f"{shape},fused,{tile},0,1.66e-03,{lt / r:.1f},1,{r:.3f} (cublaslt algo0 {lt}/{lt}; grid 132),bf16,-,-")
+        return head + "\n".join(rows) + "\n"
+    csv = tmp_path / "gemmalone-bf16.csv"
+    csv.write_text(run("64x14336x4096", 30.0, {"128x256:s4:c2:g8:cl2": 0.65, "64x256:s5:c2:g8:pp": (0.93, 0.97),
+                                               "64x128:s6:c2:g8:pp": 0.96, "128x128:s6:c2:g4:pp": None}) +
+                   run("64x8192x8192", 40.0, {"128x256:s4:c2:g8:cl2": 0.70, "64x256:s5:c2:g8:pp": 0.90,
+                                              "64x128:s6:c2:g8:pp": 0.99}) +
+                   run("8192x3584x8192", 600.0, {"128x256:s4:c2:g8:cl2": 0.98, "64x256:s5:c2:g8:pp": 0.90}))
+    out = _gemmalone_table(str(csv))
+    # 64x256's two ratios: sqrt(0.93 * 0.97) = 0.950.
+    assert "| 64x14336x4096 | bf16 | 30.0 (algo0) | 64x128:s6:c2:g8:pp | 0.960 |" in out, out
+    assert "| 128x256:s4:c2:g8:cl2 | 0.650 | +47.7% | **no** |" in out, out
+    assert "| bf16 | 64 | 2 | 64x128:s6:c2:g8:pp | 2/2 | +0.0% | 128x256:s4:c2:g8:cl2 | 0/2 | +47.7% |" in out, out
+    assert "M 64: 64x128:s6:c2:g8:pp; M 8192: 128x256:s4:c2:g8:cl2" in out, out
+    assert "64x14336x4096 bf16 128x128:s6:c2:g4:pp: WRONG" in out, out
+
+
+def test_gemmalone_56_fits_one_device_call():
+    """bench/gemmalone-56.sh SET=small: no shape starts after DEADLINE and
+    each runs under what is left, so the compile pass aside (also under
+    what is left) it ends by DEADLINE plus timeout's grace and the table's
+    20 s: within one device call."""
+    text = (ROOT / "bench" / "gemmalone-56.sh").read_text()
+    deadlines = [int(x) for x in re.findall(r"DEADLINE=\$\{DEADLINE:-(\d+)\}", text)]
+    assert len(deadlines) == 2 and max(deadlines) + 20 + 10 <= DEVICE_CALL_S, deadlines
+    assert "left < PER_SHAPE ? left : PER_SHAPE" in text and "left < 90 ? left : 90" in text

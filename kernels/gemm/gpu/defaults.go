@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/symmtune/symmtune/hardware"
+	"github.com/symmtune/symmtune/kernels/gemm/hopper"
 	"github.com/symmtune/symmtune/space"
 )
 
@@ -95,6 +96,27 @@ var familyDefaults = map[Variant]map[bool][]map[string]space.Value{
 				ParamReduce: space.Str(ReduceEpilogue), ParamChunks: space.Int(2), ParamGraph: space.Int(1)},
 		},
 	},
+}
+
+// DefaultTile is the fused GEMM's untuned tile for an m x n x k product on
+// one sm_90 GPU (fp8: e4m3 operands): the tile issue 56's "untuned
+// defaults" bar measures against the best tile of each shape (bin/gemmalone
+// -tiles default, bench/gemmalone_table.py). Today it is the tile of agmm's
+// family default above, whatever the shape: 128x256:s4:c2:g8:cl2 for
+// bf16 and f16, the best tile sustained at 8192 and 16384 x 3584 x 8192 on
+// an H200 (0.97x cuBLAS, bench/results/2026-11-24-h200-sustained-gemm.md),
+// and 128x256:s4:c2:g4 for FP8. No rule by rows yet: at 64-512 rows issue
+// 56 measured it at 0.60-0.75x cuBLASLt (1 x H200, 2026-12-01, no results
+// file), where only 64-row and ping-pong tiles came close; none of
+// bench/results' GEMM-alone files has fewer than 4,096 rows, so no rule is
+// grounded yet (bench/gemmalone-56.sh SET=small measures one).
+func DefaultTile(m, n, k int, fp8 bool) hopper.Tile {
+	impl := familyDefaults[VariantAGMM][fp8][0][ParamImpl].Str
+	t, err := hopper.ParseTile(strings.TrimPrefix(impl, ImplFused+":"))
+	if err != nil {
+		panic("gpu: familyDefaults' agmm tile " + impl + ": " + err.Error())
+	}
+	return t
 }
 
 // fourRankRule is a rule of fourRankDefaults: the untuned configs, most

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/symmtune/symmtune/hardware"
+	"github.com/symmtune/symmtune/kernels/gemm/hopper"
 	"github.com/symmtune/symmtune/space"
 )
 
@@ -260,6 +261,43 @@ func TestDeviceOf(t *testing.T) {
 	} {
 		if got := DeviceOf(tc.f); got != tc.want {
 			t.Errorf("DeviceOf(%s) = %+v, want %+v", tc.f, got, tc.want)
+		}
+	}
+}
+
+// TestDefaultTile: the untuned tile of a product alone (issue 56's
+// "untuned defaults" bar), by shape and dtype: today agmm's family tile
+// at every shape, the one DefaultOn runs at 4,096 rows per rank on two
+// sm_90 ranks; it fits the GPU and takes every shape of the issue.
+func TestDefaultTile(t *testing.T) {
+	for _, tc := range []struct {
+		m, n, k int
+		fp8     bool
+		want    string
+	}{
+		{64, 14336, 4096, false, "128x256:s4:c2:g8:cl2"},
+		{256, 8192, 8192, false, "128x256:s4:c2:g8:cl2"},
+		{1024, 28672, 8192, false, "128x256:s4:c2:g8:cl2"},
+		{8192, 3584, 8192, false, "128x256:s4:c2:g8:cl2"},
+		{64, 14336, 4096, true, "128x256:s4:c2:g4"},
+		{16384, 3584, 8192, true, "128x256:s4:c2:g4"},
+	} {
+		got := DefaultTile(tc.m, tc.n, tc.k, tc.fp8)
+		if got.String() != tc.want {
+			t.Errorf("%dx%dx%d fp8 %v: %s, want %s", tc.m, tc.n, tc.k, tc.fp8, got, tc.want)
+		}
+		if err := got.Check(hopper.SmemLimit); err != nil {
+			t.Errorf("%s: %v", got, err)
+		}
+	}
+	for _, dtype := range []string{"bf16", "e4m3"} {
+		p := problemOf(t, 8192, 3584, 8192, 2, dtype)
+		c, err := VariantAGMM.DefaultOn(p, h100x2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := ImplFused + ":" + DefaultTile(8192, 3584, 8192, p.Dtype.FP8()).String(); c[ParamImpl].Str != want {
+			t.Errorf("%s: agmm's default %s, DefaultTile %s", dtype, c[ParamImpl].Str, want)
 		}
 	}
 }

@@ -1,0 +1,93 @@
+#!/bin/bash
+# bench/gemmalone-56.sh: issue 56's table, the Hopper GEMM alone against
+# cuBLASLt's best algorithm (bin/gemmalone), on GPU 0, one process per
+# shape, each under `timeout` and appended to one CSV: a shape that hangs or
+# crashes loses its own rows only, and a run cut short keeps every shape
+# done. Run from the checkout on the GPU machine (no Go needed):
+#
+#   BIN=bin bash bench/gemmalone-56.sh              # SET=small: one device call
+#   SET=full SHARD=1/8 BIN=bin bash bench/gemmalone-56.sh
+#
+# SET=small (default; `make bench-gpu PARTS=gemmalone-small`): the small-M
+# default rule. gemmalone -set issue56-small (25 shapes: M 64, 128, 256,
+# 512, 1024 by N x K 1280x8192, 8192x3584, 14336x4096, 8192x8192,
+# 28672x8192, smallest M first), bf16, tiles "default,smallm" (the untuned
+# tile, gpu.DefaultTile, and six 64-row, ping-pong and 128-row
+# candidates), each kernel SUSTAIN (0.5s) back to back, cuBLASLt's first
+# four algorithms, each tile between cuBLASLt's best right before and after
+# it (the ratio column), no cublaslt-bt rows. A shape costs about 1.5 s
+# to start + 4 S (cuBLASLt) + 7 tiles x 3 S = 14 s at S = 0.5 s: 25 shapes
+# about 350 s, after one pass that compiles the tiles into the cubin cache
+# (7 NVRTC compiles, about 10 s). DEADLINE (default 400 s from the start)
+# bounds the whole: nothing starts after it, and every process runs under
+# timeout min(PER_SHAPE, what is left), its rows so far kept where it is
+# cut, so the script ends by DEADLINE plus the table's 20 s, inside one
+# 600 s device call
+# (python/tests/test_bench_scripts.py checks the arithmetic).
+#
+# SET=full (`PARTS=gemmalone-56`): -set issue56, issue 56's whole set (129
+# shapes: its table, then Llama-3-70B's and Qwen2.5-72B's projections at
+# TP 1, 2, 4, 8 and M 64-16384), for each of DTYPES (bf16 e4m3 e4m3_row),
+# SUSTAIN 1s; SHARD=i/n runs every n-th shape from the i-th (the whole set,
+# one dtype, is about an hour: n = 8 fits one call a shard for bf16; FP8
+# times two cuBLASLt products around each tile, n = 12).
+#
+# Writes $OUT/gemmalone-56/ (SET=full: gemmalone-56-IofN/):
+# gemmalone-DTYPE.csv (every shape's rows), gemmalone-DTYPE.err,
+# compile-DTYPE.csv (the compile pass, a 64x1280x1024 check of every tile),
+# machine.txt, and table.md: bench/gemmalone_table.py's table (per shape
+# cuBLASLt's best, the best tile, the default tile and whether it is
+# within 3% of the best; a proposed rule by rows).
+set -u
+OUT=${OUT:-bench/out}
+BIN=${BIN:-/tmp/bin}
+SET=${SET:-small}
+here=$(dirname "$0")
+case $SET in
+small)
+	set_name=issue56-small DTYPES=${DTYPES:-bf16} SUSTAIN=${SUSTAIN:-0.5s} PER_SHAPE=${PER_SHAPE:-30}
+	DEADLINE=${DEADLINE:-400} tag=
+	;;
+full)
+	set_name=issue56 DTYPES=${DTYPES:-bf16 e4m3 e4m3_row} SUSTAIN=${SUSTAIN:-1s} PER_SHAPE=${PER_SHAPE:-120}
+	DEADLINE=${DEADLINE:-540} tag=-$(echo "${SHARD:-1/1}" | sed s,/,of,)
+	;;
+*)
+	echo "SET=$SET: want small or full" >&2
+	exit 2
+	;;
+esac
+LOGS=$OUT/gemmalone-56$tag
+TILES=${TILES:-default,smallm}
+[ -x "$BIN/gemmalone" ] || tar xzf .gpu/bins.tgz -C "$(dirname "$BIN")"
+. "$here/lib.sh"
+export CUDA_VISIBLE_DEVICES=0
+shard=${SHARD:-1/1}
+si=${shard%/*} sn=${shard#*/}
+shapes=$("$BIN/gemmalone" -set "$set_name" -list | awk -v i="$si" -v n="$sn" 'NR % n == i % n')
+echo "$(echo "$shapes" | wc -w) shapes of $set_name (shard $shard), $DTYPES, tiles $TILES, $SUSTAIN a kernel, deadline ${DEADLINE}s"
+for dt in $DTYPES; do
+	# The tiles compiled once into the cubin cache (and checked), not in a
+	# shape's time.
+	left=$((DEADLINE - SECONDS))
+	[ "$left" -gt 0 ] || break
+	timeout $((left < 90 ? left : 90)) "$BIN/gemmalone" -dtype "$dt" -shapes 64x1280x1024 -tiles "$TILES" -iters 1 -warmup 1 \
+		-bt=false >"$LOGS/compile-$dt.csv" 2>"$LOGS/compile-$dt.err" || echo "compile pass $dt: rc $?"
+	grep -c ",fused," "$LOGS/compile-$dt.csv" | sed "s/^/compile pass $dt: tiles checked: /"
+	for s in $shapes; do
+		left=$((DEADLINE - SECONDS))
+		if [ "$left" -le 0 ]; then
+			echo "deadline: $dt $s and later not run"
+			break
+		fi
+		timeout $((left < PER_SHAPE ? left : PER_SHAPE)) "$BIN/gemmalone" -dtype "$dt" -shapes "$s" -tiles "$TILES" \
+			-sustain "$SUSTAIN" -bt=false >>"$LOGS/gemmalone-$dt.csv" 2>>"$LOGS/gemmalone-$dt.err" ||
+			echo "$dt $s: rc $? at ${SECONDS}s"
+	done
+	echo "$dt done at ${SECONDS}s"
+done
+# The table, where the machine has a Python (standard library only).
+if command -v python3 >/dev/null; then
+	timeout 20 python3 "$here/gemmalone_table.py" "$LOGS"/gemmalone-*.csv >"$LOGS/table.md" 2>&1 || echo "table: rc $?"
+	cat "$LOGS/table.md"
+fi

@@ -1,0 +1,95 @@
+package main
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/symmtune/symmtune/kernels/gemm/hopper"
+)
+
+// -tiles' lists; no build tag, so CI tests them without CUDA.
+
+// sweep is the default list: the leaders of the first sweep on an H200
+// (bench/results/2026-11-22-h200-gemmalone-sweep1.csv) without and with
+// clusters of two CTAs, and the other tile shapes with clusters.
+func sweep() []hopper.Tile {
+	var out []hopper.Tile
+	for _, name := range []string{
+		"128x256:s4:c2:g8", "128x128:s6:c2:g4:pp", "256x128:s4:c2:g8",
+		"128x256:s4:c2:g8:cl2", "128x256:s4:c2:g4:cl2", "128x256:s4:c2:g16:cl2", "128x256:s3:c2:g8:cl2",
+		"256x128:s4:c2:g8:cl2", "128x192:s5:c2:g8:cl2", "128x128:s6:c2:g8:cl2",
+	} {
+		t, err := hopper.ParseTile(name)
+		if err != nil {
+			panic(err)
+		}
+		out = append(out, t)
+	}
+	return out
+}
+
+// smallM are issue 56's candidates at 64-1,024 rows, beside the default
+// (128x256:s4:c2:g8:cl2, whose cluster pairs 256 rows): the same tile
+// without the cluster; 128x224:s5:c2:g4, the two-rank small-rows default
+// (defaults.go's agmmTwoRankSmall) and the leader at 4096 x 1792 x 4096;
+// the ping-pong 128x128 tile; the searched 64-row ping-pong tiles (224 and
+// 256 wide); and the 128-wide 64-row one, twice as many tiles at small M
+// (in hopper.AllTiles, which CI compiles, but not searched).
+const smallM = "128x256:s4:c2:g8,128x224:s5:c2:g4,128x128:s6:c2:g4:pp,64x256:s5:c2:g8:pp,64x224:s6:c2:g8:pp,64x128:s6:c2:g8:pp"
+
+// defaultTile stands in -tiles' list for each shape's untuned tile
+// (gpu.DefaultTile): tilesFor replaces it.
+var defaultTile = hopper.Tile{}
+
+// parseTiles reads -tiles: tile names, "default", and the named lists
+// "sweep" and "smallm", in the order given.
+func parseTiles(s string) ([]hopper.Tile, error) {
+	var out []hopper.Tile
+	for _, f := range strings.Split(s, ",") {
+		switch f {
+		case "default":
+			out = append(out, defaultTile)
+			continue
+		case "sweep":
+			out = append(out, sweep()...)
+			continue
+		case "smallm":
+			ts, err := parseTiles(smallM)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, ts...)
+			continue
+		}
+		t, err := hopper.ParseTile(f)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, t)
+	}
+	return out, nil
+}
+
+// tilesFor is tiles with "default" replaced by def, the shape's untuned
+// tile. With "default" in the list def runs once, where it first appears
+// (as "default" or by name); without, the list is as given.
+func tilesFor(tiles []hopper.Tile, def hopper.Tile) []hopper.Tile {
+	if !slices.Contains(tiles, defaultTile) {
+		return tiles
+	}
+	var out []hopper.Tile
+	seen := false
+	for _, t := range tiles {
+		if t == defaultTile {
+			t = def
+		}
+		if t == def {
+			if seen {
+				continue
+			}
+			seen = true
+		}
+		out = append(out, t)
+	}
+	return out
+}

@@ -1,0 +1,267 @@
+#!/usr/bin/env python3
+"""bench/gemmalone_table.py CSV...: issue 56's table from bin/gemmalone's CSVs.
+
+Per shape and dtype: cuBLASLt's best time (the fastest of its algorithms'
+rows), the best tile and its ratio, the default tile (gemmalone's
+"# default SHAPE DTYPE: TILE" line, else --default) and its ratio, how far
+the default is behind the best and whether it is within 3% (issue 56's
+"untuned defaults" bar); then, per row count M, the tile within 3% of the
+best on the most shapes: a proposed rule, beside the default's record.
+
+A ratio is gemmalone's: cuBLASLt's best algorithm timed right before and
+after the tile, over the tile's time (above 1 the tile is faster); for FP8
+dtypes the ratio to cuBLASLt's FP8 product (ratio_to_cublaslt_fp8) where
+the row has one. Ratios, not times, compare tiles: each carries the clock
+of its own moment. A tile measured more than once (repeated runs, first and
+last) counts with the geometric mean of its ratios.
+
+Reads every gemmalone format so far: the current 11 columns, the 8 of
+2026-11-22/23 (tile names as "128x256x64 s4 c2 g8 pingpong bK", read as
+"128x256:s4:c2:g8:pp"), comment, header and "==" lines between runs, rows
+of runs appended into one file. Standard library only.
+"""
+
+import argparse
+import csv
+import math
+import re
+import sys
+from collections import defaultdict
+from typing import Dict, List, Optional, Tuple
+
+# gpu.DefaultTile as of this script's writing: for CSVs without "# default" lines.
+DEFAULTS = {"bf16": "128x256:s4:c2:g8:cl2", "f16": "128x256:s4:c2:g8:cl2", "e4m3": "128x256:s4:c2:g4",
+            "e4m3_row": "128x256:s4:c2:g4"}
+# Dense tensor-core peaks of an H100/H200 SXM, TFLOP/s.
+PEAK = {"bf16": 989.0, "f16": 989.0, "e4m3": 1979.0, "e4m3_row": 1979.0}
+WITHIN = 0.03
+
+_OLD_TILE = re.compile(r"^(\d+)x(\d+)x64 s(\d+) c(\d+) g(\d+)((?: \w+)*)$")
+_DEFAULT = re.compile(r"^#\s*default (\S+) (\S+): (\S+)")
+_RUN = re.compile(r"^#\s*[^,]*, \d+ SMs, (\w+),")
+_FLOAT = re.compile(r"^\s*([0-9.]+(?:e[-+]?\d+)?)")
+
+
+def tile_name(config: str) -> str:
+    """The current name of a tile (hopper.Tile.String), old names read."""
+    m = _OLD_TILE.match(config.strip())
+    if not m:
+        return config.strip()
+    bm, bn, s, c, g, rest = m.groups()
+    words = rest.split()
+    name = f"{bm}x{bn}:s{s}:c{c}:g{g}"
+    if "pingpong" in words:
+        name += ":pp"
+    if "bN" in words:
+        name += ":bn"
+    for w in words:
+        if w.startswith("cl"):
+            name += ":" + w
+    return name
+
+
+def num(cell: str) -> Optional[float]:
+    m = _FLOAT.match(cell)
+    return float(m.group(1)) if m else None
+
+
+class Shape:
+    """What the CSVs say of one shape and dtype."""
+
+    def __init__(self, shape: str, dtype: str):
+        self.shape, self.dtype = shape, dtype
+        self.lt: Dict[str, float] = {}  # the reference's algorithms: algoN -> µs (the fastest seen)
+        self.ratios: Dict[str, List[float]] = defaultdict(list)
+        self.us: Dict[str, List[float]] = defaultdict(list)
+        self.failed: Dict[str, str] = {}  # tile -> WRONG or why it was skipped
+        self.default: Optional[str] = None
+
+    @property
+    def mnk(self) -> Tuple[int, int, int]:
+        m, n, k = (int(x) for x in self.shape.split("x"))
+        return m, n, k
+
+    def ratio(self, tile: str) -> Optional[float]:
+        r = self.ratios.get(tile)
+        return math.exp(sum(math.log(x) for x in r) / len(r)) if r else None
+
+    def best(self) -> Optional[Tuple[str, float]]:
+        got: List[Tuple[str, float]] = []
+        for t in self.ratios:
+            r = self.ratio(t)
+            if r is not None:
+                got.append((t, r))
+        return max(got, key=lambda x: x[1]) if got else None
+
+    def tflops(self, tile: str) -> Optional[float]:
+        us = self.us.get(tile)
+        if not us:
+            return None
+        m, n, k = self.mnk
+        return 2.0 * m * n * k / min(us) / 1e6
+
+
+def read(paths: List[str]) -> Dict[Tuple[str, str], Shape]:
+    shapes: Dict[Tuple[str, str], Shape] = {}
+
+    def get(shape: str, dtype: str) -> Shape:
+        if (shape, dtype) not in shapes:
+            shapes[(shape, dtype)] = Shape(shape, dtype)
+        return shapes[(shape, dtype)]
+
+    for path in paths:
+        run_dtype = "bf16"
+        with open(path, newline="") as f:
+            for row in csv.reader(f):
+                if not row or not row[0].strip():
+                    continue
+                first = row[0].strip()
+                if first.startswith("#"):
+                    line = ",".join(row)
+                    if m := _DEFAULT.match(line):
+                        get(m.group(1), m.group(2)).default = m.group(3)
+                    elif m := _RUN.match(line):
+                        run_dtype = m.group(1)
+                    continue
+                if first in ("shape", "mm") or first.startswith("==") or len(row) < 8 or \
+                        not re.match(r"^\d+x\d+x\d+$", first):
+                    continue
+                impl, config, spill, us_cell, ratio_cell = row[1], row[2], row[3], row[5], row[7]
+                dtype = row[8] if len(row) > 8 and row[8] not in ("", "-") else run_dtype
+                us = num(us_cell) if us_cell != "-" else None
+                if impl.startswith("cublaslt"):
+                    # The ratio's reference: cuBLASLt bf16/f16, or FP8 with fast
+                    # accumulation in an FP8 run (its rows say e4m3, the run's
+                    # dtype may be e4m3_row).
+                    fp8_run = run_dtype.startswith("e4m3")
+                    ref = "cublaslt-fp8" if fp8_run else "cublaslt"
+                    if impl == ref and us is not None:
+                        s = get(first, run_dtype)
+                        s.lt[config] = min(us, s.lt.get(config, math.inf))
+                    continue
+                if impl != "fused":
+                    continue
+                tile = tile_name(config) + (" rs" if spill.startswith("rs") else "")
+                s = get(first, dtype)
+                if us is None:
+                    s.failed[tile] = ratio_cell if ratio_cell not in ("", "-") else (row[7] or "failed")
+                    continue
+                ratio = num(ratio_cell)
+                if dtype.startswith("e4m3") and len(row) > 10 and num(row[10]) is not None:
+                    ratio = num(row[10])
+                if ratio is None:
+                    continue
+                s.ratios[tile].append(ratio)
+                s.us[tile].append(us)
+    return shapes
+
+
+def fmt_ratio(r: Optional[float]) -> str:
+    return "-" if r is None else f"{r:.3f}"
+
+
+def default_of(s: Shape, override: Optional[str]) -> str:
+    if override:
+        return override
+    return s.default or DEFAULTS.get(s.dtype) or DEFAULTS["bf16"]
+
+
+def table(shapes: List[Shape], override: Optional[str]) -> List[str]:
+    out = ["| shape (M x N x K) | dtype | cuBLASLt best µs (algo) | best tile | ratio | TFLOP/s (of peak) | "
+           "default tile | ratio | default behind best | within 3% |", "|---|---|---|---|---|---|---|---|---|---|"]
+    for s in shapes:
+        lt = min(s.lt.items(), key=lambda x: x[1]) if s.lt else None
+        lt_cell = f"{lt[1]:.1f} ({lt[0]})" if lt else "-"
+        best = s.best()
+        d = default_of(s, override)
+        dr = s.ratio(d)
+        if best is None:
+            out.append(f"| {s.shape} | {s.dtype} | {lt_cell} | - | - | - | {d} | - | - | no tile measured |")
+            continue
+        tf = s.tflops(best[0])
+        tf_cell = f"{tf:.0f} ({tf / PEAK.get(s.dtype, 989.0):.0%})" if tf else "-"
+        if dr is None:
+            behind, verdict = "-", "default " + ("failed: " + s.failed[d] if d in s.failed else "not measured")
+        else:
+            gap = best[1] / dr - 1
+            behind, verdict = f"{gap:+.1%}", "yes" if gap <= WITHIN + 1e-9 else "**no**"
+        out.append(f"| {s.shape} | {s.dtype} | {lt_cell} | {best[0]} | {fmt_ratio(best[1])} | {tf_cell} | {d} | "
+                   f"{fmt_ratio(dr)} | {behind} | {verdict} |")
+    return out
+
+
+def rule(shapes: List[Shape], override: Optional[str]) -> List[str]:
+    """Per dtype and M: the tile within 3% of each shape's best on the most
+    shapes (ties: the smaller worst gap, then the smaller mean gap), beside
+    the default's record; then the rows merged where the proposal is the
+    same tile."""
+    out = ["| dtype | M | shapes | proposed tile | within 3% on | its worst gap | default | within 3% on | "
+           "its worst gap |", "|---|---|---|---|---|---|---|---|---|"]
+    merged: Dict[str, List[Tuple[int, str]]] = defaultdict(list)
+    groups: Dict[Tuple[str, int], List[Shape]] = defaultdict(list)
+    for s in shapes:
+        if s.best() is not None:
+            groups[(s.dtype, s.mnk[0])].append(s)
+
+    def record(tile: str, group: List[Shape]) -> Tuple[int, float, float]:
+        gaps = []
+        for s in group:
+            r = s.ratio(tile)
+            best = s.best()
+            gaps.append(math.inf if r is None or best is None else best[1] / r - 1)
+        within = sum(g <= WITHIN + 1e-9 for g in gaps)
+        finite = [g for g in gaps if g != math.inf]
+        mean = sum(finite) / len(finite) if finite else math.inf
+        return within, max(gaps), mean
+
+    def gap_cell(g: float) -> str:
+        return "not measured everywhere" if g == math.inf else f"{g:+.1%}"
+
+    for (dtype, m), group in sorted(groups.items()):
+        tiles = sorted({t for s in group for t in s.ratios if not t.endswith(" rs")})
+        scored = sorted(((record(t, group), t) for t in tiles), key=lambda x: (-x[0][0], x[0][1], x[0][2], x[1]))
+        (within, worst, _), tile = scored[0]
+        d = default_of(group[0], override)
+        dwithin, dworst, _ = record(d, group)
+        out.append(f"| {dtype} | {m} | {len(group)} | {tile} | {within}/{len(group)} | {gap_cell(worst)} | {d} | "
+                   f"{dwithin}/{len(group)} | {gap_cell(dworst)} |")
+        merged[dtype].append((m, tile))
+    out.append("")
+    for dtype, rows in merged.items():
+        spans: List[Tuple[int, int, str]] = []
+        for m, tile in rows:
+            if spans and spans[-1][2] == tile:
+                spans[-1] = (spans[-1][0], m, tile)
+            else:
+                spans.append((m, m, tile))
+        parts = [f"M {lo}" + (f"-{hi}" if hi != lo else "") + f": {tile}" for lo, hi, tile in spans]
+        out.append(f"Proposed rule, {dtype} (measured rows only; between them the bound is a choice): " +
+                   "; ".join(parts))
+    return out
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("csv", nargs="+", help="gemmalone CSVs (rows of several runs may share a file)")
+    ap.add_argument("--default", help="the default tile of every shape (else each shape's '# default' line, "
+                    "else gpu.DefaultTile's tile when this script was written)")
+    ap.add_argument("--dtype", help="only this dtype")
+    args = ap.parse_args(argv)
+    got = read(args.csv)
+    shapes = [s for s in got.values() if (s.ratios or s.lt or s.failed) and (not args.dtype or s.dtype == args.dtype)]
+    shapes.sort(key=lambda s: (s.dtype, s.mnk))
+    if not shapes:
+        print("no gemmalone rows in " + ", ".join(args.csv), file=sys.stderr)
+        return 1
+    print("\n".join(table(shapes, args.default)))
+    print()
+    print("\n".join(rule(shapes, args.default)))
+    bad = sorted({f"{s.shape} {s.dtype} {t}: {why}" for s in shapes for t, why in s.failed.items()})
+    if bad:
+        print()
+        print("Tiles without a time: " + "; ".join(bad))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
