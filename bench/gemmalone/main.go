@@ -313,7 +313,7 @@ func (b *bench) shape(sh shape, tiles []hopper.Tile, iters, warmup int) error {
 		refs = append(refs, ref8)
 	}
 
-	def := gpu.DefaultTile(sh.m, sh.n, sh.k, fp8(b.dtype))
+	def := gpu.DefaultTile(sh.m, sh.n, sh.k, b.sms, fp8(b.dtype))
 	// The untuned tile of the shape, for the tables (bench/gemmalone_table.py).
 	fmt.Printf("# default %s %s: %s\n", label, b.dtype, def)
 	for _, t := range tilesFor(tiles, def) {

@@ -64,9 +64,9 @@ func TestIssue56Shapes(t *testing.T) {
 	if want := 11 + n - 40 - 2; len(all) != want {
 		t.Errorf("%d shapes, want %d", len(all), want)
 	}
-	def := gpu.DefaultTile(0, 0, 0, false)
 	for _, s := range all {
 		for _, f := range []hopper.Format{{Elem: hopper.ElemBF16}, {Elem: hopper.ElemE4M3, RowScales: true}} {
+			def := gpu.DefaultTile(s.m, s.n, s.k, 132, f.Elem == hopper.ElemE4M3)
 			if err := def.CheckShapeFor(f, s.n, s.k); err != nil {
 				t.Errorf("%s: %v", s, err)
 			}
@@ -135,7 +135,7 @@ func TestTiles(t *testing.T) {
 		}
 		return out
 	}
-	def := gpu.DefaultTile(64, 14336, 4096, false)
+	def := gpu.DefaultTile(8192, 3584, 8192, 132, false) // not one of smallm's
 	for _, tc := range []struct{ list, want string }{
 		{"default,smallm", def.String() + "," + smallM},
 		{"smallm,default", smallM + "," + def.String()},

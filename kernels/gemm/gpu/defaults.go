@@ -98,25 +98,61 @@ var familyDefaults = map[Variant]map[bool][]map[string]space.Value{
 	},
 }
 
+// smallTiles are DefaultTile's bf16 and f16 candidates, largest first
+// (a tie goes to the earlier): the tiles that were best at some shape of
+// bench/results/2026-12-02-h200-gemmalone-smallm.md (M 64-1024).
+var smallTiles = []string{"128x256:s4:c2:g8", "128x224:s5:c2:g4", "128x128:s6:c2:g4:pp",
+	"64x256:s5:c2:g8:pp", "64x224:s6:c2:g8:pp", "64x128:s6:c2:g8:pp"}
+
+// clusterRows: from this many rows DefaultTile's 128x256 tile runs in
+// clusters of two (:cl2), the best tile sustained at 8192 and 16384 x
+// 3584 x 8192 on an H200 (bench/results/2026-11-24-h200-sustained-gemm.md);
+// at 512-1024 rows the plain tile was 1-7% faster on 1 x H200 (2026-12-02).
+const clusterRows = 4096
+
 // DefaultTile is the fused GEMM's untuned tile for an m x n x k product on
-// one sm_90 GPU (fp8: e4m3 operands): the tile issue 56's "untuned
-// defaults" bar measures against the best tile of each shape (bin/gemmalone
-// -tiles default, bench/gemmalone_table.py). Today it is the tile of agmm's
-// family default above, whatever the shape: 128x256:s4:c2:g8:cl2 for
-// bf16 and f16, the best tile sustained at 8192 and 16384 x 3584 x 8192 on
-// an H200 (0.97x cuBLAS, bench/results/2026-11-24-h200-sustained-gemm.md),
-// and 128x256:s4:c2:g4 for FP8. No rule by rows yet: at 64-512 rows issue
-// 56 measured it at 0.60-0.75x cuBLASLt (1 x H200, 2026-12-01, no results
-// file), where only 64-row and ping-pong tiles came close; none of
-// bench/results' GEMM-alone files has fewer than 4,096 rows, so no rule is
-// grounded yet (bench/gemmalone-56.sh SET=small measures one).
-func DefaultTile(m, n, k int, fp8 bool) hopper.Tile {
-	impl := familyDefaults[VariantAGMM][fp8][0][ParamImpl].Str
-	t, err := hopper.ParseTile(strings.TrimPrefix(impl, ImplFused+":"))
-	if err != nil {
-		panic("gpu: familyDefaults' agmm tile " + impl + ": " + err.Error())
+// one sm_90 GPU of sms SMs (fp8: e4m3 operands): the tile issue 56's
+// "untuned defaults" bar measures against the best tile of each shape
+// (bin/gemmalone -tiles default, bench/gemmalone_table.py).
+//
+// bf16 and f16: of smallTiles, the one whose waves (output tiles over
+// SMs, rounded up) times its area is least: the rows and columns the
+// busiest SM computes. It has no fitted constant. On 1 x H200
+// (2026-12-02, 25 shapes at M 64-1024, one round each) it was within 3%
+// of the best of six tiles on all 25, where agmm's family tile
+// (128x256:s4:c2:g8:cl2) was on 1 and up to 4x slower; at 4096 x 1792 x
+// 4096 it picks 128x224, the tile recorded best there (H100 and H200,
+// 2026-11-28). FP8: agmm's family tile, whatever the shape (no FP8
+// measurement below 4,096 rows yet).
+func DefaultTile(m, n, k, sms int, fp8 bool) hopper.Tile {
+	family := func() hopper.Tile {
+		impl := familyDefaults[VariantAGMM][fp8][0][ParamImpl].Str
+		t, err := hopper.ParseTile(strings.TrimPrefix(impl, ImplFused+":"))
+		if err != nil {
+			panic("gpu: familyDefaults' agmm tile " + impl + ": " + err.Error())
+		}
+		return t
 	}
-	return t
+	if fp8 || m <= 0 || n <= 0 || sms <= 0 {
+		return family()
+	}
+	var best hopper.Tile
+	bestCost := int64(-1)
+	for _, name := range smallTiles {
+		t, err := hopper.ParseTile(name)
+		if err != nil {
+			panic("gpu: smallTiles' " + name + ": " + err.Error())
+		}
+		tiles := int64((m+t.BM-1)/t.BM) * int64((n+t.BN-1)/t.BN)
+		cost := (tiles + int64(sms) - 1) / int64(sms) * int64(t.BM) * int64(t.BN)
+		if bestCost < 0 || cost < bestCost {
+			best, bestCost = t, cost
+		}
+	}
+	if best.BM == 128 && best.BN == 256 && m >= clusterRows {
+		return family()
+	}
+	return best
 }
 
 // fourRankRule is a rule of fourRankDefaults: the untuned configs, most
