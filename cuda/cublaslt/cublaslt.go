@@ -364,8 +364,8 @@ func (p *Plan) Check(algo int) error {
 		return fmt.Errorf("matmul %s: algorithm %d of %d ranked", p.Matmul, algo, len(p.heur))
 	}
 	var ws C.size_t
-	if err := status("algo check "+p.Matmul.String(), C.lt_check(p.h, p.desc, p.la, p.lb, p.ld, &p.heur[algo].algo, &ws)); err != nil {
-		return err
+	if r := C.lt_check(p.h, p.desc, p.la, p.lb, p.ld, &p.heur[algo].algo, &ws); r != 0 {
+		return status("algo check "+p.Matmul.String(), r)
 	}
 	if int64(ws) > p.Workspace {
 		return fmt.Errorf("matmul %s: algorithm %d needs %d bytes of workspace, the plan has %d", p.Matmul, algo, int64(ws), p.Workspace)

@@ -248,34 +248,61 @@ func bf16Problem(t *testing.T, m Matmul, seed uint64) (p *problem, a, b, d cu.De
 // passes computes the right product, and the top's own algorithms all pass.
 func TestGPUPlanFrom(t *testing.T) {
 	g := gpuSetup(t)
-	top := Matmul{M: 512, N: 1536, K: 1024, DType: BF16, BT: true, Workspace: wsBytes}
+	for _, c := range []struct {
+		top    Matmul
+		rows   []int
+		verify bool
+	}{
+		{Matmul{M: 512, N: 1536, K: 1024, DType: BF16, BT: true, Workspace: wsBytes}, []int{512, 257, 300, 511}, true},
+		// symmtune.torch's MLP shapes (runtime_check's memory check).
+		{Matmul{M: 1024, N: 14336, K: 4096, DType: BF16, BT: true, Workspace: wsBytes}, []int{1024, 513, 777, 1000}, false},
+		{Matmul{M: 1024, N: 4096, K: 14336, DType: BF16, BT: true, Workspace: wsBytes}, []int{1024, 513, 777, 1000}, false},
+	} {
+		planFrom(t, g, c.top, c.rows, c.verify)
+	}
+}
+
+// planFrom plans each row count of rows with top's ranking and logs which
+// of its algorithms Check passes (the top's own must all pass); with
+// verify, it also runs each that passes on fresh random operands against
+// a float64 reference (small shapes only: the reference runs on the CPU).
+func planFrom(t *testing.T, g *gpu, top Matmul, rows []int, verify bool) {
 	from, err := g.h.Plan(top)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer from.Close()
-	for _, rows := range []int{512, 257, 300, 511} {
+	for _, r := range rows {
 		m := top
-		m.M = rows
-		p, a, b, d := bf16Problem(t, m, uint64(rows))
-		plan, err := g.h.PlanFrom(p.m, from)
+		m.M = r
+		var p *problem
+		var a, b, d cu.DevicePtr
+		if verify {
+			p, a, b, d = bf16Problem(t, m, uint64(r))
+			m = p.m
+		} else if m, err = m.normalize(); err != nil {
+			t.Fatal(err)
+		}
+		plan, err := g.h.PlanFrom(m, from)
 		if err != nil {
 			t.Fatal(err)
 		}
 		runs := plan.heur[:0:0] // those Check passes: the runtime ranks m for itself otherwise
 		for algo := range plan.Algos() {
 			if err := plan.Check(algo); err != nil {
-				if rows == top.M {
-					t.Errorf("m=%d: the top's own algo %d fails Check: %v", rows, algo, err)
+				if r == top.M {
+					t.Errorf("%s: the top's own algo %d fails Check: %v", m, algo, err)
 				}
-				t.Logf("m=%d: algo %d does not run it: %v", rows, algo, err)
+				t.Logf("%s: algo %d does not run it: %v", m, algo, err)
 				continue
 			}
 			runs = append(runs, plan.heur[algo])
 		}
-		t.Logf("m=%d: %d of %d of the top's algorithms run it", rows, len(runs), plan.Algos())
-		plan.heur = runs
-		g.check(t, plan, p, d, bf16Tol, func(algo int) error { return plan.Run(g.s, algo, a, b, d, g.ws) })
+		t.Logf("%s: %d of %d of the top's algorithms run it", m, len(runs), plan.Algos())
+		if verify {
+			plan.heur = runs
+			g.check(t, plan, p, d, bf16Tol, func(algo int) error { return plan.Run(g.s, algo, a, b, d, g.ws) })
+		}
 		plan.Close()
 	}
 }

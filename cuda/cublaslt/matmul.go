@@ -168,6 +168,9 @@ func (m Matmul) normalize() (Matmul, error) {
 	if m.Batch < 1 {
 		m.Batch = 1
 	}
+	if m.Batch == 1 {
+		m.StrideA, m.StrideD = 0, 0 // unused: equal products plan alike
+	}
 	if m.Batch > 1 && (m.StrideA < int64(m.M)*int64(m.LDA) || m.StrideD < int64(m.M)*int64(m.LDD)) {
 		return bad("batch strides overlap the products")
 	}

@@ -104,9 +104,18 @@ func firstCalls(t *testing.T, kernel string, n, k, top, lo, calls int) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = r.do(t, "close", func() error { return GemmClose(h) }) })
+	// busy: with SYMMTUNE_FIRST_CALLS_BUSY set, each timed call comes
+	// behind four calls at the bucket's top on the GPU, as a serving
+	// engine's first calls come behind its running work.
+	busy := os.Getenv("SYMMTUNE_FIRST_CALLS_BUSY") != ""
 	call := func(m int) time.Duration {
 		var d time.Duration
 		if err := r.do(t, "call", func() error {
+			for range 4 * btoi(busy) {
+				if _, err := GemmEnqueue(h, 0, top, uint64(ops[0]), uint64(ops[1]), uint64(ops[2]), 0); err != nil {
+					return err
+				}
+			}
 			start := time.Now()
 			_, err := GemmEnqueue(h, 0, m, uint64(ops[0]), uint64(ops[1]), uint64(ops[2]), 0)
 			d = time.Since(start)
@@ -120,16 +129,25 @@ func firstCalls(t *testing.T, kernel string, n, k, top, lo, calls int) {
 		return d
 	}
 	span := top - lo
-	var first, warm []time.Duration
+	var first, warm, steady []time.Duration
 	for i := range calls {
 		// A stride prime to the span visits every row count before one
 		// comes again; with more row counts than the runtime keeps (64),
 		// each call opens one (and closes the least recently used).
 		m := lo + 1 + (i*7919)%span
 		first = append(first, call(m))
-		warm = append(warm, call(m))
+		warm = append(warm, call(m))     // graph=1: captures the call's graph
+		steady = append(steady, call(m)) // and replays it
 	}
 	med := func(d []time.Duration) time.Duration { slices.Sort(d); return d[len(d)/2] }
-	f, w := med(first), med(warm)
-	t.Logf("%s n=%d k=%d bucket (%d, %d], %d calls: first call at a row count %v, warm %v (%.2fx)", kernel, n, k, lo, top, calls, f, w, float64(f)/float64(w))
+	f, w, s := med(first), med(warm), med(steady)
+	t.Logf("%s n=%d k=%d bucket (%d, %d], %d calls (GPU busy: %v): first call at a row count %v, second %v (%.2fx), third %v (%.2fx)",
+		kernel, n, k, lo, top, calls, busy, f, w, float64(f)/float64(w), s, float64(f)/float64(s))
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

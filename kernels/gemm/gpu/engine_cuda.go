@@ -5,6 +5,8 @@ package gpu
 import (
 	"errors"
 	"fmt"
+	"math/bits"
+	"runtime"
 	"strings"
 	"unsafe"
 
@@ -48,8 +50,12 @@ type Engine struct {
 	// allocs (then waited for: the memory is then ready on any stream),
 	// and goes back on frees after an event of the runner's last stream
 	// (freeEv). A runner's own engine allocates with cuMemAlloc.
-	shared        bool
-	pool          cu.MemPool
+	shared bool
+	pool   cu.MemPool
+	// later runs closed runners' graph destructions on a thread of their
+	// own (a shared engine's; done is closed when it has run them all).
+	later         chan func() error
+	done          chan struct{}
 	allocs, frees cu.Stream
 	freeEv        cu.Event
 
@@ -96,6 +102,9 @@ func NewSharedEngine() (*Engine, error) {
 	if err := e.makePool(); err != nil {
 		return nil, errors.Join(err, e.Close())
 	}
+	if err := e.startLater(); err != nil {
+		return nil, errors.Join(err, e.Close())
+	}
 	for _, s := range []*cu.Stream{&e.allocs, &e.frees} {
 		if *s, err = cu.MakeStream(cu.NonBlocking); err != nil {
 			return nil, errors.Join(fmt.Errorf("create stream: %w", err), e.Close())
@@ -135,6 +144,93 @@ func (e *Engine) makePool() error {
 		}
 	}
 	return nil
+}
+
+// startLater starts the thread that destroys closed runners' graphs.
+// cuGraphExecDestroy waited, on 1 x H200, for the GPU's queued work (a
+// first call at a new row count that evicted a unit with a graph took 2.5
+// ms behind two queued GEMMs, against 0.25 ms with none): so a runner
+// closed on a caller's thread (an eviction at a first call) hands its
+// graphs here and returns. The thread has the engine's context current.
+func (e *Engine) startLater() error {
+	ctx, err := cu.CurrentContext()
+	if err != nil {
+		return fmt.Errorf("graph destroyer: %w", err)
+	}
+	e.later, e.done = make(chan func() error, 4096), make(chan struct{})
+	go func() {
+		runtime.LockOSThread()
+		defer close(e.done)
+		ok := cu.SetCurrentContext(ctx) == nil
+		for f := range e.later {
+			if ok {
+				_ = f() // a graph that cannot be destroyed leaks: no caller is left to tell
+			}
+		}
+	}()
+	return nil
+}
+
+// destroyLater runs f, a closed runner's graph destruction, on the
+// engine's destroyer thread; on an engine of a runner's own, now.
+func (e *Engine) destroyLater(f func() error) error {
+	if e.later == nil {
+		return f()
+	}
+	e.later <- f
+	return nil
+}
+
+// maxRanked bounds a shared engine's ranked plans (one per product
+// shape and power-of-two row bucket, a few hundred bytes of host memory
+// and four descriptors each).
+const maxRanked = 1024
+
+// planFor returns a plan of m whose algo-th algorithm runs it. An
+// engine of a runner's own (the tuner's trials) ranks algorithms for m
+// itself. A shared engine (symmtune.torch's runtime, where a first call
+// at a new row count must cost about what a warm call does) ranks them
+// once per power-of-two bucket of rows, at its top, and plans every row
+// count of the bucket with that ranking: the algorithm a config's algo
+// names is then the one ranked at the row count the config was chosen
+// for (the bucket's top). Where that algorithm does not run m, m is
+// ranked for itself.
+func (e *Engine) planFor(m cublaslt.Matmul, algo int) (*cublaslt.Plan, error) {
+	if !e.shared || m.Batch > 1 {
+		return e.lt.Plan(m)
+	}
+	// Strides mean nothing to one product: the ranking's key has none.
+	m.StrideA, m.StrideD = 0, 0
+	top := m
+	top.M = 1 << bits.Len(uint(m.M-1))
+	from := e.ranked[top]
+	if from == nil {
+		if len(e.ranked) >= maxRanked {
+			return e.lt.Plan(m)
+		}
+		var err error
+		if from, err = e.lt.Plan(top); err != nil {
+			return nil, err
+		}
+		e.ranked[top] = from
+	}
+	if algo >= from.Algos() {
+		return e.lt.Plan(m)
+	}
+	// The runner's own plan (it closes it), with the bucket's ranking.
+	p, err := e.lt.PlanFrom(m, from)
+	if err != nil {
+		return nil, err
+	}
+	if top.M != m.M {
+		if p.Check(algo) != nil { // the bucket's algorithm does not run m: rank m's own
+			if err := p.Close(); err != nil {
+				return nil, err
+			}
+			return e.lt.Plan(m)
+		}
+	}
+	return p, nil
 }
 
 // PoolBytes is the device memory a shared engine's pool holds (its
@@ -356,6 +452,11 @@ func (e *Engine) free(d cu.DevicePtr, _ int64, after cu.Stream) error {
 // Close frees everything, after the GPU's work is done.
 func (e *Engine) Close() error {
 	var errs []error
+	if e.later != nil {
+		close(e.later)
+		<-e.done
+		e.later = nil
+	}
 	errs = append(errs, cu.Synchronize())
 	for _, g := range e.fusedGEMMs {
 		errs = append(errs, g.Close())

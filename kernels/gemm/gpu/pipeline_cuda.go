@@ -4,7 +4,6 @@ package gpu
 
 import (
 	"fmt"
-	"math/bits"
 
 	"github.com/symmtune/symmtune/cuda/cu"
 
@@ -40,56 +39,6 @@ func (r *Runner) plan(s Step, c Config) (*cublaslt.Plan, error) {
 		return nil, err
 	}
 	r.plans[key] = p
-	return p, nil
-}
-
-// maxRanked bounds a shared engine's ranked plans (one per product
-// shape and power-of-two row bucket, a few hundred bytes of host memory
-// and four descriptors each).
-const maxRanked = 1024
-
-// planFor returns a plan of m whose algo-th algorithm runs it. An
-// engine of a runner's own (the tuner's trials) ranks algorithms for m
-// itself. A shared engine (symmtune.torch's runtime, where a first call
-// at a new row count must cost about what a warm call does) ranks them
-// once per power-of-two bucket of rows, at its top, and plans every row
-// count of the bucket with that ranking: the algorithm a config's algo
-// names is then the one ranked at the row count the config was chosen
-// for (the bucket's top). Where that algorithm does not run m, m is
-// ranked for itself.
-func (e *Engine) planFor(m cublaslt.Matmul, algo int) (*cublaslt.Plan, error) {
-	if !e.shared || m.Batch > 1 {
-		return e.lt.Plan(m)
-	}
-	top := m
-	top.M = 1 << bits.Len(uint(m.M-1))
-	from := e.ranked[top]
-	if from == nil {
-		if len(e.ranked) >= maxRanked {
-			return e.lt.Plan(m)
-		}
-		var err error
-		if from, err = e.lt.Plan(top); err != nil {
-			return nil, err
-		}
-		e.ranked[top] = from
-	}
-	if algo >= from.Algos() {
-		return e.lt.Plan(m)
-	}
-	// The runner's own plan (it closes it), with the bucket's ranking.
-	p, err := e.lt.PlanFrom(m, from)
-	if err != nil {
-		return nil, err
-	}
-	if top.M != m.M {
-		if p.Check(algo) != nil { // the bucket's algorithm does not run m: rank m's own
-			if err := p.Close(); err != nil {
-				return nil, err
-			}
-			return e.lt.Plan(m)
-		}
-	}
 	return p, nil
 }
 

@@ -358,8 +358,8 @@ func (r *Runner) launch(c Config, main cu.Stream, p Ptrs) error {
 // Close frees everything of the runner's. With an engine of its own it
 // first waits for the GPU's work and closes the engine too; on a shared
 // engine nothing waits: its memory goes back to the pool in the caller
-// stream's order, and the driver destroys its graphs once their launches
-// are done.
+// stream's order, and its graphs are destroyed on the engine's destroyer
+// thread (Engine.destroyLater).
 func (r *Runner) Close() error {
 	var errs []error
 	if r.eng == nil {
@@ -369,7 +369,7 @@ func (r *Runner) Close() error {
 		errs = append(errs, cu.Synchronize())
 	}
 	for _, gc := range r.graphs {
-		errs = append(errs, gc.DestroyAll())
+		errs = append(errs, r.eng.destroyLater(gc.DestroyAll))
 	}
 	r.graphs = nil
 	for _, f := range r.fused {
