@@ -21,22 +21,31 @@ func init() { dev = &cudaDevice{engines: map[int]*gpu.Engine{}} }
 // the shapes called.
 type cudaDevice struct {
 	engines map[int]*gpu.Engine
-	// codeBytes: device memory lost at units' first calls beyond their
-	// pools' growth (watchCode).
+	// codeBytes: device memory lost over units' first launches
+	// (watchCode); watched: the engines' rankings when it last measured.
 	codeBytes int64
+	watched   int
 }
 
+// watchCode measures a unit's first launch only where its open made a
+// new cuBLASLt ranking (only then can it launch kernels no call has
+// loaded): two cuMemGetInfo calls cost a first call about 20 µs.
 func (d *cudaDevice) watchCode() func() {
+	n := 0
+	for _, e := range d.engines {
+		n += e.Rankings()
+	}
+	if n == d.watched {
+		return func() {}
+	}
+	d.watched = n
 	free0, _, err := cu.MemGetInfo()
-	_, pool0 := d.engineBytes()
 	if err != nil {
 		return func() {}
 	}
 	return func() {
-		free1, _, err := cu.MemGetInfo()
-		_, pool1 := d.engineBytes()
-		if lost := free0 - free1 - (pool1 - pool0); err == nil && lost > 0 {
-			d.codeBytes += lost
+		if free1, _, err := cu.MemGetInfo(); err == nil && free0 > free1 {
+			d.codeBytes += free0 - free1
 		}
 	}
 }

@@ -64,9 +64,9 @@ type device interface {
 	// own buffers and modules, and what their memory pools hold (the
 	// runners' memory, and freed blocks kept for reuse; 0 without pools).
 	engineBytes() (own, pool int64)
-	// watchCode is called before a unit's first call; the function it
-	// returns, after it: what the device lost between them beyond the
-	// pool's growth (the kernels cuBLASLt loads lazily at a first launch)
+	// watchCode is called after a unit opens, before its first launch;
+	// the function it returns, after that launch: what the device lost
+	// between them (the kernels cuBLASLt loads lazily at a first launch)
 	// counts as the engines' own.
 	watchCode() func()
 }
@@ -209,12 +209,11 @@ func gemmCall(h uint64, op *gemmOp, m int, stream uint64, p gemmPtrs) (string, e
 			return "", &CaptureError{fmt.Sprintf("the first %s call with m=%d (n=%d, k=%d) came during a CUDA graph capture, where its runner cannot be opened; make the same call once before the capture (a warm-up)",
 				op.o.kernel, m, op.o.prob.N, op.o.prob.K)}
 		}
-		watched := dev.watchCode()
-		defer watched()
 		if u, warning, err = openUnit(op, m); err != nil {
 			return "", err
 		}
 		defer evict(h, m)
+		defer dev.watchCode()() // around the unit's first launch
 	}
 	tick++
 	u.tick = tick

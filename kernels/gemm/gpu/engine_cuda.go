@@ -73,7 +73,8 @@ type Engine struct {
 	fusedGEMMs map[string]*FusedGEMM
 	// ranked: a shared engine's cuBLASLt rankings, per product at a
 	// power-of-two bucket's top rows (planFor).
-	ranked map[cublaslt.Matmul]*cublaslt.Plan
+	ranked   map[cublaslt.Matmul]*cublaslt.Plan
+	rankings int
 
 	status     *cudamem.HostWord
 	localFlags cu.DevicePtr
@@ -197,7 +198,7 @@ const maxRanked = 1024
 // ranked for itself.
 func (e *Engine) planFor(m cublaslt.Matmul, algo int) (*cublaslt.Plan, error) {
 	if !e.shared || m.Batch > 1 {
-		return e.lt.Plan(m)
+		return e.rank(m)
 	}
 	// Strides mean nothing to one product: the ranking's key has none.
 	m.StrideA, m.StrideD = 0, 0
@@ -206,16 +207,16 @@ func (e *Engine) planFor(m cublaslt.Matmul, algo int) (*cublaslt.Plan, error) {
 	from := e.ranked[top]
 	if from == nil {
 		if len(e.ranked) >= maxRanked {
-			return e.lt.Plan(m)
+			return e.rank(m)
 		}
 		var err error
-		if from, err = e.lt.Plan(top); err != nil {
+		if from, err = e.rank(top); err != nil {
 			return nil, err
 		}
 		e.ranked[top] = from
 	}
 	if algo >= from.Algos() {
-		return e.lt.Plan(m)
+		return e.rank(m)
 	}
 	// The runner's own plan (it closes it), with the bucket's ranking.
 	p, err := e.lt.PlanFrom(m, from)
@@ -227,11 +228,22 @@ func (e *Engine) planFor(m cublaslt.Matmul, algo int) (*cublaslt.Plan, error) {
 			if err := p.Close(); err != nil {
 				return nil, err
 			}
-			return e.lt.Plan(m)
+			return e.rank(m)
 		}
 	}
 	return p, nil
 }
+
+// rank plans m with a heuristic query of its own, counted (Rankings).
+func (e *Engine) rank(m cublaslt.Matmul) (*cublaslt.Plan, error) {
+	e.rankings++
+	return e.lt.Plan(m)
+}
+
+// Rankings is how many heuristic queries the engine has made: only a
+// new one can name algorithms (cuBLASLt kernels, loaded at their first
+// launch) that no call has run yet.
+func (e *Engine) Rankings() int { return e.rankings }
 
 // PoolBytes is the device memory a shared engine's pool holds (its
 // runners' memory, and freed blocks kept for reuse); 0 for an engine of a
