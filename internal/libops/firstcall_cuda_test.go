@@ -139,6 +139,14 @@ func firstCalls(t *testing.T, kernel string, n, k, top, lo, calls int) {
 		warm = append(warm, call(m))     // graph=1: captures the call's graph
 		steady = append(steady, call(m)) // and replays it
 	}
+	rankings := 0
+	_ = r.do(t, "rankings", func() error {
+		for _, e := range dev.(*cudaDevice).engines {
+			rankings += e.Rankings()
+		}
+		return nil
+	})
+	t.Logf("cuBLASLt heuristic queries so far: %d (a first call at a new row count should make none)", rankings)
 	med := func(d []time.Duration) time.Duration { slices.Sort(d); return d[len(d)/2] }
 	f, w, s := med(first), med(warm), med(steady)
 	t.Logf("%s n=%d k=%d bucket (%d, %d], %d calls (GPU busy: %v): first call at a row count %v, second %v (%.2fx), third %v (%.2fx)",

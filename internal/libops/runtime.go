@@ -292,6 +292,19 @@ func evict(h uint64, m int) {
 	if count <= maxUnits && bytes <= maxUnitBytes {
 		return
 	}
+	if count == maxUnits+1 && bytes <= maxUnitBytes {
+		// The steady state of many row counts: one unit over, the least
+		// recently used goes (a scan, not a sort, on a first call's path).
+		var old *ref
+		for i := range all {
+			if r := &all[i]; !(r.h == h && r.m == m) && (old == nil || r.u.tick < old.u.tick) {
+				old = r
+			}
+		}
+		delete(runners[old.h].gemm.units, old.m)
+		dispose(&old.u.unit, 0)
+		return
+	}
 	sort.Slice(all, func(i, j int) bool { return all[i].u.tick < all[j].u.tick })
 	for _, r := range all {
 		if count <= maxUnits && bytes <= maxUnitBytes {
