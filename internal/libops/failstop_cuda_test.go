@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"os/exec"
 	"runtime"
 	"strings"
 	"sync"
@@ -107,6 +109,44 @@ func TestAllreduceFailStop(t *testing.T) {
 	}
 }
 
+// TestWatchdogEndsOnTimeout: with the watchdog on (the runtime's
+// default), a wait that times out ends the process within the bound and
+// a watchdog interval, naming the late rank, though no call follows (a
+// program that only replays graphs). The group runs in a child process:
+// this test binary again.
+func TestWatchdogEndsOnTimeout(t *testing.T) {
+	if _, err := cu.Library(); err != nil {
+		t.Skipf("no CUDA driver: %v", err)
+	}
+	if n, err := cu.NumDevices(); err != nil || n < 1 {
+		t.Skipf("no GPU: %d, %v", n, err)
+	}
+	if os.Getenv("SYMMTUNE_WATCHDOG_CHILD") == "1" {
+		const regionBytes, n = 8 << 20, 8192
+		g := newGroup(t, regionBytes, 2*n)
+		h := g.open(t, func(q int) (uint64, error) {
+			req := fmt.Sprintf(`{"region_bytes":%d,"world":2,"rank":%d,"dtype":"bf16","device":0,"config":{"algorithm":"one_shot","threads":256,"blocks":1,"unroll":1}}`, regionBytes, q)
+			return AllreduceOpen([]byte(req), g.regions(), uint64(g.table))
+		})
+		_ = g.ranks[0].do(t, "rank 0's all-reduce", func() error { // rank 1 never comes
+			return AllreduceEnqueue(h[0], 0, uint64(g.tensor[0][0]), n)
+		})
+		time.Sleep(60 * time.Second) // no call: only the watchdog can tell
+		t.Fatal("still running 60 s after a 5 s bound")
+	}
+	start := time.Now()
+	cmd := exec.Command(os.Args[0], "-test.run", "^TestWatchdogEndsOnTimeout$")
+	cmd.Env = append(os.Environ(), "SYMMTUNE_WATCHDOG_CHILD=1", WatchdogEnv+"=", cudamem.TimeoutEnv+"=5",
+		"SYMMTUNE_CUBIN_CACHE="+t.TempDir())
+	out, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != AbortCode ||
+		!strings.Contains(string(out), "rank 0's barrier wait for rank 1 timed out after 5s") {
+		t.Fatalf("child: %v after %v, want exit %d naming rank 0's wait for rank 1\n%s", err, time.Since(start), AbortCode, out)
+	}
+	t.Logf("the child ended %v after it started: %s", time.Since(start).Round(time.Millisecond), strings.SplitN(string(out), "\n", 2)[0])
+}
+
 // group is a world-2 workspace on device 0: each rank's region of
 // regionBytes then its pads, and the pointer table, as symmtune.torch's
 // Symmetric hands them to the open calls; tensor[q] is one buffer of
@@ -121,6 +161,11 @@ type group struct {
 
 func newGroup(t *testing.T, regionBytes int64, tensorBytes ...int64) *group {
 	t.Helper()
+	if os.Getenv("SYMMTUNE_WATCHDOG_CHILD") != "1" {
+		// These tests poison workspaces on purpose and check the calls'
+		// errors: the watchdog would end the test binary.
+		t.Setenv(WatchdogEnv, "off")
+	}
 	g := &group{ranks: [2]*rankThread{newRankThread(t), newRankThread(t)}}
 	var allocs []cu.DevicePtr
 	err := g.ranks[0].do(t, "allocate", func() error {

@@ -96,7 +96,14 @@ func mapped(rank, world int, regions []uint64, table uint64, ordinal int) (*cuda
 	if err != nil {
 		return nil, badErr(err)
 	}
-	return cudamem.NewMapped(rank, world, data, cu.DevicePtr(table), ordinal, timeout)
+	if err := checkWatchdogEnv(); err != nil {
+		return nil, err
+	}
+	m, err := cudamem.NewMapped(rank, world, data, cu.DevicePtr(table), ordinal, timeout)
+	if err == nil {
+		startWatchdog()
+	}
+	return m, err
 }
 
 func (d *cudaDevice) openGemm(o gemmOpen) (gemmOpDevice, error) {

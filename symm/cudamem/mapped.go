@@ -81,6 +81,7 @@ func NewMapped(rank, world int, data []cu.DevicePtr, table cu.DevicePtr, ordinal
 	if m.host, err = hostWordOf(m.pads); err != nil {
 		return nil, err
 	}
+	watchWord(uint64(m.pads), WatchedWord{Load: m.host.Load, Rank: rank, Timeout: timeout})
 	if m.barrierMod, m.barrierFn, err = loadBarrier(m.compiler); err != nil {
 		return nil, err
 	}
