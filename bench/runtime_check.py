@@ -21,6 +21,11 @@ it, on any number of GPUs (torchrun; world 1 on one GPU):
             mixed, graphs kept or dropped, tensors freed so addresses are
             reused; every replay checked against the same step without
             symmtune (world 1) or NCCL's all-reduce.
+  compile   a TP MLP under torch.compile(dynamic=True) at --tokens token
+            counts, right against the eager MLP, memory bounded.
+  threads   two threads of each rank making first and steady calls (agmm in
+            one, matmulrs in the other) on one group and one stream: every
+            result right, no error.
 
 One line per check: CHECK name: PASS|FAIL, then its figures.
     torchrun --nproc_per_node=1 bench/runtime_check.py
@@ -310,9 +315,63 @@ def compiled(args) -> bool:
                   seconds=f"{time.perf_counter() - t0:.0f}")
 
 
+def threads(args) -> bool:
+    """Two threads of one rank, each making first calls (new row buckets,
+    new row counts) and steady calls on one group, on the same stream (the
+    documented rule: a process's calls are ordered on the GPU): every
+    result right against fp32, no error. Each thread has its own
+    operands; the checks run after both joined."""
+    H, I, W = 2048, 5632, dist.get_world_size()
+    g = torch.Generator(device="cuda").manual_seed(7)
+    w1 = torch.randn(I, H, device="cuda", dtype=BF16, generator=g) / H ** 0.5
+    w2 = torch.randn(H, I, device="cuda", dtype=BF16, generator=g) / I ** 0.5
+    stream = torch.cuda.current_stream()
+    results: dict[str, list] = {"agmm": [], "matmulrs": []}
+    errors: list[BaseException] = []
+
+    def run(kind: str, seed: int) -> None:
+        try:
+            torch.cuda.set_device(dist.get_rank() % torch.cuda.device_count())
+            gen = torch.Generator(device="cuda").manual_seed(seed)
+            with torch.cuda.stream(stream):
+                for i in range(args.thread_calls):
+                    m = W * (40 + 97 * ((i * 7 + seed) % 60))  # buckets 64..8192, new and repeated
+                    if kind == "agmm":
+                        a = torch.randn(m // W, H, device="cuda", dtype=BF16, generator=gen)
+                        results[kind].append((a, st.all_gather_matmul(a, w1.t())))
+                    else:
+                        a = torch.randn(m, I, device="cuda", dtype=BF16, generator=gen)
+                        results[kind].append((a, st.matmul_reduce_scatter(a, w2.t())))
+        except BaseException as e:  # reported below
+            errors.append(e)
+
+    ts = [threading.Thread(target=run, args=("agmm", 1)), threading.Thread(target=run, args=("matmulrs", 2))]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    torch.cuda.synchronize()
+    worst, wrong = 0.0, 0
+    for a, c in results["agmm"]:
+        full = torch.empty(a.shape[0] * W, H, device="cuda", dtype=BF16)
+        dist.all_gather_into_tensor(full, a)
+        e = rel(c, full.float() @ w1.t().float())
+        worst, wrong = max(worst, e), wrong + (e > 2e-2)
+    for a, r in results["matmulrs"]:
+        part = torch.empty(a.shape[0] // W, H, device="cuda", dtype=torch.float32)
+        dist.reduce_scatter_tensor(part, a.float() @ w2.t().float())
+        e = rel(r, part)
+        worst, wrong = max(worst, e), wrong + (e > 2e-2)
+    n = len(results["agmm"]) + len(results["matmulrs"])
+    ok = not errors and wrong == 0 and n == 2 * args.thread_calls
+    return report("threads", ok, calls=n, wrong=wrong, worst_rel=f"{worst:.2e}",
+                  errors="; ".join(f"{type(e).__name__}: {e}" for e in errors) or "none")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--checks", default="modules,memory,lifetime,decode,compile")
+    ap.add_argument("--checks", default="modules,memory,lifetime,decode,compile,threads")
+    ap.add_argument("--thread-calls", type=int, default=40)
     ap.add_argument("--tokens", type=int, default=200)
     ap.add_argument("--shapes", type=int, default=1000)
     ap.add_argument("--layers", type=int, default=80)
@@ -326,7 +385,7 @@ def main() -> None:
     for name in args.checks.split(","):
         t0 = time.perf_counter()
         ok &= {"modules": modules, "memory": memory, "lifetime": lifetime, "decode": decode,
-               "compile": compiled}[name](args)
+               "compile": compiled, "threads": threads}[name](args)
         if dist.get_rank() == 0:
             print(f"  ({name}: {time.perf_counter() - t0:.1f} s)", flush=True)
     dist.destroy_process_group()
