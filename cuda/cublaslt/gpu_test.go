@@ -309,24 +309,8 @@ func planFrom(t *testing.T, g *gpu, top Matmul, rows []int, verify bool) {
 
 func TestGPUBF16(t *testing.T) {
 	g := gpuSetup(t)
-	m, err := Matmul{M: 256, N: 384, K: 512, DType: BF16, BT: true, Workspace: wsBytes}.normalize()
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := rand.New(rand.NewPCG(16, 30))
-	na, nb, nd := extent(m)
-	p := &problem{m: m, a: make([]float64, na), b: make([]float64, nb)}
-	qa, qb := make([]uint16, na), make([]uint16, nb)
-	for i := range qa {
-		qa[i] = bf16Encode(float32(2*r.Float64() - 1))
-		p.a[i] = bf16Decode(qa[i])
-	}
-	for i := range qb {
-		qb[i] = bf16Encode(float32(2*r.Float64() - 1))
-		p.b[i] = bf16Decode(qb[i])
-	}
-	p.reference()
-	a, b, d := upload(t, qa), upload(t, qb), alloc(t, int64(2*nd))
+	p, a, b, d := bf16Problem(t, Matmul{M: 256, N: 384, K: 512, DType: BF16, BT: true, Workspace: wsBytes}, 16)
+	m := p.m
 	plan, err := g.h.Plan(m)
 	if err != nil {
 		t.Fatal(err)
