@@ -131,7 +131,7 @@ lint-python:
 # held. Its output is kept in bench/results/*-heldout-search.md.
 SYNTH_SEEDS ?= 101..110
 search-heldout:
-	$(GO) test -count=1 -v -run '^(TestHeldOut|TestSyntheticHeldOut)$$' ./tuner/strategy/ -synth-seeds $(SYNTH_SEEDS)
+	$(GO) test -count=1 -v -run '^(TestHeldOut|TestSyntheticHeldOut)$$' ./tuner/strategy/ -synth-seeds $(SYNTH_SEEDS) -heldout-wide
 
 # Runs every fuzz target (func FuzzX in a _test.go file) for FUZZTIME
 # executions each;

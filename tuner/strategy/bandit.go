@@ -56,6 +56,51 @@ import (
 // (see tenthShortfalls), so the margin is thin either way. The held-out
 // landscapes (split.txt "heldout", synthHeldOutSeeds) were not looked at
 // to choose.
+//
+// The first pass, learnt rather than enumerated (2026-12-02, second fit).
+// A family is the cross product of the structural parameters (impl x
+// switches, algorithm x graph), and the first pass measured every one:
+// 8 of the 10 trials of a twentieth of a 190-config all-reduce space, 64 of
+// the 161 of a twentieth of a GPU agmm space. A switch (graph on or off)
+// acts alike in every impl, which the forest learns from a few configs (a
+// split on the switch), so measuring it in every impl is the enumeration
+// the model exists to avoid. So when the families are more than
+// banditDesignShare of the budget, the bandit's first pass measures only
+// enough of them to cover every value of every structural parameter once
+// (sampler.design's order, stopped early: each impl or algorithm, each
+// switch value), and the rest of the families are reached by the UCB
+// choice (a family never measured counts as 2.7x slow and earns its trial
+// by its bonus) and by the descents' polls. Below 4 families per budget
+// share nothing changes.
+//
+// Fitted with TestFitEval (-fit-eval bandit -fit-synth 1..10, then 11..20
+// to confirm): the recorded fitting set (16 landscapes of 100+ configs)
+// and the synthetic landscapes of seeds 1..20 (120; disjoint from the
+// held-out seeds 101..110), each at a twentieth, a tenth and three tenths,
+// seeds 1..10. Same rule as above: most synthetic runs, with the recorded
+// fitting set no worse than before (131, 160, 160 runs).
+//
+//	share interject  min  acq   synthetic 1..10: 1/20 1/10 3/10  recorded: 1/20 1/10 3/10
+//	-     6          24   lcb                    359  507  599             131  160  160  (before)
+//	0.25  6          24   lcb                    376  513  599             131  160  160  <- kept
+//	0.25  6          10   lcb                    368  517  598             131  160  160
+//	0.25  6          24   EI                     365  489  578             131  159  160
+//	0.25  4          24   lcb                    384  520  598             130  159  160
+//	0.25  3          24   lcb                    380  529  599             130  159  160
+//	0.25  2          24   lcb                    391  531  599             130  158  160
+//	0.25  3, C 0.4   24   lcb                    392  506  583             130  159  160
+//	0.25  3, every 3 24   lcb                    373  518  596             131  159  160
+//
+// (min: the trials before the model picks; acq: the model's ranking, mean
+// minus 0.5 sd or expected improvement.) More model picks (interject 2-4)
+// won synthetic runs, deceptive ones most (64 to 83 at a tenth with 3),
+// and confirmed on seeds 11..20, but each lost a run or two on the
+// recorded fitting set (the CPU agmm m=256 landscape, whose ranking is
+// noise), so by the rule they were not kept. Candidly: interject 3 was
+// first chosen on the synthetic totals alone and judged once on the
+// held-out sets (the GPU agmm 16384 needle fell to 7 of 10 at a tenth)
+// before the rule's recorded-set condition was applied; the held-out
+// figures in docs/search.md are of the kept knobs, judged after that.
 type bandit struct {
 	*pattern
 }
@@ -70,6 +115,15 @@ var (
 	banditC         = 0.8
 	banditInterject = surrogateEvery
 	banditRestarts  = true
+	// banditDesignShare: see pattern.designShare.
+	banditDesignShare = 0.25
+	// banditMinTrials: the model picks from this many trials on
+	// (tried: 10; kept: the surrogate's 24).
+	banditMinTrials = surrogateMinTrials
+	// banditEI: the model ranks fresh configs by expected improvement
+	// instead of mean minus surrogateKappa sd (tried, not kept: see
+	// bandit).
+	banditEI = false
 )
 
 func newBandit(p Problem) (Strategy, error) {
@@ -80,6 +134,7 @@ func newBandit(p Problem) (Strategy, error) {
 	pt := ps.(*pattern)
 	pt.model = newModel(pt.t.lat, seedFor(p.Seed, Bandit))
 	pt.model.families = pt.t.lat.families()
+	pt.designShare = banditDesignShare
 	return &bandit{pt}, nil
 }
 

@@ -91,7 +91,7 @@ func (l *lattice) familyName(i int) string {
 // nothing measured, the middle of each range (a mid-sized grid, a middle
 // chunk count) is the guess furthest from the worst corner, and a family
 // is judged by it until a search goes there.
-func (s *sampler) design(t *tracker, n int) []int {
+func (s *sampler) design(t *tracker, n int, valuesOnly bool) []int {
 	l := t.lat
 	fs := l.families()
 	if len(fs.members) < 2 {
@@ -115,6 +115,9 @@ func (s *sampler) design(t *tracker, n int) []int {
 	}
 	var out []int
 	for len(out) < n {
+		if valuesOnly && valuesCovered(fs, counts) {
+			break
+		}
 		best, bestScore := -1, -1.0
 		for f := range fs.members {
 			if covered[f] {
@@ -141,6 +144,19 @@ func (s *sampler) design(t *tracker, n int) []int {
 		out = append(out, i)
 	}
 	return out
+}
+
+// valuesCovered reports whether every value of every structural
+// parameter has a measured or proposed config.
+func valuesCovered(fs *familySet, counts [][]int) bool {
+	for _, d := range fs.dims {
+		for _, c := range counts[d] {
+			if c == 0 {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // centreOf returns the fresh config of members nearest (in index steps)
@@ -221,7 +237,7 @@ func familyOrder(l *lattice, seed int64) []int {
 	t := newTracker(l)
 	s := newSampler(len(l.valid), seed)
 	t.propose(l.def)
-	order := append([]int{l.def}, s.design(&t, len(l.valid))...)
+	order := append([]int{l.def}, s.design(&t, len(l.valid), false)...)
 	fs := l.families()
 	// Families in the order their first config came (design gives one of
 	// each; any it did not, after them).

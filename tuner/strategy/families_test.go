@@ -30,6 +30,27 @@ func coveredBy(lat *lattice, fs *familySet, history []Observation) int {
 	return len(seen)
 }
 
+// valuesMissed names a structural value (param=value) no config of
+// history has, "" when every one is covered.
+func valuesMissed(lat *lattice, fs *familySet, history []Observation) string {
+	for _, d := range fs.dims {
+		for v := range lat.size(d) {
+			found := false
+			for _, o := range history {
+				if i, ok := lat.byKey[o.Config.Key()]; ok && lat.idx[i][d] == v {
+					found = true
+					break
+				}
+			}
+			if !found {
+				p := lat.sp.Params[d]
+				return p.Name + "=" + p.Values[v].String()
+			}
+		}
+	}
+	return ""
+}
+
 // gridLandscape is a small space with three impls, a graph switch and a
 // size: 3 x 2 families, each of 8 configs, the best in the family the
 // space lists last.
@@ -44,7 +65,9 @@ func gridLandscape() Landscape {
 // TestBudgetMeasuresEveryFamily: a budget of as many trials as the space
 // has families measures one config of each, whatever the strategy (but
 // random sampling, the baseline), on a small grid and on every recorded
-// landscape.
+// landscape; the bandit (auto) covers every structural value with that
+// budget, and every family in its first trials with four times it (see
+// bandit, "the first pass, learnt").
 func TestBudgetMeasuresEveryFamily(t *testing.T) {
 	skipReplaysUnderRace(t)
 	ls := []Landscape{gridLandscape()}
@@ -64,6 +87,21 @@ func TestBudgetMeasuresEveryFamily(t *testing.T) {
 				_, h, err := replay(l, name, n, seed)
 				if err != nil {
 					t.Fatal(err)
+				}
+				if name == Auto || name == Bandit {
+					// The bandit's first pass covers every structural
+					// value when the families are more than
+					// banditDesignShare of the budget, every family once
+					// the budget is 1/banditDesignShare times theirs.
+					if missing := valuesMissed(lat, fs, h); missing != "" {
+						t.Errorf("%s on %s seed %d: %d trials measured no config with %s", name, filepath.Base(l.Path), seed, len(h), missing)
+					}
+					wide := int(float64(n)/banditDesignShare + 0.5)
+					_, h, err = replay(l, name, wide, seed)
+					if err != nil {
+						t.Fatal(err)
+					}
+					h = h[:min(len(h), n+1)] // the default and one of each family
 				}
 				if got := coveredBy(lat, fs, h); got != n {
 					t.Errorf("%s on %s seed %d: %d trials measured %d of %d families", name, filepath.Base(l.Path), seed, len(h), got, n)

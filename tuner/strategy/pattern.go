@@ -60,6 +60,17 @@ type pattern struct {
 	// model, when set (the surrogate strategy), picks restarts and
 	// interjects its own picks; nil: plain pattern search.
 	model *model
+	// designShare, when above 0 (the bandit strategy), makes the first
+	// pass measure only enough families to cover every structural value
+	// when there are more families than designShare x the budget; the
+	// bandit's picks and the polls reach the others (see bandit).
+	designShare float64
+}
+
+// coverValues reports whether the first pass stops at covering every
+// structural value (see designShare).
+func (p *pattern) coverValues(budget int) bool {
+	return p.designShare > 0 && float64(len(p.t.lat.families().members)) > p.designShare*float64(budget)
 }
 
 func newPattern(p Problem) (Strategy, error) {
@@ -97,7 +108,7 @@ func (p *pattern) Next(history []Observation) []space.Config {
 	for !p.t.exhausted() {
 		if !p.sampled {
 			p.sampled = true
-			if out := p.s.initial(&p.t, p.budget); len(out) > 0 {
+			if out := p.s.initial(&p.t, p.budget, p.coverValues(p.budget)); len(out) > 0 {
 				return out
 			}
 			continue

@@ -33,12 +33,12 @@ func (s *sampler) next(t *tracker) int {
 // measured), one config of each family not yet measured (design; as many
 // as the budget holds), and a spread sample that tops them up to
 // sampleSize(budget, ·) configs.
-func (s *sampler) initial(t *tracker, budget int) []space.Config {
+func (s *sampler) initial(t *tracker, budget int, valuesOnly bool) []space.Config {
 	var out []space.Config
 	if t.fresh(t.lat.def) {
 		out = append(out, t.propose(t.lat.def))
 	}
-	reps := s.design(t, budget-t.used)
+	reps := s.design(t, budget-t.used, valuesOnly)
 	for _, i := range reps {
 		out = append(out, t.lat.valid[i])
 	}

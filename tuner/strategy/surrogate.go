@@ -108,6 +108,9 @@ type model struct {
 	// GEMM space has 10,000 of them, and the picks between two fits only
 	// skip the configs measured since).
 	predicted []float64
+	// mean and sd are the last fit's mean and standard deviation per
+	// valid config (the bandit's expected improvement needs both).
+	mean, sd []float64
 	// families, when set (the bandit strategy), makes every banditEvery-th
 	// pick one in the family banditFamily chooses.
 	families *familySet
@@ -150,7 +153,11 @@ func (m *model) pickFor(t *tracker, interjected bool) int {
 			passed++
 		}
 	}
-	if passed < 2*forestMinLeaf || t.used < surrogateMinTrials {
+	minTrials := surrogateMinTrials
+	if m.families != nil {
+		minTrials = banditMinTrials
+	}
+	if passed < 2*forestMinLeaf || t.used < minTrials {
 		return -1
 	}
 	if m.refitDue(t.used) {
@@ -159,10 +166,13 @@ func (m *model) pickFor(t *tracker, interjected bool) int {
 		// scans were most of the host's time between trials).
 		f := m.fitted
 		m.predicted = make([]float64, len(t.lat.valid))
+		m.mean = make([]float64, len(t.lat.valid))
+		m.sd = make([]float64, len(t.lat.valid))
 		parallelRanges(len(m.predicted), func(lo, hi int) {
 			for i := lo; i < hi; i++ {
 				mean, sd := f.predict(t.lat.idx[i])
 				m.predicted[i] = mean - surrogateKappa*sd
+				m.mean[i], m.sd[i] = mean, sd
 			}
 		})
 	}
@@ -175,13 +185,41 @@ func (m *model) pickFor(t *tracker, interjected bool) int {
 	}
 	// The earliest fresh config of the best prediction (in family in,
 	// when one was chosen).
+	rank := m.predicted
+	if m.families != nil && banditEI {
+		rank = m.negEI(t)
+	}
 	best, bestV := -1, math.Inf(1)
-	for i, v := range m.predicted {
+	for i, v := range rank {
 		if v < bestV && t.fresh(i) && (in < 0 || m.families.of[i] == in) {
 			best, bestV = i, v
 		}
 	}
 	return best
+}
+
+// negEI is minus the expected improvement of every valid config over the
+// best log score measured, under the forest's mean and spread taken as a
+// normal distribution (a config the trees agree on improves only by its
+// mean's margin).
+func (m *model) negEI(t *tracker) []float64 {
+	best := math.Inf(1)
+	for i, ok := range t.ok {
+		if ok {
+			best = math.Min(best, math.Log(t.score[i]))
+		}
+	}
+	out := make([]float64, len(m.mean))
+	for i, mu := range m.mean {
+		imp, sd := best-mu, m.sd[i]
+		if sd <= 1e-12 {
+			out[i] = -math.Max(imp, 0)
+			continue
+		}
+		z := imp / sd
+		out[i] = -(imp*0.5*math.Erfc(-z/math.Sqrt2) + sd*math.Exp(-z*z/2)/math.Sqrt(2*math.Pi))
+	}
+	return out
 }
 
 // parallelRanges calls fn on consecutive ranges covering [0, n), one per
