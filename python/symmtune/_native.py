@@ -35,6 +35,8 @@ import warnings
 from pathlib import Path
 from typing import Any
 
+from ._errors import CacheError, CacheUnavailable, HardwareError, NoTunedConfig
+
 # symmtune.h's SYMMTUNE_ABI_VERSION and return codes.
 ABI_VERSION = 5
 OK, BAD_INPUT, TOO_SMALL, INTERNAL, CAPTURE = 0, 1, 2, 3, 4
@@ -149,11 +151,8 @@ def checked(answer: dict[str, Any]) -> dict[str, Any]:
 
 
 def _answer_error(kind: str, message: str) -> Exception:
-    """The exception of an answer's error kind. Its classes are the public
-    ones of symmtune.cache and symmtune.hardware (which import this module),
-    so they are imported here, on the error path only."""
-    from .cache import CacheError, CacheUnavailable, NoTunedConfig
-    from .hardware import HardwareError
+    """The exception of an answer's error kind (symmtune._errors', public
+    in symmtune.cache and symmtune.hardware)."""
     cls: type[Exception] = {"not_found": NoTunedConfig, "corrupt": CacheError, "unavailable": CacheUnavailable,
                             "io": OSError, "hardware": HardwareError}.get(kind, CacheError)
     return cls(message)

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Union
 
 from . import _native
+from ._errors import CacheError, CacheUnavailable, NoTunedConfig  # noqa: F401 (their public home)
 from .hardware import Fingerprint
 
 # The largest dimension size a cache or a job file holds (space.MaxDim).
@@ -32,25 +33,10 @@ MAX_DIM = 1 << 40
 ZERO_TIME = _dt.datetime(1, 1, 1, tzinfo=_dt.timezone.utc)
 
 
-class CacheError(ValueError):
-    """The cache is not a symmtune cache (not TOML, another format version,
-    an unknown key) or its location is malformed. The message names the
-    file (and the line, where known) or the server."""
-
-
 class CacheWarning(UserWarning):
     """An entry of the cache is damaged (cut short, failing its checksum, a
     field missing or out of range) and was skipped; the other entries
     answer. The message names the file and line, or the server's key."""
-
-
-class NoTunedConfig(LookupError):
-    """No tuned entry answers the query (or there is no cache file yet)."""
-
-
-class CacheUnavailable(ConnectionError):
-    """The Redis server could not be reached or refused us (Go:
-    cache.ErrUnavailable). The message names the server, never credentials."""
 
 
 @dataclass(frozen=True)

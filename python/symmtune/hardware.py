@@ -13,10 +13,7 @@ from functools import lru_cache
 from typing import Any, Dict
 
 from . import _native
-
-
-class HardwareError(RuntimeError):
-    """The hardware cannot be fingerprinted (no GPU, no driver, too few GPUs)."""
+from ._errors import HardwareError
 
 
 @dataclass(frozen=True)
