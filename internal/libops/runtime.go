@@ -289,30 +289,20 @@ func evict(h uint64, m int) {
 			bytes += u.bytes
 		}
 	}
-	if count <= maxUnits && bytes <= maxUnitBytes {
-		return
-	}
-	if count == maxUnits+1 && bytes <= maxUnitBytes {
-		// The steady state of many row counts: one unit over, the least
-		// recently used goes (a scan, not a sort, on a first call's path).
-		var old *ref
-		for i := range all {
-			if r := &all[i]; !(r.h == h && r.m == m) && (old == nil || r.u.tick < old.u.tick) {
-				old = r
+	// Least recently used first, one scan each: a first call's path past
+	// the bounds usually closes one.
+	for count > maxUnits || bytes > maxUnitBytes {
+		old := -1
+		for i, r := range all {
+			if r.u != nil && !(r.h == h && r.m == m) && (old < 0 || r.u.tick < all[old].u.tick) {
+				old = i
 			}
 		}
-		delete(runners[old.h].gemm.units, old.m)
-		dispose(&old.u.unit, 0)
-		return
-	}
-	sort.Slice(all, func(i, j int) bool { return all[i].u.tick < all[j].u.tick })
-	for _, r := range all {
-		if count <= maxUnits && bytes <= maxUnitBytes {
+		if old < 0 {
 			return
 		}
-		if r.h == h && r.m == m {
-			continue
-		}
+		r := all[old]
+		all[old].u = nil
 		delete(runners[r.h].gemm.units, r.m)
 		count--
 		bytes -= r.u.bytes
