@@ -24,7 +24,13 @@ func TestKernelVersions(t *testing.T) {
 		// poisoned one, and the kernels skip their work after a failed
 		// wait; a healthy wait adds one load of the flag, in flight with
 		// its first poll. Every CUDA entry tuned before is stale.
-		{"cuda (KernelVersion)", KernelVersion(), "e2ec62292b7e"},
+		// ac2fc6f8d63e: the Lamport waits keep nothing for fail-stop in
+		// their loops (no flag loaded up front, no call): a wait that gives
+		// up marks the thread dead, and the kernel's end spreads the poison
+		// inline (symm_spread). The decode all-reduces had run 3-9% slower
+		// than before fail-stop (1 x H200, 2026-12-02). Every CUDA entry
+		// tuned before is stale.
+		{"cuda (KernelVersion)", KernelVersion(), "ac2fc6f8d63e"},
 	} {
 		if c.got != c.want {
 			t.Errorf("%s kernel version %s, pinned %s", c.name, c.got, c.want)

@@ -48,27 +48,37 @@ __device__ __forceinline__ u64 symm_now() {
 __device__ __forceinline__ u32* symm_flag(const u64* ptrs, int world, int rank) {
 	return (u32*)ptrs[world + rank] + SYMM_PAD_SLOTS * SYMM_MAX_WORLD;
 }
-// symm_poison marks the workspace dead on every rank (the first cause
+// symm_spread marks the workspace dead on every rank (the first cause
 // stays) and mirrors this rank's word to its host word; system scope, as
-// the peers and the host read them.
-__device__ __noinline__ void symm_poison(const u64* ptrs, int rank, int world, u32 word) {
+// the peers and the host read them. symm_poison is it out of line, for
+// waits whose loops must not hold its registers; a kernel that spreads
+// the poison only at its end inlines it (no call, no call ABI).
+__device__ __forceinline__ void symm_spread(const u64* ptrs, int rank, int world, u32 word) {
 	for (int q = 0; q < world; q++) atomicCAS_system(symm_flag(ptrs, world, q), 0u, word);
 	u32* flag = symm_flag(ptrs, world, rank);
 	const u64 host = *(volatile u64*)(flag + 2);
 	if (host) asm volatile("st.relaxed.sys.global.u32 [%0], %1;" : : "l"(host), "r"(symm_load_acquire(flag)) : "memory");
 }
-// symm_poisoned: whether the workspace is poisoned; if so, this rank's
-// peers and host hear of it too (a peer's poison reaches the host here, a
-// fused GEMM's reaches the peers, its unknown waiter made this rank).
-__device__ __forceinline__ bool symm_poisoned(const u64* ptrs, int rank, int world) {
+__device__ __noinline__ void symm_poison(const u64* ptrs, int rank, int world, u32 word) { symm_spread(ptrs, rank, world, word); }
+// symm_poison_word is this rank's poison word, 0 when the workspace is
+// healthy; a word whose waiter is unknown (a fused GEMM's, 0xff) names
+// this rank.
+__device__ __forceinline__ u32 symm_poison_word(const u64* ptrs, int rank, int world) {
 	u32* flag = symm_flag(ptrs, world, rank);
 	u32 w = *(volatile u32*)flag;
-	if (w == 0) return false;
-	if ((w & 0xff00u) == 0xff00u) {
+	if (w != 0 && (w & 0xff00u) == 0xff00u) {
 		const u32 mine = w ^ ((0xffu ^ (u32)rank) << 8);
 		atomicCAS_system(flag, w, mine);
 		w = mine;
 	}
+	return w;
+}
+// symm_poisoned: whether the workspace is poisoned; if so, this rank's
+// peers and host hear of it too (a peer's poison reaches the host here, a
+// fused GEMM's reaches the peers, its unknown waiter made this rank).
+__device__ __forceinline__ bool symm_poisoned(const u64* ptrs, int rank, int world) {
+	const u32 w = symm_poison_word(ptrs, rank, world);
+	if (w == 0) return false;
 	symm_poison(ptrs, rank, world, w);
 	return true;
 }

@@ -81,27 +81,42 @@ __device__ __forceinline__ uint4 lp_poll(const uint4* p) {
 }
 
 // lp_wait polls p, rank q's data, until v (its last value) has no
-// sentinel. A wait that lasts SYMM_TIMEOUT_NS poisons the workspace
-// (barrier.cuh's symm_poison), one that finds it poisoned gives up too,
-// and `dead` makes this thread's later waits give up at once: a dead peer
-// cannot hang the GPU forever, and the host hears of it.
-__device__ __forceinline__ uint4 lp_wait(const uint4* p, uint4 v, const u64* ptrs, int r, int q, bool& dead) {
+// sentinel. Every LAMPORT_SPIN_CHECK+1 polls it reads the clock and, from
+// the second check on, this rank's poison word (barrier.cuh): a poisoned
+// workspace makes dead 1, a wait that lasts SYMM_TIMEOUT_NS makes it q+2,
+// and either makes this thread's later waits give up at once. The
+// kernel's end then poisons the workspace (lp_fail). A healthy wait holds
+// nothing for this: no flag loaded up front, no pointer or call in the
+// kernel (2026-12-02, decode all-reduces on 1 x H200: a flag loaded at the
+// kernel's start, a second register for the late rank and symm_poison
+// called in the loop cost 3-9%; one_shot_lamport's 1,024-thread blocks
+// have 64 registers a thread).
+__device__ __forceinline__ uint4 lp_wait(const uint4* p, uint4 v, const u64* ptrs, int r, int q, u32& dead) {
 	u64 start = 0;
-	for (u32 it = 0; !dead && !lp_arrived(v); it++) {
+	for (u32 it = 0; dead == 0 && !lp_arrived(v); it++) {
 		if ((it & LAMPORT_SPIN_CHECK) == LAMPORT_SPIN_CHECK) {
 			const u64 now = symm_now();
 			if (start == 0) {
 				start = now;
-			} else if (symm_poisoned(ptrs, r, WORLD)) {
-				dead = true;
+			} else if (*(volatile const u32*)symm_flag(ptrs, WORLD, r) != 0) {
+				dead = 1;
 			} else if (now - start > SYMM_TIMEOUT_NS) {
-				symm_poison(ptrs, r, WORLD, SYMM_POISON(SYMM_KIND_LAMPORT, r, q));
-				dead = true;
+				dead = (u32)q + 2u;
 			}
 		}
 		v = lp_poll(p);
 	}
 	return v;
+}
+
+// lp_fail, at a kernel's end, for a thread whose waits gave up (dead, see
+// lp_wait): poisons the workspace on every rank, naming the rank it
+// waited for, or, when it found the workspace poisoned, passes the poison
+// on to this rank's host word and peers (barrier.cuh). Inline, as
+// symm_spread is: the kernels make no call at all.
+__device__ __forceinline__ void lp_fail(const u64* ptrs, int r, u32 dead) {
+	const u32 w = dead >= 2 ? SYMM_POISON(SYMM_KIND_LAMPORT, r, dead - 2u) : symm_poison_word(ptrs, r, WORLD);
+	if (w != 0) symm_spread(ptrs, r, WORLD, w);
 }
 
 // lp_begin reads the header (cur, prev) once per block, for every thread.
@@ -169,9 +184,6 @@ __device__ __forceinline__ void lp_end(u32* hdr, u32 cur, u64 used) {
 extern "C" __global__ void __launch_bounds__(THREADS) allreduce(const u64* ptrs, u64 in, u64 out, u64 n, u64 rank, u64 area, u64 slot) {
 	const int r = (int)rank;
 	u32* const hdr = (u32*)(ptrs[r] + area);
-	// A poisoned workspace (barrier.cuh): no wait (dead below). Loaded
-	// now, used after the push: no latency.
-	const u32 poisoned = *(volatile const u32*)symm_flag(ptrs, WORLD, r);
 	u32 cur;
 	u64 prev;
 	lp_begin(hdr, cur, prev);
@@ -208,8 +220,7 @@ extern "C" __global__ void __launch_bounds__(THREADS) allreduce(const u64* ptrs,
 	// is on its way.
 	lp_clear((uint4*)(ptrs[r] + area + LAMPORT_HDR) + (u64)((cur + 2) % 3) * WORLD * svec, WORLD, svec, prev);
 	// Reduce: every slot's poll of the tile issued first, then the waits.
-	bool dead = poisoned != 0;
-	if (dead && threadIdx.x == 0) symm_poisoned(ptrs, r, WORLD); // the host and the peers hear of it
+	u32 dead = 0; // see lp_wait
 	for (u64 base = (u64)blockIdx.x * TILE; base < nvec; base += stride) {
 		uint4 v[UNROLL][WORLD];
 #pragma unroll
@@ -233,6 +244,7 @@ extern "C" __global__ void __launch_bounds__(THREADS) allreduce(const u64* ptrs,
 			}
 		}
 	}
+	if (dead) lp_fail(ptrs, r, dead); // the host and the peers hear of it
 	lp_end(hdr, cur, nvec);
 }
 #endif
@@ -275,9 +287,6 @@ extern "C" __global__ void __launch_bounds__(THREADS) allreduce(const u64* ptrs,
 extern "C" __global__ void __launch_bounds__(THREADS) allreduce(const u64* ptrs, u64 in, u64 out, u64 n, u64 rank, u64 area, u64 slot) {
 	const int r = (int)rank;
 	u32* const hdr = (u32*)(ptrs[r] + area);
-	// A poisoned workspace (barrier.cuh): no wait (dead below). Loaded
-	// now, used after the push: no latency.
-	const u32 poisoned = *(volatile const u32*)symm_flag(ptrs, WORLD, r);
 	u32 cur;
 	u64 prev;
 	lp_begin(hdr, cur, prev);
@@ -320,8 +329,7 @@ extern "C" __global__ void __launch_bounds__(THREADS) allreduce(const u64* ptrs,
 	}
 	// Clear the previous call's part A while the peers' partials come.
 	lp_clear(old, WORLD, svec, prev);
-	bool dead = poisoned != 0;
-	if (dead && threadIdx.x == 0) symm_poisoned(ptrs, r, WORLD); // the host and the peers hear of it
+	u32 dead = 0; // see lp_wait
 	// Phase 2: every slot's poll of the tile issued first, then the waits.
 	for (u64 base = (u64)blockIdx.x * TILE; base < chunk; base += stride) {
 		uint4 v[UNROLL][WORLD];
@@ -371,6 +379,7 @@ extern "C" __global__ void __launch_bounds__(THREADS) allreduce(const u64* ptrs,
 			}
 		}
 	}
+	if (dead) lp_fail(ptrs, r, dead);
 	lp_end(hdr, cur, chunk);
 }
 #endif
