@@ -50,9 +50,8 @@ type Engine struct {
 	shared bool
 	pool   cu.MemPool
 	// later runs closed runners' graph destructions on a thread of their
-	// own (a shared engine's; done is closed when it has run them all).
-	later         chan func() error
-	done          chan struct{}
+	// own (a shared engine's).
+	later         *laterQueue
 	allocs, frees cu.Stream
 	freeEv        cu.Event
 
@@ -259,8 +258,7 @@ func (e *Engine) fused(c nvrtc.Compiler, t hopper.Tile, f hopper.Format, extra [
 func (e *Engine) Close() error {
 	var errs []error
 	if e.later != nil {
-		close(e.later)
-		<-e.done
+		e.later.close()
 		e.later = nil
 	}
 	errs = append(errs, cu.Synchronize())

@@ -11,7 +11,6 @@ import (
 	"errors"
 	"fmt"
 	"math/bits"
-	"runtime"
 	"unsafe"
 
 	"github.com/symmtune/symmtune/cuda/cu"
@@ -59,17 +58,7 @@ func (e *Engine) startLater() error {
 	if err != nil {
 		return fmt.Errorf("graph destroyer: %w", err)
 	}
-	e.later, e.done = make(chan func() error, 4096), make(chan struct{})
-	go func() {
-		runtime.LockOSThread()
-		defer close(e.done)
-		ok := cu.SetCurrentContext(ctx) == nil
-		for f := range e.later {
-			if ok {
-				_ = f() // a graph that cannot be destroyed leaks: no caller is left to tell
-			}
-		}
-	}()
+	e.later = startLaterQueue(func() bool { return cu.SetCurrentContext(ctx) == nil }, laterPoll, laterParkAfter)
 	return nil
 }
 
@@ -79,8 +68,7 @@ func (e *Engine) destroyLater(f func() error) error {
 	if e.later == nil {
 		return f()
 	}
-	e.later <- f
-	return nil
+	return e.later.add(f)
 }
 
 // maxRanked bounds a shared engine's ranked plans (one per product
