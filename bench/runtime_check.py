@@ -44,6 +44,7 @@ import torch
 import torch.distributed as dist
 
 import symmtune.torch as st
+from symmtune import _native
 
 BF16 = torch.bfloat16
 MiB = 1 << 20
@@ -131,6 +132,20 @@ def memory(args) -> bool:
     base, base_torch, base_stats = used(), torch.cuda.memory_reserved(), st.memory_stats()
     worst, wrong = 0.0, 0
     first_host, second_host, warm_host = [], [], []
+    # The library's share of each timed call (symmtune_gemm_enqueue alone,
+    # its ctypes call included): the rest of the host time is Python's.
+    native: dict[str, list[float]] = {"first": [], "second": [], "warm": []}
+    last_native = [0.0]
+    enqueue = _native.gemm_enqueue
+
+    def timed_enqueue(*a):
+        t = time.perf_counter()
+        try:
+            return enqueue(*a)
+        finally:
+            last_native[0] = time.perf_counter() - t
+
+    _native.gemm_enqueue = timed_enqueue
     seen_buckets: set[int] = set()
     # The driver's growth while symmtune's calls run (the reference checks'
     # torch and NCCL work, which loads kernels of its own, left out),
@@ -148,18 +163,22 @@ def memory(args) -> bool:
         t1 = time.perf_counter()
         if bucket in seen_buckets:
             first_host.append(t1 - t0)
+            native["first"].append(last_native[0])
             # Three more calls at m, their outputs dropped: the second call
             # at an output address launches, the next captures the call's
             # graph (graph=1 configs), the last replays it: a serving
             # engine's steady state at m (warm).
-            times = []
+            times, natives = [], []
             for _ in range(3):
                 torch.cuda.synchronize()
                 t2 = time.perf_counter()
                 st.all_gather_matmul(a, w1.t())
                 times.append(time.perf_counter() - t2)
+                natives.append(last_native[0])
             second_host.append(times[0])
             warm_host.append(times[-1])
+            native["second"].append(natives[0])
+            native["warm"].append(natives[-1])
         seen_buckets.add(bucket)
         r = st.matmul_reduce_scatter(c, w2.t())
         ours += (used() - u0) - (torch.cuda.memory_reserved() - r0)
@@ -174,6 +193,7 @@ def memory(args) -> bool:
             worst = max(worst, e)
             wrong += e > 2e-2
         del c, r
+    _native.gemm_enqueue = enqueue
     torch.cuda.synchronize()
     gc.collect()
     stats = st.memory_stats()
@@ -197,7 +217,9 @@ def memory(args) -> bool:
                   first_call_host_us=f"{1e6 * statistics.median(first_host):.0f}" if first_host else "-",
                   warm_call_host_us=f"{1e6 * statistics.median(warm_host):.0f}" if warm_host else "-",
                   first_over_warm=f"{ratio:.2f}",
-                  second_call_host_us=f"{1e6 * statistics.median(second_host):.0f}" if second_host else "-")
+                  second_call_host_us=f"{1e6 * statistics.median(second_host):.0f}" if second_host else "-",
+                  **{f"{k}_call_library_us": f"{1e6 * statistics.median(v):.0f}" if v else "-"
+                     for k, v in native.items()})
 
 
 def lifetime(args) -> bool:

@@ -6,7 +6,8 @@ Per shape: torch.mm, all_gather_matmul and matmul_reduce_scatter timed
 call by call, interleaved, in rounds (events around each call); the
 ratio of each to torch.mm's median. Then the decode all-reduce: 80
 all_reduce calls of [B, 8192] bf16 captured in a CUDA graph, µs per
-all-reduce. One line per figure: SPEED name value.
+all-reduce. One line per figure: SPEED name value. SPEED_PARTS (default
+"gemm,decode") picks the parts.
     torchrun --nproc_per_node=1 bench/runtime_speed.py
 """
 from __future__ import annotations
@@ -38,8 +39,10 @@ def main() -> None:
     dist.init_process_group("nccl", device_id=torch.device("cuda", rank))
     W = dist.get_world_size()
     tag = os.environ.get("SPEED_TAG", "run")
+    parts = os.environ.get("SPEED_PARTS", "gemm,decode").split(",")
     g = torch.Generator(device="cuda").manual_seed(5)
-    for m, n, k in [(8192, 3584, 8192), (16384, 3584, 8192), (4096, 1792, 4096)]:
+    shapes = [(8192, 3584, 8192), (16384, 3584, 8192), (4096, 1792, 4096)] if "gemm" in parts else []
+    for m, n, k in shapes:
         a = torch.randn(m, k, device="cuda", dtype=BF16, generator=g)
         w = torch.randn(n, k, device="cuda", dtype=BF16, generator=g)
         shard = a[: m // W]
@@ -57,7 +60,7 @@ def main() -> None:
             if rank == 0:
                 print(f"SPEED {tag} {name} {m}x{n}x{k} ratio_to_mm {statistics.median(times[name]) / mm:.4f} "
                       f"mm_us {mm:.1f}", flush=True)
-    for B in (1, 16, 64, 256):
+    for B in (1, 16, 64, 256) if "decode" in parts else ():
         buf = torch.randn(B, 8192, device="cuda", dtype=BF16, generator=g)
         st.all_reduce(buf)
         torch.cuda.synchronize()

@@ -49,7 +49,16 @@ func TestGemmFirstCallHostTime(t *testing.T) {
 	}
 }
 
-func firstCalls(t *testing.T, kernel string, n, k, top, lo, calls int) {
+// bucket is a GEMM op opened for a bucket's top rows at world 1 with the
+// kernel's default config, on a rank thread, with operands of the top's
+// size (zeros): A, B, C.
+type bucket struct {
+	r   *rankThread
+	h   uint64
+	ops [3]cu.DevicePtr
+}
+
+func openBucket(t *testing.T, kernel string, n, k, top int) bucket {
 	raw, err := Call("gemm.default", []byte(fmt.Sprintf(`{"kernel":%q,"problem":{"m":%d,"n":%d,"k":%d,"world":1},"major":9,"minor":0,"sms":132}`, kernel, top, n, k)))
 	if err != nil {
 		t.Fatal(err)
@@ -80,7 +89,7 @@ func firstCalls(t *testing.T, kernel string, n, k, top, lo, calls int) {
 		if base, err = alloc(region + cudamem.PadBytes); err != nil {
 			return err
 		}
-		for i, b := range []int64{int64(top * k * 2), int64(n * k * 2), int64(top * n * 2)} {
+		for i, b := range []int64{int64(top * k * 2), int64(n * k * 2), int64(top*n*2 + 4096)} {
 			if ops[i], err = alloc(b); err != nil {
 				return err
 			}
@@ -104,6 +113,12 @@ func firstCalls(t *testing.T, kernel string, n, k, top, lo, calls int) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = r.do(t, "close", func() error { return GemmClose(h) }) })
+	return bucket{r: r, h: h, ops: ops}
+}
+
+func firstCalls(t *testing.T, kernel string, n, k, top, lo, calls int) {
+	b := openBucket(t, kernel, n, k, top)
+	r, h, ops := b.r, b.h, b.ops
 	// busy: with SYMMTUNE_FIRST_CALLS_BUSY set, each timed call comes
 	// behind four calls at the bucket's top on the GPU, as a serving
 	// engine's first calls come behind its running work.
