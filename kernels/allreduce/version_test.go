@@ -24,13 +24,14 @@ func TestKernelVersions(t *testing.T) {
 		// poisoned one, and the kernels skip their work after a failed
 		// wait; a healthy wait adds one load of the flag, in flight with
 		// its first poll. Every CUDA entry tuned before is stale.
-		// ac2fc6f8d63e: the Lamport waits keep nothing for fail-stop in
-		// their loops (no flag loaded up front, no call): a wait that gives
-		// up marks the thread dead, and the kernel's end spreads the poison
-		// inline (symm_spread). The decode all-reduces had run 3-9% slower
-		// than before fail-stop (1 x H200, 2026-12-02). Every CUDA entry
-		// tuned before is stale.
-		{"cuda (KernelVersion)", KernelVersion(), "ac2fc6f8d63e"},
+		// 374975e9002a: the Lamport waits make no call and load no flag
+		// up front (the decode all-reduces had run 3-9% slower than before
+		// fail-stop, 1 x H200, 2026-12-02): one_shot_lamport spreads the
+		// poison inline in its wait's slow path (lp_wait_spread),
+		// two_shot_lamport marks the thread dead and spreads it at the
+		// kernel's end (lp_wait, lp_fail). Every CUDA entry tuned before
+		// is stale.
+		{"cuda (KernelVersion)", KernelVersion(), "374975e9002a"},
 	} {
 		if c.got != c.want {
 			t.Errorf("%s kernel version %s, pinned %s", c.name, c.got, c.want)

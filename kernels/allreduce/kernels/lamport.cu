@@ -82,15 +82,12 @@ __device__ __forceinline__ uint4 lp_poll(const uint4* p) {
 
 // lp_wait polls p, rank q's data, until v (its last value) has no
 // sentinel. Every LAMPORT_SPIN_CHECK+1 polls it reads the clock and, from
-// the second check on, this rank's poison word (barrier.cuh): a poisoned
-// workspace makes dead 1, a wait that lasts SYMM_TIMEOUT_NS makes it q+2,
-// and either makes this thread's later waits give up at once. The
-// kernel's end then poisons the workspace (lp_fail). A healthy wait holds
-// nothing for this: no flag loaded up front, no pointer or call in the
-// kernel (2026-12-02, decode all-reduces on 1 x H200: a flag loaded at the
-// kernel's start, a second register for the late rank and symm_poison
-// called in the loop cost 3-9%; one_shot_lamport's 1,024-thread blocks
-// have 64 registers a thread).
+// the second check on, this rank's poison word: a poisoned workspace
+// makes dead 1, a wait that lasts SYMM_TIMEOUT_NS makes it q+2, and
+// either makes this thread's later waits give up at once. The kernel's
+// end then poisons the workspace (lp_fail). two_shot_lamport's two wait
+// loops use it: they hold nothing for fail-stop, no flag loaded up front
+// and no call.
 __device__ __forceinline__ uint4 lp_wait(const uint4* p, uint4 v, const u64* ptrs, int r, int q, u32& dead) {
 	u64 start = 0;
 	for (u32 it = 0; dead == 0 && !lp_arrived(v); it++) {
@@ -102,6 +99,33 @@ __device__ __forceinline__ uint4 lp_wait(const uint4* p, uint4 v, const u64* ptr
 				dead = 1;
 			} else if (now - start > SYMM_TIMEOUT_NS) {
 				dead = (u32)q + 2u;
+			}
+		}
+		v = lp_poll(p);
+	}
+	return v;
+}
+
+// lp_wait_spread is lp_wait that poisons the workspace, or passes a
+// peer's poison on to this rank's host word and peers, in its own slow
+// path (barrier.cuh's symm_spread, inline), for one_shot_lamport's one
+// wait loop. The two forms are what measured fastest for each kernel
+// (decode all-reduces, 1 x H200, 2026-12-02, against the kernels before
+// fail-stop: this form 1.4% slower at 16 KiB and 3-4% at 4 MiB in the
+// two-shot; lp_wait's 3-4% slower in the one-shot at 16 KiB, 1-1.6% in
+// the two-shot).
+__device__ __forceinline__ uint4 lp_wait_spread(const uint4* p, uint4 v, const u64* ptrs, const u32* flag, int r, int q, bool& dead) {
+	u64 start = 0;
+	for (u32 it = 0; !dead && !lp_arrived(v); it++) {
+		if ((it & LAMPORT_SPIN_CHECK) == LAMPORT_SPIN_CHECK) {
+			const u64 now = symm_now();
+			if (start == 0) {
+				start = now;
+			} else if (*(volatile const u32*)flag != 0 || now - start > SYMM_TIMEOUT_NS) {
+				u32 w = symm_poison_word(ptrs, r, WORLD);
+				if (w == 0) w = SYMM_POISON(SYMM_KIND_LAMPORT, r, q);
+				symm_spread(ptrs, r, WORLD, w);
+				dead = true;
 			}
 		}
 		v = lp_poll(p);
@@ -220,7 +244,8 @@ extern "C" __global__ void __launch_bounds__(THREADS) allreduce(const u64* ptrs,
 	// is on its way.
 	lp_clear((uint4*)(ptrs[r] + area + LAMPORT_HDR) + (u64)((cur + 2) % 3) * WORLD * svec, WORLD, svec, prev);
 	// Reduce: every slot's poll of the tile issued first, then the waits.
-	u32 dead = 0; // see lp_wait
+	const u32* const flag = symm_flag(ptrs, WORLD, r);
+	bool dead = false; // see lp_wait_spread
 	for (u64 base = (u64)blockIdx.x * TILE; base < nvec; base += stride) {
 		uint4 v[UNROLL][WORLD];
 #pragma unroll
@@ -239,12 +264,11 @@ extern "C" __global__ void __launch_bounds__(THREADS) allreduce(const u64* ptrs,
 #pragma unroll
 				for (int e = 0; e < EPV; e++) a[e] = 0.f;
 #pragma unroll
-				for (int q = 0; q < WORLD; q++) acc(a, lp_wait(mine[q] + i, v[u][q], ptrs, r, q, dead)); // rank order
+				for (int q = 0; q < WORLD; q++) acc(a, lp_wait_spread(mine[q] + i, v[u][q], ptrs, flag, r, q, dead)); // rank order
 				store_vec(out, n, i, pack(a), aligned);
 			}
 		}
 	}
-	if (dead) lp_fail(ptrs, r, dead); // the host and the peers hear of it
 	lp_end(hdr, cur, nvec);
 }
 #endif
