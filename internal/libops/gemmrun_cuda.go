@@ -50,6 +50,16 @@ func (d *cudaDevice) watchCode() func() {
 	}
 }
 
+func (d *cudaDevice) closeLater(ordinal int, f func() error, onErr func(error)) {
+	if e := d.engines[ordinal]; e != nil {
+		e.Later(f, onErr)
+		return
+	}
+	if err := f(); err != nil {
+		onErr(err)
+	}
+}
+
 func (d *cudaDevice) capture(stream uint64) (bool, uint64, func(counter) error, error) {
 	capturing, id, g, err := cudamem.StreamOf(stream).CaptureGraph()
 	if err != nil || !capturing {

@@ -160,6 +160,11 @@ func (noDevice) newCounter() (counter, error)            { return &goCounter{}, 
 func (noDevice) openGemm(gemmOpen) (gemmOpDevice, error) { return nil, errNoCUDA }
 func (noDevice) engineBytes() (int64, int64)             { return 0, 0 }
 func (noDevice) watchCode() func()                       { return func() {} }
+func (noDevice) closeLater(_ int, f func() error, onErr func(error)) {
+	if err := f(); err != nil {
+		onErr(err)
+	}
+}
 
 // goCounter is a counter in Go memory (tests, and the device without
 // CUDA, where no graph ever holds one). Like the cuda build's C memory it

@@ -69,6 +69,10 @@ type device interface {
 	// between them (the kernels cuBLASLt loads lazily at a first launch)
 	// counts as the engines' own.
 	watchCode() func()
+	// closeLater runs f, the closing of a unit of device ordinal's that
+	// nothing uses any more, off the caller's thread where the device
+	// has one for it (the engine's), else now; onErr gets its error.
+	closeLater(ordinal int, f func() error, onErr func(error))
 }
 
 var dev device = noDevice{}
@@ -306,7 +310,13 @@ func evict(h uint64, m int) {
 		delete(runners[r.h].gemm.units, r.m)
 		count--
 		bytes -= r.u.bytes
-		dispose(&r.u.unit, 0)
+		// Closed on the engine's thread: a first call's eviction costs
+		// its caller a hand-over, not the runner's teardown.
+		if r.u.heldByGraph() {
+			zombies = append(zombies, &zombie{u: &r.u.unit})
+		} else {
+			dev.closeLater(runners[r.h].gemm.o.device, r.u.close, closeFailed)
+		}
 	}
 }
 
@@ -317,7 +327,7 @@ func dispose(u *unit, handle uint64) {
 		return
 	}
 	if err := u.close(); err != nil {
-		poison(fmt.Sprintf("closing a runner failed: %v", err))
+		closeFailed(err)
 	}
 }
 
@@ -334,7 +344,7 @@ func reap() {
 			continue
 		}
 		if err := z.u.close(); err != nil {
-			poison(fmt.Sprintf("closing a runner failed: %v", err))
+			closeFailed(err)
 		}
 	}
 	still := map[uint64]bool{}
@@ -371,6 +381,10 @@ func closeHandle(h uint64) bool {
 	}
 	return true
 }
+
+// closeFailed poisons the runtime after a failed close (the device's
+// state is unknown); any thread may call it.
+func closeFailed(err error) { poison(fmt.Sprintf("closing a runner failed: %v", err)) }
 
 // poison makes every later call fail: the device's state is unknown.
 func poison(msg string) { poisoned.CompareAndSwap(nil, &msg) }

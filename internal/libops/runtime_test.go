@@ -134,6 +134,12 @@ func (f *fakeDevice) engineBytes() (int64, int64) { return 96 << 20, 0 }
 
 func (f *fakeDevice) watchCode() func() { return func() {} }
 
+func (f *fakeDevice) closeLater(_ int, close func() error, onErr func(error)) {
+	if err := close(); err != nil {
+		onErr(err)
+	}
+}
+
 type fakeOp struct{ d *fakeDevice }
 
 func (o fakeOp) open(m int) (gemmUnitRunner, string, error) {

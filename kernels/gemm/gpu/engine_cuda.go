@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/symmtune/symmtune/cuda/cu"
 	"github.com/symmtune/symmtune/cuda/cublaslt"
@@ -54,6 +55,7 @@ type Engine struct {
 	later         *laterQueue
 	allocs, frees cu.Stream
 	freeEv        cu.Event
+	freeMu        sync.Mutex
 
 	lt      *cublaslt.Handle
 	gemm    [maxStreams]cu.Stream

@@ -71,6 +71,24 @@ func (e *Engine) destroyLater(f func() error) error {
 	return e.later.add(f)
 }
 
+// Later runs f on the engine's destroyer thread (now on an engine of a
+// runner's own), and onErr with its error there: a shared-engine
+// runner's Close, which is safe off the caller's thread (its memory goes
+// back through free, which locks; its graphs and plans are its own).
+func (e *Engine) Later(f func() error, onErr func(error)) {
+	run := func() error {
+		if err := f(); err != nil {
+			onErr(err)
+		}
+		return nil
+	}
+	if e.later == nil {
+		_ = run()
+		return
+	}
+	_ = e.later.add(run)
+}
+
 // maxRanked bounds a shared engine's ranked plans (one per product
 // shape and power-of-two row bucket, a few hundred bytes of host memory
 // and four descriptors each).
@@ -198,6 +216,10 @@ func (e *Engine) free(d cu.DevicePtr, _ int64, after cu.Stream) error {
 	if !e.shared {
 		return cu.MemFree(d)
 	}
+	// freeEv is recorded then waited for: one free at a time (runners
+	// close on the destroyer thread too, Later).
+	e.freeMu.Lock()
+	defer e.freeMu.Unlock()
 	if after != (cu.Stream{}) {
 		if err := e.freeEv.Record(after); err != nil {
 			return fmt.Errorf("free after the last call: %w", err)
