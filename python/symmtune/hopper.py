@@ -61,6 +61,7 @@ class Tile:
     group_m: int = 8
     bk_major: bool = True
     cluster: int = 0
+    split_k: int = 0  # k-slices per tile (split-K); 0 or 1: none
 
     def _info(self, smem_limit: int = 0) -> dict[str, Any]:
         return _tile_info(self, smem_limit)
