@@ -17,11 +17,12 @@ func TestKernelVersions(t *testing.T) {
 	// (pipeline_cuda.go's plans through the engine's planFor; the tuner's own engines rank each row
 	// count as before), and closed runners' graphs are destroyed on the
 	// engine's thread (runner_cuda.go).
-	// e94c02282047, 4e2b22db0573: split-K in the Hopper GEMM (issue 56):
+	// 9a7de434d4f3, 67808e8928a5: split-K in the Hopper GEMM (issue 56):
 	// SPLIT_K work units and the fixup in the kernel, two more kernel
-	// parameters (the workspace) in the launch. Unsplit tiles compile and
-	// run as before, but the source they compile from changed.
-	for kernel, want := range map[Variant]string{VariantAGMM: "e94c02282047", VariantMatmulRS: "4e2b22db0573"} {
+	// parameters (the workspace) in the launch, the runner's workspace
+	// and Validate's split-K rule. Unsplit tiles compile and run as
+	// before, but the sources they compile from and launch with changed.
+	for kernel, want := range map[Variant]string{VariantAGMM: "9a7de434d4f3", VariantMatmulRS: "67808e8928a5"} {
 		if got := kernel.KernelVersion(); got != want {
 			t.Errorf("%s kernel version %s, pinned %s", kernel, got, want)
 		}

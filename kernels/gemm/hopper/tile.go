@@ -384,7 +384,14 @@ var (
 // 128x128 tiles with five stages leave room for a peer's partial of a tile
 // beside the stages (WithPeerBuffers), which a two-rank reduce-scatter's
 // epilogue then reads from shared memory
-// (bench/results/2026-11-26-h200x2-h100x2-rs-smem.md).
+// (bench/results/2026-11-26-h200x2-h100x2-rs-smem.md). Last, split-K tiles
+// (issue 56: at M <= 128 the best tile ran at 0.60-0.98x cuBLASLt with too
+// few output tiles to fill 132 SMs, bench/results/2026-12-02-h200-gemmalone-smallm.md):
+// the 64x128 ping-pong tile, that run's best at 64-256 rows, in 2, 4 and
+// 8 slices (64 x 1280 has 10 such tiles), and the 64x256 ping-pong and
+// 128x256 tiles in 2, each doubling units where the tiles fill half the
+// SMs or less. Not yet measured; the plugins' Validate takes them on one
+// rank at few rows only (gpu.SplitKMaxRows).
 var Searched = mustSearched(searchedJSON)
 
 //go:embed searched.json
