@@ -129,6 +129,7 @@ def check_shape(n: int, k: int) -> None:
 @lru_cache(maxsize=1024)
 def parse_tile(name: str) -> Tile:
     """hopper.ParseTile: parts after BMxBN may be left out (4 stages, 2
-    consumers, group_m 8, cooperative, B K-major). ValueError with Go's
-    message, which quotes the name, for a malformed one."""
+    consumers, group_m 8, cooperative, B K-major, no cluster, no split-K).
+    ValueError with Go's message, which quotes the name, for a malformed
+    one."""
     return Tile(**_native.call("hopper.tile", name=name)["tile"])
