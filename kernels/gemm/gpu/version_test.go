@@ -17,12 +17,12 @@ func TestKernelVersions(t *testing.T) {
 	// (pipeline_cuda.go's plans through the engine's planFor; the tuner's own engines rank each row
 	// count as before), and closed runners' graphs are destroyed on the
 	// engine's thread (runner_cuda.go).
-	// 9a7de434d4f3, 67808e8928a5: split-K in the Hopper GEMM (issue 56):
+	// 3ec6f096cb2f, e6db39e08b1b: split-K in the Hopper GEMM (issue 56):
 	// SPLIT_K work units and the fixup in the kernel, two more kernel
 	// parameters (the workspace) in the launch, the runner's workspace
 	// and Validate's split-K rule. Unsplit tiles compile and run as
 	// before, but the sources they compile from and launch with changed.
-	for kernel, want := range map[Variant]string{VariantAGMM: "9a7de434d4f3", VariantMatmulRS: "67808e8928a5"} {
+	for kernel, want := range map[Variant]string{VariantAGMM: "3ec6f096cb2f", VariantMatmulRS: "e6db39e08b1b"} {
 		if got := kernel.KernelVersion(); got != want {
 			t.Errorf("%s kernel version %s, pinned %s", kernel, got, want)
 		}

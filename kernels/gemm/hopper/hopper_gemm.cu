@@ -257,6 +257,11 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) CLUSTER_ATTR
 			// that completes it goes on with the sum, the others to their
 			// next unit (the TMA stores below are each warp's own).
 			if (!fixup(acc, sk_part, sk_count, tm * tiles_n + tn, (PINGPONG ? 0 : cw * 4) + warp, u % SPLIT_K, lane)) continue;
+			// The sums are done before the epilogue scales them: without
+			// this, ptxas scaled columns early and spilled them (256-wide
+			// tiles with FP8 row scales, NVRTC 12.4).
+#pragma unroll
+			for (int mi = 0; mi < MI; mi++) fence_acc(acc[mi], BN / 2);
 #endif
 #if IN_E4M3
 			// The scales, before any rounding: every path below stores or

@@ -56,6 +56,10 @@ func TestSplitKCheck(t *testing.T) {
 		{"negative", with(func(t *Tile) { t.SplitK = -2 }), "1 to 16 slices"},
 		{"with a cluster", Tile{BM: 128, BN: 256, Stages: 4, Consumers: 2, GroupM: 8, BKMajor: true, Cluster: 2, SplitK: 2}, "without clusters"},
 		{"with peer buffers", Tile{BM: 128, BN: 128, Stages: 5, Consumers: 2, PingPong: true, GroupM: 4, BKMajor: true, SplitK: 2, PeerBuffers: 1}, "plain products"},
+		{"one consumer", Tile{BM: 128, BN: 128, Stages: 4, Consumers: 1, GroupM: 8, BKMajor: true, SplitK: 2}, "two consumer warpgroups"},
+		{"192 accumulators", Tile{BM: 256, BN: 192, Stages: 3, Consumers: 2, GroupM: 8, BKMajor: true, SplitK: 2}, "the fixup needs 16 registers"},
+		{"192 accumulators unsplit", Tile{BM: 256, BN: 192, Stages: 3, Consumers: 2, GroupM: 8, BKMajor: true}, ""},
+		{"cooperative 128x256", Tile{BM: 128, BN: 256, Stages: 4, Consumers: 2, GroupM: 8, BKMajor: true, SplitK: 2}, ""},
 	} {
 		err := c.tile.Check(SmemLimit)
 		switch {

@@ -49,6 +49,11 @@ type Tile struct {
 // MaxSplitK is the most slices a tile's k-blocks are cut into.
 const MaxSplitK = 16
 
+// splitKRegs is what Check leaves a consumer thread of a split-K tile
+// beyond the accumulators and the ~40 of every tile: the fixup's workspace
+// addresses and count (NVRTC 12.4 spilled tiles of 192 accumulators).
+const splitKRegs = 16
+
 // KSplits is the k-slices per tile (1 without split-K).
 func (t Tile) KSplits() int { return max(t.SplitK, 1) }
 
@@ -225,6 +230,14 @@ func (t Tile) Check(smemLimit int) error {
 		return fmt.Errorf("split-K %d with cluster %d: split-K tiles run without clusters", t.SplitK, t.Cluster)
 	case t.KSplits() > 1 && t.PeerBuffers > 0:
 		return fmt.Errorf("split-K %d with peer buffers: split-K tiles run plain products, not the reduce-scatter's epilogue", t.SplitK)
+	case t.KSplits() > 1 && t.Consumers != 2:
+		// NVRTC 12.4 spilled a few bytes with one consumer (128x192 bf16,
+		// 128x128 e4m3 in 16 slices), which unsplit compile without.
+		return fmt.Errorf("split-K %d with %d consumer: split-K tiles run two consumer warpgroups", t.SplitK, t.Consumers)
+	case t.KSplits() > 1 && rows/64*t.BN/2+40+splitKRegs > t.consumerRegs():
+		// The fixup's pointers and counts beside the accumulators: 256x192
+		// (192 accumulators) spilled with FP8 row scales, unsplit not.
+		return fmt.Errorf("split-K %d on block_m %d x block_n %d: the fixup needs %d registers beside the %d accumulators, more than the %d a consumer thread has", t.SplitK, t.BM, t.BN, splitKRegs, rows/64*t.BN/2, t.consumerRegs())
 	}
 	if s := t.SmemBytes(); s > smemLimit {
 		peers := ""
