@@ -11,14 +11,17 @@
 # SET=small (default; `make bench-gpu PARTS=gemmalone-small`): the small-M
 # default rule. gemmalone -set issue56-small (25 shapes: M 64, 128, 256,
 # 512, 1024 by N x K 1280x8192, 8192x3584, 14336x4096, 8192x8192,
-# 28672x8192, smallest M first), bf16, tiles "default,smallm" (the untuned
-# tile, gpu.DefaultTile, and six 64-row, ping-pong and 128-row
-# candidates), each kernel SUSTAIN (0.5s) back to back, cuBLASLt's first
-# four algorithms, each tile between cuBLASLt's best right before and after
-# it (the ratio column), no cublaslt-bt rows. A shape costs about 1.5 s
-# to start + 4 S (cuBLASLt) + 7 tiles x 3 S = 14 s at S = 0.5 s: 25 shapes
-# about 350 s, after one pass that compiles the tiles into the cubin cache
-# (7 NVRTC compiles, about 10 s). DEADLINE (default 400 s from the start)
+# 28672x8192, smallest M first), bf16, tiles "default,smallm,splitk" (the
+# untuned tile, gpu.DefaultTile, six 64-row, ping-pong and 128-row
+# candidates, and five split-K tiles, each timed only where it could fill
+# SMs its tiles leave idle: 34 times over the 15 shapes of M <= 256), each
+# kernel SUSTAIN (0.5s) back to back, cuBLASLt's first four algorithms,
+# each tile between cuBLASLt's best right before and after it (the ratio
+# column), no cublaslt-bt rows. A shape costs about 1.5 s to start + 4 S
+# (cuBLASLt) + 7 tiles x 3 S = 14 s at S = 0.5 s (2026-12-02: 335 s for
+# the 25 shapes), the split-K tiles 34 x 3 S = 51 s more: about 400 s,
+# after one pass that compiles the tiles into the cubin cache (12 NVRTC
+# compiles, about 15 s). DEADLINE (default 460 s from the start)
 # bounds the whole: nothing starts after it, and every process runs under
 # timeout min(PER_SHAPE, what is left), its rows so far kept where it is
 # cut, so the script ends by DEADLINE plus the table's 20 s, inside one
@@ -28,13 +31,16 @@
 # SET=full (`PARTS=gemmalone-56`): -set issue56, issue 56's whole set (129
 # shapes: its table, then Llama-3-70B's and Qwen2.5-72B's projections at
 # TP 1, 2, 4, 8 and M 64-16384), for each of DTYPES (bf16 e4m3 e4m3_row),
-# SUSTAIN 1s; SHARD=i/n runs every n-th shape from the i-th (the whole set,
+# SUSTAIN 1s, tiles "default,smallm" unless TILES says otherwise (the
+# split-K tiles' time is not budgeted there: TILES=default,smallm,splitk
+# adds them); SHARD=i/n runs every n-th shape from the i-th (the whole set,
 # one dtype, is about an hour: n = 8 fits one call a shard for bf16; FP8
 # times two cuBLASLt products around each tile, n = 12).
 #
 # Writes $OUT/gemmalone-56/ (SET=full: gemmalone-56-IofN/):
 # gemmalone-DTYPE.csv (every shape's rows), gemmalone-DTYPE.err,
-# compile-DTYPE.csv (the compile pass, a 64x1280x1024 check of every tile),
+# compile-DTYPE.csv (the compile pass, a 64x1280x8192 check of every tile:
+# a shape every split-K tile runs on),
 # machine.txt, and table.md: bench/gemmalone_table.py's table (per shape
 # cuBLASLt's best, the best tile, the default tile and whether it is
 # within 3% of the best; a proposed rule by rows).
@@ -46,7 +52,7 @@ here=$(dirname "$0")
 case $SET in
 small)
 	set_name=issue56-small DTYPES=${DTYPES:-bf16} SUSTAIN=${SUSTAIN:-0.5s} PER_SHAPE=${PER_SHAPE:-30}
-	DEADLINE=${DEADLINE:-400} tag=
+	DEADLINE=${DEADLINE:-460} tag= TILES=${TILES:-default,smallm,splitk}
 	;;
 full)
 	set_name=issue56 DTYPES=${DTYPES:-bf16 e4m3 e4m3_row} SUSTAIN=${SUSTAIN:-1s} PER_SHAPE=${PER_SHAPE:-120}
@@ -71,7 +77,7 @@ for dt in $DTYPES; do
 	# shape's time.
 	left=$((DEADLINE - SECONDS))
 	[ "$left" -gt 0 ] || break
-	timeout $((left < 90 ? left : 90)) "$BIN/gemmalone" -dtype "$dt" -shapes 64x1280x1024 -tiles "$TILES" -iters 1 -warmup 1 \
+	timeout $((left < 90 ? left : 90)) "$BIN/gemmalone" -dtype "$dt" -shapes 64x1280x8192 -tiles "$TILES" -iters 1 -warmup 1 \
 		-bt=false >"$LOGS/compile-$dt.csv" 2>"$LOGS/compile-$dt.err" || echo "compile pass $dt: rc $?"
 	grep -c ",fused," "$LOGS/compile-$dt.csv" | sed "s/^/compile pass $dt: tiles checked: /"
 	for s in $shapes; do

@@ -22,6 +22,11 @@
 // -rs adds a row per tile: the same kernel with a one-rank matmul +
 // reduce-scatter's epilogue (rs.go), "rs" in its spill_bytes column.
 //
+// Split-K tiles (":skS", -tiles splitk) get their workspace per shape
+// (splitk.go), are checked twice before timing (the second launch starts
+// from the counts the first left) and once more after it, and are timed
+// only where splitKSkip lets them (a "# ... not timed" line says why not).
+//
 // -beside N starts a copy of N MiB within the GPU by a copy engine with
 // every timed call, cuBLASLt's and the tiles' alike (timing.go): how much
 // each product loses to the memory traffic of a peer's pushes. With -peer
@@ -50,7 +55,7 @@ func main() {
 	shapes := flag.String("shapes", "8192x3584x8192,16384x3584x8192,4096x1792x4096", "comma-separated MxNxK")
 	set := flag.String("set", "", "a named shape set instead of -shapes: "+setNames()+" (shapes.go)")
 	list := flag.Bool("list", false, "print the shapes (-set's or -shapes'), one MxNxK a line, and exit (no GPU needed)")
-	tiles := flag.String("tiles", "sweep", `comma-separated tiles BMxBN[:sS][:cC][:gG][:pp][:bn] (hopper.ParseTile; "bn": B stored [K,N], else K-major [N,K]; FP8 takes K-major only), "default" (each shape's untuned tile, gpu.DefaultTile), "sweep" (tiles.go), "smallm" (issue 56's small-M candidates, tiles.go)`)
+	tiles := flag.String("tiles", "sweep", `comma-separated tiles BMxBN[:sS][:cC][:gG][:pp][:bn][:skS] (hopper.ParseTile; "bn": B stored [K,N], else K-major [N,K]; FP8 takes K-major only; "skS": split-K in S slices, timed only where splitKSkip lets it), "default" (each shape's untuned tile, gpu.DefaultTile), "sweep" (tiles.go), "smallm" (issue 56's small-M candidates, tiles.go), "splitk" (split-K candidates, tiles.go)`)
 	bt := flag.Bool("bt", true, "also time cuBLASLt's first four algorithms for B stored [N, K] (rows cublaslt-bt, bf16 and f16; for comparison only)")
 	iters := flag.Int("iters", 50, "timed calls")
 	warmup := flag.Int("warmup", 10, "warm-up calls")
@@ -329,11 +334,22 @@ func (b *bench) shape(sh shape, tiles []hopper.Tile, iters, warmup int) error {
 			skip("skipped: " + err.Error())
 			continue
 		}
+		if why := splitKSkip(t, sh, b.sms); why != "" {
+			// A comment, not a row: such shapes are not the tile's to win.
+			fmt.Printf("# %s %s not timed: %s\n", label, t, why)
+			continue
+		}
 		g, err := gpu.CompileFusedWith(b.comp, t, b.format, extraOpts)
 		if err != nil {
 			skip(err.Error())
 			continue
 		}
+		work, err := allocWork(g, sh)
+		if err != nil {
+			g.Close()
+			return fmt.Errorf("%s: %w", t, err)
+		}
+		closeTile := func() { work.free(); g.Close() }
 		spill, _ := g.Spills()
 		a, bmat, u := buf.a, buf.bNK, b.u16
 		if !t.BKMajor {
@@ -344,30 +360,41 @@ func (b *bench) shape(sh shape, tiles []hopper.Tile, iters, warmup int) error {
 		}
 		ops, err := g.Maps(a, bmat, buf.c, sh.m, sh.n, sh.k)
 		if err != nil {
-			g.Close()
+			closeTile()
 			return err
 		}
 		ops.ScaleA, ops.ScaleB = buf.sa, buf.sb
+		ops.Work = work.SplitKWork
 		call := func() error { return g.Launch(b.stream, ops, buf.c, b.sms, gpu.Comm{}) }
-		rel, err := b.verify(sh, u, buf.c, call)
+		rel, err := b.verifyTile(sh, u, buf.c, call, t)
 		if err != nil {
-			g.Close()
+			closeTile()
 			return fmt.Errorf("%s: %w", t, err)
 		}
 		if math.IsInf(rel, 1) || rel > tolerance(b.dtype) {
 			row("%d,%.2e,-,-,WRONG,%s,-,-", spill, rel, b.dtype)
-			g.Close()
+			closeTile()
 			continue
 		}
 		us, around, err := b.bracketed(call, refs, iters, warmup)
-		g.Close()
+		if err == nil && t.KSplits() > 1 {
+			// After hundreds of launches, each starting from the counts
+			// the one before left.
+			var after float64
+			if after, err = b.verify(sh, u, buf.c, call); err == nil && (math.IsInf(after, 1) || after > tolerance(b.dtype)) {
+				row("%d,%.2e,-,-,WRONG after the timed launches,%s,-,-", spill, after, b.dtype)
+				closeTile()
+				continue
+			}
+		}
+		closeTile()
 		if err != nil {
 			return err
 		}
 		fp8Us, fp8Ratio := fp8Cells(around, us)
 		row("%d,%.2e,%.1f,%.0f,%.3f (cublaslt algo%d %.1f/%.1f; grid %d),%s,%s,%s", spill, rel, us, flops/us/1e6,
 			(around[0][0]+around[0][1])/2/us, ref.algo, around[0][0], around[0][1], g.Grid(sh.m, sh.n, b.sms), b.dtype, fp8Us, fp8Ratio)
-		if withRS {
+		if withRS && t.KSplits() == 1 { // split-K tiles run plain products only
 			if err := b.rsRow(sh, t, buf, flops, iters, warmup, refs, row); err != nil {
 				return fmt.Errorf("%s with the reduce-scatter's epilogue: %w", t, err)
 			}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/symmtune/symmtune/kernels/gemm/gpu"
@@ -119,7 +120,7 @@ func TestParseShapes(t *testing.T) {
 // TestTiles: the named lists parse, every tile of them fits the GPU, and
 // "default" becomes each shape's untuned tile once.
 func TestTiles(t *testing.T) {
-	all, err := parseTiles("sweep,smallm,default")
+	all, err := parseTiles("sweep,smallm,splitk,default")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,6 +139,7 @@ func TestTiles(t *testing.T) {
 	def := gpu.DefaultTile(8192, 3584, 8192, 132, false) // not one of smallm's
 	for _, tc := range []struct{ list, want string }{
 		{"default,smallm", def.String() + "," + smallM},
+		{"default,smallm,splitk", def.String() + "," + smallM + "," + splitK},
 		{"smallm,default", smallM + "," + def.String()},
 		{"128x256:s4:c2:g8:cl2,64x256:s5:c2:g8:pp,default", "128x256:s4:c2:g8:cl2,64x256:s5:c2:g8:pp"},
 		{"default,64x256:s5:c2:g8:pp,default", def.String() + ",64x256:s5:c2:g8:pp"},
@@ -158,5 +160,66 @@ func TestTiles(t *testing.T) {
 	}
 	if _, err := parseTiles("128x256:s4:zz"); err == nil {
 		t.Error("a bad tile name: want an error")
+	}
+}
+
+// TestSplitKSkip: split-K tiles are timed only at shapes of few rows
+// where their tiles leave SMs idle and their units fill more of them; every
+// split-K tile of the list runs on some shape of issue56-small; other tiles
+// always run.
+func TestSplitKSkip(t *testing.T) {
+	tile := func(name string) hopper.Tile {
+		tl, err := hopper.ParseTile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tl
+	}
+	for _, c := range []struct {
+		tile string
+		sh   shape
+		want string // "" when timed, else a part of the reason
+	}{
+		{"64x128:s6:c2:g8:pp:sk4", shape{64, 1280, 8192}, ""},         // 10 tiles, 40 units
+		{"64x128:s6:c2:g8:pp:sk8", shape{64, 1280, 8192}, ""},         // 80 units
+		{"64x128:s6:c2:g8:pp:sk2", shape{64, 8192, 3584}, ""},         // 64 tiles, 128 units
+		{"64x128:s6:c2:g8:pp:sk2", shape{64, 14336, 4096}, "2 waves"}, // 112 tiles, 224 units
+		{"64x128:s6:c2:g8:pp:sk4", shape{64, 14336, 4096}, "4 waves"}, // 448 units
+		{"64x128:s6:c2:g8:pp:sk2", shape{64, 28672, 8192}, "fill the 132 SMs"},
+		{"64x128:s6:c2:g8:pp:sk8", shape{64, 8192, 3584}, "under 512"},
+		{"128x256:s4:c2:g8:sk2", shape{512, 1280, 8192}, "above split-K's 256 rows"},
+		{"128x256:s4:c2:g8:sk2", shape{256, 14336, 4096}, "2 waves"}, // 112 tiles
+		{"128x256:s4:c2:g8", shape{64, 1280, 8192}, ""},
+		{"128x256:s4:c2:g8", shape{8192, 1280, 8192}, ""},
+	} {
+		got := splitKSkip(tile(c.tile), c.sh, 132)
+		if (c.want == "") != (got == "") || !strings.Contains(got, c.want) {
+			t.Errorf("%s at %s: %q, want %q", c.tile, c.sh, got, c.want)
+		}
+	}
+	small, err := shapesOf("issue56-small", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts, err := parseTiles("splitk")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tl := range ts {
+		if tl.KSplits() < 2 {
+			t.Errorf("%s in splitk is not split", tl)
+		}
+		runs := 0
+		for _, sh := range small {
+			if splitKSkip(tl, sh, 132) == "" {
+				runs++
+				if err := tl.CheckShapeFor(hopper.Format{Elem: hopper.ElemBF16}, sh.n, sh.k); err != nil {
+					t.Errorf("%s at %s: %v", tl, sh, err)
+				}
+			}
+		}
+		if runs == 0 {
+			t.Errorf("%s runs on no shape of issue56-small", tl)
+		}
 	}
 }

@@ -1,9 +1,11 @@
 package main
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 
+	"github.com/symmtune/symmtune/kernels/gemm/gpu"
 	"github.com/symmtune/symmtune/kernels/gemm/hopper"
 )
 
@@ -37,12 +39,44 @@ func sweep() []hopper.Tile {
 // (in hopper.AllTiles, which CI compiles, but not searched).
 const smallM = "128x256:s4:c2:g8,128x224:s5:c2:g4,128x128:s6:c2:g4:pp,64x256:s5:c2:g8:pp,64x224:s6:c2:g8:pp,64x128:s6:c2:g8:pp"
 
+// splitK are the split-K tiles (hopper.Tile.SplitK; issue 56): the searched
+// ones (hopper.Searched's last five) beside the 64x128 ping-pong tile in 2,
+// 4 and 8 slices, whose unsplit form was the best at 64-256 rows
+// (bench/results/2026-12-02-h200-gemmalone-smallm.md). Each runs only on
+// shapes where splitKSkip lets it.
+const splitK = "64x128:s6:c2:g8:pp:sk2,64x128:s6:c2:g8:pp:sk4,64x128:s6:c2:g8:pp:sk8,64x256:s5:c2:g8:pp:sk2,128x256:s4:c2:g8:sk2"
+
+// splitKSkip says why split-K tile t is not timed on sh (on sms SMs), or
+// "" where it is (always, for other tiles): where the plugins' Validate
+// refuses it (more than gpu.SplitKMaxRows rows, less than gpu.SplitKMinK
+// of K a slice), where its tiles alone already fill the SMs, and where its
+// units take as many waves as it has slices: then each SM multiplies no
+// fewer k-blocks than unsplit, plus the partials.
+func splitKSkip(t hopper.Tile, sh shape, sms int) string {
+	s := t.KSplits()
+	if s < 2 {
+		return ""
+	}
+	tiles := t.Tiles(sh.m, sh.n)
+	switch {
+	case sh.m > gpu.SplitKMaxRows:
+		return fmt.Sprintf("m=%d above split-K's %d rows", sh.m, gpu.SplitKMaxRows)
+	case sh.k/s < gpu.SplitKMinK:
+		return fmt.Sprintf("k=%d leaves under %d a slice", sh.k, gpu.SplitKMinK)
+	case tiles >= sms:
+		return fmt.Sprintf("its %d tiles fill the %d SMs", tiles, sms)
+	case (tiles*s+sms-1)/sms >= s:
+		return fmt.Sprintf("its %d units take %d waves", tiles*s, (tiles*s+sms-1)/sms)
+	}
+	return ""
+}
+
 // defaultTile stands in -tiles' list for each shape's untuned tile
 // (gpu.DefaultTile): tilesFor replaces it.
 var defaultTile = hopper.Tile{}
 
 // parseTiles reads -tiles: tile names, "default", and the named lists
-// "sweep" and "smallm", in the order given.
+// "sweep", "smallm" and "splitk", in the order given.
 func parseTiles(s string) ([]hopper.Tile, error) {
 	var out []hopper.Tile
 	for _, f := range strings.Split(s, ",") {
@@ -53,8 +87,12 @@ func parseTiles(s string) ([]hopper.Tile, error) {
 		case "sweep":
 			out = append(out, sweep()...)
 			continue
-		case "smallm":
-			ts, err := parseTiles(smallM)
+		case "smallm", "splitk":
+			list := smallM
+			if f == "splitk" {
+				list = splitK
+			}
+			ts, err := parseTiles(list)
 			if err != nil {
 				return nil, err
 			}

@@ -91,16 +91,17 @@ type tileJSON struct {
 	GroupM    int  `json:"group_m"`
 	BKMajor   bool `json:"bk_major"`
 	Cluster   int  `json:"cluster"`
+	SplitK    int  `json:"split_k"`
 }
 
 func (t tileJSON) tile() hopper.Tile {
 	return hopper.Tile{BM: t.BM, BN: t.BN, Stages: t.Stages, Consumers: t.Consumers, PingPong: t.PingPong,
-		GroupM: t.GroupM, BKMajor: t.BKMajor, Cluster: t.Cluster}
+		GroupM: t.GroupM, BKMajor: t.BKMajor, Cluster: t.Cluster, SplitK: t.SplitK}
 }
 
 func tileOf(t hopper.Tile) tileJSON {
 	return tileJSON{BM: t.BM, BN: t.BN, Stages: t.Stages, Consumers: t.Consumers, PingPong: t.PingPong,
-		GroupM: t.GroupM, BKMajor: t.BKMajor, Cluster: t.Cluster}
+		GroupM: t.GroupM, BKMajor: t.BKMajor, Cluster: t.Cluster, SplitK: t.SplitK}
 }
 
 // configJSON is a parsed gpu.Config of Kernel; Tile is set for impl=fused.

@@ -49,6 +49,7 @@ func TestCall(t *testing.T) {
 		{"hopper.tile", `{"name":"128x25x"}`, `tile "128x25x"`, true},
 		{"hopper.tile", `{"tile":{"bm":128,"bn":100,"stages":4,"consumers":2,"group_m":8,"bk_major":true}}`, `"check":"block_n 100`, false},
 		{"hopper.tile", `{"name":"128x256","m":300,"n":512}`, `"tiles":6`, false},
+		{"hopper.tile", `{"name":"64x128:s6:c2:g8:pp:sk4"}`, `"split_k":4`, false},
 		{"hopper.check_shape", `{"n":8,"k":12}`, "k=12", true},
 		{"allreduce.default", `{"n":1024,"elt":2,"world":3}`, `"padded":1032`, false},
 		{"allreduce.default", `{"n":1024,"elt":3,"world":3}`, "elt 3", true},

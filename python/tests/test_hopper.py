@@ -33,6 +33,9 @@ def test_parse_tile():
     assert (t.bm, t.bn, t.stages, t.consumers, t.group_m, t.bk_major, t.cluster_m) == (64, 256, 5, 1, 4, False, 2)
     assert str(t) == "64x256:s5:c1:g4:bn:cl2"
     assert str(hopper.parse_tile("128x256:s+4:cl1")) == "128x256:s4:c2:g8"
+    t = hopper.parse_tile("64x128:s6:pp:sk4")
+    assert (t.split_k, str(t)) == (4, "64x128:s6:c2:g8:pp:sk4")
+    assert "-DSPLIT_K=4" in t.options(True)
 
 
 @pytest.mark.parametrize("bad", ["", "128", "128x", "128x256x64", "128x256:q4", "128x256:s", "128x256:sfour",
@@ -52,6 +55,8 @@ def test_parse_tile_rejects(bad):
     ("-65x128:c2", "not -32"),  # Go's division truncates toward zero
     ("128x128:pp:cl2", "cluster 2 is built for cooperative consumers"),
     ("128x128:cl3", "cluster 3: CTAs pair up"),
+    ("128x256:cl2:sk2", "split-K tiles run without clusters"),
+    ("64x128:pp:sk17", "split-K 17: a tile's k-blocks are cut into 1 to 16 slices"),
     ("256x256", "256 accumulator registers per consumer thread leave too few of the 232"),
     ("256x256:s6:c2:pp:c1", "not 256"),
     ("128x256:s8", "8 stages of 128x64 and 256x64 tiles need 398592 bytes"),

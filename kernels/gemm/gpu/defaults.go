@@ -100,7 +100,10 @@ var familyDefaults = map[Variant]map[bool][]map[string]space.Value{
 
 // smallTiles are DefaultTile's bf16 and f16 candidates, largest first
 // (a tie goes to the earlier): the tiles that were best at some shape of
-// bench/results/2026-12-02-h200-gemmalone-smallm.md (M 64-1024).
+// bench/results/2026-12-02-h200-gemmalone-smallm.md (M 64-1024). No
+// split-K tile (hopper.Tile.SplitK) until one is measured best somewhere:
+// waves x area would take a k-slice's share of the area (area / S), which
+// says nothing of the partials' traffic a split adds.
 var smallTiles = []string{"128x256:s4:c2:g8", "128x224:s5:c2:g4", "128x128:s6:c2:g4:pp",
 	"64x256:s5:c2:g8:pp", "64x224:s6:c2:g8:pp", "64x128:s6:c2:g8:pp"}
 

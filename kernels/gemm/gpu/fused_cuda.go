@@ -69,10 +69,12 @@ func CompileFusedWith(c nvrtc.Compiler, t hopper.Tile, f hopper.Format, extra []
 	return g, nil
 }
 
-// Grid is the persistent grid Launch uses for an m x n product on sms SMs.
+// Grid is the persistent grid Launch uses for an m x n product on sms SMs:
+// a CTA per work unit (a tile, or with split-K a k-slice of one) up to the
+// SMs.
 func (g *FusedGEMM) Grid(m, n, sms int) int {
 	cm := g.Tile.ClusterM()
-	grid := min(sms/cm, g.Tile.Tiles(m, n))
+	grid := min(sms/cm, g.Tile.Units(m, n))
 	if cm > 1 {
 		grid = min(grid, g.clusters)
 	}
@@ -106,7 +108,38 @@ type Operands struct {
 	// tiles that read those rows in place read their scales there too.
 	// 0: ScaleA holds them.
 	ScaleAOwn cu.DevicePtr
-	c         cu.DevicePtr // where C's map points (0: no map)
+	// Work is split-K's workspace (a split-K tile's only; see SplitKWork),
+	// set by the caller after Maps.
+	Work SplitKWork
+	c    cu.DevicePtr // where C's map points (0: no map)
+}
+
+// SplitKWork is the device memory a split-K tile's launches share
+// (hopper.Tile.SplitKBytes of the product's m and n): the slices' fp32
+// partials, and the counts, zero before the first launch (each launch
+// leaves them zero). Launches that use one must not overlap: each relies
+// on the counts the one before left zero.
+type SplitKWork struct{ Partials, Counts cu.DevicePtr }
+
+// AllocSplitK is what a split-K tile's workspace for an m x n product
+// needs from alloc (bytes, zeroed or not): the partials, then the counts,
+// zeroed. Without split-K it allocates nothing. On an error, what alloc
+// made is the caller's to free (in the zero SplitKWork's fields that are
+// set).
+func (g *FusedGEMM) AllocSplitK(m, n int, alloc func(bytes int64, zeroed bool) (cu.DevicePtr, error)) (SplitKWork, error) {
+	var w SplitKWork
+	parts, counts := g.Tile.SplitKBytes(m, n)
+	if parts == 0 {
+		return w, nil
+	}
+	var err error
+	if w.Partials, err = alloc(parts, false); err != nil {
+		return w, fmt.Errorf("split-K partials (%d bytes): %w", parts, err)
+	}
+	if w.Counts, err = alloc(counts, true); err != nil {
+		return w, fmt.Errorf("split-K counts (%d bytes): %w", counts, err)
+	}
+	return w, nil
 }
 
 // Maps encodes the tensor maps of C = A * B: A [m, k] row-major at a, B at
@@ -214,7 +247,8 @@ type Comm struct {
 // slots and c is the own rows' sum with the reduce-scatter's epilogue,
 // else unused), on a persistent grid of at most sms CTAs (and, with
 // clusters, at most the clusters that fit at once). An e4m3 product's
-// scales (o.ScaleA, o.ScaleB, o.ScaleAOwn) are the kernel's last parameters.
+// scales (o.ScaleA, o.ScaleB, o.ScaleAOwn), then split-K's workspace
+// (o.Work) are the kernel's last parameters.
 func (g *FusedGEMM) Launch(stream cu.Stream, o Operands, c cu.DevicePtr, sms int, comm Comm) error {
 	if comm.RS == 0 && c != o.c {
 		// A plain product's epilogue stores through C's map, not c.
@@ -227,6 +261,15 @@ func (g *FusedGEMM) Launch(stream cu.Stream, o Operands, c cu.DevicePtr, sms int
 	if o.ScaleAOwn != 0 && (!g.f.RowScales || o.OwnRows == 0) {
 		return fmt.Errorf("hopper_gemm %s %v: own rows' scales at %#x need row scales and own rows (WithOwnRows)", g.Tile, g.f, uint64(o.ScaleAOwn))
 	}
+	if g.Tile.KSplits() > 1 {
+		switch {
+		case o.Work.Partials == 0 || o.Work.Counts == 0:
+			// The kernel would store the slices' partials at address 0.
+			return fmt.Errorf("hopper_gemm %s: split-K's workspace is not set (Operands.Work, AllocSplitK)", g.Tile)
+		case comm.RS != 0:
+			return fmt.Errorf("hopper_gemm %s: split-K tiles run plain products, not a reduce-scatter", g.Tile)
+		}
+	}
 	grid := g.Grid(o.M, o.N, sms)
 	var p sm90.Params
 	p.Map(o.A).Map(o.B).Map(o.AOwn).Map(o.C).U64(uint64(c)).I32(int32(o.M)).I32(int32(o.N)).I32(int32(o.K))
@@ -235,6 +278,7 @@ func (g *FusedGEMM) Launch(stream cu.Stream, o Operands, c cu.DevicePtr, sms int
 	p.U64(uint64(comm.RS)).I32(int32(comm.RowsPerRank)).I32(int32(o.OwnLo)).I32(int32(o.OwnRows))
 	p.U64(uint64(comm.Start)).I32(int32(comm.StartMask))
 	p.U64(uint64(o.ScaleA)).U64(uint64(o.ScaleB)).U64(uint64(o.ScaleAOwn))
+	p.U64(uint64(o.Work.Partials)).U64(uint64(o.Work.Counts))
 	if err := g.fn.Launch(grid, g.Tile.Threads(), g.smem, stream, &p); err != nil {
 		return fmt.Errorf("hopper_gemm %s: %w", g.Tile, err)
 	}

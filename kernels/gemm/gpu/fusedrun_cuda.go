@@ -21,13 +21,14 @@ const fusedTimeoutNs = 2_000_000_000
 
 // fusedRun is what a fused config needs at call time, built once by
 // Prepare: the compiled tile, the device copies of the tile order and
-// chunk table, and the tensor maps of the operands it was last called
-// with (at).
+// chunk table, split-K's workspace (split-K tiles only), and the tensor
+// maps of the operands it was last called with (at).
 type fusedRun struct {
 	g                *FusedGEMM
 	ops              Operands
 	at               Ptrs
 	order, table, rs cu.DevicePtr
+	work             SplitKWork
 	comm             Comm
 }
 
@@ -53,6 +54,18 @@ func (r *Runner) fusedFor(c Config) (*fusedRun, error) {
 	}
 	f := &fusedRun{g: g}
 	if err := r.kern.tables(f, c); err != nil {
+		return nil, errors.Join(err, f.close(r))
+	}
+	// Split-K's workspace, sized by the problem (a runner's is fixed): the
+	// counts start zeroed, as uploaded zeros, and every launch leaves
+	// them so (launches of a runner are stream-ordered: Enqueue's one
+	// caller at a time, graphs replayed on its stream).
+	if f.work, err = g.AllocSplitK(r.prob.M, r.prob.N, func(n int64, zeroed bool) (cu.DevicePtr, error) {
+		if zeroed {
+			return r.upload(make([]byte, n))
+		}
+		return r.alloc(n)
+	}); err != nil {
 		return nil, errors.Join(err, f.close(r))
 	}
 	r.fused[c] = f
@@ -223,17 +236,17 @@ func (m *matmulrs) maps(f *fusedRun, c Config) error {
 // close frees f's tables (the fused GEMM is the engine's).
 func (f *fusedRun) close(r *Runner) error {
 	var errs []error
-	for _, p := range []*cu.DevicePtr{&f.order, &f.table, &f.rs} {
+	for _, p := range []*cu.DevicePtr{&f.order, &f.table, &f.rs, &f.work.Partials, &f.work.Counts} {
 		errs = append(errs, r.release(*p))
 		*p = 0
 	}
 	return errors.Join(errs...)
 }
 
-// Reset zeroes, on s, the local "chunk staged" flags and the
-// reduce-scatter tables' tile counts, and the fused kernels' timeout word
-// at once: a failed call may have left some set. Only while no call of
-// the runner is in flight (the plugin's, between trials).
+// Reset zeroes, on s, the local "chunk staged" flags, the reduce-scatter
+// tables' tile counts and split-K's counts, and the fused kernels' timeout
+// word at once: a failed call may have left some set. Only while no call
+// of the runner is in flight (the plugin's, between trials).
 func (r *Runner) Reset(s cu.Stream) error {
 	r.status.Store(0)
 	if err := cu.MemsetD8Async(r.localFlags, 0, MaxWorld*MaxChunks*FlagStride, s); err != nil {
@@ -243,6 +256,11 @@ func (r *Runner) Reset(s cu.Stream) error {
 		if f.rs != 0 {
 			if err := cu.MemsetD8Async(f.rs+RSCountOffset, 0, RSCountBytes, s); err != nil {
 				return fmt.Errorf("clear fused tile counts: %w", err)
+			}
+		}
+		if f.work.Counts != 0 {
+			if err := cu.MemsetD8Async(f.work.Counts, 0, r.mem[f.work.Counts], s); err != nil {
+				return fmt.Errorf("clear split-K counts: %w", err)
 			}
 		}
 	}
@@ -329,7 +347,9 @@ func (r *Runner) launchFusedGEMM(c Config, out cu.DevicePtr, sms int) error {
 	if err != nil {
 		return err
 	}
-	if err := f.g.Launch(s, f.ops, out, sms, f.comm); err != nil {
+	ops := f.ops
+	ops.Work = f.work
+	if err := f.g.Launch(s, ops, out, sms, f.comm); err != nil {
 		return err
 	}
 	return end()

@@ -90,6 +90,9 @@ func (v Variant) validateFused(c Config, p Problem) error {
 	if c.NoFastAccum && p.Dtype.FP8() {
 		return fmt.Errorf("impl=fused with fast_accum 0: the fused GEMM accumulates in wgmma's FP8 accumulator only")
 	}
+	if err := validateSplitK(v, c.Tile, p); err != nil {
+		return err
+	}
 	d := parsedDefault(v)
 	if c.Streams != d.Streams || c.Algo != d.Algo || c.Batch != d.Batch {
 		return fmt.Errorf("impl=fused is one persistent kernel: streams, algo and batch belong to the cuBLASLt pipeline (only their defaults are measured)")
@@ -152,4 +155,38 @@ func ShardInPlace(c Config, p Problem, rank int) bool {
 	}
 	lo, hi, bm := rank*p.Rows(), (rank+1)*p.Rows(), c.Tile.BM
 	return lo%bm == 0 && (hi%bm == 0 || hi == p.M)
+}
+
+// Split-K's bounds in the search space (the kernel takes any shape with a
+// k-block per slice: hopper.Tile.CheckShapeFor): products of at most
+// SplitKMaxRows rows, where too few output tiles leave SMs idle (issue 56:
+// 64x128 tiles fill at most 64 of 132 SMs at 64 x 8192), and at least
+// SplitKMinK of K per slice, so that each unit's main loop (8 k-blocks of
+// bf16 at the least) is longer than its ring of 3-6 stages, and its
+// partial's traffic stays a sixth of its loads or less (a 64x128 tile's
+// fp32 partial, 32 KiB, is what 85 of K cost its A and B in bf16). Chosen,
+// not measured.
+const (
+	SplitKMaxRows = 256
+	SplitKMinK    = 512
+)
+
+// validateSplitK rejects split-K tiles (hopper.Tile.SplitK) on problems
+// other than a plain product of few rows: the kernel sums the slices
+// without any communication (no reduce-scatter table: its epilogue counts
+// and waits for whole tiles; no all-gather, whose chunk waits with split-K
+// are not measured), so only agmm on one rank runs them.
+func validateSplitK(v Variant, t hopper.Tile, p Problem) error {
+	s := t.KSplits()
+	switch {
+	case s < 2:
+		return nil
+	case v != VariantAGMM || p.World != 1:
+		return fmt.Errorf("impl=fused with split-K (tile %s): only plain products (agmm on one rank) run split-K; a reduce-scatter's epilogue and an all-gather's chunk waits work on whole tiles", t)
+	case p.M > SplitKMaxRows:
+		return fmt.Errorf("impl=fused with split-K (tile %s): m=%d fills the SMs with output tiles; split-K is for at most %d rows", t, p.M, SplitKMaxRows)
+	case p.K/s < SplitKMinK:
+		return fmt.Errorf("impl=fused with split-K (tile %s): k=%d in %d slices leaves %d each, under %d", t, p.K, s, p.K/s, SplitKMinK)
+	}
+	return nil
 }

@@ -94,12 +94,22 @@ func (t Tile) CheckFormat(f Format) error {
 
 // CheckShapeFor is CheckShape for operands of format f: TMA needs every row
 // of A and B to start 16-byte aligned, so k is a multiple of 16 for
-// one-byte elements (8 for two-byte ones).
+// one-byte elements (8 for two-byte ones); and a split-K tile needs a
+// k-block for each of its slices (a ragged last k-block or an uneven cut
+// is fine: KSlice).
 func (t Tile) CheckShapeFor(f Format, n, k int) error {
 	if b := f.Elem.Bytes(); b == 1 && k%16 != 0 {
 		return fmt.Errorf("k=%d: the fused kernel's TMA loads need rows of A and B that are multiples of 16 bytes (k a multiple of 16 for %v)", k, f.Elem)
 	}
-	return t.CheckShape(n, k)
+	if err := t.CheckShape(n, k); err != nil {
+		return err
+	}
+	if bk := f.Elem.BK(); bk > 0 && t.KSplits() > 1 {
+		if kb := (k + bk - 1) / bk; kb < t.KSplits() {
+			return fmt.Errorf("k=%d: its %d k-blocks of %d cannot be cut into split-K's %d slices", k, kb, bk, t.KSplits())
+		}
+	}
+	return nil
 }
 
 // Format16 is the format of bf16 (bf16 true) or f16 operands: for callers

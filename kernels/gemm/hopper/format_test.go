@@ -120,7 +120,7 @@ func TestOptions(t *testing.T) {
 // The kernel's scaled variants name their macros as Options does, and the
 // generated wrappers hold the FP8 form: k32, e4m3, no transpose operand.
 func TestSourceHasFP8(t *testing.T) {
-	for _, want := range []string{"#if IN_E4M3", "#if ROW_SCALES && !IN_E4M3", "u64 scale_a, u64 scale_b, u64 scale_a_own)", `#define WGMMA_K "32"`, `#define WGMMA_AB "e4m3"`, `#define WGMMA_TRANS(i) ""`} {
+	for _, want := range []string{"#if IN_E4M3", "#if ROW_SCALES && !IN_E4M3", "u64 scale_a, u64 scale_b, u64 scale_a_own,", `#define WGMMA_K "32"`, `#define WGMMA_AB "e4m3"`, `#define WGMMA_TRANS(i) ""`} {
 		if !strings.Contains(Source, want) {
 			t.Errorf("Source lacks %q", want)
 		}

@@ -203,11 +203,12 @@ __device__ __forceinline__ void add_peers_smem(u32* w, const u32* a) {
 #endif
 
 // rs_signal_warp is the reduce-scatter's signalling warp (a warp of the
-// producer warpgroup): for each tile of walk, once the tile's storers have
+// producer warpgroup): for each tile of walk (its units: a reduce-scatter
+// runs without split-K, SPLIT_K 1), once the tile's storers have
 // met it on SIGNAL_BAR, lane 0 signals the tile (signal_tile).
 __device__ __forceinline__ void rs_signal_warp(const RSTable* rs, const Walk& walk, int m) {
 	int i = 0;
-	for (int t = walk.first; t < walk.tiles; t += walk.stride, i++) {
+	for (int t = walk.first; t < walk.units; t += walk.stride, i++) {
 		int tm, tn;
 		tile_at(walk, t, tm, tn);
 		asm volatile("bar.sync %0, %1;" ::"r"(SIGNAL_BAR(i)), "r"(STORERS + 32) : "memory");
@@ -237,7 +238,7 @@ __device__ __forceinline__ void rs_wait_warp(const RSTable* rs, Wait w, const Wa
 	bool waiting = true;
 	int i = 0;
 	int j = 0; // own tiles so far: the buffer's phase
-	for (int t = walk.first; t < walk.tiles; t += walk.stride, i++) {
+	for (int t = walk.first; t < walk.units; t += walk.stride, i++) {
 		int tm, tn;
 		tile_at(walk, t, tm, tn);
 		if (!own_rows(tm, m, me, rows_per_rank)) continue;

@@ -16,7 +16,9 @@
 //   - the grid is persistent (one CTA per SM at most): CTA b takes tiles
 //     b, b + gridDim.x, ... in group_m-swizzled order (as in Triton's
 //     persistent matmul), so CTAs running together share rows of A and
-//     columns of B in L2;
+//     columns of B in L2; with split-K (SPLIT_K > 1, for small M) the walk
+//     is over work units, SPLIT_K k-slices of each tile, whose fp32
+//     partials the last slice's warps sum (fixup in hopper_tile.cuh);
 //   - the epilogue writes each consumer warp's 16 x 16 blocks of C into
 //     shared memory (stmatrix) and stores them by TMA, as cuBLASLt's
 //     kernels do; a reduce-scatter's rows, bound for peers, go by the
@@ -34,15 +36,17 @@
 // then this rank's rows of the sum when the table's epilogue is set, else
 // unused); then the own rows' range; then the start gate (see Wait: this
 // rank's start flag of rank 0, and the peers to wait for; 0 for none);
-// last, the scales (fp32 device pointers, read only with IN_E4M3), and
+// then the scales (fp32 device pointers, read only with IN_E4M3), and
 // the row scales of the own rows' range where the caller holds them
-// (0: scale_a has them too).
+// (0: scale_a has them too); last, split-K's workspace (SPLIT_K > 1 only,
+// see fixup in hopper_tile.cuh: the partials and the counts, which must be
+// zero at the first launch; each launch leaves them zero).
 
 extern "C" __global__ void __launch_bounds__(THREADS, 1) CLUSTER_ATTR
 	hopper_gemm(const __grid_constant__ TensorMap tma_a, const __grid_constant__ TensorMap tma_b,
 		const __grid_constant__ TensorMap tma_a_own, const __grid_constant__ TensorMap tma_c, u64 c_ptr, int m, int n, int k, u64 order_ptr, u64 chunk_tab,
 		int nchunks, u64 flags, u64 status, u64 timeout_ns, u64 rs_tab, int rows_per_rank, int a_own_lo, int a_own_rows, u64 start_flags, u32 start_mask,
-		u64 scale_a, u64 scale_b, u64 scale_a_own) {
+		u64 scale_a, u64 scale_b, u64 scale_a_own, u64 sk_part, u64 sk_count) {
 	const u32* order = (const u32*)order_ptr;
 	extern __shared__ __align__(1024) unsigned char smem[];
 	// 128-byte swizzled stages must start 1024-byte aligned; the host asks
@@ -101,15 +105,17 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) CLUSTER_ATTR
 #endif
 
 	// Tiles are walked in cluster tiles of CLUSTER_M vertically adjacent
-	// tiles; this CTA takes row crank of each.
+	// tiles; this CTA takes row crank of each. With split-K, SPLIT_K work
+	// units a tile (unit_at).
 	const int tiles_m = (m + BM * CLUSTER_M - 1) / (BM * CLUSTER_M), tiles_n = (n + BN - 1) / BN;
-	const int tiles = tiles_m * tiles_n, kblocks = (k + BK - 1) / BK;
+	const int units = tiles_m * tiles_n * SPLIT_K, kblocks = (k + BK - 1) / BK;
 	const int first = blockIdx.x / CLUSTER_M, stride = gridDim.x / CLUSTER_M;
-	const Walk walk = {first, stride, tiles, tiles_m, tiles_n, order, crank};
+	const Walk walk = {first, stride, units, tiles_m, tiles_n, order, crank};
 
 	if (wg == 0) {
 		asm volatile("setmaxnreg.dec.sync.aligned.u32 40;");
-		if (rs_tab && threadIdx.x / 32 == 1) rs_signal_warp((const RSTable*)rs_tab, walk, m);
+		// (Split-K products have no reduce-scatter table: the host refuses it.)
+		if (SPLIT_K == 1 && rs_tab && threadIdx.x / 32 == 1) rs_signal_warp((const RSTable*)rs_tab, walk, m);
 #if RS_EPILOGUE
 		if (rs_tab && ((const RSTable*)rs_tab)->epilogue && threadIdx.x / 32 == 2)
 			rs_wait_warp((const RSTable*)rs_tab, Wait{status, timeout_ns, start_flags, start_mask}, walk, m, n, rows_per_rank, pbuf, PFULL, PEMPTY);
@@ -120,15 +126,15 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) CLUSTER_ATTR
 			u64 seen = 0;
 			Wait w = {status, timeout_ns, start_flags, start_mask};
 			bool waiting = nchunks > 0;
-			for (int t = first; t < tiles; t += stride) {
-				int tm, tn;
-				tile_at(walk, t, tm, tn);
+			for (int u = first; u < units; u += stride) {
+				int tm, tn, kb0, kb1;
+				unit_at(walk, u, kblocks, tm, tn, kb0, kb1);
 				if (waiting) waiting = wait_rows((const u32*)chunk_tab, nchunks, tm * BM, min(tm * BM + BM, m), flags, w, seen);
 				// A tile wholly among the rows tma_a_own holds reads them there.
 				const bool own_a = reads_own_a(tm, m, a_own_lo, a_own_rows);
 				const TensorMap* map_a = own_a ? &tma_a_own : &tma_a;
 				const int row_a = own_a ? tm * BM - a_own_lo : tm * BM;
-				for (int kb = 0; kb < kblocks; kb++) {
+				for (int kb = kb0; kb < kb1; kb++) {
 #if MCAST
 					mbar_wait_cluster(EMPTY(s), phase ^ 1);
 #else
@@ -182,23 +188,23 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) CLUSTER_ATTR
 		float acc[MI][BN / 2];
 		int s = 0;
 		u32 phase = 0;
-		int i = 0; // this CTA's tile counter
+		int i = 0; // this CTA's unit counter
 #if RS_SMEM_PEERS
 		// Own tiles of this CTA so far, the other consumer's too: the
 		// peers' buffer's phase (see the waiting warp).
 		int j = 0;
 		const int me_rs = rs_tab && ((const RSTable*)rs_tab)->epilogue ? (int)((const RSTable*)rs_tab)->me : -1;
 #endif
-		for (int t = first; t < tiles; t += stride, i++) {
+		for (int u = first; u < units; u += stride, i++) {
 #if PINGPONG
 			if (i % CONSUMERS != cw) {
-				// The other consumer's tile: skip its stages.
-				const int adv = s + kblocks;
+				// The other consumer's unit: skip its stages.
+				const int adv = s + unit_kblocks(u, kblocks);
 				phase ^= (u32)((adv / STAGES) & 1);
 				s = adv % STAGES;
 #if RS_SMEM_PEERS
 				int tm, tn;
-				tile_at(walk, t, tm, tn);
+				tile_at(walk, u, tm, tn);
 				j += own_rows(tm, m, me_rs, rows_per_rank);
 #endif
 				continue;
@@ -210,14 +216,14 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) CLUSTER_ATTR
 			// consumers the same way).
 			if (i > 0) mbar_wait(TURN, (u32)((i - 1) & 1));
 #endif
-			int tm, tn;
-			tile_at(walk, t, tm, tn);
+			int tm, tn, kb0, kb1;
+			unit_at(walk, u, kblocks, tm, tn, kb0, kb1);
 			int prev = -1;
 #pragma unroll
 			for (int mi = 0; mi < MI; mi++)
 #pragma unroll
 				for (int j = 0; j < BN / 2; j++) acc[mi][j] = 0.f;
-			for (int kb = 0; kb < kblocks; kb++) {
+			for (int kb = kb0; kb < kb1; kb++) {
 				mbar_wait(FULL(s), phase);
 				wgmma_fence();
 				const u64 da = da0 + (u64)(s * (A_BYTES / 16)), db = db0 + (u64)(s * (B_BYTES / 16));
@@ -246,9 +252,21 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) CLUSTER_ATTR
 			if (prev >= 0 && lane == 0) release(EMPTY(prev));
 #pragma unroll
 			for (int mi = 0; mi < MI; mi++) fence_acc(acc[mi], BN / 2);
+#if SPLIT_K > 1
+			// This warp's rows of the slice join the split-K sum; the warp
+			// that completes it goes on with the sum, the others to their
+			// next unit (the TMA stores below are each warp's own).
+			if (!fixup(acc, sk_part, sk_count, tm * tiles_n + tn, (PINGPONG ? 0 : cw * 4) + warp, u % SPLIT_K, lane)) continue;
+			// The sums are done before the epilogue scales them: without
+			// this, ptxas scaled columns early and spilled them (256-wide
+			// tiles with FP8 row scales, NVRTC 12.4).
+#pragma unroll
+			for (int mi = 0; mi < MI; mi++) fence_acc(acc[mi], BN / 2);
+#endif
 #if IN_E4M3
 			// The scales, before any rounding: every path below stores or
-			// reduces scaled partials (a reduce-scatter's peers scale theirs).
+			// reduces scaled partials (a reduce-scatter's peers scale theirs);
+			// with split-K, on the slices' sum, once.
 			// With row scales, a tile that reads its rows through tma_a_own
 			// (reads_own_a) takes their scales from scale_a_own, where
 			// the caller holds them (indexed from a_own_lo), when given: no
@@ -283,7 +301,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) CLUSTER_ATTR
 			// (RSTable.epilogue) go to C once every peer's partial of them
 			// has come.
 			const RSTable* rs = (const RSTable*)rs_tab;
-			if (!rs) {
+			if (SPLIT_K > 1 || !rs) {
 #pragma unroll
 				for (int mi = 0; mi < MI; mi++) {
 					const int row = tm * BM + row0 + mi * 64 + warp * 16;

@@ -204,6 +204,23 @@ __device__ __forceinline__ void ld_v(const u32* p, u32* w) {
 		asm volatile("ld.global.b32 %0, [%1];" : "=r"(w[0]) : "l"(p) : "memory");
 }
 
+// st_f32x4 stores v[0..3] at p (global, 16-byte aligned): a split-K
+// partial (hopper_tile.cuh's fixup).
+__device__ __forceinline__ void st_f32x4(float* p, const float* v) {
+	asm volatile("st.global.v4.f32 [%0], {%1, %2, %3, %4};" ::"l"(p), "f"(v[0]), "f"(v[1]), "f"(v[2]), "f"(v[3]) : "memory");
+}
+// add_f32x4_cg adds the four floats at p (global, 16-byte aligned) to
+// v[0..3]. Cached in L2 only (.cg): another SM wrote them, and this SM's
+// L1 never holds a stale copy to read.
+__device__ __forceinline__ void add_f32x4_cg(const float* p, float* v) {
+	float x0, x1, x2, x3;
+	asm volatile("ld.global.cg.v4.f32 {%0, %1, %2, %3}, [%4];" : "=f"(x0), "=f"(x1), "=f"(x2), "=f"(x3) : "l"(p) : "memory");
+	v[0] += x0;
+	v[1] += x1;
+	v[2] += x2;
+	v[3] += x3;
+}
+
 __device__ __forceinline__ u32 ld_acquire_sys(u64 p) {
 	u32 v;
 	asm volatile("ld.acquire.sys.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");

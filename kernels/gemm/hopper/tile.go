@@ -36,6 +36,58 @@ type Tile struct {
 	// team's size less one), or 0 for none. Not part of a config's name:
 	// the runner sets it where the buffers fit (WithPeerBuffers).
 	PeerBuffers int
+	// SplitK cuts each tile's k-blocks into this many slices (split-K,
+	// SPLIT_K; 0 or 1: none), each a work unit of the persistent walk, so
+	// that products with too few output tiles for the SMs (small M) still
+	// keep every SM streaming B. The slices' fp32 partials go through a
+	// workspace (SplitKBytes) and the last slice to finish sums them
+	// (hopper_tile.cuh's fixup). Plain products only: no reduce-scatter,
+	// no clusters.
+	SplitK int
+}
+
+// MaxSplitK is the most slices a tile's k-blocks are cut into.
+const MaxSplitK = 16
+
+// splitKRegs is what Check leaves a consumer thread of a split-K tile
+// beyond the accumulators and the ~40 of every tile: the fixup's workspace
+// addresses and count (NVRTC 12.4 spilled tiles of 192 accumulators).
+const splitKRegs = 16
+
+// KSplits is the k-slices per tile (1 without split-K).
+func (t Tile) KSplits() int { return max(t.SplitK, 1) }
+
+// KSlice is slice s's k-blocks [lo, hi) of kblocks (hopper_tile.cuh's
+// slice_lo): as even as integers allow, each kblocks/KSplits or one more,
+// and together [0, kblocks) once.
+func (t Tile) KSlice(s, kblocks int) (lo, hi int) {
+	return s * kblocks / t.KSplits(), (s + 1) * kblocks / t.KSplits()
+}
+
+// Units is the persistent walk's work units of an m x n output: its
+// cluster tiles (Tiles) times the k-slices of each.
+func (t Tile) Units(m, n int) int { return t.Tiles(m, n) * t.KSplits() }
+
+// storerWarps is the consumer warps that store one tile (hopper_tile.cuh's
+// STORERS / 32): a ping-pong consumer's 4, else every consumer's.
+func (t Tile) storerWarps() int {
+	if t.PingPong {
+		return 4
+	}
+	return 4 * t.Consumers
+}
+
+// SplitKBytes is the device memory split-K's fixup needs for an m x n
+// output (hopper_tile.cuh: the partials, KSplits fp32 partials of every
+// CTA tile, and the counts, a uint32 per CTA tile and storing warp, which
+// must be zero before the first launch; every launch leaves them zero), or
+// zeros without split-K.
+func (t Tile) SplitKBytes(m, n int) (partials, counts int64) {
+	if t.KSplits() < 2 {
+		return 0, 0
+	}
+	tiles := int64(t.Tiles(m, n)) * int64(t.ClusterM())
+	return tiles * int64(t.KSplits()) * int64(t.BM) * int64(t.BN) * 4, tiles * int64(t.storerWarps()) * 4
 }
 
 // OutElemBytes is the bytes of one element of C and of a reduce-scatter's
@@ -168,6 +220,25 @@ func (t Tile) Check(smemLimit int) error {
 	if t.PeerBuffers < 0 {
 		return fmt.Errorf("peer buffers %d must not be negative", t.PeerBuffers)
 	}
+	switch {
+	case t.SplitK < 0 || t.SplitK > MaxSplitK:
+		return fmt.Errorf("split-K %d: a tile's k-blocks are cut into 1 to %d slices", t.SplitK, MaxSplitK)
+	case t.KSplits() > 1 && t.ClusterM() > 1:
+		// The kernel's #error: a cluster's CTAs share B's loads, so both
+		// would have to walk the same units; small M leaves a cluster's
+		// second tile row empty anyway.
+		return fmt.Errorf("split-K %d with cluster %d: split-K tiles run without clusters", t.SplitK, t.Cluster)
+	case t.KSplits() > 1 && t.PeerBuffers > 0:
+		return fmt.Errorf("split-K %d with peer buffers: split-K tiles run plain products, not the reduce-scatter's epilogue", t.SplitK)
+	case t.KSplits() > 1 && t.Consumers != 2:
+		// NVRTC 12.4 spilled a few bytes with one consumer (128x192 bf16,
+		// 128x128 e4m3 in 16 slices), which unsplit compile without.
+		return fmt.Errorf("split-K %d with %d consumer: split-K tiles run two consumer warpgroups", t.SplitK, t.Consumers)
+	case t.KSplits() > 1 && rows/64*t.BN/2+40+splitKRegs > t.consumerRegs():
+		// The fixup's pointers and counts beside the accumulators: 256x192
+		// (192 accumulators) spilled with FP8 row scales, unsplit not.
+		return fmt.Errorf("split-K %d on block_m %d x block_n %d: the fixup needs %d registers beside the %d accumulators, more than the %d a consumer thread has", t.SplitK, t.BM, t.BN, splitKRegs, rows/64*t.BN/2, t.consumerRegs())
+	}
 	if s := t.SmemBytes(); s > smemLimit {
 		peers := ""
 		if t.PeerBuffers > 0 {
@@ -203,6 +274,9 @@ func (t Tile) Options(f Format) []string {
 		"-DPINGPONG="+b(t.PingPong), "-DGROUP_M="+strconv.Itoa(t.GroupM), "-DEPI_BUFS="+strconv.Itoa(t.EpiBuffers()),
 		"-DCLUSTER_M="+strconv.Itoa(t.ClusterM()),
 	)
+	if t.KSplits() > 1 {
+		out = append(out, "-DSPLIT_K="+strconv.Itoa(t.KSplits()))
+	}
 	if t.PeerBuffers > 0 {
 		out = append(out, "-DRS_SMEM_PEERS="+strconv.Itoa(t.PeerBuffers))
 	}
@@ -241,7 +315,8 @@ func (t Tile) RowsPerTile() int { return t.BM * t.ClusterM() }
 
 // String is the tile's name, which ParseTile reads back:
 // BMxBN:sSTAGES:cCONSUMERS:gGROUP_M, then ":pp" for ping-pong consumers,
-// ":bn" for B stored [K, N] and ":cl2" for clusters of two CTAs.
+// ":bn" for B stored [K, N], ":cl2" for clusters of two CTAs and ":skS"
+// for split-K in S slices.
 func (t Tile) String() string {
 	s := fmt.Sprintf("%dx%d:s%d:c%d:g%d", t.BM, t.BN, t.Stages, t.Consumers, t.GroupM)
 	if t.PingPong {
@@ -253,16 +328,20 @@ func (t Tile) String() string {
 	if t.ClusterM() > 1 {
 		s += fmt.Sprintf(":cl%d", t.ClusterM())
 	}
+	if t.KSplits() > 1 {
+		s += fmt.Sprintf(":sk%d", t.KSplits())
+	}
 	return s
 }
 
 // ParseTile reads a tile name (see String); parts after BMxBN may be left
-// out: 4 stages, 2 consumers, group_m 8, cooperative, B K-major.
+// out: 4 stages, 2 consumers, group_m 8, cooperative, B K-major, no
+// cluster, no split-K.
 func ParseTile(name string) (Tile, error) {
 	parts := strings.Split(name, ":")
 	t := Tile{Stages: 4, Consumers: 2, GroupM: 8, BKMajor: true}
 	if _, err := fmt.Sscanf(parts[0], "%dx%d", &t.BM, &t.BN); err != nil || fmt.Sprintf("%dx%d", t.BM, t.BN) != parts[0] {
-		return Tile{}, fmt.Errorf("tile %q: want BMxBN[:sS][:cC][:gG][:pp][:bn][:clN]", name)
+		return Tile{}, fmt.Errorf("tile %q: want BMxBN[:sS][:cC][:gG][:pp][:bn][:clN][:skS]", name)
 	}
 	for _, p := range parts[1:] {
 		var err error
@@ -273,6 +352,8 @@ func ParseTile(name string) (Tile, error) {
 			t.BKMajor = false
 		case strings.HasPrefix(p, "cl"):
 			t.Cluster, err = strconv.Atoi(p[2:])
+		case strings.HasPrefix(p, "sk"):
+			t.SplitK, err = strconv.Atoi(p[2:])
 		case len(p) > 1 && p[0] == 's':
 			t.Stages, err = strconv.Atoi(p[1:])
 		case len(p) > 1 && p[0] == 'c':
@@ -283,7 +364,7 @@ func ParseTile(name string) (Tile, error) {
 			err = fmt.Errorf("unknown part")
 		}
 		if err != nil {
-			return Tile{}, fmt.Errorf("tile %q, part %q: want BMxBN[:sS][:cC][:gG][:pp][:bn][:clN]", name, p)
+			return Tile{}, fmt.Errorf("tile %q, part %q: want BMxBN[:sS][:cC][:gG][:pp][:bn][:clN][:skS]", name, p)
 		}
 	}
 	return t, nil
@@ -316,7 +397,14 @@ var (
 // 128x128 tiles with five stages leave room for a peer's partial of a tile
 // beside the stages (WithPeerBuffers), which a two-rank reduce-scatter's
 // epilogue then reads from shared memory
-// (bench/results/2026-11-26-h200x2-h100x2-rs-smem.md).
+// (bench/results/2026-11-26-h200x2-h100x2-rs-smem.md). Last, split-K tiles
+// (issue 56: at M <= 128 the best tile ran at 0.60-0.98x cuBLASLt with too
+// few output tiles to fill 132 SMs, bench/results/2026-12-02-h200-gemmalone-smallm.md):
+// the 64x128 ping-pong tile, that run's best at 64-256 rows, in 2, 4 and
+// 8 slices (64 x 1280 has 10 such tiles), and the 64x256 ping-pong and
+// 128x256 tiles in 2, each doubling units where the tiles fill half the
+// SMs or less. Not yet measured; the plugins' Validate takes them on one
+// rank at few rows only (gpu.SplitKMaxRows).
 var Searched = mustSearched(searchedJSON)
 
 //go:embed searched.json
