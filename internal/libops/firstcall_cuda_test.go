@@ -26,6 +26,26 @@ import (
 // shows where a first call's time goes. It runs only when
 // SYMMTUNE_FIRST_CALLS names how many first calls to time (say 20000).
 func TestGemmFirstCallHostTime(t *testing.T) {
+	calls := firstCallsWanted(t)
+	for _, c := range firstCallBuckets {
+		t.Run(c.kernel, func(t *testing.T) { firstCalls(t, c.kernel, c.n, c.k, c.top, c.lo, calls) })
+	}
+}
+
+// firstCallBuckets are the timed row buckets (lo, top] of an MLP's two
+// products (H 4096, I 14336).
+var firstCallBuckets = []struct {
+	kernel  string
+	n, k    int
+	top, lo int
+}{
+	{"agmm", 14336, 4096, 1024, 512},
+	{"matmulrs", 4096, 14336, 1024, 512},
+}
+
+// firstCallsWanted is SYMMTUNE_FIRST_CALLS, the row counts to time; the
+// test skips without it, a driver or an sm_90 GPU.
+func firstCallsWanted(t *testing.T) int {
 	calls, _ := strconv.Atoi(os.Getenv("SYMMTUNE_FIRST_CALLS"))
 	if calls <= 0 {
 		t.Skip("set SYMMTUNE_FIRST_CALLS to time first calls")
@@ -37,16 +57,7 @@ func TestGemmFirstCallHostTime(t *testing.T) {
 		t.Skipf("the fused GEMM needs sm_90: major %d, %v", cc, err)
 	}
 	t.Setenv("SYMMTUNE_CUBIN_CACHE", t.TempDir())
-	for _, c := range []struct {
-		kernel  string
-		n, k    int
-		top, lo int // the bucket (lo, top]
-	}{
-		{"agmm", 14336, 4096, 1024, 512},
-		{"matmulrs", 4096, 14336, 1024, 512},
-	} {
-		t.Run(c.kernel, func(t *testing.T) { firstCalls(t, c.kernel, c.n, c.k, c.top, c.lo, calls) })
-	}
+	return calls
 }
 
 // bucket is a GEMM op opened for a bucket's top rows at world 1 with the

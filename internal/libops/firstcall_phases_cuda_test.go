@@ -3,7 +3,6 @@
 package libops
 
 import (
-	"os"
 	"slices"
 	"strconv"
 	"testing"
@@ -22,25 +21,8 @@ import (
 // replay. A measurement, not a check (it fails only on errors): it runs
 // when SYMMTUNE_FIRST_CALLS names how many row counts to time.
 func TestGemmFirstCallPhases(t *testing.T) {
-	calls, _ := strconv.Atoi(os.Getenv("SYMMTUNE_FIRST_CALLS"))
-	if calls <= 0 {
-		t.Skip("set SYMMTUNE_FIRST_CALLS to time first calls")
-	}
-	if _, err := cu.Library(); err != nil {
-		t.Skipf("no CUDA driver: %v", err)
-	}
-	if cc, err := cu.Device(0).Attribute(cu.ComputeCapabilityMajor); err != nil || cc != 9 {
-		t.Skipf("the fused GEMM needs sm_90: major %d, %v", cc, err)
-	}
-	t.Setenv("SYMMTUNE_CUBIN_CACHE", t.TempDir())
-	for _, c := range []struct {
-		kernel  string
-		n, k    int
-		top, lo int
-	}{
-		{"agmm", 14336, 4096, 1024, 512},
-		{"matmulrs", 4096, 14336, 1024, 512},
-	} {
+	calls := firstCallsWanted(t)
+	for _, c := range firstCallBuckets {
 		t.Run(c.kernel, func(t *testing.T) { firstCallPhases(t, c.kernel, c.n, c.k, c.top, c.lo, calls) })
 	}
 }
