@@ -58,8 +58,10 @@ func TestCompileAllTiles(t *testing.T) {
 		if tl.KSplits() > 1 {
 			// Split-K runs plain products only (no epilogue variant: the
 			// kernel's #error); the fixup beside the accumulators must not
-			// spill in any format (with FP8 row scales it once did).
-			vs = append(vs, variant{tile: tl, f: bf16}, variant{tile: tl, f: f16}, variant{tile: tl, f: e4m3}, variant{tile: tl, f: e4m3Row})
+			// spill: bf16 (f16's code but the conversion) and FP8 row
+			// scales (tensor scales' code and more; with it, it once did),
+			// two formats of four to keep CI's compile pass short.
+			vs = append(vs, variant{tile: tl, f: bf16}, variant{tile: tl, f: e4m3Row})
 			continue
 		}
 		vs = append(vs, variant{tile: tl, f: bf16, epilogue: true}, variant{tile: tl, f: e4m3Row, epilogue: true})
