@@ -131,14 +131,18 @@ def summary(args: argparse.Namespace) -> None:
               f"{bestr:.3f} ({top_row['label']}) | {r0['ratio']['torch']:.3f} | {args.wall} s | {len(got)} |")
 
 
-def agreement(scores: list[float | None], program: list[float]) -> str:
-    """Pairs (i, j) both measured: how many the scores order as the program
-    does, of how many."""
+def agreement(scores: list[float | None], program: list[float], min_gap: float = 0.0) -> str:
+    """Pairs (i, j) both measured whose program ratios differ by min_gap
+    (a share of the smaller) or more: how many the scores order as the
+    program does, of how many. Issue 57's bar counts pairs 2% apart: closer
+    ones are within the program's own round-to-round spread."""
     same = total = 0
     for i in range(len(program)):
         for j in range(i + 1, len(program)):
             a, b = scores[i], scores[j]
             if a is None or b is None:
+                continue
+            if abs(program[i] - program[j]) < min_gap * min(program[i], program[j]):
                 continue
             total += 1
             same += (a < b) == (program[i] < program[j])
@@ -164,6 +168,8 @@ def table(args: argparse.Namespace) -> None:
     prog = [program[k] for k in keys]
     agree = " | ".join(agreement([s[k][0] if k in s else None for k in keys], prog) for _, s in sources)
     print(f"| pairs ordered as the program | {agree} | |")
+    apart = " | ".join(agreement([s[k][0] if k in s else None for k in keys], prog, 0.02) for _, s in sources)
+    print(f"| pairs 2% or more apart in the program, ordered alike | {apart} | |")
     won = next((key(c["config"]) for c in tops if c["label"] == "winner"), "")
     if keys and won in program:
         best = min(prog)
