@@ -33,6 +33,7 @@ One line per check: CHECK name: PASS|FAIL, then its figures.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gc
 import os
 import statistics
@@ -146,6 +147,16 @@ def memory(args) -> bool:
             last_native[0] = time.perf_counter() - t
 
     _native.gemm_enqueue = timed_enqueue
+    # With SYMMTUNE_CALL_TIMES set, the library times each host step of
+    # its GEMM calls (internal/calltime): per kind of call, each step's
+    # median over the calls, to find where a first call's time goes.
+    steps: dict[str, dict[str, list[float]]] = {"first": {}, "second": {}, "warm": {}}
+
+    def took(kind: str) -> None:
+        for label, v in _native.call("runtime.call_times").items():
+            steps[kind].setdefault(label, []).append(v["sum_us"])
+    _native.call("runtime.call_times")  # forget the earlier checks' steps
+    side = torch.cuda.Stream() if args.side_stream else None
     seen_buckets: set[int] = set()
     # The driver's growth while symmtune's calls run (the reference checks'
     # torch and NCCL work, which loads kernels of its own, left out),
@@ -158,23 +169,34 @@ def memory(args) -> bool:
         # is: the host time is symmtune's (its runner for m), not cudaMalloc's.
         torch.empty(m, I, device="cuda", dtype=BF16)  # freed at once, its block cached
         u0, r0 = used(), torch.cuda.memory_reserved()
-        t0 = time.perf_counter()
-        c = st.all_gather_matmul(a, w1.t())
-        t1 = time.perf_counter()
+        _native.call("runtime.call_times")
+        with torch.cuda.stream(side) if side is not None else contextlib.nullcontext():
+            t0 = time.perf_counter()
+            c = st.all_gather_matmul(a, w1.t())
+            t1 = time.perf_counter()
+        if side is not None:
+            torch.cuda.current_stream().wait_stream(side)
         if bucket in seen_buckets:
             first_host.append(t1 - t0)
             native["first"].append(last_native[0])
+            took("first")
             # Three more calls at m, their outputs dropped: the second call
             # at an output address launches, the next captures the call's
             # graph (graph=1 configs), the last replays it: a serving
             # engine's steady state at m (warm).
             times, natives = [], []
-            for _ in range(3):
+            for kind in ("second", "", "warm"):
                 torch.cuda.synchronize()
-                t2 = time.perf_counter()
-                st.all_gather_matmul(a, w1.t())
-                times.append(time.perf_counter() - t2)
+                _native.call("runtime.call_times")
+                with torch.cuda.stream(side) if side is not None else contextlib.nullcontext():
+                    t2 = time.perf_counter()
+                    st.all_gather_matmul(a, w1.t())
+                    times.append(time.perf_counter() - t2)
                 natives.append(last_native[0])
+                if kind:
+                    took(kind)
+            if side is not None:
+                torch.cuda.current_stream().wait_stream(side)
             second_host.append(times[0])
             warm_host.append(times[-1])
             native["second"].append(natives[0])
@@ -196,6 +218,11 @@ def memory(args) -> bool:
     _native.gemm_enqueue = enqueue
     torch.cuda.synchronize()
     gc.collect()
+    for kind, by in steps.items():
+        if by:
+            print(f"  {kind} call's host steps in the library (median µs over {max(len(v) for v in by.values())} calls): "
+                  + ", ".join(f"{k} {statistics.median(v):.1f}" for k, v in sorted(by.items(), key=lambda kv: -statistics.median(kv[1]))),
+                  flush=True)
     stats = st.memory_stats()
     grown = used() - base
     torch_grown = torch.cuda.memory_reserved() - base_torch
@@ -396,6 +423,8 @@ def main() -> None:
     ap.add_argument("--thread-calls", type=int, default=40)
     ap.add_argument("--tokens", type=int, default=200)
     ap.add_argument("--shapes", type=int, default=1000)
+    ap.add_argument("--side-stream", action="store_true",
+                    help="memory: make the timed calls on a stream of the check's own, not torch's default stream")
     ap.add_argument("--layers", type=int, default=80)
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--replays", type=int, default=5)

@@ -8,11 +8,13 @@ import (
 	"os"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 	"unsafe"
 
 	"github.com/symmtune/symmtune/cuda/cu"
+	"github.com/symmtune/symmtune/internal/calltime"
 	"github.com/symmtune/symmtune/kernels/gemm"
 	"github.com/symmtune/symmtune/kernels/gemm/gpu"
 	"github.com/symmtune/symmtune/symm/cudamem"
@@ -156,14 +158,41 @@ func firstCalls(t *testing.T, kernel string, n, k, top, lo, calls int) {
 	}
 	span := top - lo
 	var first, warm, steady []time.Duration
+	// With SYMMTUNE_CALL_TIMES set, each kind of call's host steps
+	// (internal/calltime), as bench/runtime_check.py prints them in a
+	// Python process: the same steps in Go alone.
+	steps := map[string]map[string][]float64{}
+	took := func(kind string) {
+		if steps[kind] == nil {
+			steps[kind] = map[string][]float64{}
+		}
+		for label, st := range calltime.Take() {
+			steps[kind][label] = append(steps[kind][label], st.SumUs)
+		}
+	}
+	calltime.Take()
 	for i := range calls {
 		// A stride prime to the span visits every row count before one
 		// comes again; with more row counts than the runtime keeps (64),
 		// each call opens one (and closes the least recently used).
 		m := lo + 1 + (i*7919)%span
 		first = append(first, call(m))
-		warm = append(warm, call(m))     // graph=1: captures the call's graph
+		took("first")
+		warm = append(warm, call(m)) // graph=1: captures the call's graph
+		took("capture")
 		steady = append(steady, call(m)) // and replays it
+		took("replay")
+	}
+	for _, kind := range []string{"first", "capture", "replay"} {
+		var parts []string
+		for label, v := range steps[kind] {
+			slices.Sort(v)
+			parts = append(parts, fmt.Sprintf("%s %.1f", label, v[len(v)/2]))
+		}
+		slices.Sort(parts)
+		if len(parts) > 0 {
+			t.Logf("%s call's host steps (median µs): %s", kind, strings.Join(parts, ", "))
+		}
 	}
 	rankings := 0
 	_ = r.do(t, "rankings", func() error {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/symmtune/symmtune/internal/calltime"
 	"github.com/symmtune/symmtune/kernels/gemm/gpu"
 	"github.com/symmtune/symmtune/symm/cudamem"
 )
@@ -150,8 +151,10 @@ func GemmEnqueueScaled(handle, stream uint64, m int, a, b, c, extra, scaleA, sca
 
 func gemmEnqueue(handle, stream uint64, m int, p gemmPtrs, scaled bool) (warning string, err error) {
 	defer func() { err = flat(err) }()
+	calltime.Begin()
 	runtimeMu.Lock()
 	defer runtimeMu.Unlock()
+	calltime.Mark("lock")
 	if err := checkPoisoned(); err != nil {
 		return "", err
 	}
@@ -178,6 +181,7 @@ func gemmEnqueue(handle, stream uint64, m int, p gemmPtrs, scaled bool) (warning
 	if lr.retired {
 		return "", errRetired(handle)
 	}
+	calltime.Mark("checks")
 	return gemmCall(handle, op, m, stream, p)
 }
 

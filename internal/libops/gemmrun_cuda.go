@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/symmtune/symmtune/cuda/cu"
+	"github.com/symmtune/symmtune/internal/calltime"
 	"github.com/symmtune/symmtune/kernels/gemm/gpu"
 	"github.com/symmtune/symmtune/space"
 	"github.com/symmtune/symmtune/symm/cudamem"
@@ -203,6 +204,7 @@ func (c *cudaRunner) enqueue(stream uint64, p gemmPtrs) error {
 	if err := c.peers.Poisoned(c.op); err != nil {
 		return err
 	}
+	calltime.Mark("poisoned word")
 	return c.r.Enqueue(c.cfg, cudamem.StreamOf(stream), ptrsOf(p))
 }
 

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"sort"
 	"sync/atomic"
+
+	"github.com/symmtune/symmtune/internal/calltime"
 )
 
 // This file is the runtime's lifetime operations (runtime.retire,
@@ -147,6 +149,8 @@ func runtimeOps() map[string]op {
 			func(struct{}) (any, error) { return Reap(), nil }),
 		"runtime.stats": handler("the handles, runners and device bytes the runtime holds (beyond the symmetric regions)",
 			func(struct{}) (any, error) { return Stats(), nil }),
+		"runtime.call_times": handler("with $SYMMTUNE_CALL_TIMES set: each host step of the GEMM calls since the last call_times, {step: {n, median_us, sum_us}}, then forgets them; {} when off",
+			func(struct{}) (any, error) { return calltime.Take(), nil }),
 	}
 }
 

@@ -6,6 +6,8 @@ import (
 	"sort"
 	"sync"
 	"sync/atomic"
+
+	"github.com/symmtune/symmtune/internal/calltime"
 )
 
 // This file owns the lifetime of everything the runtime holds on the
@@ -203,8 +205,10 @@ func gemmCall(h uint64, op *gemmOp, m int, stream uint64, p gemmPtrs) (string, e
 	if err != nil {
 		return "", err
 	}
+	calltime.Mark("capture query")
 	if !capturing {
 		reap()
+		calltime.Mark("reap")
 	}
 	u := op.units[m]
 	warning := ""
@@ -216,17 +220,21 @@ func gemmCall(h uint64, op *gemmOp, m int, stream uint64, p gemmPtrs) (string, e
 		if u, warning, err = openUnit(op, m); err != nil {
 			return "", err
 		}
-		defer evict(h, m)
+		calltime.Mark("open unit")
+		defer func() { evict(h, m); calltime.Mark("evict") }()
 		defer dev.watchCode()() // around the unit's first launch
+		calltime.Mark("watch code")
 	}
 	tick++
 	u.tick = tick
 	if err := u.note(capturing, id, hold); err != nil {
 		return "", err
 	}
+	calltime.Mark("note")
 	if err := u.r.enqueue(stream, p); err != nil {
 		return "", enqueueErr(err)
 	}
+	calltime.Mark("enqueue rest")
 	return warning, nil
 }
 

@@ -8,7 +8,7 @@ import (
 	"fmt"
 
 	"github.com/symmtune/symmtune/cuda/cu"
-
+	"github.com/symmtune/symmtune/internal/calltime"
 	"github.com/symmtune/symmtune/kernels/gemm/hopper"
 	"github.com/symmtune/symmtune/symm/cudamem"
 )
@@ -349,8 +349,10 @@ func (r *Runner) launchFusedGEMM(c Config, out cu.DevicePtr, sms int) error {
 	}
 	ops := f.ops
 	ops.Work = f.work
+	calltime.Mark("before GEMM kernel")
 	if err := f.g.Launch(s, ops, out, sms, f.comm); err != nil {
 		return err
 	}
+	calltime.Mark("GEMM kernel launch")
 	return end()
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/symmtune/symmtune/cuda/cu"
 	"github.com/symmtune/symmtune/cuda/cublaslt"
 	"github.com/symmtune/symmtune/cuda/nvrtc"
+	"github.com/symmtune/symmtune/internal/calltime"
 	"github.com/symmtune/symmtune/kernels/internal/graphcache"
 	"github.com/symmtune/symmtune/symm/cudamem"
 )
@@ -276,6 +277,7 @@ func (r *Runner) Enqueue(c Config, main cu.Stream, p Ptrs) error {
 	if err := r.FusedFailed(c); err != nil {
 		return err
 	}
+	calltime.Mark("fused failed?")
 	if !c.Graph || r.trace != nil {
 		return r.launch(c, main, p)
 	}
@@ -283,11 +285,13 @@ func (r *Runner) Enqueue(c Config, main cu.Stream, p Ptrs) error {
 	if err != nil {
 		return err
 	}
+	calltime.Mark("capturing?")
 	if capturing {
 		return r.launch(c, main, p)
 	}
 	gc := r.graphCache(c)
 	g, ok := gc.Get(p)
+	calltime.Mark("graph lookup")
 	if !ok {
 		if !gc.Second(p) {
 			return r.launch(c, main, p)
@@ -298,8 +302,11 @@ func (r *Runner) Enqueue(c Config, main cu.Stream, p Ptrs) error {
 		if err := gc.Put(p, g); err != nil {
 			return err
 		}
+		calltime.Mark("capture graph")
 	}
-	return g.Launch(main)
+	err = g.Launch(main)
+	calltime.Mark("graph launch")
+	return err
 }
 
 // Capture captures c's call at operands p now, unless it is already: the
@@ -351,8 +358,11 @@ func (r *Runner) launch(c Config, main cu.Stream, p Ptrs) error {
 			}
 			fr.at = p
 		}
+		calltime.Mark("tensor maps")
 	}
-	return r.kern.launch(c)
+	err := r.kern.launch(c)
+	calltime.Mark("launch sequence rest")
+	return err
 }
 
 // Close frees everything of the runner's. With an engine of its own it
