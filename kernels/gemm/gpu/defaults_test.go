@@ -267,12 +267,13 @@ func TestDeviceOf(t *testing.T) {
 	}
 }
 
-// TestDefaultTile: the untuned tile of a product alone (issue 56's
-// "untuned defaults" bar), by shape and dtype: for bf16 the tile of least
-// waves times area (the picks that were within 3% of the best measured
-// at M 64-1024 on 1 x H200, and 128x224 at 4096 x 1792 x 4096), agmm's
-// family tile from 4,096 rows where 128x256 wins and for FP8; it fits the
-// GPU and takes every shape of the issue.
+// TestDefaultTile: the untuned whole tile of a product (issue 56's
+// "untuned defaults" bar; TestDefaultTileFor: where it splits), by shape
+// and dtype: for bf16 the tile of least waves times area (the picks that
+// were within 3% of the best measured at M 64-1024 on 1 x H200, and
+// 128x224 at 4096 x 1792 x 4096), agmm's family tile from 4,096 rows
+// where 128x256 wins and for FP8; it fits the GPU and takes every shape
+// of the issue.
 func TestDefaultTile(t *testing.T) {
 	for _, tc := range []struct {
 		m, n, k int
