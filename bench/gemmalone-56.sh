@@ -12,7 +12,7 @@
 # default rule. gemmalone -set issue56-small (25 shapes: M 64, 128, 256,
 # 512, 1024 by N x K 1280x8192, 8192x3584, 14336x4096, 8192x8192,
 # 28672x8192, smallest M first), bf16, tiles "default,smallm,splitk" (the
-# untuned tile, gpu.DefaultTile, six 64-row, ping-pong and 128-row
+# untuned tile, gpu.DefaultTileFor, six 64-row, ping-pong and 128-row
 # candidates, and five split-K tiles, each timed only where it could fill
 # SMs its tiles leave idle: 34 times over the 15 shapes of M <= 256), each
 # kernel SUSTAIN (0.5s) back to back, cuBLASLt's first four algorithms,

@@ -65,13 +65,32 @@ func TestIssue56Shapes(t *testing.T) {
 	if want := 11 + n - 40 - 2; len(all) != want {
 		t.Errorf("%d shapes, want %d", len(all), want)
 	}
+	// Every shape's untuned tile takes it, and a split one is timed
+	// (splitKSkip lets it through: -tiles default would skip it else).
+	splits := 0
 	for _, s := range all {
-		for _, f := range []hopper.Format{{Elem: hopper.ElemBF16}, {Elem: hopper.ElemE4M3, RowScales: true}} {
-			def := gpu.DefaultTile(s.m, s.n, s.k, 132, f.Elem == hopper.ElemE4M3)
-			if err := def.CheckShapeFor(f, s.n, s.k); err != nil {
+		for _, dtype := range []string{"bf16", "e4m3_row"} {
+			def, err := untunedTile(s, dtype, 132)
+			if err != nil {
+				t.Fatal(err)
+			}
+			dt, err := gpu.ParseDtype(dtype)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := def.CheckShapeFor(dt.Format(), s.n, s.k); err != nil {
 				t.Errorf("%s: %v", s, err)
 			}
+			if def.KSplits() > 1 {
+				splits++
+				if why := splitKSkip(def, s, 132); why != "" {
+					t.Errorf("%s %s: default %s not timed: %s", s, dtype, def, why)
+				}
+			}
 		}
+	}
+	if splits == 0 {
+		t.Error("no shape's untuned tile is split (qkv at tp 8, 64 x 1280 x 8192, should be)")
 	}
 	if got, err := shapesOf("issue56-table", ""); err != nil || !slices.Equal(got, issue56Table) {
 		t.Errorf("issue56-table: %v, %v", got, err)

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/symmtune/symmtune/kernels/gemm"
 	"github.com/symmtune/symmtune/kernels/gemm/gpu"
 	"github.com/symmtune/symmtune/kernels/gemm/hopper"
 )
@@ -72,8 +73,20 @@ func splitKSkip(t hopper.Tile, sh shape, sms int) string {
 }
 
 // defaultTile stands in -tiles' list for each shape's untuned tile
-// (gpu.DefaultTile): tilesFor replaces it.
+// (untunedTile): tilesFor replaces it.
 var defaultTile = hopper.Tile{}
+
+// untunedTile is sh's untuned tile in dtype on sms SMs, which -tiles
+// default times: gpu.DefaultTileFor of a plain product (agmm on one
+// rank), so split in K where that runs and is estimated faster.
+func untunedTile(sh shape, dtype string, sms int) (hopper.Tile, error) {
+	dt, err := gpu.ParseDtype(dtype)
+	if err != nil {
+		return hopper.Tile{}, err
+	}
+	p := gpu.Problem{Dims: gemm.Dims{M: sh.m, N: sh.n, K: sh.k}, World: 1, Dtype: dt, ElemSize: dt.InBytes()}
+	return gpu.DefaultTileFor(gpu.VariantAGMM, p, sms), nil
+}
 
 // parseTiles reads -tiles: tile names, "default", and the named lists
 // "sweep", "smallm" and "splitk", in the order given.

@@ -101,9 +101,9 @@ var familyDefaults = map[Variant]map[bool][]map[string]space.Value{
 // smallTiles are DefaultTile's bf16 and f16 candidates, largest first
 // (a tie goes to the earlier): the tiles that were best at some shape of
 // bench/results/2026-12-02-h200-gemmalone-smallm.md (M 64-1024). No
-// split-K tile (hopper.Tile.SplitK) until one is measured best somewhere:
-// waves x area would take a k-slice's share of the area (area / S), which
-// says nothing of the partials' traffic a split adds.
+// split-K tile here: a split runs plain products only, which DefaultTile
+// cannot tell from a fused kernel's; DefaultTileFor splits its pick
+// (splitK) where the caller's kernel and problem may.
 var smallTiles = []string{"128x256:s4:c2:g8", "128x224:s5:c2:g4", "128x128:s6:c2:g4:pp",
 	"64x256:s5:c2:g8:pp", "64x224:s6:c2:g8:pp", "64x128:s6:c2:g8:pp"}
 
@@ -126,7 +126,17 @@ const clusterRows = 4096
 // (128x256:s4:c2:g8:cl2) was on 1 and up to 4x slower; at 4096 x 1792 x
 // 4096 it picks 128x224, the tile recorded best there (H100 and H200,
 // 2026-11-28). FP8: agmm's family tile, whatever the shape (no FP8
-// measurement below 4,096 rows yet).
+// measurement below 4,096 rows yet). Whole tiles only, for any kernel at
+// any world; DefaultTileFor adds split-K where the caller may run it.
+//
+// At 128 x 28672 x 8192 the cost ties: 128x224 (128 tiles, one wave) and
+// 64x224:pp (256 tiles, two waves) both come to 28,672. The tie stays
+// with the larger tile: for the same outputs it loads 1.6x fewer bytes
+// of A and B from L2 ((128+224)/(128*224) against (64+224)/(64*224)).
+// The measurements do not overrule that: one round each, the 2026-12-02
+// runs disagree (smallm: 128x224 best, 64x224 +1.3%; splitk: 64x224 best,
+// 128x224 +5.9% by ratio but +2.7% in µs, cuBLASLt around the 64-row
+// tile at 124.8 and 137.9 µs, and 128x256 faster than both in µs).
 func DefaultTile(m, n, k, sms int, fp8 bool) hopper.Tile {
 	family := func() hopper.Tile {
 		impl := familyDefaults[VariantAGMM][fp8][0][ParamImpl].Str
@@ -154,6 +164,92 @@ func DefaultTile(m, n, k, sms int, fp8 bool) hopper.Tile {
 	}
 	if best.BM == 128 && best.BN == 256 && m >= clusterRows {
 		return family()
+	}
+	return best
+}
+
+// DefaultTileFor is the untuned tile of kernel v on p, on one sm_90 GPU
+// of sms SMs: DefaultTile's, cut into k-slices (hopper.Tile.SplitK) where
+// splitK estimates that faster and v.Validate accepts the split tile on
+// p. Validate takes split tiles on plain products only (agmm on one rank,
+// at most SplitKMaxRows rows, SplitKMinK of K a slice), so the fused
+// kernels at world > 1 and the reduce-scatter get DefaultTile's whole
+// tiles. FP8 keeps DefaultTile's family tile: split tiles were checked
+// right in FP8 but not timed.
+//
+// On 1 x H200 at N = 1280 (10-40 tiles of 64x128 for 132 SMs) it picks
+// the split that was best there (2026-12-02-h200-splitk.md): :sk4 at 64
+// and 128 rows, :sk2 at 256. bin/gemmalone -tiles default times it.
+// Untuned calls of symmtune.torch do not run it: on one rank DefaultOn
+// gives the cuBLASLt pipeline (FitDefault), which the fused GEMM's best
+// tile trailed on most small-M shapes measured (0.90-0.98x, 2026-12-02).
+func DefaultTileFor(v Variant, p Problem, sms int) hopper.Tile {
+	t := DefaultTile(p.M, p.N, p.K, sms, p.Dtype.FP8())
+	if p.Dtype.FP8() {
+		return t
+	}
+	return splitK(t, p.M, p.N, p.K, sms, smMACsPerByte, func(s hopper.Tile) bool {
+		c := v.Default()
+		c[ParamImpl] = space.Str(ImplFused + ":" + s.String())
+		c[ParamChunks] = space.Int(1)
+		cfg, err := v.ParseConfig(c)
+		return err == nil && v.Validate(cfg, p) == nil
+	})
+}
+
+// smMACsPerByte is the multiply-adds one SM does at dense bf16 peak while
+// HBM moves one byte. H100 SXM: 989 TFLOP/s over 132 SMs is 3.75e12 MAC/s
+// an SM, over 3.35 TB/s: 1.12. H200 (4.8 TB/s): 0.78. splitK takes the
+// H100's figure: with the slower memory more products are memory-bound,
+// so it splits fewer. Both give the picks measured best at N = 1280
+// (TestDefaultTileFor); they can differ elsewhere (100 x 1288 x 4144:
+// :sk2 here, :sk4 at the H200's).
+const smMACsPerByte = 1.12
+
+// splitK is t (whole tiles), or t in S = 2, 4 or 8 k-slices where the
+// estimate below is lower and runs says the caller may run the split.
+//
+// The estimate is a roofline in one SM's multiply-adds: the busiest SM's
+// (waves of units x the tile's area x a slice's k: waves x area / S), or
+// the HBM bytes times macsPerByte, whichever is more. The bytes are A, B
+// and C once each, plus a split's fp32 partials, written and read back.
+// The partials mostly stay in L2 (a tile's slices run on neighbouring
+// CTAs), so counting them as HBM traffic leans against splitting. The
+// bytes term keeps products whose whole tiles already stream B at memory
+// speed unsplit: at 64 x 8192 x 3584 (64 tiles) :sk2 was 7% slower.
+//
+// Only splits whose units fit in one wave (tiles x S <= SMs), so only
+// tiles that fill at most half the SMs. A slice beyond the SMs adds no
+// SM; it cuts the same SMs' work into more units, each with its own
+// pipeline fill, partial and fixup, which waves x area does not count.
+// On 1 x H200 every split that took a second wave was slower than a
+// one-wave split of the same shape (2026-12-02-h200-splitk/).
+// A tie goes to fewer slices: fewer partials.
+func splitK(t hopper.Tile, m, n, k, sms int, macsPerByte float64, runs func(hopper.Tile) bool) hopper.Tile {
+	if t.KSplits() > 1 || 2*t.Tiles(m, n) > sms {
+		return t
+	}
+	kblocks := (k + hopper.BK - 1) / hopper.BK
+	// A and B in bf16 or f16 (DefaultTileFor splits no FP8 tile), C in
+	// OutElemBytes.
+	base := float64(2*(m+n)*k + hopper.OutElemBytes*m*n)
+	cost := func(s hopper.Tile) float64 {
+		waves := (s.Units(m, n) + sms - 1) / sms
+		slice := (kblocks + s.KSplits() - 1) / s.KSplits() // the longest slice's k-blocks
+		busiest := float64(waves) * float64(s.BM*s.BN) * float64(slice*hopper.BK)
+		parts, _ := s.SplitKBytes(m, n)
+		return max(busiest, (base+2*float64(parts))*macsPerByte)
+	}
+	best, bestCost := t, cost(t)
+	for _, slices := range []int{2, 4, 8} {
+		s := t
+		s.SplitK = slices
+		if s.Units(m, n) > sms || !runs(s) {
+			continue
+		}
+		if c := cost(s); c < bestCost {
+			best, bestCost = s, c
+		}
 	}
 	return best
 }
