@@ -71,7 +71,7 @@ const (
 	KindFusedFlag = 3 // the fused GEMM's wait for a chunk's flag
 	KindFusedGate = 4 // the fused GEMM's start gate (a peer's call never started)
 	// KindFlag: a stream's wait for a flag a peer sets (kernels/gemm/gpu's
-	// wait_peer_flag, where cuStreamWaitValue32 had no bound).
+	// wait_flags, where cuStreamWaitValue32 had no bound).
 	KindFlag = 5
 )
 

@@ -75,7 +75,7 @@ func TestPoisonError(t *testing.T) {
 			"symmtune: group workspace poisoned: rank 2's fused GEMM's chunk wait for a peer timed out (seen by rank 2's matmul_reduce_scatter)"},
 		{MakePoison(KindFusedGate, 0xff, 3), 0, "agmm", 5 * time.Second,
 			"symmtune: group workspace poisoned: rank 0's fused GEMM's start gate for rank 3 timed out after 5s (seen by rank 0's agmm)"},
-		// A pipeline's stream waiting for a peer's flag (wait_peer_flag).
+		// A pipeline's stream waiting for a peer's flag (wait_flags).
 		{MakePoison(KindFlag, 0, 1), 0, "agmm", 5 * time.Second,
 			"symmtune: group workspace poisoned: rank 0's stream's flag wait for rank 1 timed out after 5s (seen by rank 0's agmm)"},
 		{MakePoison(KindFlag, 3, 2), 1, "matmulrs", 600 * time.Second,
