@@ -9,8 +9,9 @@ import "fmt"
 // Every flag is a mailbox with one producer and one consumer, both fixed by
 // the plan: the producer sets it to 1 (a fenced stream write, after the
 // data it announces) in the consumer's region, the consumer's stream waits
-// for 1 (bounded, as the barrier's waits: Runner.consume) and clears it. Flags hold no call counter, so a call is the same
-// operations every time (it can be captured in a CUDA graph and replayed),
+// for 1 (bounded, as the barrier's waits: Runner.consume) and clears it.
+// Flags hold no call counter, so a call is the same operations every time
+// (it can be captured in a CUDA graph and replayed),
 // and the end-of-call barrier keeps a producer's next set from overtaking
 // the consumer's clear. Each rank clears its flags before every trial.
 //

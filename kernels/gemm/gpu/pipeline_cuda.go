@@ -116,11 +116,13 @@ func (r *Runner) signal(s cu.Stream, q, i int) error {
 // What the launch adds (host enqueue, and its latency on s before the
 // copy or product it gates) or saves against the memops, eager and in a
 // graph, is to be measured. Every config that waits on a stream for a
-// flag pays it: agmm's pulls and pipelined pushes, matmulrs's reduction
-// kernel; not the fused GEMMs' in-kernel waits, so not the two-rank fused
-// defaults (agmm pushing, matmulrs reducing in the epilogue; DefaultOn).
-// Accepted because a wait without a bound breaks fail-stop: one dead peer
-// would hang the GPU's stream, not raise.
+// flag pays it: agmm's pulls and pipelined pushes (the four-rank
+// pipeline defaults push), matmulrs's reduction kernel (fused too: the
+// defaults where the epilogue cannot reduce); not the fused GEMMs'
+// in-kernel waits, so not the main fused defaults on Hopper (agmm
+// pushing, matmulrs reducing in the epilogue; DefaultOn). Accepted
+// because a wait without a bound breaks fail-stop: one dead peer would
+// hang the GPU's stream, not raise.
 func (r *Runner) consume(s cu.Stream, flags ...int) error {
 	waits, err := FlagWaits(flags)
 	if err != nil {

@@ -25,12 +25,12 @@ func TestKernelVersions(t *testing.T) {
 	// workspace) in the launch, the runner's workspace and Validate's
 	// split-K rule. Unsplit tiles compile and run as before, but the
 	// sources they compile from and launch with changed.
-	// a55c4d16f558, 2abd8fdbcb6e: fail-stop (issue 54): a stream's wait
+	// f2e37046c2e7, 4a6bb2c27ffb: fail-stop (issue 54): a stream's wait
 	// for a peer's flag (agmm's pulls and pipelined pushes, matmulrs's
 	// reduction kernel) is gemm_util.cu's bounded wait_flags, one launch
 	// per kind and chunk of flag, where cuStreamWaitValue32 and a clear
 	// per flag were. The fused GEMMs themselves are the same.
-	for kernel, want := range map[Variant]string{VariantAGMM: "a55c4d16f558", VariantMatmulRS: "2abd8fdbcb6e"} {
+	for kernel, want := range map[Variant]string{VariantAGMM: "f2e37046c2e7", VariantMatmulRS: "4a6bb2c27ffb"} {
 		if got := kernel.KernelVersion(); got != want {
 			t.Errorf("%s kernel version %s, pinned %s", kernel, got, want)
 		}
