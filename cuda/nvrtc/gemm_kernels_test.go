@@ -3,6 +3,7 @@
 package nvrtc
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"testing"
@@ -28,11 +29,24 @@ func TestCompileGEMMKernels(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := Compiler{Arch: "sm_90", CacheDir: t.TempDir()}
-	for _, bf := range []string{"0", "1"} {
-		for _, pre := range []string{"", string(barrier)} {
-			if _, err := c.Compile(Source{Name: "gemm_util.cu", Text: pre + string(src), Options: []string{"-DDTYPE_BF16=" + bf}}); err != nil {
-				t.Errorf("DTYPE_BF16=%s, after the barrier %v: %v", bf, pre != "", err)
+	// The tuner's bound (the macro's default) and a runtime's (cudamem's
+	// TimeoutOptions of $SYMMTUNE_TIMEOUT_S=5).
+	for _, opts := range [][]string{nil, {"-DSYMM_TIMEOUT_NS=5000000000ull"}} {
+		c := Compiler{Arch: "sm_90", CacheDir: t.TempDir(), Options: opts}
+		for _, bf := range []string{"0", "1"} {
+			for _, pre := range []string{"", string(barrier)} {
+				cubin, err := c.Compile(Source{Name: "gemm_util.cu", Text: pre + string(src), Options: []string{"-DDTYPE_BF16=" + bf}})
+				if err != nil {
+					t.Errorf("%v DTYPE_BF16=%s, after the barrier %v: %v", opts, bf, pre != "", err)
+					continue
+				}
+				// The kernels built on the barrier are there after it
+				// (the symbol table names them), and only then.
+				for _, fn := range []string{"end_barrier", "wait_flags"} {
+					if got := bytes.Contains(cubin, []byte(fn+"\x00")); got != (pre != "") {
+						t.Errorf("%v DTYPE_BF16=%s, after the barrier %v: kernel %s in the cubin: %v", opts, bf, pre != "", fn, got)
+					}
+				}
 			}
 		}
 	}

@@ -212,6 +212,9 @@ func (in *cudaInstance) launchCEAG(m *arModule) error {
 		shard := cu.DevicePtr(16 * (x.off + int64(r)*x.shard))
 		for j := 1; j < w; j++ {
 			q, s := (r+j)%w, in.side[j-1]
+			// Unbounded, and need not be: the counter is local, and the
+			// reduce-scatter kernel, whose own waits are bounded, counts
+			// every block of every piece, poisoned or not (algos.cu).
 			if err := cudamem.WaitFlag(s, in.flags+cu.DevicePtr(4*p), uint32(k.blocks)); err != nil {
 				return fmt.Errorf("stage %d: %w", p, err)
 			}

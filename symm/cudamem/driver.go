@@ -49,7 +49,11 @@ func WriteFlag(stream cu.Stream, addr cu.DevicePtr, v uint32) error {
 
 // WaitFlag makes stream wait until the word at addr reaches v (wrap-safe
 // int32 comparison, so epochs may wrap): a consumer waiting for an epoch,
-// with no host involved.
+// with no host involved. The wait has no bound (fail-stop: barrier.cuh),
+// so it is only for words this rank's own work always sets, whatever its
+// peers do (a kernel whose waits are bounded and which sets them anyway);
+// a flag a peer sets needs a bounded wait in a kernel (kernels/gemm/gpu:
+// gemm_util.cu's wait_flags).
 func WaitFlag(stream cu.Stream, addr cu.DevicePtr, v uint32) error {
 	return stream.WaitOnValue32(addr, v, cu.WaitValueGEQ)
 }

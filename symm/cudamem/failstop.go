@@ -70,6 +70,9 @@ const (
 	KindLamport   = 2 // a Lamport all-reduce's wait for a peer's data
 	KindFusedFlag = 3 // the fused GEMM's wait for a chunk's flag
 	KindFusedGate = 4 // the fused GEMM's start gate (a peer's call never started)
+	// KindFlag: a stream's wait for a flag a peer sets (kernels/gemm/gpu's
+	// wait_flags, where cuStreamWaitValue32 had no bound).
+	KindFlag = 5
 )
 
 // MakePoison is SYMM_POISON's Go twin (tests).
@@ -106,7 +109,7 @@ func PoisonError(word uint32, rank int, op string, timeout time.Duration) error 
 		peer = fmt.Sprintf("rank %d", q)
 	}
 	what := map[int]string{KindBarrier: "barrier wait", KindLamport: "Lamport wait",
-		KindFusedFlag: "fused GEMM's chunk wait", KindFusedGate: "fused GEMM's start gate"}[p.Kind()]
+		KindFusedFlag: "fused GEMM's chunk wait", KindFusedGate: "fused GEMM's start gate", KindFlag: "stream's flag wait"}[p.Kind()]
 	if what == "" {
 		what = "wait"
 	}

@@ -59,16 +59,36 @@ func TestPoisonWord(t *testing.T) {
 }
 
 func TestPoisonError(t *testing.T) {
-	err := PoisonError(uint32(MakePoison(KindBarrier, 0, 1)), 1, "all_reduce", 600*time.Second)
-	want := "symmtune: group workspace poisoned: rank 0's barrier wait for rank 1 timed out after 10m0s (seen by rank 1's all_reduce); every later call on this workspace fails; rebuild the group"
-	if err.Error() != want {
-		t.Errorf("got  %s\nwant %s", err, want)
-	}
-	// The fused GEMM does not know its rank or peer for every wait: the
-	// caller's rank stands in.
-	err = PoisonError(uint32(MakePoison(KindFusedFlag, 0xff, 0xff)), 2, "matmul_reduce_scatter", 10*time.Second)
-	want = "symmtune: group workspace poisoned: rank 2's fused GEMM's chunk wait for a peer timed out (seen by rank 2's matmul_reduce_scatter); every later call on this workspace fails; rebuild the group"
-	if err.Error() != want {
-		t.Errorf("got  %s\nwant %s", err, want)
+	const tail = "; every later call on this workspace fails; rebuild the group"
+	for _, c := range []struct {
+		word    Poison
+		rank    int
+		op      string
+		timeout time.Duration
+		want    string
+	}{
+		{MakePoison(KindBarrier, 0, 1), 1, "all_reduce", 600 * time.Second,
+			"symmtune: group workspace poisoned: rank 0's barrier wait for rank 1 timed out after 10m0s (seen by rank 1's all_reduce)"},
+		// The fused GEMM does not know its rank or peer for every wait: the
+		// caller's rank stands in.
+		{MakePoison(KindFusedFlag, 0xff, 0xff), 2, "matmul_reduce_scatter", 10 * time.Second,
+			"symmtune: group workspace poisoned: rank 2's fused GEMM's chunk wait for a peer timed out (seen by rank 2's matmul_reduce_scatter)"},
+		{MakePoison(KindFusedGate, 0xff, 3), 0, "agmm", 5 * time.Second,
+			"symmtune: group workspace poisoned: rank 0's fused GEMM's start gate for rank 3 timed out after 5s (seen by rank 0's agmm)"},
+		// A pipeline's stream waiting for a peer's flag (wait_flags).
+		{MakePoison(KindFlag, 0, 1), 0, "agmm", 5 * time.Second,
+			"symmtune: group workspace poisoned: rank 0's stream's flag wait for rank 1 timed out after 5s (seen by rank 0's agmm)"},
+		{MakePoison(KindFlag, 3, 2), 1, "matmulrs", 600 * time.Second,
+			"symmtune: group workspace poisoned: rank 3's stream's flag wait for rank 2 timed out after 10m0s (seen by rank 1's matmulrs)"},
+		{MakePoison(9, 1, 0), 1, "agmm", time.Second,
+			"symmtune: group workspace poisoned: rank 1's wait for rank 0 timed out after 1s (seen by rank 1's agmm)"},
+	} {
+		err := PoisonError(uint32(c.word), c.rank, c.op, c.timeout)
+		if err.Error() != c.want+tail {
+			t.Errorf("word %#x:\ngot  %s\nwant %s", uint32(c.word), err, c.want+tail)
+		}
+		if pe, ok := err.(*PoisonedError); !ok || pe.Word != c.word {
+			t.Errorf("word %#x: %T %v, want a *PoisonedError of the word", uint32(c.word), err, err)
+		}
 	}
 }

@@ -146,17 +146,21 @@ func (g *agmm) launch(c Config) error {
 	}
 	for _, st := range plan.Products {
 		gs := r.gemm[st.Stream]
+		var pushed, from []int // the step's peers' chunk flags: one wait for them all
 		for _, sp := range st.Spans(p.Rows()) {
-			var err error
 			switch {
 			case sp.Owner == me:
 			case push:
-				err = r.consume(gs, PartialFlag(sp.Owner, sp.Index))
+				pushed, from = append(pushed, PartialFlag(sp.Owner, sp.Index)), append(from, sp.Owner)
 			default:
-				err = gs.Wait(r.chunkEv[r.peerIndex(sp.Owner)*MaxChunks+sp.Index], 0)
+				if err := gs.Wait(r.chunkEv[r.peerIndex(sp.Owner)*MaxChunks+sp.Index], 0); err != nil {
+					return fmt.Errorf("wait for chunk %d of rank %d: %w", sp.Index, sp.Owner, err)
+				}
 			}
-			if err != nil {
-				return fmt.Errorf("wait for chunk %d of rank %d: %w", sp.Index, sp.Owner, err)
+		}
+		if len(pushed) > 0 {
+			if err := r.consume(gs, pushed...); err != nil {
+				return fmt.Errorf("wait for chunk %d of ranks %v: %w", st.Index, from, err)
 			}
 		}
 		a := r.payload(me) + cu.DevicePtr(int64(st.Start)*g.rowBytes())

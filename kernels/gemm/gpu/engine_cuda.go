@@ -87,6 +87,7 @@ type Engine struct {
 type utilFns struct {
 	mod                                     cu.Module
 	fill, fillT, check, bad, copy, red, end cu.Function
+	wait                                    cu.Function // wait_flags: Runner.consume's bounded wait
 	fillScales                              cu.Function // FP8 only
 }
 
@@ -199,7 +200,8 @@ func (e *Engine) load(cubin []byte) (cu.Module, error) {
 }
 
 // util is gemm_util.cu's kernels for dtype, compiled and loaded at first
-// use.
+// use: one module per dtype, so the runners' end barriers and flag waits
+// cost their calls no compile or load.
 func (e *Engine) util(dtype string, c nvrtc.Compiler) (*utilFns, error) {
 	if u := e.utils[dtype]; u != nil {
 		return u, nil
@@ -220,7 +222,7 @@ func (e *Engine) util(dtype string, c nvrtc.Compiler) (*utilFns, error) {
 	fns := []struct {
 		name string
 		dst  *cu.Function
-	}{{"fill", &u.fill}, {"fill_t", &u.fillT}, {"check_rows", &u.check}, {"count_bad", &u.bad}, {"copy_chunk", &u.copy}, {"reduce_chunk", &u.red}, {"end_barrier", &u.end}}
+	}{{"fill", &u.fill}, {"fill_t", &u.fillT}, {"check_rows", &u.check}, {"count_bad", &u.bad}, {"copy_chunk", &u.copy}, {"reduce_chunk", &u.red}, {"end_barrier", &u.end}, {"wait_flags", &u.wait}}
 	if strings.HasPrefix(dtype, "e4m3") {
 		fns = append(fns, struct {
 			name string

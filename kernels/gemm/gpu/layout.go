@@ -1,5 +1,7 @@
 package gpu
 
+import "fmt"
+
 // Symmetric region layout on GPUs, for both kernels:
 //
 //	[flag words, FlagStride bytes apart][payload from PayloadOffset]
@@ -7,8 +9,9 @@ package gpu
 // Every flag is a mailbox with one producer and one consumer, both fixed by
 // the plan: the producer sets it to 1 (a fenced stream write, after the
 // data it announces) in the consumer's region, the consumer's stream waits
-// for 1 and clears it. Flags hold no call counter, so a call is the same
-// operations every time (it can be captured in a CUDA graph and replayed),
+// for 1 (bounded, as the barrier's waits: Runner.consume) and clears it.
+// Flags hold no call counter, so a call is the same operations every time
+// (it can be captured in a CUDA graph and replayed),
 // and the end-of-call barrier keeps a producer's next set from overtaking
 // the consumer's clear. Each rank clears its flags before every trial.
 //
@@ -39,6 +42,53 @@ func ReadyFlag(src int) int { return MaxWorld*MaxChunks + src }
 // StartFlag is the index of the flag for rank src's call reaching its
 // fused GEMM.
 func StartFlag(src int) int { return MaxWorld*MaxChunks + MaxWorld + src }
+
+// A FlagWait is flags of one kind and chunk in this rank's region, one
+// per source rank of Sources (bit q: rank q), source q's at flag index
+// First + q*Stride: what one launch of gemm_util.cu's wait_flags waits
+// for (Runner.consume), each source's flag on a lane of its own.
+type FlagWait struct {
+	First, Stride int
+	Sources       uint32
+}
+
+// FlagWaits groups flag indices into FlagWaits, one per kind and chunk
+// (PartialFlag's chunk; one for ReadyFlag's, one for StartFlag's), in
+// the order of each group's first index in idx. Every index must be a
+// flag, and none twice: each flag has one consumer, whose wait clears it.
+func FlagWaits(idx []int) ([]FlagWait, error) {
+	var out []FlagWait
+	at := map[[2]int]int{} // (kind, chunk) -> index in out
+	for _, i := range idx {
+		var kind, chunk, src int
+		var w FlagWait
+		switch {
+		case i < 0 || i >= flagCount:
+			return nil, fmt.Errorf("flag index %d: not a flag (0..%d)", i, flagCount-1)
+		case i < MaxWorld*MaxChunks:
+			kind, chunk, src = 0, i%MaxChunks, i/MaxChunks
+			w = FlagWait{First: PartialFlag(0, chunk), Stride: MaxChunks}
+		case i < MaxWorld*MaxChunks+MaxWorld:
+			kind, src = 1, i-ReadyFlag(0)
+			w = FlagWait{First: ReadyFlag(0), Stride: 1}
+		default:
+			kind, src = 2, i-StartFlag(0)
+			w = FlagWait{First: StartFlag(0), Stride: 1}
+		}
+		k := [2]int{kind, chunk}
+		j, ok := at[k]
+		if !ok {
+			j = len(out)
+			at[k] = j
+			out = append(out, w)
+		}
+		if out[j].Sources&(1<<src) != 0 {
+			return nil, fmt.Errorf("flag index %d listed twice", i)
+		}
+		out[j].Sources |= 1 << src
+	}
+	return out, nil
+}
 
 // flagCount is how many flags a region holds.
 const flagCount = MaxWorld*MaxChunks + 2*MaxWorld

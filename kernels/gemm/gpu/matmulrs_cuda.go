@@ -117,6 +117,11 @@ func (m *matmulrs) launchFused(c Config) error {
 		// Each peer's chunks, on that peer's stream, in the GEMM's order:
 		// once staged (the GEMM's local flag, cleared here for the next
 		// call), pushed by a copy engine and flagged in the owner's region.
+		// The stream memop's wait has no bound, and needs none: the flag
+		// is this rank's own GEMM's, which sets every chunk's flag
+		// (rs_signal_warp signals every tile) even after a timed-out wait
+		// of its own (hopper_comm.cuh: it stops waiting, not working),
+		// and ends within its bounds.
 		plan := PlanFusedRS(p.M, p.N, p.World, me, c.Chunks, c.Tile.BM, c.Tile.BN, c.Tile.RowsPerTile())
 		for i, q := range plan.Owner {
 			if q == me {
@@ -149,10 +154,13 @@ func (m *matmulrs) launchFused(c Config) error {
 // every rank's partial of it is flagged.
 func (m *matmulrs) reduce(c Config, sp Span) error {
 	r, p, me := m.r, m.r.prob, m.r.peers.Rank()
-	for src := 0; src < p.World; src++ {
-		if err := r.consume(r.reduce, PartialFlag(src, sp.Index)); err != nil {
-			return fmt.Errorf("rank %d's partial: %w", src, err)
-		}
+	// Every rank's, the own one too: one wait for all of them.
+	flags := make([]int, p.World)
+	for src := range flags {
+		flags[src] = PartialFlag(src, sp.Index)
+	}
+	if err := r.consume(r.reduce, flags...); err != nil {
+		return fmt.Errorf("the partials of chunk %d: %w", sp.Index, err)
 	}
 	start := int64(sp.Start-me*p.Rows()) * int64(p.N)
 	args := cudamem.Args(uint64(r.ptr.C), uint64(m.slot(me, 0)), uint64(SlotElems(p)), uint64(p.World), uint64(start), uint64(sp.Rows)*uint64(p.N))

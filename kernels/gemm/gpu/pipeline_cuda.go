@@ -108,15 +108,38 @@ func (r *Runner) signal(s cu.Stream, q, i int) error {
 	return nil
 }
 
-// consume makes s wait for this rank's flag i and clears it for the next
-// call: each flag has one consumer.
-func (r *Runner) consume(s cu.Stream, i int) error {
-	me := r.peers.Rank()
-	if err := cudamem.WaitFlag(s, r.flag(me, i), 1); err != nil {
-		return fmt.Errorf("wait for flag %d: %w", i, err)
+// consume makes s wait for this rank's flags (indices), each set once by
+// its source rank (FlagWaits), and clears them for the next call: each
+// flag has one consumer. The wait is wait_flags (gemm_util.cu), one warp
+// per kind and chunk of flag, bounded as the barrier's waits are: a late
+// or dead peer poisons the workspace after the bound, naming it, where
+// cuStreamWaitValue32 hung s (and the call's joins and end barrier behind
+// it) for ever. Cost: a kernel launch of one warp where two stream memory
+// operations per flag were (wait and clear): a pull's ready flag, one
+// launch per peer; a pushed product step, one for its peers' chunks;
+// matmulrs's reduction, one per own chunk for every rank's partial of it.
+// What the launch adds (host enqueue, and its latency on s before the
+// copy or product it gates) or saves against the memops, eager and in a
+// graph, is to be measured. Every config that waits on a stream for a
+// flag pays it: agmm's pulls and pipelined pushes (the four-rank
+// pipeline defaults push), matmulrs's reduction kernel (fused too: the
+// defaults where the epilogue cannot reduce); not the fused GEMMs'
+// in-kernel waits, so not the main fused defaults on Hopper (agmm
+// pushing, matmulrs reducing in the epilogue; DefaultOn). Accepted
+// because a wait without a bound breaks fail-stop: one dead peer would
+// hang the GPU's stream, not raise.
+func (r *Runner) consume(s cu.Stream, flags ...int) error {
+	waits, err := FlagWaits(flags)
+	if err != nil {
+		return err
 	}
-	if err := cudamem.WriteFlag(s, r.flag(me, i), 0); err != nil {
-		return fmt.Errorf("clear flag %d: %w", i, err)
+	me := r.peers.Rank()
+	for _, w := range waits {
+		args := cudamem.Args(uint64(r.peers.PtrTable()), uint64(me), uint64(r.peers.World()),
+			uint64(r.flag(me, w.First)), uint64(w.Stride*FlagStride), uint64(w.Sources), 1)
+		if err := r.waitFn.Launch(1, 1, 1, 32, 1, 1, 0, s, args); err != nil {
+			return fmt.Errorf("wait for flags %v: %w", flags, err)
+		}
 	}
 	return nil
 }

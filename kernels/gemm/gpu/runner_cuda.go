@@ -105,6 +105,7 @@ type Runner struct {
 	fillFn, fillTFn, checkFn, badFn cu.Function
 	copyFn, redFn                   cu.Function
 	endFn                           cu.Function // a fused call's flag clear and end barrier
+	waitFn                          cu.Function // a stream's bounded wait for a peer's flag (consume)
 	fillScalesFn                    cu.Function // FP8 only
 
 	// eng is the engine the runner takes its streams, events, workspaces
@@ -196,7 +197,7 @@ func (r *Runner) setup() error {
 		return err
 	}
 	r.fillFn, r.fillTFn, r.checkFn, r.badFn = u.fill, u.fillT, u.check, u.bad
-	r.copyFn, r.redFn, r.endFn, r.fillScalesFn = u.copy, u.red, u.end, u.fillScales
+	r.copyFn, r.redFn, r.endFn, r.waitFn, r.fillScalesFn = u.copy, u.red, u.end, u.wait, u.fillScales
 	r.statusDev = r.status.Dev
 	if pw, ok := r.peers.(poisonWorder); ok {
 		r.statusDev = pw.PoisonWord()

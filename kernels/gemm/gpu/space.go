@@ -6,8 +6,9 @@
 // and, under the cuda build tag, the pipelines that run those plans: the
 // products through cuBLASLt (cuda/cublaslt), the communication through the
 // copy engines or SM copy kernels on symmetric memory (symm/cudamem),
-// readiness signalled per chunk on the GPU with stream memory operations,
-// never by the host waiting. That launch sequence is the Runner
+// readiness signalled per chunk on the GPU (stream memory operations set
+// the flags; a one-warp kernel waits for them, bounded as the barrier's
+// waits are), never by the host waiting. That launch sequence is the Runner
 // (runner_cuda.go), on any caller's stream over any Peers: the plugins'
 // instance is a test harness around it, and libsymmtune runs it for
 // symmtune.torch (internal/libops), so it exists once.

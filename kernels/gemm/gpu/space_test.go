@@ -2,6 +2,8 @@ package gpu
 
 import (
 	"fmt"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -181,6 +183,67 @@ func TestParseProblemAndConfig(t *testing.T) {
 		delete(bad, ParamAlgo)
 		if _, err := kernel.ParseConfig(bad); err == nil || !strings.Contains(err.Error(), "bogus") || !strings.Contains(err.Error(), "algo") {
 			t.Errorf("%s: ParseConfig of a config with an unknown and a missing parameter: %v", kernel, err)
+		}
+	}
+}
+
+// TestFlagWaits: flags group by kind and chunk, each source on its own
+// bit, source q's flag at First + q*Stride; a non-flag or a flag listed
+// twice is refused.
+func TestFlagWaits(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		idx  []int
+		want []FlagWait
+		bad  bool
+	}{
+		{"none", nil, nil, false},
+		{"a pull's ready flag", []int{ReadyFlag(1)}, []FlagWait{{ReadyFlag(0), 1, 1 << 1}}, false},
+		{"the last rank's ready flag", []int{ReadyFlag(MaxWorld - 1)}, []FlagWait{{ReadyFlag(0), 1, 1 << (MaxWorld - 1)}}, false},
+		{"one partial", []int{PartialFlag(3, 2)}, []FlagWait{{PartialFlag(0, 2), MaxChunks, 1 << 3}}, false},
+		{"every rank's partial of a chunk", []int{PartialFlag(0, 5), PartialFlag(1, 5), PartialFlag(2, 5), PartialFlag(3, 5)},
+			[]FlagWait{{PartialFlag(0, 5), MaxChunks, 0b1111}}, false},
+		{"a batched step's peers, out of order", []int{PartialFlag(7, 0), PartialFlag(2, 0)},
+			[]FlagWait{{PartialFlag(0, 0), MaxChunks, 1<<7 | 1<<2}}, false},
+		{"two chunks", []int{PartialFlag(1, 0), PartialFlag(1, 1), PartialFlag(2, 0)},
+			[]FlagWait{{PartialFlag(0, 0), MaxChunks, 0b110}, {PartialFlag(0, 1), MaxChunks, 0b10}}, false},
+		{"kinds apart", []int{StartFlag(4), ReadyFlag(4), PartialFlag(4, 7)},
+			[]FlagWait{{StartFlag(0), 1, 1 << 4}, {ReadyFlag(0), 1, 1 << 4}, {PartialFlag(0, 7), MaxChunks, 1 << 4}}, false},
+		{"twice", []int{ReadyFlag(1), ReadyFlag(1)}, nil, true},
+		{"negative", []int{-1}, nil, true},
+		{"past the flags", []int{flagCount}, nil, true},
+	} {
+		got, err := FlagWaits(c.idx)
+		if c.bad != (err != nil) || !reflect.DeepEqual(got, c.want) {
+			t.Errorf("%s: %v, %v; want %v (error: %v)", c.name, got, err, c.want, c.bad)
+		}
+		// Each group's flags are the ones asked for.
+		n := 0
+		for _, w := range got {
+			for q := 0; q < MaxWorld; q++ {
+				if w.Sources&(1<<q) != 0 {
+					n++
+					if i := w.First + q*w.Stride; !slices.Contains(c.idx, i) {
+						t.Errorf("%s: source %d's flag %d was not asked for", c.name, q, i)
+					}
+				}
+			}
+		}
+		if err == nil && n != len(c.idx) {
+			t.Errorf("%s: %d flags in the groups, %d asked for", c.name, n, len(c.idx))
+		}
+	}
+	// Every flag of every rank, alone.
+	for src := 0; src < MaxWorld; src++ {
+		is := []int{ReadyFlag(src), StartFlag(src)}
+		for c := 0; c < MaxChunks; c++ {
+			is = append(is, PartialFlag(src, c))
+		}
+		for _, i := range is {
+			w, err := FlagWaits([]int{i})
+			if err != nil || len(w) != 1 || w[0].Sources != 1<<src || w[0].First+src*w[0].Stride != i {
+				t.Errorf("flag %d of rank %d: %v, %v", i, src, w, err)
+			}
 		}
 	}
 }

@@ -1,5 +1,7 @@
 // Helpers of the GPU GEMM pipelines (kernels/gemm/gpu): input generation,
-// the float64 check, the SM copy and the reduce-scatter's reduction.
+// the float64 check, the SM copy and the reduce-scatter's reduction; after
+// barrier.cuh (SYMM_PAD_SLOTS), a fused call's end barrier and the bounded
+// wait for a peer's flag.
 // Compile-time config (from the Go side: gpu.UtilOptions):
 //   DTYPE_BF16  1 for bf16 elements, 0 for f16
 //   IN_E4M3     1: the GEMM's inputs A and B are e4m3 bytes (fill, fill_t,
@@ -328,5 +330,54 @@ extern "C" __global__ void end_barrier(u64 ptrs, u64 rank, u64 world, u64 flags,
 	for (u64 i = threadIdx.x; i < words; i += blockDim.x) ((volatile u32*)flags)[i] = 0u;
 	__threadfence_system();
 	symm_block_barrier((const u64*)ptrs, (int)rank, (int)world, SYMM_PAD_SLOTS - 1);
+}
+
+// SYMM_KIND_FLAG is cudamem.KindFlag: a stream's wait for a peer's flag.
+#define SYMM_KIND_FLAG 5
+// wait_flags is a stream's wait for flags in this rank's region, one per
+// source rank of the mask sources, source q's at flags + q*stride (a
+// pull's ready flag, a pushed chunk's, every rank's partial of a chunk:
+// Runner.consume, gpu.FlagWaits), bounded as barrier.cuh's waits are.
+// One warp: lane q (< world) polls source q's flag until it reaches value,
+// then clears it and ends; once every lane has, the work after the kernel
+// on the stream follows in stream order. It replaces cuStreamWaitValue32,
+// which has no bound: a dead or late peer hung the stream, and the call's
+// end barrier behind it, for ever. Past SYMM_TIMEOUT_NS (from the first
+// clock check, as symm_wait) a lane poisons the workspace naming this
+// rank's wait for q (cudamem.KindFlag) and ends without the flag: the rest
+// of the call runs on whatever is in the buffers (wrong results, as after
+// any timed-out wait) and the next call on the workspace raises. On a
+// workspace already poisoned a lane ends at once, spreading the poison to
+// the peers and this rank's host word (symm_poisoned). "Reaches" is
+// cuStreamWaitValue32's GEQ, the int32 difference, so epochs may wrap. A
+// kernel node, it captures into CUDA graphs as any launch does.
+extern "C" __global__ void wait_flags(u64 ptrs, u64 rank, u64 world, u64 flags, u64 stride, u64 sources, u64 value) {
+	const int q = (int)threadIdx.x, r = (int)rank, w = (int)world;
+	if (q >= w || !((sources >> q) & 1u)) return;
+	const u64* p = (const u64*)ptrs;
+	u32* f = (u32*)(flags + (u64)q * stride);
+	// The poison word's load is in flight with the first poll's.
+	const u32 poisoned = *(volatile u32*)symm_flag(p, w, r);
+	u64 start = 0;
+	for (u32 i = 0;; i++) {
+		const u32 v = symm_load_acquire(f);
+		if (poisoned != 0) break;
+		if ((int)(v - (u32)value) >= 0) {
+			*(volatile u32*)f = 0u;
+			return;
+		}
+		if ((i & 1023u) == 1023u) {
+			const u64 now = symm_now();
+			if (start == 0) {
+				start = now;
+			} else if (*(volatile u32*)symm_flag(p, w, r) != 0) {
+				break;
+			} else if (now - start > SYMM_TIMEOUT_NS) {
+				symm_poison(p, r, w, SYMM_POISON(SYMM_KIND_FLAG, r, q));
+				return;
+			}
+		}
+	}
+	symm_poisoned(p, r, w);
 }
 #endif
