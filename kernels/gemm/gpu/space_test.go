@@ -311,19 +311,21 @@ func TestShardInPlace(t *testing.T) {
 }
 
 // TestFitDefault: the default runs as it is where Validate takes it, and
-// otherwise with fewer chunks (one rank; ranks holding fewer rows).
+// otherwise with fewer chunks (one rank; ranks holding fewer rows); an
+// agmm of one rank pushes, reading A in place.
 func TestFitDefault(t *testing.T) {
 	for _, tc := range []struct {
 		kernel     Variant
 		m, world   int
 		wantChunks int64
+		changed    map[string]space.Value // besides chunks, what differs from Default
 	}{
-		{VariantAGMM, 8192, 2, 2},
-		{VariantMatmulRS, 8192, 4, 2},
-		{VariantAGMM, 8192, 1, 1},
-		{VariantMatmulRS, 8192, 1, 1},
-		{VariantAGMM, 4, 4, 1}, // one row per rank
-		{VariantMatmulRS, 4, 4, 1},
+		{VariantAGMM, 8192, 2, 2, nil},
+		{VariantMatmulRS, 8192, 4, 2, nil},
+		{VariantAGMM, 8192, 1, 1, map[string]space.Value{ParamDirection: space.Str(DirPush)}},
+		{VariantMatmulRS, 8192, 1, 1, nil},
+		{VariantAGMM, 4, 4, 1, nil}, // one row per rank
+		{VariantMatmulRS, 4, 4, 1, nil},
 	} {
 		c, err := tc.kernel.FitDefault(problem(t, tc.m, 3584, 8192, tc.world))
 		if err != nil {
@@ -334,9 +336,16 @@ func TestFitDefault(t *testing.T) {
 			t.Errorf("%s m=%d world %d: chunks %d, want %d", tc.kernel, tc.m, tc.world, got, tc.wantChunks)
 		}
 		for name, v := range tc.kernel.Default() {
-			if name != ParamChunks && c[name] != v {
-				t.Errorf("%s m=%d world %d: %s = %v, Default's is %v", tc.kernel, tc.m, tc.world, name, c[name], v)
+			if want, ok := tc.changed[name]; ok {
+				v = want
 			}
+			if name != ParamChunks && c[name] != v {
+				t.Errorf("%s m=%d world %d: %s = %v, want %v", tc.kernel, tc.m, tc.world, name, c[name], v)
+			}
+		}
+		p := problem(t, tc.m, 3584, 8192, tc.world)
+		if cfg, err := tc.kernel.ParseConfig(c); err != nil || tc.kernel == VariantAGMM && tc.world == 1 && !ShardInPlace(cfg, p, 0) {
+			t.Errorf("%s m=%d world %d: %v; a rank alone should read its A in place", tc.kernel, tc.m, tc.world, err)
 		}
 	}
 }
