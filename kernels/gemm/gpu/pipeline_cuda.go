@@ -110,24 +110,16 @@ func (r *Runner) signal(s cu.Stream, q, i int) error {
 
 // consume makes s wait for this rank's flags (indices), each set once by
 // its source rank (FlagWaits), and clears them for the next call: each
-// flag has one consumer. The wait is wait_flags (gemm_util.cu), one warp
-// per kind and chunk of flag, bounded as the barrier's waits are: a late
-// or dead peer poisons the workspace after the bound, naming it, where
-// cuStreamWaitValue32 hung s (and the call's joins and end barrier behind
-// it) for ever. Cost: a kernel launch of one warp where two stream memory
-// operations per flag were (wait and clear): a pull's ready flag, one
-// launch per peer; a pushed product step, one for its peers' chunks;
-// matmulrs's reduction, one per own chunk for every rank's partial of it.
-// What the launch adds (host enqueue, and its latency on s before the
-// copy or product it gates) or saves against the memops, eager and in a
-// graph, is to be measured. Every config that waits on a stream for a
-// flag pays it: agmm's pulls and pipelined pushes (the four-rank
-// pipeline defaults push), matmulrs's reduction kernel (fused too: the
-// defaults where the epilogue cannot reduce); not the fused GEMMs'
-// in-kernel waits, so not the main fused defaults on Hopper (agmm
-// pushing, matmulrs reducing in the epilogue; DefaultOn). Accepted
-// because a wait without a bound breaks fail-stop: one dead peer would
-// hang the GPU's stream, not raise.
+// flag has one consumer. A peer's flags are waited for by wait_flags
+// (gemm_util.cu), one warp per kind and chunk of flag, bounded as the
+// barrier's waits are: a late or dead peer poisons the workspace after
+// the bound, naming it, where cuStreamWaitValue32 hung s (and the call's
+// joins and end barrier behind it) for ever. The own flag keeps the
+// stream memory operations (see below). The cost, a warp spinning on an
+// SM while the product it waits for runs, is measured at world 1 only
+// (where no peer flag is waited for); at world 2 and more it is to be
+// measured. Accepted because a wait without a bound breaks fail-stop: one
+// dead peer would hang the GPU's stream, not raise.
 func (r *Runner) consume(s cu.Stream, flags ...int) error {
 	waits, err := FlagWaits(flags)
 	if err != nil {
@@ -135,6 +127,25 @@ func (r *Runner) consume(s cu.Stream, flags ...int) error {
 	}
 	me := r.peers.Rank()
 	for _, w := range waits {
+		if own := w.Sources & (1 << me); own != 0 {
+			// This rank's own flag (matmulrs's own partial) is set by
+			// its own streams, which always set it (a product's signal;
+			// the fused epilogue signals every tile, timed out or not):
+			// a stream memory operation waits for it without an SM,
+			// where wait_flags' warp spun beside the product. On 1 x
+			// H200 that made world-1 matmulrs 3-4.5% slower at 8192 and
+			// 16384 x 3584 x 8192 (2026-12-02, runtime_speed.py).
+			f := r.flag(me, w.First+me*w.Stride)
+			if err := cudamem.WaitFlag(s, f, 1); err != nil {
+				return fmt.Errorf("wait for own flag %d: %w", w.First+me*w.Stride, err)
+			}
+			if err := cudamem.WriteFlag(s, f, 0); err != nil {
+				return fmt.Errorf("clear own flag %d: %w", w.First+me*w.Stride, err)
+			}
+			if w.Sources &^= own; w.Sources == 0 {
+				continue
+			}
+		}
 		args := cudamem.Args(uint64(r.peers.PtrTable()), uint64(me), uint64(r.peers.World()),
 			uint64(r.flag(me, w.First)), uint64(w.Stride*FlagStride), uint64(w.Sources), 1)
 		if err := r.waitFn.Launch(1, 1, 1, 32, 1, 1, 0, s, args); err != nil {
