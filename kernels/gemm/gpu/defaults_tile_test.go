@@ -1,0 +1,251 @@
+package gpu
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/symmtune/symmtune/kernels/gemm/hopper"
+	"github.com/symmtune/symmtune/space"
+)
+
+// TestDefaultTile: the untuned whole tile of a product (issue 56's
+// "untuned defaults" bar; TestDefaultTileFor: where it splits), by shape
+// and dtype: for bf16 the tile of least waves times area (the picks that
+// were within 3% of the best measured at M 64-1024 on 1 x H200, and
+// 128x224 at 4096 x 1792 x 4096), agmm's family tile from 4,096 rows
+// where 128x256 wins and for FP8; it fits the GPU and takes every shape
+// of the issue.
+func TestDefaultTile(t *testing.T) {
+	for _, tc := range []struct {
+		m, n, k int
+		fp8     bool
+		want    string
+	}{
+		{64, 14336, 4096, false, "64x128:s6:c2:g8:pp"},    // 112 tiles of 64x128: one wave
+		{64, 28672, 8192, false, "64x224:s6:c2:g8:pp"},    // 128 of 64x224 in one wave beat 224 of 64x128 in two
+		{128, 8192, 8192, false, "64x128:s6:c2:g8:pp"},    // 128 tiles
+		{256, 8192, 8192, false, "128x128:s6:c2:g4:pp"},   // 128 tiles; 64x256 ties and comes later
+		{512, 14336, 4096, false, "128x224:s5:c2:g4"},     // 256 tiles in 2 waves beat 224 of 128x256 in 2
+		{1024, 28672, 8192, false, "128x256:s4:c2:g8"},    // 896 tiles: 7 waves
+		{4096, 1792, 4096, false, "128x224:s5:c2:g4"},     // 256 tiles in 2 waves; 128x256: 224 in 2
+		{8192, 3584, 8192, false, "128x256:s4:c2:g8:cl2"}, // 128x256 from 4,096 rows: the family tile
+		{64, 14336, 4096, true, "128x256:s4:c2:g4"},
+		{16384, 3584, 8192, true, "128x256:s4:c2:g4"},
+	} {
+		got := DefaultTile(tc.m, tc.n, tc.k, 132, tc.fp8)
+		if got.String() != tc.want {
+			t.Errorf("%dx%dx%d fp8 %v: %s, want %s", tc.m, tc.n, tc.k, tc.fp8, got, tc.want)
+		}
+		if err := got.Check(hopper.SmemLimit); err != nil {
+			t.Errorf("%s: %v", got, err)
+		}
+	}
+	for _, dtype := range []string{"bf16", "e4m3"} {
+		p := problemOf(t, 8192, 3584, 8192, 2, dtype)
+		c, err := VariantAGMM.DefaultOn(p, h100x2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := ImplFused + ":" + DefaultTile(8192, 3584, 8192, 132, p.Dtype.FP8()).String(); c[ParamImpl].Str != want {
+			t.Errorf("%s: agmm's default %s, DefaultTile %s", dtype, c[ParamImpl].Str, want)
+		}
+	}
+}
+
+// h200MACsPerByte is smMACsPerByte of an H200 (4.8 TB/s): splitK must
+// pick the same at either GPU's figure (TestDefaultTileFor).
+const h200MACsPerByte = 0.78
+
+// runsFused reports why the fused config of tile tl does not run kernel
+// v on p: Validate's reason, as the runtime gives it (nil: it runs).
+func runsFused(t *testing.T, v Variant, tl hopper.Tile, p Problem) error {
+	t.Helper()
+	c := v.Default()
+	c[ParamImpl] = space.Str(ImplFused + ":" + tl.String())
+	c[ParamChunks] = space.Int(1)
+	cfg, err := v.ParseConfig(c)
+	if err != nil {
+		t.Fatalf("%s: %v", tl, err)
+	}
+	return v.Validate(cfg, p)
+}
+
+// TestDefaultTileFor: the untuned tile of a kernel on a problem: split in
+// K where the whole tiles fill few SMs, the split's units fit one wave
+// and Validate takes it (issue 56, 2026-12-02-h200-splitk.md: :sk4 at 64
+// and 128 x 1280 x 8192, :sk2 at 256); DefaultTile's whole tiles
+// elsewhere: where tiles fill the SMs, where the product is
+// memory-bound, and wherever a split may not run (more than 256 rows,
+// K/S under 512, FP8, a reduce-scatter, more than one rank). The same
+// pick at the H200's bytes-per-MAC figure; every tile runs.
+func TestDefaultTileFor(t *testing.T) {
+	const pp128 = "64x128:s6:c2:g8:pp"
+	always := func(hopper.Tile) bool { return true }
+	for _, tc := range []struct {
+		v       Variant
+		m, n, k int
+		world   int
+		dtype   string
+		want    string
+		// barred: the split splitK would pick if anything ran, which
+		// Validate forbids here (the case tests the gate, not the cost).
+		barred string
+	}{
+		// The measured N = 1280 shapes: 10, 20, 40 tiles of 64x128.
+		{VariantAGMM, 64, 1280, 8192, 1, "bf16", pp128 + ":sk4", ""},
+		{VariantAGMM, 128, 1280, 8192, 1, "bf16", pp128 + ":sk4", ""},
+		{VariantAGMM, 256, 1280, 8192, 1, "bf16", pp128 + ":sk2", ""},
+		{VariantAGMM, 64, 1280, 8192, 1, "f16", pp128 + ":sk4", ""},
+		{VariantAGMM, 100, 1288, 4144, 1, "bf16", pp128 + ":sk2", ""}, // ragged: 22 tiles
+		// Memory-bound with at most half the SMs: whole tiles.
+		{VariantAGMM, 64, 8192, 3584, 1, "bf16", pp128, ""}, // 64 tiles; :sk2 measured 7% slower
+		{VariantAGMM, 64, 8192, 8192, 1, "bf16", pp128, ""}, // :sk2 3% slower
+		{VariantAGMM, 64, 7168, 8192, 1, "bf16", pp128, ""},
+		{VariantAGMM, 64, 8192, 1024, 1, "bf16", pp128, ""},
+		// Tiles fill more than half the SMs: never split.
+		{VariantAGMM, 128, 8192, 3584, 1, "bf16", pp128, ""},
+		{VariantAGMM, 128, 8192, 8192, 1, "bf16", pp128, ""},
+		{VariantAGMM, 256, 8192, 3584, 1, "bf16", "128x128:s6:c2:g4:pp", ""},
+		{VariantAGMM, 256, 8192, 1024, 1, "bf16", "128x128:s6:c2:g4:pp", ""},
+		{VariantAGMM, 64, 14336, 4096, 1, "bf16", pp128, ""},
+		{VariantAGMM, 128, 28672, 8192, 1, "bf16", "128x224:s5:c2:g4", ""},
+		{VariantAGMM, 256, 7168, 8192, 1, "bf16", "64x224:s6:c2:g8:pp", ""},
+		{VariantAGMM, 1024, 1280, 8192, 1, "bf16", "64x224:s6:c2:g8:pp", ""},
+		// A split that would pay, where it may not run.
+		{VariantAGMM, 320, 640, 8192, 1, "bf16", pp128, pp128 + ":sk4"}, // more than 256 rows
+		{VariantAGMM, 64, 1280, 960, 1, "bf16", pp128, pp128 + ":sk2"},  // 480 of K a slice
+		{VariantAGMM, 64, 1280, 8192, 1, "e4m3", "128x256:s4:c2:g4", "128x256:s4:c2:g4:sk8"},
+		{VariantAGMM, 64, 1280, 8192, 1, "e4m3_row", "128x256:s4:c2:g4", "128x256:s4:c2:g4:sk8"},
+		{VariantAGMM, 128, 1280, 8192, 2, "bf16", pp128, pp128 + ":sk4"},
+		{VariantAGMM, 256, 1280, 8192, 8, "bf16", pp128, pp128 + ":sk2"},
+		{VariantMatmulRS, 128, 1280, 8192, 2, "bf16", pp128, pp128 + ":sk4"},
+		{VariantMatmulRS, 64, 1280, 8192, 1, "bf16", pp128, pp128 + ":sk4"},
+	} {
+		name := fmt.Sprintf("%s %dx%dx%d w%d %s", tc.v, tc.m, tc.n, tc.k, tc.world, tc.dtype)
+		t.Run(name, func(t *testing.T) {
+			p := problemOf(t, tc.m, tc.n, tc.k, tc.world, tc.dtype)
+			got := DefaultTileFor(tc.v, p, 132)
+			if got.String() != tc.want {
+				t.Errorf("%s, want %s", got, tc.want)
+			}
+			whole := DefaultTile(tc.m, tc.n, tc.k, 132, p.Dtype.FP8())
+			if got.KSplits() == 1 && got != whole {
+				t.Errorf("unsplit %s is not DefaultTile's %s", got, whole)
+			}
+			if s := got.KSplits(); s > 1 {
+				if u := got.Units(tc.m, tc.n); u > 132 || u <= got.Tiles(tc.m, tc.n) {
+					t.Errorf("%s: %d units for 132 SMs from %d tiles", got, u, got.Tiles(tc.m, tc.n))
+				}
+				for _, why := range []bool{tc.world == 1, tc.v == VariantAGMM, tc.m <= SplitKMaxRows, tc.k/s >= SplitKMinK, !p.Dtype.FP8()} {
+					if !why {
+						t.Errorf("%s where a split may not run", got)
+					}
+				}
+			}
+			if tc.world == 1 && !p.Dtype.FP8() && tc.n == 1280 && tc.k == 8192 {
+				// The measured shapes: the same pick at the H200's MACs
+				// a byte.
+				h200 := splitK(whole, tc.m, tc.n, tc.k, 132, h200MACsPerByte, func(s hopper.Tile) bool { return runsFused(t, tc.v, s, p) == nil })
+				if h200 != got {
+					t.Errorf("%s at the H200's %v MACs a byte, %s at %v", h200, h200MACsPerByte, got, smMACsPerByte)
+				}
+			}
+			if tc.barred != "" {
+				if free := splitK(whole, tc.m, tc.n, tc.k, 132, smMACsPerByte, always); free.String() != tc.barred {
+					t.Errorf("unbarred: %s, want %s (the case would not test the gate)", free, tc.barred)
+				}
+			}
+			// A split tile runs where it is returned: the runtime's
+			// ParseConfig and Validate take its config. A whole tile
+			// passes the tile's own checks, as bin/gemmalone runs it
+			// (64x128:s6:c2:g8:pp is not in the searched space, so no
+			// config names it; rows per rank in whole tiles are
+			// DefaultOn's business).
+			if got.KSplits() > 1 {
+				if err := runsFused(t, tc.v, got, p); err != nil {
+					t.Errorf("%s does not run: %v", got, err)
+				}
+			}
+			if err := got.Check(hopper.SmemLimit); err != nil {
+				t.Errorf("%s: %v", got, err)
+			}
+			if err := got.CheckShapeFor(p.Dtype.Format(), tc.n, tc.k); err != nil {
+				t.Errorf("%s: %v", got, err)
+			}
+		})
+	}
+}
+
+// TestSplitKNeverWhereItMayNot: over a grid of small-M products, kernels,
+// worlds and dtypes, DefaultTileFor splits only a plain bf16/f16 product of
+// at most SplitKMaxRows rows and SplitKMinK of K a slice, whose whole tiles
+// fill at most half the SMs, into units that fit one wave; Validate takes
+// every split it returns; and shapes with enough tiles never split.
+func TestSplitKNeverWhereItMayNot(t *testing.T) {
+	splits := 0
+	for _, sms := range []int{132, 114, 78} {
+		for _, m := range []int{16, 64, 96, 128, 192, 256, 320, 512} {
+			for _, nk := range [][2]int{{1280, 8192}, {1280, 1024}, {2048, 8192}, {1024, 2048}, {3584, 8192}, {8192, 1024}, {7168, 8192}, {8192, 3584}, {512, 16384}} {
+				for _, world := range []int{1, 2, 4, 8} {
+					for _, dtype := range []string{"bf16", "f16", "e4m3"} {
+						for _, v := range Variants {
+							if m%world != 0 {
+								continue
+							}
+							p := problemOf(t, m, nk[0], nk[1], world, dtype)
+							got := DefaultTileFor(v, p, sms)
+							whole := DefaultTile(m, nk[0], nk[1], sms, p.Dtype.FP8())
+							s := got.KSplits()
+							if s == 1 {
+								if got != whole {
+									t.Errorf("%s %v sms %d: %s, DefaultTile %s", v, p, sms, got, whole)
+								}
+								continue
+							}
+							splits++
+							got1 := got
+							got1.SplitK = 0
+							switch {
+							case got1 != whole:
+								t.Errorf("%s %v sms %d: %s splits another tile than DefaultTile's %s", v, p, sms, got, whole)
+							case v != VariantAGMM || world != 1 || p.Dtype.FP8() || m > SplitKMaxRows || nk[1]/s < SplitKMinK:
+								t.Errorf("%s %v sms %d: %s where a split may not run", v, p, sms, got)
+							case 2*whole.Tiles(m, nk[0]) > sms || got.Units(m, nk[0]) > sms:
+								t.Errorf("%s %v sms %d: %s of %d tiles, %d units", v, p, sms, got, whole.Tiles(m, nk[0]), got.Units(m, nk[0]))
+							}
+							if err := runsFused(t, v, got, p); err != nil {
+								t.Errorf("%s %v: %s does not run: %v", v, p, got, err)
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+	if splits == 0 {
+		t.Error("no shape split")
+	}
+}
+
+// TestDefaultOnNeverSplits: what an untuned caller runs (DefaultOn: the
+// cuBLASLt pipeline on one rank, fixed fused configs on teams) holds no
+// split tile, whatever the rows.
+func TestDefaultOnNeverSplits(t *testing.T) {
+	for _, v := range Variants {
+		for _, world := range []int{1, 2, 4, 8} {
+			for _, m := range []int{64, 128, 256, 1024} {
+				for _, dtype := range []string{"bf16", "e4m3"} {
+					p := problemOf(t, m, 1280, 8192, world, dtype)
+					c, err := v.DefaultOn(p, h100x2)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if impl := c[ParamImpl].Str; strings.Contains(impl, ":sk") {
+						t.Errorf("%s %v: %s", v, p, impl)
+					}
+				}
+			}
+		}
+	}
+}
