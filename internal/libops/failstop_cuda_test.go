@@ -79,12 +79,7 @@ func (r *rankThread) do(t *testing.T, what string, f func() error) error {
 // poison) and every call after it fails the same way. For a barrier
 // algorithm and both Lamport ones.
 func TestAllreduceFailStop(t *testing.T) {
-	if _, err := cu.Library(); err != nil {
-		t.Skipf("no CUDA driver: %v", err)
-	}
-	if n, err := cu.NumDevices(); err != nil || n < 1 {
-		t.Skipf("no GPU: %d, %v", n, err)
-	}
+	needGPU(t)
 	// 5 s, not less: a Lamport open meets the peer's at a barrier, and the
 	// two opens (each compiling its kernel) must meet within the bound.
 	t.Setenv(cudamem.TimeoutEnv, "5")
@@ -112,12 +107,7 @@ func TestAllreduceFailStop(t *testing.T) {
 // program that only replays graphs). The group runs in a child process:
 // this test binary again.
 func TestWatchdogEndsOnTimeout(t *testing.T) {
-	if _, err := cu.Library(); err != nil {
-		t.Skipf("no CUDA driver: %v", err)
-	}
-	if n, err := cu.NumDevices(); err != nil || n < 1 {
-		t.Skipf("no GPU: %d, %v", n, err)
-	}
+	needGPU(t)
 	if os.Getenv("SYMMTUNE_WATCHDOG_CHILD") == "1" {
 		const regionBytes, n = 8 << 20, 8192
 		g := newGroup(t, regionBytes, 2*n)
@@ -294,5 +284,16 @@ func allreduceFailStop(t *testing.T, algo string, kind int) {
 		if err := call(1); err == nil || err.Error() != msg(1) {
 			t.Errorf("rank 1's call %d: %v\nwant %s", i+2, err, msg(1))
 		}
+	}
+}
+
+// needGPU skips t without a CUDA driver or a GPU.
+func needGPU(t *testing.T) {
+	t.Helper()
+	if _, err := cu.Library(); err != nil {
+		t.Skipf("no CUDA driver: %v", err)
+	}
+	if n, err := cu.NumDevices(); err != nil || n < 1 {
+		t.Skipf("no GPU: %d, %v", n, err)
 	}
 }

@@ -23,12 +23,7 @@ import (
 // end barrier spreads the poison to rank 1's pads, and both ranks' later
 // calls fail naming rank 0's wait for rank 1. Needs an sm_90 GPU.
 func TestAgmmFailStop(t *testing.T) {
-	if _, err := cu.Library(); err != nil {
-		t.Skipf("no CUDA driver: %v", err)
-	}
-	if n, err := cu.NumDevices(); err != nil || n < 1 {
-		t.Skipf("no GPU: %d, %v", n, err)
-	}
+	needGPU(t)
 	if cc, err := cu.Device(0).Attribute(cu.ComputeCapabilityMajor); err != nil || cc != 9 {
 		t.Skipf("the fused GEMM needs sm_90: major %d, %v", cc, err)
 	}
@@ -55,18 +50,7 @@ func TestAgmmFailStop(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := gpu.Problem{Dims: gemm.Dims{M: m, N: n, K: k}, World: 2, ElemSize: 2}
-	region := gpu.VariantAGMM.SymmetricBytes(p)
-	// Operands per rank: A's shard [M/2, K], B [N, K], C [M, N], all bf16.
-	g := newGroup(t, region, m/2*k*2, n*k*2, m*n*2)
-	h := g.open(t, func(q int) (uint64, error) {
-		req := fmt.Sprintf(`{"kernel":"agmm","m":%d,"n":%d,"k":%d,"world":2,"rank":%d,"dtype":"bf16","device":0,"config":%s}`, m, n, k, q, cfgJSON)
-		h, warning, err := GemmOpen([]byte(req), g.regions(), uint64(g.table))
-		if warning != "" {
-			t.Log(warning)
-		}
-		return h, err
-	})
+	g, h := openAgmmGroup(t, m, n, k, string(cfgJSON))
 	call := func(q int) error {
 		return g.ranks[q].do(t, fmt.Sprintf("rank %d's agmm", q), func() error {
 			o := g.tensor[q]
@@ -110,12 +94,7 @@ func TestAgmmFailStop(t *testing.T) {
 // flag), then a call captured in the caller's CUDA graph times out when
 // the graph is replayed: the wait is a kernel node.
 func TestAgmmPullFailStop(t *testing.T) {
-	if _, err := cu.Library(); err != nil {
-		t.Skipf("no CUDA driver: %v", err)
-	}
-	if n, err := cu.NumDevices(); err != nil || n < 1 {
-		t.Skipf("no GPU: %d, %v", n, err)
-	}
+	needGPU(t)
 	t.Setenv(cudamem.TimeoutEnv, "5")
 	t.Setenv("SYMMTUNE_CUBIN_CACHE", t.TempDir())
 	const m, n, k = 2048, 1024, 1024
@@ -144,18 +123,7 @@ func TestAgmmPullFailStop(t *testing.T) {
 }
 
 func agmmPullFailStop(t *testing.T, cfgJSON string, m, n, k int, graph bool) {
-	p := gpu.Problem{Dims: gemm.Dims{M: m, N: n, K: k}, World: 2, ElemSize: 2}
-	region := gpu.VariantAGMM.SymmetricBytes(p)
-	// Operands per rank: A's shard [M/2, K], B [N, K], C [M, N], all bf16.
-	g := newGroup(t, region, int64(m/2*k*2), int64(n*k*2), int64(m*n*2))
-	h := g.open(t, func(q int) (uint64, error) {
-		req := fmt.Sprintf(`{"kernel":"agmm","m":%d,"n":%d,"k":%d,"world":2,"rank":%d,"dtype":"bf16","device":0,"config":%s}`, m, n, k, q, cfgJSON)
-		h, warning, err := GemmOpen([]byte(req), g.regions(), uint64(g.table))
-		if warning != "" {
-			t.Log(warning)
-		}
-		return h, err
-	})
+	g, h := openAgmmGroup(t, m, n, k, cfgJSON)
 	enqueue := func(q int, stream cu.Stream) error {
 		o := g.tensor[q]
 		_, err := GemmEnqueue(h[q], uint64(uintptr(stream.C())), m, uint64(o[0]), uint64(o[1]), uint64(o[2]), 0)
@@ -261,4 +229,22 @@ func agmmPullFailStop(t *testing.T, cfgJSON string, m, n, k int, graph bool) {
 			t.Errorf("rank 1's call %d: %v\nwant %s", i+2, err, msg(1))
 		}
 	}
+}
+
+// openAgmmGroup opens agmm of cfgJSON at m x n x k bf16 on both ranks of
+// a world-2 group on device 0, with each rank's operands: A's shard [M/2,
+// K], B [N, K], C [M, N].
+func openAgmmGroup(t *testing.T, m, n, k int, cfgJSON string) (*group, [2]uint64) {
+	t.Helper()
+	p := gpu.Problem{Dims: gemm.Dims{M: m, N: n, K: k}, World: 2, ElemSize: 2}
+	g := newGroup(t, gpu.VariantAGMM.SymmetricBytes(p), int64(m/2*k*2), int64(n*k*2), int64(m*n*2))
+	h := g.open(t, func(q int) (uint64, error) {
+		req := fmt.Sprintf(`{"kernel":"agmm","m":%d,"n":%d,"k":%d,"world":2,"rank":%d,"dtype":"bf16","device":0,"config":%s}`, m, n, k, q, cfgJSON)
+		h, warning, err := GemmOpen([]byte(req), g.regions(), uint64(g.table))
+		if warning != "" {
+			t.Log(warning)
+		}
+		return h, err
+	})
+	return g, h
 }
