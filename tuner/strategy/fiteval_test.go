@@ -32,33 +32,7 @@ func TestFitEval(t *testing.T) {
 	if *fitEval == "" {
 		t.Skip("-fit-eval not set")
 	}
-	for _, kv := range strings.Split(*fitKnobs, ",") {
-		if kv == "" {
-			continue
-		}
-		var k string
-		var v float64
-		if _, err := fmt.Sscanf(strings.Replace(kv, "=", " ", 1), "%s %g", &k, &v); err != nil {
-			t.Fatalf("-fit-knobs %q: %v", kv, err)
-		}
-		switch k {
-		case "share":
-			banditDesignShare = v
-		case "interject":
-			banditInterject = int(v)
-		case "min":
-			banditMinTrials = int(v)
-		case "every":
-			banditEvery = int(v)
-		case "c":
-			banditC = v
-		case "ei":
-			banditEI = v != 0
-		default:
-			t.Fatalf("-fit-knobs: unknown knob %q", k)
-		}
-	}
-	t.Logf("knobs: share=%g interject=%d min=%d every=%d c=%g ei=%v", banditDesignShare, banditInterject, banditMinTrials, banditEvery, banditC, banditEI)
+	setKnobs(t)
 	var lo, hi int64
 	if _, err := fmt.Sscanf(*fitEvalSeeds, "%d..%d", &lo, &hi); err != nil || hi >= synthHeldOutSeeds[0] {
 		t.Fatalf("-fit-synth %q: want FIRST..LAST below %d", *fitEvalSeeds, synthHeldOutSeeds[0])
@@ -143,6 +117,7 @@ func TestFitDifficulty(t *testing.T) {
 	if *fitDifficulty == "" {
 		t.Skip("-fit-difficulty not set")
 	}
+	setKnobs(t)
 	var lo, hi int64
 	if _, err := fmt.Sscanf(*fitDifficulty, "%d..%d", &lo, &hi); err != nil || lo > hi {
 		t.Fatalf("-fit-difficulty %q: want FIRST..LAST", *fitDifficulty)
@@ -224,4 +199,38 @@ func TestRandomHit(t *testing.T) {
 			t.Errorf("randomHit(%d, %d, %d) = %g, want %g", c.total, c.hits, c.n, got, c.want)
 		}
 	}
+}
+
+// setKnobs sets the bandit's knobs from -fit-knobs.
+func setKnobs(t *testing.T) {
+	t.Helper()
+	for _, kv := range strings.Split(*fitKnobs, ",") {
+		if kv == "" {
+			continue
+		}
+		var k string
+		var v float64
+		if _, err := fmt.Sscanf(strings.Replace(kv, "=", " ", 1), "%s %g", &k, &v); err != nil {
+			t.Fatalf("-fit-knobs %q: %v", kv, err)
+		}
+		switch k {
+		case "share":
+			banditDesignShare = v
+		case "interject":
+			banditInterject = int(v)
+		case "min":
+			banditMinTrials = int(v)
+		case "every":
+			banditEvery = int(v)
+		case "c":
+			banditC = v
+		case "firstcap":
+			firstPassCapped = v != 0
+		case "ei":
+			banditEI = v != 0
+		default:
+			t.Fatalf("-fit-knobs: unknown knob %q", k)
+		}
+	}
+	t.Logf("knobs: share=%g interject=%d min=%d every=%d c=%g ei=%v firstcap=%v", banditDesignShare, banditInterject, banditMinTrials, banditEvery, banditC, banditEI, firstPassCapped)
 }

@@ -73,6 +73,39 @@ func (p *pattern) coverValues(budget int) bool {
 	return p.designShare > 0 && float64(len(p.t.lat.families().members)) > p.designShare*float64(budget)
 }
 
+// firstPassSize is how many configs the first pass measures besides the
+// default: sampleSize, but, where the first pass covers values only, at
+// most designShare of the budget (when firstPassCapped).
+//
+// Why: sampleSize's floor of 2 x dims configs (capped at half the budget)
+// was set for budgets of 20 trials and more. On a 190-config space at a
+// twentieth or a tenth (10 and 19 trials, 4 dims) it made the first pass 5
+// and 8 of them, one config of each algorithm and a spread sample, so the
+// first descent, cut at half of what was left (firstShare), got 2 and 5
+// trials: less than one poll of its 8 neighbours. A budget that cannot
+// measure a quarter of the families (coverValues) is one where each trial
+// is worth more in a descent from the best family's config than in a
+// random config: the families' configs already span every structural
+// value, and the descent's polls are ordered by what they showed
+// (tracker.pollOrder). So the first pass's spread sample only tops the
+// value cover up to the budget's designShare, the share at which the
+// families stop being enumerated. It binds only where 2 x dims is over a
+// quarter of the budget, so budgets under 8 x dims trials; larger ones are
+// unchanged. sampler.initial keeps at least one spread config there, so
+// that seeds differ. Fitted on the fitting set alone (see bandit, third
+// fit).
+func (p *pattern) firstPassSize() int {
+	n := sampleSize(p.budget, len(p.t.lat.free))
+	if firstPassCapped && p.coverValues(p.budget) {
+		n = min(n, int(p.designShare*float64(p.budget)))
+	}
+	return n
+}
+
+// firstPassCapped turns firstPassSize's cap on (a variable so a fit can
+// judge the search without it: -fit-knobs firstcap=0).
+var firstPassCapped = true
+
 func newPattern(p Problem) (Strategy, error) {
 	l, err := newLattice(p)
 	if err != nil {
@@ -108,7 +141,7 @@ func (p *pattern) Next(history []Observation) []space.Config {
 	for !p.t.exhausted() {
 		if !p.sampled {
 			p.sampled = true
-			if out := p.s.initial(&p.t, p.budget, p.coverValues(p.budget)); len(out) > 0 {
+			if out := p.s.initial(&p.t, p.budget, p.coverValues(p.budget), p.firstPassSize()); len(out) > 0 {
 				return out
 			}
 			continue
