@@ -111,7 +111,7 @@ import (
 // rest of the first pass is the same on every seed). TestFitDifficulty
 // first measured how hard those landscapes are: 0.5-4.7% of their configs
 // are within 3%, so a uniform random search of 10 and 19 trials reaches it
-// on about 1.8 and 3.2 seeds of 10 (auto: 3.7 and 7.5). The rule as above,
+// on about 1.8 and 3.2 seeds of 10 (auto before it: 3.7 and 7.5). The rule as above,
 // with the recorded fitting set no worse landscape by landscape.
 //
 //	first pass                     synthetic 1..20: 1/20 1/10 3/10  recorded: 1/20 1/10 3/10  190-config, seeds 21..100: 1/20 1/10
