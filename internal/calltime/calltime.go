@@ -81,7 +81,4 @@ func Take() map[string]Step {
 	return out
 }
 
-// On reports whether the timing is on (after the first Begin).
-func On() bool { return on.Load() }
-
 func us(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e3 }

@@ -154,7 +154,8 @@ func (m *matmulrs) launchFused(c Config) error {
 // every rank's partial of it is flagged.
 func (m *matmulrs) reduce(c Config, sp Span) error {
 	r, p, me := m.r, m.r.prob, m.r.peers.Rank()
-	// Every rank's, the own one too: one wait for all of them.
+	// Every rank's, the own one too: consume waits for the own flag by
+	// stream memory operations and for the peers' in one bounded kernel.
 	flags := make([]int, p.World)
 	for src := range flags {
 		flags[src] = PartialFlag(src, sp.Index)
