@@ -74,7 +74,7 @@ func firstCallPhases(t *testing.T, kernel string, n, k, top, lo, calls int) {
 			u.tick = tick
 			ptrs := gemmPtrs{a: uint64(b.ops[0]), b: uint64(b.ops[1]), c: uint64(b.ops[2])}
 			timed("7 first launch (plain)", func() error { return u.r.enqueue(stream, ptrs) })
-			timed("8 evict", func() error { evict(b.h, m); return nil })
+			timed("8 evict", func() error { evict(u); return nil })
 			moved := ptrs
 			moved.c += 256 // new operand addresses: a plain launch again
 			timed("9 plain launch, unit open", func() error { return u.r.enqueue(stream, moved) })

@@ -124,6 +124,7 @@ func GemmOpen(req []byte, regions []uint64, table uint64) (handle uint64, warnin
 		if err := warmFrom(op, o.warmFrom); err != nil {
 			var errs []error
 			for _, u := range op.units {
+				lru.remove(u)
 				errs = append(errs, u.close())
 			}
 			return 0, "", errors.Join(append([]error{err}, append(errs, d.close())...)...)

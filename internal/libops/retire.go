@@ -42,6 +42,9 @@ func Retire(handles []uint64) (RetireAnswer, error) {
 			dispose(u, h)
 		}
 		if lr.gemm != nil {
+			for _, u := range lr.gemm.units {
+				lru.remove(u)
+			}
 			lr.gemm.units = map[int]*gemmUnit{}
 		}
 		if held {

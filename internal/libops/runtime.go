@@ -164,9 +164,13 @@ type gemmOp struct {
 	warn  map[int]string // each M's warning, given once
 }
 
+// gemmUnit is a GEMM handle's unit for m rows, in lru.
 type gemmUnit struct {
 	unit
-	r gemmUnitRunner
+	r            gemmUnitRunner
+	op           *gemmOp
+	m            int
+	older, newer *gemmUnit // lru's neighbours
 }
 
 type arUnit struct {
@@ -221,12 +225,13 @@ func gemmCall(h uint64, op *gemmOp, m int, stream uint64, p gemmPtrs) (string, e
 			return "", err
 		}
 		calltime.Mark("open unit")
-		defer func() { evict(h, m); calltime.Mark("evict") }()
+		defer func() { evict(u); calltime.Mark("evict") }()
 		defer dev.watchCode()() // around the unit's first launch
 		calltime.Mark("watch code")
 	}
 	tick++
 	u.tick = tick
+	lru.touch(u)
 	if err := u.note(capturing, id, hold); err != nil {
 		return "", err
 	}
@@ -249,10 +254,11 @@ func openUnit(op *gemmOp, m int) (*gemmUnit, string, error) {
 	if err != nil {
 		return nil, "", errors.Join(err, r.close())
 	}
-	u := &gemmUnit{unit: unit{closeFn: r.close, bytes: r.deviceBytes(), held: c}, r: r}
+	u := &gemmUnit{unit: unit{closeFn: r.close, bytes: r.deviceBytes(), held: c}, r: r, op: op, m: m}
 	tick++
 	u.tick = tick
 	op.units[m] = u
+	lru.push(u)
 	warning := ""
 	if w != "" && op.warn[m] == "" {
 		op.warn[m], warning = w, w
@@ -282,48 +288,24 @@ func warmFrom(op *gemmOp, from uint64) error {
 }
 
 // evict closes the least recently used GEMM units past the bounds (those
-// graphs hold become zombies), keeping (h, m), the one just opened.
-func evict(h uint64, m int) {
-	type ref struct {
-		h uint64
-		m int
-		u *gemmUnit
-	}
-	var all []ref
-	count, bytes := 0, int64(0)
-	for hh, lr := range runners {
-		if lr.gemm == nil {
-			continue
+// graphs hold become zombies), keeping keep, the one just opened.
+func evict(keep *gemmUnit) {
+	for lru.count > maxUnits || lru.bytes > maxUnitBytes {
+		u := lru.front
+		if u == keep {
+			u = u.newer
 		}
-		for mm, u := range lr.gemm.units {
-			all = append(all, ref{hh, mm, u})
-			count++
-			bytes += u.bytes
-		}
-	}
-	// Least recently used first, one scan each: a first call's path past
-	// the bounds usually closes one.
-	for count > maxUnits || bytes > maxUnitBytes {
-		old := -1
-		for i, r := range all {
-			if r.u != nil && !(r.h == h && r.m == m) && (old < 0 || r.u.tick < all[old].u.tick) {
-				old = i
-			}
-		}
-		if old < 0 {
+		if u == nil {
 			return
 		}
-		r := all[old]
-		all[old].u = nil
-		delete(runners[r.h].gemm.units, r.m)
-		count--
-		bytes -= r.u.bytes
+		lru.remove(u)
+		delete(u.op.units, u.m)
 		// Closed on the engine's thread: a first call's eviction costs
 		// its caller a hand-over, not the runner's teardown.
-		if r.u.heldByGraph() {
-			zombies = append(zombies, &zombie{u: &r.u.unit})
+		if u.heldByGraph() {
+			zombies = append(zombies, &zombie{u: &u.unit})
 		} else {
-			dev.closeLater(runners[r.h].gemm.o.device, r.u.close, closeFailed)
+			dev.closeLater(u.op.o.device, u.close, closeFailed)
 		}
 	}
 }

@@ -52,13 +52,13 @@ func useFake(t *testing.T) *fakeDevice {
 	t.Helper()
 	f := &fakeDevice{capturing: map[uint64]uint64{}, graphs: map[uint64]*fakeGraph{}, open: map[*fakeRunner]bool{}, bytes: 1 << 20}
 	runtimeMu.Lock()
-	old, oldRunners, oldZombies := dev, runners, zombies
-	dev, runners, zombies, closedHandles = f, map[uint64]*liveRunner{}, nil, nil
+	old, oldRunners, oldZombies, oldLRU := dev, runners, zombies, lru
+	dev, runners, zombies, closedHandles, lru = f, map[uint64]*liveRunner{}, nil, nil, unitLRU{}
 	poisoned.Store(nil)
 	runtimeMu.Unlock()
 	t.Cleanup(func() {
 		runtimeMu.Lock()
-		dev, runners, zombies, closedHandles = old, oldRunners, oldZombies, nil
+		dev, runners, zombies, closedHandles, lru = old, oldRunners, oldZombies, nil, oldLRU
 		poisoned.Store(nil)
 		runtimeMu.Unlock()
 	})
