@@ -333,6 +333,9 @@ type Plan struct {
 	desc       C.lt_desc
 	la, lb, ld C.lt_layout
 	heur       []C.lt_heur
+	// onRank, for a plan made by PlanFrom until it ranks its own: called
+	// when a launch that cuBLASLt refused makes it rank its own (run).
+	onRank func()
 }
 
 // MaxAlgos is how many ranked algorithms a plan asks the heuristic for.
@@ -347,14 +350,37 @@ func (h *Handle) Plan(m Matmul) (*Plan, error) { return h.plan(m, MaxAlgos) }
 // from: one of the same types, layouts, N and K but other rows (a
 // bucket's top row count), with no heuristic query of its own (which costs
 // a first call at a new row count about 200 µs). Algo index i is from's
-// i-th; Check says whether one runs m.
-func (h *Handle) PlanFrom(m Matmul, from *Plan) (*Plan, error) {
+// i-th. Where from's algorithm does not run m, cuBLASLt refuses the
+// launch before it enqueues anything (cublasLtMatmul checks the algorithm
+// and its workspace on every call): the plan then ranks algorithms for m
+// itself, calls onRank (nil: none), and launches its own algo-th. So a
+// plan made here costs no cublasLtMatmulAlgoCheck (Check).
+func (h *Handle) PlanFrom(m Matmul, from *Plan, onRank func()) (*Plan, error) {
 	p, err := h.plan(m, 0)
 	if err != nil {
 		return nil, err
 	}
 	p.heur = append(p.heur[:0], from.heur...)
+	if onRank == nil {
+		onRank = func() {}
+	}
+	p.onRank = onRank
 	return p, nil
+}
+
+// rankOwn replaces a PlanFrom plan's borrowed ranking with its own.
+func (p *Plan) rankOwn() error {
+	own, err := (&Handle{h: p.h}).plan(p.Matmul, MaxAlgos)
+	if err != nil {
+		return err
+	}
+	p.onRank()
+	p.onRank = nil
+	if err := p.Close(); err != nil {
+		return errors.Join(err, own.Close())
+	}
+	p.desc, p.la, p.lb, p.ld, p.heur = own.desc, own.la, own.lb, own.ld, own.heur
+	return nil
 }
 
 // Check says whether the algo-th algorithm runs the plan's problem within
@@ -491,9 +517,23 @@ func (p *Plan) run(stream cu.Stream, algo int, a, b, d, ws, scaleA, scaleB cu.De
 		scaled = 1
 	}
 	// Our B is cuBLASLt's A (see Plan), so our A's scale is its B scale.
-	r := C.lt_matmul(p.h, p.desc, C.uint64_t(b), p.la, C.uint64_t(a), p.lb, C.uint64_t(d), p.ld,
-		&p.heur[algo].algo, C.uint64_t(ws), C.size_t(p.Workspace), unsafe.Pointer(stream.C()),
-		scaled, C.uint64_t(scaleB), C.uint64_t(scaleA))
+	launch := func() C.int {
+		return C.lt_matmul(p.h, p.desc, C.uint64_t(b), p.la, C.uint64_t(a), p.lb, C.uint64_t(d), p.ld,
+			&p.heur[algo].algo, C.uint64_t(ws), C.size_t(p.Workspace), unsafe.Pointer(stream.C()),
+			scaled, C.uint64_t(scaleB), C.uint64_t(scaleA))
+	}
+	r := launch()
+	if r != 0 && p.onRank != nil {
+		// A borrowed algorithm this problem cannot run (PlanFrom): rank
+		// the problem's own and launch its algo-th.
+		if err := p.rankOwn(); err != nil {
+			return fmt.Errorf("%w (after the borrowed algorithm's launch failed: %w)", err, status("cublasLtMatmul "+p.Matmul.String(), r))
+		}
+		if algo >= len(p.heur) {
+			return fmt.Errorf("matmul %s: algorithm %d of %d ranked for it (the borrowed ranking's did not run it)", p.Matmul, algo, len(p.heur))
+		}
+		r = launch()
+	}
 	return status("cublasLtMatmul "+p.Matmul.String(), r)
 }
 

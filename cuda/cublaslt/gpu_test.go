@@ -3,6 +3,7 @@
 package cublaslt
 
 import (
+	"errors"
 	"math/rand/v2"
 	"runtime"
 	"testing"
@@ -124,6 +125,9 @@ func fp8Problem(t *testing.T, m Matmul, seed uint64) (p *problem, a, b, sa, sb c
 	return p, upload(t, qa), upload(t, qb), upload(t, p.scaleA), upload(t, p.scaleB)
 }
 
+// errSkipAlgo from check's run: the algorithm has nothing to check.
+var errSkipAlgo = errors.New("nothing to check")
+
 // check runs every ranked algorithm of plan with run and compares D
 // (poisoned with NaN before each run) with p's reference.
 func (g *gpu) check(t *testing.T, plan *Plan, p *problem, d cu.DevicePtr, tol float64, run func(algo int) error) {
@@ -133,7 +137,9 @@ func (g *gpu) check(t *testing.T, plan *Plan, p *problem, d cu.DevicePtr, tol fl
 		if err := cu.MemsetD8(d, 0xff, int64(2*nd)); err != nil { // bf16 0xffff: NaN
 			t.Fatal(err)
 		}
-		if err := run(algo); err != nil {
+		if err := run(algo); err == errSkipAlgo {
+			continue
+		} else if err != nil {
 			t.Errorf("algo %d (%s): %v", algo, plan.AlgoKey(algo)[:16], err)
 			continue
 		}
@@ -244,37 +250,50 @@ func bf16Problem(t *testing.T, m Matmul, seed uint64) (p *problem, a, b, d cu.De
 }
 
 // TestGPUPlanFrom: row counts planned with the ranking of their bucket's
-// top (symmtune.torch's runtime, issue 54): every algorithm that Check
-// passes computes the right product, and the top's own algorithms all pass.
+// top (symmtune.torch's runtime, issue 54), launched with no Check: every
+// algorithm computes the right product, the bucket's where it runs the
+// row count, else the row count's own (the launch ranks it, once). The top's
+// own algorithms all pass Check. The last case borrows a ranking made with
+// a workspace for plans that have none: the split-K algorithms the
+// heuristic picks there need one, so cuBLASLt refuses them and the plans
+// must rank their own.
 func TestGPUPlanFrom(t *testing.T) {
 	g := gpuSetup(t)
 	for _, c := range []struct {
-		top    Matmul
-		rows   []int
-		verify bool
+		top      Matmul
+		rows     []int
+		verify   bool
+		noWS     bool // the row counts' plans have no workspace
+		mustRank bool // some launch must rank its own
 	}{
-		{Matmul{M: 512, N: 1536, K: 1024, DType: BF16, BT: true, Workspace: wsBytes}, []int{512, 257, 300, 511}, true},
+		{Matmul{M: 512, N: 1536, K: 1024, DType: BF16, BT: true, Workspace: wsBytes}, []int{512, 257, 300, 511}, true, false, false},
 		// symmtune.torch's MLP shapes (runtime_check's memory check).
-		{Matmul{M: 1024, N: 14336, K: 4096, DType: BF16, BT: true, Workspace: wsBytes}, []int{1024, 513, 777, 1000}, false},
-		{Matmul{M: 1024, N: 4096, K: 14336, DType: BF16, BT: true, Workspace: wsBytes}, []int{1024, 513, 777, 1000}, false},
+		{Matmul{M: 1024, N: 14336, K: 4096, DType: BF16, BT: true, Workspace: wsBytes}, []int{1024, 513, 777, 1000}, false, false, false},
+		{Matmul{M: 1024, N: 4096, K: 14336, DType: BF16, BT: true, Workspace: wsBytes}, []int{1024, 513, 777, 1000}, false, false, false},
+		{Matmul{M: 64, N: 256, K: 8192, DType: BF16, BT: true, Workspace: wsBytes}, []int{64, 40}, true, true, true},
 	} {
-		planFrom(t, g, c.top, c.rows, c.verify)
+		planFrom(t, g, c.top, c.rows, c.verify, c.noWS, c.mustRank)
 	}
 }
 
 // planFrom plans each row count of rows with top's ranking and logs which
-// of its algorithms Check passes (the top's own must all pass); with
-// verify, it also runs each that passes on fresh random operands against
-// a float64 reference (small shapes only: the reference runs on the CPU).
-func planFrom(t *testing.T, g *gpu, top Matmul, rows []int, verify bool) {
+// of its algorithms Check passes (the top's own must all pass). With
+// verify it launches each of them, a fresh plan each, on random operands
+// against a float64 reference (small shapes only: the reference runs on
+// the CPU), and counts the launches that ranked their own.
+func planFrom(t *testing.T, g *gpu, top Matmul, rows []int, verify, noWS, mustRank bool) {
 	from, err := g.h.Plan(top)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer from.Close()
+	ranked := 0
 	for _, r := range rows {
 		m := top
 		m.M = r
+		if noWS {
+			m.Workspace = 0
+		}
 		var p *problem
 		var a, b, d cu.DevicePtr
 		if verify {
@@ -283,27 +302,43 @@ func planFrom(t *testing.T, g *gpu, top Matmul, rows []int, verify bool) {
 		} else if m, err = m.normalize(); err != nil {
 			t.Fatal(err)
 		}
-		plan, err := g.h.PlanFrom(m, from)
+		plan, err := g.h.PlanFrom(m, from, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		runs := plan.heur[:0:0] // those Check passes: the runtime ranks m for itself otherwise
+		runs := 0
 		for algo := range plan.Algos() {
 			if err := plan.Check(algo); err != nil {
-				if r == top.M {
+				if r == top.M && !noWS {
 					t.Errorf("%s: the top's own algo %d fails Check: %v", m, algo, err)
 				}
 				t.Logf("%s: algo %d does not run it: %v", m, algo, err)
 				continue
 			}
-			runs = append(runs, plan.heur[algo])
+			runs++
 		}
-		t.Logf("%s: %d of %d of the top's algorithms run it", m, len(runs), plan.Algos())
-		if verify {
-			plan.heur = runs
-			g.check(t, plan, p, d, bf16Tol, func(algo int) error { return plan.Run(g.s, algo, a, b, d, g.ws) })
-		}
+		t.Logf("%s: %d of %d of the top's algorithms run it", m, runs, plan.Algos())
 		plan.Close()
+		if !verify {
+			continue
+		}
+		g.check(t, from, p, d, bf16Tol, func(algo int) error {
+			plan, err := g.h.PlanFrom(m, from, func() { ranked++ })
+			if err != nil {
+				return err
+			}
+			defer plan.Close()
+			err = plan.Run(g.s, algo, a, b, d, g.ws)
+			if algo >= plan.Algos() && err != nil {
+				t.Logf("%s: algo %d: %v", m, algo, err) // its own ranking is shorter
+				return errSkipAlgo
+			}
+			return err
+		})
+	}
+	t.Logf("%s: %d launches ranked their own", top, ranked)
+	if mustRank && ranked == 0 {
+		t.Errorf("%s: no borrowed algorithm was refused: the case does not reach the fallback", top)
 	}
 }
 

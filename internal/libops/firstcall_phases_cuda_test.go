@@ -80,6 +80,21 @@ func firstCallPhases(t *testing.T, kernel string, n, k, top, lo, calls int) {
 			timed("9 plain launch, unit open", func() error { return u.r.enqueue(stream, moved) })
 			timed("10 capture+launch", func() error { return u.r.enqueue(stream, moved) })
 			timed("11 replay", func() error { return u.r.enqueue(stream, moved) })
+			// Plain launches back to back (new output addresses each, so
+			// no graph), timed one by one with no synchronize between:
+			// the CPU stays warm, as in a busy serving loop.
+			if err := cu.Synchronize(); err != nil {
+				t.Fatal(err)
+			}
+			for j := range 8 {
+				at := moved
+				at.c += uint64(512 * (j + 1))
+				start := time.Now()
+				if err := u.r.enqueue(stream, at); err != nil {
+					t.Fatal(err)
+				}
+				phases["12 plain launch, back to back"] = append(phases["12 plain launch, back to back"], time.Since(start))
+			}
 		}
 		return nil
 	})

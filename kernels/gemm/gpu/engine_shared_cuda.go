@@ -102,7 +102,7 @@ const maxRanked = 1024
 // count of the bucket with that ranking: the algorithm a config's algo
 // names is then the one ranked at the row count the config was chosen
 // for (the bucket's top). Where that algorithm does not run m, m is
-// ranked for itself.
+// ranked for itself, at its first launch (cublaslt.Handle.PlanFrom).
 func (e *Engine) planFor(m cublaslt.Matmul, algo int) (*cublaslt.Plan, error) {
 	if !e.shared || m.Batch > 1 {
 		return e.rank(m)
@@ -125,20 +125,12 @@ func (e *Engine) planFor(m cublaslt.Matmul, algo int) (*cublaslt.Plan, error) {
 	if algo >= from.Algos() {
 		return e.rank(m)
 	}
-	// The runner's own plan (it closes it), with the bucket's ranking.
-	p, err := e.lt.PlanFrom(m, from)
-	if err != nil {
-		return nil, err
-	}
-	if top.M != m.M {
-		if p.Check(algo) != nil { // the bucket's algorithm does not run m: rank m's own
-			if err := p.Close(); err != nil {
-				return nil, err
-			}
-			return e.rank(m)
-		}
-	}
-	return p, nil
+	// The runner's own plan (it closes it), with the bucket's ranking:
+	// where its algorithm does not run m, the launch ranks m's own
+	// (cuBLASLt refuses it before enqueuing anything), counted here. No
+	// cublasLtMatmulAlgoCheck at open: cublasLtMatmul checks on every
+	// launch anyway.
+	return e.lt.PlanFrom(m, from, func() { e.rankings++ })
 }
 
 // rank plans m with a heuristic query of its own, counted (Rankings).
