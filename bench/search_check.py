@@ -149,27 +149,58 @@ def agreement(scores: list[float | None], program: list[float], min_gap: float =
     return f"{same}/{total}"
 
 
+def stable_agreement(scores: list[float | None], passes: list[list[float]], min_gap: float = 0.02) -> str:
+    """agreement() over the pairs that every pass of the program orders the
+    same way, min_gap or more apart in each: a pair the program's own
+    passes order differently (or closer) is a tie of the program's, which
+    no trial score can be judged against."""
+    same = total = 0
+    n = len(passes[0]) if passes else 0
+    for i in range(n):
+        for j in range(i + 1, n):
+            a, b = scores[i], scores[j]
+            if a is None or b is None:
+                continue
+            dirs = {p[i] < p[j] for p in passes}
+            if len(dirs) != 1 or any(abs(p[i] - p[j]) < min_gap * min(p[i], p[j]) for p in passes):
+                continue
+            total += 1
+            same += (a < b) == dirs.pop()
+    return f"{same}/{total}"
+
+
 def table(args: argparse.Namespace) -> None:
     with open(args.top) as f:
         tops = json.load(f)
     configs = [c["config"] for c in tops]
     with open(args.program) as f:
-        rows = [r for r in json.load(f) if r["pass"] == 2]
-    program = {key({k: v for k, v in r["config"].items() if k != "source"}): r["ratio"]["ours"] for r in rows}
+        all_rows = json.load(f)
+    by_pass: dict[int, dict[str, float]] = {}
+    for r in all_rows:
+        by_pass.setdefault(r["pass"], {})[key({k: v for k, v in r["config"].items() if k != "source"})] = r["ratio"]["ours"]
+    last = max(by_pass) if by_pass else 2
+    # The table's column is the last pass (the first warms the runners);
+    # the agreement rows count each pass and the pairs every pass agrees on.
+    program = by_pass.get(last, {})
     search = scores(args.search, False)
     sources = [("search", search)] + [(os.path.basename(p).removesuffix(".jsonl"), measured(p)) for p in args.remeasure]
-    keys = [key(c) for c in configs if key(c) in program]
+    keys = [key(c) for c in configs if key(c) in program and all(key(c) in v for v in by_pass.values())]
     head = " | ".join(f"{name} (µs)" for name, _ in sources)
-    print(f"| config | {head} | program: ratio to mm |")
+    print(f"| config | {head} | program: ratio to mm (pass {last}) |")
     print("|---" * (len(sources) + 2) + "|")
     for k in keys:
         cells = " | ".join(f"{s[k][0]:.1f}" if k in s else "—" for _, s in sources)
         print(f"| `{k}` | {cells} | {program[k]:.3f} |")
     prog = [program[k] for k in keys]
     agree = " | ".join(agreement([s[k][0] if k in s else None for k in keys], prog) for _, s in sources)
-    print(f"| pairs ordered as the program | {agree} | |")
-    apart = " | ".join(agreement([s[k][0] if k in s else None for k in keys], prog, 0.02) for _, s in sources)
-    print(f"| pairs 2% or more apart in the program, ordered alike | {apart} | |")
+    print(f"| pairs ordered as the program (pass {last}) | {agree} | |")
+    for p in sorted(by_pass):
+        pp = [by_pass[p][k] for k in keys]
+        apart = " | ".join(agreement([s[k][0] if k in s else None for k in keys], pp, 0.02) for _, s in sources)
+        print(f"| pairs 2% or more apart in the program's pass {p}, ordered alike | {apart} | |")
+    passes = [[by_pass[p][k] for k in keys] for p in sorted(by_pass)]
+    stable = " | ".join(stable_agreement([s[k][0] if k in s else None for k in keys], passes) for _, s in sources)
+    print(f"| pairs 2% or more apart in every pass, the same way, ordered alike | {stable} | |")
     won = next((key(c["config"]) for c in tops if c["label"] == "winner"), "")
     if keys and won in program:
         best = min(prog)
