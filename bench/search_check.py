@@ -177,8 +177,8 @@ def table(args: argparse.Namespace) -> None:
         all_rows = json.load(f)
     by_pass: dict[int, dict[str, float]] = {}
     for r in all_rows:
-        k = key({k: v for k, v in r["config"].items() if k != "source"})
-        by_pass.setdefault(r["pass"], {})[k] = r["ratio"]["ours"]
+        ck = key({k: v for k, v in r["config"].items() if k != "source"})
+        by_pass.setdefault(r["pass"], {})[ck] = r["ratio"]["ours"]
     last = max(by_pass) if by_pass else 2
     # The table's column is the last pass (the first warms the runners);
     # the agreement rows count each pass and the pairs every pass agrees on.
