@@ -34,7 +34,7 @@
 #               shard; not among the default parts: about an hour a dtype)
 #   ncu         bench/ncu-gemm.sh: Nsight Compute on the Hopper GEMM's untuned tile and cuBLASLt's
 #               best algorithm at six shapes (M 64-8192, bf16), two launches each, and what limits
-#               each kernel (bench/ncu_table.py; issue 56; a 300 s deadline: one call)
+#               each kernel (bench/ncu_table.py; issue 56; a 240 s deadline: one call)
 # Each part writes under $OUT (default bench/out) and its output to
 # $OUT/PART.txt; a part that fails is named at the end, and the others still run.
 set -u

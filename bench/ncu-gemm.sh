@@ -20,14 +20,15 @@
 # WarpStateStats and MemoryWorkloadAnalysis, plus the tensor pipe's active
 # cycles (the names this ncu knows, of METRICS_WANTED: on Hopper the hmma
 # pipe's cycles count wgmma too, 93.8% for our tile on 2026-11-23), DRAM
-# bytes and the SMs' active and elapsed cycles.
+# bytes, the SMs' active and elapsed cycles and the SM clock.
 #
-# About 15-30 s a shape (ncu's start, the tile's compile once, ~25 passes
-# per kernel): two to three minutes for the six. DEADLINE (default 300 s
-# from the start) bounds the whole: no shape starts after it, each runs
-# under timeout min(PER_SHAPE, what is left) and its report's CSV export
-# under 20 s, so the script ends by DEADLINE + 20 s + the archive's and the
-# table's 40 s (python/tests/test_bench_scripts.py checks the arithmetic).
+# About 15-30 s a shape (ncu's start, the tile's compile, some 30-40
+# passes per kernel): two to three minutes for the six. DEADLINE (default
+# 240 s from the start, the metric query included) bounds the whole: no
+# shape starts after it, each runs under timeout min(PER_SHAPE, what is
+# left) and its report's CSV export under 20 s, so the script ends by
+# DEADLINE + 20 s + 60 s at worst (the archive, twice at most, and the
+# table): 320 s (python/tests/test_bench_scripts.py checks the arithmetic).
 #
 # bench/experiments/ncu-gemm.sh is the one-off for one shape with the SASS
 # source page (per-instruction stall samples, bench/experiments/ncu_sass.py).
@@ -50,8 +51,8 @@ SHAPES=${SHAPES:-64x14336x4096 128x14336x4096 256x8192x8192 1024x28672x8192 8192
 DTYPE=${DTYPE:-bf16}
 TILES=${TILES:-default}
 LAUNCHES=${LAUNCHES:-2}
-PER_SHAPE=${PER_SHAPE:-90}
-DEADLINE=${DEADLINE:-300}
+PER_SHAPE=${PER_SHAPE:-75}
+DEADLINE=${DEADLINE:-240}
 here=$(dirname "$0")
 LOGS=$OUT/ncu-gemm
 WORK=${WORK:-/tmp/ncu-gemm-work}
@@ -59,6 +60,10 @@ WORK=${WORK:-/tmp/ncu-gemm-work}
 . "$here/lib.sh"
 export CUDA_VISIBLE_DEVICES=0
 rm -rf "$WORK" && mkdir -p "$WORK"
+if ! "$BIN/gemmalone" -h 2>&1 | grep -q -- '-profile'; then
+	echo "$BIN/gemmalone has no -profile flag: rebuild the bundle (sh scripts/gpu-bundle.sh) from a checkout with it" >&2
+	exit 1
+fi
 
 # ncu: on PATH, else the newest of CUDA's and Nsight Compute's own installs.
 NCU=${NCU:-$(command -v ncu || ls -d /usr/local/cuda*/bin/ncu /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | sort -V | tail -1)}
@@ -81,7 +86,8 @@ dram__bytes_read.sum
 dram__bytes_write.sum
 lts__t_sector_hit_rate.pct
 sm__cycles_active.avg
-sm__cycles_elapsed.avg"
+sm__cycles_elapsed.avg
+sm__cycles_elapsed.avg.per_second"
 known=$(timeout 60 "$NCU" --query-metrics 2>/dev/null | awk '{print $1}')
 # A list without sm__cycles_active (every chip's) is not one this reads.
 grep -qx sm__cycles_active <<<"$known" || known=
@@ -92,7 +98,7 @@ for m in $METRICS_WANTED; do
 	fi
 done
 # Without a list (the query failed) only the names profiled on an H200 before.
-[ -n "$known" ] || metrics=sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active,dram__bytes_read.sum,dram__bytes_write.sum,sm__cycles_active.avg,sm__cycles_elapsed.avg
+[ -n "$known" ] || metrics=sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active,dram__bytes_read.sum,dram__bytes_write.sum,sm__cycles_active.avg,sm__cycles_elapsed.avg,sm__cycles_elapsed.avg.per_second
 echo "metrics beside the sections: ${metrics:-none}"
 extra=()
 [ -z "$metrics" ] || extra=(--metrics "$metrics")

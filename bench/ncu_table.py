@@ -57,7 +57,10 @@ OURS = "hopper_gemm"
 TENSOR_METRICS = ("sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_active",
                   "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active",
                   "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active")
-_STALL = re.compile(r"^smsp__average_warps_issue_stalled_(\w+?)_per_issue_active\.ratio$")
+# Warp stall reasons: WarpStateStats' warps stalled per issued instruction,
+# else (an ncu without them) the share of active warp cycles.
+_STALLS = (re.compile(r"^smsp__average_warps_issue_stalled_(\w+?)_per_issue_active\.ratio$"),
+           re.compile(r"^smsp__warp_issue_stalled_(\w+?)_per_warp_active\.pct$"))
 _SHAPE = re.compile(r"(\d+)x(\d+)x(\d+)")
 _PROFILED = re.compile(r"^# profiled (\d+x\d+x\d+) (cublaslt|fused) (\S+): (\d+) launches")
 _RUN = re.compile(r"^# [^,]+, (\d+) SMs, (\w+),")
@@ -200,15 +203,18 @@ class Kernel:
         return b / s / 1e9 if b is not None and s else None
 
     def stalls(self, top: int = 3) -> List[Tuple[str, float]]:
-        out = []
-        for k, v in self.m.items():
-            if (m := _STALL.match(k)) and "not_issued" not in m.group(1) and m.group(1) != "selected":
-                out.append((m.group(1), v))
-        return sorted(out, key=lambda kv: -kv[1])[:top]
+        for pattern in _STALLS:
+            out = [(m.group(1), v) for k, v in self.m.items()
+                   if (m := pattern.match(k)) and "not_issued" not in m.group(1) and m.group(1) != "selected"]
+            if out:
+                return sorted(out, key=lambda kv: -kv[1])[:top]
+        return []
 
     def limit(self) -> str:
         """The rule of the module's docstring."""
-        gbs, dram_pct = self.dram_gbs, self.get("dram__throughput.avg.pct_of_peak_sustained_elapsed")
+        gbs = self.dram_gbs
+        dram_pct = self.get("gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed",
+                            "dram__throughput.avg.pct_of_peak_sustained_elapsed")
         if (gbs is not None and gbs >= MEMORY_PCT / 100 * DRAM_PEAK_GBS) or \
                 (dram_pct is not None and dram_pct >= MEMORY_PCT):
             return "memory"
@@ -309,7 +315,8 @@ def table(shape: str, kernels: List[Kernel], gl: Gemmalone) -> Tuple[List[str], 
         is_main = main.get(kern.label) is kern
         tflops = flops / (us * 1e-6) / 1e12 if us and is_main else None
         gbs = kern.dram_gbs
-        clock = kern.get("sm__cycles_elapsed.avg.per_second", "gpc__cycles_elapsed.avg.per_second")
+        clock = kern.get("sm__cycles_elapsed.avg.per_second", "smsp__cycles_elapsed.avg.per_second",
+                         "gpc__cycles_elapsed.avg.per_second")
         smem = sum(kern.get(f"launch__shared_mem_per_block_{x}") or 0 for x in ("dynamic", "static"))
         regs = kern.get("launch__registers_per_thread")
         tiles = tiles_per_sm(mnk, kern.tile, gl.sms)
