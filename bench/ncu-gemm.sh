@@ -73,7 +73,7 @@ if [ -z "$NCU" ] || [ ! -x "$NCU" ]; then
 fi
 {
 	echo "ncu: $NCU"
-	"$NCU" --version
+	timeout 20 "$NCU" --version
 } >>"$LOGS/machine.txt" 2>&1
 
 # The metrics beyond the sections, those this ncu knows: a name it does not
