@@ -32,17 +32,20 @@
 #               the default tile against six candidates, sustained 0.5 s, and its table (one call)
 #   gemmalone-56 the same on issue 56's whole set (129 shapes, bf16 and FP8; SHARD=i/n, one call a
 #               shard; not among the default parts: about an hour a dtype)
+#   ncu         bench/ncu-gemm.sh: Nsight Compute on the Hopper GEMM's untuned tile and cuBLASLt's
+#               best algorithm at six shapes (M 64-8192, bf16), two launches each, and what limits
+#               each kernel (bench/ncu_table.py; issue 56; a 240 s deadline: one call)
 # Each part writes under $OUT (default bench/out) and its output to
 # $OUT/PART.txt; a part that fails is named at the end, and the others still run.
 set -u
-W=${1:?usage: bench/all.sh WORLD [allreduce gemm fp8-search fp8 ops decode serving search transfer search-check search-check-fp8 gemmalone gemmalone-small gemmalone-56]}
+W=${1:?usage: bench/all.sh WORLD [allreduce gemm fp8-search fp8 ops decode serving search transfer search-check search-check-fp8 gemmalone gemmalone-small gemmalone-56 ncu]}
 shift
 export OUT=${OUT:-bench/out} BIN=${BIN:-/tmp/bin}
 here=$(dirname "$0")
 mkdir -p "$OUT"
 [ -x "$BIN/symmtune" ] || tar xzf .gpu/bins.tgz -C "$(dirname "$BIN")"
 parts=("$@")
-[ ${#parts[@]} -gt 0 ] || parts=(allreduce gemm fp8-search fp8 ops decode serving search transfer search-check search-check-fp8 gemmalone gemmalone-small)
+[ ${#parts[@]} -gt 0 ] || parts=(allreduce gemm fp8-search fp8 ops decode serving search transfer search-check search-check-fp8 gemmalone gemmalone-small ncu)
 failed=()
 run_part() { # part
 	case $1 in
@@ -82,6 +85,7 @@ run_part() { # part
 		;;
 	gemmalone-small) SET=small bash "$here/gemmalone-56.sh" ;;
 	gemmalone-56) SET=full bash "$here/gemmalone-56.sh" ;;
+	ncu) bash "$here/ncu-gemm.sh" ;;
 	*)
 		echo "unknown part $1" >&2
 		return 2

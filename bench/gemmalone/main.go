@@ -35,6 +35,7 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"math"
@@ -66,6 +67,7 @@ func main() {
 	rsworld := flag.Int("rsworld", 1, "with -rs: time rank 0's part of a call of this many ranks (its tile order and chunk table), all rows still stored on this GPU")
 	rschunks := flag.Int("rschunks", 1, "with -rs: chunks per rank")
 	sustained := flag.Duration("sustain", 0, "time each kernel back to back for this long instead (e.g. 3s; the first third untimed), the mean per call: the clock a power-capped GPU holds under sustained load, as README's 1 x H100 table; -iters and -warmup then only apply to the tile checks")
+	profile := flag.Int("profile", 0, "after each shape's cuBLASLt timing and each tile's, launch cuBLASLt's best algorithm and the tile this many more times between cuProfilerStart and cuProfilerStop (a '# profiled' line each): under Nsight Compute's --profile-from-start off only these launches are profiled (bench/ncu-gemm.sh); 0: none")
 	rs := flag.Bool("rs", false, "also time each tile with a one-rank matmul + reduce-scatter's epilogue (rows stored from registers into the rank's slot, a chunk flag per tile, as matmulrs impl=fused with reduce=kernel at world 1): the epilogue's own cost, in the same process")
 	flag.Parse()
 	if *list {
@@ -95,6 +97,11 @@ func main() {
 		os.Exit(2)
 	}
 	rsWorld, rsChunks = *rsworld, *rschunks
+	profileN = *profile
+	if profileN < 0 || (profileN > 0 && besideMiB > 0) {
+		fmt.Fprintln(os.Stderr, "gemmalone: -profile must be 0 or more, and goes without -beside")
+		os.Exit(2)
+	}
 	if rsWorld < 1 || rsChunks < 1 {
 		fmt.Fprintln(os.Stderr, "gemmalone: -rsworld and -rschunks must be at least 1")
 		os.Exit(2)
@@ -123,6 +130,9 @@ var besidePeer bool
 
 // rsWorld and rsChunks are -rsworld and -rschunks (rs.go).
 var rsWorld, rsChunks int
+
+// profileN is -profile: launches of each product in a profiled range.
+var profileN int
 
 // bench is one process's GPU state.
 type bench struct {
@@ -312,6 +322,9 @@ func (b *bench) shape(sh shape, tiles []hopper.Tile, iters, warmup int) error {
 			return err
 		}
 	}
+	if err := b.profiled(ref.call, fmt.Sprintf("%s cublaslt algo%d", label, ref.algo)); err != nil {
+		return err
+	}
 	// The references timed around each tile, the bf16 one outermost.
 	refs := []*ltRef{ref}
 	if ref8 != nil {
@@ -390,6 +403,9 @@ func (b *bench) shape(sh shape, tiles []hopper.Tile, iters, warmup int) error {
 				continue
 			}
 		}
+		if err == nil {
+			err = b.profiled(call, fmt.Sprintf("%s fused %s", label, t))
+		}
 		closeTile()
 		if err != nil {
 			return err
@@ -403,6 +419,35 @@ func (b *bench) shape(sh shape, tiles []hopper.Tile, iters, warmup int) error {
 			}
 		}
 	}
+	return nil
+}
+
+// profiled launches call -profile times in a profiled range of its own
+// (cuProfilerStart to cuProfilerStop, the stream drained before and
+// after), saying so in a "# profiled WHAT: N launches" line; nothing
+// without -profile. Only these launches are profiled under ncu
+// --profile-from-start off, none of the checks' or timings'.
+func (b *bench) profiled(call func() error, what string) error {
+	if profileN == 0 {
+		return nil
+	}
+	if err := b.stream.Synchronize(); err != nil {
+		return err
+	}
+	if err := cu.ProfilerStart(); err != nil {
+		return err
+	}
+	var err error
+	for i := 0; i < profileN && err == nil; i++ {
+		err = call()
+	}
+	if err == nil {
+		err = b.stream.Synchronize()
+	}
+	if err = errors.Join(err, cu.ProfilerStop()); err != nil {
+		return fmt.Errorf("profiled %s: %w", what, err)
+	}
+	fmt.Printf("# profiled %s: %d launches\n", what, profileN)
 	return nil
 }
 

@@ -50,6 +50,8 @@ func TestMissingLibrary(t *testing.T) {
 		{"Device.MakeContext", func() error { _, err := Device(0).MakeContext(SchedAuto); return err }},
 		{"SetCurrentContext", func() error { return SetCurrentContext(CUContext{}) }},
 		{"Synchronize", Synchronize},
+		{"ProfilerStart", ProfilerStart},
+		{"ProfilerStop", ProfilerStop},
 		{"DriverVersion", func() error { _, err := DriverVersion(); return err }},
 		{"MemAlloc", func() error { _, err := MemAlloc(1 << 20); return err }},
 		{"MemFree", func() error { return MemFree(0) }},

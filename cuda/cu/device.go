@@ -205,6 +205,25 @@ func Synchronize() error {
 	return check("cuCtxSynchronize", C.cu_ctx_synchronize())
 }
 
+// ProfilerStart opens the current context's profiled range: a profiler
+// started with profiling off until then (Nsight Compute's
+// --profile-from-start off) profiles the kernels launched until
+// ProfilerStop. Without a profiler attached both do nothing.
+func ProfilerStart() error {
+	if err := ensure(); err != nil {
+		return err
+	}
+	return check("cuProfilerStart", C.cu_profiler_start())
+}
+
+// ProfilerStop closes the range ProfilerStart opened.
+func ProfilerStop() error {
+	if err := ensure(); err != nil {
+		return err
+	}
+	return check("cuProfilerStop", C.cu_profiler_stop())
+}
+
 // DriverVersion is cuDriverGetVersion's number, e.g. 13000 for CUDA 13.0.
 func DriverVersion() (int, error) {
 	if err := ensure(); err != nil {

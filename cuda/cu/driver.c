@@ -55,6 +55,14 @@ CUresult cu_ctx_synchronize(void) {
 	void* p = cu_fn[CU_FN_ctxSynchronize];
 	return p ? ((CUresult(*)(void))p)() : CU_MISSING;
 }
+CUresult cu_profiler_start(void) {
+	void* p = cu_fn[CU_FN_profilerStart];
+	return p ? ((CUresult(*)(void))p)() : CU_MISSING;
+}
+CUresult cu_profiler_stop(void) {
+	void* p = cu_fn[CU_FN_profilerStop];
+	return p ? ((CUresult(*)(void))p)() : CU_MISSING;
+}
 
 CUresult cu_mem_alloc(CUdeviceptr* p, size_t n) { CU_CALL(memAlloc, (CUdeviceptr*, size_t), p, n); }
 CUresult cu_mem_free(CUdeviceptr p) { CU_CALL(memFree, (CUdeviceptr), p); }

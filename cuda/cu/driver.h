@@ -102,7 +102,9 @@ typedef void* CUmemoryPool;
 	X(memPoolDestroy, "cuMemPoolDestroy") \
 	X(memPoolSetAttribute, "cuMemPoolSetAttribute") \
 	X(memPoolGetAttribute, "cuMemPoolGetAttribute") \
-	X(memAllocFromPoolAsync, "cuMemAllocFromPoolAsync")
+	X(memAllocFromPoolAsync, "cuMemAllocFromPoolAsync") \
+	X(profilerStart, "cuProfilerStart") \
+	X(profilerStop, "cuProfilerStop")
 
 #define CU_ENUM(id, name) CU_FN_##id,
 enum { CU_SYMBOLS(CU_ENUM) CU_FN_COUNT };
@@ -135,6 +137,8 @@ CUresult cu_ctx_create(CUcontext* c, unsigned flags, CUdevice d);
 CUresult cu_ctx_set_current(CUcontext c);
 CUresult cu_ctx_get_current(CUcontext* c);
 CUresult cu_ctx_synchronize(void);
+CUresult cu_profiler_start(void);
+CUresult cu_profiler_stop(void);
 CUresult cu_mem_alloc(CUdeviceptr* p, size_t n);
 CUresult cu_mem_free(CUdeviceptr p);
 CUresult cu_memcpy_htod(CUdeviceptr dst, const void* src, size_t n);

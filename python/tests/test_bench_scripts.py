@@ -206,6 +206,21 @@ def test_every_results_file_is_in_the_index():
     assert not missing, f"add a line to bench/results/README.md for: {missing}"
 
 
+def test_ncu_gemm_fits_one_device_call():
+    """bench/ncu-gemm.sh: no shape starts after DEADLINE and each runs
+    under what is left; past it only the last shape's CSV export, the
+    archive (twice at most) and the table: within one device call. Its
+    metric query runs before the first shape, inside DEADLINE."""
+    text = (ROOT / "bench" / "ncu-gemm.sh").read_text()
+    deadline = int(re.search(r"DEADLINE=\$\{DEADLINE:-(\d+)\}", text).group(1))  # type: ignore[union-attr]
+    assert "left < PER_SHAPE ? left : PER_SHAPE" in text
+    after = [int(t) for line in text.splitlines() if ("--import" in line or "tar czf" in line or "ncu_table.py" in line)
+             for t in _TIMEOUT.findall(line)]
+    assert len(after) == 4, after
+    assert deadline + sum(after) + 10 <= DEVICE_CALL_S - 30, (deadline, after)
+    assert '"$here/ncu-gemm.sh"' in (ROOT / "bench" / "all.sh").read_text()
+
+
 # serving_check.py's run state: main() sets it in bench/serving/common.py.
 SERVING_STATE = ("ARGS", "RANK", "W", "CTL", "TIMEOUT", "RESULTS", "MEM", "SAME")
 
