@@ -101,6 +101,52 @@ func TestAllreduceFailStop(t *testing.T) {
 	}
 }
 
+// TestLamportOpenAlone: a Lamport all-reduce's open meets its peers at a
+// team barrier (resetLamport). Where rank 1 never opens (its open failed,
+// or it is late past the bound), rank 0's open ends within the bound, and
+// its calls, the first included, raise naming rank 0's barrier wait for
+// rank 1: nothing runs on a workspace whose peers did not all arrive.
+func TestLamportOpenAlone(t *testing.T) {
+	needGPU(t)
+	t.Setenv(cudamem.TimeoutEnv, "5")
+	t.Setenv("SYMMTUNE_CUBIN_CACHE", t.TempDir())
+	for _, algo := range []string{"one_shot_lamport", "two_shot_lamport"} {
+		t.Run(algo, func(t *testing.T) {
+			const regionBytes, n = 8 << 20, 8192
+			g := newGroup(t, regionBytes, 2*n)
+			start := time.Now()
+			var h uint64
+			openErr := g.ranks[0].do(t, "rank 0's open", func() (err error) {
+				req := fmt.Sprintf(`{"region_bytes":%d,"world":2,"rank":0,"dtype":"bf16","device":0,"config":{"algorithm":%q,"threads":256,"blocks":1,"unroll":1}}`, regionBytes, algo)
+				h, err = AllreduceOpen([]byte(req), g.regions(), uint64(g.table))
+				return err
+			})
+			if h != 0 {
+				t.Cleanup(func() { _ = g.ranks[0].do(t, "close", func() error { return GemmClose(h) }) })
+			}
+			t.Logf("rank 0's open ended after %v: %v", time.Since(start).Round(time.Millisecond), openErr)
+			want := "symmtune: group workspace poisoned: rank 0's barrier wait for rank 1 timed out after 5s"
+			if openErr != nil {
+				if !strings.Contains(openErr.Error(), "rank 1") {
+					t.Fatalf("rank 0's open: %v; want an error naming rank 1", openErr)
+				}
+				return
+			}
+			for i := range 2 {
+				err := g.ranks[0].do(t, "rank 0's call", func() error {
+					if err := AllreduceEnqueue(h, 0, uint64(g.tensor[0][0]), n); err != nil {
+						return err
+					}
+					return cu.Synchronize()
+				})
+				if err == nil || !strings.HasPrefix(err.Error(), want) {
+					t.Errorf("rank 0's call %d after an open its peer never joined: %v\nwant %s...", i+1, err, want)
+				}
+			}
+		})
+	}
+}
+
 // TestWatchdogEndsOnTimeout: with the watchdog on (the runtime's
 // default), a wait that times out ends the process within the bound and
 // a watchdog interval, naming the late rank, though no call follows (a
