@@ -67,12 +67,13 @@ _RUN = re.compile(r"^# [^,]+, (\d+) SMs, (\w+),")
 
 # Unit prefixes and the base units ncu writes (raw page, auto or base units).
 _PREFIX = {"": 1.0, "n": 1e-9, "u": 1e-6, "m": 1e-3, "K": 1e3, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12}
-_BASES = ("second", "byte", "hz", "cycle", "inst", "warp", "thread", "block", "register", "sector", "request")
+_BASES = ("second", "byte", "hz", "cycle", "inst", "warp", "thread", "block", "register", "sector", "request", "s")
 
 
 def unit_scale(unit: str) -> Tuple[str, float]:
-    """A unit as (base unit, factor to it): 'usecond' -> ('second', 1e-6),
-    'Gbyte/second' -> ('byte/second', 1e9), 'Ghz' -> ('hz', 1e9); units it
+    """A unit as (base unit, factor to it): 'usecond' or 'us' -> ('second',
+    1e-6), 'Gbyte/second' or 'Gbyte/s' -> ('byte/second', 1e9), 'Ghz' ->
+    ('hz', 1e9) (ncu 2025+ writes the short forms on the raw page); units it
     does not know ('%', 'register/thread') keep factor 1."""
     parts = unit.strip().split("/")
     bases, factor = [], 1.0
@@ -81,6 +82,7 @@ def unit_scale(unit: str) -> Tuple[str, float]:
         for p, v in _PREFIX.items():
             if part.startswith(p) and part[len(p):].lower() in _BASES:
                 base, f = part[len(p):].lower(), v
+                base = "second" if base == "s" else base
                 break
         bases.append(base)
         factor = factor * f if i == 0 else factor / f

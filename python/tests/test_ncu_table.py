@@ -82,6 +82,11 @@ shape,impl,config,spill_bytes,rel_err,us,tflops,ratio_to_cublaslt,dtype,cublaslt
 def test_units_and_numbers():
     assert ncu_table.unit_scale("usecond") == ("second", 1e-6)
     assert ncu_table.unit_scale("Gbyte/second") == ("byte/second", 1e9)
+    # ncu 2025+ (the H200's, 2026-12-02) writes short units on the raw page.
+    assert ncu_table.unit_scale("us") == ("second", 1e-6)
+    assert ncu_table.unit_scale("ms") == ("second", 1e-3)
+    assert ncu_table.unit_scale("Gbyte/s") == ("byte/second", 1e9)
+    assert ncu_table.unit_scale("Kbyte") == ("byte", 1e3)
     assert ncu_table.unit_scale("Ghz") == ("hz", 1e9)
     assert ncu_table.unit_scale("Kbyte/block") == ("byte/block", 1e3)
     assert ncu_table.unit_scale("%") == ("%", 1.0)

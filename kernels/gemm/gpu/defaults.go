@@ -107,6 +107,29 @@ var familyDefaults = map[Variant]map[bool][]map[string]space.Value{
 var smallTiles = []string{"128x256:s4:c2:g8", "128x224:s5:c2:g4", "128x128:s6:c2:g4:pp",
 	"64x256:s5:c2:g8:pp", "64x224:s6:c2:g8:pp", "64x128:s6:c2:g8:pp"}
 
+// rowsEfficiency64 is what a 64-row (ping-pong) tile keeps of a 128-row
+// tile's tensor throughput where both are compute-bound: ncu on 1 x H200
+// (2026-12-02, bench/results/2026-12-02-h200-ncu.md) at 4096 x 14336 x
+// 4096 had 64x128:pp's tensor pipe 79.4% busy against 96.6% for 128x256
+// (0.82). Counting waves alone, 64x128's finer quantization (55 waves,
+// 99% of the last full) came out 2% under 128x256's (14 waves, 97%), and
+// it ran 18% slower (0.82x cuBLASLt). With few waves (M up to 1,024 at
+// the MLP's widths) the 64-row tiles' lead in the busiest SM's work is 2x
+// or more, far past this factor, so those picks are unchanged.
+const rowsEfficiency64 = 0.82
+
+// computeBound says whether an m x n x k bf16 product takes longer in
+// multiply-adds on sms SMs than in HBM bytes (A, B and C once each), by
+// splitK's roofline (smMACsPerByte). Only there does a tile's tensor
+// throughput decide (rowsEfficiency64): at 128 x 14336 x 4096, memory-bound,
+// 64x224:pp was the best tile and 128x128:pp 3.2% slower (one round,
+// 2026-12-02-h200-gemmalone-smallm).
+func computeBound(m, n, k, sms int) bool {
+	macs := float64(m) * float64(n) * float64(k)
+	bytes := 2 * (float64(m)*float64(k) + float64(n)*float64(k) + float64(m)*float64(n))
+	return macs > bytes*smMACsPerByte*float64(sms)
+}
+
 // clusterRows: from this many rows DefaultTile's 128x256 tile runs in
 // clusters of two (:cl2), the best tile sustained at 8192 and 16384 x
 // 3584 x 8192 on an H200 (bench/results/2026-11-24-h200-sustained-gemm.md);
@@ -120,7 +143,9 @@ const clusterRows = 4096
 //
 // bf16 and f16: of smallTiles, the one whose waves (output tiles over
 // SMs, rounded up) times its area is least: the rows and columns the
-// busiest SM computes. It has no fitted constant. On 1 x H200
+// busiest SM computes, a 64-row tile's counted at 1/rowsEfficiency64
+// where the product is compute-bound (its lower tensor throughput,
+// measured). On 1 x H200
 // (2026-12-02, 25 shapes at M 64-1024, one round each) it was within 3%
 // of the best of six tiles on all 25, where agmm's family tile
 // (128x256:s4:c2:g8:cl2) was on 1 and up to 4x slower; at 4096 x 1792 x
@@ -149,8 +174,11 @@ func DefaultTile(m, n, k, sms int, fp8 bool) hopper.Tile {
 	if fp8 || m <= 0 || n <= 0 || sms <= 0 {
 		return family()
 	}
-	var best hopper.Tile
-	bestCost := int64(-1)
+	// The least busiest-SM work of the 128-row tiles, and of the 64-row
+	// ones: a 64-row tile is taken only where its cost is below
+	// rowsEfficiency64 of the best 128-row tile's.
+	var best, best64 hopper.Tile
+	bestCost, bestCost64 := int64(-1), int64(-1)
 	for _, name := range smallTiles {
 		t, err := hopper.ParseTile(name)
 		if err != nil {
@@ -158,9 +186,19 @@ func DefaultTile(m, n, k, sms int, fp8 bool) hopper.Tile {
 		}
 		tiles := int64((m+t.BM-1)/t.BM) * int64((n+t.BN-1)/t.BN)
 		cost := (tiles + int64(sms) - 1) / int64(sms) * int64(t.BM) * int64(t.BN)
-		if bestCost < 0 || cost < bestCost {
+		switch {
+		case t.BM >= 128 && (bestCost < 0 || cost < bestCost):
 			best, bestCost = t, cost
+		case t.BM < 128 && (bestCost64 < 0 || cost < bestCost64):
+			best64, bestCost64 = t, cost
 		}
+	}
+	keep := 1.0 // what a 64-row tile keeps of a 128-row one's speed
+	if computeBound(m, n, k, sms) {
+		keep = rowsEfficiency64
+	}
+	if bestCost64 >= 0 && float64(bestCost64) < keep*float64(bestCost) {
+		best = best64
 	}
 	if best.BM == 128 && best.BN == 256 && m >= clusterRows {
 		return family()

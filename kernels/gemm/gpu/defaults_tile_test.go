@@ -30,6 +30,8 @@ func TestDefaultTile(t *testing.T) {
 		{1024, 28672, 8192, false, "128x256:s4:c2:g8"},    // 896 tiles: 7 waves
 		{4096, 1792, 4096, false, "128x224:s5:c2:g4"},     // 256 tiles in 2 waves; 128x256: 224 in 2
 		{8192, 3584, 8192, false, "128x256:s4:c2:g8:cl2"}, // 128x256 from 4,096 rows: the family tile
+		{4096, 14336, 4096, false, "128x256:s4:c2:g8:cl2"}, // 64x128's 55 waves count 2% less work than 14 of 128x256, but it runs 18% slower
+		{2048, 14336, 4096, false, "128x256:s4:c2:g8"},     // likewise, 7 waves
 		{64, 14336, 4096, true, "128x256:s4:c2:g4"},
 		{16384, 3584, 8192, true, "128x256:s4:c2:g4"},
 	} {
@@ -110,8 +112,12 @@ func TestDefaultTileFor(t *testing.T) {
 		{VariantAGMM, 256, 8192, 1024, 1, "bf16", "128x128:s6:c2:g4:pp", ""},
 		{VariantAGMM, 64, 14336, 4096, 1, "bf16", pp128, ""},
 		{VariantAGMM, 128, 28672, 8192, 1, "bf16", "128x224:s5:c2:g4", ""},
+		// Memory-bound: 64x224's lead in work stands. Compute-bound at
+		// 1024 x 1280 x 8192, its lead (96 tiles against 80 of 128x128,
+		// one wave each) is under rowsEfficiency64's 18%: 128x128:pp (one
+		// round had them at 45.3 and 44.1 µs).
 		{VariantAGMM, 256, 7168, 8192, 1, "bf16", "64x224:s6:c2:g8:pp", ""},
-		{VariantAGMM, 1024, 1280, 8192, 1, "bf16", "64x224:s6:c2:g8:pp", ""},
+		{VariantAGMM, 1024, 1280, 8192, 1, "bf16", "128x128:s6:c2:g4:pp", ""},
 		// A split that would pay, where it may not run.
 		{VariantAGMM, 320, 640, 8192, 1, "bf16", pp128, pp128 + ":sk4"}, // more than 256 rows
 		{VariantAGMM, 64, 1280, 960, 1, "bf16", pp128, pp128 + ":sk2"},  // 480 of K a slice
