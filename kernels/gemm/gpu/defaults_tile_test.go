@@ -22,14 +22,14 @@ func TestDefaultTile(t *testing.T) {
 		fp8     bool
 		want    string
 	}{
-		{64, 14336, 4096, false, "64x128:s6:c2:g8:pp"},    // 112 tiles of 64x128: one wave
-		{64, 28672, 8192, false, "64x224:s6:c2:g8:pp"},    // 128 of 64x224 in one wave beat 224 of 64x128 in two
-		{128, 8192, 8192, false, "64x128:s6:c2:g8:pp"},    // 128 tiles
-		{256, 8192, 8192, false, "128x128:s6:c2:g4:pp"},   // 128 tiles; 64x256 ties and comes later
-		{512, 14336, 4096, false, "128x224:s5:c2:g4"},     // 256 tiles in 2 waves beat 224 of 128x256 in 2
-		{1024, 28672, 8192, false, "128x256:s4:c2:g8"},    // 896 tiles: 7 waves
-		{4096, 1792, 4096, false, "128x224:s5:c2:g4"},     // 256 tiles in 2 waves; 128x256: 224 in 2
-		{8192, 3584, 8192, false, "128x256:s4:c2:g8:cl2"}, // 128x256 from 4,096 rows: the family tile
+		{64, 14336, 4096, false, "64x128:s6:c2:g8:pp"},     // 112 tiles of 64x128: one wave
+		{64, 28672, 8192, false, "64x224:s6:c2:g8:pp"},     // 128 of 64x224 in one wave beat 224 of 64x128 in two
+		{128, 8192, 8192, false, "64x128:s6:c2:g8:pp"},     // 128 tiles
+		{256, 8192, 8192, false, "128x128:s6:c2:g4:pp"},    // 128 tiles; 64x256 ties and comes later
+		{512, 14336, 4096, false, "128x224:s5:c2:g4"},      // 256 tiles in 2 waves beat 224 of 128x256 in 2
+		{1024, 28672, 8192, false, "128x256:s4:c2:g8"},     // 896 tiles: 7 waves
+		{4096, 1792, 4096, false, "128x224:s5:c2:g4"},      // 256 tiles in 2 waves; 128x256: 224 in 2
+		{8192, 3584, 8192, false, "128x256:s4:c2:g8:cl2"},  // 128x256 from 4,096 rows: the family tile
 		{4096, 14336, 4096, false, "128x256:s4:c2:g8:cl2"}, // 64x128's 55 waves count 2% less work than 14 of 128x256, but it runs 18% slower
 		{2048, 14336, 4096, false, "128x256:s4:c2:g8"},     // likewise, 7 waves
 		{64, 14336, 4096, true, "128x256:s4:c2:g4"},
