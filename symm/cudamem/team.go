@@ -167,14 +167,31 @@ func (t *Team) Close() error {
 // team barrier goes is TimingFromEnv's: before every call (the default: one
 // rank's late start stays out of another's time, as the peers' method
 // requires), or once, with the calls back to back as a program queues
-// them. Call inside Do.
+// them; "loaded" puts a fixed load before the warm-up and before every
+// call too (load.go). Call inside Do.
 func (t *Team) Time(stream cu.Stream, warmup, iters int, call func() error) ([]float64, error) {
 	mode, err := TimingFromEnv()
 	if err != nil {
 		return nil, err
 	}
-	each := mode == TimingBarrier
+	each := mode != TimingStream
+	// before runs ahead of each call's barrier: the load, in a loaded
+	// trial (after its warm-up run), else nothing.
+	before := func() error { return nil }
+	if mode == TimingLoaded {
+		l, err := loadFor()
+		if err != nil {
+			return nil, err
+		}
+		if err := l.warm(stream); err != nil {
+			return nil, err
+		}
+		before = func() error { return l.run(stream, 1) }
+	}
 	for i := 0; i < warmup; i++ {
+		if err := before(); err != nil {
+			return nil, err
+		}
 		if each || i == 0 {
 			if err := t.Barrier(stream); err != nil {
 				return nil, err
@@ -198,6 +215,9 @@ func (t *Team) Time(stream cu.Stream, warmup, iters int, call func() error) ([]f
 		evs = append(evs, e)
 	}
 	for i := 0; i < iters; i++ {
+		if err := before(); err != nil {
+			return nil, err
+		}
 		if each || i == 0 {
 			if err := t.Barrier(stream); err != nil {
 				return nil, err

@@ -20,6 +20,12 @@ const (
 	// time runs from the previous call's end, so waits on a peer that
 	// fell behind and gaps while the host is still launching count.
 	TimingStream Timing = "stream"
+	// TimingLoaded is TimingBarrier with a fixed load (load.go) run for
+	// about LoadWarm before the warm-up and once before every call: each
+	// config is timed at the clock a busy, power-capped GPU holds, not at
+	// the boost an idle one gives a short burst. Each trial costs LoadWarm
+	// more, and the GPU holds the load's operands (about 128 MiB).
+	TimingLoaded Timing = "loaded"
 )
 
 // TimingFromEnv reads TimingEnv: empty means TimingBarrier.
@@ -27,9 +33,9 @@ func TimingFromEnv() (Timing, error) {
 	switch v := Timing(os.Getenv(TimingEnv)); v {
 	case "":
 		return TimingBarrier, nil
-	case TimingBarrier, TimingStream:
+	case TimingBarrier, TimingStream, TimingLoaded:
 		return v, nil
 	default:
-		return "", fmt.Errorf("%s=%q: want %q or %q", TimingEnv, string(v), TimingBarrier, TimingStream)
+		return "", fmt.Errorf("%s=%q: want %q, %q or %q", TimingEnv, string(v), TimingBarrier, TimingStream, TimingLoaded)
 	}
 }

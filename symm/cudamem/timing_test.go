@@ -11,6 +11,7 @@ func TestTimingFromEnv(t *testing.T) {
 		{"", TimingBarrier, false},
 		{"barrier", TimingBarrier, false},
 		{"stream", TimingStream, false},
+		{"loaded", TimingLoaded, false},
 		{"graph", "", true},
 		{"Stream", "", true},
 	} {
