@@ -113,21 +113,26 @@ var smallTiles = []string{"128x256:s4:c2:g8", "128x224:s5:c2:g4", "128x128:s6:c2
 // 4096 had 64x128:pp's tensor pipe 79.4% busy against 96.6% for 128x256
 // (0.82). Counting waves alone, 64x128's finer quantization (55 waves,
 // 99% of the last full) came out 2% under 128x256's (14 waves, 97%), and
-// it ran 18% slower (0.82x cuBLASLt). With few waves (M up to 1,024 at
-// the MLP's widths) the 64-row tiles' lead in the busiest SM's work is 2x
-// or more, far past this factor, so those picks are unchanged.
+// it ran 18% slower (0.82x cuBLASLt). Of the 25 small-M shapes measured
+// (M 64-1024), one pick changed with the factor: 1024 x 1280 x 8192 from
+// 64x224:pp to 128x128:pp, 2.7% behind it in both rounds measured.
 const rowsEfficiency64 = 0.82
 
 // computeBound says whether an m x n x k bf16 product takes longer in
-// multiply-adds on sms SMs than in HBM bytes (A, B and C once each), by
-// splitK's roofline (smMACsPerByte). Only there does a tile's tensor
-// throughput decide (rowsEfficiency64): at 128 x 14336 x 4096, memory-bound,
+// multiply-adds on sms SMs than in HBM bytes (productBytes), by splitK's
+// roofline (smMACsPerByte). Only there does a tile's tensor throughput
+// decide (rowsEfficiency64): at 128 x 14336 x 4096, memory-bound,
 // 64x224:pp was the best tile and 128x128:pp 3.2% slower (one round,
 // 2026-12-02-h200-gemmalone-smallm).
 func computeBound(m, n, k, sms int) bool {
 	macs := float64(m) * float64(n) * float64(k)
-	bytes := 2 * (float64(m)*float64(k) + float64(n)*float64(k) + float64(m)*float64(n))
-	return macs > bytes*smMACsPerByte*float64(sms)
+	return macs > productBytes(m, n, k)*smMACsPerByte*float64(sms)
+}
+
+// productBytes is what an m x n x k product moves through HBM at least: A
+// and B in bf16 or f16 once each, C in OutElemBytes.
+func productBytes(m, n, k int) float64 {
+	return 2*(float64(m)+float64(n))*float64(k) + hopper.OutElemBytes*float64(m)*float64(n)
 }
 
 // clusterRows: from this many rows DefaultTile's 128x256 tile runs in
@@ -268,9 +273,7 @@ func splitK(t hopper.Tile, m, n, k, sms int, macsPerByte float64, runs func(hopp
 		return t
 	}
 	kblocks := (k + hopper.BK - 1) / hopper.BK
-	// A and B in bf16 or f16 (DefaultTileFor splits no FP8 tile), C in
-	// OutElemBytes.
-	base := float64(2*(m+n)*k + hopper.OutElemBytes*m*n)
+	base := productBytes(m, n, k) // DefaultTileFor splits no FP8 tile
 	cost := func(s hopper.Tile) float64 {
 		waves := (s.Units(m, n) + sms - 1) / sms
 		slice := (kblocks + s.KSplits() - 1) / s.KSplits() // the longest slice's k-blocks
