@@ -189,6 +189,20 @@ CUresult cu_launch_values_dependent(CUfunction f, unsigned gx, unsigned gy, unsi
 	return launch(&c, f, params, 0);
 }
 
+CUresult cu_launch_blob_dependent(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+		unsigned bz, unsigned smem, CUstream s, const char* blob, const size_t* offsets, int n) {
+	cu_launch_ex_fn launch = (cu_launch_ex_fn)cu_fn[CU_FN_launchKernelEx];
+	if (!launch) return CU_MISSING;
+	if (n < 0 || n > CU_MAX_PARAMS) return 1; // CUDA_ERROR_INVALID_VALUE
+	void* params[CU_MAX_PARAMS];
+	for (int i = 0; i < n; i++) params[i] = (void*)(blob + offsets[i]);
+	cu_launch_attribute attr = {0};
+	attr.id = CU_ATTR_PROGRAMMATIC_SERIALIZATION;
+	attr.value.programmatic_stream_serialization_allowed = 1;
+	cu_launch_config c = {gx, gy, gz, bx, by, bz, smem, s, &attr, 1};
+	return launch(&c, f, params, 0);
+}
+
 CUresult cu_occupancy_max_active_blocks(int* out, CUfunction f, int block, size_t smem) {
 	CU_CALL(occupancyMaxActiveBlocks, (int*, CUfunction, int, size_t), out, f, block, smem);
 }

@@ -180,6 +180,10 @@ CUresult cu_launch_blob(CUfunction f, unsigned gx, unsigned gy, unsigned gz, uns
 // Function.LaunchDependent).
 CUresult cu_launch_values_dependent(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
 	unsigned bz, unsigned smem, CUstream s, const uint64_t* vals, int n);
+// cu_launch_blob_dependent is cu_launch_blob through cuLaunchKernelEx as
+// the programmatic dependent of the kernel before it on s.
+CUresult cu_launch_blob_dependent(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+	unsigned bz, unsigned smem, CUstream s, const char* blob, const size_t* offsets, int n);
 #define CU_MAX_PARAMS 64
 CUresult cu_occupancy_max_active_blocks(int* out, CUfunction f, int block, size_t smem);
 CUresult cu_occupancy_max_active_clusters(int* out, CUfunction f, unsigned grid, unsigned block, unsigned smem);

@@ -178,6 +178,17 @@ func (f Function) LaunchAndSync(gridDimX, gridDimY, gridDimZ, blockDimX, blockDi
 // of any size: parameter i is the bytes of blob from offsets[i] (each at
 // the alignment the kernel declares; a tensor map is 128 bytes at 64).
 func (f Function) LaunchBlob(grid, block, sharedMemBytes int, stream Stream, blob []byte, offsets []int) error {
+	return f.launchBlob(false, grid, block, sharedMemBytes, stream, blob, offsets)
+}
+
+// LaunchBlobDependent is LaunchBlob as the programmatic dependent of the
+// kernel before it on stream, as LaunchDependent is Launch's: f must run
+// griddepcontrol.wait before it touches memory that kernel may use.
+func (f Function) LaunchBlobDependent(grid, block, sharedMemBytes int, stream Stream, blob []byte, offsets []int) error {
+	return f.launchBlob(true, grid, block, sharedMemBytes, stream, blob, offsets)
+}
+
+func (f Function) launchBlob(dependent bool, grid, block, sharedMemBytes int, stream Stream, blob []byte, offsets []int) error {
 	if err := checkOffsets(len(blob), offsets); err != nil {
 		return err
 	}
@@ -193,6 +204,10 @@ func (f Function) LaunchBlob(grid, block, sharedMemBytes int, stream Stream, blo
 	if len(offs) > 0 {
 		b = (*C.char)(unsafe.Pointer(&blob[0]))
 		o = &offs[0]
+	}
+	if dependent && C.cu_has(C.CU_FN_launchKernelEx) != 0 {
+		return check("cuLaunchKernelEx", C.cu_launch_blob_dependent(f.fn, C.uint(grid), 1, 1, C.uint(block), 1, 1,
+			C.uint(sharedMemBytes), stream.s, b, o, C.int(len(offs))))
 	}
 	return check("cuLaunchKernel", C.cu_launch_blob(f.fn, C.uint(grid), 1, 1, C.uint(block), 1, 1, C.uint(sharedMemBytes),
 		stream.s, b, o, C.int(len(offs))))

@@ -3,6 +3,7 @@
 package cu
 
 import (
+	"encoding/binary"
 	"testing"
 	"unsafe"
 )
@@ -53,7 +54,8 @@ SLEEP:
 `
 
 // TestGPULaunchDependent: a programmatic dependent sees what the kernel
-// before it wrote, launched directly and replayed from a captured graph.
+// before it wrote, launched directly (LaunchDependent for odd values,
+// LaunchBlobDependent for even ones) and replayed from a captured graph.
 func TestGPULaunchDependent(t *testing.T) {
 	gpuSetup(t)
 	if major, err := Device(0).Attribute(ComputeCapabilityMajor); err != nil || major < 9 {
@@ -83,16 +85,25 @@ func TestGPULaunchDependent(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Destroy()
+	// blob: dep_copy's parameters as LaunchBlobDependent takes them (the
+	// Hopper GEMM's way: sm90.Function.LaunchDependent).
+	blob := binary.LittleEndian.AppendUint64(binary.LittleEndian.AppendUint64(nil, src), dst)
 	enqueue := func(v uint64) {
 		t.Helper()
 		if err := set.Launch(1, 1, 1, 32, 1, 1, 0, s, []unsafe.Pointer{unsafe.Pointer(&src), unsafe.Pointer(&v)}); err != nil {
 			t.Fatal(err)
 		}
-		if err := cp.LaunchDependent(1, 1, 1, 32, 1, 1, 0, s, []unsafe.Pointer{unsafe.Pointer(&src), unsafe.Pointer(&dst)}); err != nil {
+		var err error
+		if v%2 == 0 {
+			err = cp.LaunchBlobDependent(1, 32, 0, s, blob, []int{0, 8})
+		} else {
+			err = cp.LaunchDependent(1, 1, 1, 32, 1, 1, 0, s, []unsafe.Pointer{unsafe.Pointer(&src), unsafe.Pointer(&dst)})
+		}
+		if err != nil {
 			t.Fatal(err)
 		}
 	}
-	for v := uint32(1); v <= 3; v++ {
+	for v := uint32(1); v <= 4; v++ {
 		enqueue(uint64(v))
 		if err := s.Synchronize(); err != nil {
 			t.Fatal(err)

@@ -143,3 +143,13 @@ func (f Function) Launch(grid, block, smem int, stream cu.Stream, p *Params) err
 	}
 	return f.fn.LaunchBlob(grid, block, smem, stream, p.blob, p.offsets)
 }
+
+// LaunchDependent is Launch as the programmatic dependent of the kernel
+// before it on stream (cu.Function.LaunchBlobDependent): f must run
+// griddepcontrol.wait before it touches memory that kernel may use.
+func (f Function) LaunchDependent(grid, block, smem int, stream cu.Stream, p *Params) error {
+	if len(p.offsets) > 32 {
+		return fmt.Errorf("launch: %d parameters, at most 32", len(p.offsets))
+	}
+	return f.fn.LaunchBlobDependent(grid, block, smem, stream, p.blob, p.offsets)
+}
