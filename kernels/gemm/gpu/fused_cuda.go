@@ -23,6 +23,13 @@ type FusedGEMM struct {
 	// clusters is how many clusters can be resident at once (cluster
 	// tiles only).
 	clusters int
+	// PlainLaunch launches the kernel as a plain launch, for comparisons
+	// (bench/gemmalone -launch). By default Launch makes it the programmatic
+	// dependent of the kernel before it on the stream: its CTAs start, set
+	// up their barriers and prefetch the tensor maps as that kernel exits,
+	// and wait for it (griddepcontrol.wait) before touching global memory:
+	// 1-2 µs less a call at 64-256 rows (bench/results/2026-12-02-h200-pdl.md).
+	PlainLaunch bool
 }
 
 // CompileFused builds t for operands of format f for sm_90a with c (whose
@@ -240,6 +247,13 @@ type Comm struct {
 	// wait for a peer's data. StartMask 0: no gate.
 	Start     cu.DevicePtr
 	StartMask uint32
+	// EarlyDependents lets a kernel launched as the GEMM's programmatic
+	// dependent (the fused call's end barrier) launch from the GEMM's
+	// start, so that its launch overlaps the GEMM's tail; otherwise it
+	// launches as the GEMM exits. Leave it off where the next kernel may
+	// be another product: back to back, a product launched after one with
+	// it on ran up to 20% slower (bench/results/2026-12-02-h200-pdl.md).
+	EarlyDependents bool
 }
 
 // Launch enqueues C = A * B on stream, C [m, n] row-major at c, where
@@ -279,7 +293,16 @@ func (g *FusedGEMM) Launch(stream cu.Stream, o Operands, c cu.DevicePtr, sms int
 	p.U64(uint64(comm.Start)).I32(int32(comm.StartMask))
 	p.U64(uint64(o.ScaleA)).U64(uint64(o.ScaleB)).U64(uint64(o.ScaleAOwn))
 	p.U64(uint64(o.Work.Partials)).U64(uint64(o.Work.Counts))
-	if err := g.fn.Launch(grid, g.Tile.Threads(), g.smem, stream, &p); err != nil {
+	early := int32(0)
+	if comm.EarlyDependents {
+		early = 1
+	}
+	p.I32(early)
+	launch := g.fn.LaunchDependent
+	if g.PlainLaunch {
+		launch = g.fn.Launch
+	}
+	if err := launch(grid, g.Tile.Threads(), g.smem, stream, &p); err != nil {
 		return fmt.Errorf("hopper_gemm %s: %w", g.Tile, err)
 	}
 	return nil

@@ -349,8 +349,12 @@ func (r *Runner) launchFusedGEMM(c Config, out cu.DevicePtr, sms int) error {
 	}
 	ops := f.ops
 	ops.Work = f.work
+	comm := f.comm
+	// The end barrier follows as the GEMM's dependent (see end): it may
+	// launch from the GEMM's start.
+	comm.EarlyDependents = r.barrierFirst(c)
 	calltime.Mark("before GEMM kernel")
-	if err := f.g.Launch(s, ops, out, sms, f.comm); err != nil {
+	if err := f.g.Launch(s, ops, out, sms, comm); err != nil {
 		return err
 	}
 	calltime.Mark("GEMM kernel launch")

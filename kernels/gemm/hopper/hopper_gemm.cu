@@ -40,13 +40,15 @@
 // the row scales of the own rows' range where the caller holds them
 // (0: scale_a has them too); last, split-K's workspace (SPLIT_K > 1 only,
 // see fixup in hopper_tile.cuh: the partials and the counts, which must be
-// zero at the first launch; each launch leaves them zero).
+// zero at the first launch; each launch leaves them zero); last, whether
+// the grid lets its programmatic dependents launch from its start (see
+// early_dependents below).
 
 extern "C" __global__ void __launch_bounds__(THREADS, 1) CLUSTER_ATTR
 	hopper_gemm(const __grid_constant__ TensorMap tma_a, const __grid_constant__ TensorMap tma_b,
 		const __grid_constant__ TensorMap tma_a_own, const __grid_constant__ TensorMap tma_c, u64 c_ptr, int m, int n, int k, u64 order_ptr, u64 chunk_tab,
 		int nchunks, u64 flags, u64 status, u64 timeout_ns, u64 rs_tab, int rows_per_rank, int a_own_lo, int a_own_rows, u64 start_flags, u32 start_mask,
-		u64 scale_a, u64 scale_b, u64 scale_a_own, u64 sk_part, u64 sk_count) {
+		u64 scale_a, u64 scale_b, u64 scale_a_own, u64 sk_part, u64 sk_count, int early_dependents) {
 	const u32* order = (const u32*)order_ptr;
 	extern __shared__ __align__(1024) unsigned char smem[];
 	// 128-byte swizzled stages must start 1024-byte aligned; the host asks
@@ -75,11 +77,15 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) CLUSTER_ATTR
 	// (bench/results/2026-11-26-h200x2-fp8-uniform-wg.md).
 	int wg = threadIdx.x / 128;
 	asm volatile("shfl.sync.idx.b32 %0, %0, 0, 0x1f, 0xffffffff;" : "+r"(wg));
-	// A kernel launched as this one's programmatic dependent (the fused
-	// call's end barrier) may be scheduled from now on: it waits for this
-	// grid's completion itself (griddepcontrol.wait), and its launch then
-	// overlaps this grid's tail instead of following it.
-	asm volatile("griddepcontrol.launch_dependents;");
+	// early_dependents: a kernel launched as this one's programmatic
+	// dependent (the fused call's end barrier) may be scheduled from now
+	// on: it waits for this grid's completion itself
+	// (griddepcontrol.wait), and its launch then overlaps this grid's tail
+	// instead of following it. Otherwise dependents launch as this grid
+	// exits: back to back, a product launched as the dependent of one that
+	// triggered here ran up to 20% slower at 64-1,024 rows than after one
+	// that did not (bench/results/2026-12-02-h200-pdl.md).
+	if (early_dependents) asm volatile("griddepcontrol.launch_dependents;");
 	if (threadIdx.x == 0) {
 		for (int s = 0; s < STAGES; s++) {
 			mbar_init(FULL(s), 1);
@@ -94,6 +100,12 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) CLUSTER_ATTR
 #endif
 		asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
 	}
+	if (threadIdx.x == 0) {
+		tma_prefetch_map(&tma_a);
+		tma_prefetch_map(&tma_b);
+		if (a_own_rows > 0) tma_prefetch_map(&tma_a_own);
+		if (!rs_tab) tma_prefetch_map(&tma_c); // a reduce-scatter's C map is unused
+	}
 #if CLUSTER_M > 1
 	// No CTA may multicast into, or arrive on, a peer before the peer's
 	// barriers exist.
@@ -103,6 +115,14 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) CLUSTER_ATTR
 	__syncthreads();
 	const u32 crank = 0;
 #endif
+	// Launched as the programmatic dependent of the kernel before it
+	// (FusedGEMM.Launch), this grid's CTAs start while that kernel's tail
+	// still runs: the launch, the barriers' set-up and the maps' prefetch
+	// above overlap it. From here on every thread reads or writes global
+	// memory (the operands, C, the tile order, flags, scales, split-K's
+	// workspace), which that kernel may still be writing or reading: every
+	// thread waits for it first. Without the dependency this returns at once.
+	grid_wait();
 
 	// Tiles are walked in cluster tiles of CLUSTER_M vertically adjacent
 	// tiles; this CTA takes row crank of each. With split-K, SPLIT_K work

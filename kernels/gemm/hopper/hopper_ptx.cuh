@@ -101,6 +101,20 @@ __device__ __forceinline__ void tma_load(u32 dst, const TensorMap* map, u32 bar,
 		: "memory");
 }
 
+// tma_prefetch_map fetches map's descriptor into the TMA unit's cache, so
+// that the first load or store through it does not wait for it (CUTLASS's
+// producers prefetch theirs the same way). The map is a kernel parameter:
+// nothing a kernel before this one writes.
+__device__ __forceinline__ void tma_prefetch_map(const TensorMap* map) {
+	asm volatile("prefetch.tensormap [%0];" ::"l"((u64)map) : "memory");
+}
+
+// grid_wait holds the calling thread until the grid this one is a
+// programmatic dependent of has completed and its memory operations are
+// visible (griddepcontrol.wait); a grid launched without the dependency
+// returns at once.
+__device__ __forceinline__ void grid_wait() { asm volatile("griddepcontrol.wait;" ::: "memory"); }
+
 // tma_store copies the box at (c0 innermost, c1) of map from shared memory
 // at src into global memory, in the issuing thread's next bulk group
 // (bulk_commit closes it); rows and columns outside the map's matrix are
