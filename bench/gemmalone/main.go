@@ -68,6 +68,8 @@ func main() {
 	rschunks := flag.Int("rschunks", 1, "with -rs: chunks per rank")
 	sustained := flag.Duration("sustain", 0, "time each kernel back to back for this long instead (e.g. 3s; the first third untimed), the mean per call: the clock a power-capped GPU holds under sustained load, as README's 1 x H100 table; -iters and -warmup then only apply to the tile checks")
 	profile := flag.Int("profile", 0, "after each shape's cuBLASLt timing and each tile's, launch cuBLASLt's best algorithm and the tile this many more times between cuProfilerStart and cuProfilerStop (a '# profiled' line each): under Nsight Compute's --profile-from-start off only these launches are profiled (bench/ncu-gemm.sh); 0: none")
+	launch := flag.String("launch", "pdl", `how each tile is launched, one row per mode, comma-separated (repeat them for interleaved rounds): "pdl", as the programmatic dependent of the kernel before it, the default launch (impl "fused"; its check refills A by a kernel right before it), or "plain" (impl "fused-plain")`)
+	fillBefore := flag.Int("fill-before", 0, "KiB a fill kernel writes before every timed call, cuBLASLt's and the tiles' alike: each product then follows another kernel, as in a model, instead of itself; 0: none")
 	rs := flag.Bool("rs", false, "also time each tile with a one-rank matmul + reduce-scatter's epilogue (rows stored from registers into the rank's slot, a chunk flag per tile, as matmulrs impl=fused with reduce=kernel at world 1): the epilogue's own cost, in the same process")
 	flag.Parse()
 	if *list {
@@ -97,6 +99,15 @@ func main() {
 		os.Exit(2)
 	}
 	rsWorld, rsChunks = *rsworld, *rschunks
+	var err error
+	if launchModes, err = parseLaunch(*launch); err != nil {
+		fmt.Fprintln(os.Stderr, "gemmalone:", err)
+		os.Exit(2)
+	}
+	if fillKiB = *fillBefore; fillKiB < 0 || (fillKiB > 0 && besideMiB > 0) {
+		fmt.Fprintln(os.Stderr, "gemmalone: -fill-before must be 0 or more, and goes without -beside")
+		os.Exit(2)
+	}
 	profileN = *profile
 	if profileN < 0 || (profileN > 0 && besideMiB > 0) {
 		fmt.Fprintln(os.Stderr, "gemmalone: -profile must be 0 or more, and goes without -beside")
@@ -147,7 +158,8 @@ type bench struct {
 	lt           *cublaslt.Handle
 	lt16         cublaslt.DType
 	ws           cu.DevicePtr
-	traffic      *traffic // -beside; nil without
+	traffic      *traffic     // -beside; nil without
+	scratch      cu.DevicePtr // -fill-before's buffer
 }
 
 // util is gemm_util.cu built for one dtype (gpu.UtilOptions).
@@ -220,7 +232,7 @@ func run(set, shapeList, tileList, dtype string, iters, warmup int) error {
 	if sustain > 0 {
 		how = fmt.Sprintf("each kernel %s back to back, the first third untimed (mean per call)", sustain)
 	}
-	fmt.Printf("# %s, %d SMs, %s, %s, extra options %q, beside %d MiB copied (over NVLink both ways: %v)\n", name, b.sms, dtype, how, extraOpts, besideMiB, besidePeer)
+	fmt.Printf("# %s, %d SMs, %s, %s, extra options %q, beside %d MiB copied (over NVLink both ways: %v), a %d KiB fill before each timed call\n", name, b.sms, dtype, how, extraOpts, besideMiB, besidePeer, fillKiB)
 	if fp8(dtype) {
 		fmt.Println("# ratio_to_cublaslt: to cuBLASLt bf16 of the shape; ratio_to_cublaslt_fp8: to cuBLASLt e4m3 with fast accumulation")
 	}
@@ -259,6 +271,11 @@ func (b *bench) setup() error {
 	}
 	if b.lt16, err = cublaslt.DTypeOf(d16); err != nil {
 		return err
+	}
+	if fillKiB > 0 {
+		if b.scratch, err = cu.MemAlloc(int64(max(fillKiB/2, 1)) * 2048); err != nil {
+			return err
+		}
 	}
 	b.ws, err = cu.MemAlloc(wsBytes)
 	return err
@@ -392,27 +409,43 @@ func (b *bench) shape(sh shape, tiles []hopper.Tile, iters, warmup int) error {
 			closeTile()
 			continue
 		}
-		us, around, err := b.bracketed(call, refs, iters, warmup)
-		if err == nil && t.KSplits() > 1 {
-			// After hundreds of launches, each starting from the counts
-			// the one before left.
-			var after float64
-			if after, err = b.verify(sh, u, buf.c, call); err == nil && (math.IsInf(after, 1) || after > tolerance(b.dtype)) {
-				row("%d,%.2e,-,-,WRONG after the timed launches,%s,-,-", spill, after, b.dtype)
-				closeTile()
-				continue
+		for _, dependent := range launchModes {
+			impl := implOf(dependent)
+			g.PlainLaunch = !dependent
+			if dependent {
+				// The plain check above ran it after a memset, a plain
+				// launch: this one runs it right after a kernel that writes A.
+				if rel, err = b.verifyDependent(sh, u, buf, g, call); err != nil {
+					closeTile()
+					return fmt.Errorf("%s %s: %w", t, impl, err)
+				}
+				if math.IsInf(rel, 1) || rel > tolerance(b.dtype) {
+					fmt.Printf("%s,%s,%s,%d,%.2e,-,-,WRONG,%s,-,-\n", label, impl, t, spill, rel, b.dtype)
+					continue
+				}
 			}
-		}
-		if err == nil {
-			err = b.profiled(call, fmt.Sprintf("%s fused %s", label, t))
+			us, around, err := b.bracketed(call, refs, iters, warmup)
+			if err == nil && t.KSplits() > 1 {
+				// After hundreds of launches, each starting from the counts
+				// the one before left.
+				var after float64
+				if after, err = b.verify(sh, u, buf.c, call); err == nil && (math.IsInf(after, 1) || after > tolerance(b.dtype)) {
+					fmt.Printf("%s,%s,%s,%d,%.2e,-,-,WRONG after the timed launches,%s,-,-\n", label, impl, t, spill, after, b.dtype)
+					continue
+				}
+			}
+			if err == nil {
+				err = b.profiled(call, fmt.Sprintf("%s %s %s", label, impl, t))
+			}
+			if err != nil {
+				closeTile()
+				return err
+			}
+			fp8Us, fp8Ratio := fp8Cells(around, us)
+			fmt.Printf("%s,%s,%s,%d,%.2e,%.1f,%.0f,%.3f (cublaslt algo%d %.1f/%.1f; grid %d),%s,%s,%s\n", label, impl, t, spill, rel, us, flops/us/1e6,
+				(around[0][0]+around[0][1])/2/us, ref.algo, around[0][0], around[0][1], g.Grid(sh.m, sh.n, b.sms), b.dtype, fp8Us, fp8Ratio)
 		}
 		closeTile()
-		if err != nil {
-			return err
-		}
-		fp8Us, fp8Ratio := fp8Cells(around, us)
-		row("%d,%.2e,%.1f,%.0f,%.3f (cublaslt algo%d %.1f/%.1f; grid %d),%s,%s,%s", spill, rel, us, flops/us/1e6,
-			(around[0][0]+around[0][1])/2/us, ref.algo, around[0][0], around[0][1], g.Grid(sh.m, sh.n, b.sms), b.dtype, fp8Us, fp8Ratio)
 		if withRS && t.KSplits() == 1 { // split-K tiles run plain products only
 			if err := b.rsRow(sh, t, buf, flops, iters, warmup, refs, row); err != nil {
 				return fmt.Errorf("%s with the reduce-scatter's epilogue: %w", t, err)

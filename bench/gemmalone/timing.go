@@ -167,8 +167,10 @@ func (t *traffic) wait(s cu.Stream) error {
 }
 
 // time is the median of iters calls, each between two CUDA events (with
-// -beside, each beside its copy).
+// -beside, each beside its copy; with -fill-before, each after the fill,
+// which the events time too).
 func (b *bench) time(call func() error, iters, warmup int) (float64, error) {
+	call = b.fillCall(call)
 	if sustain > 0 {
 		return b.sustained(call, sustain)
 	}
