@@ -132,24 +132,31 @@ static CUresult value_params(void** params, const uint64_t* vals, int n) {
 	return 0;
 }
 
+// blob_params points params[i] at blob + offsets[i], as value_params.
+static CUresult blob_params(void** params, const char* blob, const size_t* offsets, int n) {
+	if (n < 0 || n > CU_MAX_PARAMS) return 1;
+	for (int i = 0; i < n; i++) params[i] = (void*)(blob + offsets[i]);
+	return 0;
+}
+
 typedef CUresult (*cu_launch_fn)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
 	CUstream, void**, void**);
-CUresult cu_launch_values(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
-		unsigned bz, unsigned smem, CUstream s, const uint64_t* vals, int n) {
+// launch_plain is cuLaunchKernel with params built (r: their error).
+static CUresult launch_plain(CUresult r, CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+		unsigned bz, unsigned smem, CUstream s, void** params) {
 	cu_launch_fn launch = (cu_launch_fn)cu_fn[CU_FN_launchKernel];
 	if (!launch) return CU_MISSING;
-	void* params[CU_MAX_PARAMS];
-	CUresult r = value_params(params, vals, n);
 	return r ? r : launch(f, gx, gy, gz, bx, by, bz, smem, s, params, 0);
+}
+CUresult cu_launch_values(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+		unsigned bz, unsigned smem, CUstream s, const uint64_t* vals, int n) {
+	void* params[CU_MAX_PARAMS];
+	return launch_plain(value_params(params, vals, n), f, gx, gy, gz, bx, by, bz, smem, s, params);
 }
 CUresult cu_launch_blob(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
 		unsigned bz, unsigned smem, CUstream s, const char* blob, const size_t* offsets, int n) {
-	cu_launch_fn launch = (cu_launch_fn)cu_fn[CU_FN_launchKernel];
-	if (!launch) return CU_MISSING;
-	if (n < 0 || n > CU_MAX_PARAMS) return 1; // CUDA_ERROR_INVALID_VALUE
 	void* params[CU_MAX_PARAMS];
-	for (int i = 0; i < n; i++) params[i] = (void*)(blob + offsets[i]);
-	return launch(f, gx, gy, gz, bx, by, bz, smem, s, params, 0);
+	return launch_plain(blob_params(params, blob, offsets, n), f, gx, gy, gz, bx, by, bz, smem, s, params);
 }
 
 // CUlaunchAttribute as cuda.h declares it: the id, padding to 8 bytes and
@@ -175,12 +182,12 @@ typedef struct {
 } cu_launch_config;
 
 typedef CUresult (*cu_launch_ex_fn)(const cu_launch_config*, CUfunction, void**, void**);
-CUresult cu_launch_values_dependent(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
-		unsigned bz, unsigned smem, CUstream s, const uint64_t* vals, int n) {
+// launch_dependent is cuLaunchKernelEx with programmatic stream
+// serialization allowed, params built (r: their error).
+static CUresult launch_dependent(CUresult r, CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+		unsigned by, unsigned bz, unsigned smem, CUstream s, void** params) {
 	cu_launch_ex_fn launch = (cu_launch_ex_fn)cu_fn[CU_FN_launchKernelEx];
 	if (!launch) return CU_MISSING;
-	void* params[CU_MAX_PARAMS];
-	CUresult r = value_params(params, vals, n);
 	if (r) return r;
 	cu_launch_attribute attr = {0};
 	attr.id = CU_ATTR_PROGRAMMATIC_SERIALIZATION;
@@ -188,19 +195,15 @@ CUresult cu_launch_values_dependent(CUfunction f, unsigned gx, unsigned gy, unsi
 	cu_launch_config c = {gx, gy, gz, bx, by, bz, smem, s, &attr, 1};
 	return launch(&c, f, params, 0);
 }
-
+CUresult cu_launch_values_dependent(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+		unsigned bz, unsigned smem, CUstream s, const uint64_t* vals, int n) {
+	void* params[CU_MAX_PARAMS];
+	return launch_dependent(value_params(params, vals, n), f, gx, gy, gz, bx, by, bz, smem, s, params);
+}
 CUresult cu_launch_blob_dependent(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
 		unsigned bz, unsigned smem, CUstream s, const char* blob, const size_t* offsets, int n) {
-	cu_launch_ex_fn launch = (cu_launch_ex_fn)cu_fn[CU_FN_launchKernelEx];
-	if (!launch) return CU_MISSING;
-	if (n < 0 || n > CU_MAX_PARAMS) return 1; // CUDA_ERROR_INVALID_VALUE
 	void* params[CU_MAX_PARAMS];
-	for (int i = 0; i < n; i++) params[i] = (void*)(blob + offsets[i]);
-	cu_launch_attribute attr = {0};
-	attr.id = CU_ATTR_PROGRAMMATIC_SERIALIZATION;
-	attr.value.programmatic_stream_serialization_allowed = 1;
-	cu_launch_config c = {gx, gy, gz, bx, by, bz, smem, s, &attr, 1};
-	return launch(&c, f, params, 0);
+	return launch_dependent(blob_params(params, blob, offsets, n), f, gx, gy, gz, bx, by, bz, smem, s, params);
 }
 
 CUresult cu_occupancy_max_active_blocks(int* out, CUfunction f, int block, size_t smem) {
