@@ -38,7 +38,7 @@
 // rank's start flag of rank 0, and the peers to wait for; 0 for none);
 // then the scales (fp32 device pointers, read only with IN_E4M3), and
 // the row scales of the own rows' range where the caller holds them
-// (0: scale_a has them too); last, split-K's workspace (SPLIT_K > 1 only,
+// (0: scale_a has them too); then split-K's workspace (SPLIT_K > 1 only,
 // see fixup in hopper_tile.cuh: the partials and the counts, which must be
 // zero at the first launch; each launch leaves them zero); last, whether
 // the grid lets its programmatic dependents launch from its start (see
@@ -116,9 +116,9 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) CLUSTER_ATTR
 	const u32 crank = 0;
 #endif
 	// Launched as the programmatic dependent of the kernel before it
-	// (FusedGEMM.Launch), this grid's CTAs start while that kernel's tail
-	// still runs: the launch, the barriers' set-up and the maps' prefetch
-	// above overlap it. From here on every thread reads or writes global
+	// (FusedGEMM.Launch), this grid's CTAs start as that kernel's CTAs exit (or
+	// earlier, where it lets its dependents launch early): the launch, the
+	// barriers' set-up and the maps' prefetch above overlap its tail. From here on every thread reads or writes global
 	// memory (the operands, C, the tile order, flags, scales, split-K's
 	// workspace), which that kernel may still be writing or reading: every
 	// thread waits for it first. Without the dependency this returns at once.
