@@ -107,15 +107,6 @@ var familyDefaults = map[Variant]map[bool][]map[string]space.Value{
 var smallTiles = []string{"128x256:s4:c2:g8", "128x224:s5:c2:g4", "128x128:s6:c2:g4:pp",
 	"64x256:s5:c2:g8:pp", "64x224:s6:c2:g8:pp", "64x128:s6:c2:g8:pp"}
 
-// fp8FamilyRows: from this many rows an FP8 product keeps agmm's FP8
-// family tile (128x256:s4:c2:g4), which ran at 0.98x cuBLASLt's FP8
-// product at 1024 x 8192 x 8192 and 8192 x 3584 x 8192 on 1 x H200
-// (2026-12-02, bench/results/2026-12-02-h200-pdl.md), but at 0.60-0.81x
-// at 64-256 rows, where its 128 x 256 outputs leave most SMs idle (32
-// tiles at 128 x 8192): below it, FP8 takes bf16's rule (the tiles are the
-// same bytes a stage and the same accumulators).
-const fp8FamilyRows = 1024
-
 // rowsEfficiency64 is what a 64-row (ping-pong) tile keeps of a 128-row
 // tile's tensor throughput where both are compute-bound: ncu on 1 x H200
 // (2026-12-02, bench/results/2026-12-02-h200-ncu.md) at 4096 x 14336 x
@@ -164,9 +155,9 @@ const clusterRows = 4096
 // of the best of six tiles on all 25, where agmm's family tile
 // (128x256:s4:c2:g8:cl2) was on 1 and up to 4x slower; at 4096 x 1792 x
 // 4096 it picks 128x224, the tile recorded best there (H100 and H200,
-// 2026-11-28). FP8: the same rule below fp8FamilyRows, agmm's family
-// tile from there. Whole tiles only, for any kernel at any world;
-// DefaultTileFor adds split-K where the caller may run it.
+// 2026-11-28). FP8: agmm's family tile, whatever the shape (no FP8
+// measurement below 4,096 rows yet). Whole tiles only, for any kernel at
+// any world; DefaultTileFor adds split-K where the caller may run it.
 //
 // At 128 x 28672 x 8192 the cost ties: 128x224 (128 tiles, one wave) and
 // 64x224:pp (256 tiles, two waves) both come to 28,672. The tie stays
@@ -185,7 +176,7 @@ func DefaultTile(m, n, k, sms int, fp8 bool) hopper.Tile {
 		}
 		return t
 	}
-	if m <= 0 || n <= 0 || sms <= 0 || (fp8 && m >= fp8FamilyRows) {
+	if fp8 || m <= 0 || n <= 0 || sms <= 0 {
 		return family()
 	}
 	// The least busiest-SM work of the 128-row tiles, and of the 64-row
