@@ -7,7 +7,8 @@
 #   make cuda-test  tests that need no GPU: compiles every shipped kernel with
 #                   the fetched NVRTC 11.8 (sm_90), from Go and as the Python
 #                   runtime assembles them (and the all-reduce's cuda-tagged
-#                   tests, Validate's, which need no GPU), and every Hopper GEMM tile with
+#                   tests, Validate's, which need no GPU; the Hopper GEMM's launch
+#                   parameters against its signature), and every Hopper GEMM tile with
 #                   the fetched NVRTC 12.4 (sm_90a; no register spills, and
 #                   the searched tiles' main loops free of per-thread
 #                   descriptor moves in their SASS), so CI checks the CUDA C;
@@ -66,6 +67,7 @@ cuda-test: cuda-libs
 	  SYMMTUNE_LIBCUDA=$$(cat $(CUDA_DIR)/libdir)/libcuda.so.1 SYMMTUNE_REQUIRE_LIBCUDA=1 \
 	  $(GO) test -tags cuda -count=1 ./cuda/...
 	$(CUDA_ENV) $(GO) test -tags cuda -count=1 ./kernels/allreduce/
+	$(CUDA_ENV) $(GO) test -tags cuda -count=1 -run TestLaunchParams ./kernels/gemm/gpu/
 	py=$$($(FIND_PYTHON) $(PY_TEST_MODULES)) && \
 	  SYMMTUNE_NVRTC=$(CURDIR)/$(CUDA_DIR)/root/usr/lib/x86_64-linux-gnu/libnvrtc.so.11.2 \
 	  LD_LIBRARY_PATH=$(CURDIR)/$(CUDA_DIR)/root/usr/lib/x86_64-linux-gnu \

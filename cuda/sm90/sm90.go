@@ -121,6 +121,10 @@ func (p *Params) add(b []byte, align int) {
 	p.blob = append(p.blob, b...)
 }
 
+// Layout is the block's bytes and each parameter's offset in them, in the
+// order they were appended.
+func (p *Params) Layout() ([]byte, []int) { return p.blob, p.offsets }
+
 // Map appends a tensor map.
 func (p *Params) Map(m TensorMap) *Params { p.add(m[:], 64); return p }
 

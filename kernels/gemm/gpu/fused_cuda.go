@@ -261,8 +261,8 @@ type Comm struct {
 // slots and c is the own rows' sum with the reduce-scatter's epilogue,
 // else unused), on a persistent grid of at most sms CTAs (and, with
 // clusters, at most the clusters that fit at once). An e4m3 product's
-// scales (o.ScaleA, o.ScaleB, o.ScaleAOwn), then split-K's workspace
-// (o.Work) are the kernel's last parameters.
+// scales (o.ScaleA, o.ScaleB, o.ScaleAOwn), split-K's workspace (o.Work)
+// and comm.EarlyDependents are the kernel's last parameters.
 func (g *FusedGEMM) Launch(stream cu.Stream, o Operands, c cu.DevicePtr, sms int, comm Comm) error {
 	if comm.RS == 0 && c != o.c {
 		// A plain product's epilogue stores through C's map, not c.
@@ -285,6 +285,20 @@ func (g *FusedGEMM) Launch(stream cu.Stream, o Operands, c cu.DevicePtr, sms int
 		}
 	}
 	grid := g.Grid(o.M, o.N, sms)
+	p := launchParams(o, c, comm)
+	launch := g.fn.LaunchDependent
+	if g.PlainLaunch {
+		launch = g.fn.Launch
+	}
+	if err := launch(grid, g.Tile.Threads(), g.smem, stream, p); err != nil {
+		return fmt.Errorf("hopper_gemm %s: %w", g.Tile, err)
+	}
+	return nil
+}
+
+// launchParams is hopper_gemm's parameter block, in the kernel's order
+// (TestLaunchParams holds it to the kernel's signature).
+func launchParams(o Operands, c cu.DevicePtr, comm Comm) *sm90.Params {
 	var p sm90.Params
 	p.Map(o.A).Map(o.B).Map(o.AOwn).Map(o.C).U64(uint64(c)).I32(int32(o.M)).I32(int32(o.N)).I32(int32(o.K))
 	p.U64(uint64(comm.Order)).U64(uint64(comm.Table)).I32(int32(comm.Chunks))
@@ -297,13 +311,5 @@ func (g *FusedGEMM) Launch(stream cu.Stream, o Operands, c cu.DevicePtr, sms int
 	if comm.EarlyDependents {
 		early = 1
 	}
-	p.I32(early)
-	launch := g.fn.LaunchDependent
-	if g.PlainLaunch {
-		launch = g.fn.Launch
-	}
-	if err := launch(grid, g.Tile.Threads(), g.smem, stream, &p); err != nil {
-		return fmt.Errorf("hopper_gemm %s: %w", g.Tile, err)
-	}
-	return nil
+	return p.I32(early)
 }
