@@ -4,6 +4,7 @@ package gpu
 
 import (
 	"fmt"
+	"os"
 
 	"github.com/symmtune/symmtune/cuda/cu"
 
@@ -11,6 +12,11 @@ import (
 	"github.com/symmtune/symmtune/cuda/sm90"
 	"github.com/symmtune/symmtune/kernels/gemm/hopper"
 )
+
+// PlainLaunchEnv=1 makes every FusedGEMM compiled in the process launch
+// plainly (FusedGEMM.PlainLaunch): a way back from the dependent launch
+// without a rebuild, should a program meet a problem with it.
+const PlainLaunchEnv = "SYMMTUNE_GEMM_PLAIN_LAUNCH"
 
 // FusedGEMM is one compiled tile configuration of the Hopper GEMM for one
 // number format.
@@ -59,6 +65,14 @@ func CompileFusedWith(c nvrtc.Compiler, t hopper.Tile, f hopper.Format, extra []
 		return nil, fmt.Errorf("load hopper_gemm %s %v: %w", t, f, err)
 	}
 	g := &FusedGEMM{Tile: t, f: f, mod: mod, smem: t.SmemBytes()}
+	switch v := os.Getenv(PlainLaunchEnv); v {
+	case "", "0":
+	case "1":
+		g.PlainLaunch = true
+	default:
+		mod.Unload()
+		return nil, fmt.Errorf("%s=%q: want 1 (plain launches) or 0 (the default: dependent launches)", PlainLaunchEnv, v)
+	}
 	if g.fn, err = mod.Function(hopper.Entry); err == nil {
 		err = g.fn.SetDynamicSmem(g.smem)
 	}
