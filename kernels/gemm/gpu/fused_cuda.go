@@ -18,6 +18,19 @@ import (
 // without a rebuild, should a program meet a problem with it.
 const PlainLaunchEnv = "SYMMTUNE_GEMM_PLAIN_LAUNCH"
 
+// plainLaunchFromEnv reads PlainLaunchEnv: "1" plain launches, "" or "0"
+// dependent ones.
+func plainLaunchFromEnv() (bool, error) {
+	switch v := os.Getenv(PlainLaunchEnv); v {
+	case "", "0":
+		return false, nil
+	case "1":
+		return true, nil
+	default:
+		return false, fmt.Errorf("%s=%q: want 1 (plain launches) or 0 (the default: dependent launches)", PlainLaunchEnv, v)
+	}
+}
+
 // FusedGEMM is one compiled tile configuration of the Hopper GEMM for one
 // number format.
 type FusedGEMM struct {
@@ -29,12 +42,13 @@ type FusedGEMM struct {
 	// clusters is how many clusters can be resident at once (cluster
 	// tiles only).
 	clusters int
-	// PlainLaunch launches the kernel as a plain launch, for comparisons
-	// (bench/gemmalone -launch). By default Launch makes it the programmatic
-	// dependent of the kernel before it on the stream: its CTAs start, set
-	// up their barriers and prefetch the tensor maps as that kernel exits,
-	// and wait for it (griddepcontrol.wait) before touching global memory:
-	// 1-2 µs less a call at 64-256 rows (bench/results/2026-12-02-h200-pdl.md).
+	// PlainLaunch launches the kernel as a plain launch: for comparisons
+	// (bench/gemmalone -launch), or where PlainLaunchEnv asks. By default
+	// Launch makes it the programmatic dependent of the kernel before it on
+	// the stream: its CTAs start, set up their barriers and prefetch the
+	// tensor maps as that kernel exits, and wait for it
+	// (griddepcontrol.wait) before touching global memory: 1.2-4.5 µs less
+	// a call at 64-1,024 rows (bench/results/2026-12-02-h200-pdl.md).
 	PlainLaunch bool
 }
 
@@ -53,6 +67,10 @@ func CompileFusedWith(c nvrtc.Compiler, t hopper.Tile, f hopper.Format, extra []
 	if err := t.CheckFormat(f); err != nil {
 		return nil, err
 	}
+	plain, err := plainLaunchFromEnv()
+	if err != nil {
+		return nil, err
+	}
 	if c.Arch != "sm_90a" {
 		return nil, fmt.Errorf("the fused GEMM needs an sm_90 GPU (wgmma, TMA), this one is %s", c.Arch)
 	}
@@ -64,15 +82,7 @@ func CompileFusedWith(c nvrtc.Compiler, t hopper.Tile, f hopper.Format, extra []
 	if err != nil {
 		return nil, fmt.Errorf("load hopper_gemm %s %v: %w", t, f, err)
 	}
-	g := &FusedGEMM{Tile: t, f: f, mod: mod, smem: t.SmemBytes()}
-	switch v := os.Getenv(PlainLaunchEnv); v {
-	case "", "0":
-	case "1":
-		g.PlainLaunch = true
-	default:
-		mod.Unload()
-		return nil, fmt.Errorf("%s=%q: want 1 (plain launches) or 0 (the default: dependent launches)", PlainLaunchEnv, v)
-	}
+	g := &FusedGEMM{Tile: t, f: f, mod: mod, smem: t.SmemBytes(), PlainLaunch: plain}
 	if g.fn, err = mod.Function(hopper.Entry); err == nil {
 		err = g.fn.SetDynamicSmem(g.smem)
 	}

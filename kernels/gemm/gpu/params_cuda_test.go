@@ -69,3 +69,19 @@ func TestLaunchParams(t *testing.T) {
 		}
 	}
 }
+
+// TestLaunchParamsPlainEnv: PlainLaunchEnv turns the dependent launch off
+// with "1", keeps it with "" or "0", and refuses anything else by name.
+func TestLaunchParamsPlainEnv(t *testing.T) {
+	for _, c := range []struct {
+		value string
+		plain bool
+		err   bool
+	}{{"", false, false}, {"0", false, false}, {"1", true, false}, {"yes", false, true}} {
+		t.Setenv(PlainLaunchEnv, c.value)
+		plain, err := plainLaunchFromEnv()
+		if plain != c.plain || (err != nil) != c.err || (err != nil && !strings.Contains(err.Error(), PlainLaunchEnv)) {
+			t.Errorf("%s=%q: plain %v, error %v", PlainLaunchEnv, c.value, plain, err)
+		}
+	}
+}

@@ -40,12 +40,12 @@ func TestKernelVersions(t *testing.T) {
 	// operation again (no SM spinning beside the product).
 	// 392cb1a82f45, dbc31103bfe9: a comment in matmulrs_cuda.go only (the
 	// hash covers the launch code's text); what runs is bff94483d4f8's.
-	// d9b47004ea03, 43e65419245d: the Hopper GEMM is launched as the
+	// 93e98308a5d9, 2f406f2cc203: the Hopper GEMM is launched as the
 	// programmatic dependent of the kernel before it, waits for it
 	// (griddepcontrol.wait) before touching global memory, prefetches its
 	// tensor maps, and lets its own dependents launch early only before the
 	// fused call's end barrier (a kernel parameter).
-	for kernel, want := range map[Variant]string{VariantAGMM: "d9b47004ea03", VariantMatmulRS: "43e65419245d"} {
+	for kernel, want := range map[Variant]string{VariantAGMM: "93e98308a5d9", VariantMatmulRS: "2f406f2cc203"} {
 		if got := kernel.KernelVersion(); got != want {
 			t.Errorf("%s kernel version %s, pinned %s", kernel, got, want)
 		}
