@@ -162,18 +162,20 @@ import (
 //	new-class starts at step 2                          134  248           388  807
 //	new-class factor 1.5 / 1.1 / none (1.25)       142/142/140  253/254/248  412/388/387  825/842/845
 //
-// Most candidates moved 20-50 of the 146 landscapes each way (paired z of
-// the totals mostly under 1: close to a lottery landscape by landscape),
-// and a candidate chosen on 1..20 often lost on 21..100 (the model from
-// half the budget: +13 at 1/10 on 1..20, -16 on 21..100), so the recorded
-// fitting set decided as much as the synthetic totals: the kept probes are
-// the only candidate that gains on all four synthetic totals and loses no
-// recorded run (the w2 and w4 n=32768 and n=131072 all-reduces go from 4,
-// 3, 7, 6 to 10, 6, 10, 10 of 10 at a twentieth). The one clear effect was
-// a loss: a descent begun in a new class (tracker.newClassStart) mostly
-// returns at once to the better config of the old class that its poll
-// finds measured, and keeping it in its class cost 100 and 160 runs: at
-// these budgets, refining near the best beats a second class.
+// Most candidates moved 20-50 of the 146 landscapes each way; no gain had
+// a paired z above 1.1 over seeds 1..100, and one chosen on 1..20 often
+// lost on 21..100 (the model from half the budget: +13 at 1/10, then -16),
+// so the recorded fitting set decided as much: the kept probes are the one
+// candidate up on all four synthetic totals that loses no recorded run
+// (the w2 and w4 n=32768 and n=131072 all-reduces: 4, 3, 7, 6 to 10, 6,
+// 10, 10 at a twentieth). Not all gain: slowdefault doubles at 1/20 (32
+// to 64 of 300) but falls at 1/10 (115 to 91), its probes going to the
+// corners of a class that only looks best. The clearest effect was a
+// loss: a new-class descent (tracker.newClassStart) mostly steps straight
+// back to the old class's better config, measured, that its poll judges;
+// kept in its class it cost 102 and 158 runs: at these budgets refining
+// near the best beats a second class. Details:
+// bench/results/2026-12-02-heldout-search-4.md.
 type bandit struct {
 	*pattern
 }
