@@ -138,8 +138,8 @@ import (
 // them has a poll or two: a class whose best sizes are at an end of their
 // ranges is judged by its centre. Now the first pass's spread config gives
 // way to two probes in the class of the best config so far, each the fresh
-// config farthest from the class's measured ones (a corner of its sizes,
-// seeded among equals). Rule, stated before the fit: the synthetic totals
+// config farthest from the class's measured ones (a corner of its sizes;
+// mostly the same corner on every seed, see pattern.cornerProbe). Rule, stated before the fit: the synthetic totals
 // at 1/20 and 1/10 up on seeds 1..20 and, to confirm, on 21..100, no
 // recorded fitting landscape losing a run, 3/10 no worse; of the
 // candidates that pass, the largest gain. Screened with TestFitDifficulty
