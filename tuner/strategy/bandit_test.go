@@ -154,3 +154,47 @@ func minOf(v []float64) float64 {
 	}
 	return m
 }
+
+// TestCornerProbes checks the bandit's first pass at a tiny budget (10
+// trials of a 192-config all-reduce-like space): the default and the value
+// cover, then two corner probes in the class of the best config so far,
+// each at an end of every size's range. (The class's centre is off the
+// middle of an even range, so one corner is the farthest and the probes
+// are the same on every seed: see pattern.cornerProbe.)
+func TestCornerProbes(t *testing.T) {
+	sp := []space.Param{strParam("algorithm", "a", "b", "c", "d"), intParam("graph", 0, 1), rangeParam("chunk", 6), rangeParam("threads", 4)}
+	// b is best at its centre; every size is a gentle bowl.
+	l := synth("corners", sp, func(idx []int) outcome {
+		s := 100 + 20*math.Abs(float64(idx[0]-1)) + float64((idx[2]-2)*(idx[2]-2)+(idx[3]-1)*(idx[3]-1))
+		return outcome{"ok", s}
+	})
+	for seed := int64(1); seed <= 8; seed++ {
+		s, err := New(Bandit, l.Problem(10, seed))
+		if err != nil {
+			t.Fatal(err)
+		}
+		first := s.Next(nil)
+		var hist []Observation
+		for _, c := range first {
+			hist = append(hist, l.Lookup(c))
+		}
+		if len(first) > 1+len(sp[0].Values) {
+			t.Fatalf("seed %d: first pass of %d configs, want the default and the value cover only", seed, len(first))
+		}
+		for k := range 2 {
+			next := s.Next(hist)
+			if len(next) != 1 {
+				t.Fatalf("seed %d: probe %d: %d configs, want 1", seed, k+1, len(next))
+			}
+			c := next[0]
+			if c["algorithm"].Str != "b" {
+				t.Errorf("seed %d: probe %d in %s, want the best class b", seed, k+1, c.Key())
+			}
+			if ch, th := c["chunk"].Int, c["threads"].Int; (ch != 0 && ch != 5) || (th != 0 && th != 3) {
+				t.Errorf("seed %d: probe %d at %s, not a corner of the sizes", seed, k+1, c.Key())
+			}
+			hist = append(hist, l.Lookup(c))
+		}
+		s.Close()
+	}
+}

@@ -225,18 +225,17 @@ type heldOutShortfall struct {
 // twentieth 4 to 3, noisy 102 7 to 8 at a tenth and 4 to 3 at a
 // twentieth; only 0.5-4% of those spaces' configs are within 3%, so a
 // uniform random search of 10 trials reaches it on 1 to 3 seeds of 10
-// (TestFitDifficulty).
+// (TestFitDifficulty). The fourth fit (corner probes at tiny budgets,
+// bandit) took interact 101 at a twentieth to 10 and noisy 102 at a tenth
+// to 10, off this list, and noisy 102 at a twentieth from 3 to 0.
 var heldOutShortfalls = map[string]heldOutShortfall{
 	"synthetic-slowdefault-gemm-seed101 1/20": {5, "the best family is 40% slow at its centre, where the first " +
 		"pass measures it; 95 trials find its corner on half the seeds (surrogate 0, pattern 3)"},
 	"synthetic-invalid-gemm-seed101 1/20": {0, "every seed stops at 1.037x the optimum (the ce family's " +
 		"blocks=8,chunks=8,graph=1,stages=4), one step from the six configs within 3%; surrogate and pattern also 0"},
-	"synthetic-interact-allreduce-seed101 1/20": {3, "190 configs, 10 trials: fell from 10 with the value-covering " +
-		"first pass, and from 4 with the third fit's (see above); a random search reaches 3% on 2.8 seeds of 10"},
-	"synthetic-noisy-allreduce-seed102 1/10": {8, "190 configs, 19 trials: fell from 10 with the value-covering " +
-		"first pass (7), 8 with the third fit's (see above); 2 of its configs are within 3%"},
-	"synthetic-noisy-allreduce-seed102 1/20": {3, "190 configs, 10 trials: fell from 10 with the value-covering " +
-		"first pass, and from 4 with the third fit's (see above); a random search reaches 3% on 1 seed of 10"},
+	"synthetic-noisy-allreduce-seed102 1/20": {0, "190 configs, 10 trials: fell from 10 with the value-covering " +
+		"first pass, to 3 with the third fit's and 0 with the fourth's (see above); 2 of its configs are within 3%, " +
+		"a random search reaches it on 1 seed of 10"},
 }
 
 // judge replays auto on l at each budget and returns the table's cells; it
@@ -324,17 +323,19 @@ func cells(got []int) string {
 
 // fitFloor is what auto reached on the recorded fitting set (landscapes
 // of 100+ valid configs, seeds 1..10) at a tenth and a twentieth since the
-// third fit (2026-12-02: the tiny budgets' first pass took the w4 n=131072
-// and n=32768 all-reduces from 5 and 0 to 6 and 3 at a twentieth; it was
-// 160 and 131 with the bandit before, and the surrogate had 159 and 131
-// when the split was made): issue 57's "no worse than today" on the
+// fourth fit (2026-12-02: corner probes at tiny budgets took the w2 and w4
+// n=32768 and n=131072 all-reduces from 4, 3, 7 and 6 to 10, 6, 10 and 10
+// at a twentieth; 135 after the third fit, whose first pass took the w4
+// n=131072 and n=32768 ones from 5 and 0 to 6 and 3; it was 160 and 131
+// with the bandit before, and the surrogate had 159 and 131 when the split
+// was made): issue 57's "no worse than today" on the
 // fitting set. The synthetic fitting seeds are judged by TestFitEval
 // (-fit-eval), outside CI.
-var fitFloor = []int{160, 135}
+var fitFloor = []int{160, 151}
 
 // Synthetic landscapes: synthFitSeeds were used to fit the bandit's
 // knobs (TestFitEval; seeds 1..3 for the first fit, 1..20 for the
-// second); synthHeldOutSeeds and -synth-seeds (101..110) never were, and
+// second; the third and fourth confirmed on 21..100, fitting seeds too); synthHeldOutSeeds and -synth-seeds (101..110) never were, and
 // judge it. CI judges two seeds
 // of each kind (about 20 s on 2 cores); `make search-heldout` judges
 // seeds 101..110 (-synth-seeds) and reports instead of failing.

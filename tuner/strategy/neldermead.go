@@ -161,7 +161,7 @@ func (n *nelderMead) Next(history []Observation) []space.Config {
 		}
 		if !st.sampled {
 			st.sampled = true
-			if out := st.s.initial(&st.t, st.budget, false, sampleSize(st.budget, len(st.t.lat.free))); len(out) > 0 {
+			if out := st.s.initial(&st.t, st.budget, false, sampleSize(st.budget, len(st.t.lat.free)), 0); len(out) > 0 {
 				return out
 			}
 			continue

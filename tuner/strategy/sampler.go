@@ -32,8 +32,9 @@ func (s *sampler) next(t *tracker) int {
 // initial is the local searches' first batch: the default (when not yet
 // measured), one config of each family not yet measured (design; as many
 // as the budget holds), and a spread sample that tops them up to size
-// configs (sampleSize, or less: see pattern.firstPassSize).
-func (s *sampler) initial(t *tracker, budget int, valuesOnly bool, size int) []space.Config {
+// configs (sampleSize, or less: see pattern.firstPassSize), and is at
+// least floor configs.
+func (s *sampler) initial(t *tracker, budget int, valuesOnly bool, size, floor int) []space.Config {
 	var out []space.Config
 	if t.fresh(t.lat.def) {
 		out = append(out, t.propose(t.lat.def))
@@ -42,15 +43,7 @@ func (s *sampler) initial(t *tracker, budget int, valuesOnly bool, size int) []s
 	for _, i := range reps {
 		out = append(out, t.lat.valid[i])
 	}
-	n := size - len(reps)
-	if valuesOnly && firstPassCapped && n < 1 {
-		// At least one seeded config: the default and the families'
-		// centres are the same on every seed, and so is the descent
-		// from the best of them, so without one a landscape would be
-		// won or lost on every seed at once (see pattern.firstPassSize).
-		n = 1
-	}
-	for _, i := range s.spread(t, n) {
+	for _, i := range s.spread(t, max(size-len(reps), floor)) {
 		out = append(out, t.lat.valid[i])
 	}
 	return out
