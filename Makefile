@@ -102,8 +102,8 @@ test: lib
 	@py=$$($(FIND_PYTHON) $(PY_LINT_MODULES)) || exit 1; echo "Python: $$py"; \
 	  echo "SYMMTUNE_LIB=$(CURDIR)/$(LIB) SYMMTUNE_PYTHON=$$py SYMMTUNE_REQUIRE_PYTHON=1 $(GO) test -race -count=1 ./..."; \
 	  SYMMTUNE_LIB=$(CURDIR)/$(LIB) SYMMTUNE_PYTHON=$$py SYMMTUNE_REQUIRE_PYTHON=1 $(GO) test -race -count=1 ./... && \
-	  echo "$(GO) test -count=1 -run '$(REPLAY_TESTS)' ./tuner/strategy/ (the landscape replays, skipped under -race)" && \
-	  $(GO) test -count=1 -run '$(REPLAY_TESTS)' ./tuner/strategy/ && \
+	  echo "$(GO) test -count=1 -timeout 20m -run '$(REPLAY_TESTS)' ./tuner/strategy/ (the landscape replays, skipped under -race; 6 min on the 2-core VM, 2026-12-02)" && \
+	  $(GO) test -count=1 -timeout 20m -run '$(REPLAY_TESTS)' ./tuner/strategy/ && \
 	  echo "$(GO) test -count=1 -run '$(ENUMERATION_TESTS)' ./kernels/gemm/gpu/ (whole-space validation, skipped under -race)" && \
 	  $(GO) test -count=1 -run '$(ENUMERATION_TESTS)' ./kernels/gemm/gpu/ && \
 	  $(MAKE) --no-print-directory test-python lint-python PYTHON=$$py
