@@ -55,9 +55,8 @@ func (b *bench) inputs(sh shape) (*buffers, error) {
 		}
 		*s.dst, buf.all = p, append(buf.all, p)
 	}
-	grid := func(n int) int { return min(max((n+255)/256, 1), 4096) }
 	launch := func(f cu.Function, n int, vals ...uint64) error {
-		return f.Launch(grid(n), 1, 1, 256, 1, 1, 0, b.stream, args(vals...))
+		return f.Launch(fillGrid(n), 1, 1, 256, 1, 1, 0, b.stream, args(vals...))
 	}
 	m, n, k := uint64(sh.m), uint64(sh.n), uint64(sh.k)
 	u := b.u16
@@ -79,3 +78,7 @@ func (b *bench) inputs(sh shape) (*buffers, error) {
 	}
 	return buf, nil
 }
+
+// fillGrid is the grid of a fill kernel (256 threads a block, grid-stride)
+// over n elements.
+func fillGrid(n int) int { return min(max((n+255)/256, 1), 4096) }

@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/symmtune/symmtune/cuda/cu"
-	"github.com/symmtune/symmtune/kernels/gemm/gpu"
 )
 
 // launchModes is -launch: how each tile is launched and timed, one row
@@ -58,7 +57,7 @@ func (b *bench) fillCall(call func() error) func() error {
 	n := int(rows) * 1024
 	return func() error {
 		vals := []uint64{uint64(b.scratch), rows, 1024, 1024, 0, seed, 0}
-		if err := b.u16.fill.Launch(min((n+255)/256, 4096), 1, 1, 256, 1, 1, 0, b.stream, args(vals...)); err != nil {
+		if err := b.u16.fill.Launch(fillGrid(n), 1, 1, 256, 1, 1, 0, b.stream, args(vals...)); err != nil {
 			return fmt.Errorf("-fill-before: %w", err)
 		}
 		return call()
@@ -81,18 +80,17 @@ func (b *bench) refilledA(sh shape, buf *buffers, call func() error) func() erro
 			return err
 		}
 		vals := []uint64{uint64(a), uint64(sh.m), uint64(sh.k), uint64(sh.k), 0, seed, 0}
-		if err := u.fill.Launch(min(max((n+255)/256, 1), 4096), 1, 1, 256, 1, 1, 0, b.stream, args(vals...)); err != nil {
+		if err := u.fill.Launch(fillGrid(n), 1, 1, 256, 1, 1, 0, b.stream, args(vals...)); err != nil {
 			return err
 		}
 		return call()
 	}
 }
 
-// verifyDependent checks g launched as a dependent: A poisoned and
+// verifyDependent checks call, a dependent launch: A poisoned and
 // refilled by the kernel right before it, twice (the second launch also
 // follows the first one's checks).
-func (b *bench) verifyDependent(sh shape, u *util, buf *buffers, g *gpu.FusedGEMM, call func() error) (float64, error) {
-	g.PlainLaunch = false
+func (b *bench) verifyDependent(sh shape, u *util, buf *buffers, call func() error) (float64, error) {
 	rel, err := b.verify(sh, u, buf.c, b.refilledA(sh, buf, call))
 	if err != nil || rel > tolerance(b.dtype) {
 		return rel, err

@@ -414,7 +414,7 @@ func (b *bench) shape(sh shape, tiles []hopper.Tile, iters, warmup int) error {
 			if dependent {
 				// The plain check above ran it after a memset, a plain
 				// launch: this one runs it right after a kernel that writes A.
-				if rel, err = b.verifyDependent(sh, u, buf, g, call); err != nil {
+				if rel, err = b.verifyDependent(sh, u, buf, call); err != nil {
 					closeTile()
 					return fmt.Errorf("%s %s: %w", t, impl, err)
 				}
