@@ -28,6 +28,9 @@
 # 600 s device call
 # (python/tests/test_bench_scripts.py checks the arithmetic).
 #
+# SHAPES="MxNxK ..." takes those shapes instead of the set's (SHARD then
+# does nothing).
+#
 # SET=full (`PARTS=gemmalone-56`): -set issue56, issue 56's whole set (129
 # shapes: its table, then Llama-3-70B's and Qwen2.5-72B's projections at
 # TP 1, 2, 4, 8 and M 64-16384), for each of DTYPES (bf16 e4m3 e4m3_row),
@@ -70,7 +73,7 @@ TILES=${TILES:-default,smallm}
 export CUDA_VISIBLE_DEVICES=0
 shard=${SHARD:-1/1}
 si=${shard%/*} sn=${shard#*/}
-shapes=$("$BIN/gemmalone" -set "$set_name" -list | awk -v i="$si" -v n="$sn" 'NR % n == i % n')
+shapes=${SHAPES:-$("$BIN/gemmalone" -set "$set_name" -list | awk -v i="$si" -v n="$sn" 'NR % n == i % n')}
 echo "$(echo "$shapes" | wc -w) shapes of $set_name (shard $shard), $DTYPES, tiles $TILES, $SUSTAIN a kernel, deadline ${DEADLINE}s"
 for dt in $DTYPES; do
 	# The tiles compiled once into the cubin cache (and checked), not in a

@@ -27,7 +27,7 @@ import torch.distributed as dist
 
 import symmtune.torch as st
 import torch_ops
-from torch_ops import FAILS, FORCED, FUSED, fail, fresh, out, ref_agmm, ref_all_reduce, ref_mmrs, rel_err, reset_gemm
+from torch_ops import FAILS, FORCED, FUSED, fail, on_world, fresh, out, ref_agmm, ref_all_reduce, ref_mmrs, rel_err, reset_gemm
 
 
 def late(seconds: float) -> None:
@@ -37,7 +37,7 @@ def late(seconds: float) -> None:
     for impl in ("cache", "fused"):
         FORCED.clear()
         if impl == "fused":
-            FORCED.update(FUSED)
+            FORCED.update(on_world(FUSED, w))
         reset_gemm()
         cases = [
             ("all_reduce", lambda: [fresh((1 << 20,), gen)], lambda xs: st.all_reduce(xs[0]), lambda xs: ref_all_reduce(xs[0])),

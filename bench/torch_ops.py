@@ -72,6 +72,13 @@ DIRECT = {
 FORCED = _torch_gemm.forced
 
 
+def on_world(configs: dict, world: int) -> dict:
+    """configs (FUSED or DIRECT) as a team of `world` may run them: one
+    chunk on one rank, where there is no communication to overlap (the
+    plugins' Validate refuses more)."""
+    return {k: dict(c, chunks=1) if world == 1 else dict(c) for k, c in configs.items()}
+
+
 def reset_gemm() -> None:
     """Forgets every GEMM op's runner (closing the Go side), so the next
     call chooses its config again."""
@@ -200,7 +207,7 @@ def check(replays: int = 100) -> None:
     for impl in ("cache", "fused"):
         FORCED.clear()
         if impl == "fused":
-            FORCED.update(FUSED)
+            FORCED.update(on_world(FUSED, w))
         reset_gemm()
         for (m, n, k), reps in (((1024, 512, 1024), replays), ((4096, 1792, 4096), 10)):
             a_shard = torch.empty(m // w, k, dtype=torch.bfloat16, device="cuda")
@@ -323,7 +330,7 @@ def compile_check() -> None:
     runs = [("eager", lambda: block, False, {}),
             ("fullgraph", lambda: torch.compile(block, fullgraph=True), False, {}),
             ("fullgraph:graph=0", lambda: torch.compile(block, fullgraph=True), False,
-             {k: dict(FUSED[k], impl="pipeline", graph=0) for k in FUSED}),
+             {k: dict(c, impl="pipeline", graph=0) for k, c in on_world(FUSED, w).items()}),
             ("reduce-overhead", lambda: torch.compile(block, fullgraph=True, mode="reduce-overhead"), True, {})]
     for mode, make, mark, forced in runs:
         torch._dynamo.reset()
@@ -378,7 +385,7 @@ def host() -> None:
     out("config", "st.all_reduce 1MiB", "-", f"{c['source']} {c['config']} cache median {c['median_us']} us".replace(",", ";"))
     for impl in ("cache", "fused", "direct"):
         FORCED.clear()
-        FORCED.update({"fused": FUSED, "direct": DIRECT}.get(impl, {}))
+        FORCED.update(on_world({"fused": FUSED, "direct": DIRECT}.get(impl, {}), w))
         reset_gemm()
         for m, n, k in ((4096, 1792, 4096), (8192, 3584, 8192)):
             a_shard, a = fresh((m // w, k), gen), fresh((m, k), gen)

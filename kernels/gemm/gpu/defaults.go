@@ -124,9 +124,16 @@ const rowsEfficiency64 = 0.82
 // decide (rowsEfficiency64): at 128 x 14336 x 4096, memory-bound,
 // 64x224:pp was the best tile and 128x128:pp 3.2% slower (one round,
 // 2026-12-02-h200-gemmalone-smallm).
-func computeBound(m, n, k, sms int) bool {
+//
+// FP8 (fp8 true): one-byte operands, and twice bf16's multiply-adds an SM
+// (1,979 against 989 TFLOP/s dense).
+func computeBound(m, n, k, sms int, fp8 bool) bool {
 	macs := float64(m) * float64(n) * float64(k)
-	return macs > productBytes(m, n, k)*smMACsPerByte*float64(sms)
+	bytes, rate := productBytes(m, n, k), smMACsPerByte
+	if fp8 {
+		bytes, rate = fp8ProductBytes(m, n, k), 2*smMACsPerByte
+	}
+	return macs > bytes*rate*float64(sms)
 }
 
 // productBytes is what an m x n x k product moves through HBM at least: A
@@ -134,6 +141,17 @@ func computeBound(m, n, k, sms int) bool {
 func productBytes(m, n, k int) float64 {
 	return 2*(float64(m)+float64(n))*float64(k) + hopper.OutElemBytes*float64(m)*float64(n)
 }
+
+// fp8ProductBytes is productBytes with one-byte (e4m3) A and B.
+func fp8ProductBytes(m, n, k int) float64 {
+	return (float64(m)+float64(n))*float64(k) + hopper.OutElemBytes*float64(m)*float64(n)
+}
+
+// fp8SmallRows: below this many rows an FP8 product takes the bf16 rule's
+// tile (DefaultTile), from it agmm's FP8 family tile. On 1 x H200
+// (2026-12-02, bench/results/2026-12-02-h200-pdl.md) the family tile ran
+// at 0.60-0.81x cuBLASLt FP8 at 64-256 rows and 0.98x at 1,024 and 8,192.
+const fp8SmallRows = 1024
 
 // clusterRows: from this many rows DefaultTile's 128x256 tile runs in
 // clusters of two (:cl2), the best tile sustained at 8192 and 16384 x
@@ -155,8 +173,8 @@ const clusterRows = 4096
 // of the best of six tiles on all 25, where agmm's family tile
 // (128x256:s4:c2:g8:cl2) was on 1 and up to 4x slower; at 4096 x 1792 x
 // 4096 it picks 128x224, the tile recorded best there (H100 and H200,
-// 2026-11-28). FP8: agmm's family tile, whatever the shape (no FP8
-// measurement below 4,096 rows yet). Whole tiles only, for any kernel at
+// 2026-11-28). FP8: the same rule below fp8SmallRows rows (its bytes and
+// multiply-adds in computeBound), agmm's family tile from there. Whole tiles only, for any kernel at
 // any world; DefaultTileFor adds split-K where the caller may run it.
 //
 // At 128 x 28672 x 8192 the cost ties: 128x224 (128 tiles, one wave) and
@@ -176,7 +194,7 @@ func DefaultTile(m, n, k, sms int, fp8 bool) hopper.Tile {
 		}
 		return t
 	}
-	if fp8 || m <= 0 || n <= 0 || sms <= 0 {
+	if m <= 0 || n <= 0 || sms <= 0 || fp8 && m >= fp8SmallRows {
 		return family()
 	}
 	// The least busiest-SM work of the 128-row tiles, and of the 64-row
@@ -199,7 +217,7 @@ func DefaultTile(m, n, k, sms int, fp8 bool) hopper.Tile {
 		}
 	}
 	keep := 1.0 // what a 64-row tile keeps of a 128-row one's speed
-	if computeBound(m, n, k, sms) {
+	if computeBound(m, n, k, sms, fp8) {
 		keep = rowsEfficiency64
 	}
 	if bestCost64 >= 0 && float64(bestCost64) < keep*float64(bestCost) {
@@ -217,21 +235,18 @@ func DefaultTile(m, n, k, sms int, fp8 bool) hopper.Tile {
 // p. Validate takes split tiles on plain products only (agmm on one rank,
 // at most SplitKMaxRows rows, SplitKMinK of K a slice), so the fused
 // kernels at world > 1 and the reduce-scatter get DefaultTile's whole
-// tiles. FP8 keeps DefaultTile's family tile: split tiles were checked
-// right in FP8 but not timed.
+// tiles.
 //
 // On 1 x H200 at N = 1280 (10-40 tiles of 64x128 for 132 SMs) it picks
-// the split that was best there (2026-12-02-h200-splitk.md): :sk4 at 64
-// and 128 rows, :sk2 at 256. bin/gemmalone -tiles default times it.
+// the split that was best there, in bf16 (2026-12-02-h200-splitk.md) and
+// in FP8 with tensor and row scales (2026-12-02-h200-fp8-smallm.md): :sk4
+// at 64 and 128 rows, :sk2 at 256. bin/gemmalone -tiles default times it.
 // Untuned calls of symmtune.torch do not run it: on one rank DefaultOn
 // gives the cuBLASLt pipeline (FitDefault), which the fused GEMM's best
-// tile trailed on most small-M shapes measured (0.90-0.98x, 2026-12-02).
+// tile trailed on most small-M bf16 shapes measured (0.90-0.98x, 2026-12-02).
 func DefaultTileFor(v Variant, p Problem, sms int) hopper.Tile {
 	t := DefaultTile(p.M, p.N, p.K, sms, p.Dtype.FP8())
-	if p.Dtype.FP8() {
-		return t
-	}
-	return splitK(t, p.M, p.N, p.K, sms, smMACsPerByte, func(s hopper.Tile) bool {
+	return splitK(t, p.M, p.N, p.K, sms, p.Dtype.FP8(), smMACsPerByte, func(s hopper.Tile) bool {
 		c := v.Default()
 		c[ParamImpl] = space.Str(ImplFused + ":" + s.String())
 		c[ParamChunks] = space.Int(1)
@@ -246,11 +261,13 @@ func DefaultTileFor(v Variant, p Problem, sms int) hopper.Tile {
 // H100's figure: with the slower memory more products are memory-bound,
 // so it splits fewer. Both give the picks measured best at N = 1280
 // (TestDefaultTileFor); they can differ elsewhere (100 x 1288 x 4144:
-// :sk2 here, :sk4 at the H200's).
+// :sk2 here, :sk4 at the H200's). FP8 doubles it (computeBound).
 const smMACsPerByte = 1.12
 
 // splitK is t (whole tiles), or t in S = 2, 4 or 8 k-slices where the
 // estimate below is lower and runs says the caller may run the split.
+// fp8: e4m3 operands (one byte, 128-element k-blocks, twice the
+// multiply-adds an SM).
 //
 // The estimate is a roofline in one SM's multiply-adds: the busiest SM's
 // (waves of units x the tile's area x a slice's k: waves x area / S), or
@@ -268,16 +285,19 @@ const smMACsPerByte = 1.12
 // On 1 x H200 every split that took a second wave was slower than a
 // one-wave split of the same shape (2026-12-02-h200-splitk/).
 // A tie goes to fewer slices: fewer partials.
-func splitK(t hopper.Tile, m, n, k, sms int, macsPerByte float64, runs func(hopper.Tile) bool) hopper.Tile {
+func splitK(t hopper.Tile, m, n, k, sms int, fp8 bool, macsPerByte float64, runs func(hopper.Tile) bool) hopper.Tile {
 	if t.KSplits() > 1 || 2*t.Tiles(m, n) > sms {
 		return t
 	}
-	kblocks := (k + hopper.BK - 1) / hopper.BK
-	base := productBytes(m, n, k) // DefaultTileFor splits no FP8 tile
+	bk, base := hopper.BK, productBytes(m, n, k)
+	if fp8 {
+		bk, base, macsPerByte = hopper.ElemE4M3.BK(), fp8ProductBytes(m, n, k), 2*macsPerByte
+	}
+	kblocks := (k + bk - 1) / bk
 	cost := func(s hopper.Tile) float64 {
 		waves := (s.Units(m, n) + sms - 1) / sms
 		slice := (kblocks + s.KSplits() - 1) / s.KSplits() // the longest slice's k-blocks
-		busiest := float64(waves) * float64(s.BM*s.BN) * float64(slice*hopper.BK)
+		busiest := float64(waves) * float64(s.BM*s.BN) * float64(slice*bk)
 		parts, _ := s.SplitKBytes(m, n)
 		return max(busiest, (base+2*float64(parts))*macsPerByte)
 	}

@@ -14,7 +14,8 @@ import (
 // and dtype: for bf16 the tile of least waves times area (the picks that
 // were within 3% of the best measured at M 64-1024 on 1 x H200, and
 // 128x224 at 4096 x 1792 x 4096), agmm's family tile from 4,096 rows
-// where 128x256 wins and for FP8; it fits the GPU and takes every shape
+// where 128x256 wins and for FP8 from 1,024 rows (below, bf16's rule);
+// it fits the GPU and takes every shape
 // of the issue.
 func TestDefaultTile(t *testing.T) {
 	for _, tc := range []struct {
@@ -32,7 +33,9 @@ func TestDefaultTile(t *testing.T) {
 		{8192, 3584, 8192, false, "128x256:s4:c2:g8:cl2"},  // 128x256 from 4,096 rows: the family tile
 		{4096, 14336, 4096, false, "128x256:s4:c2:g8:cl2"}, // 64x128's 55 waves count 2% less work than 14 of 128x256, but it runs 18% slower
 		{2048, 14336, 4096, false, "128x256:s4:c2:g8"},     // likewise, 7 waves
-		{64, 14336, 4096, true, "128x256:s4:c2:g4"},
+		{64, 14336, 4096, true, "64x128:s6:c2:g8:pp"},      // FP8 below 1,024 rows: bf16's rule
+		{512, 8192, 8192, true, "128x256:s4:c2:g8"},
+		{1024, 8192, 8192, true, "128x256:s4:c2:g4"}, // from 1,024: the FP8 family tile
 		{16384, 3584, 8192, true, "128x256:s4:c2:g4"},
 	} {
 		got := DefaultTile(tc.m, tc.n, tc.k, 132, tc.fp8)
@@ -79,7 +82,7 @@ func runsFused(t *testing.T, v Variant, tl hopper.Tile, p Problem) error {
 // and 128 x 1280 x 8192, :sk2 at 256); DefaultTile's whole tiles
 // elsewhere: where tiles fill the SMs, where the product is
 // memory-bound, and wherever a split may not run (more than 256 rows,
-// K/S under 512, FP8, a reduce-scatter, more than one rank). The same
+// K/S under 512, a reduce-scatter, more than one rank). The same
 // pick at the H200's bytes-per-MAC figure; every tile runs.
 func TestDefaultTileFor(t *testing.T) {
 	const pp128 = "64x128:s6:c2:g8:pp"
@@ -100,6 +103,11 @@ func TestDefaultTileFor(t *testing.T) {
 		{VariantAGMM, 256, 1280, 8192, 1, "bf16", pp128 + ":sk2", ""},
 		{VariantAGMM, 64, 1280, 8192, 1, "f16", pp128 + ":sk4", ""},
 		{VariantAGMM, 100, 1288, 4144, 1, "bf16", pp128 + ":sk2", ""}, // ragged: 22 tiles
+		// FP8 at N = 1280, tensor and row scales (2026-12-02-h200-fp8-smallm).
+		{VariantAGMM, 64, 1280, 8192, 1, "e4m3", pp128 + ":sk4", ""},
+		{VariantAGMM, 64, 1280, 8192, 1, "e4m3_row", pp128 + ":sk4", ""},
+		{VariantAGMM, 256, 1280, 8192, 1, "e4m3", pp128 + ":sk2", ""},
+		{VariantAGMM, 256, 1280, 8192, 1, "e4m3_row", pp128 + ":sk2", ""},
 		// Memory-bound with at most half the SMs: whole tiles.
 		{VariantAGMM, 64, 8192, 3584, 1, "bf16", pp128, ""}, // 64 tiles; :sk2 measured 7% slower
 		{VariantAGMM, 64, 8192, 8192, 1, "bf16", pp128, ""}, // :sk2 3% slower
@@ -121,8 +129,6 @@ func TestDefaultTileFor(t *testing.T) {
 		// A split that would pay, where it may not run.
 		{VariantAGMM, 320, 640, 8192, 1, "bf16", pp128, pp128 + ":sk4"}, // more than 256 rows
 		{VariantAGMM, 64, 1280, 960, 1, "bf16", pp128, pp128 + ":sk2"},  // 480 of K a slice
-		{VariantAGMM, 64, 1280, 8192, 1, "e4m3", "128x256:s4:c2:g4", "128x256:s4:c2:g4:sk8"},
-		{VariantAGMM, 64, 1280, 8192, 1, "e4m3_row", "128x256:s4:c2:g4", "128x256:s4:c2:g4:sk8"},
 		{VariantAGMM, 128, 1280, 8192, 2, "bf16", pp128, pp128 + ":sk4"},
 		{VariantAGMM, 256, 1280, 8192, 8, "bf16", pp128, pp128 + ":sk2"},
 		{VariantMatmulRS, 128, 1280, 8192, 2, "bf16", pp128, pp128 + ":sk4"},
@@ -143,22 +149,22 @@ func TestDefaultTileFor(t *testing.T) {
 				if u := got.Units(tc.m, tc.n); u > 132 || u <= got.Tiles(tc.m, tc.n) {
 					t.Errorf("%s: %d units for 132 SMs from %d tiles", got, u, got.Tiles(tc.m, tc.n))
 				}
-				for _, why := range []bool{tc.world == 1, tc.v == VariantAGMM, tc.m <= SplitKMaxRows, tc.k/s >= SplitKMinK, !p.Dtype.FP8()} {
+				for _, why := range []bool{tc.world == 1, tc.v == VariantAGMM, tc.m <= SplitKMaxRows, tc.k/s >= SplitKMinK} {
 					if !why {
 						t.Errorf("%s where a split may not run", got)
 					}
 				}
 			}
-			if tc.world == 1 && !p.Dtype.FP8() && tc.n == 1280 && tc.k == 8192 {
+			if tc.world == 1 && tc.n == 1280 && tc.k == 8192 {
 				// The measured shapes: the same pick at the H200's MACs
 				// a byte.
-				h200 := splitK(whole, tc.m, tc.n, tc.k, 132, h200MACsPerByte, func(s hopper.Tile) bool { return runsFused(t, tc.v, s, p) == nil })
+				h200 := splitK(whole, tc.m, tc.n, tc.k, 132, p.Dtype.FP8(), h200MACsPerByte, func(s hopper.Tile) bool { return runsFused(t, tc.v, s, p) == nil })
 				if h200 != got {
 					t.Errorf("%s at the H200's %v MACs a byte, %s at %v", h200, h200MACsPerByte, got, smMACsPerByte)
 				}
 			}
 			if tc.barred != "" {
-				if free := splitK(whole, tc.m, tc.n, tc.k, 132, smMACsPerByte, always); free.String() != tc.barred {
+				if free := splitK(whole, tc.m, tc.n, tc.k, 132, p.Dtype.FP8(), smMACsPerByte, always); free.String() != tc.barred {
 					t.Errorf("unbarred: %s, want %s (the case would not test the gate)", free, tc.barred)
 				}
 			}
@@ -184,7 +190,7 @@ func TestDefaultTileFor(t *testing.T) {
 }
 
 // TestSplitKNeverWhereItMayNot: over a grid of small-M products, kernels,
-// worlds and dtypes, DefaultTileFor splits only a plain bf16/f16 product of
+// worlds and dtypes, DefaultTileFor splits only a plain product of
 // at most SplitKMaxRows rows and SplitKMinK of K a slice, whose whole tiles
 // fill at most half the SMs, into units that fit one wave; Validate takes
 // every split it returns; and shapes with enough tiles never split.
@@ -215,7 +221,7 @@ func TestSplitKNeverWhereItMayNot(t *testing.T) {
 							switch {
 							case got1 != whole:
 								t.Errorf("%s %v sms %d: %s splits another tile than DefaultTile's %s", v, p, sms, got, whole)
-							case v != VariantAGMM || world != 1 || p.Dtype.FP8() || m > SplitKMaxRows || nk[1]/s < SplitKMinK:
+							case v != VariantAGMM || world != 1 || m > SplitKMaxRows || nk[1]/s < SplitKMinK:
 								t.Errorf("%s %v sms %d: %s where a split may not run", v, p, sms, got)
 							case 2*whole.Tiles(m, nk[0]) > sms || got.Units(m, nk[0]) > sms:
 								t.Errorf("%s %v sms %d: %s of %d tiles, %d units", v, p, sms, got, whole.Tiles(m, nk[0]), got.Units(m, nk[0]))
