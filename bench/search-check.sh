@@ -29,6 +29,9 @@
 #      program; with TOGETHER=1 also issue 44's summary row (winner and
 #      untuned against the best measured beside them, and the wall time)
 #      in summary.md.
+# SEARCH_ARGS adds flags to step 1's search (e.g. "--finalists 10
+# --refine-timing loaded"); the table's "search refined" column is the
+# search's own re-measurements (its finalists), where it made any.
 # SEARCH_FROM=DIR skips step 1 and re-checks the search DIR holds for each
 # cell (search-CELL.jsonl or .jsonl.xz, .toml, .txt, as this script writes
 # them; its wall time from the .txt's time line) against a new REF_LOG.
@@ -70,7 +73,8 @@ for k in $KERNELS; do
 			wall=$(grep -ho "trials: .*; [0-9.]*s" "$LOGS/search-$cell.txt" | sed 's/.*; \([0-9.]*\)s/\1/' | awk '{printf "%.0f", $1}')
 		else
 			start=$(date +%s.%N)
-			timeout 150 "$BIN/symmtune" search "${common[@]}" --budget-time "${BUDGET_TIME:-60s}" \
+			# shellcheck disable=SC2086 # SEARCH_ARGS: more search flags, split on spaces
+			timeout 150 "$BIN/symmtune" search "${common[@]}" --budget-time "${BUDGET_TIME:-60s}" ${SEARCH_ARGS:-} \
 				--cache "$LOGS/search-$cell.toml" --log "$LOGS/search-$cell.jsonl" >"$LOGS/search-$cell.txt" 2>&1 ||
 				echo "search $cell: rc $?"
 			wall=$(awk "BEGIN{printf \"%.0f\", $(date +%s.%N) - $start}")

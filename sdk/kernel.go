@@ -80,7 +80,8 @@ type Instance interface {
 	Verify(ctx context.Context, c space.Config, seed uint64) (VerifyResult, error)
 	// Bench runs warmup untimed iterations, then iters timed ones, each
 	// after a cross-rank barrier, and returns each timed iteration's
-	// duration on this rank in microseconds.
+	// duration on this rank in microseconds. TimingOf(ctx) is how the host
+	// asked for them to be timed.
 	Bench(ctx context.Context, c space.Config, warmup, iters int) ([]float64, error)
 	Close() error
 }

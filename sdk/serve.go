@@ -356,7 +356,11 @@ func (s *server) Bench(ctx context.Context, r *pb.BenchRequest) (*pb.BenchRespon
 		if r.GetIters() < 1 || r.GetWarmup() < 0 {
 			return nil, fmt.Errorf("bench: iters %d, warmup %d", r.GetIters(), r.GetWarmup())
 		}
-		times, err := inst.Bench(ctx, cfg, int(r.GetWarmup()), int(r.GetIters()))
+		timing, err := ParseTiming(r.GetTiming())
+		if err != nil {
+			return nil, fmt.Errorf("bench: %w", err)
+		}
+		times, err := inst.Bench(WithTiming(ctx, timing), cfg, int(r.GetWarmup()), int(r.GetIters()))
 		if err != nil {
 			return nil, fmt.Errorf("bench %s: %w", cfg, err)
 		}

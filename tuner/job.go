@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/BurntSushi/toml"
+
+	"github.com/symmtune/symmtune/sdk"
 )
 
 // JobFile is a tuning job file (configs/*.toml): defaults, then a list of
@@ -41,6 +43,8 @@ type jobSettings struct {
 	Warm         duration `toml:"warm"`
 	Iters        int      `toml:"iters"`
 	Finalists    int      `toml:"finalists"`
+	TrialTiming  string   `toml:"trial_timing"`
+	RefineTiming string   `toml:"refine_timing"`
 	Seed         int64    `toml:"seed"`
 	Timeouts     struct {
 		Setup   duration `toml:"setup"`
@@ -150,6 +154,12 @@ func (s jobSettings) check() error {
 	if s.Finalists < 0 {
 		return fmt.Errorf("finalists = %d: want 1 or more configs to re-measure (0 or left out: %d)", s.Finalists, DefaultJob().Finalists)
 	}
+	if _, err := sdk.ParseTiming(s.TrialTiming); err != nil {
+		return fmt.Errorf("trial_timing = %q: %w", s.TrialTiming, err)
+	}
+	if _, err := sdk.ParseTiming(s.RefineTiming); err != nil {
+		return fmt.Errorf("refine_timing = %q: %w", s.RefineTiming, err)
+	}
 	return nil
 }
 
@@ -179,6 +189,12 @@ func (s jobSettings) apply(j *Job) {
 	}
 	if s.Finalists != 0 {
 		j.Finalists = s.Finalists
+	}
+	if s.TrialTiming != "" {
+		j.TrialTiming = s.TrialTiming
+	}
+	if s.RefineTiming != "" {
+		j.RefineTiming = s.RefineTiming
 	}
 	if s.Seed != 0 {
 		j.Seed = s.Seed

@@ -23,7 +23,7 @@ func (ss *session) measure(ctx context.Context, c space.Config, iters int, refin
 			return r, true, nil
 		}
 	}
-	res, restart, err := ss.trial(ctx, c, iters)
+	res, restart, err := ss.trial(ctx, c, iters, ss.job.TrialTiming)
 	if err != nil {
 		return Result{}, false, err
 	}
@@ -31,19 +31,20 @@ func (ss *session) measure(ctx context.Context, c space.Config, iters int, refin
 	return res, false, ss.record(ctx, res, restart)
 }
 
-// trial runs c once on the group and returns its result, not yet recorded,
-// and whether the group must restart after it; the error is only the
-// context's (a trial cut short by an interrupt is not a result). With
-// Job.Warm and no call time known yet, c first runs with the plain
+// trial runs c once on the group, its bench timed as timing asks (""
+// the plugin's own; sdk.Timing), and returns its result, not yet
+// recorded, and whether the group must restart after it; the error is
+// only the context's (a trial cut short by an interrupt is not a result).
+// With Job.Warm and no call time known yet, c first runs with the plain
 // warm-up to measure one (that run is not a result).
-func (ss *session) trial(ctx context.Context, c space.Config, iters int) (Result, bool, error) {
+func (ss *session) trial(ctx context.Context, c space.Config, iters int, timing string) (Result, bool, error) {
 	if ss.job.Warm > 0 && ss.callUS == 0 {
-		res, restart, err := ss.run(ctx, c, ss.job.Warmup, iters)
+		res, restart, err := ss.run(ctx, c, ss.job.Warmup, iters, timing)
 		if err != nil || res.Status != StatusOK || restart {
 			return res, restart, err
 		}
 	}
-	return ss.run(ctx, c, warmIters(ss.job.Warm, ss.callUS, ss.job.Warmup), iters)
+	return ss.run(ctx, c, warmIters(ss.job.Warm, ss.callUS, ss.job.Warmup), iters, timing)
 }
 
 // maxWarmIters bounds a time-based warm-up, so that a first config
@@ -63,11 +64,11 @@ func warmIters(warm time.Duration, callUS float64, least int) int {
 // run is one measurement of c with the given warm-up, as trial returns
 // it; a successful one updates the deadlines' references and, the first
 // time, the call time Job.Warm is counted in.
-func (ss *session) run(ctx context.Context, c space.Config, warmup, iters int) (Result, bool, error) {
+func (ss *session) run(ctx context.Context, c space.Config, warmup, iters int, timing string) (Result, bool, error) {
 	if err := ctx.Err(); err != nil {
 		return Result{}, false, err
 	}
-	t := trialSpec{Config: c, Warmup: warmup, Iters: iters, Timeouts: ss.job.Timeouts}
+	t := trialSpec{Config: c, Warmup: warmup, Iters: iters, Timing: timing, Timeouts: ss.job.Timeouts}
 	t.Timeouts.Verify = ss.deadline("verify", t.Timeouts.Verify)
 	t.BenchDeadline = benchDeadline(t.Timeouts.Bench, ss.iterUS, t.Warmup+t.Iters)
 	res, restart, took := ss.grp.runTrial(ctx, t)
@@ -76,6 +77,7 @@ func (ss *session) run(ctx context.Context, c space.Config, warmup, iters int) (
 		return Result{}, false, ctx.Err()
 	}
 	res.PrepareMS, res.VerifyMS, res.BenchMS = ms(took.Prepare), ms(took.Verify), ms(took.Bench)
+	res.Timing = timing
 	if res.Status == StatusOK {
 		// Verify and bench durations, for deadlines scaled to the work.
 		ss.slowest["verify"] = max(ss.slowest["verify"], took.Verify)
@@ -142,8 +144,10 @@ const FinalistsWithin = 1.25
 const RefineRounds = 3
 
 // refine re-measures the finalists and the default with more iterations
-// (successive halving's last rung): the first pass used few iterations, so
-// its ranking near the top is noise-prone. The iterations are split over
+// (successive halving's last rung), timed as Job.RefineTiming asks (else
+// as Job.TrialTiming): the
+// first pass used few iterations, so its ranking near the top is
+// noise-prone. The iterations are split over
 // RefineRounds interleaved rounds; a finalist's re-measurement is its
 // median round (roundsResult), logged once after the last round. A
 // finalist that fails a round is logged with that round's result and
@@ -170,6 +174,10 @@ func (ss *session) refine(ctx context.Context) error {
 		finalists = append(finalists, ss.out.Desc.Default)
 	}
 	iters := ss.job.Iters * ss.job.RefineFactor
+	timing := ss.job.RefineTiming
+	if timing == "" {
+		timing = ss.job.TrialTiming
+	}
 	perRound := (iters + RefineRounds - 1) / RefineRounds
 	rounds := make(map[space.ConfigKey][]Result, len(finalists))
 	dropped := map[space.ConfigKey]bool{}
@@ -179,7 +187,7 @@ func (ss *session) refine(ctx context.Context) error {
 			if dropped[key] {
 				continue
 			}
-			res, restart, err := ss.trial(ctx, c, perRound)
+			res, restart, err := ss.trial(ctx, c, perRound, timing)
 			if err != nil {
 				return err
 			}

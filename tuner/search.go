@@ -12,6 +12,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/symmtune/symmtune/cache"
+	"github.com/symmtune/symmtune/sdk"
 	"github.com/symmtune/symmtune/tuner/strategy"
 )
 
@@ -48,6 +49,18 @@ type Job struct {
 	// RefineFactor times the iterations before the winner is chosen.
 	Finalists    int
 	RefineFactor int
+	// TrialTiming is how the ranks are asked to time every trial
+	// (sdk.Timing): "" their own way; "loaded" each call after a fixed
+	// load, at the clock a busy GPU holds (the CUDA plugins; about 150 ms
+	// more a trial). RefineTiming, where set, is the finalists'
+	// re-measurements' instead. On 1 x H200 at 8192 x 3584 x 8192 a
+	// matmulrs search timed loaded throughout chose a config 0.5% behind
+	// the best a torch program measured beside it; timed loaded for the
+	// finalists only, its first pass had already left the program's best
+	// family out, 3.5% behind
+	// (bench/results/2026-12-02-h200-search-order-refine.md).
+	TrialTiming  string
+	RefineTiming string
 	Timeouts     Timeouts
 	Seed         int64
 	// Pin is the SHA-256 the plugin binary must have ("" for none).
@@ -260,6 +273,12 @@ func (s *Searcher) resolve(job Job) (string, launchSpec, error) {
 	}
 	if !slices.Contains(strategy.Names(), job.Strategy) {
 		return "", launchSpec{}, inputErrorf("unknown strategy %q (known: %s)", job.Strategy, strings.Join(strategy.Names(), ", "))
+	}
+	if _, err := sdk.ParseTiming(job.TrialTiming); err != nil {
+		return "", launchSpec{}, inputErrorf("trial timing: %v", err)
+	}
+	if _, err := sdk.ParseTiming(job.RefineTiming); err != nil {
+		return "", launchSpec{}, inputErrorf("refine timing: %v", err)
 	}
 	path, err := PluginPath(s.PluginDir, job.Kernel, backend)
 	if err != nil {

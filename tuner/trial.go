@@ -63,6 +63,9 @@ func benchDeadline(ceiling time.Duration, refUS float64, calls int) time.Duratio
 type trialSpec struct {
 	Config        space.Config
 	Warmup, Iters int
+	// Timing is how the ranks are asked to time the bench (sdk.Timing;
+	// "" their own).
+	Timing        string
 	Timeouts      Timeouts
 	BenchDeadline time.Duration
 }
@@ -160,7 +163,7 @@ func (g *group) runTrial(ctx context.Context, t trialSpec) (res Result, restart 
 	}
 	began = time.Now()
 	err = g.fanout(ctx, "bench", deadline, func(ctx context.Context, r *rankProc) error {
-		b, err := r.kernel.Bench(ctx, &pb.BenchRequest{Config: cfg, Warmup: int32(t.Warmup), Iters: int32(t.Iters)})
+		b, err := r.kernel.Bench(ctx, &pb.BenchRequest{Config: cfg, Warmup: int32(t.Warmup), Iters: int32(t.Iters), Timing: t.Timing})
 		if err != nil {
 			return err
 		}

@@ -2,10 +2,13 @@ package tuner
 
 import (
 	"context"
-	"github.com/symmtune/symmtune/cache"
+	"errors"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/symmtune/symmtune/cache"
 )
 
 func TestWarmIters(t *testing.T) {
@@ -70,4 +73,67 @@ func TestWarmCountsCallsOfTheFirstConfig(t *testing.T) {
 				r.Config, r.Refined, r.Warmup)
 		}
 	}
+}
+
+// With Job.TrialTiming the host asks the ranks to time every trial that
+// way (BenchRequest.timing), and with Job.RefineTiming the finalists'
+// re-measurements (else as the trials): the Go and the Python SDK take the
+// field, and every logged result says how it was asked to be timed. A
+// timing the host does not know is the caller's error, before any plugin
+// starts.
+func TestTrialAndRefineTiming(t *testing.T) {
+	faultyPlugins(t, func(t *testing.T, p faultyPlugin) {
+		for _, tc := range []struct {
+			trial, refine       string
+			wantFirst, wantBest string
+		}{
+			{"", "loaded", "", "loaded"},
+			{"loaded", "", "loaded", "loaded"},
+			{"", "", "", ""},
+		} {
+			tmp := t.TempDir()
+			log, err := OpenTrialLog(filepath.Join(tmp, "trials.jsonl"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := &Searcher{PluginDir: p.dir, Cache: cache.File{Path: filepath.Join(tmp, "configs.toml")}, Log: log, Logger: quietLogger()}
+			job := faultyJob(2)
+			job.Where = "mode=fast"
+			job.TrialTiming, job.RefineTiming = tc.trial, tc.refine
+			o, err := s.Search(context.Background(), job)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if o.Best == nil || o.Best.Config["mode"].Str != "fast" || o.Best.Timing != tc.wantBest {
+				t.Fatalf("trial %q refine %q: winner %+v, want mode=fast timed %q", tc.trial, tc.refine, o.Best, tc.wantBest)
+			}
+			refined := 0
+			for _, r := range readLog(t, log.Path()) {
+				if r.Status != StatusOK {
+					t.Errorf("%s ended %s: %s", r.Config, r.Status, r.Error)
+				}
+				want := tc.wantFirst
+				if r.Refined {
+					want, refined = tc.wantBest, refined+1
+				}
+				if r.Timing != want {
+					t.Errorf("trial %q refine %q: %s (refined %v) logged timing %q, want %q", tc.trial, tc.refine, r.Config, r.Refined, r.Timing, want)
+				}
+			}
+			if refined == 0 {
+				t.Error("no re-measurement logged")
+			}
+			log.Close()
+		}
+		s := &Searcher{PluginDir: p.dir, Cache: cache.File{Path: filepath.Join(t.TempDir(), "configs.toml")}, Logger: quietLogger()}
+		for _, job := range []Job{{TrialTiming: "busy"}, {RefineTiming: "busy"}} {
+			j := faultyJob(2)
+			j.TrialTiming, j.RefineTiming = job.TrialTiming, job.RefineTiming
+			_, err := s.Search(context.Background(), j)
+			var ie *InputError
+			if err == nil || !errors.As(err, &ie) || !strings.Contains(err.Error(), `timing "busy"`) {
+				t.Errorf("trial %q refine %q: error %v, want an input error naming it", j.TrialTiming, j.RefineTiming, err)
+			}
+		}
+	})
 }

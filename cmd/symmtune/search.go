@@ -16,6 +16,7 @@ import (
 
 	"github.com/symmtune/symmtune/cache"
 	"github.com/symmtune/symmtune/cache/storage"
+	"github.com/symmtune/symmtune/sdk"
 	"github.com/symmtune/symmtune/tuner"
 )
 
@@ -73,6 +74,9 @@ func newSearchCmdWith(g *globals, f *searchFlags) *cobra.Command {
 	fl.IntVar(&j.Iters, "iters", j.Iters, "timed iterations per trial (with --config: the file's, unless given)")
 	fl.IntVar(&j.Warmup, "warmup", j.Warmup, "warm-up iterations per trial (with --config: the file's, unless given)")
 	fl.DurationVar(&j.Warm, "warm", 0, "warm each config up by running it back to back for about this long before timing it, e.g. 1s: timed at the clock a GPU holds under sustained load (0: the job's, or --warmup iterations only)")
+	fl.IntVar(&j.Finalists, "finalists", j.Finalists, "re-measure this many of the best configs (and the default) in interleaved rounds before choosing the winner (with --config: the file's, unless given)")
+	fl.StringVar(&j.TrialTiming, "trial-timing", "", `how the ranks time each trial: "" the plugin's own way (the CUDA plugins: SYMMTUNE_TRIAL_TIMING, else a barrier before each call); "loaded": each call after a fixed load, at the clock a busy GPU holds (CUDA plugins; about 150 ms more a trial)`)
+	fl.StringVar(&j.RefineTiming, "refine-timing", "", `how the finalists' re-measurements are timed ("" or "loaded", as --trial-timing; default: --trial-timing's)`)
 	fl.Int64Var(&j.Seed, "seed", 0, "seed for randomized strategies")
 	fl.IntVar(&f.top, "top", 5, "rows in the final table")
 	fl.StringVar(&f.shard, "shard", "", "with --config: tune only shard K of N (K from 1), e.g. 2/4; the N shards of a file hold each of its jobs once, balanced by expected cost (default: from SLURM_ARRAY_TASK_ID/SLURM_ARRAY_TASK_COUNT, or JOB_COMPLETION_INDEX with --shard-count)")
@@ -92,6 +96,9 @@ var jobFlags = map[string]func(dst *tuner.Job, flags tuner.Job){
 	"warmup":        func(d *tuner.Job, f tuner.Job) { d.Warmup = f.Warmup },
 	"warm":          func(d *tuner.Job, f tuner.Job) { d.Warm = f.Warm },
 	"seed":          func(d *tuner.Job, f tuner.Job) { d.Seed = f.Seed },
+	"finalists":     func(d *tuner.Job, f tuner.Job) { d.Finalists = f.Finalists },
+	"trial-timing":  func(d *tuner.Job, f tuner.Job) { d.TrialTiming = f.TrialTiming },
+	"refine-timing": func(d *tuner.Job, f tuner.Job) { d.RefineTiming = f.RefineTiming },
 	"where":         func(d *tuner.Job, f tuner.Job) { d.Where = f.Where },
 }
 
@@ -143,6 +150,15 @@ func (f *searchFlags) jobs(cmd *cobra.Command) ([]tuner.Job, error) {
 	}
 	if j := f.job; j.Iters < 0 || j.BudgetTime < 0 || j.Warmup < 0 || j.Warm < 0 {
 		return nil, usageError{errors.New("--iters, --warmup, --warm and --budget-time must not be negative")}
+	}
+	if f.job.Finalists < 1 {
+		return nil, usageError{fmt.Errorf("--finalists %d: want 1 or more configs to re-measure", f.job.Finalists)}
+	}
+	if _, err := sdk.ParseTiming(f.job.TrialTiming); err != nil {
+		return nil, usageError{fmt.Errorf("--trial-timing: %w", err)}
+	}
+	if _, err := sdk.ParseTiming(f.job.RefineTiming); err != nil {
+		return nil, usageError{fmt.Errorf("--refine-timing: %w", err)}
 	}
 	if f.exhaustive && ((changed("budget-trials") && f.job.BudgetTrials != 0) || (changed("budget-time") && f.job.BudgetTime != 0)) {
 		return nil, usageError{errors.New("--exhaustive measures every valid config: it excludes a --budget-trials or --budget-time budget")}

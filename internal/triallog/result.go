@@ -56,6 +56,10 @@ type Result struct {
 	// in (its figures are its median round's; Iters counts all rounds).
 	// Logs written before rounds lack it.
 	Rounds int `json:"rounds,omitempty"`
+	// Timing is how the host asked the ranks to time the trial's bench
+	// (kernel.proto's BenchRequest.timing): "" the plugin's own, "loaded"
+	// (a finalist re-measured under Job.RefineTiming).
+	Timing string `json:"timing,omitempty"`
 	// Context of the trial, so one log can hold several jobs and --resume
 	// can pick out the lines of its own job.
 	Kernel    string  `json:"kernel"`
@@ -90,13 +94,18 @@ func (r Result) Job() string {
 }
 
 // RoundsNote is " in N interleaved rounds" for a re-measurement made in
-// rounds, else "": what the CLI and the report add after its iteration
+// rounds, else "", then ", timed loaded" where the host asked for a
+// timing (Timing): what the CLI and the report add after its iteration
 // count.
 func (r Result) RoundsNote() string {
+	note := ""
 	if r.Rounds > 1 {
-		return fmt.Sprintf(" in %d interleaved rounds", r.Rounds)
+		note = fmt.Sprintf(" in %d interleaved rounds", r.Rounds)
 	}
-	return ""
+	if r.Timing != "" {
+		note += fmt.Sprintf(", timed %s", r.Timing)
+	}
+	return note
 }
 
 // Score returns the score, +Inf when the trial did not produce one.

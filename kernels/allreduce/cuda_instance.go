@@ -373,11 +373,15 @@ func (in *cudaInstance) Verify(ctx context.Context, c space.Config, seed uint64)
 }
 
 // Bench: per iteration, the team's device-side barrier, an event, one
-// all-reduce, an event (Team.Time). The barrier keeps one rank's late start
+// all-reduce, an event (Team.TimeAs, timed as the host asked). The barrier keeps one rank's late start
 // out of another's time, as the peers' method (peer_baselines.py) requires.
 func (in *cudaInstance) Bench(ctx context.Context, c space.Config, warmup, iters int) ([]float64, error) {
+	mode, err := cudamem.TimingRequested(string(sdk.TimingOf(ctx)))
+	if err != nil {
+		return nil, err
+	}
 	var times []float64
-	err := in.team.Do(func() error {
+	err = in.team.Do(func() error {
 		m, err := in.module(c)
 		if err != nil {
 			return err
@@ -394,7 +398,7 @@ func (in *cudaInstance) Bench(ctx context.Context, c space.Config, warmup, iters
 				return err
 			}
 		}
-		times, err = in.team.Time(in.stream, warmup, iters, func() error { return in.launch(m) })
+		times, err = in.team.TimeAs(mode, in.stream, warmup, iters, func() error { return in.launch(m) })
 		return err
 	})
 	if err != nil {

@@ -1374,10 +1374,16 @@ func (x *VerifyResponse) GetDetail() string {
 }
 
 type BenchRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Config        *Config                `protobuf:"bytes,1,opt,name=config,proto3" json:"config,omitempty"`
-	Warmup        int32                  `protobuf:"varint,2,opt,name=warmup,proto3" json:"warmup,omitempty"`
-	Iters         int32                  `protobuf:"varint,3,opt,name=iters,proto3" json:"iters,omitempty"`
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Config *Config                `protobuf:"bytes,1,opt,name=config,proto3" json:"config,omitempty"`
+	Warmup int32                  `protobuf:"varint,2,opt,name=warmup,proto3" json:"warmup,omitempty"`
+	Iters  int32                  `protobuf:"varint,3,opt,name=iters,proto3" json:"iters,omitempty"`
+	// How the host asks the ranks to time this bench: "" is the plugin's
+	// own way (its default, or what its environment sets); "loaded" is each
+	// call timed after a fixed load, at the clock a busy GPU holds (a
+	// search's --trial-timing or --refine-timing). A plugin without such a
+	// mode times as it always does.
+	Timing        string `protobuf:"bytes,4,opt,name=timing,proto3" json:"timing,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1431,6 +1437,13 @@ func (x *BenchRequest) GetIters() int32 {
 		return x.Iters
 	}
 	return 0
+}
+
+func (x *BenchRequest) GetTiming() string {
+	if x != nil {
+		return x.Timing
+	}
+	return ""
 }
 
 type BenchResponse struct {
@@ -1643,11 +1656,12 @@ const file_kernel_proto_rawDesc = "" +
 	"\x0eVerifyResponse\x12\x0e\n" +
 	"\x02ok\x18\x01 \x01(\bR\x02ok\x12\x17\n" +
 	"\arel_err\x18\x02 \x01(\x01R\x06relErr\x12\x16\n" +
-	"\x06detail\x18\x03 \x01(\tR\x06detail\"i\n" +
+	"\x06detail\x18\x03 \x01(\tR\x06detail\"\x81\x01\n" +
 	"\fBenchRequest\x12+\n" +
 	"\x06config\x18\x01 \x01(\v2\x13.symmtune.v1.ConfigR\x06config\x12\x16\n" +
 	"\x06warmup\x18\x02 \x01(\x05R\x06warmup\x12\x14\n" +
-	"\x05iters\x18\x03 \x01(\x05R\x05iters\"*\n" +
+	"\x05iters\x18\x03 \x01(\x05R\x05iters\x12\x16\n" +
+	"\x06timing\x18\x04 \x01(\tR\x06timing\"*\n" +
 	"\rBenchResponse\x12\x19\n" +
 	"\btimes_us\x18\x01 \x03(\x01R\atimesUs\"\x11\n" +
 	"\x0fTeardownRequest\"\x12\n" +

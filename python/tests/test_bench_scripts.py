@@ -163,6 +163,23 @@ def test_search_check_top_labels_each_config_once(tmp_path: Path, ref_name: str)
     assert {e["dtype"] for e in got} == {"e4m3"}
 
 
+def test_search_check_best_is_the_searchs_final_order(tmp_path: Path):
+    """search_check.py top --best: the re-measured finalists first, by their
+    re-measured scores (timed loaded they are all slower than any first-pass
+    figure), then the others by first-pass score: never sorted together."""
+    import json
+    rows = [("a", 100, False), ("b", 101, False), ("c", 95, False), ("b", 120, True), ("a", 130, True)]
+    log = tmp_path / "search.jsonl"
+    log.write_text("\n".join(json.dumps({"config": {"impl": f"fused:{t}"}, "status": "ok", "score_us": us,
+                                          "refined": ref, "kernel": "agmm", "backend": "cuda", "world": 1,
+                                          "dtype": "bf16", "shape": "m=1,n=1,k=1"}) for t, us, ref in rows) + "\n")
+    cache = tmp_path / "search.toml"
+    cache.write_text('version = 1\n\n[[entry]]\nkernel = "agmm"\nconfig = { impl = "fused:b" }\nmedian_us = 120.0\n')
+    got = json.loads(_search_check("top", str(log), str(cache), "agmm", "1x1x1", "--n", "0", "--best", "3"))
+    assert [(e["label"], e["config"]["impl"]) for e in got] == [("winner", "fused:b"), ("best2", "fused:a"),
+                                                                 ("best3", "fused:c")], got
+
+
 def test_search_check_summary_against_the_best_beside(tmp_path: Path):
     """search_check.py summary: per pass, the winner's and the untuned
     config's distance from the best ratio measured in that pass."""
@@ -195,6 +212,34 @@ def test_search_check_table_names_the_winner_top_chose(tmp_path: Path):
                                                 (conf[1], 99, True))) + "\n")
     out = _search_check("table", str(top), str(program), str(log))
     assert "search winner `chunks=1,impl=fused:a` in the program: 1.020 (best of these 1.020: 0.0% behind)" in out, out
+
+
+def test_search_check_table_has_the_searchs_refined_order(tmp_path: Path):
+    """search_check.py table: where the search re-measured its finalists
+    (--finalists, --refine-timing), a "search refined" column orders them
+    by the re-measurements, apart from the first pass's scores; a config
+    the search did not re-measure has no score there."""
+    import json
+    conf = [{"impl": f"fused:{t}", "chunks": 1} for t in "abcd"]
+    top = tmp_path / "top.json"
+    top.write_text(json.dumps([{"label": "winner", "config": conf[2]}] +
+                              [{"label": f"best{i}", "config": c} for i, c in enumerate(conf) if i != 2]))
+    program = tmp_path / "program.json"
+    # The program orders them c < b < a < d, 5% apart.
+    program.write_text(json.dumps([{"pass": 2, "config": c, "ratio": {"ours": r}}
+                                   for c, r in zip(conf, (1.10, 1.05, 1.00, 1.16))]))
+    log = tmp_path / "search.jsonl"
+    rows = [(conf[0], 100, False), (conf[1], 101, False), (conf[2], 102, False), (conf[3], 90, False),
+            (conf[0], 130, True), (conf[1], 120, True), (conf[2], 110, True)]
+    log.write_text("\n".join(json.dumps({"config": c, "status": "ok", "score_us": us, "refined": ref, "kernel": "agmm",
+                                          "backend": "cuda", "world": 1, "dtype": "bf16", "shape": "m=1,n=1,k=1"})
+                             for c, us, ref in rows) + "\n")
+    out = _search_check("table", str(top), str(program), str(log))
+    assert "| config | search (µs) | search refined (µs) | program" in out, out
+    assert "| `chunks=1,impl=fused:d` | 90.0 | — | 1.160 |" in out, out
+    # First pass: every pair the wrong way round (d first, then a, b, c);
+    # refined: the 3 pairs among a, b, c, all right.
+    assert "| pairs 2% or more apart in the program's pass 2, ordered alike | 0/6 | 3/3 | |" in out, out
 
 
 def test_every_results_file_is_in_the_index():

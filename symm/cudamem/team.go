@@ -162,17 +162,27 @@ func (t *Team) Close() error {
 	return err
 }
 
-// Time runs call warmup times, then iters times with CUDA events around
-// each, and returns each timed call's duration in microseconds. Where the
-// team barrier goes is TimingFromEnv's: before every call (the default: one
-// rank's late start stays out of another's time, as the peers' method
-// requires), or once, with the calls back to back as a program queues
-// them; "loaded" puts a fixed load before the warm-up and before every
-// call too (load.go). Call inside Do.
+// Time is TimeAs with TimingFromEnv's timing.
 func (t *Team) Time(stream cu.Stream, warmup, iters int, call func() error) ([]float64, error) {
 	mode, err := TimingFromEnv()
 	if err != nil {
 		return nil, err
+	}
+	return t.TimeAs(mode, stream, warmup, iters, call)
+}
+
+// TimeAs runs call warmup times, then iters times with CUDA events around
+// each, and returns each timed call's duration in microseconds. Where the
+// team barrier goes is mode's: before every call (TimingBarrier: one
+// rank's late start stays out of another's time, as the peers' method
+// requires), or once, with the calls back to back as a program queues
+// them (TimingStream); TimingLoaded puts a fixed load before the warm-up
+// and before every call too (load.go). Call inside Do.
+func (t *Team) TimeAs(mode Timing, stream cu.Stream, warmup, iters int, call func() error) ([]float64, error) {
+	switch mode {
+	case TimingBarrier, TimingStream, TimingLoaded:
+	default:
+		return nil, fmt.Errorf("trial timing %q: want %q, %q or %q", string(mode), TimingBarrier, TimingStream, TimingLoaded)
 	}
 	each := mode != TimingStream
 	// before runs ahead of each call's barrier: the load, in a loaded

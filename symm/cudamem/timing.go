@@ -39,3 +39,16 @@ func TimingFromEnv() (Timing, error) {
 		return "", fmt.Errorf("%s=%q: want %q, %q or %q", TimingEnv, string(v), TimingBarrier, TimingStream, TimingLoaded)
 	}
 }
+
+// TimingRequested is the timing of a bench the host asked to be timed as
+// requested (sdk.TimingOf's value): "" is TimingFromEnv's, "loaded"
+// TimingLoaded.
+func TimingRequested(requested string) (Timing, error) {
+	switch Timing(requested) {
+	case "":
+		return TimingFromEnv()
+	case TimingLoaded:
+		return TimingLoaded, nil
+	}
+	return "", fmt.Errorf("timing %q requested: want \"\" or %q", requested, TimingLoaded)
+}

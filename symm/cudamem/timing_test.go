@@ -22,3 +22,28 @@ func TestTimingFromEnv(t *testing.T) {
 		}
 	}
 }
+
+// TestTimingRequested: a bench the host asks nothing of is timed as the
+// environment says; one it asks to be loaded is loaded whatever the
+// environment says; anything else is an error.
+func TestTimingRequested(t *testing.T) {
+	for _, tc := range []struct {
+		env, requested string
+		want           Timing
+		bad            bool
+	}{
+		{"", "", TimingBarrier, false},
+		{"stream", "", TimingStream, false},
+		{"", "loaded", TimingLoaded, false},
+		{"stream", "loaded", TimingLoaded, false},
+		{"graph", "", "", true},
+		{"", "stream", "", true},
+		{"", "Loaded", "", true},
+	} {
+		t.Setenv(TimingEnv, tc.env)
+		got, err := TimingRequested(tc.requested)
+		if (err != nil) != tc.bad || got != tc.want {
+			t.Errorf("%s=%q, requested %q: got %q, %v; want %q, error %v", TimingEnv, tc.env, tc.requested, got, err, tc.want, tc.bad)
+		}
+	}
+}

@@ -176,6 +176,10 @@ func (in *instance) Bench(ctx context.Context, c space.Config, warmup, iters int
 	if err != nil {
 		return nil, err
 	}
+	mode, err := cudamem.TimingRequested(string(sdk.TimingOf(ctx)))
+	if err != nil {
+		return nil, err
+	}
 	var times []float64
 	err = in.team.Do(func() error {
 		if err := in.prepare(cfg); err != nil {
@@ -193,7 +197,7 @@ func (in *instance) Bench(ctx context.Context, c space.Config, warmup, iters int
 			return err
 		}
 		var err error
-		if times, err = in.team.Time(in.main, warmup, iters, func() error { return in.call(cfg) }); err != nil {
+		if times, err = in.team.TimeAs(mode, in.main, warmup, iters, func() error { return in.call(cfg) }); err != nil {
 			return err
 		}
 		if err := in.r.FusedFailed(cfg); err != nil {

@@ -45,7 +45,9 @@ func TestKernelVersions(t *testing.T) {
 	// (griddepcontrol.wait) before touching global memory, prefetches its
 	// tensor maps, and lets its own dependents launch early only before the
 	// fused call's end barrier (a kernel parameter).
-	for kernel, want := range map[Variant]string{VariantAGMM: "93e98308a5d9", VariantMatmulRS: "2f406f2cc203"} {
+	// 2f00811617ff, f94ff92d2196: a trial's bench is timed as the host
+	// asks (BenchRequest.timing, check_cuda.go); what runs is the same.
+	for kernel, want := range map[Variant]string{VariantAGMM: "2f00811617ff", VariantMatmulRS: "f94ff92d2196"} {
 		if got := kernel.KernelVersion(); got != want {
 			t.Errorf("%s kernel version %s, pinned %s", kernel, got, want)
 		}

@@ -34,7 +34,7 @@ except ImportError as e:
     raise ImportError(f"symmtune.plugin: {sys.executable} cannot import {e.name}; the SDK needs {REQUIRES}") from None
 
 from .kernel import (Call, Cancelled, Config, Description, Instance, Kernel, Param, Problem, Team, VerifyResult,
-                     check_config, config_string)
+                     bench_timing, check_config, config_string)
 from .local import verify_local
 from .reference import rel_err, script_version, source_hash, uniform, uniform_scalar, uniform_sum
 from .server import PROTOCOL_VERSION, serve
@@ -43,6 +43,6 @@ from .torchmem import TorchBackend
 
 __all__ = [
     "PROTOCOL_VERSION", "REQUIRES", "script_version", "verify_local", "Call", "Cancelled", "Config", "CpuBackend", "TorchBackend", "Description", "Instance", "Kernel", "Param", "Problem",
-    "Team", "VerifyResult", "check_config", "config_string", "rel_err", "serve", "source_hash", "uniform",
+    "Team", "VerifyResult", "bench_timing", "check_config", "config_string", "rel_err", "serve", "source_hash", "uniform",
     "uniform_scalar", "uniform_sum",
 ]

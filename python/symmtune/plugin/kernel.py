@@ -9,6 +9,7 @@ dicts of parameter name to ``int`` or ``str``.
 
 from __future__ import annotations
 
+import contextvars
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol, Sequence, Union, runtime_checkable
 
@@ -17,6 +18,19 @@ if TYPE_CHECKING:
 
 Value = Union[int, str]
 Config = dict[str, Value]
+
+# The timings the host may ask a bench for (kernel.proto's
+# BenchRequest.timing; the Go SDK's sdk.Timing): "" is the plugin's own way,
+# "loaded" each call after a fixed load, at the clock a busy GPU holds.
+TIMINGS = ("", "loaded")
+_bench_timing: contextvars.ContextVar[str] = contextvars.ContextVar("symmtune_bench_timing", default="")
+
+
+def bench_timing() -> str:
+    """How the host asked the running ``Instance.bench`` to time its calls:
+    "" (the plugin's own way) or "loaded" (as the Go SDK's ``sdk.TimingOf``).
+    A plugin with no such mode times as it always does."""
+    return _bench_timing.get()
 
 
 @dataclass(frozen=True)

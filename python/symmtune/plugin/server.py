@@ -20,7 +20,8 @@ import grpc
 from . import goplugin
 from ._pb import kernel_pb2 as pb
 from ._pb import kernel_pb2_grpc as pb_grpc
-from .kernel import Backend, Call, Config, Description, Instance, Kernel, Problem, check_config, config_string
+from .kernel import (TIMINGS, Backend, Call, Config, Description, Instance, Kernel, Problem, _bench_timing, check_config,
+                     config_string)
 
 #: The version of proto/kernel.proto this SDK speaks (Go: sdk.ProtocolVersion).
 #: The host refuses a plugin of another version, naming both.
@@ -305,10 +306,15 @@ class KernelServicer(pb_grpc.KernelServicer):
             inst, cfg = self._ready(request.config)
             if request.iters < 1 or request.warmup < 0:
                 raise PluginError(f"bench: iters {request.iters}, warmup {request.warmup}")
+            if request.timing not in TIMINGS:
+                raise PluginError(f"bench: timing {request.timing!r}: want '' (the plugin's own) or 'loaded'")
+            token = _bench_timing.set(request.timing)
             try:
                 times = [float(t) for t in inst.bench(cfg, request.warmup, request.iters)]
             except Exception as e:
                 raise PluginError(f"bench {config_string(cfg)}: {_reason(e)}") from None
+            finally:
+                _bench_timing.reset(token)
             return pb.BenchResponse(times_us=times)
 
         return self._run(context, run)

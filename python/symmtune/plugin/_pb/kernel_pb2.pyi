@@ -6,14 +6,16 @@ from typing import ClassVar as _ClassVar, Iterable as _Iterable, Mapping as _Map
 DESCRIPTOR: _descriptor.FileDescriptor
 
 class BenchRequest(_message.Message):
-    __slots__ = ["config", "iters", "warmup"]
+    __slots__ = ["config", "iters", "timing", "warmup"]
     CONFIG_FIELD_NUMBER: _ClassVar[int]
     ITERS_FIELD_NUMBER: _ClassVar[int]
+    TIMING_FIELD_NUMBER: _ClassVar[int]
     WARMUP_FIELD_NUMBER: _ClassVar[int]
     config: Config
     iters: int
+    timing: str
     warmup: int
-    def __init__(self, config: _Optional[_Union[Config, _Mapping]] = ..., warmup: _Optional[int] = ..., iters: _Optional[int] = ...) -> None: ...
+    def __init__(self, config: _Optional[_Union[Config, _Mapping]] = ..., warmup: _Optional[int] = ..., iters: _Optional[int] = ..., timing: _Optional[str] = ...) -> None: ...
 
 class BenchResponse(_message.Message):
     __slots__ = ["times_us"]
