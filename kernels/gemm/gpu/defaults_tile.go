@@ -1,0 +1,229 @@
+package gpu
+
+// The fused GEMM's untuned tile for one GPU (issue 56): DefaultTile's
+// rule by shape and dtype, and DefaultTileFor's split-K where the caller's
+// kernel may run it. defaults.go has the untuned configs of the kernels.
+
+import (
+	"strings"
+
+	"github.com/symmtune/symmtune/kernels/gemm/hopper"
+	"github.com/symmtune/symmtune/space"
+)
+
+// smallTiles are DefaultTile's bf16 and f16 candidates, largest first
+// (a tie goes to the earlier): the tiles that were best at some shape of
+// bench/results/2026-12-02-h200-gemmalone-smallm.md (M 64-1024). No
+// split-K tile here: a split runs plain products only, which DefaultTile
+// cannot tell from a fused kernel's; DefaultTileFor splits its pick
+// (splitK) where the caller's kernel and problem may.
+var smallTiles = []string{"128x256:s4:c2:g8", "128x224:s5:c2:g4", "128x128:s6:c2:g4:pp",
+	"64x256:s5:c2:g8:pp", "64x224:s6:c2:g8:pp", "64x128:s6:c2:g8:pp"}
+
+// rowsEfficiency64 is what a 64-row (ping-pong) tile keeps of a 128-row
+// tile's tensor throughput where both are compute-bound: ncu on 1 x H200
+// (2026-12-02, bench/results/2026-12-02-h200-ncu.md) at 4096 x 14336 x
+// 4096 had 64x128:pp's tensor pipe 79.4% busy against 96.6% for 128x256
+// (0.82). Counting waves alone, 64x128's finer quantization (55 waves,
+// 99% of the last full) came out 2% under 128x256's (14 waves, 97%), and
+// it ran 18% slower (0.82x cuBLASLt). Of the 25 small-M shapes measured
+// (M 64-1024), one pick changed with the factor: 1024 x 1280 x 8192 from
+// 64x224:pp to 128x128:pp, 2.7% behind it in both rounds measured.
+const rowsEfficiency64 = 0.82
+
+// computeBound says whether an m x n x k bf16 product takes longer in
+// multiply-adds on sms SMs than in HBM bytes (productBytes), by splitK's
+// roofline (smMACsPerByte). Only there does a tile's tensor throughput
+// decide (rowsEfficiency64): at 128 x 14336 x 4096, memory-bound,
+// 64x224:pp was the best tile and 128x128:pp 3.2% slower (one round,
+// 2026-12-02-h200-gemmalone-smallm).
+//
+// FP8 (fp8 true): one-byte operands, and twice bf16's multiply-adds an SM
+// (1,979 against 989 TFLOP/s dense).
+func computeBound(m, n, k, sms int, fp8 bool) bool {
+	macs := float64(m) * float64(n) * float64(k)
+	bytes, rate := productBytes(m, n, k), smMACsPerByte
+	if fp8 {
+		bytes, rate = fp8ProductBytes(m, n, k), 2*smMACsPerByte
+	}
+	return macs > bytes*rate*float64(sms)
+}
+
+// productBytes is what an m x n x k product moves through HBM at least: A
+// and B in bf16 or f16 once each, C in OutElemBytes.
+func productBytes(m, n, k int) float64 {
+	return 2*(float64(m)+float64(n))*float64(k) + hopper.OutElemBytes*float64(m)*float64(n)
+}
+
+// fp8ProductBytes is productBytes with one-byte (e4m3) A and B.
+func fp8ProductBytes(m, n, k int) float64 {
+	return (float64(m)+float64(n))*float64(k) + hopper.OutElemBytes*float64(m)*float64(n)
+}
+
+// fp8SmallRows: below this many rows an FP8 product takes the bf16 rule's
+// tile (DefaultTile), from it agmm's FP8 family tile. On 1 x H200
+// (2026-12-02, bench/results/2026-12-02-h200-pdl.md) the family tile ran
+// at 0.60-0.81x cuBLASLt FP8 at 64-256 rows and 0.98x at 1,024 and 8,192.
+const fp8SmallRows = 1024
+
+// clusterRows: from this many rows DefaultTile's 128x256 tile runs in
+// clusters of two (:cl2), the best tile sustained at 8192 and 16384 x
+// 3584 x 8192 on an H200 (bench/results/2026-11-24-h200-sustained-gemm.md);
+// at 512-1024 rows the plain tile was 1-7% faster on 1 x H200 (2026-12-02).
+const clusterRows = 4096
+
+// DefaultTile is the fused GEMM's untuned tile for an m x n x k product on
+// one sm_90 GPU of sms SMs (fp8: e4m3 operands): the tile issue 56's
+// "untuned defaults" bar measures against the best tile of each shape
+// (bin/gemmalone -tiles default, bench/gemmalone_table.py).
+//
+// bf16 and f16: of smallTiles, the one whose waves (output tiles over
+// SMs, rounded up) times its area is least: the rows and columns the
+// busiest SM computes, a 64-row tile's counted at 1/rowsEfficiency64
+// where the product is compute-bound (its lower tensor throughput,
+// measured). On 1 x H200
+// (2026-12-02, 25 shapes at M 64-1024, one round each) it was within 3%
+// of the best of six tiles on all 25, where agmm's family tile
+// (128x256:s4:c2:g8:cl2) was on 1 and up to 4x slower; at 4096 x 1792 x
+// 4096 it picks 128x224, the tile recorded best there (H100 and H200,
+// 2026-11-28). FP8: the same rule below fp8SmallRows rows (its bytes and
+// multiply-adds in computeBound), agmm's family tile from there. Whole tiles only, for any kernel at
+// any world; DefaultTileFor adds split-K where the caller may run it.
+//
+// At 128 x 28672 x 8192 the cost ties: 128x224 (128 tiles, one wave) and
+// 64x224:pp (256 tiles, two waves) both come to 28,672. The tie stays
+// with the larger tile: for the same outputs it loads 1.6x fewer bytes
+// of A and B from L2 ((128+224)/(128*224) against (64+224)/(64*224)).
+// The measurements do not overrule that: one round each, the 2026-12-02
+// runs disagree (smallm: 128x224 best, 64x224 +1.3%; splitk: 64x224 best,
+// 128x224 +5.9% by ratio but +2.7% in µs, cuBLASLt around the 64-row
+// tile at 124.8 and 137.9 µs, and 128x256 faster than both in µs).
+func DefaultTile(m, n, k, sms int, fp8 bool) hopper.Tile {
+	family := func() hopper.Tile {
+		impl := familyDefaults[VariantAGMM][fp8][0][ParamImpl].Str
+		t, err := hopper.ParseTile(strings.TrimPrefix(impl, ImplFused+":"))
+		if err != nil {
+			panic("gpu: familyDefaults' agmm tile " + impl + ": " + err.Error())
+		}
+		return t
+	}
+	if m <= 0 || n <= 0 || sms <= 0 || fp8 && m >= fp8SmallRows {
+		return family()
+	}
+	// The least busiest-SM work of the 128-row tiles, and of the 64-row
+	// ones: a 64-row tile is taken only where its cost is below
+	// rowsEfficiency64 of the best 128-row tile's.
+	var best, best64 hopper.Tile
+	bestCost, bestCost64 := int64(-1), int64(-1)
+	for _, name := range smallTiles {
+		t, err := hopper.ParseTile(name)
+		if err != nil {
+			panic("gpu: smallTiles' " + name + ": " + err.Error())
+		}
+		tiles := int64((m+t.BM-1)/t.BM) * int64((n+t.BN-1)/t.BN)
+		cost := (tiles + int64(sms) - 1) / int64(sms) * int64(t.BM) * int64(t.BN)
+		switch {
+		case t.BM >= 128 && (bestCost < 0 || cost < bestCost):
+			best, bestCost = t, cost
+		case t.BM < 128 && (bestCost64 < 0 || cost < bestCost64):
+			best64, bestCost64 = t, cost
+		}
+	}
+	keep := 1.0 // what a 64-row tile keeps of a 128-row one's speed
+	if computeBound(m, n, k, sms, fp8) {
+		keep = rowsEfficiency64
+	}
+	if bestCost64 >= 0 && float64(bestCost64) < keep*float64(bestCost) {
+		best = best64
+	}
+	if best.BM == 128 && best.BN == 256 && m >= clusterRows {
+		return family()
+	}
+	return best
+}
+
+// DefaultTileFor is the untuned tile of kernel v on p, on one sm_90 GPU
+// of sms SMs: DefaultTile's, cut into k-slices (hopper.Tile.SplitK) where
+// splitK estimates that faster and v.Validate accepts the split tile on
+// p. Validate takes split tiles on plain products only (agmm on one rank,
+// at most SplitKMaxRows rows, SplitKMinK of K a slice), so the fused
+// kernels at world > 1 and the reduce-scatter get DefaultTile's whole
+// tiles.
+//
+// On 1 x H200 at N = 1280 (10-40 tiles of 64x128 for 132 SMs) it picks
+// the split that was best there, in bf16 (2026-12-02-h200-splitk.md) and
+// in FP8 with tensor and row scales (2026-12-02-h200-fp8-smallm.md): :sk4
+// at 64 and 128 rows, :sk2 at 256. bin/gemmalone -tiles default times it.
+// Untuned calls of symmtune.torch do not run it: on one rank DefaultOn
+// gives the cuBLASLt pipeline (FitDefault), which the fused GEMM's best
+// tile trailed on most small-M bf16 shapes measured (0.90-0.98x, 2026-12-02).
+func DefaultTileFor(v Variant, p Problem, sms int) hopper.Tile {
+	t := DefaultTile(p.M, p.N, p.K, sms, p.Dtype.FP8())
+	return splitK(t, p.M, p.N, p.K, sms, p.Dtype.FP8(), smMACsPerByte, func(s hopper.Tile) bool {
+		c := v.Default()
+		c[ParamImpl] = space.Str(ImplFused + ":" + s.String())
+		c[ParamChunks] = space.Int(1)
+		cfg, err := v.ParseConfig(c)
+		return err == nil && v.Validate(cfg, p) == nil
+	})
+}
+
+// smMACsPerByte is the multiply-adds one SM does at dense bf16 peak while
+// HBM moves one byte. H100 SXM: 989 TFLOP/s over 132 SMs is 3.75e12 MAC/s
+// an SM, over 3.35 TB/s: 1.12. H200 (4.8 TB/s): 0.78. splitK takes the
+// H100's figure: with the slower memory more products are memory-bound,
+// so it splits fewer. Both give the picks measured best at N = 1280
+// (TestDefaultTileFor); they can differ elsewhere (100 x 1288 x 4144:
+// :sk2 here, :sk4 at the H200's). FP8 doubles it (computeBound).
+const smMACsPerByte = 1.12
+
+// splitK is t (whole tiles), or t in S = 2, 4 or 8 k-slices where the
+// estimate below is lower and runs says the caller may run the split.
+// fp8: e4m3 operands (one byte, 128-element k-blocks, twice the
+// multiply-adds an SM).
+//
+// The estimate is a roofline in one SM's multiply-adds: the busiest SM's
+// (waves of units x the tile's area x a slice's k: waves x area / S), or
+// the HBM bytes times macsPerByte, whichever is more. The bytes are A, B
+// and C once each, plus a split's fp32 partials, written and read back.
+// The partials mostly stay in L2 (a tile's slices run on neighbouring
+// CTAs), so counting them as HBM traffic leans against splitting. The
+// bytes term keeps products whose whole tiles already stream B at memory
+// speed unsplit: at 64 x 8192 x 3584 (64 tiles) :sk2 was 7% slower.
+//
+// Only splits whose units fit in one wave (tiles x S <= SMs), so only
+// tiles that fill at most half the SMs. A slice beyond the SMs adds no
+// SM; it cuts the same SMs' work into more units, each with its own
+// pipeline fill, partial and fixup, which waves x area does not count.
+// On 1 x H200 every split that took a second wave was slower than a
+// one-wave split of the same shape (2026-12-02-h200-splitk/).
+// A tie goes to fewer slices: fewer partials.
+func splitK(t hopper.Tile, m, n, k, sms int, fp8 bool, macsPerByte float64, runs func(hopper.Tile) bool) hopper.Tile {
+	if t.KSplits() > 1 || 2*t.Tiles(m, n) > sms {
+		return t
+	}
+	bk, base := hopper.BK, productBytes(m, n, k)
+	if fp8 {
+		bk, base, macsPerByte = hopper.ElemE4M3.BK(), fp8ProductBytes(m, n, k), 2*macsPerByte
+	}
+	kblocks := (k + bk - 1) / bk
+	cost := func(s hopper.Tile) float64 {
+		waves := (s.Units(m, n) + sms - 1) / sms
+		slice := (kblocks + s.KSplits() - 1) / s.KSplits() // the longest slice's k-blocks
+		busiest := float64(waves) * float64(s.BM*s.BN) * float64(slice*bk)
+		parts, _ := s.SplitKBytes(m, n)
+		return max(busiest, (base+2*float64(parts))*macsPerByte)
+	}
+	best, bestCost := t, cost(t)
+	for _, slices := range []int{2, 4, 8} {
+		s := t
+		s.SplitK = slices
+		if s.Units(m, n) > sms || !runs(s) {
+			continue
+		}
+		if c := cost(s); c < bestCost {
+			best, bestCost = s, c
+		}
+	}
+	return best
+}
