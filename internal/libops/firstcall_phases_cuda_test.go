@@ -70,8 +70,6 @@ func firstCallPhases(t *testing.T, kernel string, n, k, top, lo, calls int) {
 			// The runtime's own first call, in its steps.
 			var u *gemmUnit
 			timed("6 openUnit (all of 1-4)", func() (err error) { u, _, err = openUnit(op, m); return err })
-			tick++
-			u.tick = tick
 			ptrs := gemmPtrs{a: uint64(b.ops[0]), b: uint64(b.ops[1]), c: uint64(b.ops[2])}
 			timed("7 first launch (plain)", func() error { return u.r.enqueue(stream, ptrs) })
 			timed("8 evict", func() error { evict(u); return nil })

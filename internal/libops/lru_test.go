@@ -39,10 +39,12 @@ func TestEvictsLeastRecentlyUsed(t *testing.T) {
 	if lru.count != len(f.open) || lru.count != maxUnits-1 {
 		t.Fatalf("list counts %d units, %d are open: want %d", lru.count, len(f.open), maxUnits-1)
 	}
+	// What is left is h's units, called in increasing m: the list holds
+	// them oldest first.
 	n := 0
 	for u := lru.front; u != nil; u = u.newer {
-		if u.newer != nil && u.newer.tick <= u.tick {
-			t.Fatalf("list out of order at m=%d", u.m)
+		if u.newer != nil && u.newer.m <= u.m {
+			t.Fatalf("list out of call order at m=%d (next m=%d)", u.m, u.newer.m)
 		}
 		n++
 	}

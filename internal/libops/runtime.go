@@ -3,7 +3,6 @@ package libops
 import (
 	"errors"
 	"fmt"
-	"sort"
 	"sync"
 	"sync/atomic"
 
@@ -101,7 +100,6 @@ type unit struct {
 	bytes   int64
 	held    counter
 	capture uint64 // the latest capture that took a hold (ids start at 1)
-	tick    uint64 // least recently used first
 }
 
 // note takes a hold for the capture of stream, once per capture.
@@ -129,7 +127,6 @@ var (
 	runtimeMu  sync.Mutex
 	runners    = map[uint64]*liveRunner{}
 	nextHandle uint64
-	tick       uint64
 	// zombies are units no handle uses any more that graphs still hold.
 	zombies []*zombie
 	// closedHandles are retired handles closed since the last reap.
@@ -229,8 +226,6 @@ func gemmCall(h uint64, op *gemmOp, m int, stream uint64, p gemmPtrs) (string, e
 		defer dev.watchCode()() // around the unit's first launch
 		calltime.Mark("watch code")
 	}
-	tick++
-	u.tick = tick
 	lru.touch(u)
 	if err := u.note(capturing, id, hold); err != nil {
 		return "", err
@@ -255,8 +250,6 @@ func openUnit(op *gemmOp, m int) (*gemmUnit, string, error) {
 		return nil, "", errors.Join(err, r.close())
 	}
 	u := &gemmUnit{unit: unit{closeFn: r.close, bytes: r.deviceBytes(), held: c}, r: r, op: op, m: m}
-	tick++
-	u.tick = tick
 	op.units[m] = u
 	lru.push(u)
 	warning := ""
@@ -274,11 +267,14 @@ func warmFrom(op *gemmOp, from uint64) error {
 	if lr == nil || lr.gemm == nil || lr.retired {
 		return bad("warm_from %d: not an open GEMM handle", from)
 	}
+	// The list holds every open unit, oldest first; a handle's units are
+	// its op's (Retire takes a retired handle's out).
 	ms := make([]int, 0, len(lr.gemm.units))
-	for m := range lr.gemm.units {
-		ms = append(ms, m)
+	for u := lru.front; u != nil; u = u.newer {
+		if u.op == lr.gemm {
+			ms = append(ms, u.m)
+		}
 	}
-	sort.Slice(ms, func(i, j int) bool { return lr.gemm.units[ms[i]].tick < lr.gemm.units[ms[j]].tick })
 	for _, m := range ms {
 		if _, _, err := openUnit(op, m); err != nil {
 			return err

@@ -3,6 +3,7 @@ package libops
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -400,16 +401,26 @@ func TestRetireClosesWhatNoGraphHolds(t *testing.T) {
 
 // TestGrowthKeepsWarmRows: an op opened on a grown workspace with
 // warm_from opens the row counts the old one ran, so a capture after the
-// growth finds them (one warm-up per shape, in any order).
+// growth finds them (one warm-up per shape, in any order), least recently
+// used first, so the eviction order carries over.
 func TestGrowthKeepsWarmRows(t *testing.T) {
 	h, f := openFake(t, "bf16")
-	for _, m := range []int{64, 80, 4096} {
+	for _, m := range []int{4096, 64, 80} {
 		enq(t, h, 1, m)
 	}
 	req := strings.Replace(fakeOpenReq, `"config"`, fmt.Sprintf(`"warm_from":%d,"config"`, h), 1)
 	h2, _, err := GemmOpen([]byte(req), []uint64{1 << 20, 2 << 20}, 4096)
 	if err != nil {
 		t.Fatal(err)
+	}
+	var order []int
+	for u := lru.front; u != nil; u = u.newer {
+		if u.op == runners[h2].gemm {
+			order = append(order, u.m)
+		}
+	}
+	if !slices.Equal(order, []int{4096, 64, 80}) {
+		t.Errorf("warmed row counts in the list %v, want the old handle's call order [4096 64 80]", order)
 	}
 	if _, err := Retire([]uint64{h}); err != nil {
 		t.Fatal(err)
