@@ -373,8 +373,9 @@ func (in *cudaInstance) Verify(ctx context.Context, c space.Config, seed uint64)
 }
 
 // Bench: per iteration, the team's device-side barrier, an event, one
-// all-reduce, an event (Team.TimeAs, timed as the host asked). The barrier keeps one rank's late start
-// out of another's time, as the peers' method (peer_baselines.py) requires.
+// all-reduce, an event (Team.TimeAs, timed as the host asked). The
+// barrier keeps one rank's late start out of another's time, as the
+// peers' method (peer_baselines.py) requires.
 func (in *cudaInstance) Bench(ctx context.Context, c space.Config, warmup, iters int) ([]float64, error) {
 	mode, err := cudamem.TimingRequested(string(sdk.TimingOf(ctx)))
 	if err != nil {
