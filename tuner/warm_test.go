@@ -137,3 +137,44 @@ func TestTrialAndRefineTiming(t *testing.T) {
 		}
 	})
 }
+
+// A search resumed from a log of trials timed otherwise than it asks
+// measures them again: scores of two timings are never compared.
+func TestResumeMeasuresAnotherTimingAgain(t *testing.T) {
+	dir, _ := faultyPluginDir(t)
+	tmp := t.TempDir()
+	logPath := filepath.Join(tmp, "trials.jsonl")
+	run := func(timing string, done *Resume) []Result {
+		t.Helper()
+		log, err := OpenTrialLog(logPath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer log.Close()
+		s := &Searcher{PluginDir: dir, Cache: cache.File{Path: filepath.Join(tmp, "configs.toml")}, Log: log, Done: done, Logger: quietLogger()}
+		job := faultyJob(2)
+		job.Where, job.TrialTiming = "mode=fast", timing
+		if _, err := s.Search(context.Background(), job); err != nil {
+			t.Fatal(err)
+		}
+		return readLog(t, logPath)
+	}
+	first := len(firstPass(run("loaded", nil))["fast"])
+	for _, tc := range []struct {
+		timing string
+		more   int // first-pass trials of mode=fast the resumed search logs
+	}{{"loaded", 0}, {"", 1}} {
+		done, err := LoadResume(logPath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		before := len(firstPass(readLog(t, logPath))["fast"])
+		got := len(firstPass(run(tc.timing, done))["fast"]) - before
+		if got != tc.more {
+			t.Errorf("resumed with timing %q over a loaded log: %d new first-pass trials of mode=fast, want %d", tc.timing, got, tc.more)
+		}
+	}
+	if first != 1 {
+		t.Errorf("the first search logged %d first-pass trials of mode=fast, want 1", first)
+	}
+}
