@@ -99,3 +99,44 @@ def test_validate_batch_answers_as_validate(n, backend, want_ok):
         one = s.Validate(pb.ValidateRequest(config=cfg, problem=problem, world=2, backend=backend), None)
         assert (r.ok, r.reason) == (one.ok, one.reason)
         assert r.ok or r.reason
+
+
+class _Aborted(Exception):
+    pass
+
+
+class _Context:
+    """A grpc.ServicerContext's part the Bench handler uses."""
+
+    def is_active(self) -> bool:
+        return True
+
+    def abort(self, code, details):
+        raise _Aborted(details)
+
+
+def test_bench_sees_the_timing_the_host_asked_for():
+    """Bench hands the instance the request's timing (bench_timing(), as the
+    Go SDK's sdk.TimingOf), "" outside a bench, and refuses a timing it does
+    not know before the instance runs."""
+    from symmtune.plugin import bench_timing
+    from symmtune.plugin.server import pb
+
+    asked: list[str] = []
+
+    class Instance:
+        def bench(self, config, warmup, iters):
+            asked.append(bench_timing())
+            return [1.0] * iters
+
+    s = KernelServicer(Kernel(PARAMS, {"algorithm": "one_shot", "chunk": 1024}), [])
+    s._instance = Instance()  # as Setup and Connect leave it
+    cfg = config_to_proto({"algorithm": "one_shot", "chunk": 1024})
+    for timing in ("", "loaded"):
+        got = s.Bench(pb.BenchRequest(config=cfg, warmup=1, iters=2, timing=timing), _Context())
+        assert list(got.times_us) == [1.0, 1.0]
+    assert asked == ["", "loaded"]
+    assert bench_timing() == ""
+    with pytest.raises(_Aborted, match="timing 'stream'"):
+        s.Bench(pb.BenchRequest(config=cfg, warmup=1, iters=2, timing="stream"), _Context())
+    assert asked == ["", "loaded"]
