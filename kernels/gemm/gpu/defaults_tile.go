@@ -61,10 +61,15 @@ func fp8ProductBytes(m, n, k int) float64 {
 }
 
 // fp8SmallRows: below this many rows an FP8 product takes the bf16 rule's
-// tile (DefaultTile), from it agmm's FP8 family tile. On 1 x H200
-// (2026-12-02, bench/results/2026-12-02-h200-pdl.md) the family tile ran
-// at 0.60-0.81x cuBLASLt FP8 at 64-256 rows and 0.98x at 1,024 and 8,192.
-const fp8SmallRows = 1024
+// tile (DefaultTile), from it agmm's FP8 family tile (the searched best at
+// 8,192 rows, docs/fp8.md). On 1 x H200 (2026-12-02,
+// bench/results/2026-12-02-h200-fp8-smallm.md) the family tile ran at
+// 0.60-0.81x cuBLASLt FP8 at 64-256 rows; at 1024 x 8192 x 8192 the bf16
+// rule's 128x256:s4:c2:g8 was 4.2% and 6.0% faster than it with a tensor
+// scale and within 0.9% either way with row scales (two runs). The bound
+// is the bf16 rule's own switch to the family tile (clusterRows); 1,025 to
+// 4,095 FP8 rows are unmeasured.
+const fp8SmallRows = clusterRows
 
 // clusterRows: from this many rows DefaultTile's 128x256 tile runs in
 // clusters of two (:cl2), the best tile sustained at 8192 and 16384 x

@@ -14,7 +14,7 @@ import (
 // and dtype: for bf16 the tile of least waves times area (the picks that
 // were within 3% of the best measured at M 64-1024 on 1 x H200, and
 // 128x224 at 4096 x 1792 x 4096), agmm's family tile from 4,096 rows
-// where 128x256 wins and for FP8 from 1,024 rows (below, bf16's rule);
+// where 128x256 wins and for FP8 from 4,096 rows (below, bf16's rule);
 // it fits the GPU and takes every shape
 // of the issue.
 func TestDefaultTile(t *testing.T) {
@@ -35,7 +35,8 @@ func TestDefaultTile(t *testing.T) {
 		{2048, 14336, 4096, false, "128x256:s4:c2:g8"},     // likewise, 7 waves
 		{64, 14336, 4096, true, "64x128:s6:c2:g8:pp"},      // FP8 below 1,024 rows: bf16's rule
 		{512, 8192, 8192, true, "128x256:s4:c2:g8"},
-		{1024, 8192, 8192, true, "128x256:s4:c2:g4"}, // from 1,024: the FP8 family tile
+		{1024, 8192, 8192, true, "128x256:s4:c2:g8"}, // 4-6% ahead of the family tile here
+		{4096, 8192, 8192, true, "128x256:s4:c2:g4"}, // from 4,096: the FP8 family tile
 		{16384, 3584, 8192, true, "128x256:s4:c2:g4"},
 	} {
 		got := DefaultTile(tc.m, tc.n, tc.k, 132, tc.fp8)
