@@ -136,16 +136,22 @@ func TestSearchAllReduceLandsInCacheAndLookup(t *testing.T) {
 			if es[0].MedianUS <= 0 || es[0].Trials != len(first) {
 				t.Errorf("entry median %.1f trials %d, want >0 and %d", es[0].MedianUS, es[0].Trials, len(first))
 			}
-			// The winner is the best re-measured finalist.
-			best := ""
-			bestScore := 0.0
+			// The winner is the best re-measured finalist, or the default
+			// where that is not DefaultMargin faster than the default's
+			// re-measurement (tuner.Winner).
+			var remeasured []tuner.Result
+			var def space.Config
 			for _, l := range lines {
-				if l.Refined && l.Status == "ok" && (best == "" || *l.ScoreUS < bestScore) {
-					best, bestScore = l.Config.String(), *l.ScoreUS
+				if l.Refined {
+					remeasured = append(remeasured, l)
+				}
+				if l.Default {
+					def = l.Config
 				}
 			}
-			if es[0].Config.String() != best {
-				t.Errorf("cached config %s, best re-measured %s", es[0].Config, best)
+			want, ok := tuner.Winner(remeasured, def)
+			if !ok || es[0].Config.String() != want.Config.String() {
+				t.Errorf("cached config %s, the re-measured finalists' winner %s (default %s)", es[0].Config, want.Config, def)
 			}
 
 			code, out, errs = cli(t, "lookup", "--kernel", "allreduce", "--world", w, "--shape", "n=8192",
