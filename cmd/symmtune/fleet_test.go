@@ -22,6 +22,7 @@ import (
 	"github.com/symmtune/symmtune/internal/redistest"
 	"github.com/symmtune/symmtune/internal/triallog"
 	"github.com/symmtune/symmtune/space"
+	"github.com/symmtune/symmtune/tuner"
 )
 
 // fleetJobs is a job file of tiny CPU jobs: six slots, quick to tune.
@@ -154,24 +155,33 @@ func encodeEntries(t *testing.T, es []cache.Entry) string {
 }
 
 // logWinners reads a trial log: per job (kernel/world/dtype/shape text) the
-// winner's median, the lowest score of the re-measured finalists.
+// winner's median, tuner.Winner's pick of the re-measured finalists (the
+// fastest, or the default where that is not DefaultMargin faster).
 func logWinners(t *testing.T, path string) map[string]float64 {
 	t.Helper()
 	lf, err := triallog.Read(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	best := map[string]float64{}
+	refined := map[string][]tuner.Result{}
+	defaults := map[string]space.Config{}
 	for _, r := range lf.Results {
-		if r.Refined && r.Status == triallog.StatusOK {
-			sh, err := space.ParseShape(r.Shape, nil)
-			if err != nil {
-				t.Fatalf("%s: shape %q: %v", path, r.Shape, err)
-			}
-			k := fmt.Sprintf("%s/w%d/%s/%s", r.Kernel, r.World, r.Dtype, sh)
-			if b, ok := best[k]; !ok || r.Score() < b {
-				best[k] = r.Score()
-			}
+		sh, err := space.ParseShape(r.Shape, nil)
+		if err != nil {
+			t.Fatalf("%s: shape %q: %v", path, r.Shape, err)
+		}
+		k := fmt.Sprintf("%s/w%d/%s/%s", r.Kernel, r.World, r.Dtype, sh)
+		if r.Default {
+			defaults[k] = r.Config
+		}
+		if r.Refined {
+			refined[k] = append(refined[k], r)
+		}
+	}
+	best := map[string]float64{}
+	for k, rs := range refined {
+		if w, ok := tuner.Winner(rs, defaults[k]); ok {
+			best[k] = w.Score()
 		}
 	}
 	return best
