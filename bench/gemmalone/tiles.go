@@ -36,16 +36,17 @@ func sweep() []hopper.Tile {
 // without the cluster; 128x224:s5:c2:g4, the two-rank small-rows default
 // (defaults.go's agmmTwoRankSmall) and the leader at 4096 x 1792 x 4096;
 // the ping-pong 128x128 tile; the searched 64-row ping-pong tiles (224 and
-// 256 wide); and the 128-wide 64-row one, twice as many tiles at small M
-// (in hopper.AllTiles, which CI compiles, but not searched).
-const smallM = "128x256:s4:c2:g8,128x224:s5:c2:g4,128x128:s6:c2:g4:pp,64x256:s5:c2:g8:pp,64x224:s6:c2:g8:pp,64x128:s6:c2:g8:pp"
+// 256 wide); and the 128-wide and 64-wide 64-row ones with as many stages
+// as fit (searched since 2026-12-03), the former also with one
+// cooperative consumer (bench/results/2026-12-03-h200-smallm-stages.md).
+const smallM = "128x256:s4:c2:g8,128x224:s5:c2:g4,128x128:s6:c2:g4:pp,64x256:s5:c2:g8:pp,64x224:s6:c2:g8:pp,64x128:s8:c2:g8:pp,64x128:s8:c1:g8,64x64:s10:c2:g8:pp"
 
-// splitK are the split-K tiles (hopper.Tile.SplitK; issue 56): the searched
-// ones (hopper.Searched's last five) beside the 64x128 ping-pong tile in 2,
-// 4 and 8 slices, whose unsplit form was the best at 64-256 rows
-// (bench/results/2026-12-02-h200-gemmalone-smallm.md). Each runs only on
+// splitK are the split-K tiles (hopper.Tile.SplitK; issue 56): the 64x128
+// ping-pong tile with 8 stages in 2, 4 and 8 slices, whose unsplit form was
+// the best at 64-256 rows (bench/results/2026-12-02-h200-gemmalone-smallm.md),
+// 64x64 in 2 and 4, and the searched 64x256 and 128x256 in 2. Each runs only on
 // shapes where splitKSkip lets it.
-const splitK = "64x128:s6:c2:g8:pp:sk2,64x128:s6:c2:g8:pp:sk4,64x128:s6:c2:g8:pp:sk8,64x256:s5:c2:g8:pp:sk2,128x256:s4:c2:g8:sk2"
+const splitK = "64x128:s8:c2:g8:pp:sk2,64x128:s8:c2:g8:pp:sk4,64x128:s8:c2:g8:pp:sk8,64x64:s10:c2:g8:pp:sk2,64x64:s10:c2:g8:pp:sk4,64x256:s5:c2:g8:pp:sk2,128x256:s4:c2:g8:sk2"
 
 // splitKSkip says why split-K tile t is not timed on sh (on sms SMs), or
 // "" where it is (always, for other tiles): where the plugins' Validate

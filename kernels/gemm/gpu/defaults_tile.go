@@ -13,12 +13,42 @@ import (
 
 // smallTiles are DefaultTile's bf16 and f16 candidates, largest first
 // (a tie goes to the earlier): the tiles that were best at some shape of
-// bench/results/2026-12-02-h200-gemmalone-smallm.md (M 64-1024). No
+// bench/results/2026-12-02-h200-gemmalone-smallm.md (M 64-1024), and
+// 64x64 (narrowTileCols). Each has as many stages as fit in shared
+// memory: at 64-256 rows the products stream B, and more k-blocks in
+// flight read it faster. 64x128 with 8 stages instead of 6 ran 0.4-7%
+// faster on 8 small-M shapes of 8 (1 x H200, 2026-12-03, the mean of two
+// interleaved rounds: bench/results/2026-12-03-h200-smallm-stages.md). No
 // split-K tile here: a split runs plain products only, which DefaultTile
 // cannot tell from a fused kernel's; DefaultTileFor splits its pick
 // (splitK) where the caller's kernel and problem may.
 var smallTiles = []string{"128x256:s4:c2:g8", "128x224:s5:c2:g4", "128x128:s6:c2:g4:pp",
-	"64x256:s5:c2:g8:pp", "64x224:s6:c2:g8:pp", "64x128:s6:c2:g8:pp"}
+	"64x256:s5:c2:g8:pp", "64x224:s6:c2:g8:pp", "64x128:s8:c2:g8:pp", "64x64:s10:c2:g8:pp"}
+
+// narrowTileCols: tiles narrower than this (64x64) are DefaultTile's
+// candidates only where narrowFits.
+const narrowTileCols = 128
+
+// narrowFits says whether narrow tile t (64x64) is a candidate for an m x
+// n product on sms SMs: where it is memory-bound (bound false) and t's
+// tiles fill one wave at least three quarters full. There it doubles
+// 64x128's CTAs that stream B, which fill half the SMs: on 1 x H200
+// (2026-12-03, bench/results/2026-12-03-h200-smallm-stages.md)
+// 64x64:s10:pp ran 0.984 and 1.055x cuBLASLt at 64 x 8192 x 8192 and
+// 64 x 8192 x 3584 (two interleaved rounds), where 64x128:s8:pp ran 0.966
+// and 1.030x. Not elsewhere: each of its wgmmas reads as many bytes of
+// shared memory as 64x128's for half the multiply-adds, so where tensor
+// throughput decides it is the slower tile; in two waves it tied 64x128's
+// one at best (0.992 against 1.010 at 64 x 14336 x 4096); and 80 whole
+// tiles (256 x 1280 x 8192) ran 20.8 µs against 14.3 for 64x128 in two
+// k-slices, the same 80 units with half the k-blocks each. Its split
+// forms are searched but not picked untuned (at 64 and 128 x 1280 x 8192
+// 64x64 in 4 and 2 slices beat DefaultTileFor's 64x128 splits by 8-30%,
+// one round; splitK's roofline cannot tell them apart).
+func narrowFits(m, n int, t hopper.Tile, sms int, bound bool) bool {
+	tiles := t.Tiles(m, n)
+	return !bound && tiles <= sms && 4*tiles >= 3*sms
+}
 
 // rowsEfficiency64 is what a 64-row (ping-pong) tile keeps of a 128-row
 // tile's tensor throughput where both are compute-bound: ncu on 1 x H200
@@ -118,12 +148,16 @@ func DefaultTile(m, n, k, sms int, fp8 bool) hopper.Tile {
 	// The least busiest-SM work of the 128-row tiles, and of the 64-row
 	// ones: a 64-row tile is taken only where its cost is below
 	// rowsEfficiency64 of the best 128-row tile's.
+	bound := computeBound(m, n, k, sms, fp8)
 	var best, best64 hopper.Tile
 	bestCost, bestCost64 := int64(-1), int64(-1)
 	for _, name := range smallTiles {
 		t, err := hopper.ParseTile(name)
 		if err != nil {
 			panic("gpu: smallTiles' " + name + ": " + err.Error())
+		}
+		if t.BN < narrowTileCols && !narrowFits(m, n, t, sms, bound) {
+			continue
 		}
 		tiles := int64((m+t.BM-1)/t.BM) * int64((n+t.BN-1)/t.BN)
 		cost := (tiles + int64(sms) - 1) / int64(sms) * int64(t.BM) * int64(t.BN)
@@ -135,7 +169,7 @@ func DefaultTile(m, n, k, sms int, fp8 bool) hopper.Tile {
 		}
 	}
 	keep := 1.0 // what a 64-row tile keeps of a 128-row one's speed
-	if computeBound(m, n, k, sms, fp8) {
+	if bound {
 		keep = rowsEfficiency64
 	}
 	if bestCost64 >= 0 && float64(bestCost64) < keep*float64(bestCost) {

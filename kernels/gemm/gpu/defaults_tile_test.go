@@ -23,9 +23,12 @@ func TestDefaultTile(t *testing.T) {
 		fp8     bool
 		want    string
 	}{
-		{64, 14336, 4096, false, "64x128:s6:c2:g8:pp"},     // 112 tiles of 64x128: one wave
+		{64, 14336, 4096, false, "64x128:s8:c2:g8:pp"},     // 112 tiles of 64x128: one wave; 224 of 64x64 tie in two
+		{64, 8192, 8192, false, "64x64:s10:c2:g8:pp"},      // 128 narrow tiles fill one wave, 64 of 64x128 half
+		{256, 1280, 8192, false, "64x128:s8:c2:g8:pp"},     // 80 narrow tiles fill 61%: not a candidate
+		{1024, 1280, 8192, false, "128x128:s6:c2:g4:pp"},   // compute-bound: no narrow tile
 		{64, 28672, 8192, false, "64x224:s6:c2:g8:pp"},     // 128 of 64x224 in one wave beat 224 of 64x128 in two
-		{128, 8192, 8192, false, "64x128:s6:c2:g8:pp"},     // 128 tiles
+		{128, 8192, 8192, false, "64x128:s8:c2:g8:pp"},     // 128 tiles
 		{256, 8192, 8192, false, "128x128:s6:c2:g4:pp"},    // 128 tiles; 64x256 ties and comes later
 		{512, 14336, 4096, false, "128x224:s5:c2:g4"},      // 256 tiles in 2 waves beat 224 of 128x256 in 2
 		{1024, 28672, 8192, false, "128x256:s4:c2:g8"},     // 896 tiles: 7 waves
@@ -33,7 +36,8 @@ func TestDefaultTile(t *testing.T) {
 		{8192, 3584, 8192, false, "128x256:s4:c2:g8:cl2"},  // 128x256 from 4,096 rows: the family tile
 		{4096, 14336, 4096, false, "128x256:s4:c2:g8:cl2"}, // 64x128's 55 waves count 2% less work than 14 of 128x256, but it runs 18% slower
 		{2048, 14336, 4096, false, "128x256:s4:c2:g8"},     // likewise, 7 waves
-		{64, 14336, 4096, true, "64x128:s6:c2:g8:pp"},      // FP8 below 1,024 rows: bf16's rule
+		{64, 14336, 4096, true, "64x128:s8:c2:g8:pp"},      // FP8 below 4,096 rows: bf16's rule
+		{64, 8192, 8192, true, "64x64:s10:c2:g8:pp"},
 		{512, 8192, 8192, true, "128x256:s4:c2:g8"},
 		{1024, 8192, 8192, true, "128x256:s4:c2:g8"}, // 4-6% ahead of the family tile here
 		{4096, 8192, 8192, true, "128x256:s4:c2:g4"}, // from 4,096: the FP8 family tile
@@ -86,7 +90,7 @@ func runsFused(t *testing.T, v Variant, tl hopper.Tile, p Problem) error {
 // K/S under 512, a reduce-scatter, more than one rank). The same
 // pick at the H200's bytes-per-MAC figure; every tile runs.
 func TestDefaultTileFor(t *testing.T) {
-	const pp128 = "64x128:s6:c2:g8:pp"
+	const pp128, pp64 = "64x128:s8:c2:g8:pp", "64x64:s10:c2:g8:pp"
 	always := func(hopper.Tile) bool { return true }
 	for _, tc := range []struct {
 		v       Variant
@@ -109,11 +113,12 @@ func TestDefaultTileFor(t *testing.T) {
 		{VariantAGMM, 64, 1280, 8192, 1, "e4m3_row", pp128 + ":sk4", ""},
 		{VariantAGMM, 256, 1280, 8192, 1, "e4m3", pp128 + ":sk2", ""},
 		{VariantAGMM, 256, 1280, 8192, 1, "e4m3_row", pp128 + ":sk2", ""},
-		// Memory-bound with at most half the SMs: whole tiles.
-		{VariantAGMM, 64, 8192, 3584, 1, "bf16", pp128, ""}, // 64 tiles; :sk2 measured 7% slower
-		{VariantAGMM, 64, 8192, 8192, 1, "bf16", pp128, ""}, // :sk2 3% slower
-		{VariantAGMM, 64, 7168, 8192, 1, "bf16", pp128, ""},
-		{VariantAGMM, 64, 8192, 1024, 1, "bf16", pp128, ""},
+		// Memory-bound with 64x128 filling at most half the SMs: whole
+		// 64x64 tiles, which fill one wave (narrowFits).
+		{VariantAGMM, 64, 8192, 3584, 1, "bf16", pp64, ""}, // 64 tiles; :sk2 measured 7% slower
+		{VariantAGMM, 64, 8192, 8192, 1, "bf16", pp64, ""}, // :sk2 3% slower
+		{VariantAGMM, 64, 7168, 8192, 1, "bf16", pp64, ""},
+		{VariantAGMM, 64, 8192, 1024, 1, "bf16", pp64, ""},
 		// Tiles fill more than half the SMs: never split.
 		{VariantAGMM, 128, 8192, 3584, 1, "bf16", pp128, ""},
 		{VariantAGMM, 128, 8192, 8192, 1, "bf16", pp128, ""},
@@ -172,9 +177,7 @@ func TestDefaultTileFor(t *testing.T) {
 			// A split tile runs where it is returned: the runtime's
 			// ParseConfig and Validate take its config. A whole tile
 			// passes the tile's own checks, as bin/gemmalone runs it
-			// (64x128:s6:c2:g8:pp is not in the searched space, so no
-			// config names it; rows per rank in whole tiles are
-			// DefaultOn's business).
+			// (rows per rank in whole tiles are DefaultOn's business).
 			if got.KSplits() > 1 {
 				if err := runsFused(t, tc.v, got, p); err != nil {
 					t.Errorf("%s does not run: %v", got, err)

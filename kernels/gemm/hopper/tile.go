@@ -403,8 +403,11 @@ var (
 // the 64x128 ping-pong tile, that run's best at 64-256 rows, in 2, 4 and
 // 8 slices (64 x 1280 has 10 such tiles), and the 64x256 ping-pong and
 // 128x256 tiles in 2, each doubling units where the tiles fill half the
-// SMs or less. Not yet measured; the plugins' Validate takes them on one
-// rank at few rows only (gpu.SplitKMaxRows).
+// SMs or less; the plugins' Validate takes them on one rank at few rows
+// only (gpu.SplitKMaxRows). Then the small-M tiles with as many stages as
+// fit, 64x128:s8:pp (0.4-7% faster than s6 at 64-256 rows) and 64x64:s10:pp
+// (the best tile where its tiles fill one wave, and in k-slices at
+// N = 1280), whole and split (bench/results/2026-12-03-h200-smallm-stages.md).
 var Searched = mustSearched(searchedJSON)
 
 //go:embed searched.json
