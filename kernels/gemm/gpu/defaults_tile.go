@@ -42,9 +42,7 @@ const narrowTileCols = 128
 // one at best (0.992 against 1.010 at 64 x 14336 x 4096); and 80 whole
 // tiles (256 x 1280 x 8192) ran 20.8 µs against 14.3 for 64x128 in two
 // k-slices, the same 80 units with half the k-blocks each. Its split
-// forms are searched but not picked untuned (at 64 and 128 x 1280 x 8192
-// 64x64 in 4 and 2 slices beat DefaultTileFor's 64x128 splits by 8-30%,
-// one round; splitK's roofline cannot tell them apart).
+// forms are DefaultTileFor's (mostUnits).
 func narrowFits(m, n int, t hopper.Tile, sms int, bound bool) bool {
 	tiles := t.Tiles(m, n)
 	return !bound && tiles <= sms && 4*tiles >= 3*sms
@@ -190,21 +188,64 @@ func DefaultTile(m, n, k, sms int, fp8 bool) hopper.Tile {
 // tiles.
 //
 // On 1 x H200 at N = 1280 (10-40 tiles of 64x128 for 132 SMs) it picks
-// the split that was best there, in bf16 (2026-12-02-h200-splitk.md) and
-// in FP8 with tensor and row scales (2026-12-02-h200-fp8-smallm.md): :sk4
-// at 64 and 128 rows, :sk2 at 256. bin/gemmalone -tiles default times it.
+// the split that was best there, in bf16 and FP8 (2026-12-03-h200-smallm-stages.md):
+// 64x64 in 4 slices at 64 rows and in 2 at 128, 64x128 in 2 at 256
+// (splitK decides whether to split, mostUnits which split).
+// bin/gemmalone -tiles default times it.
 // Untuned calls of symmtune.torch do not run it: on one rank DefaultOn
 // gives the cuBLASLt pipeline (FitDefault), which the fused GEMM's best
 // tile trailed on most small-M bf16 shapes measured (0.90-0.98x, 2026-12-02).
 func DefaultTileFor(v Variant, p Problem, sms int) hopper.Tile {
 	t := DefaultTile(p.M, p.N, p.K, sms, p.Dtype.FP8())
-	return splitK(t, p.M, p.N, p.K, sms, p.Dtype.FP8(), smMACsPerByte, func(s hopper.Tile) bool {
+	runs := func(s hopper.Tile) bool {
 		c := v.Default()
 		c[ParamImpl] = space.Str(ImplFused + ":" + s.String())
 		c[ParamChunks] = space.Int(1)
 		cfg, err := v.ParseConfig(c)
 		return err == nil && v.Validate(cfg, p) == nil
-	})
+	}
+	s := splitK(t, p.M, p.N, p.K, sms, p.Dtype.FP8(), smMACsPerByte, runs)
+	if s.KSplits() < 2 {
+		return s
+	}
+	return mostUnits(t, p.M, p.N, sms, runs)
+}
+
+// mostUnits is the split that splitK's roofline cannot pick, once it has
+// decided to split whole tile t: of t's and (for a 64-row t) the narrow
+// 64x64 tile's splits that run and fit one wave, the one with the most
+// work units; a tie goes to the narrower tile (the same units with fewer
+// partials each), then to fewer slices. On 1 x H200 (2026-12-03, three
+// interleaved rounds, bf16 and FP8 e4m3, bench/results/2026-12-03-h200-smallm-stages.md)
+// it picked the fastest split of the two tiles on 8 of 8 shapes in
+// each dtype, five of them never used to choose it (64 x 2048 x 8192,
+// 128 x 2560 x 8192, 64 x 1024 x 16384, 192 x 1536 x 8192, 128 x 1792 x
+// 4096), where splitK's own pick was up to 1.8x slower (64 x 2048 x 8192:
+// 64x128 in 2 slices 16.7 µs, 64x64 in 4 9.3 µs).
+func mostUnits(t hopper.Tile, m, n, sms int, runs func(hopper.Tile) bool) hopper.Tile {
+	tiles := []hopper.Tile{t}
+	if narrow, err := hopper.ParseTile(smallTiles[len(smallTiles)-1]); err == nil && narrow.BM == t.BM && narrow.BN < t.BN {
+		tiles = append(tiles, narrow)
+	}
+	var best hopper.Tile
+	bestUnits := 0
+	for _, w := range tiles {
+		for _, slices := range []int{2, 4, 8} {
+			c := w
+			c.SplitK = slices
+			u := c.Units(m, n)
+			if u > sms || !runs(c) {
+				continue
+			}
+			if u > bestUnits || u == bestUnits && c.BN < best.BN {
+				best, bestUnits = c, u
+			}
+		}
+	}
+	if bestUnits == 0 {
+		return t
+	}
+	return best
 }
 
 // smMACsPerByte is the multiply-adds one SM does at dense bf16 peak while
