@@ -218,10 +218,12 @@ func DefaultTileFor(v Variant, p Problem, sms int) hopper.Tile {
 // partials each), then to fewer slices. On 1 x H200 (2026-12-03, three
 // interleaved rounds, bf16 and FP8 e4m3, bench/results/2026-12-03-h200-smallm-stages.md)
 // it picked the fastest split of the two tiles on 8 of 8 shapes in
-// each dtype, five of them never used to choose it (64 x 2048 x 8192,
-// 128 x 2560 x 8192, 64 x 1024 x 16384, 192 x 1536 x 8192, 128 x 1792 x
-// 4096), where splitK's own pick was up to 1.8x slower (64 x 2048 x 8192:
-// 64x128 in 2 slices 16.7 µs, 64x64 in 4 9.3 µs).
+// each dtype: the three at N = 1280 and five measured there for the first
+// time (64 x 2048 x 8192, 128 x 2560 x 8192, 64 x 1024 x 16384, 192 x
+// 1536 x 8192, 128 x 1792 x 4096). The rule was written after reading all
+// eight, so they are not a held-out check. splitK's own pick was up to
+// 1.8x slower (64 x 2048 x 8192: 64x128 in 2 slices 16.7 µs, 64x64 in 4
+// 9.3 µs).
 func mostUnits(t hopper.Tile, m, n, sms int, runs func(hopper.Tile) bool) hopper.Tile {
 	tiles := []hopper.Tile{t}
 	if narrow, err := hopper.ParseTile(smallTiles[len(smallTiles)-1]); err == nil && narrow.BM == t.BM && narrow.BN < t.BN {
