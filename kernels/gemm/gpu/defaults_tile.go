@@ -23,7 +23,11 @@ import (
 // cannot tell from a fused kernel's; DefaultTileFor splits its pick
 // (splitK) where the caller's kernel and problem may.
 var smallTiles = []string{"128x256:s4:c2:g8", "128x224:s5:c2:g4", "128x128:s6:c2:g4:pp",
-	"64x256:s5:c2:g8:pp", "64x224:s6:c2:g8:pp", "64x128:s8:c2:g8:pp", "64x64:s10:c2:g8:pp"}
+	"64x256:s5:c2:g8:pp", "64x224:s6:c2:g8:pp", "64x128:s8:c2:g8:pp", narrowTile}
+
+// narrowTile is the 64x64 candidate: DefaultTile's where narrowFits, and
+// mostUnits' other split tile.
+const narrowTile = "64x64:s10:c2:g8:pp"
 
 // narrowTileCols: tiles narrower than this (64x64) are DefaultTile's
 // candidates only where narrowFits.
@@ -226,7 +230,11 @@ func DefaultTileFor(v Variant, p Problem, sms int) hopper.Tile {
 // 9.3 µs).
 func mostUnits(t hopper.Tile, m, n, sms int, runs func(hopper.Tile) bool) hopper.Tile {
 	tiles := []hopper.Tile{t}
-	if narrow, err := hopper.ParseTile(smallTiles[len(smallTiles)-1]); err == nil && narrow.BM == t.BM && narrow.BN < t.BN {
+	narrow, err := hopper.ParseTile(narrowTile)
+	if err != nil {
+		panic("gpu: narrowTile " + narrowTile + ": " + err.Error())
+	}
+	if narrow.BM == t.BM && narrow.BN < t.BN {
 		tiles = append(tiles, narrow)
 	}
 	var best hopper.Tile

@@ -88,7 +88,7 @@ func runsFused(t *testing.T, v Variant, tl hopper.Tile, p Problem) error {
 // elsewhere: where tiles fill the SMs, where the product is
 // memory-bound, and wherever a split may not run (more than 256 rows,
 // K/S under 512, a reduce-scatter, more than one rank). The same
-// pick at the H200's bytes-per-MAC figure; every tile runs.
+// decision to split at the H200's bytes-per-MAC figure; every tile runs.
 func TestDefaultTileFor(t *testing.T) {
 	const pp128, pp64 = "64x128:s8:c2:g8:pp", "64x64:s10:c2:g8:pp"
 	always := func(hopper.Tile) bool { return true }
@@ -110,8 +110,9 @@ func TestDefaultTileFor(t *testing.T) {
 		{VariantAGMM, 256, 1280, 8192, 1, "bf16", pp128 + ":sk2", ""},
 		{VariantAGMM, 64, 1280, 8192, 1, "f16", pp64 + ":sk4", ""},
 		{VariantAGMM, 100, 1288, 4144, 1, "bf16", pp128 + ":sk4", ""}, // ragged: 22 tiles, 88 units; 64x64 in 2: 84
-		// Shapes first measured after the rule (2026-12-03-h200-smallm-stages,
-		// three rounds): its pick was the fastest split of both tiles.
+		// Shapes first measured in the same call (2026-12-03-h200-smallm-stages,
+		// three rounds) and read before the rule was written: its pick was
+		// the fastest split of both tiles.
 		{VariantAGMM, 64, 2048, 8192, 1, "bf16", pp64 + ":sk4", ""},
 		{VariantAGMM, 128, 2560, 8192, 1, "bf16", pp128 + ":sk2", ""}, // 64x64 in 2: 160 units, two waves
 		{VariantAGMM, 64, 1024, 16384, 1, "e4m3", pp64 + ":sk4", ""},
