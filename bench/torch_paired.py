@@ -88,6 +88,49 @@ def fp8_peers(kernel, m, n, k, row, g):
     return c.ours, fns
 
 
+def cell_fns(kernel, shape, dtype, cfgs, rank, world, g):
+    """The calls of one (kernel, shape, dtype) cell of --together: the
+    product alone ("mm": cuBLAS mm, or _scaled_mm for FP8), torch's fused op
+    ("torch", where it has one) and "c<i>" for the i-th of cfgs (pairs of a
+    full config and its label) that validates for this problem, each its
+    own runner (_torch_gemm.forced keys them). Returns (fns, the runnable
+    cfgs); a skipped config is printed on rank 0. Runners are reset first."""
+    m, n, k = map(int, shape.split("x"))
+    if dtype == "bf16":
+        a, bt, fns = peers(kernel, m, n, k, world, rank, g)
+
+        def run():
+            return ours(kernel)(a, bt)
+    else:
+        run, fns = fp8_peers(kernel, m, n, k, dtype == "e4m3_row", g)
+    reset()
+    runnable = []
+    for cfg, label in cfgs:
+        try:  # a reference log's config may be of an older space, or not run on this problem
+            gemm.validate(gemm.parse_config(kernel, cfg), gemm.Problem(m, n, k, world), dtype)
+            runnable.append((cfg, label))
+        except ValueError as e:
+            if rank == 0:
+                print(f"skipped {kernel} {dtype} {shape} {label}: {e}", flush=True)
+    for i, (cfg, _) in enumerate(runnable):
+
+        def call(cfg=cfg, run=run):
+            _torch_gemm.forced[kernel] = cfg
+            return run()
+        fns[f"c{i}"] = call
+    return fns, runnable
+
+
+def cells_of(todo):
+    """todo's (kernel, shape, config overrides, dtype, label) entries grouped
+    by (kernel, shape, dtype), each config completed with the kernel's
+    defaults: {cell: [(config, label), ...]} in todo's order."""
+    cells: dict[tuple[str, str, str], list[tuple[dict, str]]] = {}
+    for kernel, shape, over, dtype, label in todo:
+        cells.setdefault((kernel, shape, dtype), []).append(({**gemm.default_config(kernel), **over}, label))
+    return cells
+
+
 def together(todo, p, rank, world, g, rounds, queued):
     """Pass p of --together: for each (kernel, shape, dtype) of todo, the
     product alone (cuBLAS mm, or _scaled_mm for FP8), torch's fused op and
@@ -95,35 +138,10 @@ def together(todo, p, rank, world, g, rounds, queued):
     its own runner: _torch_gemm.forced keys them), so a config's ratio to
     the product meets the clocks the others met. Prints and returns one row
     per config."""
-    cells: dict[tuple[str, str, str], list[tuple[dict, str]]] = {}
-    for kernel, shape, over, dtype, label in todo:
-        cells.setdefault((kernel, shape, dtype), []).append(({**gemm.default_config(kernel), **over}, label))
+    cells = cells_of(todo)
     out = []
     for (kernel, shape, dtype), cfgs in cells.items():
-        m, n, k = map(int, shape.split("x"))
-        if dtype == "bf16":
-            a, bt, fns = peers(kernel, m, n, k, world, rank, g)
-
-            def run():
-                return ours(kernel)(a, bt)
-        else:
-            run, fns = fp8_peers(kernel, m, n, k, dtype == "e4m3_row", g)
-        reset()
-        runnable = []
-        for cfg, label in cfgs:
-            try:  # a reference log's config may be of an older space, or not run on this problem
-                gemm.validate(gemm.parse_config(kernel, cfg), gemm.Problem(m, n, k, world), dtype)
-                runnable.append((cfg, label))
-            except ValueError as e:
-                if rank == 0:
-                    print(f"skipped {kernel} {dtype} {shape} {label}: {e}", flush=True)
-        cfgs = runnable
-        for i, (cfg, _) in enumerate(cfgs):
-
-            def call(cfg=cfg, run=run):
-                _torch_gemm.forced[kernel] = cfg
-                return run()
-            fns[f"c{i}"] = call
+        fns, cfgs = cell_fns(kernel, shape, dtype, cfgs, rank, world, g)
         med, ratio = bench_paired(fns, "mm", iters=rounds, queued=queued)
         _torch_gemm.forced.clear()
         reset()

@@ -35,6 +35,31 @@ def calls(evs: list[dict], anchor: str) -> list[tuple[dict, list[dict]]]:
     return out
 
 
+SLEEP = "spin_kernel"  # at::cuda::sleep's kernel (torch.cuda._sleep)
+
+
+def sleep_segments(evs: list[dict]) -> list[list[dict]]:
+    """The events after each sleep kernel up to the next one: one list per
+    call when every call was queued behind a torch.cuda._sleep (what ran
+    before the first sleep is in none)."""
+    segs: list[list[dict]] = []
+    for e in evs:
+        if SLEEP in e["name"]:
+            segs.append([])
+        elif segs:
+            segs[-1].append(e)
+    return segs
+
+
+def call_times(seg: list[dict]) -> tuple[float, float]:
+    """A call's span (first start to last end) and busy time (the sum of
+    its events' durations), µs; (0, 0) when it ran nothing."""
+    if not seg:
+        return 0.0, 0.0
+    span = max(e["ts"] + e["dur"] for e in seg) - min(e["ts"] for e in seg)
+    return span, sum(e["dur"] for e in seg)
+
+
 def line(e: dict, t0: float) -> str:
     extra = ""
     b = e.get("args", {}).get("bytes")

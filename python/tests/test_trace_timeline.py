@@ -46,3 +46,18 @@ def test_line_gives_offset_stream_and_rate(trace: Path):
     copy, gemm = evs[0], evs[1]
     assert trace_timeline.line(copy, gemm["ts"]).split() == [
         "-10.0", "20.0", "s", "20", "Memcpy", "PtoP", "(Device", "->", "Device)", "4.0", "MB", "200", "GB/s"]
+
+
+def test_sleep_segments_split_queued_calls():
+    evs = [
+        ev("kernel", "hopper_gemm", 0, 5),  # before the first sleep: in no call
+        ev("kernel", "void at::cuda::spin_kernel(long)", 10, 100),
+        ev("gpu_memcpy", "Memcpy DtoD", 111, 4),
+        ev("kernel", "hopper_gemm", 112, 30),  # overlaps the copy: the span is not the sum
+        ev("kernel", "void at::cuda::spin_kernel(long)", 150, 100),
+        ev("kernel", "void at::cuda::spin_kernel(long)", 251, 100),  # a call that ran nothing
+        ev("kernel", "nvjet_mm", 352, 20),
+    ]
+    segs = trace_timeline.sleep_segments(evs)
+    assert [[e["name"] for e in s] for s in segs] == [["Memcpy DtoD", "hopper_gemm"], [], ["nvjet_mm"]]
+    assert [trace_timeline.call_times(s) for s in segs] == [(31, 34), (0, 0), (20, 20)]
