@@ -351,8 +351,9 @@ func (r *Runner) launchFusedGEMM(c Config, out cu.DevicePtr, sms int) error {
 	ops.Work = f.work
 	comm := f.comm
 	// The end barrier follows as the GEMM's dependent (see end): it may
-	// launch from the GEMM's start.
-	comm.EarlyDependents = r.barrierFirst(c)
+	// launch from the GEMM's start. Where no end barrier follows (an agmm
+	// of one rank), whatever comes next launches as usual.
+	comm.EarlyDependents = r.barrierFirst(c) && FusedEndBarrier(r.v, r.prob)
 	calltime.Mark("before GEMM kernel")
 	if err := f.g.Launch(s, ops, out, sms, comm); err != nil {
 		return err

@@ -222,6 +222,12 @@ func (r *Runner) end(c Config, then func() error) error {
 		}
 	}
 	calltime.Mark("join, then")
+	if c.Impl == ImplFused && !FusedEndBarrier(r.v, r.prob) {
+		if !first {
+			return nil
+		}
+		return r.join(c)
+	}
 	end, err := r.trace.span(func() (string, string) { return "end barrier", "main" }, r.main)
 	if err != nil {
 		return err

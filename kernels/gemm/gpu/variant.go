@@ -72,3 +72,18 @@ func (v *Variant) UnmarshalText(b []byte) error {
 func BarrierFirst(v Variant, c Config) bool {
 	return c.Impl == ImplFused && (v != VariantMatmulRS || c.Reduce == ReduceEpilogue)
 }
+
+// FusedEndBarrier is whether a fused call of v on p ends with the end
+// barrier (Runner.endBarrier: this rank's flags cleared, then the team
+// met). A fused agmm of one rank sets no flag and waits for none
+// (PlanFusedAG flags no own span, and its start gate's mask is empty), and
+// it has nobody to meet, so it ends with its GEMM: in a torch program on
+// 1 x H200 the barrier ended 1.6-1.8 µs after the GEMM in every world-1
+// call, 10-20% of a call at 64 rows
+// (bench/results/2026-12-03-h200-program-kernels.md). matmulrs keeps it
+// at every world: its GEMM flags its own chunks even at world 1, and a
+// reduce=kernel call waits for those flags, so they are cleared after
+// each call.
+func FusedEndBarrier(v Variant, p Problem) bool {
+	return p.World > 1 || v != VariantAGMM
+}

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/symmtune/symmtune/kernels/gemm"
 )
 
 // TestVariant: names parse to their variant and back, in text and JSON;
@@ -53,5 +55,40 @@ func TestBarrierFirst(t *testing.T) {
 		if got := BarrierFirst(c.v, Config{Impl: c.impl, Reduce: c.reduce}); got != c.want {
 			t.Errorf("BarrierFirst(%s, impl=%s reduce=%s) = %v, want %v", c.v, c.impl, c.reduce, got, c.want)
 		}
+	}
+}
+
+// TestFusedEndBarrier: only a fused agmm of one rank ends without the end
+// barrier, and that is because its plan flags nothing (every span its
+// own), while a matmulrs plan of one rank still has chunks whose flags its
+// GEMM sets.
+func TestFusedEndBarrier(t *testing.T) {
+	for _, c := range []struct {
+		v     Variant
+		world int
+		want  bool
+	}{
+		{VariantAGMM, 1, false},
+		{VariantAGMM, 2, true},
+		{VariantAGMM, 8, true},
+		{VariantMatmulRS, 1, true},
+		{VariantMatmulRS, 2, true},
+	} {
+		p := Problem{Dims: gemm.Dims{M: 64 * c.world, N: 8192, K: 8192}, World: c.world}
+		if got := FusedEndBarrier(c.v, p); got != c.want {
+			t.Errorf("FusedEndBarrier(%s, world %d) = %v, want %v", c.v, c.world, got, c.want)
+		}
+	}
+	for _, m := range []int{64, 100, 4096} {
+		for _, push := range []bool{true, false} {
+			for i, f := range PlanFusedAG(m, 1, 0, 1, 128, push).Flag {
+				if f != NoFlag {
+					t.Errorf("PlanFusedAG(m %d, world 1, push %v): span %d flagged %d; the end barrier would have a flag to clear", m, push, i, f)
+				}
+			}
+		}
+	}
+	if rs := PlanFusedRS(64, 8192, 1, 0, 1, 64, 128, 1); len(rs.Owner) == 0 {
+		t.Error("PlanFusedRS at world 1 has no chunks: matmulrs could drop its end barrier too")
 	}
 }
