@@ -53,6 +53,20 @@ func (m *matmulrs) launch(c Config) error {
 		return r.end(c, nil)
 	}
 	rowBytes := int64(p.N) * OutBytes
+	if p.World == 1 {
+		// A reduce-scatter of one rank is its product: each product goes
+		// straight into the output, with no slot, flag or reduction kernel
+		// (whose copy of the product was 11-20% of a world-1 call at
+		// 8192 and 16384 x 3584 x 8192 on 1 x H200: 70 and 147 µs;
+		// bench/results/2026-12-03-h200-program-kernels.md).
+		for _, st := range plan.Products {
+			a := r.ptr.A + cu.DevicePtr(int64(st.Start)*int64(p.K)*int64(p.ElemSize))
+			if err := r.product(c, st, a, r.scaleRow(r.ptr.ScaleA, st.Start), r.ptr.C+cu.DevicePtr(int64(st.Start)*rowBytes)); err != nil {
+				return err
+			}
+		}
+		return r.end(c, nil)
+	}
 	for i, st := range plan.Products {
 		q, g := st.Owner, r.gemm[st.Stream]
 		// A's rows and their scales (row st.Start of A, here).
