@@ -39,7 +39,9 @@ from trace_timeline import call_times, gpu_events, sleep_segments
 
 TOL = 2e-2  # bf16 and FP8 products of K up to 16384 against cuBLAS's, fp32 accumulation both
 
+
 def short(name: str) -> str:
+    """A kernel's name cut to 60 characters for the table."""
     return name if len(name) <= 60 else name[:57] + "..."
 
 
