@@ -60,8 +60,7 @@ func (m *matmulrs) launch(c Config) error {
 		// and 16384 x 3584 x 8192 in bf16 and 23% in e4m3 on 1 x H200:
 		// 70 and 147 µs; bench/results/2026-12-03-h200-program-kernels.md).
 		for _, st := range plan.Products {
-			a := r.ptr.A + cu.DevicePtr(int64(st.Start)*int64(p.K)*int64(p.ElemSize))
-			if err := r.product(c, st, a, r.scaleRow(r.ptr.ScaleA, st.Start), r.ptr.C+cu.DevicePtr(int64(st.Start)*rowBytes)); err != nil {
+			if err := r.product(c, st, m.aRows(st.Start), r.scaleRow(r.ptr.ScaleA, st.Start), r.ptr.C+cu.DevicePtr(int64(st.Start)*rowBytes)); err != nil {
 				return err
 			}
 		}
@@ -70,7 +69,7 @@ func (m *matmulrs) launch(c Config) error {
 	for i, st := range plan.Products {
 		q, g := st.Owner, r.gemm[st.Stream]
 		// A's rows and their scales (row st.Start of A, here).
-		a := r.ptr.A + cu.DevicePtr(int64(st.Start)*int64(p.K)*int64(p.ElemSize))
+		a := m.aRows(st.Start)
 		sa := r.scaleRow(r.ptr.ScaleA, st.Start)
 		if q == me || c.Push == PushGEMM {
 			// Straight into the owner's slot (never batched: see Validate).
@@ -106,6 +105,12 @@ func (m *matmulrs) launch(c Config) error {
 		}
 	}
 	return r.end(c, nil)
+}
+
+// aRows is the address of row start of this rank's A (M x K, row-major).
+func (m *matmulrs) aRows(start int) cu.DevicePtr {
+	p := m.r.prob
+	return m.r.ptr.A + cu.DevicePtr(int64(start)*int64(p.K)*int64(p.ElemSize))
 }
 
 // launchFused enqueues the persistent GEMM on main (sm_reserve SMs stay

@@ -53,6 +53,13 @@ func (v Variant) Validate(c Config, p Problem) error {
 		if c.Reduce == ReduceEpilogue && c.Impl != ImplFused {
 			return fmt.Errorf("reduce=epilogue: only the fused GEMM (impl=fused) has an epilogue to reduce in")
 		}
+		// A pipeline of one rank writes its products straight into the
+		// output (matmulrs.launch): it pushes nothing and runs no
+		// reduction, so push and reduce_blocks would only repeat a
+		// measurement (ten pipelines per config in a world-1 search).
+		if d := parsedDefault(v); p.World == 1 && c.Impl == ImplPipeline && (c.Push != d.Push || c.ReduceBlocks != d.ReduceBlocks) {
+			return fmt.Errorf("push=%s, reduce_blocks %d: a pipeline of one rank pushes nothing and runs no reduction (only push=%s, reduce_blocks=%d is measured)", c.Push, c.ReduceBlocks, d.Push, d.ReduceBlocks)
+		}
 		if c.Push == PushNone && c.Reduce != ReduceEpilogue {
 			return fmt.Errorf("push=none: only the fused GEMM's epilogue (impl=fused, reduce=epilogue) loads the peers' partials where they are")
 		}
