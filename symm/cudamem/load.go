@@ -15,18 +15,14 @@ import (
 
 // A fixed load for TimingLoaded: a bf16 product of loadN x loadN x loadN
 // on random operands, enqueued on the trial's stream before its warm-up
-// (for about LoadWarm) and once before each timed call. A trial then runs
+// (for LoadWarmFromEnv's time) and once before each timed call. A trial then runs
 // at the clock a GPU busy with other work holds at its power cap, the same
 // for every config, instead of at the boost clock an idle GPU gives a
 // short burst: on 1 x H200 that difference alone flipped matmulrs's
 // 128x256 tile against the 128x128 ping-pong one (3.3% one way at 1,965
 // MHz, 3.5% the other at the cap; bench/order_probe.py,
 // bench/results/2026-12-02-h200-search-order-w1.md).
-const (
-	loadN = 4096
-	// LoadWarm is how long the load runs before a loaded trial's warm-up.
-	LoadWarm = 150 * time.Millisecond
-)
+const loadN = 4096
 
 // load is the process's load operands and plan, made at the first loaded
 // trial in the current context and kept for the process (a cache keyed by
@@ -115,10 +111,17 @@ func (l *load) run(stream cu.Stream, n int) error {
 	return nil
 }
 
-// warm runs the load on stream for about LoadWarm and waits for it; the
-// first time it also measures one product's time there.
-func (l *load) warm(stream cu.Stream) error {
+// warm enqueues the load on stream for about d; the first time it also
+// measures one product's time there (after one untimed product: the
+// first also loads cuBLASLt's kernel).
+func (l *load) warm(stream cu.Stream, d time.Duration) error {
 	if l.perProduct == 0 {
+		if err := l.run(stream, 1); err != nil {
+			return err
+		}
+		if err := stream.Synchronize(); err != nil {
+			return fmt.Errorf("trial load: %w", err)
+		}
 		start := time.Now()
 		if err := l.run(stream, 20); err != nil {
 			return err
@@ -128,7 +131,7 @@ func (l *load) warm(stream cu.Stream) error {
 		}
 		l.perProduct = max(time.Since(start)/20, 50*time.Microsecond)
 	}
-	if err := l.run(stream, int(LoadWarm/l.perProduct)+1); err != nil {
+	if err := l.run(stream, int(d/l.perProduct)); err != nil {
 		return err
 	}
 	return nil

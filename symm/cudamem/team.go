@@ -189,11 +189,15 @@ func (t *Team) TimeAs(mode Timing, stream cu.Stream, warmup, iters int, call fun
 	// trial (after its warm-up run), else nothing.
 	before := func() error { return nil }
 	if mode == TimingLoaded {
+		d, err := LoadWarmFromEnv()
+		if err != nil {
+			return nil, err
+		}
 		l, err := loadFor()
 		if err != nil {
 			return nil, err
 		}
-		if err := l.warm(stream); err != nil {
+		if err := l.warm(stream, d); err != nil {
 			return nil, err
 		}
 		before = func() error { return l.run(stream, 1) }

@@ -1,6 +1,9 @@
 package cudamem
 
-import "testing"
+import (
+	"testing"
+	"time"
+)
 
 func TestTimingFromEnv(t *testing.T) {
 	for _, tc := range []struct {
@@ -44,6 +47,27 @@ func TestTimingRequested(t *testing.T) {
 		got, err := TimingRequested(tc.requested)
 		if (err != nil) != tc.bad || got != tc.want {
 			t.Errorf("%s=%q, requested %q: got %q, %v; want %q, error %v", TimingEnv, tc.env, tc.requested, got, err, tc.want, tc.bad)
+		}
+	}
+}
+
+func TestLoadWarmFromEnv(t *testing.T) {
+	for _, tc := range []struct {
+		env  string
+		want time.Duration
+		bad  bool
+	}{
+		{"", DefaultLoadWarm, false},
+		{"0s", 0, false},
+		{"20ms", 20 * time.Millisecond, false},
+		{"-1ms", 0, true},
+		{"11s", 0, true},
+		{"150", 0, true},
+	} {
+		t.Setenv(LoadWarmEnv, tc.env)
+		got, err := LoadWarmFromEnv()
+		if (err != nil) != tc.bad || got != tc.want {
+			t.Errorf("%s=%q: got %v, %v; want %v, error %v", LoadWarmEnv, tc.env, got, err, tc.want, tc.bad)
 		}
 	}
 }
