@@ -21,6 +21,7 @@ const (
 	// torch program at 8192 x 3584 x 8192 on 1 x H200 it ordered 26 of 27
 	// pairs of configs 2% or more apart as the program did, the barrier
 	// timing 19 of 27 (bench/results/2026-12-02-h200-search-order-loaded.md).
+	// The host asks it for the finalists' re-measurements by default.
 	TimingLoaded Timing = "loaded"
 )
 

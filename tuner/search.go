@@ -56,13 +56,16 @@ type Job struct {
 	// TrialTiming is how the ranks are asked to time every trial
 	// (sdk.Timing): "" their own way; "loaded" each call after a fixed
 	// load, at the clock a busy GPU holds (the CUDA plugins; about 150 ms
-	// more a trial). RefineTiming, where set, is the finalists'
-	// re-measurements' instead. On 1 x H200 at 8192 x 3584 x 8192 a
-	// matmulrs search timed loaded throughout chose a config 0.5% behind
-	// the best a torch program measured beside it; timed loaded for the
-	// finalists only, its first pass had already left the program's best
-	// family out, 3.5% behind
-	// (bench/results/2026-12-02-h200-search-order-refine.md).
+	// more a trial). RefineTiming is the finalists' re-measurements' ("":
+	// TrialTiming's); DefaultJob's is "loaded". The first pass explores
+	// at the plugin's own pace, and the finalists are ordered at the
+	// clock a program holds: on 1 x H200 at W=1 the barrier timing ordered
+	// 18 of 28 pairs of the top 10 that a torch program has 2% or more
+	// apart as the program does, the loaded one 95 of 95 at two shapes;
+	// every trial loaded orders as well, but its 30 s explored 90 matmulrs
+	// configs instead of 873-1,398 and chose one 1.5% slower
+	// (bench/results/2026-12-03-h200-search-order-loaded-refine.md). The
+	// CPU plugins time every way alike.
 	TrialTiming  string
 	RefineTiming string
 	Timeouts     Timeouts
@@ -105,7 +108,7 @@ func DefaultJob() Job {
 	return Job{
 		Backend: "auto", Dtype: "f32", Strategy: strategy.Auto,
 		BudgetTrials: AutoBudget, JobTime: DefaultJobTime,
-		Warmup: 3, Iters: 20, Finalists: 10, RefineFactor: 3,
+		Warmup: 3, Iters: 20, Finalists: 10, RefineFactor: 3, RefineTiming: string(sdk.TimingLoaded),
 		Timeouts: DefaultTimeouts,
 	}
 }

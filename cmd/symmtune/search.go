@@ -73,7 +73,7 @@ func newSearchCmdWith(g *globals, f *searchFlags) *cobra.Command {
 	fl.DurationVar(&j.Warm, "warm", 0, "warm each config up by running it back to back for about this long before timing it, e.g. 1s: timed at the clock a GPU holds under sustained load (0: the job's, or --warmup iterations only)")
 	fl.IntVar(&j.Finalists, "finalists", j.Finalists, "re-measure this many of the best configs (and the default) in interleaved rounds before choosing the winner (with --config: the file's, unless given)")
 	fl.StringVar(&j.TrialTiming, "trial-timing", "", `how the ranks time each trial: "" the plugin's own way (the CUDA plugins: SYMMTUNE_TRIAL_TIMING, else a barrier before each call); "loaded": each call after a fixed load, at the clock a busy GPU holds (CUDA plugins; about 150 ms more a trial)`)
-	fl.StringVar(&j.RefineTiming, "refine-timing", "", `how the finalists' re-measurements are timed ("" or "loaded", as --trial-timing; default: --trial-timing's)`)
+	fl.StringVar(&j.RefineTiming, "refine-timing", j.RefineTiming, `how the finalists' re-measurements are timed: "loaded", or "" as --trial-timing`)
 	fl.Int64Var(&j.Seed, "seed", 0, "seed for randomized strategies")
 	fl.IntVar(&f.top, "top", 5, "rows in the final table")
 	fl.StringVar(&f.shard, "shard", "", "with --config: tune only shard K of N (K from 1), e.g. 2/4; the N shards of a file hold each of its jobs once, balanced by expected cost (default: from SLURM_ARRAY_TASK_ID/SLURM_ARRAY_TASK_COUNT, or JOB_COMPLETION_INDEX with --shard-count)")
