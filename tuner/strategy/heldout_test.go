@@ -330,8 +330,10 @@ func cells(got []int) string {
 // with the bandit before, and the surrogate had 159 and 131 when the split
 // was made): issue 57's "no worse than today" on the
 // fitting set. The synthetic fitting seeds are judged by TestFitEval
-// (-fit-eval), outside CI.
-var fitFloor = []int{160, 151}
+// (-fit-eval), outside CI. 200 and 191 since the four world-1 matmulrs
+// landscapes of 1 x H200 joined the fitting set (2026-12-03: 10 of 10 at
+// both budgets on each, the older landscapes unchanged at 160 and 151).
+var fitFloor = []int{200, 191}
 
 // Synthetic landscapes: synthFitSeeds were used to fit the bandit's
 // knobs (TestFitEval; seeds 1..3 for the first fit, 1..20 for the
