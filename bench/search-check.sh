@@ -29,6 +29,11 @@
 #      program; with TOGETHER=1 also issue 44's summary row (winner and
 #      untuned against the best measured beside them, and the wall time)
 #      in summary.md.
+# QUEUED=1 queues each of the program's calls behind a device sleep
+# (torch_paired.py --queued): for calls of ~100 µs or less, whose unqueued
+# events time the host's launch path rather than the GPU's work (at 256 x
+# 8192 x 8192 one config measured 1.7x and 0.93x mm in the same rounds,
+# forced and untuned: bench/results/2026-12-03-h200-search-order-loaded-refine.md).
 # SEARCH_ARGS adds flags to step 1's search (e.g. "--finalists 10
 # --refine-timing loaded"); the table's "search refined" column is the
 # search's own re-measurements (its finalists), where it made any.
@@ -97,6 +102,7 @@ for k in $KERNELS; do
 		done
 		together=()
 		[ "${TOGETHER:-0}" = 1 ] && together=(--together --untuned)
+		[ "${QUEUED:-0}" = 1 ] && together+=(--queued)
 		timeout 240 torchrun --nproc-per-node "$W" "$here/torch_paired.py" --configs "$LOGS/top-$cell.json" "${together[@]}" \
 			--rounds 30 --json "$LOGS/program-$cell.json" 2>&1 | grep -v "Warning\|warnings.warn" >"$LOGS/program-$cell.txt" ||
 			echo "torch_paired $cell: rc $?"
