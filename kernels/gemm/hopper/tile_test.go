@@ -128,7 +128,7 @@ func TestParseTile(t *testing.T) {
 	if tl, err := ParseTile("128x128:pp"); err != nil || tl != (Tile{BM: 128, BN: 128, Stages: 4, Consumers: 2, GroupM: 8, PingPong: true, BKMajor: true}) {
 		t.Errorf("defaults: %+v, %v", tl, err)
 	}
-	for _, bad := range []string{"", "128", "128x", "128x256x64", "128x256:q4", "128x256:s", "128x256:sfour"} {
+	for _, bad := range []string{"", "128", "128x", "x256", "128x256x64", "+128x256", "0128x256", "128x-256", "128x256:q4", "128x256:s", "128x256:sfour"} {
 		if _, err := ParseTile(bad); err == nil {
 			t.Errorf("ParseTile(%q) accepted", bad)
 		}
