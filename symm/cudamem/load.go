@@ -13,7 +13,7 @@ import (
 	"github.com/symmtune/symmtune/cuda/cublaslt"
 )
 
-// A fixed load for TimingLoaded: a bf16 product of loadN x loadN x loadN
+// A fixed load for TimingLoaded: a bf16 (else f16) product of loadN x loadN x loadN
 // on random operands, enqueued on the trial's stream before its warm-up
 // (for LoadWarmFromEnv's time) and once before each timed call. A trial then runs
 // at the clock a GPU busy with other work holds at its power cap, the same
@@ -69,8 +69,18 @@ func (l *load) open() error {
 		return err
 	}
 	const ws = 32 << 20
-	if l.plan, err = l.h.Plan(cublaslt.Matmul{M: loadN, N: loadN, K: loadN, DType: cublaslt.BF16, BT: true, Workspace: ws}); err != nil {
-		return err
+	// bf16 where the GPU has it (sm_80 and later), else f16: the
+	// finalists are timed loaded by default, so a GPU without bf16
+	// products must still get a load. Both are 2-byte elements.
+	var errs []error
+	for _, dt := range []cublaslt.DType{cublaslt.BF16, cublaslt.F16} {
+		if l.plan, err = l.h.Plan(cublaslt.Matmul{M: loadN, N: loadN, K: loadN, DType: dt, BT: true, Workspace: ws}); err == nil {
+			break
+		}
+		errs = append(errs, fmt.Errorf("%s product: %w", dt, err))
+	}
+	if l.plan == nil {
+		return errors.Join(errs...)
 	}
 	elems := loadN * loadN
 	host := make([]uint16, elems)
