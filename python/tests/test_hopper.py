@@ -52,7 +52,7 @@ def test_parse_tile_rejects(bad):
     ("128x128:s1", "stages 1: the ring needs 2 stages"),
     ("128x128:g0", "group_m 0 must be positive"),
     ("96x128", "block_m 96 with 2 consumers (pingpong false): each consumer multiplies 64 or 128 rows, not 48"),
-    ("-65x128:c2", "not -32"),  # Go's division truncates toward zero
+    ("-65x128:c2", "want BMxBN"),  # block sizes are positive numbers
     ("128x128:pp:cl2", "cluster 2 is built for cooperative consumers"),
     ("128x128:cl3", "cluster 3: CTAs pair up"),
     ("128x256:cl2:sk2", "split-K tiles run without clusters"),
