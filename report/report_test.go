@@ -23,6 +23,7 @@ import (
 // and the re-check's pattern searches) and from the recorded landscapes,
 // and checks every plot against the logs.
 func TestReportsFromCommittedLogs(t *testing.T) {
+	skipLogsUnderRace(t)
 	archives, err := filepath.Glob("../bench/results/*-logs.tgz")
 	if err != nil || len(archives) == 0 {
 		t.Fatalf("no benchmark log archives under bench/results (%v)", err)

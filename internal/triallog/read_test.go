@@ -123,6 +123,7 @@ func TestReadMissingFile(t *testing.T) {
 // encode back to the same bytes: the on-disk format has not changed. No
 // log is kept both plain and gzipped: tests would replay it twice.
 func TestRecordedLogsLoad(t *testing.T) {
+	skipLogsUnderRace(t)
 	var files []string
 	for _, pattern := range []string{"../../tuner/testdata/*.jsonl", "../../bench/results/*/*.jsonl"} {
 		m, err := Glob(pattern)

@@ -260,18 +260,18 @@ func TestAcceptance(t *testing.T) {
 // as any other strategy.
 func TestAutoChoiceIsBestOnLandscapes(t *testing.T) {
 	skipReplaysUnderRace(t)
-	files := recordedLandscapes(t)
+	var ls []Landscape
+	for _, l := range loadLandscapes(t, recordedLandscapes(t)) {
+		if len(l.Valid) >= minValidForAcceptance {
+			ls = append(ls, l)
+		}
+	}
+	names := []string{Random, Pattern, NelderMead, Surrogate, AutoChoice}
+	prefetchFifthOf(ls, names, 5)
 	wins := map[string]int{}
-	for _, f := range files {
-		l, err := LoadLandscape(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(l.Valid) < minValidForAcceptance {
-			continue
-		}
+	for _, l := range ls {
 		opt, _ := l.Optimum()
-		for _, name := range []string{Random, Pattern, NelderMead, Surrogate, AutoChoice} {
+		for _, name := range names {
 			for seed := int64(1); seed <= 5; seed++ {
 				r, _, err := replayFifth(l, name, seed)
 				if err != nil {

@@ -141,6 +141,15 @@ func share(n, num, den int) int {
 	return (n*num + den - 1) / den
 }
 
+// heldOutShares is the trials judge gives l at each of budgets.
+func heldOutShares(l Landscape, budgets []heldOutBudget) []int {
+	var out []int
+	for _, b := range budgets {
+		out = append(out, share(len(l.Valid), b.num, b.den))
+	}
+	return out
+}
+
 // replayRuns memoises replayMemo: TestTenthBudget and TestHeldOut replay
 // auto on the same landscapes with the same tenth, and CI runs both in one
 // process (Makefile REPLAY_TESTS), so the second asks for free.
@@ -281,6 +290,13 @@ func TestHeldOut(t *testing.T) {
 	nb := len(heldOutBudgets(false))
 	total := map[string][]int{setFit: make([]int, nb), setHeldOut: make([]int, nb)}
 	count := map[string]int{}
+	var judged []Landscape
+	for _, l := range loadLandscapes(t, recordedLandscapes(t)) {
+		if len(l.Valid) >= heldOutMinValid {
+			judged = append(judged, l)
+		}
+	}
+	prefetchMemo(judged, []string{Auto}, func(l Landscape) []int { return heldOutShares(l, heldOutBudgets(false)) }, heldOutSeeds)
 	for _, f := range recordedLandscapes(t) {
 		name := splitName(f)
 		set := sets[name]
@@ -382,18 +398,34 @@ func TestSyntheticHeldOut(t *testing.T) {
 	fmt.Fprintf(&table, "%-44s %6s  %4s %4s %4s\n", "landscape", "valid", "1/10", "1/20", "3/10")
 	seeds, report := heldOutSynthSeeds(t)
 	var misses []string
+	// Every landscape first, so that all their replays run in one
+	// parallel batch (prefetch); judge then reads them from the memo.
+	type synth struct {
+		l       Landscape
+		budgets []heldOutBudget
+	}
+	var synths []synth
+	var ls []Landscape
+	budgetsOf := map[string][]heldOutBudget{}
 	for _, kind := range synthKinds {
 		for _, seed := range seeds {
 			l := syntheticLandscape(kind, seed)
 			budgets := heldOutBudgets(kind == "deceptive")
-			got := judge(t, l, l.Path, budgets, len(l.Valid) >= heldOutMinValid && !report)
-			for i, b := range budgets {
-				if b.bar > 0 && got[i] < b.bar && len(l.Valid) >= heldOutMinValid {
-					misses = append(misses, fmt.Sprintf("%s at %s: %d of %d", l.Path, b.name, got[i], b.bar))
-				}
-			}
-			fmt.Fprintf(&table, "%-44s %6d  %s\n", l.Path, len(l.Valid), cells(got))
+			synths = append(synths, synth{l, budgets})
+			ls = append(ls, l)
+			budgetsOf[l.Path] = budgets
 		}
+	}
+	prefetchMemo(ls, []string{Auto}, func(l Landscape) []int { return heldOutShares(l, budgetsOf[l.Path]) }, heldOutSeeds)
+	for _, s := range synths {
+		l, budgets := s.l, s.budgets
+		got := judge(t, l, l.Path, budgets, len(l.Valid) >= heldOutMinValid && !report)
+		for i, b := range budgets {
+			if b.bar > 0 && got[i] < b.bar && len(l.Valid) >= heldOutMinValid {
+				misses = append(misses, fmt.Sprintf("%s at %s: %d of %d", l.Path, b.name, got[i], b.bar))
+			}
+		}
+		fmt.Fprintf(&table, "%-44s %6d  %s\n", l.Path, len(l.Valid), cells(got))
 	}
 	t.Logf("auto (%s) within 3%% of the optimum, seeds 1..%d:\n%s", AutoChoice, heldOutSeeds, table.String())
 	t.Logf("below the bar: %d\n%s", len(misses), strings.Join(misses, "\n"))

@@ -2,6 +2,7 @@ package strategy
 
 import (
 	"runtime"
+	"sort"
 	"sync"
 	"testing"
 
@@ -61,6 +62,12 @@ func parallelDo(n int, f func(i int)) {
 // the test asks replayFifth again (not memoised on error).
 func prefetchFifth(t *testing.T, files []string, names []string, seeds int64) {
 	t.Helper()
+	prefetchFifthOf(loadLandscapes(t, files), names, seeds)
+}
+
+// loadLandscapes loads every landscape in files, in order.
+func loadLandscapes(t *testing.T, files []string) []Landscape {
+	t.Helper()
 	var ls []Landscape
 	for _, f := range files {
 		l, err := LoadLandscape(f)
@@ -69,18 +76,67 @@ func prefetchFifth(t *testing.T, files []string, names []string, seeds int64) {
 		}
 		ls = append(ls, l)
 	}
-	type run struct {
-		l    Landscape
-		name string
-		seed int64
-	}
-	var runs []run
+	return ls
+}
+
+// replayJob is one replay a test is about to ask a memo for: with a fifth
+// of the valid configs (replayFifth) when fifth is set, else with budget
+// trials (replayMemo).
+type replayJob struct {
+	l      Landscape
+	name   string
+	fifth  bool
+	budget int
+	seed   int64
+}
+
+// prefetchFifthOf is prefetchFifth over loaded landscapes.
+func prefetchFifthOf(ls []Landscape, names []string, seeds int64) {
+	var jobs []replayJob
 	for _, l := range ls {
 		for _, name := range names {
 			for seed := int64(1); seed <= seeds; seed++ {
-				runs = append(runs, run{l, name, seed})
+				jobs = append(jobs, replayJob{l: l, name: name, fifth: true, budget: len(l.Valid) / 5, seed: seed})
 			}
 		}
 	}
-	parallelDo(len(runs), func(i int) { _, _, _ = replayFifth(runs[i].l, runs[i].name, runs[i].seed) })
+	prefetch(jobs)
+}
+
+// prefetchMemo fills replayMemo's memo for every landscape in ls, strategy
+// in names, budget budget(l) and seed 1..seeds, in parallel.
+func prefetchMemo(ls []Landscape, names []string, budget func(l Landscape) []int, seeds int64) {
+	var jobs []replayJob
+	for _, l := range ls {
+		for _, name := range names {
+			for _, b := range budget(l) {
+				for seed := int64(1); seed <= seeds; seed++ {
+					jobs = append(jobs, replayJob{l: l, name: name, budget: b, seed: seed})
+				}
+			}
+		}
+	}
+	prefetch(jobs)
+}
+
+// prefetch runs every job once on parallelDo's goroutines, so that a test
+// then reads its results from the memos in its own order. One batch for a
+// whole test (rather than one per landscape) keeps both cores busy to its
+// end; the replays that cost most (the most valid configs times the
+// budget: the surrogate's forests grow with both) go first, so none of
+// them starts last while the other core idles. Replays are deterministic
+// and independent, so the order changes no result. Errors are not
+// memoised: they surface when the test asks again.
+func prefetch(jobs []replayJob) {
+	sort.SliceStable(jobs, func(i, j int) bool {
+		return len(jobs[i].l.Valid)*jobs[i].budget > len(jobs[j].l.Valid)*jobs[j].budget
+	})
+	parallelDo(len(jobs), func(i int) {
+		j := jobs[i]
+		if j.fifth {
+			_, _, _ = replayFifth(j.l, j.name, j.seed)
+		} else {
+			_, _ = replayMemo(j.l, j.name, j.budget, j.seed)
+		}
+	})
 }

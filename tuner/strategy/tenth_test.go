@@ -86,6 +86,7 @@ func TestTenthBudget(t *testing.T) {
 	fmt.Fprintf(&table, "%-46s %6s %6s  %-16s %s\n", "landscape", "valid", "budget", "seeds within 3%:", strings.Join(names, " / "))
 	total := map[string]int{}
 	held := 0
+	prefetchMemo(loadLandscapes(t, files), names, func(l Landscape) []int { return []int{tenthBudget(len(l.Valid))} }, tenthSeeds)
 	for _, f := range files {
 		base := filepath.Base(f)
 		l, err := LoadLandscape(f)

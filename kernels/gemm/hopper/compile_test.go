@@ -8,8 +8,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/symmtune/symmtune/cuda/nvrtc"
@@ -108,34 +110,71 @@ func TestCompileAllTiles(t *testing.T) {
 	if dir == "" {
 		dir, keep = t.TempDir(), false
 	}
-	for _, v := range vs {
-		name := fmt.Sprintf("%v %v epilogue=%v peer_buffers=%d", v.tile, v.f, v.epilogue, v.tile.PeerBuffers)
-		if err := v.tile.CheckFormat(v.f); err != nil {
-			t.Errorf("%s: %v", name, err)
+	// Each variant is compiled (and disassembled) on its own goroutine, as
+	// many at once as there are CPUs: NVRTC is thread-safe per program
+	// (nvrtc.Compiler.CompileAll relies on it too), and the compiles are
+	// most of make cuda-test's time. The findings are reported afterwards
+	// in the variants' order, as a sequential loop would.
+	type result struct {
+		name     string
+		cubinErr error // CheckFormat or the compile
+		log      string
+		sass     bool // the main loop was checked
+		n, r2ur  int
+		sassErr  error
+	}
+	results := make([]result, len(vs))
+	jobs := make(chan int)
+	var wg sync.WaitGroup
+	for w := 0; w < runtime.NumCPU(); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range jobs {
+				v, r := vs[i], &results[i]
+				r.name = fmt.Sprintf("%v %v epilogue=%v peer_buffers=%d", v.tile, v.f, v.epilogue, v.tile.PeerBuffers)
+				if r.cubinErr = v.tile.CheckFormat(v.f); r.cubinErr != nil {
+					continue
+				}
+				opts := v.tile.Options(v.f)
+				if v.epilogue {
+					opts = append(opts, EpilogueOption)
+				}
+				var cubin []byte
+				cubin, r.log, r.cubinErr = c.CompileInfo(nvrtc.Source{Name: "hopper_gemm.cu", Text: Source, Options: opts})
+				if r.cubinErr != nil {
+					continue
+				}
+				// In SASS: the searched tiles' variants (those with the epilogue;
+				// each disassembly takes most of a second), every one for make sass.
+				if nvdisasm != "" && (v.epilogue || keep) {
+					r.sass = true
+					r.n, r.r2ur, r.sassErr = checkMainLoop(nvdisasm, cubin, filepath.Join(dir, cubinName(v.tile, v.f, v.epilogue)), keep)
+				}
+			}
+		}()
+	}
+	for i := range vs {
+		jobs <- i
+	}
+	close(jobs)
+	wg.Wait()
+	for _, r := range results {
+		name := r.name
+		if r.cubinErr != nil {
+			t.Errorf("%s: %v", name, r.cubinErr)
 			continue
 		}
-		opts := v.tile.Options(v.f)
-		if v.epilogue {
-			opts = append(opts, EpilogueOption)
-		}
-		cubin, log, err := c.CompileInfo(nvrtc.Source{Name: "hopper_gemm.cu", Text: Source, Options: opts})
-		if err != nil {
-			t.Errorf("%s: %v", name, err)
-			continue
-		}
-		// In SASS: the searched tiles' variants (those with the epilogue;
-		// each disassembly takes most of a second), every one for make sass.
-		if nvdisasm != "" && (v.epilogue || keep) {
-			n, r2ur, err := checkMainLoop(nvdisasm, cubin, filepath.Join(dir, cubinName(v.tile, v.f, v.epilogue)), keep)
-			if err != nil {
-				t.Errorf("%s: %v", name, err)
+		if r.sass {
+			if r.sassErr != nil {
+				t.Errorf("%s: %v", name, r.sassErr)
 			} else {
-				t.Logf("%s: main loop %d instructions, %d R2UR", name, n, r2ur)
+				t.Logf("%s: main loop %d instructions, %d R2UR", name, r.n, r.r2ur)
 			}
 		}
-		m := spill.FindStringSubmatch(log)
+		m := spill.FindStringSubmatch(r.log)
 		if m == nil {
-			t.Errorf("%s: no ptxas report in the log:\n%s", name, log)
+			t.Errorf("%s: no ptxas report in the log:\n%s", name, r.log)
 			continue
 		}
 		for _, n := range m[1:] {
