@@ -47,7 +47,7 @@ type lattice struct {
 func newLattice(p Problem) (*lattice, error) {
 	l := &lattice{sp: p.Space, byKey: make(map[space.ConfigKey]int, len(p.Valid)), near: map[pointKey]int{}, closestMemo: map[closestKey]int{}}
 	for _, c := range p.Valid {
-		key := c.Key()
+		key := configKey(c)
 		if _, dup := l.byKey[key]; dup {
 			continue // a repeated valid config adds nothing
 		}
@@ -74,7 +74,7 @@ func newLattice(p Problem) (*lattice, error) {
 	l.indexPoints()
 	// A default the kernel does not accept cannot be proposed; the first
 	// valid config stands in for it.
-	if i, ok := l.byKey[p.Default.Key()]; ok {
+	if i, ok := l.byKey[configKey(p.Default)]; ok {
 		l.def = i
 	}
 	return l, nil
@@ -170,7 +170,7 @@ func (l *lattice) lookup(r []int) (int, bool) {
 		}
 		return int(i), i >= 0
 	}
-	i, ok := l.byKey[l.sp.At(r).Key()]
+	i, ok := l.byKey[configKey(l.sp.At(r))]
 	return i, ok
 }
 
