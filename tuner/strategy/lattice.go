@@ -31,10 +31,15 @@ type lattice struct {
 	closestMemo map[closestKey]int
 	fam         *familySet // families(), computed at first use
 
-	// flat is idx laid out in one slice (config i at flat[i*dims:]), for
-	// closest's scan over every config.
-	flat []int32
-	dims int
+	// closest's scan: the configs grouped by their value of parameter
+	// split (the one with the most values), each group in index order,
+	// laid out in one slice: group v is order[start[v]:start[v+1]], and
+	// the k-th config in that order has its indexes at flat[k*dims:].
+	flat  []int32
+	order []int32
+	start []int
+	split int
+	dims  int
 	// The point index: a lattice point's number (mixed radix, strides)
 	// to its valid config, standing in for byKey[sp.At(r).Key()] without
 	// building a config and its key. It is only set up when that is
@@ -64,13 +69,7 @@ func newLattice(p Problem) (*lattice, error) {
 			l.free = append(l.free, d)
 		}
 	}
-	l.dims = len(p.Space.Params)
-	l.flat = make([]int32, 0, len(l.idx)*l.dims)
-	for _, ix := range l.idx {
-		for _, v := range ix {
-			l.flat = append(l.flat, int32(v))
-		}
-	}
+	l.groupForClosest()
 	l.indexPoints()
 	// A default the kernel does not accept cannot be proposed; the first
 	// valid config stands in for it.
@@ -78,6 +77,37 @@ func newLattice(p Problem) (*lattice, error) {
 		l.def = i
 	}
 	return l, nil
+}
+
+// groupForClosest sets up closest's groups (flat, order, start, split).
+func (l *lattice) groupForClosest() {
+	l.dims = len(l.sp.Params)
+	if l.dims == 0 {
+		return
+	}
+	for d := range l.dims {
+		if l.size(d) > l.size(l.split) {
+			l.split = d
+		}
+	}
+	l.start = make([]int, l.size(l.split)+1)
+	for _, ix := range l.idx {
+		l.start[ix[l.split]+1]++
+	}
+	for v := 1; v < len(l.start); v++ {
+		l.start[v] += l.start[v-1]
+	}
+	next := slices.Clone(l.start)
+	l.order = make([]int32, len(l.idx))
+	l.flat = make([]int32, len(l.idx)*l.dims)
+	for i, ix := range l.idx {
+		k := next[ix[l.split]]
+		next[ix[l.split]]++
+		l.order[k] = int32(i)
+		for d, v := range ix {
+			l.flat[k*l.dims+d] = int32(v)
+		}
+	}
 }
 
 // pointIndexable reports whether a lattice point's config key names it
@@ -296,26 +326,54 @@ func (l *lattice) closest(r []int, skip int) int {
 	if i, ok := l.closestMemo[key]; ok {
 		return i
 	}
-	best, bestD := -1, math.MaxInt
-	dims := l.dims
-	for i := range len(l.idx) {
-		if i == skip {
-			continue
-		}
-		ix := l.flat[i*dims : i*dims+dims]
-		dist := 0
-		for d, v := range ix {
-			dd := int(v) - r[d]
-			if dist += dd * dd; dist >= bestD {
-				break
-			}
-		}
-		if dist < bestD {
-			best, bestD = i, dist
-		}
+	best := -1
+	if l.dims > 0 {
+		best = l.scanClosest(r, skip)
 	}
 	l.closestMemo[key] = best
 	return best
+}
+
+// scanClosest is closest's search: the least (distance, index) over every
+// config but skip, as a scan of all of them in index order keeping the
+// first of the nearest finds. The groups of split are visited outward
+// from r's value, k steps away holding only configs at k*k or more, and
+// the search stops once that exceeds the best distance: no config left
+// could win or tie.
+func (l *lattice) scanClosest(r []int, skip int) int {
+	best, bestD := -1, math.MaxInt
+	dims, rv, groups := l.dims, r[l.split], len(l.start)-1
+	scan := func(v int) {
+		for k := l.start[v]; k < l.start[v+1]; k++ {
+			i := int(l.order[k])
+			if i == skip {
+				continue
+			}
+			ix := l.flat[k*dims : k*dims+dims]
+			dist := 0
+			for d, x := range ix {
+				dd := int(x) - r[d]
+				if dist += dd * dd; dist > bestD {
+					break
+				}
+			}
+			if dist < bestD || (dist == bestD && i < best) {
+				best, bestD = i, dist
+			}
+		}
+	}
+	for k := 0; ; k++ {
+		lo, hi := rv-k, rv+k
+		if (lo < 0 && hi >= groups) || k*k > bestD {
+			return best
+		}
+		if lo >= 0 && lo < groups {
+			scan(lo)
+		}
+		if k > 0 && hi >= 0 && hi < groups {
+			scan(hi)
+		}
+	}
 }
 
 // closestKey is a closest question: a lattice point and the config to skip.
