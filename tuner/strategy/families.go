@@ -207,7 +207,7 @@ func Coverage(p Problem, measured []space.Config) (FamilyCoverage, error) {
 	fs := l.families()
 	seen := make([]bool, len(fs.members))
 	for _, c := range measured {
-		if i, ok := l.byKey[c.Key()]; ok {
+		if i, ok := l.byKey[configKey(c)]; ok {
 			seen[fs.of[i]] = true
 		}
 	}

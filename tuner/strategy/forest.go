@@ -23,11 +23,15 @@ type tree struct {
 
 // treeNode is a leaf when left < 0; otherwise points with
 // idx[param] <= cut (ordered) or == cut (named) go left.
+//
+// Fields are int32 to keep a node in 32 bytes: predict walks every tree
+// for every valid config after each fit, and the nodes' cache footprint
+// was most of its time.
 type treeNode struct {
-	param, cut  int
-	named       bool
-	left, right int
 	value       float64
+	param, cut  int32
+	left, right int32
+	named       bool
 }
 
 // Forest shape. Kernel spaces have a handful of parameters and the model
@@ -55,8 +59,19 @@ func fitForest(x [][]int, y []float64, named []bool, rng *rand.Rand) forest {
 		}
 	}
 	b := treeBuilder{x: x, y: y, named: named, try: try, rng: rng, sum: make([]float64, width), cnt: make([]int, width)}
+	// The points by parameter (col[d][i] = x[i][d]): bestSplit reads one
+	// parameter of every point in a sample.
+	b.col = make([][]int32, dims)
+	for d := range b.col {
+		b.col[d] = make([]int32, len(x))
+		for i, p := range x {
+			b.col[d][i] = int32(p[d])
+		}
+	}
+	b.order = make([]int, dims)
+	b.right = make([]int, len(x))
+	sample := make([]int, len(x))
 	for k := range f.trees {
-		sample := make([]int, len(x))
 		for i := range sample {
 			sample[i] = rng.Intn(len(x))
 		}
@@ -82,25 +97,23 @@ func (f forest) predict(p []int) (mean, sd float64) {
 }
 
 func (t tree) predict(p []int) float64 {
-	n := 0
-	for {
-		nd := t.nodes[n]
-		if nd.left < 0 {
-			return nd.value
-		}
+	nodes := t.nodes
+	nd := &nodes[0]
+	for nd.left >= 0 {
 		if nd.goesLeft(p) {
-			n = nd.left
+			nd = &nodes[nd.left]
 		} else {
-			n = nd.right
+			nd = &nodes[nd.right]
 		}
 	}
+	return nd.value
 }
 
-func (nd treeNode) goesLeft(p []int) bool {
+func (nd *treeNode) goesLeft(p []int) bool {
 	if nd.named {
-		return p[nd.param] == nd.cut
+		return p[nd.param] == int(nd.cut)
 	}
-	return p[nd.param] <= nd.cut
+	return p[nd.param] <= int(nd.cut)
 }
 
 type treeBuilder struct {
@@ -112,6 +125,9 @@ type treeBuilder struct {
 	nodes []treeNode
 	sum   []float64 // scratch for bestSplit
 	cnt   []int
+	col   [][]int32 // col[d][i] = x[i][d]
+	order []int     // scratch for bestSplit's parameter order
+	right []int     // scratch for grow's partition
 }
 
 // grow adds the subtree for the points in sample and returns its node.
@@ -130,20 +146,26 @@ func (b *treeBuilder) grow(sample []int, depth int) int {
 	if !ok {
 		return id
 	}
-	var left, right []int
+	// Partition sample in place, each side in its order: the left points
+	// to its front, the right ones through the scratch to its back. The
+	// subtrees only reorder their own parts.
+	col := b.col[param]
+	nl, right := 0, b.right[:0]
 	for _, i := range sample {
-		v := b.x[i][param]
+		v := int(col[i])
 		if (isNamed && v == cut) || (!isNamed && v <= cut) {
-			left = append(left, i)
+			sample[nl] = i
+			nl++
 		} else {
 			right = append(right, i)
 		}
 	}
-	l := b.grow(left, depth+1)
-	r := b.grow(right, depth+1)
+	copy(sample[nl:], right)
+	l := b.grow(sample[:nl], depth+1)
+	r := b.grow(sample[nl:], depth+1)
 	nd := &b.nodes[id]
-	nd.left, nd.right = l, r
-	nd.param, nd.cut, nd.named = param, cut, isNamed
+	nd.left, nd.right = int32(l), int32(r)
+	nd.param, nd.cut, nd.named = int32(param), int32(cut), isNamed
 	return id
 }
 
@@ -151,8 +173,14 @@ func (b *treeBuilder) grow(sample []int, depth int) int {
 // that most reduces the squared error, leaving forestMinLeaf points or
 // more on each side.
 func (b *treeBuilder) bestSplit(sample []int) (param, cut int, isNamed, ok bool) {
-	dims := len(b.named)
-	order := b.rng.Perm(dims)
+	// b.rng.Perm(dims) into a reused slice: the same draws, in the same
+	// order, as math/rand's Perm makes.
+	order := b.order
+	for i := range order {
+		j := b.rng.Intn(i + 1)
+		order[i] = order[j]
+		order[j] = i
+	}
 	bestGain := 1e-12
 	var total, totalSq float64
 	for _, i := range sample {
@@ -168,15 +196,16 @@ func (b *treeBuilder) bestSplit(sample []int) (param, cut int, isNamed, ok bool)
 		}
 		tried++
 		// Sum and count of targets per value index.
+		col := b.col[d]
 		maxV := 0
 		for _, i := range sample {
-			maxV = max(maxV, b.x[i][d])
+			maxV = max(maxV, int(col[i]))
 		}
 		sum, cnt := b.sum[:maxV+1], b.cnt[:maxV+1]
 		clear(sum)
 		clear(cnt)
 		for _, i := range sample {
-			v := b.x[i][d]
+			v := col[i]
 			sum[v] += b.y[i]
 			cnt[v]++
 		}

@@ -31,7 +31,7 @@ type Landscape struct {
 // Lookup returns the recorded outcome of c. Configs missing from the log
 // count as invalid (not OK).
 func (l Landscape) Lookup(c space.Config) Observation {
-	if o, ok := l.results[c.Key()]; ok {
+	if o, ok := l.results[configKey(c)]; ok {
 		return o
 	}
 	return Observation{Config: c}
@@ -41,7 +41,7 @@ func (l Landscape) Lookup(c space.Config) Observation {
 // exhaustive search finds. ok=false when nothing passed.
 func (l Landscape) Optimum() (best Observation, ok bool) {
 	for _, c := range l.Valid {
-		o := l.results[c.Key()]
+		o := l.results[configKey(c)]
 		if o.OK && (!ok || o.ScoreUS < best.ScoreUS) {
 			best, ok = o, true
 		}
@@ -110,7 +110,7 @@ func LoadLandscape(path string) (Landscape, error) {
 			}
 			obs.ScoreUS, obs.OK = *r.ScoreUS, true
 		}
-		key := r.Config.Key()
+		key := configKey(r.Config)
 		if _, dup := l.results[key]; dup {
 			continue
 		}
@@ -227,7 +227,7 @@ func replay(l Landscape, name string, budget int, seed int64) (ReplayResult, []O
 func drive(l Landscape, s Strategy, budget int) ([]Observation, error) {
 	valid := make(map[space.ConfigKey]bool, len(l.Valid))
 	for _, c := range l.Valid {
-		valid[c.Key()] = true
+		valid[configKey(c)] = true
 	}
 	var history []Observation
 	seen := map[space.ConfigKey]bool{}
@@ -240,7 +240,7 @@ func drive(l Landscape, s Strategy, budget int) ([]Observation, error) {
 			if len(history) >= budget {
 				break
 			}
-			key := c.Key()
+			key := configKey(c)
 			if !valid[key] {
 				return history, fmt.Errorf("trial %d: proposed %s, not a valid config: %w", len(history)+1, key, errContract)
 			}

@@ -157,7 +157,7 @@ func Finalists(obs []Observation, k int, factor float64) []space.Config {
 		if !o.OK || math.IsNaN(o.ScoreUS) {
 			continue
 		}
-		key := o.Config.Key()
+		key := configKey(o.Config)
 		if i, ok := byKey[key]; ok {
 			if o.ScoreUS < cands[i].score {
 				cands[i].score = o.ScoreUS

@@ -36,7 +36,7 @@ func (t *tracker) ingest(history []Observation) {
 		*t = newTracker(t.lat)
 	}
 	for _, o := range history[t.n:] {
-		i, ok := t.lat.byKey[o.Config.Key()]
+		i, ok := t.lat.byKey[configKey(o.Config)]
 		if !ok {
 			continue
 		}
