@@ -99,7 +99,7 @@ demo: build
 #   bandit on its largest landscape;
 # - the GPU GEMM tests that validate every config of whole spaces;
 # - the tests that read every committed trial log (report, triallog).
-REPLAY_TESTS := TestAcceptance|TestAutoChoiceIsBestOnLandscapes|TestTenthBudget|TestHeldOut|TestSyntheticHeldOut|TestContract
+REPLAY_TESTS := TestAcceptance|TestAutoChoiceIsBestOnLandscapes|TestTenthBudget|TestHeldOut|TestSyntheticHeldOut|TestContract|TestBudgetMeasuresEveryFamily
 ENUMERATION_TESTS := TestBF16SpaceUnchanged|TestParseProblemAndConfig
 LOG_TESTS := TestReportsFromCommittedLogs|TestRecordedLogsLoad
 NORACE_TESTS := ^($(REPLAY_TESTS)|$(ENUMERATION_TESTS)|$(LOG_TESTS))$$

@@ -97,6 +97,14 @@ func TestBudgetMeasuresEveryFamily(t *testing.T) {
 						t.Errorf("%s on %s seed %d: %d trials measured no config with %s", name, filepath.Base(l.Path), seed, len(h), missing)
 					}
 					wide := int(float64(n)/banditDesignShare + 0.5)
+					if wide >= len(l.Valid) {
+						// Four times the families is the whole space
+						// here (1 x H200's world-1 agmm at 256 rows:
+						// 120 families in 384 configs): every config is
+						// measured, in exhaustive order, so there is no
+						// first pass to judge.
+						continue
+					}
 					_, h, err = replay(l, name, wide, seed)
 					if err != nil {
 						t.Fatal(err)
