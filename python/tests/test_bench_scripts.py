@@ -408,3 +408,32 @@ def test_gemmalone_56_fits_one_device_call():
     deadlines = [int(x) for x in re.findall(r"DEADLINE=\$\{DEADLINE:-(\d+)\}", text)]
     assert len(deadlines) == 2 and max(deadlines) + 20 + 10 <= DEVICE_CALL_S, deadlines
     assert "left < PER_SHAPE ? left : PER_SHAPE" in text and "left < 90 ? left : 90" in text
+
+
+@pytest.mark.parametrize("world", [1, 2, 4, 8])
+def test_serving_disagree_sets_validate_at_every_world(world: int):
+    """bench/serving/errors.py's disagree check writes, per rank, the first
+    candidate of its config set that Validate takes at the case's problem;
+    a set with none fails the check on the GPU before it tests anything
+    (it did at world 1 when a fused matmulrs of one rank took only the
+    default push). Rank 0 writes set1, the others set2 (world 2 and up)."""
+    import ast
+    from symmtune import gemm as st_gemm
+    tree = ast.parse((ROOT / "bench" / "serving" / "errors.py").read_text())
+    sets = next(ast.literal_eval(n.value) for n in tree.body
+                if isinstance(n, ast.AnnAssign) and isinstance(n.target, ast.Name) and n.target.id == "GEMM_SET")
+    for ci in range(3):  # check_disagree's cases A, B, C
+        problems = {"agmm": st_gemm.Problem(512 * world * (ci + 1), 1536 + 256 * ci, 2048, world),
+                    "matmulrs": st_gemm.Problem(512 * world * (ci + 1), 2048, 1024 + 256 * ci, world)}
+        for which in ["set1"] + (["set2"] if world > 1 else []):
+            for kernel, p in problems.items():
+                why = []
+                for extra in sets[which][kernel]:
+                    try:
+                        st_gemm.validate(st_gemm.parse_config(kernel, dict(st_gemm.default_config(kernel), **extra)), p,
+                                         "bf16")
+                        break
+                    except ValueError as e:
+                        why.append(str(e))
+                else:
+                    pytest.fail(f"{which} {kernel} at {p}: no candidate validates: {why}")

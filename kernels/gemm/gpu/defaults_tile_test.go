@@ -148,7 +148,9 @@ func TestDefaultTileFor(t *testing.T) {
 		{VariantAGMM, 128, 1280, 8192, 2, "bf16", pp128, pp128 + ":sk4"},
 		{VariantAGMM, 256, 1280, 8192, 8, "bf16", pp128, pp128 + ":sk2"},
 		{VariantMatmulRS, 128, 1280, 8192, 2, "bf16", pp128, pp128 + ":sk4"},
-		{VariantMatmulRS, 64, 1280, 8192, 1, "bf16", pp128, pp128 + ":sk4"},
+		// A reduce-scatter of one rank is its product (FusedPlain): split
+		// as agmm's.
+		{VariantMatmulRS, 64, 1280, 8192, 1, "bf16", pp64 + ":sk4", ""},
 	} {
 		name := fmt.Sprintf("%s %dx%dx%d w%d %s", tc.v, tc.m, tc.n, tc.k, tc.world, tc.dtype)
 		t.Run(name, func(t *testing.T) {
@@ -165,7 +167,7 @@ func TestDefaultTileFor(t *testing.T) {
 				if u := got.Units(tc.m, tc.n); u > 132 || u <= got.Tiles(tc.m, tc.n) {
 					t.Errorf("%s: %d units for 132 SMs from %d tiles", got, u, got.Tiles(tc.m, tc.n))
 				}
-				for _, why := range []bool{tc.world == 1, tc.v == VariantAGMM, tc.m <= SplitKMaxRows, tc.k/s >= SplitKMinK} {
+				for _, why := range []bool{tc.world == 1, tc.m <= SplitKMaxRows, tc.k/s >= SplitKMinK} {
 					if !why {
 						t.Errorf("%s where a split may not run", got)
 					}
@@ -235,7 +237,7 @@ func TestSplitKNeverWhereItMayNot(t *testing.T) {
 							switch {
 							case got1 != whole && (got1.BM != whole.BM || got1.BN >= whole.BN):
 								t.Errorf("%s %v sms %d: %s splits another tile than DefaultTile's %s", v, p, sms, got, whole)
-							case v != VariantAGMM || world != 1 || m > SplitKMaxRows || nk[1]/s < SplitKMinK:
+							case world != 1 || m > SplitKMaxRows || nk[1]/s < SplitKMinK:
 								t.Errorf("%s %v sms %d: %s where a split may not run", v, p, sms, got)
 							case 2*whole.Tiles(m, nk[0]) > sms || got.Units(m, nk[0]) > sms:
 								t.Errorf("%s %v sms %d: %s of %d tiles, %d units", v, p, sms, got, whole.Tiles(m, nk[0]), got.Units(m, nk[0]))

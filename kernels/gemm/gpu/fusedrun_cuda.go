@@ -42,7 +42,7 @@ func (r *Runner) fusedFor(c Config) (*fusedRun, error) {
 	}
 	var extra []string
 	t := c.Tile
-	if c.Reduce == ReduceEpilogue {
+	if c.Reduce == ReduceEpilogue && !FusedPlain(r.v, r.prob) {
 		extra = append(extra, hopper.EpilogueOption)
 		// The peers' partials of each own tile go through shared memory
 		// where they fit beside the tile's stages (docs/fp8.md).
@@ -165,6 +165,11 @@ func (g *agmm) maps(f *fusedRun, c Config) error {
 // for this rank.
 func (m *matmulrs) tables(f *fusedRun, c Config) error {
 	r, p, me := m.r, m.r.prob, m.r.peers.Rank()
+	if FusedPlain(r.v, p) {
+		// The GEMM alone, into the caller's output (see maps): no table.
+		f.comm = Comm{Status: r.statusDev, TimeoutNs: fusedTimeoutNs}
+		return nil
+	}
 	if r.needsStaging(c) && r.staging == 0 {
 		var err error
 		if r.staging, err = r.alloc(int64(p.M) * int64(p.N) * OutBytes); err != nil {
@@ -221,10 +226,14 @@ func (m *matmulrs) tables(f *fusedRun, c Config) error {
 }
 
 // maps: A and B the caller's, and their scales; the table says where
-// rows go.
+// rows go, or, for the GEMM alone of one rank, C's map the caller's output.
 func (m *matmulrs) maps(f *fusedRun, c Config) error {
 	p := m.r.prob
-	ops, err := f.g.Maps(m.r.ptr.A, m.r.ptr.B, 0, p.M, p.N, p.K)
+	out := cu.DevicePtr(0)
+	if FusedPlain(m.r.v, p) {
+		out = m.r.ptr.C
+	}
+	ops, err := f.g.Maps(m.r.ptr.A, m.r.ptr.B, out, p.M, p.N, p.K)
 	if err != nil {
 		return err
 	}

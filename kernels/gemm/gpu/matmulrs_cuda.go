@@ -123,6 +123,11 @@ func (m *matmulrs) aRows(start int) cu.DevicePtr {
 // it set for its own chunks) are cleared by the end barrier.
 func (m *matmulrs) launchFused(c Config) error {
 	r, p, me := m.r, m.r.prob, m.r.peers.Rank()
+	if FusedPlain(r.v, p) {
+		// A reduce-scatter of one rank is its product: the GEMM alone,
+		// straight into the output, on every SM (see FusedPlain).
+		return r.launchFusedGEMM(c, r.ptr.C, r.peers.SMs())
+	}
 	epilogue := c.Reduce == ReduceEpilogue
 	out := cu.DevicePtr(0)
 	if epilogue {

@@ -175,8 +175,8 @@ func (r *Runner) ClearFlags(s cu.Stream) error {
 // and matmulrs's reduction stream. A fused call runs its GEMM on main and
 // uses only the per-peer streams (copies), the first product stream for
 // its start flags (a team of two or more: Runner.signalStart) and, for
-// matmulrs reducing in a kernel, the reduction stream; at world 1 that is
-// nothing, or the reduction stream. Forking and joining only those keeps
+// matmulrs reducing in a kernel, the reduction stream; at world 1 (the
+// GEMM alone: FusedPlain) that is nothing. Forking and joining only those keeps
 // the host's per-call work small: the fork of a world-1 fused call (an
 // event record and its waits) took 28-40 µs of host time in a Python
 // process on 1 x H200 (2026-12-02, internal/calltime), 4 µs in Go alone.
@@ -186,7 +186,7 @@ func (r *Runner) streams(c *Config) []cu.Stream {
 		if r.prob.World > 1 {
 			out = append(out, r.gemm[0])
 		}
-		if r.v == VariantMatmulRS && c.Reduce != ReduceEpilogue {
+		if r.v == VariantMatmulRS && c.Reduce != ReduceEpilogue && !FusedPlain(r.v, r.prob) {
 			out = append(out, r.reduce)
 		}
 		return out

@@ -32,6 +32,8 @@ func TestValidateSplitK(t *testing.T) {
 		{"an all-gather", VariantAGMM, one(sk4), 128, 1280, 8192, 2, "only plain products"},
 		{"a reduce-scatter", VariantMatmulRS, map[string]space.Value{ParamImpl: space.Str(sk4), ParamChunks: space.Int(1)}, 128, 1280, 8192, 2, "only plain products"},
 		{"a reduce-scatter's epilogue", VariantMatmulRS, map[string]space.Value{ParamImpl: space.Str(sk4), ParamReduce: space.Str(ReduceEpilogue)}, 128, 1280, 8192, 2, "only plain products"},
+		{"a reduce-scatter of one rank (its product)", VariantMatmulRS, map[string]space.Value{ParamImpl: space.Str(sk4), ParamChunks: space.Int(1)}, 64, 1280, 8192, 1, ""},
+		{"a reduce-scatter of one rank, too many rows", VariantMatmulRS, map[string]space.Value{ParamImpl: space.Str(sk4), ParamChunks: space.Int(1)}, SplitKMaxRows + 64, 1280, 8192, 1, "at most 256 rows"},
 		{"the unsplit tile anywhere", VariantAGMM, one(ImplFused + ":128x256:s4:c2:g8"), 8192, 1280, 8192, 1, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -115,6 +115,13 @@ func (v Variant) validateFused(c Config, p Problem) error {
 			return fmt.Errorf("impl=fused agmm uses no SMs beside the GEMM: sm_reserve and copy_blocks are for SM copies (only their defaults are measured)")
 		}
 	case VariantMatmulRS:
+		// A fused matmulrs of one rank is the GEMM alone (FusedPlain):
+		// push, reduce, reduce_blocks and sm_reserve would only repeat
+		// a measurement.
+		if FusedPlain(v, p) && (c.Push != d.Push || c.Reduce != d.Reduce || c.ReduceBlocks != d.ReduceBlocks || c.SMReserve != d.SMReserve) {
+			return fmt.Errorf("push=%s, reduce=%s, reduce_blocks %d, sm_reserve %d: a fused matmulrs of one rank is its GEMM alone, which pushes and reduces nothing (only push=%s, reduce=%s, reduce_blocks=%d, sm_reserve=%d is measured)",
+				c.Push, c.Reduce, c.ReduceBlocks, c.SMReserve, d.Push, d.Reduce, d.ReduceBlocks, d.SMReserve)
+		}
 		// push=ce: the epilogue stages peers' rows locally and copy
 		// engines push each finished chunk; push=gemm: it stores them
 		// straight into the owners' slots over NVLink; push=none: it
@@ -182,14 +189,14 @@ const (
 // other than a plain product of few rows: the kernel sums the slices
 // without any communication (no reduce-scatter table: its epilogue counts
 // and waits for whole tiles; no all-gather, whose chunk waits with split-K
-// are not measured), so only agmm on one rank runs them.
+// are not measured), so only a call of one rank (FusedPlain) runs them.
 func validateSplitK(v Variant, t hopper.Tile, p Problem) error {
 	s := t.KSplits()
 	switch {
 	case s < 2:
 		return nil
-	case v != VariantAGMM || p.World != 1:
-		return fmt.Errorf("impl=fused with split-K (tile %s): only plain products (agmm on one rank) run split-K; a reduce-scatter's epilogue and an all-gather's chunk waits work on whole tiles", t)
+	case !FusedPlain(v, p):
+		return fmt.Errorf("impl=fused with split-K (tile %s): only plain products (a call of one rank) run split-K; a reduce-scatter's epilogue and an all-gather's chunk waits work on whole tiles", t)
 	case p.M > SplitKMaxRows:
 		return fmt.Errorf("impl=fused with split-K (tile %s): m=%d fills the SMs with output tiles; split-K is for at most %d rows", t, p.M, SplitKMaxRows)
 	case p.K/s < SplitKMinK:

@@ -75,15 +75,25 @@ func BarrierFirst(v Variant, c Config) bool {
 
 // FusedEndBarrier is whether a fused call of v on p ends with the end
 // barrier (Runner.endBarrier: this rank's flags cleared, then the team
-// met). A fused agmm of one rank sets no flag and waits for none
-// (PlanFusedAG flags no own span, and its start gate's mask is empty), and
-// it has nobody to meet, so it ends with its GEMM: in a torch program on
-// 1 x H200 the barrier ended 1.6-1.8 µs after the GEMM in every world-1
-// call, 10-20% of a call at 64 rows
-// (bench/results/2026-12-03-h200-program-kernels.md). matmulrs keeps it
-// at every world: its GEMM flags its own chunks even at world 1, and a
-// reduce=kernel call waits for those flags, so they are cleared after
-// each call.
+// met). A fused call of one rank is a plain product (FusedPlain): it sets
+// no flag, waits for none and has nobody to meet, so it ends with its
+// GEMM. In a torch program on 1 x H200 the barrier ended 1.6-1.8 µs after
+// the GEMM in every world-1 agmm call, 10-20% of a call at 64 rows
+// (bench/results/2026-12-03-h200-program-kernels.md).
 func FusedEndBarrier(v Variant, p Problem) bool {
-	return p.World > 1 || v != VariantAGMM
+	return !FusedPlain(v, p)
+}
+
+// FusedPlain is whether a fused call of v on p runs the GEMM alone: C = A
+// * B into the caller's output, with no chunk table, flag, start gate or
+// reduce-scatter epilogue. So it is at world 1: an all-gather of one rank
+// gathers nothing, and a reduce-scatter of one rank is its product. The
+// matmulrs epilogue of one rank (its tile counts, system-scope fences and
+// flags, the waiting warp's barriers) cost 1.6-6.4% over agmm's same tile
+// in a torch program on 1 x H200, and left its fused tiles 5.5-8.4% behind
+// the cuBLASLt pipeline in every recorded world-1 landscape
+// (bench/results/2026-12-03-h200-landscapes-w1.md). Its own cost at world
+// 2 and more is gemmalone -rs's to measure.
+func FusedPlain(v Variant, p Problem) bool {
+	return p.World == 1 && (v == VariantAGMM || v == VariantMatmulRS)
 }

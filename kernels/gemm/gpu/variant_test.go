@@ -58,10 +58,10 @@ func TestBarrierFirst(t *testing.T) {
 	}
 }
 
-// TestFusedEndBarrier: only a fused agmm of one rank ends without the end
-// barrier, and that is because its plan flags nothing (every span its
-// own), while a matmulrs plan of one rank still has chunks whose flags its
-// GEMM sets.
+// TestFusedEndBarrier: a fused call of one rank (either kernel: a plain
+// product, FusedPlain) ends without the end barrier, every larger team
+// with it; an agmm plan of one rank flags nothing, which the runner's
+// world-1 agmm tables still upload.
 func TestFusedEndBarrier(t *testing.T) {
 	for _, c := range []struct {
 		v     Variant
@@ -71,12 +71,16 @@ func TestFusedEndBarrier(t *testing.T) {
 		{VariantAGMM, 1, false},
 		{VariantAGMM, 2, true},
 		{VariantAGMM, 8, true},
-		{VariantMatmulRS, 1, true},
+		{VariantMatmulRS, 1, false},
 		{VariantMatmulRS, 2, true},
+		{VariantMatmulRS, 4, true},
 	} {
 		p := Problem{Dims: gemm.Dims{M: 64 * c.world, N: 8192, K: 8192}, World: c.world}
 		if got := FusedEndBarrier(c.v, p); got != c.want {
 			t.Errorf("FusedEndBarrier(%s, world %d) = %v, want %v", c.v, c.world, got, c.want)
+		}
+		if got := FusedPlain(c.v, p); got == c.want {
+			t.Errorf("FusedPlain(%s, world %d) = %v, want %v", c.v, c.world, got, !c.want)
 		}
 	}
 	for _, m := range []int{64, 100, 4096} {
@@ -87,8 +91,5 @@ func TestFusedEndBarrier(t *testing.T) {
 				}
 			}
 		}
-	}
-	if rs := PlanFusedRS(64, 8192, 1, 0, 1, 64, 128, 1); len(rs.Owner) == 0 {
-		t.Error("PlanFusedRS at world 1 has no chunks: matmulrs could drop its end barrier too")
 	}
 }

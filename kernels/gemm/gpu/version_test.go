@@ -58,7 +58,11 @@ func TestKernelVersions(t *testing.T) {
 	// d8b464395924, 819b9cc32662: a matmulrs pipeline of one rank takes
 	// only the default push and reduce_blocks (Validate: it uses neither);
 	// what runs is the same.
-	for kernel, want := range map[Variant]string{VariantAGMM: "d8b464395924", VariantMatmulRS: "819b9cc32662"} {
+	// d6afab557024, a923c8a605b8: a fused matmulrs of one rank runs the
+	// GEMM alone into the output (FusedPlain: no table, flags, epilogue or
+	// end barrier) and takes only the default push, reduce, reduce_blocks
+	// and sm_reserve; split-K tiles run there; agmm runs as before.
+	for kernel, want := range map[Variant]string{VariantAGMM: "d6afab557024", VariantMatmulRS: "a923c8a605b8"} {
 		if got := kernel.KernelVersion(); got != want {
 			t.Errorf("%s kernel version %s, pinned %s", kernel, got, want)
 		}
