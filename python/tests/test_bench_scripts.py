@@ -421,7 +421,8 @@ def test_serving_disagree_sets_validate_at_every_world(world: int):
     from symmtune import gemm as st_gemm
     tree = ast.parse((ROOT / "bench" / "serving" / "errors.py").read_text())
     sets = next(ast.literal_eval(n.value) for n in tree.body
-                if isinstance(n, ast.AnnAssign) and isinstance(n.target, ast.Name) and n.target.id == "GEMM_SET")
+                if isinstance(n, ast.AnnAssign) and isinstance(n.target, ast.Name) and n.target.id == "GEMM_SET"
+                and n.value is not None)
     for ci in range(3):  # check_disagree's cases A, B, C
         problems = {"agmm": st_gemm.Problem(512 * world * (ci + 1), 1536 + 256 * ci, 2048, world),
                     "matmulrs": st_gemm.Problem(512 * world * (ci + 1), 2048, 1024 + 256 * ci, world)}
