@@ -63,6 +63,22 @@ func narrowFits(m, n int, t hopper.Tile, sms int, bound bool) bool {
 // 64x224:pp to 128x128:pp, 2.7% behind it in both rounds measured.
 const rowsEfficiency64 = 0.82
 
+// tileEfficiency is what a 128-row tile keeps of 128x256's tensor
+// throughput where the product is compute-bound (a tile absent here keeps
+// all of it): the geometric mean of its speed over 128x256:cl2's on the 23
+// shapes of issue 56's set (1,024-16,384 rows, Llama-3 70B's projections
+// and the issue's table) where every candidate fills eight waves or more,
+// so that quantization does not enter (1 x H200, 2026-12-03, one round of
+// 0.2 s a kernel: bench/results/2026-12-03-h200-w1-plain-matmulrs.md).
+// Counting waves alone, DefaultTile took 128x224 or 128x128:pp on most
+// shapes from 4,096 rows, 3.0% behind the best of five tiles on average
+// (28 of 53 within 3%); with these 0.8% (48 of 53), and on the 23
+// Qwen-2.5 72B shapes, never used to set them, 3.3% → 1.4% (12 → 17 of 23).
+var tileEfficiency = map[string]float64{
+	"128x224:s5:c2:g4":    0.946,
+	"128x128:s6:c2:g4:pp": 0.965,
+}
+
 // computeBound says whether an m x n x k bf16 product takes longer in
 // multiply-adds on sms SMs than in HBM bytes (productBytes), by splitK's
 // roofline (smMACsPerByte). Only there does a tile's tensor throughput
@@ -116,9 +132,9 @@ const clusterRows = 4096
 //
 // bf16 and f16: of smallTiles, the one whose waves (output tiles over
 // SMs, rounded up) times its area is least: the rows and columns the
-// busiest SM computes, a 64-row tile's counted at 1/rowsEfficiency64
-// where the product is compute-bound (its lower tensor throughput,
-// measured). On 1 x H200
+// busiest SM computes, where the product is compute-bound a 128-row
+// tile's counted at 1/tileEfficiency and a 64-row tile's at
+// 1/rowsEfficiency64 (their lower tensor throughput, measured). On 1 x H200
 // (2026-12-02, 25 shapes at M 64-1024, one round each) it was within 3%
 // of the best of six tiles on all 25, where agmm's family tile
 // (128x256:s4:c2:g8:cl2) was on 1 and up to 4x slower; at 4096 x 1792 x
@@ -147,12 +163,15 @@ func DefaultTile(m, n, k, sms int, fp8 bool) hopper.Tile {
 	if m <= 0 || n <= 0 || sms <= 0 || fp8 && m >= fp8SmallRows {
 		return family()
 	}
-	// The least busiest-SM work of the 128-row tiles, and of the 64-row
-	// ones: a 64-row tile is taken only where its cost is below
-	// rowsEfficiency64 of the best 128-row tile's.
+	// The least busiest-SM work of the 128-row tiles (each counted at
+	// 1/tileEfficiency where compute-bound), and of the 64-row ones: a
+	// 64-row tile is taken only where its cost is below rowsEfficiency64
+	// of the least 128-row cost by waves alone, the comparison its factor
+	// was measured in (so tileEfficiency moves no pick between 64- and
+	// 128-row tiles: that is unmeasured).
 	bound := computeBound(m, n, k, sms, fp8)
 	var best, best64 hopper.Tile
-	bestCost, bestCost64 := int64(-1), int64(-1)
+	bestCost, bestCost64, waves128 := -1.0, -1.0, -1.0
 	for _, name := range smallTiles {
 		t, err := hopper.ParseTile(name)
 		if err != nil {
@@ -162,11 +181,20 @@ func DefaultTile(m, n, k, sms int, fp8 bool) hopper.Tile {
 			continue
 		}
 		tiles := int64((m+t.BM-1)/t.BM) * int64((n+t.BN-1)/t.BN)
-		cost := (tiles + int64(sms) - 1) / int64(sms) * int64(t.BM) * int64(t.BN)
+		work := float64((tiles + int64(sms) - 1) / int64(sms) * int64(t.BM) * int64(t.BN))
+		cost := work
+		if e, ok := tileEfficiency[name]; ok && bound {
+			cost /= e
+		}
 		switch {
-		case t.BM >= 128 && (bestCost < 0 || cost < bestCost):
-			best, bestCost = t, cost
-		case t.BM < 128 && (bestCost64 < 0 || cost < bestCost64):
+		case t.BM >= 128:
+			if bestCost < 0 || cost < bestCost {
+				best, bestCost = t, cost
+			}
+			if waves128 < 0 || work < waves128 {
+				waves128 = work
+			}
+		case bestCost64 < 0 || cost < bestCost64:
 			best64, bestCost64 = t, cost
 		}
 	}
@@ -174,7 +202,7 @@ func DefaultTile(m, n, k, sms int, fp8 bool) hopper.Tile {
 	if bound {
 		keep = rowsEfficiency64
 	}
-	if bestCost64 >= 0 && float64(bestCost64) < keep*float64(bestCost) {
+	if bestCost64 >= 0 && bestCost64 < keep*waves128 {
 		best = best64
 	}
 	if best.BM == 128 && best.BN == 256 && m >= clusterRows {

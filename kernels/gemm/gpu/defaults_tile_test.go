@@ -36,6 +36,11 @@ func TestDefaultTile(t *testing.T) {
 		{8192, 3584, 8192, false, "128x256:s4:c2:g8:cl2"},  // 128x256 from 4,096 rows: the family tile
 		{4096, 14336, 4096, false, "128x256:s4:c2:g8:cl2"}, // 64x128's 55 waves count 2% less work than 14 of 128x256, but it runs 18% slower
 		{2048, 14336, 4096, false, "128x256:s4:c2:g8"},     // likewise, 7 waves
+		// Many waves: 128x256's throughput over the finer tiles' (tileEfficiency).
+		{16384, 8192, 14336, false, "128x256:s4:c2:g8:cl2"}, // waves alone: 128x224 (36 waves against 32), 4-10% slower measured
+		{4096, 8192, 4096, false, "128x256:s4:c2:g8:cl2"},   // waves alone: 128x224
+		{1024, 14336, 8192, false, "128x128:s6:c2:g4:pp"},   // 13 waves of 128x128 beat 128x224's 7 at its efficiency
+		{4096, 1280, 8192, false, "128x128:s6:c2:g4:pp"},    // 320 tiles, 3 waves: 128x256's 160 fill 2 at 61%
 		{64, 14336, 4096, true, "64x128:s8:c2:g8:pp"},      // FP8 below 4,096 rows: bf16's rule
 		{64, 8192, 8192, true, "64x64:s10:c2:g8:pp"},
 		{512, 8192, 8192, true, "128x256:s4:c2:g8"},
@@ -271,6 +276,32 @@ func TestDefaultOnNeverSplits(t *testing.T) {
 					}
 					if impl := c[ParamImpl].Str; strings.Contains(impl, ":sk") {
 						t.Errorf("%s %v: %s", v, p, impl)
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestTileEfficiencyKeepsRowChoice: tileEfficiency only chooses among the
+// 128-row tiles; whether a 64-row tile is taken stays as rowsEfficiency64
+// was measured (against 128-row work by waves alone), over a grid of
+// shapes, both dtypes and three SM counts.
+func TestTileEfficiencyKeepsRowChoice(t *testing.T) {
+	saved := tileEfficiency
+	defer func() { tileEfficiency = saved }()
+	for _, sms := range []int{132, 114, 78} {
+		for _, m := range []int{64, 128, 256, 512, 1024, 2048, 4096} {
+			for _, n := range []int{1280, 2560, 5120, 8192, 14336, 28672} {
+				for _, k := range []int{1024, 4096, 8192, 29568} {
+					for _, fp8 := range []bool{false, true} {
+						tileEfficiency = saved
+						with := DefaultTile(m, n, k, sms, fp8)
+						tileEfficiency = map[string]float64{}
+						without := DefaultTile(m, n, k, sms, fp8)
+						if (with.BM < 128) != (without.BM < 128) || with.BM < 128 && with != without {
+							t.Errorf("%dx%dx%d fp8 %v sms %d: %s with tileEfficiency, %s without", m, n, k, fp8, sms, with, without)
+						}
 					}
 				}
 			}
