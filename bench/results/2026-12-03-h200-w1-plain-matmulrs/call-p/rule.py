@@ -1,3 +1,7 @@
+# The analysis of call P (bench/results/2026-12-03-h200-w1-plain-matmulrs.md): each tile's gap to the best per shape,
+# the fitting (Llama-3 70B, issue table) and held-out (Qwen-2.5 72B) split, tile throughput at many waves,
+# and the untuned rule before (the CSV's '# default' lines) and after (new-default.txt: DefaultTile as committed).
+# python3 rule.py
 import csv, re, sys, collections, statistics
 rows=collections.defaultdict(dict); default={}
 for l in open('' + __import__('os').path.join(__import__('os').path.dirname(__file__), 'gemmalone-bf16.csv') + ''):
@@ -58,7 +62,7 @@ for label,eff in (('waves only',{}),('eff',{'128x224:s5:c2:g4':0.946,'128x128:s6
         cur=[max(rows[s].values())/rows[s][default[s]]-1 for s in ss]
         print('   current default mean gap %.2f%%'%(100*statistics.mean(cur)))
 print('---- Go rule as committed')
-new=dict(l.split()[1:] for l in open('/tmp/rule/new.txt'))
+new=dict(l.split()[1:] for l in open(__import__('os').path.join(__import__('os').path.dirname(__file__), 'new-default.txt')))
 for grp,name in ((lambda s: not held(s),'fit'),(held,'heldout')):
     ss=[s for s in shapes if grp(s)]
     d=[max(rows[s].values())/rows[s][new[s]]-1 for s in ss]
