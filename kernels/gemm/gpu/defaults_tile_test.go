@@ -41,7 +41,7 @@ func TestDefaultTile(t *testing.T) {
 		{4096, 8192, 4096, false, "128x256:s4:c2:g8:cl2"},   // waves alone: 128x224
 		{1024, 14336, 8192, false, "128x128:s6:c2:g4:pp"},   // 13 waves of 128x128 beat 128x224's 7 at its efficiency
 		{4096, 1280, 8192, false, "128x128:s6:c2:g4:pp"},    // 320 tiles, 3 waves: 128x256's 160 fill 2 at 61%
-		{64, 14336, 4096, true, "64x128:s8:c2:g8:pp"},      // FP8 below 4,096 rows: bf16's rule
+		{64, 14336, 4096, true, "64x128:s8:c2:g8:pp"},       // FP8 below 4,096 rows: bf16's rule
 		{64, 8192, 8192, true, "64x64:s10:c2:g8:pp"},
 		{512, 8192, 8192, true, "128x256:s4:c2:g8"},
 		{1024, 8192, 8192, true, "128x256:s4:c2:g8"}, // 4-6% ahead of the family tile here
