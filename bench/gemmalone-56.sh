@@ -29,7 +29,8 @@
 # (python/tests/test_bench_scripts.py checks the arithmetic).
 #
 # SHAPES="MxNxK ..." takes those shapes instead of the set's (SHARD then
-# does nothing).
+# does nothing). ROUNDS=N (default 1) times each shape N times in a row, the
+# tiles' order reversed in every even round; the table averages them.
 #
 # SET=full (`PARTS=gemmalone-56`): -set issue56, issue 56's whole set (129
 # shapes: its table, then Llama-3-70B's and Qwen2.5-72B's projections at
@@ -68,13 +69,18 @@ full)
 esac
 LOGS=$OUT/gemmalone-56$tag
 TILES=${TILES:-default,smallm}
+# ROUNDS=N times each shape N times in a row, the tiles' order reversed in
+# every even round (TILES's list; a group such as "smallm" keeps its own
+# order): paired rounds, which the table averages (geometric mean).
+ROUNDS=${ROUNDS:-1}
+reversed=$(echo "$TILES" | tr ',' '\n' | tac | paste -sd, -)
 [ -x "$BIN/gemmalone" ] || tar xzf .gpu/bins.tgz -C "$(dirname "$BIN")"
 . "$here/lib.sh"
 export CUDA_VISIBLE_DEVICES=0
 shard=${SHARD:-1/1}
 si=${shard%/*} sn=${shard#*/}
 shapes=${SHAPES:-$("$BIN/gemmalone" -set "$set_name" -list | awk -v i="$si" -v n="$sn" 'NR % n == i % n')}
-echo "$(echo "$shapes" | wc -w) shapes of $set_name (shard $shard), $DTYPES, tiles $TILES, $SUSTAIN a kernel, deadline ${DEADLINE}s"
+echo "$(echo "$shapes" | wc -w) shapes of $set_name (shard $shard), $DTYPES, tiles $TILES, $SUSTAIN a kernel, $ROUNDS round(s), deadline ${DEADLINE}s"
 for dt in $DTYPES; do
 	# The tiles compiled once into the cubin cache (and checked), not in a
 	# shape's time.
@@ -84,14 +90,18 @@ for dt in $DTYPES; do
 		-bt=false >"$LOGS/compile-$dt.csv" 2>"$LOGS/compile-$dt.err" || echo "compile pass $dt: rc $?"
 	grep -c ",fused," "$LOGS/compile-$dt.csv" | sed "s/^/compile pass $dt: tiles checked: /"
 	for s in $shapes; do
-		left=$((DEADLINE - SECONDS))
-		if [ "$left" -le 0 ]; then
-			echo "deadline: $dt $s and later not run"
-			break
-		fi
-		timeout $((left < PER_SHAPE ? left : PER_SHAPE)) "$BIN/gemmalone" -dtype "$dt" -shapes "$s" -tiles "$TILES" \
-			-sustain "$SUSTAIN" -bt=false >>"$LOGS/gemmalone-$dt.csv" 2>>"$LOGS/gemmalone-$dt.err" ||
-			echo "$dt $s: rc $? at ${SECONDS}s"
+		for r in $(seq 1 "$ROUNDS"); do
+			left=$((DEADLINE - SECONDS))
+			if [ "$left" -le 0 ]; then
+				echo "deadline: $dt $s round $r and later not run"
+				break 2
+			fi
+			tiles=$TILES
+			[ $((r % 2)) = 0 ] && tiles=$reversed
+			timeout $((left < PER_SHAPE ? left : PER_SHAPE)) "$BIN/gemmalone" -dtype "$dt" -shapes "$s" -tiles "$tiles" \
+				-sustain "$SUSTAIN" -bt=false >>"$LOGS/gemmalone-$dt.csv" 2>>"$LOGS/gemmalone-$dt.err" ||
+				echo "$dt $s round $r: rc $? at ${SECONDS}s"
+		done
 	done
 	echo "$dt done at ${SECONDS}s"
 done

@@ -438,3 +438,25 @@ def test_serving_disagree_sets_validate_at_every_world(world: int):
                         why.append(str(e))
                 else:
                     pytest.fail(f"{which} {kernel} at {p}: no candidate validates: {why}")
+
+
+def test_gemmalone_56_rounds_reverse_the_tiles(tmp_path: Path):
+    """bench/gemmalone-56.sh ROUNDS=3: each shape three times in a row, the
+    listed tiles' order reversed in the second round (paired rounds), run
+    here with a stand-in gemmalone that records its arguments."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    calls = tmp_path / "calls.txt"
+    fake = bin_dir / "gemmalone"
+    fake.write_text(f'#!/bin/bash\necho "$*" >> {calls}\n')
+    fake.chmod(0o755)
+    env = {"PATH": f"{bin_dir}:/usr/bin:/bin", "BIN": str(bin_dir), "OUT": str(tmp_path / "out"),
+           "SHAPES": "64x128x256 128x256x512", "TILES": "a:s1,b:s2,c:s3", "ROUNDS": "3", "DTYPES": "bf16",
+           "SUSTAIN": "0.1s"}
+    subprocess.run(["bash", str(ROOT / "bench" / "gemmalone-56.sh")], env=env, check=True, capture_output=True,
+                   cwd=ROOT)
+    timed = [line.split() for line in calls.read_text().splitlines() if "-sustain" in line]
+    got = [(a[a.index("-shapes") + 1], a[a.index("-tiles") + 1]) for a in timed]
+    fwd, rev = "a:s1,b:s2,c:s3", "c:s3,b:s2,a:s1"
+    assert got == [("64x128x256", fwd), ("64x128x256", rev), ("64x128x256", fwd),
+                   ("128x256x512", fwd), ("128x256x512", rev), ("128x256x512", fwd)], got
