@@ -152,30 +152,42 @@ func (r *Redis) Close() error { return r.client.Close() }
 // Check connects and authenticates (a PING), so that a wrong address or
 // password is found before any work whose results the server must keep.
 func (r *Redis) Check(ctx context.Context) error {
-	return interruptible(ctx, func() error {
+	_, err := interruptible(ctx, func() (struct{}, error) {
 		if err := r.client.Ping(ctx).Err(); err != nil {
-			return r.fail("connect", err)
+			return struct{}{}, r.fail("connect", err)
 		}
-		return nil
+		return struct{}{}, nil
 	})
+	return err
 }
 
 // interruptible runs op and returns as soon as ctx ends: the client gives
 // up on a command only at its own timeouts (30 s for an unresponsive
 // server), which must not hold an interrupted program. The abandoned
 // command ends at those timeouts; a write it carried is applied whole or
-// not at all (one MULTI/EXEC).
-func interruptible(ctx context.Context, op func() error) error {
+// not at all (one MULTI/EXEC). op's result comes back through the
+// channel, never through a variable the caller shares with it: an
+// abandoned op that finishes later must not write what the caller has
+// already returned (the race detector caught Load's doing so).
+func interruptible[T any](ctx context.Context, op func() (T, error)) (T, error) {
 	if ctx.Done() == nil {
 		return op()
 	}
-	done := make(chan error, 1)
-	go func() { done <- op() }()
+	type result struct {
+		v   T
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		v, err := op()
+		done <- result{v, err}
+	}()
 	select {
-	case err := <-done:
-		return err
+	case r := <-done:
+		return r.v, r.err
 	case <-ctx.Done():
-		return context.Cause(ctx)
+		var zero T
+		return zero, context.Cause(ctx)
 	}
 }
 
@@ -194,12 +206,7 @@ const mgetChunk = 256
 // Load reads every entry. Each entry is read whole; entries written while
 // Load runs may or may not be in the result.
 func (r *Redis) Load(ctx context.Context) (*cache.Store, error) {
-	var st *cache.Store
-	err := interruptible(ctx, func() (err error) {
-		st, err = r.load(ctx)
-		return err
-	})
-	return st, err
+	return interruptible(ctx, func() (*cache.Store, error) { return r.load(ctx) })
 }
 
 // load is Load. A key whose value cannot be read as an entry of its slot
@@ -268,14 +275,11 @@ func (r *Redis) decode(key, slot, val string) (cache.Entry, error) {
 // between. A lost connection fails the Put; every slot then holds its old
 // entry or its new one, whole.
 func (r *Redis) Put(ctx context.Context, srcs ...cache.Source) (cache.Merged, error) {
-	var m cache.Merged
-	err := interruptible(ctx, func() (err error) {
+	return interruptible(ctx, func() (cache.Merged, error) {
 		// Not cancelled with ctx: an interrupt stops the wait for the
 		// answer, and the write goes on whole or not at all.
-		m, err = r.put(context.WithoutCancel(ctx), srcs...)
-		return err
+		return r.put(context.WithoutCancel(ctx), srcs...)
 	})
-	return m, err
 }
 
 func (r *Redis) put(ctx context.Context, srcs ...cache.Source) (cache.Merged, error) {
