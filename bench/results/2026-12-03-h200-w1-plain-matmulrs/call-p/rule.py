@@ -2,9 +2,10 @@
 # the fitting (Llama-3 70B, issue table) and held-out (Qwen-2.5 72B) split, tile throughput at many waves,
 # and the untuned rule before (the CSV's '# default' lines) and after (new-default.txt: DefaultTile as committed).
 # python3 rule.py
-import csv, re, sys, collections, statistics
+import collections, os, re, statistics
+HERE = os.path.dirname(os.path.abspath(__file__))
 rows=collections.defaultdict(dict); default={}
-for l in open('' + __import__('os').path.join(__import__('os').path.dirname(__file__), 'gemmalone-bf16.csv') + ''):
+for l in open(os.path.join(HERE, 'gemmalone-bf16.csv')):
     m=re.match(r'# default (\S+) bf16: (\S+)', l)
     if m: default[m.group(1)]=m.group(2); continue
     p=l.strip().split(',')
@@ -62,7 +63,7 @@ for label,eff in (('waves only',{}),('eff',{'128x224:s5:c2:g4':0.946,'128x128:s6
         cur=[max(rows[s].values())/rows[s][default[s]]-1 for s in ss]
         print('   current default mean gap %.2f%%'%(100*statistics.mean(cur)))
 print('---- Go rule as committed')
-new=dict(l.split()[1:] for l in open(__import__('os').path.join(__import__('os').path.dirname(__file__), 'new-default.txt')))
+new=dict(l.split()[1:] for l in open(os.path.join(HERE, 'new-default.txt')))
 for grp,name in ((lambda s: not held(s),'fit'),(held,'heldout')):
     ss=[s for s in shapes if grp(s)]
     d=[max(rows[s].values())/rows[s][new[s]]-1 for s in ss]
