@@ -55,7 +55,7 @@ func main() {
 	shapes := flag.String("shapes", "8192x3584x8192,16384x3584x8192,4096x1792x4096", "comma-separated MxNxK")
 	set := flag.String("set", "", "a named shape set instead of -shapes: "+setNames()+" (shapes.go)")
 	list := flag.Bool("list", false, "print the shapes (-set's or -shapes'), one MxNxK a line, and exit (no GPU needed)")
-	tiles := flag.String("tiles", "sweep", `comma-separated tiles BMxBN[:sS][:cC][:gG][:pp][:bn][:skS] (hopper.ParseTile; "bn": B stored [K,N], else K-major [N,K]; FP8 takes K-major only; "skS": split-K in S slices, timed only where splitKSkip lets it), "default" (each shape's untuned tile, gpu.DefaultTileFor of a plain product: split in K where that is estimated faster), "sweep" (tiles.go), "smallm" (issue 56's small-M candidates, tiles.go), "splitk" (split-K candidates, tiles.go)`)
+	tiles := flag.String("tiles", "sweep", `comma-separated tiles BMxBN[:sS][:cC][:gG][:pp][:bn][:skS][:st] (hopper.ParseTile; "bn": B stored [K,N], else K-major [N,K]; FP8 takes K-major only; "skS": split-K in S slices, timed only where splitKSkip lets it; "st": stream-K for the last wave, on every SM where hopper.Tile.StreamKTiles shares tiles out), "default" (each shape's untuned tile, gpu.DefaultTileFor of a plain product: split in K where that is estimated faster), "sweep" (tiles.go), "smallm" (issue 56's small-M candidates, tiles.go), "splitk" (split-K candidates, tiles.go)`)
 	bt := flag.Bool("bt", true, "also time cuBLASLt's first four algorithms for B stored [N, K] (rows cublaslt-bt, bf16 and f16; for comparison only)")
 	iters := flag.Int("iters", 50, "timed calls")
 	warmup := flag.Int("warmup", 10, "warm-up calls")
@@ -376,7 +376,7 @@ func (b *bench) shape(sh shape, tiles []hopper.Tile, iters, warmup int) error {
 			skip(err.Error())
 			continue
 		}
-		work, err := allocWork(g, sh)
+		work, err := allocWork(g, sh, b.sms)
 		if err != nil {
 			g.Close()
 			return fmt.Errorf("%s: %w", t, err)

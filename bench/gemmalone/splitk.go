@@ -11,19 +11,20 @@ import (
 	"github.com/symmtune/symmtune/kernels/gemm/hopper"
 )
 
-// tileWork is a split-K tile's workspace for one shape (none for other
-// tiles), allocated here as the runner allocates it from its engine.
+// tileWork is a split-K or stream-K tile's workspace for one shape (none
+// for other tiles), allocated here as the runner allocates it from its engine.
 type tileWork struct {
 	gpu.SplitKWork
 	all []cu.DevicePtr
 }
 
-// allocWork allocates g's split-K workspace for sh: the partials, and the
-// counts zeroed, as the kernel needs them before its first launch.
-func allocWork(g *gpu.FusedGEMM, sh shape) (*tileWork, error) {
+// allocWork allocates g's split-K or stream-K workspace for sh on sms SMs:
+// the partials, and the counts zeroed, as the kernel needs them before its
+// first launch.
+func allocWork(g *gpu.FusedGEMM, sh shape, sms int) (*tileWork, error) {
 	w := &tileWork{}
 	var err error
-	w.SplitKWork, err = g.AllocSplitK(sh.m, sh.n, func(n int64, zeroed bool) (cu.DevicePtr, error) {
+	w.SplitKWork, err = g.AllocSplitK(sh.m, sh.n, sms, func(n int64, zeroed bool) (cu.DevicePtr, error) {
 		d, err := cu.MemAlloc(n)
 		if err != nil {
 			return 0, err
@@ -49,12 +50,12 @@ func (w *tileWork) free() error {
 	return errors.Join(errs...)
 }
 
-// verifyTile is verify, twice for a split-K tile: the second launch starts
+// verifyTile is verify, twice for a split-K or stream-K tile: the second launch starts
 // from the counts the first left, which must be zero again, and its
 // output is poisoned anew. The worse of the two errors.
 func (b *bench) verifyTile(sh shape, u *util, c cu.DevicePtr, call func() error, t hopper.Tile) (float64, error) {
 	rel, err := b.verify(sh, u, c, call)
-	if err != nil || t.KSplits() < 2 || math.IsInf(rel, 1) {
+	if err != nil || !t.Shares() || math.IsInf(rel, 1) {
 		return rel, err
 	}
 	again, err := b.verify(sh, u, c, call)

@@ -92,16 +92,17 @@ type tileJSON struct {
 	BKMajor   bool `json:"bk_major"`
 	Cluster   int  `json:"cluster"`
 	SplitK    int  `json:"split_k"`
+	StreamK   bool `json:"stream_k"`
 }
 
 func (t tileJSON) tile() hopper.Tile {
 	return hopper.Tile{BM: t.BM, BN: t.BN, Stages: t.Stages, Consumers: t.Consumers, PingPong: t.PingPong,
-		GroupM: t.GroupM, BKMajor: t.BKMajor, Cluster: t.Cluster, SplitK: t.SplitK}
+		GroupM: t.GroupM, BKMajor: t.BKMajor, Cluster: t.Cluster, SplitK: t.SplitK, StreamK: t.StreamK}
 }
 
 func tileOf(t hopper.Tile) tileJSON {
 	return tileJSON{BM: t.BM, BN: t.BN, Stages: t.Stages, Consumers: t.Consumers, PingPong: t.PingPong,
-		GroupM: t.GroupM, BKMajor: t.BKMajor, Cluster: t.Cluster, SplitK: t.SplitK}
+		GroupM: t.GroupM, BKMajor: t.BKMajor, Cluster: t.Cluster, SplitK: t.SplitK, StreamK: t.StreamK}
 }
 
 // configJSON is a parsed gpu.Config of Kernel; Tile is set for impl=fused.

@@ -62,6 +62,7 @@ class Tile:
     bk_major: bool = True
     cluster: int = 0
     split_k: int = 0  # k-slices per tile (split-K); 0 or 1: none
+    stream_k: bool = False  # the last wave shared out by k-blocks (stream-K)
 
     def _info(self, smem_limit: int = 0) -> dict[str, Any]:
         return _tile_info(self, smem_limit)
@@ -129,7 +130,8 @@ def check_shape(n: int, k: int) -> None:
 @lru_cache(maxsize=1024)
 def parse_tile(name: str) -> Tile:
     """hopper.ParseTile: parts after BMxBN may be left out (4 stages, 2
-    consumers, group_m 8, cooperative, B K-major, no cluster, no split-K).
+    consumers, group_m 8, cooperative, B K-major, no cluster, no split-K,
+    no stream-K).
     ValueError with Go's message, which quotes the name, for a malformed
     one."""
     return Tile(**_native.call("hopper.tile", name=name)["tile"])

@@ -16,7 +16,7 @@ HOPPER = Path(__file__).resolve().parents[2] / "kernels/gemm/hopper"
 
 def test_reads_the_go_packages_files():
     assert hopper.searched() == tuple(json.loads((HOPPER / "searched.json").read_text())["searched"])
-    assert hopper.source() == b"".join((HOPPER / f).read_bytes() for f in ("wgmma.cuh", "hopper_ptx.cuh", "hopper_tile.cuh", "hopper_comm.cuh", "hopper_gemm.cu"))
+    assert hopper.source() == b"".join((HOPPER / f).read_bytes() for f in ("wgmma.cuh", "hopper_ptx.cuh", "hopper_tile.cuh", "hopper_split.cuh", "hopper_comm.cuh", "hopper_gemm.cu"))
     assert hopper.widths() == (64, 128, 192, 224, 256)
 
 
@@ -36,6 +36,11 @@ def test_parse_tile():
     t = hopper.parse_tile("64x128:s6:pp:sk4")
     assert (t.split_k, str(t)) == (4, "64x128:s6:c2:g8:pp:sk4")
     assert "-DSPLIT_K=4" in t.options(True)
+    t = hopper.parse_tile("128x256:st")
+    assert (t.stream_k, str(t)) == (True, "128x256:s4:c2:g8:st")
+    assert "-DSTREAM_K=1" in t.options(True)
+    with pytest.raises(ValueError, match="stream-K"):
+        hopper.parse_tile("128x128:pp:st").check()
 
 
 @pytest.mark.parametrize("bad", ["", "128", "128x", "128x256x64", "128x256:q4", "128x256:s", "128x256:sfour",

@@ -329,7 +329,7 @@ func splitK(t hopper.Tile, m, n, k, sms int, fp8 bool, macsPerByte float64, runs
 		waves := (s.Units(m, n) + sms - 1) / sms
 		slice := (kblocks + s.KSplits() - 1) / s.KSplits() // the longest slice's k-blocks
 		busiest := float64(waves) * float64(s.BM*s.BN) * float64(slice*bk)
-		parts, _ := s.SplitKBytes(m, n)
+		parts, _ := s.SplitKBytes(m, n, 0)
 		return max(busiest, (base+2*float64(parts))*macsPerByte)
 	}
 	best, bestCost := t, cost(t)

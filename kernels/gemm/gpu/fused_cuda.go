@@ -145,21 +145,24 @@ type Operands struct {
 	c    cu.DevicePtr // where C's map points (0: no map)
 }
 
-// SplitKWork is the device memory a split-K tile's launches share
-// (hopper.Tile.SplitKBytes of the product's m and n): the slices' fp32
-// partials, and the counts, zero before the first launch (each launch
-// leaves them zero). Launches that use one must not overlap: each relies
-// on the counts the one before left zero.
-type SplitKWork struct{ Partials, Counts cu.DevicePtr }
+// SplitKWork is the device memory a split-K or stream-K tile's launches
+// share (hopper.Tile.SplitKBytes of the product's m and n, for grids of
+// up to Grid CTAs): the parts' fp32 partials, and the counts, zero before
+// the first launch (each launch leaves them zero). Launches that use one
+// must not overlap: each relies on the counts the one before left zero.
+type SplitKWork struct {
+	Partials, Counts cu.DevicePtr
+	Grid             int
+}
 
-// AllocSplitK is what a split-K tile's workspace for an m x n product
-// needs from alloc (bytes, zeroed or not): the partials, then the counts,
-// zeroed. Without split-K it allocates nothing. On an error, what alloc
-// made is the caller's to free (in the zero SplitKWork's fields that are
-// set).
-func (g *FusedGEMM) AllocSplitK(m, n int, alloc func(bytes int64, zeroed bool) (cu.DevicePtr, error)) (SplitKWork, error) {
-	var w SplitKWork
-	parts, counts := g.Tile.SplitKBytes(m, n)
+// AllocSplitK is what a split-K or stream-K tile's workspace for an m x n
+// product launched on at most sms SMs needs from alloc (bytes, zeroed or
+// not): the partials, then the counts, zeroed. For other tiles it
+// allocates nothing. On an error, what alloc made is the caller's to free
+// (in the zero SplitKWork's fields that are set).
+func (g *FusedGEMM) AllocSplitK(m, n, sms int, alloc func(bytes int64, zeroed bool) (cu.DevicePtr, error)) (SplitKWork, error) {
+	w := SplitKWork{Grid: sms}
+	parts, counts := g.Tile.SplitKBytes(m, n, sms)
 	if parts == 0 {
 		return w, nil
 	}
@@ -285,8 +288,10 @@ type Comm struct {
 // slots and c is the own rows' sum with the reduce-scatter's epilogue,
 // else unused), on a persistent grid of at most sms CTAs (and, with
 // clusters, at most the clusters that fit at once). An e4m3 product's
-// scales (o.ScaleA, o.ScaleB, o.ScaleAOwn), split-K's workspace (o.Work)
-// and comm.EarlyDependents are the kernel's last parameters.
+// scales (o.ScaleA, o.ScaleB, o.ScaleAOwn), split-K's or stream-K's
+// workspace (o.Work), the stream-K tiles (hopper.Tile.StreamKTiles: a
+// stream-K tile launches on all sms where it shares tiles) and
+// comm.EarlyDependents are the kernel's last parameters.
 func (g *FusedGEMM) Launch(stream cu.Stream, o Operands, c cu.DevicePtr, sms int, comm Comm) error {
 	if comm.RS == 0 && c != o.c {
 		// A plain product's epilogue stores through C's map, not c.
@@ -299,17 +304,25 @@ func (g *FusedGEMM) Launch(stream cu.Stream, o Operands, c cu.DevicePtr, sms int
 	if o.ScaleAOwn != 0 && (!g.f.RowScales || o.OwnRows == 0) {
 		return fmt.Errorf("hopper_gemm %s %v: own rows' scales at %#x need row scales and own rows (WithOwnRows)", g.Tile, g.f, uint64(o.ScaleAOwn))
 	}
-	if g.Tile.KSplits() > 1 {
+	grid, skTiles := g.Grid(o.M, o.N, sms), 0
+	if g.Tile.StreamK {
+		kblocks := (o.K + g.f.Elem.BK() - 1) / g.f.Elem.BK()
+		grid = g.Tile.StreamKGrid(o.M, o.N, kblocks, sms)
+		skTiles = g.Tile.StreamKTiles(o.M, o.N, kblocks, grid)
+	}
+	if g.Tile.Shares() {
 		switch {
 		case o.Work.Partials == 0 || o.Work.Counts == 0:
-			// The kernel would store the slices' partials at address 0.
+			// The kernel would store the parts' partials at address 0.
 			return fmt.Errorf("hopper_gemm %s: split-K's workspace is not set (Operands.Work, AllocSplitK)", g.Tile)
+		case grid > o.Work.Grid:
+			// Stream-K's partials are a CTA's: the workspace holds o.Work.Grid.
+			return fmt.Errorf("hopper_gemm %s: a grid of %d CTAs on a workspace for %d (AllocSplitK's sms)", g.Tile, grid, o.Work.Grid)
 		case comm.RS != 0:
-			return fmt.Errorf("hopper_gemm %s: split-K tiles run plain products, not a reduce-scatter", g.Tile)
+			return fmt.Errorf("hopper_gemm %s: split-K and stream-K tiles run plain products, not a reduce-scatter", g.Tile)
 		}
 	}
-	grid := g.Grid(o.M, o.N, sms)
-	p := launchParams(o, c, comm)
+	p := launchParams(o, c, comm, skTiles)
 	launch := g.fn.LaunchDependent
 	if g.PlainLaunch {
 		launch = g.fn.Launch
@@ -322,7 +335,7 @@ func (g *FusedGEMM) Launch(stream cu.Stream, o Operands, c cu.DevicePtr, sms int
 
 // launchParams is hopper_gemm's parameter block, in the kernel's order
 // (TestLaunchParams holds it to the kernel's signature).
-func launchParams(o Operands, c cu.DevicePtr, comm Comm) *sm90.Params {
+func launchParams(o Operands, c cu.DevicePtr, comm Comm, skTiles int) *sm90.Params {
 	var p sm90.Params
 	p.Map(o.A).Map(o.B).Map(o.AOwn).Map(o.C).U64(uint64(c)).I32(int32(o.M)).I32(int32(o.N)).I32(int32(o.K))
 	p.U64(uint64(comm.Order)).U64(uint64(comm.Table)).I32(int32(comm.Chunks))
@@ -330,7 +343,7 @@ func launchParams(o Operands, c cu.DevicePtr, comm Comm) *sm90.Params {
 	p.U64(uint64(comm.RS)).I32(int32(comm.RowsPerRank)).I32(int32(o.OwnLo)).I32(int32(o.OwnRows))
 	p.U64(uint64(comm.Start)).I32(int32(comm.StartMask))
 	p.U64(uint64(o.ScaleA)).U64(uint64(o.ScaleB)).U64(uint64(o.ScaleAOwn))
-	p.U64(uint64(o.Work.Partials)).U64(uint64(o.Work.Counts))
+	p.U64(uint64(o.Work.Partials)).U64(uint64(o.Work.Counts)).I32(int32(skTiles))
 	early := int32(0)
 	if comm.EarlyDependents {
 		early = 1

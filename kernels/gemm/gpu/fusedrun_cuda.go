@@ -56,11 +56,12 @@ func (r *Runner) fusedFor(c Config) (*fusedRun, error) {
 	if err := r.kern.tables(f, c); err != nil {
 		return nil, errors.Join(err, f.close(r))
 	}
-	// Split-K's workspace, sized by the problem (a runner's is fixed): the
+	// Split-K's or stream-K's workspace, sized by the problem (a runner's
+	// is fixed) and the GPU's SMs (every launch's grid is at most them): the
 	// counts start zeroed, as uploaded zeros, and every launch leaves
 	// them so (launches of a runner are stream-ordered: Enqueue's one
 	// caller at a time, graphs replayed on its stream).
-	if f.work, err = g.AllocSplitK(r.prob.M, r.prob.N, func(n int64, zeroed bool) (cu.DevicePtr, error) {
+	if f.work, err = g.AllocSplitK(r.prob.M, r.prob.N, r.peers.SMs(), func(n int64, zeroed bool) (cu.DevicePtr, error) {
 		if zeroed {
 			return r.upload(make([]byte, n))
 		}

@@ -39,8 +39,8 @@ func TestLaunchParams(t *testing.T) {
 	want := map[string]uint64{"tma_a": 1, "tma_b": 2, "tma_a_own": 3, "tma_c": 4, "c_ptr": 0x100, "m": 11, "n": 12, "k": 13,
 		"order_ptr": 0x200, "chunk_tab": 0x300, "nchunks": 14, "flags": 0x400, "status": 0x500, "timeout_ns": 0x600,
 		"rs_tab": 0x700, "rows_per_rank": 15, "a_own_lo": 16, "a_own_rows": 17, "start_flags": 0x800, "start_mask": 18,
-		"scale_a": 0x900, "scale_b": 0xa00, "scale_a_own": 0xb00, "sk_part": 0xc00, "sk_count": 0xd00, "early_dependents": 1}
-	blob, offsets := launchParams(o, cu.DevicePtr(0x100), comm).Layout()
+		"scale_a": 0x900, "scale_b": 0xa00, "scale_a_own": 0xb00, "sk_part": 0xc00, "sk_count": 0xd00, "sk_tiles": 19, "early_dependents": 1}
+	blob, offsets := launchParams(o, cu.DevicePtr(0x100), comm, 19).Layout()
 	if len(offsets) != len(params) {
 		t.Fatalf("launchParams builds %d parameters, hopper_gemm takes %d", len(offsets), len(params))
 	}

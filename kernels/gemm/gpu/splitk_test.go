@@ -48,6 +48,35 @@ func TestValidateSplitK(t *testing.T) {
 	}
 }
 
+// TestValidateStreamK: stream-K tiles run plain products of any size
+// (a call of one rank), never a reduce-scatter or an all-gather.
+func TestValidateStreamK(t *testing.T) {
+	st, err := hopper.ParseTile("128x256:s4:c2:g8:st")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name    string
+		kernel  Variant
+		m       int
+		world   int
+		wantErr string
+	}{
+		{"an agmm of one rank", VariantAGMM, 8192, 1, ""},
+		{"a matmulrs of one rank", VariantMatmulRS, 64, 1, ""},
+		{"an all-gather", VariantAGMM, 8192, 2, "only plain products"},
+		{"a reduce-scatter", VariantMatmulRS, 8192, 4, "only plain products"},
+	} {
+		err := validateSplitK(c.kernel, st, problem(t, c.m, 3584, 8192, c.world))
+		switch {
+		case c.wantErr == "" && err != nil:
+			t.Errorf("%s: rejected: %v", c.name, err)
+		case c.wantErr != "" && (err == nil || !strings.Contains(err.Error(), c.wantErr)):
+			t.Errorf("%s: error %v, want one saying %q", c.name, err, c.wantErr)
+		}
+	}
+}
+
 // TestSearchedSplitKReachable: every searched split-K tile runs on some
 // issue 56 shape at 64 rows on one rank, so a search of such a product
 // measures it; and none runs where it may not.

@@ -186,13 +186,17 @@ const (
 )
 
 // validateSplitK rejects split-K tiles (hopper.Tile.SplitK) on problems
-// other than a plain product of few rows: the kernel sums the slices
-// without any communication (no reduce-scatter table: its epilogue counts
-// and waits for whole tiles; no all-gather, whose chunk waits with split-K
-// are not measured), so only a call of one rank (FusedPlain) runs them.
+// other than a plain product of few rows, and stream-K tiles
+// (hopper.Tile.StreamK) on problems other than a plain product: the kernel
+// sums a tile's parts without any communication (no reduce-scatter table:
+// its epilogue counts and waits for whole tiles; no all-gather, whose
+// chunk waits with shared tiles are not measured), so only a call of one
+// rank (FusedPlain) runs them.
 func validateSplitK(v Variant, t hopper.Tile, p Problem) error {
 	s := t.KSplits()
 	switch {
+	case t.StreamK && !FusedPlain(v, p):
+		return fmt.Errorf("impl=fused with stream-K (tile %s): only plain products (a call of one rank) run stream-K; a reduce-scatter's epilogue and an all-gather's chunk waits work on whole tiles", t)
 	case s < 2:
 		return nil
 	case !FusedPlain(v, p):

@@ -57,8 +57,8 @@ func TestCompileAllTiles(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if tl.KSplits() > 1 {
-			// Split-K runs plain products only (no epilogue variant: the
+		if tl.Shares() {
+			// Split-K and stream-K run plain products only (no epilogue variant: the
 			// kernel's #error); the fixup beside the accumulators must not
 			// spill: bf16 (f16's code but the conversion) and FP8 row
 			// scales (tensor scales' code and more; with it, it once did),
@@ -76,6 +76,16 @@ func TestCompileAllTiles(t *testing.T) {
 			vs = append(vs, variant{tile: tl, f: f16, epilogue: true}, variant{tile: tl, f: e4m3},
 				variant{tile: tl, f: e4m3, epilogue: true}, variant{tile: tl, f: e4m3Row})
 		}
+	}
+	// Stream-K (plain products, cooperative consumers) on the widest
+	// tiles it takes, bf16 and FP8 row scales: the schedule and the fixup
+	// beside 128 accumulators must not spill.
+	for _, name := range []string{"128x256:s4:c2:g8:st", "128x224:s5:c2:g4:st", "128x128:s6:c2:g8:st"} {
+		tl, err := ParseTile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		vs = append(vs, variant{tile: tl, f: bf16}, variant{tile: tl, f: e4m3Row})
 	}
 	// The other dtype and B layout on one tile each: they change types and
 	// descriptors, not the structure.

@@ -18,7 +18,9 @@
 //     persistent matmul), so CTAs running together share rows of A and
 //     columns of B in L2; with split-K (SPLIT_K > 1, for small M) the walk
 //     is over work units, SPLIT_K k-slices of each tile, whose fp32
-//     partials the last slice's warps sum (fixup in hopper_tile.cuh);
+//     partials the last slice's warps sum; with stream-K (STREAM_K, for
+//     the last wave's tail) the last tiles' k-blocks are cut evenly among
+//     the CTAs instead (both in hopper_split.cuh);
 //   - the epilogue writes each consumer warp's 16 x 16 blocks of C into
 //     shared memory (stmatrix) and stores them by TMA, as cuBLASLt's
 //     kernels do; a reduce-scatter's rows, bound for peers, go by the
@@ -39,8 +41,9 @@
 // then the scales (fp32 device pointers, read only with IN_E4M3), and
 // the row scales of the own rows' range where the caller holds them
 // (0: scale_a has them too); then split-K's workspace (SPLIT_K > 1 only,
-// see fixup in hopper_tile.cuh: the partials and the counts, which must be
-// zero at the first launch; each launch leaves them zero); last, whether
+// see fixup in hopper_split.cuh: the partials and the counts, which must be
+// zero at the first launch; each launch leaves them zero), and with
+// STREAM_K the stream-K tiles (see hopper_tile.cuh); last, whether
 // the grid lets its programmatic dependents launch from its start (see
 // early_dependents below).
 
@@ -48,7 +51,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) CLUSTER_ATTR
 	hopper_gemm(const __grid_constant__ TensorMap tma_a, const __grid_constant__ TensorMap tma_b,
 		const __grid_constant__ TensorMap tma_a_own, const __grid_constant__ TensorMap tma_c, u64 c_ptr, int m, int n, int k, u64 order_ptr, u64 chunk_tab,
 		int nchunks, u64 flags, u64 status, u64 timeout_ns, u64 rs_tab, int rows_per_rank, int a_own_lo, int a_own_rows, u64 start_flags, u32 start_mask,
-		u64 scale_a, u64 scale_b, u64 scale_a_own, u64 sk_part, u64 sk_count, int early_dependents) {
+		u64 scale_a, u64 scale_b, u64 scale_a_own, u64 sk_part, u64 sk_count, int sk_tiles, int early_dependents) {
 	const u32* order = (const u32*)order_ptr;
 	extern __shared__ __align__(1024) unsigned char smem[];
 	// 128-byte swizzled stages must start 1024-byte aligned; the host asks
@@ -146,9 +149,9 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) CLUSTER_ATTR
 			u64 seen = 0;
 			Wait w = {status, timeout_ns, start_flags, start_mask};
 			bool waiting = nchunks > 0;
-			for (int u = first; u < units; u += stride) {
-				int tm, tn, kb0, kb1;
-				unit_at(walk, u, kblocks, tm, tn, kb0, kb1);
+			Sched sc = sched_start(walk, kblocks, sk_tiles);
+			for (Unit un; sched_next(walk, sc, kblocks, un);) {
+				const int tm = un.tm, tn = un.tn, kb0 = un.kb0, kb1 = un.kb1;
 				if (waiting) waiting = wait_rows((const u32*)chunk_tab, nchunks, tm * BM, min(tm * BM + BM, m), flags, w, seen);
 				// A tile wholly among the rows tma_a_own holds reads them there.
 				const bool own_a = reads_own_a(tm, m, a_own_lo, a_own_rows);
@@ -215,17 +218,16 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) CLUSTER_ATTR
 		int j = 0;
 		const int me_rs = rs_tab && ((const RSTable*)rs_tab)->epilogue ? (int)((const RSTable*)rs_tab)->me : -1;
 #endif
-		for (int u = first; u < units; u += stride, i++) {
+		Sched sc = sched_start(walk, kblocks, sk_tiles);
+		for (Unit un; sched_next(walk, sc, kblocks, un); i++) {
 #if PINGPONG
 			if (i % CONSUMERS != cw) {
 				// The other consumer's unit: skip its stages.
-				const int adv = s + unit_kblocks(u, kblocks);
+				const int adv = s + (un.kb1 - un.kb0);
 				phase ^= (u32)((adv / STAGES) & 1);
 				s = adv % STAGES;
 #if RS_SMEM_PEERS
-				int tm, tn;
-				tile_at(walk, u, tm, tn);
-				j += own_rows(tm, m, me_rs, rows_per_rank);
+				j += own_rows(un.tm, m, me_rs, rows_per_rank);
 #endif
 				continue;
 			}
@@ -236,8 +238,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) CLUSTER_ATTR
 			// consumers the same way).
 			if (i > 0) mbar_wait(TURN, (u32)((i - 1) & 1));
 #endif
-			int tm, tn, kb0, kb1;
-			unit_at(walk, u, kblocks, tm, tn, kb0, kb1);
+			const int tm = un.tm, tn = un.tn, kb0 = un.kb0, kb1 = un.kb1;
 			int prev = -1;
 #pragma unroll
 			for (int mi = 0; mi < MI; mi++)
@@ -272,11 +273,12 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) CLUSTER_ATTR
 			if (prev >= 0 && lane == 0) release(EMPTY(prev));
 #pragma unroll
 			for (int mi = 0; mi < MI; mi++) fence_acc(acc[mi], BN / 2);
-#if SPLIT_K > 1
-			// This warp's rows of the slice join the split-K sum; the warp
-			// that completes it goes on with the sum, the others to their
-			// next unit (the TMA stores below are each warp's own).
-			if (!fixup(acc, sk_part, sk_count, tm * tiles_n + tn, (PINGPONG ? 0 : cw * 4) + warp, u % SPLIT_K, lane)) continue;
+#if SPLIT_K > 1 || STREAM_K
+			// This warp's rows of a shared tile join its sum (split-K's
+			// slices, stream-K's parts); the warp that completes it goes on
+			// with the sum, the others to their next unit (the TMA stores
+			// below are each warp's own).
+			if (un.parts > 1 && !fixup_unit(acc, walk, sc, un, sk_part, sk_count, (PINGPONG ? 0 : cw * 4) + warp, lane)) continue;
 			// The sums are done before the epilogue scales them: without
 			// this, ptxas scaled columns early and spilled them (256-wide
 			// tiles with FP8 row scales, NVRTC 12.4).

@@ -219,7 +219,7 @@ __device__ __forceinline__ void ld_v(const u32* p, u32* w) {
 }
 
 // st_f32x4 stores v[0..3] at p (global, 16-byte aligned): a split-K
-// partial (hopper_tile.cuh's fixup).
+// partial (hopper_split.cuh's fixup).
 __device__ __forceinline__ void st_f32x4(float* p, const float* v) {
 	asm volatile("st.global.v4.f32 [%0], {%1, %2, %3, %4};" ::"l"(p), "f"(v[0]), "f"(v[1]), "f"(v[2]), "f"(v[3]) : "memory");
 }

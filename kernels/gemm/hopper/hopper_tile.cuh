@@ -1,7 +1,7 @@
 // hopper_tile.cuh: the compile-time configuration of symmtune's persistent
 // Hopper GEMM (hopper_gemm.cu) and what follows from it: defaults, the
 // checks that refuse impossible tiles, the tile order and the named
-// barriers. Concatenated after hopper_ptx.cuh and before hopper_comm.cuh
+// barriers. Concatenated after hopper_ptx.cuh and before hopper_split.cuh
 // (kernels/gemm/hopper.Source); Tile.Options writes the -D flags.
 //
 // Compile-time config:
@@ -26,6 +26,8 @@
 //               (cooperative consumers and K-major B only)
 //   EPI_BUFS    the epilogue's staging buffers per consumer warp (1, 2, 4)
 //   SPLIT_K     k-slices per output tile (split-K; 1: none): see below
+//   STREAM_K    1: the last wave's tiles are shared out by k-blocks
+//               (stream-K): see below
 // One k-block row of a tile is 128 bytes, the TMA/wgmma 128-byte swizzle's
 // width, which makes shared-memory reads conflict-free: BK is 64 two-byte or
 // 128 one-byte elements, and each wgmma takes 32 bytes of K (k16 or k32), so
@@ -134,6 +136,23 @@
 #error split-K tiles run plain products: no reduce-scatter epilogue, no clusters
 #endif
 
+// STREAM_K=1 (stream-K, for the last wave's tail): where an m x n output's
+// tiles leave the last wave of the persistent grid part-empty, the last
+// sk_tiles tiles of the walk (a kernel argument, 0: none; the host's
+// kernels/gemm/hopper.StreamKTiles) are not dealt out whole: their
+// k-blocks, laid end to end, are cut into one even range per CTA, so every
+// SM stops at about the same time instead of a part of them running one
+// more tile while the rest idle. A tile whose k-blocks fall to several CTAs
+// is summed as split-K's are (fixup: partials, counts, the last to count
+// runs the epilogue; nobody waits). Cooperative consumers, plain products
+// only (no ping-pong, clusters, split-K or reduce-scatter).
+#ifndef STREAM_K
+#define STREAM_K 0
+#endif
+#if STREAM_K && (SPLIT_K > 1 || RS_EPILOGUE || CLUSTER_M > 1 || PINGPONG)
+#error stream-K tiles run plain products with cooperative consumers: no split-K, reduce-scatter, clusters or ping-pong
+#endif
+
 // The epilogue stages 16-column blocks, two at a time where it reduces
 // (below).
 #if BN % 32 != 0
@@ -220,80 +239,3 @@ __device__ __forceinline__ void tile_at(const Walk& walk, int t, int& tm, int& t
 	tile_of(t, walk.tiles_m, walk.tiles_n, walk.order, tm, tn);
 	tm = tm * CLUSTER_M + (int)walk.crank;
 }
-// slice_lo is the first k-block of slice s of kblocks (s = SPLIT_K:
-// kblocks): the slices cut the k-blocks as evenly as integers allow, each
-// holding kblocks / SPLIT_K of them or one more, and together each k-block
-// once (kernels/gemm/hopper.Tile.KSlice is its Go twin). With SPLIT_K 1,
-// [0, kblocks).
-__device__ __forceinline__ int slice_lo(int s, int kblocks) { return s * kblocks / SPLIT_K; }
-// unit_kblocks is how many k-blocks work unit u multiplies.
-__device__ __forceinline__ int unit_kblocks(int u, int kblocks) {
-	return slice_lo(u % SPLIT_K + 1, kblocks) - slice_lo(u % SPLIT_K, kblocks);
-}
-// unit_at is walk's work unit u: slice u % SPLIT_K of tile u / SPLIT_K, its
-// tile as tile_at gives it and its k-blocks [kb0, kb1). The slices of a
-// tile are consecutive units, so they run at about the same time (on
-// consecutive CTAs) and the partials they leave stay in L2 until the last
-// one sums them.
-__device__ __forceinline__ void unit_at(const Walk& walk, int u, int kblocks, int& tm, int& tn, int& kb0, int& kb1) {
-	tile_at(walk, u / SPLIT_K, tm, tn);
-	kb0 = slice_lo(u % SPLIT_K, kblocks);
-	kb1 = slice_lo(u % SPLIT_K + 1, kblocks);
-}
-
-#if SPLIT_K > 1
-// The split-K workspace (kernels/gemm/hopper.Tile.SplitKBytes), two
-// arrays: counts, a u32 for every CTA tile (tm * tiles_n + tn) and
-// consumer warp w of it (SK_WARPS a tile), zero between launches; and
-// partials, for each such (tile, warp) SPLIT_K slices of SK_WARP_FLOATS
-// fp32 each: the warp's accumulators as it holds them, its lane l's
-// 16-byte vector q at float 4 * (32 * q + l), so that each store and load
-// of the warp is 512 contiguous bytes (the layout needs no rows or
-// columns: every slice's warp holds the same elements in the same place).
-#define SK_WARPS (STORERS / 32)
-#define SK_WARP_FLOATS (MI * (BN / 2) * 32)
-
-// fixup joins this warp's accumulators, slice sl of its tile, to the
-// split-K sum: it stores them as the slice's partial, then counts the
-// slice on the (tile, warp)'s count. The warp whose count completes the
-// SPLIT_K (atom.inc wraps it back to zero for the next launch) adds every
-// other slice's partial to acc and returns true: it alone runs the
-// epilogue. The others return false. Nobody waits: a warp counts only
-// after its partial is stored, and the last one reads only after seeing
-// every count.
-__device__ __forceinline__ bool fixup(float (&acc)[MI][BN / 2], u64 sk_part, u64 sk_count, int tile, int w, int sl, int lane) {
-	const u64 slot = (u64)tile * SK_WARPS + (u64)w;
-	const float* const part = (const float*)sk_part + slot * (SPLIT_K * SK_WARP_FLOATS) + 4 * lane;
-	float* const mine = (float*)part + (u64)sl * SK_WARP_FLOATS;
-#pragma unroll
-	for (int mi = 0; mi < MI; mi++)
-#pragma unroll
-		for (int q = 0; q < BN / 8; q++) st_f32x4(mine + 128 * (mi * (BN / 8) + q), &acc[mi][4 * q]);
-	// Every lane has stored before lane 0 counts (bar.warp.sync orders
-	// memory among the warp), and the fence is cumulative (as
-	// signal_tile's): the stores are visible at gpu scope before the count.
-	__syncwarp();
-	u32 last = 0;
-	if (lane == 0) {
-		u32 old;
-		asm volatile("fence.acq_rel.gpu;" ::: "memory");
-		asm volatile("atom.acq_rel.gpu.global.inc.u32 %0, [%1], %2;" : "=r"(old) : "l"((u32*)sk_count + slot), "r"((u32)(SPLIT_K - 1)) : "memory");
-		last = old == SPLIT_K - 1;
-	}
-	// Lane 0's acquire, then bar.warp.sync: the other lanes' loads below
-	// see what it saw.
-	__syncwarp();
-	asm volatile("shfl.sync.idx.b32 %0, %0, 0, 0x1f, 0xffffffff;" : "+r"(last));
-	if (!last) return false;
-#pragma unroll 1
-	for (int p = 0; p < SPLIT_K; p++) {
-		if (p == sl) continue;
-		const float* const other = part + (u64)p * SK_WARP_FLOATS;
-#pragma unroll
-		for (int mi = 0; mi < MI; mi++)
-#pragma unroll
-			for (int q = 0; q < BN / 8; q++) add_f32x4_cg(other + 128 * (mi * (BN / 8) + q), &acc[mi][4 * q]);
-	}
-	return true;
-}
-#endif

@@ -11,6 +11,8 @@ var (
 	ptxHeader string
 	//go:embed hopper_tile.cuh
 	tileHeader string
+	//go:embed hopper_split.cuh
+	splitHeader string
 	//go:embed hopper_comm.cuh
 	commHeader string
 	//go:embed hopper_gemm.cu
@@ -19,12 +21,12 @@ var (
 
 // Source is the CUDA C NVRTC compiles (with Tile.Options): the generated
 // wgmma wrappers, the PTX wrappers, the compile-time config and what follows
-// from it, the communication's flags, tables and warps, then the kernel
-// (Parts, in this order). Its entry point is Entry.
-var Source = wgmmaHeader + ptxHeader + tileHeader + commHeader + kernelSource
+// from it, the split-K and stream-K units, the communication's flags, tables
+// and warps, then the kernel (Parts, in this order). Its entry point is Entry.
+var Source = wgmmaHeader + ptxHeader + tileHeader + splitHeader + commHeader + kernelSource
 
 // Parts are Source's files in order (python/symmtune/hopper.py reads them).
-var Parts = []string{"wgmma.cuh", "hopper_ptx.cuh", "hopper_tile.cuh", "hopper_comm.cuh", "hopper_gemm.cu"}
+var Parts = []string{"wgmma.cuh", "hopper_ptx.cuh", "hopper_tile.cuh", "hopper_split.cuh", "hopper_comm.cuh", "hopper_gemm.cu"}
 
 // Entry is the kernel's extern "C" name.
 const Entry = "hopper_gemm"

@@ -153,7 +153,7 @@ func TestSplitKBytes(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		parts, counts := tl.SplitKBytes(c.m, c.n)
+		parts, counts := tl.SplitKBytes(c.m, c.n, 132)
 		if parts != c.parts || counts != c.counts {
 			t.Errorf("%s at %dx%d: %d and %d bytes, want %d and %d", c.name, c.m, c.n, parts, counts, c.parts, c.counts)
 		}
@@ -169,7 +169,7 @@ func TestSplitKBytes(t *testing.T) {
 // TestSplitKWalk plays the kernel's persistent walk (hopper_gemm.cu) on
 // the host: every work unit goes to exactly one CTA, and for ping-pong
 // tiles to one consumer; the slices of each tile cover its k-blocks once;
-// and each consumer, skipping the other's units by unit_kblocks, finds
+// and each consumer, skipping the other's units by their k-blocks, finds
 // every k-block of its units in the ring stage, and at the phase, that
 // the producer loaded it into.
 func TestSplitKWalk(t *testing.T) {

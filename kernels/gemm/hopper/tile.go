@@ -41,53 +41,17 @@ type Tile struct {
 	// that products with too few output tiles for the SMs (small M) still
 	// keep every SM streaming B. The slices' fp32 partials go through a
 	// workspace (SplitKBytes) and the last slice to finish sums them
-	// (hopper_tile.cuh's fixup). Plain products only: no reduce-scatter,
+	// (hopper_split.cuh's fixup). Plain products only: no reduce-scatter,
 	// no clusters.
 	SplitK int
-}
-
-// MaxSplitK is the most slices a tile's k-blocks are cut into.
-const MaxSplitK = 16
-
-// splitKRegs is what Check leaves a consumer thread of a split-K tile
-// beyond the accumulators and the ~40 of every tile: the fixup's workspace
-// addresses and count (NVRTC 12.4 spilled tiles of 192 accumulators).
-const splitKRegs = 16
-
-// KSplits is the k-slices per tile (1 without split-K).
-func (t Tile) KSplits() int { return max(t.SplitK, 1) }
-
-// KSlice is slice s's k-blocks [lo, hi) of kblocks (hopper_tile.cuh's
-// slice_lo): as even as integers allow, each kblocks/KSplits or one more,
-// and together [0, kblocks) once.
-func (t Tile) KSlice(s, kblocks int) (lo, hi int) {
-	return s * kblocks / t.KSplits(), (s + 1) * kblocks / t.KSplits()
-}
-
-// Units is the persistent walk's work units of an m x n output: its
-// cluster tiles (Tiles) times the k-slices of each.
-func (t Tile) Units(m, n int) int { return t.Tiles(m, n) * t.KSplits() }
-
-// storerWarps is the consumer warps that store one tile (hopper_tile.cuh's
-// STORERS / 32): a ping-pong consumer's 4, else every consumer's.
-func (t Tile) storerWarps() int {
-	if t.PingPong {
-		return 4
-	}
-	return 4 * t.Consumers
-}
-
-// SplitKBytes is the device memory split-K's fixup needs for an m x n
-// output (hopper_tile.cuh: the partials, KSplits fp32 partials of every
-// CTA tile, and the counts, a uint32 per CTA tile and storing warp, which
-// must be zero before the first launch; every launch leaves them zero), or
-// zeros without split-K.
-func (t Tile) SplitKBytes(m, n int) (partials, counts int64) {
-	if t.KSplits() < 2 {
-		return 0, 0
-	}
-	tiles := int64(t.Tiles(m, n)) * int64(t.ClusterM())
-	return tiles * int64(t.KSplits()) * int64(t.BM) * int64(t.BN) * 4, tiles * int64(t.storerWarps()) * 4
+	// StreamK shares the last wave's tiles out by k-blocks (stream-K,
+	// STREAM_K): where the output's tiles leave the persistent grid's last
+	// wave part-empty, the last StreamKTiles tiles' k-blocks are cut into
+	// one even range per CTA, so that every SM finishes at about the same
+	// time; a tile cut between CTAs is summed as split-K's are, through
+	// the same workspace (SplitKBytes). Plain products with cooperative
+	// consumers only: no ping-pong, clusters, split-K or reduce-scatter.
+	StreamK bool
 }
 
 // OutElemBytes is the bytes of one element of C and of a reduce-scatter's
@@ -238,6 +202,13 @@ func (t Tile) Check(smemLimit int) error {
 		// The fixup's pointers and counts beside the accumulators: 256x192
 		// (192 accumulators) spilled with FP8 row scales, unsplit not.
 		return fmt.Errorf("split-K %d on block_m %d x block_n %d: the fixup needs %d registers beside the %d accumulators, more than the %d a consumer thread has", t.SplitK, t.BM, t.BN, splitKRegs, rows/64*t.BN/2, t.consumerRegs())
+	case t.StreamK && (t.PingPong || t.ClusterM() > 1 || t.KSplits() > 1 || t.PeerBuffers > 0 || t.Consumers != 2):
+		// The kernel's #error: the parts of a tile are summed by every
+		// consumer warp of it at once, and a cluster's pair would need
+		// both CTAs' ranges to agree.
+		return fmt.Errorf("stream-K tile %s: stream-K runs plain products with two cooperative consumers, no ping-pong, cluster or split-K", t)
+	case t.StreamK && rows/64*t.BN/2+40+splitKRegs > t.consumerRegs():
+		return fmt.Errorf("stream-K on block_m %d x block_n %d: the fixup needs %d registers beside the %d accumulators, more than the %d a consumer thread has", t.BM, t.BN, splitKRegs, rows/64*t.BN/2, t.consumerRegs())
 	}
 	if s := t.SmemBytes(); s > smemLimit {
 		peers := ""
@@ -277,6 +248,9 @@ func (t Tile) Options(f Format) []string {
 	if t.KSplits() > 1 {
 		out = append(out, "-DSPLIT_K="+strconv.Itoa(t.KSplits()))
 	}
+	if t.StreamK {
+		out = append(out, "-DSTREAM_K=1")
+	}
 	if t.PeerBuffers > 0 {
 		out = append(out, "-DRS_SMEM_PEERS="+strconv.Itoa(t.PeerBuffers))
 	}
@@ -315,8 +289,8 @@ func (t Tile) RowsPerTile() int { return t.BM * t.ClusterM() }
 
 // String is the tile's name, which ParseTile reads back:
 // BMxBN:sSTAGES:cCONSUMERS:gGROUP_M, then ":pp" for ping-pong consumers,
-// ":bn" for B stored [K, N], ":cl2" for clusters of two CTAs and ":skS"
-// for split-K in S slices.
+// ":bn" for B stored [K, N], ":cl2" for clusters of two CTAs, ":skS"
+// for split-K in S slices and ":st" for stream-K.
 func (t Tile) String() string {
 	s := fmt.Sprintf("%dx%d:s%d:c%d:g%d", t.BM, t.BN, t.Stages, t.Consumers, t.GroupM)
 	if t.PingPong {
@@ -331,12 +305,15 @@ func (t Tile) String() string {
 	if t.KSplits() > 1 {
 		s += fmt.Sprintf(":sk%d", t.KSplits())
 	}
+	if t.StreamK {
+		s += ":st"
+	}
 	return s
 }
 
 // ParseTile reads a tile name (see String); parts after BMxBN may be left
 // out: 4 stages, 2 consumers, group_m 8, cooperative, B K-major, no
-// cluster, no split-K.
+// cluster, no split-K, no stream-K.
 func ParseTile(name string) (Tile, error) {
 	// A search parses every config of its space (over a million): no
 	// fmt scanning here, which was a third of a world-1 matmulrs search's
@@ -344,7 +321,7 @@ func ParseTile(name string) (Tile, error) {
 	parts := strings.Split(name, ":")
 	t := Tile{Stages: 4, Consumers: 2, GroupM: 8, BKMajor: true}
 	if !parseDims(parts[0], &t.BM, &t.BN) {
-		return Tile{}, fmt.Errorf("tile %q: want BMxBN[:sS][:cC][:gG][:pp][:bn][:clN][:skS]", name)
+		return Tile{}, fmt.Errorf("tile %q: want BMxBN[:sS][:cC][:gG][:pp][:bn][:clN][:skS][:st]", name)
 	}
 	for _, p := range parts[1:] {
 		var err error
@@ -353,6 +330,8 @@ func ParseTile(name string) (Tile, error) {
 			t.PingPong = true
 		case p == "bn":
 			t.BKMajor = false
+		case p == "st":
+			t.StreamK = true
 		case strings.HasPrefix(p, "cl"):
 			t.Cluster, err = strconv.Atoi(p[2:])
 		case strings.HasPrefix(p, "sk"):
@@ -367,7 +346,7 @@ func ParseTile(name string) (Tile, error) {
 			err = fmt.Errorf("unknown part")
 		}
 		if err != nil {
-			return Tile{}, fmt.Errorf("tile %q, part %q: want BMxBN[:sS][:cC][:gG][:pp][:bn][:clN][:skS]", name, p)
+			return Tile{}, fmt.Errorf("tile %q, part %q: want BMxBN[:sS][:cC][:gG][:pp][:bn][:clN][:skS][:st]", name, p)
 		}
 	}
 	return t, nil
