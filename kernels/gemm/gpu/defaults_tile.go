@@ -152,6 +152,15 @@ const clusterRows = 4096
 // 128x224 +5.9% by ratio but +2.7% in µs, cuBLASLt around the 64-row
 // tile at 124.8 and 137.9 µs, and 128x256 faster than both in µs).
 func DefaultTile(m, n, k, sms int, fp8 bool) hopper.Tile {
+	t, _ := defaultTile(m, n, k, sms, fp8)
+	return t
+}
+
+// defaultTile is DefaultTile's pick and its cost (the busiest SM's rows x
+// columns, each 128-row tile's over its tileEfficiency where the product
+// is compute-bound), or a cost of -1 where the rule does not weigh one
+// (agmm's family tile for FP8 from fp8SmallRows, nonsense sizes).
+func defaultTile(m, n, k, sms int, fp8 bool) (hopper.Tile, float64) {
 	family := func() hopper.Tile {
 		impl := familyDefaults[VariantAGMM][fp8][0][ParamImpl].Str
 		t, err := hopper.ParseTile(strings.TrimPrefix(impl, ImplFused+":"))
@@ -161,7 +170,7 @@ func DefaultTile(m, n, k, sms int, fp8 bool) hopper.Tile {
 		return t
 	}
 	if m <= 0 || n <= 0 || sms <= 0 || fp8 && m >= fp8SmallRows {
-		return family()
+		return family(), -1
 	}
 	// The least busiest-SM work of the 128-row tiles (each counted at
 	// 1/tileEfficiency where compute-bound), and of the 64-row ones: a
@@ -203,12 +212,12 @@ func DefaultTile(m, n, k, sms int, fp8 bool) hopper.Tile {
 		keep = rowsEfficiency64
 	}
 	if bestCost64 >= 0 && bestCost64 < keep*waves128 {
-		best = best64
+		best, bestCost = best64, bestCost64
 	}
 	if best.BM == 128 && best.BN == 256 && m >= clusterRows {
-		return family()
+		return family(), bestCost
 	}
-	return best
+	return best, bestCost
 }
 
 // DefaultTileFor is the untuned tile of kernel v on p, on one sm_90 GPU
@@ -222,13 +231,15 @@ func DefaultTile(m, n, k, sms int, fp8 bool) hopper.Tile {
 // On 1 x H200 at N = 1280 (10-40 tiles of 64x128 for 132 SMs) it picks
 // the split that was best there, in bf16 and FP8 (2026-12-03-h200-smallm-stages.md):
 // 64x64 in 4 slices at 64 rows and in 2 at 128, 64x128 in 2 at 256
-// (splitK decides whether to split, mostUnits which split).
+// (splitK decides whether to split, mostUnits which split). Unsplit, a
+// compute-bound bf16 or f16 plain product whose last wave leaves most SMs
+// idle takes the stream-K tile where its cost is lower (streamK).
 // bin/gemmalone -tiles default times it.
 // Untuned calls of symmtune.torch do not run it: on one rank DefaultOn
 // gives the cuBLASLt pipeline (FitDefault), which the fused GEMM's best
 // tile trailed on most small-M bf16 shapes measured (0.90-0.98x, 2026-12-02).
 func DefaultTileFor(v Variant, p Problem, sms int) hopper.Tile {
-	t := DefaultTile(p.M, p.N, p.K, sms, p.Dtype.FP8())
+	t, cost := defaultTile(p.M, p.N, p.K, sms, p.Dtype.FP8())
 	runs := func(s hopper.Tile) bool {
 		c := v.Default()
 		c[ParamImpl] = space.Str(ImplFused + ":" + s.String())
@@ -237,10 +248,49 @@ func DefaultTileFor(v Variant, p Problem, sms int) hopper.Tile {
 		return err == nil && v.Validate(cfg, p) == nil
 	}
 	s := splitK(t, p.M, p.N, p.K, sms, p.Dtype.FP8(), smMACsPerByte, runs)
-	if s.KSplits() < 2 {
-		return s
+	if s.KSplits() > 1 {
+		return mostUnits(t, p.M, p.N, sms, runs)
 	}
-	return mostUnits(t, p.M, p.N, sms, runs)
+	if st, ok := streamK(p, sms, cost, runs); ok {
+		return st
+	}
+	return s
+}
+
+// streamKTile is the stream-K tile DefaultTileFor weighs: the 128x256
+// tile, the one measured (bench/results/2026-12-03-h200-streamk.md).
+const streamKTile = "128x256:s4:c2:g8:st"
+
+// streamK is streamKTile where it shares tiles out on p (StreamKTiles),
+// the product is compute-bound bf16 or f16, runs says the caller may run
+// it (a plain product: Validate), and its cost is below cost, DefaultTile's
+// pick's: the busiest SM's share of the tiles, tiles / sms of them instead
+// of whole waves, plus hopper.StreamKMinGain k-blocks of one for the
+// parts' partials and pipelines (where it only ties the unshared tile).
+// On 1 x H200 (2026-12-03, two rounds) it picks :st at 4096 x 28672 and
+// 4096 x 14784 x 8192, 1.9% and 3.4% faster than the untuned tiles then
+// (128x256:cl2, 128x224), and at 16384 x 5120 x 8192, 1.7% behind
+// 128x256:cl2 (the cluster's gain is not in the cost); not at 4096 x 1280
+// x 8192 (DefaultTile's 128x128:pp, 4.5% behind :st) or 1024 x 14336 x
+// 8192 (128x128:pp, 2.6% ahead of it). Fitted on those five shapes, not a
+// held-out check. FP8 is unmeasured: none.
+func streamK(p Problem, sms int, cost float64, runs func(hopper.Tile) bool) (hopper.Tile, bool) {
+	if cost < 0 || p.Dtype.FP8() || !computeBound(p.M, p.N, p.K, sms, false) {
+		return hopper.Tile{}, false
+	}
+	st, err := hopper.ParseTile(streamKTile)
+	if err != nil {
+		panic("gpu: streamKTile " + streamKTile + ": " + err.Error())
+	}
+	kblocks := (p.K + hopper.BK - 1) / hopper.BK
+	if st.StreamKTiles(p.M, p.N, kblocks, sms) == 0 {
+		return hopper.Tile{}, false
+	}
+	share := float64(st.Tiles(p.M, p.N))/float64(sms) + float64(hopper.StreamKMinGain)/float64(kblocks)
+	if share*float64(st.BM*st.BN) >= cost || !runs(st) {
+		return hopper.Tile{}, false
+	}
+	return st, true
 }
 
 // mostUnits is the split that splitK's roofline cannot pick, once it has

@@ -156,6 +156,15 @@ func TestDefaultTileFor(t *testing.T) {
 		// A reduce-scatter of one rank is its product (FusedPlain): split
 		// as agmm's.
 		{VariantMatmulRS, 64, 1280, 8192, 1, "bf16", pp64 + ":sk4", ""},
+		// The last wave mostly idle, compute-bound: stream-K where its
+		// cost is lower (streamK) and it may run (a plain product).
+		{VariantAGMM, 4096, 28672, 8192, 1, "bf16", streamKTile, ""},     // 3,584 tiles: 20 in the last wave
+		{VariantAGMM, 4096, 14784, 8192, 1, "bf16", streamKTile, ""},     // 1,856: 8
+		{VariantMatmulRS, 4096, 28672, 8192, 1, "bf16", streamKTile, ""}, // its product
+		{VariantAGMM, 4096, 28672, 8192, 2, "bf16", "128x256:s4:c2:g8:cl2", ""},
+		{VariantMatmulRS, 4096, 28672, 8192, 4, "bf16", "128x256:s4:c2:g8:cl2", ""},
+		{VariantAGMM, 4096, 1280, 8192, 1, "bf16", "128x128:s6:c2:g4:pp", ""},  // 160 tiles: :st's cost above 128x128:pp's
+		{VariantAGMM, 8192, 3584, 8192, 1, "bf16", "128x256:s4:c2:g8:cl2", ""}, // 104 of 132 in the last wave: too little to win
 	} {
 		name := fmt.Sprintf("%s %dx%dx%d w%d %s", tc.v, tc.m, tc.n, tc.k, tc.world, tc.dtype)
 		t.Run(name, func(t *testing.T) {
@@ -165,8 +174,11 @@ func TestDefaultTileFor(t *testing.T) {
 				t.Errorf("%s, want %s", got, tc.want)
 			}
 			whole := DefaultTile(tc.m, tc.n, tc.k, 132, p.Dtype.FP8())
-			if got.KSplits() == 1 && got != whole {
+			if got.KSplits() == 1 && !got.StreamK && got != whole {
 				t.Errorf("unsplit %s is not DefaultTile's %s", got, whole)
+			}
+			if got.StreamK && (tc.world != 1 || p.Dtype.FP8() || got.StreamKTiles(tc.m, tc.n, (tc.k+hopper.BK-1)/hopper.BK, 132) == 0) {
+				t.Errorf("%s where stream-K may not run or shares nothing", got)
 			}
 			if s := got.KSplits(); s > 1 {
 				if u := got.Units(tc.m, tc.n); u > 132 || u <= got.Tiles(tc.m, tc.n) {
@@ -195,7 +207,7 @@ func TestDefaultTileFor(t *testing.T) {
 			// ParseConfig and Validate take its config. A whole tile
 			// passes the tile's own checks, as bin/gemmalone runs it
 			// (rows per rank in whole tiles are DefaultOn's business).
-			if got.KSplits() > 1 {
+			if got.KSplits() > 1 || got.StreamK {
 				if err := runsFused(t, tc.v, got, p); err != nil {
 					t.Errorf("%s does not run: %v", got, err)
 				}
@@ -306,5 +318,40 @@ func TestTileEfficiencyKeepsRowChoice(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestStreamKOnlyWhereItMayRun: over a grid of large products, kernels,
+// worlds and dtypes, DefaultTileFor returns the stream-K tile only for a
+// plain bf16 or f16 product (one rank) that it shares tiles out on, which
+// Validate takes; and it does return it somewhere.
+func TestStreamKOnlyWhereItMayRun(t *testing.T) {
+	shared := 0
+	for _, m := range []int{1024, 4096, 16384} {
+		for _, n := range []int{1280, 5120, 14784, 28672} {
+			for _, k := range []int{4096, 8192} {
+				for _, world := range []int{1, 2, 4, 8} {
+					for _, dtype := range []string{"bf16", "f16", "e4m3"} {
+						for _, v := range Variants {
+							p := problemOf(t, m, n, k, world, dtype)
+							got := DefaultTileFor(v, p, 132)
+							if !got.StreamK {
+								continue
+							}
+							shared++
+							if world != 1 || p.Dtype.FP8() || got.StreamKTiles(m, n, (k+hopper.BK-1)/hopper.BK, 132) == 0 {
+								t.Errorf("%s %v: %s where stream-K may not run or shares nothing", v, p, got)
+							}
+							if err := runsFused(t, v, got, p); err != nil {
+								t.Errorf("%s %v: %s does not run: %v", v, p, got, err)
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+	if shared == 0 {
+		t.Error("no shape took the stream-K tile")
 	}
 }

@@ -61,19 +61,25 @@ func (t Tile) SplitKBytes(m, n, grid int) (partials, counts int64) {
 	return 0, 0
 }
 
-// streamKMinGain is the least time, in k-blocks per CTA, that stream-K
+// StreamKMinGain is the least time, in k-blocks per CTA, that stream-K
 // must win back from the last wave's idle SMs ((grid - r) / grid of a
-// tile's kblocks) before StreamKTiles shares tiles out: each CTA stores
-// about two fp32 partials of a tile and reads one or two back, about the
-// bytes of A and B of 16 k-blocks of a 128x256 tile (1 x H200: at 1000 x
-// 3000 x 1000, 16 k-blocks a tile, stream-K took 30 µs against 19 µs).
-const streamKMinGain = 16
+// tile's kblocks, r the last wave's tiles) before StreamKTiles shares
+// tiles out: each CTA stores about two fp32 partials of a tile and reads
+// one or two back, and the parts' pipelines fill twice. Measured on 1 x
+// H200 (2026-12-03, 128x256 against the same tile unshared, 21 shapes of
+// 1,024-16,384 rows, two interleaved rounds:
+// bench/results/2026-12-03-h200-streamk.md), with the rule at 16 then:
+// 101-120 k-blocks to win ran 1.8-15.6% faster (3 shapes of 3); 50-78
+// within 1% either way on 6 of 7 (one 2.4% faster); 19-36 from 0.8%
+// faster to 13.8% slower (at 1,024 x 3,584 x 8,192, 112 tiles of 128
+// k-blocks: 106 µs against 92).
+const StreamKMinGain = 64
 
 // StreamKTiles is how many of an m x n output's tiles, of kblocks k-blocks
 // each, a stream-K tile shares out by k-blocks on a grid of grid CTAs (the
 // kernel's sk_tiles; 0 for every other tile): none where the tiles fill
 // whole waves, less than half of one (split-K's case, a small M), or where
-// the last wave's idle SMs would win back less than streamKMinGain
+// the last wave's idle SMs would win back less than StreamKMinGain
 // k-blocks; else the last wave's part, r = tiles mod grid, or r + grid where r is
 // under half a wave. That keeps every CTA's range at least half a tile
 // long, so at most three CTAs share a tile, and each CTA writes at most
@@ -84,7 +90,7 @@ func (t Tile) StreamKTiles(m, n, kblocks, grid int) int {
 		return 0
 	}
 	tiles := t.Tiles(m, n)
-	if (grid-tiles%grid)*kblocks < streamKMinGain*grid {
+	if (grid-tiles%grid)*kblocks < StreamKMinGain*grid {
 		// Too little of the last wave's time to win back.
 		return 0
 	}

@@ -69,24 +69,25 @@ func TestStreamKTiles(t *testing.T) {
 	for _, c := range []struct {
 		m, n, kblocks, grid, want int
 	}{
-		{8192, 3584, 128, 132, 104},    // 896 tiles: 6 waves and 104 (over half a wave)
-		{4096, 14336, 64, 132, 76},     // 1,792 tiles: 13 waves and 76
-		{16384, 3584, 128, 132, 76},    // 1,792
-		{8192, 8192, 128, 132, 68},     // 2,048: 15 waves and 68
-		{1024, 28672, 128, 132, 104},   // 896
-		{8448, 4096, 64, 132, 0},       // 66 x 16 = 1,056 tiles: 8 whole waves
-		{8192, 4224, 64, 132, 164},     // 64 x 17 = 1,088 tiles: 8 waves and 32, so 32 + 132
-		{1024, 4096, 128, 132, 0},      // 128 tiles: 4/132 of 128 k-blocks to win, under 16
-		{1024, 3584, 128, 132, 112},    // 112 tiles: 20/132 of 128 k-blocks to win
-		{1024, 2048, 128, 132, 0},      // 64 tiles, under half a wave: split-K's
-		{1024, 2304, 128, 132, 72},     // 72 tiles, over half a wave: all of them
-		{128 * 140, 256, 64, 132, 140}, // 140 tiles: 8 over one wave, so 8 + 132
-		{128 * 140, 256, 1, 132, 0},    // one k-block a tile: too little to win
-		{1000, 3000, 16, 132, 0},       // 96 tiles of 16 k-blocks: 36/132 of 16 k-blocks to win
-		{1000, 3000, 64, 132, 96},      // 96 tiles of 64 k-blocks: 17 k-blocks to win
-		{8192, 3584, 128, 0, 0},        // no grid
-		{8192, 3584, 128, 1, 0},        // one CTA: whole waves
-		{8192, 3592, 128, 132, 168},    // 64 x 15 = 960 tiles: 7 waves and 36, under half a wave: 36 + 132
+		// Sharing out wins back (grid - r) / grid of a tile's k-blocks, r
+		// the last wave's tiles: at least StreamKMinGain (64) of them.
+		{4096, 28672, 128, 132, 152},    // 3,584 tiles: 27 waves and 20 (under half a wave: 20 + 132), 109 to win
+		{4096, 14784, 128, 132, 140},    // 32 x 58 = 1,856: 14 waves and 8, 120 to win
+		{4096, 1280, 128, 132, 160},     // 160: one wave and 28, 101 to win
+		{16384, 5120, 128, 132, 184},    // 2,560: 19 waves and 52, 78 to win
+		{8192, 3584, 128, 132, 0},       // 896: 6 waves and 104, 27 to win
+		{8192, 8192, 128, 132, 0},       // 2,048: 15 waves and 68, 62 to win
+		{8192, 8192, 256, 132, 68},      // the same with twice the k-blocks: 124 to win, and over half a wave
+		{8448, 4096, 64, 132, 0},        // 66 x 16 = 1,056 tiles: 8 whole waves
+		{1024, 4096, 128, 132, 0},       // 128 tiles, one wave: 4/132 of 128 k-blocks to win
+		{1024, 2304, 256, 132, 72},      // 72 tiles, over half a wave: all of them, 116 to win
+		{1024, 2048, 256, 132, 0},       // 64 tiles, under half a wave: split-K's
+		{128 * 140, 256, 128, 132, 140}, // 140 tiles: 8 over one wave, so 8 + 132
+		{128 * 140, 256, 1, 132, 0},     // one k-block a tile: too little to win
+		{1000, 3000, 64, 132, 0},        // 96 tiles of 64 k-blocks: 17 to win
+		{1000, 3000, 256, 132, 96},      // of 256: 70 to win
+		{4096, 28672, 128, 0, 0},        // no grid
+		{4096, 28672, 128, 1, 0},        // one CTA: whole waves
 	} {
 		if got := st.StreamKTiles(c.m, c.n, c.kblocks, c.grid); got != c.want {
 			t.Errorf("%dx%d, %d k-blocks, grid %d: %d stream-K tiles, want %d", c.m, c.n, c.kblocks, c.grid, got, c.want)

@@ -407,6 +407,10 @@ var (
 // fit, 64x128:s8:pp (0.4-7% faster than s6 at 64-256 rows) and 64x64:s10:pp
 // (the best tile where its tiles fill one wave, and in k-slices at
 // N = 1280), whole and split (bench/results/2026-12-03-h200-smallm-stages.md).
+// Last, the 128x256 tile with stream-K (:st), which shares a mostly idle
+// last wave out by k-blocks: up to 15.6% faster than the same tile where
+// it has 101-120 k-blocks a CTA to win back, and a plain product's only
+// (bench/results/2026-12-03-h200-streamk.md).
 var Searched = mustSearched(searchedJSON)
 
 //go:embed searched.json
