@@ -278,7 +278,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) CLUSTER_ATTR
 			// slices, stream-K's parts); the warp that completes it goes on
 			// with the sum, the others to their next unit (the TMA stores
 			// below are each warp's own).
-			if (un.parts > 1 && !fixup_unit(acc, walk, sc, un, sk_part, sk_count, (PINGPONG ? 0 : cw * 4) + warp, lane)) continue;
+			if (unit_shared(un, kblocks) && !fixup_unit(acc, walk, un, sk_part, sk_count, (PINGPONG ? 0 : cw * 4) + warp, lane)) continue;
 			// The sums are done before the epilogue scales them: without
 			// this, ptxas scaled columns early and spilled them (256-wide
 			// tiles with FP8 row scales, NVRTC 12.4).

@@ -22,35 +22,39 @@ __device__ __forceinline__ void unit_at(const Walk& walk, int u, int kblocks, in
 	kb1 = slice_lo(u % SPLIT_K + 1, kblocks);
 }
 
-// Unit is one unit of a CTA's walk: tile (tm, tn)'s k-blocks [kb0, kb1),
-// part `part` of the `parts` units that share the tile (1: the whole
-// tile, no fixup). For the fixup: `tile` indexes the tile's counts (split-K:
-// tm * tiles_n + tn; stream-K: the tile's place among the stream-K tiles),
-// and with stream-K, `first` is the first CTA that has a part of it and
-// `start` the tile's first k-block in the stream-K tiles' line.
+// Unit is one unit of a CTA's walk: tile (tm, tn)'s k-blocks [kb0, kb1).
+// `tile` tells the fixup which tile and part (split-K: the walk's unit u,
+// slice u % SPLIT_K of tile u / SPLIT_K; stream-K: the tile's place among
+// the stream-K tiles; unused for a whole tile), and with stream-K `share`
+// the rest, packed: the parts (bits 0-1, at most 3), this CTA's part (bits
+// 2-3) and whether the tile's first part's range starts before the tile
+// (bit 4). The accumulators leave ptxas no registers to carry more through
+// the main loop, nor to divide after it: with four more fields a stream-K
+// 128x256 tile spilled 8 bytes, working them out after the main loop 20.
 struct Unit {
-	int tm, tn, kb0, kb1, parts, part, tile;
+	int tm, tn, kb0, kb1, tile;
 #if STREAM_K
-	int first, start;
+	int share;
 #endif
 };
 
 // Sched walks a CTA's units: first the whole units (split-K's slices)
 // u = walk.first, + walk.stride, ... below `units`, then, with stream-K,
 // its range [lo, hi) of the stream-K tiles' k-blocks laid end to end
-// (len of them, from tile sk_first on), cut at tile edges and taken from
-// the last piece back (hi moves down to lo). Backwards, because every
-// CTA's last piece starts at a tile's first k-block: the CTAs then begin
-// their ranges together at k-block 0 and go on at most two k-blocks
-// apart, reading the same k-blocks of A and B at about the same time, as
-// the whole tiles' waves do. Front to back, each CTA started at its own
-// offset in its tile, every k-block of A and B came from HBM for one CTA
-// alone, and the stream-K tiles ran at about half speed (1 x H200,
-// 8192 x 3584 x 8192: 786 µs against 711 µs without stream-K).
+// (walk.units - units tiles of kblocks each, from tile `units` on), cut at
+// tile edges and taken from the last piece back (hi moves down to lo).
+// Backwards, because every CTA's last piece starts at a tile's first
+// k-block: the CTAs then begin their ranges together at k-block 0 and go
+// on at most two k-blocks apart, reading the same k-blocks of A and B at
+// about the same time, as the whole tiles' waves do. Front to back, each
+// CTA started at its own offset in its tile, every k-block of A and B came
+// from HBM for one CTA alone, and the stream-K tiles ran at about half
+// speed (1 x H200, 8192 x 3584 x 8192: 786 µs against 711 µs without
+// stream-K).
 struct Sched {
 	int u, units;
 #if STREAM_K
-	int lo, hi, len, sk_first;
+	int lo, hi;
 #endif
 };
 
@@ -59,6 +63,8 @@ struct Sched {
 // on a grid of `grid` CTAs (CTA c has [sk_lo(c), sk_lo(c + 1))): as even as
 // integers allow (kernels/gemm/hopper.StreamKRange is its Go twin).
 __device__ __forceinline__ int sk_lo(int c, int len, int grid) { return (int)((long long)c * len / grid); }
+// sk_len is the stream-K tiles' k-blocks laid end to end.
+__device__ __forceinline__ int sk_len(const Walk& walk, const Sched& s, int kblocks) { return (walk.units - s.units) * kblocks; }
 #endif
 
 // sched_start is CTA walk.first's schedule with sk_tiles stream-K tiles
@@ -69,10 +75,8 @@ __device__ __forceinline__ Sched sched_start(const Walk& walk, int kblocks, int 
 	s.units = walk.units;
 #if STREAM_K
 	s.units -= sk_tiles;
-	s.sk_first = s.units;
-	s.len = sk_tiles * kblocks;
-	s.lo = sk_lo(walk.first, s.len, walk.stride);
-	s.hi = sk_lo(walk.first + 1, s.len, walk.stride);
+	s.lo = sk_lo(walk.first, sk_len(walk, s, kblocks), walk.stride);
+	s.hi = sk_lo(walk.first + 1, sk_len(walk, s, kblocks), walk.stride);
 #endif
 	return s;
 }
@@ -81,39 +85,47 @@ __device__ __forceinline__ Sched sched_start(const Walk& walk, int kblocks, int 
 __device__ __forceinline__ bool sched_next(const Walk& walk, Sched& s, int kblocks, Unit& un) {
 	if (s.u < s.units) {
 		unit_at(walk, s.u, kblocks, un.tm, un.tn, un.kb0, un.kb1);
-		un.parts = SPLIT_K;
-		un.part = s.u % SPLIT_K;
-		un.tile = un.tm * walk.tiles_n + un.tn;
+		un.tile = s.u;
 		s.u += walk.stride;
 		return true;
 	}
 #if STREAM_K
 	if (s.hi <= s.lo) return false;
-	const int j = (s.hi - 1) / kblocks, start = j * kblocks, end = start + kblocks;
+	const int j = (s.hi - 1) / kblocks, start = j * kblocks;
 	const int from = max(s.lo, start);
 	un.kb0 = from - start;
 	un.kb1 = s.hi - start;
 	s.hi = from;
-	tile_at(walk, s.sk_first + j, un.tm, un.tn);
-	// The CTAs whose ranges meet [start, end): the first whose range ends
-	// after start, the last whose range starts before end (every range is
-	// non-empty: the host asks for len >= grid).
-	const long long g = walk.stride, len = s.len;
-	un.first = (int)(((long long)(start + 1) * g + len - 1) / len) - 1;
-	un.parts = (int)(((long long)end * g + len - 1) / len) - 1 - un.first + 1;
-	un.part = walk.first - un.first;
+	tile_at(walk, s.units + j, un.tm, un.tn);
 	un.tile = j;
-	un.start = start;
+	// The CTAs whose ranges meet the tile's k-blocks [start, start +
+	// kblocks) of the line: the first whose range ends after start, the
+	// last whose range starts before its end (every range is non-empty:
+	// the host asks for len >= grid).
+	const int len = sk_len(walk, s, kblocks);
+	const long long g = walk.stride;
+	const int first = (int)(((long long)(start + 1) * g + len - 1) / len) - 1;
+	const int parts = (int)(((long long)(start + kblocks) * g + len - 1) / len) - first;
+	un.share = parts | (walk.first - first) << 2 | (sk_lo(first, len, walk.stride) < start) << 4;
 	return true;
 #else
 	return false;
 #endif
 }
 
+// unit_shared says whether unit un is one part of a tile summed from
+// several (the fixup's): every split-K slice; a stream-K piece short of
+// its whole tile (the CTAs' pieces cover each tile once, so a whole-tile
+// piece is its tile's only part, and a shorter one has company).
+__device__ __forceinline__ bool unit_shared(const Unit& un, int kblocks) {
+	return SPLIT_K > 1 || (STREAM_K && un.kb1 - un.kb0 < kblocks);
+}
+
 #if SPLIT_K > 1 || STREAM_K
 // The workspace (kernels/gemm/hopper.Tile.SplitKBytes), two arrays.
-// Counts: a u32 for every shared tile (Unit.tile) and consumer warp w of it
-// (SK_WARPS a tile), zero between launches. Partials: fp32, SK_WARP_FLOATS
+// Counts: a u32 for every shared tile (split-K: the walk's tile, u /
+// SPLIT_K; stream-K: Unit.tile) and consumer warp w of it (SK_WARPS a
+// tile), zero between launches. Partials: fp32, SK_WARP_FLOATS
 // for each (part, warp), the warp's accumulators as it holds them, its
 // lane l's 16-byte vector q at float 4 * (32 * q + l), so that each store
 // and load of the warp is 512 contiguous bytes (the layout needs no rows or
@@ -166,21 +178,25 @@ __device__ __forceinline__ bool fixup(float (&acc)[MI][BN / 2], float* mine, u32
 	return true;
 }
 
-// fixup_unit is fixup for unit un (parts > 1) of consumer warp w (of the
-// tile's SK_WARPS) on the workspace at sk_part and sk_count.
-__device__ __forceinline__ bool fixup_unit(float (&acc)[MI][BN / 2], const Walk& walk, const Sched& s, const Unit& un, u64 sk_part, u64 sk_count, int w,
-	int lane) {
-	u32* const count = (u32*)sk_count + (u64)un.tile * SK_WARPS + (u64)w;
+// fixup_unit is fixup for shared unit un (unit_shared) of consumer warp w
+// (of the tile's SK_WARPS) on the workspace at sk_part and sk_count.
+__device__ __forceinline__ bool fixup_unit(float (&acc)[MI][BN / 2], const Walk& walk, const Unit& un, u64 sk_part, u64 sk_count, int w, int lane) {
 #if STREAM_K
-	// CTA c's partial of this tile: slot 0 if its range starts in the tile.
-	const auto at = [&](int c) {
-		const u64 slot = sk_lo(c, s.len, walk.stride) >= un.start ? 0u : 1u;
-		return (float*)sk_part + (((u64)c * 2 + slot) * SK_WARPS + (u64)w) * SK_WARP_FLOATS + 4 * lane;
+	// Part p's partial: CTA first + p's, in its slot 0 (its range starts in
+	// the tile) but for the first part where its range starts before.
+	const int parts = un.share & 3, part = (un.share >> 2) & 3, first = walk.first - part;
+	const u64 before = (u64)((un.share >> 4) & 1);
+	const auto at = [&](int p) {
+		const u64 slot = p == 0 ? before : 0;
+		return (float*)sk_part + (((u64)(first + p) * 2 + slot) * SK_WARPS + (u64)w) * SK_WARP_FLOATS + 4 * lane;
 	};
-	return fixup(acc, at(walk.first), count, un.parts, un.part, lane, [&](int p) { return (const float*)at(un.first + p); });
+	u32* const count = (u32*)sk_count + (u64)un.tile * SK_WARPS + (u64)w;
+	return fixup(acc, at(part), count, parts, part, lane, [&](int p) { return (const float*)at(p); });
 #else
-	float* const base = (float*)sk_part + ((u64)un.tile * SK_WARPS + (u64)w) * (SPLIT_K * SK_WARP_FLOATS) + 4 * lane;
-	return fixup(acc, base + (u64)un.part * SK_WARP_FLOATS, count, un.parts, un.part, lane,
+	// Split-K: un.tile is the walk's unit, slice u % SPLIT_K of tile u / SPLIT_K.
+	const int part = un.tile % SPLIT_K;
+	float* const base = (float*)sk_part + ((u64)(un.tile / SPLIT_K) * SK_WARPS + (u64)w) * (SPLIT_K * SK_WARP_FLOATS) + 4 * lane;
+	return fixup(acc, base + (u64)part * SK_WARP_FLOATS, (u32*)sk_count + (u64)(un.tile / SPLIT_K) * SK_WARPS + (u64)w, SPLIT_K, part, lane,
 		[&](int p) { return (const float*)(base + (u64)p * SK_WARP_FLOATS); });
 #endif
 }
