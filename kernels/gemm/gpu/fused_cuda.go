@@ -306,9 +306,12 @@ func (g *FusedGEMM) Launch(stream cu.Stream, o Operands, c cu.DevicePtr, sms int
 	}
 	grid, skTiles := g.Grid(o.M, o.N, sms), 0
 	if g.Tile.StreamK {
+		// Where it shares tiles out, on every SM: the ranges are cut for
+		// that grid.
 		kblocks := (o.K + g.f.Elem.BK() - 1) / g.f.Elem.BK()
-		grid = g.Tile.StreamKGrid(o.M, o.N, kblocks, sms)
-		skTiles = g.Tile.StreamKTiles(o.M, o.N, kblocks, grid)
+		if sk := g.Tile.StreamKTiles(o.M, o.N, kblocks, sms); sk > 0 {
+			grid, skTiles = sms, sk
+		}
 	}
 	if g.Tile.Shares() {
 		switch {

@@ -127,14 +127,3 @@ func streamKTiles(tiles, kblocks, grid int) int {
 func StreamKRange(c, length, grid int) (lo, hi int) {
 	return int(int64(c) * int64(length) / int64(grid)), int(int64(c+1) * int64(length) / int64(grid))
 }
-
-// StreamKGrid is the grid a stream-K tile launches on for an m x n output
-// of kblocks k-blocks a tile with at most sms CTAs: every SM where it
-// shares tiles out (StreamKTiles > 0), else one CTA a tile as for any
-// other tile.
-func (t Tile) StreamKGrid(m, n, kblocks, sms int) int {
-	if t.StreamKTiles(m, n, kblocks, sms) > 0 {
-		return sms
-	}
-	return min(sms, t.Units(m, n))
-}
