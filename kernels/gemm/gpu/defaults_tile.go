@@ -22,8 +22,13 @@ import (
 // split-K tile here: a split runs plain products only, which DefaultTile
 // cannot tell from a fused kernel's; DefaultTileFor splits its pick
 // (splitK) where the caller's kernel and problem may.
-var smallTiles = []string{"128x256:s4:c2:g8", "128x224:s5:c2:g4", "128x128:s6:c2:g4:pp",
-	"64x256:s5:c2:g8:pp", "64x224:s6:c2:g8:pp", "64x128:s8:c2:g8:pp", narrowTile}
+//
+// The two 160-column tiles are there for the waves: their tile counts
+// fill 132 SMs where the others leave a last wave mostly idle (4096 x
+// 1280: 128 tiles of 256x160 against 160 of 128x256; 1024 x 2560: 128 of
+// 128x160 against 96 of 128x224), bench/results/2026-12-03-h200-wave-tiles.md.
+var smallTiles = []string{"256x160:s4:c2:g8", "128x256:s4:c2:g8", "128x224:s5:c2:g4", "128x160:s6:c2:g8",
+	"128x128:s6:c2:g4:pp", "64x256:s5:c2:g8:pp", "64x224:s6:c2:g8:pp", "64x128:s8:c2:g8:pp", narrowTile}
 
 // narrowTile is the 64x64 candidate: DefaultTile's where narrowFits, and
 // mostUnits' other split tile.
@@ -74,8 +79,16 @@ const rowsEfficiency64 = 0.82
 // shapes from 4,096 rows, 3.0% behind the best of five tiles on average
 // (28 of 53 within 3%); with these 0.8% (48 of 53), and on the 23
 // Qwen-2.5 72B shapes, never used to set them, 3.3% → 1.4% (12 → 17 of 23).
+//
+// The 160-column tiles' factors come from 8 shapes of the same set where
+// every tile fills eight waves or more (two interleaved rounds of 0.2 s,
+// 2026-12-03, bench/results/2026-12-03-h200-wave-tiles.md): 256x160
+// 0.996, 128x160:s6 0.956 (its k-blocks carry the fewest multiply-adds a
+// byte of the 128-row tiles but 128x128:pp's).
 var tileEfficiency = map[string]float64{
+	"256x160:s4:c2:g8":    0.996,
 	"128x224:s5:c2:g4":    0.946,
+	"128x160:s6:c2:g8":    0.956,
 	"128x128:s6:c2:g4:pp": 0.965,
 }
 

@@ -23,24 +23,26 @@ func TestDefaultTile(t *testing.T) {
 		fp8     bool
 		want    string
 	}{
-		{64, 14336, 4096, false, "64x128:s8:c2:g8:pp"},     // 112 tiles of 64x128: one wave; 224 of 64x64 tie in two
-		{64, 8192, 8192, false, "64x64:s10:c2:g8:pp"},      // 128 narrow tiles fill one wave, 64 of 64x128 half
-		{256, 1280, 8192, false, "64x128:s8:c2:g8:pp"},     // 80 narrow tiles fill 61%: not a candidate
-		{1024, 1280, 8192, false, "128x128:s6:c2:g4:pp"},   // compute-bound: no narrow tile
-		{64, 28672, 8192, false, "64x224:s6:c2:g8:pp"},     // 128 of 64x224 in one wave beat 224 of 64x128 in two
-		{128, 8192, 8192, false, "64x128:s8:c2:g8:pp"},     // 128 tiles
-		{256, 8192, 8192, false, "128x128:s6:c2:g4:pp"},    // 128 tiles; 64x256 ties and comes later
-		{512, 14336, 4096, false, "128x224:s5:c2:g4"},      // 256 tiles in 2 waves beat 224 of 128x256 in 2
-		{1024, 28672, 8192, false, "128x256:s4:c2:g8"},     // 896 tiles: 7 waves
-		{4096, 1792, 4096, false, "128x224:s5:c2:g4"},      // 256 tiles in 2 waves; 128x256: 224 in 2
-		{8192, 3584, 8192, false, "128x256:s4:c2:g8:cl2"},  // 128x256 from 4,096 rows: the family tile
-		{4096, 14336, 4096, false, "128x256:s4:c2:g8:cl2"}, // 64x128's 55 waves count 2% less work than 14 of 128x256, but it runs 18% slower
-		{2048, 14336, 4096, false, "128x256:s4:c2:g8"},     // likewise, 7 waves
+		{64, 14336, 4096, false, "64x128:s8:c2:g8:pp"},    // 112 tiles of 64x128: one wave; 224 of 64x64 tie in two
+		{64, 8192, 8192, false, "64x64:s10:c2:g8:pp"},     // 128 narrow tiles fill one wave, 64 of 64x128 half
+		{256, 1280, 8192, false, "64x128:s8:c2:g8:pp"},    // 80 narrow tiles fill 61%: not a candidate
+		{1024, 1280, 8192, false, "128x128:s6:c2:g4:pp"},  // compute-bound: no narrow tile
+		{64, 28672, 8192, false, "64x224:s6:c2:g8:pp"},    // 128 of 64x224 in one wave beat 224 of 64x128 in two
+		{128, 8192, 8192, false, "64x128:s8:c2:g8:pp"},    // 128 tiles
+		{256, 8192, 8192, false, "128x128:s6:c2:g4:pp"},   // 128 tiles; 64x256 ties and comes later
+		{512, 14336, 4096, false, "128x224:s5:c2:g4"},     // 256 tiles in 2 waves beat 224 of 128x256 in 2
+		{1024, 28672, 8192, false, "128x256:s4:c2:g8"},    // 896 tiles: 7 waves
+		{4096, 1792, 4096, false, "128x224:s5:c2:g4"},     // 256 tiles in 2 waves; 128x256: 224 in 2
+		{8192, 3584, 8192, false, "128x256:s4:c2:g8:cl2"}, // 128x256 from 4,096 rows: the family tile
+		{4096, 14336, 4096, false, "256x160:s4:c2:g8"},    // 1,440 tiles: 11 waves, 99% full (128x256: 14, 97%); 64x128's 55 waves count less work, but it runs 18% slower
+		{2048, 14336, 4096, false, "128x256:s4:c2:g8"},    // likewise, 7 waves
 		// Many waves: 128x256's throughput over the finer tiles' (tileEfficiency).
 		{16384, 8192, 14336, false, "128x256:s4:c2:g8:cl2"}, // waves alone: 128x224 (36 waves against 32), 4-10% slower measured
 		{4096, 8192, 4096, false, "128x256:s4:c2:g8:cl2"},   // waves alone: 128x224
 		{1024, 14336, 8192, false, "128x128:s6:c2:g4:pp"},   // 13 waves of 128x128 beat 128x224's 7 at its efficiency
-		{4096, 1280, 8192, false, "128x128:s6:c2:g4:pp"},    // 320 tiles, 3 waves: 128x256's 160 fill 2 at 61%
+		{4096, 1280, 8192, false, "256x160:s4:c2:g8"},       // 128 tiles: one wave; 128x128's 320 fill 3 at 81%, 128x256's 160 fill 2 at 61%
+		{1024, 2560, 8192, false, "128x160:s6:c2:g8"},       // 128 tiles: one wave; 128x224's 96 fill 73%
+		{4096, 3840, 8192, false, "256x160:s4:c2:g8"},       // 384 tiles: 3 waves, 97% full (128x256: 480 in 4, 91%)
 		{64, 14336, 4096, true, "64x128:s8:c2:g8:pp"},       // FP8 below 4,096 rows: bf16's rule
 		{64, 8192, 8192, true, "64x64:s10:c2:g8:pp"},
 		{512, 8192, 8192, true, "128x256:s4:c2:g8"},
@@ -158,12 +160,13 @@ func TestDefaultTileFor(t *testing.T) {
 		{VariantMatmulRS, 64, 1280, 8192, 1, "bf16", pp64 + ":sk4", ""},
 		// The last wave mostly idle, compute-bound: stream-K where its
 		// cost is lower (streamK) and it may run (a plain product).
-		{VariantAGMM, 4096, 28672, 8192, 1, "bf16", streamKTile, ""},     // 3,584 tiles: 20 in the last wave
-		{VariantAGMM, 4096, 14784, 8192, 1, "bf16", streamKTile, ""},     // 1,856: 8
-		{VariantMatmulRS, 4096, 28672, 8192, 1, "bf16", streamKTile, ""}, // its product
-		{VariantAGMM, 4096, 28672, 8192, 2, "bf16", "128x256:s4:c2:g8:cl2", ""},
-		{VariantMatmulRS, 4096, 28672, 8192, 4, "bf16", "128x256:s4:c2:g8:cl2", ""},
-		{VariantAGMM, 4096, 1280, 8192, 1, "bf16", "128x128:s6:c2:g4:pp", ""},  // 160 tiles: :st's cost above 128x128:pp's
+		{VariantAGMM, 16384, 14336, 8192, 1, "bf16", streamKTile, ""},       // 7,168 tiles: 40 in the last wave
+		{VariantAGMM, 4096, 14784, 8192, 1, "bf16", streamKTile, ""},        // 1,856: 8
+		{VariantMatmulRS, 4096, 14784, 8192, 1, "bf16", streamKTile, ""},    // its product
+		{VariantAGMM, 4096, 14784, 8192, 2, "bf16", "128x224:s5:c2:g4", ""}, // DefaultTile's: no stream-K at world > 1
+		{VariantMatmulRS, 4096, 14784, 8192, 4, "bf16", "128x224:s5:c2:g4", ""},
+		{VariantAGMM, 4096, 28672, 8192, 1, "bf16", "256x160:s4:c2:g8", ""},    // 2,880 tiles, 22 waves, 99% full: below :st's cost
+		{VariantAGMM, 4096, 1280, 8192, 1, "bf16", "256x160:s4:c2:g8", ""},     // 128 tiles, one wave: below :st's cost (160 tiles)
 		{VariantAGMM, 8192, 3584, 8192, 1, "bf16", "128x256:s4:c2:g8:cl2", ""}, // 104 of 132 in the last wave: too little to win
 	} {
 		name := fmt.Sprintf("%s %dx%dx%d w%d %s", tc.v, tc.m, tc.n, tc.k, tc.world, tc.dtype)

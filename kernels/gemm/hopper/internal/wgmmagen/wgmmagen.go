@@ -11,7 +11,7 @@ import (
 )
 
 // Widths are the N of the m64nNk16 (m64nNk32 for e4m3) shapes the fused GEMM uses (its BN).
-var Widths = []int{64, 128, 192, 224, 256}
+var Widths = []int{64, 128, 160, 192, 224, 256}
 
 // Header is the text of wgmma.cuh.
 func Header() string {
