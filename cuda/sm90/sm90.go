@@ -37,9 +37,25 @@ const (
 // Tensor-map options Encode2D uses (cuda.h's values).
 const (
 	interleaveNone = 0
+	l2Promotion128 = 2
 	l2Promotion256 = 3
 	oobFillZero    = 0 // CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE: out-of-bounds reads are zero
 )
+
+// l2Promotion is the L2 promotion of a matrix whose rows are rowBytes
+// apart: 256 bytes, except where rows start off the 32-byte sectors
+// (e4m3 with K = 3696: 16 bytes off on every other row). There 256-byte
+// promotion fetched the most: on 1 x H200 (2026-12-03, one pass each,
+// bench/results/2026-12-03-h200-wave-tiles.md, call X) the fused FP8 GEMM
+// took 25.3 and 268 µs at 256 and 4096 x 8192 x 3696 with it, 22.0 and
+// 239 with 128-byte promotion (none: 21.8 and 249), and the same at
+// K = 3584 either way.
+func l2Promotion(rowBytes uint64) int {
+	if rowBytes%32 != 0 {
+		return l2Promotion128
+	}
+	return l2Promotion256
+}
 
 // Encode2D describes a row-major matrix at addr of rows x cols elements of
 // dtype with rowBytes between rows, read in boxes of
@@ -47,7 +63,7 @@ const (
 // read as zero.
 func Encode2D(dtype int, addr cu.DevicePtr, rows, cols, rowBytes uint64, boxRows, boxCols uint32, swizzle int) (TensorMap, error) {
 	m, err := cu.TensorMapEncodeTiled(dtype, addr, []uint64{cols, rows}, []uint64{rowBytes},
-		[]uint32{boxCols, boxRows}, []uint32{1, 1}, interleaveNone, swizzle, l2Promotion256, oobFillZero)
+		[]uint32{boxCols, boxRows}, []uint32{1, 1}, interleaveNone, swizzle, l2Promotion(rowBytes), oobFillZero)
 	if err != nil {
 		return TensorMap{}, fmt.Errorf("tensor map of %dx%d (row %d bytes, box %dx%d): %w", rows, cols, rowBytes, boxRows, boxCols, err)
 	}
