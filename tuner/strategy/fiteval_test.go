@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -19,11 +20,37 @@ import (
 // cores, with the recorded fitting set (FIT_NO_RECORDED=1 leaves it out):
 //
 //	go test -run TestFitEval -v ./tuner/strategy/ -fit-eval bandit -fit-synth 1..10 -fit-knobs share=0.25
+//
+// -fit-kinds slowdefault keeps only that kind's synthetic landscapes;
+// -fit-shares 1/20,1/10 leaves out three tenths (most of the time of a
+// run); -fit-max-valid 1000 only the landscapes of at most 1,000 valid configs
+// (a change that acts at tiny budgets only moves nothing larger).
 var (
 	fitEval      = flag.String("fit-eval", "", "TestFitEval: replay these strategies (comma-separated) on the fitting set and print its table")
 	fitKnobs     = flag.String("fit-knobs", "", "TestFitEval: bandit knobs to set first, as share=0.25,interject=3,min=12,every=2,c=0.8")
 	fitEvalSeeds = flag.String("fit-synth", "1..20", "TestFitEval: the synthetic fitting seeds (FIRST..LAST, below the held-out ones)")
+	fitMaxValid  = flag.Int("fit-max-valid", 0, "TestFitEval: only landscapes of at most this many valid configs (0: all), to screen a change that acts at tiny budgets only")
+	fitShares    = flag.String("fit-shares", "1/20,1/10,3/10", "TestFitEval: the budgets, as shares of the valid configs (some of 1/20,1/10,3/10); one left out prints -1 and counts nothing, misses included")
+	fitKinds     = flag.String("fit-kinds", "", "TestFitEval, TestFitDifficulty: only these synthetic kinds (comma-separated; empty: all of synthKinds)")
 )
+
+// fitKindList is synthKinds, or the kinds -fit-kinds names (a screen of
+// one weak kind over many seeds, such as slowdefault over 21..100, costs a
+// sixth of every kind's).
+func fitKindList(t *testing.T) []string {
+	t.Helper()
+	if *fitKinds == "" {
+		return synthKinds
+	}
+	var out []string
+	for _, k := range strings.Split(*fitKinds, ",") {
+		if !slices.Contains(synthKinds, k) {
+			t.Fatalf("-fit-kinds: unknown kind %q (want some of %v)", k, synthKinds)
+		}
+		out = append(out, k)
+	}
+	return out
+}
 
 // TestFitEval prints, per fitting landscape (split.txt "fit", 100+ valid
 // configs, and the synthetic landscapes of -fit-synth), how many of seeds
@@ -33,6 +60,11 @@ func TestFitEval(t *testing.T) {
 		t.Skip("-fit-eval not set")
 	}
 	setKnobs(t)
+	for _, sh := range strings.Split(*fitShares, ",") {
+		if !slices.Contains([]string{"1/20", "1/10", "3/10"}, sh) {
+			t.Fatalf("-fit-shares: %q is none of 1/20, 1/10, 3/10", sh)
+		}
+	}
 	var lo, hi int64
 	if _, err := fmt.Sscanf(*fitEvalSeeds, "%d..%d", &lo, &hi); err != nil || hi >= synthHeldOutSeeds[0] {
 		t.Fatalf("-fit-synth %q: want FIRST..LAST below %d", *fitEvalSeeds, synthHeldOutSeeds[0])
@@ -48,14 +80,16 @@ func TestFitEval(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(l.Valid) >= heldOutMinValid {
+			if len(l.Valid) >= heldOutMinValid && (*fitMaxValid == 0 || len(l.Valid) <= *fitMaxValid) {
 				ls = append(ls, l)
 			}
 		}
 	}
-	for _, kind := range synthKinds {
+	for _, kind := range fitKindList(t) {
 		for s := lo; s <= hi; s++ {
-			ls = append(ls, syntheticLandscape(kind, s))
+			if l := syntheticLandscape(kind, s); *fitMaxValid == 0 || len(l.Valid) <= *fitMaxValid {
+				ls = append(ls, l)
+			}
 		}
 	}
 	for _, name := range strings.Split(*fitEval, ",") {
@@ -66,6 +100,10 @@ func TestFitEval(t *testing.T) {
 		for _, l := range ls {
 			var got [3]int
 			for k, fr := range [][2]int{{1, 20}, {1, 10}, {3, 10}} {
+				if !slices.Contains(strings.Split(*fitShares, ","), fmt.Sprintf("%d/%d", fr[0], fr[1])) {
+					got[k] = -1
+					continue
+				}
 				n, err := seedsWithin3(l, name, share(len(l.Valid), fr[0], fr[1]), heldOutSeeds)
 				if err != nil {
 					t.Fatal(err)
@@ -79,7 +117,7 @@ func TestFitEval(t *testing.T) {
 				}
 			}
 			dec := strings.Contains(l.Path, "deceptive")
-			if (dec && (got[1] < 6 || got[2] < 9)) || (!dec && (got[0] < 7 || got[1] < 9)) {
+			if slices.Min(got[:]) >= 0 && ((dec && (got[1] < 6 || got[2] < 9)) || (!dec && (got[0] < 7 || got[1] < 9))) {
 				miss++
 			}
 			fmt.Fprintf(&b, "%-50s %5d  %3d %3d %3d\n", shortName(l.Path), len(l.Valid), got[0], got[1], got[2])
@@ -126,7 +164,7 @@ func TestFitDifficulty(t *testing.T) {
 	fmt.Fprintf(&b, "%-44s %5s %4s %6s  %6s %6s  %4s %4s  %4s %4s\n", "landscape", "valid", "hits", "share",
 		"P1/20", "P1/10", "r/20", "r/10", "a/20", "a/10")
 	var sumR, sumA [2]float64
-	for _, kind := range synthKinds {
+	for _, kind := range fitKindList(t) {
 		for s := lo; s <= hi; s++ {
 			l := syntheticLandscape(kind, s)
 			if len(l.Valid) > difficultyMaxValid {
