@@ -170,7 +170,7 @@ func DefaultTile(m, n, k, sms int, fp8 bool) hopper.Tile {
 }
 
 // defaultTile is DefaultTile's pick and its cost (the busiest SM's rows x
-// columns, each 128-row tile's over its tileEfficiency where the product
+// columns, each 128- and 256-row tile's over its tileEfficiency where the product
 // is compute-bound), or a cost of -1 where the rule does not weigh one
 // (agmm's family tile for FP8 from fp8SmallRows, nonsense sizes).
 func defaultTile(m, n, k, sms int, fp8 bool) (hopper.Tile, float64) {
@@ -185,7 +185,7 @@ func defaultTile(m, n, k, sms int, fp8 bool) (hopper.Tile, float64) {
 	if m <= 0 || n <= 0 || sms <= 0 || fp8 && m >= fp8SmallRows {
 		return family(), -1
 	}
-	// The least busiest-SM work of the 128-row tiles (each counted at
+	// The least busiest-SM work of the 128- and 256-row tiles (each counted at
 	// 1/tileEfficiency where compute-bound), and of the 64-row ones: a
 	// 64-row tile is taken only where its cost is below rowsEfficiency64
 	// of the least 128-row cost by waves alone, the comparison its factor
