@@ -324,6 +324,37 @@ func TestTileEfficiencyKeepsRowChoice(t *testing.T) {
 	}
 }
 
+// TestSmallTilesAreSearched: every DefaultTile candidate runs on the GPU
+// (Check) and is a tile searches try (hopper.Searched), so an untuned call
+// never runs a tile no search could have measured; and every
+// tileEfficiency entry names a candidate (a misspelt key would be ignored
+// silently and its tile weighed at 128x256's throughput).
+func TestSmallTilesAreSearched(t *testing.T) {
+	searched := map[string]bool{}
+	for _, name := range hopper.Searched {
+		searched[name] = true
+	}
+	candidate := map[string]bool{}
+	for _, name := range smallTiles {
+		tl, err := hopper.ParseTile(name)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if err := tl.Check(hopper.SmemLimit); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+		if !searched[tl.String()] {
+			t.Errorf("%s is a DefaultTile candidate but not in hopper.Searched", name)
+		}
+		candidate[name] = true
+	}
+	for name, e := range tileEfficiency {
+		if !candidate[name] || e <= 0 || e > 1 {
+			t.Errorf("tileEfficiency[%q] = %v: want a smallTiles entry and a factor in (0, 1]", name, e)
+		}
+	}
+}
+
 // TestStreamKOnlyWhereItMayRun: over a grid of large products, kernels,
 // worlds and dtypes, DefaultTileFor returns the stream-K tile only for a
 // plain bf16 or f16 product (one rank) that it shares tiles out on, which
