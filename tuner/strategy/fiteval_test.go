@@ -60,7 +60,8 @@ func TestFitEval(t *testing.T) {
 		t.Skip("-fit-eval not set")
 	}
 	setKnobs(t)
-	for _, sh := range strings.Split(*fitShares, ",") {
+	shares := strings.Split(*fitShares, ",")
+	for _, sh := range shares {
 		if !slices.Contains([]string{"1/20", "1/10", "3/10"}, sh) {
 			t.Fatalf("-fit-shares: %q is none of 1/20, 1/10, 3/10", sh)
 		}
@@ -100,7 +101,7 @@ func TestFitEval(t *testing.T) {
 		for _, l := range ls {
 			var got [3]int
 			for k, fr := range [][2]int{{1, 20}, {1, 10}, {3, 10}} {
-				if !slices.Contains(strings.Split(*fitShares, ","), fmt.Sprintf("%d/%d", fr[0], fr[1])) {
+				if !slices.Contains(shares, fmt.Sprintf("%d/%d", fr[0], fr[1])) {
 					got[k] = -1
 					continue
 				}
