@@ -92,6 +92,38 @@ var tileEfficiency = map[string]float64{
 	"128x128:s6:c2:g4:pp": 0.965,
 }
 
+// shortLoopKBlocks and shortLoopEfficiency: where a tile's main loop is
+// at most shortLoopKBlocks k-blocks (K up to 1,024 in bf16, 2,048 in FP8:
+// a k-block is 128 bytes of K either way, and takes as long), the tiles
+// whose consumers split a tile's rows (not ping-pong) are counted at
+// 1/shortLoopEfficiency more where the product is compute-bound: their
+// epilogue stalls both consumers while a ping-pong tile's runs beside the
+// other consumer's main loop, and with few k-blocks the epilogue is a
+// large share of a tile. On 1 x H200 (2026-12-03, one round of 0.2 s
+// each) 128x128:pp over 128x256:cl2 at 4,096 and 16,384 rows was 1.019
+// and 1.058 at 16 bf16 k-blocks (K 1024), 1.048-1.125 at 8 and 16 FP8
+// ones (K 1024, 2048; geometric mean of the six 1.063, hence 0.94), but
+// 0.98-1.00 at 32 (bf16 K 2048, FP8 K 4096) and 0.95-0.97 at 56
+// (bench/results/2026-12-03-h200-fp8-large-rows.md). Held out (22 cells
+// outside issue 56's set, with offSectorClusterRows and FP8's clusters,
+// two rounds): the untuned tile 1.067x faster than before, within 3% of
+// the best measured on all 22.
+const (
+	shortLoopKBlocks    = 16
+	shortLoopEfficiency = 0.94
+)
+
+// offSectorClusterRows: from this many rows, not clusterRows, the
+// 128x256 tile runs in clusters of two where A's and B's rows start off
+// 32-byte sectors (K x the element's bytes not a multiple of 32: FP8 at K
+// = 3696). Each 128-byte load of such a row then reads five sectors, and
+// the cluster's multicast halves B's reads from L2: at 1024 x 8192 x 3696
+// in FP8 :cl2 ran 1.016x cuBLASLt FP8 against 0.921 without, while at 256
+// rows no tile reached 0.75 (1 x H200, 2026-12-03; ncu at 4096 x 8192 x
+// 3696: tensor pipe 68% busy against 86% at K = 3584, long-scoreboard
+// stalls 15.7 against 3.0).
+const offSectorClusterRows = 1024
+
 // computeBound says whether an m x n x k bf16 product takes longer in
 // multiply-adds on sms SMs than in HBM bytes (productBytes), by splitK's
 // roofline (smMACsPerByte). Only there does a tile's tensor throughput
@@ -121,21 +153,17 @@ func fp8ProductBytes(m, n, k int) float64 {
 	return (float64(m)+float64(n))*float64(k) + hopper.OutElemBytes*float64(m)*float64(n)
 }
 
-// fp8SmallRows: below this many rows an FP8 product takes the bf16 rule's
-// tile (DefaultTile), from it agmm's FP8 family tile (the searched best at
-// 8,192 rows, docs/fp8.md). On 1 x H200 (2026-12-02,
-// bench/results/2026-12-02-h200-fp8-smallm.md) the family tile ran at
-// 0.60-0.81x cuBLASLt FP8 at 64-256 rows; at 1024 x 8192 x 8192 the bf16
-// rule's 128x256:s4:c2:g8 was 4.2% and 6.0% faster than it with a tensor
-// scale and within 0.9% either way with row scales (two runs). The bound
-// is the bf16 rule's own switch to the family tile (clusterRows); 1,025 to
-// 4,095 FP8 rows are unmeasured.
-const fp8SmallRows = clusterRows
-
 // clusterRows: from this many rows DefaultTile's 128x256 tile runs in
-// clusters of two (:cl2), the best tile sustained at 8192 and 16384 x
-// 3584 x 8192 on an H200 (bench/results/2026-11-24-h200-sustained-gemm.md);
-// at 512-1024 rows the plain tile was 1-7% faster on 1 x H200 (2026-12-02).
+// clusters of two (:cl2, agmm's bf16 family tile), the best tile sustained
+// at 8192 and 16384 x 3584 x 8192 on an H200
+// (bench/results/2026-11-24-h200-sustained-gemm.md); at 512-1024 rows the
+// plain tile was 1-7% faster on 1 x H200 (2026-12-02). FP8 alike: at
+// 4,096-16,384 rows (e4m3, 23 shapes of issue 56's set, one round of 0.2 s,
+// 1 x H200, 2026-12-03, bench/results/2026-12-03-h200-fp8-large-rows.md)
+// the clustered tile was 0.968 of the best of eight tiles (geometric mean)
+// and agmm's FP8 family tile (128x256:s4:c2:g4) 0.951; the whole rule,
+// bf16's unchanged, 0.990 (within 3% of the best on 21 of 23 shapes),
+// the FP8 family tile everywhere 0.950 (8 of 23).
 const clusterRows = 4096
 
 // DefaultTile is the fused GEMM's untuned tile for an m x n x k product on
@@ -152,9 +180,10 @@ const clusterRows = 4096
 // of the best of six tiles on all 25, where agmm's family tile
 // (128x256:s4:c2:g8:cl2) was on 1 and up to 4x slower; at 4096 x 1792 x
 // 4096 it picks 128x224, the tile recorded best there (H100 and H200,
-// 2026-11-28). FP8: the same rule below fp8SmallRows rows (its bytes and
-// multiply-adds in computeBound), agmm's family tile from there. Whole tiles only, for any kernel at
-// any world; DefaultTileFor adds split-K where the caller may run it.
+// 2026-11-28). FP8: the same rule with its own bytes and multiply-adds in
+// computeBound, and bf16's factors (fitted on bf16 alone; see clusterRows
+// for how it held on FP8). Whole tiles only, for any kernel at any world;
+// DefaultTileFor adds split-K where the caller may run it.
 //
 // At 128 x 28672 x 8192 the cost ties: 128x224 (128 tiles, one wave) and
 // 64x224:pp (256 tiles, two waves) both come to 28,672. The tie stays
@@ -172,17 +201,19 @@ func DefaultTile(m, n, k, sms int, fp8 bool) hopper.Tile {
 // defaultTile is DefaultTile's pick and its cost (the busiest SM's rows x
 // columns, each 128- and 256-row tile's over its tileEfficiency where the product
 // is compute-bound), or a cost of -1 where the rule does not weigh one
-// (agmm's family tile for FP8 from fp8SmallRows, nonsense sizes).
+// (nonsense sizes).
 func defaultTile(m, n, k, sms int, fp8 bool) (hopper.Tile, float64) {
+	// agmm's bf16 family tile, 128x256 in clusters of two, for FP8 too
+	// (clusterRows).
 	family := func() hopper.Tile {
-		impl := familyDefaults[VariantAGMM][fp8][0][ParamImpl].Str
+		impl := familyDefaults[VariantAGMM][false][0][ParamImpl].Str
 		t, err := hopper.ParseTile(strings.TrimPrefix(impl, ImplFused+":"))
 		if err != nil {
 			panic("gpu: familyDefaults' agmm tile " + impl + ": " + err.Error())
 		}
 		return t
 	}
-	if m <= 0 || n <= 0 || sms <= 0 || fp8 && m >= fp8SmallRows {
+	if m <= 0 || n <= 0 || sms <= 0 {
 		return family(), -1
 	}
 	// The least busiest-SM work of the 128- and 256-row tiles (each counted at
@@ -192,6 +223,11 @@ func defaultTile(m, n, k, sms int, fp8 bool) (hopper.Tile, float64) {
 	// was measured in (so tileEfficiency moves no pick between 64- and
 	// 128-row tiles: that is unmeasured).
 	bound := computeBound(m, n, k, sms, fp8)
+	bk, elemBytes := hopper.BK, 2
+	if fp8 {
+		bk, elemBytes = hopper.ElemE4M3.BK(), 1
+	}
+	shortLoop := bound && (k+bk-1)/bk <= shortLoopKBlocks
 	var best, best64 hopper.Tile
 	bestCost, bestCost64, waves128 := -1.0, -1.0, -1.0
 	for _, name := range smallTiles {
@@ -207,6 +243,9 @@ func defaultTile(m, n, k, sms int, fp8 bool) (hopper.Tile, float64) {
 		cost := work
 		if e, ok := tileEfficiency[name]; ok && bound {
 			cost /= e
+		}
+		if shortLoop && t.BM >= 128 && !t.PingPong {
+			cost /= shortLoopEfficiency
 		}
 		switch {
 		case t.BM >= 128:
@@ -227,7 +266,8 @@ func defaultTile(m, n, k, sms int, fp8 bool) (hopper.Tile, float64) {
 	if bestCost64 >= 0 && bestCost64 < keep*waves128 {
 		best, bestCost = best64, bestCost64
 	}
-	if best.BM == 128 && best.BN == 256 && m >= clusterRows {
+	offSectors := k*elemBytes%32 != 0
+	if best.BM == 128 && best.BN == 256 && (m >= clusterRows || offSectors && m >= offSectorClusterRows) {
 		return family(), bestCost
 	}
 	return best, bestCost
