@@ -103,7 +103,8 @@ var tileEfficiency = map[string]float64{
 // each) 128x128:pp over 128x256:cl2 at 4,096 and 16,384 rows was 1.019
 // and 1.058 at 16 bf16 k-blocks (K 1024), 1.048-1.125 at 8 and 16 FP8
 // ones (K 1024, 2048; geometric mean of the six 1.063, hence 0.94), but
-// 0.98-1.00 at 32 (bf16 K 2048, FP8 K 4096) and 0.95-0.97 at 56
+// 0.94-1.00 at 32 (bf16 K 2048, FP8 K 4096), and from 56 behind on 32
+// of 38 FP8 cells (ahead mostly where 128x256's waves fit badly)
 // (bench/results/2026-12-03-h200-fp8-large-rows.md). Held out (22 cells
 // outside issue 56's set, with offSectorClusterRows and FP8's clusters,
 // two rounds): the untuned tile 1.067x faster than before, within 3% of
