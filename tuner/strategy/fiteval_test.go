@@ -60,10 +60,15 @@ func TestFitEval(t *testing.T) {
 		t.Skip("-fit-eval not set")
 	}
 	setKnobs(t)
+	fractions := [][2]int{{1, 20}, {1, 10}, {3, 10}} // the table's columns
+	var names []string
+	for _, fr := range fractions {
+		names = append(names, fmt.Sprintf("%d/%d", fr[0], fr[1]))
+	}
 	shares := strings.Split(*fitShares, ",")
 	for _, sh := range shares {
-		if !slices.Contains([]string{"1/20", "1/10", "3/10"}, sh) {
-			t.Fatalf("-fit-shares: %q is none of 1/20, 1/10, 3/10", sh)
+		if !slices.Contains(names, sh) {
+			t.Fatalf("-fit-shares: %q is none of %v", sh, names)
 		}
 	}
 	var lo, hi int64
@@ -100,8 +105,8 @@ func TestFitEval(t *testing.T) {
 		miss := 0
 		for _, l := range ls {
 			var got [3]int
-			for k, fr := range [][2]int{{1, 20}, {1, 10}, {3, 10}} {
-				if !slices.Contains(shares, fmt.Sprintf("%d/%d", fr[0], fr[1])) {
+			for k, fr := range fractions {
+				if !slices.Contains(shares, names[k]) {
 					got[k] = -1
 					continue
 				}

@@ -125,6 +125,15 @@ const (
 // stalls 15.7 against 3.0).
 const offSectorClusterRows = 1024
 
+// operandElem is the rule's operand type: e4m3 where fp8, else bf16
+// (f16 has its sizes).
+func operandElem(fp8 bool) hopper.Elem {
+	if fp8 {
+		return hopper.ElemE4M3
+	}
+	return hopper.ElemBF16
+}
+
 // computeBound says whether an m x n x k bf16 product takes longer in
 // multiply-adds on sms SMs than in HBM bytes (productBytes), by splitK's
 // roofline (smMACsPerByte). Only there does a tile's tensor throughput
@@ -224,11 +233,8 @@ func defaultTile(m, n, k, sms int, fp8 bool) (hopper.Tile, float64) {
 	// was measured in (so tileEfficiency moves no pick between 64- and
 	// 128-row tiles: that is unmeasured).
 	bound := computeBound(m, n, k, sms, fp8)
-	bk, elemBytes := hopper.BK, 2
-	if fp8 {
-		bk, elemBytes = hopper.ElemE4M3.BK(), 1
-	}
-	shortLoop := bound && (k+bk-1)/bk <= shortLoopKBlocks
+	elem := operandElem(fp8)
+	shortLoop := bound && (k+elem.BK()-1)/elem.BK() <= shortLoopKBlocks
 	var best, best64 hopper.Tile
 	bestCost, bestCost64, waves128 := -1.0, -1.0, -1.0
 	for _, name := range smallTiles {
@@ -267,7 +273,7 @@ func defaultTile(m, n, k, sms int, fp8 bool) (hopper.Tile, float64) {
 	if bestCost64 >= 0 && bestCost64 < keep*waves128 {
 		best, bestCost = best64, bestCost64
 	}
-	offSectors := k*elemBytes%32 != 0
+	offSectors := k*elem.Bytes()%32 != 0
 	if best.BM == 128 && best.BN == 256 && (m >= clusterRows || offSectors && m >= offSectorClusterRows) {
 		return family(), bestCost
 	}
@@ -424,9 +430,9 @@ func splitK(t hopper.Tile, m, n, k, sms int, fp8 bool, macsPerByte float64, runs
 	if t.KSplits() > 1 || 2*t.Tiles(m, n) > sms {
 		return t
 	}
-	bk, base := hopper.BK, productBytes(m, n, k)
+	bk, base := operandElem(fp8).BK(), productBytes(m, n, k)
 	if fp8 {
-		bk, base, macsPerByte = hopper.ElemE4M3.BK(), fp8ProductBytes(m, n, k), 2*macsPerByte
+		base, macsPerByte = fp8ProductBytes(m, n, k), 2*macsPerByte
 	}
 	kblocks := (k + bk - 1) / bk
 	cost := func(s hopper.Tile) float64 {
