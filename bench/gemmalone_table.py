@@ -141,7 +141,8 @@ def read(paths: List[str]) -> Dict[Tuple[str, str], Shape]:
                     continue
                 if impl != "fused":
                     continue
-                tile = tile_name(config) + (" rs" if spill.startswith("rs") else "")
+                # "rs" (TMA stores) and "rs-regs" (each warp's stores): -rs's two rows.
+                tile = tile_name(config) + (" " + spill if spill.startswith("rs") else "")
                 s = get(first, dtype)
                 if us is None:
                     s.failed[tile] = ratio_cell if ratio_cell not in ("", "-") else (row[7] or "failed")

@@ -19,8 +19,9 @@
 // accumulation, as the fused kernel's) and cuBLASLt's bf16 product of the
 // same shape, so a row gives both ratios.
 //
-// -rs adds a row per tile: the same kernel with a one-rank matmul +
-// reduce-scatter's epilogue (rs.go), "rs" in its spill_bytes column.
+// -rs adds two rows per tile: the same kernel with a one-rank matmul +
+// reduce-scatter's epilogue (rs.go), "rs" (rows stored by TMA) or
+// "rs-regs" (by each warp's own stores) in its spill_bytes column.
 //
 // Split-K tiles (":skS", -tiles splitk) get their workspace per shape
 // (splitk.go), are checked twice before timing (the second launch starts
@@ -66,10 +67,10 @@ func main() {
 	rsworld := flag.Int("rsworld", 1, "with -rs: time rank 0's part of a call of this many ranks (its tile order and chunk table), all rows still stored on this GPU")
 	rschunks := flag.Int("rschunks", 1, "with -rs: chunks per rank")
 	sustained := flag.Duration("sustain", 0, "time each kernel back to back for this long instead (e.g. 3s; the first third untimed), the mean per call: the clock a power-capped GPU holds under sustained load, as README's 1 x H100 table; -iters and -warmup then only apply to the tile checks")
-	profile := flag.Int("profile", 0, "after each shape's cuBLASLt timing and each tile's, launch cuBLASLt's best algorithm and the tile this many more times between cuProfilerStart and cuProfilerStop (a '# profiled' line each): under Nsight Compute's --profile-from-start off only these launches are profiled (bench/ncu-gemm.sh); 0: none")
+	profile := flag.Int("profile", 0, "after each shape's cuBLASLt timing and each tile's, launch cuBLASLt's best algorithm and the tile (and with -rs its two reduce-scatter rows) this many more times between cuProfilerStart and cuProfilerStop (a '# profiled' line each): under Nsight Compute's --profile-from-start off only these launches are profiled (bench/ncu-gemm.sh); 0: none")
 	launch := flag.String("launch", "pdl", `how each tile is launched, one row per mode, comma-separated (repeat them for interleaved rounds): "pdl", as the programmatic dependent of the kernel before it, the default launch (impl "fused"; its check refills A by a kernel right before it), or "plain" (impl "fused-plain")`)
 	fillBefore := flag.Int("fill-before", 0, "KiB a fill kernel writes before every timed call, cuBLASLt's and the tiles' alike: each product then follows another kernel, as in a model, instead of itself; 0: none")
-	rs := flag.Bool("rs", false, "also time each tile with a one-rank matmul + reduce-scatter's epilogue (rows stored from registers into the rank's slot, a chunk flag per tile, as matmulrs impl=fused with reduce=kernel at world 1): the epilogue's own cost, in the same process")
+	rs := flag.Bool("rs", false, "also time each tile with a one-rank matmul + reduce-scatter's epilogue (rows into the rank's slot, a chunk flag per tile, as matmulrs impl=fused with reduce=kernel at world 1), twice: rows \"rs\" stored by TMA (as rows bound for this GPU's memory go), rows \"rs-regs\" by each warp's own stores (as rows bound for a peer's go): the epilogue's own cost, in the same process")
 	flag.Parse()
 	if *list {
 		shs, err := shapesOf(*set, *shapes)
@@ -446,8 +447,10 @@ func (b *bench) shape(sh shape, tiles []hopper.Tile, iters, warmup int) error {
 		}
 		closeTile()
 		if withRS && t.KSplits() == 1 { // split-K tiles run plain products only
-			if err := b.rsRow(sh, t, buf, flops, iters, warmup, refs, row); err != nil {
-				return fmt.Errorf("%s with the reduce-scatter's epilogue: %w", t, err)
+			for _, regs := range []bool{false, true} {
+				if err := b.rsRow(sh, t, buf, flops, iters, warmup, refs, regs, row); err != nil {
+					return fmt.Errorf("%s with the reduce-scatter's epilogue: %w", t, err)
+				}
 			}
 		}
 	}

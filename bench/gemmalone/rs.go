@@ -5,6 +5,7 @@ package main
 import (
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"math"
 	"unsafe"
 
@@ -15,15 +16,17 @@ import (
 
 // rsRow times tile t once more as a one-rank fused matmul + reduce-scatter
 // runs it (matmulrs impl=fused, reduce=kernel, world 1): the same kernel
-// with PlanFusedRS's tile order and table, every row stored from
-// registers into the rank's slot (here C) and a flag per chunk. Its ratio
+// with PlanFusedRS's tile order and table, every row stored into the
+// rank's slot (here C) and a flag per chunk; by TMA through the slots' maps
+// (gpu.RSMap) as rows bound for this GPU's memory go, or with regs by each
+// warp's own stores as rows bound for a peer's go ("rs-regs"). Its ratio
 // to the plain row above is what that epilogue costs the GEMM, with no
 // peer, copy or reduction pass in the way. The row is checked as the
 // plain one. -rsworld and -rschunks make it rank 0's part of a larger
 // call: its tile order (the peers' rows first) and chunk table, still
 // with no peer.
 func (b *bench) rsRow(sh shape, t hopper.Tile, buf *buffers, flops float64, iters, warmup int, refs []*ltRef,
-	row func(format string, a ...any)) (err error) {
+	regs bool, row func(format string, a ...any)) (err error) {
 	g, err := gpu.CompileFusedWith(b.comp, t, b.format, extraOpts)
 	if err != nil {
 		return err
@@ -60,6 +63,18 @@ func (b *bench) rsRow(sh shape, t hopper.Tile, buf *buffers, flops float64, iter
 	for q := range dst {
 		dst[q] = uint64(buf.c) + uint64(q*rows*sh.n*hopper.OutBytes)
 	}
+	// Every slot is in this GPU's memory: each owner's rows go by TMA
+	// stores, as a matmulrs's rows bound for its own GPU do (gpu.RSMap);
+	// with regs none has a map, as a peer's slot has not.
+	impl, maps := "rs-regs", [][128]byte(nil)
+	if !regs {
+		impl, maps = "rs", make([][128]byte, world)
+		for q := range maps {
+			if maps[q], err = g.RSMap(cu.DevicePtr(dst[q]), rows, sh.n); err != nil {
+				return err
+			}
+		}
+	}
 	tab, err := plan.Table(dst, flagAt, gpu.RSEpilogue{})
 	if err != nil {
 		return err
@@ -92,22 +107,25 @@ func (b *bench) rsRow(sh shape, t hopper.Tile, buf *buffers, flops float64, iter
 		return err
 	}
 	ops.ScaleA, ops.ScaleB = buf.sa, buf.sb
-	comm := gpu.Comm{Order: ord, Status: status, TimeoutNs: 2_000_000_000, RS: rs, RowsPerRank: rows}
+	comm := gpu.Comm{Order: ord, Status: status, TimeoutNs: 2_000_000_000, RS: rs, RowsPerRank: rows, RSMaps: maps}
 	call := func() error { return g.Launch(b.stream, ops, buf.c, b.sms, comm) }
 	rel, err := b.verify(sh, u, buf.c, call)
 	if err != nil {
 		return err
 	}
 	if math.IsInf(rel, 1) || rel > tolerance(b.dtype) {
-		row("rs,%.2e,-,-,WRONG,%s,-,-", rel, b.dtype)
+		row("%s,%.2e,-,-,WRONG,%s,-,-", impl, rel, b.dtype)
 		return nil
 	}
 	us, around, err := b.bracketed(call, refs, iters, warmup)
+	if err == nil {
+		err = b.profiled(call, fmt.Sprintf("%dx%dx%d %s %s", sh.m, sh.n, sh.k, impl, t))
+	}
 	if err != nil {
 		return err
 	}
 	fp8Us, fp8Ratio := fp8Cells(around, us)
-	row("rs,%.2e,%.1f,%.0f,%.3f (reduce-scatter epilogue of rank 0 of %d; %d chunks a rank; cublaslt %.1f/%.1f),%s,%s,%s", rel, us, flops/us/1e6,
+	row("%s,%.2e,%.1f,%.0f,%.3f (reduce-scatter epilogue of rank 0 of %d; %d chunks a rank; cublaslt %.1f/%.1f),%s,%s,%s", impl, rel, us, flops/us/1e6,
 		(around[0][0]+around[0][1])/2/us, world, rsChunks, around[0][0], around[0][1], b.dtype, fp8Us, fp8Ratio)
 	return nil
 }

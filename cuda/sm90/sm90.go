@@ -144,6 +144,16 @@ func (p *Params) Layout() ([]byte, []int) { return p.blob, p.offsets }
 // Map appends a tensor map.
 func (p *Params) Map(m TensorMap) *Params { p.add(m[:], 64); return p }
 
+// Maps appends tensor maps as one parameter, a struct of them.
+func (p *Params) Maps(ms []TensorMap) *Params {
+	b := make([]byte, 0, len(ms)*len(TensorMap{}))
+	for _, m := range ms {
+		b = append(b, m[:]...)
+	}
+	p.add(b, 64)
+	return p
+}
+
 // U64 appends an 8-byte integer (or pointer).
 func (p *Params) U64(v uint64) *Params {
 	p.add(binary.LittleEndian.AppendUint64(nil, v), 8)

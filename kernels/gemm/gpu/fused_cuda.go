@@ -206,12 +206,30 @@ func (g *FusedGEMM) Maps(a, b, c cu.DevicePtr, m, n, k int) (Operands, error) {
 		return Operands{}, fmt.Errorf("B: %w", err)
 	}
 	if c != 0 {
-		if o.C, err = sm90.Encode2D(g.outType(), c, uint64(m), uint64(n), uint64(n)*hopper.OutBytes, 16, 16, sm90.Swizzle32B); err != nil {
+		if o.C, err = g.encodeC(c, m, n); err != nil {
 			return Operands{}, fmt.Errorf("C: %w", err)
 		}
 		o.c = c
 	}
 	return o, nil
+}
+
+// RSMap is owner slot's map for a reduce-scatter's TMA stores (see
+// Comm.RSMaps): rowsPerRank x n outputs, row-major, at slot, in C's boxes.
+// Only for a slot in this GPU's memory: TMA stores into a peer's over
+// NVLink are not yet measured, so those rows keep each warp's own stores.
+func (g *FusedGEMM) RSMap(slot cu.DevicePtr, rowsPerRank, n int) ([128]byte, error) {
+	m, err := g.encodeC(slot, rowsPerRank, n)
+	if err != nil {
+		return [128]byte{}, fmt.Errorf("reduce-scatter slot map: %w", err)
+	}
+	return [128]byte(m), nil
+}
+
+// encodeC is the map the epilogue stores an m x n row-major output
+// through: 16 x 16 boxes with the 32-byte swizzle (stage_write's layout).
+func (g *FusedGEMM) encodeC(c cu.DevicePtr, m, n int) (sm90.TensorMap, error) {
+	return sm90.Encode2D(g.outType(), c, uint64(m), uint64(n), uint64(n)*hopper.OutBytes, 16, 16, sm90.Swizzle32B)
 }
 
 // WithOwnRows makes the GEMM read A's rows [lo, lo+rows) from rows x k
@@ -268,6 +286,11 @@ type Comm struct {
 	// FusedRS.Table); each rank owns RowsPerRank rows of the output.
 	RS          cu.DevicePtr
 	RowsPerRank int
+	// RSMaps, indexed by owner, are the owners' slots as tensor maps
+	// (RSMap; zero: none): rows bound for an owner with one go by TMA
+	// stores, the others by each warp's own stores (hopper_comm.cuh's
+	// RSMaps). At most MaxOwners, with RS only.
+	RSMaps [][128]byte
 	// Start and StartMask are the start gate (hopper_comm.cuh's Wait):
 	// this rank's StartFlag(0), and the peers (bit q: rank q) whose start
 	// flag the kernel waits for, up to SYMM_TIMEOUT_NS, before its first
@@ -296,6 +319,9 @@ func (g *FusedGEMM) Launch(stream cu.Stream, o Operands, c cu.DevicePtr, sms int
 	if comm.RS == 0 && c != o.c {
 		// A plain product's epilogue stores through C's map, not c.
 		return fmt.Errorf("hopper_gemm %s: C at %#x but its tensor map at %#x (Maps)", g.Tile, uint64(c), uint64(o.c))
+	}
+	if len(comm.RSMaps) > maxOwners || (len(comm.RSMaps) > 0 && comm.RS == 0) {
+		return fmt.Errorf("hopper_gemm %s: %d reduce-scatter slot maps (at most %d, with a reduce-scatter's table only)", g.Tile, len(comm.RSMaps), maxOwners)
 	}
 	if g.f.Scaled() && (o.ScaleA == 0 || o.ScaleB == 0) {
 		// The kernel would read its scales at address 0.
@@ -339,11 +365,17 @@ func (g *FusedGEMM) Launch(stream cu.Stream, o Operands, c cu.DevicePtr, sms int
 // launchParams is hopper_gemm's parameter block, in the kernel's order
 // (TestLaunchParams holds it to the kernel's signature).
 func launchParams(o Operands, c cu.DevicePtr, comm Comm, skTiles int) *sm90.Params {
+	maps, mask := make([]sm90.TensorMap, maxOwners), uint32(0)
+	for q, m := range comm.RSMaps {
+		if m != ([128]byte{}) {
+			maps[q], mask = m, mask|1<<q
+		}
+	}
 	var p sm90.Params
-	p.Map(o.A).Map(o.B).Map(o.AOwn).Map(o.C).U64(uint64(c)).I32(int32(o.M)).I32(int32(o.N)).I32(int32(o.K))
+	p.Map(o.A).Map(o.B).Map(o.AOwn).Map(o.C).Maps(maps).U64(uint64(c)).I32(int32(o.M)).I32(int32(o.N)).I32(int32(o.K))
 	p.U64(uint64(comm.Order)).U64(uint64(comm.Table)).I32(int32(comm.Chunks))
 	p.U64(uint64(comm.Flags)).U64(uint64(comm.Status)).U64(comm.TimeoutNs)
-	p.U64(uint64(comm.RS)).I32(int32(comm.RowsPerRank)).I32(int32(o.OwnLo)).I32(int32(o.OwnRows))
+	p.U64(uint64(comm.RS)).I32(int32(mask)).I32(int32(comm.RowsPerRank)).I32(int32(o.OwnLo)).I32(int32(o.OwnRows))
 	p.U64(uint64(comm.Start)).I32(int32(comm.StartMask))
 	p.U64(uint64(o.ScaleA)).U64(uint64(o.ScaleB)).U64(uint64(o.ScaleAOwn))
 	p.U64(uint64(o.Work.Partials)).U64(uint64(o.Work.Counts)).I32(int32(skTiles))

@@ -179,14 +179,24 @@ func (m *matmulrs) tables(f *fusedRun, c Config) error {
 	}
 	plan := PlanFusedRS(p.M, p.N, p.World, me, c.Chunks, c.Tile.BM, c.Tile.BN, c.Tile.RowsPerTile())
 	dst := make([]uint64, p.World)
+	// Rows bound for this GPU's memory (the own slot, the staging, with
+	// push=none every slot) go by TMA stores (RSMap).
+	maps := make([][128]byte, p.World)
 	for q := range dst {
+		local := true
 		switch {
 		case c.Push == PushCE && q != me:
 			dst[q] = uint64(r.staging) + uint64(q*p.Rows()*p.N*OutBytes)
 		case c.Push == PushNone:
 			dst[q] = uint64(m.slot(me, q))
 		default:
-			dst[q] = uint64(m.slot(q, me))
+			dst[q], local = uint64(m.slot(q, me)), q == me
+		}
+		if local {
+			var err error
+			if maps[q], err = f.g.RSMap(cu.DevicePtr(dst[q]), p.Rows(), p.N); err != nil {
+				return err
+			}
 		}
 	}
 	flags := make([]uint64, len(plan.Owner))
@@ -218,7 +228,7 @@ func (m *matmulrs) tables(f *fusedRun, c Config) error {
 	}
 	// The timeout bounds the epilogue's waits for peers' partials
 	// (reduce=epilogue).
-	f.comm = Comm{Order: f.order, Status: r.statusDev, TimeoutNs: fusedTimeoutNs, RS: f.rs, RowsPerRank: p.Rows()}
+	f.comm = Comm{Order: f.order, Status: r.statusDev, TimeoutNs: fusedTimeoutNs, RS: f.rs, RowsPerRank: p.Rows(), RSMaps: maps}
 	if c.Reduce == ReduceEpilogue {
 		// Only the epilogue waits for peers inside the GEMM.
 		f.comm.Start, f.comm.StartMask = r.startGate()

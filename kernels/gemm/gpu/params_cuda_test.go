@@ -35,8 +35,9 @@ func TestLaunchParams(t *testing.T) {
 		o.A[i], o.B[i], o.AOwn[i], o.C[i] = 1, 2, 3, 4
 	}
 	comm := Comm{Order: 0x200, Table: 0x300, Chunks: 14, Flags: 0x400, Status: 0x500, TimeoutNs: 0x600, RS: 0x700,
-		RowsPerRank: 15, Start: 0x800, StartMask: 18, EarlyDependents: true}
-	want := map[string]uint64{"tma_a": 1, "tma_b": 2, "tma_a_own": 3, "tma_c": 4, "c_ptr": 0x100, "m": 11, "n": 12, "k": 13,
+		RowsPerRank: 15, Start: 0x800, StartMask: 18, EarlyDependents: true, RSMaps: [][128]byte{{}, {5}, {6}}}
+	// rs_maps: its first map (owner 0's) is zero; rs_tma: owners 1 and 2 have maps.
+	want := map[string]uint64{"tma_a": 1, "tma_b": 2, "tma_a_own": 3, "tma_c": 4, "rs_maps": 0, "rs_tma": 0b110, "c_ptr": 0x100, "m": 11, "n": 12, "k": 13,
 		"order_ptr": 0x200, "chunk_tab": 0x300, "nchunks": 14, "flags": 0x400, "status": 0x500, "timeout_ns": 0x600,
 		"rs_tab": 0x700, "rows_per_rank": 15, "a_own_lo": 16, "a_own_rows": 17, "start_flags": 0x800, "start_mask": 18,
 		"scale_a": 0x900, "scale_b": 0xa00, "scale_a_own": 0xb00, "sk_part": 0xc00, "sk_count": 0xd00, "sk_tiles": 19, "early_dependents": 1}
@@ -45,7 +46,7 @@ func TestLaunchParams(t *testing.T) {
 		t.Fatalf("launchParams builds %d parameters, hopper_gemm takes %d", len(offsets), len(params))
 	}
 	for i, p := range params {
-		size := map[string]int{"TensorMap": 128, "u64": 8, "int": 4, "u32": 4}[p.typ]
+		size := map[string]int{"TensorMap": 128, "RSMaps": 128 * maxOwners, "u64": 8, "int": 4, "u32": 4}[p.typ]
 		align := min(size, 64)
 		w, ok := want[p.name]
 		switch {
@@ -66,6 +67,9 @@ func TestLaunchParams(t *testing.T) {
 		}
 		if got != w {
 			t.Errorf("%s %s = %#x, want %#x", p.typ, p.name, got, w)
+		}
+		if p.name == "rs_maps" && (blob[offsets[i]+128] != 5 || blob[offsets[i]+256] != 6) {
+			t.Error("rs_maps: owner q's map is not at 128 q bytes")
 		}
 	}
 }

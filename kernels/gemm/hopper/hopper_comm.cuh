@@ -97,6 +97,13 @@ __device__ bool wait_rows(const u32* tab, int nchunks, int lo, int hi, u64 flags
 // the source's own memory, read over NVLink (push=none).
 #define MAX_OWNERS 8
 #define MAX_RS_CHUNKS 64
+// Owner q's slot (dst[q]) as a tensor map (rows_per_rank x n, 16 x 16
+// boxes, the 32-byte swizzle, as C's), where the launch's mask rs_tma has
+// bit q: a kernel parameter, as C's map is (the same maps in the table, in
+// global memory, timed no different: bench/results/2026-12-04-h200-rs-epilogue.md).
+struct RSMaps {
+	TensorMap m[MAX_OWNERS];
+};
 struct RSTable {
 	u64 dst[MAX_OWNERS];        // owner q's slot for this rank's partials, as mapped here
 	u64 flag[MAX_RS_CHUNKS];    // chunk i's flag word, in its owner's region
@@ -133,6 +140,33 @@ __device__ __forceinline__ void signal_tile(const RSTable* rs_c, int lo, int hi)
 			asm volatile("st.release.sys.global.u32 [%0], %1;" ::"l"(rs->flag[i]), "r"(1u) : "memory");
 		}
 	}
+}
+// rs_tma_tile: whether the rows [lo, hi) of a tile, none of them reduced
+// here, all go to owners whose slots have maps for TMA stores (mask: the
+// launch's rs_tma, RSMaps), each 16-row block to one owner (rows per rank
+// a multiple of 16): a kernel that stored a block straddling two owners
+// into both maps, the second at a negative row, stopped with an illegal
+// instruction (rows per rank 12 and 200,
+// bench/results/2026-12-04-h200-rs-epilogue.md).
+__device__ __forceinline__ bool rs_tma_tile(u32 mask, int lo, int hi, int rows_per_rank) {
+	if (rows_per_rank % 16 != 0) return false;
+	const int qa = lo / rows_per_rank, qb = (hi - 1) / rows_per_rank;
+	if (qb >= MAX_OWNERS) return false;
+	const u32 want = ((1u << (qb - qa + 1)) - 1) << qa;
+	return (mask & want) == want;
+}
+// rs_tma_signal_ready: the storers' side of a tile stored by TMA, met one
+// tile late (see the epilogue): lane 0's bulk stores have written their
+// rows, which the proxy fence orders before the generic-proxy operations
+// after it; then the warp meets the signalling warp on the tile's barrier
+// as the register path's storers do, so that its release covers the rows.
+__device__ __forceinline__ void rs_tma_signal_ready(int i, int lane) {
+	if (lane == 0) {
+		bulk_wait_all();
+		asm volatile("fence.proxy.async.global;" ::: "memory");
+	}
+	__syncwarp();
+	asm volatile("bar.sync %0, %1;" ::"r"(SIGNAL_BAR(i)), "r"(STORERS + 32) : "memory");
 }
 // rs_wait waits, with acquire semantics, for every peer's flag of the own
 // chunks that rows [lo, hi) touch. Returns false once timed out.

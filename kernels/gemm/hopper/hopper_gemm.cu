@@ -23,18 +23,20 @@
 //     the CTAs instead (both in hopper_split.cuh);
 //   - the epilogue writes each consumer warp's 16 x 16 blocks of C into
 //     shared memory (stmatrix) and stores them by TMA, as cuBLASLt's
-//     kernels do; a reduce-scatter's rows, bound for peers, go by the
-//     warp's own 16-byte stores.
+//     kernels do, and so a reduce-scatter's rows bound for this GPU's
+//     memory; those bound for peers go by the warp's own 16-byte stores.
 // The compile-time config is hopper_tile.cuh's; the communication's flags,
 // tables and reduce-scatter warps are hopper_comm.cuh's.
 // Arguments: the tensor maps of A and B, and of rows [a_own_lo, a_own_lo +
 // a_own_rows) of A held elsewhere (the caller's own shard of an all-gather,
 // read in place; a_own_rows 0: none; a tile straddling the range's ends
 // reads A's map), and of C in 16 x 16 boxes with the 32-byte swizzle
-// (unread with a reduce-scatter's table); C, m, n, k; then the tile order
+// (unread with a reduce-scatter's table), and of a reduce-scatter's owner
+// slots (RSMaps, read where rs_tma says); C, m, n, k; then the tile order
 // (0: natural), the all-gather's chunk table (see wait_rows; nchunks 0 for
 // none), the flag words' base, a status word and the wait's bound; then the
-// reduce-scatter's table and rows per rank (see RSTable; 0 for none; C is
+// reduce-scatter's table, the owners whose slots rs_maps holds (bit q:
+// owner q) and rows per rank (see RSTable; 0 for none; C is
 // then this rank's rows of the sum when the table's epilogue is set, else
 // unused); then the own rows' range; then the start gate (see Wait: this
 // rank's start flag of rank 0, and the peers to wait for; 0 for none);
@@ -47,10 +49,46 @@
 // the grid lets its programmatic dependents launch from its start (see
 // early_dependents below).
 
+// store_tile_tma is the epilogue's TMA path for a consumer warp's rows of
+// tile (tm, tn) (row0 + warp*16 + 64*mi, accumulators acc): each 16 x 16
+// block through one of the warp's staging buffers at stage and one TMA
+// store. A plain product's (RS false) go through C's map c (rows past m
+// clipped); a reduce-scatter's through their owner's map (rs_tma_tile: one
+// owner a block; a block wholly past m has none and is not stored), chosen
+// once per 16-row block: chosen again for each store, the ping-pong tile's
+// reduce-scatter took 10-13% over its plain product, 6-8% so
+// (bench/results/2026-12-04-h200-rs-epilogue.md). Two instantiations, so
+// that a plain product's epilogue stays the code it was.
+template <bool RS>
+__device__ __forceinline__ void store_tile_tma(float (&acc)[MI][BN / 2], u32 stage, int lane, int warp, int row0, int tm, int tn,
+	int m, const TensorMap* c, const RSMaps& maps, int rows_per_rank) {
+#pragma unroll
+	for (int mi = 0; mi < MI; mi++) {
+		const int g0 = tm * BM + row0 + mi * 64 + warp * 16;
+		const int q = RS ? g0 / rows_per_rank : 0;
+		const TensorMap* const map = RS ? &maps.m[q] : c;
+		const int row = g0 - q * rows_per_rank;
+#pragma unroll
+		for (int b = 0; b < BN / 16; b++) {
+			const u32 buf = stage + (u32)((mi * (BN / 16) + b) % EPI_BUFS) * STAGE_BYTES;
+			// The store that last read this buffer is done with it.
+			if (lane == 0) bulk_wait_read<EPI_BUFS - 1>();
+			__syncwarp();
+			stage_write(acc[mi], b, buf, lane);
+			fence_async_smem();
+			__syncwarp();
+			if (lane == 0 && (!RS || g0 < m)) {
+				tma_store(map, buf, tn * BN + 16 * b, row);
+				bulk_commit();
+			}
+		}
+	}
+}
+
 extern "C" __global__ void __launch_bounds__(THREADS, 1) CLUSTER_ATTR
 	hopper_gemm(const __grid_constant__ TensorMap tma_a, const __grid_constant__ TensorMap tma_b,
-		const __grid_constant__ TensorMap tma_a_own, const __grid_constant__ TensorMap tma_c, u64 c_ptr, int m, int n, int k, u64 order_ptr, u64 chunk_tab,
-		int nchunks, u64 flags, u64 status, u64 timeout_ns, u64 rs_tab, int rows_per_rank, int a_own_lo, int a_own_rows, u64 start_flags, u32 start_mask,
+		const __grid_constant__ TensorMap tma_a_own, const __grid_constant__ TensorMap tma_c, const __grid_constant__ RSMaps rs_maps, u64 c_ptr, int m, int n, int k, u64 order_ptr, u64 chunk_tab,
+		int nchunks, u64 flags, u64 status, u64 timeout_ns, u64 rs_tab, u32 rs_tma, int rows_per_rank, int a_own_lo, int a_own_rows, u64 start_flags, u32 start_mask,
 		u64 scale_a, u64 scale_b, u64 scale_a_own, u64 sk_part, u64 sk_count, int sk_tiles, int early_dependents) {
 	const u32* order = (const u32*)order_ptr;
 	extern __shared__ __align__(1024) unsigned char smem[];
@@ -216,8 +254,20 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) CLUSTER_ATTR
 		// Own tiles of this CTA so far, the other consumer's too: the
 		// peers' buffer's phase (see the waiting warp).
 		int j = 0;
-		const int me_rs = rs_tab && ((const RSTable*)rs_tab)->epilogue ? (int)((const RSTable*)rs_tab)->me : -1;
 #endif
+		// The reduce-scatter's owners whose rows go by TMA stores, and the
+		// rank whose rows are reduced here (-1: none), read once: the
+		// table is in global memory, and a load of it in each tile's
+		// epilogue waits on L2.
+		const RSTable* rs = (const RSTable*)rs_tab;
+		const u32 rs_tma_mask = SPLIT_K == 1 && rs ? rs_tma : 0;
+		const int me = RS_EPILOGUE && rs && rs->epilogue ? (int)rs->me : -1;
+		if (tid == 0 && cw == 0)
+			for (int q = 0; q < MAX_OWNERS; q++)
+				if ((rs_tma_mask >> q) & 1) tma_prefetch_map(&rs_maps.m[q]);
+		// The last tile stored by TMA whose signal is still to come (-1:
+		// none): see rs_tma_signal_ready.
+		int rs_pending = -1;
 		Sched sc = sched_start(walk, kblocks, sk_tiles);
 		for (Unit un; sched_next(walk, sc, kblocks, un); i++) {
 #if PINGPONG
@@ -227,7 +277,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) CLUSTER_ATTR
 				phase ^= (u32)((adv / STAGES) & 1);
 				s = adv % STAGES;
 #if RS_SMEM_PEERS
-				j += own_rows(un.tm, m, me_rs, rows_per_rank);
+				j += own_rows(un.tm, m, me, rows_per_rank);
 #endif
 				continue;
 			}
@@ -316,36 +366,34 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) CLUSTER_ATTR
 			// cuBLASLt's TMA-store one: bench/results/2026-11-24-h200-tma-store.md.)
 			// A matmul + reduce-scatter's rows are bound for their owners'
 			// slots (row g to owner q's slot for this rank's partials, row
-			// g - q*rpr there), which have no tensor map: one 16-byte
-			// shared load leaves lane l with 8 adjacent columns of row l/2,
-			// stored as one 16-byte vector (whole 32-byte sectors locally,
-			// 16-byte NVLink stores to a peer); own rows reduced here
-			// (RSTable.epilogue) go to C once every peer's partial of them
-			// has come.
-			const RSTable* rs = (const RSTable*)rs_tab;
+			// g - q*rpr there). Slots in this GPU's memory have tensor maps
+			// (rs_maps, where rs_tma says), and a tile whose rows all go to
+			// those (rs_tma_tile) is stored the same way, through its
+			// owners' maps. For the others (a peer's slot, rows reduced
+			// here) one 16-byte shared load leaves lane l with 8 adjacent
+			// columns of row l/2, stored as one 16-byte vector (whole
+			// 32-byte sectors locally, 16-byte NVLink stores to a peer); own
+			// rows reduced here (RSTable.epilogue) go to C once every peer's
+			// partial of them has come.
 			if (SPLIT_K > 1 || !rs) {
-#pragma unroll
-				for (int mi = 0; mi < MI; mi++) {
-					const int row = tm * BM + row0 + mi * 64 + warp * 16;
-#pragma unroll
-					for (int b = 0; b < BN / 16; b++) {
-						const u32 buf = stage + (u32)((mi * (BN / 16) + b) % EPI_BUFS) * STAGE_BYTES;
-						// The store that last read this buffer is done with it.
-						if (lane == 0) bulk_wait_read<EPI_BUFS - 1>();
-						__syncwarp();
-						stage_write(acc[mi], b, buf, lane);
-						fence_async_smem();
-						__syncwarp();
-						if (lane == 0) {
-							tma_store(&tma_c, buf, tn * BN + 16 * b, row);
-							bulk_commit();
-						}
-					}
-				}
+				store_tile_tma<false>(acc, stage, lane, warp, row0, tm, tn, m, &tma_c, rs_maps, rows_per_rank);
 				continue;
 			}
-			const int me = RS_EPILOGUE && rs->epilogue ? (int)rs->me : -1;
 			const bool own_tile = own_rows(tm, m, me, rows_per_rank);
+			// The tile this warp stored by TMA before is signalled now, its
+			// stores long done, rather than right after they were issued,
+			// which would wait for them to be written. The signalling warp
+			// takes the tiles in order, and so does this warp: the barrier
+			// of tile rs_pending comes before this one's.
+			if (rs_pending >= 0) {
+				rs_tma_signal_ready(rs_pending, lane);
+				rs_pending = -1;
+			}
+			if (!own_tile && rs_tma_tile(rs_tma_mask, tm * BM, min(tm * BM + BM, m), rows_per_rank)) {
+				store_tile_tma<true>(acc, stage, lane, warp, row0, tm, tn, m, &tma_c, rs_maps, rows_per_rank);
+				rs_pending = i;
+				continue;
+			}
 			if (own_tile) {
 				asm volatile("bar.sync %0, %1;" ::"r"(WAIT_BAR(i)), "r"(STORERS + 32) : "memory");
 #if RS_SMEM_PEERS
@@ -411,6 +459,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) CLUSTER_ATTR
 			// has signalled tile i-1.
 			asm volatile("bar.sync %0, %1;" ::"r"(SIGNAL_BAR(i)), "r"(STORERS + 32) : "memory");
 		}
+		if (rs_pending >= 0) rs_tma_signal_ready(rs_pending, lane);
 		// C's last TMA stores have written it.
 		if (lane == 0) bulk_wait_all();
 	}
