@@ -154,6 +154,15 @@ func PlanFusedRS(m, n, world, rank, chunks, blockM, blockN, rowsPerTile int) Fus
 	return f
 }
 
+// LocalSlot says whether a fused matmulrs of rank me stores owner q's rows
+// in this GPU's memory (the fused GEMM then stores them by TMA: RSMap):
+// its own slot always; with push=ce, staging for the copy engine; with
+// push=none, its own slot q, which the owner reads; with push=gemm, a
+// peer's slot for every q but me.
+func LocalSlot(push string, q, me int) bool {
+	return q == me || push == PushCE || push == PushNone
+}
+
 // maxOwners and maxRSChunks size hopper_comm.cuh's RSTable (MAX_OWNERS,
 // MAX_RS_CHUNKS).
 const (

@@ -142,3 +142,22 @@ func TestRSTableEpilogue(t *testing.T) {
 		t.Error("one source's partials accepted for two sources")
 	}
 }
+
+// LocalSlot: which owners' rows a rank stores in its own GPU's memory, by
+// push (and so by TMA: the rest cross NVLink by each warp's stores).
+func TestLocalSlot(t *testing.T) {
+	for _, tc := range []struct {
+		push  string
+		local []bool // owners 0..3, rank 1
+	}{
+		{PushGEMM, []bool{false, true, false, false}},
+		{PushCE, []bool{true, true, true, true}},
+		{PushNone, []bool{true, true, true, true}},
+	} {
+		for q, want := range tc.local {
+			if got := LocalSlot(tc.push, q, 1); got != want {
+				t.Errorf("push=%s, owner %d of rank 1: local %v, want %v", tc.push, q, got, want)
+			}
+		}
+	}
+}

@@ -179,20 +179,18 @@ func (m *matmulrs) tables(f *fusedRun, c Config) error {
 	}
 	plan := PlanFusedRS(p.M, p.N, p.World, me, c.Chunks, c.Tile.BM, c.Tile.BN, c.Tile.RowsPerTile())
 	dst := make([]uint64, p.World)
-	// Rows bound for this GPU's memory (the own slot, the staging, with
-	// push=none every slot) go by TMA stores (RSMap).
+	// Rows bound for this GPU's memory go by TMA stores (LocalSlot, RSMap).
 	maps := make([][128]byte, p.World)
 	for q := range dst {
-		local := true
 		switch {
 		case c.Push == PushCE && q != me:
 			dst[q] = uint64(r.staging) + uint64(q*p.Rows()*p.N*OutBytes)
 		case c.Push == PushNone:
 			dst[q] = uint64(m.slot(me, q))
 		default:
-			dst[q], local = uint64(m.slot(q, me)), q == me
+			dst[q] = uint64(m.slot(q, me))
 		}
-		if local {
+		if LocalSlot(c.Push, q, me) {
 			var err error
 			if maps[q], err = f.g.RSMap(cu.DevicePtr(dst[q]), p.Rows(), p.N); err != nil {
 				return err
