@@ -28,6 +28,12 @@
 # 600 s device call
 # (python/tests/test_bench_scripts.py checks the arithmetic).
 #
+# RS=1 adds gemmalone -rs: each tile timed again as a one-rank matmul +
+# reduce-scatter (rows by TMA stores, then by each warp's stores), costed
+# over the plain tile in table.md's last section (issue 56: at most 2%);
+# two more timings a tile, 2 S more (PER_SHAPE and DEADLINE unchanged:
+# fewer shapes fit).
+#
 # SHAPES="MxNxK ..." takes those shapes instead of the set's (SHARD then
 # does nothing). ROUNDS=N (default 1) times each shape N times in a row, the
 # tiles' order reversed in every even round; the table averages them.
@@ -69,6 +75,8 @@ full)
 esac
 LOGS=$OUT/gemmalone-56$tag
 TILES=${TILES:-default,smallm}
+rs_flag=
+[ "${RS:-0}" = 1 ] && rs_flag=-rs
 # ROUNDS=N times each shape N times in a row, the tiles' order reversed in
 # every even round (TILES's list; a group such as "smallm" keeps its own
 # order): paired rounds, which the table averages (geometric mean).
@@ -99,7 +107,7 @@ for dt in $DTYPES; do
 			tiles=$TILES
 			[ $((r % 2)) = 0 ] && tiles=$reversed
 			timeout $((left < PER_SHAPE ? left : PER_SHAPE)) "$BIN/gemmalone" -dtype "$dt" -shapes "$s" -tiles "$tiles" \
-				-sustain "$SUSTAIN" -bt=false >>"$LOGS/gemmalone-$dt.csv" 2>>"$LOGS/gemmalone-$dt.err" ||
+				-sustain "$SUSTAIN" -bt=false $rs_flag >>"$LOGS/gemmalone-$dt.csv" 2>>"$LOGS/gemmalone-$dt.err" ||
 				echo "$dt $s round $r: rc $? at ${SECONDS}s"
 		done
 	done

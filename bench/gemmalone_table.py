@@ -75,6 +75,10 @@ class Shape:
         self.us: Dict[str, List[float]] = defaultdict(list)
         self.failed: Dict[str, str] = {}  # tile -> WRONG or why it was skipped
         self.default: Optional[str] = None
+        # gemmalone -rs: (tile, "rs" or "rs-regs") -> each row's time over
+        # the plain row's just before it in the same process, minus 1.
+        self.rs_cost: Dict[Tuple[str, str], List[float]] = defaultdict(list)
+        self.last_us: Dict[str, float] = {}  # tile -> its last plain row's µs
 
     @property
     def mnk(self) -> Tuple[int, int, int]:
@@ -141,12 +145,21 @@ def read(paths: List[str]) -> Dict[Tuple[str, str], Shape]:
                     continue
                 if impl != "fused":
                     continue
-                # "rs" (TMA stores) and "rs-regs" (each warp's stores): -rs's two rows.
-                tile = tile_name(config) + (" " + spill if spill.startswith("rs") else "")
+                tile = tile_name(config)
                 s = get(first, dtype)
+                if spill.startswith("rs"):
+                    # -rs's rows, "rs" (rows by TMA stores) and "rs-regs" (by each
+                    # warp's stores): the same tile as a one-rank reduce-scatter,
+                    # costed against the plain row before them, not a tile of its own.
+                    if us is None:
+                        s.failed[f"{tile} {spill}"] = ratio_cell if ratio_cell not in ("", "-") else (row[7] or "failed")
+                    elif tile in s.last_us:
+                        s.rs_cost[(tile, spill)].append(us / s.last_us[tile] - 1)
+                    continue
                 if us is None:
                     s.failed[tile] = ratio_cell if ratio_cell not in ("", "-") else (row[7] or "failed")
                     continue
+                s.last_us[tile] = us
                 ratio = num(ratio_cell)
                 if dtype.startswith("e4m3") and len(row) > 10 and num(row[10]) is not None:
                     ratio = num(row[10])
@@ -219,7 +232,7 @@ def rule(shapes: List[Shape], override: Optional[str]) -> List[str]:
         return "not measured everywhere" if g == math.inf else f"{g:+.1%}"
 
     for (dtype, m), group in sorted(groups.items()):
-        tiles = sorted({t for s in group for t in s.ratios if not t.endswith(" rs")})
+        tiles = sorted({t for s in group for t in s.ratios})
         scored = sorted(((record(t, group), t) for t in tiles), key=lambda x: (-x[0][0], x[0][1], x[0][2], x[1]))
         (within, worst, _), tile = scored[0]
         d = default_of(group[0], override)
@@ -241,6 +254,25 @@ def rule(shapes: List[Shape], override: Optional[str]) -> List[str]:
     return out
 
 
+def rs_table(shapes: List[Shape]) -> List[str]:
+    """gemmalone -rs: per shape and tile, what the one-rank reduce-scatter's
+    epilogue costs over the plain tile (issue 56: at most 2%), each round's
+    figure (a row's time over the plain row's right before it, in the same
+    process), rows by TMA stores and by each warp's stores."""
+    out = ["| shape (M x N x K) | dtype | tile | rows by TMA: cost | rows by each warp's stores: cost | within 2% |",
+           "|---|---|---|---|---|---|"]
+    for s in shapes:
+        for tile in sorted({t for t, _ in s.rs_cost}):
+            cells = []
+            for kind in ("rs", "rs-regs"):
+                c = s.rs_cost.get((tile, kind), [])
+                cells.append(", ".join(f"{x:+.1%}" for x in c) if c else "-")
+            tma = s.rs_cost.get((tile, "rs"), [])
+            verdict = "-" if not tma else ("yes" if max(tma) <= 0.02 + 1e-9 else "**no**")
+            out.append(f"| {s.shape} | {s.dtype} | {tile} | {cells[0]} | {cells[1]} | {verdict} |")
+    return out
+
+
 def main(argv: Optional[List[str]] = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("csv", nargs="+", help="gemmalone CSVs (rows of several runs may share a file)")
@@ -257,6 +289,11 @@ def main(argv: Optional[List[str]] = None) -> int:
     print("\n".join(table(shapes, args.default)))
     print()
     print("\n".join(rule(shapes, args.default)))
+    if any(s.rs_cost for s in shapes):
+        print()
+        print("The reduce-scatter's epilogue (gemmalone -rs), over the plain tile:")
+        print()
+        print("\n".join(rs_table(shapes)))
     bad = sorted({f"{s.shape} {s.dtype} {t}: {why}" for s in shapes for t, why in s.failed.items()})
     if bad:
         print()

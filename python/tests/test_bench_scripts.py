@@ -399,6 +399,29 @@ def test_gemmalone_table_reads_defaults_and_appended_runs(tmp_path: Path):
     assert "64x14336x4096 bf16 128x128:s6:c2:g4:pp: WRONG" in out, out
 
 
+def test_gemmalone_table_costs_the_reduce_scatter_rows(tmp_path: Path):
+    """gemmalone -rs's rows ("rs": rows by TMA stores, "rs-regs": by each
+    warp's stores) are the tile again as a one-rank reduce-scatter: costed
+    over the plain row just before them, each round apart, and never a
+    candidate for the best tile or the rule, whatever their ratio."""
+    head = ("# NVIDIA H200, 132 SMs, bf16, each kernel 200ms back to back\n"
+            "shape,impl,config,spill_bytes,rel_err,us,tflops,ratio_to_cublaslt,dtype,cublaslt_fp8_us,ratio_to_cublaslt_fp8\n")
+    rows = ["8192x3584x8192,cublaslt,algo0,-,1.66e-03,700.0,1,-,bf16,-,-",
+            "# default 8192x3584x8192 bf16: 128x256:s4:c2:g8:cl2"]
+    for plain, rs, regs in ((700.0, 707.0, 780.0), (690.0, 724.5, 700.0)):
+        rows += [f"8192x3584x8192,fused,128x256:s4:c2:g8:cl2,0,1.66e-03,{plain},1,0.980 (cublaslt algo0 686/686; grid 132),bf16,-,-",
+                 f"8192x3584x8192,fused,128x256:s4:c2:g8:cl2,rs,1.66e-03,{rs},1,0.970 (reduce-scatter epilogue),bf16,-,-",
+                 f"8192x3584x8192,fused,128x256:s4:c2:g8:cl2,rs-regs,1.66e-03,{regs},1,1.200 (reduce-scatter epilogue),bf16,-,-"]
+    rows.append("8192x3584x8192,fused,128x128:s6:c2:g4:pp,rs,1.00e+00,-,-,WRONG,bf16,-,-")
+    csv = tmp_path / "gemmalone-bf16.csv"
+    csv.write_text(head + "\n".join(rows) + "\n")
+    out = _gemmalone_table(str(csv))
+    assert "| 8192x3584x8192 | bf16 | 700.0 (algo0) | 128x256:s4:c2:g8:cl2 | 0.980 |" in out, out
+    assert "| bf16 | 8192 | 1 | 128x256:s4:c2:g8:cl2 | 1/1 |" in out, out
+    assert "| 8192x3584x8192 | bf16 | 128x256:s4:c2:g8:cl2 | +1.0%, +5.0% | +11.4%, +1.4% | **no** |" in out, out
+    assert "8192x3584x8192 bf16 128x128:s6:c2:g4:pp rs: WRONG" in out, out
+
+
 def test_gemmalone_56_fits_one_device_call():
     """bench/gemmalone-56.sh SET=small: no shape starts after DEADLINE and
     each runs under what is left, so the compile pass aside (also under
