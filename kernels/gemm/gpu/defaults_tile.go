@@ -27,7 +27,21 @@ import (
 // fill 132 SMs where the others leave a last wave mostly idle (4096 x
 // 1280: 128 tiles of 256x160 against 160 of 128x256; 1024 x 2560: 128 of
 // 128x160 against 96 of 128x224), bench/results/2026-12-03-h200-wave-tiles.md.
-var smallTiles = []string{"256x160:s4:c2:g8", "128x256:s4:c2:g8", "128x224:s5:c2:g4", "128x160:s6:c2:g8",
+//
+// 128x224 walks its tiles in swizzle groups of 16 rows, not the 4 it was
+// first searched with: a wave of 132 tiles then spans 16 rows of A and 8
+// columns of B instead of 4 and 33, half the operand bytes that its tiles
+// share through L2 (the least at about sqrt(132 x 224 / 128) = 15 rows).
+// On 8 shapes of 6,144-16,384 rows outside issue 56's set (1 x H200,
+// 2026-12-04, three interleaved rounds, bf16) g16 ran 2.4% faster than g4
+// (geometric mean; ahead on 8 of 8,
+// bench/results/2026-12-04-h200-large-tiles.md). At most 4 tile rows
+// (M <= 512 here) the two walk alike. The other candidates' groups are
+// within a factor of two of that optimum, and moving them to it gained
+// nothing measurable in the same rounds (128x256:st g8 against g16,
+// 128x160 g8 against g16, 256x160 g8 against g16, 128x128:pp g4 against
+// g16: each pair within 0.4%).
+var smallTiles = []string{"256x160:s4:c2:g8", "128x256:s4:c2:g8", "128x224:s5:c2:g16", "128x160:s6:c2:g8",
 	"128x128:s6:c2:g4:pp", "64x256:s5:c2:g8:pp", "64x224:s6:c2:g8:pp", "64x128:s8:c2:g8:pp", narrowTile}
 
 // narrowTile is the 64x64 candidate: DefaultTile's where narrowFits, and
@@ -87,7 +101,7 @@ const rowsEfficiency64 = 0.82
 // byte of the 128-row tiles but 128x128:pp's).
 var tileEfficiency = map[string]float64{
 	"256x160:s4:c2:g8":    0.996,
-	"128x224:s5:c2:g4":    0.946,
+	"128x224:s5:c2:g16":   0.946, // measured with g4, 2.4% slower (smallTiles)
 	"128x160:s6:c2:g8":    0.956,
 	"128x128:s6:c2:g4:pp": 0.965,
 }

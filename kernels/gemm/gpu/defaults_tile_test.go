@@ -30,9 +30,9 @@ func TestDefaultTile(t *testing.T) {
 		{64, 28672, 8192, false, "64x224:s6:c2:g8:pp"},    // 128 of 64x224 in one wave beat 224 of 64x128 in two
 		{128, 8192, 8192, false, "64x128:s8:c2:g8:pp"},    // 128 tiles
 		{256, 8192, 8192, false, "128x128:s6:c2:g4:pp"},   // 128 tiles; 64x256 ties and comes later
-		{512, 14336, 4096, false, "128x224:s5:c2:g4"},     // 256 tiles in 2 waves beat 224 of 128x256 in 2
+		{512, 14336, 4096, false, "128x224:s5:c2:g16"},    // 256 tiles in 2 waves beat 224 of 128x256 in 2
 		{1024, 28672, 8192, false, "128x256:s4:c2:g8"},    // 896 tiles: 7 waves
-		{4096, 1792, 4096, false, "128x224:s5:c2:g4"},     // 256 tiles in 2 waves; 128x256: 224 in 2
+		{4096, 1792, 4096, false, "128x224:s5:c2:g16"},    // 256 tiles in 2 waves; 128x256: 224 in 2
 		{8192, 3584, 8192, false, "128x256:s4:c2:g8:cl2"}, // 128x256 from 4,096 rows: the family tile
 		{4096, 14336, 4096, false, "256x160:s4:c2:g8"},    // 1,440 tiles: 11 waves, 99% full (128x256: 14, 97%); 64x128's 55 waves count less work, but it runs 18% slower
 		{2048, 14336, 4096, false, "128x256:s4:c2:g8"},    // likewise, 7 waves
@@ -150,7 +150,7 @@ func TestDefaultTileFor(t *testing.T) {
 		{VariantAGMM, 256, 8192, 3584, 1, "bf16", "128x128:s6:c2:g4:pp", ""},
 		{VariantAGMM, 256, 8192, 1024, 1, "bf16", "128x128:s6:c2:g4:pp", ""},
 		{VariantAGMM, 64, 14336, 4096, 1, "bf16", pp128, ""},
-		{VariantAGMM, 128, 28672, 8192, 1, "bf16", "128x224:s5:c2:g4", ""},
+		{VariantAGMM, 128, 28672, 8192, 1, "bf16", "128x224:s5:c2:g16", ""},
 		// Memory-bound: 64x224's lead in work stands. Compute-bound at
 		// 1024 x 1280 x 8192, its lead (96 tiles against 80 of 128x128,
 		// one wave each) is under rowsEfficiency64's 18%: 128x128:pp (one
@@ -168,11 +168,11 @@ func TestDefaultTileFor(t *testing.T) {
 		{VariantMatmulRS, 64, 1280, 8192, 1, "bf16", pp64 + ":sk4", ""},
 		// The last wave mostly idle, compute-bound: stream-K where its
 		// cost is lower (streamK) and it may run (a plain product).
-		{VariantAGMM, 16384, 14336, 8192, 1, "bf16", streamKTile, ""},       // 7,168 tiles: 40 in the last wave
-		{VariantAGMM, 4096, 14784, 8192, 1, "bf16", streamKTile, ""},        // 1,856: 8
-		{VariantMatmulRS, 4096, 14784, 8192, 1, "bf16", streamKTile, ""},    // its product
-		{VariantAGMM, 4096, 14784, 8192, 2, "bf16", "128x224:s5:c2:g4", ""}, // DefaultTile's: no stream-K at world > 1
-		{VariantMatmulRS, 4096, 14784, 8192, 4, "bf16", "128x224:s5:c2:g4", ""},
+		{VariantAGMM, 16384, 14336, 8192, 1, "bf16", streamKTile, ""},        // 7,168 tiles: 40 in the last wave
+		{VariantAGMM, 4096, 14784, 8192, 1, "bf16", streamKTile, ""},         // 1,856: 8
+		{VariantMatmulRS, 4096, 14784, 8192, 1, "bf16", streamKTile, ""},     // its product
+		{VariantAGMM, 4096, 14784, 8192, 2, "bf16", "128x224:s5:c2:g16", ""}, // DefaultTile's: no stream-K at world > 1
+		{VariantMatmulRS, 4096, 14784, 8192, 4, "bf16", "128x224:s5:c2:g16", ""},
 		{VariantAGMM, 4096, 28672, 8192, 1, "bf16", "256x160:s4:c2:g8", ""},    // 2,880 tiles, 22 waves, 99% full: below :st's cost
 		{VariantAGMM, 4096, 1280, 8192, 1, "bf16", "256x160:s4:c2:g8", ""},     // 128 tiles, one wave: below :st's cost (160 tiles)
 		{VariantAGMM, 8192, 3584, 8192, 1, "bf16", "128x256:s4:c2:g8:cl2", ""}, // 104 of 132 in the last wave: too little to win
