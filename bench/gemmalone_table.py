@@ -5,7 +5,7 @@ Per shape and dtype: cuBLASLt's best time (the fastest of its algorithms'
 rows), the best tile and its ratio, the default tile (gemmalone's
 "# default SHAPE DTYPE: TILE" line, else --default) and its ratio, how far
 the default is behind the best and whether it is within 3% (issue 56's
-"untuned defaults" bar); then, per row count M, the tile within 3% of the
+"untuned defaults" bar) and what limits the best tile (limit); then, per row count M, the tile within 3% of the
 best on the most shapes: a proposed rule, beside the default's record.
 
 A ratio is gemmalone's: cuBLASLt's best algorithm timed right before and
@@ -34,11 +34,18 @@ DEFAULTS = {"bf16": "128x256:s4:c2:g8:cl2", "f16": "128x256:s4:c2:g8:cl2", "e4m3
             "e4m3_row": "128x256:s4:c2:g4"}
 # Dense tensor-core peaks of an H100/H200 SXM, TFLOP/s.
 PEAK = {"bf16": 989.0, "f16": 989.0, "e4m3": 1979.0, "e4m3_row": 1979.0}
+# HBM bandwidth by the GPU the run's header names, TB/s (SXM parts); another
+# GPU's runs take the H200's, which the limit cell then names.
+HBM = {"H200": 4.8, "H100": 3.35}
+# Waves filled to this share or more (units over waves x SMs) are not called a tail.
+FULL_WAVE = 0.9
 WITHIN = 0.03
 
 _OLD_TILE = re.compile(r"^(\d+)x(\d+)x64 s(\d+) c(\d+) g(\d+)((?: \w+)*)$")
 _DEFAULT = re.compile(r"^#\s*default (\S+) (\S+): (\S+)")
 _RUN = re.compile(r"^#\s*[^,]*, \d+ SMs, (\w+),")
+_GPU = re.compile(r"^#\s*NVIDIA (H\d+)[^,]*, (\d+) SMs")
+_TILE = re.compile(r"^(\d+)x(\d+)(.*)$")
 _FLOAT = re.compile(r"^\s*([0-9.]+(?:e[-+]?\d+)?)")
 
 
@@ -79,6 +86,7 @@ class Shape:
         # the plain row's just before it in the same process, minus 1.
         self.rs_cost: Dict[Tuple[str, str], List[float]] = defaultdict(list)
         self.last_us: Dict[str, float] = {}  # tile -> its last plain row's µs
+        self.gpu, self.sms = "H200", 132  # the run's header's, where it names them
 
     @property
     def mnk(self) -> Tuple[int, int, int]:
@@ -104,14 +112,54 @@ class Shape:
         m, n, k = self.mnk
         return 2.0 * m * n * k / min(us) / 1e6
 
+    def limit(self, tile: str) -> str:
+        """What bounds tile's product, by the roofline of the shape: HBM
+        where its least bytes (A and B once, C once) take longer at the
+        GPU's bandwidth than its multiply-adds at the dense peak, with the
+        share of that bandwidth the tile's fastest time reached; else the
+        tensor cores, with the waves where the tile's units (tiles, or
+        split-K's slices) fill under 90% of them, the last wave part-empty
+        (stream-K shares the last wave out)."""
+        us = self.us.get(tile)
+        if not us:
+            return "-"
+        m, n, k = self.mnk
+        one_byte = self.dtype.startswith("e4m3")
+        nbytes = (1 if one_byte else 2) * (m + n) * k + 2 * m * n
+        bw = HBM.get(self.gpu, HBM["H200"]) * 1e12
+        t_mem, t_math = nbytes / bw, 2.0 * m * n * k / (PEAK.get(self.dtype, 989.0) * 1e12)
+        if t_mem >= t_math:
+            return f"memory: {nbytes / (min(us) * 1e-6) / bw:.0%} of {bw / 1e12:.2g} TB/s"
+        g = _TILE.match(tile)
+        if not g:
+            return "tensor"
+        bm, bn, opts = int(g.group(1)), int(g.group(2)), g.group(3).split(":")
+        if "st" in opts:
+            return "tensor (stream-K)"
+        units = -(-m // bm) * -(-n // bn)
+        for o in opts:
+            if o.startswith("sk") and o[2:].isdigit():
+                units *= int(o[2:])
+        waves = -(-units // self.sms)
+        fill = units / (waves * self.sms)
+        if fill >= FULL_WAVE:
+            return "tensor"
+        if waves == 1:
+            return f"tensor; {units} of {self.sms} SMs busy"
+        return f"tensor; {waves} waves, the last {units - (waves - 1) * self.sms}/{self.sms}"
+
 
 def read(paths: List[str]) -> Dict[Tuple[str, str], Shape]:
     shapes: Dict[Tuple[str, str], Shape] = {}
 
+    run: Dict[str, str] = {"gpu": "H200", "sms": "132"}  # the GPU of the run being read (its header line)
+
     def get(shape: str, dtype: str) -> Shape:
         if (shape, dtype) not in shapes:
             shapes[(shape, dtype)] = Shape(shape, dtype)
-        return shapes[(shape, dtype)]
+        s = shapes[(shape, dtype)]
+        s.gpu, s.sms = run["gpu"], int(run["sms"])
+        return s
 
     for path in paths:
         run_dtype = "bf16"
@@ -126,6 +174,8 @@ def read(paths: List[str]) -> Dict[Tuple[str, str], Shape]:
                         get(m.group(1), m.group(2)).default = m.group(3)
                     elif m := _RUN.match(line):
                         run_dtype = m.group(1)
+                        if g := _GPU.match(line):
+                            run["gpu"], run["sms"] = g.group(1), g.group(2)
                     continue
                 if first in ("shape", "mm") or first.startswith("==") or len(row) < 8 or \
                         not re.match(r"^\d+x\d+x\d+$", first):
@@ -182,7 +232,8 @@ def default_of(s: Shape, override: Optional[str]) -> str:
 
 def table(shapes: List[Shape], override: Optional[str]) -> List[str]:
     out = ["| shape (M x N x K) | dtype | cuBLASLt best µs (algo) | best tile | ratio | TFLOP/s (of peak) | "
-           "default tile | ratio | default behind best | within 3% |", "|---|---|---|---|---|---|---|---|---|---|"]
+           "default tile | ratio | default behind best | within 3% | limit (best tile) |",
+           "|---|---|---|---|---|---|---|---|---|---|---|"]
     for s in shapes:
         lt = min(s.lt.items(), key=lambda x: x[1]) if s.lt else None
         lt_cell = f"{lt[1]:.1f} ({lt[0]})" if lt else "-"
@@ -190,7 +241,7 @@ def table(shapes: List[Shape], override: Optional[str]) -> List[str]:
         d = default_of(s, override)
         dr = s.ratio(d)
         if best is None:
-            out.append(f"| {s.shape} | {s.dtype} | {lt_cell} | - | - | - | {d} | - | - | no tile measured |")
+            out.append(f"| {s.shape} | {s.dtype} | {lt_cell} | - | - | - | {d} | - | - | no tile measured | - |")
             continue
         tf = s.tflops(best[0])
         tf_cell = f"{tf:.0f} ({tf / PEAK.get(s.dtype, 989.0):.0%})" if tf else "-"
@@ -200,7 +251,7 @@ def table(shapes: List[Shape], override: Optional[str]) -> List[str]:
             gap = best[1] / dr - 1
             behind, verdict = f"{gap:+.1%}", "yes" if gap <= WITHIN + 1e-9 else "**no**"
         out.append(f"| {s.shape} | {s.dtype} | {lt_cell} | {best[0]} | {fmt_ratio(best[1])} | {tf_cell} | {d} | "
-                   f"{fmt_ratio(dr)} | {behind} | {verdict} |")
+                   f"{fmt_ratio(dr)} | {behind} | {verdict} | {s.limit(best[0])} |")
     return out
 
 

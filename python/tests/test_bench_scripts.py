@@ -483,3 +483,36 @@ def test_gemmalone_56_rounds_reverse_the_tiles(tmp_path: Path):
     fwd, rev = "a:s1,b:s2,c:s3", "c:s3,b:s2,a:s1"
     assert got == [("64x128x256", fwd), ("64x128x256", rev), ("64x128x256", fwd),
                    ("128x256x512", fwd), ("128x256x512", rev), ("128x256x512", fwd)], got
+
+
+def test_gemmalone_table_names_what_limits_the_best_tile(tmp_path: Path):
+    """The limit column: HBM where the shape's least bytes take longer at
+    the run's GPU's bandwidth than its multiply-adds at the peak (with the
+    share of the bandwidth the tile reached), else the tensor cores, with
+    the last wave where its tiles leave it under 90% full."""
+    def run(gpu: str, rows: list) -> str:
+        return (f"# NVIDIA {gpu}, 132 SMs, bf16, each kernel 200ms back to back\n"
+                "shape,impl,config,spill_bytes,rel_err,us,tflops,ratio_to_cublaslt,dtype,cublaslt_fp8_us,ratio_to_cublaslt_fp8\n"
+                + "\n".join(rows) + "\n")
+
+    def row(shape: str, tile: str, us: float) -> str:
+        return f"{shape},fused,{tile},0,1.66e-03,{us},1,1.000 (cublaslt algo0 {us}/{us}; grid 132),bf16,-,-"
+    csv = tmp_path / "gemmalone-bf16.csv"
+    # 64 x 8192 x 8192: 136 MB at least, 28.3 µs at 4.8 TB/s, 8.7 µs of
+    # multiply-adds; 8192 x 3584 x 8192: 896 tiles of 128x256 in 7 waves
+    # (the last 104 of 132: 97% of the waves filled); 8192 x 8192 x 8192:
+    # 2,048 tiles, but stream-K shares the last wave out; 4096 x 1280 x 8192
+    # with 128x256: 160 tiles in 2 waves, 61%.
+    csv.write_text(run("H200 (141 GB)", [row("64x8192x8192", "64x64:s10:c2:g8:pp", 35.4),
+                                         row("8192x3584x8192", "128x256:s4:c2:g8:cl2", 700.0),
+                                         row("8192x8192x8192", "128x256:s4:c2:g8:st", 1600.0)]) +
+                   run("H100 80GB HBM3", [row("64x14336x4096", "64x128:s8:c2:g8:pp", 45.0),
+                                          row("4096x1280x8192", "128x256:s4:c2:g8", 100.0)]))
+    out = _gemmalone_table(str(csv))
+    # 136.3 MB in 35.4 µs: 3.85 TB/s, 80% of 4.8.
+    assert "| 64x8192x8192 | bf16 |" in out and "| memory: 80% of 4.8 TB/s |" in out, out
+    assert "| 8192x3584x8192 | bf16 | - | 128x256:s4:c2:g8:cl2 | 1.000 | 687 (69%) | 128x256:s4:c2:g8:cl2 | 1.000 | +0.0% | yes | tensor |" in out, out
+    assert "| tensor (stream-K) |" in out, out
+    # The H100's run: 119.6 MB at least in 45 µs, 2.66 TB/s, 79% of 3.35.
+    assert "| memory: 79% of 3.4 TB/s |" in out, out
+    assert "| tensor; 2 waves, the last 28/132 |" in out, out
