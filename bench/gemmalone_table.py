@@ -5,7 +5,9 @@ Per shape and dtype: cuBLASLt's best time (the fastest of its algorithms'
 rows), the best tile and its ratio, the default tile (gemmalone's
 "# default SHAPE DTYPE: TILE" line, else --default) and its ratio, how far
 the default is behind the best and whether it is within 3% (issue 56's
-"untuned defaults" bar) and what limits the best tile (limit); then, per row count M, the tile within 3% of the
+"untuned defaults" bar) and what limits the best tile (limit); then, per
+dtype, how many shapes the best and the default tile run at or above
+cuBLASLt and at 1.05x (the first bar), and their medians; then, per row count M, the tile within 3% of the
 best on the most shapes: a proposed rule, beside the default's record.
 
 A ratio is gemmalone's: cuBLASLt's best algorithm timed right before and
@@ -255,6 +257,30 @@ def table(shapes: List[Shape], override: Optional[str]) -> List[str]:
     return out
 
 
+def summary(shapes: List[Shape], override: Optional[str]) -> List[str]:
+    """Issue 56's first bar per dtype: of the shapes with a timed tile, how
+    many the best tile and the default tile run at or above cuBLASLt
+    (ratio 1.00) and at 1.05x or more, and their median ratios."""
+    out = ["| dtype | shapes | best tile: at or above 1.00x | at 1.05x | median | default: at or above 1.00x | "
+           "at 1.05x | median |", "|---|---|---|---|---|---|---|---|"]
+    by: Dict[str, List[Shape]] = defaultdict(list)
+    for s in shapes:
+        if s.best() is not None:
+            by[s.dtype].append(s)
+
+    def cells(rs: List[float]) -> str:
+        if not rs:
+            return "- | - | -"
+        rs = sorted(rs)
+        mid = rs[len(rs) // 2] if len(rs) % 2 else (rs[len(rs) // 2 - 1] + rs[len(rs) // 2]) / 2
+        return f"{sum(r >= 1.0 for r in rs)} | {sum(r >= 1.05 for r in rs)} | {mid:.3f}"
+    for dtype, group in sorted(by.items()):
+        best = [b[1] for b in (s.best() for s in group) if b is not None]
+        dflt = [r for r in (s.ratio(default_of(s, override)) for s in group) if r is not None]
+        out.append(f"| {dtype} | {len(group)} | {cells(best)} | {cells(dflt)} |")
+    return out
+
+
 def rule(shapes: List[Shape], override: Optional[str]) -> List[str]:
     """Per dtype and M: the tile within 3% of each shape's best on the most
     shapes (ties: the smaller worst gap, then the smaller mean gap), beside
@@ -338,6 +364,8 @@ def main(argv: Optional[List[str]] = None) -> int:
         print("no gemmalone rows in " + ", ".join(args.csv), file=sys.stderr)
         return 1
     print("\n".join(table(shapes, args.default)))
+    print()
+    print("\n".join(summary(shapes, args.default)))
     print()
     print("\n".join(rule(shapes, args.default)))
     if any(s.rs_cost for s in shapes):

@@ -397,6 +397,9 @@ def test_gemmalone_table_reads_defaults_and_appended_runs(tmp_path: Path):
     assert "| bf16 | 64 | 2 | 64x128:s6:c2:g8:pp | 2/2 | +0.0% | 128x256:s4:c2:g8:cl2 | 0/2 | +47.7% |" in out, out
     assert "M 64: 64x128:s6:c2:g8:pp; M 8192: 128x256:s4:c2:g8:cl2" in out, out
     assert "64x14336x4096 bf16 128x128:s6:c2:g4:pp: WRONG" in out, out
+    # The first bar's count: best tiles 0.960, 0.990, 0.980 (none at 1.00x,
+    # median 0.980); the defaults 0.650, 0.700, 0.980.
+    assert "| bf16 | 3 | 0 | 0 | 0.980 | 0 | 0 | 0.700 |" in out, out
 
 
 def test_gemmalone_table_costs_the_reduce_scatter_rows(tmp_path: Path):

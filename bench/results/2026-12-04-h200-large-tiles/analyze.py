@@ -13,6 +13,7 @@ import glob
 import itertools
 import math
 import os
+import statistics
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 T_CSV = os.path.join(HERE, "..", "2026-12-03-h200-streamk", "call-t", "gemmalone-bf16.csv")
@@ -85,14 +86,14 @@ def whole_set(title: str, d: dict[tuple[str, str], list[float]], old: dict[tuple
     vals = sorted(v for v, _ in by_shape.values())
     print(f"\n### {title}\n")
     print(f"{len(vals)} shapes: at or above 1.00x on {sum(v >= 1 for v in vals)}, 1.05x on "
-          f"{sum(v >= 1.05 for v in vals)}, median {vals[len(vals) // 2]:.3f}")
+          f"{sum(v >= 1.05 for v in vals)}, median {statistics.median(vals):.3f}")
     by_m = collections.defaultdict(list)
     for s, (v, _) in by_shape.items():
         by_m[int(s.split("x")[0])].append(v)
     print("\n| M | shapes | at or above 1.00x | median | lowest |\n|---|---|---|---|---|")
     for m in sorted(by_m):
-        v = sorted(by_m[m])
-        print(f"| {m} | {len(v)} | {sum(x >= 1 for x in v)} | {v[len(v) // 2]:.3f} | {v[0]:.3f} |")
+        rs = sorted(by_m[m])
+        print(f"| {m} | {len(rs)} | {sum(x >= 1 for x in rs)} | {statistics.median(rs):.3f} | {rs[0]:.3f} |")
     print("\nLowest ten: " + "; ".join(f"{s} {t} {v:.3f}" for s, (v, t) in sorted(by_shape.items(), key=lambda x: x[1][0])[:10]))
     if old is None:
         return
@@ -100,7 +101,7 @@ def whole_set(title: str, d: dict[tuple[str, str], list[float]], old: dict[tuple
     common = [s for s in by_shape if s in old_by]
     vo = sorted(old_by[s][0] for s in common)
     print(f"\nCall T (2026-12-03, the rule then) on the same {len(common)} shapes: at or above 1.00x on "
-          f"{sum(v >= 1 for v in vo)}, 1.05x on {sum(v >= 1.05 for v in vo)}, median {vo[len(vo) // 2]:.3f}")
+          f"{sum(v >= 1 for v in vo)}, 1.05x on {sum(v >= 1.05 for v in vo)}, median {statistics.median(vo):.3f}")
     same = [s for s in common if by_shape[s][1] == old_by[s][1]]
     changed = [s for s in common if by_shape[s][1] != old_by[s][1]]
     print(f"- same pick on {len(same)}: today over then {gm([by_shape[s][0] / old_by[s][0] for s in same]):.4f} (the runs' drift)")
