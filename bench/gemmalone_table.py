@@ -7,8 +7,9 @@ rows), the best tile and its ratio, the default tile (gemmalone's
 the default is behind the best and whether it is within 3% (issue 56's
 "untuned defaults" bar) and what limits the best tile (limit); then, per
 dtype, how many shapes the best and the default tile run at or above
-cuBLASLt and at 1.05x (the first bar), and their medians; then, per row count M, the tile within 3% of the
-best on the most shapes: a proposed rule, beside the default's record.
+cuBLASLt and at 1.05x (the first bar), and their medians; then, per row
+count M, the tile within 3% of the best on the most shapes: a proposed
+rule, beside the default's record.
 
 A ratio is gemmalone's: cuBLASLt's best algorithm timed right before and
 after the tile, over the tile's time (above 1 the tile is faster); for FP8
@@ -27,6 +28,7 @@ import argparse
 import csv
 import math
 import re
+import statistics
 import sys
 from collections import defaultdict
 from typing import Dict, List, Optional, Tuple
@@ -271,9 +273,7 @@ def summary(shapes: List[Shape], override: Optional[str]) -> List[str]:
     def cells(rs: List[float]) -> str:
         if not rs:
             return "- | - | -"
-        rs = sorted(rs)
-        mid = rs[len(rs) // 2] if len(rs) % 2 else (rs[len(rs) // 2 - 1] + rs[len(rs) // 2]) / 2
-        return f"{sum(r >= 1.0 for r in rs)} | {sum(r >= 1.05 for r in rs)} | {mid:.3f}"
+        return f"{sum(r >= 1.0 for r in rs)} | {sum(r >= 1.05 for r in rs)} | {statistics.median(rs):.3f}"
     for dtype, group in sorted(by.items()):
         best = [b[1] for b in (s.best() for s in group) if b is not None]
         dflt = [r for r in (s.ratio(default_of(s, override)) for s in group) if r is not None]
