@@ -332,11 +332,15 @@ func (g *FusedGEMM) Launch(stream cu.Stream, o Operands, c cu.DevicePtr, sms int
 	}
 	grid, skTiles := g.Grid(o.M, o.N, sms), 0
 	if g.Tile.StreamK {
-		// Where it shares tiles out, on every SM: the ranges are cut for
-		// that grid.
+		// Where it shares tiles out, on every SM (every cluster that fits
+		// at once): the ranges are cut for that grid.
 		kblocks := (o.K + g.f.Elem.BK() - 1) / g.f.Elem.BK()
-		if sk := g.Tile.StreamKTiles(o.M, o.N, kblocks, sms); sk > 0 {
-			grid, skTiles = sms, sk
+		full := sms
+		if cm := g.Tile.ClusterM(); cm > 1 {
+			full = min(sms/cm, g.clusters) * cm
+		}
+		if sk := g.Tile.StreamKTiles(o.M, o.N, kblocks, full); sk > 0 {
+			grid, skTiles = full, sk
 		}
 	}
 	if g.Tile.Shares() {

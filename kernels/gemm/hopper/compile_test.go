@@ -80,7 +80,7 @@ func TestCompileAllTiles(t *testing.T) {
 	// Stream-K (plain products, cooperative consumers) on the widest
 	// tiles it takes, bf16 and FP8 row scales: the schedule and the fixup
 	// beside 128 accumulators must not spill.
-	for _, name := range []string{"128x256:s4:c2:g8:st", "128x224:s5:c2:g4:st", "128x128:s6:c2:g8:st"} {
+	for _, name := range []string{"128x256:s4:c2:g8:st", "128x224:s5:c2:g4:st", "128x128:s6:c2:g8:st", "128x256:s4:c2:g8:cl2:st", "256x160:s4:c2:g8:cl2:st"} {
 		tl, err := ParseTile(name)
 		if err != nil {
 			t.Fatal(err)

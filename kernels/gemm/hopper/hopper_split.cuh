@@ -133,7 +133,10 @@ __device__ __forceinline__ bool unit_shared(const Unit& un, int kblocks) {
 // Split-K: SPLIT_K parts of every (tile, warp), [tile][warp][slice].
 // Stream-K: by CTA, [cta][2][warp], slot 0 for the tile the CTA's range
 // starts in, 1 for the one it ends in (any tile between is the CTA's alone):
-// the partials scale with the grid, not with the tiles.
+// the partials scale with the grid, not with the tiles. The walk's ranges
+// are a cluster's (Walk.first and Unit.tile count clusters and cluster
+// tiles), so a CTA is walker w's row crank, CTA w * CLUSTER_M + crank, and
+// a count is (tile * CLUSTER_M + crank)'s.
 #define SK_WARPS (STORERS / 32)
 #define SK_WARP_FLOATS (MI * (BN / 2) * 32)
 
@@ -188,9 +191,10 @@ __device__ __forceinline__ bool fixup_unit(float (&acc)[MI][BN / 2], const Walk&
 	const u64 before = (u64)((un.share >> 4) & 1);
 	const auto at = [&](int p) {
 		const u64 slot = p == 0 ? before : 0;
-		return (float*)sk_part + (((u64)(first + p) * 2 + slot) * SK_WARPS + (u64)w) * SK_WARP_FLOATS + 4 * lane;
+		const u64 cta = (u64)(first + p) * CLUSTER_M + walk.crank;
+		return (float*)sk_part + ((cta * 2 + slot) * SK_WARPS + (u64)w) * SK_WARP_FLOATS + 4 * lane;
 	};
-	u32* const count = (u32*)sk_count + (u64)un.tile * SK_WARPS + (u64)w;
+	u32* const count = (u32*)sk_count + ((u64)un.tile * CLUSTER_M + walk.crank) * SK_WARPS + (u64)w;
 	return fixup(acc, at(part), count, parts, part, lane, [&](int p) { return (const float*)at(p); });
 #else
 	// Split-K: un.tile is the walk's unit, slice u % SPLIT_K of tile u / SPLIT_K.

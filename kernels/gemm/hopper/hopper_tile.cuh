@@ -144,13 +144,16 @@
 // SM stops at about the same time instead of a part of them running one
 // more tile while the rest idle. A tile whose k-blocks fall to several CTAs
 // is summed as split-K's are (fixup: partials, counts, the last to count
-// runs the epilogue; nobody waits). Cooperative consumers, plain products
-// only (no ping-pong, clusters, split-K or reduce-scatter).
+// runs the epilogue; nobody waits). In clusters (CLUSTER_M 2) the ranges
+// are the clusters': both CTAs of one take the same k-blocks of their
+// vertically adjacent tiles, as the cluster's B multicast needs, each
+// summing its own tile's parts. Cooperative consumers, plain products
+// only (no ping-pong, split-K or reduce-scatter).
 #ifndef STREAM_K
 #define STREAM_K 0
 #endif
-#if STREAM_K && (SPLIT_K > 1 || RS_EPILOGUE || CLUSTER_M > 1 || PINGPONG)
-#error stream-K tiles run plain products with cooperative consumers: no split-K, reduce-scatter, clusters or ping-pong
+#if STREAM_K && (SPLIT_K > 1 || RS_EPILOGUE || PINGPONG)
+#error stream-K tiles run plain products with cooperative consumers: no split-K, reduce-scatter or ping-pong
 #endif
 
 // The epilogue stages 16-column blocks, two at a time where it reduces

@@ -47,16 +47,18 @@ func (t Tile) Shares() bool { return t.KSplits() > 1 || t.StreamK }
 // tile and storing warp, zero before the first launch; every launch leaves
 // them zero), or zeros for a tile that shares none. Split-K: KSplits fp32
 // partials of every CTA tile. Stream-K: two tiles' partials per CTA (the
-// tiles its range starts and ends in), counts for the at most 2 x grid
-// stream-K tiles (StreamKTiles).
+// tiles its range starts and ends in), counts for the CTA tiles of the at
+// most 2 x grid / ClusterM stream-K (cluster) tiles (StreamKTiles).
 func (t Tile) SplitKBytes(m, n, grid int) (partials, counts int64) {
 	tile := int64(t.BM) * int64(t.BN) * 4
+	cm := t.ClusterM()
 	switch {
 	case t.KSplits() > 1:
-		tiles := int64(t.Tiles(m, n)) * int64(t.ClusterM())
+		tiles := int64(t.Tiles(m, n)) * int64(cm)
 		return tiles * int64(t.KSplits()) * tile, tiles * int64(t.storerWarps()) * 4
-	case t.StreamK && grid > 0:
-		return int64(grid) * 2 * tile, int64(min(t.Tiles(m, n), 2*grid)) * int64(t.storerWarps()) * 4
+	case t.StreamK && grid >= cm:
+		walkers := grid / cm
+		return int64(walkers*cm) * 2 * tile, int64(min(t.Tiles(m, n), 2*walkers)*cm) * int64(t.storerWarps()) * 4
 	}
 	return 0, 0
 }
@@ -75,26 +77,29 @@ func (t Tile) SplitKBytes(m, n, grid int) (partials, counts int64) {
 // k-blocks: 106 µs against 92).
 const StreamKMinGain = 64
 
-// StreamKTiles is how many of an m x n output's tiles, of kblocks k-blocks
-// each, a stream-K tile shares out by k-blocks on a grid of grid CTAs (the
-// kernel's sk_tiles; 0 for every other tile): none where the tiles fill
-// whole waves, less than half of one (split-K's case, a small M), or where
-// the last wave's idle SMs would win back less than StreamKMinGain
-// k-blocks; else the last wave's part, r = tiles mod grid, or r + grid where r is
-// under half a wave. That keeps every CTA's range at least half a tile
-// long, so at most three CTAs share a tile, and each CTA writes at most
-// two partials (the tiles its range starts and ends in), which the
-// workspace holds.
+// StreamKTiles is how many of an m x n output's tiles (cluster tiles), of
+// kblocks k-blocks each, a stream-K tile shares out by k-blocks on a grid
+// of grid CTAs (the kernel's sk_tiles; 0 for every other tile). The walk's
+// units are the clusters (grid / ClusterM of them; the CTAs without
+// clusters) and their tiles: none are shared where the tiles fill whole
+// waves, less than half of one (split-K's case, a small M), or where the
+// last wave's idle clusters would win back less than StreamKMinGain
+// k-blocks; else the last wave's part, r = tiles mod clusters, or r +
+// clusters where r is under half a wave. That keeps every range at least
+// half a tile long, so at most three CTAs share a tile, and each CTA
+// writes at most two partials (the tiles its range starts and ends in),
+// which the workspace holds.
 func (t Tile) StreamKTiles(m, n, kblocks, grid int) int {
-	if !t.StreamK || grid < 1 || kblocks < 1 {
+	walkers := grid / t.ClusterM()
+	if !t.StreamK || walkers < 1 || kblocks < 1 {
 		return 0
 	}
 	tiles := t.Tiles(m, n)
-	if (grid-tiles%grid)*kblocks < StreamKMinGain*grid {
+	if (walkers-tiles%walkers)*kblocks < StreamKMinGain*walkers {
 		// Too little of the last wave's time to win back.
 		return 0
 	}
-	return streamKTiles(tiles, kblocks, grid)
+	return streamKTiles(tiles, kblocks, walkers)
 }
 
 // streamKTiles is StreamKTiles' share of tiles tiles of kblocks k-blocks

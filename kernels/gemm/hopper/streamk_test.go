@@ -41,7 +41,8 @@ func TestStreamKCheck(t *testing.T) {
 		{"128x224:s5:c2:g4:st", ""},
 		{"128x128:s6:c2:g8:st", ""},
 		{"128x128:s6:c2:g4:pp:st", "cooperative"},
-		{"128x256:s4:c2:g8:cl2:st", "cooperative"},
+		{"128x256:s4:c2:g8:cl2:st", ""}, // a cluster's pair walks the same ranges
+		{"256x160:s4:c2:g8:cl2:st", ""},
 		{"128x256:s4:c2:g8:sk2:st", "cooperative"},
 		{"128x128:s4:c1:g8:st", "cooperative"},
 		{"256x192:s3:c2:g8:st", "the fixup needs 16 registers"},
@@ -91,6 +92,26 @@ func TestStreamKTiles(t *testing.T) {
 	} {
 		if got := st.StreamKTiles(c.m, c.n, c.kblocks, c.grid); got != c.want {
 			t.Errorf("%dx%d, %d k-blocks, grid %d: %d stream-K tiles, want %d", c.m, c.n, c.kblocks, c.grid, got, c.want)
+		}
+	}
+	// In clusters of two the walk's units are the 66 clusters and their
+	// 256-row tiles.
+	cl, err := ParseTile("128x256:s4:c2:g8:cl2:st")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		m, n, kblocks, grid, want int
+	}{
+		{16384, 5120, 128, 132, 92},  // 64 x 20 = 1,280 cluster tiles: 19 waves of 66 and 26 (under half a wave: 26 + 66), 78 to win
+		{16384, 14336, 128, 132, 86}, // 64 x 56 = 3,584: 54 waves and 20 (20 + 66), 89 to win
+		{4096, 14784, 128, 132, 70},  // 16 x 58 = 928: 14 waves and 4 (4 + 66), 120 to win
+		{8192, 3584, 128, 132, 0},    // 32 x 14 = 448: 6 waves and 52, 27 to win
+		{16384, 5120, 128, 131, 0},   // 65 clusters: 19 waves and 45, 39 to win
+		{16384, 5120, 128, 1, 0},     // under one cluster
+	} {
+		if got := cl.StreamKTiles(c.m, c.n, c.kblocks, c.grid); got != c.want {
+			t.Errorf("clusters: %dx%d, %d k-blocks, grid %d: %d stream-K tiles, want %d", c.m, c.n, c.kblocks, c.grid, got, c.want)
 		}
 	}
 	plain := st
@@ -156,6 +177,13 @@ func TestStreamKWalk(t *testing.T) {
 					t.Fatalf("%s: %d stream-K tiles", name(), sk)
 				}
 				_, counts := st.SplitKBytes(m, n, grid)
+				// The same walk in clusters of two: grid clusters of 2 CTAs,
+				// each cluster tile two CTA tiles, CTA w*2 + crank's partials
+				// and tile j*2 + crank's counts (fixup_unit).
+				cl := st
+				cl.Cluster = 2
+				clParts, clCounts := cl.SplitKBytes(2*m, n, 2*grid)
+				tileBytes := int64(st.BM) * int64(st.BN) * 4
 				covered := make([][]int, tiles)
 				for i := range covered {
 					covered[i] = make([]int, kblocks)
@@ -190,6 +218,9 @@ func TestStreamKWalk(t *testing.T) {
 						if int64(j+1)*int64(st.storerWarps())*4 > counts {
 							t.Fatalf("%s: tile %d's counts past the workspace's %d bytes", name(), u.tile, counts)
 						}
+						if int64(2*j+2)*int64(st.storerWarps())*4 > clCounts {
+							t.Fatalf("%s, clusters: tile %d's counts past the workspace's %d bytes", name(), u.tile, clCounts)
+						}
 						if parts[j] == nil {
 							parts[j] = map[int]bool{}
 						}
@@ -198,6 +229,9 @@ func TestStreamKWalk(t *testing.T) {
 						slot := 1
 						if lo >= u.start {
 							slot = 0
+						}
+						if int64((2*c+1)*2+slot+1)*tileBytes > clParts {
+							t.Fatalf("%s, clusters: CTA %d's slot %d past the workspace's %d bytes", name(), 2*c+1, slot, clParts)
 						}
 						if prev, ok := slots[slot]; ok && prev != u.tile {
 							t.Fatalf("%s: CTA %d puts tiles %d and %d in slot %d", name(), c, prev, u.tile, slot)

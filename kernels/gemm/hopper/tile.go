@@ -50,7 +50,8 @@ type Tile struct {
 	// one even range per CTA, so that every SM finishes at about the same
 	// time; a tile cut between CTAs is summed as split-K's are, through
 	// the same workspace (SplitKBytes). Plain products with cooperative
-	// consumers only: no ping-pong, clusters, split-K or reduce-scatter.
+	// consumers only: no ping-pong, split-K or reduce-scatter. In clusters
+	// the ranges are the clusters' (both CTAs take the same k-blocks).
 	StreamK bool
 }
 
@@ -202,11 +203,11 @@ func (t Tile) Check(smemLimit int) error {
 		// The fixup's pointers and counts beside the accumulators: 256x192
 		// (192 accumulators) spilled with FP8 row scales, unsplit not.
 		return fmt.Errorf("split-K %d on block_m %d x block_n %d: the fixup needs %d registers beside the %d accumulators, more than the %d a consumer thread has", t.SplitK, t.BM, t.BN, splitKRegs, rows/64*t.BN/2, t.consumerRegs())
-	case t.StreamK && (t.PingPong || t.ClusterM() > 1 || t.KSplits() > 1 || t.PeerBuffers > 0 || t.Consumers != 2):
+	case t.StreamK && (t.PingPong || t.KSplits() > 1 || t.PeerBuffers > 0 || t.Consumers != 2):
 		// The kernel's #error: the parts of a tile are summed by every
-		// consumer warp of it at once, and a cluster's pair would need
-		// both CTAs' ranges to agree.
-		return fmt.Errorf("stream-K tile %s: stream-K runs plain products with two cooperative consumers, no ping-pong, cluster or split-K", t)
+		// consumer warp of it at once. (A cluster's pair walks the same
+		// ranges: hopper_tile.cuh.)
+		return fmt.Errorf("stream-K tile %s: stream-K runs plain products with two cooperative consumers, no ping-pong or split-K", t)
 	case t.StreamK && rows/64*t.BN/2+40+splitKRegs > t.consumerRegs():
 		return fmt.Errorf("stream-K on block_m %d x block_n %d: the fixup needs %d registers beside the %d accumulators, more than the %d a consumer thread has", t.BM, t.BN, splitKRegs, rows/64*t.BN/2, t.consumerRegs())
 	}
