@@ -332,23 +332,33 @@ func DefaultTileFor(v Variant, p Problem, sms int) hopper.Tile {
 	return s
 }
 
-// streamKTile is the stream-K tile DefaultTileFor weighs: the 128x256
-// tile, the one measured (bench/results/2026-12-03-h200-streamk.md).
-const streamKTile = "128x256:s4:c2:g8:st"
+// streamKTile is the stream-K tile DefaultTileFor weighs: 128x256 in
+// clusters of two. Unclustered (128x256:s4:c2:g8:st, the tile first
+// measured, bench/results/2026-12-03-h200-streamk.md) it lost the
+// cluster's B multicast: on 1 x H200 (2026-12-04, call E of
+// bench/results/2026-12-05-h200-streamk-clusters.md, two interleaved rounds
+// of 0.2 s) the clustered tile ran 0.982x cuBLASLt against 0.952 on 9
+// large bf16 shapes (5 of issue 56's set at 16,384 and 4,096 rows where
+// :st was the untuned tile, 4 outside it), ahead or tied on all 9, and
+// 0.893-0.975 against 0.770-0.873 on 3 ragged shapes of 2,900-3,300 rows
+// whose K puts rows off 32-byte sectors.
+const streamKTile = "128x256:s4:c2:g8:cl2:st"
 
 // streamK is streamKTile where it shares tiles out on p (StreamKTiles),
 // the product is compute-bound bf16 or f16, runs says the caller may run
 // it (a plain product: Validate), and its cost is below cost, DefaultTile's
-// pick's: the busiest SM's share of the tiles, tiles / sms of them instead
-// of whole waves, plus hopper.StreamKMinGain k-blocks of one for the
-// parts' partials and pipelines (where it only ties the unshared tile).
-// On 1 x H200 (2026-12-03, two rounds) it picks :st at 4096 x 28672 and
-// 4096 x 14784 x 8192, 1.9% and 3.4% faster than the untuned tiles then
-// (128x256:cl2, 128x224), and at 16384 x 5120 x 8192, 1.7% behind
-// 128x256:cl2 (the cluster's gain is not in the cost); not at 4096 x 1280
-// x 8192 (DefaultTile's 128x128:pp, 4.5% behind :st) or 1024 x 14336 x
-// 8192 (128x128:pp, 2.6% ahead of it). Fitted on those five shapes, not a
-// held-out check. FP8 is unmeasured: none.
+// pick's: the busiest SM's share of the tiles, a walker's (one cluster's)
+// share of the cluster tiles instead of whole waves, plus
+// hopper.StreamKMinGain k-blocks of one for the parts' partials and
+// pipelines (where it only ties the unshared tile). The cost leaves out
+// the cluster's gain, as DefaultTile's leaves it out of 128x256:cl2.
+// With the unclustered tile on 1 x H200 (2026-12-03, two rounds) it picked
+// :st at 4096 x 28672 and 4096 x 14784 x 8192, 1.9% and 3.4% faster than
+// the untuned tiles then (128x256:cl2, 128x224), and at 16384 x 5120 x
+// 8192, 1.7% behind 128x256:cl2; not at 4096 x 1280 x 8192 (DefaultTile's
+// 128x128:pp, 4.5% behind :st) or 1024 x 14336 x 8192 (128x128:pp, 2.6%
+// ahead of it). Fitted on those five shapes, not a held-out check. FP8 is
+// unmeasured: none.
 func streamK(p Problem, sms int, cost float64, runs func(hopper.Tile) bool) (hopper.Tile, bool) {
 	if cost < 0 || p.Dtype.FP8() || !computeBound(p.M, p.N, p.K, sms, false) {
 		return hopper.Tile{}, false
@@ -358,10 +368,11 @@ func streamK(p Problem, sms int, cost float64, runs func(hopper.Tile) bool) (hop
 		panic("gpu: streamKTile " + streamKTile + ": " + err.Error())
 	}
 	kblocks := (p.K + hopper.BK - 1) / hopper.BK
-	if st.StreamKTiles(p.M, p.N, kblocks, sms) == 0 {
+	walkers := sms / st.ClusterM()
+	if walkers < 1 || st.StreamKTiles(p.M, p.N, kblocks, sms) == 0 {
 		return hopper.Tile{}, false
 	}
-	share := float64(st.Tiles(p.M, p.N))/float64(sms) + float64(hopper.StreamKMinGain)/float64(kblocks)
+	share := float64(st.Tiles(p.M, p.N))/float64(walkers) + float64(hopper.StreamKMinGain)/float64(kblocks)
 	if share*float64(st.BM*st.BN) >= cost || !runs(st) {
 		return hopper.Tile{}, false
 	}
