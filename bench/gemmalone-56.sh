@@ -34,6 +34,19 @@
 # two more timings a tile, 2 S more (PER_SHAPE and DEADLINE unchanged:
 # fewer shapes fit).
 #
+# LONG_SUSTAIN (default 2s) is the window of products of LONG_GFLOP
+# (default 2500) GFLOP or more, instead of SUSTAIN: at a few calls a
+# window the ratio of such a product moves with the window, not only with
+# the kernels. On 1 x H200 (2026-12-04, call G of
+# bench/results/2026-12-05-h200-streamk-clusters.md) 4096x57344x8192 (5.5
+# ms a call) ran 0.895-0.906x cuBLASLt in 0.2 s windows and 0.985-0.993x
+# in 2 s ones, the same kernels in one process each, in turn; ncu counted
+# 1.2% more cycles than cuBLASLt's kernel. Below about 2 ms a call (8192^3,
+# 1024x28672x8192, 4096x14336x4096) the two windows agreed within the
+# rounds' spread. A long product then costs about 10 times a short one's
+# time (a 2 s window for each of cuBLASLt's four algorithms and each
+# tile's three).
+#
 # SHAPES="MxNxK ..." takes those shapes instead of the set's (SHARD then
 # does nothing). ROUNDS=N (default 1) times each shape N times in a row, the
 # tiles' order reversed in every even round; the table averages them.
@@ -81,6 +94,7 @@ rs_flag=
 # every even round (TILES's list; a group such as "smallm" keeps its own
 # order): paired rounds, which the table averages (geometric mean).
 ROUNDS=${ROUNDS:-1}
+LONG_SUSTAIN=${LONG_SUSTAIN:-2s} LONG_GFLOP=${LONG_GFLOP:-2500}
 reversed=$(echo "$TILES" | tr ',' '\n' | tac | paste -sd, -)
 [ -x "$BIN/gemmalone" ] || tar xzf .gpu/bins.tgz -C "$(dirname "$BIN")"
 . "$here/lib.sh"
@@ -88,7 +102,7 @@ export CUDA_VISIBLE_DEVICES=0
 shard=${SHARD:-1/1}
 si=${shard%/*} sn=${shard#*/}
 shapes=${SHAPES:-$("$BIN/gemmalone" -set "$set_name" -list | awk -v i="$si" -v n="$sn" 'NR % n == i % n')}
-echo "$(echo "$shapes" | wc -w) shapes of $set_name (shard $shard), $DTYPES, tiles $TILES, $SUSTAIN a kernel, $ROUNDS round(s), deadline ${DEADLINE}s"
+echo "$(echo "$shapes" | wc -w) shapes of $set_name (shard $shard), $DTYPES, tiles $TILES, $SUSTAIN a kernel ($LONG_SUSTAIN from $LONG_GFLOP GFLOP), $ROUNDS round(s), deadline ${DEADLINE}s"
 for dt in $DTYPES; do
 	# The tiles compiled once into the cubin cache (and checked), not in a
 	# shape's time.
@@ -106,8 +120,10 @@ for dt in $DTYPES; do
 			fi
 			tiles=$TILES
 			[ $((r % 2)) = 0 ] && tiles=$reversed
+			window=$SUSTAIN
+			echo "$s" | awk -Fx -v g="$LONG_GFLOP" '{ exit !(2 * $1 * $2 * $3 >= g * 1e9) }' && window=$LONG_SUSTAIN
 			timeout $((left < PER_SHAPE ? left : PER_SHAPE)) "$BIN/gemmalone" -dtype "$dt" -shapes "$s" -tiles "$tiles" \
-				-sustain "$SUSTAIN" -bt=false $rs_flag >>"$LOGS/gemmalone-$dt.csv" 2>>"$LOGS/gemmalone-$dt.err" ||
+				-sustain "$window" -bt=false $rs_flag >>"$LOGS/gemmalone-$dt.csv" 2>>"$LOGS/gemmalone-$dt.err" ||
 				echo "$dt $s round $r: rc $? at ${SECONDS}s"
 		done
 	done

@@ -488,6 +488,28 @@ def test_gemmalone_56_rounds_reverse_the_tiles(tmp_path: Path):
                    ("128x256x512", fwd), ("128x256x512", rev), ("128x256x512", fwd)], got
 
 
+def test_gemmalone_56_times_long_products_in_long_windows(tmp_path: Path):
+    """bench/gemmalone-56.sh times a product of LONG_GFLOP or more in
+    LONG_SUSTAIN windows (its ratio moved with a 0.2 s window on 1 x H200),
+    every other one in SUSTAIN's: by FLOPs, at the boundary too."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    calls = tmp_path / "calls.txt"
+    fake = bin_dir / "gemmalone"
+    fake.write_text(f'#!/bin/bash\necho "$*" >> {calls}\n')
+    fake.chmod(0o755)
+    # 2 x 1000 x 1000 x 1250 = 2.5e9 FLOP: at LONG_GFLOP 2.5, long.
+    env = {"PATH": f"{bin_dir}:/usr/bin:/bin", "BIN": str(bin_dir), "OUT": str(tmp_path / "out"),
+           "SHAPES": "16384x8192x28672 64x128x256 1000x1000x1250 1000x1000x1249", "TILES": "a:s1", "DTYPES": "bf16",
+           "SUSTAIN": "0.1s", "LONG_SUSTAIN": "3s", "LONG_GFLOP": "2.5"}
+    subprocess.run(["bash", str(ROOT / "bench" / "gemmalone-56.sh")], env=env, check=True, capture_output=True,
+                   cwd=ROOT)
+    timed = [line.split() for line in calls.read_text().splitlines() if "-sustain" in line]
+    got = [(a[a.index("-shapes") + 1], a[a.index("-sustain") + 1]) for a in timed]
+    assert got == [("16384x8192x28672", "3s"), ("64x128x256", "0.1s"), ("1000x1000x1250", "3s"),
+                   ("1000x1000x1249", "0.1s")], got
+
+
 def test_gemmalone_table_names_what_limits_the_best_tile(tmp_path: Path):
     """The limit column: HBM where the shape's least bytes take longer at
     the run's GPU's bandwidth than its multiply-adds at the peak (with the
