@@ -38,7 +38,7 @@
 # (default 2500) GFLOP or more, instead of SUSTAIN: at a few calls a
 # window the ratio of such a product moves with the window, not only with
 # the kernels. On 1 x H200 (2026-12-04, call G of
-# bench/results/2026-12-05-h200-streamk-clusters.md) 4096x57344x8192 (5.5
+# bench/results/2026-12-04-h200-streamk-clusters.md) 4096x57344x8192 (5.5
 # ms a call) ran 0.895-0.906x cuBLASLt in 0.2 s windows and 0.985-0.993x
 # in 2 s ones, the same kernels in one process each, in turn; ncu counted
 # 1.2% more cycles than cuBLASLt's kernel. Below about 2 ms a call (8192^3,

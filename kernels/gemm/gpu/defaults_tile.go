@@ -336,7 +336,7 @@ func DefaultTileFor(v Variant, p Problem, sms int) hopper.Tile {
 // clusters of two. Unclustered (128x256:s4:c2:g8:st, the tile first
 // measured, bench/results/2026-12-03-h200-streamk.md) it lost the
 // cluster's B multicast: on 1 x H200 (2026-12-04, call E of
-// bench/results/2026-12-05-h200-streamk-clusters.md, two interleaved rounds
+// bench/results/2026-12-04-h200-streamk-clusters.md, two interleaved rounds
 // of 0.2 s) the clustered tile ran 0.982x cuBLASLt against 0.952 on 9
 // large bf16 shapes (5 of issue 56's set at 16,384 and 4,096 rows where
 // :st was the untuned tile, 4 outside it), ahead or tied on all 9, and

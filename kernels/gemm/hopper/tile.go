@@ -413,7 +413,7 @@ var (
 // it has 101-120 k-blocks a CTA to win back, and a plain product's only
 // (bench/results/2026-12-03-h200-streamk.md), and the same in clusters of
 // two (:cl2:st), which keeps the cluster's B multicast: 3.2% faster than
-// :st on 9 large bf16 shapes (bench/results/2026-12-05-h200-streamk-clusters.md;
+// :st on 9 large bf16 shapes (bench/results/2026-12-04-h200-streamk-clusters.md;
 // :st stays, so that winners cached with it still parse). And two 160-column tiles,
 // 128x160:s6 and 256x160:s4, whose tile counts fill whole waves where the
 // others leave the last one mostly idle (N = 1280, 2560, 5120 at 1,024-
