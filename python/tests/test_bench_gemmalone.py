@@ -1,0 +1,176 @@
+"""bench/gemmalone-56.sh (issue 56's table, run on GPU machines lent by the
+minute) and bench/gemmalone_table.py, its table, without a GPU: the script
+run with a stand-in gemmalone that records its arguments, the table on
+recorded and made-up CSVs."""
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from test_bench_scripts import DEVICE_CALL_S, ROOT
+
+
+def _gemmalone_table(*args: str) -> str:
+    return subprocess.run([sys.executable, str(ROOT / "bench" / "gemmalone_table.py"), *args], check=True,
+                          capture_output=True, text=True).stdout
+
+
+def test_gemmalone_table_on_a_recorded_run():
+    """bench/gemmalone_table.py on the sustained CSV of 2026-11-28 (4 x
+    H100, make bench-gpu's gemmalone part): cuBLASLt's fastest algorithm,
+    the best tile and the default (no '# default' lines then: the script's
+    own record of gpu.DefaultTile) per shape."""
+    out = _gemmalone_table(str(ROOT / "bench/results/2026-11-28-h100x4-bench-gpu/gemmalone/gemmalone-sustained.csv"))
+    assert ("| 4096x1792x4096 | bf16 | 98.5 (algo2) | 128x224:s5:c2:g4 | 1.034 | 640 (65%) | 128x256:s4:c2:g8:cl2 | "
+            "0.939 | +10.1% | **no** |") in out, out
+    assert ("| 8192x3584x8192 | bf16 | 701.6 (algo0) | 128x256:s4:c2:g8:cl2 | 0.987 | 672 (68%) | 128x256:s4:c2:g8:cl2 "
+            "| 0.987 | +0.0% | yes |") in out, out
+    assert "M 4096: 128x224:s5:c2:g4; M 8192-16384: 128x256:s4:c2:g8:cl2" in out, out
+
+
+def test_gemmalone_table_reads_defaults_and_appended_runs(tmp_path: Path):
+    """Two processes' output appended into one file (bench/gemmalone-56.sh):
+    each shape's '# default' line names its default, a tile measured twice
+    counts with the geometric mean of its ratios, a WRONG tile has no time,
+    and the rule takes the tile within 3% of the best on the most shapes."""
+    head = ("# NVIDIA H200, 132 SMs, bf16, each kernel 500ms back to back\n"
+            "shape,impl,config,spill_bytes,rel_err,us,tflops,ratio_to_cublaslt,dtype,cublaslt_fp8_us,ratio_to_cublaslt_fp8\n")
+
+    def run(shape: str, lt: float, tiles: dict) -> str:
+        rows = [f"{shape},cublaslt,algo0,-,1.66e-03,{lt},1,-,bf16,-,-", f"{shape},cublaslt,algo1,-,1.66e-03,{lt + 5},1,-,bf16,-,-",
+                f"# default {shape} bf16: 128x256:s4:c2:g8:cl2"]
+        for tile, ratio in tiles.items():
+            if ratio is None:
+                rows.append(f"{shape},fused,{tile},0,1.00e+00,-,-,WRONG,bf16,-,-")
+                continue
+            for r in ratio if isinstance(ratio, tuple) else (ratio,):
+                rows.append(f"{shape},fused,{tile},0,1.66e-03,{lt / r:.1f},1,{r:.3f} (cublaslt algo0 {lt}/{lt}; grid 132),bf16,-,-")
+        return head + "\n".join(rows) + "\n"
+    csv = tmp_path / "gemmalone-bf16.csv"
+    csv.write_text(run("64x14336x4096", 30.0, {"128x256:s4:c2:g8:cl2": 0.65, "64x256:s5:c2:g8:pp": (0.93, 0.97),
+                                               "64x128:s6:c2:g8:pp": 0.96, "128x128:s6:c2:g4:pp": None}) +
+                   run("64x8192x8192", 40.0, {"128x256:s4:c2:g8:cl2": 0.70, "64x256:s5:c2:g8:pp": 0.90,
+                                              "64x128:s6:c2:g8:pp": 0.99}) +
+                   run("8192x3584x8192", 600.0, {"128x256:s4:c2:g8:cl2": 0.98, "64x256:s5:c2:g8:pp": 0.90}))
+    out = _gemmalone_table(str(csv))
+    # 64x256's two ratios: sqrt(0.93 * 0.97) = 0.950.
+    assert "| 64x14336x4096 | bf16 | 30.0 (algo0) | 64x128:s6:c2:g8:pp | 0.960 |" in out, out
+    assert "| 128x256:s4:c2:g8:cl2 | 0.650 | +47.7% | **no** |" in out, out
+    assert "| bf16 | 64 | 2 | 64x128:s6:c2:g8:pp | 2/2 | +0.0% | 128x256:s4:c2:g8:cl2 | 0/2 | +47.7% |" in out, out
+    assert "M 64: 64x128:s6:c2:g8:pp; M 8192: 128x256:s4:c2:g8:cl2" in out, out
+    assert "64x14336x4096 bf16 128x128:s6:c2:g4:pp: WRONG" in out, out
+    # The first bar's count: best tiles 0.960, 0.990, 0.980 (none at 1.00x,
+    # median 0.980); the defaults 0.650, 0.700, 0.980.
+    assert "| bf16 | 3 | 0 | 0 | 0.980 | 0 | 0 | 0.700 |" in out, out
+
+
+def test_gemmalone_table_costs_the_reduce_scatter_rows(tmp_path: Path):
+    """gemmalone -rs's rows ("rs": rows by TMA stores, "rs-regs": by each
+    warp's stores) are the tile again as a one-rank reduce-scatter: costed
+    over the plain row just before them, each round apart, and never a
+    candidate for the best tile or the rule, whatever their ratio."""
+    head = ("# NVIDIA H200, 132 SMs, bf16, each kernel 200ms back to back\n"
+            "shape,impl,config,spill_bytes,rel_err,us,tflops,ratio_to_cublaslt,dtype,cublaslt_fp8_us,ratio_to_cublaslt_fp8\n")
+    rows = ["8192x3584x8192,cublaslt,algo0,-,1.66e-03,700.0,1,-,bf16,-,-",
+            "# default 8192x3584x8192 bf16: 128x256:s4:c2:g8:cl2"]
+    for plain, rs, regs in ((700.0, 707.0, 780.0), (690.0, 724.5, 700.0)):
+        rows += [f"8192x3584x8192,fused,128x256:s4:c2:g8:cl2,0,1.66e-03,{plain},1,0.980 (cublaslt algo0 686/686; grid 132),bf16,-,-",
+                 f"8192x3584x8192,fused,128x256:s4:c2:g8:cl2,rs,1.66e-03,{rs},1,0.970 (reduce-scatter epilogue),bf16,-,-",
+                 f"8192x3584x8192,fused,128x256:s4:c2:g8:cl2,rs-regs,1.66e-03,{regs},1,1.200 (reduce-scatter epilogue),bf16,-,-"]
+    rows.append("8192x3584x8192,fused,128x128:s6:c2:g4:pp,rs,1.00e+00,-,-,WRONG,bf16,-,-")
+    csv = tmp_path / "gemmalone-bf16.csv"
+    csv.write_text(head + "\n".join(rows) + "\n")
+    out = _gemmalone_table(str(csv))
+    assert "| 8192x3584x8192 | bf16 | 700.0 (algo0) | 128x256:s4:c2:g8:cl2 | 0.980 |" in out, out
+    assert "| bf16 | 8192 | 1 | 128x256:s4:c2:g8:cl2 | 1/1 |" in out, out
+    assert "| 8192x3584x8192 | bf16 | 128x256:s4:c2:g8:cl2 | +1.0%, +5.0% | +11.4%, +1.4% | **no** |" in out, out
+    assert "8192x3584x8192 bf16 128x128:s6:c2:g4:pp rs: WRONG" in out, out
+
+
+def test_gemmalone_56_fits_one_device_call():
+    """bench/gemmalone-56.sh SET=small: no shape starts after DEADLINE and
+    each runs under what is left, so the compile pass aside (also under
+    what is left) it ends by DEADLINE plus timeout's grace and the table's
+    20 s: within one device call."""
+    text = (ROOT / "bench" / "gemmalone-56.sh").read_text()
+    deadlines = [int(x) for x in re.findall(r"DEADLINE=\$\{DEADLINE:-(\d+)\}", text)]
+    assert len(deadlines) == 2 and max(deadlines) + 20 + 10 <= DEVICE_CALL_S, deadlines
+    assert "left < PER_SHAPE ? left : PER_SHAPE" in text and "left < 90 ? left : 90" in text
+
+
+def test_gemmalone_56_rounds_reverse_the_tiles(tmp_path: Path):
+    """bench/gemmalone-56.sh ROUNDS=3: each shape three times in a row, the
+    listed tiles' order reversed in the second round (paired rounds), run
+    here with a stand-in gemmalone that records its arguments."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    calls = tmp_path / "calls.txt"
+    fake = bin_dir / "gemmalone"
+    fake.write_text(f'#!/bin/bash\necho "$*" >> {calls}\n')
+    fake.chmod(0o755)
+    env = {"PATH": f"{bin_dir}:/usr/bin:/bin", "BIN": str(bin_dir), "OUT": str(tmp_path / "out"),
+           "SHAPES": "64x128x256 128x256x512", "TILES": "a:s1,b:s2,c:s3", "ROUNDS": "3", "DTYPES": "bf16",
+           "SUSTAIN": "0.1s"}
+    subprocess.run(["bash", str(ROOT / "bench" / "gemmalone-56.sh")], env=env, check=True, capture_output=True,
+                   cwd=ROOT)
+    timed = [line.split() for line in calls.read_text().splitlines() if "-sustain" in line]
+    got = [(a[a.index("-shapes") + 1], a[a.index("-tiles") + 1]) for a in timed]
+    fwd, rev = "a:s1,b:s2,c:s3", "c:s3,b:s2,a:s1"
+    assert got == [("64x128x256", fwd), ("64x128x256", rev), ("64x128x256", fwd),
+                   ("128x256x512", fwd), ("128x256x512", rev), ("128x256x512", fwd)], got
+
+
+def test_gemmalone_56_times_long_products_in_long_windows(tmp_path: Path):
+    """bench/gemmalone-56.sh times a product of LONG_GFLOP or more in
+    LONG_SUSTAIN windows (its ratio moved with a 0.2 s window on 1 x H200),
+    every other one in SUSTAIN's: by FLOPs, at the boundary too."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    calls = tmp_path / "calls.txt"
+    fake = bin_dir / "gemmalone"
+    fake.write_text(f'#!/bin/bash\necho "$*" >> {calls}\n')
+    fake.chmod(0o755)
+    # 2 x 1000 x 1000 x 1250 = 2.5e9 FLOP: at LONG_GFLOP 2.5, long.
+    env = {"PATH": f"{bin_dir}:/usr/bin:/bin", "BIN": str(bin_dir), "OUT": str(tmp_path / "out"),
+           "SHAPES": "16384x8192x28672 64x128x256 1000x1000x1250 1000x1000x1249", "TILES": "a:s1", "DTYPES": "bf16",
+           "SUSTAIN": "0.1s", "LONG_SUSTAIN": "3s", "LONG_GFLOP": "2.5"}
+    subprocess.run(["bash", str(ROOT / "bench" / "gemmalone-56.sh")], env=env, check=True, capture_output=True,
+                   cwd=ROOT)
+    timed = [line.split() for line in calls.read_text().splitlines() if "-sustain" in line]
+    got = [(a[a.index("-shapes") + 1], a[a.index("-sustain") + 1]) for a in timed]
+    assert got == [("16384x8192x28672", "3s"), ("64x128x256", "0.1s"), ("1000x1000x1250", "3s"),
+                   ("1000x1000x1249", "0.1s")], got
+
+
+def test_gemmalone_table_names_what_limits_the_best_tile(tmp_path: Path):
+    """The limit column: HBM where the shape's least bytes take longer at
+    the run's GPU's bandwidth than its multiply-adds at the peak (with the
+    share of the bandwidth the tile reached), else the tensor cores, with
+    the last wave where its tiles leave it under 90% full."""
+    def run(gpu: str, rows: list) -> str:
+        return (f"# NVIDIA {gpu}, 132 SMs, bf16, each kernel 200ms back to back\n"
+                "shape,impl,config,spill_bytes,rel_err,us,tflops,ratio_to_cublaslt,dtype,cublaslt_fp8_us,ratio_to_cublaslt_fp8\n"
+                + "\n".join(rows) + "\n")
+
+    def row(shape: str, tile: str, us: float) -> str:
+        return f"{shape},fused,{tile},0,1.66e-03,{us},1,1.000 (cublaslt algo0 {us}/{us}; grid 132),bf16,-,-"
+    csv = tmp_path / "gemmalone-bf16.csv"
+    # 64 x 8192 x 8192: 136 MB at least, 28.3 µs at 4.8 TB/s, 8.7 µs of
+    # multiply-adds; 8192 x 3584 x 8192: 896 tiles of 128x256 in 7 waves
+    # (the last 104 of 132: 97% of the waves filled); 8192 x 8192 x 8192:
+    # 2,048 tiles, but stream-K shares the last wave out; 4096 x 1280 x 8192
+    # with 128x256: 160 tiles in 2 waves, 61%.
+    csv.write_text(run("H200 (141 GB)", [row("64x8192x8192", "64x64:s10:c2:g8:pp", 35.4),
+                                         row("8192x3584x8192", "128x256:s4:c2:g8:cl2", 700.0),
+                                         row("8192x8192x8192", "128x256:s4:c2:g8:st", 1600.0)]) +
+                   run("H100 80GB HBM3", [row("64x14336x4096", "64x128:s8:c2:g8:pp", 45.0),
+                                          row("4096x1280x8192", "128x256:s4:c2:g8", 100.0)]))
+    out = _gemmalone_table(str(csv))
+    # 136.3 MB in 35.4 µs: 3.85 TB/s, 80% of 4.8.
+    assert "| 64x8192x8192 | bf16 |" in out and "| memory: 80% of 4.8 TB/s |" in out, out
+    assert "| 8192x3584x8192 | bf16 | - | 128x256:s4:c2:g8:cl2 | 1.000 | 687 (69%) | 128x256:s4:c2:g8:cl2 | 1.000 | +0.0% | yes | tensor |" in out, out
+    assert "| tensor (stream-K) |" in out, out
+    # The H100's run: 119.6 MB at least in 45 µs, 2.66 TB/s, 79% of 3.35.
+    assert "| memory: 79% of 3.4 TB/s |" in out, out
+    assert "| tensor; 2 waves, the last 28/132 |" in out, out
