@@ -174,3 +174,28 @@ def test_gemmalone_table_names_what_limits_the_best_tile(tmp_path: Path):
     # The H100's run: 119.6 MB at least in 45 µs, 2.66 TB/s, 79% of 3.35.
     assert "| memory: 79% of 3.4 TB/s |" in out, out
     assert "| tensor; 2 waves, the last 28/132 |" in out, out
+
+
+def test_ab_gemmalone_alternates_the_builds(tmp_path: Path):
+    """bench/experiments/ab-gemmalone.sh: each shape ROUNDS times by each
+    build, A first in odd rounds and B first in even ones, with the same
+    dtype, tiles and window, each build's rows in its own CSV."""
+    calls = tmp_path / "calls.txt"
+    bins = {}
+    for build in "AB":
+        d = tmp_path / build / "bin"
+        d.mkdir(parents=True)
+        fake = d / "gemmalone"
+        fake.write_text(f'#!/bin/bash\necho "{build} $*" >> {calls}\necho "row {build}"\n')
+        fake.chmod(0o755)
+        bins[build] = str(d)
+    env = {"PATH": "/usr/bin:/bin", "BIN_A": bins["A"], "BIN_B": bins["B"], "OUT": str(tmp_path / "out"),
+           "SHAPES": "64x128x256 128x256x512", "TILES": "t1,t2", "ROUNDS": "3", "DTYPE": "e4m3_row", "SUSTAIN": "0.1s"}
+    subprocess.run(["bash", str(ROOT / "bench" / "experiments" / "ab-gemmalone.sh")], env=env, check=True,
+                   capture_output=True, cwd=ROOT)
+    got = [line.split() for line in calls.read_text().splitlines()]
+    assert [(a[0], a[a.index("-shapes") + 1]) for a in got] == [
+        (b, s) for s in ("64x128x256", "128x256x512") for b in "ABBAAB"], got
+    assert all(a[a.index("-dtype") + 1] == "e4m3_row" and a[a.index("-tiles") + 1] == "t1,t2"
+               and a[a.index("-sustain") + 1] == "0.1s" for a in got), got
+    assert (tmp_path / "out/ab/A.csv").read_text() == "row A\n" * 6
