@@ -340,8 +340,12 @@ func DefaultTileFor(v Variant, p Problem, sms int) hopper.Tile {
 // of 0.2 s) the clustered tile ran 0.982x cuBLASLt against 0.952 on 9
 // large bf16 shapes (5 of issue 56's set at 16,384 and 4,096 rows where
 // :st was the untuned tile, 4 outside it), ahead or tied on all 9, and
-// 0.893-0.975 against 0.770-0.873 on 3 ragged shapes of 2,900-3,300 rows
-// whose K puts rows off 32-byte sectors.
+// 0.893-0.975 against 0.770-0.873 on 4 ragged shapes of 2,900-4,000 rows
+// whose K puts rows off 32-byte sectors. Held out (call F: the 6 shapes of
+// 3,072-6,144 rows where the rule takes it) 1.009 against 1.008 for :st and
+// 1.002 for 128x256:cl2, within the rounds' spread; timed in 2 s windows
+// (call H) ahead of 128x256:cl2 on the 8 of issue 56's longest products
+// where it shares tiles (0.994 against 0.981).
 const streamKTile = "128x256:s4:c2:g8:cl2:st"
 
 // streamK is streamKTile where it shares tiles out on p (StreamKTiles),
