@@ -99,22 +99,27 @@ def test_gemmalone_56_fits_one_device_call():
     assert "left < PER_SHAPE ? left : PER_SHAPE" in text and "left < 90 ? left : 90" in text
 
 
-def test_gemmalone_56_rounds_reverse_the_tiles(tmp_path: Path):
-    """bench/gemmalone-56.sh ROUNDS=3: each shape three times in a row, the
-    listed tiles' order reversed in the second round (paired rounds), run
-    here with a stand-in gemmalone that records its arguments."""
+def _run_gemmalone_56(tmp_path: Path, **env: str) -> list[list[str]]:
+    """bench/gemmalone-56.sh with a stand-in gemmalone that records its
+    arguments: the timed calls' argument lists, in order."""
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     calls = tmp_path / "calls.txt"
     fake = bin_dir / "gemmalone"
     fake.write_text(f'#!/bin/bash\necho "$*" >> {calls}\n')
     fake.chmod(0o755)
-    env = {"PATH": f"{bin_dir}:/usr/bin:/bin", "BIN": str(bin_dir), "OUT": str(tmp_path / "out"),
-           "SHAPES": "64x128x256 128x256x512", "TILES": "a:s1,b:s2,c:s3", "ROUNDS": "3", "DTYPES": "bf16",
-           "SUSTAIN": "0.1s"}
+    env = {"PATH": f"{bin_dir}:/usr/bin:/bin", "BIN": str(bin_dir), "OUT": str(tmp_path / "out"), "DTYPES": "bf16",
+           "SUSTAIN": "0.1s", **env}
     subprocess.run(["bash", str(ROOT / "bench" / "gemmalone-56.sh")], env=env, check=True, capture_output=True,
                    cwd=ROOT)
-    timed = [line.split() for line in calls.read_text().splitlines() if "-sustain" in line]
+    return [line.split() for line in calls.read_text().splitlines() if "-sustain" in line]
+
+
+def test_gemmalone_56_rounds_reverse_the_tiles(tmp_path: Path):
+    """bench/gemmalone-56.sh ROUNDS=3: each shape three times in a row, the
+    listed tiles' order reversed in the second round (paired rounds), run
+    here with a stand-in gemmalone that records its arguments."""
+    timed = _run_gemmalone_56(tmp_path, SHAPES="64x128x256 128x256x512", TILES="a:s1,b:s2,c:s3", ROUNDS="3")
     got = [(a[a.index("-shapes") + 1], a[a.index("-tiles") + 1]) for a in timed]
     fwd, rev = "a:s1,b:s2,c:s3", "c:s3,b:s2,a:s1"
     assert got == [("64x128x256", fwd), ("64x128x256", rev), ("64x128x256", fwd),
@@ -125,19 +130,9 @@ def test_gemmalone_56_times_long_products_in_long_windows(tmp_path: Path):
     """bench/gemmalone-56.sh times a product of LONG_GFLOP or more in
     LONG_SUSTAIN windows (its ratio moved with a 0.2 s window on 1 x H200),
     every other one in SUSTAIN's: by FLOPs, at the boundary too."""
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    calls = tmp_path / "calls.txt"
-    fake = bin_dir / "gemmalone"
-    fake.write_text(f'#!/bin/bash\necho "$*" >> {calls}\n')
-    fake.chmod(0o755)
     # 2 x 1000 x 1000 x 1250 = 2.5e9 FLOP: at LONG_GFLOP 2.5, long.
-    env = {"PATH": f"{bin_dir}:/usr/bin:/bin", "BIN": str(bin_dir), "OUT": str(tmp_path / "out"),
-           "SHAPES": "16384x8192x28672 64x128x256 1000x1000x1250 1000x1000x1249", "TILES": "a:s1", "DTYPES": "bf16",
-           "SUSTAIN": "0.1s", "LONG_SUSTAIN": "3s", "LONG_GFLOP": "2.5"}
-    subprocess.run(["bash", str(ROOT / "bench" / "gemmalone-56.sh")], env=env, check=True, capture_output=True,
-                   cwd=ROOT)
-    timed = [line.split() for line in calls.read_text().splitlines() if "-sustain" in line]
+    timed = _run_gemmalone_56(tmp_path, SHAPES="16384x8192x28672 64x128x256 1000x1000x1250 1000x1000x1249",
+                              TILES="a:s1", LONG_SUSTAIN="3s", LONG_GFLOP="2.5")
     got = [(a[a.index("-shapes") + 1], a[a.index("-sustain") + 1]) for a in timed]
     assert got == [("16384x8192x28672", "3s"), ("64x128x256", "0.1s"), ("1000x1000x1250", "3s"),
                    ("1000x1000x1249", "0.1s")], got
