@@ -290,8 +290,10 @@ __device__ __forceinline__ void stage_block(const float* acc, int b, u32 stage, 
 // its column c0 + 8j + e (c0: the tile's first column plus 2*(lane%4)),
 // the same for every mi; else sab, the tensor scales' product. Rows at or
 // past m and columns at or past n (never stored; the arrays end there) get
-// scale 0; n is a multiple of 8 and c0 even, so a column pair is wholly in
-// or out and one 8-byte load reads it. Plain loads: the scales are tiny
+// scale 0; n is a multiple of 8, so a column pair is wholly in or out.
+// Two 4-byte loads a pair, not one 8-byte load: a caller's scales need only
+// be float-aligned (a view of a torch tensor may start at any element).
+// Plain loads: the scales are tiny
 // and stay in L2, and an all-gather's scales of A arrive with its rows
 // (ordered before every load of a tile's last stage by that stage's
 // mbarrier, which its consumer has waited for).
@@ -315,9 +317,8 @@ __device__ __forceinline__ void load_scales(TileScales<N, MI, ROWS>& ts, float s
 #pragma unroll
 	for (int j = 0; j < N / 8; j++) {
 		const int c = c0 + 8 * j;
-		const float2 b = c < n ? *(const float2*)(sb + c) : make_float2(0.f, 0.f);
-		ts.b[2 * j] = b.x;
-		ts.b[2 * j + 1] = b.y;
+		ts.b[2 * j] = c < n ? sb[c] : 0.f;
+		ts.b[2 * j + 1] = c < n ? sb[c + 1] : 0.f;
 	}
 }
 

@@ -28,8 +28,6 @@ inline int min(int a, int b) { return a < b ? a : b; }
 inline int max(int a, int b) { return a > b ? a : b; }
 inline unsigned min(unsigned a, unsigned b) { return a < b ? a : b; }
 inline int __ffs(unsigned x) { return __builtin_ffs(x); }
-struct float2 { float x, y; };
-inline float2 make_float2(float x, float y) { return float2{x, y}; }
 `
 
 // TestKernelSyntaxOnCPU parses hopper_gemm.cu's source, as NVRTC gets it,
