@@ -319,6 +319,24 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) CLUSTER_ATTR
 #if PINGPONG
 			if (tid == 0) mbar_arrive(TURN);
 #endif
+#if IN_E4M3
+			// The scales, loaded while the last k-block's MMAs run (see
+			// TileScales). With row scales, a tile that reads its rows
+			// through tma_a_own (reads_own_a) takes their scales from
+			// scale_a_own, where the caller holds them (indexed from
+			// a_own_lo), when given: no copy into scale_a's array has to
+			// come first. Split-K and stream-K tiles load them after the
+			// fixup instead: held across it, the 256-wide tile's row
+			// scales spilled (NVRTC 12.4).
+			TileScales<BN, MI, ROW_SCALES> ts;
+			const auto load_tile_scales = [&]() {
+				const bool own_sa = ROW_SCALES && scale_a_own != 0 && reads_own_a(tm, m, a_own_lo, a_own_rows);
+				load_scales(ts, sab, (const float*)(own_sa ? scale_a_own : scale_a),
+					tm * BM + row0 + warp * 16 + lane / 4 - (own_sa ? a_own_lo : 0), own_sa ? a_own_rows : m,
+					(const float*)scale_b, tn * BN + 2 * (lane % 4), n);
+			};
+			if (SPLIT_K == 1 && !STREAM_K) load_tile_scales();
+#endif
 			wgmma_wait<0>();
 			if (prev >= 0 && lane == 0) release(EMPTY(prev));
 #pragma unroll
@@ -339,17 +357,9 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) CLUSTER_ATTR
 			// The scales, before any rounding: every path below stores or
 			// reduces scaled partials (a reduce-scatter's peers scale theirs);
 			// with split-K, on the slices' sum, once.
-			// With row scales, a tile that reads its rows through tma_a_own
-			// (reads_own_a) takes their scales from scale_a_own, where
-			// the caller holds them (indexed from a_own_lo), when given: no
-			// copy into scale_a's array has to come first.
-			const bool own_sa = ROW_SCALES && scale_a_own != 0 && reads_own_a(tm, m, a_own_lo, a_own_rows);
-			const int sa_lo = own_sa ? a_own_lo : 0;
+			if (SPLIT_K > 1 || STREAM_K) load_tile_scales();
 #pragma unroll
-			for (int mi = 0; mi < MI; mi++)
-				scale_acc<BN, ROW_SCALES>(acc[mi], sab, (const float*)(own_sa ? scale_a_own : scale_a),
-					tm * BM + row0 + mi * 64 + warp * 16 + lane / 4 - sa_lo, own_sa ? a_own_rows : m, (const float*)scale_b,
-					tn * BN + 2 * (lane % 4), n);
+			for (int mi = 0; mi < MI; mi++) scale_acc(acc[mi], ts, mi);
 #endif
 
 			// Epilogue: the m64nN accumulator layout gives each thread two
