@@ -7,7 +7,9 @@
 #   tar xzf .gpu/bins.tgz -C /tmp
 #   BIN=/tmp/bin OUT=$OUT SHAPE=8192x3584x8192 TILES=128x256:s4:c2:g8 bash bench/experiments/ncu-gemm.sh
 # DTYPE (default bf16) is gemmalone's -dtype (e4m3, e4m3_row: the FP8 tiles);
-# NO_CUBLAS=1 profiles only the tiles.
+# NO_CUBLAS=1 profiles only the tiles. NCU_ARGS adds options to the
+# profiling runs (e.g. "--cache-control none": ncu flushes the caches
+# before each pass by default, so a kernel runs with a cold L2).
 # Writes $OUT/ncu/: a .ncu-rep per kernel, its details page and its SASS
 # source page (CSV, one row per instruction with its stall samples; summed
 # by bench/experiments/ncu_sass.py).
@@ -24,7 +26,7 @@ export CUDA_VISIBLE_DEVICES=${CUDA_VISIBLE_DEVICES:-0}
 
 profile() { # name kernel-filter tiles
 	local name=$1 filter=$2 tiles=$3
-	timeout 240 "$NCU" --clock-control none --kernel-name "$filter" --launch-count 1 $SECTIONS \
+	timeout 240 "$NCU" --clock-control none ${NCU_ARGS:-} --kernel-name "$filter" --launch-count 1 $SECTIONS \
 		-f -o "$OUT/ncu/$name" "$BIN/gemmalone" -shapes "$SHAPE" -tiles "$tiles" -dtype "${DTYPE:-bf16}" -iters 1 -warmup 0 ${EXTRA:+-extra "$EXTRA"} \
 		>"$OUT/ncu/$name.log" 2>&1 || echo "ncu $name: rc $?"
 	[ -f "$OUT/ncu/$name.ncu-rep" ] || return
