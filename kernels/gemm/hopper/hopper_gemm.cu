@@ -286,9 +286,31 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) CLUSTER_ATTR
 			// of it: tile i's main loop starts once tile i-1's consumer has
 			// seen its last stage full (CUTLASS orders its ping-pong
 			// consumers the same way).
-			if (i > 0) mbar_wait(TURN, (u32)((i - 1) & 1));
 #endif
 			const int tm = un.tm, tn = un.tn, kb0 = un.kb0, kb1 = un.kb1;
+#if IN_E4M3
+			// The scales (TileScales). With row scales, a tile that reads
+			// its rows through tma_a_own (reads_own_a) takes their scales
+			// from scale_a_own, where the caller holds them (indexed from
+			// a_own_lo), when given: no copy into scale_a's array has to
+			// come first.
+			TileScales<BN, MI, ROW_SCALES> ts;
+			const auto load_tile_scales = [&]() {
+				const bool own_sa = ROW_SCALES && scale_a_own != 0 && reads_own_a(tm, m, a_own_lo, a_own_rows);
+				load_scales(ts, sab, (const float*)(own_sa ? scale_a_own : scale_a),
+					tm * BM + row0 + warp * 16 + lane / 4 - (own_sa ? a_own_lo : 0), own_sa ? a_own_rows : m,
+					(const float*)scale_b, tn * BN + 2 * (lane % 4), n);
+			};
+			// A ping-pong consumer loads them before waiting for its turn:
+			// they land while the other consumer's main loop runs. Loaded
+			// under the last k-block's MMAs instead, their L2 round trip
+			// still stalled the epilogue's first multiplies (ncu, 16384 x
+			// 8192 x 1024 row scales, warm L2: 5.9% of the samples).
+			if (EARLY_SCALES) load_tile_scales();
+#endif
+#if PINGPONG
+			if (i > 0) mbar_wait(TURN, (u32)((i - 1) & 1));
+#endif
 			int prev = -1;
 #pragma unroll
 			for (int mi = 0; mi < MI; mi++)
@@ -320,22 +342,10 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) CLUSTER_ATTR
 			if (tid == 0) mbar_arrive(TURN);
 #endif
 #if IN_E4M3
-			// The scales, loaded while the last k-block's MMAs run (see
-			// TileScales). With row scales, a tile that reads its rows
-			// through tma_a_own (reads_own_a) takes their scales from
-			// scale_a_own, where the caller holds them (indexed from
-			// a_own_lo), when given: no copy into scale_a's array has to
-			// come first. Split-K and stream-K tiles load them after the
-			// fixup instead: held across it, the 256-wide tile's row
-			// scales spilled (NVRTC 12.4).
-			TileScales<BN, MI, ROW_SCALES> ts;
-			const auto load_tile_scales = [&]() {
-				const bool own_sa = ROW_SCALES && scale_a_own != 0 && reads_own_a(tm, m, a_own_lo, a_own_rows);
-				load_scales(ts, sab, (const float*)(own_sa ? scale_a_own : scale_a),
-					tm * BM + row0 + warp * 16 + lane / 4 - (own_sa ? a_own_lo : 0), own_sa ? a_own_rows : m,
-					(const float*)scale_b, tn * BN + 2 * (lane % 4), n);
-			};
-			if (SPLIT_K == 1 && !STREAM_K) load_tile_scales();
+			// Other tiles load the scales while the last k-block's MMAs
+			// run; split-K and stream-K tiles after the fixup: held across
+			// it, the 256-wide tile's row scales spilled (NVRTC 12.4).
+			if (SPLIT_K == 1 && !STREAM_K && !EARLY_SCALES) load_tile_scales();
 #endif
 			wgmma_wait<0>();
 			if (prev >= 0 && lane == 0) release(EMPTY(prev));

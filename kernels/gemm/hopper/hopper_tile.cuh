@@ -156,6 +156,12 @@
 #error stream-K tiles run plain products with cooperative consumers: no split-K, reduce-scatter or ping-pong
 #endif
 
+// EARLY_SCALES: an FP8 tile's consumer loads its epilogue's scales
+// (TileScales) before its tile's main loop rather than under the last
+// k-block's MMAs: ping-pong tiles whose whole units are a consumer's own,
+// where the loads then overlap the other consumer's main loop.
+#define EARLY_SCALES (PINGPONG && SPLIT_K == 1)
+
 // The epilogue stages 16-column blocks, two at a time where it reduces
 // (below).
 #if BN % 32 != 0
