@@ -123,7 +123,11 @@ var tileEfficiency = map[string]float64{
 // (bench/results/2026-12-03-h200-fp8-large-rows.md). Held out (22 cells
 // outside issue 56's set, with offSectorClusterRows and FP8's clusters,
 // two rounds): the untuned tile 1.067x faster than before, within 3% of
-// the best measured on all 22.
+// the best measured on all 22. FP8 row scales at K = 1,024 lost the pick
+// (128x256 5.8-7.4% ahead at 16,384 x 8,192 and 2,048 x 28,672) until the
+// epilogue's scales loaded early (EARLY_SCALES); then, on 7 shapes at K
+// 1,024-2,048, within 3% of the best of three tiles on all 7 (1 x H200,
+// 2026-12-04, bench/results/2026-12-04-h200-fp8-scales.md, call N).
 const (
 	shortLoopKBlocks    = 16
 	shortLoopEfficiency = 0.94
