@@ -365,8 +365,14 @@ const streamKTile = "128x256:s4:c2:g8:cl2:st"
 // the untuned tiles then (128x256:cl2, 128x224), and at 16384 x 5120 x
 // 8192, 1.7% behind 128x256:cl2; not at 4096 x 1280 x 8192 (DefaultTile's
 // 128x128:pp, 4.5% behind :st) or 1024 x 14336 x 8192 (128x128:pp, 2.6%
-// ahead of it). Fitted on those five shapes, not a held-out check. FP8 is
-// unmeasured: none.
+// ahead of it). Fitted on those five shapes, not a held-out check. FP8:
+// none yet. Weighed there (FP8's 128-element k-blocks), it would take
+// :cl2:st on 4 of issue 56's FP8 shapes, 16384 x 8192 x K for K 14,336,
+// 14,784, 28,672 and 29,568 (2,048 cluster tiles: the last of 32 waves
+// 2/66 full). At the last two it ran 1.5-1.7% ahead of 128x256:cl2 with
+// tensor and row scales (2026-12-04, call J of
+// bench/results/2026-12-04-h200-fp8-scales.md, one round of 2 s); the
+// other two and a held-out check are unmeasured.
 func streamK(p Problem, sms int, cost float64, runs func(hopper.Tile) bool) (hopper.Tile, bool) {
 	if cost < 0 || p.Dtype.FP8() || !computeBound(p.M, p.N, p.K, sms, false) {
 		return hopper.Tile{}, false
@@ -375,7 +381,8 @@ func streamK(p Problem, sms int, cost float64, runs func(hopper.Tile) bool) (hop
 	if err != nil {
 		panic("gpu: streamKTile " + streamKTile + ": " + err.Error())
 	}
-	kblocks := (p.K + hopper.BK - 1) / hopper.BK
+	bk := operandElem(p.Dtype.FP8()).BK() // a k-block is 128 bytes of K
+	kblocks := (p.K + bk - 1) / bk
 	walkers := sms / st.ClusterM()
 	if walkers < 1 || st.StreamKTiles(p.M, p.N, kblocks, sms) == 0 {
 		return hopper.Tile{}, false
