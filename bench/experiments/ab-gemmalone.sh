@@ -9,7 +9,8 @@
 #   BIN_A=/tmp/a/bin BIN_B=/tmp/b/bin SHAPES="16384x8192x1024 ..." DTYPE=e4m3_row \
 #     TILES=default,128x128:s6:c2:g4:pp OUT=$OUT bash bench/experiments/ab-gemmalone.sh
 # Writes $OUT/ab/A.csv and B.csv (gemmalone's CSV, readable by
-# bench/gemmalone_table.py) and err.txt; prints both tables. DEADLINE
+# bench/gemmalone_table.py) and err.txt; prints both tables and
+# ab_table.py's comparison (each round, B's time over A's). DEADLINE
 # (default 480 s) bounds it: nothing starts after it.
 set -u
 OUT=${OUT:-bench/out}
@@ -37,3 +38,5 @@ for build in A B; do
 	echo "## build $build"
 	python3 "$here/../gemmalone_table.py" "$OUT/ab/$build.csv" || echo "table $build: rc $?"
 done
+echo "## B against A"
+python3 "$here/ab_table.py" "$OUT/ab/A.csv" "$OUT/ab/B.csv" || echo "ab table: rc $?"

@@ -194,3 +194,36 @@ def test_ab_gemmalone_alternates_the_builds(tmp_path: Path):
     assert all(a[a.index("-dtype") + 1] == "e4m3_row" and a[a.index("-tiles") + 1] == "t1,t2"
                and a[a.index("-sustain") + 1] == "0.1s" for a in got), got
     assert (tmp_path / "out/ab/A.csv").read_text() == "row A\n" * 6
+
+
+def _ab_table(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, str(ROOT / "bench" / "experiments" / "ab_table.py"), *args],
+                          capture_output=True, text=True)
+
+
+def test_ab_table_compares_builds(tmp_path):
+    """bench/experiments/ab_table.py: per shape and tile timed by both
+    builds, each round's ratio (FP8: to cuBLASLt FP8, the last column) and
+    time, B's mean time over A's, and the checks' errors; a tile only one
+    build timed is left out."""
+    head = "shape,impl,config,spill_bytes,rel_err,us,tflops,ratio_to_cublaslt,dtype,cublaslt_fp8_us,ratio_to_cublaslt_fp8\n"
+    a = tmp_path / "A.csv"
+    a.write_text("# a comment\n" + head
+                 + "64x128x256,cublaslt-fp8,algo0,-,1e-03,5.0,1,-,e4m3,-,-\n"
+                 + "64x128x256,fused,t1,0,1.70e-03,10.0,1,2.0 (cublaslt),e4m3,9.0,0.900\n"
+                 + "64x128x256,fused,t1,0,1.70e-03,12.0,1,2.0 (cublaslt),e4m3,9.0,0.750\n"
+                 + "64x128x256,fused,t2,0,1.70e-03,20.0,1,2.0 (cublaslt),e4m3,9.0,0.450\n")
+    b = tmp_path / "B.csv"
+    b.write_text(head + "64x128x256,fused-plain,t1,0,1.70e-03,9.9,1,2.0 (cublaslt),e4m3,9.0,0.909\n"
+                 + "64x128x256,fused,t1,0,1.70e-03,9.9,1,2.0 (cublaslt),e4m3,9.0,0.909\n"
+                 + "128x128x128,fused,t1,0,2.00e-03,4.0,1,1.100 (cublaslt),bf16,-,-\n")
+    got = _ab_table(str(a), str(b))
+    assert got.returncode == 0, got.stderr
+    lines = got.stdout.splitlines()
+    assert lines[2] == "| 64x128x256 | t1 | 0.900/10.0 0.750/12.0 | 0.909/9.9 0.909/9.9 | 0.900 | 1.70e-03; 1.70e-03 |", lines
+    assert len(lines) == 3, lines  # t2 (A only) and 128x128x128 (B only) left out
+    c = tmp_path / "C.csv"
+    c.write_text(head + "128x128x128,fused,t1,0,2.00e-03,5.0,1,0.880 (cublaslt),bf16,-,-\n")
+    assert "| 128x128x128 | t1 | 0.880/5.0 | 1.100/4.0 | 0.800 |" in _ab_table(str(c), str(b)).stdout
+    none = _ab_table(str(a), str(c))
+    assert none.returncode == 1 and "no shape and tile timed by both builds" in none.stderr

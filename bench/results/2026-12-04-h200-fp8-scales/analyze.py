@@ -91,7 +91,8 @@ def clocks() -> None:
 
 def ncu() -> None:
     """Calls J (ncu's default: caches flushed) and L (--cache-control none)."""
-    print("\n## ncu, 128x128:s6:c2:g4:pp at 16384x8192x1024\n| call | dtype | cycles | µs | GHz | IPC |\n|---|---|---|---|---|---|")
+    print("\n## ncu, 128x128:s6:c2:g4:pp at 16384x8192x1024")
+    print("| call | dtype | cycles | µs | GHz | IPC |\n|---|---|---|---|---|---|")
     for call in ("call-j/j", "call-l/l"):
         for dtype in ("e4m3", "e4m3_row"):
             text = (HERE / call / "ncu" / f"ours-{dtype}-128x128_s6_c2_g4_pp-details.txt").read_text()
