@@ -2,7 +2,8 @@
 // the communication around it: the flag words it waits for (all-gather +
 // matmul: rows of A arriving) and the reduce-scatter's table, signalling
 // and epilogue reduction, and the producer warpgroup's warps that signal
-// and wait for them (matmul + reduce-scatter). Concatenated after
+// and wait for them (matmul + reduce-scatter), and the epilogue's TMA
+// stores, which a reduce-scatter's rows share (store_tile_tma). Concatenated after
 // hopper_tile.cuh and before hopper_gemm.cu (kernels/gemm/hopper.Source);
 // the layouts are kernels/gemm/gpu's (layout.go, fusedplan.go).
 
@@ -316,3 +317,39 @@ __device__ __forceinline__ void rs_wait_warp(const RSTable* rs, Wait w, const Wa
 	}
 }
 #endif
+
+// store_tile_tma is the epilogue's TMA path for a consumer warp's rows of
+// tile (tm, tn) (row0 + warp*16 + 64*mi, accumulators acc): each 16 x 16
+// block through one of the warp's staging buffers at stage and one TMA
+// store. A plain product's (RS false) go through C's map c (rows past m
+// clipped); a reduce-scatter's through their owner's map (rs_tma_tile: one
+// owner a block; a block wholly past m has none and is not stored), chosen
+// once per 16-row block: chosen again for each store, the ping-pong tile's
+// reduce-scatter took 10-13% over its plain product, 6-8% so
+// (bench/results/2026-12-04-h200-rs-epilogue.md). Two instantiations, so
+// that a plain product's epilogue stays the code it was.
+template <bool RS>
+__device__ __forceinline__ void store_tile_tma(float (&acc)[MI][BN / 2], u32 stage, int lane, int warp, int row0, int tm, int tn,
+	int m, const TensorMap* c, const RSMaps& maps, int rows_per_rank) {
+#pragma unroll
+	for (int mi = 0; mi < MI; mi++) {
+		const int g0 = tm * BM + row0 + mi * 64 + warp * 16;
+		const int q = RS ? g0 / rows_per_rank : 0;
+		const TensorMap* const map = RS ? &maps.m[q] : c;
+		const int row = g0 - q * rows_per_rank;
+#pragma unroll
+		for (int b = 0; b < BN / 16; b++) {
+			const u32 buf = stage + (u32)((mi * (BN / 16) + b) % EPI_BUFS) * STAGE_BYTES;
+			// The store that last read this buffer is done with it.
+			if (lane == 0) bulk_wait_read<EPI_BUFS - 1>();
+			__syncwarp();
+			stage_write(acc[mi], b, buf, lane);
+			fence_async_smem();
+			__syncwarp();
+			if (lane == 0 && (!RS || g0 < m)) {
+				tma_store(map, buf, tn * BN + 16 * b, row);
+				bulk_commit();
+			}
+		}
+	}
+}

@@ -49,42 +49,6 @@
 // the grid lets its programmatic dependents launch from its start (see
 // early_dependents below).
 
-// store_tile_tma is the epilogue's TMA path for a consumer warp's rows of
-// tile (tm, tn) (row0 + warp*16 + 64*mi, accumulators acc): each 16 x 16
-// block through one of the warp's staging buffers at stage and one TMA
-// store. A plain product's (RS false) go through C's map c (rows past m
-// clipped); a reduce-scatter's through their owner's map (rs_tma_tile: one
-// owner a block; a block wholly past m has none and is not stored), chosen
-// once per 16-row block: chosen again for each store, the ping-pong tile's
-// reduce-scatter took 10-13% over its plain product, 6-8% so
-// (bench/results/2026-12-04-h200-rs-epilogue.md). Two instantiations, so
-// that a plain product's epilogue stays the code it was.
-template <bool RS>
-__device__ __forceinline__ void store_tile_tma(float (&acc)[MI][BN / 2], u32 stage, int lane, int warp, int row0, int tm, int tn,
-	int m, const TensorMap* c, const RSMaps& maps, int rows_per_rank) {
-#pragma unroll
-	for (int mi = 0; mi < MI; mi++) {
-		const int g0 = tm * BM + row0 + mi * 64 + warp * 16;
-		const int q = RS ? g0 / rows_per_rank : 0;
-		const TensorMap* const map = RS ? &maps.m[q] : c;
-		const int row = g0 - q * rows_per_rank;
-#pragma unroll
-		for (int b = 0; b < BN / 16; b++) {
-			const u32 buf = stage + (u32)((mi * (BN / 16) + b) % EPI_BUFS) * STAGE_BYTES;
-			// The store that last read this buffer is done with it.
-			if (lane == 0) bulk_wait_read<EPI_BUFS - 1>();
-			__syncwarp();
-			stage_write(acc[mi], b, buf, lane);
-			fence_async_smem();
-			__syncwarp();
-			if (lane == 0 && (!RS || g0 < m)) {
-				tma_store(map, buf, tn * BN + 16 * b, row);
-				bulk_commit();
-			}
-		}
-	}
-}
-
 extern "C" __global__ void __launch_bounds__(THREADS, 1) CLUSTER_ATTR
 	hopper_gemm(const __grid_constant__ TensorMap tma_a, const __grid_constant__ TensorMap tma_b,
 		const __grid_constant__ TensorMap tma_a_own, const __grid_constant__ TensorMap tma_c, const __grid_constant__ RSMaps rs_maps, u64 c_ptr, int m, int n, int k, u64 order_ptr, u64 chunk_tab,
@@ -268,6 +232,11 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) CLUSTER_ATTR
 		// The last tile stored by TMA whose signal is still to come (-1:
 		// none): see rs_tma_signal_ready.
 		int rs_pending = -1;
+#if IN_E4M3
+		// Where this consumer loads a tile's scales (see TileScales and
+		// below): before its main loop, or under its last k-block's MMAs.
+		const bool early_scales = EARLY_SCALES && (!ROW_SCALES || nchunks == 0);
+#endif
 		Sched sc = sched_start(walk, kblocks, sk_tiles);
 		for (Unit un; sched_next(walk, sc, kblocks, un); i++) {
 #if PINGPONG
@@ -305,8 +274,12 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) CLUSTER_ATTR
 			// they land while the other consumer's main loop runs. Loaded
 			// under the last k-block's MMAs instead, their L2 round trip
 			// still stalled the epilogue's first multiplies (ncu, 16384 x
-			// 8192 x 1024 row scales, warm L2: 5.9% of the samples).
-			if (EARLY_SCALES) load_tile_scales();
+			// 8192 x 1024 row scales, warm L2: 5.9% of the samples). Not
+			// where an all-gather's rows are waited for (nchunks > 0): a
+			// gathered row's scale arrives with the row, announced by its
+			// chunk's flag, which only the stages' mbarriers order before
+			// this thread's loads.
+			if (early_scales) load_tile_scales();
 #endif
 #if PINGPONG
 			if (i > 0) mbar_wait(TURN, (u32)((i - 1) & 1));
@@ -345,7 +318,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) CLUSTER_ATTR
 			// Other tiles load the scales while the last k-block's MMAs
 			// run; split-K and stream-K tiles after the fixup: held across
 			// it, the 256-wide tile's row scales spilled (NVRTC 12.4).
-			if (SPLIT_K == 1 && !STREAM_K && !EARLY_SCALES) load_tile_scales();
+			if (SPLIT_K == 1 && !STREAM_K && !early_scales) load_tile_scales();
 #endif
 			wgmma_wait<0>();
 			if (prev >= 0 && lane == 0) release(EMPTY(prev));

@@ -296,7 +296,8 @@ __device__ __forceinline__ void stage_block(const float* acc, int b, u32 stage, 
 // Plain loads: the scales are tiny
 // and stay in L2, and an all-gather's scales of A arrive with its rows
 // (ordered before every load of a tile's last stage by that stage's
-// mbarrier, which its consumer has waited for).
+// mbarrier, which its consumer has waited for; so they are loaded before
+// the main loop only where no rows are waited for: early_scales).
 template <int N, int MI, bool ROWS>
 struct TileScales {
 	float a[MI][2];

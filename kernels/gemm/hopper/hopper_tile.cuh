@@ -159,7 +159,9 @@
 // EARLY_SCALES: an FP8 tile's consumer loads its epilogue's scales
 // (TileScales) before its tile's main loop rather than under the last
 // k-block's MMAs: ping-pong tiles whose whole units are a consumer's own,
-// where the loads then overlap the other consumer's main loop.
+// where the loads then overlap the other consumer's main loop; with row
+// scales only where no all-gather's rows are waited for (the consumer's
+// early_scales).
 #define EARLY_SCALES (PINGPONG && SPLIT_K == 1)
 
 // The epilogue stages 16-column blocks, two at a time where it reduces
