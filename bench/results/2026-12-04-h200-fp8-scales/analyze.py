@@ -12,9 +12,12 @@ import collections
 import csv
 import datetime
 import statistics
+import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parents[1] / "experiments"))
+import ab_table  # noqa: E402  (bench/experiments/ab_table.py)
 
 
 def fused_rows(path: Path) -> list[list[str]]:
@@ -33,21 +36,11 @@ def fp8_ratio(row: list[str]) -> float:
 
 
 def ab(call: str, part: str) -> None:
-    """One ab-gemmalone.sh part: per shape and tile, each build's rounds
-    (ratio/µs) and B's mean time over A's (below 1: B faster)."""
-    got: dict[tuple[str, str, str], list[tuple[float, float]]] = collections.defaultdict(list)
-    err: dict[tuple[str, str], set[str]] = collections.defaultdict(set)
-    for build in "AB":
-        for row in fused_rows(HERE / call / call[-1] / part / "ab" / f"{build}.csv"):
-            got[(row[0], row[2], build)].append((fp8_ratio(row), float(row[5])))
-            err[(row[0], row[2])].add(row[4])
-    print(f"\n## call {call[-1].upper()}, {part}: ratio/µs per round, B's µs over A's")
-    print("| shape | tile | A | B | B/A µs | rel_err (both) |\n|---|---|---|---|---|---|")
-    for shape, tile in sorted({(s, t) for s, t, _ in got}):
-        a, b = got[(shape, tile, "A")], got[(shape, tile, "B")]
-        ta, tb = statistics.mean(x[1] for x in a), statistics.mean(x[1] for x in b)
-        cells = [" ".join(f"{r:.3f}/{us:.1f}" for r, us in x) for x in (a, b)]
-        print(f"| {shape} | {tile} | {cells[0]} | {cells[1]} | {tb / ta:.3f} | {','.join(sorted(err[(shape, tile)]))} |")
+    """One ab-gemmalone.sh part: bench/experiments/ab_table.py's table (per
+    shape and tile, each build's rounds, B's mean time over A's)."""
+    base = HERE / call / call[-1] / part / "ab"
+    print(f"\n## call {call[-1].upper()}, {part}")
+    print("\n".join(ab_table.table(ab_table.read(base / "A.csv"), ab_table.read(base / "B.csv"))))
 
 
 def per_tile(path: Path, title: str) -> None:
