@@ -253,7 +253,7 @@ func defaultTile(m, n, k, sms int, fp8 bool) (hopper.Tile, float64) {
 	// 128-row tiles: that is unmeasured).
 	bound := computeBound(m, n, k, sms, fp8)
 	elem := operandElem(fp8)
-	shortLoop := bound && (k+elem.BK()-1)/elem.BK() <= shortLoopKBlocks
+	shortLoop := bound && elem.KBlocks(k) <= shortLoopKBlocks
 	var best, best64 hopper.Tile
 	bestCost, bestCost64, waves128 := -1.0, -1.0, -1.0
 	for _, name := range smallTiles {
@@ -381,8 +381,7 @@ func streamK(p Problem, sms int, cost float64, runs func(hopper.Tile) bool) (hop
 	if err != nil {
 		panic("gpu: streamKTile " + streamKTile + ": " + err.Error())
 	}
-	bk := operandElem(p.Dtype.FP8()).BK() // a k-block is 128 bytes of K
-	kblocks := (p.K + bk - 1) / bk
+	kblocks := operandElem(p.Dtype.FP8()).KBlocks(p.K) // a k-block is 128 bytes of K
 	walkers := sms / st.ClusterM()
 	if walkers < 1 || st.StreamKTiles(p.M, p.N, kblocks, sms) == 0 {
 		return hopper.Tile{}, false
@@ -471,11 +470,11 @@ func splitK(t hopper.Tile, m, n, k, sms int, fp8 bool, macsPerByte float64, runs
 	if t.KSplits() > 1 || 2*t.Tiles(m, n) > sms {
 		return t
 	}
-	bk, base := operandElem(fp8).BK(), productBytes(m, n, k)
+	elem, base := operandElem(fp8), productBytes(m, n, k)
 	if fp8 {
 		base, macsPerByte = fp8ProductBytes(m, n, k), 2*macsPerByte
 	}
-	kblocks := (k + bk - 1) / bk
+	bk, kblocks := elem.BK(), elem.KBlocks(k)
 	cost := func(s hopper.Tile) float64 {
 		waves := (s.Units(m, n) + sms - 1) / sms
 		slice := (kblocks + s.KSplits() - 1) / s.KSplits() // the longest slice's k-blocks

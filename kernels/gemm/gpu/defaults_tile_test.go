@@ -188,7 +188,7 @@ func TestDefaultTileFor(t *testing.T) {
 			if got.KSplits() == 1 && !got.StreamK && got != whole {
 				t.Errorf("unsplit %s is not DefaultTile's %s", got, whole)
 			}
-			if got.StreamK && (tc.world != 1 || p.Dtype.FP8() || got.StreamKTiles(tc.m, tc.n, (tc.k+hopper.BK-1)/hopper.BK, 132) == 0) {
+			if got.StreamK && (tc.world != 1 || got.StreamKTiles(tc.m, tc.n, operandElem(p.Dtype.FP8()).KBlocks(tc.k), 132) == 0) {
 				t.Errorf("%s where stream-K may not run or shares nothing", got)
 			}
 			if s := got.KSplits(); s > 1 {
@@ -381,7 +381,7 @@ func TestStreamKOnlyWhereItMayRun(t *testing.T) {
 								continue
 							}
 							shared++
-							if world != 1 || p.Dtype.FP8() || got.StreamKTiles(m, n, (k+hopper.BK-1)/hopper.BK, 132) == 0 {
+							if world != 1 || got.StreamKTiles(m, n, operandElem(p.Dtype.FP8()).KBlocks(k), 132) == 0 {
 								t.Errorf("%s %v: %s where stream-K may not run or shares nothing", v, p, got)
 							}
 							if err := runsFused(t, v, got, p); err != nil {

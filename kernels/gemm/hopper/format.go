@@ -35,6 +35,15 @@ func (e Elem) BK() int {
 	return 0
 }
 
+// KBlocks is how many k-blocks (BK) cover k elements, the last one
+// partial where BK does not divide k; 0 for an unknown type.
+func (e Elem) KBlocks(k int) int {
+	if bk := e.BK(); bk > 0 {
+		return (k + bk - 1) / bk
+	}
+	return 0
+}
+
 // String is the element type's dtype name.
 func (e Elem) String() string {
 	switch e {

@@ -24,6 +24,12 @@ func TestElem(t *testing.T) {
 		if c.bytes > 0 && c.e.BK()*c.bytes != KBlockBytes {
 			t.Errorf("%v: BK %d x %d bytes is not a 128-byte row", c.e, c.e.BK(), c.bytes)
 		}
+		// K of one element past whole blocks takes one more, partial block.
+		for _, k := range []struct{ k, want int }{{0, 0}, {1, min(c.bk, 1)}, {c.bk, min(c.bk, 1)}, {3*c.bk + 1, min(c.bk, 4)}} {
+			if got := c.e.KBlocks(k.k); got != k.want {
+				t.Errorf("%v: KBlocks(%d) = %d, want %d", c.e, k.k, got, k.want)
+			}
+		}
 	}
 	if BK != ElemBF16.BK() {
 		t.Errorf("BK %d, bf16's %d", BK, ElemBF16.BK())
