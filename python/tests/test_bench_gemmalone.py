@@ -232,8 +232,10 @@ def test_ab_table_compares_builds(tmp_path):
 def test_gemm_headroom_from_the_runs_own_ceilings(tmp_path: Path):
     """bench/gemm_headroom.py: the ceilings are the most TFLOP/s and TB/s
     of least bytes any kernel reached (cuBLASLt at 8192^3, our tile at 64
-    rows); a shape's floor is the longer of its two roofline times there,
-    and cuBLASLt's time over it is its headroom."""
+    rows), TB/s only where the product is too large to stay in L2 (a 33
+    MiB one "reading" 8 TB/s back to back sets none); a shape's floor is
+    the longer of its two roofline times there, and cuBLASLt's time over it
+    is its headroom."""
     head = ("# NVIDIA H200, 132 SMs, bf16, each kernel 200ms back to back\n"
             "shape,impl,config,spill_bytes,rel_err,us,tflops,ratio_to_cublaslt,dtype,cublaslt_fp8_us,ratio_to_cublaslt_fp8\n")
     rows = ["8192x8192x8192,cublaslt,algo0,-,1.66e-03,1570.7,700,-,bf16,-,-",  # 2 * 8192^3 flop: 700 TFLOP/s
@@ -242,18 +244,23 @@ def test_gemm_headroom_from_the_runs_own_ceilings(tmp_path: Path):
             # 2 * (64 + 8192) * 8192 + 2 * 64 * 8192 = 136,314,880 least bytes
             "64x8192x8192,cublaslt,algo0,-,1.66e-03,34.0,253,-,bf16,-,-",
             "# default 64x8192x8192 bf16: 64x64:s10:c2:g8:pp",
-            "64x8192x8192,fused,64x64:s10:c2:g8:pp,0,1.66e-03,32.0,268,1.063 (cublaslt algo0),bf16,-,-"]
+            "64x8192x8192,fused,64x64:s10:c2:g8:pp,0,1.66e-03,32.0,268,1.063 (cublaslt algo0),bf16,-,-",
+            # 2 * (64 + 8192) * 2048 + 2 * 64 * 8192 = 34,865,152 bytes in 4.4 µs: 7.9 "TB/s" from L2
+            "64x8192x2048,cublaslt,algo0,-,1.66e-03,10.0,215,-,bf16,-,-",
+            "64x8192x2048,fused,64x64:s10:c2:g8:pp,0,1.66e-03,4.4,488,2.273 (cublaslt algo0),bf16,-,-"]
     csv = tmp_path / "gemmalone-bf16.csv"
     csv.write_text(head + "\n".join(rows) + "\n")
     out = subprocess.run([sys.executable, str(ROOT / "bench" / "gemm_headroom.py"), "--shapes", str(csv)], check=True,
                          capture_output=True, text=True).stdout
-    assert "## bf16: 2 shapes; ceilings 700 TFLOP/s and 4.26 TB/s" in out, out
-    assert "at least 1.05x cuBLASLt on 1 of 2 shapes" in out, out
-    # 64 rows: memory-bound, floor 32.0 µs (our tile's), cuBLASLt 34.0: 1.0625.
-    assert "| 64 | 1 | 1 | 1.062 (1.062-1.062) | 1 | 100% |" in out, out
+    assert "## bf16: 3 shapes; ceilings 700 TFLOP/s and 4.26 TB/s" in out, out
+    assert "at least 1.05x cuBLASLt on 2 of 3 shapes" in out, out
+    # 64 rows: memory-bound, floor 32.0 µs (our tile's), cuBLASLt 34.0:
+    # 1.0625; the small one's floor 34,865,152 B at 4.26 TB/s, 8.19 µs: 1.222.
+    assert "| 64 | 2 | 2 (1) | 1.142 (1.062-1.222) | 2 | 143% |" in out, out
     # 8192^3: tensor-bound, floor cuBLASLt's own time; ours 1570.7 / 1600.
-    assert "| 8192 | 1 | 0 | 1.000 (1.000-1.000) | 0 | 98% |" in out, out
+    assert "| 8192 | 1 | 0 (0) | 1.000 (1.000-1.000) | 0 | 98% |" in out, out
     assert "| 64x8192x8192 | memory | 32.0 | 34.0 | 1.062 | 64x64:s10:c2:g8:pp | 100% |" in out, out
+    assert "| 64x8192x2048 | memory, under 2x L2 | 8.2 | 10.0 | 1.222 | 64x64:s10:c2:g8:pp | 186% |" in out, out
     bad = subprocess.run([sys.executable, str(ROOT / "bench" / "gemm_headroom.py"), str(tmp_path / "none.csv")],
                          capture_output=True, text=True)
     assert bad.returncode == 2 and "none.csv: no such file" in bad.stderr, bad
