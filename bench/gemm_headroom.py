@@ -9,7 +9,8 @@ kernel can; this says where that is. Per dtype the ceilings are the most
 TFLOP/s and the most TB/s of least bytes (A and B once, C once, and FP8's
 row scales) that any timed kernel reached on any shape in the CSVs,
 cuBLASLt's algorithms and the tiles alike: rates the GPU was seen to
-sustain under the same power cap and timing, not datasheet peaks. A
+sustain under the same power cap and timing, not datasheet peaks (TB/s
+only on products too large to run from L2 back to back: L2_BYTES). A
 shape's floor is the longer of its multiply-adds at the TFLOP/s ceiling
 and its least bytes at the TB/s ceiling; its headroom is cuBLASLt's best
 time over that floor: the ratio to cuBLASLt a kernel running the shape at
