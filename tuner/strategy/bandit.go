@@ -203,6 +203,13 @@ var (
 	// first pass at a tiny budget (pattern.tinyBudget), instead of its
 	// spread config (fourth fit, see bandit; 0: as before).
 	banditProbes = 2
+	// banditTS: the model's picks outside a family the UCB bound chose
+	// (the interjected picks and the descents' restarts) rank fresh
+	// configs by one tree of the forest, drawn at random for each pick
+	// (Thompson sampling from the bootstrap trees), ties by mean minus
+	// surrogateKappa sd, instead of by mean minus surrogateKappa sd alone
+	// (the seventh fit's "ts=3", judged again in the eighth: see bandit).
+	banditTS = false
 )
 
 func newBandit(p Problem) (Strategy, error) {
