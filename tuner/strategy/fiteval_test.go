@@ -13,8 +13,8 @@ import (
 // fitEval, when set, runs TestFitEval: the fitting set's table for the
 // strategies named (comma-separated), to fit knobs on (issue 57: every
 // rule, threshold and order is fixed on the fitting set alone). It never
-// touches the held-out landscapes, synthHeldOutSeeds or -synth-seeds:
-// -fit-synth must stay below them. -fit-knobs sets the bandit's knobs
+// touches the held-out landscapes or synthHeldOutRange's seeds:
+// -fit-synth must stay outside them. -fit-knobs sets the bandit's knobs
 // first, so one process judges one setting (replays are memoised by
 // strategy name, not by knob). Seeds 1..10 take about 3 minutes on 2
 // cores, with the recorded fitting set (FIT_NO_RECORDED=1 leaves it out):
@@ -28,7 +28,7 @@ import (
 var (
 	fitEval      = flag.String("fit-eval", "", "TestFitEval: replay these strategies (comma-separated) on the fitting set and print its table")
 	fitKnobs     = flag.String("fit-knobs", "", "TestFitEval: bandit knobs to set first, as share=0.25,interject=3,min=12,every=2,c=0.8")
-	fitEvalSeeds = flag.String("fit-synth", "1..20", "TestFitEval: the synthetic fitting seeds (FIRST..LAST, below the held-out ones)")
+	fitEvalSeeds = flag.String("fit-synth", "1..20", "TestFitEval: the synthetic fitting seeds (FIRST..LAST, outside the held-out 101..110)")
 	fitMaxValid  = flag.Int("fit-max-valid", 0, "TestFitEval: only landscapes of at most this many valid configs (0: all), to screen a change that acts at tiny budgets only")
 	fitShares    = flag.String("fit-shares", "1/20,1/10,3/10", "TestFitEval: the budgets, as shares of the valid configs (some of 1/20,1/10,3/10); one left out prints -1 and counts nothing, misses included")
 	fitKinds     = flag.String("fit-kinds", "", "TestFitEval, TestFitDifficulty: only these synthetic kinds (comma-separated; empty: all of synthKinds)")
@@ -72,8 +72,10 @@ func TestFitEval(t *testing.T) {
 		}
 	}
 	var lo, hi int64
-	if _, err := fmt.Sscanf(*fitEvalSeeds, "%d..%d", &lo, &hi); err != nil || hi >= synthHeldOutSeeds[0] {
-		t.Fatalf("-fit-synth %q: want FIRST..LAST below %d", *fitEvalSeeds, synthHeldOutSeeds[0])
+	// An empty range (1..0) leaves only the recorded fitting set.
+	if _, err := fmt.Sscanf(*fitEvalSeeds, "%d..%d", &lo, &hi); err != nil || lo < 1 ||
+		lo <= hi && hi >= synthHeldOutRange[0] && lo <= synthHeldOutRange[1] {
+		t.Fatalf("-fit-synth %q: want FIRST..LAST from 1, outside the held-out seeds %d..%d", *fitEvalSeeds, synthHeldOutRange[0], synthHeldOutRange[1])
 	}
 	var ls []Landscape
 	sets := readSplit(t)
@@ -274,9 +276,11 @@ func setKnobs(t *testing.T) {
 			banditEI = v != 0
 		case "probes":
 			banditProbes = int(v)
+		case "ts":
+			banditTS = v != 0
 		default:
 			t.Fatalf("-fit-knobs: unknown knob %q", k)
 		}
 	}
-	t.Logf("knobs: share=%g interject=%d min=%d every=%d c=%g ei=%v firstcap=%v probes=%d", banditDesignShare, banditInterject, banditMinTrials, banditEvery, banditC, banditEI, firstPassCapped, banditProbes)
+	t.Logf("knobs: share=%g interject=%d min=%d every=%d c=%g ei=%v firstcap=%v probes=%d ts=%v", banditDesignShare, banditInterject, banditMinTrials, banditEvery, banditC, banditEI, firstPassCapped, banditProbes, banditTS)
 }

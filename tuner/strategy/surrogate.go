@@ -189,13 +189,39 @@ func (m *model) pickFor(t *tracker, interjected bool) int {
 	if m.families != nil && banditEI {
 		rank = m.negEI(t)
 	}
+	// tie: the second key among equal ranks (a tree's ranking has many),
+	// nil: the earliest.
+	var tie []float64
+	if m.families != nil && banditTS && in < 0 {
+		rank, tie = m.thompson(t), m.predicted
+	}
 	best, bestV := -1, math.Inf(1)
 	for i, v := range rank {
-		if v < bestV && t.fresh(i) && (in < 0 || m.families.of[i] == in) {
+		if !t.fresh(i) || (in >= 0 && m.families.of[i] != in) {
+			continue
+		}
+		if v < bestV || (v == bestV && best >= 0 && tie != nil && tie[i] < tie[best]) {
 			best, bestV = i, v
 		}
 	}
 	return best
+}
+
+// thompson is one tree of the last fit, drawn at random, predicting every
+// valid config: Thompson sampling from the forest's bootstrap trees
+// (banditTS). Each tree is fitted to a resample of the measurements, so
+// the spread of the trees' minima over the space is the model's own
+// uncertainty about where the best config is; a pick by one tree goes
+// where that tree believes the optimum is, in proportion (roughly) to the
+// chance the forest gives it, where mean minus 0.5 sd keeps picking near
+// the same configs until they are measured.
+func (m *model) thompson(t *tracker) []float64 {
+	tr := m.fitted.trees[m.rng.Intn(len(m.fitted.trees))]
+	out := make([]float64, len(t.lat.valid))
+	for i := range out {
+		out[i] = tr.predict(t.lat.idx[i])
+	}
+	return out
 }
 
 // negEI is minus the expected improvement of every valid config over the
