@@ -109,6 +109,13 @@ class Shape:
                 got.append((t, r))
         return max(got, key=lambda x: x[1]) if got else None
 
+    def least_bytes(self, row_scales: bool = False) -> int:
+        """A and B read once and C (two-byte) written once; with row_scales
+        also a float per row of A and per column of B."""
+        m, n, k = self.mnk
+        one_byte = self.dtype.startswith("e4m3")
+        return (1 if one_byte else 2) * (m + n) * k + 2 * m * n + (4 * (m + n) if row_scales else 0)
+
     def tflops(self, tile: str) -> Optional[float]:
         us = self.us.get(tile)
         if not us:
@@ -128,8 +135,7 @@ class Shape:
         if not us:
             return "-"
         m, n, k = self.mnk
-        one_byte = self.dtype.startswith("e4m3")
-        nbytes = (1 if one_byte else 2) * (m + n) * k + 2 * m * n
+        nbytes = self.least_bytes()
         bw = HBM.get(self.gpu, HBM["H200"]) * 1e12
         t_mem, t_math = nbytes / bw, 2.0 * m * n * k / (PEAK.get(self.dtype, 989.0) * 1e12)
         if t_mem >= t_math:
