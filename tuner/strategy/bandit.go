@@ -236,6 +236,9 @@ var (
 	// surrogateKappa sd, instead of by mean minus surrogateKappa sd alone
 	// (the seventh fit's "ts=3", kept by the eighth: see bandit).
 	banditTS = true
+	// banditTinyGP: at a tiny budget every banditTinyGP-th step after
+	// the first pass is a Gaussian process's pick (0: none).
+	banditTinyGP = 0
 )
 
 func newBandit(p Problem) (Strategy, error) {
@@ -249,6 +252,7 @@ func newBandit(p Problem) (Strategy, error) {
 	pt.designShare = banditDesignShare
 	if pt.tinyBudget() {
 		pt.probes = banditProbes
+		pt.gpEvery = banditTinyGP
 	}
 	return &bandit{pt}, nil
 }

@@ -278,9 +278,13 @@ func setKnobs(t *testing.T) {
 			banditProbes = int(v)
 		case "ts":
 			banditTS = v != 0
+		case "gpkappa":
+			gpKappa = v
+		case "tinygp":
+			banditTinyGP = int(v)
 		default:
 			t.Fatalf("-fit-knobs: unknown knob %q", k)
 		}
 	}
-	t.Logf("knobs: share=%g interject=%d min=%d every=%d c=%g ei=%v firstcap=%v probes=%d ts=%v", banditDesignShare, banditInterject, banditMinTrials, banditEvery, banditC, banditEI, firstPassCapped, banditProbes, banditTS)
+	t.Logf("knobs: share=%g interject=%d min=%d every=%d c=%g ei=%v firstcap=%v probes=%d ts=%v tinygp=%d gpkappa=%g", banditDesignShare, banditInterject, banditMinTrials, banditEvery, banditC, banditEI, firstPassCapped, banditProbes, banditTS, banditTinyGP, gpKappa)
 }

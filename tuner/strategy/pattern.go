@@ -68,6 +68,10 @@ type pattern struct {
 	// probes: the corner probes still owed before the first descent (the
 	// bandit at tiny budgets; see cornerProbe).
 	probes int
+	// gpEvery, when above 0 (the bandit at tiny budgets), makes every
+	// gpEvery-th step after the first pass a Gaussian process's pick
+	// (gpPick); gpAsked counts the steps.
+	gpEvery, gpAsked int
 }
 
 // coverValues reports whether the first pass stops at covering every
@@ -256,6 +260,14 @@ func (p *pattern) Next(history []Observation) []space.Config {
 				return []space.Config{p.t.propose(i)}
 			}
 			continue
+		}
+		if p.gpEvery > 0 {
+			p.gpAsked++
+			if p.gpAsked%p.gpEvery == 0 {
+				if i := gpPick(&p.t); i >= 0 {
+					return []space.Config{p.t.propose(i)}
+				}
+			}
 		}
 		if p.model != nil && p.restarts > 0 {
 			if out := p.model.interject(&p.t); out != nil {
