@@ -261,7 +261,11 @@ func (p *pattern) Next(history []Observation) []space.Config {
 			}
 			continue
 		}
-		if p.gpEvery > 0 {
+		if p.gpEvery > 0 && p.t.used < p.budget {
+			// Within the budget only: a host may ask for more (a time
+			// budget planned again), and the process's fit grows as the
+			// cube of the configs measured; past the budget the
+			// pattern's descents and the forest go on.
 			p.gpAsked++
 			if p.gpAsked%p.gpEvery == 0 {
 				if i := gpPick(&p.t); i >= 0 {
