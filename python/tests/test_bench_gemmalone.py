@@ -11,9 +11,15 @@ from pathlib import Path
 from test_bench_scripts import DEVICE_CALL_S, ROOT
 
 
+def _bench_script(script: str, *args: str) -> subprocess.CompletedProcess:
+    """Runs the Python script bench/SCRIPT as CI would, output captured."""
+    return subprocess.run([sys.executable, str(ROOT / "bench" / script), *args], capture_output=True, text=True)
+
+
 def _gemmalone_table(*args: str) -> str:
-    return subprocess.run([sys.executable, str(ROOT / "bench" / "gemmalone_table.py"), *args], check=True,
-                          capture_output=True, text=True).stdout
+    done = _bench_script("gemmalone_table.py", *args)
+    done.check_returncode()
+    return done.stdout
 
 
 def test_gemmalone_table_on_a_recorded_run():
@@ -197,8 +203,7 @@ def test_ab_gemmalone_alternates_the_builds(tmp_path: Path):
 
 
 def _ab_table(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, str(ROOT / "bench" / "experiments" / "ab_table.py"), *args],
-                          capture_output=True, text=True)
+    return _bench_script("experiments/ab_table.py", *args)
 
 
 def test_ab_table_compares_builds(tmp_path):
@@ -250,8 +255,9 @@ def test_gemm_headroom_from_the_runs_own_ceilings(tmp_path: Path):
             "64x8192x2048,fused,64x64:s10:c2:g8:pp,0,1.66e-03,4.4,488,2.273 (cublaslt algo0),bf16,-,-"]
     csv = tmp_path / "gemmalone-bf16.csv"
     csv.write_text(head + "\n".join(rows) + "\n")
-    out = subprocess.run([sys.executable, str(ROOT / "bench" / "gemm_headroom.py"), "--shapes", str(csv)], check=True,
-                         capture_output=True, text=True).stdout
+    done = _bench_script("gemm_headroom.py", "--shapes", str(csv))
+    done.check_returncode()
+    out = done.stdout
     assert "## bf16: 3 shapes; ceilings 700 TFLOP/s and 4.26 TB/s" in out, out
     assert "at least 1.05x cuBLASLt on 2 of 3 shapes" in out, out
     # 64 rows: memory-bound, floor 32.0 µs (our tile's), cuBLASLt 34.0:
@@ -261,6 +267,5 @@ def test_gemm_headroom_from_the_runs_own_ceilings(tmp_path: Path):
     assert "| 8192 | 1 | 0 (0) | 1.000 (1.000-1.000) | 0 | 98% |" in out, out
     assert "| 64x8192x8192 | memory | 32.0 | 34.0 | 1.062 | 64x64:s10:c2:g8:pp | 100% |" in out, out
     assert "| 64x8192x2048 | memory, under 2x L2 | 8.2 | 10.0 | 1.222 | 64x64:s10:c2:g8:pp | 186% |" in out, out
-    bad = subprocess.run([sys.executable, str(ROOT / "bench" / "gemm_headroom.py"), str(tmp_path / "none.csv")],
-                         capture_output=True, text=True)
+    bad = _bench_script("gemm_headroom.py", str(tmp_path / "none.csv"))
     assert bad.returncode == 2 and "none.csv: no such file" in bad.stderr, bad
