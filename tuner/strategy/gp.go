@@ -170,10 +170,12 @@ func gpPick(t *tracker) int {
 		if !t.fresh(i) {
 			continue
 		}
-		v := g.expectedImprovement(i)
+		var v float64 // higher is better
 		if gpKappa > 0 {
 			mean, sd := g.predict(i)
 			v = -(mean - gpKappa*sd)
+		} else {
+			v = g.expectedImprovement(i)
 		}
 		if v > pickV {
 			pick, pickV = i, v
