@@ -259,6 +259,10 @@ var (
 	// banditTinyGP: at a tiny budget every banditTinyGP-th step after
 	// the first pass is a Gaussian process's pick (0: none).
 	banditTinyGP = 1
+	// banditFamLocal: a pick in the family the UCB bound chose is a
+	// step from that family's best config (model.familyStep) while one
+	// is fresh (tenth fit, screened).
+	banditFamLocal = false
 )
 
 func newBandit(p Problem) (Strategy, error) {

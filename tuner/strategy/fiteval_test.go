@@ -280,11 +280,13 @@ func setKnobs(t *testing.T) {
 			banditTS = v != 0
 		case "gpkappa":
 			gpKappa = v
+		case "famlocal":
+			banditFamLocal = v != 0
 		case "tinygp":
 			banditTinyGP = int(v)
 		default:
 			t.Fatalf("-fit-knobs: unknown knob %q", k)
 		}
 	}
-	t.Logf("knobs: share=%g interject=%d min=%d every=%d c=%g ei=%v firstcap=%v probes=%d ts=%v tinygp=%d gpkappa=%g", banditDesignShare, banditInterject, banditMinTrials, banditEvery, banditC, banditEI, firstPassCapped, banditProbes, banditTS, banditTinyGP, gpKappa)
+	t.Logf("knobs: share=%g interject=%d min=%d every=%d c=%g ei=%v firstcap=%v probes=%d ts=%v tinygp=%d gpkappa=%g famlocal=%v", banditDesignShare, banditInterject, banditMinTrials, banditEvery, banditC, banditEI, firstPassCapped, banditProbes, banditTS, banditTinyGP, gpKappa, banditFamLocal)
 }

@@ -183,6 +183,11 @@ func (m *model) pickFor(t *tracker, interjected bool) int {
 			in = m.banditFamily(t)
 		}
 	}
+	if in >= 0 && banditFamLocal {
+		if i := m.familyStep(t, in); i >= 0 {
+			return i
+		}
+	}
 	// The earliest fresh config of the best prediction (in family in,
 	// when one was chosen).
 	rank := m.predicted
@@ -201,6 +206,32 @@ func (m *model) pickFor(t *tracker, interjected bool) int {
 			continue
 		}
 		if v < bestV || (v == bestV && best >= 0 && tie != nil && tie[i] < tie[best]) {
+			best, bestV = i, v
+		}
+	}
+	return best
+}
+
+// familyStep returns the fresh config of family f one move (a step or a
+// trade) from the family's best measured config that the last fit ranks
+// best, or -1 when none is fresh: a pull of the bandit's arm improves
+// what the arm is valued by, its best config.
+func (m *model) familyStep(t *tracker, f int) int {
+	b, bv := -1, math.Inf(1)
+	for _, i := range m.families.members[f] {
+		if t.seen[i] && t.ok[i] && t.score[i] < bv {
+			b, bv = i, t.score[i]
+		}
+	}
+	if b < 0 {
+		return -1
+	}
+	best, bestV := -1, math.Inf(1)
+	for _, i := range append(t.lat.neighbours(b, 1, 0), t.lat.trades(b)...) {
+		if m.families.of[i] != f || !t.fresh(i) {
+			continue
+		}
+		if v := m.predicted[i]; v < bestV {
 			best, bestV = i, v
 		}
 	}
