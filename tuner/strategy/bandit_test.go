@@ -198,3 +198,70 @@ func TestCornerProbes(t *testing.T) {
 		s.Close()
 	}
 }
+
+// TestFamilyStep checks a pull of a family's arm (banditFamLocal): the
+// fresh config one move from that family's best measured config (not the
+// best overall, in another family) that the fit ranks best, never a config
+// of another family or one further away however well ranked, and none once
+// every move is measured.
+func TestFamilyStep(t *testing.T) {
+	sp := []space.Param{strParam("algorithm", "a", "b"), rangeParam("size", 8), rangeParam("block", 4)}
+	l := synth("arms", sp, func(idx []int) outcome { return outcome{"ok", 100} })
+	lat, err := newLattice(l.Problem(0, 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := func(alg, size, block int) int {
+		i, ok := lat.lookup([]int{alg, size, block})
+		if !ok {
+			t.Fatalf("no config %d,%d,%d", alg, size, block)
+		}
+		return i
+	}
+	// Family a holds the best overall at (1, 1); family b's best is (5, 2).
+	measured := map[int]float64{at(0, 1, 1): 100, at(1, 5, 2): 120, at(1, 0, 0): 150, at(1, 7, 3): 160}
+	// The fit ranks family a's copy of b's best, and a far config of b,
+	// above every move; among the moves, (6, 2) and then the trade (4, 3).
+	predicted := make([]float64, len(lat.valid))
+	for i := range predicted {
+		predicted[i] = 10
+	}
+	predicted[at(0, 5, 2)], predicted[at(1, 2, 0)] = -5, -4
+	predicted[at(1, 6, 2)], predicted[at(1, 4, 3)] = 1, 2
+	moves := []int{at(1, 4, 2), at(1, 6, 2), at(1, 5, 1), at(1, 5, 3), at(1, 4, 3), at(1, 6, 1)}
+	cases := []struct {
+		name  string
+		alsoM []int // moves measured too (slower than the family's best)
+		want  int
+	}{
+		{"the best-ranked move", nil, at(1, 6, 2)},
+		{"the best-ranked fresh move: a trade", []int{at(1, 6, 2)}, at(1, 4, 3)},
+		{"every move measured", moves, -1},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			tr := newTracker(lat)
+			var hist []Observation
+			for i, s := range measured {
+				hist = append(hist, Observation{Config: lat.valid[i], ScoreUS: s, OK: true})
+			}
+			for _, i := range tc.alsoM {
+				hist = append(hist, Observation{Config: lat.valid[i], ScoreUS: 130, OK: true})
+			}
+			tr.ingest(hist)
+			m := newModel(lat, 1)
+			m.families = lat.families()
+			m.predicted = predicted
+			got := m.familyStep(&tr, m.families.of[at(1, 5, 2)])
+			if got != tc.want {
+				name := func(i int) string {
+					if i < 0 {
+						return "none"
+					}
+					return pointText(lat.idx[i])
+				}
+				t.Errorf("picked %s, want %s", name(got), name(tc.want))
+			}
+		})
+	}
+}
