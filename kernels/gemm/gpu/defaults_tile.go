@@ -311,7 +311,7 @@ func defaultTile(m, n, k, sms int, fp8 bool) (hopper.Tile, float64) {
 // the split that was best there, in bf16 and FP8 (2026-12-03-h200-smallm-stages.md):
 // 64x64 in 4 slices at 64 rows and in 2 at 128, 64x128 in 2 at 256
 // (splitK decides whether to split, mostUnits which split). Unsplit, a
-// compute-bound bf16 or f16 plain product whose last wave leaves most SMs
+// compute-bound plain product whose last wave leaves most SMs
 // idle takes the stream-K tile where its cost is lower (streamK).
 // bin/gemmalone -tiles default times it.
 // Untuned calls of symmtune.torch do not run it: on one rank DefaultOn
@@ -353,7 +353,7 @@ func DefaultTileFor(v Variant, p Problem, sms int) hopper.Tile {
 const streamKTile = "128x256:s4:c2:g8:cl2:st"
 
 // streamK is streamKTile where it shares tiles out on p (StreamKTiles),
-// the product is compute-bound bf16 or f16, runs says the caller may run
+// the product is compute-bound (in its own dtype's k-blocks), runs says the caller may run
 // it (a plain product: Validate), and its cost is below cost, DefaultTile's
 // pick's: the busiest SM's share of the tiles, a walker's (one cluster's)
 // share of the cluster tiles instead of whole waves, plus
@@ -365,16 +365,21 @@ const streamKTile = "128x256:s4:c2:g8:cl2:st"
 // the untuned tiles then (128x256:cl2, 128x224), and at 16384 x 5120 x
 // 8192, 1.7% behind 128x256:cl2; not at 4096 x 1280 x 8192 (DefaultTile's
 // 128x128:pp, 4.5% behind :st) or 1024 x 14336 x 8192 (128x128:pp, 2.6%
-// ahead of it). Fitted on those five shapes, not a held-out check. FP8:
-// none yet. Weighed there (FP8's 128-element k-blocks), it would take
-// :cl2:st on 4 of issue 56's FP8 shapes, 16384 x 8192 x K for K 14,336,
-// 14,784, 28,672 and 29,568 (2,048 cluster tiles: the last of 32 waves
-// 2/66 full). At the last two it ran 1.5-1.7% ahead of 128x256:cl2 with
-// tensor and row scales (2026-12-04, call J of
-// bench/results/2026-12-04-h200-fp8-scales.md, one round of 2 s); the
-// other two and a held-out check are unmeasured.
+// ahead of it). Fitted on those five shapes, not a held-out check. FP8
+// (128-element k-blocks) takes it on 4 of issue 56's FP8 shapes, 16384 x
+// 8192 x K for K 14,336, 14,784, 28,672 and 29,568 (2,048 cluster tiles:
+// the last of 32 waves 2/66 full). At the last two it ran 1.5-1.7% ahead
+// of 128x256:cl2 with tensor and row scales (2026-12-04, call J of
+// bench/results/2026-12-04-h200-fp8-scales.md, one round of 2 s). On
+// 2026-12-05 (bench/results/2026-12-05-h200-fp8-streamk.md, two rounds of
+// 2 s windows, the tiles in both orders) it took :st on seven long FP8
+// products, two of that set and five not, tensor and row scales: ahead of
+// main's untuned tile in both rounds on 6 of 7 (0.5-2.2%; 5.5-11.6% at
+// 6144 x 7168 x 14336, where the untuned tile was 128x128:pp), behind at
+// 8192 x 10240 x 14336 (-1.8% and -3.1% with row scales, 0 and +1.8% with
+// tensor scales: its last wave is 26/66 full, not 2/66).
 func streamK(p Problem, sms int, cost float64, runs func(hopper.Tile) bool) (hopper.Tile, bool) {
-	if cost < 0 || p.Dtype.FP8() || !computeBound(p.M, p.N, p.K, sms, false) {
+	if cost < 0 || !computeBound(p.M, p.N, p.K, sms, p.Dtype.FP8()) {
 		return hopper.Tile{}, false
 	}
 	st, err := hopper.ParseTile(streamKTile)

@@ -176,6 +176,13 @@ func TestDefaultTileFor(t *testing.T) {
 		{VariantAGMM, 4096, 28672, 8192, 1, "bf16", "256x160:s4:c2:g8", ""},    // 2,880 tiles, 22 waves, 99% full: below :st's cost
 		{VariantAGMM, 4096, 1280, 8192, 1, "bf16", "256x160:s4:c2:g8", ""},     // 128 tiles, one wave: below :st's cost (160 tiles)
 		{VariantAGMM, 8192, 3584, 8192, 1, "bf16", "128x256:s4:c2:g8:cl2", ""}, // 104 of 132 in the last wave: too little to win
+		// FP8 counts 128-element k-blocks: stream-K at 16384 x 8192 x 28672
+		// (2,048 cluster tiles, the last of 32 waves 2/66 full), not at K
+		// 8,192 (where StreamKMinGain's k-blocks weigh four times as much).
+		{VariantAGMM, 16384, 8192, 28672, 1, "e4m3", streamKTile, ""},
+		{VariantAGMM, 16384, 8192, 28672, 1, "e4m3_row", streamKTile, ""},
+		{VariantAGMM, 16384, 8192, 28672, 2, "e4m3", "128x256:s4:c2:g8:cl2", ""},
+		{VariantAGMM, 16384, 8192, 8192, 1, "e4m3", "128x256:s4:c2:g8:cl2", ""},
 	} {
 		name := fmt.Sprintf("%s %dx%dx%d w%d %s", tc.v, tc.m, tc.n, tc.k, tc.world, tc.dtype)
 		t.Run(name, func(t *testing.T) {
@@ -365,7 +372,7 @@ func TestSmallTilesAreSearched(t *testing.T) {
 
 // TestStreamKOnlyWhereItMayRun: over a grid of large products, kernels,
 // worlds and dtypes, DefaultTileFor returns the stream-K tile only for a
-// plain bf16 or f16 product (one rank) that it shares tiles out on, which
+// plain product (one rank) that it shares tiles out on, which
 // Validate takes; and it does return it somewhere.
 func TestStreamKOnlyWhereItMayRun(t *testing.T) {
 	shared := 0
