@@ -50,7 +50,13 @@ const streamKTile = "128x256:s4:c2:g8:cl2:st"
 // main's untuned tile in both rounds on 6 of 7 (0.5-2.2%; 5.5-11.6% at
 // 6144 x 7168 x 14336, where the untuned tile was 128x128:pp), behind at
 // 8192 x 10240 x 14336 (-1.8% and -3.1% with row scales, 0 and +1.8% with
-// tensor scales: its last wave is 26/66 full, not 2/66).
+// tensor scales). Held out (call C, row scales, four shapes picked from a
+// grid before any run): ahead at 8192 x 10240 x 28672 (+1.0%) and 12288 x
+// 8192 x 14336 (+1.5%), even at 4096 x 10240 x 28672 (+1.2%, the rounds
+// +3.0% and -0.5%), behind at 16384 x 5120 x 14336 (-3.6%, 4.8% in one
+// round). Both losers have 1,280 cluster tiles at K 14,336; 8192 x 10240 x
+// 28672 has the same tiles and wins, and the last wave's fill (26/66 there,
+// 2-34/66 where it won) does not tell them apart: unexplained.
 func streamK(p Problem, sms int, cost float64, runs func(hopper.Tile) bool) (hopper.Tile, bool) {
 	if cost < 0 || !computeBound(p.M, p.N, p.K, sms, p.Dtype.FP8()) {
 		return hopper.Tile{}, false
