@@ -1,6 +1,6 @@
 #!/bin/bash
-# PLANNED (written 2026-12-05 after bench/results/2026-12-05-h200-pp-cluster.md, not yet run; rename the
-# folder to the day it runs). The held-out check of a rule that call's two wide shapes suggest: the
+# Written 2026-12-05 before the run, after bench/results/2026-12-05-h200-pp-cluster.md; run as call A of
+# 2026-12-05-h200-pp-cluster-heldout.md. The held-out check of a rule that call's two wide shapes suggest: the
 # ping-pong tile in clusters of two (B multicast, branch pp-cl2) where the untuned tile is the ping-pong
 # one and N is wide (N >= 14,336) at short loops (K <= 2,048). Six shapes, fixed here before any run
 # (tensor-parallel projections: N 14,336 / 28,672 / 57,344, K 1,024 / 2,048, M 2,048-16,384), tensor and
