@@ -9,10 +9,10 @@
 # and behind by no more than 1% on any. Build the branch here:
 #   git worktree add /tmp/wt-pp pp-cl2 && ln -s "$PWD/.cuda" /tmp/wt-pp/.cuda && (cd /tmp/wt-pp &&
 #   CGO_ENABLED=1 go build -tags cuda -ldflags "-s -w" -o /tmp/gp/bin/gemmalone ./bench/gemmalone) &&
-#   tar cJf .gpu/pp.txz -C /tmp/gp bin
-# and run with carry [".gpu"].
+#   tar cJf .gpu/gemm/pp.txz -C /tmp/gp bin
+# and run with carry [".gpu/gemm"].
 set -u
-mkdir -p /tmp/x && tar xJf .gpu/pp.txz -C /tmp/x
+mkdir -p /tmp/x && tar xJf .gpu/gemm/pp.txz -C /tmp/x
 export BIN=/tmp/x/bin SYMMTUNE_CUBIN_CACHE=/tmp/cubin
 R=/tmp/pph; mkdir -p $R
 T=128x128:s6:c2:g4:pp,128x128:s6:c2:g4:pp:cl2

@@ -4,8 +4,8 @@
 # fixed here before the run: 3072 x 10240 x 8192 bf16, agmm and matmulrs, world 1, 30 s searches, their
 # top 10 in a torch program (30 interleaved rounds x 2 passes, together with the untuned config).
 set -u
-# .gpu/s.txz: scripts/gpu-bundle.sh's bins.tgz less the GPU tests, gemmalone and the all-reduce plugin (xz), under the 64 MiB carry.
-mkdir -p /tmp/b && tar xJf .gpu/s.txz -C /tmp/b
+# .gpu/order/s.txz: scripts/gpu-bundle.sh's bins.tgz less the GPU tests, gemmalone and the all-reduce plugin (xz), under the 64 MiB carry.
+mkdir -p /tmp/b && tar xJf .gpu/order/s.txz -C /tmp/b
 export BIN=/tmp/b/bin SYMMTUNE_LIB=/tmp/b/python/symmtune/libsymmtune.so PATH=/opt/torch/.venv/bin:$PATH NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 SYMMTUNE_CUBIN_CACHE=/tmp/cubin
 export PYTHONPATH=$PWD/python:$PWD/bench:$PWD/bench/experiments PYTHONUNBUFFERED=1
 O=/tmp/o-s3072; mkdir -p $O
