@@ -1,6 +1,5 @@
 #!/bin/bash
-# PLANNED (written 2026-12-05, not yet run; rename the folder to the day it runs). Where FP8's stream-K
-# rule loses (docs/results-gemm.md, "Next, for a GPU" item 2): with row scales it lost 2.4% at 8192 x
+# Written 2026-12-05 before the run; ran 2026-12-05 05:19 UTC on 1 × H100 SXM (the call named nvidia-h200 and got an H100). Where FP8's stream-K rule loses (docs/results-gemm.md, "Next, for a GPU" item 2): with row scales it lost 2.4% at 8192 x
 # 10240 x 14336 and 3.6% at 16384 x 5120 x 14336 (1,280 cluster tiles, 26 of 66 in the last wave) but
 # won at K = 28,672 on the same M x N (bench/results/2026-12-05-h200-fp8-streamk.md). Is the loss a
 # cost that grows with K (the fix-up's partials are a fixed size, so it should not), or one the shorter

@@ -1,5 +1,5 @@
 #!/bin/bash
-# PLANNED (written 2026-12-05, not yet run; rename the folder to the day it runs). The held-out check of
+# Written 2026-12-05 (shapes and keep rule before the run); ran 2026-12-05 05:15 UTC on 1 × H100 SXM (the call named nvidia-h200 and got an H100). The
 # evict-first B loads (tile option ":ef", branch tma-hints at 5d10442 or later), a lead from
 # bench/results/2026-12-05-h200-smallm-ksweep.md (call B: +2.4% mean, faster on 16 of 20 cells at 64-128
 # rows, no keep rule fixed before it). Shapes fixed here, none timed with it before: tensor-parallel
