@@ -151,6 +151,9 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) CLUSTER_ATTR
 			u64 seen = 0;
 			Wait w = {status, timeout_ns, start_flags, start_mask};
 			bool waiting = nchunks > 0;
+#if B_EVICT_FIRST
+			const u64 b_policy = evict_first_policy();
+#endif
 			Sched sc = sched_start(walk, kblocks, sk_tiles);
 			for (Unit un; sched_next(walk, sc, kblocks, un);) {
 				const int tm = un.tm, tn = un.tn, kb0 = un.kb0, kb1 = un.kb1;
@@ -175,7 +178,14 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) CLUSTER_ATTR
 					tma_load_multicast(sb + s * B_BYTES + crank * (B_BYTES / CLUSTER_M), &tma_b, FULL(s), kb * BK,
 						tn * BN + crank * (BN / CLUSTER_M), (unsigned short)((1 << CLUSTER_M) - 1));
 #elif B_KMAJOR
+#if B_EVICT_FIRST
+					tma_load_hint(sb + s * B_BYTES, &tma_b, FULL(s), kb * BK, tn * BN, b_policy);
+#else
 					tma_load(sb + s * B_BYTES, &tma_b, FULL(s), kb * BK, tn * BN);
+#endif
+#if B_PREFETCH
+					if (kb + B_PREFETCH < kb1) tma_prefetch_l2(&tma_b, (kb + B_PREFETCH) * BK, tn * BN);
+#endif
 #else
 #pragma unroll
 					for (int j = 0; j < BN / 64; j++)
