@@ -93,9 +93,9 @@ func TestKernelVersions(t *testing.T) {
 	// all-gather's rows are waited for (early_scales: a gathered row's
 	// scale is ordered only by the stages' mbarriers); store_tile_tma moved
 	// to hopper_comm.cuh.
-	// cce23d36bc53, d612a165b66d: two diagnostics off by default
-	// (B_PREFETCH, B_EVICT_FIRST); every tile compiles as before.
-	for kernel, want := range map[Variant]string{VariantAGMM: "cce23d36bc53", VariantMatmulRS: "d612a165b66d"} {
+	// 37b5d77ce54a, f31a54adea0a: tiles may load B evict-first (":ef",
+	// B_EVICT_FIRST); every other tile compiles as before.
+	for kernel, want := range map[Variant]string{VariantAGMM: "37b5d77ce54a", VariantMatmulRS: "f31a54adea0a"} {
 		if got := kernel.KernelVersion(); got != want {
 			t.Errorf("%s kernel version %s, pinned %s", kernel, got, want)
 		}

@@ -177,19 +177,19 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) CLUSTER_ATTR
 					// This CTA's share of B, into every CTA of the cluster.
 					tma_load_multicast(sb + s * B_BYTES + crank * (B_BYTES / CLUSTER_M), &tma_b, FULL(s), kb * BK,
 						tn * BN + crank * (BN / CLUSTER_M), (unsigned short)((1 << CLUSTER_M) - 1));
-#elif B_KMAJOR
-#if B_EVICT_FIRST
+#elif B_KMAJOR && B_EVICT_FIRST
 					tma_load_hint(sb + s * B_BYTES, &tma_b, FULL(s), kb * BK, tn * BN, b_policy);
-#else
+#elif B_KMAJOR
 					tma_load(sb + s * B_BYTES, &tma_b, FULL(s), kb * BK, tn * BN);
-#endif
-#if B_PREFETCH
-					if (kb + B_PREFETCH < kb1) tma_prefetch_l2(&tma_b, (kb + B_PREFETCH) * BK, tn * BN);
-#endif
 #else
 #pragma unroll
-					for (int j = 0; j < BN / 64; j++)
+					for (int j = 0; j < BN / 64; j++) {
+#if B_EVICT_FIRST
+						tma_load_hint(sb + s * B_BYTES + j * B_NBLOCK_BYTES, &tma_b, FULL(s), tn * BN + 64 * j, kb * BK, b_policy);
+#else
 						tma_load(sb + s * B_BYTES + j * B_NBLOCK_BYTES, &tma_b, FULL(s), tn * BN + 64 * j, kb * BK);
+#endif
+					}
 #endif
 					if (++s == STAGES) {
 						s = 0;

@@ -101,20 +101,8 @@ __device__ __forceinline__ void tma_load(u32 dst, const TensorMap* map, u32 bar,
 		: "memory");
 }
 
-// Diagnostics for the DRAM-bound small-M tiles (bench/gemmalone -extra;
-// off by default): B_PREFETCH=P has the producer prefetch B's box P
-// k-blocks ahead of the one it loads into L2 (cp.async.bulk.prefetch: more
-// of B in flight than the shared-memory ring holds); B_EVICT_FIRST=1 loads
-// B with an L2 evict-first policy (each k-block of B is read once).
-#ifndef B_PREFETCH
-#define B_PREFETCH 0
-#endif
-#ifndef B_EVICT_FIRST
-#define B_EVICT_FIRST 0
-#endif
-__device__ __forceinline__ void tma_prefetch_l2(const TensorMap* map, int c0, int c1) {
-	asm volatile("cp.async.bulk.prefetch.tensor.2d.L2.global.tile [%0, {%1, %2}];" ::"l"((u64)map), "r"(c0), "r"(c1) : "memory");
-}
+// evict_first_policy is an L2 policy that evicts the lines it loads first
+// (B_EVICT_FIRST, hopper_tile.cuh).
 __device__ __forceinline__ u64 evict_first_policy() {
 	u64 p;
 	asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(p));
