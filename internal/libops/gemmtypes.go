@@ -83,26 +83,27 @@ func (r problemReq) value() (gpu.Variant, gpu.Problem, error) {
 
 // tileJSON is a hopper.Tile's fields.
 type tileJSON struct {
-	BM        int  `json:"bm"`
-	BN        int  `json:"bn"`
-	Stages    int  `json:"stages"`
-	Consumers int  `json:"consumers"`
-	PingPong  bool `json:"ping_pong"`
-	GroupM    int  `json:"group_m"`
-	BKMajor   bool `json:"bk_major"`
-	Cluster   int  `json:"cluster"`
-	SplitK    int  `json:"split_k"`
-	StreamK   bool `json:"stream_k"`
+	BM          int  `json:"bm"`
+	BN          int  `json:"bn"`
+	Stages      int  `json:"stages"`
+	Consumers   int  `json:"consumers"`
+	PingPong    bool `json:"ping_pong"`
+	GroupM      int  `json:"group_m"`
+	BKMajor     bool `json:"bk_major"`
+	Cluster     int  `json:"cluster"`
+	SplitK      int  `json:"split_k"`
+	StreamK     bool `json:"stream_k"`
+	EvictFirstB bool `json:"evict_first_b"`
 }
 
 func (t tileJSON) tile() hopper.Tile {
 	return hopper.Tile{BM: t.BM, BN: t.BN, Stages: t.Stages, Consumers: t.Consumers, PingPong: t.PingPong,
-		GroupM: t.GroupM, BKMajor: t.BKMajor, Cluster: t.Cluster, SplitK: t.SplitK, StreamK: t.StreamK}
+		GroupM: t.GroupM, BKMajor: t.BKMajor, Cluster: t.Cluster, SplitK: t.SplitK, StreamK: t.StreamK, EvictFirstB: t.EvictFirstB}
 }
 
 func tileOf(t hopper.Tile) tileJSON {
 	return tileJSON{BM: t.BM, BN: t.BN, Stages: t.Stages, Consumers: t.Consumers, PingPong: t.PingPong,
-		GroupM: t.GroupM, BKMajor: t.BKMajor, Cluster: t.Cluster, SplitK: t.SplitK, StreamK: t.StreamK}
+		GroupM: t.GroupM, BKMajor: t.BKMajor, Cluster: t.Cluster, SplitK: t.SplitK, StreamK: t.StreamK, EvictFirstB: t.EvictFirstB}
 }
 
 // configJSON is a parsed gpu.Config of Kernel; Tile is set for impl=fused.

@@ -63,6 +63,7 @@ class Tile:
     cluster: int = 0
     split_k: int = 0  # k-slices per tile (split-K); 0 or 1: none
     stream_k: bool = False  # the last wave shared out by k-blocks (stream-K)
+    evict_first_b: bool = False  # B loaded with an L2 evict-first policy (small M)
 
     def _info(self, smem_limit: int = 0) -> dict[str, Any]:
         return _tile_info(self, smem_limit)

@@ -87,6 +87,18 @@ func TestCompileAllTiles(t *testing.T) {
 		}
 		vs = append(vs, variant{tile: tl, f: bf16}, variant{tile: tl, f: e4m3Row})
 	}
+	// B loaded evict-first (small M): the untuned 64-row tiles, whole
+	// and in k-slices, and with B stored [K, N].
+	for _, name := range []string{"64x128:s8:c2:g8:pp:ef", "64x64:s10:c2:g8:pp:ef", "64x128:s8:c2:g8:pp:sk2:ef", "64x256:s5:c2:g8:pp:bn:ef"} {
+		tl, err := ParseTile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		vs = append(vs, variant{tile: tl, f: bf16})
+		if tl.BKMajor { // FP8 reads a K-major B only
+			vs = append(vs, variant{tile: tl, f: e4m3Row})
+		}
+	}
 	// The other dtype and B layout on one tile each: they change types and
 	// descriptors, not the structure.
 	f16Tile := tiles[0]

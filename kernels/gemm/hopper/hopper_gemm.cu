@@ -151,6 +151,9 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) CLUSTER_ATTR
 			u64 seen = 0;
 			Wait w = {status, timeout_ns, start_flags, start_mask};
 			bool waiting = nchunks > 0;
+#if B_EVICT_FIRST
+			const u64 b_policy = evict_first_policy();
+#endif
 			Sched sc = sched_start(walk, kblocks, sk_tiles);
 			for (Unit un; sched_next(walk, sc, kblocks, un);) {
 				const int tm = un.tm, tn = un.tn, kb0 = un.kb0, kb1 = un.kb1;
@@ -174,12 +177,19 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) CLUSTER_ATTR
 					// This CTA's share of B, into every CTA of the cluster.
 					tma_load_multicast(sb + s * B_BYTES + crank * (B_BYTES / CLUSTER_M), &tma_b, FULL(s), kb * BK,
 						tn * BN + crank * (BN / CLUSTER_M), (unsigned short)((1 << CLUSTER_M) - 1));
+#elif B_KMAJOR && B_EVICT_FIRST
+					tma_load_hint(sb + s * B_BYTES, &tma_b, FULL(s), kb * BK, tn * BN, b_policy);
 #elif B_KMAJOR
 					tma_load(sb + s * B_BYTES, &tma_b, FULL(s), kb * BK, tn * BN);
 #else
 #pragma unroll
-					for (int j = 0; j < BN / 64; j++)
+					for (int j = 0; j < BN / 64; j++) {
+#if B_EVICT_FIRST
+						tma_load_hint(sb + s * B_BYTES + j * B_NBLOCK_BYTES, &tma_b, FULL(s), tn * BN + 64 * j, kb * BK, b_policy);
+#else
 						tma_load(sb + s * B_BYTES + j * B_NBLOCK_BYTES, &tma_b, FULL(s), tn * BN + 64 * j, kb * BK);
+#endif
+					}
 #endif
 					if (++s == STAGES) {
 						s = 0;

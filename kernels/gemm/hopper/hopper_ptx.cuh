@@ -101,6 +101,21 @@ __device__ __forceinline__ void tma_load(u32 dst, const TensorMap* map, u32 bar,
 		: "memory");
 }
 
+// evict_first_policy is an L2 policy that evicts the lines it loads first
+// (B_EVICT_FIRST, hopper_tile.cuh).
+__device__ __forceinline__ u64 evict_first_policy() {
+	u64 p;
+	asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(p));
+	return p;
+}
+// tma_load_hint is tma_load with an L2 cache policy.
+__device__ __forceinline__ void tma_load_hint(u32 dst, const TensorMap* map, u32 bar, int c0, int c1, u64 policy) {
+	asm volatile(
+		"cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.L2::cache_hint [%0], [%1, {%3, %4}], [%2], %5;"
+		::"r"(dst), "l"((u64)map), "r"(bar), "r"(c0), "r"(c1), "l"(policy)
+		: "memory");
+}
+
 // tma_prefetch_map fetches map's descriptor into the TMA unit's cache, so
 // that the first load or store through it does not wait for it (CUTLASS's
 // producers prefetch theirs the same way). The map is a kernel parameter:

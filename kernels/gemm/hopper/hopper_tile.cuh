@@ -28,6 +28,12 @@
 //   SPLIT_K     k-slices per output tile (split-K; 1: none): see below
 //   STREAM_K    1: the last wave's tiles are shared out by k-blocks
 //               (stream-K): see below
+//   B_EVICT_FIRST 1: B is loaded with an L2 evict-first policy, for small
+//               M where each B tile is read by one or two tile rows: at 64
+//               rows, where B streams from DRAM below cuBLASLt's rate, it
+//               ran 2.4% faster on average (16 of 20 cells, one call:
+//               bench/results/2026-12-05-h200-smallm-ksweep.md); not with
+//               clusters
 // One k-block row of a tile is 128 bytes, the TMA/wgmma 128-byte swizzle's
 // width, which makes shared-memory reads conflict-free: BK is 64 two-byte or
 // 128 one-byte elements, and each wgmma takes 32 bytes of K (k16 or k32), so
@@ -87,6 +93,12 @@
 #define CLUSTER_NOMCAST 0
 #endif
 #define MCAST (CLUSTER_M > 1 && !CLUSTER_NOMCAST)
+#ifndef B_EVICT_FIRST
+#define B_EVICT_FIRST 0
+#endif
+#if B_EVICT_FIRST && CLUSTER_M > 1
+#error evict-first B is for small M, without clusters
+#endif
 
 #define CAT2(a, b) a##b
 #define CAT(a, b) CAT2(a, b)

@@ -53,6 +53,10 @@ type Tile struct {
 	// consumers only: no ping-pong, split-K or reduce-scatter. In clusters
 	// the ranges are the clusters' (both CTAs take the same k-blocks).
 	StreamK bool
+	// EvictFirstB loads B with an L2 evict-first policy (B_EVICT_FIRST):
+	// at small M each B tile is read by one or two tile rows, and B
+	// streams from DRAM. Not with clusters.
+	EvictFirstB bool
 }
 
 // OutElemBytes is the bytes of one element of C and of a reduce-scatter's
@@ -177,6 +181,10 @@ func (t Tile) Check(smemLimit int) error {
 	default:
 		return fmt.Errorf("cluster %d: CTAs pair up (2) or work alone (1)", t.Cluster)
 	}
+	if t.EvictFirstB && t.ClusterM() > 1 {
+		// The kernel's #error: a cluster's B multicast has no cache hint.
+		return fmt.Errorf("tile %s: evict-first B is for small M, without clusters", t)
+	}
 	// Accumulators: rows/64 m64nN tiles of N/2 fp32 registers per thread,
 	// plus ~40 for addresses, loop state and the epilogue.
 	if acc := rows / 64 * t.BN / 2; acc+40 > t.consumerRegs() {
@@ -252,6 +260,9 @@ func (t Tile) Options(f Format) []string {
 	if t.StreamK {
 		out = append(out, "-DSTREAM_K=1")
 	}
+	if t.EvictFirstB {
+		out = append(out, "-DB_EVICT_FIRST=1")
+	}
 	if t.PeerBuffers > 0 {
 		out = append(out, "-DRS_SMEM_PEERS="+strconv.Itoa(t.PeerBuffers))
 	}
@@ -291,7 +302,8 @@ func (t Tile) RowsPerTile() int { return t.BM * t.ClusterM() }
 // String is the tile's name, which ParseTile reads back:
 // BMxBN:sSTAGES:cCONSUMERS:gGROUP_M, then ":pp" for ping-pong consumers,
 // ":bn" for B stored [K, N], ":cl2" for clusters of two CTAs, ":skS"
-// for split-K in S slices and ":st" for stream-K.
+// for split-K in S slices, ":st" for stream-K and ":ef" for B loaded
+// evict-first.
 func (t Tile) String() string {
 	s := fmt.Sprintf("%dx%d:s%d:c%d:g%d", t.BM, t.BN, t.Stages, t.Consumers, t.GroupM)
 	if t.PingPong {
@@ -309,12 +321,15 @@ func (t Tile) String() string {
 	if t.StreamK {
 		s += ":st"
 	}
+	if t.EvictFirstB {
+		s += ":ef"
+	}
 	return s
 }
 
 // ParseTile reads a tile name (see String); parts after BMxBN may be left
 // out: 4 stages, 2 consumers, group_m 8, cooperative, B K-major, no
-// cluster, no split-K, no stream-K.
+// cluster, no split-K, no stream-K, B loaded as any operand.
 func ParseTile(name string) (Tile, error) {
 	// A search parses every config of its space (over a million): no
 	// fmt scanning here, which was a third of a world-1 matmulrs search's
@@ -322,7 +337,7 @@ func ParseTile(name string) (Tile, error) {
 	parts := strings.Split(name, ":")
 	t := Tile{Stages: 4, Consumers: 2, GroupM: 8, BKMajor: true}
 	if !parseDims(parts[0], &t.BM, &t.BN) {
-		return Tile{}, fmt.Errorf("tile %q: want BMxBN[:sS][:cC][:gG][:pp][:bn][:clN][:skS][:st]", name)
+		return Tile{}, fmt.Errorf("tile %q: want BMxBN[:sS][:cC][:gG][:pp][:bn][:clN][:skS][:st][:ef]", name)
 	}
 	for _, p := range parts[1:] {
 		var err error
@@ -333,6 +348,8 @@ func ParseTile(name string) (Tile, error) {
 			t.BKMajor = false
 		case p == "st":
 			t.StreamK = true
+		case p == "ef":
+			t.EvictFirstB = true
 		case strings.HasPrefix(p, "cl"):
 			t.Cluster, err = strconv.Atoi(p[2:])
 		case strings.HasPrefix(p, "sk"):
@@ -347,7 +364,7 @@ func ParseTile(name string) (Tile, error) {
 			err = fmt.Errorf("unknown part")
 		}
 		if err != nil {
-			return Tile{}, fmt.Errorf("tile %q, part %q: want BMxBN[:sS][:cC][:gG][:pp][:bn][:clN][:skS][:st]", name, p)
+			return Tile{}, fmt.Errorf("tile %q, part %q: want BMxBN[:sS][:cC][:gG][:pp][:bn][:clN][:skS][:st][:ef]", name, p)
 		}
 	}
 	return t, nil

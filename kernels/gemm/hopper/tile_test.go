@@ -116,7 +116,7 @@ func TestTiles(t *testing.T) {
 }
 
 func TestParseTile(t *testing.T) {
-	for _, name := range append([]string{"128x256:s4:c2:g8", "64x256:s5:c2:g8:pp:bn", "128x256:s4:c2:g8:cl2"}, Searched...) {
+	for _, name := range append([]string{"128x256:s4:c2:g8", "64x256:s5:c2:g8:pp:bn", "128x256:s4:c2:g8:cl2", "64x128:s8:c2:g8:pp:ef", "64x128:s8:c2:g8:pp:sk2:ef"}, Searched...) {
 		tl, err := ParseTile(name)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
