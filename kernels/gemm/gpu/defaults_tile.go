@@ -225,6 +225,7 @@ const clusterRows = 4096
 // tile at 124.8 and 137.9 µs, and 128x256 faster than both in µs).
 func DefaultTile(m, n, k, sms int, fp8 bool) hopper.Tile {
 	t, _ := defaultTile(m, n, k, sms, fp8)
+	t.EvictFirstB = evictFirst64(t, fp8)
 	return t
 }
 
@@ -300,6 +301,23 @@ func defaultTile(m, n, k, sms int, fp8 bool) (hopper.Tile, float64) {
 	return best, bestCost
 }
 
+// evictFirst64 says whether the untuned whole tile t loads B evict-first
+// (hopper.Tile.EvictFirstB): the 64-row ping-pong tiles of 64, 128 and 224
+// columns in bf16 and f16 (64x256 was never timed with it; split tiles
+// keep the split's own rule, mostUnits).
+// There each B tile is read by one or two tile rows and B streams from
+// DRAM; evict-first keeps it from pushing out what is reused. Held out on
+// 1 x H200 (2026-12-05, three rounds, rule fixed before the run): at 10
+// tensor-parallel shapes of 64-192 rows none timed before, the tile this
+// rule picks was faster with it on 10 of 10, +0.8% to +4.1%
+// (bench/results/2026-12-05-h200-evict-first-bf16-defaults.md). Not in
+// FP8, where the first check (1 x H100) split 10 of 16 and its 64-row
+// tiles are 1.3-2.9x cuBLASLt FP8 already, nor with clusters (no cache
+// hint on a multicast load).
+func evictFirst64(t hopper.Tile, fp8 bool) bool {
+	return !fp8 && t.BM == 64 && t.BN <= 224 && t.PingPong && t.ClusterM() == 1 && t.KSplits() == 1
+}
+
 // DefaultTileFor is the untuned tile of kernel v on p, on one sm_90 GPU
 // of sms SMs: DefaultTile's, cut into k-slices (hopper.Tile.SplitK) where
 // splitK estimates that faster and v.Validate accepts the split tile on
@@ -333,6 +351,12 @@ func DefaultTileFor(v Variant, p Problem, sms int) hopper.Tile {
 	}
 	if st, ok := streamK(p, sms, cost, runs); ok {
 		return st
+	}
+	if ef := s; evictFirst64(s, p.Dtype.FP8()) {
+		ef.EvictFirstB = true
+		if runs(ef) {
+			return ef
+		}
 	}
 	return s
 }

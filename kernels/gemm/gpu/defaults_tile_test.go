@@ -23,12 +23,12 @@ func TestDefaultTile(t *testing.T) {
 		fp8     bool
 		want    string
 	}{
-		{64, 14336, 4096, false, "64x128:s8:c2:g8:pp"},    // 112 tiles of 64x128: one wave; 224 of 64x64 tie in two
-		{64, 8192, 8192, false, "64x64:s10:c2:g8:pp"},     // 128 narrow tiles fill one wave, 64 of 64x128 half
-		{256, 1280, 8192, false, "64x128:s8:c2:g8:pp"},    // 80 narrow tiles fill 61%: not a candidate
+		{64, 14336, 4096, false, "64x128:s8:c2:g8:pp:ef"}, // 112 tiles of 64x128: one wave; 224 of 64x64 tie in two
+		{64, 8192, 8192, false, "64x64:s10:c2:g8:pp:ef"},  // 128 narrow tiles fill one wave, 64 of 64x128 half
+		{256, 1280, 8192, false, "64x128:s8:c2:g8:pp:ef"}, // 80 narrow tiles fill 61%: not a candidate
 		{1024, 1280, 8192, false, "128x128:s6:c2:g4:pp"},  // compute-bound: no narrow tile
-		{64, 28672, 8192, false, "64x224:s6:c2:g8:pp"},    // 128 of 64x224 in one wave beat 224 of 64x128 in two
-		{128, 8192, 8192, false, "64x128:s8:c2:g8:pp"},    // 128 tiles
+		{64, 28672, 8192, false, "64x224:s6:c2:g8:pp:ef"}, // 128 of 64x224 in one wave beat 224 of 64x128 in two
+		{128, 8192, 8192, false, "64x128:s8:c2:g8:pp:ef"}, // 128 tiles
 		{256, 8192, 8192, false, "128x128:s6:c2:g4:pp"},   // 128 tiles; 64x256 ties and comes later
 		{512, 14336, 4096, false, "128x224:s5:c2:g16"},    // 256 tiles in 2 waves beat 224 of 128x256 in 2
 		{1024, 28672, 8192, false, "128x256:s4:c2:g8"},    // 896 tiles: 7 waves
@@ -140,29 +140,29 @@ func TestDefaultTileFor(t *testing.T) {
 		{VariantAGMM, 256, 1280, 8192, 1, "e4m3_row", pp128 + ":sk2", ""},
 		// Memory-bound with 64x128 filling at most half the SMs: whole
 		// 64x64 tiles, which fill one wave (narrowFits).
-		{VariantAGMM, 64, 8192, 3584, 1, "bf16", pp64, ""}, // 64 tiles; :sk2 measured 7% slower
-		{VariantAGMM, 64, 8192, 8192, 1, "bf16", pp64, ""}, // :sk2 3% slower
-		{VariantAGMM, 64, 7168, 8192, 1, "bf16", pp64, ""},
-		{VariantAGMM, 64, 8192, 1024, 1, "bf16", pp64, ""},
+		{VariantAGMM, 64, 8192, 3584, 1, "bf16", pp64 + ":ef", ""}, // 64 tiles; :sk2 measured 7% slower
+		{VariantAGMM, 64, 8192, 8192, 1, "bf16", pp64 + ":ef", ""}, // :sk2 3% slower
+		{VariantAGMM, 64, 7168, 8192, 1, "bf16", pp64 + ":ef", ""},
+		{VariantAGMM, 64, 8192, 1024, 1, "bf16", pp64 + ":ef", ""},
 		// Tiles fill more than half the SMs: never split.
-		{VariantAGMM, 128, 8192, 3584, 1, "bf16", pp128, ""},
-		{VariantAGMM, 128, 8192, 8192, 1, "bf16", pp128, ""},
+		{VariantAGMM, 128, 8192, 3584, 1, "bf16", pp128 + ":ef", ""},
+		{VariantAGMM, 128, 8192, 8192, 1, "bf16", pp128 + ":ef", ""},
 		{VariantAGMM, 256, 8192, 3584, 1, "bf16", "128x128:s6:c2:g4:pp", ""},
 		{VariantAGMM, 256, 8192, 1024, 1, "bf16", "128x128:s6:c2:g4:pp", ""},
-		{VariantAGMM, 64, 14336, 4096, 1, "bf16", pp128, ""},
+		{VariantAGMM, 64, 14336, 4096, 1, "bf16", pp128 + ":ef", ""},
 		{VariantAGMM, 128, 28672, 8192, 1, "bf16", "128x224:s5:c2:g16", ""},
 		// Memory-bound: 64x224's lead in work stands. Compute-bound at
 		// 1024 x 1280 x 8192, its lead (96 tiles against 80 of 128x128,
 		// one wave each) is under rowsEfficiency64's 18%: 128x128:pp (one
 		// round had them at 45.3 and 44.1 µs).
-		{VariantAGMM, 256, 7168, 8192, 1, "bf16", "64x224:s6:c2:g8:pp", ""},
+		{VariantAGMM, 256, 7168, 8192, 1, "bf16", "64x224:s6:c2:g8:pp:ef", ""},
 		{VariantAGMM, 1024, 1280, 8192, 1, "bf16", "128x128:s6:c2:g4:pp", ""},
 		// A split that would pay, where it may not run.
-		{VariantAGMM, 320, 640, 8192, 1, "bf16", pp128, pp128 + ":sk4"}, // more than 256 rows
-		{VariantAGMM, 64, 1280, 960, 1, "bf16", pp128, pp128 + ":sk2"},  // 480 of K a slice
-		{VariantAGMM, 128, 1280, 8192, 2, "bf16", pp128, pp128 + ":sk4"},
-		{VariantAGMM, 256, 1280, 8192, 8, "bf16", pp128, pp128 + ":sk2"},
-		{VariantMatmulRS, 128, 1280, 8192, 2, "bf16", pp128, pp128 + ":sk4"},
+		{VariantAGMM, 320, 640, 8192, 1, "bf16", pp128 + ":ef", pp128 + ":sk4"}, // more than 256 rows
+		{VariantAGMM, 64, 1280, 960, 1, "bf16", pp128 + ":ef", pp128 + ":sk2"},  // 480 of K a slice
+		{VariantAGMM, 128, 1280, 8192, 2, "bf16", pp128 + ":ef", pp128 + ":sk4"},
+		{VariantAGMM, 256, 1280, 8192, 8, "bf16", pp128 + ":ef", pp128 + ":sk2"},
+		{VariantMatmulRS, 128, 1280, 8192, 2, "bf16", pp128 + ":ef", pp128 + ":sk4"},
 		// A reduce-scatter of one rank is its product (FusedPlain): split
 		// as agmm's.
 		{VariantMatmulRS, 64, 1280, 8192, 1, "bf16", pp64 + ":sk4", ""},
@@ -211,13 +211,13 @@ func TestDefaultTileFor(t *testing.T) {
 			if tc.world == 1 && tc.n == 1280 && tc.k == 8192 {
 				// The measured shapes: the same pick at the H200's MACs
 				// a byte.
-				h200 := splitK(whole, tc.m, tc.n, tc.k, 132, p.Dtype.FP8(), h200MACsPerByte, func(s hopper.Tile) bool { return runsFused(t, tc.v, s, p) == nil })
+				h200 := splitK(unhinted(whole), tc.m, tc.n, tc.k, 132, p.Dtype.FP8(), h200MACsPerByte, func(s hopper.Tile) bool { return runsFused(t, tc.v, s, p) == nil })
 				if h200.KSplits() > 1 != (got.KSplits() > 1) {
 					t.Errorf("%s at the H200's %v MACs a byte, %s at %v", h200, h200MACsPerByte, got, smMACsPerByte)
 				}
 			}
 			if tc.barred != "" {
-				if free := splitK(whole, tc.m, tc.n, tc.k, 132, p.Dtype.FP8(), smMACsPerByte, always); free.String() != tc.barred {
+				if free := splitK(unhinted(whole), tc.m, tc.n, tc.k, 132, p.Dtype.FP8(), smMACsPerByte, always); free.String() != tc.barred {
 					t.Errorf("unbarred: %s, want %s (the case would not test the gate)", free, tc.barred)
 				}
 			}
@@ -269,6 +269,7 @@ func TestSplitKNeverWhereItMayNot(t *testing.T) {
 							splits++
 							got1 := got
 							got1.SplitK = 0
+							got1.EvictFirstB = whole.EvictFirstB // a split keeps B's default policy
 							switch {
 							case got1 != whole && (got1.BM != whole.BM || got1.BN >= whole.BN):
 								t.Errorf("%s %v sms %d: %s splits another tile than DefaultTile's %s", v, p, sms, got, whole)
@@ -403,4 +404,11 @@ func TestStreamKOnlyWhereItMayRun(t *testing.T) {
 	if shared == 0 {
 		t.Error("no shape took the stream-K tile")
 	}
+}
+
+// unhinted is t without evictFirst64's hint: the whole tile splitK splits
+// (DefaultTileFor adds the hint only to a tile it does not split).
+func unhinted(t hopper.Tile) hopper.Tile {
+	t.EvictFirstB = false
+	return t
 }

@@ -435,7 +435,12 @@ var (
 // 128x160:s6 and 256x160:s4, whose tile counts fill whole waves where the
 // others leave the last one mostly idle (N = 1280, 2560, 5120 at 1,024-
 // 4,096 rows): 0.85-0.96x cuBLASLt there with the untuned tile, 0.97-1.10x
-// with them (bench/results/2026-12-03-h200-wave-tiles.md).
+// with them (bench/results/2026-12-03-h200-wave-tiles.md). Last, the
+// untuned rule's 64-row ping-pong tiles with B loaded evict-first (:ef),
+// which that rule picks in bf16 and f16 (gpu.DefaultTile): 10 of 10 faster
+// than without at held-out shapes of 64-192 rows on 1 x H200
+// (bench/results/2026-12-05-h200-evict-first-bf16-defaults.md); the search
+// may pick either.
 var Searched = mustSearched(searchedJSON)
 
 //go:embed searched.json

@@ -1,5 +1,5 @@
 #!/bin/bash
-# PLANNED (written 2026-12-05 06:00 UTC, not yet run; rename the folder to the day and card it runs on).
+# Written 2026-12-05 and committed (e5e3f6b, 05:28 UTC) before the run; ran 2026-12-05 05:29 UTC on 1 × H200 (132 SMs, driver 580).
 # A second, narrower held-out check of evict-first B loads (":ef", branch tma-hints 5d10442), after the
 # first failed its rule (2026-12-05-h100-evict-first-heldout.md: 23 of 32 cells ahead, five behind by
 # more than 2%, +3.2% mean; in bf16 13 of 16 ahead, +4.0%). The hypothesis formed from that call, and
