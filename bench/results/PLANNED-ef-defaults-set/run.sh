@@ -1,5 +1,5 @@
 #!/bin/bash
-# PLANNED (written 2026-12-05, not yet run; rename the folder to the day and card it runs on). What
+# PLANNED (written 2026-12-05 05:44 UTC; its call that day got no machine; rename the folder to the day and card it runs on). What
 # evict-first B in the untuned 64-row bf16 tiles (merged after 2026-12-05-h200-evict-first-bf16-defaults)
 # does to issue 56's small bf16 set and in a torch program. A measurement, not a keep decision:
 # 1. Issue 56's small set (25 shapes, M 64-1,024), bf16, the untuned tile (-tiles default) of main's
