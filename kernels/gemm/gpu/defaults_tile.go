@@ -308,8 +308,8 @@ func defaultTile(m, n, k, sms int, fp8 bool) (hopper.Tile, float64) {
 // There each B tile is read by one or two tile rows and B streams from
 // DRAM; evict-first keeps it from pushing out what is reused. Held out on
 // 1 x H200 (2026-12-05, three rounds, rule fixed before the run): at 10
-// tensor-parallel shapes of 64-192 rows none timed before, the tile this
-// rule picks was faster with it on 10 of 10, +0.8% to +4.1%
+// tensor-parallel shapes of 64-192 rows (9 never timed before), the tile
+// this rule picks was faster with it on 10 of 10, +0.8% to +4.2%
 // (bench/results/2026-12-05-h200-evict-first-bf16-defaults.md). Not in
 // FP8, where the first check (1 x H100) split 10 of 16 and its 64-row
 // tiles are 1.3-2.9x cuBLASLt FP8 already, nor with clusters (no cache

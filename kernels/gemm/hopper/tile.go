@@ -438,7 +438,7 @@ var (
 // with them (bench/results/2026-12-03-h200-wave-tiles.md). Last, the
 // untuned rule's 64-row ping-pong tiles with B loaded evict-first (:ef),
 // which that rule picks in bf16 and f16 (gpu.DefaultTile): 10 of 10 faster
-// than without at held-out shapes of 64-192 rows on 1 x H200
+// than without at ten shapes of 64-192 rows (nine held out) on 1 x H200
 // (bench/results/2026-12-05-h200-evict-first-bf16-defaults.md); the search
 // may pick either.
 var Searched = mustSearched(searchedJSON)
