@@ -331,8 +331,9 @@ func evictFirst64(t hopper.Tile, fp8 bool) bool {
 // 64x64 in 4 slices at 64 rows and in 2 at 128, 64x128 in 2 at 256
 // (splitK decides whether to split, mostUnits which split). Unsplit, a
 // compute-bound plain product whose last wave leaves most SMs
-// idle takes the stream-K tile where its cost is lower (streamK).
-// bin/gemmalone -tiles default times it.
+// idle takes the stream-K tile where its cost is lower (streamK), and a
+// whole 64-row ping-pong tile in bf16 or f16 loads B evict-first where v
+// runs it (evictFirst64). bin/gemmalone -tiles default times it.
 // Untuned calls of symmtune.torch do not run it: on one rank DefaultOn
 // gives the cuBLASLt pipeline (FitDefault), which the fused GEMM's best
 // tile trailed on most small-M bf16 shapes measured (0.90-0.98x, 2026-12-02).
