@@ -93,9 +93,9 @@ func TestKernelVersions(t *testing.T) {
 	// all-gather's rows are waited for (early_scales: a gathered row's
 	// scale is ordered only by the stages' mbarriers); store_tile_tma moved
 	// to hopper_comm.cuh.
-	// 37b5d77ce54a, f31a54adea0a: tiles may load B evict-first (":ef",
+	// 9b79cc9799a7, 3e83a8c1e83b: tiles may load B evict-first (":ef",
 	// B_EVICT_FIRST); every other tile compiles as before.
-	for kernel, want := range map[Variant]string{VariantAGMM: "37b5d77ce54a", VariantMatmulRS: "f31a54adea0a"} {
+	for kernel, want := range map[Variant]string{VariantAGMM: "9b79cc9799a7", VariantMatmulRS: "3e83a8c1e83b"} {
 		if got := kernel.KernelVersion(); got != want {
 			t.Errorf("%s kernel version %s, pinned %s", kernel, got, want)
 		}

@@ -29,11 +29,11 @@
 //   STREAM_K    1: the last wave's tiles are shared out by k-blocks
 //               (stream-K): see below
 //   B_EVICT_FIRST 1: B is loaded with an L2 evict-first policy, for small
-//               M where each B tile is read by one or two tile rows: at 64
-//               rows, where B streams from DRAM below cuBLASLt's rate, it
-//               ran 2.4% faster on average (16 of 20 cells, one call:
-//               bench/results/2026-12-05-h200-smallm-ksweep.md); not with
-//               clusters
+//               M where each B tile is read by one or two tile rows and
+//               B streams from DRAM: the untuned 64-row bf16 tiles ran
+//               2.4% faster with it on 10 of 10 held-out shapes (1 x H200,
+//               bench/results/2026-12-05-h200-evict-first-bf16-defaults.md);
+//               not with clusters
 // One k-block row of a tile is 128 bytes, the TMA/wgmma 128-byte swizzle's
 // width, which makes shared-memory reads conflict-free: BK is 64 two-byte or
 // 128 one-byte elements, and each wgmma takes 32 bytes of K (k16 or k32), so
