@@ -1,19 +1,5 @@
 //go:build cuda
 
-// Package cudamem is symmtune's CUDA symmetric-memory backend (build tag
-// cuda). Each rank process owns one GPU (ordinal = rank among the visible
-// devices, so CUDA_VISIBLE_DEVICES selects and orders them), allocates its
-// symmetric region plus signal pads with cuMemAlloc through cuda/cu,
-// and exports them as a CUDA IPC handle: the blob the host hands to peers.
-// Connect maps every peer's region with cuIpcOpenMemHandle (lazy peer
-// access), so a kernel can load and store peers' memory directly over
-// NVLink. The Team exposes the context, the local and peer device pointers,
-// a device-side pointer table for kernels, and a cross-GPU barrier on the
-// signal pads (see barrier.cuh) that kernels can also embed.
-//
-// All CUDA calls of a rank run on one OS thread that holds the rank's
-// context (Team.Do): the driver API's current context is per thread, and Go
-// moves goroutines between threads.
 package cudamem
 
 import (
