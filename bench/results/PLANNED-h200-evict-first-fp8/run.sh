@@ -4,7 +4,7 @@
 # 2026-12-05-h200-evict-first-bf16-defaults (10 of 10 faster on 1 x H200); FP8 was left out because the
 # first check, on an H100, split 10 of 16 row-scale cells (2026-12-05-h100-evict-first-heldout.md), while
 # the H200 lead (2026-12-05-h200-smallm-ksweep.md, call B) had FP8 row ahead on 7 of 10. This asks it on
-# an H200 with the tile the rule picks. Main's gemmalone (.gpu/gemm/a.txz, built after 57f9156:
+# an H200 with the tile the rule picks. Main's gemmalone (.gpu/gemm/a.txz, rebuilt at 4ce7c8d on 2026-12-05 06:39, after the merge:
 # make gemmalone BIN=/tmp/ga/bin && tar cJf .gpu/gemm/a.txz -C /tmp/ga bin), carry [".gpu/gemm"].
 # Shapes never timed with evict-first (gpu.DefaultTile's FP8 pick, computed before the run):
 #   64x7680x8192 64x6912x8192 -> 64x64:s10:c2:g8:pp
