@@ -282,6 +282,8 @@ func setKnobs(t *testing.T) {
 			gpKappa = v
 		case "famlocal":
 			banditFamLocal = v != 0
+		case "polish":
+			gpPolish = int(v)
 		case "tinygp":
 			banditTinyGP = int(v)
 		default:

@@ -2,6 +2,7 @@ package strategy
 
 import (
 	"math"
+	"slices"
 	"testing"
 )
 
@@ -105,5 +106,51 @@ func TestGPFindsTheBowlsBottom(t *testing.T) {
 		if absInt(v-opt[d]) > 1 {
 			t.Fatalf("the process picks %v, the bottom is %v", lat.idx[pick], opt)
 		}
+	}
+}
+
+// TestGPPolishPick: the bowl's bottom is one step from each of the two
+// best measured configs along different parameters (a run one step short
+// on two at once); the polish pick is the bottom. Once the bottom and its
+// step neighbours are measured, no neighbour is expected to beat it and
+// there is no pick.
+func TestGPPolishPick(t *testing.T) {
+	l := bowl()
+	lat, err := newLattice(l.Problem(0, 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	opt := []int{4, 1, 3, 6}
+	at := func(delta ...int) int {
+		r := slices.Clone(opt)
+		for d := range r {
+			r[d] += delta[d]
+		}
+		i, ok := lat.lookup(r)
+		if !ok {
+			t.Fatalf("%v is off the lattice", r)
+		}
+		return i
+	}
+	tr := newTracker(lat)
+	measure := func(delta ...int) {
+		i := at(delta...)
+		tr.seen[i], tr.ok[i], tr.score[i] = true, true, l.Lookup(lat.valid[i]).ScoreUS
+	}
+	if got := gpPolishPick(&tr); got >= 0 {
+		t.Fatalf("polish pick %v with nothing measured, want none", lat.idx[got])
+	}
+	for _, d := range [][]int{{-1, 0, 0, 0}, {0, -1, 0, 0}, {-1, -1, 0, 0}, {-2, 0, 0, 0}, {0, -1, -1, 0}, {-1, 0, 0, 1}} {
+		measure(d...)
+	}
+	if got, want := gpPolishPick(&tr), at(0, 0, 0, 0); got != want {
+		t.Fatalf("polish pick %v, want the bottom %v", lat.idx[got], opt)
+	}
+	measure(0, 0, 0, 0)
+	for _, d := range [][]int{{1, 0, 0, 0}, {0, 1, 0, 0}, {0, 0, -1, 0}, {0, 0, 0, 1}, {0, 0, 0, -1}} {
+		measure(d...)
+	}
+	if got := gpPolishPick(&tr); got >= 0 {
+		t.Fatalf("polish pick %v beside the measured bottom, want none", lat.idx[got])
 	}
 }

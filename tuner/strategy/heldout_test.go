@@ -250,7 +250,8 @@ type heldOutShortfall struct {
 // The eleventh fit (the process's rho fixed at 0.5) moved none of the
 // seeds this test holds; of seeds 101..110, seed 104's slowdefault
 // all-reduce fell under the tenth's bar
-// (bench/results/2026-12-05-heldout-search-11.md).
+// (bench/results/2026-12-05-heldout-search-11.md). Nor did the twelfth
+// (a tiny budget's last two trials polish the best config; -12.md).
 var heldOutShortfalls = map[string]heldOutShortfall{
 	"synthetic-slowdefault-gemm-seed101 1/20": {4, "the best family is 40% slow at its centre, where the first " +
 		"pass measures it; 95 trials find its corner on 4 seeds of 10 (surrogate 0, pattern 3)"},

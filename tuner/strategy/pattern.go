@@ -163,12 +163,7 @@ func (p *pattern) tinyBudget() bool {
 func (p *pattern) cornerProbe() int {
 	t := &p.t
 	l := t.lat
-	best := -1
-	for i, ok := range t.ok {
-		if ok && (best < 0 || t.score[i] < t.score[best]) {
-			best = i
-		}
-	}
+	best := t.bestOK()
 	if best < 0 {
 		return -1
 	}
@@ -268,7 +263,15 @@ func (p *pattern) Next(history []Observation) []space.Config {
 			// pattern's descents and the forest go on.
 			p.gpAsked++
 			if p.gpAsked%p.gpEvery == 0 {
-				if i := gpPick(&p.t); i >= 0 {
+				i := -1
+				if p.budget-p.t.used <= gpPolish {
+					// The budget's last trials: see gpPolish.
+					i = gpPolishPick(&p.t)
+				}
+				if i < 0 {
+					i = gpPick(&p.t)
+				}
+				if i >= 0 {
 					return []space.Config{p.t.propose(i)}
 				}
 			}

@@ -260,3 +260,14 @@ func (t *tracker) awayFrom(i int, others []int) bool {
 	}
 	return true
 }
+
+// bestOK returns the fastest config that passed, or -1.
+func (t *tracker) bestOK() int {
+	best := -1
+	for i, ok := range t.ok {
+		if ok && (best < 0 || t.score[i] < t.score[best]) {
+			best = i
+		}
+	}
+	return best
+}
