@@ -165,11 +165,17 @@ func (g *gpFit) expectedImprovement(i int) float64 {
 var gpKappa = 1.0
 
 // gpPick returns the fresh config ranked best under a process fitted to t
-// (see gpKappa; the earliest among equals), or -1.
-func gpPick(t *tracker) int {
+// (see gpKappa; the earliest among equals), or -1; with polish, the
+// process's polish pick (gpFit.polish) where it has one.
+func gpPick(t *tracker, polish bool) int {
 	g := fitGP(t)
 	if g == nil {
 		return -1
+	}
+	if polish {
+		if i := g.polish(t); i >= 0 {
+			return i
+		}
 	}
 	pick, pickV := -1, math.Inf(-1)
 	for i := range t.lat.valid {
@@ -191,7 +197,7 @@ func gpPick(t *tracker) int {
 }
 
 // gpPolish: the last gpPolish picks of a tiny budget polish the best
-// config (gpPolishPick) where the process expects a gain there (twelfth
+// config (gpFit.polish) where the process expects a gain there (twelfth
 // fit, 2026-12-05). The last trials have no later trial to inform, so
 // exploring with them (gpKappa's bonus) buys nothing; a run that ends one
 // step from the optimum along two parameters at once was the tiny
@@ -202,13 +208,12 @@ func gpPick(t *tracker) int {
 // fitting set unmoved (docs/search-fits.md). 0: off.
 var gpPolish = 2
 
-// gpPolishPick returns the fresh one-move neighbour (a step or a trade)
-// of the best config that passed with the least posterior mean, if that
-// mean beats the best measured; else -1 (the caller's usual pick then).
-func gpPolishPick(t *tracker) int {
-	g := fitGP(t)
+// polish returns the fresh one-move neighbour (a step or a trade) of t's
+// best config that passed with the least posterior mean, if that mean
+// beats the best measured; else -1.
+func (g *gpFit) polish(t *tracker) int {
 	b := t.bestOK()
-	if g == nil || b < 0 {
+	if b < 0 {
 		return -1
 	}
 	pick, pickV := -1, math.Inf(1)

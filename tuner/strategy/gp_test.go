@@ -98,7 +98,7 @@ func TestGPFindsTheBowlsBottom(t *testing.T) {
 	for i := range lat.valid {
 		tr.proposed[i] = tr.seen[i] // the bottom's neighbours are fresh again
 	}
-	pick := gpPick(&tr)
+	pick := gpPick(&tr, false)
 	if pick < 0 {
 		t.Fatal("no pick")
 	}
@@ -137,20 +137,20 @@ func TestGPPolishPick(t *testing.T) {
 		i := at(delta...)
 		tr.seen[i], tr.ok[i], tr.score[i] = true, true, l.Lookup(lat.valid[i]).ScoreUS
 	}
-	if got := gpPolishPick(&tr); got >= 0 {
-		t.Fatalf("polish pick %v with nothing measured, want none", lat.idx[got])
+	if got := gpPick(&tr, true); got >= 0 {
+		t.Fatalf("pick %v with nothing measured, want none", lat.idx[got])
 	}
 	for _, d := range [][]int{{-1, 0, 0, 0}, {0, -1, 0, 0}, {-1, -1, 0, 0}, {-2, 0, 0, 0}, {0, -1, -1, 0}, {-1, 0, 0, 1}} {
 		measure(d...)
 	}
-	if got, want := gpPolishPick(&tr), at(0, 0, 0, 0); got != want {
+	if got, want := fitGP(&tr).polish(&tr), at(0, 0, 0, 0); got != want {
 		t.Fatalf("polish pick %v, want the bottom %v", lat.idx[got], opt)
 	}
 	measure(0, 0, 0, 0)
 	for _, d := range [][]int{{1, 0, 0, 0}, {0, 1, 0, 0}, {0, 0, -1, 0}, {0, 0, 0, 1}, {0, 0, 0, -1}} {
 		measure(d...)
 	}
-	if got := gpPolishPick(&tr); got >= 0 {
+	if got := fitGP(&tr).polish(&tr); got >= 0 {
 		t.Fatalf("polish pick %v beside the measured bottom, want none", lat.idx[got])
 	}
 }

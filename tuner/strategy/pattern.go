@@ -263,15 +263,8 @@ func (p *pattern) Next(history []Observation) []space.Config {
 			// pattern's descents and the forest go on.
 			p.gpAsked++
 			if p.gpAsked%p.gpEvery == 0 {
-				i := -1
-				if p.budget-p.t.used <= gpPolish {
-					// The budget's last trials: see gpPolish.
-					i = gpPolishPick(&p.t)
-				}
-				if i < 0 {
-					i = gpPick(&p.t)
-				}
-				if i >= 0 {
+				// The budget's last trials polish: see gpPolish.
+				if i := gpPick(&p.t, p.budget-p.t.used <= gpPolish); i >= 0 {
 					return []space.Config{p.t.propose(i)}
 				}
 			}
