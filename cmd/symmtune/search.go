@@ -15,6 +15,7 @@ import (
 	"github.com/symmtune/symmtune/cache/storage"
 	"github.com/symmtune/symmtune/sdk"
 	"github.com/symmtune/symmtune/tuner"
+	"github.com/symmtune/symmtune/tuner/strategy"
 )
 
 type searchFlags struct {
@@ -59,7 +60,7 @@ func newSearchCmdWith(g *globals, f *searchFlags) *cobra.Command {
 	fl.StringVar(&j.ShapeText, "shape", "", "problem shape, e.g. n=1048576 or m=512,n=256,k=256")
 	fl.StringVar(&j.Dtype, "dtype", j.Dtype, "element type (f32, bf16)")
 	fl.StringVar(&j.Backend, "backend", j.Backend, "auto, cpu or cuda (auto: cuda where its plugin and a GPU are present)")
-	fl.StringVar(&j.Strategy, "strategy", j.Strategy, "search strategy")
+	fl.StringVar(&j.Strategy, "strategy", j.Strategy, "search strategy ("+strings.Join(strategy.Names(), ", ")+")")
 	fl.StringVar(&f.jobFile, "config", "", "job file (TOML) listing kernels, world sizes, shapes and dtypes")
 	fl.StringVar(&f.logPath, "log", "", "trial log, one JSON line per trial (default: a new file under the cache directory's logs/)")
 	fl.StringVar(&f.resume, "resume", "", "trial log of an interrupted search: configs it holds are not measured again (new trials are appended to it unless --log is given)")
