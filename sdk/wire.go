@@ -92,7 +92,8 @@ func DescriptionToProto(d Description) *pb.Description {
 }
 
 // DescriptionFromProto converts a protocol description and checks it is
-// self-consistent (the default config lies in the space).
+// self-consistent (the default config lies in the space) and small enough
+// for the host to list (space.MaxConfigs).
 func DescriptionFromProto(d *pb.Description) (Description, error) {
 	out := Description{
 		Name:          d.GetName(),
@@ -131,6 +132,9 @@ func DescriptionFromProto(d *pb.Description) (Description, error) {
 			return Description{}, fmt.Errorf("plugin %s: parameter %q has no values", out.Name, p.GetName())
 		}
 		out.Space.Params = append(out.Space.Params, param)
+	}
+	if err := out.Space.CheckSize(); err != nil {
+		return Description{}, fmt.Errorf("plugin %s: %w", out.Name, err)
 	}
 	def, err := ConfigFromProto(d.GetDefaultConfig())
 	if err != nil {

@@ -121,7 +121,30 @@ func (s Space) Param(name string) (Param, bool) {
 	return Param{}, false
 }
 
-// Size is the number of configs in the full product (before Validate prunes it).
+// MaxConfigs bounds the configs of a space (the product of its
+// parameters' value counts). The host lists every config of a kernel's
+// space and asks the plugin to validate each, so a space described by a
+// plugin, which is another process's word, must be one it can list: the
+// kernels' spaces hold about 10,000 configs, and a million takes a few
+// hundred megabytes and seconds. Without a bound, 40 two-valued parameters
+// killed the host (out of memory) and 63 overflowed Size.
+const MaxConfigs = 1 << 20
+
+// CheckSize reports an error when s has more than MaxConfigs configs,
+// counting without overflow, however many parameters it has.
+func (s Space) CheckSize() error {
+	n := 1
+	for _, p := range s.Params {
+		if k := len(p.Values); k > 0 && n > MaxConfigs/k {
+			return fmt.Errorf("the space has more than %d configs (%d parameters): the host lists every config, so a space must stay within that", MaxConfigs, len(s.Params))
+		}
+		n *= len(p.Values)
+	}
+	return nil
+}
+
+// Size is the number of configs in the full product (before Validate
+// prunes it). It overflows on a space CheckSize refuses.
 func (s Space) Size() int {
 	if len(s.Params) == 0 {
 		return 0

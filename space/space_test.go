@@ -2,6 +2,7 @@ package space
 
 import (
 	"encoding/json"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -181,5 +182,49 @@ func TestConfigKey(t *testing.T) {
 	seen[base.Clone().Key()]++
 	if len(seen) != 1 || seen[base.Key()] != 2 {
 		t.Errorf("map keyed by ConfigKey: %v", seen)
+	}
+}
+
+// TestCheckSize: a space is refused once its product passes MaxConfigs,
+// also where the product overflows an int, and never below it.
+func TestCheckSize(t *testing.T) {
+	twos := func(n int) Space {
+		var s Space
+		for i := range n {
+			s.Params = append(s.Params, Param{Name: "x" + strconv.Itoa(i), Values: []Value{Int(0), Int(1)}})
+		}
+		return s
+	}
+	ints := func(n int) []Value {
+		v := make([]Value, n)
+		for i := range v {
+			v[i] = Int(int64(i))
+		}
+		return v
+	}
+	for _, tc := range []struct {
+		name string
+		s    Space
+		ok   bool
+	}{
+		{"empty", Space{}, true},
+		{"exactly the bound", twos(20), true},
+		{"twice the bound", twos(21), false},
+		{"2^40", twos(40), false},
+		{"2^63 overflows an int", twos(63), false},
+		{"2^64 wraps to zero", twos(64), false},
+		{"one long parameter", Space{Params: []Param{{Name: "a", Values: ints(MaxConfigs + 1)}}}, false},
+		{"a parameter of no values: none at all", Space{Params: append([]Param{{Name: "none"}}, twos(63).Params...)}, true},
+		{"within, three parameters", Space{Params: []Param{{Name: "a", Values: ints(100)}, {Name: "b", Values: ints(100)}, {Name: "c", Values: ints(100)}}}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tc.s.CheckSize()
+			if (err == nil) != tc.ok {
+				t.Fatalf("CheckSize() = %v, want ok %v", err, tc.ok)
+			}
+			if err != nil && !strings.Contains(err.Error(), "more than 1048576 configs") {
+				t.Errorf("error %q does not name the bound", err)
+			}
+		})
 	}
 }

@@ -49,6 +49,13 @@ func TestPluginMistakes(t *testing.T) {
 			wantErr: []string{`parameter "mode" is listed twice`}},
 		{name: "value twice", env: map[string]string{"SYMMTUNE_FAULTY_DUPLICATE": "value"},
 			wantErr: []string{`parameter "mode" lists the value slow twice`}},
+		// A space too large to enumerate, or whose size overflows an
+		// int: refused as the plugin's mistake, before any allocation
+		// in proportion to it.
+		{name: "space too large", env: map[string]string{"SYMMTUNE_FAULTY_EXTRA_PARAMS": "40"},
+			wantErr: []string{"plugin", "more than 1048576 configs"}},
+		{name: "space size overflows", env: map[string]string{"SYMMTUNE_FAULTY_EXTRA_PARAMS": "63"},
+			wantErr: []string{"plugin", "more than 1048576 configs"}},
 		// Item 12: shared memory that cannot fit fails the group's setup,
 		// naming the shortfall, before any trial (it crashed every one).
 		{name: "shared memory short", env: map[string]string{"SYMMTUNE_FAULTY_SYMMETRIC_BYTES": "1125899906842624"},

@@ -33,12 +33,20 @@ const (
 	// EnvListEnv makes Describe's summary the sorted names of the
 	// process's environment variables, for tests of what the host passes.
 	EnvListEnv = "SYMMTUNE_FAULTY_LIST_ENV"
+	// EnvExtraParams adds that many two-valued parameters (x0, x1, ...)
+	// to the space: a space too large to enumerate at 40 and more, one
+	// whose size overflows an int at 63.
+	EnvExtraParams = "SYMMTUNE_FAULTY_EXTRA_PARAMS"
 )
 
 // describeKnobs applies the Describe knobs to d.
 func describeKnobs(ps []space.Param) []space.Param {
 	if os.Getenv(EnvPanicDescribe) != "" {
 		panic("faulty plugin: simulated panic in Describe\nwith a second line")
+	}
+	extra, _ := strconv.Atoi(os.Getenv(EnvExtraParams))
+	for i := range extra {
+		ps = append(ps, space.Param{Name: "x" + strconv.Itoa(i), Values: []space.Value{space.Int(0), space.Int(1)}})
 	}
 	switch os.Getenv(EnvDuplicate) {
 	case "param":
@@ -47,6 +55,15 @@ func describeKnobs(ps []space.Param) []space.Param {
 		ps[0].Values = append(ps[0].Values, space.Str(Slow))
 	}
 	return ps
+}
+
+// defaultKnobs adds the Describe knobs' parameters to the default config.
+func defaultKnobs(c space.Config) space.Config {
+	extra, _ := strconv.Atoi(os.Getenv(EnvExtraParams))
+	for i := range extra {
+		c["x"+strconv.Itoa(i)] = space.Int(0)
+	}
+	return c
 }
 
 // envSummary is the sorted names of the environment, comma-separated.

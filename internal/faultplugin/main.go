@@ -75,7 +75,7 @@ func (kernel) Describe() sdk.Description {
 		Dtypes:        []string{"f32"},
 		Summary:       summary,
 		Space:         space.Space{Params: describeKnobs([]space.Param{{Name: "mode", Values: vals}})},
-		Default:       space.Config{"mode": space.Str(Medium)},
+		Default:       defaultKnobs(space.Config{"mode": space.Str(Medium)}),
 	}
 }
 
