@@ -92,8 +92,9 @@ func DescriptionToProto(d Description) *pb.Description {
 }
 
 // DescriptionFromProto converts a protocol description and checks it is
-// self-consistent (the default config lies in the space) and small enough
-// for the host to list (space.MaxConfigs).
+// self-consistent (the default config lies in the space), that its names
+// and values can be written as config text (space.CheckText) and that it
+// is small enough for the host to list (space.MaxConfigs).
 func DescriptionFromProto(d *pb.Description) (Description, error) {
 	out := Description{
 		Name:          d.GetName(),
@@ -116,22 +117,30 @@ func DescriptionFromProto(d *pb.Description) (Description, error) {
 			return Description{}, fmt.Errorf("plugin %s: parameter %q is listed twice", out.Name, param.Name)
 		}
 		names[param.Name] = true
-		seen := map[space.Value]bool{}
+		// Values are told apart by their text (config text, --where,
+		// the trial log's keys), so 1 and "1" are the same value twice.
+		seen := map[string]space.Value{}
 		for _, v := range p.GetValues() {
 			val, err := ValueFromProto(v)
 			if err != nil {
 				return Description{}, fmt.Errorf("plugin %s: parameter %q: %w", out.Name, p.GetName(), err)
 			}
-			if seen[val] {
-				return Description{}, fmt.Errorf("plugin %s: parameter %q lists the value %s twice", out.Name, p.GetName(), val)
+			if prev, dup := seen[val.String()]; dup {
+				if prev == val {
+					return Description{}, fmt.Errorf("plugin %s: parameter %q lists the value %s twice", out.Name, p.GetName(), val)
+				}
+				return Description{}, fmt.Errorf("plugin %s: parameter %q lists %s both as a number and as a string", out.Name, p.GetName(), val)
 			}
-			seen[val] = true
+			seen[val.String()] = val
 			param.Values = append(param.Values, val)
 		}
 		if len(param.Values) == 0 {
 			return Description{}, fmt.Errorf("plugin %s: parameter %q has no values", out.Name, p.GetName())
 		}
 		out.Space.Params = append(out.Space.Params, param)
+	}
+	if err := out.Space.CheckText(); err != nil {
+		return Description{}, fmt.Errorf("plugin %s: %w", out.Name, err)
 	}
 	if err := out.Space.CheckSize(); err != nil {
 		return Description{}, fmt.Errorf("plugin %s: %w", out.Name, err)

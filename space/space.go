@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode"
 )
 
 // Value is one setting of a tunable parameter: an integer or a string.
@@ -139,6 +140,34 @@ func (s Space) CheckSize() error {
 			return fmt.Errorf("the space has more than %d configs (%d parameters): the host lists every config, so a space must stay within that", MaxConfigs, len(s.Params))
 		}
 		n *= len(p.Values)
+	}
+	return nil
+}
+
+// CheckText reports an error when a parameter's name or a string value
+// cannot be written in config text and read back as itself: a name that is
+// empty or holds a comma, an '=', a space or a control character, or a
+// string value that holds a comma or a control character, or starts or ends
+// with a space. Config text ("name=value,name=value") is how configs are
+// keyed, logged, cached and named in --where; a comma in a value would let
+// two configs of one space share a key ("a=x,b=y" with b=z and a=x with
+// b="y,b=z"), and such a value cannot be named at all.
+func (s Space) CheckText() error {
+	for _, p := range s.Params {
+		if p.Name == "" || strings.ContainsFunc(p.Name, func(r rune) bool {
+			return r == ',' || r == '=' || unicode.IsSpace(r) || unicode.IsControl(r)
+		}) {
+			return fmt.Errorf("parameter name %q: a name is not empty and holds no comma, '=', space or control character", p.Name)
+		}
+		for _, v := range p.Values {
+			if !v.IsStr {
+				continue
+			}
+			if strings.ContainsFunc(v.Str, func(r rune) bool { return r == ',' || unicode.IsControl(r) }) ||
+				strings.TrimSpace(v.Str) != v.Str {
+				return fmt.Errorf("parameter %q: value %q: a string value holds no comma or control character and does not start or end with a space", p.Name, v.Str)
+			}
+		}
 	}
 	return nil
 }

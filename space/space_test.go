@@ -228,3 +228,32 @@ func TestCheckSize(t *testing.T) {
 		})
 	}
 }
+
+// TestCheckText: names and string values that config text cannot carry
+// are refused, the kernels' own kinds of names and values are not.
+func TestCheckText(t *testing.T) {
+	one := func(name string, vals ...Value) Space { return Space{Params: []Param{{Name: name, Values: vals}}} }
+	for _, tc := range []struct {
+		name string
+		s    Space
+		ok   bool
+	}{
+		{"the kernels' kind", one("impl", Str("fused:128x256:s4:c2:g8:st"), Str("pipeline")), true},
+		{"numbers and an empty string", one("chunk", Int(-1), Int(4096), Str("")), true},
+		{"an '=' inside a value", one("mode", Str("x=y")), true},
+		{"empty name", one("", Int(1)), false},
+		{"name with a comma", one("a,b", Int(1)), false},
+		{"name with an '='", one("a=b", Int(1)), false},
+		{"name with a space", one("block m", Int(1)), false},
+		{"value with a comma", one("mode", Str("slow,fast")), false},
+		{"value with a newline", one("mode", Str("slow\nfast")), false},
+		{"value with a leading space", one("mode", Str(" slow")), false},
+		{"value with a trailing tab", one("mode", Str("slow\t")), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if err := tc.s.CheckText(); (err == nil) != tc.ok {
+				t.Fatalf("CheckText() = %v, want ok %v", err, tc.ok)
+			}
+		})
+	}
+}

@@ -49,6 +49,14 @@ func TestPluginMistakes(t *testing.T) {
 			wantErr: []string{`parameter "mode" is listed twice`}},
 		{name: "value twice", env: map[string]string{"SYMMTUNE_FAULTY_DUPLICATE": "value"},
 			wantErr: []string{`parameter "mode" lists the value slow twice`}},
+		// Names and values config text cannot hold (configs are keyed,
+		// logged and cached by it): refused at describe.
+		{name: "value with a comma", env: map[string]string{"SYMMTUNE_FAULTY_BAD_TEXT": "comma"},
+			wantErr: []string{`parameter "mode": value "slow,fast"`, "comma"}},
+		{name: "name with an equals sign", env: map[string]string{"SYMMTUNE_FAULTY_BAD_TEXT": "name"},
+			wantErr: []string{`parameter name "a=b"`}},
+		{name: "a number and a string alike", env: map[string]string{"SYMMTUNE_FAULTY_BAD_TEXT": "numstr"},
+			wantErr: []string{`parameter "numstr" lists 1 both as a number and as a string`}},
 		// A space too large to enumerate, or whose size overflows an
 		// int: refused as the plugin's mistake, before any allocation
 		// in proportion to it.

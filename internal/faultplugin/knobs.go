@@ -37,6 +37,10 @@ const (
 	// to the space: a space too large to enumerate at 40 and more, one
 	// whose size overflows an int at 63.
 	EnvExtraParams = "SYMMTUNE_FAULTY_EXTRA_PARAMS"
+	// EnvBadText describes what config text cannot hold: a mode value
+	// with a comma ("comma"), a parameter named with an '=' ("name"), or
+	// a parameter listing 1 as a number and as a string ("numstr").
+	EnvBadText = "SYMMTUNE_FAULTY_BAD_TEXT"
 )
 
 // describeKnobs applies the Describe knobs to d.
@@ -47,6 +51,14 @@ func describeKnobs(ps []space.Param) []space.Param {
 	extra, _ := strconv.Atoi(os.Getenv(EnvExtraParams))
 	for i := range extra {
 		ps = append(ps, space.Param{Name: "x" + strconv.Itoa(i), Values: []space.Value{space.Int(0), space.Int(1)}})
+	}
+	switch os.Getenv(EnvBadText) {
+	case "comma":
+		ps[0].Values = append(ps[0].Values, space.Str(Slow+","+Fast))
+	case "name":
+		ps = append(ps, space.Param{Name: "a=b", Values: []space.Value{space.Int(1)}})
+	case "numstr":
+		ps = append(ps, space.Param{Name: "numstr", Values: []space.Value{space.Int(1), space.Str("1")}})
 	}
 	switch os.Getenv(EnvDuplicate) {
 	case "param":
