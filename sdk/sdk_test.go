@@ -2,6 +2,7 @@ package sdk
 
 import (
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/symmtune/symmtune/hardware"
@@ -125,5 +126,45 @@ func TestCheckUniformSumNearCancellation(t *testing.T) {
 	}
 	if CheckUniformSum([]float32{float32(math.NaN())}, 1, world, 0).OK {
 		t.Error("NaN passes")
+	}
+}
+
+// TestDescriptionNames: the names outside the space (dimensions, dtypes,
+// backends) and the kernel version are refused at describe where shape
+// text, flags and cache keys could not carry them, or are listed twice.
+func TestDescriptionNames(t *testing.T) {
+	good := Description{
+		Name: "k", KernelVersion: "v1", Dims: []string{"m", "n", "k"}, Dtypes: []string{"bf16", "e4m3_row"},
+		Space:    space.Space{Params: []space.Param{{Name: "algo", Values: []space.Value{space.Str("a")}}}},
+		Default:  space.Config{"algo": space.Str("a")},
+		Backends: []string{"cpu", "cuda"},
+	}
+	for _, tc := range []struct {
+		name    string
+		edit    func(d *Description)
+		wantErr string // "": accepted
+	}{
+		{"the kernels' kind", func(d *Description) {}, ""},
+		{"a dtype with a comma", func(d *Description) { d.Dtypes = []string{"bf16,f32"} }, `dtype "bf16,f32"`},
+		{"a dimension with an '='", func(d *Description) { d.Dims = []string{"m=1"} }, `dimension "m=1"`},
+		{"an empty backend", func(d *Description) { d.Backends = []string{""} }, `backend ""`},
+		{"a dimension twice", func(d *Description) { d.Dims = []string{"n", "n"} }, `dimension "n" is listed twice`},
+		{"a dtype twice", func(d *Description) { d.Dtypes = []string{"f32", "f32"} }, `dtype "f32" is listed twice`},
+		{"a version with a newline", func(d *Description) { d.KernelVersion = "v1\nv2" }, "control character"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d := good
+			tc.edit(&d)
+			_, err := DescriptionFromProto(DescriptionToProto(d))
+			if tc.wantErr == "" {
+				if err != nil {
+					t.Fatalf("refused: %v", err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Fatalf("error %v, want one with %q", err, tc.wantErr)
+			}
+		})
 	}
 }

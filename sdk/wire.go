@@ -2,6 +2,8 @@ package sdk
 
 import (
 	"fmt"
+	"strings"
+	"unicode"
 
 	"github.com/symmtune/symmtune/hardware"
 	pb "github.com/symmtune/symmtune/proto/kernelpb"
@@ -104,6 +106,9 @@ func DescriptionFromProto(d *pb.Description) (Description, error) {
 		Backends:      d.GetBackends(),
 		Summary:       d.GetSummary(),
 	}
+	if err := checkLists(out); err != nil {
+		return Description{}, fmt.Errorf("plugin %s: %w", out.Name, err)
+	}
 	// A name or value listed twice would make the space hold configs twice
 	// (counted as valid, measured once) or lose one: refused here, where
 	// the host first reads the space.
@@ -154,6 +159,32 @@ func DescriptionFromProto(d *pb.Description) (Description, error) {
 	}
 	out.Default = def
 	return out, nil
+}
+
+// checkLists checks the description's names outside the space: its
+// dimensions, dtypes and backends are names that shape text, flags and
+// cache keys carry (space.CheckName), each listed once, and its kernel
+// version, part of every cache key, holds no control character.
+func checkLists(d Description) error {
+	for _, l := range []struct {
+		what  string
+		names []string
+	}{{"dimension", d.Dims}, {"dtype", d.Dtypes}, {"backend", d.Backends}} {
+		seen := map[string]bool{}
+		for _, n := range l.names {
+			if err := space.CheckName(l.what, n); err != nil {
+				return err
+			}
+			if seen[n] {
+				return fmt.Errorf("%s %q is listed twice", l.what, n)
+			}
+			seen[n] = true
+		}
+	}
+	if strings.ContainsFunc(d.KernelVersion, unicode.IsControl) {
+		return fmt.Errorf("kernel version %q holds a control character", d.KernelVersion)
+	}
+	return nil
 }
 
 // HardwareToProto converts a fingerprint.

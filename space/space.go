@@ -144,6 +144,19 @@ func (s Space) CheckSize() error {
 	return nil
 }
 
+// CheckName reports an error when name (what names its kind: "parameter
+// name", "dtype") cannot stand in config or shape text, a flag or a cache
+// key: when it is empty or holds a comma, an '=', a space or a control
+// character.
+func CheckName(what, name string) error {
+	if name == "" || strings.ContainsFunc(name, func(r rune) bool {
+		return r == ',' || r == '=' || unicode.IsSpace(r) || unicode.IsControl(r)
+	}) {
+		return fmt.Errorf("%s %q: a name is not empty and holds no comma, '=', space or control character", what, name)
+	}
+	return nil
+}
+
 // CheckText reports an error when a parameter's name or a string value
 // cannot be written in config text and read back as itself: a name that is
 // empty or holds a comma, an '=', a space or a control character, or a
@@ -154,10 +167,8 @@ func (s Space) CheckSize() error {
 // b="y,b=z"), and such a value cannot be named at all.
 func (s Space) CheckText() error {
 	for _, p := range s.Params {
-		if p.Name == "" || strings.ContainsFunc(p.Name, func(r rune) bool {
-			return r == ',' || r == '=' || unicode.IsSpace(r) || unicode.IsControl(r)
-		}) {
-			return fmt.Errorf("parameter name %q: a name is not empty and holds no comma, '=', space or control character", p.Name)
+		if err := CheckName("parameter name", p.Name); err != nil {
+			return err
 		}
 		for _, v := range p.Values {
 			if !v.IsStr {
