@@ -54,7 +54,7 @@ done
 for r in 1 2; do
 	for dt in bf16 e4m3_row; do
 		echo "$C" | while read -r s old new; do
-			[ $SECONDS -lt 555 ] || { echo "deadline: $dt round $r $s and later not run"; break; }
+			[ $SECONDS -lt ${DEADLINE:-555} ] || { echo "deadline: $dt round $r $s and later not run"; break; }
 			[ $dt = bf16 ] || { old=${old%:ef}; new=${new%:ef}; }
 			t="$old,$new"; [ $r = 2 ] && t="$new,$old"
 			timeout 40 $BIN/gemmalone -dtype $dt -shapes $s -tiles $t -sustain 0.2s -bt=false >> $R/$dt.csv 2>> $R/$dt.err ||
