@@ -1,6 +1,6 @@
 #!/bin/bash
 # PLANNED (written 2026-12-05 11:35 UTC, before any run; rename the folder to the day and card it runs on).
-# Wave-width 64-row tiles at small M (issue 56), branch wave-widths (a9b3f87): wgmma wrappers 48, 80, 96
+# Wave-width 64-row tiles at small M (issue 56), branch wave-widths (e2609fc; the build first named, a9b3f87, was replaced at 12:35 before any run: an odd block count copies its one block, and no peer buffers at the widths where the epilogue spilled): wgmma wrappers 48, 80, 96
 # and 112 wide (the epilogue may end on one 16-column block), and gpu.DefaultTile's candidates gain
 # 64x192:s6, 64x160:s7, 64x112:s9, 64x96:s10, 64x80:s11 and 64x48:s12 (all :c2:g8:pp), taken only where
 # narrowFits (memory-bound, one wave at least 3/4 full), so that at 64-256 rows about one wave of tiles
