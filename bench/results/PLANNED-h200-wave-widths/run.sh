@@ -1,7 +1,8 @@
 #!/bin/bash
 # PLANNED (written 2026-12-05 11:35 UTC, before any run; rename the folder to the day and card it runs on).
-# Wave-width 64-row tiles at small M (issue 56), branch wave-widths (e2609fc; the build first named, a9b3f87, was replaced at 12:35 before any run: an odd block count copies its one block, and no peer buffers at the widths where the epilogue spilled): wgmma wrappers 48, 80, 96
-# and 112 wide (the epilogue may end on one 16-column block), and gpu.DefaultTile's candidates gain
+# Wave-width 64-row tiles at small M (issue 56), branch wave-widths (e2609fc; the build first named,
+# a9b3f87, was replaced at 12:35 before any run: an odd block count copies its one block, and no peer
+# buffers at the widths where the epilogue spilled): wgmma wrappers 48, 80, 96 and 112 wide (the epilogue may end on one 16-column block), and gpu.DefaultTile's candidates gain
 # 64x192:s6, 64x160:s7, 64x112:s9, 64x96:s10, 64x80:s11 and 64x48:s12 (all :c2:g8:pp), taken only where
 # narrowFits (memory-bound, one wave at least 3/4 full), so that at 64-256 rows about one wave of tiles
 # puts every SM on its own slice of B (2026-12-05-h200-smallm-ksweep: 64 CTAs of 64x128 streamed B at
@@ -15,8 +16,8 @@
 # None of these shapes was timed with a wave-width tile (64x14784x8192 and 128x7168x8192 were, with main's).
 # Keep rule, fixed before the run, per dtype and per group of widths (48; 80, 96, 112; 160, 192: amended
 # at 12:02 UTC, before any run, from two groups, so that 48, whose A tile is read again per 48 columns of
-# B, 1.33x B's bytes from L2, cannot sink the others), on the cells whose new tile is of the group: the new tile's ratio to cuBLASLt (bf16: column 8;
-# e4m3_row: column 11, to cuBLASLt FP8; the mean of the rounds) over the old tile's is above 1 on at
+# B, 1.33x B's bytes from L2, cannot sink the others), on the cells whose new tile is of the group: the
+# new tile's ratio to cuBLASLt (bf16: column 8; e4m3_row: column 11, to cuBLASLt FP8; the mean of the rounds) over the old tile's is above 1 on at
 # least 3/4 of the cells, 1.01 or more on average (geometric), and 0.98 or more on every cell; and every
 # new tile of the group passes gemmalone's check (poisoned C, float64 reference) in every process, the
 # -rs checks below included. A group kept in a dtype goes to main for that dtype (bf16 rules f16 too);
