@@ -83,8 +83,8 @@ def test_validate_fused(kernel, change, m, n, k, world, msg):
 
 def test_validate_fused_rejects_tiles():
     cfg = gemm.parse_config("agmm", {**gemm.default_config("agmm"), "impl": FUSED})
-    with pytest.raises(ValueError, match=r"^impl=fused: block_n 96: wgmma tiles are \[64 128 160 192 224 256\] wide$"):
-        gemm.validate(replace(cfg, tile=hopper.Tile(128, 96)), gemm.Problem(8192, 3584, 8192, 4))
+    with pytest.raises(ValueError, match=r"^impl=fused: block_n 104: wgmma tiles are \[48 64 80 96 112 128 160 192 224 256\] wide$"):
+        gemm.validate(replace(cfg, tile=hopper.Tile(128, 104)), gemm.Problem(8192, 3584, 8192, 4))
     # A typed config the library cannot plan is bad input too, not a crash.
     with pytest.raises(ValueError, match="chunks 0"):
         gemm.validate(replace(cfg, chunks=0), gemm.Problem(8192, 3584, 8192, 4))

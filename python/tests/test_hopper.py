@@ -17,7 +17,7 @@ HOPPER = Path(__file__).resolve().parents[2] / "kernels/gemm/hopper"
 def test_reads_the_go_packages_files():
     assert hopper.searched() == tuple(json.loads((HOPPER / "searched.json").read_text())["searched"])
     assert hopper.source() == b"".join((HOPPER / f).read_bytes() for f in ("wgmma.cuh", "hopper_ptx.cuh", "hopper_tile.cuh", "hopper_split.cuh", "hopper_comm.cuh", "hopper_gemm.cu"))
-    assert hopper.widths() == (64, 128, 160, 192, 224, 256)
+    assert hopper.widths() == (48, 64, 80, 96, 112, 128, 160, 192, 224, 256)
 
 
 def test_searched_tiles_fit_and_are_canonical():
@@ -51,7 +51,7 @@ def test_parse_tile_rejects(bad):
 
 
 @pytest.mark.parametrize("name,msg", [
-    ("128x96", "block_n 96: wgmma tiles are [64 128 160 192 224 256] wide"),
+    ("128x104", "block_n 104: wgmma tiles are [48 64 80 96 112 128 160 192 224 256] wide"),
     ("128x224:bn", "block_n 224 with B stored [K, N]: the kernel loads B in 64-column boxes"),
     ("128x128:c3", "consumers 3: the kernel has 1 or 2 consumer warpgroups"),
     ("128x128:s1", "stages 1: the ring needs 2 stages"),

@@ -43,8 +43,22 @@ import (
 // g16, 128x128:pp g4 against g16: each pair within 0.4%), even for
 // 128x128:pp, whose g4 is 3-4x off the optimum: the rule of thumb is no
 // law for every tile.
+//
+// The 64-row tiles of 48-192 columns other than 64 and 128 are there for
+// the waves too (wave-width tiles): at 64-256 rows the product streams B
+// from DRAM, and a width whose tile count is about one wave puts every SM
+// on its own slice of B (64 x 14336: 128 tiles of 64x112 against 112 of
+// 64x128; 64 x 10240: 128 of 64x80 against 80 of 64x128 and 160 of
+// 64x64). On 1 x H200 (2026-12-05, bench/results/2026-12-05-h200-smallm-ksweep.md)
+// B streamed at 4.12 TB/s with 64 CTAs of 64x128 at 64 x 8192 and 4.31
+// with 128 (its two k-slices), cuBLASLt's rate. Those narrower than 128
+// columns, and 64x160 and 64x192, are candidates only where narrowFits
+// (memory-bound, one wave at least three quarters full), as 64x64 is:
+// waveOnly.
 var smallTiles = []string{"256x160:s4:c2:g8", "128x256:s4:c2:g8", "128x224:s5:c2:g16", "128x160:s6:c2:g8",
-	"128x128:s6:c2:g4:pp", "64x256:s5:c2:g8:pp", "64x224:s6:c2:g8:pp", "64x128:s8:c2:g8:pp", narrowTile}
+	"128x128:s6:c2:g4:pp", "64x256:s5:c2:g8:pp", "64x224:s6:c2:g8:pp", "64x192:s6:c2:g8:pp", "64x160:s7:c2:g8:pp",
+	"64x128:s8:c2:g8:pp", "64x112:s9:c2:g8:pp", "64x96:s10:c2:g8:pp", "64x80:s11:c2:g8:pp", narrowTile,
+	"64x48:s12:c2:g8:pp"}
 
 // narrowTile is the 64x64 candidate: DefaultTile's where narrowFits, and
 // mostUnits' other split tile.
@@ -53,6 +67,12 @@ const narrowTile = "64x64:s10:c2:g8:pp"
 // narrowTileCols: tiles narrower than this (64x64) are DefaultTile's
 // candidates only where narrowFits.
 const narrowTileCols = 128
+
+// waveOnly says whether candidate t is DefaultTile's only where
+// narrowFits: the narrow tiles and the 64-row wave-width ones (smallTiles).
+func waveOnly(t hopper.Tile) bool {
+	return t.BN < narrowTileCols || t.BM == 64 && (t.BN == 160 || t.BN == 192)
+}
 
 // narrowFits says whether narrow tile t (64x64) is a candidate for an m x
 // n product on sms SMs: where it is memory-bound (bound false) and t's
@@ -263,7 +283,7 @@ func defaultTile(m, n, k, sms int, fp8 bool) (hopper.Tile, float64) {
 		if err != nil {
 			panic("gpu: smallTiles' " + name + ": " + err.Error())
 		}
-		if t.BN < narrowTileCols && !narrowFits(m, n, t, sms, bound) {
+		if waveOnly(t) && !narrowFits(m, n, t, sms, bound) {
 			continue
 		}
 		tiles := int64((m+t.BM-1)/t.BM) * int64((n+t.BN-1)/t.BN)

@@ -99,6 +99,20 @@ func TestCompileAllTiles(t *testing.T) {
 			vs = append(vs, variant{tile: tl, f: e4m3Row})
 		}
 	}
+	// The 64-row tiles of the widths that fit one wave at small M (48,
+	// 80, 96, 112: an odd count of 16-column blocks in three of them,
+	// whose epilogue's last pair has one block): bf16 and FP8 row scales,
+	// plain and with the reduce-scatter's reduction, and evict-first B.
+	for _, name := range []string{"64x48:s12:c2:g8:pp", "64x80:s11:c2:g8:pp", "64x96:s10:c2:g8:pp", "64x112:s9:c2:g8:pp", "64x112:s9:c2:g8:pp:ef", "64x80:s11:c2:g8:pp:sk2:ef"} {
+		tl, err := ParseTile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		vs = append(vs, variant{tile: tl, f: bf16}, variant{tile: tl, f: e4m3Row})
+		if !tl.Shares() && !tl.EvictFirstB {
+			vs = append(vs, variant{tile: tl, f: bf16, epilogue: true}, variant{tile: tl, f: e4m3Row, epilogue: true})
+		}
+	}
 	// The other dtype and B layout on one tile each: they change types and
 	// descriptors, not the structure.
 	f16Tile := tiles[0]

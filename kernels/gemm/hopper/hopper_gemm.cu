@@ -419,11 +419,19 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) CLUSTER_ATTR
 				// loads in flight at once.
 #pragma unroll
 				for (int b = 0; b < BN / 16; b += 2) {
+					// An odd count's last pair has one block, whose words
+					// stand in for the second's, never stored (BN / 16 is a
+					// constant: the unrolled loop keeps no test, and an even
+					// count compiles as before).
+					const bool pair = b + 1 < BN / 16;
 					u32 w[2][4];
 					stage_block(acc[mi], b, stage, lane, w[0]);
-					stage_block(acc[mi], b + 1, stage, lane, w[1]);
+					if (pair)
+						stage_block(acc[mi], b + 1, stage, lane, w[1]);
+					else
+						for (int q = 0; q < 4; q++) w[1][q] = w[0][q];
 					if (16 * b >= cols) continue;
-					const bool second = 16 * (b + 1) < cols;
+					const bool second = pair && 16 * (b + 1) < cols;
 #if RS_SMEM_PEERS
 					if (own) {
 						// The buffer holds the tile's rows as C does, BN

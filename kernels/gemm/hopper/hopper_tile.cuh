@@ -177,9 +177,9 @@
 #define EARLY_SCALES (PINGPONG && SPLIT_K == 1)
 
 // The epilogue stages 16-column blocks, two at a time where it reduces
-// (below).
-#if BN % 32 != 0
-#error "the epilogue stores pairs of 16-column blocks: BN must be a multiple of 32"
+// (below; the last pair of an odd count has one).
+#if BN % 16 != 0
+#error "the epilogue stores 16-column blocks: BN must be a multiple of 16"
 #endif
 
 // tile_of maps a linear tile index to its (row, column) tile: groups of

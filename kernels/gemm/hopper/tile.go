@@ -89,6 +89,12 @@ const BK = 64
 // widths are the BN values wgmma.cuh has a wrapper for.
 var widths = wgmmagen.Widths
 
+// peerWidths are the widths whose reduce-scatter epilogue takes the peers'
+// partials in shared memory (PeerBuffers) without spilling: NVRTC 12.4
+// spilled 8 bytes there at 48, 80, 96 and 112 columns (bf16, 64 and 128
+// rows) and at 160 (64 rows, FP8 row scales), none at these.
+var peerWidths = map[int]bool{64: true, 128: true, 192: true, 224: true, 256: true}
+
 // SmemLimit is the dynamic shared memory one block may opt into on
 // H100 and H200 (cudaDevAttrMaxSharedMemoryPerBlockOptin: 227 KiB).
 const SmemLimit = 232448
@@ -192,6 +198,9 @@ func (t Tile) Check(smemLimit int) error {
 	}
 	if t.PeerBuffers < 0 {
 		return fmt.Errorf("peer buffers %d must not be negative", t.PeerBuffers)
+	}
+	if t.PeerBuffers > 0 && !peerWidths[t.BN] {
+		return fmt.Errorf("block_n %d with peer buffers: the epilogue spills registers at that width", t.BN)
 	}
 	switch {
 	case t.SplitK < 0 || t.SplitK > MaxSplitK:

@@ -11,7 +11,12 @@ import (
 )
 
 // Widths are the N of the m64nNk16 (m64nNk32 for e4m3) shapes the fused GEMM uses (its BN).
-var Widths = []int{64, 128, 160, 192, 224, 256}
+//
+// 48, 80, 96 and 112 are for 64-row tiles at small M, where a product is
+// memory-bound and B streams from DRAM once: a width that makes the tile
+// count about one wave (ceil(N / width) near the SMs' count) puts every
+// SM on its own slice of B, where 64 and 128 leave some idle.
+var Widths = []int{48, 64, 80, 96, 112, 128, 160, 192, 224, 256}
 
 // Header is the text of wgmma.cuh.
 func Header() string {
