@@ -44,7 +44,7 @@ import (
 // 128x128:pp, whose g4 is 3-4x off the optimum: the rule of thumb is no
 // law for every tile.
 //
-// The 64-row tiles of 48-192 columns other than 64 and 128 are there for
+// The 64-row tiles of 80-192 columns other than 64 and 128 are there for
 // the waves too (wave-width tiles): at 64-256 rows the product streams B
 // from DRAM, and a width whose tile count is about one wave puts every SM
 // on its own slice of B (64 x 14336: 128 tiles of 64x112 against 112 of
@@ -54,11 +54,19 @@ import (
 // with 128 (its two k-slices), cuBLASLt's rate. Those narrower than 128
 // columns, and 64x160 and 64x192, are candidates only where narrowFits
 // (memory-bound, one wave at least three quarters full), as 64x64 is:
-// waveOnly.
+// waveOnly. On 1 x H200 (2026-12-05, 19 shapes of 64-256 rows never timed
+// with them, two interleaved rounds, bf16 and FP8 row scales, a keep rule
+// written before the run: bench/results/2026-12-05-h200-wave-widths.md)
+// the untuned tile with them against without: 80-112 columns 10 of 10
+// ahead in bf16 (+3.4% geometric mean, the least +0.3%) and 9 of 10 in
+// FP8 (+3.7%, the least -0.3%); 160 and 192 4 of 5 (+7.5%, the least
+// -0.7%) and 5 of 5 (+7.7%). 64x48 (its A tile read again for every 48
+// columns of B) failed the rule in both: 1.8x slower than 64x128 split
+// in two k-slices at 256 x 1280 x 8192 in bf16, though 1.26x faster at
+// 64 x 5120 x 8192; it is not a candidate.
 var smallTiles = []string{"256x160:s4:c2:g8", "128x256:s4:c2:g8", "128x224:s5:c2:g16", "128x160:s6:c2:g8",
 	"128x128:s6:c2:g4:pp", "64x256:s5:c2:g8:pp", "64x224:s6:c2:g8:pp", "64x192:s6:c2:g8:pp", "64x160:s7:c2:g8:pp",
-	"64x128:s8:c2:g8:pp", "64x112:s9:c2:g8:pp", "64x96:s10:c2:g8:pp", "64x80:s11:c2:g8:pp", narrowTile,
-	"64x48:s12:c2:g8:pp"}
+	"64x128:s8:c2:g8:pp", "64x112:s9:c2:g8:pp", "64x96:s10:c2:g8:pp", "64x80:s11:c2:g8:pp", narrowTile}
 
 // narrowTile is the 64x64 candidate: DefaultTile's where narrowFits, and
 // mostUnits' other split tile.

@@ -23,7 +23,7 @@ func TestDefaultTile(t *testing.T) {
 		fp8     bool
 		want    string
 	}{
-		{64, 14336, 4096, false, "64x128:s8:c2:g8:pp:ef"}, // 112 tiles of 64x128: one wave; 224 of 64x64 tie in two
+		{64, 14336, 4096, false, "64x112:s9:c2:g8:pp:ef"}, // 128 tiles of 64x112, one wave (112 of 64x128: +2.6% on 1 x H200, 2026-12-05)
 		{64, 8192, 8192, false, "64x64:s10:c2:g8:pp:ef"},  // 128 narrow tiles fill one wave, 64 of 64x128 half
 		{256, 1280, 8192, false, "64x128:s8:c2:g8:pp:ef"}, // 80 narrow tiles fill 61%: not a candidate
 		{1024, 1280, 8192, false, "128x128:s6:c2:g4:pp"},  // compute-bound: no narrow tile
@@ -43,7 +43,7 @@ func TestDefaultTile(t *testing.T) {
 		{4096, 1280, 8192, false, "256x160:s4:c2:g8"},       // 128 tiles: one wave; 128x128's 320 fill 3 at 81%, 128x256's 160 fill 2 at 61%
 		{1024, 2560, 8192, false, "128x160:s6:c2:g8"},       // 128 tiles: one wave; 128x224's 96 fill 73%
 		{4096, 3840, 8192, false, "256x160:s4:c2:g8"},       // 384 tiles: 3 waves, 97% full (128x256: 480 in 4, 91%)
-		{64, 14336, 4096, true, "64x128:s8:c2:g8:pp"},       // FP8: bf16's rule at every size
+		{64, 14336, 4096, true, "64x112:s9:c2:g8:pp"},       // FP8: bf16's rule at every size
 		{64, 8192, 8192, true, "64x64:s10:c2:g8:pp"},
 		{512, 8192, 8192, true, "128x256:s4:c2:g8"},
 		{1024, 8192, 8192, true, "128x256:s4:c2:g8"},     // 4-6% ahead of the family tile here
@@ -149,7 +149,7 @@ func TestDefaultTileFor(t *testing.T) {
 		{VariantAGMM, 128, 8192, 8192, 1, "bf16", pp128 + ":ef", ""},
 		{VariantAGMM, 256, 8192, 3584, 1, "bf16", "128x128:s6:c2:g4:pp", ""},
 		{VariantAGMM, 256, 8192, 1024, 1, "bf16", "128x128:s6:c2:g4:pp", ""},
-		{VariantAGMM, 64, 14336, 4096, 1, "bf16", pp128 + ":ef", ""},
+		{VariantAGMM, 64, 14336, 4096, 1, "bf16", "64x112:s9:c2:g8:pp:ef", ""},
 		{VariantAGMM, 128, 28672, 8192, 1, "bf16", "128x224:s5:c2:g16", ""},
 		// Memory-bound: 64x224's lead in work stands. Compute-bound at
 		// 1024 x 1280 x 8192, its lead (96 tiles against 80 of 128x128,

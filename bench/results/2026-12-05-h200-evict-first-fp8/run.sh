@@ -1,5 +1,5 @@
 #!/bin/bash
-# PLANNED (written 2026-12-05 06:25 UTC, not yet run; rename the folder to the day and card it runs on).
+# Written 2026-12-05 06:25 UTC before any run; ran 2026-12-05 15:07 UTC on 1 x H200 (nvidia-h200): ef4.tgz, ../2026-12-05-h200-evict-first-fp8.md.
 # Evict-first B (":ef") in FP8 at small M. bf16's untuned 64-row ping-pong tiles take it since
 # 2026-12-05-h200-evict-first-bf16-defaults (10 of 10 faster on 1 x H200); FP8 was left out because the
 # first check, on an H100, split 10 of 16 row-scale cells (2026-12-05-h100-evict-first-heldout.md), while

@@ -1,5 +1,5 @@
 #!/bin/bash
-# PLANNED (written 2026-12-05 11:35 UTC, before any run; rename the folder to the day and card it runs on).
+# Written 2026-12-05 11:35 UTC before any run; ran 2026-12-05 15:01 UTC on 1 x H200 (nvidia-h200), results in ww.tgz and ../2026-12-05-h200-wave-widths.md.
 # Wave-width 64-row tiles at small M (issue 56), branch wave-widths (e2609fc; the build first named,
 # a9b3f87, was replaced at 12:35 before any run: an odd block count copies its one block, and no peer
 # buffers at the widths where the epilogue spilled): wgmma wrappers 48, 80, 96 and 112 wide (the epilogue may end on one 16-column block), and gpu.DefaultTile's candidates gain

@@ -1,5 +1,5 @@
 #!/bin/bash
-# PLANNED (written 2026-12-05, not yet run; rename the folder to the day and card it runs on). Rows off
+# Written 2026-12-05 before any run; ran 2026-12-05 15:05 UTC on 1 x H200 (nvidia-h200): l2p.tgz, ../2026-12-05-h200-l2-promotion.md. Rows off
 # 128-byte lines in bf16 (issue 56). In the whole-set run (docs/results-gemm-set.md, one round) bf16 at
 # 64 x 8192 ran 0.948 and 0.937 of cuBLASLt at K = 3696 and 7392 (rows of 7,392 and 14,784 bytes, off
 # 128-byte lines) against 1.055 and 1.022 at K = 3584 and 7168, while at K = 14784 (rows on 128-byte
