@@ -61,9 +61,9 @@ import (
 // ahead in bf16 (+3.4% geometric mean, the least +0.3%) and 9 of 10 in
 // FP8 (+3.7%, the least -0.3%); 160 and 192 4 of 5 (+7.5%, the least
 // -0.7%) and 5 of 5 (+7.7%). 64x48 (its A tile read again for every 48
-// columns of B) failed the rule in both: 1.8x slower than 64x128 split
-// in two k-slices at 256 x 1280 x 8192 in bf16, though 1.26x faster at
-// 64 x 5120 x 8192; it is not a candidate.
+// columns of B) failed the rule in both: 28% behind 64x128 split in two
+// k-slices at 256 x 1280 x 8192 in bf16 (0.830 against 1.153 of
+// cuBLASLt), though 26% ahead at 64 x 5120 x 8192; it is not a candidate.
 var smallTiles = []string{"256x160:s4:c2:g8", "128x256:s4:c2:g8", "128x224:s5:c2:g16", "128x160:s6:c2:g8",
 	"128x128:s6:c2:g4:pp", "64x256:s5:c2:g8:pp", "64x224:s6:c2:g8:pp", "64x192:s6:c2:g8:pp", "64x160:s7:c2:g8:pp",
 	"64x128:s8:c2:g8:pp", "64x112:s9:c2:g8:pp", "64x96:s10:c2:g8:pp", "64x80:s11:c2:g8:pp", narrowTile}
