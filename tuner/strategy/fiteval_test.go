@@ -30,6 +30,7 @@ var (
 	fitKnobs     = flag.String("fit-knobs", "", "TestFitEval: bandit knobs to set first, as share=0.25,interject=3,min=12,every=2,c=0.8")
 	fitEvalSeeds = flag.String("fit-synth", "1..20", "TestFitEval: the synthetic fitting seeds (FIRST..LAST, outside the held-out 101..110)")
 	fitMaxValid  = flag.Int("fit-max-valid", 0, "TestFitEval: only landscapes of at most this many valid configs (0: all), to screen a change that acts at tiny budgets only")
+	fitMinValid  = flag.Int("fit-min-valid", 0, "TestFitEval: only landscapes of at least this many valid configs, to screen a change that acts on the larger ones only")
 	fitShares    = flag.String("fit-shares", "1/20,1/10,3/10", "TestFitEval: the budgets, as shares of the valid configs (some of 1/20,1/10,3/10); one left out prints -1 and counts nothing, misses included")
 	fitKinds     = flag.String("fit-kinds", "", "TestFitEval, TestFitDifficulty: only these synthetic kinds (comma-separated; empty: all of synthKinds)")
 )
@@ -88,14 +89,14 @@ func TestFitEval(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(l.Valid) >= heldOutMinValid && (*fitMaxValid == 0 || len(l.Valid) <= *fitMaxValid) {
+			if len(l.Valid) >= heldOutMinValid && fitSized(l) {
 				ls = append(ls, l)
 			}
 		}
 	}
 	for _, kind := range fitKindList(t) {
 		for s := lo; s <= hi; s++ {
-			if l := syntheticLandscape(kind, s); *fitMaxValid == 0 || len(l.Valid) <= *fitMaxValid {
+			if l := syntheticLandscape(kind, s); fitSized(l) {
 				ls = append(ls, l)
 			}
 		}
@@ -133,6 +134,13 @@ func TestFitEval(t *testing.T) {
 		fmt.Fprintf(&b, "recorded %v synthetic %v total %v  misses %d\n", rtot, stot, tot, miss)
 		t.Logf("%s  1/20 1/10 3/10\n%s", name, b.String())
 	}
+}
+
+// fitSized reports whether l's valid configs are within -fit-min-valid and
+// -fit-max-valid.
+func fitSized(l Landscape) bool {
+	n := len(l.Valid)
+	return n >= *fitMinValid && (*fitMaxValid == 0 || n <= *fitMaxValid)
 }
 
 func shortName(p string) string {
@@ -284,11 +292,13 @@ func setKnobs(t *testing.T) {
 			banditFamLocal = v != 0
 		case "polish":
 			gpPolish = int(v)
+		case "gpout":
+			banditGPOutside = int(v)
 		case "tinygp":
 			banditTinyGP = int(v)
 		default:
 			t.Fatalf("-fit-knobs: unknown knob %q", k)
 		}
 	}
-	t.Logf("knobs: share=%g interject=%d min=%d every=%d c=%g ei=%v firstcap=%v probes=%d ts=%v tinygp=%d gpkappa=%g famlocal=%v", banditDesignShare, banditInterject, banditMinTrials, banditEvery, banditC, banditEI, firstPassCapped, banditProbes, banditTS, banditTinyGP, gpKappa, banditFamLocal)
+	t.Logf("knobs: share=%g interject=%d min=%d every=%d c=%g ei=%v firstcap=%v probes=%d ts=%v tinygp=%d gpkappa=%g famlocal=%v gpout=%d", banditDesignShare, banditInterject, banditMinTrials, banditEvery, banditC, banditEI, firstPassCapped, banditProbes, banditTS, banditTinyGP, gpKappa, banditFamLocal, banditGPOutside)
 }

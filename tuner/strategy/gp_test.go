@@ -154,3 +154,58 @@ func TestGPPolishPick(t *testing.T) {
 		t.Fatalf("polish pick %v beside the measured bottom, want none", lat.idx[got])
 	}
 }
+
+// TestBanditGPOutside: above a tiny budget and up to banditGPOutside
+// trials the bandit's picks outside the UCB family are the Gaussian
+// process's (fourteenth fit); at a tiny budget the process takes every
+// step instead, and above the cap the forest keeps them. A pick outside
+// the family is then exactly gpPick's.
+func TestBanditGPOutside(t *testing.T) {
+	l := syntheticLandscape("noisy", 1) // 1,990 valid configs
+	for _, c := range []struct {
+		budget      int
+		gpOutside   bool
+		tinyGPSteps bool
+	}{
+		{10, false, true},
+		{banditGPOutside, true, false},
+		{banditGPOutside + 1, false, false},
+		{len(l.Valid) / 10, false, false},
+	} {
+		s, err := New(Bandit, l.Problem(c.budget, 1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b := s.(*bandit)
+		if b.model.gpOutside != c.gpOutside || (b.gpEvery > 0) != c.tinyGPSteps {
+			t.Errorf("budget %d: gpOutside %v, gp steps %v; want %v, %v", c.budget, b.model.gpOutside, b.gpEvery > 0, c.gpOutside, c.tinyGPSteps)
+		}
+		s.Close()
+	}
+	// Drive one to 40 trials, then ask for a pick outside the UCB family.
+	s, err := New(Bandit, l.Problem(banditGPOutside, 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	b := s.(*bandit)
+	var history []Observation
+	for len(history) < 40 {
+		batch := s.Next(history)
+		if len(batch) == 0 {
+			t.Fatal("no config proposed")
+		}
+		for _, c := range batch {
+			history = append(history, l.Lookup(c))
+		}
+	}
+	b.t.ingest(history)
+	b.model.picks = 0 // the next pick is outside the family (every banditEvery-th is in it)
+	want := gpPick(&b.t, false)
+	if want < 0 {
+		t.Fatal("the process has no pick")
+	}
+	if got := b.model.pickFor(&b.t, true); got != want {
+		t.Errorf("pick outside the UCB family = %d, want the process's %d", got, want)
+	}
+}

@@ -252,9 +252,19 @@ type heldOutShortfall struct {
 // all-reduce fell under the tenth's bar
 // (bench/results/2026-12-05-heldout-search-11.md). Nor did the twelfth
 // (a tiny budget's last two trials polish the best config; -12.md).
+// The fourteenth (the process's picks outside the UCB family at budgets
+// up to 100 trials) took the recorded CPU matmulrs m=256 landscape from 9
+// to 8 at a tenth and 7 to 6 at a twentieth, judged once after it was
+// kept; its within-3% set is mostly noise (tenthShortfalls), and of the
+// synthetic seeds 101..110 it took noisy 108's and slowdefault gemm 101's
+// large landscapes over the twentieth's bar (-14.md; slowdefault gemm 101,
+// 4 of 10 there before, "the best family is 40% slow at its centre, where
+// the first pass measures it", left this list at 8).
 var heldOutShortfalls = map[string]heldOutShortfall{
-	"synthetic-slowdefault-gemm-seed101 1/20": {4, "the best family is 40% slow at its centre, where the first " +
-		"pass measures it; 95 trials find its corner on 4 seeds of 10 (surrogate 0, pattern 3)"},
+	"landscape-cpu-matmulrs-w2-m256n256k256.jsonl 1/10": {8, "one seed of ten ends 5.1% off; a second " +
+		"recording shares 5 of its 17 configs within 3% (see tenthShortfalls)"},
+	"landscape-cpu-matmulrs-w2-m256n256k256.jsonl 1/20": {6, "four seeds of ten end 5.1-5.9% off; its " +
+		"within-3% set is mostly noise (see tenthShortfalls)"},
 	"synthetic-interact-allreduce-seed101 1/20": {0, "190 configs, 10 trials: the 6 configs within 3% are one_shot's " +
 		"ridge (chunk x threads), and one_shot's one first-pass config, its default corner, ran 2.37x; the Gaussian " +
 		"process spends its 4 picks in two_shot (1.35x there), where the descent it replaced reached one_shot on its " +

@@ -115,6 +115,12 @@ type model struct {
 	// pick one in the family banditFamily chooses.
 	families *familySet
 	picks    int
+	// gpOutside (the bandit at budgets up to banditGPOutside): the picks
+	// outside the UCB family are a Gaussian process's (gpPick) rather
+	// than the forest's: with at most about a hundred measurements the
+	// process's smooth kernel over the sizes extrapolates where the
+	// forest's steps cannot.
+	gpOutside bool
 }
 
 // refitDue reports whether the forest is refitted with used configs in:
@@ -197,6 +203,11 @@ func (m *model) pickFor(t *tracker, interjected bool) int {
 	// tie: the second key among equal ranks (a tree's ranking has many),
 	// nil: the earliest.
 	var tie []float64
+	if m.gpOutside && in < 0 {
+		if i := gpPick(t, false); i >= 0 {
+			return i
+		}
+	}
 	if m.families != nil && banditTS && in < 0 {
 		rank, tie = m.thompson(t), m.predicted
 	}

@@ -64,10 +64,24 @@ var deceptiveLandscapes = map[string]string{}
 // (copy engines take 4 blocks only; the nearest valid point copies by
 // SM). Seeds 1..10: 10 (was 7); 1..50: 49 (34); 1..200: 193 (134). At a
 // fifth: 10 of 10, 50 of 50 (45), 200 of 200 (168).
+//
+// The CPU matmulrs m=256 landscape fell from 9 to 8 of 10 with the
+// fourteenth fit (the Gaussian process's picks outside the UCB family at
+// budgets up to 100 trials, bandit), judged once on it after the fit was
+// kept (bench/results/2026-12-05-heldout-search-14.md). Its seeds end
+// either at the optimum or at one config 5.1% off; recorded again on the
+// same 2-core machine (2026-12-05, bench/results/2026-12-05-cpu-matmulrs-
+// m256-rerecord.jsonl.gz) its ranking correlates 0.56 with this file's,
+// but only 5 of this file's 17 configs within 3% are among the new
+// recording's 52, and this file's top ten ranked 9th to 538th there:
+// which configs are within 3% is mostly noise.
 var tenthShortfalls = map[string]struct {
 	seeds int
 	why   string
-}{}
+}{
+	"landscape-cpu-matmulrs-w2-m256n256k256.jsonl": {8, "one seed of ten ends at the config 5.1% off; " +
+		"a second recording on the same machine shares 5 of its 17 configs within 3% (tenthShortfalls)"},
+}
 
 // TestTenthBudget replays pattern, Nelder-Mead, random sampling and auto
 // (AutoChoice, as the budget is below the space) on every recorded
