@@ -309,7 +309,7 @@ var (
 	banditFamLocal = true
 	// banditGPOutside: above a tiny budget, at budgets of at most this
 	// many trials, the model's picks outside the UCB family are the
-	// Gaussian process's (model.gpOutside; 0: none).
+	// Gaussian process's (model.gpOutsideBelow; 0: none).
 	banditGPOutside = 100
 )
 
@@ -326,7 +326,7 @@ func newBandit(p Problem) (Strategy, error) {
 		pt.probes = banditProbes
 		pt.gpEvery = banditTinyGP
 	} else if pt.budget <= banditGPOutside {
-		pt.model.gpOutside = true
+		pt.model.gpOutsideBelow = pt.budget
 	}
 	return &bandit{pt}, nil
 }

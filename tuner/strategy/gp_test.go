@@ -2,6 +2,7 @@ package strategy
 
 import (
 	"math"
+	"math/rand"
 	"slices"
 	"testing"
 )
@@ -164,7 +165,7 @@ func TestBanditGPOutside(t *testing.T) {
 	l := syntheticLandscape("noisy", 1) // 1,990 valid configs
 	for _, c := range []struct {
 		budget      int
-		gpOutside   bool
+		gpOutside   bool // the process picks outside the family below the budget
 		tinyGPSteps bool
 	}{
 		{10, false, true},
@@ -177,8 +178,9 @@ func TestBanditGPOutside(t *testing.T) {
 			t.Fatal(err)
 		}
 		b := s.(*bandit)
-		if b.model.gpOutside != c.gpOutside || (b.gpEvery > 0) != c.tinyGPSteps {
-			t.Errorf("budget %d: gpOutside %v, gp steps %v; want %v, %v", c.budget, b.model.gpOutside, b.gpEvery > 0, c.gpOutside, c.tinyGPSteps)
+		gpOutside := b.model.gpOutsideBelow > 0
+		if gpOutside != c.gpOutside || (b.gpEvery > 0) != c.tinyGPSteps {
+			t.Errorf("budget %d: gpOutside %v, gp steps %v; want %v, %v", c.budget, gpOutside, b.gpEvery > 0, c.gpOutside, c.tinyGPSteps)
 		}
 		s.Close()
 	}
@@ -207,5 +209,32 @@ func TestBanditGPOutside(t *testing.T) {
 	}
 	if got := b.model.pickFor(&b.t, true); got != want {
 		t.Errorf("pick outside the UCB family = %d, want the process's %d", got, want)
+	}
+
+	// Past the budget (a host asking for more), the forest picks again:
+	// the process's fit costs the cube of the configs measured, and a
+	// drive to the whole space took CI's contract test from seconds to
+	// minutes with it.
+	for len(history) < banditGPOutside+20 {
+		batch := s.Next(history)
+		if len(batch) == 0 {
+			t.Fatal("no config proposed")
+		}
+		for _, c := range batch {
+			history = append(history, l.Lookup(c))
+		}
+	}
+	b.t.ingest(history)
+	forestPick := func(gpBelow int) int {
+		b.model.picks, b.model.gpOutsideBelow = 0, gpBelow
+		b.model.rng = rand.New(rand.NewSource(7)) // the same Thompson draw for both
+		return b.model.pickFor(&b.t, true)
+	}
+	got, forest := forestPick(banditGPOutside), forestPick(0)
+	if gp := gpPick(&b.t, false); gp == forest {
+		t.Fatalf("at %d trials the process and the forest pick alike (%d): the check below cannot tell them apart", b.t.used, gp)
+	}
+	if got != forest {
+		t.Errorf("pick outside the UCB family at %d trials, past the budget of %d = %d, want the forest's %d", b.t.used, banditGPOutside, got, forest)
 	}
 }

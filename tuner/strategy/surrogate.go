@@ -115,12 +115,16 @@ type model struct {
 	// pick one in the family banditFamily chooses.
 	families *familySet
 	picks    int
-	// gpOutside (the bandit at budgets up to banditGPOutside): the picks
+	// gpOutsideBelow (the bandit at budgets up to banditGPOutside): the picks
 	// outside the UCB family are a Gaussian process's (gpPick) rather
 	// than the forest's: with at most about a hundred measurements the
 	// process's smooth kernel over the sizes extrapolates where the
-	// forest's steps cannot.
-	gpOutside bool
+	// forest's steps cannot. gpOutsideBelow is the budget: a host may
+	// ask for more trials (a time budget planned again, or a drive to
+	// the whole space), and the process's fit costs the cube of the
+	// configs measured, so past the budget the picks are the forest's
+	// again (0: never the process's).
+	gpOutsideBelow int
 }
 
 // refitDue reports whether the forest is refitted with used configs in:
@@ -203,7 +207,7 @@ func (m *model) pickFor(t *tracker, interjected bool) int {
 	// tie: the second key among equal ranks (a tree's ranking has many),
 	// nil: the earliest.
 	var tie []float64
-	if m.gpOutside && in < 0 {
+	if in < 0 && t.used < m.gpOutsideBelow {
 		if i := gpPick(t, false); i >= 0 {
 			return i
 		}
