@@ -12,6 +12,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"os"
+	"sync"
 
 	"github.com/symmtune/symmtune/cuda/cu"
 )
@@ -36,10 +38,12 @@ const (
 
 // Tensor-map options Encode2D uses (cuda.h's values).
 const (
-	interleaveNone = 0
-	l2Promotion128 = 2
-	l2Promotion256 = 3
-	oobFillZero    = 0 // CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE: out-of-bounds reads are zero
+	interleaveNone  = 0
+	l2PromotionNone = 0
+	l2Promotion64   = 1
+	l2Promotion128  = 2
+	l2Promotion256  = 3
+	oobFillZero     = 0 // CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE: out-of-bounds reads are zero
 )
 
 // l2Promotion is the L2 promotion of a matrix whose rows are rowBytes
@@ -57,13 +61,47 @@ func l2Promotion(rowBytes uint64) int {
 	return l2Promotion256
 }
 
+// l2PromotionEnv names a diagnostic: the promotion of rows on 32-byte
+// sectors but off 128-byte lines (bf16 with K = 3696 or 7392), where the
+// rule's 256 bytes may cost: 128 bytes ran +5.4% on five such shapes on
+// 1 x H200 (2026-12-05, bench/results/2026-12-05-h200-l2-promotion.md),
+// and a held-out check on shapes that run did not time is owed before the
+// rule changes (bench/results/PLANNED-l2-promotion-heldout). It lives here
+// rather than on a branch because branches do not reach later checkouts.
+// Unset, the rule's.
+const l2PromotionEnv = "SYMMTUNE_DIAG_L2_PROMOTION"
+
+// l2PromotionFor is l2Promotion under l2PromotionEnv's value: "none",
+// "64", "128" or "256" for rows off 128-byte lines but on 32-byte
+// sectors; empty: the rule's.
+func l2PromotionFor(rowBytes uint64, diag string) (int, error) {
+	if diag == "" {
+		return l2Promotion(rowBytes), nil
+	}
+	set, ok := map[string]int{"none": l2PromotionNone, "64": l2Promotion64, "128": l2Promotion128, "256": l2Promotion256}[diag]
+	if !ok {
+		return 0, fmt.Errorf("%s=%q: want none, 64, 128 or 256 (or unset)", l2PromotionEnv, diag)
+	}
+	if rowBytes%32 != 0 || rowBytes%128 == 0 {
+		return l2Promotion(rowBytes), nil
+	}
+	return set, nil
+}
+
+// l2PromotionDiag is l2PromotionEnv's value, read once per process.
+var l2PromotionDiag = sync.OnceValue(func() string { return os.Getenv(l2PromotionEnv) })
+
 // Encode2D describes a row-major matrix at addr of rows x cols elements of
 // dtype with rowBytes between rows, read in boxes of
 // boxRows x boxCols with the given swizzle. Elements outside the matrix
 // read as zero.
 func Encode2D(dtype int, addr cu.DevicePtr, rows, cols, rowBytes uint64, boxRows, boxCols uint32, swizzle int) (TensorMap, error) {
+	promotion, err := l2PromotionFor(rowBytes, l2PromotionDiag())
+	if err != nil {
+		return TensorMap{}, err
+	}
 	m, err := cu.TensorMapEncodeTiled(dtype, addr, []uint64{cols, rows}, []uint64{rowBytes},
-		[]uint32{boxCols, boxRows}, []uint32{1, 1}, interleaveNone, swizzle, l2Promotion(rowBytes), oobFillZero)
+		[]uint32{boxCols, boxRows}, []uint32{1, 1}, interleaveNone, swizzle, promotion, oobFillZero)
 	if err != nil {
 		return TensorMap{}, fmt.Errorf("tensor map of %dx%d (row %d bytes, box %dx%d): %w", rows, cols, rowBytes, boxRows, boxCols, err)
 	}

@@ -2,6 +2,9 @@
 # PLANNED (written 2026-12-05 05:44 UTC; its call that day got no machine; rename the folder to the day and card it runs on). What
 # evict-first B in the untuned 64-row bf16 tiles (merged after 2026-12-05-h200-evict-first-bf16-defaults)
 # does to issue 56's small bf16 set and in a torch program. A measurement, not a keep decision:
+# (Recomputed 2026-12-05 evening, before any run: main's untuned picks now include the wave-width tiles
+# (a822bfd); of the four torch-program shapes only 128 x 7168 x 8192 moved, 64x128:s8 -> 64x112:s9, and
+# "new" below is main's build with both changes, so part 1 counts evict-first and wave widths together.)
 # 1. Issue 56's small set (25 shapes, M 64-1,024), bf16, the untuned tile (-tiles default) of main's
 #    build after the merge (.gpu/ef3/new.txz) and of the build before it (.gpu/ef3/old.txz, f888407),
 #    in alternating passes new, old, new, old (0.2 s windows, each between cuBLASLt's best): the count at
@@ -11,7 +14,7 @@
 #    shapes of the held-out check, the untuned tile with and without ":ef" (cfgs.json), 15 rounds; the
 #    kernels' own times against torch.mm's in the same rounds, products checked against torch.mm's.
 # Carry [".gpu/ef3"] (new.txz, old.txz; lib.txz: python/symmtune/libsymmtune.so of main after the merge).
-# Build them here: make gemmalone BIN=/tmp/gn/bin && tar cJf .gpu/ef3/new.txz -C /tmp/gn bin;
+# Build them here: CGO_ENABLED=1 go build -tags cuda -ldflags "-s -w" -o /tmp/gn/bin/gemmalone ./bench/gemmalone && tar cJf .gpu/ef3/new.txz -C /tmp/gn bin;
 #   git worktree add /tmp/wt-old f888407 && ln -s "$PWD/.cuda" /tmp/wt-old/.cuda && (cd /tmp/wt-old &&
 #   CGO_ENABLED=1 go build -tags cuda -ldflags "-s -w" -o /tmp/go/bin/gemmalone ./bench/gemmalone) &&
 #   tar cJf .gpu/ef3/old.txz -C /tmp/go bin; make -s lib && tar cJf .gpu/ef3/lib.txz python/symmtune/libsymmtune.so
