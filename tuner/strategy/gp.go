@@ -2,6 +2,7 @@ package strategy
 
 import (
 	"math"
+	"slices"
 )
 
 // gpFit is a Gaussian process fitted to a tracker's log scores over the
@@ -21,6 +22,39 @@ type gpFit struct {
 	ell, rho float64
 	mu, sd   float64 // the standardisation of y
 	best     float64 // the best standardised y
+	dims     []gpDim // the kernel's terms, one per free parameter
+	ks, v    []float64
+}
+
+// gpDim is one free parameter's term of the kernel: for an ordered one the
+// squared scaled distance of every index difference (sq[ia-ib+off]), the
+// same values the formula gives (TestGPKernelTable), looked up rather than
+// divided at every pair: the kernel is most of the time of a pick, which
+// predicts every fresh config against every measured one.
+type gpDim struct {
+	d           int
+	categorical bool
+	off         int
+	sq          []float64
+}
+
+// newGPFit returns a process over lat with the kernel's hyperparameters.
+func newGPFit(lat *lattice, ell, rho float64) *gpFit {
+	g := &gpFit{lat: lat, ell: ell, rho: rho}
+	for _, d := range lat.free {
+		dim := gpDim{d: d, categorical: lat.categorical(d)}
+		if !dim.categorical {
+			n := lat.size(d)
+			dim.off = n - 1
+			dim.sq = make([]float64, 2*n-1)
+			for diff := -(n - 1); diff <= n-1; diff++ {
+				dx := float64(diff) / float64(n-1) / ell
+				dim.sq[diff+dim.off] = float64(dx * dx)
+			}
+		}
+		g.dims = append(g.dims, dim)
+	}
+	return g
 }
 
 // The grids the marginal likelihood chooses from. rho is fixed at 0.5
@@ -37,18 +71,18 @@ var (
 )
 
 func (g *gpFit) kernel(a, b int) float64 {
-	l := g.lat
+	xa, xb := g.lat.idx[a], g.lat.idx[b]
 	k, r2 := 1.0, 0.0
-	for _, d := range l.free {
-		ia, ib := l.idx[a][d], l.idx[b][d]
-		if l.categorical(d) {
+	for i := range g.dims {
+		dim := &g.dims[i]
+		ia, ib := xa[dim.d], xb[dim.d]
+		if dim.categorical {
 			if ia != ib {
 				k *= g.rho
 			}
 			continue
 		}
-		dx := float64(ia-ib) / float64(l.size(d)-1) / g.ell
-		r2 += dx * dx
+		r2 += dim.sq[ia-ib+dim.off]
 	}
 	return k * math.Exp(-r2/2)
 }
@@ -97,17 +131,24 @@ func fitGP(t *tracker) *gpFit {
 	}
 	var out *gpFit
 	bestLL := math.Inf(-1)
+	n := len(x)
 	for _, ell := range gpEllGrid {
 		for _, rho := range gpRhoGrid {
+			// The kernel's matrix, once for every noise level.
+			kern := newGPFit(t.lat, ell, rho)
+			base := make([][]float64, n)
+			for i := range base {
+				base[i] = make([]float64, n)
+				for j := range base[i] {
+					base[i][j] = kern.kernel(x[i], x[j])
+				}
+			}
 			for _, noise := range gpNoiseGrid {
-				g := &gpFit{lat: t.lat, x: x, ell: ell, rho: rho, mu: mu, sd: sd, best: best}
-				n := len(x)
+				g := newGPFit(t.lat, ell, rho)
+				g.x, g.mu, g.sd, g.best = x, mu, sd, best
 				k := make([][]float64, n)
 				for i := range k {
-					k[i] = make([]float64, n)
-					for j := range k[i] {
-						k[i][j] = g.kernel(x[i], x[j])
-					}
+					k[i] = slices.Clone(base[i])
 					k[i][i] += noise
 				}
 				chol, ok := cholesky(k)
@@ -133,15 +174,17 @@ func fitGP(t *tracker) *gpFit {
 // of config i.
 func (g *gpFit) predict(i int) (float64, float64) {
 	n := len(g.x)
-	ks := make([]float64, n)
+	if len(g.ks) != n {
+		g.ks, g.v = make([]float64, n), make([]float64, n)
+	}
 	mean := 0.0
 	for j, xj := range g.x {
-		ks[j] = g.kernel(i, xj)
-		mean += ks[j] * g.alpha[j]
+		g.ks[j] = g.kernel(i, xj)
+		mean += g.ks[j] * g.alpha[j]
 	}
-	v := forwardSolve(g.chol, ks)
+	forwardSolveInto(g.chol, g.ks, g.v)
 	variance := 1.0
-	for _, e := range v {
+	for _, e := range g.v {
 		variance -= e * e
 	}
 	return mean, math.Sqrt(math.Max(variance, 1e-12))
@@ -259,6 +302,12 @@ func cholesky(a [][]float64) ([][]float64, bool) {
 // forwardSolve solves L v = b for lower-triangular L.
 func forwardSolve(l [][]float64, b []float64) []float64 {
 	v := make([]float64, len(b))
+	forwardSolveInto(l, b, v)
+	return v
+}
+
+// forwardSolveInto is forwardSolve into v (len(b) long).
+func forwardSolveInto(l [][]float64, b, v []float64) {
 	for i := range b {
 		s := b[i]
 		for k := 0; k < i; k++ {
@@ -266,7 +315,6 @@ func forwardSolve(l [][]float64, b []float64) []float64 {
 		}
 		v[i] = s / l[i][i]
 	}
-	return v
 }
 
 // cholSolve solves (L L^T) x = b.

@@ -238,3 +238,45 @@ func TestBanditGPOutside(t *testing.T) {
 		t.Errorf("pick outside the UCB family at %d trials, past the budget of %d = %d, want the forest's %d", b.t.used, banditGPOutside, got, forest)
 	}
 }
+
+// TestGPKernelTable: the kernel's looked-up squared distances give, bit for
+// bit, what its formula gives (so a table changes no pick): over every
+// pair of a sample of a mixed space's configs, at each length scale.
+func TestGPKernelTable(t *testing.T) {
+	l := syntheticLandscape("noisy", 1) // a named family and ordered sizes
+	lat, err := newLattice(l.Problem(0, 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	formula := func(a, b int, ell, rho float64) float64 {
+		k, r2 := 1.0, 0.0
+		for _, d := range lat.free {
+			ia, ib := lat.idx[a][d], lat.idx[b][d]
+			if lat.categorical(d) {
+				if ia != ib {
+					k *= rho
+				}
+				continue
+			}
+			dx := float64(ia-ib) / float64(lat.size(d)-1) / ell
+			r2 += float64(dx * dx)
+		}
+		return k * math.Exp(-r2/2)
+	}
+	step := max(1, len(lat.valid)/97)
+	pairs := 0
+	for _, ell := range gpEllGrid {
+		g := newGPFit(lat, ell, 0.5)
+		for a := 0; a < len(lat.valid); a += step {
+			for b := 0; b < len(lat.valid); b += step {
+				if got, want := g.kernel(a, b), formula(a, b, ell, 0.5); math.Float64bits(got) != math.Float64bits(want) {
+					t.Fatalf("ell %g, configs %d and %d: kernel %v, formula %v", ell, a, b, got, want)
+				}
+				pairs++
+			}
+		}
+	}
+	if pairs < 1000 {
+		t.Fatalf("only %d pairs compared", pairs)
+	}
+}
