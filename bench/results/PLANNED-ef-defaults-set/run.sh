@@ -14,10 +14,7 @@
 #    shapes of the held-out check, the untuned tile with and without ":ef" (cfgs.json), 15 rounds; the
 #    kernels' own times against torch.mm's in the same rounds, products checked against torch.mm's.
 # Carry [".gpu/ef3"] (new.txz, old.txz; lib.txz: python/symmtune/libsymmtune.so of main after the merge).
-# Build them here: CGO_ENABLED=1 go build -tags cuda -ldflags "-s -w" -o /tmp/gn/bin/gemmalone ./bench/gemmalone && tar cJf .gpu/ef3/new.txz -C /tmp/gn bin;
-#   git worktree add /tmp/wt-old f888407 && ln -s "$PWD/.cuda" /tmp/wt-old/.cuda && (cd /tmp/wt-old &&
-#   CGO_ENABLED=1 go build -tags cuda -ldflags "-s -w" -o /tmp/go/bin/gemmalone ./bench/gemmalone) &&
-#   tar cJf .gpu/ef3/old.txz -C /tmp/go bin; make -s lib && tar cJf .gpu/ef3/lib.txz python/symmtune/libsymmtune.so
+# Build them here: bash bench/results/PLANNED-ef-defaults-set/build.sh (new, old, lib; about 30 s).
 set -u
 D=bench/results/PLANNED-ef-defaults-set
 for b in new old; do mkdir -p /tmp/$b && tar xJf .gpu/ef3/$b.txz -C /tmp/$b; done

@@ -5,8 +5,7 @@
 # 128-byte lines, 128-byte promotion ran +5.4% over the rule's 256 on five shapes, up to +11%).
 # Its branch did not reach this checkout; the variant is now on main as a diagnostic
 # (SYMMTUNE_DIAG_L2_PROMOTION in cuda/sm90, docs/cuda.md), so main's gemmalone runs both:
-#   CGO_ENABLED=1 go build -tags cuda -ldflags "-s -w" -o /tmp/gm/bin/gemmalone ./bench/gemmalone &&
-#   mkdir -p .gpu/l2h && tar cJf .gpu/l2h/gm.txz -C /tmp/gm bin
+#   bash bench/results/PLANNED-l2-promotion-heldout/build.sh (here: .gpu/l2h/gm.txz);
 #   carry [".gpu/l2h"]; needs an H200 or H100 (name the card in the result; the first run was on an H200).
 # Six bf16 shapes off the lines that no run timed (K = 1376: Llama-2-7B's down projection at TP 8;
 # K = 2736 and 5472: an intermediate of 10,944 at TP 4 and 2), rows of 2,752, 5,472 and 10,944 bytes, and
