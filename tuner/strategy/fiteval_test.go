@@ -293,7 +293,7 @@ func setKnobs(t *testing.T) {
 		case "polish":
 			gpPolish = int(v)
 		case "gpskipfail":
-			gpSkipFailed = v != 0
+			gpSkipFailed = int(v)
 		case "gpout":
 			banditGPOutside = int(v)
 		case "tinygp":
