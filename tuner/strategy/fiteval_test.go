@@ -292,8 +292,6 @@ func setKnobs(t *testing.T) {
 			banditFamLocal = v != 0
 		case "polish":
 			gpPolish = int(v)
-		case "gpskipfail":
-			gpSkipFailed = int(v)
 		case "gpout":
 			banditGPOutside = int(v)
 		case "tinygp":

@@ -104,7 +104,7 @@ func fitGP(t *tracker) *gpFit {
 	var x []int
 	var y []float64
 	for i, seen := range t.seen {
-		if !seen || (!t.ok[i] && gpSkips(t, i)) {
+		if !seen {
 			continue
 		}
 		x = append(x, i)
@@ -206,34 +206,6 @@ func (g *gpFit) expectedImprovement(i int) float64 {
 // tenth, 0.5 on 729 and 1,114, 0.75 on 725 and 1,120, 1.25 on 637 and
 // 1,079, expected improvement on 644 and 1,121.
 var gpKappa = 1.0
-
-// gpSkipFailed: which failed configs the process leaves out of its fit
-// (a failed config is never proposed again either way, and the forest
-// counts every one at the slowest that passed plus failedPenaltyFactor).
-// 0: none (each counts at that penalty); 1: every one (the fifteenth fit,
-// not kept: docs/search-fits.md); 2: a sporadic one, with no failed
-// config measured among its one-move neighbours (the sixteenth fit's
-// change, judged there). A penalty bends the smooth surface around it and
-// steers the picks from its neighbours; for a failure in a region (a
-// resource limit over the largest sizes) that is what is wanted, for a
-// sporadic one (a flaky config beside the optimum) it is not.
-var gpSkipFailed = 0
-
-// gpSkips reports whether the fit leaves failed config i out (gpSkipFailed).
-func gpSkips(t *tracker, i int) bool {
-	switch gpSkipFailed {
-	case 1:
-		return true
-	case 2:
-		for _, n := range t.lat.neighbours(i, 1, 0) {
-			if t.seen[n] && !t.ok[n] {
-				return false
-			}
-		}
-		return true
-	}
-	return false
-}
 
 // gpPick returns the fresh config ranked best under a process fitted to t
 // (see gpKappa; the earliest among equals), or -1; with polish, the
