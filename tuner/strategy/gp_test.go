@@ -192,16 +192,20 @@ func TestBanditGPOutside(t *testing.T) {
 	defer s.Close()
 	b := s.(*bandit)
 	var history []Observation
-	for len(history) < 40 {
-		batch := s.Next(history)
-		if len(batch) == 0 {
-			t.Fatal("no config proposed")
+	// driveTo measures the strategy's proposals until n trials are used.
+	driveTo := func(n int) {
+		for len(history) < n {
+			batch := s.Next(history)
+			if len(batch) == 0 {
+				t.Fatal("no config proposed")
+			}
+			for _, c := range batch {
+				history = append(history, l.Lookup(c))
+			}
 		}
-		for _, c := range batch {
-			history = append(history, l.Lookup(c))
-		}
+		b.t.ingest(history)
 	}
-	b.t.ingest(history)
+	driveTo(40)
 	b.model.picks = 0 // the next pick is outside the family (every banditEvery-th is in it)
 	want := gpPick(&b.t, false)
 	if want < 0 {
@@ -215,16 +219,7 @@ func TestBanditGPOutside(t *testing.T) {
 	// the process's fit costs the cube of the configs measured, and a
 	// drive to the whole space took CI's contract test from seconds to
 	// minutes with it.
-	for len(history) < banditGPOutside+20 {
-		batch := s.Next(history)
-		if len(batch) == 0 {
-			t.Fatal("no config proposed")
-		}
-		for _, c := range batch {
-			history = append(history, l.Lookup(c))
-		}
-	}
-	b.t.ingest(history)
+	driveTo(banditGPOutside + 20)
 	forestPick := func(gpBelow int) int {
 		b.model.picks, b.model.gpOutsideBelow = 0, gpBelow
 		b.model.rng = rand.New(rand.NewSource(7)) // the same Thompson draw for both
