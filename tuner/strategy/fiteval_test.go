@@ -292,6 +292,8 @@ func setKnobs(t *testing.T) {
 			banditFamLocal = v != 0
 		case "polish":
 			gpPolish = int(v)
+		case "gpoutskipfail":
+			gpOutsideSkipsFailed = v != 0
 		case "gpout":
 			banditGPOutside = int(v)
 		case "tinygp":

@@ -90,7 +90,15 @@ func (g *gpFit) kernel(a, b int) float64 {
 // fitGP fits the process to t's measurements (failed configs at the
 // slowest that passed plus failedPenaltyFactor, as the forest counts
 // them); nil when fewer than two passed.
-func fitGP(t *tracker) *gpFit {
+func fitGP(t *tracker) *gpFit { return fitGPSkipping(t, false) }
+
+// gpOutsideSkipsFailed: the picks outside the UCB family
+// (model.gpOutsideBelow) fit the process to the configs that passed only
+// (the seventeenth fit's change; 0 off).
+var gpOutsideSkipsFailed = false
+
+// fitGPSkipping is fitGP, leaving failed configs out with skipFailed.
+func fitGPSkipping(t *tracker, skipFailed bool) *gpFit {
 	worst, passed := math.Inf(-1), 0
 	for i, ok := range t.ok {
 		if ok {
@@ -104,7 +112,7 @@ func fitGP(t *tracker) *gpFit {
 	var x []int
 	var y []float64
 	for i, seen := range t.seen {
-		if !seen {
+		if !seen || (skipFailed && !t.ok[i]) {
 			continue
 		}
 		x = append(x, i)
@@ -211,7 +219,11 @@ var gpKappa = 1.0
 // (see gpKappa; the earliest among equals), or -1; with polish, the
 // process's polish pick (gpFit.polish) where it has one.
 func gpPick(t *tracker, polish bool) int {
-	g := fitGP(t)
+	return gpPickFrom(t, fitGP(t), polish)
+}
+
+// gpPickFrom is gpPick under the fitted process g (nil: -1).
+func gpPickFrom(t *tracker, g *gpFit, polish bool) int {
 	if g == nil {
 		return -1
 	}

@@ -208,7 +208,7 @@ func (m *model) pickFor(t *tracker, interjected bool) int {
 	// nil: the earliest.
 	var tie []float64
 	if in < 0 && t.used < m.gpOutsideBelow {
-		if i := gpPick(t, false); i >= 0 {
+		if i := gpPickFrom(t, fitGPSkipping(t, gpOutsideSkipsFailed), false); i >= 0 {
 			return i
 		}
 	}
