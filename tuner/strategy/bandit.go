@@ -266,6 +266,12 @@ import (
 // synthetic seeds 101..110 435 → 445 runs at a twentieth, and the CPU
 // matmulrs m=256 landscape lost one seed at a tenth and one at a twentieth
 // (tenthShortfalls). Details: bench/results/2026-12-05-heldout-search-14.md.
+//
+// Those picks' process is fitted to the configs that passed only
+// (gpOutsideSkipsFailed; seventeenth fit, 2026-12-05): +16, 0, +1 runs on
+// fresh fitting seeds 651..710, the recorded fitting set unmoved; held
+// out, synthetic 445 → 466 at a twentieth. Details:
+// bench/results/2026-12-05-heldout-search-15-16.md.
 type bandit struct {
 	*pattern
 }

@@ -207,7 +207,7 @@ func TestBanditGPOutside(t *testing.T) {
 	}
 	driveTo(40)
 	b.model.picks = 0 // the next pick is outside the family (every banditEvery-th is in it)
-	want := gpPick(&b.t, false)
+	want := gpPickFrom(&b.t, fitGPSkipping(&b.t, gpOutsideSkipsFailed), false)
 	if want < 0 {
 		t.Fatal("the process has no pick")
 	}
@@ -226,7 +226,7 @@ func TestBanditGPOutside(t *testing.T) {
 		return b.model.pickFor(&b.t, true)
 	}
 	got, forest := forestPick(banditGPOutside), forestPick(0)
-	if gp := gpPick(&b.t, false); gp == forest {
+	if gp := gpPickFrom(&b.t, fitGPSkipping(&b.t, gpOutsideSkipsFailed), false); gp == forest {
 		t.Fatalf("at %d trials the process and the forest pick alike (%d): the check below cannot tell them apart", b.t.used, gp)
 	}
 	if got != forest {
@@ -273,5 +273,45 @@ func TestGPKernelTable(t *testing.T) {
 	}
 	if pairs < 1000 {
 		t.Fatalf("only %d pairs compared", pairs)
+	}
+}
+
+// TestGPSkippingFailed: fitted with skipFailed, the process holds the
+// configs that passed only; without, every measured one (the failed at a
+// penalty). The bandit's picks outside the UCB family use the first
+// (gpOutsideSkipsFailed, seventeenth fit), checked by TestBanditGPOutside.
+func TestGPSkippingFailed(t *testing.T) {
+	l := syntheticLandscape("invalid", 5) // 8% of configs fail, 2% crash
+	s, err := New(Bandit, l.Problem(60, 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	b := s.(*bandit)
+	var history []Observation
+	for len(history) < 60 {
+		batch := s.Next(history)
+		if len(batch) == 0 {
+			t.Fatal("no config proposed")
+		}
+		for _, c := range batch {
+			history = append(history, l.Lookup(c))
+		}
+	}
+	b.t.ingest(history)
+	passed := 0
+	for _, o := range history {
+		if o.OK {
+			passed++
+		}
+	}
+	if passed == len(history) {
+		t.Fatal("no trial failed: the check below cannot tell the fits apart")
+	}
+	if g := fitGPSkipping(&b.t, true); len(g.x) != passed {
+		t.Errorf("skipping failed: %d configs in the fit, want the %d that passed", len(g.x), passed)
+	}
+	if g := fitGP(&b.t); len(g.x) != len(history) {
+		t.Errorf("counting failed: %d configs in the fit, want all %d measured", len(g.x), len(history))
 	}
 }
