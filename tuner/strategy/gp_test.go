@@ -192,17 +192,8 @@ func TestBanditGPOutside(t *testing.T) {
 	defer s.Close()
 	b := s.(*bandit)
 	var history []Observation
-	// driveTo measures the strategy's proposals until n trials are used.
 	driveTo := func(n int) {
-		for len(history) < n {
-			batch := s.Next(history)
-			if len(batch) == 0 {
-				t.Fatal("no config proposed")
-			}
-			for _, c := range batch {
-				history = append(history, l.Lookup(c))
-			}
-		}
+		history = driveUntil(t, l, s, history, n)
 		b.t.ingest(history)
 	}
 	driveTo(40)
@@ -288,16 +279,7 @@ func TestGPSkippingFailed(t *testing.T) {
 	}
 	defer s.Close()
 	b := s.(*bandit)
-	var history []Observation
-	for len(history) < 60 {
-		batch := s.Next(history)
-		if len(batch) == 0 {
-			t.Fatal("no config proposed")
-		}
-		for _, c := range batch {
-			history = append(history, l.Lookup(c))
-		}
-	}
+	history := driveUntil(t, l, s, nil, 60)
 	b.t.ingest(history)
 	passed := 0
 	for _, o := range history {
@@ -314,4 +296,20 @@ func TestGPSkippingFailed(t *testing.T) {
 	if g := fitGP(&b.t); len(g.x) != len(history) {
 		t.Errorf("counting failed: %d configs in the fit, want all %d measured", len(g.x), len(history))
 	}
+}
+
+// driveUntil measures s's proposals on l after history until n trials are
+// used, and returns the history.
+func driveUntil(t *testing.T, l Landscape, s Strategy, history []Observation, n int) []Observation {
+	t.Helper()
+	for len(history) < n {
+		batch := s.Next(history)
+		if len(batch) == 0 {
+			t.Fatal("no config proposed")
+		}
+		for _, c := range batch {
+			history = append(history, l.Lookup(c))
+		}
+	}
+	return history
 }
