@@ -65,6 +65,7 @@ func TestMissingLibrary(t *testing.T) {
 		{"LoadData", func() error { _, err := LoadData("x"); return err }},
 		{"Function.Launch", func() error { return Function{}.Launch(1, 1, 1, 1, 1, 1, 0, s, nil) }},
 		{"Stream.BeginCapture", func() error { return s.BeginCapture(CaptureRelaxed) }},
+		{"ExchangeCaptureMode", func() error { _, err := ExchangeCaptureMode(CaptureRelaxed); return err }},
 		{"TensorMapEncodeTiled", func() error {
 			_, err := TensorMapEncodeTiled(9, 0, []uint64{64, 64}, []uint64{128}, []uint32{64, 64}, []uint32{1, 1}, 0, 3, 3, 0)
 			return err

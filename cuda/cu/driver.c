@@ -242,6 +242,10 @@ CUresult cu_graph_exec_destroy(CUgraphExec e) { CU_CALL(graphExecDestroy, (CUgra
 CUresult cu_graph_destroy(CUgraph g) { CU_CALL(graphDestroy, (CUgraph), g); }
 // CUstreamCaptureStatus is an enum: passed as int.
 CUresult cu_stream_is_capturing(CUstream s, int* status) { CU_CALL(streamIsCapturing, (CUstream, int*), s, status); }
+// CUstreamCaptureMode is an enum: passed as int.
+CUresult cu_thread_exchange_stream_capture_mode(int* mode) {
+	CU_CALL(threadExchangeStreamCaptureMode, (int*), mode);
+}
 CUresult cu_mem_host_alloc(void** p, size_t n, unsigned flags) { CU_CALL(memHostAlloc, (void**, size_t, unsigned), p, n, flags); }
 CUresult cu_mem_host_get_device_pointer(CUdeviceptr* d, void* p, unsigned flags) {
 	CU_CALL(memHostGetDevicePointer, (CUdeviceptr*, void*, unsigned), d, p, flags);

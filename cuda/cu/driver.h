@@ -84,6 +84,7 @@ typedef void* CUmemoryPool;
 	X(graphExecDestroy, "cuGraphExecDestroy") \
 	X(graphDestroy, "cuGraphDestroy") \
 	X(streamIsCapturing, "cuStreamIsCapturing") \
+	X(threadExchangeStreamCaptureMode, "cuThreadExchangeStreamCaptureMode") \
 	X(memHostAlloc, "cuMemHostAlloc") \
 	X(memHostGetDevicePointer, "cuMemHostGetDevicePointer_v2") \
 	X(memFreeHost, "cuMemFreeHost") \
@@ -197,6 +198,7 @@ CUresult cu_graph_launch(CUgraphExec e, CUstream s);
 CUresult cu_graph_exec_destroy(CUgraphExec e);
 CUresult cu_graph_destroy(CUgraph g);
 CUresult cu_stream_is_capturing(CUstream s, int* status);
+CUresult cu_thread_exchange_stream_capture_mode(int* mode);
 CUresult cu_mem_host_alloc(void** p, size_t n, unsigned flags);
 CUresult cu_mem_host_get_device_pointer(CUdeviceptr* d, void* p, unsigned flags);
 CUresult cu_mem_free_host(void* p);

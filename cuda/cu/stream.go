@@ -55,6 +55,24 @@ func (s Stream) IsCapturing() (bool, error) {
 	return st != 0, nil
 }
 
+// ExchangeCaptureMode sets the calling OS thread's stream capture
+// interaction mode to mode and returns the one it had
+// (cuThreadExchangeStreamCaptureMode). Under CaptureRelaxed the thread may
+// make calls that are unsafe during a capture (a graph's destruction,
+// which waits for the GPU) while another thread captures in global mode,
+// which would otherwise invalidate that capture. The caller must hold its
+// OS thread (runtime.LockOSThread) for the mode to mean anything.
+func ExchangeCaptureMode(mode CaptureMode) (CaptureMode, error) {
+	if err := ensure(); err != nil {
+		return 0, err
+	}
+	m := C.int(mode)
+	if err := check("cuThreadExchangeStreamCaptureMode", C.cu_thread_exchange_stream_capture_mode(&m)); err != nil {
+		return 0, err
+	}
+	return CaptureMode(m), nil
+}
+
 // MakeStream creates a stream in the current context.
 func MakeStream(flags StreamFlags) (Stream, error) {
 	if err := ensure(); err != nil {

@@ -210,4 +210,6 @@ func (c *cudaRunner) enqueue(stream uint64, p gemmPtrs) error {
 
 func (c *cudaRunner) deviceBytes() int64 { return c.r.DeviceBytes() }
 
+func (c *cudaRunner) fence() (bool, error) { return c.r.Fence() }
+
 func (c *cudaRunner) close() error { return c.r.Close() }

@@ -52,3 +52,61 @@ func TestEvictsLeastRecentlyUsed(t *testing.T) {
 		t.Fatalf("list walks %d units and counts %d (%d bytes)", n, lru.count, lru.bytes)
 	}
 }
+
+// TestEvictionAndCapture: an evicted unit's memory is freed after its last
+// eager call's point on its stream, marked where no capture can take that
+// point into its graph. As a serving program does it: the evicted unit
+// last ran on the stream the program then captures on (torch's capture
+// stream is one per process), and the engine's thread closes it during
+// that capture; or the stream is being captured (by another thread) when
+// the eviction comes, and the unit waits for a later eager call.
+func TestEvictionAndCapture(t *testing.T) {
+	openMs := func(f *fakeDevice) map[int]bool {
+		ms := map[int]bool{}
+		for r := range f.open {
+			ms[r.m] = true
+		}
+		return ms
+	}
+	t.Run("closed later, during a capture of its stream", func(t *testing.T) {
+		h, f := openFake(t, "bf16")
+		f.deferLater = true
+		enq(t, h, 7, 2) // the unit to be evicted, last called eagerly on stream 7
+		for i := 2; i <= maxUnits+1; i++ {
+			enq(t, h, 1, 2*i) // the warm-ups; the last evicts m=2
+		}
+		if len(f.later) != 1 {
+			t.Fatalf("%d closes handed to the engine's thread: want 1", len(f.later))
+		}
+		f.beginCapture(7)
+		f.runLater(t) // fails where the close marks its point now
+		enq(t, h, 7, 4)
+		f.endCapture(7)
+		if openMs(f)[2] {
+			t.Fatal("m=2 still open")
+		}
+	})
+	t.Run("evicted while its stream is being captured", func(t *testing.T) {
+		h, f := openFake(t, "bf16")
+		enq(t, h, 7, 2)
+		f.beginCapture(7) // another thread's capture
+		for i := 2; i <= maxUnits+1; i++ {
+			enq(t, h, 1, 2*i)
+		}
+		if !openMs(f)[2] || len(zombies) != 1 {
+			t.Fatalf("m=2 open %v, %d zombies: want it kept as the one zombie while stream 7 is captured", openMs(f)[2], len(zombies))
+		}
+		enq(t, h, 1, 4) // an eager call during the capture: still kept
+		if !openMs(f)[2] {
+			t.Fatal("m=2 closed while its stream is being captured")
+		}
+		f.endCapture(7)
+		enq(t, h, 1, 6) // the first eager call after it closes it
+		if openMs(f)[2] || len(zombies) != 0 {
+			t.Fatalf("m=2 open %v, %d zombies after the capture: want it closed", openMs(f)[2], len(zombies))
+		}
+		if s := Stats(); s.Units != maxUnits || len(f.open) != maxUnits {
+			t.Fatalf("stats %+v, %d runners open: want %d units", s, len(f.open), maxUnits)
+		}
+	})
+}

@@ -38,8 +38,7 @@ func Retire(handles []uint64) (RetireAnswer, error) {
 		lr.retired = true
 		held := false
 		for _, u := range lr.units() {
-			held = held || u.heldByGraph() // before dispose: a closed unit's count is freed
-			dispose(u, h)
+			held = dispose(u, h) || held
 		}
 		if lr.gemm != nil {
 			for _, u := range lr.gemm.units {

@@ -90,6 +90,11 @@ type gemmOpDevice interface {
 type gemmUnitRunner interface {
 	enqueue(stream uint64, p gemmPtrs) error
 	deviceBytes() int64
+	// fence marks, now, the point on the stream of its latest eager call
+	// after which its memory may be freed, for a close that may run later
+	// on another thread; false while that stream is being captured (no
+	// point can be marked: try at a later call).
+	fence() (bool, error)
 	close() error
 }
 
@@ -97,9 +102,28 @@ type gemmUnitRunner interface {
 // hold it.
 type unit struct {
 	closeFn func() error
+	fenceFn func() (bool, error) // nil: its close needs no fence
 	bytes   int64
 	held    counter
 	capture uint64 // the latest capture that took a hold (ids start at 1)
+}
+
+// closable says whether u can be closed now: no graph holds it and its
+// fence is marked. A fence that fails stops the runtime (closeFailed):
+// the unit stays open, so nothing is freed under work in flight.
+func (u *unit) closable() bool {
+	if u.heldByGraph() {
+		return false
+	}
+	if u.fenceFn == nil {
+		return true
+	}
+	ok, err := u.fenceFn()
+	if err != nil {
+		closeFailed(err)
+		return false
+	}
+	return ok
 }
 
 // note takes a hold for the capture of stream, once per capture.
@@ -249,7 +273,7 @@ func openUnit(op *gemmOp, m int) (*gemmUnit, string, error) {
 	if err != nil {
 		return nil, "", errors.Join(err, r.close())
 	}
-	u := &gemmUnit{unit: unit{closeFn: r.close, bytes: r.deviceBytes(), held: c}, r: r, op: op, m: m}
+	u := &gemmUnit{unit: unit{closeFn: r.close, fenceFn: r.fence, bytes: r.deviceBytes(), held: c}, r: r, op: op, m: m}
 	op.units[m] = u
 	lru.push(u)
 	warning := ""
@@ -297,24 +321,29 @@ func evict(keep *gemmUnit) {
 		lru.remove(u)
 		delete(u.op.units, u.m)
 		// Closed on the engine's thread: a first call's eviction costs
-		// its caller a hand-over, not the runner's teardown.
-		if u.heldByGraph() {
-			zombies = append(zombies, &zombie{u: &u.unit})
-		} else {
+		// its caller a hand-over, not the runner's teardown. Its fence is
+		// marked here, on the caller's thread in an eager call: marked on
+		// the engine's thread later, it could land in a capture the
+		// program began meanwhile on the runner's last stream.
+		if u.closable() {
 			dev.closeLater(u.op.o.device, u.close, closeFailed)
+		} else {
+			zombies = append(zombies, &zombie{u: &u.unit})
 		}
 	}
 }
 
-// dispose closes u, or keeps it as a zombie while graphs hold it.
-func dispose(u *unit, handle uint64) {
-	if u.heldByGraph() {
+// dispose closes u, or keeps it as a zombie while graphs hold it or its
+// last stream is being captured: whether it kept it.
+func dispose(u *unit, handle uint64) (kept bool) {
+	if !u.closable() {
 		zombies = append(zombies, &zombie{u: u, handle: handle})
-		return
+		return true
 	}
 	if err := u.close(); err != nil {
 		closeFailed(err)
 	}
+	return false
 }
 
 // reap closes the zombies no graph holds any more, and the retired
@@ -325,7 +354,7 @@ func reap() {
 	}
 	var kept []*zombie
 	for _, z := range zombies {
-		if z.u.heldByGraph() {
+		if !z.u.closable() {
 			kept = append(kept, z)
 			continue
 		}

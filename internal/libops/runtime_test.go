@@ -28,6 +28,23 @@ type fakeDevice struct {
 	bytes     int64 // each runner's
 	refuse    bool  // opening a runner fails
 	err       error // every call's error (a poisoned workspace)
+	// deferLater: closeLater queues its closes in later until runLater
+	// (the engine's thread, which runs whenever it likes).
+	deferLater bool
+	later      []func() error
+}
+
+// runLater runs the closes closeLater queued, as the engine's thread
+// would at this moment.
+func (f *fakeDevice) runLater(t *testing.T) {
+	t.Helper()
+	work := f.later
+	f.later = nil
+	for _, close := range work {
+		if err := close(); err != nil {
+			t.Fatalf("the engine's thread: %v", err)
+		}
+	}
 }
 
 type fakeGraph struct {
@@ -42,10 +59,17 @@ type fakeCall struct {
 	p      gemmPtrs
 }
 
+// fakeRunner: last is the stream of its latest eager call, after which
+// its memory is freed: at close, where no fence marked that point before
+// (as a GPU's runner records it then), which a capture on that stream
+// would take into its graph.
 type fakeRunner struct {
-	d      *fakeDevice
-	m      int
-	closed bool
+	d       *fakeDevice
+	m       int
+	closed  bool
+	last    uint64
+	hasLast bool
+	fenced  bool
 }
 
 // useFake makes a fake the device, with a runtime of its own, for t.
@@ -136,6 +160,10 @@ func (f *fakeDevice) engineBytes() (int64, int64) { return 96 << 20, 0 }
 func (f *fakeDevice) watchCode() func() { return func() {} }
 
 func (f *fakeDevice) closeLater(_ int, close func() error, onErr func(error)) {
+	if f.deferLater {
+		f.later = append(f.later, close)
+		return
+	}
 	if err := close(); err != nil {
 		onErr(err)
 	}
@@ -166,8 +194,20 @@ func (r *fakeRunner) enqueue(stream uint64, p gemmPtrs) error {
 	r.d.calls = append(r.d.calls, fakeCall{r.m, stream, p})
 	if id, ok := r.d.capturing[stream]; ok {
 		r.d.graphs[id].runners = append(r.d.graphs[id].runners, r)
+	} else {
+		r.last, r.hasLast, r.fenced = stream, true, false
 	}
 	return nil
+}
+
+func (r *fakeRunner) fence() (bool, error) {
+	r.d.mu.Lock()
+	defer r.d.mu.Unlock()
+	if _, capturing := r.d.capturing[r.last]; r.hasLast && capturing {
+		return false, nil
+	}
+	r.fenced = true
+	return true, nil
 }
 
 func (r *fakeRunner) deviceBytes() int64 { return r.d.bytes }
@@ -175,6 +215,12 @@ func (r *fakeRunner) deviceBytes() int64 { return r.d.bytes }
 func (r *fakeRunner) close() error {
 	if r.closed {
 		return fmt.Errorf("m=%d: closed twice", r.m)
+	}
+	r.d.mu.Lock()
+	_, capturing := r.d.capturing[r.last]
+	r.d.mu.Unlock()
+	if r.hasLast && !r.fenced && capturing {
+		return fmt.Errorf("m=%d: its free waits for a point on stream %d, which is being captured: the capture takes it in", r.m, r.last)
 	}
 	r.closed = true
 	delete(r.d.open, r)

@@ -52,13 +52,25 @@ func (e *Engine) makePool() error {
 // first call at a new row count that evicted a unit with a graph took 2.5
 // ms behind two queued GEMMs, against 0.25 ms with none): so a runner
 // closed on a caller's thread (an eviction at a first call) hands its
-// graphs here and returns. The thread has the engine's context current.
+// graphs here and returns. The thread has the engine's context current
+// and the relaxed capture mode: it runs whenever it likes, also while the
+// program captures a graph in torch's global mode, where a destruction
+// that waits for the GPU from a thread in the default mode invalidates
+// that capture (seen on 1 x H100, 2026-12-06: bench/serving-check.sh's
+// layers check after its serving check, 2 runs of 3).
 func (e *Engine) startLater() error {
 	ctx, err := cu.CurrentContext()
 	if err != nil {
 		return fmt.Errorf("graph destroyer: %w", err)
 	}
-	e.later = startLaterQueue(func() bool { return cu.SetCurrentContext(ctx) == nil }, laterPoll, laterParkAfter)
+	e.later = startLaterQueue(func() bool {
+		if cu.SetCurrentContext(ctx) != nil {
+			return false
+		}
+		// A driver without the call has no global capture mode either.
+		_, _ = cu.ExchangeCaptureMode(cu.CaptureRelaxed)
+		return true
+	}, laterPoll, laterParkAfter)
 	return nil
 }
 
@@ -198,10 +210,10 @@ func (e *Engine) upload(b []byte) (cu.DevicePtr, error) {
 }
 
 // free frees runner memory d of n bytes (the runner counts them): on a shared engine once the work
-// enqueued on after so far is done (after zero: at once, in the pool's
-// order), nothing waiting; on an own engine at once (its runner
-// synchronized first).
-func (e *Engine) free(d cu.DevicePtr, _ int64, after cu.Stream) error {
+// enqueued on after so far is done, or with fenced once fence has
+// completed (neither: at once, in the pool's order), nothing waiting; on
+// an own engine at once (its runner synchronized first).
+func (e *Engine) free(d cu.DevicePtr, _ int64, after cu.Stream, fence *cu.Event) error {
 	if d == 0 {
 		return nil
 	}
@@ -212,11 +224,15 @@ func (e *Engine) free(d cu.DevicePtr, _ int64, after cu.Stream) error {
 	// close on the destroyer thread too, Later).
 	e.freeMu.Lock()
 	defer e.freeMu.Unlock()
-	if after != (cu.Stream{}) {
+	ev := fence
+	if ev == nil && after != (cu.Stream{}) {
 		if err := e.freeEv.Record(after); err != nil {
 			return fmt.Errorf("free after the last call: %w", err)
 		}
-		if err := e.frees.Wait(e.freeEv, 0); err != nil {
+		ev = &e.freeEv
+	}
+	if ev != nil {
+		if err := e.frees.Wait(*ev, 0); err != nil {
 			return fmt.Errorf("free after the last call: %w", err)
 		}
 	}

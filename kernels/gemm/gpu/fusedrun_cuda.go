@@ -101,7 +101,10 @@ func (r *Runner) release(d cu.DevicePtr) error {
 		return fmt.Errorf("free %v: not the runner's", d)
 	}
 	delete(r.mem, d)
-	return r.eng.free(d, n, r.last)
+	if r.fenced {
+		return r.eng.free(d, n, cu.Stream{}, &r.fence)
+	}
+	return r.eng.free(d, n, r.last, nil)
 }
 
 func words(v []uint32) []byte {

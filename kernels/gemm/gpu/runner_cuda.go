@@ -114,9 +114,13 @@ type Runner struct {
 	eng       *Engine
 	ownEngine bool
 	mem       map[cu.DevicePtr]int64
-	// last is the caller stream of the latest call: the runner's memory
-	// is freed after it.
-	last cu.Stream
+	// last is the caller stream of the latest eager call: the runner's
+	// memory is freed after it (captured calls are in the caller's graph,
+	// which holds the runner). fence, where fenced, marks that point,
+	// recorded by Fence before a Close that runs later.
+	last   cu.Stream
+	fence  cu.Event
+	fenced bool
 
 	// fused holds each fused config's state; status is the word its
 	// kernels set when a wait times out; localFlags see localFlag;
@@ -274,20 +278,19 @@ func (r *Runner) Algos(c Config) (int, error) {
 // replayed from then on (graphcache.Cache); inside a capture of main (the
 // caller's graph) it is enqueued as it is, and that graph holds it.
 func (r *Runner) Enqueue(c Config, main cu.Stream, p Ptrs) error {
-	r.last = main
-	if err := r.FusedFailed(c); err != nil {
-		return err
-	}
-	calltime.Mark("fused failed?")
-	if !c.Graph || r.trace != nil {
-		return r.launch(c, main, p)
-	}
 	capturing, err := cudamem.IsCapturing(main)
 	if err != nil {
 		return err
 	}
 	calltime.Mark("capturing?")
-	if capturing {
+	if !capturing {
+		r.last = main
+	}
+	if err := r.FusedFailed(c); err != nil {
+		return err
+	}
+	calltime.Mark("fused failed?")
+	if !c.Graph || r.trace != nil || capturing {
 		return r.launch(c, main, p)
 	}
 	gc := r.graphCache(c)
@@ -308,6 +311,35 @@ func (r *Runner) Enqueue(c Config, main cu.Stream, p Ptrs) error {
 	err = g.Launch(main)
 	calltime.Mark("graph launch")
 	return err
+}
+
+// Fence marks, now, the point on the stream of the runner's latest eager
+// call after which its memory may be freed, for a Close that runs later,
+// on the engine's thread: recorded there instead, the point could land in
+// a graph capture begun on that stream meanwhile, and a capture that
+// records a stream another thread waits for is invalidated (seen on
+// 1 x H100, 2026-12-06, with torch's capture stream). False, nil: that
+// stream is being captured now (by another thread; the legacy stream
+// answers an error then), so no point can be marked yet: try again at a
+// later call. Only a shared engine's runners need it.
+func (r *Runner) Fence() (bool, error) {
+	if r.eng == nil || !r.eng.shared || r.last == (cu.Stream{}) {
+		return true, nil
+	}
+	if capturing, err := r.last.IsCapturing(); err != nil || capturing {
+		return false, nil
+	}
+	if !r.fenced {
+		ev, err := cu.MakeEvent(cu.DisableTiming)
+		if err != nil {
+			return false, fmt.Errorf("fence the runner's last call: %w", err)
+		}
+		r.fence, r.fenced = ev, true
+	}
+	if err := r.fence.Record(r.last); err != nil {
+		return false, fmt.Errorf("fence the runner's last call: %w", err)
+	}
+	return true, nil
 }
 
 // Capture captures c's call at operands p now, unless it is already: the
@@ -376,6 +408,13 @@ func (r *Runner) Close() error {
 	if r.eng == nil {
 		return nil
 	}
+	defer func() {
+		if r.fenced {
+			// Its waits are enqueued: the event goes once they are done.
+			_ = cu.DestroyEvent(&r.fence)
+			r.fenced = false
+		}
+	}()
 	if !r.eng.shared {
 		errs = append(errs, cu.Synchronize())
 	}
