@@ -253,7 +253,7 @@ const clusterRows = 4096
 // tile at 124.8 and 137.9 µs, and 128x256 faster than both in µs).
 func DefaultTile(m, n, k, sms int, fp8 bool) hopper.Tile {
 	t, _ := defaultTile(m, n, k, sms, fp8)
-	t.EvictFirstB = evictFirst64(t, fp8)
+	t.EvictFirstB = evictFirst64(t, m, fp8)
 	return t
 }
 
@@ -341,10 +341,19 @@ func defaultTile(m, n, k, sms int, fp8 bool) (hopper.Tile, float64) {
 // (bench/results/2026-12-05-h200-evict-first-bf16-defaults.md). Not in
 // FP8, where the first check (1 x H100) split 10 of 16 and its 64-row
 // tiles are 1.3-2.9x cuBLASLt FP8 already, nor with clusters (no cache
-// hint on a multicast load).
-func evictFirst64(t hopper.Tile, fp8 bool) bool {
-	return !fp8 && t.BM == 64 && t.BN <= 224 && t.PingPong && t.ClusterM() == 1 && t.KSplits() == 1
+// hint on a multicast load). Only up to evictFirstMaxRows rows, near the
+// premise above: at 512 x 1280 x
+// 8192 (eight tile rows read each B tile, and B fits L2) it took the
+// untuned tile 8.5% behind the same tile without it on 1 x H100
+// (2026-12-06, two passes each, bench/results/2026-12-06-h100-ef-defaults-set.md).
+func evictFirst64(t hopper.Tile, m int, fp8 bool) bool {
+	return !fp8 && m <= evictFirstMaxRows && t.BM == 64 && t.BN <= 224 && t.PingPong && t.ClusterM() == 1 && t.KSplits() == 1
 }
+
+// evictFirstMaxRows: the most rows evictFirst64 hints B at. The held-out
+// check reached 192 (three 64-row tile rows); 256 keeps the hint it had
+// before the bound (no run timed it either way); 512 lost.
+const evictFirstMaxRows = 256
 
 // DefaultTileFor is the untuned tile of kernel v on p, on one sm_90 GPU
 // of sms SMs: DefaultTile's, cut into k-slices (hopper.Tile.SplitK) where
@@ -381,7 +390,7 @@ func DefaultTileFor(v Variant, p Problem, sms int) hopper.Tile {
 	if st, ok := streamK(p, sms, cost, runs); ok {
 		return st
 	}
-	if ef := s; evictFirst64(s, p.Dtype.FP8()) {
+	if ef := s; evictFirst64(s, p.M, p.Dtype.FP8()) {
 		ef.EvictFirstB = true
 		if runs(ef) {
 			return ef
