@@ -65,9 +65,10 @@ func l2Promotion(rowBytes uint64) int {
 // sectors but off 128-byte lines (bf16 with K = 3696 or 7392), where the
 // rule's 256 bytes may cost: 128 bytes ran +5.4% on five such shapes on
 // 1 x H200 (2026-12-05, bench/results/2026-12-05-h200-l2-promotion.md),
-// and a held-out check on shapes that run did not time is owed before the
-// rule changes (bench/results/PLANNED-l2-promotion-heldout). It lives here
-// rather than on a branch because branches do not reach later checkouts.
+// but not on six held-out shapes on 1 x H100 (+0.6% geometric mean, one
+// 1.7% behind: bench/results/2026-12-06-h100-l2-promotion-heldout.md), so
+// the rule stays. It lives here, not on a branch (branches do not reach
+// later checkouts), for a check at the first run's rows on an H200.
 // Unset, the rule's.
 const l2PromotionEnv = "SYMMTUNE_DIAG_L2_PROMOTION"
 
