@@ -210,10 +210,13 @@ func (e *Engine) upload(b []byte) (cu.DevicePtr, error) {
 }
 
 // free frees runner memory d of n bytes (the runner counts them): on a shared engine once the work
-// enqueued on after so far is done, or with fenced once fence has
-// completed (neither: at once, in the pool's order), nothing waiting; on
-// an own engine at once (its runner synchronized first).
-func (e *Engine) free(d cu.DevicePtr, _ int64, after cu.Stream, fence *cu.Event) error {
+// enqueued on *after so far is done, or once fence has completed (neither:
+// at once, in the pool's order), nothing waiting; on an own engine at once
+// (its runner synchronized first). after is a pointer because the legacy
+// default stream, torch's default, has the zero handle: once it was taken
+// for "no stream", and a unit last called there was freed without waiting
+// for its queued work (frees is a non-blocking stream).
+func (e *Engine) free(d cu.DevicePtr, _ int64, after *cu.Stream, fence *cu.Event) error {
 	if d == 0 {
 		return nil
 	}
@@ -225,8 +228,8 @@ func (e *Engine) free(d cu.DevicePtr, _ int64, after cu.Stream, fence *cu.Event)
 	e.freeMu.Lock()
 	defer e.freeMu.Unlock()
 	ev := fence
-	if ev == nil && after != (cu.Stream{}) {
-		if err := e.freeEv.Record(after); err != nil {
+	if ev == nil && after != nil {
+		if err := e.freeEv.Record(*after); err != nil {
 			return fmt.Errorf("free after the last call: %w", err)
 		}
 		ev = &e.freeEv

@@ -101,10 +101,13 @@ func (r *Runner) release(d cu.DevicePtr) error {
 		return fmt.Errorf("free %v: not the runner's", d)
 	}
 	delete(r.mem, d)
-	if r.fenced {
-		return r.eng.free(d, n, cu.Stream{}, &r.fence)
+	switch {
+	case r.fenced:
+		return r.eng.free(d, n, nil, &r.fence)
+	case r.lastSet:
+		return r.eng.free(d, n, &r.last, nil)
 	}
-	return r.eng.free(d, n, r.last, nil)
+	return r.eng.free(d, n, nil, nil)
 }
 
 func words(v []uint32) []byte {

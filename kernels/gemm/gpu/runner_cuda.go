@@ -118,9 +118,10 @@ type Runner struct {
 	// memory is freed after it (captured calls are in the caller's graph,
 	// which holds the runner). fence, where fenced, marks that point,
 	// recorded by Fence before a Close that runs later.
-	last   cu.Stream
-	fence  cu.Event
-	fenced bool
+	last    cu.Stream
+	lastSet bool // last is set: the legacy default stream's handle is zero
+	fence   cu.Event
+	fenced  bool
 
 	// fused holds each fused config's state; status is the word its
 	// kernels set when a wait times out; localFlags see localFlag;
@@ -284,7 +285,7 @@ func (r *Runner) Enqueue(c Config, main cu.Stream, p Ptrs) error {
 	}
 	calltime.Mark("capturing?")
 	if !capturing {
-		r.last = main
+		r.last, r.lastSet = main, true
 	}
 	if err := r.FusedFailed(c); err != nil {
 		return err
@@ -323,7 +324,7 @@ func (r *Runner) Enqueue(c Config, main cu.Stream, p Ptrs) error {
 // answers an error then), so no point can be marked yet: try again at a
 // later call. Only a shared engine's runners need it.
 func (r *Runner) Fence() (bool, error) {
-	if r.eng == nil || !r.eng.shared || r.last == (cu.Stream{}) {
+	if r.eng == nil || !r.eng.shared || !r.lastSet {
 		return true, nil
 	}
 	if capturing, err := r.last.IsCapturing(); err != nil || capturing {

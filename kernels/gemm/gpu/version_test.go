@@ -98,11 +98,12 @@ func TestKernelVersions(t *testing.T) {
 	// 2c7e0baa64ef, f2079746deca: wgmma wrappers 48, 80, 96 and 112 wide,
 	// and the epilogue's pairs of 16-column blocks may end in one (BN a
 	// multiple of 16, not 32); the earlier widths compile as before.
-	// 21750b07da08, 05c499e89d16: a runner's frees wait for a fence its
-	// runtime marks at eviction (Fence), not for a point recorded at close
-	// on the engine's thread, where a capture could take it in; only eager
-	// calls set the stream they wait for. What runs is the same.
-	for kernel, want := range map[Variant]string{VariantAGMM: "21750b07da08", VariantMatmulRS: "05c499e89d16"} {
+	// 06fc9c65bc22, b91f13558625: a runner's frees wait for a fence its runtime
+	// marks at eviction (Fence), not for a point recorded at close on the
+	// engine's thread, where a capture could take it in; only eager calls
+	// set the stream they wait for, the legacy default stream (handle 0)
+	// included. What runs is the same.
+	for kernel, want := range map[Variant]string{VariantAGMM: "06fc9c65bc22", VariantMatmulRS: "b91f13558625"} {
 		if got := kernel.KernelVersion(); got != want {
 			t.Errorf("%s kernel version %s, pinned %s", kernel, got, want)
 		}
