@@ -158,9 +158,9 @@ func TestDefaultTileFor(t *testing.T) {
 		{VariantAGMM, 256, 7168, 8192, 1, "bf16", "64x224:s6:c2:g8:pp:ef", ""},
 		{VariantAGMM, 1024, 1280, 8192, 1, "bf16", "128x128:s6:c2:g4:pp", ""},
 		// A split that would pay, where it may not run.
-		{VariantAGMM, 320, 640, 8192, 1, "bf16", pp128, pp128 + ":sk4"}, // more than 256 rows: no split, no evict-first (evictFirstMaxRows)
-		{VariantAGMM, 512, 1280, 8192, 1, "bf16", pp128, ""}, // eight tile rows read each B tile: no evict-first (8.5% slower with it, 1 x H100)
-		{VariantAGMM, 64, 1280, 960, 1, "bf16", pp128 + ":ef", pp128 + ":sk2"},  // 480 of K a slice
+		{VariantAGMM, 320, 640, 8192, 1, "bf16", pp128, pp128 + ":sk4"},        // more than 256 rows: no split, no evict-first (evictFirstMaxRows)
+		{VariantAGMM, 512, 1280, 8192, 1, "bf16", pp128, ""},                   // eight tile rows read each B tile: no evict-first (8.5% slower with it, 1 x H100)
+		{VariantAGMM, 64, 1280, 960, 1, "bf16", pp128 + ":ef", pp128 + ":sk2"}, // 480 of K a slice
 		{VariantAGMM, 128, 1280, 8192, 2, "bf16", pp128 + ":ef", pp128 + ":sk4"},
 		{VariantAGMM, 256, 1280, 8192, 8, "bf16", pp128 + ":ef", pp128 + ":sk2"},
 		{VariantMatmulRS, 128, 1280, 8192, 2, "bf16", pp128 + ":ef", pp128 + ":sk4"},
