@@ -8,7 +8,8 @@
 # on the caller's thread (Runner.Fence), only eager calls set the stream, a unit whose stream is being
 # captured waits as a zombie, and the engine's thread runs in the relaxed capture mode.
 # Here: serving + layers, the fixed library 6 times and main's before it (.gpu/fix/old-lib.txz) 4
-# times, alternating; then runtime_check.py on the fixed library. Carry [".gpu/fix"].
+# times, alternating; then runtime_check.py on the fixed library. Carry [".gpu/fix"] (build.sh makes it;
+# added before any run of this script: the Go test of the failure, old and new runtime, first).
 set -u
 R=${OUT:-bench/out}/fix; mkdir -p $R
 for v in new old; do
@@ -17,6 +18,16 @@ for v in new old; do
 	tar xJf $f -C /tmp/$v
 done
 export PATH=/opt/torch/.venv/bin:$PATH
+# The Go test that drives the failure on the GPU (internal/libops/evict_capture_cuda_test.go), on the
+# runtime before the fix and after it (build.sh), if the bundle has it.
+if [ -f .gpu/fix/libops.txz ]; then
+	mkdir -p /tmp/fx && tar xJf .gpu/fix/libops.txz -C /tmp/fx
+	for v in old new; do
+		(cd internal/libops && timeout 120 /tmp/fx/bin/libops-$v.test -test.count=1 -test.v \
+			-test.run 'TestEvictedCloseDuringCapture$') > $R/gotest-$v.txt 2>&1
+		echo "go test ($v) rc $? at $SECONDS: $(grep -E '^(--- |ok|FAIL)|capture' $R/gotest-$v.txt | head -3 | cut -c1-200 | tr '\n' ' ')"
+	done
+fi
 # RUNS (default 10; the last two fixed) shrinks it to the device time left: RUNS=6 is new 4, old 2.
 RUNS=${RUNS:-10}
 for i in $(seq 1 $RUNS); do

@@ -1,0 +1,91 @@
+//go:build cuda
+
+package libops
+
+import (
+	"testing"
+	"time"
+
+	"github.com/symmtune/symmtune/cuda/cu"
+)
+
+// TestEvictedCloseDuringCapture is TestEvictionAndCapture's first case on
+// a GPU, as bench/serving-check.sh's layers check met it (1 x H100,
+// 2026-12-06): a unit last called eagerly on stream C is evicted by a
+// first call on another stream; the engine's thread closes it while the
+// program captures on C in torch's global mode. The capture must end
+// whole, and its graph replay. The engine's thread is held back by a job
+// of the test's until the capture has begun, so the close falls inside it.
+// Skips without a driver or an sm_90 GPU.
+func TestEvictedCloseDuringCapture(t *testing.T) {
+	if _, err := cu.Library(); err != nil {
+		t.Skipf("no CUDA driver: %v", err)
+	}
+	if cc, err := cu.Device(0).Attribute(cu.ComputeCapabilityMajor); err != nil || cc != 9 {
+		t.Skipf("the fused GEMM needs sm_90: major %d, %v", cc, err)
+	}
+	t.Setenv("SYMMTUNE_CUBIN_CACHE", t.TempDir())
+	const top, lo = 1024, 512
+	b := openBucket(t, "agmm", 14336, 4096, top)
+	r, h, ops := b.r, b.h, b.ops
+	call := func(m int, s cu.Stream) error {
+		_, err := GemmEnqueue(h, uint64(uintptr(s.C())), m, uint64(ops[0]), uint64(ops[1]), uint64(ops[2]), 0)
+		return err
+	}
+	var c, e cu.Stream
+	release := make(chan struct{})
+	err := r.do(t, "set up", func() error {
+		var err error
+		if c, err = cu.MakeStream(cu.NonBlocking); err != nil {
+			return err
+		}
+		if e, err = cu.MakeStream(cu.NonBlocking); err != nil {
+			return err
+		}
+		if err := call(lo+1, c); err != nil { // the unit to be evicted: last called on C
+			return err
+		}
+		if err := call(lo+2, e); err != nil { // the warm row count the capture calls
+			return err
+		}
+		// Row counts past the runtime's bound, on E: the last evicts
+		// lo+1. The engine's thread first runs the test's job, which
+		// waits for release.
+		dev.closeLater(0, func() error { <-release; return nil }, func(error) {})
+		for i := 0; i < maxUnits; i++ {
+			if err := call(lo+3+i, e); err != nil {
+				return err
+			}
+		}
+		return cu.Synchronize()
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = r.do(t, "capture", func() error {
+		if err := c.BeginCapture(cu.CaptureGlobal); err != nil {
+			return err
+		}
+		close(release) // the engine's thread closes lo+1's unit now
+		time.Sleep(100 * time.Millisecond)
+		callErr := call(lo+2, c)
+		g, endErr := c.EndCapture()
+		if callErr != nil {
+			return callErr
+		}
+		if endErr != nil {
+			return endErr
+		}
+		defer func() { _ = g.Destroy() }()
+		if err := g.Launch(c); err != nil {
+			return err
+		}
+		return cu.Synchronize()
+	})
+	if err != nil {
+		t.Fatalf("a capture on the evicted unit's stream: %v", err)
+	}
+	if p := poisoned.Load(); p != nil {
+		t.Fatalf("the runtime stopped: %s", *p)
+	}
+}
