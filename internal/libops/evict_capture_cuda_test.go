@@ -3,6 +3,7 @@
 package libops
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -48,12 +49,19 @@ func TestEvictedCloseDuringCapture(t *testing.T) {
 		if err := call(lo+2, e); err != nil { // the warm row count the capture calls
 			return err
 		}
-		// Row counts past the runtime's bound, on E: the last evicts
-		// lo+1. The engine's thread first runs the test's job, which
-		// waits for release.
+		// New row counts on E until lo+1, the least recently used, is
+		// evicted; lo+2 is called again after each, so it stays. The
+		// engine's thread first runs the test's job, which waits for
+		// release.
 		dev.closeLater(0, func() error { <-release; return nil }, func(error) {})
-		for i := 0; i < maxUnits; i++ {
+		for i := 0; unitOpen(h, lo+1); i++ {
+			if i == 2*maxUnits {
+				return fmt.Errorf("m=%d still open after %d other row counts", lo+1, i)
+			}
 			if err := call(lo+3+i, e); err != nil {
+				return err
+			}
+			if err := call(lo+2, e); err != nil {
 				return err
 			}
 		}
@@ -88,4 +96,12 @@ func TestEvictedCloseDuringCapture(t *testing.T) {
 	if p := poisoned.Load(); p != nil {
 		t.Fatalf("the runtime stopped: %s", *p)
 	}
+}
+
+// unitOpen says whether handle h has a unit open for m rows.
+func unitOpen(h uint64, m int) bool {
+	runtimeMu.Lock()
+	defer runtimeMu.Unlock()
+	lr := runners[h]
+	return lr != nil && lr.gemm != nil && lr.gemm.units[m] != nil
 }
