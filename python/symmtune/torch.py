@@ -292,7 +292,11 @@ def memory_stats() -> dict[str, int]:
     holds: runner_bytes, its runners' tables and staging, graph_held_bytes
     of them kept only for graphs, and freed blocks it keeps for the next
     runners, up to 32 MiB), the handles open and retired but kept for
-    graphs, and the runners (units) open."""
+    graphs, and the runners (units) open. In a capture: CaptureError (it
+    frees what graphs no longer hold, which a capture must not)."""
+    if capturing():
+        raise CaptureError("symmtune.torch: memory_stats() came during a CUDA graph capture, where it would free "
+                           "memory and synchronize; call it outside the capture")
     reap_all()
     arenas = list(_arenas.values()) + list(_owned.values()) + list(_torch_gemm.arenas.values())
     held = [a.held_bytes() for a in arenas]
