@@ -37,8 +37,12 @@ type allreduceOpen struct {
 
 // allreduceRunner is an open all-reduce runner (allreducerun_cuda.go's).
 type allreduceRunner interface {
-	enqueue(stream, t uint64, n int64) error
+	// enqueue runs one call; eager: stream is not being captured.
+	enqueue(stream, t uint64, n int64, eager bool) error
 	deviceBytes() int64
+	// fence marks, now, the point after its latest eager call, which
+	// close waits for (as gemmUnitRunner's).
+	fence() (bool, error)
 	close() error
 }
 
@@ -130,7 +134,7 @@ func AllreduceOpen(req []byte, regions []uint64, table uint64) (handle uint64, e
 	if err != nil {
 		return 0, errors.Join(err, r.close())
 	}
-	u := &arUnit{unit: unit{closeFn: r.close, bytes: r.deviceBytes(), held: c}, r: r}
+	u := &arUnit{unit: unit{closeFn: r.close, fenceFn: r.fence, bytes: r.deviceBytes(), held: c}, r: r}
 	return addHandle(&liveRunner{ar: u, dtype: o.Dtype}), nil
 }
 
@@ -170,7 +174,7 @@ func AllreduceEnqueue(handle, stream, t uint64, n int64) (err error) {
 	if err := ar.note(capturing, id, hold); err != nil {
 		return err
 	}
-	if err := ar.r.enqueue(stream, t, n); err != nil {
+	if err := ar.r.enqueue(stream, t, n, !capturing); err != nil {
 		return enqueueErr(err)
 	}
 	return nil

@@ -16,6 +16,9 @@ type cudaAllreduce struct {
 	r     *allreduce.Runner
 	peers *cudamem.Mapped
 	bytes int64
+	// last is the point after the latest eager call, which close waits
+	// for: not the whole device, while another thread may be capturing.
+	last cudamem.LastCall
 }
 
 // openAllreduce opens o's runner in the current context.
@@ -41,13 +44,17 @@ func openAllreduce(o allreduceOpen) (allreduceRunner, error) {
 	return c, nil
 }
 
-func (c *cudaAllreduce) enqueue(stream, t uint64, n int64) error {
+func (c *cudaAllreduce) enqueue(stream, t uint64, n int64, eager bool) error {
 	// Fail-stop: a call on a poisoned workspace is refused on every rank
 	// (barrier.cuh), a plain load of the workspace's host word.
 	if err := c.peers.Poisoned("all_reduce"); err != nil {
 		return err
 	}
-	if err := c.r.Enqueue(cudamem.StreamOf(stream), cu.DevicePtr(t), n); err != nil {
+	s := cudamem.StreamOf(stream)
+	if eager {
+		c.last.Eager(s)
+	}
+	if err := c.r.Enqueue(s, cu.DevicePtr(t), n); err != nil {
 		if errors.Is(err, allreduce.ErrRegionsTooSmall) {
 			return badErr(err)
 		}
@@ -58,4 +65,17 @@ func (c *cudaAllreduce) enqueue(stream, t uint64, n int64) error {
 
 func (c *cudaAllreduce) deviceBytes() int64 { return c.bytes }
 
-func (c *cudaAllreduce) close() error { return errors.Join(c.r.Close(), c.peers.Close()) }
+func (c *cudaAllreduce) fence() (bool, error) { return c.last.Mark() }
+
+// close waits for the runner's last eager call (fence marked it) and frees
+// it in the relaxed capture mode: a context-wide synchronize here, as the
+// runner's own Close makes, would invalidate a capture another thread
+// makes meanwhile. Calls in graphs are done: their graphs held the unit.
+func (c *cudaAllreduce) close() error {
+	return cudamem.Relaxed(func() error {
+		if err := c.last.Wait(); err != nil {
+			return err // nothing freed under work that may still run
+		}
+		return errors.Join(c.r.Release(), c.peers.Close(), c.last.Close())
+	})
+}

@@ -4,6 +4,7 @@ package libops
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -73,5 +74,69 @@ func TestRunnerKinds(t *testing.T) {
 	g, _ := openFake(t, "bf16")
 	if err := AllreduceEnqueue(g, 0, 16, 8); !errors.As(err, &b) || !strings.Contains(b.Msg, "GEMM runner") {
 		t.Errorf("all-reduce enqueue of a GEMM handle: %v", err)
+	}
+}
+
+// arFake is an all-reduce runner on the fake device, with fakeRunner's
+// fence and close: its close fails where it would wait on a point it
+// marks on a stream being captured (on a GPU: it invalidates that
+// capture). Its calls check the runtime's eager flag.
+type arFake struct{ fakeRunner }
+
+func (r *arFake) enqueue(stream, _ uint64, _ int64, eager bool) error {
+	r.d.mu.Lock()
+	_, capturing := r.d.capturing[stream]
+	r.d.mu.Unlock()
+	if eager == capturing {
+		return fmt.Errorf("stream %d: told eager %v, captured %v", stream, eager, capturing)
+	}
+	return r.fakeRunner.enqueue(stream, gemmPtrs{})
+}
+
+// TestAllreduceRetireAndCapture: an all-reduce handle retired (its region
+// grew) after an eager call on stream 7 closes at once where nothing
+// captures stream 7, and where another thread captures it, stays open
+// until a reap after that capture: its close waits for its own last call,
+// a point no capture may take in.
+func TestAllreduceRetireAndCapture(t *testing.T) {
+	for _, captured := range []bool{false, true} {
+		t.Run(fmt.Sprintf("captured=%v", captured), func(t *testing.T) {
+			f := useFake(t)
+			r := &arFake{fakeRunner{d: f, m: -1}}
+			f.open[&r.fakeRunner] = true
+			c, _ := dev.newCounter()
+			runtimeMu.Lock()
+			h := addHandle(&liveRunner{ar: &arUnit{unit: unit{closeFn: r.close, fenceFn: r.fence, held: c}, r: r}, dtype: "bf16"})
+			runtimeMu.Unlock()
+			if err := AllreduceEnqueue(h, 7, 16, 8); err != nil {
+				t.Fatal(err)
+			}
+			if captured {
+				f.beginCapture(7)
+			}
+			ans, err := Retire([]uint64{h})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p := poisoned.Load(); p != nil {
+				t.Fatalf("the runtime stopped: %s", *p)
+			}
+			if !captured {
+				if len(ans.Closed) != 1 || !r.closed {
+					t.Fatalf("retire %+v, closed %v: want it closed now", ans, r.closed)
+				}
+				return
+			}
+			if len(ans.Kept) != 1 || r.closed {
+				t.Fatalf("retire %+v, closed %v: want it kept while stream 7 is captured", ans, r.closed)
+			}
+			if got := Reap(); len(got.Closed) != 0 || r.closed {
+				t.Fatalf("reap during the capture: %+v, closed %v", got, r.closed)
+			}
+			f.endCapture(7)
+			if got := Reap(); len(got.Closed) != 1 || got.Closed[0] != h || !r.closed {
+				t.Fatalf("reap after the capture: %+v, closed %v: want %d closed", got, r.closed, h)
+			}
+		})
 	}
 }

@@ -3,9 +3,12 @@
 package libops
 
 import (
+	"errors"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/symmtune/symmtune/cuda/cu"
 )
@@ -104,4 +107,94 @@ func unitOpen(h uint64, m int) bool {
 	defer runtimeMu.Unlock()
 	lr := runners[h]
 	return lr != nil && lr.gemm != nil && lr.gemm.units[m] != nil
+}
+
+// TestAllreduceRetireDuringCapture: one thread retires an all-reduce
+// handle (its region was replaced, as a growth does) while another
+// captures a graph in torch's global mode. The capture must end whole and
+// replay, the runtime go on, and the handle close, at the retire or at a
+// reap after the capture. A close that synchronizes the whole device (the
+// runner's own Close) invalidates that capture and stops the runtime.
+// World 1 on device 0, with a staged call (its graph of its own) first.
+func TestAllreduceRetireDuringCapture(t *testing.T) {
+	needGPU(t)
+	t.Setenv("SYMMTUNE_CUBIN_CACHE", t.TempDir())
+	const regionBytes, n = 8 << 20, 8192 // bf16 elements
+	g := newGroup(t, regionBytes, 2*n)
+	a, b := g.ranks[0], g.ranks[1] // the caller's thread, the capturing one
+	var h uint64
+	var table cu.DevicePtr
+	var s, c cu.Stream
+	err := a.do(t, "open and call", func() error {
+		var err error
+		if table, err = cu.MemAlloc(16); err != nil {
+			return err
+		}
+		tab := []uint64{uint64(g.base[0]), uint64(g.pads[0])}
+		if err := cu.MemcpyHtoD(table, unsafe.Pointer(&tab[0]), 16); err != nil {
+			return err
+		}
+		req := fmt.Sprintf(`{"region_bytes":%d,"world":1,"rank":0,"dtype":"bf16","device":0,"config":{"algorithm":"one_shot","threads":256,"blocks":1,"unroll":1}}`, regionBytes)
+		if h, err = AllreduceOpen([]byte(req), []uint64{uint64(g.base[0])}, uint64(table)); err != nil {
+			return err
+		}
+		if s, err = cu.MakeStream(cu.NonBlocking); err != nil {
+			return err
+		}
+		for i := 0; i < 3; i++ { // the second call at an address captures its own graph
+			if err := AllreduceEnqueue(h, uint64(uintptr(s.C())), uint64(g.tensor[0][0]), n); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	t.Cleanup(func() {
+		_ = a.do(t, "free", func() error { return errors.Join(cu.MemFree(table), s.Destroy()) })
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = b.do(t, "begin the capture", func() error {
+		var err error
+		if c, err = cu.MakeStream(cu.NonBlocking); err != nil {
+			return err
+		}
+		if err := c.BeginCapture(cu.CaptureGlobal); err != nil {
+			return err
+		}
+		return cu.MemsetD8Async(g.tensor[1][0], 1, 2*n, c)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ans RetireAnswer
+	retireErr := a.do(t, "retire", func() (err error) { ans, err = Retire([]uint64{h}); return err })
+	err = b.do(t, "end the capture", func() error {
+		defer func() { _ = c.Destroy() }()
+		gr, err := c.EndCapture()
+		if err != nil {
+			return err
+		}
+		defer func() { _ = gr.Destroy() }()
+		if err := gr.Launch(c); err != nil {
+			return err
+		}
+		return c.Synchronize()
+	})
+	if retireErr != nil {
+		t.Errorf("retire: %v", retireErr)
+	}
+	if err != nil {
+		t.Errorf("the other thread's capture: %v", err)
+	}
+	if p := poisoned.Load(); p != nil {
+		t.Fatalf("the runtime stopped: %s", *p)
+	}
+	closed := len(ans.Closed) == 1
+	if !closed {
+		closed = slices.Contains(Reap().Closed, h)
+	}
+	if !closed {
+		t.Errorf("handle %d: retired %+v, and not closed by a reap after the capture", h, ans)
+	}
 }

@@ -239,9 +239,10 @@ func openFakeAR(t *testing.T) uint64 {
 // fakeARRunner is an all-reduce runner whose calls return err.
 type fakeARRunner struct{ err error }
 
-func (f *fakeARRunner) enqueue(uint64, uint64, int64) error { return f.err }
-func (f *fakeARRunner) deviceBytes() int64                  { return 0 }
-func (f *fakeARRunner) close() error                        { return nil }
+func (f *fakeARRunner) enqueue(uint64, uint64, int64, bool) error { return f.err }
+func (f *fakeARRunner) deviceBytes() int64                        { return 0 }
+func (f *fakeARRunner) fence() (bool, error)                      { return true, nil }
+func (f *fakeARRunner) close() error                              { return nil }
 
 func enq(t *testing.T, h, stream uint64, m int) {
 	t.Helper()

@@ -327,7 +327,14 @@ func (r *Runner) launchCE(stream cu.Stream, g geom) error {
 
 // Close frees everything, after the GPU's work is done.
 func (r *Runner) Close() error {
-	errs := []error{cu.Synchronize()}
+	return errors.Join(cu.Synchronize(), r.Release())
+}
+
+// Release frees everything now, with no synchronize: for an owner that
+// has waited for the runner's work itself (the symmtune.torch runtime,
+// whose close must leave a capture on another thread whole).
+func (r *Runner) Release() error {
+	var errs []error
 	if r.graphs != nil {
 		errs = append(errs, r.graphs.DestroyAll())
 	}

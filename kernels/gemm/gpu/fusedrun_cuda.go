@@ -101,11 +101,11 @@ func (r *Runner) release(d cu.DevicePtr) error {
 		return fmt.Errorf("free %v: not the runner's", d)
 	}
 	delete(r.mem, d)
-	switch {
-	case r.fenced:
-		return r.eng.free(d, n, nil, &r.fence)
-	case r.lastSet:
-		return r.eng.free(d, n, &r.last, nil)
+	if ev, ok := r.last.Marked(); ok {
+		return r.eng.free(d, n, nil, ev)
+	}
+	if s, ok := r.last.Stream(); ok {
+		return r.eng.free(d, n, &s, nil)
 	}
 	return r.eng.free(d, n, nil, nil)
 }

@@ -114,14 +114,10 @@ type Runner struct {
 	eng       *Engine
 	ownEngine bool
 	mem       map[cu.DevicePtr]int64
-	// last is the caller stream of the latest eager call: the runner's
-	// memory is freed after it (captured calls are in the caller's graph,
-	// which holds the runner). fence, where fenced, marks that point,
-	// recorded by Fence before a Close that runs later.
-	last    cu.Stream
-	lastSet bool // last is set: the legacy default stream's handle is zero
-	fence   cu.Event
-	fenced  bool
+	// last is the point after the latest eager call: the runner's memory
+	// is freed after it (captured calls are in the caller's graph, which
+	// holds the runner); Fence marks it before a Close that runs later.
+	last cudamem.LastCall
 
 	// fused holds each fused config's state; status is the word its
 	// kernels set when a wait times out; localFlags see localFlag;
@@ -285,7 +281,7 @@ func (r *Runner) Enqueue(c Config, main cu.Stream, p Ptrs) error {
 	}
 	calltime.Mark("capturing?")
 	if !capturing {
-		r.last, r.lastSet = main, true
+		r.last.Eager(main)
 	}
 	if err := r.FusedFailed(c); err != nil {
 		return err
@@ -324,23 +320,10 @@ func (r *Runner) Enqueue(c Config, main cu.Stream, p Ptrs) error {
 // answers an error then), so no point can be marked yet: try again at a
 // later call. Only a shared engine's runners need it.
 func (r *Runner) Fence() (bool, error) {
-	if r.eng == nil || !r.eng.shared || !r.lastSet {
+	if r.eng == nil || !r.eng.shared {
 		return true, nil
 	}
-	if capturing, err := r.last.IsCapturing(); err != nil || capturing {
-		return false, nil
-	}
-	if !r.fenced {
-		ev, err := cu.MakeEvent(cu.DisableTiming)
-		if err != nil {
-			return false, fmt.Errorf("fence the runner's last call: %w", err)
-		}
-		r.fence, r.fenced = ev, true
-	}
-	if err := r.fence.Record(r.last); err != nil {
-		return false, fmt.Errorf("fence the runner's last call: %w", err)
-	}
-	return true, nil
+	return r.last.Mark()
 }
 
 // Capture captures c's call at operands p now, unless it is already: the
@@ -409,13 +392,8 @@ func (r *Runner) Close() error {
 	if r.eng == nil {
 		return nil
 	}
-	defer func() {
-		if r.fenced {
-			// Its waits are enqueued: the event goes once they are done.
-			_ = cu.DestroyEvent(&r.fence)
-			r.fenced = false
-		}
-	}()
+	// Its waits are enqueued: the event goes once they are done.
+	defer func() { _ = r.last.Close() }()
 	if !r.eng.shared {
 		errs = append(errs, cu.Synchronize())
 	}
