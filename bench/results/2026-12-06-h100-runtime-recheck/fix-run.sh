@@ -9,7 +9,8 @@
 # captured waits as a zombie, and the engine's thread runs in the relaxed capture mode.
 # Here: serving + layers, the fixed library 6 times and main's before it (.gpu/fix/old-lib.txz) 4
 # times, alternating; then runtime_check.py on the fixed library. Carry [".gpu/fix"] (build.sh makes it;
-# added before any run of this script: the Go test of the failure, old and new runtime, first).
+# added before any run of this script: the Go test of the failure, old and new runtime, first; and,
+# at 9ec359a, also before any run, the all-reduce close during another thread's capture).
 set -u
 R=${OUT:-bench/out}/fix; mkdir -p $R
 for v in new old; do
@@ -22,10 +23,12 @@ export PATH=/opt/torch/.venv/bin:$PATH
 # runtime before the fix and after it (build.sh), if the bundle has it.
 if [ -f .gpu/fix/libops.txz ]; then
 	mkdir -p /tmp/fx && tar xJf .gpu/fix/libops.txz -C /tmp/fx
-	for v in old new; do
+	# One process per test: a test that stops the runtime would fail the next one in its process.
+	for tn in TestEvictedCloseDuringCapture TestAllreduceRetireDuringCapture; do for v in old new; do
 		(cd internal/libops && timeout 120 /tmp/fx/bin/libops-$v.test -test.count=1 -test.v \
-			-test.run 'TestEvictedCloseDuringCapture$') > $R/gotest-$v.txt 2>&1
-		echo "go test ($v) rc $? at $SECONDS: $(grep -E '^(--- |ok|FAIL)|capture' $R/gotest-$v.txt | head -3 | cut -c1-200 | tr '\n' ' ')"
+			-test.run "^$tn\$") > $R/gotest-$tn-$v.txt 2>&1
+		echo "go test $tn ($v) rc $? at $SECONDS: $(grep -E '^(--- |ok|FAIL)|capture|stopped' $R/gotest-$tn-$v.txt | head -6 | cut -c1-200 | tr '\n' ' ')"
+	done
 	done
 fi
 # RUNS (default 10; the last two fixed) shrinks it to the device time left: RUNS=6 is new 4, old 2.
