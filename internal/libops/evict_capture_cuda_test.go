@@ -15,11 +15,13 @@ import (
 
 // TestEvictedCloseDuringCapture is TestEvictionAndCapture's first case on
 // a GPU, as bench/serving-check.sh's layers check met it (1 x H100,
-// 2026-12-06): a unit last called eagerly on stream C is evicted by a
-// first call on another stream; the engine's thread closes it while the
-// program captures on C in torch's global mode. The capture must end
-// whole, and its graph replay. The engine's thread is held back by a job
-// of the test's until the capture has begun, so the close falls inside it.
+// 2026-12-06, in a captured matmul_reduce_scatter): a unit last called
+// eagerly on stream C is evicted by a first call on another stream; the
+// engine's thread closes it while the program captures on C in torch's
+// global mode. The capture must end whole, and its graph replay. The
+// engine's thread is held back by a job of the test's until the capture
+// has begun, and the capture goes on only once a job queued after the
+// evictions' closes has run, so the closes fall inside it. Both kernels.
 // Skips without a driver or an sm_90 GPU.
 func TestEvictedCloseDuringCapture(t *testing.T) {
 	if _, err := cu.Library(); err != nil {
@@ -29,15 +31,24 @@ func TestEvictedCloseDuringCapture(t *testing.T) {
 		t.Skipf("the fused GEMM needs sm_90: major %d, %v", cc, err)
 	}
 	t.Setenv("SYMMTUNE_CUBIN_CACHE", t.TempDir())
+	for _, c := range []struct {
+		kernel string
+		n, k   int
+	}{{"agmm", 14336, 4096}, {"matmulrs", 4096, 14336}} {
+		t.Run(c.kernel, func(t *testing.T) { evictedCloseDuringCapture(t, c.kernel, c.n, c.k) })
+	}
+}
+
+func evictedCloseDuringCapture(t *testing.T, kernel string, n, k int) {
 	const top, lo = 1024, 512
-	b := openBucket(t, "agmm", 14336, 4096, top)
+	b := openBucket(t, kernel, n, k, top)
 	r, h, ops := b.r, b.h, b.ops
 	call := func(m int, s cu.Stream) error {
 		_, err := GemmEnqueue(h, uint64(uintptr(s.C())), m, uint64(ops[0]), uint64(ops[1]), uint64(ops[2]), 0)
 		return err
 	}
 	var c, e cu.Stream
-	release := make(chan struct{})
+	release, closesRun := make(chan struct{}), make(chan struct{})
 	err := r.do(t, "set up", func() error {
 		var err error
 		if c, err = cu.MakeStream(cu.NonBlocking); err != nil {
@@ -68,6 +79,7 @@ func TestEvictedCloseDuringCapture(t *testing.T) {
 				return err
 			}
 		}
+		dev.closeLater(0, func() error { close(closesRun); return nil }, func(error) {})
 		return cu.Synchronize()
 	})
 	if err != nil {
@@ -78,7 +90,11 @@ func TestEvictedCloseDuringCapture(t *testing.T) {
 			return err
 		}
 		close(release) // the engine's thread closes lo+1's unit now
-		time.Sleep(100 * time.Millisecond)
+		select {
+		case <-closesRun:
+		case <-time.After(10 * time.Second):
+			return fmt.Errorf("the engine's thread has not run the evictions' closes after 10 s")
+		}
 		callErr := call(lo+2, c)
 		g, endErr := c.EndCapture()
 		if callErr != nil {

@@ -253,7 +253,7 @@ const clusterRows = 4096
 // tile at 124.8 and 137.9 µs, and 128x256 faster than both in µs).
 func DefaultTile(m, n, k, sms int, fp8 bool) hopper.Tile {
 	t, _ := defaultTile(m, n, k, sms, fp8)
-	t.EvictFirstB = evictFirst64(t, m, fp8)
+	t.EvictFirstB = evictFirst64(t, m, n, k, fp8)
 	return t
 }
 
@@ -346,9 +346,24 @@ func defaultTile(m, n, k, sms int, fp8 bool) (hopper.Tile, float64) {
 // 8192 (eight tile rows read each B tile, and B fits L2) it took the
 // untuned tile 8.5% behind the same tile without it on 1 x H100
 // (2026-12-06, two passes each, bench/results/2026-12-06-h100-ef-defaults-set.md).
-func evictFirst64(t hopper.Tile, m int, fp8 bool) bool {
-	return !fp8 && m <= evictFirstMaxRows && t.BM == 64 && t.BN <= 224 && t.PingPong && t.ClusterM() == 1 && t.KSplits() == 1
+// And only where B is larger than L2 (bBytesOverL2), the premise's other
+// half: a B that fits stays in L2 for the next call on the same weights,
+// and evict-first throws that away. On the whole bf16 set (1 x H100,
+// 2026-12-06) it took 64 x 8,192 x 2,048 (B 32 MiB) from 1.17x cuBLASLt
+// to 0.68x and 64 x 8,192 x 1,024 (16 MiB) from 1.20x to 0.78x; every
+// shape it was faster on had B of 56 MiB or more
+// (bench/results/2026-12-06-h100-bf16-set-retime.md).
+func evictFirst64(t hopper.Tile, m, n, k int, fp8 bool) bool {
+	return !fp8 && m <= evictFirstMaxRows && bBytesOverL2(n, k) &&
+		t.BM == 64 && t.BN <= 224 && t.PingPong && t.ClusterM() == 1 && t.KSplits() == 1
 }
+
+// sm90L2Bytes is the L2 cache of the sm_90 GPUs symmtune tunes (H100 and
+// H200: 50 MiB, cudaDevAttrL2CacheSize).
+const sm90L2Bytes = 50 << 20
+
+// bBytesOverL2 says whether a 2-byte B of n x k cannot stay in L2.
+func bBytesOverL2(n, k int) bool { return int64(n)*int64(k)*2 > sm90L2Bytes }
 
 // evictFirstMaxRows: the most rows evictFirst64 hints B at. The held-out
 // check reached 192 (three 64-row tile rows); 256 keeps the hint it had
@@ -390,7 +405,7 @@ func DefaultTileFor(v Variant, p Problem, sms int) hopper.Tile {
 	if st, ok := streamK(p, sms, cost, runs); ok {
 		return st
 	}
-	if ef := s; evictFirst64(s, p.M, p.Dtype.FP8()) {
+	if ef := s; evictFirst64(s, p.M, p.N, p.K, p.Dtype.FP8()) {
 		ef.EvictFirstB = true
 		if runs(ef) {
 			return ef

@@ -25,7 +25,7 @@ func TestDefaultTile(t *testing.T) {
 	}{
 		{64, 14336, 4096, false, "64x112:s9:c2:g8:pp:ef"}, // 128 tiles of 64x112, one wave (112 of 64x128: +2.6% on 1 x H200, 2026-12-05)
 		{64, 8192, 8192, false, "64x64:s10:c2:g8:pp:ef"},  // 128 narrow tiles fill one wave, 64 of 64x128 half
-		{256, 1280, 8192, false, "64x128:s8:c2:g8:pp:ef"}, // 80 narrow tiles fill 61%: not a candidate
+		{256, 1280, 8192, false, "64x128:s8:c2:g8:pp"},    // 80 narrow tiles fill 61%: not a candidate; B (20 MiB) fits L2: no evict-first
 		{1024, 1280, 8192, false, "128x128:s6:c2:g4:pp"},  // compute-bound: no narrow tile
 		{64, 28672, 8192, false, "64x224:s6:c2:g8:pp:ef"}, // 128 of 64x224 in one wave beat 224 of 64x128 in two
 		{128, 8192, 8192, false, "64x128:s8:c2:g8:pp:ef"}, // 128 tiles
@@ -143,7 +143,9 @@ func TestDefaultTileFor(t *testing.T) {
 		{VariantAGMM, 64, 8192, 3584, 1, "bf16", pp64 + ":ef", ""}, // 64 tiles; :sk2 measured 7% slower
 		{VariantAGMM, 64, 8192, 8192, 1, "bf16", pp64 + ":ef", ""}, // :sk2 3% slower
 		{VariantAGMM, 64, 7168, 8192, 1, "bf16", pp64 + ":ef", ""},
-		{VariantAGMM, 64, 8192, 1024, 1, "bf16", pp64 + ":ef", ""},
+		{VariantAGMM, 64, 8192, 3200, 1, "bf16", pp64, ""},         // B exactly L2 (50 MiB): no evict-first (bBytesOverL2)
+		{VariantAGMM, 64, 8192, 3264, 1, "bf16", pp64 + ":ef", ""}, // 51 MiB
+		{VariantAGMM, 64, 8192, 1024, 1, "bf16", pp64, ""},         // B (16 MiB) fits L2: no evict-first (0.78x cuBLASLt with it, 1.20x without, 1 x H100)
 		// Tiles fill more than half the SMs: never split.
 		{VariantAGMM, 128, 8192, 3584, 1, "bf16", pp128 + ":ef", ""},
 		{VariantAGMM, 128, 8192, 8192, 1, "bf16", pp128 + ":ef", ""},
@@ -158,12 +160,12 @@ func TestDefaultTileFor(t *testing.T) {
 		{VariantAGMM, 256, 7168, 8192, 1, "bf16", "64x224:s6:c2:g8:pp:ef", ""},
 		{VariantAGMM, 1024, 1280, 8192, 1, "bf16", "128x128:s6:c2:g4:pp", ""},
 		// A split that would pay, where it may not run.
-		{VariantAGMM, 320, 640, 8192, 1, "bf16", pp128, pp128 + ":sk4"},        // more than 256 rows: no split, no evict-first (evictFirstMaxRows)
-		{VariantAGMM, 512, 1280, 8192, 1, "bf16", pp128, ""},                   // eight tile rows read each B tile: no evict-first (8.5% slower with it, 1 x H100)
-		{VariantAGMM, 64, 1280, 960, 1, "bf16", pp128 + ":ef", pp128 + ":sk2"}, // 480 of K a slice
-		{VariantAGMM, 128, 1280, 8192, 2, "bf16", pp128 + ":ef", pp128 + ":sk4"},
-		{VariantAGMM, 256, 1280, 8192, 8, "bf16", pp128 + ":ef", pp128 + ":sk2"},
-		{VariantMatmulRS, 128, 1280, 8192, 2, "bf16", pp128 + ":ef", pp128 + ":sk4"},
+		{VariantAGMM, 320, 640, 8192, 1, "bf16", pp128, pp128 + ":sk4"}, // more than 256 rows: no split, no evict-first (evictFirstMaxRows)
+		{VariantAGMM, 512, 1280, 8192, 1, "bf16", pp128, ""},            // eight tile rows read each B tile: no evict-first (8.5% slower with it, 1 x H100)
+		{VariantAGMM, 64, 1280, 960, 1, "bf16", pp128, pp128 + ":sk2"},  // 480 of K a slice
+		{VariantAGMM, 128, 1280, 8192, 2, "bf16", pp128, pp128 + ":sk4"},
+		{VariantAGMM, 256, 1280, 8192, 8, "bf16", pp128, pp128 + ":sk2"},
+		{VariantMatmulRS, 128, 1280, 8192, 2, "bf16", pp128, pp128 + ":sk4"},
 		// A reduce-scatter of one rank is its product (FusedPlain): split
 		// as agmm's.
 		{VariantMatmulRS, 64, 1280, 8192, 1, "bf16", pp64 + ":sk4", ""},
