@@ -17,4 +17,9 @@
 // All CUDA calls of a rank run on one OS thread that holds the rank's
 // context (Team.Do): the driver API's current context is per thread, and Go
 // moves goroutines between threads.
+//
+// It also owns what a runner in another program's process needs to close
+// without disturbing that program's graph captures: LastCall, the point
+// after a runner's latest eager call that its close waits for, and
+// Relaxed, the capture mode such a close runs in.
 package cudamem
