@@ -212,4 +212,7 @@ func (c *cudaRunner) deviceBytes() int64 { return c.r.DeviceBytes() }
 
 func (c *cudaRunner) fence() (bool, error) { return c.r.Fence() }
 
-func (c *cudaRunner) close() error { return c.r.Close() }
+// close frees the runner in the relaxed capture mode: on the engine's
+// thread it is already; on a caller's thread (a retire, a reap) another
+// thread may be capturing in torch's global mode meanwhile.
+func (c *cudaRunner) close() error { return cudamem.Relaxed(c.r.Close) }
