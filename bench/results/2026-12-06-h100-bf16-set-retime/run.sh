@@ -1,4 +1,5 @@
 #!/bin/bash
+# Ran as planned on 1 x H100, 2026-12-06 02:44 UTC (327 s): 2026-12-06-h100-bf16-set-retime.md.
 # PLANNED (written 2026-12-06 01:50 UTC, before any run; rename the folder to the day and card it runs
 # on). Issue 56's first bar, re-counted: the untuned tile (gpu.DefaultTileFor, -tiles default) on the
 # whole bf16 set (129 shapes), as call C of 2026-12-04 timed it (58 of 129 at or above cuBLASLt's best,
