@@ -1,4 +1,5 @@
 #!/bin/bash
+# Ran on 1 x H100, 2026-12-06 02:40 UTC (RUNS=10, 242 s): 2026-12-06-h100-runtime-recheck.md, "The re-check".
 # Written 2026-12-06 01:40 UTC, before its run. The serving check's layers check failed after its
 # serving check in 2 of 3 runs on 1 x H100 today (CUDA_ERROR_STREAM_CAPTURE_INVALIDATED in a captured
 # matmul_reduce_scatter; alone it passed 3 of 3). The cause read from the code: a unit evicted at a
