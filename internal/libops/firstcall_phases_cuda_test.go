@@ -71,13 +71,13 @@ func firstCallPhases(t *testing.T, kernel string, n, k, top, lo, calls int) {
 			var u *gemmUnit
 			timed("6 openUnit (all of 1-4)", func() (err error) { u, _, err = openUnit(op, m); return err })
 			ptrs := gemmPtrs{a: uint64(b.ops[0]), b: uint64(b.ops[1]), c: uint64(b.ops[2])}
-			timed("7 first launch (plain)", func() error { return u.r.enqueue(stream, ptrs) })
+			timed("7 first launch (plain)", func() error { return u.r.enqueue(stream, ptrs, false) })
 			timed("8 evict", func() error { evict(u); return nil })
 			moved := ptrs
 			moved.c += 256 // new operand addresses: a plain launch again
-			timed("9 plain launch, unit open", func() error { return u.r.enqueue(stream, moved) })
-			timed("10 capture+launch", func() error { return u.r.enqueue(stream, moved) })
-			timed("11 replay", func() error { return u.r.enqueue(stream, moved) })
+			timed("9 plain launch, unit open", func() error { return u.r.enqueue(stream, moved, false) })
+			timed("10 capture+launch", func() error { return u.r.enqueue(stream, moved, false) })
+			timed("11 replay", func() error { return u.r.enqueue(stream, moved, false) })
 			// Plain launches back to back (new output addresses each, so
 			// no graph), timed one by one with no synchronize between:
 			// the CPU stays warm, as in a busy serving loop.
@@ -88,7 +88,7 @@ func firstCallPhases(t *testing.T, kernel string, n, k, top, lo, calls int) {
 				at := moved
 				at.c += uint64(512 * (j + 1))
 				start := time.Now()
-				if err := u.r.enqueue(stream, at); err != nil {
+				if err := u.r.enqueue(stream, at, false); err != nil {
 					t.Fatal(err)
 				}
 				phases["12 plain launch, back to back"] = append(phases["12 plain launch, back to back"], time.Since(start))

@@ -196,7 +196,7 @@ type cudaRunner struct {
 	op    string
 }
 
-func (c *cudaRunner) enqueue(stream uint64, p gemmPtrs) error {
+func (c *cudaRunner) enqueue(stream uint64, p gemmPtrs, capturing bool) error {
 	// Fail-stop: a call on a poisoned workspace is refused on every rank
 	// (barrier.cuh), a plain load of the workspace's host word. A fused
 	// GEMM's timed-out wait writes the workspace's poison word, which the
@@ -205,7 +205,7 @@ func (c *cudaRunner) enqueue(stream uint64, p gemmPtrs) error {
 		return err
 	}
 	calltime.Mark("poisoned word")
-	return c.r.Enqueue(c.cfg, cudamem.StreamOf(stream), ptrsOf(p))
+	return c.r.EnqueueKnown(c.cfg, cudamem.StreamOf(stream), ptrsOf(p), capturing)
 }
 
 func (c *cudaRunner) deviceBytes() int64 { return c.r.DeviceBytes() }

@@ -88,7 +88,9 @@ type gemmOpDevice interface {
 
 // gemmUnitRunner is a GEMM runner for one row count.
 type gemmUnitRunner interface {
-	enqueue(stream uint64, p gemmPtrs) error
+	// enqueue runs one call; capturing: stream is being captured (the
+	// runtime asked the driver already).
+	enqueue(stream uint64, p gemmPtrs, capturing bool) error
 	deviceBytes() int64
 	// fence marks, now, the point on the stream of its latest eager call
 	// after which its memory may be freed, for a close that may run later
@@ -255,7 +257,7 @@ func gemmCall(h uint64, op *gemmOp, m int, stream uint64, p gemmPtrs) (string, e
 		return "", err
 	}
 	calltime.Mark("note")
-	if err := u.r.enqueue(stream, p); err != nil {
+	if err := u.r.enqueue(stream, p, capturing); err != nil {
 		return "", enqueueErr(err)
 	}
 	calltime.Mark("enqueue rest")

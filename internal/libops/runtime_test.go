@@ -182,7 +182,7 @@ func (o fakeOp) open(m int) (gemmUnitRunner, string, error) {
 
 func (o fakeOp) close() error { return nil }
 
-func (r *fakeRunner) enqueue(stream uint64, p gemmPtrs) error {
+func (r *fakeRunner) enqueue(stream uint64, p gemmPtrs, capturing bool) error {
 	if r.d.err != nil {
 		return r.d.err
 	}
@@ -191,6 +191,9 @@ func (r *fakeRunner) enqueue(stream uint64, p gemmPtrs) error {
 	}
 	r.d.mu.Lock()
 	defer r.d.mu.Unlock()
+	if _, ok := r.d.capturing[stream]; ok != capturing {
+		return fmt.Errorf("m=%d on stream %d: told capturing %v, captured %v", r.m, stream, capturing, ok)
+	}
 	r.d.calls = append(r.d.calls, fakeCall{r.m, stream, p})
 	if id, ok := r.d.capturing[stream]; ok {
 		r.d.graphs[id].runners = append(r.d.graphs[id].runners, r)

@@ -280,6 +280,14 @@ func (r *Runner) Enqueue(c Config, main cu.Stream, p Ptrs) error {
 		return err
 	}
 	calltime.Mark("capturing?")
+	return r.EnqueueKnown(c, main, p, capturing)
+}
+
+// EnqueueKnown is Enqueue for a caller that has just asked whether main
+// is being captured (the symmtune.torch runtime asks once per call, to
+// take a graph's hold): one driver call fewer.
+func (r *Runner) EnqueueKnown(c Config, main cu.Stream, p Ptrs, capturing bool) error {
+	var err error
 	if !capturing {
 		r.last.Eager(main)
 	}
