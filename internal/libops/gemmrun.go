@@ -115,11 +115,14 @@ func GemmOpen(req []byte, regions []uint64, table uint64) (handle uint64, warnin
 	if err := checkPoisoned(); err != nil {
 		return 0, "", err
 	}
+	if err := unitBoundsFromEnv(); err != nil {
+		return 0, "", err
+	}
 	d, err := dev.openGemm(o)
 	if err != nil {
 		return 0, "", err
 	}
-	op := &gemmOp{o: o, dev: d, units: map[int]*gemmUnit{}, warn: map[int]string{}}
+	op := &gemmOp{o: o, dev: d, units: map[int]*gemmUnit{}, warn: map[int]string{}, evicted: map[int]bool{}}
 	if o.warmFrom != 0 {
 		if err := warmFrom(op, o.warmFrom); err != nil {
 			var errs []error

@@ -1,7 +1,9 @@
 package libops
 
 import (
+	"errors"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -109,4 +111,55 @@ func TestEvictionAndCapture(t *testing.T) {
 			t.Fatalf("stats %+v, %d runners open: want %d units", s, len(f.open), maxUnits)
 		}
 	})
+}
+
+// TestCaptureAfterEviction: a program that warms up more row counts than
+// the bounds keep before it captures them (100 here) meets, in the
+// capture, a row count whose unit the bounds closed: the CaptureError
+// says so and names the setting that raises the bound; one never warmed
+// up gets the warm-up's error; with $SYMMTUNE_RUNTIME_UNITS above the
+// warm-ups every capture finds its unit; a bad value is refused at the
+// op's open, naming the variable.
+func TestCaptureAfterEviction(t *testing.T) {
+	cases := []struct {
+		name, units string
+		m           int
+		want        string // "" : the captured call runs
+	}{
+		{"evicted", "", 2, "after its runner was closed: its warm-up was followed by first calls at more row counts than are kept open (64, or 256 MiB"},
+		{"never warmed up", "", 1000, "the first matmulrs call with m=1000 (n=1024, k=1024) came during a CUDA graph capture, where its runner cannot be opened"},
+		{"bound raised", "128", 2, ""},
+		{"bound raised, never warmed up", "128", 1000, "make the same call once before the capture (a warm-up)"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv(UnitsEnv, tc.units)
+			h, f := openFake(t, "bf16")
+			for i := 1; i <= 100; i++ {
+				enq(t, h, 1, 2*i)
+			}
+			f.beginCapture(1)
+			_, err := GemmEnqueue(h, 1, tc.m, 1, 2, 3, 0)
+			var ce *CaptureError
+			switch {
+			case tc.want == "" && err != nil:
+				t.Fatalf("captured call at m=%d: %v", tc.m, err)
+			case tc.want != "" && (!errors.As(err, &ce) || !strings.Contains(ce.Msg, tc.want)):
+				t.Fatalf("captured call at m=%d: %v\nwant a CaptureError with %q", tc.m, err, tc.want)
+			case tc.want != "" && strings.Contains(tc.want, "closed") && !strings.Contains(ce.Msg, "$"+UnitsEnv):
+				t.Fatalf("%v: want it to name $%s", err, UnitsEnv)
+			}
+		})
+	}
+	for _, v := range []string{"0", "-3", "many", "1.5"} {
+		t.Run("bad "+v, func(t *testing.T) {
+			useFake(t)
+			t.Setenv(UnitsEnv, v)
+			_, _, err := GemmOpen([]byte(fakeOpenReq), []uint64{1 << 20, 2 << 20}, 4096)
+			var b *BadInputError
+			if !errors.As(err, &b) || !strings.Contains(b.Msg, "$"+UnitsEnv+"=") {
+				t.Fatalf("open with %s=%q: %v; want a bad-input error naming it", UnitsEnv, v, err)
+			}
+		})
+	}
 }

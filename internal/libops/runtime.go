@@ -38,10 +38,16 @@ import (
 // device's shared engine to one call at a time.
 
 // Bounds of the GEMM units kept open that no graph holds (what graphs
-// hold stays, however much).
+// hold stays, however much): the defaults, and what a program's
+// environment sets (unitBoundsFromEnv, read at each GEMM op's open).
 const (
-	maxUnits     = 64
-	maxUnitBytes = 256 << 20
+	defaultMaxUnits   = 64
+	defaultMaxUnitMiB = 256
+)
+
+var (
+	maxUnits           = defaultMaxUnits
+	maxUnitBytes int64 = defaultMaxUnitMiB << 20
 )
 
 // counter is a unit's hold count: the graphs holding it. The cuda build's
@@ -185,6 +191,9 @@ type gemmOp struct {
 	dev   gemmOpDevice
 	units map[int]*gemmUnit
 	warn  map[int]string // each M's warning, given once
+	// evicted: the row counts whose unit the bounds closed (not opened
+	// since), so that a capture that meets one can say why it is gone.
+	evicted map[int]bool
 }
 
 // gemmUnit is a GEMM handle's unit for m rows, in lru.
@@ -241,8 +250,7 @@ func gemmCall(h uint64, op *gemmOp, m int, stream uint64, p gemmPtrs) (string, e
 	warning := ""
 	if u == nil {
 		if capturing {
-			return "", &CaptureError{fmt.Sprintf("the first %s call with m=%d (n=%d, k=%d) came during a CUDA graph capture, where its runner cannot be opened; make the same call once before the capture (a warm-up)",
-				op.o.kernel, m, op.o.prob.N, op.o.prob.K)}
+			return "", captureError(op, m)
 		}
 		if u, warning, err = openUnit(op, m); err != nil {
 			return "", err
@@ -264,6 +272,18 @@ func gemmCall(h uint64, op *gemmOp, m int, stream uint64, p gemmPtrs) (string, e
 	return warning, nil
 }
 
+// captureError is the error of op's call at m rows inside a capture,
+// where m's unit is not open: never warmed up, or closed since by the
+// bounds (more row counts were warmed up than they keep).
+func captureError(op *gemmOp, m int) *CaptureError {
+	call := fmt.Sprintf("%s call with m=%d (n=%d, k=%d)", op.o.kernel, m, op.o.prob.N, op.o.prob.K)
+	if op.evicted[m] {
+		return &CaptureError{fmt.Sprintf("the %s came during a CUDA graph capture after its runner was closed: its warm-up was followed by first calls at more row counts than are kept open (%d, or %d MiB; graphs keep theirs), so the least recently used closed, and a capture cannot open one; warm up each shape right before its capture, or raise $%s (or $%s)",
+			call, maxUnits, maxUnitBytes>>20, UnitsEnv, UnitMiBEnv)}
+	}
+	return &CaptureError{fmt.Sprintf("the first %s came during a CUDA graph capture, where its runner cannot be opened; make the same call once before the capture (a warm-up)", call)}
+}
+
 // openUnit opens op's unit for m rows: the warning of its open, the
 // first time (empty: none).
 func openUnit(op *gemmOp, m int) (*gemmUnit, string, error) {
@@ -271,6 +291,7 @@ func openUnit(op *gemmOp, m int) (*gemmUnit, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
+	delete(op.evicted, m)
 	c, err := dev.newCounter()
 	if err != nil {
 		return nil, "", errors.Join(err, r.close())
@@ -322,6 +343,10 @@ func evict(keep *gemmUnit) {
 		}
 		lru.remove(u)
 		delete(u.op.units, u.m)
+		if len(u.op.evicted) >= maxEvictedRemembered {
+			clear(u.op.evicted) // a bound; a capture after it only words its error as a first call's
+		}
+		u.op.evicted[u.m] = true
 		// Closed on the engine's thread: a first call's eviction costs
 		// its caller a hand-over, not the runner's teardown. Its fence is
 		// marked here, on the caller's thread in an eager call: marked on

@@ -78,11 +78,13 @@ func useFake(t *testing.T) *fakeDevice {
 	f := &fakeDevice{capturing: map[uint64]uint64{}, graphs: map[uint64]*fakeGraph{}, open: map[*fakeRunner]bool{}, bytes: 1 << 20}
 	runtimeMu.Lock()
 	old, oldRunners, oldZombies, oldLRU := dev, runners, zombies, lru
+	oldUnits, oldBytes := maxUnits, maxUnitBytes
 	dev, runners, zombies, closedHandles, lru = f, map[uint64]*liveRunner{}, nil, nil, unitLRU{}
 	poisoned.Store(nil)
 	runtimeMu.Unlock()
 	t.Cleanup(func() {
 		runtimeMu.Lock()
+		maxUnits, maxUnitBytes = oldUnits, oldBytes
 		dev, runners, zombies, closedHandles, lru = old, oldRunners, oldZombies, nil, oldLRU
 		poisoned.Store(nil)
 		runtimeMu.Unlock()
