@@ -77,16 +77,6 @@ func TestRunnerKinds(t *testing.T) {
 	}
 }
 
-// arFake is an all-reduce runner on the fake device, with fakeRunner's
-// fence and close: its close fails where it would wait on a point it
-// marks on a stream being captured (on a GPU: it invalidates that
-// capture). Its calls check the runtime's eager flag.
-type arFake struct{ fakeRunner }
-
-func (r *arFake) enqueue(stream, _ uint64, _ int64, eager bool) error {
-	return r.fakeRunner.enqueue(stream, gemmPtrs{}, !eager)
-}
-
 // TestAllreduceRetireAndCapture: an all-reduce handle retired (its region
 // grew) after an eager call on stream 7 closes at once where nothing
 // captures stream 7, and where another thread captures it, stays open
@@ -96,12 +86,7 @@ func TestAllreduceRetireAndCapture(t *testing.T) {
 	for _, captured := range []bool{false, true} {
 		t.Run(fmt.Sprintf("captured=%v", captured), func(t *testing.T) {
 			f := useFake(t)
-			r := &arFake{fakeRunner{d: f, m: -1}}
-			f.open[&r.fakeRunner] = true
-			c, _ := dev.newCounter()
-			runtimeMu.Lock()
-			h := addHandle(&liveRunner{ar: &arUnit{unit: unit{closeFn: r.close, fenceFn: r.fence, held: c}, r: r}, dtype: "bf16"})
-			runtimeMu.Unlock()
+			h, r := openFakeARFenced(t, f)
 			if err := AllreduceEnqueue(h, 7, 16, 8); err != nil {
 				t.Fatal(err)
 			}

@@ -188,11 +188,11 @@ func (r *fakeRunner) enqueue(stream uint64, p gemmPtrs, capturing bool) error {
 	if r.d.err != nil {
 		return r.d.err
 	}
+	r.d.mu.Lock()
+	defer r.d.mu.Unlock()
 	if r.closed {
 		return fmt.Errorf("m=%d: enqueue on a closed runner", r.m)
 	}
-	r.d.mu.Lock()
-	defer r.d.mu.Unlock()
 	if _, ok := r.d.capturing[stream]; ok != capturing {
 		return fmt.Errorf("m=%d on stream %d: told capturing %v, captured %v", r.m, stream, capturing, ok)
 	}
@@ -218,13 +218,12 @@ func (r *fakeRunner) fence() (bool, error) {
 func (r *fakeRunner) deviceBytes() int64 { return r.d.bytes }
 
 func (r *fakeRunner) close() error {
+	r.d.mu.Lock()
+	defer r.d.mu.Unlock()
 	if r.closed {
 		return fmt.Errorf("m=%d: closed twice", r.m)
 	}
-	r.d.mu.Lock()
-	_, capturing := r.d.capturing[r.last]
-	r.d.mu.Unlock()
-	if r.hasLast && !r.fenced && capturing {
+	if _, capturing := r.d.capturing[r.last]; r.hasLast && !r.fenced && capturing {
 		return fmt.Errorf("m=%d: its free waits for a point on stream %d, which is being captured: the capture takes it in", r.m, r.last)
 	}
 	r.closed = true
