@@ -7,6 +7,8 @@
 # bash bench/results/PLANNED-ef-l2-heldout/build.sh; with FULLSET=1 also
 # bash bench/results/2026-12-06-h100-bf16-set-retime/build.sh.
 # carry [".gpu/fix", ".gpu/efl2"] (and ".gpu/set" with FULLSET=1).
+# RUNTIME=1 adds runtime-main.sh (main's library in the serving check and runtime_check.py, about 90 s).
 bash bench/results/2026-12-06-h100-runtime-recheck/gotests-run.sh
 bash "$(dirname "$0")/run.sh"
+if [ "${RUNTIME:-0}" = 1 ]; then bash "$(dirname "$0")/runtime-main.sh"; fi
 if [ "${FULLSET:-0}" = 1 ]; then bash bench/results/2026-12-06-h100-bf16-set-retime/run.sh; fi
