@@ -352,7 +352,10 @@ func defaultTile(m, n, k, sms int, fp8 bool) (hopper.Tile, float64) {
 // 2026-12-06) it took 64 x 8,192 x 2,048 (B 32 MiB) from 1.17x cuBLASLt
 // to 0.68x and 64 x 8,192 x 1,024 (16 MiB) from 1.20x to 0.78x; every
 // shape it was faster on had B of 56 MiB or more
-// (bench/results/2026-12-06-h100-bf16-set-retime.md).
+// (bench/results/2026-12-06-h100-bf16-set-retime.md). Held out on five
+// new 64-row shapes (1 x H100, same day): it held, though evict-first was
+// already 5.6% ahead at B of 48 MiB
+// (bench/results/2026-12-06-h100-ef-l2-heldout.md).
 func evictFirst64(t hopper.Tile, m, n, k int, fp8 bool) bool {
 	return !fp8 && m <= evictFirstMaxRows && bBytesOverL2(n, k) &&
 		t.BM == 64 && t.BN <= 224 && t.PingPong && t.ClusterM() == 1 && t.KSplits() == 1

@@ -1,4 +1,5 @@
 #!/bin/bash
+# Ran as planned on 1 x H100, 2026-12-06 04:23 UTC: ../2026-12-06-h100-ef-l2-heldout.md (every check PASS).
 # PLANNED (written 2026-12-06 04:05 UTC, before any run). The serving runtime on main's library
 # (.gpu/fix/lib.txz from 2026-12-06-h100-runtime-recheck/build.sh): every change after 9ec359a (each
 # unit's close in the relaxed capture mode, GemmOpen's bounds from SYMMTUNE_RUNTIME_UNITS, one capture

@@ -1,4 +1,5 @@
 #!/bin/bash
+# Ran as planned on 1 x H100, 2026-12-06 04:22 UTC: ../2026-12-06-h100-ef-l2-heldout.md (the bound holds).
 # PLANNED (written 2026-12-06 03:00 UTC, before any run; rename the folder to the day and card it runs on).
 # Issue 56: the held-out check of evict-first's L2 bound (kernels/gemm/gpu/defaults_tile.go,
 # bBytesOverL2): the untuned 64-row tiles load B evict-first only where B is larger than L2 (50 MiB).
@@ -13,7 +14,7 @@
 # cuBLASLt, the tile without :ef is at least as fast as with it on at least 2 of the 3 shapes under L2,
 # and with :ef is behind by no more than 1% on either shape over L2. Else the bound is written down as
 # not holding out and the rule before it (no B bound) comes back.
-#   bash bench/results/PLANNED-ef-l2-heldout/build.sh (here: .gpu/efl2/gm.txz); carry [".gpu/efl2"].
+#   bash bench/results/2026-12-06-h100-ef-l2-heldout/build.sh (here: .gpu/efl2/gm.txz); carry [".gpu/efl2"].
 set -u
 mkdir -p /tmp/gm && tar xJf .gpu/efl2/gm.txz -C /tmp/gm
 export BIN=/tmp/gm/bin SYMMTUNE_CUBIN_CACHE=/tmp/cubin
