@@ -1,4 +1,5 @@
 #!/bin/bash
+# Ran as planned on 1 x H100, 2026-12-06 04:37 UTC (108 s): ../2026-12-06-h100-pp-group.md (g8 not kept).
 # PLANNED (written 2026-12-06 04:50 UTC, before any run; rename the folder to the day and card it runs on).
 # Issue 56: the untuned 128x128 ping-pong tile's swizzle group at 1,024-2,048 rows. On the whole bf16 set
 # (1 x H100, 2026-12-06-h100-ef-l2-heldout.md) the rule's 128x128:s6:c2:g4:pp ran at 476-631 TFLOP/s at
@@ -15,7 +16,7 @@
 # way against the winner of those two at the 2,048-row shapes only (three of the seven), and is written
 # down, not applied, unless it passes the same three tests there. The other two tiles change nothing
 # today (a tileEfficiency change is a separate, larger question).
-#   bash bench/results/PLANNED-pp-group/build.sh (here: .gpu/ppg/gm.txz); carry [".gpu/ppg"].
+#   bash bench/results/2026-12-06-h100-pp-group/build.sh (here: .gpu/ppg/gm.txz); carry [".gpu/ppg"].
 set -u
 mkdir -p /tmp/gm && tar xJf .gpu/ppg/gm.txz -C /tmp/gm
 export BIN=/tmp/gm/bin SYMMTUNE_CUBIN_CACHE=/tmp/cubin
