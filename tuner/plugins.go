@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -152,4 +153,14 @@ func (e *InputError) Unwrap() error { return e.Err }
 // inputErrorf makes an InputError.
 func inputErrorf(format string, args ...any) error {
 	return &InputError{fmt.Errorf(format, args...)}
+}
+
+// CheckDtype is the InputError for a dtype the kernel's plugin does not
+// take on backend (dtypes: what its description lists), or nil. Search and
+// lookup both ask it, so a typo reads the same in each.
+func CheckDtype(kernel, backend string, dtypes []string, dtype string) error {
+	if slices.Contains(dtypes, dtype) {
+		return nil
+	}
+	return inputErrorf("kernel %s (%s) does not take dtype %q (it takes %s)", kernel, backend, dtype, strings.Join(dtypes, ", "))
 }

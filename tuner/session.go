@@ -69,8 +69,8 @@ func (ss *session) describe(ctx context.Context, r *rankProc) ([]space.Config, e
 	if err != nil {
 		return nil, &InputError{fmt.Errorf("kernel %s: %w", job.Kernel, err)}
 	}
-	if !slices.Contains(desc.Dtypes, job.Dtype) {
-		return nil, inputErrorf("kernel %s (%s) does not take dtype %q (it takes %s)", job.Kernel, ss.backend, job.Dtype, strings.Join(desc.Dtypes, ", "))
+	if err := CheckDtype(job.Kernel, ss.backend, desc.Dtypes, job.Dtype); err != nil {
+		return nil, err
 	}
 	hw, err := r.kernel.Hardware(cctx, &pb.HardwareRequest{Backend: ss.backend, World: int32(job.World)})
 	if err != nil {

@@ -207,7 +207,10 @@ func TestLookupNearestAndMissing(t *testing.T) {
 		{"exact", []string{"--shape", "n=4096", "--world", "2"}, 0, "algorithm="},
 		{"nearest shape", []string{"--shape", "n=16384", "--world", "2"}, 0, "algorithm="},
 		{"other world", []string{"--shape", "n=4096", "--world", "3"}, 3, ""},
-		{"other dtype", []string{"--shape", "n=4096", "--world", "2", "--dtype", "bf16"}, 3, ""},
+		// The CPU all-reduce takes f32 only: a dtype it does not take is bad
+		// input (as search says), not a missing entry.
+		{"dtype the plugin does not take", []string{"--shape", "n=4096", "--world", "2", "--dtype", "bf16"}, 2, ""},
+		{"unknown dtype", []string{"--shape", "n=4096", "--world", "2", "--dtype", "f99"}, 2, ""},
 		{"bad shape", []string{"--shape", "n=-4", "--world", "2"}, 2, ""},
 		{"unknown kernel", []string{"--shape", "n=4", "--world", "2", "--kernel", "nosuch"}, 2, ""},
 	}

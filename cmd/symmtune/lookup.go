@@ -28,7 +28,7 @@ func newLookupCmd(g *globals) *cobra.Command {
 		Long: "Prints the cached config for this machine's hardware and the plugin's current kernel\n" +
 			"version: the exact shape if tuned, else the nearest tuned shape (saying so on stderr).\n" +
 			"The plugin checks the config at the asked shape; an entry it rejects is skipped for the\n" +
-			"next best. Exit code 3 when there is none.",
+			"next best. Exit code 3 when there is none; 2 for a dtype the plugin does not take.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if kernel == "" || world == 0 || shape == "" {
@@ -77,6 +77,9 @@ func newLookupCmd(g *globals) *cobra.Command {
 					return err
 				}
 				_, err = tuner.InspectWith(ctx, g.pluginDir, kernel, backend, world, trust, g.pluginLogger(), func(info *tuner.PluginInfo, validate tuner.Validator) error {
+					if err := tuner.CheckDtype(kernel, info.Backend, info.Desc.Dtypes, dtype); err != nil {
+						return err
+					}
 					q.KernelVersion, q.Backend, q.Machine = info.Desc.KernelVersion, info.Backend, info.Hardware
 					store, err := st.Load(ctx)
 					if err != nil {
