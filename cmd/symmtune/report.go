@@ -67,11 +67,7 @@ func newReportCmd(g *globals) *cobra.Command {
 			if err := report.WriteFile(output, d, time.Now()); err != nil {
 				return err
 			}
-			noun := "searches"
-			if len(d.Runs) == 1 {
-				noun = "search"
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "report: %s (%d %s)\n", output, len(d.Runs), noun)
+			fmt.Fprintf(cmd.OutOrStdout(), "report: %s (%s)\n", output, reportCounts(len(d.Runs), len(d.Entries), in.Cache != nil))
 			return nil
 		},
 	}
@@ -80,4 +76,20 @@ func newReportCmd(g *globals) *cobra.Command {
 	f.StringArrayVar(&peers, "peers", nil, "peer timings CSV (kind,impl,shape,us), as FILE or WORLD=FILE; repeat for more")
 	f.StringVarP(&output, "output", "o", "report.html", "HTML file to write (- for stdout)")
 	return cmd
+}
+
+// reportCounts says what a report holds: its searches, and its tuned
+// configs where the cache was read.
+func reportCounts(runs, entries int, cacheRead bool) string {
+	plural := func(n int, one, many string) string {
+		if n == 1 {
+			return "1 " + one
+		}
+		return fmt.Sprintf("%d %s", n, many)
+	}
+	out := plural(runs, "search", "searches")
+	if cacheRead {
+		out += ", " + plural(entries, "tuned config", "tuned configs")
+	}
+	return out
 }

@@ -132,3 +132,20 @@ func TestReportBadInput(t *testing.T) {
 		reporttest.Check(t, page, reporttest.Expect{Logs: []string{torn}})
 	})
 }
+
+func TestReportCounts(t *testing.T) {
+	for _, tc := range []struct {
+		runs, entries int
+		cacheRead     bool
+		want          string
+	}{
+		{1, 0, false, "1 search"},
+		{3, 0, false, "3 searches"},
+		{0, 6, true, "0 searches, 6 tuned configs"},
+		{2, 1, true, "2 searches, 1 tuned config"},
+	} {
+		if got := reportCounts(tc.runs, tc.entries, tc.cacheRead); got != tc.want {
+			t.Errorf("reportCounts(%d, %d, %v) = %q, want %q", tc.runs, tc.entries, tc.cacheRead, got, tc.want)
+		}
+	}
+}
