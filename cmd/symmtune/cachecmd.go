@@ -18,6 +18,11 @@ func newCacheCmd(g *globals) *cobra.Command {
 		Use:   "cache",
 		Short: "Work on tuned-config caches (files or Redis) as a whole",
 		Args:  cobra.NoArgs,
+		// Runnable, so that cobra refuses an unknown subcommand (NoArgs)
+		// instead of printing the help and exiting 0.
+		RunE: func(*cobra.Command, []string) error {
+			return usageError{errors.New("cache needs a command: merge (symmtune cache merge --help)")}
+		},
 	}
 	c.AddCommand(newCacheMergeCmd(g))
 	return c

@@ -95,6 +95,8 @@ func TestCacheMergeBadInput(t *testing.T) {
 		{"cache", "merge", "redis://h:0/0", good},
 		{"cache", "merge", dir, good},
 		{"cache", "merge", "/dev/null", good},
+		{"cache"},                 // no command (this printed the help and exited 0)
+		{"cache", "export", good}, // no such command (the same)
 	} {
 		code, stdout, stderr := cli(t, args...)
 		if code != exitUsage || strings.Count(stderr, "\n") != 1 {
