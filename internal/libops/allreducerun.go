@@ -1,10 +1,7 @@
 package libops
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
-	"strings"
 
 	"github.com/symmtune/symmtune/kernels/allreduce"
 	"github.com/symmtune/symmtune/space"
@@ -49,10 +46,8 @@ type allreduceRunner interface {
 // checkAllreduceOpen decodes and checks a request and the region pointers.
 func checkAllreduceOpen(req []byte, regions []uint64, table uint64) (allreduceOpen, error) {
 	var r AllreduceOpenRequest
-	dec := json.NewDecoder(bytes.NewReader(req))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&r); err != nil {
-		return allreduceOpen{}, bad("request: %s", strings.TrimPrefix(err.Error(), "json: "))
+	if err := decodeRequest(req, &r); err != nil {
+		return allreduceOpen{}, err
 	}
 	switch {
 	case r.Dtype != "bf16" && r.Dtype != "f16" && r.Dtype != "f32":

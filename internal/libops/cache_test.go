@@ -145,7 +145,7 @@ func TestCacheLookup(t *testing.T) {
 		{"world 0", with(q(8, "any"), "world", 0), "world size 0", true},
 		{"zero dimension", q(0, "any"), `dimension "n" = 0`, true},
 		{"no shape", with(q(8, "any"), "shape", map[string]int64{}), "shape:", true},
-		{"string size", with(q(8, "any"), "shape", map[string]string{"n": "8"}), "request:", true},
+		{"string size", with(q(8, "any"), "shape", map[string]string{"n": "8"}), "shape: want an integer, got a string", true},
 		{"this machine needs a backend", with(q(8, nil), "backend", ""), "hardware null fingerprints this machine", true},
 		{"unknown backend", with(q(8, nil), "backend", "rocm"), `backend "rocm"`, true},
 		{"hardware word", q(8, "all"), `hardware "all"`, true},

@@ -1,11 +1,9 @@
 package libops
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/symmtune/symmtune/internal/calltime"
 	"github.com/symmtune/symmtune/kernels/gemm/gpu"
@@ -55,10 +53,8 @@ type gemmPtrs struct{ a, b, c, extra, scaleA, scaleB uint64 }
 // checkGemmOpen decodes and checks a request and the region pointers.
 func checkGemmOpen(req []byte, regions []uint64, table uint64) (gemmOpen, error) {
 	var r GemmOpenRequest
-	dec := json.NewDecoder(bytes.NewReader(req))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&r); err != nil {
-		return gemmOpen{}, bad("request: %s", strings.TrimPrefix(err.Error(), "json: "))
+	if err := decodeRequest(req, &r); err != nil {
+		return gemmOpen{}, err
 	}
 	if r.Dtype == "" {
 		return gemmOpen{}, bad("dtype: missing (bf16, f16, e4m3 or e4m3_row)")

@@ -8,7 +8,6 @@
 package libops
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -48,16 +47,8 @@ type op struct {
 func handler[Req any](doc string, f func(Req) (any, error)) op {
 	return op{doc: doc, run: func(b []byte) (any, error) {
 		var r Req
-		if len(bytes.TrimSpace(b)) == 0 {
-			b = []byte("{}")
-		}
-		dec := json.NewDecoder(bytes.NewReader(b))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&r); err != nil {
-			return nil, bad("request: %s", strings.TrimPrefix(err.Error(), "json: "))
-		}
-		if dec.More() {
-			return nil, bad("request: data after the JSON object")
+		if err := decodeRequest(b, &r); err != nil {
+			return nil, err
 		}
 		return f(r)
 	}}

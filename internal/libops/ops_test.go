@@ -28,7 +28,7 @@ func TestCall(t *testing.T) {
 		{"gemm.space", `{"kernel":"matmulrs"}`, `"added_later":{"fast_accum":1,"reduce":"kernel"}`, false},
 		{"gemm.space", `{"kernel":"gemm"}`, `kernel "gemm"`, true},
 		{"gemm.choose", `{"kernel":"agmm","m":6,"n":8,"k":8,"world":4,"dtype":"bf16"}`, "not divisible by world 4", true},
-		{"gemm.choose", `{"kernel":"agmm","m":"8"}`, `field gemmChooseReq.problemReq.m of type int`, true},
+		{"gemm.choose", `{"kernel":"agmm","m":"8"}`, `m: want an integer, got a string`, true},
 		{"gemm.parse_config", `{"kernel":"agmm","config":{"chunks":true}}`, `want an integer or a string`, true},
 		{"gemm.parse_config", `{"kernel":"agmm","config":{"impl":"pipeline"}}`, `parameter "chunks" missing; `, true},
 		{"gemm.default", `{"kernel":"agmm"}`, `"chunks":2`, false},

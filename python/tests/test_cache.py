@@ -7,6 +7,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
+import re
 import subprocess
 import sys
 from typing import Any
@@ -211,9 +212,17 @@ def test_damaged_entry_is_a_warning_and_skipped(tmp_path, store):
         symmtune.lookup("k", 2, "f32", {"n": 8}, cache=p, hardware="any")
 
 
-@pytest.mark.parametrize("shape,world", [({}, 4), ({"n": 0}, 4), ({"n": "8"}, 4), ([8], 4), ({"n": 8}, 0)])
-def test_bad_query_is_a_value_error(store, shape, world):
-    with pytest.raises(ValueError):
+@pytest.mark.parametrize("shape,world,says", [
+    ({}, 4, "shape"),
+    ({"n": 0}, 4, 'dimension "n" = 0'),
+    ({"n": "8"}, 4, "shape: want an integer, got a string"),
+    ({"n": 8.5}, 4, "shape: want an integer, got 8.5"),
+    ([8], 4, "shape: want an object of integers, got a list"),
+    ({"n": 8}, 0, "world size 0"),
+    ({"n": 8}, "4", "world: want an integer, got a string"),
+])
+def test_bad_query_is_a_value_error_naming_the_argument(store, shape, world, says):
+    with pytest.raises(ValueError, match=re.escape(says)):
         symmtune.lookup("allreduce", world, "f32", shape, cache=store, hardware="any")
 
 
