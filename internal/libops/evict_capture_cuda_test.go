@@ -21,7 +21,8 @@ import (
 // global mode. The capture must end whole, and its graph replay. The
 // engine's thread is held back by a job of the test's until the capture
 // has begun, and the capture goes on only once a job queued after the
-// evictions' closes has run, so the closes fall inside it. Both kernels.
+// evictions' closes has run, so the closes fall inside it; the evicted
+// unit owns a graph (its close destroys it). Both kernels.
 // Skips without a driver or an sm_90 GPU.
 func TestEvictedCloseDuringCapture(t *testing.T) {
 	if _, err := cu.Library(); err != nil {
@@ -57,8 +58,18 @@ func evictedCloseDuringCapture(t *testing.T, kernel string, n, k int) {
 		if e, err = cu.MakeStream(cu.NonBlocking); err != nil {
 			return err
 		}
-		if err := call(lo+1, c); err != nil { // the unit to be evicted: last called on C
-			return err
+		// The unit to be evicted, last called on C: three calls, so that it
+		// owns a graph (graph=1 captures a call at its second sight of the
+		// operands and replays it from the third), as the serving check's
+		// warm units did. Its close destroys that graph: the call the old
+		// runtime made in the default capture mode, which another thread's
+		// global capture forbids (TestAllreduceRetireDuringCapture's
+		// failure showed cuGraphExecDestroy refused so). With one call the
+		// unit had no graph, and the test passed before the fix too.
+		for range 3 {
+			if err := call(lo+1, c); err != nil {
+				return err
+			}
 		}
 		if err := call(lo+2, e); err != nil { // the warm row count the capture calls
 			return err
