@@ -68,14 +68,13 @@ func (c *cudaAllreduce) deviceBytes() int64 { return c.bytes }
 func (c *cudaAllreduce) fence() (bool, error) { return c.last.Mark() }
 
 // close waits for the runner's last eager call (fence marked it) and frees
-// it in the relaxed capture mode: a context-wide synchronize here, as the
-// runner's own Close makes, would invalidate a capture another thread
-// makes meanwhile. Calls in graphs are done: their graphs held the unit.
+// it (the runtime runs it in the relaxed capture mode: device.relaxed). Not
+// a context-wide synchronize, as the runner's own Close makes: that would
+// invalidate a capture another thread makes meanwhile, whatever the mode.
+// Calls in graphs are done: their graphs held the unit.
 func (c *cudaAllreduce) close() error {
-	return cudamem.Relaxed(func() error {
-		if err := c.last.Wait(); err != nil {
-			return err // nothing freed under work that may still run
-		}
-		return errors.Join(c.r.Release(), c.peers.Close(), c.last.Close())
-	})
+	if err := c.last.Wait(); err != nil {
+		return err // nothing freed under work that may still run
+	}
+	return errors.Join(c.r.Release(), c.peers.Close(), c.last.Close())
 }

@@ -61,6 +61,8 @@ func (d *cudaDevice) closeLater(ordinal int, f func() error, onErr func(error)) 
 	}
 }
 
+func (d *cudaDevice) relaxed(f func() error) error { return cudamem.Relaxed(f) }
+
 func (d *cudaDevice) capture(stream uint64) (bool, uint64, func(counter) error, error) {
 	capturing, id, g, err := cudamem.StreamOf(stream).CaptureGraph()
 	if err != nil || !capturing {
@@ -212,7 +214,7 @@ func (c *cudaRunner) deviceBytes() int64 { return c.r.DeviceBytes() }
 
 func (c *cudaRunner) fence() (bool, error) { return c.r.Fence() }
 
-// close frees the runner in the relaxed capture mode: on the engine's
-// thread it is already; on a caller's thread (a retire, a reap) another
-// thread may be capturing in torch's global mode meanwhile.
-func (c *cudaRunner) close() error { return cudamem.Relaxed(c.r.Close) }
+// close frees the runner; the runtime runs it in the relaxed capture mode
+// (device.relaxed), on the engine's thread or a caller's (a retire, a
+// reap), while another thread may be capturing in torch's global mode.
+func (c *cudaRunner) close() error { return c.r.Close() }

@@ -80,6 +80,12 @@ type device interface {
 	// nothing uses any more, off the caller's thread where the device
 	// has one for it (the engine's), else now; onErr gets its error.
 	closeLater(ordinal int, f func() error, onErr func(error))
+	// relaxed runs f, a close, in the relaxed capture mode on its thread:
+	// while another thread captures in torch's global mode, a close that
+	// destroys graphs or unloads modules in the default mode is refused
+	// and invalidates that capture (seen on 1 x H100, 2026-12-06). Every
+	// close of the runtime's goes through it.
+	relaxed(f func() error) error
 }
 
 var dev device = noDevice{}
@@ -149,7 +155,7 @@ func (u *unit) note(capturing bool, id uint64, hold func(counter) error) error {
 func (u *unit) heldByGraph() bool { return u.held.Load() > 0 }
 
 func (u *unit) close() error {
-	err := u.closeFn()
+	err := dev.relaxed(u.closeFn)
 	u.held.Free()
 	return err
 }
@@ -417,7 +423,7 @@ func closeHandle(h uint64) bool {
 	}
 	delete(runners, h)
 	if lr.gemm != nil && lr.gemm.dev != nil {
-		if err := lr.gemm.dev.close(); err != nil {
+		if err := dev.relaxed(lr.gemm.dev.close); err != nil {
 			poison(fmt.Sprintf("closing a GEMM op failed: %v", err))
 		}
 	}

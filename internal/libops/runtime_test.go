@@ -32,6 +32,35 @@ type fakeDevice struct {
 	// (the engine's thread, which runs whenever it likes).
 	deferLater bool
 	later      []func() error
+	// relaxedDepth: closes under way in the relaxed capture mode. A close
+	// outside it while any stream is being captured fails, as a GPU
+	// refuses a graph's destroy or a module's unload then in the default
+	// mode (another thread's global capture).
+	relaxedDepth int
+}
+
+func (f *fakeDevice) relaxed(fn func() error) error {
+	f.mu.Lock()
+	f.relaxedDepth++
+	f.mu.Unlock()
+	defer func() {
+		f.mu.Lock()
+		f.relaxedDepth--
+		f.mu.Unlock()
+	}()
+	return fn()
+}
+
+// globalModeClose is the error of a close outside the relaxed mode while a
+// stream is being captured; f.mu held.
+func (f *fakeDevice) globalModeClose(what string) error {
+	if f.relaxedDepth > 0 {
+		return nil
+	}
+	for s := range f.capturing {
+		return fmt.Errorf("%s closed in the default capture mode while stream %d is being captured: refused, and that capture invalidated", what, s)
+	}
+	return nil
 }
 
 // runLater runs the closes closeLater queued, as the engine's thread
@@ -182,7 +211,11 @@ func (o fakeOp) open(m int) (gemmUnitRunner, string, error) {
 	return r, "", nil
 }
 
-func (o fakeOp) close() error { return nil }
+func (o fakeOp) close() error {
+	o.d.mu.Lock()
+	defer o.d.mu.Unlock()
+	return o.d.globalModeClose("a GEMM op (its peers' barrier module)")
+}
 
 func (r *fakeRunner) enqueue(stream uint64, p gemmPtrs, capturing bool) error {
 	if r.d.err != nil {
@@ -222,6 +255,9 @@ func (r *fakeRunner) close() error {
 	defer r.d.mu.Unlock()
 	if r.closed {
 		return fmt.Errorf("m=%d: closed twice", r.m)
+	}
+	if err := r.d.globalModeClose(fmt.Sprintf("m=%d", r.m)); err != nil {
+		return err
 	}
 	if _, capturing := r.d.capturing[r.last]; r.hasLast && !r.fenced && capturing {
 		return fmt.Errorf("m=%d: its free waits for a point on stream %d, which is being captured: the capture takes it in", r.m, r.last)
@@ -433,20 +469,35 @@ func TestThreadsShareTheRuntime(t *testing.T) {
 
 // TestRetireClosesWhatNoGraphHolds: a handle whose runners no graph
 // holds closes at once, every runner of it closed once.
+// With another stream being captured meanwhile (a decode thread capturing
+// while the prefill thread's workspace grows), the same: the units' and
+// the op's closes run in the relaxed capture mode, which the fake's
+// closes check (in the default mode a GPU refuses them and invalidates
+// that capture).
 func TestRetireClosesWhatNoGraphHolds(t *testing.T) {
-	h, f := openFake(t, "bf16")
-	for _, m := range []int{64, 128, 256} {
-		enq(t, h, 1, m)
-	}
-	ans, err := Retire([]uint64{h})
-	if err != nil || len(ans.Closed) != 1 || ans.Closed[0] != h || len(ans.Kept) != 0 {
-		t.Fatalf("retire: %+v, %v; want %d closed", ans, err, h)
-	}
-	if len(f.open) != 0 {
-		t.Errorf("%d runners still open", len(f.open))
-	}
-	if s := Stats(); s.Runners != 0 || s.Units != 0 {
-		t.Errorf("stats %+v: want nothing left", s)
+	for _, otherCapture := range []bool{false, true} {
+		t.Run(fmt.Sprintf("another stream captured %v", otherCapture), func(t *testing.T) {
+			h, f := openFake(t, "bf16")
+			for _, m := range []int{64, 128, 256} {
+				enq(t, h, 1, m)
+			}
+			if otherCapture {
+				f.beginCapture(9)
+			}
+			ans, err := Retire([]uint64{h})
+			if err != nil || len(ans.Closed) != 1 || ans.Closed[0] != h || len(ans.Kept) != 0 {
+				t.Fatalf("retire: %+v, %v; want %d closed", ans, err, h)
+			}
+			if p := poisoned.Load(); p != nil {
+				t.Fatalf("the runtime stopped: %s", *p)
+			}
+			if len(f.open) != 0 {
+				t.Errorf("%d runners still open", len(f.open))
+			}
+			if s := Stats(); s.Runners != 0 || s.Units != 0 {
+				t.Errorf("stats %+v: want nothing left", s)
+			}
+		})
 	}
 }
 
