@@ -127,7 +127,7 @@ func AllreduceOpen(req []byte, regions []uint64, table uint64) (handle uint64, e
 	defer runtimeMu.Unlock()
 	c, err := dev.newCounter()
 	if err != nil {
-		return 0, errors.Join(err, r.close())
+		return 0, errors.Join(err, dev.relaxed(r.close))
 	}
 	u := &arUnit{unit: unit{closeFn: r.close, fenceFn: r.fence, bytes: r.deviceBytes(), held: c}, r: r}
 	return addHandle(&liveRunner{ar: u, dtype: o.Dtype}), nil

@@ -114,8 +114,11 @@ func GemmOpen(req []byte, regions []uint64, table uint64) (handle uint64, warnin
 	if err := unitBoundsFromEnv(); err != nil {
 		return 0, "", err
 	}
-	d, err := dev.openGemm(o)
-	if err != nil {
+	var d gemmOpDevice
+	if err := dev.relaxed(func() (err error) {
+		d, err = dev.openGemm(o)
+		return err
+	}); err != nil {
 		return 0, "", err
 	}
 	op := &gemmOp{o: o, dev: d, units: map[int]*gemmUnit{}, warn: map[int]string{}, evicted: map[int]bool{}}
@@ -126,7 +129,7 @@ func GemmOpen(req []byte, regions []uint64, table uint64) (handle uint64, warnin
 				lru.remove(u)
 				errs = append(errs, u.close())
 			}
-			return 0, "", errors.Join(append([]error{err}, append(errs, d.close())...)...)
+			return 0, "", errors.Join(append([]error{err}, append(errs, dev.relaxed(d.close))...)...)
 		}
 	}
 	return addHandle(&liveRunner{gemm: op, dtype: o.dtype, scaled: o.prob.Dtype.FP8()}), "", nil

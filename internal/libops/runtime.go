@@ -80,11 +80,15 @@ type device interface {
 	// nothing uses any more, off the caller's thread where the device
 	// has one for it (the engine's), else now; onErr gets its error.
 	closeLater(ordinal int, f func() error, onErr func(error))
-	// relaxed runs f, a close, in the relaxed capture mode on its thread:
-	// while another thread captures in torch's global mode, a close that
-	// destroys graphs or unloads modules in the default mode is refused
-	// and invalidates that capture (seen on 1 x H100, 2026-12-06). Every
-	// close of the runtime's goes through it.
+	// relaxed runs f, an open or a close, in the relaxed capture mode on
+	// its thread: while another thread captures in torch's global mode, a
+	// close that destroys graphs or unloads modules in the default mode is
+	// refused and invalidates that capture (seen on 1 x H100, 2026-12-06);
+	// an open loads modules and plans, which that mode may refuse too (not
+	// measured; the relaxed mode permits them either way). Every open and
+	// close of a GEMM op or unit goes through it. Not the all-reduce's
+	// open: it synchronizes the device, which no mode permits during a
+	// capture (docs/runtime.md: warm up before any capture).
 	relaxed(f func() error) error
 }
 
@@ -293,14 +297,19 @@ func captureError(op *gemmOp, m int) *CaptureError {
 // openUnit opens op's unit for m rows: the warning of its open, the
 // first time (empty: none).
 func openUnit(op *gemmOp, m int) (*gemmUnit, string, error) {
-	r, w, err := op.dev.open(m)
+	var r gemmUnitRunner
+	var w string
+	err := dev.relaxed(func() (err error) {
+		r, w, err = op.dev.open(m)
+		return err
+	})
 	if err != nil {
 		return nil, "", err
 	}
 	delete(op.evicted, m)
 	c, err := dev.newCounter()
 	if err != nil {
-		return nil, "", errors.Join(err, r.close())
+		return nil, "", errors.Join(err, dev.relaxed(r.close))
 	}
 	u := &gemmUnit{unit: unit{closeFn: r.close, fenceFn: r.fence, bytes: r.deviceBytes(), held: c}, r: r, op: op, m: m}
 	op.units[m] = u

@@ -32,10 +32,11 @@ type fakeDevice struct {
 	// (the engine's thread, which runs whenever it likes).
 	deferLater bool
 	later      []func() error
-	// relaxedDepth: closes under way in the relaxed capture mode. A close
-	// outside it while any stream is being captured fails, as a GPU
+	// relaxedDepth: opens and closes under way in the relaxed capture
+	// mode. One outside it while any stream is being captured fails: a GPU
 	// refuses a graph's destroy or a module's unload then in the default
-	// mode (another thread's global capture).
+	// mode (another thread's global capture), and the runtime keeps its
+	// opens (module loads) to the same rule.
 	relaxedDepth int
 }
 
@@ -51,14 +52,14 @@ func (f *fakeDevice) relaxed(fn func() error) error {
 	return fn()
 }
 
-// globalModeClose is the error of a close outside the relaxed mode while a
-// stream is being captured; f.mu held.
-func (f *fakeDevice) globalModeClose(what string) error {
+// defaultModeWork is the error of an open or close (what: "m=8 closed")
+// outside the relaxed mode while a stream is being captured; f.mu held.
+func (f *fakeDevice) defaultModeWork(what string) error {
 	if f.relaxedDepth > 0 {
 		return nil
 	}
 	for s := range f.capturing {
-		return fmt.Errorf("%s closed in the default capture mode while stream %d is being captured: refused, and that capture invalidated", what, s)
+		return fmt.Errorf("%s in the default capture mode while stream %d is being captured: refused, and that capture invalidated", what, s)
 	}
 	return nil
 }
@@ -184,7 +185,14 @@ func (f *fakeDevice) capture(stream uint64) (bool, uint64, func(counter) error, 
 
 func (f *fakeDevice) newCounter() (counter, error) { return &goCounter{}, nil }
 
-func (f *fakeDevice) openGemm(gemmOpen) (gemmOpDevice, error) { return fakeOp{f}, nil }
+func (f *fakeDevice) openGemm(gemmOpen) (gemmOpDevice, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := f.defaultModeWork("a GEMM op opened"); err != nil {
+		return nil, err
+	}
+	return fakeOp{f}, nil
+}
 
 func (f *fakeDevice) engineBytes() (int64, int64) { return 96 << 20, 0 }
 
@@ -206,6 +214,11 @@ func (o fakeOp) open(m int) (gemmUnitRunner, string, error) {
 	if o.d.refuse {
 		return nil, "", errors.New("out of memory")
 	}
+	o.d.mu.Lock()
+	defer o.d.mu.Unlock()
+	if err := o.d.defaultModeWork(fmt.Sprintf("m=%d opened", m)); err != nil {
+		return nil, "", err
+	}
 	r := &fakeRunner{d: o.d, m: m}
 	o.d.open[r] = true
 	return r, "", nil
@@ -214,7 +227,7 @@ func (o fakeOp) open(m int) (gemmUnitRunner, string, error) {
 func (o fakeOp) close() error {
 	o.d.mu.Lock()
 	defer o.d.mu.Unlock()
-	return o.d.globalModeClose("a GEMM op (its peers' barrier module)")
+	return o.d.defaultModeWork("a GEMM op (its peers' barrier module) closed")
 }
 
 func (r *fakeRunner) enqueue(stream uint64, p gemmPtrs, capturing bool) error {
@@ -256,7 +269,7 @@ func (r *fakeRunner) close() error {
 	if r.closed {
 		return fmt.Errorf("m=%d: closed twice", r.m)
 	}
-	if err := r.d.globalModeClose(fmt.Sprintf("m=%d", r.m)); err != nil {
+	if err := r.d.defaultModeWork(fmt.Sprintf("m=%d closed", r.m)); err != nil {
 		return err
 	}
 	if _, capturing := r.d.capturing[r.last]; r.hasLast && !r.fenced && capturing {
