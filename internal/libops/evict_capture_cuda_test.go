@@ -107,18 +107,8 @@ func evictedCloseDuringCapture(t *testing.T, kernel string, n, k int) {
 			return fmt.Errorf("the engine's thread has not run the evictions' closes after 10 s")
 		}
 		callErr := call(lo+2, c)
-		g, endErr := c.EndCapture()
-		if callErr != nil {
-			return callErr
-		}
-		if endErr != nil {
-			return endErr
-		}
-		defer func() { _ = g.Destroy() }()
-		if err := g.Launch(c); err != nil {
-			return err
-		}
-		return cu.Synchronize()
+		endErr := endAndReplay(c)
+		return errors.Join(callErr, endErr)
 	})
 	if err != nil {
 		t.Fatalf("a capture on the evicted unit's stream: %v", err)
@@ -126,6 +116,20 @@ func evictedCloseDuringCapture(t *testing.T, kernel string, n, k int) {
 	if p := poisoned.Load(); p != nil {
 		t.Fatalf("the runtime stopped: %s", *p)
 	}
+}
+
+// endAndReplay ends the capture on c, launches its graph once on c and
+// waits for it: a capture that another thread broke fails here.
+func endAndReplay(c cu.Stream) error {
+	g, err := c.EndCapture()
+	if err != nil {
+		return err
+	}
+	defer func() { _ = g.Destroy() }()
+	if err := g.Launch(c); err != nil {
+		return err
+	}
+	return c.Synchronize()
 }
 
 // unitOpen says whether handle h has a unit open for m rows.
@@ -198,15 +202,7 @@ func TestAllreduceRetireDuringCapture(t *testing.T) {
 	retireErr := a.do(t, "retire", func() (err error) { ans, err = Retire([]uint64{h}); return err })
 	err = b.do(t, "end the capture", func() error {
 		defer func() { _ = c.Destroy() }()
-		gr, err := c.EndCapture()
-		if err != nil {
-			return err
-		}
-		defer func() { _ = gr.Destroy() }()
-		if err := gr.Launch(c); err != nil {
-			return err
-		}
-		return c.Synchronize()
+		return endAndReplay(c)
 	})
 	if retireErr != nil {
 		t.Errorf("retire: %v", retireErr)
