@@ -1,4 +1,6 @@
 #!/bin/bash
+# Ran as planned on 1 x H100, 2026-12-06 05:37 UTC (two calls on one warm machine: rounds 1-2, then 3-4):
+# 2026-12-06-h100-wide-pick.md. Not kept on this card (5 of 7, worst 0.951); still owed on an H200.
 # PLANNED (written 2026-12-06 04:55 UTC, before any run; rename the folder to the day and card it runs on).
 # Issue 56: is 128x224:s5:c2:g16 the better untuned pick than 128x128:s6:c2:g4:pp at 1,024-2,048 rows
 # where K >= 8,192 and N >= 13,824? Seen on 1 x H100 (2026-12-06-h100-pp-group.md): 1.03-1.17x the rule's

@@ -1,4 +1,6 @@
 #!/bin/bash
+# Ran as planned on 1 x H100, 2026-12-06 05:37 UTC (two calls on one warm machine: rounds 1-2, then 3-4):
+# 2026-12-06-h100-ef-l2-lower.md. Passed on this card (6 of 6, +6.7%); the bound moves once an H200 passes.
 # PLANNED (written 2026-12-06 05:05 UTC, before any run; rename the folder to the day and card it runs on).
 # Issue 56: should evict-first's L2 bound be lower than 50 MiB? Its held-out check (1 x H100,
 # 2026-12-06-h100-ef-l2-heldout.md) kept the bound (B > 50 MiB), but at 64 x 8,192 x 3,072 (B 48 MiB)
