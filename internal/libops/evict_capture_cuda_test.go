@@ -18,11 +18,18 @@ import (
 // 2026-12-06, in a captured matmul_reduce_scatter): a unit last called
 // eagerly on stream C is evicted by a first call on another stream; the
 // engine's thread closes it while the program captures on C in torch's
-// global mode. The capture must end whole, and its graph replay. The
-// engine's thread is held back by a job of the test's until the capture
-// has begun, and the capture goes on only once a job queued after the
-// evictions' closes has run, so the closes fall inside it; the evicted
-// unit owns a graph (its close destroys it). Both kernels.
+// global mode. The capture must end whole, its graph replay, and the
+// runtime go on. The engine's thread is held back by a job of the test's
+// until the capture has begun, and the capture goes on only once a job
+// queued after the evictions' closes has run, so the closes fall inside
+// it; the evicted unit owns a graph (its close destroys it). Both kernels.
+//
+// It has not been seen to fail: on 1 x H100 (2026-12-06) it passed on the
+// runtime before the relaxed-mode fixes (c605011) and on main with the
+// relaxed mode removed everywhere (bench/results/
+// 2026-12-06-h100-runtime-close-tests.md): a GEMM unit's close makes no
+// call another thread's global capture forbids on that driver. The
+// relaxed-mode rule itself is TestServingThreadsFake's (CPU).
 // Skips without a driver or an sm_90 GPU.
 func TestEvictedCloseDuringCapture(t *testing.T) {
 	if _, err := cu.Library(); err != nil {
@@ -61,11 +68,7 @@ func evictedCloseDuringCapture(t *testing.T, kernel string, n, k int) {
 		// The unit to be evicted, last called on C: three calls, so that it
 		// owns a graph (graph=1 captures a call at its second sight of the
 		// operands and replays it from the third), as the serving check's
-		// warm units did. Its close destroys that graph: the call the old
-		// runtime made in the default capture mode, which another thread's
-		// global capture forbids (TestAllreduceRetireDuringCapture's
-		// failure showed cuGraphExecDestroy refused so). With one call the
-		// unit had no graph, and the test passed before the fix too.
+		// warm units did; its close destroys that graph.
 		for range 3 {
 			if err := call(lo+1, c); err != nil {
 				return err
