@@ -1,5 +1,7 @@
 """Prints 2026-12-06-h100-fp8-set-retime.md's counts (python3 analyze.py): per scale mode and by rows,
-the untuned tile's ratio to cuBLASLt FP8 (fast accumulation; the CSV's last column), and the lowest."""
+the untuned tile's ratio to cuBLASLt FP8 (fast accumulation; the CSV's last column), and the lowest.
+Tensor scales: e4m3/ (the first call, 100 shapes) and e4m3-rest/ (a second call, 06:20 UTC, 22 of the 29
+shapes the first one's deadline cut) together."""
 import csv
 import statistics
 from pathlib import Path
@@ -7,10 +9,14 @@ from pathlib import Path
 here = Path(__file__).parent
 for dt in ("e4m3_row", "e4m3"):
     rows = []
-    with open(here / dt / f"gemmalone-{dt}.csv") as f:
-        for r in csv.reader(line for line in f if not line.startswith("#")):
-            if r[0] != "shape" and r[1] == "fused":
-                rows.append((r[0], r[2], float(r[10]), float(r[4])))
+    for sub in (dt, f"{dt}-rest"):
+        path = here / sub / f"gemmalone-{dt}.csv"
+        if not path.exists():
+            continue
+        with open(path) as f:
+            for r in csv.reader(line for line in f if not line.startswith("#")):
+                if r[0] != "shape" and r[1] == "fused":
+                    rows.append((r[0], r[2], float(r[10]), float(r[4])))
     ratios = [x for _, _, x, _ in rows]
     print(f"{dt}: {len(rows)} shapes, at or above 1.00: {sum(x >= 1 for x in ratios)}, at 1.05: "
           f"{sum(x >= 1.05 for x in ratios)}, median {statistics.median(ratios):.3f}, worst relative error "
