@@ -1,6 +1,6 @@
 """Prints 2026-12-06-h100-fp8-set-retime.md's counts (python3 analyze.py): per scale mode and by rows,
 the untuned tile's ratio to cuBLASLt FP8 (fast accumulation; the CSV's last column), and the lowest.
-Tensor scales: e4m3/ (the first call, 100 shapes) and e4m3-rest/ (a second call, 06:20 UTC, 22 of the 29
+Tensor scales: e4m3/ (the first call, 100 shapes) and e4m3-rest/ (a second call, 06:17 UTC, 22 of the 29
 shapes the first one's deadline cut) together."""
 import csv
 import statistics
