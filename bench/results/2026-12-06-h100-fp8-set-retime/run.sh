@@ -1,8 +1,8 @@
 #!/bin/bash
-# Ran as planned on 1 x H100, 2026-12-06 05:45 UTC (DT=e4m3_row, DEADLINE=500: 129 of 129) and 05:53 UTC
+# Ran as planned on 1 x H100, 2026-12-06 05:43 UTC (DT=e4m3_row, DEADLINE=500: 129 of 129) and 05:51 UTC
 # (DT=e4m3, DEADLINE=470: 100 of 129): 2026-12-06-h100-fp8-set-retime.md. Its summary line then read
 # column 8 (the ratio to cuBLASLt bf16); it reads column 11 (to cuBLASLt FP8) since, as the .md does.
-# PLANNED (written 2026-12-06 05:45 UTC, before any run; rename the folder to the day and card it runs
+# PLANNED (written 2026-12-06 05:43 UTC, before any run; rename the folder to the day and card it runs
 # on). Issue 56's FP8 bars, re-counted with today's rule: the untuned tile (gpu.DefaultTileFor, -tiles
 # default) on the whole set (129 shapes) in one FP8 scale mode, DT=e4m3_row (row scales; last count
 # 76 of 124 at or above cuBLASLt FP8, 42 at 1.05x, median 1.021, call D of 2026-12-04 on 1 x H200) or

@@ -1,7 +1,7 @@
 #!/bin/bash
-# Ran on 1 x H100, 2026-12-06 05:45 UTC: 2026-12-06-h100-runtime-close-tests.md (the evicted-unit test
+# Ran on 1 x H100, 2026-12-06 05:43 UTC: 2026-12-06-h100-runtime-close-tests.md (the evicted-unit test
 # passed on the mutant too; the all-reduce test failed, as on the old runtime).
-# Written 2026-12-06 05:45 UTC, before its run. TestEvictedCloseDuringCapture passed on the runtime
+# Written 2026-12-06 05:43 UTC, before its run. TestEvictedCloseDuringCapture passed on the runtime
 # before the fix (c605011) on 1 x H100 twice (05:40 and 05:44 UTC), with the evicted unit owning a
 # graph: can it fail at all? Here main with no relaxed capture mode anywhere (the engine's thread and
 # device.relaxed both in the default mode; .gpu/mut/mut.txz, built by hand (a worktree of main, two sed lines, go test -c -tags cuda) from main at 3e4d7da with

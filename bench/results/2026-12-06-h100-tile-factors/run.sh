@@ -1,7 +1,7 @@
 #!/bin/bash
-# Ran as planned on 1 x H100, 2026-12-06 06:14 UTC (151 s): 2026-12-06-h100-tile-factors.md. The factor ratio
+# Ran as planned on 1 x H100, 2026-12-06 06:04 UTC (151 s): 2026-12-06-h100-tile-factors.md. The factor ratio
 # was 1.046: per the reading below, the factors are per card.
-# PLANNED (written 2026-12-06 06:10 UTC, before any run; rename the folder to the day and card it runs on).
+# PLANNED (written 2026-12-06 06:03 UTC, before any run; rename the folder to the day and card it runs on).
 # Issue 56: are the untuned rule's tile factors (gpu.tileEfficiency) the same on an H100? They were
 # set on 1 x H200 (2026-12-03 call P: the 23 shapes of the set where every tile fills 8 waves or more,
 # one round of 0.2 s windows; geometric mean of each tile's speed over 128x256:cl2's on the same shape:
