@@ -47,6 +47,11 @@
 # time (a 2 s window for each of cuBLASLt's four algorithms and each
 # tile's three).
 #
+# FP8_REF_ONLY=1 passes -fp8-ref-only in FP8 runs: cuBLASLt's FP8 product
+# (fast accumulation) is the one reference, without the bf16 product and the
+# FP8 product without fast accumulation; the ratio the tables use for FP8
+# (to cuBLASLt FP8) is the same, a shape takes about half the time.
+#
 # SHAPES="MxNxK ..." takes those shapes instead of the set's (SHARD then
 # does nothing). ROUNDS=N (default 1) times each shape N times in a row, the
 # tiles' order reversed in every even round; the table averages them.
@@ -104,12 +109,14 @@ si=${shard%/*} sn=${shard#*/}
 shapes=${SHAPES:-$("$BIN/gemmalone" -set "$set_name" -list | awk -v i="$si" -v n="$sn" 'NR % n == i % n')}
 echo "$(echo "$shapes" | wc -w) shapes of $set_name (shard $shard), $DTYPES, tiles $TILES, $SUSTAIN a kernel ($LONG_SUSTAIN from $LONG_GFLOP GFLOP), $ROUNDS round(s), deadline ${DEADLINE}s"
 for dt in $DTYPES; do
+	ref_flag=
+	case "${FP8_REF_ONLY:-0}:$dt" in 1:e4m3*) ref_flag=-fp8-ref-only ;; esac
 	# The tiles compiled once into the cubin cache (and checked), not in a
 	# shape's time.
 	left=$((DEADLINE - SECONDS))
 	[ "$left" -gt 0 ] || break
 	timeout $((left < 90 ? left : 90)) "$BIN/gemmalone" -dtype "$dt" -shapes 64x1280x8192 -tiles "$TILES" -iters 1 -warmup 1 \
-		-bt=false >"$LOGS/compile-$dt.csv" 2>"$LOGS/compile-$dt.err" || echo "compile pass $dt: rc $?"
+		-bt=false $ref_flag >"$LOGS/compile-$dt.csv" 2>"$LOGS/compile-$dt.err" || echo "compile pass $dt: rc $?"
 	grep -c ",fused," "$LOGS/compile-$dt.csv" | sed "s/^/compile pass $dt: tiles checked: /"
 	for s in $shapes; do
 		for r in $(seq 1 "$ROUNDS"); do
@@ -123,7 +130,7 @@ for dt in $DTYPES; do
 			window=$SUSTAIN
 			echo "$s" | awk -Fx -v g="$LONG_GFLOP" '{ exit !(2 * $1 * $2 * $3 >= g * 1e9) }' && window=$LONG_SUSTAIN
 			timeout $((left < PER_SHAPE ? left : PER_SHAPE)) "$BIN/gemmalone" -dtype "$dt" -shapes "$s" -tiles "$tiles" \
-				-sustain "$window" -bt=false $rs_flag >>"$LOGS/gemmalone-$dt.csv" 2>>"$LOGS/gemmalone-$dt.err" ||
+				-sustain "$window" -bt=false $rs_flag $ref_flag >>"$LOGS/gemmalone-$dt.csv" 2>>"$LOGS/gemmalone-$dt.err" ||
 				echo "$dt $s round $r: rc $? at ${SECONDS}s"
 		done
 	done

@@ -16,6 +16,15 @@ type ltRef struct {
 	plan *cublaslt.Plan
 	algo int
 	call func() error
+	fp8  bool // cuBLASLt's FP8 product (ltFP8's reference)
+}
+
+// refName is r's impl in the rows: cublaslt-fp8 for the FP8 product.
+func refName(r *ltRef) string {
+	if r.fp8 {
+		return "cublaslt-fp8"
+	}
+	return "cublaslt"
 }
 
 // ltBest verifies and times the first four algorithms of m's plan (rows
@@ -59,16 +68,21 @@ func (b *bench) ltBest(sh shape, label, impl string, m cublaslt.Matmul, u *util,
 
 // ltFP8 is cuBLASLt's FP8 product of the run's scales, B stored [N, K]:
 // rows cublaslt-fp8 with fast accumulation (the fused kernel's; the
-// reference it returns) and cublaslt-fp8-fp32acc without (for comparison).
+// reference it returns) and, with compare, cublaslt-fp8-fp32acc without
+// (for comparison).
 // Without an FP8 product in this cuBLASLt (row scales need 12.9) it says
 // so in a comment line and returns nil: the fused rows go on without it.
-func (b *bench) ltFP8(sh shape, label string, buf *buffers, flops float64, iters, warmup int) *ltRef {
+func (b *bench) ltFP8(sh shape, label string, buf *buffers, flops float64, iters, warmup int, compare bool) *ltRef {
 	scaling := cublaslt.TensorScales
 	if b.format.RowScales {
 		scaling = cublaslt.RowScales
 	}
 	var ref *ltRef
-	for _, fast := range []bool{true, false} {
+	modes := []bool{true}
+	if compare {
+		modes = append(modes, false)
+	}
+	for _, fast := range modes {
 		m := cublaslt.Matmul{M: sh.m, N: sh.n, K: sh.k, DType: cublaslt.E4M3, Out: cublaslt.BF16, Scaling: scaling,
 			FastAccum: fast, BT: true, Workspace: wsBytes}
 		impl := "cublaslt-fp8"
@@ -81,6 +95,7 @@ func (b *bench) ltFP8(sh shape, label string, buf *buffers, flops float64, iters
 			continue
 		}
 		if fast {
+			r.fp8 = true
 			ref = r
 		} else {
 			r.plan.Close()

@@ -57,6 +57,7 @@ func main() {
 	set := flag.String("set", "", "a named shape set instead of -shapes: "+setNames()+" (shapes.go)")
 	list := flag.Bool("list", false, "print the shapes (-set's or -shapes'), one MxNxK a line, and exit (no GPU needed)")
 	tiles := flag.String("tiles", "sweep", `comma-separated tiles BMxBN[:sS][:cC][:gG][:pp][:bn][:skS][:st] (hopper.ParseTile; "bn": B stored [K,N], else K-major [N,K]; FP8 takes K-major only; "skS": split-K in S slices, timed only where splitKSkip lets it; "st": stream-K for the last wave, on every SM where hopper.Tile.StreamKTiles shares tiles out), "default" (each shape's untuned tile, gpu.DefaultTileFor of a plain product: split in K where that is estimated faster), "sweep" (tiles.go), "smallm" (issue 56's small-M candidates, tiles.go), "splitk" (split-K candidates, tiles.go)`)
+	refOnly := flag.Bool("fp8-ref-only", false, "FP8 dtypes: time cuBLASLt's FP8 product (fast accumulation) alone, around each tile and at the start, without the bf16 product and the FP8 product without fast accumulation: about half a shape's time; ratio_to_cublaslt reads '-', ratio_to_cublaslt_fp8 keeps its meaning")
 	bt := flag.Bool("bt", true, "also time cuBLASLt's first four algorithms for B stored [N, K] (rows cublaslt-bt, bf16 and f16; for comparison only)")
 	iters := flag.Int("iters", 50, "timed calls")
 	warmup := flag.Int("warmup", 10, "warm-up calls")
@@ -90,6 +91,7 @@ func main() {
 		os.Exit(2)
 	}
 	withBT = *bt
+	fp8RefOnly = *refOnly
 	extraOpts = strings.Fields(*extra)
 	withRS = *rs
 	besideMiB, besidePeer = *beside, *peer
@@ -128,6 +130,10 @@ var extraOpts []string
 
 // withBT is -bt: cuBLASLt's [N, K] algorithms timed too (ltRows).
 var withBT bool
+
+// fp8RefOnly is -fp8-ref-only: an FP8 run's one reference is cuBLASLt's
+// FP8 product.
+var fp8RefOnly bool
 
 // withRS is -rs: each tile timed a second time through the reduce-scatter's
 // epilogue.
@@ -319,17 +325,23 @@ func (b *bench) shape(sh shape, tiles []hopper.Tile, iters, warmup int) error {
 	// cuBLASLt first: its time is the ratio's denominator, and its check
 	// shows the checker itself passes a known-good product. The reference
 	// is the fastest of cuBLASLt's first four algorithms for B stored
-	// [K, N] (torch's cuBLAS picks its own; bench/experiments/mm_baseline.py times that).
-	ref, err := b.ltBest(sh, label, "cublaslt", cublaslt.Matmul{M: sh.m, N: sh.n, K: sh.k, DType: b.lt16, Workspace: wsBytes},
-		b.u16, buf.a, buf.bKN, 0, 0, buf.c, flops, iters, warmup)
-	if err != nil {
-		return err
+	// [K, N] (torch's cuBLAS picks its own; bench/experiments/mm_baseline.py
+	// times that). With -fp8-ref-only an FP8 run times cuBLASLt's FP8
+	// product alone.
+	var refs []*ltRef
+	if !fp8(b.dtype) || !fp8RefOnly {
+		ref, err := b.ltBest(sh, label, "cublaslt", cublaslt.Matmul{M: sh.m, N: sh.n, K: sh.k, DType: b.lt16, Workspace: wsBytes},
+			b.u16, buf.a, buf.bKN, 0, 0, buf.c, flops, iters, warmup)
+		if err != nil {
+			return err
+		}
+		defer ref.plan.Close()
+		refs = append(refs, ref)
 	}
-	defer ref.plan.Close()
-	var ref8 *ltRef
 	if fp8(b.dtype) {
-		if ref8 = b.ltFP8(sh, label, buf, flops, iters, warmup); ref8 != nil {
+		if ref8 := b.ltFP8(sh, label, buf, flops, iters, warmup, !fp8RefOnly); ref8 != nil {
 			defer ref8.plan.Close()
+			refs = append(refs, ref8)
 		}
 	} else if withBT {
 		// The pipelines' products read B stored [N, K]: the same first four
@@ -339,13 +351,17 @@ func (b *bench) shape(sh shape, tiles []hopper.Tile, iters, warmup int) error {
 			return err
 		}
 	}
-	if err := b.profiled(ref.call, fmt.Sprintf("%s cublaslt algo%d", label, ref.algo)); err != nil {
+	if len(refs) == 0 {
+		return fmt.Errorf("%s: -fp8-ref-only and no cuBLASLt FP8 product of these scales: nothing to time the tiles against", label)
+	}
+	// The first reference is the bf16 one where timed (ratio_to_cublaslt).
+	if err := b.profiled(refs[0].call, fmt.Sprintf("%s %s algo%d", label, refName(refs[0]), refs[0].algo)); err != nil {
 		return err
 	}
-	// The references timed around each tile, the bf16 one outermost.
-	refs := []*ltRef{ref}
-	if ref8 != nil {
-		refs = append(refs, ref8)
+	// The references are timed around each tile, the bf16 one outermost.
+	infos := make([]refInfo, len(refs))
+	for i, r := range refs {
+		infos[i] = refInfo{fp8: r.fp8, algo: r.algo}
 	}
 
 	def, err := untunedTile(sh, b.dtype, b.sms)
@@ -441,14 +457,14 @@ func (b *bench) shape(sh shape, tiles []hopper.Tile, iters, warmup int) error {
 				closeTile()
 				return err
 			}
-			fp8Us, fp8Ratio := fp8Cells(around, us)
-			fmt.Printf("%s,%s,%s,%d,%.2e,%.1f,%.0f,%.3f (cublaslt algo%d %.1f/%.1f; grid %d),%s,%s,%s\n", label, impl, t, spill, rel, us, flops/us/1e6,
-				(around[0][0]+around[0][1])/2/us, ref.algo, around[0][0], around[0][1], g.Grid(sh.m, sh.n, b.sms), b.dtype, fp8Us, fp8Ratio)
+			c := cellsOf(infos, around, us)
+			fmt.Printf("%s,%s,%s,%d,%.2e,%.1f,%.0f,%s (%s algo%d %.1f/%.1f; grid %d),%s,%s,%s\n", label, impl, t, spill, rel, us, flops/us/1e6,
+				c.ratio, c.name, c.algo, c.before, c.after, g.Grid(sh.m, sh.n, b.sms), b.dtype, c.fp8Us, c.fp8Ratio)
 		}
 		closeTile()
 		if withRS && t.KSplits() == 1 { // split-K tiles run plain products only
 			for _, regs := range []bool{false, true} {
-				if err := b.rsRow(sh, t, buf, flops, iters, warmup, refs, regs, row); err != nil {
+				if err := b.rsRow(sh, t, buf, flops, iters, warmup, refs, infos, regs, row); err != nil {
 					return fmt.Errorf("%s with the reduce-scatter's epilogue: %w", t, err)
 				}
 			}

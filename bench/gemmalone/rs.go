@@ -25,7 +25,7 @@ import (
 // plain one. -rsworld and -rschunks make it rank 0's part of a larger
 // call: its tile order (the peers' rows first) and chunk table, still
 // with no peer.
-func (b *bench) rsRow(sh shape, t hopper.Tile, buf *buffers, flops float64, iters, warmup int, refs []*ltRef,
+func (b *bench) rsRow(sh shape, t hopper.Tile, buf *buffers, flops float64, iters, warmup int, refs []*ltRef, infos []refInfo,
 	regs bool, row func(format string, a ...any)) (err error) {
 	g, err := gpu.CompileFusedWith(b.comp, t, b.format, extraOpts)
 	if err != nil {
@@ -124,8 +124,8 @@ func (b *bench) rsRow(sh shape, t hopper.Tile, buf *buffers, flops float64, iter
 	if err != nil {
 		return err
 	}
-	fp8Us, fp8Ratio := fp8Cells(around, us)
-	row("%s,%.2e,%.1f,%.0f,%.3f (reduce-scatter epilogue of rank 0 of %d; %d chunks a rank; cublaslt %.1f/%.1f),%s,%s,%s", impl, rel, us, flops/us/1e6,
-		(around[0][0]+around[0][1])/2/us, world, rsChunks, around[0][0], around[0][1], b.dtype, fp8Us, fp8Ratio)
+	c := cellsOf(infos, around, us)
+	row("%s,%.2e,%.1f,%.0f,%s (reduce-scatter epilogue of rank 0 of %d; %d chunks a rank; %s %.1f/%.1f),%s,%s,%s", impl, rel, us, flops/us/1e6,
+		c.ratio, world, rsChunks, c.name, c.before, c.after, b.dtype, c.fp8Us, c.fp8Ratio)
 	return nil
 }

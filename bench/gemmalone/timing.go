@@ -34,16 +34,6 @@ func (b *bench) bracketed(call func() error, refs []*ltRef, iters, warmup int) (
 	return us, around, nil
 }
 
-// fp8Cells are the cuBLASLt FP8 columns of a row: its mean around a call
-// of us, and its ratio to us ("-" without an FP8 reference).
-func fp8Cells(around [][2]float64, us float64) (string, string) {
-	if len(around) < 2 {
-		return "-", "-"
-	}
-	lt8 := (around[1][0] + around[1][1]) / 2
-	return fmt.Sprintf("%.1f", lt8), fmt.Sprintf("%.3f", lt8/us)
-}
-
 // traffic is -beside's copy engine traffic: each timed call starts a copy
 // of bytes between two buffers of this GPU on a side stream (a read and a
 // write of bytes each through L2 and HBM, as a peer's pushes out of and into

@@ -144,6 +144,31 @@ def test_gemmalone_56_times_long_products_in_long_windows(tmp_path: Path):
                    ("1000x1000x1249", "0.1s")], got
 
 
+def test_gemmalone_56_fp8_ref_only_in_fp8_runs_alone(tmp_path: Path):
+    """bench/gemmalone-56.sh FP8_REF_ONLY=1: FP8 runs' timed calls pass
+    -fp8-ref-only, bf16 runs' do not; without it no run does."""
+    def flags(run: str, **env: str) -> dict[str, bool]:
+        (tmp_path / run).mkdir()
+        calls = _run_gemmalone_56(tmp_path / run, SHAPES="64x128x256", TILES="a:s1", DTYPES="bf16 e4m3 e4m3_row", **env)
+        return {a[a.index("-dtype") + 1]: "-fp8-ref-only" in a for a in calls}
+    assert flags("on", FP8_REF_ONLY="1") == {"bf16": False, "e4m3": True, "e4m3_row": True}
+    assert flags("off") == {"bf16": False, "e4m3": False, "e4m3_row": False}
+
+
+def test_gemmalone_table_reads_fp8_rows_without_the_bf16_ratio(tmp_path: Path):
+    """gemmalone -fp8-ref-only writes '-' for the ratio to cuBLASLt bf16
+    (its note names cuBLASLt FP8's times): the table reads the ratio to
+    cuBLASLt FP8, as with both references."""
+    csv = tmp_path / "gemmalone-e4m3.csv"
+    csv.write_text("# NVIDIA H100 80GB HBM3, 132 SMs, e4m3, each kernel 200ms back to back\n"
+                   "shape,impl,config,spill_bytes,rel_err,us,tflops,ratio_to_cublaslt,dtype,cublaslt_fp8_us,ratio_to_cublaslt_fp8\n"
+                   "4096x8192x8192,cublaslt-fp8,algo0,0,2.5e-03,400.0,1374,-,e4m3,-,-\n"
+                   "4096x8192x8192,fused,128x256:s4:c2:g8:cl2,0,2.5e-03,380.0,1447,"
+                   "- (cublaslt-fp8 algo0 399.0/401.0; grid 132),e4m3,400.0,1.053\n")
+    out = _gemmalone_table(str(csv))
+    assert "| 4096x8192x8192 | e4m3 |" in out and "1.053" in out, out
+
+
 def test_gemmalone_table_names_what_limits_the_best_tile(tmp_path: Path):
     """The limit column: HBM where the shape's least bytes take longer at
     the run's GPU's bandwidth than its multiply-adds at the peak (with the
