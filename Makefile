@@ -98,12 +98,14 @@ demo: build
 # - TestContract, in full: under -race it leaves out the surrogate and the
 #   bandit on its largest landscape;
 # - the GPU GEMM tests that validate every config of whole spaces;
-# - the tests that read every committed trial log (report, triallog).
+# - the tests that read every committed trial log (report, triallog);
+# - the host's walk through a space of a million configs (TestSpaceOfMillions).
 REPLAY_TESTS := TestAcceptance|TestAutoChoiceIsBestOnLandscapes|TestTenthBudget|TestHeldOut|TestSyntheticHeldOut|TestContract|TestBudgetMeasuresEveryFamily
 ENUMERATION_TESTS := TestBF16SpaceUnchanged|TestParseProblemAndConfig
 LOG_TESTS := TestReportsFromCommittedLogs|TestRecordedLogsLoad
-NORACE_TESTS := ^($(REPLAY_TESTS)|$(ENUMERATION_TESTS)|$(LOG_TESTS))$$
-NORACE_PKGS := ./tuner/strategy/ ./kernels/gemm/gpu/ ./report/ ./internal/triallog/
+HOST_TESTS := TestSpaceOfMillions
+NORACE_TESTS := ^($(REPLAY_TESTS)|$(ENUMERATION_TESTS)|$(LOG_TESTS)|$(HOST_TESTS))$$
+NORACE_PKGS := ./tuner/strategy/ ./kernels/gemm/gpu/ ./report/ ./internal/triallog/ ./tuner/
 # The race run's slowest packages (the host's fault tests wait out
 # timeouts; the strategies' contract), named first so that go test starts
 # them first and the rest fill the cores beside them.

@@ -30,7 +30,15 @@ $py -m venv "$tmp/venv"
 run() { env -i HOME="$tmp" PATH="$tmp/venv/bin:/usr/bin:/bin" SYMMTUNE_CACHE="$tmp/configs.toml" "$@"; }
 run sh -c '! command -v go' >/dev/null || { echo "check-wheel: go is on the clean PATH" >&2; exit 1; }
 echo "== the wheel's symmtune: plugins"
-run symmtune plugins | grep '^[a-z]'
+# Every plugin must load, the CUDA builds too (they describe themselves
+# without a GPU): a pipe into grep would hide the command's failure, as it
+# hid the CUDA GEMM plugins' refusal on 2026-12-05.
+if ! run symmtune plugins >"$tmp/plugins.txt" 2>&1; then
+	cat "$tmp/plugins.txt" >&2
+	echo "check-wheel: symmtune plugins failed" >&2
+	exit 1
+fi
+grep '^[a-z]' "$tmp/plugins.txt"
 echo "== the wheel's symmtune: search --config configs/quickstart-cpu.toml"
 run symmtune search --config "$repo/configs/quickstart-cpu.toml" | grep '^winner:'
 echo "== the wheel's symmtune: lookup, and the guide's all-gather"

@@ -157,11 +157,24 @@ func (s Space) Indices(c Config) ([]int, error) {
 
 // Enumerate lists every config of the product, the last parameter varying fastest.
 func (s Space) Enumerate() []Config {
+	out := make([]Config, 0, s.Size())
+	s.Each(func(c Config) bool {
+		out = append(out, c)
+		return true
+	})
+	return out
+}
+
+// Each calls f with every config of the product in Enumerate's order, one
+// at a time, until f returns false: a caller that keeps few of them (the
+// host keeps the valid ones) holds no list of them all.
+func (s Space) Each(f func(Config) bool) {
 	n := s.Size()
-	out := make([]Config, 0, n)
 	idx := make([]int, len(s.Params))
 	for k := 0; k < n; k++ {
-		out = append(out, s.At(idx))
+		if !f(s.At(idx)) {
+			return
+		}
 		for i := len(idx) - 1; i >= 0; i-- {
 			idx[i]++
 			if idx[i] < len(s.Params[i].Values) {
@@ -170,7 +183,6 @@ func (s Space) Enumerate() []Config {
 			idx[i] = 0
 		}
 	}
-	return out
 }
 
 // Check reports whether c names every parameter of s exactly once with one

@@ -37,6 +37,25 @@ func TestEnumerateAtIndicesRoundTrip(t *testing.T) {
 	}
 }
 
+// TestEachStops: Each gives Enumerate's configs in its order, and stops at
+// the first false.
+func TestEachStops(t *testing.T) {
+	var got []string
+	testSpace.Each(func(c Config) bool {
+		got = append(got, c.String())
+		return len(got) < 5
+	})
+	all := testSpace.Enumerate()
+	if len(got) != 5 {
+		t.Fatalf("Each went on after false: %d configs", len(got))
+	}
+	for i, c := range got {
+		if c != all[i].String() {
+			t.Errorf("config %d: %s, Enumerate's %s", i, c, all[i])
+		}
+	}
+}
+
 func TestParseConfig(t *testing.T) {
 	base := Config{"algorithm": Str("one_shot"), "chunk": Int(1024), "threads": Int(1)}
 	tests := []struct {
@@ -208,8 +227,8 @@ func TestCheckSize(t *testing.T) {
 		ok   bool
 	}{
 		{"empty", Space{}, true},
-		{"exactly the bound", twos(20), true},
-		{"twice the bound", twos(21), false},
+		{"exactly the bound", twos(22), true},
+		{"twice the bound", twos(23), false},
 		{"2^40", twos(40), false},
 		{"2^63 overflows an int", twos(63), false},
 		{"2^64 wraps to zero", twos(64), false},
@@ -222,7 +241,7 @@ func TestCheckSize(t *testing.T) {
 			if (err == nil) != tc.ok {
 				t.Fatalf("CheckSize() = %v, want ok %v", err, tc.ok)
 			}
-			if err != nil && !strings.Contains(err.Error(), "more than 1048576 configs") {
+			if err != nil && !strings.Contains(err.Error(), "more than 4194304 configs") {
 				t.Errorf("error %q does not name the bound", err)
 			}
 		})

@@ -61,9 +61,9 @@ func TestPluginMistakes(t *testing.T) {
 		// int: refused as the plugin's mistake, before any allocation
 		// in proportion to it.
 		{name: "space too large", env: map[string]string{"SYMMTUNE_FAULTY_EXTRA_PARAMS": "40"},
-			wantErr: []string{"plugin", "more than 1048576 configs"}},
+			wantErr: []string{"plugin", "more than 4194304 configs"}},
 		{name: "space size overflows", env: map[string]string{"SYMMTUNE_FAULTY_EXTRA_PARAMS": "63"},
-			wantErr: []string{"plugin", "more than 1048576 configs"}},
+			wantErr: []string{"plugin", "more than 4194304 configs"}},
 		// Item 12: shared memory that cannot fit fails the group's setup,
 		// naming the shortfall, before any trial (it crashed every one).
 		{name: "shared memory short", env: map[string]string{"SYMMTUNE_FAULTY_SYMMETRIC_BYTES": "1125899906842624"},

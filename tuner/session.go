@@ -81,41 +81,15 @@ func (ss *session) describe(ctx context.Context, r *rankProc) ([]space.Config, e
 		return nil, fmt.Errorf("plugin %s: %w", ss.spec.Path, err)
 	}
 	ss.out.Desc, ss.out.Shape, ss.out.Hardware = desc, shape, sdk.HardwareFromProto(hw)
-	all := desc.Space.Enumerate()
-	ss.out.SpaceSize = len(all)
+	ss.out.SpaceSize = desc.Space.Size()
 	where, err := parseWhere(job.Where, desc.Space, desc.Default)
 	if err != nil {
 		return nil, inputErrorf("kernel %s: --where: %v", job.Kernel, err)
 	}
-	// The default goes first: it is measured first and is the baseline.
-	cands := []space.Config{desc.Default}
-	for _, c := range all {
-		if !c.Equal(desc.Default) && matches(c, where) {
-			cands = append(cands, c)
-		}
-	}
-	reasons, err := ss.validate(ctx, r, cands)
+	valid, defaultReason, err := ss.listValid(ctx, r, desc, where)
 	if err != nil {
 		return nil, err
 	}
-	valid := []space.Config{}
-	panics, firstPanic := 0, ""
-	for i, c := range cands {
-		if reasons[i] == "" {
-			valid = append(valid, c)
-		}
-		if strings.Contains(reasons[i], " panicked: ") {
-			if panics++; panics == 1 {
-				firstPanic = reasons[i]
-			}
-		}
-	}
-	if panics > 0 {
-		// A panic is the plugin's bug, not a config it cannot run: say so
-		// once, rather than hide it among the invalid configs.
-		ss.s.Logger.Warn("the kernel's Validate panicked; those configs are rejected", "kernel", job.Kernel, "configs", panics, "first", firstPanic)
-	}
-	defaultReason := reasons[0]
 	ss.out.ValidCount = len(valid)
 	if len(valid) == 0 {
 		return nil, inputErrorf("kernel %s: no config can run shape %s, %s, world %d (the default config: %s)",

@@ -3,6 +3,7 @@ package tuner
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -35,6 +36,65 @@ const validatePerConfig = 20 * time.Millisecond
 // validateBatchDeadline bounds one ValidateBatch call of n configs.
 func validateBatchDeadline(setup time.Duration, n int) time.Duration {
 	return setup + time.Duration(n)*validatePerConfig
+}
+
+// listBatch is how many configs listValid asks about at a time: enough
+// for every worker to have batches in flight.
+const listBatch = 4 * validateWorkers * validateBatchSize
+
+// listValid goes through desc's space with the plugin's Validate and keeps
+// the configs it accepts that match where: the default first (it is
+// measured first and is the baseline), then the rest in the space's order,
+// asked about listBatch at a time (space.Each), so that a space of millions
+// of configs, most of them combinations the kernel refuses, costs the host
+// no list of them all. defaultReason is why the default cannot run ("" if
+// it can). Validate panics are the plugin's bug: warned about once.
+func (ss *session) listValid(ctx context.Context, r *rankProc, desc sdk.Description, where space.Config) (valid []space.Config, defaultReason string, err error) {
+	batch := []space.Config{desc.Default}
+	first := true
+	panics, firstPanic := 0, ""
+	flush := func() error {
+		reasons, err := ss.validate(ctx, r, batch)
+		if err != nil {
+			return err
+		}
+		if first {
+			defaultReason, first = reasons[0], false
+		}
+		for i, c := range batch {
+			if reasons[i] == "" {
+				valid = append(valid, c)
+			}
+			if strings.Contains(reasons[i], " panicked: ") {
+				if panics++; panics == 1 {
+					firstPanic = reasons[i]
+				}
+			}
+		}
+		batch = batch[:0]
+		return nil
+	}
+	desc.Space.Each(func(c space.Config) bool {
+		if c.Equal(desc.Default) || !matches(c, where) {
+			return true
+		}
+		if batch = append(batch, c); len(batch) == listBatch {
+			err = flush()
+		}
+		return err == nil
+	})
+	if err == nil && len(batch) > 0 {
+		err = flush()
+	}
+	if err != nil {
+		return nil, "", err
+	}
+	if panics > 0 {
+		// A panic is the plugin's bug, not a config it cannot run: say so
+		// once, rather than hide it among the invalid configs.
+		ss.s.Logger.Warn("the kernel's Validate panicked; those configs are rejected", "kernel", ss.job.Kernel, "configs", panics, "first", firstPanic)
+	}
+	return valid, defaultReason, nil
 }
 
 // validate asks the kernel about every config: the reason each one cannot

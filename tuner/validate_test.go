@@ -55,6 +55,34 @@ func describeOnce(t *testing.T, pluginDir string, job Job) ([]space.Config, stri
 	return valid, logs.String(), err
 }
 
+// TestSpaceOfMillions: a space past the host's old bound (2^20 configs,
+// which refused the CUDA GEMM plugins once they searched 47 impls), of
+// which few configs can run, loads and is gone through a batch at a time:
+// the faulty plugin with 17 two-valued parameters that run at 0 only, 9 x
+// 2^17 = 1,179,648 configs. --where mode=medium leaves 131,072 of them to
+// ask the plugin about (four batches), one of them valid: the default.
+// Skipped under -race, which makes the plugin's 131,072 answers ten times
+// slower to read and finds nothing TestValidateInBatches does not; make
+// test runs it without (NORACE_TESTS in the Makefile).
+func TestSpaceOfMillions(t *testing.T) {
+	if raceDetector {
+		t.Skip("asks about 131,072 configs; run without -race (make test does)")
+	}
+	dir, _ := faultyPluginDir(t)
+	t.Setenv("SYMMTUNE_FAULTY_EXTRA_PARAMS", "17")
+	t.Setenv("SYMMTUNE_FAULTY_SPARSE", "1")
+	job := faultyJob(2)
+	job.Where = "mode=medium"
+	valid, _, err := describeOnce(t, dir, job)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(valid) != 1 || valid[0]["mode"] != space.Str("medium") || len(valid[0]) != 18 ||
+		valid[0]["x0"] != space.Int(0) || valid[0]["x16"] != space.Int(0) {
+		t.Fatalf("valid configs %v, want the default alone (mode=medium, x0..x16 at 0)", valid)
+	}
+}
+
 // fallbackLog is what the host logs when a plugin has no ValidateBatch.
 const fallbackLog = "plugin has no ValidateBatch"
 

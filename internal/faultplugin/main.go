@@ -92,6 +92,9 @@ func (kernel) Validate(c space.Config, p space.Problem, world int, _ string) err
 	if n%int64(world) != 0 {
 		return fmt.Errorf("n=%d is not divisible by the world size %d", n, world)
 	}
+	if why := sparseReason(c); why != "" {
+		return errors.New(why)
+	}
 	if m := os.Getenv(EnvPanicValidate); m != "" && c["mode"] == space.Str(m) {
 		panic("faulty plugin: simulated panic in Validate\nwith a second line")
 	}

@@ -62,6 +62,21 @@ func TestDefaultRunsEverywhere(t *testing.T) {
 // fused0 is the first fused impl of agmm's space.
 var fused0 = ImplFused + ":" + hopper.Searched[0]
 
+// TestSpacesFitTheHost: each variant's space passes the host's describe
+// check (space.CheckSize). With 47 impls the matmulrs space (2,165,760
+// configs) and then agmm's (1,155,072) passed the host's former bound of
+// 2^20, and both plugins failed to load on every GPU machine (2026-12-05,
+// unseen until the wheel check's output on 2026-12-06): a searched tile
+// more is a factor more configs.
+func TestSpacesFitTheHost(t *testing.T) {
+	for _, v := range []Variant{VariantAGMM, VariantMatmulRS} {
+		s := v.Space()
+		if err := s.CheckSize(); err != nil {
+			t.Errorf("%v: %d configs: %v", v, s.Size(), err)
+		}
+	}
+}
+
 // Both kernels offer every searched tile, and a fused impl parses into its
 // tile.
 func TestFusedImpls(t *testing.T) {

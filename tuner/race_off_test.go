@@ -1,0 +1,6 @@
+//go:build !race
+
+package tuner
+
+// raceDetector: this test binary runs under -race (see TestSpaceOfMillions).
+const raceDetector = false
