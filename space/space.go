@@ -234,8 +234,32 @@ type ConfigKey string
 func (c Config) Key() ConfigKey { return ConfigKey(c.String()) }
 
 // Equal reports whether two configs are the same: the same parameters with
-// the same values.
-func (c Config) Equal(o Config) bool { return c.Key() == o.Key() }
+// the same values, as their keys would say (a value is its text: 1 and "1"
+// are one value), without building the keys: the host compares every
+// config of a space with the default, millions of them.
+func (c Config) Equal(o Config) bool {
+	if len(c) != len(o) {
+		return false
+	}
+	for name, v := range c {
+		w, ok := o[name]
+		if !ok || !v.sameText(w) {
+			return false
+		}
+	}
+	return true
+}
+
+// sameText reports whether v and w render the same text.
+func (v Value) sameText(w Value) bool {
+	switch {
+	case v.IsStr && w.IsStr:
+		return v.Str == w.Str
+	case !v.IsStr && !w.IsStr:
+		return v.Int == w.Int
+	}
+	return v.String() == w.String()
+}
 
 // String is the canonical text form: name=value pairs sorted by name,
 // joined by commas. Two equal configs always render the same string; it is

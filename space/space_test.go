@@ -189,6 +189,9 @@ func TestConfigKey(t *testing.T) {
 		{"missing", Config{"algo": Str("ring")}, false},
 		{"extra", Config{"algo": Str("ring"), "chunk": Int(4096), "threads": Int(1)}, false},
 		{"empty", Config{}, false},
+		{"a number as its text", Config{"algo": Str("ring"), "chunk": Str("4096")}, true},
+		{"a number's text differs", Config{"algo": Str("ring"), "chunk": Str("04096")}, false},
+		{"other parameter, same count", Config{"algo": Str("ring"), "chunks": Int(4096)}, false},
 	} {
 		if got := base.Key() == tc.c.Key(); got != tc.want {
 			t.Errorf("%s: key equality %v, want %v", tc.name, got, tc.want)
