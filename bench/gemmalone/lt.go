@@ -19,14 +19,6 @@ type ltRef struct {
 	fp8  bool // cuBLASLt's FP8 product (ltFP8's reference)
 }
 
-// refName is r's impl in the rows: cublaslt-fp8 for the FP8 product.
-func refName(r *ltRef) string {
-	if r.fp8 {
-		return "cublaslt-fp8"
-	}
-	return "cublaslt"
-}
-
 // ltBest verifies and times the first four algorithms of m's plan (rows
 // impl,algoN) and returns the fastest that passes the check against u's
 // reference; scales sa and sb are 0 for unscaled products.
@@ -85,7 +77,7 @@ func (b *bench) ltFP8(sh shape, label string, buf *buffers, flops float64, iters
 	for _, fast := range modes {
 		m := cublaslt.Matmul{M: sh.m, N: sh.n, K: sh.k, DType: cublaslt.E4M3, Out: cublaslt.BF16, Scaling: scaling,
 			FastAccum: fast, BT: true, Workspace: wsBytes}
-		impl := "cublaslt-fp8"
+		impl := refImpl(true)
 		if !fast {
 			impl += "-fp32acc"
 		}

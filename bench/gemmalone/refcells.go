@@ -2,6 +2,15 @@ package main
 
 import "fmt"
 
+// refImpl is a cuBLASLt reference's impl in the rows: cublaslt for the
+// bf16 (or f16) product, cublaslt-fp8 for the FP8 one (fast accumulation).
+func refImpl(fp8 bool) string {
+	if fp8 {
+		return "cublaslt-fp8"
+	}
+	return "cublaslt"
+}
+
 // refInfo is what a row's cells need of one cuBLASLt reference timed around
 // it: whether it is the FP8 product (fast accumulation), and its algorithm.
 type refInfo struct {
@@ -32,12 +41,12 @@ func cellsOf(refs []refInfo, around [][2]float64, us float64) refCells {
 		if r.fp8 {
 			c.fp8Us, c.fp8Ratio = fmt.Sprintf("%.1f", mean), fmt.Sprintf("%.3f", mean/us)
 			if c.name == "" {
-				c.name, c.algo, c.before, c.after = "cublaslt-fp8", r.algo, around[i][0], around[i][1]
+				c.name, c.algo, c.before, c.after = refImpl(true), r.algo, around[i][0], around[i][1]
 			}
 			continue
 		}
 		c.ratio = fmt.Sprintf("%.3f", mean/us)
-		c.name, c.algo, c.before, c.after = "cublaslt", r.algo, around[i][0], around[i][1]
+		c.name, c.algo, c.before, c.after = refImpl(false), r.algo, around[i][0], around[i][1]
 	}
 	return c
 }

@@ -34,7 +34,7 @@ func (b *bench) shape(sh shape, tiles []hopper.Tile, iters, warmup int) error {
 	// product alone.
 	var refs []*ltRef
 	if !fp8(b.dtype) || !fp8RefOnly {
-		ref, err := b.ltBest(sh, label, "cublaslt", cublaslt.Matmul{M: sh.m, N: sh.n, K: sh.k, DType: b.lt16, Workspace: wsBytes},
+		ref, err := b.ltBest(sh, label, refImpl(false), cublaslt.Matmul{M: sh.m, N: sh.n, K: sh.k, DType: b.lt16, Workspace: wsBytes},
 			b.u16, buf.a, buf.bKN, 0, 0, buf.c, flops, iters, warmup)
 		if err != nil {
 			return err
@@ -59,7 +59,7 @@ func (b *bench) shape(sh shape, tiles []hopper.Tile, iters, warmup int) error {
 		return fmt.Errorf("%s: -fp8-ref-only and no cuBLASLt FP8 product of these scales: nothing to time the tiles against", label)
 	}
 	// The first reference is the bf16 one where timed (ratio_to_cublaslt).
-	if err := b.profiled(refs[0].call, fmt.Sprintf("%s %s algo%d", label, refName(refs[0]), refs[0].algo)); err != nil {
+	if err := b.profiled(refs[0].call, fmt.Sprintf("%s %s algo%d", label, refImpl(refs[0].fp8), refs[0].algo)); err != nil {
 		return err
 	}
 	// The references are timed around each tile, the bf16 one outermost.
