@@ -18,12 +18,14 @@ export BIN=/tmp/gm/bin SYMMTUNE_CUBIN_CACHE=/tmp/cubin
 R=/tmp/fp8lean-$DT; mkdir -p $R
 nvidia-smi --query-gpu=name,driver_version,power.limit,clocks.max.sm --format=csv > $R/machine.txt
 CHECK="256x8192x8192 4096x14336x4096 16384x8192x8192"
-for lean in 0 1; do
+# CHECK_ONLY=1 stops after the check; SKIP_CHECK=1 (the check ran in an earlier call) goes to the set.
+[ "${SKIP_CHECK:-0}" = 1 ] || for lean in 0 1; do
 	OUT=$R/check-$lean SET=small SHAPES="$CHECK" DTYPES=$DT TILES=default SUSTAIN=0.2s LONG_SUSTAIN=0.2s PER_SHAPE=30 \
 		DEADLINE=60 FP8_REF_ONLY=$lean bash bench/gemmalone-56.sh > $R/check-$lean.log 2>&1
 	echo "check FP8_REF_ONLY=$lean rc $? at $SECONDS: $(grep ',fused,' $R/check-$lean/gemmalone-56/gemmalone-$DT.csv |
 		awk -F, '{printf "%s %s %s; ", $1, $5, $11}')"
 done
+[ "${CHECK_ONLY:-0}" = 1 ] && { tar czf $OUT/fp8lean-$DT.tgz -C /tmp fp8lean-$DT; exit 0; }
 SET=full SHARD=1/1 DTYPES=$DT TILES=default SUSTAIN=0.2s LONG_SUSTAIN=0.2s PER_SHAPE=20 DEADLINE=${DEADLINE:-480} \
 	FP8_REF_ONLY=${LEAN:-1} OUT=$R/set bash bench/gemmalone-56.sh > $R/set.log 2>&1
 echo "gemmalone-56 $DT rc $? at $SECONDS"; grep -E 'deadline|rc ' $R/set.log | head -5
