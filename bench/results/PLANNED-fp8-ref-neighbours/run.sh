@@ -19,8 +19,9 @@ mkdir -p /tmp/gm && tar xJf .gpu/set/gm.txz -C /tmp/gm
 export BIN=/tmp/gm/bin SYMMTUNE_CUBIN_CACHE=/tmp/cubin
 R=/tmp/fp8nb; mkdir -p $R
 nvidia-smi --query-gpu=name,driver_version,power.limit,clocks.max.sm --format=csv > $R/machine.txt
-nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,temperature.gpu,clocks_event_reasons.active \
-	--format=csv -lms 100 > $R/smi.csv 2>&1 &
+q=timestamp,clocks.sm,clocks.mem,power.draw,temperature.gpu,clocks_event_reasons.active
+nvidia-smi --query-gpu=$q --format=csv > /dev/null 2>&1 || q=timestamp,clocks.sm,clocks.mem,power.draw,temperature.gpu
+nvidia-smi --query-gpu=$q --format=csv -lms 100 > $R/smi.csv 2>&1 &
 smi=$!
 run() { # name lean window
 	echo "start $1 $(date +%H:%M:%S.%N)" >> $R/marks.txt
