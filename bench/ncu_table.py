@@ -23,14 +23,16 @@ SM throughput % (SpeedOfLight); the tensor pipe's active cycles as a share
 of the SMs' active cycles (the largest of the gmma, hmma and tensor pipe
 metrics ncu gave: on Hopper the hmma pipe's cycles count wgmma too); the
 SMs' active share of the elapsed cycles; DRAM bytes read + written over the
-duration in GB/s and as a share of 4.8 TB/s (H200's HBM3e), and as a
+duration in GB/s and as a share of the card's DRAM peak (its memory bus
+width times twice its memory clock, from the page's device attributes:
+3.35 TB/s on an H100 SXM, 4.8 on an H200; 4.8 where a page lacks them), and as a
 multiple of the bytes the product must move (A, B and C once); the L2 hit
 rate; achieved occupancy; registers per thread and shared memory per block;
 grid and, for our tiles, output tiles per SM; the top three warp stall
 reasons (warps stalled per issued instruction, WarpStateStats); and
 
 the limit, by this rule, first match:
-  memory   DRAM at >= 70% of 4.8 TB/s (bytes over duration) or ncu's DRAM
+  memory   DRAM at >= 70% of that peak (bytes over duration) or ncu's DRAM
            throughput >= 70%: the bytes set the time
   tensor   tensor pipe busy >= 85% of the active cycles and the SMs active
            >= 90% of the elapsed cycles: at the pipe's speed; what is left
@@ -50,7 +52,7 @@ import sys
 from typing import Dict, List, Optional, Tuple
 
 PEAK_TFLOPS = {"bf16": 989.4, "f16": 989.4, "e4m3": 1978.9, "e4m3_row": 1978.9}
-DRAM_PEAK_GBS = 4800.0
+DRAM_PEAK_GBS = 4800.0  # H200's HBM3e: a page without the device's memory attributes
 MEMORY_PCT, TENSOR_PCT, ACTIVE_SHARE = 70.0, 85.0, 0.90
 OURS = "hopper_gemm"
 
@@ -204,6 +206,18 @@ class Kernel:
         b, s = self.dram_bytes, self.get("gpu__time_duration.sum")
         return b / s / 1e9 if b is not None and s else None
 
+    @property
+    def dram_peak_gbs(self) -> float:
+        """The card's DRAM peak in GB/s: bus width (bits) / 8 x memory
+        clock (the CUDA attribute's kHz) x 2 transfers a clock, as CUDA's
+        samples compute it (5,120 bits at 2.619 GHz: 3,352 GB/s, an H100
+        SXM); DRAM_PEAK_GBS where the page lacks either attribute."""
+        bits = self.get("device__attribute_global_memory_bus_width")
+        khz = self.get("device__attribute_memory_clock_rate")
+        if not bits or not khz:
+            return DRAM_PEAK_GBS
+        return bits / 8 * khz * 1e3 * 2 / 1e9
+
     def stalls(self, top: int = 3) -> List[Tuple[str, float]]:
         for pattern in _STALLS:
             out = [(m.group(1), v) for k, v in self.m.items()
@@ -217,7 +231,7 @@ class Kernel:
         gbs = self.dram_gbs
         dram_pct = self.get("gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed",
                             "dram__throughput.avg.pct_of_peak_sustained_elapsed")
-        if (gbs is not None and gbs >= MEMORY_PCT / 100 * DRAM_PEAK_GBS) or \
+        if (gbs is not None and gbs >= MEMORY_PCT / 100 * self.dram_peak_gbs) or \
                 (dram_pct is not None and dram_pct >= MEMORY_PCT):
             return "memory"
         tensor, active = self.tensor, self.active_share
@@ -309,7 +323,7 @@ def table(shape: str, kernels: List[Kernel], gl: Gemmalone) -> Tuple[List[str], 
             main[kern.label] = kern
     lines = [f"### {shape} ({gl.dtype})", "",
              "| kernel | µs (timed) | TFLOP/s | of peak | SM GHz | SM % | tensor pipe % | SMs active % | "
-             "DRAM GB/s (of 4.8 TB/s) | DRAM bytes / min | L2 hit % | occupancy % | regs, smem KiB | "
+             "DRAM GB/s (of peak) | DRAM bytes / min | L2 hit % | occupancy % | regs, smem KiB | "
              "grid x block (tiles, of wave) | top stalls | limit |",
              "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for kern in kernels:
@@ -337,7 +351,7 @@ def table(shape: str, kernels: List[Kernel], gl: Gemmalone) -> Tuple[List[str], 
             f"{fmt(None if clock is None else clock / 1e9, '.2f')} | "
             f"{fmt(kern.get('sm__throughput.avg.pct_of_peak_sustained_elapsed'))} | {fmt(kern.tensor)} | "
             f"{fmt(None if active is None else 100 * active)} | "
-            f"{fmt(gbs, '.0f')} ({fmt(None if gbs is None else 100 * gbs / DRAM_PEAK_GBS, '.0f')}%) | "
+            f"{fmt(gbs, '.0f')} ({fmt(None if gbs is None else 100 * gbs / kern.dram_peak_gbs, '.0f')}%) | "
             f"{fmt(None if db is None else db / min_bytes, '.2f')} | {fmt(kern.get('lts__t_sector_hit_rate.pct'))} | "
             f"{fmt(kern.get('sm__warps_active.avg.pct_of_peak_sustained_active'))} | "
             f"{fmt(regs, '.0f')}, {fmt(smem / 1024 if smem else None, '.0f')} | {grid} | {stalls or '-'} | "
@@ -346,10 +360,16 @@ def table(shape: str, kernels: List[Kernel], gl: Gemmalone) -> Tuple[List[str], 
     return lines, main
 
 
-def summary_row(shape: str, main: Dict[str, Kernel], gl: Gemmalone) -> str:
+def summary_rows(shape: str, main: Dict[str, Kernel], gl: Gemmalone) -> List[str]:
+    """One summary row per tile of ours profiled at the shape (one row with
+    "-" where none was), each against cuBLASLt's kernel."""
+    ours: List[Optional[Kernel]] = [v for lbl, v in main.items() if lbl.startswith("ours")]
+    return [summary_row(shape, o, main, gl) for o in ours or [None]]
+
+
+def summary_row(shape: str, ours: Optional[Kernel], main: Dict[str, Kernel], gl: Gemmalone) -> str:
     m, n, k = mnk_of(shape)
     peak = PEAK_TFLOPS.get(gl.dtype, 989.4)
-    ours = next((v for lbl, v in main.items() if lbl.startswith("ours")), None)
     lt = next((v for lbl, v in main.items() if lbl.startswith("cuBLASLt")), None)
 
     def perf(kern: Optional[Kernel]) -> str:
@@ -366,7 +386,27 @@ def summary_row(shape: str, main: Dict[str, Kernel], gl: Gemmalone) -> str:
         return " / ".join(vals)
     ratio = fmt(lt.us / ours.us, ".3f") if ours and lt and ours.us and lt.us else "-"
     tile = f"`{ours.tile}`" if ours and ours.tile else "-"
-    return f"| {shape} | {tile} | {ratio} | {perf(ours)} | {perf(lt)} | {pair('tensor')} | {pair('active_share')} |"
+    return (f"| {shape} | {tile} | {ratio} | {perf(ours)} | {perf(lt)} | {pair('tensor')} | {pair('active_share')} | "
+            f"{cycles_and_clock(ours, lt)} |")
+
+
+def cycles_and_clock(ours: Optional[Kernel], lt: Optional[Kernel]) -> str:
+    """The ratio (cuBLASLt's time over ours) as the product of two factors:
+    cuBLASLt's elapsed SM cycles over ours (the work and waits of each
+    cycle) times our SM clock over cuBLASLt's (at the power cap a kernel
+    that draws more power a cycle gets a lower clock). "-" where either
+    kernel lacks the cycles or the clock."""
+    def cc(k: Optional[Kernel]) -> Optional[Tuple[float, float]]:
+        if k is None:
+            return None
+        cyc = k.get("sm__cycles_elapsed.avg")
+        clk = k.get("sm__cycles_elapsed.avg.per_second", "smsp__cycles_elapsed.avg.per_second",
+                    "gpc__cycles_elapsed.avg.per_second")
+        return (cyc, clk) if cyc and clk else None
+    o, c = cc(ours), cc(lt)
+    if o is None or c is None:
+        return "-"
+    return f"{c[0] / o[0]:.3f} × {o[1] / c[1]:.3f}"
 
 
 def main(argv: Optional[List[str]] = None) -> int:
@@ -380,17 +420,20 @@ def main(argv: Optional[List[str]] = None) -> int:
             gl.read(f.read())
     out = [f"## What limits each kernel: ncu, {gl.dtype}, {gl.sms} SMs", "",
            f"Peak {PEAK_TFLOPS.get(gl.dtype, 989.4)} TFLOP/s (dense, at 1.83 GHz), "
-           f"DRAM {DRAM_PEAK_GBS / 1000:.1f} TB/s. "
+           "DRAM {dram}. "
            "µs: ncu's duration, the mean of the profiled launches (each replayed per metric pass, caches flushed); "
            "(timed): gemmalone's CUDA-event median outside the profiled range. "
            "Ratio: cuBLASLt µs / ours (above 1: ours faster). "
            "Limit: memory (DRAM >= 70% of peak), else tensor (tensor pipe >= 85% of active cycles, SMs active >= 90%), "
            "else tail (SMs active < 90% of elapsed cycles), else latency (bench/ncu_table.py). "
-           "(+): a kernel of the same call beside its product.", "",
+           "(+): a kernel of the same call beside its product. "
+           "Cycles × clock: the ratio as cuBLASLt's SM cycles over ours times our SM clock over cuBLASLt's "
+           "(clocks left free: at the power cap a kernel drawing more power a cycle runs slower).", "",
            "| shape | our tile | ratio (ncu) | ours TFLOP/s (of peak) | limit | cuBLASLt TFLOP/s (of peak) | limit | "
-           "tensor pipe % ours / cuBLASLt | SMs active % ours / cuBLASLt |",
-           "|---|---|---|---|---|---|---|---|---|"]
+           "tensor pipe % ours / cuBLASLt | SMs active % ours / cuBLASLt | ratio: cycles × clock |",
+           "|---|---|---|---|---|---|---|---|---|---|"]
     body: List[str] = []
+    peaks: set = set()
     bad = 0
     for path in args.raw:
         shape_m = _SHAPE.search(path.rsplit("/", 1)[-1])
@@ -406,9 +449,12 @@ def main(argv: Optional[List[str]] = None) -> int:
             print(f"{path}: {e}", file=sys.stderr)
             bad += 1
             continue
-        lines, mains = table(shape, kernels_of(shape, launches, gl), gl)
-        out.append(summary_row(shape, mains, gl))
+        kernels = kernels_of(shape, launches, gl)
+        peaks.update(f"{k.dram_peak_gbs / 1000:.2f} TB/s" for k in kernels)
+        lines, mains = table(shape, kernels, gl)
+        out += summary_rows(shape, mains, gl)
         body += lines
+    out[2] = out[2].replace("{dram}", " and ".join(sorted(peaks)) or f"{DRAM_PEAK_GBS / 1000:.2f} TB/s")
     print("\n".join(out + [""] + body))
     return 1 if bad and not body else 0
 

@@ -134,6 +134,32 @@ def test_limit_rule_order():
     assert kern(**{hmma: 97.0, "sm__cycles_active.avg": 95.0, "dram__bytes_read.sum": 4e9}).limit() == "memory"
 
 
+@pytest.mark.parametrize("attrs, peak, limit", [
+    # An H100 SXM's page: 5,120 bits at 2,619,000 kHz, 3,352 GB/s; 2.8 TB/s is 84% of it.
+    ({"device__attribute_global_memory_bus_width": 5120.0, "device__attribute_memory_clock_rate": 2.619e6},
+     3352.32, "memory"),
+    # A page without them: the H200's 4.8 TB/s, of which 2.8 TB/s is 58%.
+    ({}, 4800.0, "tensor"),
+])
+def test_dram_peak_is_the_cards(attrs, peak, limit):
+    m = {"gpu__time_duration.sum": 1e-3, "dram__bytes_read.sum": 2.8e9, "dram__bytes_write.sum": 0.0,
+         "sm__cycles_elapsed.avg": 100.0, "sm__cycles_active.avg": 95.0,
+         "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active": 97.0, **attrs}
+    k = ncu_table.Kernel("k", "k", [m])
+    assert k.dram_peak_gbs == pytest.approx(peak)
+    assert k.limit() == limit
+
+
+def test_cycles_and_clock():
+    def kern(cycles: float, ghz: float) -> "ncu_table.Kernel":
+        return ncu_table.Kernel("k", "k", [{"sm__cycles_elapsed.avg": cycles,
+                                            "sm__cycles_elapsed.avg.per_second": ghz * 1e9}])
+    # cuBLASLt 4.27M cycles at 1.58 GHz, ours 4.24M at 1.44: fewer cycles, a lower clock.
+    assert ncu_table.cycles_and_clock(kern(4.24e6, 1.44), kern(4.27e6, 1.58)) == "1.007 × 0.911"
+    assert ncu_table.cycles_and_clock(None, kern(1, 1)) == "-"
+    assert ncu_table.cycles_and_clock(ncu_table.Kernel("k", "k", [{"sm__cycles_elapsed.avg": 1.0}]), kern(1, 1)) == "-"
+
+
 def test_markdown(tmp_path: Path, capsys):
     raw, log = tmp_path / "ncu-64x14336x4096.csv", tmp_path / "gemmalone.csv"
     raw.write_text(PAGE)
@@ -146,3 +172,4 @@ def test_markdown(tmp_path: Path, capsys):
     assert f"| cuBLASLt algo0 `{LT}` | 32.0 (31.0) | 235 | 24% | 1.75 |" in out, out
     assert ("| 168, 193 | (132,1,1) x (384,1,1) (112, 0.85) | long_scoreboard 2.2, sleeping 1.5, wait 1.0 "
             "| memory |") in out, out
+    assert "DRAM 4.80 TB/s." in out, out  # the page has no device attributes
