@@ -8,7 +8,7 @@
 #
 # For each of SHAPES (default six: 64x14336x4096 128x14336x4096 256x8192x8192
 # 1024x28672x8192 8192x3584x8192 4096x14336x4096, small M first), DTYPE
-# (bf16), bin/gemmalone -tiles TILES (default: the shape's untuned tile,
+# (bf16; FP8 ones against cuBLASLt's FP8 product alone, -fp8-ref-only), bin/gemmalone -tiles TILES (default: the shape's untuned tile,
 # gpu.DefaultTileFor) checks and times cuBLASLt's first four algorithms and
 # the tile as usual (-iters 5 -warmup 2, not profiled), then launches
 # cuBLASLt's fastest algorithm and each tile LAUNCHES (2) more times in a
@@ -103,6 +103,11 @@ echo "metrics beside the sections: ${metrics:-none}"
 extra=()
 [ -z "$metrics" ] || extra=(--metrics "$metrics")
 
+# FP8: cuBLASLt's FP8 product (fast accumulation) is the one reference, the
+# kernel profiled beside ours (gemmalone -fp8-ref-only); its bf16 product
+# would be profiled otherwise.
+fp8ref=()
+case $DTYPE in e4m3*) fp8ref=(-fp8-ref-only) ;; esac
 echo "$(echo "$SHAPES" | wc -w) shapes, $DTYPE, tiles $TILES, $LAUNCHES profiled launches each, deadline ${DEADLINE}s"
 for s in $SHAPES; do
 	left=$((DEADLINE - SECONDS))
@@ -115,7 +120,7 @@ for s in $SHAPES; do
 	timeout $((left < PER_SHAPE ? left : PER_SHAPE)) "$NCU" --profile-from-start off --clock-control none \
 		--launch-count $((20 * LAUNCHES)) --section SpeedOfLight --section LaunchStats --section Occupancy \
 		--section WarpStateStats --section MemoryWorkloadAnalysis "${extra[@]}" -f -o "$WORK/ncu-$s" \
-		"$BIN/gemmalone" -dtype "$DTYPE" -shapes "$s" -tiles "$TILES" -iters 5 -warmup 2 -bt=false -profile "$LAUNCHES" \
+		"$BIN/gemmalone" -dtype "$DTYPE" -shapes "$s" -tiles "$TILES" -iters 5 -warmup 2 -bt=false -profile "$LAUNCHES" "${fp8ref[@]}" \
 		>"$WORK/gemmalone-$s.log" 2>"$WORK/gemmalone-$s.err" || echo "$s: rc $? at ${SECONDS}s"
 	cat "$WORK/gemmalone-$s.log" >>"$LOGS/gemmalone.csv"
 	if [ -f "$WORK/ncu-$s.ncu-rep" ]; then

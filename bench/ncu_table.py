@@ -64,7 +64,7 @@ TENSOR_METRICS = ("sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustain
 _STALLS = (re.compile(r"^smsp__average_warps_issue_stalled_(\w+?)_per_issue_active\.ratio$"),
            re.compile(r"^smsp__warp_issue_stalled_(\w+?)_per_warp_active\.pct$"))
 _SHAPE = re.compile(r"(\d+)x(\d+)x(\d+)")
-_PROFILED = re.compile(r"^# profiled (\d+x\d+x\d+) (cublaslt|fused) (\S+): (\d+) launches")
+_PROFILED = re.compile(r"^# profiled (\d+x\d+x\d+) (cublaslt|cublaslt-fp8|fused) (\S+): (\d+) launches")
 _RUN = re.compile(r"^# [^,]+, (\d+) SMs, (\w+),")
 
 # Unit prefixes and the base units ncu writes (raw page, auto or base units).
@@ -153,7 +153,7 @@ class Gemmalone:
             elif _SHAPE.match(line) and line.count(",") >= 6:
                 cells = line.split(",")
                 us = number(cells[5])
-                if us is not None and cells[1] in ("cublaslt", "fused"):
+                if us is not None and cells[1] in ("cublaslt", "cublaslt-fp8", "fused"):
                     self.timed[(cells[0], cells[1], cells[2])] = us
         return self
 
@@ -248,7 +248,8 @@ def kernels_of(shape: str, launches: List[Launch], gl: Gemmalone) -> List[Kernel
     from the '# profiled ... cublaslt' line); one Kernel per (label, name)."""
     ranges = gl.profiled.get(shape, [])
     tiles = [(c, n) for impl, c, n in ranges if impl == "fused"]
-    algo = next((c for impl, c, _ in ranges if impl == "cublaslt"), "")
+    # cuBLASLt's profiled product: bf16 (or f16), or FP8 under -fp8-ref-only.
+    ref, algo = next(((impl, c) for impl, c, _ in ranges if impl != "fused"), ("cublaslt", ""))
     groups: Dict[Tuple[str, str], List[Launch]] = {}
     tile_of: Dict[str, str] = {}
     ours_seen = 0
@@ -276,7 +277,7 @@ def kernels_of(shape: str, launches: List[Launch], gl: Gemmalone) -> List[Kernel
             if k.tile:
                 k.timed_us = gl.timed.get((shape, "fused", k.tile))
         elif algo:
-            k.timed_us = gl.timed.get((shape, "cublaslt", algo))
+            k.timed_us = gl.timed.get((shape, ref, algo))
         out.append(k)
     return out
 

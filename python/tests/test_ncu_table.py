@@ -122,6 +122,15 @@ def test_kernels_labels_and_limits():
     assert ncu_table.tiles_per_sm((64, 14336, 4096), ours.tile, 132) == (112, pytest.approx(112 / 132))
 
 
+def test_fp8_reference():
+    # gemmalone -fp8-ref-only: cuBLASLt's FP8 product is the reference profiled beside ours.
+    text = GEMMALONE.replace("cublaslt,algo", "cublaslt-fp8,algo").replace("x4096 cublaslt algo0", "x4096 cublaslt-fp8 algo0")
+    gl = ncu_table.Gemmalone().read(text)
+    assert gl.profiled["64x14336x4096"][0] == ("cublaslt-fp8", "algo0", 2)
+    lt, ours = ncu_table.kernels_of("64x14336x4096", ncu_table.read_raw(PAGE), gl)
+    assert (lt.label, lt.timed_us, ours.timed_us) == ("cuBLASLt algo0", 31.0, 33.5)
+
+
 def test_limit_rule_order():
     def kern(**m: float) -> "ncu_table.Kernel":
         base = {"gpu__time_duration.sum": 1e-3, "dram__bytes_read.sum": 1e9, "dram__bytes_write.sum": 0.0,
