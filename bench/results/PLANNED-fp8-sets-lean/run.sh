@@ -1,4 +1,8 @@
 #!/bin/bash
+# The check alone ran on 1 x H100, 2026-12-06 07:44 UTC (CHECK_ONLY=1 DT=e4m3, call A): it failed its 3% rule
+# (0.806 / 1.023 at 16384 x 8192 x 8192), which call C traced to the spread of single 0.2 s figures at the
+# power cap (about +-5%), not a bias: 2026-12-06-h100-fp8-ref-neighbours.md. Before the set runs lean, the
+# check wants two rounds a mode (ROUNDS=2) and a rule against that spread; the set then two rounds a shape.
 # PLANNED (written 2026-12-06 06:45 UTC, before any run; rename the folder to the day and card it runs
 # on). Issue 56's FP8 bars with gemmalone's -fp8-ref-only (bench/gemmalone-56.sh FP8_REF_ONLY=1, new
 # on 2026-12-06 and not yet run on a GPU): cuBLASLt's FP8 product the one reference, so that a whole

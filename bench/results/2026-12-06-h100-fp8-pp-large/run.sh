@@ -1,4 +1,5 @@
 #!/bin/bash
+# Ran as planned on 1 x H100, 2026-12-06 07:57 UTC (call E, 143 s): 2026-12-06-h100-fp8-pp-large.md. Not kept (0 of 6 held out).
 # PLANNED (written 2026-12-06 08:12 UTC, before the run; rename the folder to the day and card it runs on).
 # Issue 56, FP8 at 4,096 rows and more. The ncu profile of this session's call D (PLANNED-h100-ncu-table,
 # 1 x H100) split each ratio into SM cycles x SM clock: at the four large shapes of the issue's table our

@@ -1,4 +1,5 @@
 #!/bin/bash
+# Ran as planned on 1 x H100, 2026-12-06 07:53 UTC (call D, 146 s): 2026-12-06-h100-ncu-table.md.
 # PLANNED (written 2026-12-06 07:58 UTC, before any run; rename the folder to the day and card it runs on).
 # Issue 56 asks docs/results.md to say what limits each kernel, in TFLOP/s and as a share of the peak.
 # Call B of this session (1 x H100, ncu, PLANNED-h100-ncu-pp) split the ratio to cuBLASLt into SM cycles

@@ -1,4 +1,5 @@
 #!/bin/bash
+# Ran as planned on 1 x H100, 2026-12-06 07:47 UTC (call C, 126 s): 2026-12-06-h100-fp8-ref-neighbours.md.
 # PLANNED (written 2026-12-06 07:58 UTC, before any run; rename the folder to the day and card it runs on).
 # Issue 56's FP8 ratio moved with the references timed beside it. In call A of this session (1 x H100,
 # 07:52 UTC) the check of PLANNED-fp8-sets-lean/run.sh timed the untuned tile against cuBLASLt FP8 at
