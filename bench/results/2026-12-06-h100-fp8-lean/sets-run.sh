@@ -1,4 +1,6 @@
 #!/bin/bash
+# The sets ran with SKIP_CHECK=1 on 1 x H100, 2026-12-06 08:07 (DT=e4m3_row, call H) and 08:10 (DT=e4m3, DEADLINE=225,
+# call I): 2026-12-06-h100-fp8-lean.md, after call G's two-round check (run.sh beside this) failed its rule too.
 # The check alone ran on 1 x H100, 2026-12-06 07:44 UTC (CHECK_ONLY=1 DT=e4m3, call A): it failed its 3% rule
 # (0.806 / 1.023 at 16384 x 8192 x 8192), which call C traced to the spread of single 0.2 s figures at the
 # power cap (about +-5%), not a bias: 2026-12-06-h100-fp8-ref-neighbours.md. Before the set runs lean, the

@@ -1,4 +1,5 @@
 #!/bin/bash
+# Ran as planned on 1 x H100, 2026-12-06 08:05 UTC (call G, 91 s): 2026-12-06-h100-fp8-lean.md. The rule failed (4 of 6): the FP8 reference beside bf16 is the one that moves.
 # PLANNED (written 2026-12-06 08:10 UTC, before any run; rename the folder to the day and card it runs on).
 # Issue 56: can an FP8 set be counted with cuBLASLt FP8 alone as the reference (gemmalone -fp8-ref-only,
 # half a shape's time, so a whole set in one call)? Its first check (call A, 1 x H100, one round) failed a 3%
