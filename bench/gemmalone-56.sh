@@ -50,7 +50,10 @@
 # FP8_REF_ONLY=1 passes -fp8-ref-only in FP8 runs: cuBLASLt's FP8 product
 # (fast accumulation) is the one reference, without the bf16 product and the
 # FP8 product without fast accumulation; the ratio the tables use for FP8
-# (to cuBLASLt FP8) is the same, a shape takes about half the time.
+# (to cuBLASLt FP8) is the same, a shape takes about half the time. Without
+# it the FP8 reference timed right after a bf16 window ran 3-8% slower than
+# alone at some shapes on 1 x H100 (256 and 1,024 rows, 8192^3), lifting
+# our ratios there (bench/results/2026-12-06-h100-fp8-lean.md).
 #
 # SHAPES="MxNxK ..." takes those shapes instead of the set's (SHARD then
 # does nothing). ROUNDS=N (default 1) times each shape N times in a row, the
