@@ -8,7 +8,8 @@
 #
 # For each of SHAPES (default six: 64x14336x4096 128x14336x4096 256x8192x8192
 # 1024x28672x8192 8192x3584x8192 4096x14336x4096, small M first), DTYPE
-# (bf16; FP8 ones against cuBLASLt's FP8 product alone, -fp8-ref-only), bin/gemmalone -tiles TILES (default: the shape's untuned tile,
+# (bf16; an FP8 one against cuBLASLt's FP8 product alone, -fp8-ref-only),
+# bin/gemmalone -tiles TILES (default: the shape's untuned tile,
 # gpu.DefaultTileFor) checks and times cuBLASLt's first four algorithms and
 # the tile as usual (-iters 5 -warmup 2, not profiled), then launches
 # cuBLASLt's fastest algorithm and each tile LAUNCHES (2) more times in a
