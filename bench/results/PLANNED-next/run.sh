@@ -4,7 +4,12 @@
 #   On an H200: ../2026-12-06-h100-wide-pick/with-others.sh (about 530 s): the wide pick and evict-first's
 #     40 MiB bound held out there, then the whole bf16 set, the issue's own count (docs/results-gemm.md,
 #     "Next, for a GPU", items 1-3).
-#   On an H100: ../PLANNED-fp8-method/check.sh (about 180 s): which reference mode counts the FP8 sets;
+#   On an H100: first (about 40 s) ncu of our FP8 128x128 ping-pong tiles beside the rule's tile and
+#     cuBLASLt FP8's kernel (a 128x128 tile of six stages, nvjet_sm90_qqtst_128x128_128x6_1x2) at 8192^3 and
+#     4096 x 14336 x 4096, row scales: ours lost by 4-12% there (2026-12-06-h100-fp8-pp-large.md) with a
+#     tile of the same size; cycles x clock, DRAM bytes and stalls say what cuBLASLt's does that ours does
+#     not (docs/results-gemm.md, item 9). No keep rule: a profile. Then
+#     ../PLANNED-fp8-method/check.sh (about 180 s): which reference mode counts the FP8 sets;
 #     then, in the same call, the row-scale set lean in two rounds if time is left (DEADLINE from what is
 #     left), else that is the second call (../PLANNED-fp8-method/sets.sh).
 # Bundles: bash bench/results/2026-12-06-h100-wide-pick/build.sh; bash bench/results/2026-12-06-h100-ef-l2-lower/build.sh;
@@ -17,6 +22,11 @@ echo "card: $name"
 if echo "$name" | grep -q H200; then
 	bash "$d/../2026-12-06-h100-wide-pick/with-others.sh"
 else
+	mkdir -p /tmp/gm && tar xJf .gpu/set/gm.txz -C /tmp/gm
+	SYMMTUNE_CUBIN_CACHE=/tmp/cubin BIN=/tmp/gm/bin OUT=/tmp/ncufp8pp SHAPES="8192x8192x8192 4096x14336x4096" DTYPE=e4m3_row \
+		TILES="default,128x128:s6:c2:g4:pp,128x128:s6:c2:g8:pp" PER_SHAPE=40 DEADLINE=90 bash bench/ncu-gemm.sh > /tmp/ncufp8pp.log 2>&1
+	echo "ncu fp8 pp rc $? at $SECONDS"; sed -n '5,12p' /tmp/ncufp8pp/ncu-gemm/table.md
+	mkdir -p /tmp/ncufp8pp && cp /tmp/ncufp8pp.log /tmp/ncufp8pp/ && tar czf "$OUT/ncufp8pp.tgz" -C /tmp ncufp8pp
 	bash "$d/../PLANNED-fp8-method/check.sh"
 	left=$((560 - SECONDS))
 	if [ "$left" -gt 250 ]; then
