@@ -6,7 +6,7 @@
 #     "Next, for a GPU", items 1-3).
 #   On an H100: first (about 40 s) ncu of our FP8 128x128 ping-pong tiles beside the rule's tile and
 #     cuBLASLt FP8's kernel (a 128x128 tile of six stages, nvjet_sm90_qqtst_128x128_128x6_1x2) at 8192^3 and
-#     4096 x 14336 x 4096, row scales: ours lost by 4-12% there (2026-12-06-h100-fp8-pp-large.md) with a
+#     4096 x 14336 x 4096, row scales: ours ran 0.96 of the rule's tile there (2026-12-06-h100-fp8-pp-large.md) with a
 #     tile of the same size; cycles x clock, DRAM bytes and stalls say what cuBLASLt's does that ours does
 #     not (docs/results-gemm.md, item 9). No keep rule: a profile. Then
 #     ../PLANNED-fp8-method/check.sh (about 180 s): which reference mode counts the FP8 sets;
