@@ -1,6 +1,6 @@
 #!/bin/bash
-# PLANNED (written 2026-12-06 08:50 UTC; run after check.sh beside this, whatever its verdict; rename the
-# folder to the day and card it runs on). Issue 56's FP8 sets, lean (cuBLASLt FP8 alone around each tile),
+# Written 2026-12-06 08:50 UTC (as PLANNED-fp8-method/); ran 09:06-09:23 on 1 x H100 (../2026-12-06-h100-fp8-method.md); run after check.sh beside this, whatever its verdict.
+# Issue 56's FP8 sets, lean (cuBLASLt FP8 alone around each tile),
 # two rounds a shape (tiles reversed in the second; the table averages them), 0.2 s windows, the untuned
 # tile. Row scales, the whole set, fit one call (call H of 2026-12-06 took 202 s a round on 1 x H100);
 # tensor scales take two calls: SHARD=1/2 and SHARD=2/2. If check.sh's verdict keeps both modes, the count

@@ -1,5 +1,5 @@
 #!/bin/bash
-# PLANNED (written 2026-12-06 08:50 UTC, before any run; rename the folder to the day and card it runs on).
+# Written 2026-12-06 08:50 UTC, before any run (as PLANNED-fp8-method/); ran 09:03 on 1 x H100 (../2026-12-06-h100-fp8-method.md).
 # Issue 56's FP8 bars: which reference mode counts them. Call G of 2026-12-06 (1 x H100,
 # 2026-12-06-h100-fp8-lean.md) found the two modes 3-5% apart at 256 and 1,024 rows, with our kernel's
 # time the same in both and cuBLASLt FP8's slower when timed right after the bf16 product (the default
