@@ -41,22 +41,7 @@ func (k Kernel) Validate(c space.Config, p space.Problem, world int, _ string) e
 }
 
 func (k Kernel) checked(c space.Config, p space.Problem, world int) (Config, Problem, error) {
-	prob, err := ParseProblem(p, world)
-	if err != nil {
-		return Config{}, Problem{}, err
-	}
-	cfg, err := k.Variant.ParseConfig(c)
-	if err != nil {
-		return Config{}, Problem{}, err
-	}
-	// The reason alone: the host names the config it asked about, and a
-	// search asks about every config of the space (1.3 million for a
-	// world-1 matmulrs), where formatting each rejected one was half of
-	// the validation's time.
-	if err := k.Variant.Validate(cfg, prob); err != nil {
-		return Config{}, Problem{}, err
-	}
-	return cfg, prob, nil
+	return k.Variant.check(c, p, world)
 }
 
 // DefaultFor implements sdk.Defaulter: Default fitted to the problem
