@@ -58,6 +58,11 @@
 # SHAPES="MxNxK ..." takes those shapes instead of the set's (SHARD then
 # does nothing). ROUNDS=N (default 1) times each shape N times in a row, the
 # tiles' order reversed in every even round; the table averages them.
+# BALANCED=1 with ROUNDS=2 (or any even N): every even round also times each
+# tile before and after the references (gemmalone -kernel-outside) instead
+# of the references before and after it, so each kernel follows the other
+# as often (the reference after our row-scale kernel ran 2.7% slow:
+# bench/results/2026-12-06-h100-fp8-method.md).
 #
 # SET=full (`PARTS=gemmalone-56`): -set issue56, issue 56's whole set (129
 # shapes: its table, then Llama-3-70B's and Qwen2.5-72B's projections at
@@ -128,12 +133,13 @@ for dt in $DTYPES; do
 				echo "deadline: $dt $s round $r and later not run"
 				break 2
 			fi
-			tiles=$TILES
+			tiles=$TILES order_flag=
 			[ $((r % 2)) = 0 ] && tiles=$reversed
+			[ $((r % 2)) = 0 ] && [ "${BALANCED:-0}" = 1 ] && order_flag=-kernel-outside
 			window=$SUSTAIN
 			echo "$s" | awk -Fx -v g="$LONG_GFLOP" '{ exit !(2 * $1 * $2 * $3 >= g * 1e9) }' && window=$LONG_SUSTAIN
 			timeout $((left < PER_SHAPE ? left : PER_SHAPE)) "$BIN/gemmalone" -dtype "$dt" -shapes "$s" -tiles "$tiles" \
-				-sustain "$window" -bt=false $rs_flag $ref_flag >>"$LOGS/gemmalone-$dt.csv" 2>>"$LOGS/gemmalone-$dt.err" ||
+				-sustain "$window" -bt=false $rs_flag $ref_flag $order_flag >>"$LOGS/gemmalone-$dt.csv" 2>>"$LOGS/gemmalone-$dt.err" ||
 				echo "$dt $s round $r: rc $? at ${SECONDS}s"
 		done
 	done

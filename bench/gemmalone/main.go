@@ -57,6 +57,7 @@ func main() {
 	list := flag.Bool("list", false, "print the shapes (-set's or -shapes'), one MxNxK a line, and exit (no GPU needed)")
 	tiles := flag.String("tiles", "sweep", `comma-separated tiles BMxBN[:sS][:cC][:gG][:pp][:bn][:skS][:st] (hopper.ParseTile; "bn": B stored [K,N], else K-major [N,K]; FP8 takes K-major only; "skS": split-K in S slices, timed only where splitKSkip lets it; "st": stream-K for the last wave, on every SM where hopper.Tile.StreamKTiles shares tiles out), "default" (each shape's untuned tile, gpu.DefaultTileFor of a plain product: split in K where that is estimated faster), "sweep" (tiles.go), "smallm" (issue 56's small-M candidates, tiles.go), "splitk" (split-K candidates, tiles.go)`)
 	refOnly := flag.Bool("fp8-ref-only", false, "FP8 dtypes: time cuBLASLt's FP8 product (fast accumulation) alone, around each tile and at the start, without the bf16 product and the FP8 product without fast accumulation: about half a shape's time; ratio_to_cublaslt reads '-', ratio_to_cublaslt_fp8 keeps its meaning")
+	outside := flag.Bool("kernel-outside", false, "time each tile right before and after cuBLASLt's references (tile, references, tile; the row's µs the mean of its two, noted as 'kernel a/b'), instead of the references before and after the tile: a second round in this order times each kernel after the other as often (bench/gemmalone-56.sh's BALANCED=1)")
 	bt := flag.Bool("bt", true, "also time cuBLASLt's first four algorithms for B stored [N, K] (rows cublaslt-bt, bf16 and f16; for comparison only)")
 	iters := flag.Int("iters", 50, "timed calls")
 	warmup := flag.Int("warmup", 10, "warm-up calls")
@@ -91,6 +92,7 @@ func main() {
 	}
 	withBT = *bt
 	fp8RefOnly = *refOnly
+	kernelOutside = *outside
 	extraOpts = strings.Fields(*extra)
 	withRS = *rs
 	besideMiB, besidePeer = *beside, *peer
@@ -133,6 +135,10 @@ var withBT bool
 // fp8RefOnly is -fp8-ref-only: an FP8 run's one reference is cuBLASLt's
 // FP8 product.
 var fp8RefOnly bool
+
+// kernelOutside is -kernel-outside: bracketed times the tile around the
+// references instead of the references around the tile (bracketSteps).
+var kernelOutside bool
 
 // withRS is -rs: each tile timed a second time through the reduce-scatter's
 // epilogue.

@@ -1,6 +1,9 @@
 package main
 
-import "testing"
+import (
+	"reflect"
+	"testing"
+)
 
 func TestCellsOf(t *testing.T) {
 	for _, tc := range []struct {
@@ -19,6 +22,39 @@ func TestCellsOf(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := cellsOf(tc.refs, tc.around, 10); got != tc.want {
 				t.Errorf("cellsOf = %+v, want %+v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestBracketSteps(t *testing.T) {
+	for _, tc := range []struct {
+		name          string
+		nrefs         int
+		kernelOutside bool
+		times         []float64
+		wantSteps     []int
+		wantUs        float64
+		wantKernel    [2]float64
+		wantAround    [][2]float64
+	}{
+		{"one reference around the kernel", 1, false, []float64{9, 10, 11},
+			[]int{0, -1, 0}, 10, [2]float64{10, 10}, [][2]float64{{9, 11}}},
+		{"two references around the kernel, mirrored", 2, false, []float64{20, 9, 10, 11, 22},
+			[]int{0, 1, -1, 1, 0}, 10, [2]float64{10, 10}, [][2]float64{{20, 22}, {9, 11}}},
+		{"the kernel around one reference", 1, true, []float64{10, 9, 12},
+			[]int{-1, 0, -1}, 11, [2]float64{10, 12}, [][2]float64{{9, 9}}},
+		{"the kernel around two references", 2, true, []float64{10, 20, 9, 14},
+			[]int{-1, 0, 1, -1}, 12, [2]float64{10, 14}, [][2]float64{{20, 20}, {9, 9}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			steps := bracketSteps(tc.nrefs, tc.kernelOutside)
+			if !reflect.DeepEqual(steps, tc.wantSteps) {
+				t.Fatalf("steps %v, want %v", steps, tc.wantSteps)
+			}
+			us, kernel, around := bracketTimes(steps, tc.times, tc.nrefs)
+			if us != tc.wantUs || kernel != tc.wantKernel || !reflect.DeepEqual(around, tc.wantAround) {
+				t.Fatalf("got %v %v %v, want %v %v %v", us, kernel, around, tc.wantUs, tc.wantKernel, tc.wantAround)
 			}
 		})
 	}

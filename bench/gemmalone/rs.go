@@ -117,7 +117,7 @@ func (b *bench) rsRow(sh shape, t hopper.Tile, buf *buffers, flops float64, iter
 		row("%s,%.2e,-,-,WRONG,%s,-,-", impl, rel, b.dtype)
 		return nil
 	}
-	us, around, err := b.bracketed(call, refs, iters, warmup)
+	us, kernel, around, err := b.bracketed(call, refs, iters, warmup)
 	if err == nil {
 		err = b.profiled(call, fmt.Sprintf("%dx%dx%d %s %s", sh.m, sh.n, sh.k, impl, t))
 	}
@@ -125,7 +125,7 @@ func (b *bench) rsRow(sh shape, t hopper.Tile, buf *buffers, flops float64, iter
 		return err
 	}
 	c := cellsOf(infos, around, us)
-	row("%s,%.2e,%.1f,%.0f,%s (reduce-scatter epilogue of rank 0 of %d; %d chunks a rank; %s %.1f/%.1f),%s,%s,%s", impl, rel, us, flops/us/1e6,
-		c.ratio, world, rsChunks, c.name, c.before, c.after, b.dtype, c.fp8Us, c.fp8Ratio)
+	row("%s,%.2e,%.1f,%.0f,%s (reduce-scatter epilogue of rank 0 of %d; %d chunks a rank; %s %.1f/%.1f%s),%s,%s,%s", impl, rel, us, flops/us/1e6,
+		c.ratio, world, rsChunks, c.name, c.before, c.after, kernelNote(kernelOutside, kernel), b.dtype, c.fp8Us, c.fp8Ratio)
 	return nil
 }

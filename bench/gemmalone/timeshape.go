@@ -144,7 +144,7 @@ func (b *bench) shape(sh shape, tiles []hopper.Tile, iters, warmup int) error {
 					continue
 				}
 			}
-			us, around, err := b.bracketed(call, refs, iters, warmup)
+			us, kernel, around, err := b.bracketed(call, refs, iters, warmup)
 			if err == nil && t.KSplits() > 1 {
 				// After hundreds of launches, each starting from the counts
 				// the one before left.
@@ -162,8 +162,8 @@ func (b *bench) shape(sh shape, tiles []hopper.Tile, iters, warmup int) error {
 				return err
 			}
 			c := cellsOf(infos, around, us)
-			fmt.Printf("%s,%s,%s,%d,%.2e,%.1f,%.0f,%s (%s algo%d %.1f/%.1f; grid %d),%s,%s,%s\n", label, impl, t, spill, rel, us, flops/us/1e6,
-				c.ratio, c.name, c.algo, c.before, c.after, g.Grid(sh.m, sh.n, b.sms), b.dtype, c.fp8Us, c.fp8Ratio)
+			fmt.Printf("%s,%s,%s,%d,%.2e,%.1f,%.0f,%s (%s algo%d %.1f/%.1f%s; grid %d),%s,%s,%s\n", label, impl, t, spill, rel, us, flops/us/1e6,
+				c.ratio, c.name, c.algo, c.before, c.after, kernelNote(kernelOutside, kernel), g.Grid(sh.m, sh.n, b.sms), b.dtype, c.fp8Us, c.fp8Ratio)
 		}
 		closeTile()
 		if withRS && t.KSplits() == 1 { // split-K tiles run plain products only

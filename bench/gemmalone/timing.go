@@ -11,27 +11,25 @@ import (
 	"github.com/symmtune/symmtune/cuda/cu"
 )
 
-// bracketed times call with cuBLASLt's refs right before and after it, in
-// mirrored order (clocks drift as the GPU heats): call's median, and each
-// ref's medians before and after.
-func (b *bench) bracketed(call func() error, refs []*ltRef, iters, warmup int) (float64, [][2]float64, error) {
-	around := make([][2]float64, len(refs))
-	var err error
-	for i, r := range refs {
-		if around[i][0], err = b.time(r.call, iters, warmup); err != nil {
-			return 0, nil, err
+// bracketed times call with cuBLASLt's refs in bracketSteps' order (clocks
+// drift as the GPU heats): call's mean time (its median; with
+// -kernel-outside the mean of its two), its first and last times, and each
+// ref's medians before and after (the same twice with -kernel-outside).
+func (b *bench) bracketed(call func() error, refs []*ltRef, iters, warmup int) (float64, [2]float64, [][2]float64, error) {
+	steps := bracketSteps(len(refs), kernelOutside)
+	times := make([]float64, len(steps))
+	for j, s := range steps {
+		f := call
+		if s >= 0 {
+			f = refs[s].call
+		}
+		var err error
+		if times[j], err = b.time(f, iters, warmup); err != nil {
+			return 0, [2]float64{}, nil, err
 		}
 	}
-	us, err := b.time(call, iters, warmup)
-	if err != nil {
-		return 0, nil, err
-	}
-	for i := len(refs) - 1; i >= 0; i-- {
-		if around[i][1], err = b.time(refs[i].call, iters, warmup); err != nil {
-			return 0, nil, err
-		}
-	}
-	return us, around, nil
+	us, kernel, around := bracketTimes(steps, times, len(refs))
+	return us, kernel, around, nil
 }
 
 // traffic is -beside's copy engine traffic: each timed call starts a copy
