@@ -101,7 +101,7 @@ demo: build
 # - the tests that read every committed trial log (report, triallog);
 # - the host's walk through a space of a million configs (TestSpaceOfMillions).
 REPLAY_TESTS := TestAcceptance|TestAutoChoiceIsBestOnLandscapes|TestTenthBudget|TestHeldOut|TestSyntheticHeldOut|TestContract|TestBudgetMeasuresEveryFamily
-ENUMERATION_TESTS := TestBF16SpaceUnchanged|TestParseProblemAndConfig
+ENUMERATION_TESTS := TestBF16SpaceUnchanged|TestParseProblemAndConfig|TestListingUnchanged
 LOG_TESTS := TestReportsFromCommittedLogs|TestRecordedLogsLoad
 HOST_TESTS := TestSpaceOfMillions
 NORACE_TESTS := ^($(REPLAY_TESTS)|$(ENUMERATION_TESTS)|$(LOG_TESTS)|$(HOST_TESTS))$$
