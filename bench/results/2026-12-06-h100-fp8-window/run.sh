@@ -1,5 +1,5 @@
 #!/bin/bash
-# PLANNED (written 2026-12-06 09:55 UTC, before any run; rename the folder to the day and card it runs on).
+# Written 2026-12-06 09:25 UTC, before any run (as PLANNED-fp8-window/); ran 09:31 on 1 x H100 (../2026-12-06-h100-fp8-window.md).
 # Issue 56's FP8 row-scale count: in the lean sets of 2026-12-06 (2026-12-06-h100-fp8-method.md) the
 # cuBLASLt FP8 reference timed right after our row-scale kernel ran 2.7% slower (median; up to 22%) than
 # the one right before it, in 0.2 s windows (the first third untimed), so the count was 89-99 of 129 by
