@@ -4,7 +4,6 @@ import (
 	"fmt"
 
 	"github.com/symmtune/symmtune/kernels/gemm/hopper"
-	"github.com/symmtune/symmtune/space"
 )
 
 // Validate rejects configs of the variant that cannot run on p, or that
@@ -208,27 +207,4 @@ func validateSplitK(v Variant, t hopper.Tile, p Problem) error {
 		return fmt.Errorf("impl=fused with split-K (tile %s): k=%d in %d slices leaves %d each, under %d", t, p.K, s, p.K/s, SplitKMinK)
 	}
 	return nil
-}
-
-// check is what the plugins' Validate runs for each config the host asks
-// about (Kernel.checked, cuda build tag): the problem and the config
-// parsed, then Validate. Untagged, so that the whole space's listing can
-// be measured and tested without a GPU (listing_test.go).
-func (v Variant) check(c space.Config, p space.Problem, world int) (Config, Problem, error) {
-	prob, err := ParseProblem(p, world)
-	if err != nil {
-		return Config{}, Problem{}, err
-	}
-	cfg, err := v.ParseConfig(c)
-	if err != nil {
-		return Config{}, Problem{}, err
-	}
-	// The reason alone: the host names the config it asked about, and a
-	// search asks about every config of the space (1.3 million for a
-	// world-1 matmulrs), where formatting each rejected one was half of
-	// the validation's time.
-	if err := v.Validate(cfg, prob); err != nil {
-		return Config{}, Problem{}, err
-	}
-	return cfg, prob, nil
 }
