@@ -14,7 +14,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
-	"strings"
 
 	"github.com/symmtune/symmtune/kernels/gemm/hopper/internal/wgmmagen"
 )
@@ -307,94 +306,6 @@ func (t Tile) Tiles(m, n int) int {
 // RowsPerTile is the rows of a cluster tile: the unit of the kernel's tile
 // order (PlanFusedAG's block).
 func (t Tile) RowsPerTile() int { return t.BM * t.ClusterM() }
-
-// String is the tile's name, which ParseTile reads back:
-// BMxBN:sSTAGES:cCONSUMERS:gGROUP_M, then ":pp" for ping-pong consumers,
-// ":bn" for B stored [K, N], ":cl2" for clusters of two CTAs, ":skS"
-// for split-K in S slices, ":st" for stream-K and ":ef" for B loaded
-// evict-first.
-func (t Tile) String() string {
-	s := fmt.Sprintf("%dx%d:s%d:c%d:g%d", t.BM, t.BN, t.Stages, t.Consumers, t.GroupM)
-	if t.PingPong {
-		s += ":pp"
-	}
-	if !t.BKMajor {
-		s += ":bn"
-	}
-	if t.ClusterM() > 1 {
-		s += fmt.Sprintf(":cl%d", t.ClusterM())
-	}
-	if t.KSplits() > 1 {
-		s += fmt.Sprintf(":sk%d", t.KSplits())
-	}
-	if t.StreamK {
-		s += ":st"
-	}
-	if t.EvictFirstB {
-		s += ":ef"
-	}
-	return s
-}
-
-// ParseTile reads a tile name (see String); parts after BMxBN may be left
-// out: 4 stages, 2 consumers, group_m 8, cooperative, B K-major, no
-// cluster, no split-K, no stream-K, B loaded as any operand.
-func ParseTile(name string) (Tile, error) {
-	// A search parses every config of its space (over a million): no
-	// fmt scanning here, which was a third of a world-1 matmulrs search's
-	// validation (12 s on 1 x H200's host).
-	parts := strings.Split(name, ":")
-	t := Tile{Stages: 4, Consumers: 2, GroupM: 8, BKMajor: true}
-	if !parseDims(parts[0], &t.BM, &t.BN) {
-		return Tile{}, fmt.Errorf("tile %q: want BMxBN[:sS][:cC][:gG][:pp][:bn][:clN][:skS][:st][:ef]", name)
-	}
-	for _, p := range parts[1:] {
-		var err error
-		switch {
-		case p == "pp":
-			t.PingPong = true
-		case p == "bn":
-			t.BKMajor = false
-		case p == "st":
-			t.StreamK = true
-		case p == "ef":
-			t.EvictFirstB = true
-		case strings.HasPrefix(p, "cl"):
-			t.Cluster, err = strconv.Atoi(p[2:])
-		case strings.HasPrefix(p, "sk"):
-			t.SplitK, err = strconv.Atoi(p[2:])
-		case len(p) > 1 && p[0] == 's':
-			t.Stages, err = strconv.Atoi(p[1:])
-		case len(p) > 1 && p[0] == 'c':
-			t.Consumers, err = strconv.Atoi(p[1:])
-		case len(p) > 1 && p[0] == 'g':
-			t.GroupM, err = strconv.Atoi(p[1:])
-		default:
-			err = fmt.Errorf("unknown part")
-		}
-		if err != nil {
-			return Tile{}, fmt.Errorf("tile %q, part %q: want BMxBN[:sS][:cC][:gG][:pp][:bn][:clN][:skS][:st][:ef]", name, p)
-		}
-	}
-	return t, nil
-}
-
-// parseDims reads "BMxBN", two positive numbers in canonical decimal
-// (what String writes: no sign, no leading zero), into bm and bn.
-func parseDims(s string, bm, bn *int) bool {
-	l, r, ok := strings.Cut(s, "x")
-	if !ok {
-		return false
-	}
-	var err error
-	if *bm, err = strconv.Atoi(l); err != nil || *bm <= 0 || strconv.Itoa(*bm) != l {
-		return false
-	}
-	if *bn, err = strconv.Atoi(r); err != nil || *bn <= 0 || strconv.Itoa(*bn) != r {
-		return false
-	}
-	return true
-}
 
 // Values of each field that CI compiles (AllTiles); Check rejects the
 // combinations that do not fit.
