@@ -75,3 +75,22 @@ func TestTileNames(t *testing.T) {
 		}
 	}
 }
+
+// TestWithPeerBuffersAsChecked: WithPeerBuffers, which asks about the
+// width before Check, says what Check alone would.
+func TestWithPeerBuffersAsChecked(t *testing.T) {
+	for _, tl := range namedTiles(t) {
+		for _, bn := range []int{0, 64, 80, 128, 160, 192, 224, 256} {
+			tl.BN = bn
+			for peers := -1; peers <= 7; peers++ {
+				b := tl
+				b.PeerBuffers = peers
+				want := peers >= 1 && b.Check(SmemLimit) == nil
+				got, ok := tl.WithPeerBuffers(peers)
+				if ok != want || (ok && got != b) || (!ok && got != tl) {
+					t.Errorf("%s with %d peers: %+v, %v; Check says %v", tl, peers, got, ok, want)
+				}
+			}
+		}
+	}
+}

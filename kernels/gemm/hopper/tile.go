@@ -68,7 +68,11 @@ const OutElemBytes = 2
 func (t Tile) WithPeerBuffers(peers int) (Tile, bool) {
 	b := t
 	b.PeerBuffers = peers
-	if peers < 1 || b.Check(SmemLimit) != nil {
+	// A width without peer buffers is one Check refuses (that rule, or
+	// an earlier one), asked first: a matmulrs Validate asks this of
+	// every config, a pipeline's zero Tile too, and Check's reason is
+	// formatted.
+	if peers < 1 || !peerWidths[t.BN] || b.Check(SmemLimit) != nil {
 		return t, false
 	}
 	return b, true
