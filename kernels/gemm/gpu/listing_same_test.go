@@ -173,3 +173,58 @@ func (tc listingCase) row() string {
 	}
 	return fmt.Sprintf("{%s, %q, %d, %d, %d, %d, %d, %d, %q, %q, %q},", v, tc.dtype, tc.m, tc.n, tc.k, tc.w, tc.valid, tc.distinct, tc.validSum, tc.reasonSum, tc.sampleSum)
 }
+
+// TestParseProblemAgain: check's parseProblem, which answers again for the
+// last problem, answers as ParseProblem does, whatever came before, and
+// from goroutines asking about different problems at once.
+func TestParseProblemAgain(t *testing.T) {
+	shape := func(m, n, k int64) space.Shape { return space.Shape{"m": m, "n": n, "k": k} }
+	type ask struct {
+		p     space.Problem
+		world int
+	}
+	asks := []ask{
+		{space.Problem{Shape: shape(8192, 3584, 8192), Dtype: "bf16"}, 2},
+		{space.Problem{Shape: shape(8192, 3584, 8192), Dtype: "bf16"}, 2},
+		{space.Problem{Shape: shape(8192, 3584, 8192), Dtype: "bf16"}, 3},
+		{space.Problem{Shape: shape(8192, 3584, 8192), Dtype: "e4m3"}, 2},
+		{space.Problem{Shape: shape(8192, 3584, 8192), Dtype: "f32"}, 2},
+		{space.Problem{Shape: shape(8192, 3584, 1000), Dtype: "e4m3_row"}, 2},
+		{space.Problem{Shape: shape(8192, 3584, 1000), Dtype: "e4m3_row"}, 2},
+		{space.Problem{Shape: shape(8192, 3584, 1000), Dtype: "bf16"}, 9},
+		{space.Problem{Shape: shape(0, 3584, 1000), Dtype: "bf16"}, 1},
+		{space.Problem{Shape: shape(1<<20, 1<<20, 1), Dtype: "bf16"}, 1},
+		{space.Problem{Shape: space.Shape{"m": 64, "n": 64}, Dtype: "bf16"}, 1},
+		{space.Problem{Shape: space.Shape{"m": 64, "n": 64, "x": 64}, Dtype: "bf16"}, 1},
+		{space.Problem{Shape: space.Shape{"m": 64, "n": 64, "k": 64, "x": 64}, Dtype: "bf16"}, 1},
+		{space.Problem{Shape: shape(64, 64, 64), Dtype: "bf16"}, 1},
+	}
+	same := func(a ask) error {
+		got, gotErr := parseProblem(a.p, a.world)
+		want, wantErr := ParseProblem(a.p, a.world)
+		if got != want || fmt.Sprint(gotErr) != fmt.Sprint(wantErr) {
+			return fmt.Errorf("%v on %d: %+v, %v; ParseProblem %+v, %v", a.p, a.world, got, gotErr, want, wantErr)
+		}
+		return nil
+	}
+	for _, a := range asks {
+		if err := same(a); err != nil {
+			t.Error(err)
+		}
+	}
+	errs := make(chan error, len(asks))
+	for i := range asks {
+		go func() {
+			var err error
+			for j := 0; j < 200 && err == nil; j++ {
+				err = same(asks[(i+j)%len(asks)])
+			}
+			errs <- err
+		}()
+	}
+	for range asks {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+}
