@@ -292,6 +292,8 @@ func setKnobs(t *testing.T) {
 			banditFamLocal = v != 0
 		case "polish":
 			gpPolish = int(v)
+		case "gpboxcox":
+			gpBoxCox = v != 0
 		case "gpoutskipfail":
 			gpOutsideSkipsFailed = v != 0
 		case "gpout":
@@ -302,5 +304,5 @@ func setKnobs(t *testing.T) {
 			t.Fatalf("-fit-knobs: unknown knob %q", k)
 		}
 	}
-	t.Logf("knobs: share=%g interject=%d min=%d every=%d c=%g ei=%v firstcap=%v probes=%d ts=%v tinygp=%d gpkappa=%g famlocal=%v gpout=%d", banditDesignShare, banditInterject, banditMinTrials, banditEvery, banditC, banditEI, firstPassCapped, banditProbes, banditTS, banditTinyGP, gpKappa, banditFamLocal, banditGPOutside)
+	t.Logf("knobs: share=%g interject=%d min=%d every=%d c=%g ei=%v firstcap=%v probes=%d ts=%v tinygp=%d gpkappa=%g famlocal=%v gpout=%d gpboxcox=%v", banditDesignShare, banditInterject, banditMinTrials, banditEvery, banditC, banditEI, firstPassCapped, banditProbes, banditTS, banditTinyGP, gpKappa, banditFamLocal, banditGPOutside, gpBoxCox)
 }

@@ -21,9 +21,12 @@ type gpFit struct {
 	chol     [][]float64
 	ell, rho float64
 	mu, sd   float64 // the standardisation of y
-	best     float64 // the best standardised y
-	dims     []gpDim // the kernel's terms, one per free parameter
-	ks, v    []float64
+	// lambda: the Box-Cox transform's (gpBoxCox; 0: the log scores, whose
+	// standardisation mu and sd are; else the standardised transform's).
+	lambda float64
+	best   float64 // the best standardised y
+	dims   []gpDim // the kernel's terms, one per free parameter
+	ks, v  []float64
 }
 
 // gpDim is one free parameter's term of the kernel: for an ordered one the
@@ -90,7 +93,75 @@ func (g *gpFit) kernel(a, b int) float64 {
 // fitGP fits the process to t's measurements (failed configs at the
 // slowest that passed plus failedPenaltyFactor, as the forest counts
 // them); nil when fewer than two passed.
-func fitGP(t *tracker) *gpFit { return fitGPSkipping(t, false) }
+func fitGP(t *tracker) *gpFit { return fitGPWith(t, false, false) }
+
+// gpBoxCox: the tiny budgets' process (gpPick) is fitted to a Box-Cox
+// transform of the scores over the least measured, (r^lambda - 1)/lambda,
+// with lambda chosen by the profile likelihood from gpBoxCoxLambdas,
+// rather than to their log, which is lambda 0 (eighteenth fit,
+// 2026-12-06; -fit-knobs gpboxcox=1). Why: with the 5 to 17 configs a
+// tiny budget measures, one family or corner 2-3x slow (or a failed
+// config, counted at the slowest plus failedPenaltyFactor) sets the
+// standardised scale, and the process spends its smoothness on fitting
+// that tail rather than the few percent that part the best configs; a
+// lambda below 0 compresses the slow tail (lambda -1 is the throughput,
+// 1/r) and is taken only where the scores say so. HEBO (Cowen-Rivers et
+// al. 2022) warps its outputs by a power transform for the same reason;
+// the picks outside the UCB family (model.gpOutsideBelow) keep the log.
+var gpBoxCox = false
+
+// gpBoxCoxLambdas: the grid gpBoxCox's lambda is chosen from, the log's
+// 0 first, so that it wins a tie.
+var gpBoxCoxLambdas = func() []float64 {
+	out := []float64{0}
+	for k := -16; k <= 4; k++ {
+		if k != 0 {
+			out = append(out, float64(k)/4)
+		}
+	}
+	return out
+}()
+
+// boxCox returns the standardised Box-Cox transform of the scores whose
+// logs are y, over the least of them (r = score / least), with the lambda
+// of gpBoxCoxLambdas of greatest profile likelihood: -n/2 log of the
+// transformed scores' variance plus (lambda - 1) times the sum of log r,
+// the transform's Jacobian.
+func boxCox(y []float64) (z []float64, lambda float64) {
+	lo := slices.Min(y)
+	n := float64(len(y))
+	sumLog := 0.0
+	for _, v := range y {
+		sumLog += v - lo
+	}
+	bestLL := math.Inf(-1)
+	for _, lam := range gpBoxCoxLambdas {
+		w := make([]float64, len(y))
+		mu := 0.0
+		for i, v := range y {
+			if lam == 0 {
+				w[i] = v - lo
+			} else {
+				w[i] = math.Expm1(lam*(v-lo)) / lam
+			}
+			mu += w[i]
+		}
+		mu /= n
+		vr := 0.0
+		for _, v := range w {
+			vr += (v - mu) * (v - mu)
+		}
+		vr = math.Max(vr/n, 1e-12)
+		if ll := -n/2*math.Log(vr) + (lam-1)*sumLog; ll > bestLL {
+			sd := math.Max(math.Sqrt(vr), 1e-6)
+			for i := range w {
+				w[i] = (w[i] - mu) / sd
+			}
+			z, lambda, bestLL = w, lam, ll
+		}
+	}
+	return z, lambda
+}
 
 // gpOutsideSkipsFailed: the picks outside the UCB family
 // (model.gpOutsideBelow) fit the process to the configs that passed only
@@ -108,7 +179,12 @@ func fitGP(t *tracker) *gpFit { return fitGPSkipping(t, false) }
 var gpOutsideSkipsFailed = true
 
 // fitGPSkipping is fitGP, leaving failed configs out with skipFailed.
-func fitGPSkipping(t *tracker, skipFailed bool) *gpFit {
+func fitGPSkipping(t *tracker, skipFailed bool) *gpFit { return fitGPWith(t, skipFailed, false) }
+
+// fitGPWith is fitGP, leaving failed configs out with skipFailed and
+// fitting the Box-Cox transform of the scores (see gpBoxCox) with
+// transform.
+func fitGPWith(t *tracker, skipFailed, transform bool) *gpFit {
 	worst, passed := math.Inf(-1), 0
 	for i, ok := range t.ok {
 		if ok {
@@ -145,7 +221,13 @@ func fitGPSkipping(t *tracker, skipFailed bool) *gpFit {
 	best := math.Inf(1)
 	for i, v := range y {
 		ys[i] = (v - mu) / sd
-		best = math.Min(best, ys[i])
+	}
+	lambda := 0.0
+	if transform {
+		ys, lambda = boxCox(y)
+	}
+	for _, v := range ys {
+		best = math.Min(best, v)
 	}
 	var out *gpFit
 	bestLL := math.Inf(-1)
@@ -163,7 +245,7 @@ func fitGPSkipping(t *tracker, skipFailed bool) *gpFit {
 			}
 			for _, noise := range gpNoiseGrid {
 				g := newGPFit(t.lat, ell, rho)
-				g.x, g.mu, g.sd, g.best = x, mu, sd, best
+				g.x, g.mu, g.sd, g.best, g.lambda = x, mu, sd, best, lambda
 				k := make([][]float64, n)
 				for i := range k {
 					k[i] = slices.Clone(base[i])
@@ -229,7 +311,7 @@ var gpKappa = 1.0
 // (see gpKappa; the earliest among equals), or -1; with polish, the
 // process's polish pick (gpFit.polish) where it has one.
 func gpPick(t *tracker, polish bool) int {
-	return gpPickFrom(t, fitGP(t), polish)
+	return gpPickFrom(t, fitGPWith(t, false, gpBoxCox), polish)
 }
 
 // gpPickFrom is gpPick under the fitted process g (nil: -1).

@@ -313,3 +313,86 @@ func driveUntil(t *testing.T, l Landscape, s Strategy, history []Observation, n 
 	}
 	return history
 }
+
+// TestBoxCox: the transform is standardised; scores alike in every
+// respect keep the log (lambda 0 wins a tie); a slow outlier among close
+// scores is compressed (lambda below 0), so the close scores spread over
+// more of the standardised scale than under the log.
+func TestBoxCox(t *testing.T) {
+	logs := func(s ...float64) []float64 {
+		out := make([]float64, len(s))
+		for i, v := range s {
+			out[i] = math.Log(v)
+		}
+		return out
+	}
+	if _, lam := boxCox(logs(5, 5, 5)); lam != 0 {
+		t.Errorf("equal scores: lambda %g, want 0", lam)
+	}
+	y := logs(100, 101, 102, 103, 104, 300)
+	z, lam := boxCox(y)
+	if lam >= 0 {
+		t.Errorf("a slow outlier: lambda %g, want below 0", lam)
+	}
+	mu, sd := 0.0, 0.0
+	for _, v := range z {
+		mu += v
+	}
+	mu /= float64(len(z))
+	for _, v := range z {
+		sd += (v - mu) * (v - mu)
+	}
+	if sd = math.Sqrt(sd / float64(len(z))); math.Abs(mu) > 1e-9 || math.Abs(sd-1) > 1e-9 {
+		t.Errorf("transform's mean %g and sd %g, want 0 and 1", mu, sd)
+	}
+	// The log's standardisation, for comparison.
+	lmu, lsd := 0.0, 0.0
+	for _, v := range y {
+		lmu += v
+	}
+	lmu /= float64(len(y))
+	for _, v := range y {
+		lsd += (v - lmu) * (v - lmu)
+	}
+	lsd = math.Sqrt(lsd / float64(len(y)))
+	if got, log := z[4]-z[0], (y[4]-y[0])/lsd; got <= log {
+		t.Errorf("the close scores span %g, %g under the log: want more", got, log)
+	}
+}
+
+// TestGPPickBoxCox: with gpBoxCox the tiny budgets' process is fitted to
+// the transform (its lambda recorded), and fitGP keeps the log.
+func TestGPPickBoxCox(t *testing.T) {
+	l := bowl()
+	lat, err := newLattice(l.Problem(0, 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := newTracker(lat)
+	s := newSampler(len(lat.valid), 3)
+	for range 8 {
+		i := s.next(&tr)
+		tr.seen[i], tr.ok[i], tr.score[i] = true, true, l.Lookup(lat.valid[i]).ScoreUS
+	}
+	var y []float64
+	for i, seen := range tr.seen {
+		if seen {
+			y = append(y, math.Log(tr.score[i]))
+		}
+	}
+	_, want := boxCox(y)
+	if g := fitGPWith(&tr, false, true); g == nil || g.lambda != want {
+		t.Fatalf("transformed fit's lambda %v, want %g", g, want)
+	}
+	if g := fitGP(&tr); g == nil || g.lambda != 0 {
+		t.Fatal("fitGP transforms the scores")
+	}
+	old := gpBoxCox
+	defer func() { gpBoxCox = old }()
+	for _, on := range []bool{false, true} {
+		gpBoxCox = on
+		if got, want := gpPick(&tr, false), gpPickFrom(&tr, fitGPWith(&tr, false, on), false); got != want || got < 0 {
+			t.Fatalf("gpBoxCox %v: gpPick %d, want %d", on, got, want)
+		}
+	}
+}
