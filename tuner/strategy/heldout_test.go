@@ -269,8 +269,6 @@ var heldOutShortfalls = map[string]heldOutShortfall{
 		"ridge (chunk x threads), and one_shot's one first-pass config, its default corner, ran 2.37x; the Gaussian " +
 		"process spends its 4 picks in two_shot (1.35x there), where the descent it replaced reached one_shot on its " +
 		"last trial (1.028x, 10 of 10; see above)"},
-	"synthetic-invalid-gemm-seed101 1/20": {0, "every seed stops at 1.037x the optimum (the ce family's " +
-		"blocks=8,chunks=8,graph=1,stages=4), one step from the six configs within 3%; surrogate and pattern also 0"},
 	"synthetic-noisy-allreduce-seed102 1/20": {0, "190 configs, 10 trials: fell from 10 with the value-covering " +
 		"first pass, to 3 with the third fit's and 0 with the fourth's (see above); 2 of its configs are within 3%, " +
 		"a random search reaches it on 1 seed of 10"},
