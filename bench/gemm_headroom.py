@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Dict, List, Optional, Tuple
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from gemmalone_table import Shape, read  # noqa: E402
+from gemmalone_table import MixedCards, Shape, read  # noqa: E402
 
 BAR = 1.05
 # The L2 of an H100/H200, bytes: a product whose least bytes fit twice over
@@ -135,7 +135,12 @@ def main(argv: Optional[List[str]] = None) -> int:
         if not Path(p).is_file():
             print(f"gemm_headroom.py: {p}: no such file", file=sys.stderr)
             return 2
-    print("\n".join(report(read(args.csv), args.shapes)))
+    try:
+        shapes = read(args.csv)
+    except MixedCards as e:
+        print(f"gemm_headroom.py: {e}", file=sys.stderr)
+        return 2
+    print("\n".join(report(shapes, args.shapes)))
     return 0
 
 

@@ -159,8 +159,15 @@ class Shape:
         return f"tensor; {waves} waves, the last {units - (waves - 1) * self.sms}/{self.sms}"
 
 
+class MixedCards(ValueError):
+    """Rows of one shape and dtype from runs on different GPUs: its ratios would
+    average two cards' (an H100's power cap and an H200's move the same
+    kernels differently)."""
+
+
 def read(paths: List[str]) -> Dict[Tuple[str, str], Shape]:
     shapes: Dict[Tuple[str, str], Shape] = {}
+    cards: Dict[Tuple[str, str], Tuple[str, str]] = {}  # (shape, dtype) -> its rows' GPU and first file
 
     run: Dict[str, str] = {"gpu": "H200", "sms": "132"}  # the GPU of the run being read (its header line)
 
@@ -192,6 +199,10 @@ def read(paths: List[str]) -> Dict[Tuple[str, str], Shape]:
                     continue
                 impl, config, spill, us_cell, ratio_cell = row[1], row[2], row[3], row[5], row[7]
                 dtype = row[8] if len(row) > 8 and row[8] not in ("", "-") else run_dtype
+                gpu, seen_in = cards.setdefault((first, dtype), (run["gpu"], path))
+                if gpu != run["gpu"]:
+                    raise MixedCards(f"{first} {dtype} has rows of two GPUs: {gpu} ({seen_in}) and {run['gpu']} ({path}); "
+                                     "give one card's CSVs")
                 us = num(us_cell) if us_cell != "-" else None
                 if impl.startswith("cublaslt"):
                     # The ratio's reference: cuBLASLt bf16/f16, or FP8 with fast
@@ -363,7 +374,11 @@ def main(argv: Optional[List[str]] = None) -> int:
                     "else gpu.DefaultTile's tile when this script was written)")
     ap.add_argument("--dtype", help="only this dtype")
     args = ap.parse_args(argv)
-    got = read(args.csv)
+    try:
+        got = read(args.csv)
+    except MixedCards as e:
+        print(f"gemmalone_table: {e}", file=sys.stderr)
+        return 2
     shapes = [s for s in got.values() if (s.ratios or s.lt or s.failed) and (not args.dtype or s.dtype == args.dtype)]
     shapes.sort(key=lambda s: (s.dtype, s.mnk))
     if not shapes:
@@ -372,6 +387,10 @@ def main(argv: Optional[List[str]] = None) -> int:
     print("\n".join(table(shapes, args.default)))
     print()
     print("\n".join(summary(shapes, args.default)))
+    gpus = sorted({s.gpu for s in shapes})
+    if len(gpus) > 1:
+        print()
+        print("Counts above mix cards: " + ", ".join(f"{g} {sum(s.gpu == g for s in shapes)} shapes" for g in gpus) + ".")
     print()
     print("\n".join(rule(shapes, args.default)))
     if any(s.rs_cost for s in shapes):

@@ -132,6 +132,37 @@ def test_gemmalone_56_rounds_reverse_the_tiles(tmp_path: Path):
                    ("128x256x512", fwd), ("128x256x512", rev), ("128x256x512", fwd)], got
 
 
+def test_gemmalone_56_balanced_rounds_time_the_kernel_outside(tmp_path: Path):
+    """bench/gemmalone-56.sh BALANCED=1 ROUNDS=3: the even round also passes
+    -kernel-outside (the tile timed around the references), the odd ones
+    do not; without BALANCED no round does."""
+    def outside(run: str, **env: str) -> list[bool]:
+        (tmp_path / run).mkdir()
+        calls = _run_gemmalone_56(tmp_path / run, SHAPES="64x128x256", TILES="a:s1,b:s2", ROUNDS="3", **env)
+        return ["-kernel-outside" in a for a in calls]
+    assert outside("on", BALANCED="1") == [False, True, False]
+    assert outside("off") == [False, False, False]
+
+
+def test_tables_refuse_a_shape_of_two_cards(tmp_path: Path):
+    """gemmalone_table.py and gemm_headroom.py on an H100 run's CSV and an
+    H200 run's of the same shape: one line naming both cards and exit code
+    2, not a ratio averaged over two cards."""
+    row = "64x128x256,fused,a:s1,0,1.0e-03,10.0,1,1.000 (cublaslt algo0 10.0/10.0; grid 132),bf16,-,-\n"
+    files = []
+    for card in ("H100 80GB HBM3", "H200"):
+        f = tmp_path / f"{card.split()[0]}.csv"
+        f.write_text(f"# NVIDIA {card}, 132 SMs, bf16, each kernel 200ms back to back\n"
+                     "shape,impl,config,spill_bytes,rel_err,us,tflops,ratio_to_cublaslt,dtype,cublaslt_fp8_us,ratio_to_cublaslt_fp8\n"
+                     "64x128x256,cublaslt,algo0,-,1.0e-03,10.0,1,-,bf16,-,-\n" + row)
+        files.append(str(f))
+        assert _bench_script("gemmalone_table.py", str(f)).returncode == 0
+    for script in ("gemmalone_table.py", "gemm_headroom.py"):
+        done = _bench_script(script, *files)
+        assert done.returncode == 2, (script, done.stdout, done.stderr)
+        assert "H100" in done.stderr and "H200" in done.stderr and len(done.stderr.strip().splitlines()) == 1, done.stderr
+
+
 def test_gemmalone_56_times_long_products_in_long_windows(tmp_path: Path):
     """bench/gemmalone-56.sh times a product of LONG_GFLOP or more in
     LONG_SUSTAIN windows (its ratio moved with a 0.2 s window on 1 x H200),
@@ -197,6 +228,7 @@ def test_gemmalone_table_names_what_limits_the_best_tile(tmp_path: Path):
     assert "| 64x8192x8192 | bf16 |" in out and "| memory: 80% of 4.8 TB/s |" in out, out
     assert "| 8192x3584x8192 | bf16 | - | 128x256:s4:c2:g8:cl2 | 1.000 | 687 (69%) | 128x256:s4:c2:g8:cl2 | 1.000 | +0.0% | yes | tensor |" in out, out
     assert "| tensor (stream-K) |" in out, out
+    assert "Counts above mix cards: H100 2 shapes, H200 3 shapes." in out, out
     # The H100's run: 119.6 MB at least in 45 µs, 2.66 TB/s, 79% of 3.35.
     assert "| memory: 79% of 3.4 TB/s |" in out, out
     assert "| tensor; 2 waves, the last 28/132 |" in out, out
