@@ -1,0 +1,31 @@
+#!/bin/bash
+# PLANNED (written 2026-12-06 09:55 UTC, before any run; rename the folder to the day and card once its
+# shards are in). Issue 56's bars counted in sustained windows, as the bar asks: the untuned tile on the
+# whole set (129 shapes), 2 s windows (the first third untimed) for every shape, two rounds a shape, the
+# second balanced (BALANCED=1: the tile timed around the reference), FP8 against cuBLASLt FP8 alone (lean).
+# Why: in 0.2 s windows the FP8 counts overstated our kernel on 1 x H100 (2026-12-06-h100-fp8-window.md:
+# 7 of 16 shapes at or above in 2 s windows against 13), and the 0.2 s rounds differ by up to 10.5%.
+# Cost: about 18 s a shape (call 6 of that page: 141 s for 8 shapes, two rounds), so a dtype is five
+# shards of about 26 shapes, one call each (SHARD=1/5 .. 5/5), about 470 s a call; a session's 30 minutes
+# of device time hold three. The shards of one card add up across sessions (the table reads every CSV:
+# python3 bench/gemmalone_table.py DIR/*/gemmalone-*.csv). Order: e4m3_row, then bf16, then e4m3.
+# A shard's figures count only beside its card's name (machine.txt); H100 and H200 shards never mix.
+#   DT=e4m3_row SHARD=1/5 bash bench/results/PLANNED-sustained/run.sh
+# Bundle: bash bench/results/2026-12-06-h100-wide-pick/build.sh, then move .gpu/wide/gm.txz to
+# .gpu/bal/gm.txz (gemmalone with -kernel-outside, main from 5e690ed on); carry [".gpu/bal"]; timeout 560 s.
+set -u
+DT=${DT:-e4m3_row}
+SHARD=${SHARD:-1/5}
+mkdir -p /tmp/gm && tar xJf .gpu/bal/gm.txz -C /tmp/gm
+export BIN=/tmp/gm/bin SYMMTUNE_CUBIN_CACHE=/tmp/cubin
+tag=$DT-$(echo "$SHARD" | tr / o)
+R=/tmp/sus-$tag; rm -rf $R; mkdir -p $R
+nvidia-smi --query-gpu=name,driver_version,power.limit,clocks.max.sm --format=csv > $R/machine.txt
+cat $R/machine.txt
+lean=0
+case $DT in e4m3*) lean=1 ;; esac
+SET=full SHARD=$SHARD DTYPES=$DT TILES=default SUSTAIN=2s LONG_SUSTAIN=2s PER_SHAPE=60 ROUNDS=2 BALANCED=1 \
+	DEADLINE=${DEADLINE:-520} FP8_REF_ONLY=$lean OUT=$R/set bash bench/gemmalone-56.sh > $R/set.log 2>&1
+echo "gemmalone-56 $DT $SHARD rc $? at $SECONDS"; grep -E 'deadline|rc ' $R/set.log | head -5
+tail -12 $R/set/gemmalone-56-*/table.md 2>/dev/null
+tar czf $OUT/sus-$tag.tgz -C /tmp sus-$tag
