@@ -145,9 +145,9 @@ func (b *bench) shape(sh shape, tiles []hopper.Tile, iters, warmup int) error {
 				}
 			}
 			us, kernel, around, err := b.bracketed(call, refs, iters, warmup)
-			if err == nil && t.KSplits() > 1 {
+			if err == nil && t.Shares() {
 				// After hundreds of launches, each starting from the counts
-				// the one before left.
+				// the one before left (split-K's and stream-K's alike).
 				var after float64
 				if after, err = b.verify(sh, u, buf.c, call); err == nil && (math.IsInf(after, 1) || after > tolerance(b.dtype)) {
 					fmt.Printf("%s,%s,%s,%d,%.2e,-,-,WRONG after the timed launches,%s,-,-\n", label, impl, t, spill, after, b.dtype)
