@@ -1,5 +1,5 @@
 #!/bin/bash
-# PLANNED (written 2026-12-06 11:40 UTC, before any run; rename the folder to the day and card once it has
+# PLANNED (written 2026-12-06 11:35 UTC, before any run; rename the folder to the day and card once it has
 # run). Issue 56, docs/results-gemm.md item 9: does a dynamic tile schedule lift our FP8 tiles at many
 # waves? ncu (2026-12-06-h100-fp8-method.md) found the static walk's SMs finishing up to 34% (g4) and 51%
 # (g8) apart within a launch for the 128x128 ping-pong tile, which has cuBLASLt FP8's own tile size, stages,
