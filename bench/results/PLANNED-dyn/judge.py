@@ -63,6 +63,10 @@ def main(path: str) -> int:
           + ("a candidate: held-out run next" if len(q2) >= 7 and at_least >= 5 and g2 and g2 >= 1.02 else "not a candidate"))
     print(f"128x256:dyn over 128x256 (no rule), {len(co)} shapes: geometric mean {fmt(geomean(co))}")
     print(f"128x256:cl2:dyn over the default 128x256:cl2 (no rule), {len(cl)} shapes: geometric mean {fmt(geomean(cl))}")
+    # heldout.sh's tile: the dynamic tile of the highest geometric mean ratio over the shapes timed for all three.
+    both = [s for s in shapes if all(s.ratio(t) for t in (PP_DYN, CO_DYN, CL_DYN))]
+    best = max((PP_DYN, CO_DYN, CL_DYN), key=lambda t: geomean([s.ratio(t) or 1.0 for s in both]) or 0.0) if both else None
+    print(f"the dynamic tile for heldout.sh (highest geometric mean over {len(both)} shapes): {best}")
     return 0
 
 

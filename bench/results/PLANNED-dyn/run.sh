@@ -31,6 +31,8 @@
 #      comes next, before any default moves (a default that moves changes kernel versions).
 #   Also reported, no rule: 128x256:s4:c2:g8:dyn over its static twin, and 128x256:s4:c2:g8:cl2:dyn over
 #   128x256:s4:c2:g8:cl2 where that is the default.
+# If Q2 says "a candidate", heldout.sh (beside this, written before this ran) is the next call, with the
+# tile judge.py names.
 # Build: bash bench/results/PLANNED-dyn/build.sh; carry [".gpu/dyn"]; timeout 560 s.
 set -u
 d=$(dirname "$0")
