@@ -55,6 +55,11 @@
 # alone at some shapes on 1 x H100 (256 and 1,024 rows, 8192^3), lifting
 # our ratios there (bench/results/2026-12-06-h100-fp8-lean.md).
 #
+# SURVEY=D passes -survey-sustain D: cuBLASLt's algorithms are surveyed
+# for the reference in D windows, and only the pick is timed in the shape's
+# window around each tile (the ratio's). A bf16 shape in 2 s windows spent
+# 8 of its 14 s a round on the four algorithms; FP8 lean has one.
+#
 # SHAPES="MxNxK ..." takes those shapes instead of the set's (SHARD then
 # does nothing). ROUNDS=N (default 1) times each shape N times in a row, the
 # tiles' order reversed in every even round; the table averages them.
@@ -103,6 +108,8 @@ LOGS=$OUT/gemmalone-56$tag
 TILES=${TILES:-default,smallm}
 rs_flag=
 [ "${RS:-0}" = 1 ] && rs_flag=-rs
+survey_flag=
+[ -n "${SURVEY:-}" ] && survey_flag="-survey-sustain=$SURVEY"
 # ROUNDS=N times each shape N times in a row, the tiles' order reversed in
 # every even round (TILES's list; a group such as "smallm" keeps its own
 # order): paired rounds, which the table averages (geometric mean).
@@ -139,7 +146,7 @@ for dt in $DTYPES; do
 			window=$SUSTAIN
 			echo "$s" | awk -Fx -v g="$LONG_GFLOP" '{ exit !(2 * $1 * $2 * $3 >= g * 1e9) }' && window=$LONG_SUSTAIN
 			timeout $((left < PER_SHAPE ? left : PER_SHAPE)) "$BIN/gemmalone" -dtype "$dt" -shapes "$s" -tiles "$tiles" \
-				-sustain "$window" -bt=false $rs_flag $ref_flag $order_flag >>"$LOGS/gemmalone-$dt.csv" 2>>"$LOGS/gemmalone-$dt.err" ||
+				-sustain "$window" $survey_flag -bt=false $rs_flag $ref_flag $order_flag >>"$LOGS/gemmalone-$dt.csv" 2>>"$LOGS/gemmalone-$dt.err" ||
 				echo "$dt $s round $r: rc $? at ${SECONDS}s"
 		done
 	done

@@ -41,7 +41,7 @@ func (b *bench) ltBest(sh shape, label, impl string, m cublaslt.Matmul, u *util,
 			fmt.Printf("%s,%s,algo%d,-,%.2e,-,-,WRONG,%s,-,-\n", label, impl, algo, rel, u.dtype)
 			continue
 		}
-		us, err := b.time(call(algo), iters, warmup)
+		us, err := b.timeSurvey(call(algo), iters, warmup)
 		if err != nil {
 			plan.Close()
 			return nil, err
@@ -113,7 +113,7 @@ func (b *bench) ltRows(sh shape, buf *buffers, label string, flops float64, iter
 		if math.IsInf(rel, 1) || rel > tolerance(b.u16.dtype) {
 			return fmt.Errorf("cublaslt [N, K] algo %d: relative error %.2e over tolerance", a, rel)
 		}
-		us, err := b.time(call, iters, warmup)
+		us, err := b.timeSurvey(call, iters, warmup)
 		if err != nil {
 			return err
 		}

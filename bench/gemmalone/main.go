@@ -67,6 +67,7 @@ func main() {
 	peer := flag.Bool("peer", false, "with -beside: the bytes cross NVLink, pushed to GPU 1 by this GPU's copy engine while GPU 1's pushes as many into this GPU")
 	rsworld := flag.Int("rsworld", 1, "with -rs: time rank 0's part of a call of this many ranks (its tile order and chunk table), all rows still stored on this GPU")
 	rschunks := flag.Int("rschunks", 1, "with -rs: chunks per rank")
+	survey := flag.Duration("survey-sustain", 0, "with -sustain: time cuBLASLt's algorithms for the pick of the reference in windows this long instead (their rows' µs are then these windows'; the pick is still timed in -sustain's windows around each tile, the ratio's); 0: -sustain's")
 	sustained := flag.Duration("sustain", 0, "time each kernel back to back for this long instead (e.g. 3s; the first third untimed), the mean per call: the clock a power-capped GPU holds under sustained load, as README's 1 x H100 table; -iters and -warmup then only apply to the tile checks")
 	profile := flag.Int("profile", 0, "after each shape's cuBLASLt timing and each tile's, launch cuBLASLt's best algorithm and the tile (and with -rs its two reduce-scatter rows) this many more times between cuProfilerStart and cuProfilerStop (a '# profiled' line each): under Nsight Compute's --profile-from-start off only these launches are profiled (bench/ncu-gemm.sh); 0: none")
 	launch := flag.String("launch", "pdl", `how each tile is launched, one row per mode, comma-separated (repeat them for interleaved rounds): "pdl", as the programmatic dependent of the kernel before it, the default launch (impl "fused"; its check refills A by a kernel right before it), or "plain" (impl "fused-plain")`)
@@ -99,6 +100,10 @@ func main() {
 	sustain = *sustained
 	if sustain < 0 || (sustain > 0 && besideMiB > 0) {
 		fmt.Fprintln(os.Stderr, "gemmalone: -sustain must be positive, and goes without -beside")
+		os.Exit(2)
+	}
+	if surveySustain = *survey; surveySustain < 0 || (surveySustain > 0 && sustain == 0) {
+		fmt.Fprintln(os.Stderr, "gemmalone: -survey-sustain must be positive, and goes with -sustain")
 		os.Exit(2)
 	}
 	rsWorld, rsChunks = *rsworld, *rschunks
@@ -242,6 +247,9 @@ func run(set, shapeList, tileList, dtype string, iters, warmup int) error {
 	how := fmt.Sprintf("%d timed calls after %d warm-up (median)", iters, warmup)
 	if sustain > 0 {
 		how = fmt.Sprintf("each kernel %s back to back, the first third untimed (mean per call)", sustain)
+		if surveySustain > 0 {
+			how = fmt.Sprintf("each kernel %s back to back, the first third untimed (mean per call; cuBLASLt's algorithms picked in %s windows)", sustain, surveySustain)
+		}
 	}
 	fmt.Printf("# %s, %d SMs, %s, %s, extra options %q, beside %d MiB copied (over NVLink both ways: %v), a %d KiB fill before each timed call\n", name, b.sms, dtype, how, extraOpts, besideMiB, besidePeer, fillKiB)
 	if fp8(dtype) {

@@ -213,6 +213,23 @@ func (b *bench) time(call func() error, iters, warmup int) (float64, error) {
 // sustain is -sustain: time runs each kernel back to back for this long.
 var sustain time.Duration
 
+// surveySustain is -survey-sustain: with sustain, the window timeSurvey
+// gives each of cuBLASLt's algorithms (0: sustain's).
+var surveySustain time.Duration
+
+// timeSurvey is time for picking cuBLASLt's algorithm: in surveySustain's
+// windows where set. Only the pick's time around each tile makes a ratio,
+// so a shorter window there saves device time (a bf16 shape in 2 s
+// windows spent 8 of its 14 s a round on the four algorithms) without
+// moving the ratios; where two algorithms are that close, either is a
+// fair reference.
+func (b *bench) timeSurvey(call func() error, iters, warmup int) (float64, error) {
+	if sustain > 0 && surveySustain > 0 {
+		return b.sustained(b.fillCall(call), surveySustain)
+	}
+	return b.time(call, iters, warmup)
+}
+
 // sustainBatch is how many calls are enqueued between the host's checks
 // of the clock; two batches are in flight, so the GPU never waits.
 const sustainBatch = 16

@@ -144,6 +144,17 @@ def test_gemmalone_56_balanced_rounds_time_the_kernel_outside(tmp_path: Path):
     assert outside("off") == [False, False, False]
 
 
+def test_gemmalone_56_survey_reaches_every_timed_call(tmp_path: Path):
+    """bench/gemmalone-56.sh SURVEY=0.5s: every timed call passes
+    -survey-sustain=0.5s beside its -sustain; without SURVEY none does."""
+    def surveys(run: str, **env: str) -> list[str]:
+        (tmp_path / run).mkdir()
+        calls = _run_gemmalone_56(tmp_path / run, SHAPES="64x128x256 128x256x512", TILES="a:s1", ROUNDS="2", **env)
+        return [next((x for x in a if x.startswith("-survey-sustain")), "") for a in calls]
+    assert surveys("on", SURVEY="0.5s") == ["-survey-sustain=0.5s"] * 4
+    assert surveys("off") == [""] * 4
+
+
 def test_tables_refuse_a_shape_of_two_cards(tmp_path: Path):
     """gemmalone_table.py and gemm_headroom.py on an H100 run's CSV and an
     H200 run's of the same shape: one line naming both cards and exit code

@@ -18,6 +18,10 @@
 #   SHAPES="4096x8192x8192 4096x10240x8192 4096x57344x8192 16384x7168x8192 16384x8192x3696 16384x8192x14336 16384x14336x8192 16384x59136x8192" DT=e4m3_row SHARD=4/5 bash ...
 # (SHAPES passes through to gemmalone-56.sh and takes the place of the shard's list.) On an H200 every
 # shard is still owed.
+# bf16 and e4m3 (added 2026-12-06 11:50, before any of their shards ran): cuBLASLt's four algorithms are
+# surveyed in 0.5 s windows (SURVEY, gemmalone -survey-sustain) and only the pick is timed in 2 s windows
+# around the tile, the ratio's; about 19 s a shape for two rounds, so they run in six shards (SHARD=1/6 ..
+# 6/6, about 410 s each). cuBLASLt FP8 with row scales has one algorithm to survey: e4m3_row unchanged.
 set -u
 DT=${DT:-e4m3_row}
 SHARD=${SHARD:-1/5}
@@ -27,9 +31,9 @@ tag=$DT-$(echo "$SHARD" | tr / o)
 R=/tmp/sus-$tag; rm -rf $R; mkdir -p $R
 nvidia-smi --query-gpu=name,driver_version,power.limit,clocks.max.sm --format=csv > $R/machine.txt
 cat $R/machine.txt
-lean=0
-case $DT in e4m3*) lean=1 ;; esac
-SET=full SHARD=$SHARD DTYPES=$DT TILES=default SUSTAIN=2s LONG_SUSTAIN=2s PER_SHAPE=60 ROUNDS=2 BALANCED=1 \
+lean=0 survey=
+case $DT in e4m3_row) lean=1 ;; e4m3) lean=1 survey=0.5s ;; bf16) survey=0.5s ;; esac
+SURVEY=$survey SET=full SHARD=$SHARD DTYPES=$DT TILES=default SUSTAIN=2s LONG_SUSTAIN=2s PER_SHAPE=60 ROUNDS=2 BALANCED=1 \
 	DEADLINE=${DEADLINE:-520} FP8_REF_ONLY=$lean OUT=$R/set bash bench/gemmalone-56.sh > $R/set.log 2>&1
 echo "gemmalone-56 $DT $SHARD rc $? at $SECONDS"; grep -E 'deadline|rc ' $R/set.log | head -5
 tail -12 $R/set/gemmalone-56-*/table.md 2>/dev/null
