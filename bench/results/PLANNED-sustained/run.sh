@@ -12,7 +12,8 @@
 # A shard's figures count only beside its card's name (machine.txt); H100 and H200 shards never mix.
 #   DT=e4m3_row SHARD=1/5 bash bench/results/PLANNED-sustained/run.sh
 # Bundle: bash bench/results/2026-12-06-h100-wide-pick/build.sh, then move .gpu/wide/gm.txz to
-# .gpu/bal/gm.txz (gemmalone with -kernel-outside, main from 5e690ed on); carry [".gpu/bal"]; timeout 560 s.
+# .gpu/bal/gm.txz (gemmalone with -kernel-outside, main from 5e690ed on; with -survey-sustain, which bf16 and
+# e4m3 need, from 00a632f on); carry [".gpu/bal"]; timeout 560 s.
 # DONE so far (1 x H100, 2026-12-06, 10:59-11:26: 2026-12-06-h100-sustained-row.md): e4m3_row shards
 # 1/5, 2/5, 3/5, and 4/5 to its 18th shape. Next on an H100, one call: the rest of shard 4/5, then 5/5:
 #   SHAPES="4096x8192x8192 4096x10240x8192 4096x57344x8192 16384x7168x8192 16384x8192x3696 16384x8192x14336 16384x14336x8192 16384x59136x8192" DT=e4m3_row SHARD=4/5 bash ...
