@@ -49,7 +49,7 @@ type Job struct {
 	// RefineFactor times the iterations before the winner is chosen. The
 	// default, 10, is the "top 10": re-measured, they were ordered
 	// as a torch program orders them in 53 of 53 pairs 2% apart, the first
-	// passes in 83 of 93 (docs/search.md, 1 x H200, 2026-12-02); at a
+	// passes in 83 of 93 (docs/trials.md, 1 x H200, 2026-12-02); at a
 	// third shape, not used to choose it, 18 of 28 (2026-12-03).
 	Finalists    int
 	RefineFactor int
