@@ -76,8 +76,9 @@ var searchedByName = sync.OnceValue(func() map[string]Tile {
 	return out
 })
 
-// tileSyntax is what a tile name looks like, for ParseTile's errors.
-const tileSyntax = "BMxBN[:sS][:cC][:gG][:pp][:bn][:clN][:skS][:st][:ef]"
+// TileSyntax is what a tile name looks like, for ParseTile's errors and
+// the tools' help.
+const TileSyntax = "BMxBN[:sS][:cC][:gG][:pp][:bn][:clN][:skS][:st][:ef]"
 
 // parseTile is ParseTile, the long way.
 func parseTile(name string) (Tile, error) {
@@ -87,7 +88,7 @@ func parseTile(name string) (Tile, error) {
 	parts := strings.Split(name, ":")
 	t := Tile{Stages: 4, Consumers: 2, GroupM: 8, BKMajor: true}
 	if !parseDims(parts[0], &t.BM, &t.BN) {
-		return Tile{}, fmt.Errorf("tile %q: want %s", name, tileSyntax)
+		return Tile{}, fmt.Errorf("tile %q: want %s", name, TileSyntax)
 	}
 	for _, p := range parts[1:] {
 		var err error
@@ -114,7 +115,7 @@ func parseTile(name string) (Tile, error) {
 			err = fmt.Errorf("unknown part")
 		}
 		if err != nil {
-			return Tile{}, fmt.Errorf("tile %q, part %q: want %s", name, p, tileSyntax)
+			return Tile{}, fmt.Errorf("tile %q, part %q: want %s", name, p, TileSyntax)
 		}
 	}
 	return t, nil
