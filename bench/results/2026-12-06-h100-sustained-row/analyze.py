@@ -67,7 +67,7 @@ def main(argv: List[str]) -> int:
     print("| shapes | windows | at or above 1.00 / at 1.05 / median |")
     print("|---|---|---|")
     print(f"| {len(shapes)} | 2 s, mean of the rounds | {counts([geomean(long_[s]) for s in shapes])} |")
-    print(f"| {len(both)} | 0.2 s, the same shapes (mean of their two rounds) | "
+    print(f"| {len(both)} | 0.2 s, the same shapes (mean of their rounds) | "
           f"{counts([geomean(short[s]) for s in both])} |")
     print(f"| {len(two)} | 2 s, round 1 only (reference around the tile) | {counts([long_[s][0] for s in two])} |")
     print(f"| {len(two)} | 2 s, round 2 only (the tile around the reference) | {counts([long_[s][1] for s in two])} |")

@@ -1,4 +1,5 @@
 #!/bin/bash
+# Not run: run.sh's rule found no candidate (../2026-12-06-h100-dyn.md).
 # PLANNED (written 2026-12-06 11:45 UTC, before run.sh ran): the held-out check that run.sh's rule asks for
 # before a dynamic tile may move any default. Run only if run.sh's Q2 said "a candidate", with DYN_TILE set
 # to the tile judge.py names ("the dynamic tile for heldout.sh"). Shapes none of run.sh's: eight FP8
@@ -10,7 +11,7 @@
 # 1.02 over it in geometric mean, and over the four bf16 shapes no worse than 0.99 in geometric mean.
 # Even then, moving a default changes kernel versions: the patch goes to main with its tests and a note.
 # About 450 s; build and carry as run.sh's (.gpu/dyn); timeout 560 s.
-#   DYN_TILE=128x256:s4:c2:g8:cl2:dyn bash bench/results/PLANNED-dyn/heldout.sh
+#   DYN_TILE=128x256:s4:c2:g8:cl2:dyn bash bench/results/2026-12-06-h100-dyn/heldout.sh
 set -u
 : "${DYN_TILE:?set DYN_TILE to the tile judge.py names}"
 mkdir -p /tmp/gm && tar xJf .gpu/dyn/gm.txz -C /tmp/gm

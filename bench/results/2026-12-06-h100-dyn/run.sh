@@ -1,4 +1,5 @@
 #!/bin/bash
+# Ran 2026-12-06 13:00 UTC on 1 x H100 (../2026-12-06-h100-dyn.md): correct, no faster; Q1 and Q2 not met.
 # PLANNED (written 2026-12-06 11:35 UTC, before any run; rename the folder to the day and card once it has
 # run). Issue 56, docs/results-gemm.md item 9: does a dynamic tile schedule lift our FP8 tiles at many
 # waves? ncu (2026-12-06-h100-fp8-method.md) found the static walk's SMs finishing up to 34% (g4) and 51%
@@ -33,7 +34,7 @@
 #   128x256:s4:c2:g8:cl2 where that is the default.
 # If Q2 says "a candidate", heldout.sh (beside this, written before this ran) is the next call, with the
 # tile judge.py names.
-# Build: bash bench/results/PLANNED-dyn/build.sh; carry [".gpu/dyn"]; timeout 560 s.
+# Build: bash bench/results/2026-12-06-h100-dyn/build.sh; carry [".gpu/dyn"]; timeout 560 s.
 set -u
 d=$(dirname "$0")
 mkdir -p /tmp/gm && tar xJf .gpu/dyn/gm.txz -C /tmp/gm
