@@ -32,13 +32,17 @@
 #               the default tile against six candidates, sustained 0.5 s, and its table (one call)
 #   gemmalone-56 the same on issue 56's whole set (129 shapes, bf16 and FP8; SHARD=i/n, one call a
 #               shard; not among the default parts: about an hour a dtype)
+#   gemmalone-bar bench/gemmalone-56.sh SET=bar: issue 56's bars counted as they are judged (the
+#               untuned tile on the whole set, 2 s windows, two rounds, the second balanced, FP8
+#               lean; DTYPES, default e4m3_row; SHARD=i/5 row scales, i/6 bf16 and e4m3, one call
+#               a shard; not among the default parts)
 #   ncu         bench/ncu-gemm.sh: Nsight Compute on the Hopper GEMM's untuned tile and cuBLASLt's
 #               best algorithm at six shapes (M 64-8192, bf16), two launches each, and what limits
 #               each kernel (bench/ncu_table.py; issue 56; a 240 s deadline: one call)
 # Each part writes under $OUT (default bench/out) and its output to
 # $OUT/PART.txt; a part that fails is named at the end, and the others still run.
 set -u
-W=${1:?usage: bench/all.sh WORLD [allreduce gemm fp8-search fp8 ops decode serving search transfer search-check search-check-fp8 gemmalone gemmalone-small gemmalone-56 ncu]}
+W=${1:?usage: bench/all.sh WORLD [allreduce gemm fp8-search fp8 ops decode serving search transfer search-check search-check-fp8 gemmalone gemmalone-small gemmalone-56 gemmalone-bar ncu]}
 shift
 export OUT=${OUT:-bench/out} BIN=${BIN:-/tmp/bin}
 here=$(dirname "$0")
@@ -85,6 +89,7 @@ run_part() { # part
 		;;
 	gemmalone-small) SET=small bash "$here/gemmalone-56.sh" ;;
 	gemmalone-56) SET=full bash "$here/gemmalone-56.sh" ;;
+	gemmalone-bar) SET=bar bash "$here/gemmalone-56.sh" ;;
 	ncu) bash "$here/ncu-gemm.sh" ;;
 	*)
 		echo "unknown part $1" >&2

@@ -95,13 +95,13 @@ def test_gemmalone_table_costs_the_reduce_scatter_rows(tmp_path: Path):
 
 
 def test_gemmalone_56_fits_one_device_call():
-    """bench/gemmalone-56.sh SET=small: no shape starts after DEADLINE and
+    """bench/gemmalone-56.sh, every SET: no shape starts after DEADLINE and
     each runs under what is left, so the compile pass aside (also under
     what is left) it ends by DEADLINE plus timeout's grace and the table's
     20 s: within one device call."""
     text = (ROOT / "bench" / "gemmalone-56.sh").read_text()
     deadlines = [int(x) for x in re.findall(r"DEADLINE=\$\{DEADLINE:-(\d+)\}", text)]
-    assert len(deadlines) == 2 and max(deadlines) + 20 + 10 <= DEVICE_CALL_S, deadlines
+    assert len(deadlines) == 3 and max(deadlines) + 20 + 10 <= DEVICE_CALL_S, deadlines
     assert "left < PER_SHAPE ? left : PER_SHAPE" in text and "left < 90 ? left : 90" in text
 
 
@@ -153,6 +153,26 @@ def test_gemmalone_56_survey_reaches_every_timed_call(tmp_path: Path):
         return [next((x for x in a if x.startswith("-survey-sustain")), "") for a in calls]
     assert surveys("on", SURVEY="0.5s") == ["-survey-sustain=0.5s"] * 4
     assert surveys("off") == [""] * 4
+
+
+def test_gemmalone_56_bar_times_as_the_bar_is_judged(tmp_path: Path):
+    """bench/gemmalone-56.sh SET=bar: the untuned tile, every product in 2 s
+    windows whatever SUSTAIN says, two rounds a shape with the second timing
+    the tile outside the reference, FP8 lean, and cuBLASLt's algorithms
+    surveyed in 0.5 s windows except for row scales (one algorithm; their
+    sustained counts ran without)."""
+    calls = _run_gemmalone_56(tmp_path, SET="bar", SHAPES="64x128x256 128x256x512", DTYPES="bf16 e4m3 e4m3_row")
+    got = [(a[a.index("-dtype") + 1], a[a.index("-shapes") + 1], a[a.index("-tiles") + 1], a[a.index("-sustain") + 1],
+            "-kernel-outside" in a, "-fp8-ref-only" in a, next((x for x in a if x.startswith("-survey-sustain")), ""))
+           for a in calls]
+    want = []
+    for dt in ("bf16", "e4m3", "e4m3_row"):
+        survey = "" if dt == "e4m3_row" else "-survey-sustain=0.5s"
+        for shape in ("64x128x256", "128x256x512"):
+            for outside in (False, True):
+                want.append((dt, shape, "default", "2s", outside, dt != "bf16", survey))
+    assert got == want, got
+    assert (tmp_path / "out" / "gemmalone-56-bar-1of1").is_dir()
 
 
 def test_tables_refuse_a_shape_of_two_cards(tmp_path: Path):

@@ -34,10 +34,9 @@ tag=$DT-$(echo "$SHARD" | tr / o)
 R=/tmp/sus-$tag; rm -rf $R; mkdir -p $R
 nvidia-smi --query-gpu=name,driver_version,power.limit,clocks.max.sm --format=csv > $R/machine.txt
 cat $R/machine.txt
-lean=0 survey=
-case $DT in e4m3_row) lean=1 ;; e4m3) lean=1 survey=0.5s ;; bf16) survey=0.5s ;; esac
-SURVEY=$survey SET=full SHARD=$SHARD DTYPES=$DT TILES=default SUSTAIN=2s LONG_SUSTAIN=2s PER_SHAPE=60 ROUNDS=2 BALANCED=1 \
-	DEADLINE=${DEADLINE:-520} FP8_REF_ONLY=$lean OUT=$R/set bash bench/gemmalone-56.sh > $R/set.log 2>&1
+# The method is the maintained part's since 2026-12-06 13:50 (bench/gemmalone-56.sh SET=bar, `make
+# bench-gpu PARTS=gemmalone-bar`): the same flags this script passed before, per dtype.
+SET=bar SHARD=$SHARD DTYPES=$DT DEADLINE=${DEADLINE:-520} OUT=$R/set bash bench/gemmalone-56.sh > $R/set.log 2>&1
 echo "gemmalone-56 $DT $SHARD rc $? at $SECONDS"; grep -E 'deadline|rc ' $R/set.log | head -5
 tail -12 $R/set/gemmalone-56-*/table.md 2>/dev/null
 tar czf $OUT/sus-$tag.tgz -C /tmp sus-$tag
