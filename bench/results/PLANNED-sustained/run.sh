@@ -34,7 +34,7 @@ tag=$DT-$(echo "$SHARD" | tr / o)
 R=/tmp/sus-$tag; rm -rf $R; mkdir -p $R
 nvidia-smi --query-gpu=name,driver_version,power.limit,clocks.max.sm --format=csv > $R/machine.txt
 cat $R/machine.txt
-# The method is the maintained part's since 2026-12-06 13:50 (bench/gemmalone-56.sh SET=bar, `make
+# The method is the maintained part's since 2026-12-06 13:20 (bench/gemmalone-56.sh SET=bar, `make
 # bench-gpu PARTS=gemmalone-bar`): the same flags this script passed before, per dtype.
 SET=bar SHARD=$SHARD DTYPES=$DT DEADLINE=${DEADLINE:-520} OUT=$R/set bash bench/gemmalone-56.sh > $R/set.log 2>&1
 echo "gemmalone-56 $DT $SHARD rc $? at $SECONDS"; grep -E 'deadline|rc ' $R/set.log | head -5
