@@ -26,7 +26,8 @@
 #   Q1 the lead: each :ov tile over its static twin, geometric mean over the 14 pairs at least 1.02.
 #   Q2 a candidate: the better :ov tile at or above the rule's default on 5 of 7 shapes and at least 1.02
 #      over it in geometric mean: then a held-out run (new shapes, bf16 too, 2 s windows) comes next,
-#      before any default moves (a default that moves changes kernel versions: the patch goes to main).
+#      before any default moves (a default that moves changes kernel versions: the patch goes to main);
+#      heldout.sh beside this, written before this ran.
 # Build: bash bench/results/PLANNED-ov/build.sh; carry [".gpu/ov"]; timeout 560 s.
 set -u
 d=$(dirname "$0")
