@@ -12,6 +12,9 @@ from typing import List, Optional, Tuple
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", ".."))
 import gemmalone_table  # noqa: E402
 
+# The rule's shapes; any other row is printed, marked, and left out of Q1 and Q2.
+SEVEN = {"8192x8192x8192", "4096x14336x4096", "4096x8192x4096", "12288x5120x5120", "16384x8192x3584",
+         "16384x5120x8192", "1024x14336x8192"}
 PAIRS: List[Tuple[str, str]] = [("128x256:s4:c2:g8", "128x256:s4:c2:g8:ov"),
                                 ("128x256:s4:c2:g8:cl2", "128x256:s4:c2:g8:cl2:ov")]
 
@@ -35,12 +38,14 @@ def main(path: str) -> int:
         r = {t: s.ratio(t) for t in tiles}
         rd = s.ratio(s.default) if s.default else None
         gains = [r[o] / r[st] for st, o in PAIRS if r[st] and r[o]]
-        q1.extend(gains)
         best = max((r[o] for _, o in PAIRS if r[o]), default=None)
         vs_default = best / rd if best and rd else None
-        if vs_default:
-            q2.append(vs_default)
-        print(f"| {s.shape} | {fmt(rd)} ({s.default}) | " + " | ".join(fmt(r[t]) for t in tiles)
+        ruled = s.shape in SEVEN
+        if ruled:
+            q1.extend(gains)
+            if vs_default:
+                q2.append(vs_default)
+        print(f"| {s.shape}{'' if ruled else ' (no rule)'} | {fmt(rd)} ({s.default}) | " + " | ".join(fmt(r[t]) for t in tiles)
               + f" | {' '.join(fmt(g) for g in gains) or '-'} | {fmt(vs_default)} |")
     print()
     print(f"Q0 correct: {'no WRONG row for an :ov tile' if not wrong else 'WRONG: ' + '; '.join(wrong)}")
