@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from test_bench_scripts import DEVICE_CALL_S, ROOT
 
 
@@ -173,6 +175,27 @@ def test_gemmalone_56_bar_times_as_the_bar_is_judged(tmp_path: Path):
                 want.append((dt, shape, "default", "2s", outside, dt != "bf16", survey))
     assert got == want, got
     assert (tmp_path / "out" / "gemmalone-56-bar-1of1").is_dir()
+
+
+@pytest.mark.parametrize("ratios, verdict", [
+    ((1.06, 1.00), "2 at or above 1.00x (the bar: 2), 1 at 1.05x (the bar: 1): met"),
+    ((1.20, 0.99), "1 at or above 1.00x (the bar: 2), 1 at 1.05x (the bar: 1): not met"),
+    ((1.04, 1.00, 1.01), "3 at or above 1.00x (the bar: 3), 0 at 1.05x (the bar: 2): not met"),
+])
+def test_gemmalone_table_reads_off_the_first_bar(tmp_path: Path, ratios: tuple[float, ...], verdict: str):
+    """gemmalone_table.py says whether the untuned tile's rows meet issue
+    56's first bar: 1.00x on every shape and 1.05x on half (rounded up)."""
+    rows = []
+    for i, r in enumerate(ratios):
+        shape = f"{64 * (i + 1)}x128x256"
+        rows.append(f"{shape},cublaslt,algo0,-,1.0e-03,10.0,1,-,bf16,-,-\n")
+        rows.append(f"{shape},fused,a:s1,0,1.0e-03,{10.0 / r:.2f},1,{r:.3f} (cublaslt algo0 10.0/10.0; grid 132),bf16,-,-\n")
+    f = tmp_path / "run.csv"
+    f.write_text("# NVIDIA H100 80GB HBM3, 132 SMs, bf16, each kernel 2s back to back\n"
+                 "shape,impl,config,spill_bytes,rel_err,us,tflops,ratio_to_cublaslt,dtype,cublaslt_fp8_us,ratio_to_cublaslt_fp8\n"
+                 + "".join(rows))
+    out = _gemmalone_table(str(f), "--default", "a:s1")
+    assert f"- bf16, the untuned tile on {len(ratios)} shapes: {verdict}" in out, out
 
 
 def test_tables_refuse_a_shape_of_two_cards(tmp_path: Path):
