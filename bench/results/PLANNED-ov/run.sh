@@ -13,7 +13,7 @@
 #
 # One call, about 480 s, either card (the card goes in machine.txt; the rule compares tiles in one process):
 #   0. a smoke test of the :ov tiles (under a minute; few tiles where some CTAs get none, ragged edges,
-#      many waves; both dtypes, each checked twice and after 20 timed launches), which ends the call on
+#      many waves; both dtypes, each checked against the float64 reference), which ends the call on
 #      a failure;
 #   1. timing (gemmalone-56.sh): FP8 row scales, lean, 1 s windows, two rounds a shape (the second
 #      balanced), the seven many-wave shapes of 2026-12-06-h100-dyn.md and, reported without a rule,
