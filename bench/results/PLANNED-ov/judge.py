@@ -4,23 +4,19 @@
 
 Prints a Markdown table a shape (each tile's ratio to cuBLASLt FP8, the geometric mean of its rounds) and the
 verdicts of Q0-Q2. Standard library only (bench/gemmalone_table.py reads the CSV)."""
-import math
 import os
 import sys
 from typing import List, Optional, Tuple
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", ".."))
 import gemmalone_table  # noqa: E402
+from gemmalone_table import geomean  # noqa: E402
 
 # The rule's shapes; any other row is printed, marked, and left out of Q1 and Q2.
 SEVEN = {"8192x8192x8192", "4096x14336x4096", "4096x8192x4096", "12288x5120x5120", "16384x8192x3584",
          "16384x5120x8192", "1024x14336x8192"}
 PAIRS: List[Tuple[str, str]] = [("128x256:s4:c2:g8", "128x256:s4:c2:g8:ov"),
                                 ("128x256:s4:c2:g8:cl2", "128x256:s4:c2:g8:cl2:ov")]
-
-
-def geomean(xs: List[float]) -> Optional[float]:
-    return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else None
 
 
 def fmt(x: Optional[float]) -> str:

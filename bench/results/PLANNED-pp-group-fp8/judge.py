@@ -4,20 +4,16 @@
 
 Prints a Markdown table a shape (each tile's ratio to cuBLASLt FP8, the geometric mean of its rounds) and the
 verdicts of Q0-Q2. Standard library only (bench/gemmalone_table.py reads the CSV)."""
-import math
 import os
 import sys
-from typing import Dict, List, Optional
+from typing import Dict, Optional
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", ".."))
 import gemmalone_table  # noqa: E402
+from gemmalone_table import geomean  # noqa: E402
 
 GROUPS = (4, 8, 16, 32)
 TILES: Dict[int, str] = {g: f"128x128:s6:c2:g{g}:pp" for g in GROUPS}
-
-
-def geomean(xs: List[float]) -> Optional[float]:
-    return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else None
 
 
 def fmt(x: Optional[float]) -> str:
