@@ -14,13 +14,12 @@
 # Bundle: bash bench/results/2026-12-06-h100-wide-pick/build.sh, then move .gpu/wide/gm.txz to
 # .gpu/bal/gm.txz (gemmalone with -kernel-outside, main from 5e690ed on; with -survey-sustain, which bf16 and
 # e4m3 need, from 00a632f on); carry [".gpu/bal"]; timeout 560 s.
-# DONE so far on 1 x H100 (2026-12-06-h100-sustained-row.md): e4m3_row, 128 of 129 shapes (10:59-11:26 and
-# 13:05-13:19). Owed there: 16384x14784x8192 (SHAPES="16384x14784x8192" DT=e4m3_row SHARD=5/5 bash ...).
-# bf16 shard 1/6 to its tenth shape (13:16, 2026-12-06-h100-sustained-bf16.md); its other twelve:
-#   SHAPES="1024x5120x8192 1024x8192x3696 1024x8192x14784 1024x29568x8192 4096x7168x8192 4096x8192x4096 4096x8192x28672 4096x29568x8192 16384x7168x8192 16384x8192x4096 16384x8192x28672 16384x29568x8192" DT=bf16 SHARD=1/6 bash ...
-# (SHAPES passes through to gemmalone-56.sh and takes the place of the shard's list; a second call of a
-# SHARD writes the first one's folder and tgz names, so rename its tgz before it comes back.) On an H200
-# every shard is still owed.
+# DONE so far on 1 x H100: e4m3_row, all 129 shapes (2026-12-06-h100-sustained-row.md; 10:59-11:26,
+# 13:05-13:19 and 14:20); bf16 shards 1/6-3/6, 66 shapes (2026-12-06-h100-sustained-bf16.md; 13:16 and
+# 14:20-14:38). Owed there: bf16 SHARD=4/6, 5/6, 6/6 (DT=bf16 SHARD=4/6 bash ...), then e4m3 1/6-6/6.
+# (SHAPES="MxNxK ..." passes through to gemmalone-56.sh and takes the place of the shard's list; a second
+# call of a SHARD writes the first one's folder and tgz names, so rename its tgz before it comes back.) On
+# an H200 every shard is still owed.
 # bf16 and e4m3 (added 2026-12-06 11:50, before any of their shards ran): cuBLASLt's four algorithms are
 # surveyed in 0.5 s windows (SURVEY, gemmalone -survey-sustain) and only the pick is timed in 2 s windows
 # around the tile, the ratio's; about 19 s a shape for two rounds, so they run in six shards (SHARD=1/6 ..

@@ -30,7 +30,7 @@
 #      over it in geometric mean: then a held-out run (new shapes, bf16 too, 2 s windows) comes next,
 #      before any default moves (a default that moves changes kernel versions: the patch goes to main);
 #      heldout.sh beside this, written before this ran.
-# Build: bash bench/results/PLANNED-ov/build.sh; carry [".gpu/ov"]; timeout 560 s.
+# Build: bash bench/results/2026-12-06-h100-ov/build.sh; carry [".gpu/ov"]; timeout 560 s.
 set -u
 d=$(dirname "$0")
 mkdir -p /tmp/gm && tar xJf .gpu/ov/gm.txz -C /tmp/gm
