@@ -1,5 +1,5 @@
 #!/bin/bash
-# PLANNED (written 2026-12-06 15:10 UTC, before any run; rename the folder to the day and card once it has
+# PLANNED (written 2026-12-06 14:40 UTC, before any run; rename the folder to the day and card once it has
 # run). Issue 56, after 2026-12-06-h100-ov.md: the `:ov` tiles (the cooperative tiles' staging and TMA
 # stores under the next tile's first two k-blocks) missed their rule at seven many-wave shapes (1.011 over
 # the default), but outside it gained most where the main loop is short: 16384x8192x1024 +6.2% over the
