@@ -375,3 +375,37 @@ def test_serving_disagree_sets_validate_at_every_world(world: int):
                         why.append(str(e))
                 else:
                     pytest.fail(f"{which} {kernel} at {p}: no candidate validates: {why}")
+
+
+_FAKE_GEMMALONE = """#!/bin/sh
+# A stand-in for bin/gemmalone: $FAKE says what each run prints.
+echo "shape,impl,config,spill_bytes,rel_err,us,tflops,ratio_to_cublaslt"
+case $FAKE in
+ok) echo "256x1280x1024,fused,128x256:s4:c2:g8:sa2,0,1.7e-03,11.5,70,1.01" ;;
+wrong) echo "256x1280x1024,fused,128x256:s4:c2:g8:sa2,0,9.9e-01,11.5,70,WRONG" ;;
+crash) echo "256x1280x1024,fused,128x256:s4:c2:g8:sa2,0,1.7e-03,11.5,70,1.01"; echo boom >&2; exit 3 ;;
+none) ;;
+esac
+"""
+
+
+@pytest.mark.parametrize("fake,want", [("ok", 0), ("wrong", 1), ("crash", 1), ("none", 1)])
+def test_tile_smoke_stops_the_timing_on_any_failure(tmp_path: Path, fake: str, want: int):
+    """bench/experiments/tile-smoke.sh gates a device call's timing on a new
+    tile's correctness: a WRONG row, a failed run or no rows at all end it."""
+    binary = tmp_path / "bin" / "gemmalone"
+    binary.parent.mkdir()
+    binary.write_text(_FAKE_GEMMALONE)
+    binary.chmod(0o755)
+    r = subprocess.run(["bash", str(ROOT / "bench" / "experiments" / "tile-smoke.sh")], capture_output=True, text=True,
+                       env={"PATH": "/usr/bin:/bin", "BIN": str(binary.parent), "OUT": str(tmp_path / "out"),
+                            "TILES": "128x256:s4:c2:g8:sa2", "DTYPES": "e4m3_row bf16", "FAKE": fake})
+    assert r.returncode == want, r.stdout + r.stderr
+    assert (tmp_path / "out" / "smoke-e4m3_row.csv").exists()
+    assert ("smoke e4m3_row" in r.stdout) and (("smoke bf16" in r.stdout) == (want == 0)), r.stdout
+
+
+def test_tile_smoke_wants_its_arguments(tmp_path: Path):
+    r = subprocess.run(["bash", str(ROOT / "bench" / "experiments" / "tile-smoke.sh")], capture_output=True, text=True,
+                       env={"PATH": "/usr/bin:/bin", "OUT": str(tmp_path)})
+    assert r.returncode != 0 and "TILES" in r.stderr, r.stderr
