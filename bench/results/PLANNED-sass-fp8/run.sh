@@ -35,6 +35,6 @@ for f in $R/ncu/*-sass.csv; do
 	head -40 "${f%.csv}.md"
 	gzip -9 "$f"
 done
-rm -f $R/ncu/*.ncu-rep  # tens of MB; the details and SASS pages stay
+rm -f $R/ncu/*.ncu-rep  # large; the details and SASS pages stay
 du -sh $R
 tar czf $OUT/sass.tgz -C /tmp sass
