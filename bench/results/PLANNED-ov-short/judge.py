@@ -11,15 +11,11 @@ from typing import Dict, List, Optional
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", ".."))
 import gemmalone_table  # noqa: E402
-from gemmalone_table import geomean  # noqa: E402
+from gemmalone_table import fmt_ratio as fmt, geomean  # noqa: E402
 
 EIGHT = {"4096x8192x1024", "4096x8192x2048", "16384x8192x2048", "8192x14336x1024", "12288x5120x2048",
          "8192x8192x1536", "16384x3584x3072", "6144x10240x2560"}
 OV = ["128x256:s4:c2:g8:ov", "128x256:s4:c2:g8:cl2:ov"]
-
-
-def fmt(x: Optional[float]) -> str:
-    return f"{x:.3f}" if x is not None else "-"
 
 
 def over_default(paths: List[str], dtype: str, ruled: Optional[set]) -> Dict[str, List[float]]:

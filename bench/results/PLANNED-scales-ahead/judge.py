@@ -10,7 +10,7 @@ from typing import Dict, List, Optional, Tuple
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", ".."))
 import gemmalone_table  # noqa: E402
-from gemmalone_table import geomean  # noqa: E402
+from gemmalone_table import fmt_ratio as fmt, geomean  # noqa: E402
 
 SEVEN = {"8192x8192x8192", "4096x14336x4096", "4096x8192x4096", "12288x5120x5120", "16384x8192x3584",
          "16384x5120x8192", "1024x14336x8192"}
@@ -18,10 +18,6 @@ CL2 = "128x256:s4:c2:g8:cl2"
 PLAIN = "128x256:s4:c2:g8"
 # (twin, scales-ahead tile): Q1's two settings, then Q2's.
 PAIRS: List[Tuple[str, str]] = [(CL2, CL2 + ":sa2"), (CL2, CL2 + ":sa4"), (PLAIN, PLAIN + ":sa2")]
-
-
-def fmt(x: Optional[float]) -> str:
-    return f"{x:.3f}" if x is not None else "-"
 
 
 def verdict(label: str, xs: List[float]) -> Tuple[bool, Optional[float]]:
