@@ -249,6 +249,11 @@ def fmt_ratio(r: Optional[float]) -> str:
     return "-" if r is None else f"{r:.3f}"
 
 
+def over(a: Optional[float], b: Optional[float]) -> Optional[float]:
+    """a / b, or None where either is missing (or b is 0): one tile's ratio over another's."""
+    return a / b if a is not None and b else None
+
+
 def default_of(s: Shape, override: Optional[str]) -> str:
     if override:
         return override

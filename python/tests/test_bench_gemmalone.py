@@ -24,6 +24,15 @@ def _gemmalone_table(*args: str) -> str:
     return done.stdout
 
 
+@pytest.mark.parametrize("a,b,want", [(1.1, 1.0, 1.1), (None, 1.0, None), (1.0, None, None), (1.0, 0.0, None),
+                                       (0.0, 2.0, 0.0)])
+def test_over_is_missing_where_either_ratio_is(a, b, want):
+    """The planned judges' tile-over-tile ratio: a missing or zero denominator gives no ratio, never 0 or an error."""
+    sys.path.insert(0, str(ROOT / "bench"))
+    import gemmalone_table
+    assert gemmalone_table.over(a, b) == want
+
+
 def test_gemmalone_table_on_a_recorded_run():
     """bench/gemmalone_table.py on the sustained CSV of 2026-11-28 (4 x
     H100, make bench-gpu's gemmalone part): cuBLASLt's fastest algorithm,

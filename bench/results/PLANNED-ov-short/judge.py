@@ -11,7 +11,7 @@ from typing import Dict, List, Optional
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", ".."))
 import gemmalone_table  # noqa: E402
-from gemmalone_table import fmt_ratio as fmt, geomean  # noqa: E402
+from gemmalone_table import fmt_ratio as fmt, geomean, over  # noqa: E402
 
 EIGHT = {"4096x8192x1024", "4096x8192x2048", "16384x8192x2048", "8192x14336x1024", "12288x5120x2048",
          "8192x8192x1536", "16384x3584x3072", "6144x10240x2560"}
@@ -28,11 +28,12 @@ def over_default(paths: List[str], dtype: str, ruled: Optional[set]) -> Dict[str
     for s in shapes:
         rd = s.ratio(s.default) if s.default else None
         r = {t: s.ratio(t) for t in OV}
-        g = {t: (r[t] / rd if r[t] and rd else None) for t in OV}
+        g = {t: over(r[t], rd) for t in OV}
         inside = ruled is None or s.shape in ruled
         for t in OV:
-            if inside and g[t]:
-                out[t].append(g[t])
+            x = g[t]
+            if inside and x:
+                out[t].append(x)
         print(f"| {s.shape}{'' if inside else ' (no rule)'} | {fmt(rd)} ({s.default}) | " + " | ".join(fmt(r[t]) for t in OV)
               + " | " + " | ".join(fmt(g[t]) for t in OV) + " |")
     return out

@@ -11,7 +11,7 @@ from typing import Dict, List
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", ".."))
 import gemmalone_table  # noqa: E402
-from gemmalone_table import fmt_ratio as fmt, geomean  # noqa: E402
+from gemmalone_table import fmt_ratio as fmt, geomean, over  # noqa: E402
 
 # Held out: shapes where main's rule takes 128x128:s6:c2:g4:pp at 1,024 rows or more, none of them timed
 # with other groups before. 1024x29568x8192 (0.871 in 2026-12-06-h100-sustained-bf16.md) is timed too but
@@ -35,11 +35,12 @@ def table(path: str) -> Dict[str, List[float]]:
             print(f"| {s.shape} | the rule took {s.default}, not {DEFAULT}: left out |" + " |" * len(TILES))
             continue
         rd = s.ratio(DEFAULT)
-        g = {t: (s.ratio(t) / rd if s.ratio(t) and rd else None) for t in TILES[1:]}
+        g = {t: over(s.ratio(t), rd) for t in TILES[1:]}
         inside = s.shape in EIGHT
         for t in TILES[1:]:
-            if inside and g[t]:
-                out[t].append(g[t])
+            x = g[t]
+            if inside and x:
+                out[t].append(x)
         best = max(((x, t) for t, x in g.items() if x), default=None)
         print(f"| {s.shape}{'' if inside else ' (no rule)'} | {fmt(rd)} | "
               + " | ".join(f"{fmt(s.ratio(t))} ({fmt(g[t])})" for t in TILES[1:])

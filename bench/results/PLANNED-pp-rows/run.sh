@@ -5,7 +5,9 @@
 # rule takes 128x128:s6:c2:g4:pp. Its neighbours with 128x256 ran 0.99-1.01. A swizzle group of 4 tile
 # rows reads every B tile from DRAM once per 4 tile rows: twice at 1,024 rows, where 128x256:g8 reads it
 # once. g4 against g16 was within 0.4% at 6,144-16,384 rows (2026-12-04-h200-large-tiles.md), never
-# timed at 1,024-3,072 rows with a large N. Held out: eight shapes where main's rule takes 128x128:pp at
+# timed at 1,024-3,072 rows with a large N in bf16. In FP8 at many tile rows each doubling of the group
+# lost (g8 0.85-0.97 of g4, 2026-12-06-h100-pp-group-fp8.md), but at 1024x14336x8192 (8 tile rows) g8 ran
+# 0.965 against g4's 0.950, within that run's spread. Held out: eight shapes where main's rule takes 128x128:pp at
 # 1,024-3,072 rows (none timed with another group), and 1024x29568x8192 outside the rule.
 #
 # One call, about 330 s, either card (machine.txt names it; the rule compares tiles in one process):

@@ -10,7 +10,7 @@ from typing import Dict, List, Optional, Tuple
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", ".."))
 import gemmalone_table  # noqa: E402
-from gemmalone_table import fmt_ratio as fmt, geomean  # noqa: E402
+from gemmalone_table import fmt_ratio as fmt, geomean, over  # noqa: E402
 
 SEVEN = {"8192x8192x8192", "4096x14336x4096", "4096x8192x4096", "12288x5120x5120", "16384x8192x3584",
          "16384x5120x8192", "1024x14336x8192"}
@@ -38,7 +38,7 @@ def main(path: str) -> int:
     gains: Dict[str, List[float]] = {o: [] for _, o in PAIRS}
     for s in shapes:
         r = {t: s.ratio(t) for t in tiles}
-        g = {o: (r[o] / r[tw] if r[o] and r[tw] else None) for tw, o in PAIRS}
+        g = {o: over(r[o], r[tw]) for tw, o in PAIRS}
         ruled = s.shape in SEVEN
         for o, x in g.items():
             if ruled and x:
