@@ -19,6 +19,8 @@
 #   Reported: the same per change of pick (pp -> cl2:st, pp -> 128x256, pp -> 128x224, pp -> 128x160).
 # Build: main's gemmalone, .gpu/bal/gm.txz (PLANNED-sustained/run.sh's header); carry [".gpu/bal"];
 # timeout 400 s.
+# After the run: rename this folder, and fix the links to it in 2026-12-06-h100-pp-rows.md,
+# docs/results-gemm.md and (where the patch moves to main) the patch's comment on cardTileEfficiency.
 set -u
 d=$(dirname "$0")
 R=/tmp/cf; rm -rf $R; mkdir -p $R

@@ -1,6 +1,6 @@
 #!/bin/bash
-# PLANNED (written 2026-12-06 16:00 UTC, before any run; rename the folder to the day and card once it has
-# run). Issue 56, after 2026-12-06-h100-sustained-bf16.md: its worst shape, 1024x29568x8192 (0.871 of
+# Written 2026-12-06 16:00 UTC, before the run (as PLANNED-pp-rows/); ran 16:34 UTC on 1 x H100 (2026-12-06-h100-pp-rows.md).
+# Issue 56, after 2026-12-06-h100-sustained-bf16.md: its worst shape, 1024x29568x8192 (0.871 of
 # cuBLASLt in 2 s windows, 0.867 in 0.2 s on 1 x H100; 0.928 on 1 x H200 2026-12-04), is one where the
 # rule takes 128x128:s6:c2:g4:pp. Its neighbours with 128x256 ran 0.99-1.01. A swizzle group of 4 tile
 # rows reads every B tile from DRAM once per 4 tile rows: twice at 1,024 rows, where 128x256:g8 reads it

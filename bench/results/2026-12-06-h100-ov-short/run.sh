@@ -1,6 +1,6 @@
 #!/bin/bash
-# PLANNED (written 2026-12-06 14:40 UTC, before any run; rename the folder to the day and card once it has
-# run). Issue 56, after 2026-12-06-h100-ov.md: the `:ov` tiles (the cooperative tiles' staging and TMA
+# Written 2026-12-06 14:40 UTC, before the run (as PLANNED-ov-short/); ran 16:26 UTC on 1 x H100 (2026-12-06-h100-ov-short.md).
+# Issue 56, after 2026-12-06-h100-ov.md: the `:ov` tiles (the cooperative tiles' staging and TMA
 # stores under the next tile's first two k-blocks) missed their rule at seven many-wave shapes (1.011 over
 # the default), but outside it gained most where the main loop is short: 16384x8192x1024 +6.2% over the
 # default (the ping-pong tile), 16384x8192x3584 +3.4%. Is that a short-loop rule? Held out: neither of
