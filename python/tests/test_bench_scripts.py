@@ -409,3 +409,33 @@ def test_tile_smoke_wants_its_arguments(tmp_path: Path):
     r = subprocess.run(["bash", str(ROOT / "bench" / "experiments" / "tile-smoke.sh")], capture_output=True, text=True,
                        env={"PATH": "/usr/bin:/bin", "OUT": str(tmp_path)})
     assert r.returncode != 0 and "TILES" in r.stderr, r.stderr
+
+
+def test_device_setup_unpacks_the_bundle_and_writes_the_card(tmp_path: Path):
+    """bench/experiments/device-setup.sh, sourced by the device calls' scripts: the bundle unpacked where
+    BIN points, the results folder made afresh (nothing of an earlier call's left in it) with machine.txt."""
+    fake = tmp_path / "path"
+    fake.mkdir()
+    (fake / "nvidia-smi").write_text("#!/bin/sh\necho name\necho NVIDIA H100 80GB HBM3\n")
+    (fake / "nvidia-smi").chmod(0o755)
+    src = tmp_path / "src" / "bin"
+    src.mkdir(parents=True)
+    (src / "gemmalone").write_text("#!/bin/sh\n")
+    bundle = tmp_path / "gm.txz"
+    subprocess.run(["tar", "cJf", str(bundle), "-C", str(src.parent), "bin"], check=True)
+    results = tmp_path / "results"
+    results.mkdir()
+    (results / "stale.csv").write_text("from an earlier call\n")
+    script = f'. bench/experiments/device-setup.sh {bundle} {results} && echo "BIN=$BIN" && ls "$BIN"'
+    r = subprocess.run(["bash", "-c", script], cwd=ROOT, capture_output=True, text=True,
+                       env={"PATH": f"{fake}:/usr/bin:/bin", "GM": str(tmp_path / "gm")})
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert f"BIN={tmp_path}/gm/bin" in r.stdout and "gemmalone" in r.stdout and "NVIDIA H100" in r.stdout
+    assert not (results / "stale.csv").exists()
+    assert "H100" in (results / "machine.txt").read_text()
+
+
+def test_device_setup_wants_its_arguments():
+    r = subprocess.run(["bash", "-c", ". bench/experiments/device-setup.sh only-one"], cwd=ROOT, capture_output=True,
+                       text=True)
+    assert r.returncode == 2 and "usage" in r.stderr, r.stderr

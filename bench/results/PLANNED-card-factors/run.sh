@@ -23,16 +23,14 @@
 # docs/results-gemm.md and (where the patch moves to main) the patch's comment on cardTileEfficiency.
 set -u
 d=$(dirname "$0")
-R=/tmp/cf; rm -rf $R; mkdir -p $R
-nvidia-smi --query-gpu=name,driver_version,power.limit,clocks.max.sm --format=csv > $R/machine.txt
-cat $R/machine.txt
+R=/tmp/cf
+. bench/experiments/device-setup.sh - $R
 if ! grep -q H100 $R/machine.txt; then
 	echo "not an H100: the patch changes no pick here"
 	tar czf $OUT/cf.tgz -C /tmp cf
 	exit 0
 fi
 mkdir -p /tmp/gm && tar xJf .gpu/bal/gm.txz -C /tmp/gm
-export BIN=/tmp/gm/bin SYMMTUNE_CUBIN_CACHE=/tmp/cubin
 i=0
 while read -r shape old new; do
 	i=$((i + 1))

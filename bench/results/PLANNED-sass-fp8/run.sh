@@ -20,12 +20,9 @@
 #   2. bench/experiments/ncu_sass.py on each SASS page: samples by stall reason, by how often an
 #      instruction ran (main loop, epilogue, producer, setup) and the top 25 instructions.
 set -u
-mkdir -p /tmp/gm && tar xJf .gpu/bal/gm.txz -C /tmp/gm
-R=/tmp/sass; rm -rf $R; mkdir -p $R
-nvidia-smi --query-gpu=name,driver_version,power.limit,clocks.max.sm --format=csv > $R/machine.txt
-cat $R/machine.txt
-export SYMMTUNE_CUBIN_CACHE=/tmp/cubin
-BIN=/tmp/gm/bin OUT=$R SHAPE=8192x8192x8192 DTYPE=e4m3_row NCU_ARGS="--launch-skip 1" \
+R=/tmp/sass
+. bench/experiments/device-setup.sh .gpu/bal/gm.txz $R
+OUT=$R SHAPE=8192x8192x8192 DTYPE=e4m3_row NCU_ARGS="--launch-skip 1" \
 	TILES=128x256:s4:c2:g8:cl2,128x128:s6:c2:g4:pp,128x128:s6:c2:g16:pp timeout 330 bash bench/experiments/ncu-gemm.sh > $R/ncu.log 2>&1
 echo "ncu rc $? at $SECONDS"
 for f in $R/ncu/*-sass.csv; do

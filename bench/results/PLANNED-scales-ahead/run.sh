@@ -28,11 +28,8 @@
 # Build: bash bench/results/PLANNED-scales-ahead/build.sh; carry [".gpu/sa"]; timeout 560 s.
 set -u
 d=$(dirname "$0")
-mkdir -p /tmp/gm && tar xJf .gpu/sa/gm.txz -C /tmp/gm
-export BIN=/tmp/gm/bin SYMMTUNE_CUBIN_CACHE=/tmp/cubin
-R=/tmp/sa; rm -rf $R; mkdir -p $R
-nvidia-smi --query-gpu=name,driver_version,power.limit,clocks.max.sm --format=csv > $R/machine.txt
-cat $R/machine.txt
+R=/tmp/sa
+. bench/experiments/device-setup.sh .gpu/sa/gm.txz $R
 tiles="128x256:s4:c2:g8:cl2,128x256:s4:c2:g8:cl2:sa2,128x256:s4:c2:g8:cl2:sa4,128x256:s4:c2:g8,128x256:s4:c2:g8:sa2"
 # The smoke test adds a loop of two k-blocks (2048x2048x256), where the scales load at the first.
 if ! OUT=$R TILES="128x256:s4:c2:g8:cl2:sa2,128x256:s4:c2:g8:sa2,128x224:s5:c2:g16:sa4" DTYPES="e4m3_row e4m3" \

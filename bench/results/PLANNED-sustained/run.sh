@@ -27,12 +27,9 @@
 set -u
 DT=${DT:-e4m3_row}
 SHARD=${SHARD:-1/5}
-mkdir -p /tmp/gm && tar xJf .gpu/bal/gm.txz -C /tmp/gm
-export BIN=/tmp/gm/bin SYMMTUNE_CUBIN_CACHE=/tmp/cubin
 tag=$DT-$(echo "$SHARD" | tr / o)
-R=/tmp/sus-$tag; rm -rf $R; mkdir -p $R
-nvidia-smi --query-gpu=name,driver_version,power.limit,clocks.max.sm --format=csv > $R/machine.txt
-cat $R/machine.txt
+R=/tmp/sus-$tag
+. bench/experiments/device-setup.sh .gpu/bal/gm.txz $R
 # The method is the maintained part's since 2026-12-06 13:20 (bench/gemmalone-56.sh SET=bar, `make
 # bench-gpu PARTS=gemmalone-bar`): the same flags this script passed before, per dtype.
 SET=bar SHARD=$SHARD DTYPES=$DT DEADLINE=${DEADLINE:-520} OUT=$R/set bash bench/gemmalone-56.sh > $R/set.log 2>&1
