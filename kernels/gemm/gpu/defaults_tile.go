@@ -136,6 +136,61 @@ var tileEfficiency = map[string]float64{
 	"128x128:s6:c2:g4:pp": 0.965,
 }
 
+// Card is the GPU the untuned rule picks for: its name as the driver
+// gives it (cuDeviceGetName) and its SM count. The name chooses the tile
+// factors (cardTileEfficiency); a name the rule has no factors for gets
+// tileEfficiency's, the H200's.
+type Card struct {
+	Name string
+	SMs  int
+}
+
+// cardTileEfficiency is tileEfficiency on other cards, by a part of the
+// card's name: bf16 and f16 products whose main loop is not short
+// (shortLoopKBlocks), the regime the factors were measured in; FP8 and
+// short loops keep tileEfficiency's. A tile absent here keeps its
+// tileEfficiency factor.
+//
+// H100 (SXM, 3.35 TB/s of HBM against the H200's 4.8): the same 23
+// shapes and method as tileEfficiency's, on 1 x H100 (2026-12-06, one
+// round of 0.2 s, bench/results/2026-12-06-h100-tile-factors.md):
+// 128x128:pp kept 0.896 of 128x256:cl2's rate against 0.965 on the H200,
+// 128x224 0.936 against 0.946. Read afterwards on 22 shapes of 512-2,048
+// rows that set no factor (bench/results/2026-12-06-h100-pp-rows.md):
+// weighing only the three tiles timed there (128x128:pp, 128x224:g16,
+// 128x256:g8), these factors take the fastest on 18 and the H200's on 7.
+// The whole rule also weighs stream-K and the 160-column tiles, which
+// these factors pick at some of those shapes and which were not timed
+// there. Held out (bench/results/2026-12-06-h100-card-factors.md, by a
+// rule written before the run): twelve bf16 shapes where these factors
+// change the pick, 1 s windows, two rounds: the new pick at or above the
+// old on 12 of 12, geometric mean 1.066, worst 1.000.
+// At 16384 x 8192 x 1024, a short loop, the ping-pong tile led
+// 128x256:cl2 by 7.8% on the H100 and 11% on the H200: there the cards
+// agree, hence not short loops.
+var cardTileEfficiency = map[string]map[string]float64{
+	"H100": {
+		"128x224:s5:c2:g16":   0.936,
+		"128x128:s6:c2:g4:pp": 0.896,
+	},
+}
+
+// efficiency is tile's factor on card c (fp8: an FP8 product;
+// shortLoop: a main loop of at most shortLoopKBlocks), and whether the
+// rule has one: cardTileEfficiency's where it applies, else
+// tileEfficiency's.
+func (c Card) efficiency(tile string, fp8, shortLoop bool) (float64, bool) {
+	if !fp8 && !shortLoop {
+		for part, f := range cardTileEfficiency {
+			if e, ok := f[tile]; ok && strings.Contains(c.Name, part) {
+				return e, true
+			}
+		}
+	}
+	e, ok := tileEfficiency[tile]
+	return e, ok
+}
+
 // shortLoopKBlocks and shortLoopEfficiency: where a tile's main loop is
 // at most shortLoopKBlocks k-blocks (K up to 1,024 in bf16, 2,048 in FP8:
 // a k-block is 128 bytes of K either way, and takes as long), the tiles
@@ -225,7 +280,7 @@ func fp8ProductBytes(m, n, k int) float64 {
 const clusterRows = 4096
 
 // DefaultTile is the fused GEMM's untuned tile for an m x n x k product on
-// one sm_90 GPU of sms SMs (fp8: e4m3 operands): the tile issue 56's
+// one sm_90 GPU, card c (fp8: e4m3 operands): the tile issue 56's
 // "untuned defaults" bar measures against the best tile of each shape
 // (bin/gemmalone -tiles default, bench/gemmalone_table.py).
 //
@@ -251,8 +306,8 @@ const clusterRows = 4096
 // runs disagree (smallm: 128x224 best, 64x224 +1.3%; splitk: 64x224 best,
 // 128x224 +5.9% by ratio but +2.7% in µs, cuBLASLt around the 64-row
 // tile at 124.8 and 137.9 µs, and 128x256 faster than both in µs).
-func DefaultTile(m, n, k, sms int, fp8 bool) hopper.Tile {
-	t, _ := defaultTile(m, n, k, sms, fp8)
+func DefaultTile(m, n, k int, c Card, fp8 bool) hopper.Tile {
+	t, _ := defaultTile(m, n, k, c, fp8)
 	t.EvictFirstB = evictFirst64(t, m, n, k, fp8)
 	return t
 }
@@ -261,7 +316,8 @@ func DefaultTile(m, n, k, sms int, fp8 bool) hopper.Tile {
 // columns, each 128- and 256-row tile's over its tileEfficiency where the product
 // is compute-bound), or a cost of -1 where the rule does not weigh one
 // (nonsense sizes).
-func defaultTile(m, n, k, sms int, fp8 bool) (hopper.Tile, float64) {
+func defaultTile(m, n, k int, c Card, fp8 bool) (hopper.Tile, float64) {
+	sms := c.SMs
 	// agmm's bf16 family tile, 128x256 in clusters of two, for FP8 too
 	// (clusterRows).
 	family := func() hopper.Tile {
@@ -284,6 +340,7 @@ func defaultTile(m, n, k, sms int, fp8 bool) (hopper.Tile, float64) {
 	bound := computeBound(m, n, k, sms, fp8)
 	elem := operandElem(fp8)
 	shortLoop := bound && elem.KBlocks(k) <= shortLoopKBlocks
+	longLoop := elem.KBlocks(k) > shortLoopKBlocks
 	var best, best64 hopper.Tile
 	bestCost, bestCost64, waves128 := -1.0, -1.0, -1.0
 	for _, name := range smallTiles {
@@ -297,7 +354,7 @@ func defaultTile(m, n, k, sms int, fp8 bool) (hopper.Tile, float64) {
 		tiles := int64((m+t.BM-1)/t.BM) * int64((n+t.BN-1)/t.BN)
 		work := float64((tiles + int64(sms) - 1) / int64(sms) * int64(t.BM) * int64(t.BN))
 		cost := work
-		if e, ok := tileEfficiency[name]; ok && bound {
+		if e, ok := c.efficiency(name, fp8, !longLoop); ok && bound {
 			cost /= e
 		}
 		if shortLoop && t.BM >= 128 && !t.PingPong {
@@ -374,7 +431,7 @@ func bBytesOverL2(n, k int) bool { return int64(n)*int64(k)*2 > sm90L2Bytes }
 const evictFirstMaxRows = 256
 
 // DefaultTileFor is the untuned tile of kernel v on p, on one sm_90 GPU
-// of sms SMs: DefaultTile's, cut into k-slices (hopper.Tile.SplitK) where
+// c: DefaultTile's, cut into k-slices (hopper.Tile.SplitK) where
 // splitK estimates that faster and v.Validate accepts the split tile on
 // p. Validate takes split tiles on plain products only (agmm on one rank,
 // at most SplitKMaxRows rows, SplitKMinK of K a slice), so the fused
@@ -392,8 +449,9 @@ const evictFirstMaxRows = 256
 // Untuned calls of symmtune.torch do not run it: on one rank DefaultOn
 // gives the cuBLASLt pipeline (FitDefault), which the fused GEMM's best
 // tile trailed on most small-M bf16 shapes measured (0.90-0.98x, 2026-12-02).
-func DefaultTileFor(v Variant, p Problem, sms int) hopper.Tile {
-	t, cost := defaultTile(p.M, p.N, p.K, sms, p.Dtype.FP8())
+func DefaultTileFor(v Variant, p Problem, c Card) hopper.Tile {
+	sms := c.SMs
+	t, cost := defaultTile(p.M, p.N, p.K, c, p.Dtype.FP8())
 	runs := func(s hopper.Tile) bool {
 		c := v.Default()
 		c[ParamImpl] = space.Str(ImplFused + ":" + s.String())

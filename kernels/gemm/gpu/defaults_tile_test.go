@@ -9,6 +9,9 @@ import (
 	"github.com/symmtune/symmtune/space"
 )
 
+// h200 is the card the rule's factors (tileEfficiency) were set on.
+var h200 = Card{Name: "NVIDIA H200", SMs: 132}
+
 // TestDefaultTile: the untuned whole tile of a product (issue 56's
 // "untuned defaults" bar; TestDefaultTileFor: where it splits), by shape
 // and dtype: for bf16 the tile of least waves times area (the picks that
@@ -58,7 +61,7 @@ func TestDefaultTile(t *testing.T) {
 		{1024, 8192, 3584, true, "128x256:s4:c2:g8"},     // on them: from 4,096
 		{1024, 8192, 3696, false, "128x256:s4:c2:g8"},    // bf16 rows of 7,392 bytes are on them
 	} {
-		got := DefaultTile(tc.m, tc.n, tc.k, 132, tc.fp8)
+		got := DefaultTile(tc.m, tc.n, tc.k, h200, tc.fp8)
 		if got.String() != tc.want {
 			t.Errorf("%dx%dx%d fp8 %v: %s, want %s", tc.m, tc.n, tc.k, tc.fp8, got, tc.want)
 		}
@@ -73,7 +76,7 @@ func TestDefaultTile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := ImplFused + ":" + DefaultTile(8192, 3584, 8192, 132, false).String(); c[ParamImpl].Str != want {
+	if want := ImplFused + ":" + DefaultTile(8192, 3584, 8192, h200, false).String(); c[ParamImpl].Str != want {
 		t.Errorf("agmm's default %s, DefaultTile %s", c[ParamImpl].Str, want)
 	}
 }
@@ -190,11 +193,11 @@ func TestDefaultTileFor(t *testing.T) {
 		name := fmt.Sprintf("%s %dx%dx%d w%d %s", tc.v, tc.m, tc.n, tc.k, tc.world, tc.dtype)
 		t.Run(name, func(t *testing.T) {
 			p := problemOf(t, tc.m, tc.n, tc.k, tc.world, tc.dtype)
-			got := DefaultTileFor(tc.v, p, 132)
+			got := DefaultTileFor(tc.v, p, h200)
 			if got.String() != tc.want {
 				t.Errorf("%s, want %s", got, tc.want)
 			}
-			whole := DefaultTile(tc.m, tc.n, tc.k, 132, p.Dtype.FP8())
+			whole := DefaultTile(tc.m, tc.n, tc.k, h200, p.Dtype.FP8())
 			if got.KSplits() == 1 && !got.StreamK && got != whole {
 				t.Errorf("unsplit %s is not DefaultTile's %s", got, whole)
 			}
@@ -260,8 +263,8 @@ func TestSplitKNeverWhereItMayNot(t *testing.T) {
 								continue
 							}
 							p := problemOf(t, m, nk[0], nk[1], world, dtype)
-							got := DefaultTileFor(v, p, sms)
-							whole := DefaultTile(m, nk[0], nk[1], sms, p.Dtype.FP8())
+							got := DefaultTileFor(v, p, Card{SMs: sms})
+							whole := DefaultTile(m, nk[0], nk[1], Card{SMs: sms}, p.Dtype.FP8())
 							s := got.KSplits()
 							if s == 1 {
 								if got != whole {
@@ -322,22 +325,57 @@ func TestDefaultOnNeverSplits(t *testing.T) {
 // was measured (against 128-row work by waves alone), over a grid of
 // shapes, both dtypes and three SM counts.
 func TestTileEfficiencyKeepsRowChoice(t *testing.T) {
-	saved := tileEfficiency
-	defer func() { tileEfficiency = saved }()
-	for _, sms := range []int{132, 114, 78} {
-		for _, m := range []int{64, 128, 256, 512, 1024, 2048, 4096} {
-			for _, n := range []int{1280, 2560, 5120, 8192, 14336, 28672} {
-				for _, k := range []int{1024, 4096, 8192, 29568} {
-					for _, fp8 := range []bool{false, true} {
-						tileEfficiency = saved
-						with := DefaultTile(m, n, k, sms, fp8)
-						tileEfficiency = map[string]float64{}
-						without := DefaultTile(m, n, k, sms, fp8)
-						if (with.BM < 128) != (without.BM < 128) || with.BM < 128 && with != without {
-							t.Errorf("%dx%dx%d fp8 %v sms %d: %s with tileEfficiency, %s without", m, n, k, fp8, sms, with, without)
+	saved, savedCards := tileEfficiency, cardTileEfficiency
+	defer func() { tileEfficiency, cardTileEfficiency = saved, savedCards }()
+	for _, name := range []string{"NVIDIA H200", "NVIDIA H100 80GB HBM3"} {
+		for _, sms := range []int{132, 114, 78} {
+			c := Card{Name: name, SMs: sms}
+			for _, m := range []int{64, 128, 256, 512, 1024, 2048, 4096} {
+				for _, n := range []int{1280, 2560, 5120, 8192, 14336, 28672} {
+					for _, k := range []int{1024, 4096, 8192, 29568} {
+						for _, fp8 := range []bool{false, true} {
+							tileEfficiency, cardTileEfficiency = saved, savedCards
+							with := DefaultTile(m, n, k, c, fp8)
+							tileEfficiency, cardTileEfficiency = map[string]float64{}, nil
+							without := DefaultTile(m, n, k, c, fp8)
+							if (with.BM < 128) != (without.BM < 128) || with.BM < 128 && with != without {
+								t.Errorf("%dx%dx%d fp8 %v %v: %s with the factors, %s without", m, n, k, fp8, c, with, without)
+							}
 						}
 					}
 				}
+			}
+		}
+	}
+}
+
+// TestCardFactors: the H100's factors (cardTileEfficiency) move the
+// bf16 picks from 128x128:pp where 128x224 ran faster on that card
+// (bench/results/2026-12-06-h100-pp-rows.md), keep them where the
+// ping-pong tile was faster there, and leave FP8, short loops, the H200
+// and a card the rule has no factors for as they were.
+func TestCardFactors(t *testing.T) {
+	h100 := Card{Name: "NVIDIA H100 80GB HBM3", SMs: 132}
+	cases := []struct {
+		m, n, k   int
+		fp8       bool
+		ref, h100 string // the pick with the H200's factors, with the H100's
+	}{
+		{1024, 29568, 8192, false, "128x128:s6:c2:g4:pp", "128x224:s5:c2:g16"},   // 224 ran 1.13x pp
+		{2048, 7168, 8192, false, "128x128:s6:c2:g4:pp", "128x224:s5:c2:g16"},    // 1.08x
+		{1024, 22528, 8192, false, "128x128:s6:c2:g4:pp", "128x160:s6:c2:g8"},    // the H200's 128x160 factor: untimed
+		{1024, 6144, 8192, false, "128x128:s6:c2:g4:pp", "128x128:s6:c2:g4:pp"},  // pp 1.07x 224: waves
+		{1536, 4096, 8192, false, "128x128:s6:c2:g4:pp", "128x128:s6:c2:g4:pp"},  // pp 1.07x
+		{16384, 8192, 1024, false, "128x128:s6:c2:g4:pp", "128x128:s6:c2:g4:pp"}, // a short loop
+		{1024, 29568, 8192, true, "128x128:s6:c2:g4:pp", "128x128:s6:c2:g4:pp"},  // FP8: unmeasured
+	}
+	for _, tc := range cases {
+		for _, c := range []struct {
+			card Card
+			want string
+		}{{h200, tc.ref}, {Card{Name: "Some GPU", SMs: 132}, tc.ref}, {h100, tc.h100}} {
+			if got := DefaultTile(tc.m, tc.n, tc.k, c.card, tc.fp8).String(); got != c.want {
+				t.Errorf("%dx%dx%d fp8 %v on %q: %s, want %s", tc.m, tc.n, tc.k, tc.fp8, c.card.Name, got, c.want)
 			}
 		}
 	}
@@ -372,6 +410,13 @@ func TestSmallTilesAreSearched(t *testing.T) {
 			t.Errorf("tileEfficiency[%q] = %v: want a smallTiles entry and a factor in (0, 1]", name, e)
 		}
 	}
+	for card, f := range cardTileEfficiency {
+		for name, e := range f {
+			if !candidate[name] || e <= 0 || e > 1 {
+				t.Errorf("cardTileEfficiency[%q][%q] = %v: want a smallTiles entry and a factor in (0, 1]", card, name, e)
+			}
+		}
+	}
 }
 
 // TestStreamKOnlyWhereItMayRun: over a grid of large products, kernels,
@@ -387,7 +432,7 @@ func TestStreamKOnlyWhereItMayRun(t *testing.T) {
 					for _, dtype := range []string{"bf16", "f16", "e4m3"} {
 						for _, v := range Variants {
 							p := problemOf(t, m, n, k, world, dtype)
-							got := DefaultTileFor(v, p, 132)
+							got := DefaultTileFor(v, p, h200)
 							if !got.StreamK {
 								continue
 							}

@@ -1,6 +1,7 @@
 #!/bin/bash
-# PLANNED (written 2026-12-06 17:05 UTC, before any run; rename the folder to the day and card once it has
-# run). Issue 56: per-card tile factors for the untuned rule (card-factors.patch, off main). On the H100
+# Written 2026-12-06 17:05 UTC, before any run (as PLANNED-card-factors/); ran 17:24 UTC on 1 x H100
+# (2026-12-06-h100-card-factors.md; the patch passed and is on main since).
+# Issue 56: per-card tile factors for the untuned rule (card-factors.patch, off main). On the H100
 # the ping-pong 128x128 tile kept 0.896 of 128x256:cl2's rate, not the H200's 0.965
 # (2026-12-06-h100-tile-factors.md), and at 512-2,048 rows the H200's factors took it where 128x224 or
 # 128x256 ran up to 18% faster (2026-12-06-h100-pp-rows.md). The patch gives bf16 and f16 products that
@@ -19,8 +20,6 @@
 #   Reported: the same per change of pick (pp -> cl2:st, pp -> 128x256, pp -> 128x224, pp -> 128x160).
 # Build: main's gemmalone, .gpu/bal/gm.txz (PLANNED-sustained/run.sh's header); carry [".gpu/bal"];
 # timeout 400 s.
-# After the run: rename this folder, and fix the links to it in 2026-12-06-h100-pp-rows.md,
-# docs/results-gemm.md and (where the patch moves to main) the patch's comment on cardTileEfficiency.
 set -u
 d=$(dirname "$0")
 R=/tmp/cf
