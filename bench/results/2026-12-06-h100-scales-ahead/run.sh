@@ -1,6 +1,6 @@
 #!/bin/bash
-# PLANNED (written 2026-12-06 14:45 UTC, before any run; rename the folder to the day and card once it has
-# run). Issue 56, after 2026-12-06-h100-ov.md: the cooperative FP8 tiles' row-scale epilogue runs with the
+# Written 2026-12-06 14:45 UTC, before any run (as PLANNED-scales-ahead/); ran 17:30 UTC on 1 x H100
+# (2026-12-06-h100-scales-ahead.md: not a candidate; sa.patch stays off main). Issue 56, after 2026-12-06-h100-ov.md: the cooperative FP8 tiles' row-scale epilogue runs with the
 # tensor pipe idle, and the SASS samples at 8192^3 (2026-12-06-h100-ncu-table.md, call F) put its top
 # stall on the first multiply, waiting for the scales, which load under the last k-block's MMAs (about
 # 0.6 us for a 128x256 tile, less than their L2 round trip under load). sa.patch adds `:saN` tiles
@@ -25,7 +25,7 @@
 #      :saN) comes before the rule adds :saN to its cooperative FP8 tiles (a default that moves changes
 #      kernel versions: the patch goes to main).
 #   Q2 (reported) 128x256:s4:c2:g8:sa2 over its twin, the same figures.
-# Build: bash bench/results/PLANNED-scales-ahead/build.sh; carry [".gpu/sa"]; timeout 560 s.
+# Build: bash bench/results/2026-12-06-h100-scales-ahead/build.sh; carry [".gpu/sa"]; timeout 560 s.
 set -u
 d=$(dirname "$0")
 R=/tmp/sa
