@@ -1,5 +1,5 @@
 #!/bin/bash
-# Written 2026-12-06 17:05 UTC, before any run (as PLANNED-card-factors/); ran 17:24 UTC on 1 x H100
+# Written 2026-12-06 17:05 UTC, before any run (as PLANNED-card-factors/); ran 17:18 UTC on 1 x H100
 # (2026-12-06-h100-card-factors.md; the patch passed and is on main since).
 # Issue 56: per-card tile factors for the untuned rule (card-factors.patch, off main). On the H100
 # the ping-pong 128x128 tile kept 0.896 of 128x256:cl2's rate, not the H200's 0.965

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Written 2026-12-06 15:05 UTC, before any run (as PLANNED-sass-fp8/); ran 17:35 UTC on 1 x H100
+# Written 2026-12-06 15:05 UTC, before any run (as PLANNED-sass-fp8/); ran 17:27 UTC on 1 x H100
 # (2026-12-06-h100-sass-fp8.md). Issue 56: two stalls the day's ncu tables could not place (2026-12-06-h100-ov.md and
 # 2026-12-06-h100-pp-group-fp8.md), measured where they fall, instruction by instruction:
 #   - the FP8 ping-pong tile: larger swizzle groups read fewer DRAM bytes (g16 0.82 of g4's) yet keep the

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Written 2026-12-06 14:45 UTC, before any run (as PLANNED-scales-ahead/); ran 17:30 UTC on 1 x H100
+# Written 2026-12-06 14:45 UTC, before any run (as PLANNED-scales-ahead/); ran 17:23 UTC on 1 x H100
 # (2026-12-06-h100-scales-ahead.md: not a candidate; sa.patch stays off main). Issue 56, after 2026-12-06-h100-ov.md: the cooperative FP8 tiles' row-scale epilogue runs with the
 # tensor pipe idle, and the SASS samples at 8192^3 (2026-12-06-h100-ncu-table.md, call F) put its top
 # stall on the first multiply, waiting for the scales, which load under the last k-block's MMAs (about

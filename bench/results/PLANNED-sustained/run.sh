@@ -16,8 +16,8 @@
 # e4m3 need, from 00a632f on); carry [".gpu/bal"]; timeout 560 s.
 # DONE so far on 1 x H100: e4m3_row, all 129 shapes (2026-12-06-h100-sustained-row.md; 10:59-11:26,
 # 13:05-13:19 and 14:20); bf16 shards 1/6-4/6, 87 shapes (2026-12-06-h100-sustained-bf16.md; 13:16,
-# 14:20-14:38 and 17:39); e4m3 shard 1/6 (2026-12-06-h100-sustained-e4m3.md, 17:46). Owed there: bf16
-# SHARD=5/6 and 6/6 (DT=bf16 SHARD=5/6 bash ...), with .gpu/bal rebuilt from main after 2026-12-06 18:00
+# 14:20-14:38 and 17:28); e4m3 shard 1/6 (2026-12-06-h100-sustained-e4m3.md, 17:34). Owed there: bf16
+# SHARD=5/6 and 6/6 (DT=bf16 SHARD=5/6 bash ...), with .gpu/bal rebuilt from main after 2026-12-06 17:47
 # (the H100's own tile factors: bf16 picks at 1024 x 14336 x 8192 and 1024 x 29568 x 8192 move; the
 # second, in shard 4/6, is owed again with SHAPES=1024x29568x8192), then e4m3 2/6-6/6 (unchanged by it).
 # (SHAPES="MxNxK ..." passes through to gemmalone-56.sh and takes the place of the shard's list; a second
