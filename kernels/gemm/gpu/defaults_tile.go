@@ -168,11 +168,19 @@ type Card struct {
 // At 16384 x 8192 x 1024, a short loop, the ping-pong tile led
 // 128x256:cl2 by 7.8% on the H100 and 11% on the H200: there the cards
 // agree, hence not short loops.
-var cardTileEfficiency = map[string]map[string]float64{
-	"H100": {
+var cardTileEfficiency = []cardFactors{
+	{part: "H100", factors: map[string]float64{
 		"128x224:s5:c2:g16":   0.936,
 		"128x128:s6:c2:g4:pp": 0.896,
-	},
+	}},
+}
+
+// cardFactors is one card's tile factors, for names holding part. A
+// slice, not a map: where two parts match one name, the first listed
+// wins, the same on every run.
+type cardFactors struct {
+	part    string
+	factors map[string]float64
 }
 
 // efficiency is tile's factor on card c (fp8: an FP8 product;
@@ -181,9 +189,12 @@ var cardTileEfficiency = map[string]map[string]float64{
 // tileEfficiency's.
 func (c Card) efficiency(tile string, fp8, shortLoop bool) (float64, bool) {
 	if !fp8 && !shortLoop {
-		for part, f := range cardTileEfficiency {
-			if e, ok := f[tile]; ok && strings.Contains(c.Name, part) {
-				return e, true
+		for _, cf := range cardTileEfficiency {
+			if strings.Contains(c.Name, cf.part) {
+				if e, ok := cf.factors[tile]; ok {
+					return e, true
+				}
+				break
 			}
 		}
 	}

@@ -410,10 +410,10 @@ func TestSmallTilesAreSearched(t *testing.T) {
 			t.Errorf("tileEfficiency[%q] = %v: want a smallTiles entry and a factor in (0, 1]", name, e)
 		}
 	}
-	for card, f := range cardTileEfficiency {
-		for name, e := range f {
+	for _, cf := range cardTileEfficiency {
+		for name, e := range cf.factors {
 			if !candidate[name] || e <= 0 || e > 1 {
-				t.Errorf("cardTileEfficiency[%q][%q] = %v: want a smallTiles entry and a factor in (0, 1]", card, name, e)
+				t.Errorf("cardTileEfficiency %q: %q = %v: want a smallTiles entry and a factor in (0, 1]", cf.part, name, e)
 			}
 		}
 	}
