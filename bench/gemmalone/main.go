@@ -167,7 +167,7 @@ type bench struct {
 	format       hopper.Format // the fused kernel's operands
 	comp         nvrtc.Compiler
 	sms          int
-	card         gpu.Card // the untuned rule's card: the name and SMs
+	dev          gpu.Device // the GPU, for the untuned rule (its name picks the tile factors)
 	stream       cu.Stream
 	u16          *util // bf16 or f16 (FP8 runs: bf16, for the bf16 reference)
 	u8           *util // FP8 runs only: e4m3 inputs
@@ -237,7 +237,7 @@ func run(set, shapeList, tileList, dtype string, iters, warmup int) error {
 	}
 	name, _ := dev.Name()
 	b := &bench{dtype: dtype, format: formatOf(dtype), comp: nvrtc.Compiler{Arch: nvrtc.Arch(attrs[0], attrs[1])}, sms: attrs[2],
-		card: gpu.Card{Name: name, SMs: attrs[2]}}
+		dev: gpu.Device{Major: attrs[0], Minor: attrs[1], SMs: attrs[2], Name: name}}
 	if err := b.setup(); err != nil {
 		return err
 	}

@@ -70,7 +70,7 @@ func TestIssue56Shapes(t *testing.T) {
 	splits := 0
 	for _, s := range all {
 		for _, dtype := range []string{"bf16", "e4m3_row"} {
-			def, err := untunedTile(s, dtype, gpu.Card{Name: "NVIDIA H200", SMs: 132})
+			def, err := untunedTile(s, dtype, gpu.Device{Name: "NVIDIA H200", SMs: 132})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -155,7 +155,7 @@ func TestTiles(t *testing.T) {
 		}
 		return out
 	}
-	def := gpu.DefaultTile(8192, 3584, 8192, gpu.Card{SMs: 132}, false) // not one of smallm's
+	def := gpu.DefaultTile(8192, 3584, 8192, gpu.Device{SMs: 132}, false) // not one of smallm's
 	for _, tc := range []struct{ list, want string }{
 		{"default,smallm", def.String() + "," + smallM},
 		{"default,smallm,splitk", def.String() + "," + smallM + "," + splitK},

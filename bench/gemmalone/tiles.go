@@ -77,16 +77,16 @@ func splitKSkip(t hopper.Tile, sh shape, sms int) string {
 // (untunedTile): tilesFor replaces it.
 var defaultTile = hopper.Tile{}
 
-// untunedTile is sh's untuned tile in dtype on card c, which -tiles
+// untunedTile is sh's untuned tile in dtype on GPU d, which -tiles
 // default times: gpu.DefaultTileFor of a plain product (agmm on one
 // rank), so split in K where that runs and is estimated faster.
-func untunedTile(sh shape, dtype string, c gpu.Card) (hopper.Tile, error) {
+func untunedTile(sh shape, dtype string, d gpu.Device) (hopper.Tile, error) {
 	dt, err := gpu.ParseDtype(dtype)
 	if err != nil {
 		return hopper.Tile{}, err
 	}
 	p := gpu.Problem{Dims: gemm.Dims{M: sh.m, N: sh.n, K: sh.k}, World: 1, Dtype: dt, ElemSize: dt.InBytes()}
-	return gpu.DefaultTileFor(gpu.VariantAGMM, p, c), nil
+	return gpu.DefaultTileFor(gpu.VariantAGMM, p, d), nil
 }
 
 // parseTiles reads -tiles: tile names, "default", and the named lists

@@ -68,7 +68,7 @@ func (b *bench) shape(sh shape, tiles []hopper.Tile, iters, warmup int) error {
 		infos[i] = refInfo{fp8: r.fp8, algo: r.algo}
 	}
 
-	def, err := untunedTile(sh, b.dtype, b.card)
+	def, err := untunedTile(sh, b.dtype, b.dev)
 	if err != nil {
 		return err
 	}

@@ -14,13 +14,18 @@ type Device struct {
 	Major, Minor int    // compute capability
 	SMs          int    // streaming multiprocessors per GPU
 	Link         string // interconnect as hardware.Fingerprint names it, e.g. "NVLink x18" or "PCIe"
+	// Name is the GPU's name as the driver gives it (cuDeviceGetName,
+	// hardware.Fingerprint's Name), e.g. "NVIDIA H100 80GB HBM3": the
+	// untuned tile rule's factors are per card (cardTileEfficiency), and
+	// an H100 SXM and an H200 have the same capability and SMs.
+	Name string
 }
 
 // DeviceOf reads the GPUs' fields of a hardware fingerprint (Compute
 // "9.0"); a CPU's, or a capability that is not "major.minor", leaves them
 // unknown.
 func DeviceOf(f hardware.Fingerprint) Device {
-	d := Device{SMs: f.SMs, Link: f.Interconnect}
+	d := Device{SMs: f.SMs, Link: f.Interconnect, Name: f.Name}
 	if f.Kind != "gpu" {
 		return Device{}
 	}

@@ -255,6 +255,8 @@ func TestDeviceOf(t *testing.T) {
 	}{
 		{hardware.Fingerprint{Kind: "gpu", Compute: "9.0", SMs: 132, Interconnect: "NVLink x18"}, h100x2},
 		{hardware.Fingerprint{Kind: "gpu", Compute: "8.9", SMs: 128}, Device{Major: 8, Minor: 9, SMs: 128}},
+		{hardware.Fingerprint{Kind: "gpu", Name: "NVIDIA H100 80GB HBM3", Compute: "9.0", SMs: 132},
+			Device{Major: 9, Minor: 0, SMs: 132, Name: "NVIDIA H100 80GB HBM3"}},
 		{hardware.Fingerprint{Kind: "gpu", Compute: "sm90"}, Device{}},
 		{hardware.CPU(), Device{}},
 	} {

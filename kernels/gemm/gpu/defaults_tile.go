@@ -136,17 +136,9 @@ var tileEfficiency = map[string]float64{
 	"128x128:s6:c2:g4:pp": 0.965,
 }
 
-// Card is the GPU the untuned rule picks for: its name as the driver
-// gives it (cuDeviceGetName) and its SM count. The name chooses the tile
-// factors (cardTileEfficiency); a name the rule has no factors for gets
-// tileEfficiency's, the H200's.
-type Card struct {
-	Name string
-	SMs  int
-}
-
 // cardTileEfficiency is tileEfficiency on other cards, by a part of the
-// card's name: bf16 and f16 products whose main loop is not short
+// card's name (Device.Name; a name listed nowhere gets tileEfficiency's,
+// the H200's): bf16 and f16 products whose main loop is not short
 // (shortLoopKBlocks), the regime the factors were measured in; FP8 and
 // short loops keep tileEfficiency's. A tile absent here keeps its
 // tileEfficiency factor.
@@ -183,14 +175,14 @@ type cardFactors struct {
 	factors map[string]float64
 }
 
-// efficiency is tile's factor on card c (fp8: an FP8 product;
+// efficiency is tile's factor on GPU d (fp8: an FP8 product;
 // shortLoop: a main loop of at most shortLoopKBlocks), and whether the
 // rule has one: cardTileEfficiency's where it applies, else
 // tileEfficiency's.
-func (c Card) efficiency(tile string, fp8, shortLoop bool) (float64, bool) {
+func (d Device) efficiency(tile string, fp8, shortLoop bool) (float64, bool) {
 	if !fp8 && !shortLoop {
 		for _, cf := range cardTileEfficiency {
-			if strings.Contains(c.Name, cf.part) {
+			if strings.Contains(d.Name, cf.part) {
 				if e, ok := cf.factors[tile]; ok {
 					return e, true
 				}
@@ -291,7 +283,7 @@ func fp8ProductBytes(m, n, k int) float64 {
 const clusterRows = 4096
 
 // DefaultTile is the fused GEMM's untuned tile for an m x n x k product on
-// one sm_90 GPU, card c (fp8: e4m3 operands): the tile issue 56's
+// one sm_90 GPU d (fp8: e4m3 operands): the tile issue 56's
 // "untuned defaults" bar measures against the best tile of each shape
 // (bin/gemmalone -tiles default, bench/gemmalone_table.py).
 //
@@ -317,8 +309,8 @@ const clusterRows = 4096
 // runs disagree (smallm: 128x224 best, 64x224 +1.3%; splitk: 64x224 best,
 // 128x224 +5.9% by ratio but +2.7% in µs, cuBLASLt around the 64-row
 // tile at 124.8 and 137.9 µs, and 128x256 faster than both in µs).
-func DefaultTile(m, n, k int, c Card, fp8 bool) hopper.Tile {
-	t, _ := defaultTile(m, n, k, c, fp8)
+func DefaultTile(m, n, k int, d Device, fp8 bool) hopper.Tile {
+	t, _ := defaultTile(m, n, k, d, fp8)
 	t.EvictFirstB = evictFirst64(t, m, n, k, fp8)
 	return t
 }
@@ -327,8 +319,8 @@ func DefaultTile(m, n, k int, c Card, fp8 bool) hopper.Tile {
 // columns, each 128- and 256-row tile's over its tileEfficiency where the product
 // is compute-bound), or a cost of -1 where the rule does not weigh one
 // (nonsense sizes).
-func defaultTile(m, n, k int, c Card, fp8 bool) (hopper.Tile, float64) {
-	sms := c.SMs
+func defaultTile(m, n, k int, d Device, fp8 bool) (hopper.Tile, float64) {
+	sms := d.SMs
 	// agmm's bf16 family tile, 128x256 in clusters of two, for FP8 too
 	// (clusterRows).
 	family := func() hopper.Tile {
@@ -365,7 +357,7 @@ func defaultTile(m, n, k int, c Card, fp8 bool) (hopper.Tile, float64) {
 		tiles := int64((m+t.BM-1)/t.BM) * int64((n+t.BN-1)/t.BN)
 		work := float64((tiles + int64(sms) - 1) / int64(sms) * int64(t.BM) * int64(t.BN))
 		cost := work
-		if e, ok := c.efficiency(name, fp8, !longLoop); ok && bound {
+		if e, ok := d.efficiency(name, fp8, !longLoop); ok && bound {
 			cost /= e
 		}
 		if shortLoop && t.BM >= 128 && !t.PingPong {
@@ -460,9 +452,9 @@ const evictFirstMaxRows = 256
 // Untuned calls of symmtune.torch do not run it: on one rank DefaultOn
 // gives the cuBLASLt pipeline (FitDefault), which the fused GEMM's best
 // tile trailed on most small-M bf16 shapes measured (0.90-0.98x, 2026-12-02).
-func DefaultTileFor(v Variant, p Problem, c Card) hopper.Tile {
-	sms := c.SMs
-	t, cost := defaultTile(p.M, p.N, p.K, c, p.Dtype.FP8())
+func DefaultTileFor(v Variant, p Problem, d Device) hopper.Tile {
+	sms := d.SMs
+	t, cost := defaultTile(p.M, p.N, p.K, d, p.Dtype.FP8())
 	runs := func(s hopper.Tile) bool {
 		c := v.Default()
 		c[ParamImpl] = space.Str(ImplFused + ":" + s.String())

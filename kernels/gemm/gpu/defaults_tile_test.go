@@ -10,7 +10,7 @@ import (
 )
 
 // h200 is the card the rule's factors (tileEfficiency) were set on.
-var h200 = Card{Name: "NVIDIA H200", SMs: 132}
+var h200 = Device{Name: "NVIDIA H200", SMs: 132}
 
 // TestDefaultTile: the untuned whole tile of a product (issue 56's
 // "untuned defaults" bar; TestDefaultTileFor: where it splits), by shape
@@ -263,8 +263,8 @@ func TestSplitKNeverWhereItMayNot(t *testing.T) {
 								continue
 							}
 							p := problemOf(t, m, nk[0], nk[1], world, dtype)
-							got := DefaultTileFor(v, p, Card{SMs: sms})
-							whole := DefaultTile(m, nk[0], nk[1], Card{SMs: sms}, p.Dtype.FP8())
+							got := DefaultTileFor(v, p, Device{SMs: sms})
+							whole := DefaultTile(m, nk[0], nk[1], Device{SMs: sms}, p.Dtype.FP8())
 							s := got.KSplits()
 							if s == 1 {
 								if got != whole {
@@ -329,7 +329,7 @@ func TestTileEfficiencyKeepsRowChoice(t *testing.T) {
 	defer func() { tileEfficiency, cardTileEfficiency = saved, savedCards }()
 	for _, name := range []string{"NVIDIA H200", "NVIDIA H100 80GB HBM3"} {
 		for _, sms := range []int{132, 114, 78} {
-			c := Card{Name: name, SMs: sms}
+			c := Device{Name: name, SMs: sms}
 			for _, m := range []int{64, 128, 256, 512, 1024, 2048, 4096} {
 				for _, n := range []int{1280, 2560, 5120, 8192, 14336, 28672} {
 					for _, k := range []int{1024, 4096, 8192, 29568} {
@@ -355,7 +355,7 @@ func TestTileEfficiencyKeepsRowChoice(t *testing.T) {
 // ping-pong tile was faster there, and leave FP8, short loops, the H200
 // and a card the rule has no factors for as they were.
 func TestCardFactors(t *testing.T) {
-	h100 := Card{Name: "NVIDIA H100 80GB HBM3", SMs: 132}
+	h100 := Device{Name: "NVIDIA H100 80GB HBM3", SMs: 132}
 	cases := []struct {
 		m, n, k   int
 		fp8       bool
@@ -371,11 +371,11 @@ func TestCardFactors(t *testing.T) {
 	}
 	for _, tc := range cases {
 		for _, c := range []struct {
-			card Card
+			dev  Device
 			want string
-		}{{h200, tc.ref}, {Card{Name: "Some GPU", SMs: 132}, tc.ref}, {h100, tc.h100}} {
-			if got := DefaultTile(tc.m, tc.n, tc.k, c.card, tc.fp8).String(); got != c.want {
-				t.Errorf("%dx%dx%d fp8 %v on %q: %s, want %s", tc.m, tc.n, tc.k, tc.fp8, c.card.Name, got, c.want)
+		}{{h200, tc.ref}, {Device{Name: "Some GPU", SMs: 132}, tc.ref}, {h100, tc.h100}} {
+			if got := DefaultTile(tc.m, tc.n, tc.k, c.dev, tc.fp8).String(); got != c.want {
+				t.Errorf("%dx%dx%d fp8 %v on %q: %s, want %s", tc.m, tc.n, tc.k, tc.fp8, c.dev.Name, got, c.want)
 			}
 		}
 	}
