@@ -55,6 +55,7 @@ func main() {
 	shapes := flag.String("shapes", "8192x3584x8192,16384x3584x8192,4096x1792x4096", "comma-separated MxNxK")
 	set := flag.String("set", "", "a named shape set instead of -shapes: "+setNames()+" (shapes.go)")
 	list := flag.Bool("list", false, "print the shapes (-set's or -shapes'), one MxNxK a line, and exit (no GPU needed)")
+	defaultsOn := flag.String("defaults-on", "", `with -list: each shape's untuned tile in -dtype ("MxNxK TILE" a line, what -tiles default would time) on the GPU named so, "NAME:SMS" as the driver names it (e.g. "NVIDIA H100 80GB HBM3:132"; the rule's tile factors are per card), without that GPU`)
 	tiles := flag.String("tiles", "sweep", `comma-separated tiles `+hopper.TileSyntax+` (hopper.ParseTile; "bn": B stored [K,N], else K-major [N,K]; FP8 takes K-major only; "skS": split-K in S slices, timed only where splitKSkip lets it; "st": stream-K for the last wave, on every SM where hopper.Tile.StreamKTiles shares tiles out), "default" (each shape's untuned tile, gpu.DefaultTileFor of a plain product: split in K where that is estimated faster), "sweep" (tiles.go), "smallm" (issue 56's small-M candidates, tiles.go), "splitk" (split-K candidates, tiles.go)`)
 	refOnly := flag.Bool("fp8-ref-only", false, "FP8 dtypes: time cuBLASLt's FP8 product (fast accumulation) alone, around each tile and at the start, without the bf16 product and the FP8 product without fast accumulation: about half a shape's time; ratio_to_cublaslt reads '-', ratio_to_cublaslt_fp8 keeps its meaning")
 	outside := flag.Bool("kernel-outside", false, "time each tile right before and after cuBLASLt's references (tile, references, tile; the row's µs the mean of its two, noted as 'kernel a/b'), instead of the references before and after the tile: a second round in this order times each kernel after the other as often (bench/gemmalone-56.sh's BALANCED=1)")
@@ -80,10 +81,26 @@ func main() {
 			fmt.Fprintln(os.Stderr, "gemmalone:", err)
 			os.Exit(2)
 		}
-		for _, sh := range shs {
-			fmt.Println(sh)
+		lines := make([]string, len(shs))
+		for i, sh := range shs {
+			lines[i] = sh.String()
 		}
+		if *defaultsOn != "" {
+			d, err := parseDevice(*defaultsOn)
+			if err == nil {
+				lines, err = untunedLines(shs, *dtype, d)
+			}
+			if err != nil {
+				fmt.Fprintln(os.Stderr, "gemmalone:", err)
+				os.Exit(2)
+			}
+		}
+		fmt.Println(strings.Join(lines, "\n"))
 		return
+	}
+	if *defaultsOn != "" {
+		fmt.Fprintln(os.Stderr, "gemmalone: -defaults-on goes with -list")
+		os.Exit(2)
 	}
 	shapesSet := false
 	flag.Visit(func(f *flag.Flag) { shapesSet = shapesSet || f.Name == "shapes" })

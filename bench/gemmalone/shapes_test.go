@@ -242,3 +242,58 @@ func TestSplitKSkip(t *testing.T) {
 		}
 	}
 }
+
+// TestParseDevice: -defaults-on takes "NAME:SMS" (the name may hold
+// colons) and refuses anything else with one error line.
+func TestParseDevice(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want gpu.Device
+		ok   bool
+	}{
+		{"NVIDIA H100 80GB HBM3:132", gpu.Device{Major: 9, SMs: 132, Name: "NVIDIA H100 80GB HBM3"}, true},
+		{"a:b:114", gpu.Device{Major: 9, SMs: 114, Name: "a:b"}, true},
+		{" NVIDIA H200 : 132 ", gpu.Device{Major: 9, SMs: 132, Name: "NVIDIA H200"}, true},
+		{"NVIDIA H200", gpu.Device{}, false},
+		{":132", gpu.Device{}, false},
+		{"NVIDIA H200:0", gpu.Device{}, false},
+		{"NVIDIA H200:13x", gpu.Device{}, false},
+	} {
+		got, err := parseDevice(tc.in)
+		if (err == nil) != tc.ok || got != tc.want {
+			t.Errorf("parseDevice(%q) = %+v, %v; want %+v, ok %v", tc.in, got, err, tc.want, tc.ok)
+		}
+		if err != nil && strings.Contains(err.Error(), "\n") {
+			t.Errorf("parseDevice(%q): a multi-line error %q", tc.in, err)
+		}
+	}
+}
+
+// TestUntunedLines: -list -defaults-on prints what -tiles default would
+// time on the named card: the H100's own factors move a bf16 pick there
+// (2026-12-06-h100-card-factors.md) and leave FP8's as on the H200.
+func TestUntunedLines(t *testing.T) {
+	shs, err := parseShapes("1024x29568x8192")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		dtype, card, want string
+	}{
+		{"bf16", "NVIDIA H100 80GB HBM3:132", "1024x29568x8192 128x224:s5:c2:g16"},
+		{"bf16", "NVIDIA H200:132", "1024x29568x8192 128x128:s6:c2:g4:pp"},
+		{"e4m3_row", "NVIDIA H100 80GB HBM3:132", "1024x29568x8192 128x128:s6:c2:g4:pp"},
+	} {
+		d, err := parseDevice(tc.card)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := untunedLines(shs, tc.dtype, d)
+		if err != nil || len(got) != 1 || got[0] != tc.want {
+			t.Errorf("%s on %s: %q, %v; want %q", tc.dtype, tc.card, got, err, tc.want)
+		}
+	}
+	if _, err := untunedLines(shs, "fp32", gpu.Device{SMs: 132}); err == nil {
+		t.Error("dtype fp32: no error")
+	}
+}

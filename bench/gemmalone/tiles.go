@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/symmtune/symmtune/kernels/gemm"
@@ -144,4 +145,36 @@ func tilesFor(tiles []hopper.Tile, def hopper.Tile) []hopper.Tile {
 		out = append(out, t)
 	}
 	return out
+}
+
+// parseDevice reads -defaults-on: "NAME:SMS", a GPU's name as the driver
+// gives it and its SM count (the name may hold colons; the count follows
+// the last). The untuned rule's factors are per card by name
+// (gpu.Device.Name), so a plan can list the picks of a card it does not
+// have. Capability 9.0: the rule is sm_90's.
+func parseDevice(s string) (gpu.Device, error) {
+	i := strings.LastIndex(s, ":")
+	if i < 0 {
+		return gpu.Device{}, fmt.Errorf("-defaults-on %q: want NAME:SMS, e.g. \"NVIDIA H100 80GB HBM3:132\"", s)
+	}
+	name := strings.TrimSpace(s[:i])
+	sms, err := strconv.Atoi(strings.TrimSpace(s[i+1:]))
+	if err != nil || name == "" || sms <= 0 {
+		return gpu.Device{}, fmt.Errorf("-defaults-on %q: want NAME:SMS with a name and a positive SM count", s)
+	}
+	return gpu.Device{Major: 9, Minor: 0, SMs: sms, Name: name}, nil
+}
+
+// untunedLines is -list -defaults-on's output: "MxNxK TILE" a shape, the
+// tile -tiles default would time for dtype on d.
+func untunedLines(shs []shape, dtype string, d gpu.Device) ([]string, error) {
+	var out []string
+	for _, sh := range shs {
+		t, err := untunedTile(sh, dtype, d)
+		if err != nil {
+			return nil, fmt.Errorf("-dtype: %w", err)
+		}
+		out = append(out, sh.String()+" "+t.String())
+	}
+	return out, nil
 }
