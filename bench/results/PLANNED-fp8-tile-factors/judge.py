@@ -3,7 +3,7 @@
   python3 judge.py machine.txt gemmalone-e4m3_row.csv gemmalone-bf16.csv
 
 Per dtype (e4m3_row, bf16), each tile's factor: the geometric mean of its ratio to cuBLASLt over
-128x256:cl2's, on the shapes where all five tiles ran; beside the untuned rule's factor for this card and
+128x256:cl2's, on the shapes where all six tiles ran; beside the untuned rule's factor for this card and
 dtype as on main when this was written (kernels/gemm/gpu/defaults_tile.go at 348b7ba: tileEfficiency,
 the H200's bf16 factors, which FP8 and every other card use; cardTileEfficiency's H100 bf16 factors for
 bf16 on a card named H100), and the reading. Standard library only (bench/gemmalone_table.py reads the
@@ -17,8 +17,10 @@ import gemmalone_table  # noqa: E402
 from gemmalone_table import geomean  # noqa: E402
 
 REF = "128x256:s4:c2:g8:cl2"
+# 128x256 without clusters has no entry in tileEfficiency: the rule weighs it at 1, as 128x256:cl2.
 RULE = {"128x224:s5:c2:g16": 0.946, "128x128:s6:c2:g4:pp": 0.965, "256x160:s4:c2:g8": 0.996,
-        "128x160:s6:c2:g8": 0.956}
+        "128x160:s6:c2:g8": 0.956, "128x256:s4:c2:g8": 1.0}
+MEASURED_ON_H200 = set(RULE) - {"128x256:s4:c2:g8"}
 CARD_BF16 = {"H100": {"128x224:s5:c2:g16": 0.936, "128x128:s6:c2:g4:pp": 0.896}}
 DIFFERS = 0.03
 MIN_SHAPES = 12
@@ -30,7 +32,7 @@ def rule_factor(card: str, dtype: str, tile: str) -> Tuple[float, bool]:
         for part, f in CARD_BF16.items():
             if part in card and tile in f:
                 return f[tile], True
-    return RULE[tile], "H200" in card and dtype == "bf16"
+    return RULE[tile], "H200" in card and dtype == "bf16" and tile in MEASURED_ON_H200
 
 
 def factors(shapes: List["gemmalone_table.Shape"]) -> Tuple[int, Dict[str, float]]:
@@ -50,9 +52,9 @@ def main(argv: List[str]) -> int:
     for dtype in ("e4m3_row", "bf16"):
         shapes = [s for (_, dt), s in by.items() if dt == dtype]
         n, fs = factors(shapes)
-        print(f"## {dtype} on {card}: {n} of {len(shapes)} shapes with all five tiles")
+        print(f"## {dtype} on {card}: {n} of {len(shapes)} shapes with all six tiles")
         if n < MIN_SHAPES:
-            print(f"reading: fewer than {MIN_SHAPES} shapes with all five tiles: no reading\n")
+            print(f"reading: fewer than {MIN_SHAPES} shapes with all six tiles: no reading\n")
             continue
         print("| tile | factor (this run) | the rule's for this card | its own? | over the rule's |")
         print("|---|---|---|---|---|")
