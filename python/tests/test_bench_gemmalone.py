@@ -186,6 +186,17 @@ def test_gemmalone_56_bar_times_as_the_bar_is_judged(tmp_path: Path):
     assert (tmp_path / "out" / "gemmalone-56-bar-1of1").is_dir()
 
 
+def test_gemmalone_56_bar_window_is_set_apart_from_sustain(tmp_path: Path):
+    """bench/gemmalone-56.sh SET=bar: SUSTAIN leaves the 2 s windows alone;
+    BAR_WINDOW (a planned check of another window) sets them."""
+    def windows(run: str, **env: str) -> set[str]:
+        (tmp_path / run).mkdir()
+        calls = _run_gemmalone_56(tmp_path / run, SET="bar", SHAPES="64x128x256", DTYPES="bf16", **env)
+        return {a[a.index("-sustain") + 1] for a in calls}
+    assert windows("sustain", SUSTAIN="0.2s") == {"2s"}
+    assert windows("window", BAR_WINDOW="1s") == {"1s"}
+
+
 @pytest.mark.parametrize("ratios, verdict", [
     ((1.06, 1.00), "2 at or above 1.00x (the bar: 2), 1 at 1.05x (the bar: 1): met"),
     ((1.20, 0.99), "1 at or above 1.00x (the bar: 2), 1 at 1.05x (the bar: 1): not met"),
