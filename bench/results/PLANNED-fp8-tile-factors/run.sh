@@ -1,5 +1,5 @@
 #!/bin/bash
-# PLANNED (written 2026-12-06 17:55 UTC, the bf16 step 18:15, before any run; rename the folder to the day
+# PLANNED (written 2026-12-06 17:50 UTC, the bf16 step 18:10, before any run; rename the folder to the day
 # and card once it has run). Issue 56: the untuned rule's tile factors in FP8, and the 160-column tiles'
 # in bf16. tileEfficiency was measured in bf16 on 1 x H200 (2026-12-03; the 160-column tiles on 8 shapes)
 # and FP8 products use it unchanged; the H100's own bf16 factors (2026-12-06-h100-card-factors.md, on
@@ -11,7 +11,7 @@
 # factors). The 23 shapes of 2026-12-06-h100-tile-factors.md (every tile fills 8 waves or more), one
 # round of 0.2 s windows (that page's method), the tiles 128x256:s4:c2:g8:cl2 (the reference),
 # 128x224:s5:c2:g16, 128x128:s6:c2:g4:pp, 256x160:s4:c2:g8 and 128x160:s6:c2:g8 (the factors' tiles),
-# and 128x256:s4:c2:g8 without clusters (added 18:35, before any run: the rule weighs it as 128x256:cl2,
+# and 128x256:s4:c2:g8 without clusters (added 18:12, before any run: the rule weighs it as 128x256:cl2,
 # factor 1, below 4,096 rows, and at 1024 x 18432 x 4096 on the H100 it ran 7% behind the ping-pong tile
 # the two nearly tie on: 2026-12-06-h100-defaults-reading.md):
 #   1. FP8 row scales, lean (ratio to cuBLASLt FP8 alone), until 250 s;

@@ -1,5 +1,5 @@
 #!/bin/bash
-# PLANNED (written 2026-12-06 18:40 UTC, before any run; rename the folder to the day and card once it has
+# PLANNED (written 2026-12-06 18:13 UTC, before any run; rename the folder to the day and card once it has
 # run). Issue 56: may the bar's counts run in 1 s windows instead of 2 s, at half the device time?
 # The counts' method (bench/gemmalone-56.sh SET=bar) times every product in 2 s windows because 0.2 s
 # windows read our kernel 2.7% high (2026-12-06-h100-fp8-window.md). Read afterwards, 30 pairs of the
