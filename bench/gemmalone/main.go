@@ -183,8 +183,7 @@ type bench struct {
 	dtype        string
 	format       hopper.Format // the fused kernel's operands
 	comp         nvrtc.Compiler
-	sms          int
-	dev          gpu.Device // the GPU, for the untuned rule (its name picks the tile factors)
+	dev          gpu.Device // the GPU: its SMs for grids, its name for the untuned rule's tile factors
 	stream       cu.Stream
 	u16          *util // bf16 or f16 (FP8 runs: bf16, for the bf16 reference)
 	u8           *util // FP8 runs only: e4m3 inputs
@@ -253,7 +252,7 @@ func run(set, shapeList, tileList, dtype string, iters, warmup int) error {
 		return err
 	}
 	name, _ := dev.Name()
-	b := &bench{dtype: dtype, format: formatOf(dtype), comp: nvrtc.Compiler{Arch: nvrtc.Arch(attrs[0], attrs[1])}, sms: attrs[2],
+	b := &bench{dtype: dtype, format: formatOf(dtype), comp: nvrtc.Compiler{Arch: nvrtc.Arch(attrs[0], attrs[1])},
 		dev: gpu.Device{Major: attrs[0], Minor: attrs[1], SMs: attrs[2], Name: name}}
 	if err := b.setup(); err != nil {
 		return err
@@ -270,7 +269,7 @@ func run(set, shapeList, tileList, dtype string, iters, warmup int) error {
 			how = fmt.Sprintf("each kernel %s back to back, the first third untimed (mean per call; cuBLASLt's algorithms picked in %s windows)", sustain, surveySustain)
 		}
 	}
-	fmt.Printf("# %s, %d SMs, %s, %s, extra options %q, beside %d MiB copied (over NVLink both ways: %v), a %d KiB fill before each timed call\n", name, b.sms, dtype, how, extraOpts, besideMiB, besidePeer, fillKiB)
+	fmt.Printf("# %s, %d SMs, %s, %s, extra options %q, beside %d MiB copied (over NVLink both ways: %v), a %d KiB fill before each timed call\n", name, b.dev.SMs, dtype, how, extraOpts, besideMiB, besidePeer, fillKiB)
 	if fp8(dtype) {
 		fmt.Println("# ratio_to_cublaslt: to cuBLASLt bf16 of the shape; ratio_to_cublaslt_fp8: to cuBLASLt e4m3 with fast accumulation")
 	}

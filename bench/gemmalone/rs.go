@@ -108,7 +108,7 @@ func (b *bench) rsRow(sh shape, t hopper.Tile, buf *buffers, flops float64, iter
 	}
 	ops.ScaleA, ops.ScaleB = buf.sa, buf.sb
 	comm := gpu.Comm{Order: ord, Status: status, TimeoutNs: 2_000_000_000, RS: rs, RowsPerRank: rows, RSMaps: maps}
-	call := func() error { return g.Launch(b.stream, ops, buf.c, b.sms, comm) }
+	call := func() error { return g.Launch(b.stream, ops, buf.c, b.dev.SMs, comm) }
 	rel, err := b.verify(sh, u, buf.c, call)
 	if err != nil {
 		return err

@@ -87,7 +87,7 @@ func (b *bench) shape(sh shape, tiles []hopper.Tile, iters, warmup int) error {
 			skip("skipped: " + err.Error())
 			continue
 		}
-		if why := splitKSkip(t, sh, b.sms); why != "" {
+		if why := splitKSkip(t, sh, b.dev.SMs); why != "" {
 			// A comment, not a row: such shapes are not the tile's to win.
 			fmt.Printf("# %s %s not timed: %s\n", label, t, why)
 			continue
@@ -97,7 +97,7 @@ func (b *bench) shape(sh shape, tiles []hopper.Tile, iters, warmup int) error {
 			skip(err.Error())
 			continue
 		}
-		work, err := allocWork(g, sh, b.sms)
+		work, err := allocWork(g, sh, b.dev.SMs)
 		if err != nil {
 			g.Close()
 			return fmt.Errorf("%s: %w", t, err)
@@ -118,7 +118,7 @@ func (b *bench) shape(sh shape, tiles []hopper.Tile, iters, warmup int) error {
 		}
 		ops.ScaleA, ops.ScaleB = buf.sa, buf.sb
 		ops.Work = work.SplitKWork
-		call := func() error { return g.Launch(b.stream, ops, buf.c, b.sms, gpu.Comm{}) }
+		call := func() error { return g.Launch(b.stream, ops, buf.c, b.dev.SMs, gpu.Comm{}) }
 		rel, err := b.verifyTile(sh, u, buf.c, call, t)
 		if err != nil {
 			closeTile()
@@ -163,7 +163,7 @@ func (b *bench) shape(sh shape, tiles []hopper.Tile, iters, warmup int) error {
 			}
 			c := cellsOf(infos, around, us)
 			fmt.Printf("%s,%s,%s,%d,%.2e,%.1f,%.0f,%s (%s algo%d %.1f/%.1f%s; grid %d),%s,%s,%s\n", label, impl, t, spill, rel, us, flops/us/1e6,
-				c.ratio, c.name, c.algo, c.before, c.after, kernelNote(kernelOutside, kernel), g.Grid(sh.m, sh.n, b.sms), b.dtype, c.fp8Us, c.fp8Ratio)
+				c.ratio, c.name, c.algo, c.before, c.after, kernelNote(kernelOutside, kernel), g.Grid(sh.m, sh.n, b.dev.SMs), b.dtype, c.fp8Us, c.fp8Ratio)
 		}
 		closeTile()
 		if withRS && t.KSplits() == 1 { // split-K tiles run plain products only
