@@ -26,13 +26,20 @@ def geomean(xs: List[float]) -> float:
     return math.exp(sum(math.log(x) for x in xs) / len(xs))
 
 
-def ratios(paths: List[str]) -> Dict[str, List[float]]:
-    """shape -> the untuned tile's ratio to cuBLASLt FP8, a round each, in file order."""
-    out: Dict[str, List[float]] = {}
-    for (shape, _dtype), s in gemmalone_table.read(paths).items():
-        tiles = [t for t in s.ratios if s.ratios[t]]
-        if len(tiles) == 1:
-            out[shape] = list(s.ratios[tiles[0]])
+def ratios(paths: List[str]) -> Dict[str, Tuple[str, List[float]]]:
+    """shape -> the untuned tile and its ratio to cuBLASLt, a round each, in file order. Where a later file
+    times another untuned tile for a shape (its pick moved with the rule), the later tile's rounds supersede
+    the earlier ones."""
+    out: Dict[str, Tuple[str, List[float]]] = {}
+    for path in paths:
+        for (shape, _dtype), s in gemmalone_table.read([path]).items():
+            tiles = [t for t in s.ratios if s.ratios[t]]
+            if len(tiles) != 1:
+                continue
+            rounds = list(s.ratios[tiles[0]])
+            if shape in out and out[shape][0] == tiles[0]:
+                rounds = out[shape][1] + rounds
+            out[shape] = (tiles[0], rounds)
     return out
 
 
@@ -57,7 +64,10 @@ def main(argv: List[str]) -> int:
     ap.add_argument("sustained", nargs="+")
     ap.add_argument("--short", nargs="+", required=True)
     a = ap.parse_args(argv)
-    long_, short = ratios(a.sustained), ratios(a.short)
+    tiled, short_tiled = ratios(a.sustained), ratios(a.short)
+    long_ = {s: r for s, (_, r) in tiled.items()}
+    # The 0.2 s figures of a shape count only where they timed the same tile.
+    short = {s: r for s, (t, r) in short_tiled.items() if s in tiled and tiled[s][0] == t}
     shapes = sorted(long_, key=lambda s: tuple(int(x) for x in s.split("x")))
     both = [s for s in shapes if s in short]
     two = [s for s in shapes if len(long_[s]) == 2]
