@@ -1,5 +1,5 @@
 #!/bin/bash
-# PLANNED (written 2026-12-06 20:15 UTC, before any run; rename the folder to the day and card once it has
+# PLANNED (written 2026-12-06 19:40 UTC, before any run; rename the folder to the day and card once it has
 # run). Issue 56: the H100's tile factors measured 0.03 or more off the rule's
 # (2026-12-06-h100-fp8-tile-factors.md): in FP8 row scales 128x128:s6:c2:g4:pp keeps 0.889 of
 # 128x256:cl2's rate (the rule: the H200's bf16 0.965), in bf16 128x160:s6:c2:g8 0.879 (the rule: 0.956).
