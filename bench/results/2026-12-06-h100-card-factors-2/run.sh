@@ -1,4 +1,6 @@
 #!/bin/bash
+# Ran 2026-12-06 22:39-22:43 UTC on 1 x H100, the FP8 lines of shapes.txt alone (the session had 255 s of device time
+# left after the machine failed to start twelve times): 2026-12-06-h100-card-factors-2.md.
 # PLANNED (written 2026-12-06 19:40 UTC, before any run; rename the folder to the day and card once it has
 # run). Issue 56: the H100's tile factors measured 0.03 or more off the rule's
 # (2026-12-06-h100-fp8-tile-factors.md): in FP8 row scales 128x128:s6:c2:g4:pp keeps 0.889 of
