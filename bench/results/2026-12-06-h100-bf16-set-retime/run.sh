@@ -15,7 +15,7 @@ mkdir -p /tmp/gm && tar xJf .gpu/set/gm.txz -C /tmp/gm
 export BIN=/tmp/gm/bin SYMMTUNE_CUBIN_CACHE=/tmp/cubin
 R=/tmp/set; mkdir -p $R
 nvidia-smi --query-gpu=name,driver_version,power.limit,clocks.max.sm --format=csv > $R/machine.txt
-SET=full SHARD=1/1 DTYPES=bf16 TILES=default SUSTAIN=0.2s LONG_SUSTAIN=0.2s PER_SHAPE=20 DEADLINE=540 OUT=$R/set \
+SET=full SHARD=1/1 DTYPES=bf16 TILES=default SUSTAIN=0.2s LONG_SUSTAIN=0.2s PER_SHAPE=20 DEADLINE=${DEADLINE:-540} OUT=$R/set \
 	bash bench/gemmalone-56.sh > $R/set.log 2>&1
 echo "gemmalone-56 rc $? at $SECONDS"; tail -n 3 $R/set.log
 f=$R/set/gemmalone-56-1of1/gemmalone-bf16.csv
