@@ -8,7 +8,7 @@ values), N 2,048 to 36,864 in steps of 512, K in {4096, 5120, 6144, 8192, 10240,
 Go test calling gpu.DefaultTileFor(gpu.VariantAGMM, ...) with and without the H100's FP8 map. Per change of
 pick, the first shapes by the SHA-1 of "e4m3 MxNxK", skipping every N among issue 56's set's sizes and every
 shape timed before at these sizes (card-factors-2's pick.py lists them; its shapes.txt and card-factors'
-too). Half of them near the new bound (N below 8,192, from fp8CardMinColumns = 4,096 up), where the shape
+too). Five of them near the new bound (N below 8,192, from fp8CardMinColumns = 4,096 up), where the shape
 card-factors-2 lost on sits just under it."""
 import hashlib
 import importlib.util
