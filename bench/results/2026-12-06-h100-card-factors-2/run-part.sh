@@ -4,7 +4,7 @@
 #   PART=bf16 DEADLINE=230 bash bench/results/2026-12-06-h100-card-factors-2/run-part.sh
 # runs run.sh with its loop reading only PART's lines of shapes.txt (in their order), into /tmp/cf2-PART
 # and $OUT/cf2-PART.tgz; the judge still reads the whole shapes.txt (the other part shows "not timed").
-# Written 2026-12-06 23:20 UTC for the bf16 part (128x160's factor 0.879); ran 2026-12-07 00:15-00:19 UTC on
+# Written 2026-12-06 23:06 UTC for the bf16 part (128x160's factor 0.879); ran 2026-12-07 00:15-00:19 UTC on
 # 1 x H100 (PART=bf16 DEADLINE=235): ../2026-12-06-h100-card-factors-2.md, its last section. Carry
 # [".gpu/bal"]; about 20 s a shape (10 bf16 shapes).
 set -u

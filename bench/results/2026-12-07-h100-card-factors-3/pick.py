@@ -1,4 +1,4 @@
-"""How run.sh's held-out shapes were chosen (2026-12-06 23:30 UTC, before any run), for the record:
+"""How run.sh's held-out shapes were chosen (2026-12-06 23:18 UTC, before any run), for the record:
 
   python3 pick.py grid.txt > shapes.txt
 

@@ -1,7 +1,7 @@
 #!/bin/bash
 # Ran 2026-12-07 00:19-00:23 UTC on 1 x H100, after the bf16 part of card-factors-2 in the same call
 # (DEADLINE=$((555-SECONDS)) there): 2026-12-07-h100-card-factors-3.md. Does not pass; the patch stays off main.
-# PLANNED (written 2026-12-06 23:30 UTC, before any run, as PLANNED-card-factors-3/).
+# PLANNED (written 2026-12-06 23:18 UTC, before any run, as PLANNED-card-factors-3/).
 # Issue 56: the H100's FP8 factor for the ping-pong tile (0.889 of 128x256:cl2's rate in FP8 row scales,
 # 2026-12-06-h100-fp8-tile-factors.md), held out a second time with a bound fixed before this run:
 # only products of 4,096 columns or more (fp8CardMinColumns) take it. card-factors-2 (22:39 UTC) moved the

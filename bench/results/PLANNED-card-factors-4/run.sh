@@ -1,5 +1,5 @@
 #!/bin/bash
-# PLANNED (written 2026-12-07 00:55 UTC, before any run; rename the folder to the day and card once it has
+# PLANNED (written 2026-12-07 00:35 UTC, before any run; rename the folder to the day and card once it has
 # run). Issue 56: the H100's FP8 factor for the ping-pong tile (0.889 of 128x256:cl2's rate in FP8 row scales,
 # 2026-12-06-h100-fp8-tile-factors.md), held out a third time, now kept out of the choice between the
 # ping-pong tile and the clustered 128x256: card-factors-4.patch (beside this, off main at 494e850; FP8 only)
