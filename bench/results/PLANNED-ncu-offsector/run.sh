@@ -9,9 +9,13 @@
 #  2. What our tile's L2 sectors, L2 and DRAM throughput, tensor pipe and stalls say at each K, beside
 #     cuBLASLt's kernel, and whether cuBLASLt changes kernel (its name in the table) at 3,696.
 # bench/ncu-gemm.sh, e4m3 (tensor scales, cuBLASLt FP8 alone), the untuned tile of each shape, two
-# profiled launches each; about 20 s a shape: DEADLINE=150, timeout 200 s.
-# No keep rule: a profile; what it finds goes into its results page, and any change it suggests is
-# planned and held out on its own.
+# profiled launches each; about 20 s a shape: DEADLINE=150.
+#  3. (added 01:17, before any run) A screen: does any tile escape the cliff? The same four shapes, e4m3,
+#     lean, 0.2 s windows, one round, tiles: the rule's two small-M tiles and their evict-first twins, the clustered
+#     cooperative 128x128 and its plain twin, 64x128 and 128x64 ping-pong (SCREEN_DEADLINE=120).
+# About 290 s in all; timeout 330 s.
+# No keep rule: a profile and a screen; what they find goes into its results page, and any change they
+# suggest is planned and held out on its own (the screen's shapes are then not held-out shapes).
 # Build: main's gemmalone, .gpu/bal/gm.txz (PLANNED-sustained/run.sh's header); carry [".gpu/bal"].
 set -u
 R=/tmp/ncuoff
@@ -19,4 +23,9 @@ R=/tmp/ncuoff
 OUT=$R DTYPE=e4m3 SHAPES="256x8192x3696 256x8192x3584 64x8192x3696 64x8192x3584" TILES=default \
 	PER_SHAPE=60 DEADLINE=${DEADLINE:-150} bash bench/ncu-gemm.sh > $R/ncu.log 2>&1
 echo "ncu-gemm rc $? at $SECONDS"; head -40 $R/ncu-gemm/table.md 2>/dev/null
+OUT=$R/screen SET=small SHAPES="256x8192x3696 256x8192x3584 64x8192x3696 64x8192x3584" DTYPES=e4m3 FP8_REF_ONLY=1 \
+	TILES="64x64:s10:c2:g8:pp,64x64:s10:c2:g8:pp:ef,128x128:s6:c2:g4:pp,128x128:s6:c2:g4:pp:ef,128x128:s6:c2:g4:cl2,64x128:s8:c2:g8:pp,128x64:s8:c2:g8:pp,128x128:s6:c2:g4" \
+	SUSTAIN=0.2s ROUNDS=1 PER_SHAPE=45 DEADLINE=${SCREEN_DEADLINE:-120} bash bench/gemmalone-56.sh > $R/screen.log 2>&1
+echo "screen rc $? at $SECONDS"
+grep -h ',fused,' $R/screen/*/gemmalone-e4m3.csv | awk -F, '{split($8,a," "); print $1, $3, a[1], $7}' | sort
 tar czf $OUT/ncuoff.tgz -C /tmp ncuoff
