@@ -1,4 +1,6 @@
 #!/bin/bash
+# Ran as planned on 1 x H100, 2026-12-07 02:52-02:55 UTC (DEADLINE=230, 198 s, all 12 shapes): 2026-12-07-h100-card-factors-4.md.
+# Does not pass (8 of 12, geometric mean 1.036, worst 0.940): the patch stays off main.
 # PLANNED (written 2026-12-07 00:35 UTC, before any run; rename the folder to the day and card once it has
 # run). Issue 56: the H100's FP8 factor for the ping-pong tile (0.889 of 128x256:cl2's rate in FP8 row scales,
 # 2026-12-06-h100-fp8-tile-factors.md), held out a third time, now kept out of the choice between the
