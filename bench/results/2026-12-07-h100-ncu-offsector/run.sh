@@ -1,4 +1,6 @@
 #!/bin/bash
+# Ran as planned on 1 x H100, 2026-12-07 02:55-02:56 UTC (DEADLINE=140 SCREEN_DEADLINE=100; the profile 20 s, the screen 47 s):
+# 2026-12-07-h100-ncu-offsector.md.
 # PLANNED (written 2026-12-07 00:54 UTC, before any run; rename the folder to the day and card it runs
 # on). Issue 56, profile before guessing: why FP8 loses most where K starts each row off a 32-byte
 # sector at few rows. In 2 s windows on 1 x H100 (2026-12-06-h100-sustained-e4m3.md and -row.md), the
