@@ -17,9 +17,9 @@
 # DONE so far on 1 x H100: e4m3_row, all 129 shapes (2026-12-06-h100-sustained-row.md; 10:59-11:26,
 # 13:05-13:19 and 14:20); bf16 shards 1/6-5/6, 108 shapes (2026-12-06-h100-sustained-bf16.md; 13:16,
 # 14:20-14:38, 17:28 and 19:27-19:33, the last with the H100's own tile factors, whose two moved picks
-# are counted with them); e4m3 shards 1/6 and 2/6 and 11 shapes of 3/6 (2026-12-06-h100-sustained-e4m3.md,
-# 17:34, 19:33, and 2026-12-07 00:23-00:30). Owed there: bf16 SHARD=6/6 (DT=bf16 SHARD=6/6 bash ...); e4m3
-# 3/6's other eleven shapes (the SHAPES= line in the e4m3 page's Owed), then e4m3 4/6-6/6. Counts stay in
+# are counted with them); e4m3 shards 1/6-3/6 (2026-12-06-h100-sustained-e4m3.md, 17:34, 19:33, and
+# 2026-12-07 00:23-00:30 and 02:56-03:00). Owed there: bf16 SHARD=6/6 (DT=bf16 SHARD=6/6 bash ...), then
+# e4m3 4/6-6/6. Counts stay in
 # 2 s windows: 1 s windows read FP8 row scales differently (2026-12-06-h100-window-1s.md).
 # (SHAPES="MxNxK ..." passes through to gemmalone-56.sh and takes the place of the shard's list; a second
 # call of a SHARD writes the first one's folder and tgz names, so rename its tgz before it comes back.) On
