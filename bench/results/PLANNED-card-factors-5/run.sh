@@ -5,9 +5,11 @@
 # 128x256 tile, plain or clustered: card-factors-5.patch (beside this, off main at c511b44; FP8 only) weighs
 # the tiles with the card's factors and, where that picks a 128x256 tile, runs main's pick instead (the cost
 # stream-K is weighed against stays the factor's). Why: in the three held-out runs (card-factors-2, -3, -4)
-# the factor's moves to a 128x256 tile were at or above the ping-pong tile on 4 of 10 (each run's failing
-# shape was one), its other moves on 24 of 27. card-factors-4.md's reading named this patch; its shapes
-# chose it, so it is judged here on shapes none of those runs timed.
+# the factor's moves to a whole 128x256 tile were at or above the ping-pong tile on 8 of 15, geometric mean
+# 1.003, worst 0.940 (each run's failing shape was one), its other moves (128x224, 128x160, 256x160,
+# stream-K) on 20 of 22, 1.052, worst 0.992 (counted 03:45 from the three pages' tables, before any run).
+# card-factors-4.md's reading named this patch; its shapes chose it, so it is judged here on shapes none of
+# those runs timed.
 # Its FP8 picks differ from main's on 226 of 5,796 grid shapes (grid.txt; 128x224 126, 128x160 78, stream-K
 # 16, 256x160 6). 12 shapes (shapes.txt, by pick.py before the run, none timed before): 128x224 5, 128x160
 # 3, stream-K 2, 256x160 2.
