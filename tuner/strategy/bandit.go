@@ -330,6 +330,11 @@ var (
 	// many trials, the model's picks outside the UCB family are the
 	// Gaussian process's (model.gpOutsideBelow; 0: none).
 	banditGPOutside = 100
+	// banditFar: past the Gaussian process's picks (budgets over
+	// banditGPOutside, or past the budget), the model's picks outside a
+	// UCB pull are far picks (model.farPick) instead of one tree's
+	// (nineteenth fit, see bandit; false: as before).
+	banditFar = false
 )
 
 func newBandit(p Problem) (Strategy, error) {

@@ -292,6 +292,8 @@ func setKnobs(t *testing.T) {
 			banditFamLocal = v != 0
 		case "polish":
 			gpPolish = int(v)
+		case "far":
+			banditFar = v != 0
 		case "gpboxcox":
 			gpBoxCox = v != 0
 		case "gpoutskipfail":

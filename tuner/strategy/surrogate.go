@@ -115,6 +115,11 @@ type model struct {
 	// pick one in the family banditFamily chooses.
 	families *familySet
 	picks    int
+	// far is, per valid config, the distance (farDistance) to the
+	// nearest config measured so far, kept up to date for the configs in
+	// farIn (banditFar's picks; nil until the first).
+	far   []int
+	farIn []bool
 	// gpOutsideBelow (the bandit at budgets up to banditGPOutside): the picks
 	// outside the UCB family are a Gaussian process's (gpPick) rather
 	// than the forest's: with at most about a hundred measurements the
@@ -193,6 +198,11 @@ func (m *model) pickFor(t *tracker, interjected bool) int {
 			in = m.banditFamily(t)
 		}
 	}
+	if m.families != nil && banditFar && in < 0 && t.used >= m.gpOutsideBelow {
+		if i := m.farPick(t); i >= 0 {
+			return i
+		}
+	}
 	if in >= 0 && banditFamLocal {
 		if i := m.familyStep(t, in); i >= 0 {
 			return i
@@ -251,6 +261,74 @@ func (m *model) familyStep(t *tracker, f int) int {
 		}
 	}
 	return best
+}
+
+// farPick returns the fresh config of the family the UCB bound chooses
+// (the best measured config's, when the bound has no choice) whose
+// nearest measured config is farthest away, the earliest of equals, or
+// -1 when the family has none fresh (banditFar, nineteenth fit).
+func (m *model) farPick(t *tracker) int {
+	f := m.banditFamily(t)
+	if f < 0 {
+		b := t.bestOK()
+		if b < 0 {
+			return -1
+		}
+		f = m.families.of[b]
+	}
+	m.updateFar(t)
+	best, bestD := -1, -1
+	for _, i := range m.families.members[f] {
+		if t.fresh(i) && m.far[i] > bestD {
+			best, bestD = i, m.far[i]
+		}
+	}
+	return best
+}
+
+// updateFar folds the configs measured since the last call into m.far:
+// each costs one pass over the valid configs, so a search pays once per
+// trial, not once per candidate and measured config.
+func (m *model) updateFar(t *tracker) {
+	n := len(t.lat.valid)
+	if m.far == nil {
+		m.far, m.farIn = make([]int, n), make([]bool, n)
+		for i := range m.far {
+			m.far[i] = math.MaxInt
+		}
+	}
+	for s, seen := range t.seen {
+		if !seen || m.farIn[s] {
+			continue
+		}
+		m.farIn[s] = true
+		parallelRanges(n, func(lo, hi int) {
+			for i := lo; i < hi; i++ {
+				m.far[i] = min(m.far[i], farDistance(t.lat, s, i))
+			}
+		})
+	}
+}
+
+// farDistance is the distance between valid configs a and b on the
+// lattice: index steps on each ordered parameter, 2 for another value of
+// a named one (as far as two steps: a family is as unlike as a size two
+// values off).
+func farDistance(l *lattice, a, b int) int {
+	x, y := l.idx[a], l.idx[b]
+	d := 0
+	for k := range x {
+		switch {
+		case x[k] == y[k]:
+		case l.categorical(k):
+			d += 2
+		case x[k] > y[k]:
+			d += x[k] - y[k]
+		default:
+			d += y[k] - x[k]
+		}
+	}
+	return d
 }
 
 // thompson is one tree of the last fit, drawn at random, predicting every
