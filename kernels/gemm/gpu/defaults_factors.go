@@ -34,10 +34,10 @@ var tileEfficiency = map[string]float64{
 
 // cardTileEfficiency is tileEfficiency on other cards, by a part of the
 // card's name (Device.Name; a name listed nowhere gets tileEfficiency's,
-// the H200's): bf16 and f16 products whose main loop is not short
-// (shortLoopKBlocks), the regime the factors were measured in; FP8 and
-// short loops keep tileEfficiency's. A tile absent here keeps its
-// tileEfficiency factor.
+// the H200's bf16 ones, in both dtypes): bf16 and f16 products (bf16) and
+// FP8 ones (fp8) whose main loop is not short (shortLoopKBlocks), the
+// regime the factors were measured in; short loops keep
+// tileEfficiency's. A tile absent here keeps its tileEfficiency factor.
 //
 // H100 (SXM, 3.35 TB/s of HBM against the H200's 4.8): the same 23
 // shapes and method as tileEfficiency's, on 1 x H100 (2026-12-06, one
@@ -56,30 +56,52 @@ var tileEfficiency = map[string]float64{
 // At 16384 x 8192 x 1024, a short loop, the ping-pong tile led
 // 128x256:cl2 by 7.8% on the H100 and 11% on the H200: there the cards
 // agree, hence not short loops.
+//
+// The H100's ping-pong tile in FP8 (row scales), by the same shapes and
+// method (1 x H100, 2026-12-06, one round of 0.2 s,
+// bench/results/2026-12-06-h100-fp8-tile-factors.md): 128x128:pp kept
+// 0.889 against the H200's bf16 0.965, the rest within 0.03 of theirs.
+// defaultTile does not let it hand the pick to a whole 128x256 tile.
+// Held out so on 12 shapes no run had timed (1 x H100, 2026-12-07,
+// bench/results/2026-12-07-h100-card-factors-5.md): at or above main's
+// ping-pong pick on 9, geometric mean 1.044, worst 0.984.
 var cardTileEfficiency = []cardFactors{
-	{part: "H100", factors: map[string]float64{
-		"128x224:s5:c2:g16":   0.936,
-		"128x128:s6:c2:g4:pp": 0.896,
-	}},
+	{part: "H100",
+		bf16: map[string]float64{
+			"128x224:s5:c2:g16":   0.936,
+			"128x128:s6:c2:g4:pp": 0.896,
+		},
+		fp8: map[string]float64{
+			"128x128:s6:c2:g4:pp": 0.889,
+		}},
 }
 
-// cardFactors is one card's tile factors, for names holding part. A
-// slice, not a map: where two parts match one name, the first listed
-// wins, the same on every run.
+// cardFactors is one card's tile factors, for names holding part: bf16
+// for bf16 and f16 products, fp8 for FP8 ones. A slice, not a map: where
+// two parts match one name, the first listed wins, the same on every
+// run.
 type cardFactors struct {
-	part    string
-	factors map[string]float64
+	part      string
+	bf16, fp8 map[string]float64
+}
+
+// of is the card's factors for an FP8 product (fp8) or a bf16 or f16 one.
+func (cf cardFactors) of(fp8 bool) map[string]float64 {
+	if fp8 {
+		return cf.fp8
+	}
+	return cf.bf16
 }
 
 // efficiency is tile's factor on GPU d (fp8: an FP8 product;
-// shortLoop: a main loop of at most shortLoopKBlocks), and whether the
-// rule has one: cardTileEfficiency's where it applies, else
-// tileEfficiency's.
-func (d Device) efficiency(tile string, fp8, shortLoop bool) (float64, bool) {
-	if !fp8 && !shortLoop {
+// shortLoop: a main loop of at most shortLoopKBlocks; card: with the
+// card's own factors), and whether the rule has one:
+// cardTileEfficiency's where it applies, else tileEfficiency's.
+func (d Device) efficiency(tile string, fp8, shortLoop, card bool) (float64, bool) {
+	if card && !shortLoop {
 		for _, cf := range cardTileEfficiency {
 			if strings.Contains(d.Name, cf.part) {
-				if e, ok := cf.factors[tile]; ok {
+				if e, ok := cf.of(fp8)[tile]; ok {
 					return e, true
 				}
 				break

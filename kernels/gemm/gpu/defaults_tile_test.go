@@ -352,8 +352,10 @@ func TestTileEfficiencyKeepsRowChoice(t *testing.T) {
 // TestCardFactors: the H100's factors (cardTileEfficiency) move the
 // bf16 picks from 128x128:pp where 128x224 ran faster on that card
 // (bench/results/2026-12-06-h100-pp-rows.md), keep them where the
-// ping-pong tile was faster there, and leave FP8, short loops, the H200
-// and a card the rule has no factors for as they were.
+// ping-pong tile was faster there, move the FP8 pick from it where the
+// factor leads to a tile other than 128x256, and leave FP8 where it
+// would lead to a whole 128x256 tile (plain or clustered), short loops,
+// the H200 and a card the rule has no factors for as they were.
 func TestCardFactors(t *testing.T) {
 	h100 := Device{Name: "NVIDIA H100 80GB HBM3", SMs: 132}
 	cases := []struct {
@@ -367,7 +369,10 @@ func TestCardFactors(t *testing.T) {
 		{1024, 6144, 8192, false, "128x128:s6:c2:g4:pp", "128x128:s6:c2:g4:pp"},  // pp 1.07x 224: waves
 		{1536, 4096, 8192, false, "128x128:s6:c2:g4:pp", "128x128:s6:c2:g4:pp"},  // pp 1.07x
 		{16384, 8192, 1024, false, "128x128:s6:c2:g4:pp", "128x128:s6:c2:g4:pp"}, // a short loop
-		{1024, 29568, 8192, true, "128x128:s6:c2:g4:pp", "128x128:s6:c2:g4:pp"},  // FP8: unmeasured
+		{1024, 29568, 8192, true, "128x128:s6:c2:g4:pp", "128x224:s5:c2:g16"},    // FP8: pp 0.889 on the H100
+		{16384, 8192, 2048, true, "128x128:s6:c2:g4:pp", "128x128:s6:c2:g4:pp"},  // FP8, a short loop
+		{3072, 6144, 4096, true, "128x128:s6:c2:g4:pp", "128x128:s6:c2:g4:pp"},   // FP8: not to plain 128x256 (0.940)
+		{10240, 3072, 4096, true, "128x128:s6:c2:g4:pp", "128x128:s6:c2:g4:pp"},  // FP8: not to 128x256:cl2 (0.941)
 	}
 	for _, tc := range cases {
 		for _, c := range []struct {
@@ -411,9 +416,12 @@ func TestSmallTilesAreSearched(t *testing.T) {
 		}
 	}
 	for _, cf := range cardTileEfficiency {
-		for name, e := range cf.factors {
-			if !candidate[name] || e <= 0 || e > 1 {
-				t.Errorf("cardTileEfficiency %q: %q = %v: want a smallTiles entry and a factor in (0, 1]", cf.part, name, e)
+		for _, fp8 := range []bool{false, true} {
+			for name, e := range cf.of(fp8) {
+				if !candidate[name] || e <= 0 || e > 1 {
+					t.Errorf("cardTileEfficiency %q fp8 %v: %q = %v: want a smallTiles entry and a factor in (0, 1]",
+						cf.part, fp8, name, e)
+				}
 			}
 		}
 	}

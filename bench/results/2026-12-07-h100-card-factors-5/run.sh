@@ -1,4 +1,6 @@
 #!/bin/bash
+# Ran as planned on 1 x H100, 2026-12-07 06:55-06:58 UTC (DEADLINE=230, 200 s, all 12 shapes): 2026-12-07-h100-card-factors-5.md.
+# Passes (9 of 12, geometric mean 1.044, worst 0.984): the patch went to main.
 # PLANNED (written 2026-12-07 03:35 UTC, before any run; rename the folder to the day and card once it has
 # run). Issue 56: the H100's FP8 factor for the ping-pong tile (0.889 of 128x256:cl2's rate in FP8 row scales,
 # 2026-12-06-h100-fp8-tile-factors.md), held out a fourth time, now kept from handing the pick to any whole
