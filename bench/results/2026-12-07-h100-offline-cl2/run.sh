@@ -1,4 +1,6 @@
 #!/bin/bash
+# Ran as planned on 1 x H100, 2026-12-07 06:59-07:05 UTC (DEADLINE=380, 369 s, all 20 shapes): 2026-12-07-h100-offline-cl2.md.
+# Does not pass for either dtype (FP8 10 of 12, 1.127, worst 0.846; bf16 5 of 8, 1.091, worst 0.825): the rule stays.
 # PLANNED (written 2026-12-07 03:03 UTC, before any run; rename the folder to the day and card once it has
 # run). Issue 56, docs/results-gemm.md's item 11: where a matrix's rows start off 128-byte lines (K times
 # the element's bytes not a multiple of 128), should the untuned rule's 128x128:s6:c2:g4:pp pick become

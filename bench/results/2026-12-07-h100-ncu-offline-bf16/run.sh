@@ -1,4 +1,6 @@
 #!/bin/bash
+# Ran as planned on 1 x H100, 2026-12-07 06:58-06:59 UTC (DEADLINE=120, 22 s, all 4 shapes): 2026-12-07-h100-ncu-offline-bf16.md.
+# The same limit as FP8, milder: our L2 tag requests 65-69% of peak off lines, 44-53% on them.
 # PLANNED (written 2026-12-07 03:11 UTC, before any run; rename the folder to the day and card it runs
 # on). Issue 56, docs/results-gemm.md's item 11, question 3 of 2026-12-07-h100-ncu-offsector.md: is bf16's
 # loss at rows off 128-byte lines the same limit (L2 tag requests) as FP8's at K = 3,696? In 2 s windows
