@@ -271,7 +271,8 @@ func TestParseDevice(t *testing.T) {
 
 // TestUntunedLines: -list -defaults-on prints what -tiles default would
 // time on the named card: the H100's own factors move a bf16 pick there
-// (2026-12-06-h100-card-factors.md) and leave FP8's as on the H200.
+// (2026-12-06-h100-card-factors.md) and an FP8 one
+// (2026-12-07-h100-card-factors-5.md); the H200's stay the ping-pong tile.
 func TestUntunedLines(t *testing.T) {
 	shs, err := parseShapes("1024x29568x8192")
 	if err != nil {
@@ -282,7 +283,8 @@ func TestUntunedLines(t *testing.T) {
 	}{
 		{"bf16", "NVIDIA H100 80GB HBM3:132", "1024x29568x8192 128x224:s5:c2:g16"},
 		{"bf16", "NVIDIA H200:132", "1024x29568x8192 128x128:s6:c2:g4:pp"},
-		{"e4m3_row", "NVIDIA H100 80GB HBM3:132", "1024x29568x8192 128x128:s6:c2:g4:pp"},
+		{"e4m3_row", "NVIDIA H100 80GB HBM3:132", "1024x29568x8192 128x224:s5:c2:g16"},
+		{"e4m3_row", "NVIDIA H200:132", "1024x29568x8192 128x128:s6:c2:g4:pp"},
 	} {
 		d, err := parseDevice(tc.card)
 		if err != nil {
