@@ -58,6 +58,49 @@ func TestBanditFamily(t *testing.T) {
 	}
 }
 
+// TestFarPick checks the far picks (banditFar): in the family chosen (one
+// algorithm here, so the best config's), the fresh size farthest from
+// every measured one, kept up to date as measurements arrive.
+func TestFarPick(t *testing.T) {
+	sp := []space.Param{strParam("algorithm", "a"), rangeParam("size", 9)}
+	l := synth("far", sp, func(idx []int) outcome { return outcome{"ok", 100} })
+	cases := []struct {
+		name     string
+		measured [][]int // batches of sizes, each ingested before a pick
+		want     []int   // the size picked after each batch
+	}{
+		{"one end measured: the other end", [][]int{{0}}, []int{8}},
+		{"both ends: the middle", [][]int{{0, 8}}, []int{4}},
+		{"updated batch by batch", [][]int{{4}, {0}, {8}}, []int{0, 8, 2}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			lat, err := newLattice(l.Problem(0, 1))
+			if err != nil {
+				t.Fatal(err)
+			}
+			tr := newTracker(lat)
+			m := newModel(lat, 1)
+			m.families = lat.families()
+			var hist []Observation
+			for k, batch := range tc.measured {
+				for _, size := range batch {
+					c := space.Config{"algorithm": sp[0].Values[0], "size": sp[1].Values[size]}
+					hist = append(hist, Observation{Config: c, ScoreUS: 100, OK: true})
+				}
+				tr.ingest(hist)
+				i := m.farPick(&tr)
+				if i < 0 {
+					t.Fatalf("batch %d: no pick", k)
+				}
+				if got := lat.idx[i][1]; got != tc.want[k] {
+					t.Errorf("batch %d: picked size %d, want %d", k, got, tc.want[k])
+				}
+			}
+		})
+	}
+}
+
 // TestSyntheticLandscapes checks the generator: the same kind and seed
 // give the same landscape, another seed another one, and each kind has
 // the structure its name promises.

@@ -116,8 +116,8 @@ type model struct {
 	families *familySet
 	picks    int
 	// far is, per valid config, the distance (farDistance) to the
-	// nearest config measured so far, kept up to date for the configs in
-	// farIn (banditFar's picks; nil until the first).
+	// nearest measured config among those farIn marks as folded in
+	// (updateFar; both nil until banditFar's first pick).
 	far   []int
 	farIn []bool
 	// gpOutsideBelow (the bandit at budgets up to banditGPOutside): the picks
