@@ -65,6 +65,17 @@ var tileEfficiency = map[string]float64{
 // Held out so on 12 shapes no run had timed (1 x H100, 2026-12-07,
 // bench/results/2026-12-07-h100-card-factors-5.md): at or above main's
 // ping-pong pick on 9, geometric mean 1.044, worst 0.984.
+//
+// The H100's clustered twin (offSectorTwin): where A's and B's rows start
+// off 32-byte sectors, the ping-pong pick at 256-1,024 rows (a multiple of
+// 256) runs as 128x128 in clusters of two along M (B multicast), in both
+// dtypes. Held out on 20 shapes no run had timed (1 x H100, 2026-12-07,
+// bench/results/2026-12-07-h100-offsector-cl2.md, rule written before the
+// run): FP8 row scales 12 of 12 at or above the ping-pong tile, geometric
+// mean 1.213, worst 1.110; bf16 8 of 8, 1.256, worst 1.204. The earlier
+// run that chose this scope (rows off 128-byte lines, on sectors too)
+// failed its rule (2026-12-07-h100-offline-cl2.md): on sectors the twin
+// lost. An H200 has no run: it keeps the ping-pong tile.
 var cardTileEfficiency = []cardFactors{
 	{part: "H100",
 		bf16: map[string]float64{
@@ -73,7 +84,8 @@ var cardTileEfficiency = []cardFactors{
 		},
 		fp8: map[string]float64{
 			"128x128:s6:c2:g4:pp": 0.889,
-		}},
+		},
+		offSectorTwin: true},
 }
 
 // cardFactors is one card's tile factors, for names holding part: bf16
@@ -83,6 +95,19 @@ var cardTileEfficiency = []cardFactors{
 type cardFactors struct {
 	part      string
 	bf16, fp8 map[string]float64
+	// offSectorTwin: the card's rule runs the ping-pong pick as its
+	// clustered twin where rows start off 32-byte sectors (defaultTile).
+	offSectorTwin bool
+}
+
+// card is the first cardTileEfficiency entry whose part d's name holds.
+func (d Device) card() (cardFactors, bool) {
+	for _, cf := range cardTileEfficiency {
+		if strings.Contains(d.Name, cf.part) {
+			return cf, true
+		}
+	}
+	return cardFactors{}, false
 }
 
 // of is the card's factors for an FP8 product (fp8) or a bf16 or f16 one.
@@ -98,14 +123,9 @@ func (cf cardFactors) of(fp8 bool) map[string]float64 {
 // card's own factors), and whether the rule has one:
 // cardTileEfficiency's where it applies, else tileEfficiency's.
 func (d Device) efficiency(tile string, fp8, shortLoop, card bool) (float64, bool) {
-	if card && !shortLoop {
-		for _, cf := range cardTileEfficiency {
-			if strings.Contains(d.Name, cf.part) {
-				if e, ok := cf.of(fp8)[tile]; ok {
-					return e, true
-				}
-				break
-			}
+	if cf, ok := d.card(); card && !shortLoop && ok {
+		if e, ok := cf.of(fp8)[tile]; ok {
+			return e, true
 		}
 	}
 	e, ok := tileEfficiency[tile]

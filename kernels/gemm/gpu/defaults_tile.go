@@ -65,7 +65,7 @@ import (
 // k-slices at 256 x 1280 x 8192 in bf16 (0.830 against 1.153 of
 // cuBLASLt), though 26% ahead at 64 x 5120 x 8192; it is not a candidate.
 var smallTiles = []string{"256x160:s4:c2:g8", "128x256:s4:c2:g8", "128x224:s5:c2:g16", "128x160:s6:c2:g8",
-	"128x128:s6:c2:g4:pp", "64x256:s5:c2:g8:pp", "64x224:s6:c2:g8:pp", "64x192:s6:c2:g8:pp", "64x160:s7:c2:g8:pp",
+	ppTile, "64x256:s5:c2:g8:pp", "64x224:s6:c2:g8:pp", "64x192:s6:c2:g8:pp", "64x160:s7:c2:g8:pp",
 	"64x128:s8:c2:g8:pp", "64x112:s9:c2:g8:pp", "64x96:s10:c2:g8:pp", "64x80:s11:c2:g8:pp", narrowTile}
 
 // narrowTile is the 64x64 candidate: DefaultTile's where narrowFits, and
@@ -321,8 +321,33 @@ func defaultTile(m, n, k int, d Device, fp8 bool) (hopper.Tile, float64) {
 	if best.BM == 128 && best.BN == 256 && (m >= clusterRows || offSectors && m >= offSectorClusterRows) {
 		return family(), bestCost
 	}
+	if cf, ok := d.card(); ok && cf.offSectorTwin && offSectors && best.String() == ppTile &&
+		m%offSectorTwinRows == 0 && m <= offSectorTwinMaxRows {
+		twin, err := hopper.ParseTile(ppClusterTwin)
+		if err != nil {
+			panic("gpu: ppClusterTwin " + ppClusterTwin + ": " + err.Error())
+		}
+		return twin, bestCost
+	}
 	return best, bestCost
 }
+
+// ppTile is the 128-row ping-pong candidate (smallTiles) and
+// ppClusterTwin the same 128x128 tile with two cooperative consumers in
+// clusters of two along M, B multicast to both: the tile a card with
+// offSectorTwin runs instead where rows start off 32-byte sectors, at a
+// multiple of offSectorTwinRows rows up to offSectorTwinMaxRows (the
+// scope held out on 1 x H100, cardTileEfficiency). Off sectors each
+// 128-byte load of a row reads five sectors, and L2 tag requests limit
+// the kernel there (bench/results/2026-12-07-h100-ncu-offline-bf16.md);
+// the multicast halves B's requests. The cost stays the ping-pong tile's,
+// which stream-K is weighed against.
+const (
+	ppTile               = "128x128:s6:c2:g4:pp"
+	ppClusterTwin        = "128x128:s6:c2:g4:cl2"
+	offSectorTwinRows    = 256
+	offSectorTwinMaxRows = 1024
+)
 
 // evictFirst64 says whether the untuned whole tile t loads B evict-first
 // (hopper.Tile.EvictFirstB): the 64-row ping-pong tiles of 64, 128 and 224

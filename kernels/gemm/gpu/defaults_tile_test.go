@@ -468,3 +468,72 @@ func unhinted(t hopper.Tile) hopper.Tile {
 	t.EvictFirstB = false
 	return t
 }
+
+// TestOffSectorTwin: on an H100 the untuned tile of a plain product is the
+// ping-pong pick's clustered twin on the 20 shapes its held-out run timed
+// (bench/results/2026-12-07-h100-offsector-cl2.md: rows off 32-byte
+// sectors, 256-1,024 rows, a multiple of 256), and the ping-pong tile
+// everywhere outside that scope and on other cards; the twin runs the
+// fused kernels wherever it is picked.
+func TestOffSectorTwin(t *testing.T) {
+	h100 := Device{Name: "NVIDIA H100 80GB HBM3", SMs: 132}
+	judged := []struct {
+		dtype   string
+		m, n, k int
+	}{
+		{"e4m3", 256, 23552, 6224}, {"e4m3", 256, 22528, 3088}, {"e4m3", 256, 22528, 8240},
+		{"e4m3", 512, 4096, 6224}, {"e4m3", 512, 4096, 14416}, {"e4m3", 512, 3072, 3184},
+		{"e4m3", 768, 2048, 12368}, {"e4m3", 768, 2048, 2096}, {"e4m3", 768, 35840, 4144},
+		{"e4m3", 1024, 2048, 8304}, {"e4m3", 1024, 2048, 4176}, {"e4m3", 1024, 6144, 2064},
+		{"bf16", 256, 24576, 3096}, {"bf16", 256, 22528, 1592}, {"bf16", 512, 12288, 6168},
+		{"bf16", 512, 4096, 6200}, {"bf16", 768, 2048, 3096}, {"bf16", 768, 2048, 4136},
+		{"bf16", 1024, 2048, 4136}, {"bf16", 1024, 6144, 7192},
+	}
+	for _, s := range judged {
+		p := problemOf(t, s.m, s.n, s.k, 1, s.dtype)
+		for _, c := range []struct {
+			dev  Device
+			want string
+		}{{h100, ppClusterTwin}, {h200, ppTile}, {Device{Name: "Some GPU", SMs: 132}, ppTile}} {
+			if got := DefaultTileFor(VariantAGMM, p, c.dev).String(); got != c.want {
+				t.Errorf("%s %dx%dx%d on %q: %s, want %s", s.dtype, s.m, s.n, s.k, c.dev.Name, got, c.want)
+			}
+		}
+	}
+	// Outside the scope the H100 keeps its pick: rows on sectors, rows not
+	// a multiple of 256, more than 1,024 rows.
+	for _, tc := range []struct {
+		m, n, k int
+		fp8     bool
+		want    string
+	}{
+		{512, 4096, 6208, true, ppTile},   // 6,208 bytes: on sectors
+		{512, 4096, 3104, false, ppTile},  // bf16 rows of 6,208 bytes
+		{384, 4096, 4144, true, ppTile},   // three 128-row tiles: a cluster of two would straddle the edge
+		{2048, 3072, 3112, false, ppTile}, // more rows than the run timed
+		{1024, 6144, 2064, true, ppClusterTwin},
+	} {
+		got := DefaultTile(tc.m, tc.n, tc.k, h100, tc.fp8)
+		if ref := DefaultTile(tc.m, tc.n, tc.k, h200, tc.fp8); ref.String() != ppTile {
+			t.Fatalf("%dx%dx%d fp8 %v: the H200's pick %s, not the ping-pong tile: the case tests nothing", tc.m, tc.n, tc.k, tc.fp8, ref)
+		}
+		if got.String() != tc.want {
+			t.Errorf("%dx%dx%d fp8 %v on the H100: %s, want %s", tc.m, tc.n, tc.k, tc.fp8, got, tc.want)
+		}
+	}
+	// Wherever the twin is picked, every fused kernel at every world runs it.
+	twin, err := hopper.ParseTile(ppClusterTwin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range []Variant{VariantAGMM, VariantMatmulRS} {
+		for _, world := range []int{1, 2, 4, 8} {
+			for _, dtype := range []string{"bf16", "e4m3"} {
+				p := problemOf(t, 1024*world, 2048, 4176, world, dtype)
+				if err := runsFused(t, v, twin, p); err != nil {
+					t.Errorf("%s at world %d, %s: %v", v, world, dtype, err)
+				}
+			}
+		}
+	}
+}

@@ -364,7 +364,10 @@ var (
 // which that rule picks in bf16 and f16 (gpu.DefaultTile): 10 of 10 faster
 // than without at ten shapes of 64-192 rows (nine held out) on 1 x H200
 // (bench/results/2026-12-05-h200-evict-first-bf16-defaults.md); the search
-// may pick either.
+// may pick either. Last, 128x128 with two cooperative consumers in
+// clusters of two (128x128:s6:c2:g4:cl2), the untuned tile on an H100
+// where rows start off 32-byte sectors (gpu's ppClusterTwin): 1.21-1.26x
+// the ping-pong tile there (bench/results/2026-12-07-h100-offsector-cl2.md).
 var Searched = mustSearched(searchedJSON)
 
 //go:embed searched.json

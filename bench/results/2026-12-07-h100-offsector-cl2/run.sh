@@ -1,4 +1,7 @@
 #!/bin/bash
+# Ran as planned on 2026-12-07, 09:07-09:13 UTC, on 1 x NVIDIA H100 80GB HBM3 (driver 580.159.04, 700 W):
+#   DEADLINE=370 bash bench/results/PLANNED-offsector-cl2/run.sh   (carry [".gpu/bal"], a bundle of main at
+#   00668a3); 368 s; raw files in ocs.tgz; page: ../2026-12-07-h100-offsector-cl2.md.
 # PLANNED (written 2026-12-07 07:40 UTC, before any run; rename the folder to the day and card once it has
 # run). Issue 56, docs/results-gemm.md's item 11: where a matrix's rows start off 32-byte sectors (K times
 # the element's bytes an odd multiple of 16), should the untuned rule's 128x128:s6:c2:g4:pp pick become its
