@@ -14,15 +14,14 @@
 # Bundle: bash bench/results/2026-12-06-h100-wide-pick/build.sh, then move .gpu/wide/gm.txz to
 # .gpu/bal/gm.txz (gemmalone with -kernel-outside, main from 5e690ed on; with -survey-sustain, which bf16 and
 # e4m3 need, from 00a632f on); carry [".gpu/bal"]; timeout 560 s.
-# DONE so far on 1 x H100: e4m3_row, all 129 shapes (2026-12-06-h100-sustained-row.md; 10:59-11:26,
-# 13:05-13:19 and 14:20); bf16 every shard, 128 shapes (2026-12-06-h100-sustained-bf16.md; 13:16,
+# DONE on 1 x H100, every dtype whole: e4m3_row, all 129 shapes (2026-12-06-h100-sustained-row.md;
+# 10:59-11:26, 13:05-13:19 and 14:20); bf16, all 129 (2026-12-06-h100-sustained-bf16.md; 13:16,
 # 14:20-14:38, 17:28 and 19:27-19:33, the last with the H100's own tile factors, whose two moved picks
-# are counted with them, and 2026-12-07 07:05-07:11, shard 6/6 but its last shape); e4m3 shards 1/6-3/6
-# (2026-12-06-h100-sustained-e4m3.md, 17:34, 19:33, and 2026-12-07 00:23-00:30 and 02:56-03:00). Owed
-# there: bf16 16384x28672x8192 (DT=bf16 SHARD=6/6 SHAPES=16384x28672x8192 bash ..., about 40 s), then
-# e4m3 4/6-6/6 (a bundle of main from 2026-12-07 07:40 on: the H100's FP8 card factor moves two of the
-# set's FP8 picks, 1024x14336x8192 and 1024x29568x8192, to 128x224; re-time those two in e4m3 and
-# e4m3_row, whose counts ran the earlier rule). Counts stay in
+# are counted with them, and 2026-12-07 07:05-07:11 and 09:13); e4m3, all 129
+# (2026-12-06-h100-sustained-e4m3.md, 17:34, 19:33, and 2026-12-07 00:23-00:30, 02:56-03:00 and
+# 09:14-09:34, with the FP8 card factor's two moved picks, 1024x14336x8192 and 1024x29568x8192, re-timed
+# in e4m3 and e4m3_row). Owed on an H100: nothing but shapes whose pick moves later (2026-12-07 10:00: FP8
+# 256x8192x3696 takes the clustered twin), re-timed with SHAPES=. Counts stay in
 # 2 s windows: 1 s windows read FP8 row scales differently (2026-12-06-h100-window-1s.md).
 # (SHAPES="MxNxK ..." passes through to gemmalone-56.sh and takes the place of the shard's list; a second
 # call of a SHARD writes the first one's folder and tgz names, so rename its tgz before it comes back.) On
