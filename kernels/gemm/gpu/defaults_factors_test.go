@@ -1,0 +1,145 @@
+package gpu
+
+// Tests of the cards' own rules (defaults_factors.go): the tile factors
+// and the H100's clustered twin, against the H200's picks.
+
+import (
+	"testing"
+
+	"github.com/symmtune/symmtune/kernels/gemm/hopper"
+)
+
+// TestTileEfficiencyKeepsRowChoice: tileEfficiency only chooses among the
+// 128-row tiles; whether a 64-row tile is taken stays as rowsEfficiency64
+// was measured (against 128-row work by waves alone), over a grid of
+// shapes, both dtypes and three SM counts.
+func TestTileEfficiencyKeepsRowChoice(t *testing.T) {
+	saved, savedCards := tileEfficiency, cardTileEfficiency
+	defer func() { tileEfficiency, cardTileEfficiency = saved, savedCards }()
+	for _, name := range []string{"NVIDIA H200", "NVIDIA H100 80GB HBM3"} {
+		for _, sms := range []int{132, 114, 78} {
+			c := Device{Name: name, SMs: sms}
+			for _, m := range []int{64, 128, 256, 512, 1024, 2048, 4096} {
+				for _, n := range []int{1280, 2560, 5120, 8192, 14336, 28672} {
+					for _, k := range []int{1024, 4096, 8192, 29568} {
+						for _, fp8 := range []bool{false, true} {
+							tileEfficiency, cardTileEfficiency = saved, savedCards
+							with := DefaultTile(m, n, k, c, fp8)
+							tileEfficiency, cardTileEfficiency = map[string]float64{}, nil
+							without := DefaultTile(m, n, k, c, fp8)
+							if (with.BM < 128) != (without.BM < 128) || with.BM < 128 && with != without {
+								t.Errorf("%dx%dx%d fp8 %v %v: %s with the factors, %s without", m, n, k, fp8, c, with, without)
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestCardFactors: the H100's factors (cardTileEfficiency) move the
+// bf16 picks from 128x128:pp where 128x224 ran faster on that card
+// (bench/results/2026-12-06-h100-pp-rows.md), keep them where the
+// ping-pong tile was faster there, move the FP8 pick from it where the
+// factor leads to a tile other than 128x256, and leave FP8 where it
+// would lead to a whole 128x256 tile (plain or clustered), short loops,
+// the H200 and a card the rule has no factors for as they were.
+func TestCardFactors(t *testing.T) {
+	h100 := Device{Name: "NVIDIA H100 80GB HBM3", SMs: 132}
+	cases := []struct {
+		m, n, k   int
+		fp8       bool
+		ref, h100 string // the pick with the H200's factors, with the H100's
+	}{
+		{1024, 29568, 8192, false, "128x128:s6:c2:g4:pp", "128x224:s5:c2:g16"},   // 224 ran 1.13x pp
+		{2048, 7168, 8192, false, "128x128:s6:c2:g4:pp", "128x224:s5:c2:g16"},    // 1.08x
+		{1024, 22528, 8192, false, "128x128:s6:c2:g4:pp", "128x160:s6:c2:g8"},    // the H200's 128x160 factor: untimed
+		{1024, 6144, 8192, false, "128x128:s6:c2:g4:pp", "128x128:s6:c2:g4:pp"},  // pp 1.07x 224: waves
+		{1536, 4096, 8192, false, "128x128:s6:c2:g4:pp", "128x128:s6:c2:g4:pp"},  // pp 1.07x
+		{16384, 8192, 1024, false, "128x128:s6:c2:g4:pp", "128x128:s6:c2:g4:pp"}, // a short loop
+		{1024, 29568, 8192, true, "128x128:s6:c2:g4:pp", "128x224:s5:c2:g16"},    // FP8: pp 0.889 on the H100
+		{16384, 8192, 2048, true, "128x128:s6:c2:g4:pp", "128x128:s6:c2:g4:pp"},  // FP8, a short loop
+		{3072, 6144, 4096, true, "128x128:s6:c2:g4:pp", "128x128:s6:c2:g4:pp"},   // FP8: not to plain 128x256 (0.940)
+		{10240, 3072, 4096, true, "128x128:s6:c2:g4:pp", "128x128:s6:c2:g4:pp"},  // FP8: not to 128x256:cl2 (0.941)
+	}
+	for _, tc := range cases {
+		for _, c := range []struct {
+			dev  Device
+			want string
+		}{{h200, tc.ref}, {Device{Name: "Some GPU", SMs: 132}, tc.ref}, {h100, tc.h100}} {
+			if got := DefaultTile(tc.m, tc.n, tc.k, c.dev, tc.fp8).String(); got != c.want {
+				t.Errorf("%dx%dx%d fp8 %v on %q: %s, want %s", tc.m, tc.n, tc.k, tc.fp8, c.dev.Name, got, c.want)
+			}
+		}
+	}
+}
+
+// TestOffSectorTwin: on an H100 the untuned tile of a plain product is the
+// ping-pong pick's clustered twin on the 20 shapes its held-out run timed
+// (bench/results/2026-12-07-h100-offsector-cl2.md: rows off 32-byte
+// sectors, 256-1,024 rows, a multiple of 256), and the ping-pong tile
+// everywhere outside that scope and on other cards; the twin runs the
+// fused kernels wherever it is picked.
+func TestOffSectorTwin(t *testing.T) {
+	h100 := Device{Name: "NVIDIA H100 80GB HBM3", SMs: 132}
+	judged := []struct {
+		dtype   string
+		m, n, k int
+	}{
+		{"e4m3", 256, 23552, 6224}, {"e4m3", 256, 22528, 3088}, {"e4m3", 256, 22528, 8240},
+		{"e4m3", 512, 4096, 6224}, {"e4m3", 512, 4096, 14416}, {"e4m3", 512, 3072, 3184},
+		{"e4m3", 768, 2048, 12368}, {"e4m3", 768, 2048, 2096}, {"e4m3", 768, 35840, 4144},
+		{"e4m3", 1024, 2048, 8304}, {"e4m3", 1024, 2048, 4176}, {"e4m3", 1024, 6144, 2064},
+		{"bf16", 256, 24576, 3096}, {"bf16", 256, 22528, 1592}, {"bf16", 512, 12288, 6168},
+		{"bf16", 512, 4096, 6200}, {"bf16", 768, 2048, 3096}, {"bf16", 768, 2048, 4136},
+		{"bf16", 1024, 2048, 4136}, {"bf16", 1024, 6144, 7192},
+	}
+	for _, s := range judged {
+		p := problemOf(t, s.m, s.n, s.k, 1, s.dtype)
+		for _, c := range []struct {
+			dev  Device
+			want string
+		}{{h100, ppClusterTwin}, {h200, ppTile}, {Device{Name: "Some GPU", SMs: 132}, ppTile}} {
+			if got := DefaultTileFor(VariantAGMM, p, c.dev).String(); got != c.want {
+				t.Errorf("%s %dx%dx%d on %q: %s, want %s", s.dtype, s.m, s.n, s.k, c.dev.Name, got, c.want)
+			}
+		}
+	}
+	// Outside the scope the H100 keeps its pick: rows on sectors, rows not
+	// a multiple of 256, more than 1,024 rows.
+	for _, tc := range []struct {
+		m, n, k int
+		fp8     bool
+		want    string
+	}{
+		{512, 4096, 6208, true, ppTile},   // 6,208 bytes: on sectors
+		{512, 4096, 3104, false, ppTile},  // bf16 rows of 6,208 bytes
+		{384, 4096, 4144, true, ppTile},   // three 128-row tiles: a cluster of two would straddle the edge
+		{2048, 3072, 3112, false, ppTile}, // more rows than the run timed
+		{1024, 6144, 2064, true, ppClusterTwin},
+	} {
+		got := DefaultTile(tc.m, tc.n, tc.k, h100, tc.fp8)
+		if ref := DefaultTile(tc.m, tc.n, tc.k, h200, tc.fp8); ref.String() != ppTile {
+			t.Fatalf("%dx%dx%d fp8 %v: the H200's pick %s, not the ping-pong tile: the case tests nothing", tc.m, tc.n, tc.k, tc.fp8, ref)
+		}
+		if got.String() != tc.want {
+			t.Errorf("%dx%dx%d fp8 %v on the H100: %s, want %s", tc.m, tc.n, tc.k, tc.fp8, got, tc.want)
+		}
+	}
+	// Wherever the twin is picked, every fused kernel at every world runs it.
+	twin, err := hopper.ParseTile(ppClusterTwin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range []Variant{VariantAGMM, VariantMatmulRS} {
+		for _, world := range []int{1, 2, 4, 8} {
+			for _, dtype := range []string{"bf16", "e4m3"} {
+				p := problemOf(t, 1024*world, 2048, 4176, world, dtype)
+				if err := runsFused(t, v, twin, p); err != nil {
+					t.Errorf("%s at world %d, %s: %v", v, world, dtype, err)
+				}
+			}
+		}
+	}
+}
