@@ -1,7 +1,10 @@
 #!/bin/bash
 # PLANNED (written 2026-12-07 10:40 UTC, before any run; rename the folder to the day and card once it has
 # run). Issue 56: clusters of four CTAs along M (:cl4, each CTA loading a quarter of B and multicasting it
-# to the four), new in the kernel on 2026-12-07 and never run on a GPU. Why: where A's and B's rows start
+# to the four), written on 2026-12-07 as cl4.patch (beside this: the kernel was already parametric in
+# CLUSTER_M, so the patch opens the #if gate and Tile.Check, with whole 8-row swizzle atoms a share) and
+# never run on a GPU. A patch, not on main: it changes the kernel source, so main's kernel versions (and
+# every tuned GEMM entry) would go stale for tiles no run has shown correct. Why: where A's and B's rows start
 # off 32-byte sectors, L2 tag requests hold our tile (2026-12-07-h100-ncu-offsector.md) and the clustered
 # twin of two CTAs gained 1.11-1.31 by halving B's requests (2026-12-07-h100-offsector-cl2.md), yet it
 # stays at 0.74-0.99 of cuBLASLt, which runs clusters of 4 x 2 there. A cluster of four quarters them.
@@ -20,9 +23,10 @@
 #   Next, by the answer: a group where a :cl4 tile leads its twin by 3% or more (geometric mean) gets a
 #   held-out plan on shapes of its own with card-factors-2's rule; otherwise clusters of four are closed
 #   for the untuned rule (the tiles stay unsearched).
-# Build: main's gemmalone from the commit that added :cl4 on, .gpu/bal/gm.txz (bash
-# bench/results/2026-12-06-h100-wide-pick/build.sh, then move .gpu/wide/gm.txz there); carry [".gpu/bal"];
-# timeout 560 s.
+# If Q0 and Q1 give a group worth a held-out plan, the patch goes to main with that plan's result (its
+# kernel version bump said in version_test.go), not before.
+# Build: bash bench/results/PLANNED-cluster4/build.sh (main with cl4.patch applied, compile-checked; writes
+# .gpu/bal/gm.txz: rebuild from main afterwards for other runs); carry [".gpu/bal"]; timeout 560 s.
 set -u
 d=$(dirname "$0")
 R=/tmp/cl4

@@ -20,11 +20,10 @@
 //               epilogue overlaps the other's MMAs (BM is then one
 //               consumer's rows)
 //   GROUP_M     tile rows per swizzle group
-//   CLUSTER_M   1, 2 or 4: CTAs work in clusters on vertically adjacent
-//               tiles, each loading its share (1/CLUSTER_M) of their common
-//               B tile and multicasting it to all, which divides B's
-//               traffic from L2 by CLUSTER_M (cooperative consumers and
-//               K-major B only)
+//   CLUSTER_M   1, or 2: CTAs work in pairs on vertically adjacent tiles
+//               (a cluster), each loading half of their common B tile and
+//               multicasting it to both, which halves B's traffic from L2
+//               (cooperative consumers and K-major B only)
 //   EPI_BUFS    the epilogue's staging buffers per consumer warp (1, 2, 4)
 //   SPLIT_K     k-slices per output tile (split-K; 1: none): see below
 //   STREAM_K    1: the last wave's tiles are shared out by k-blocks
@@ -78,11 +77,8 @@
 #ifndef CLUSTER_M
 #define CLUSTER_M 1
 #endif
-#if CLUSTER_M != 1 && CLUSTER_M != 2 && CLUSTER_M != 4
-#error CLUSTER_M is 1, 2 or 4
-#endif
-#if BN % (8 * CLUSTER_M) != 0
-#error each CTA's share of B must be whole 8-row swizzle atoms (1,024 bytes)
+#if CLUSTER_M != 1 && CLUSTER_M != 2
+#error CLUSTER_M is 1 or 2
 #endif
 #if CLUSTER_M > 1 && (PINGPONG || !B_KMAJOR)
 #error clusters are built for cooperative consumers and a K-major B

@@ -15,7 +15,7 @@ import (
 
 // String is the tile's name, which ParseTile reads back:
 // BMxBN:sSTAGES:cCONSUMERS:gGROUP_M, then ":pp" for ping-pong consumers,
-// ":bn" for B stored [K, N], ":cl2" and ":cl4" for clusters of two and four CTAs, ":skS"
+// ":bn" for B stored [K, N], ":cl2" for clusters of two CTAs, ":skS"
 // for split-K in S slices, ":st" for stream-K and ":ef" for B loaded
 // evict-first.
 func (t Tile) String() string {

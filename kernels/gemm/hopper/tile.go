@@ -181,19 +181,14 @@ func (t Tile) Check(smemLimit int) error {
 	if rows != 64 && rows != 128 || (!t.PingPong && t.BM%t.Consumers != 0) {
 		return fmt.Errorf("block_m %d with %d consumers (pingpong %v): each consumer multiplies 64 or 128 rows, not %d", t.BM, t.Consumers, t.PingPong, rows)
 	}
-	switch cm := t.ClusterM(); cm {
+	switch t.ClusterM() {
 	case 1:
-	case 2, 4:
+	case 2:
 		if t.PingPong || !t.BKMajor {
-			return fmt.Errorf("cluster %d is built for cooperative consumers and a K-major B", cm)
-		}
-		// Each CTA loads and multicasts BN/cm rows of B: whole 8-row atoms
-		// of the 128-byte swizzle, so every share starts 1,024-byte aligned.
-		if t.BN%(8*cm) != 0 {
-			return fmt.Errorf("cluster %d with block_n %d: each CTA's share of B (%d rows) is not whole 8-row swizzle atoms", cm, t.BN, t.BN/cm)
+			return fmt.Errorf("cluster 2 is built for cooperative consumers and a K-major B")
 		}
 	default:
-		return fmt.Errorf("cluster %d: CTAs work in clusters of 2 or 4, or alone (1)", t.Cluster)
+		return fmt.Errorf("cluster %d: CTAs pair up (2) or work alone (1)", t.Cluster)
 	}
 	if t.EvictFirstB && t.ClusterM() > 1 {
 		// The kernel's #error: a cluster's B multicast has no cache hint.
