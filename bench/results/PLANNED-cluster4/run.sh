@@ -1,5 +1,5 @@
 #!/bin/bash
-# PLANNED (written 2026-12-07 10:40 UTC, before any run; rename the folder to the day and card once it has
+# PLANNED (written 2026-12-07 09:58 UTC, before any run; rename the folder to the day and card once it has
 # run). Issue 56: clusters of four CTAs along M (:cl4, each CTA loading a quarter of B and multicasting it
 # to the four), written on 2026-12-07 as cl4.patch (beside this: the kernel was already parametric in
 # CLUSTER_M, so the patch opens the #if gate and Tile.Check, with whole 8-row swizzle atoms a share) and

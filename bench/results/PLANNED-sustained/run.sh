@@ -20,7 +20,7 @@
 # are counted with them, and 2026-12-07 07:05-07:11 and 09:13); e4m3, all 129
 # (2026-12-06-h100-sustained-e4m3.md, 17:34, 19:33, and 2026-12-07 00:23-00:30, 02:56-03:00 and
 # 09:14-09:34, with the FP8 card factor's two moved picks, 1024x14336x8192 and 1024x29568x8192, re-timed
-# in e4m3 and e4m3_row). Owed on an H100: nothing but shapes whose pick moves later (2026-12-07 10:00: FP8
+# in e4m3 and e4m3_row). Owed on an H100: nothing but shapes whose pick moves later (2026-12-07 09:55: FP8
 # 256x8192x3696 takes the clustered twin), re-timed with SHAPES=. Counts stay in
 # 2 s windows: 1 s windows read FP8 row scales differently (2026-12-06-h100-window-1s.md).
 # (SHAPES="MxNxK ..." passes through to gemmalone-56.sh and takes the place of the shard's list; a second
