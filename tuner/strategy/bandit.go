@@ -355,6 +355,11 @@ var (
 	// UCB pull are far picks (model.farPick) instead of one tree's
 	// (nineteenth fit, see bandit; false: the tree's, as before).
 	banditFar = true
+	// banditGPApart: at budgets up to banditGPOutside, the Gaussian
+	// process's picks outside a UCB pull are made among the fresh configs
+	// at least this far (farDistance) from every measured one, while one
+	// is (twentieth fit; 0: any fresh config).
+	banditGPApart = 0
 )
 
 func newBandit(p Problem) (Strategy, error) {

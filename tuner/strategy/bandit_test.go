@@ -101,6 +101,63 @@ func TestFarPick(t *testing.T) {
 	}
 }
 
+// TestGPApartPick checks the process's picks kept apart from the measured
+// configs (banditGPApart): only fresh sizes at least apart steps from
+// every measured one, -1 when there is none, the plain pick at 1.
+func TestGPApartPick(t *testing.T) {
+	sp := []space.Param{strParam("algorithm", "a"), rangeParam("size", 9)}
+	l := synth("apart", sp, func(idx []int) outcome { return outcome{"ok", 100 - 5*float64(idx[1])} })
+	cases := []struct {
+		name     string
+		measured []int
+		apart    int
+		want     []int // the sizes the pick may be (nil: -1)
+	}{
+		{"every other size: the one 2 away", []int{0, 2, 4, 6}, 2, []int{8}},
+		{"none 3 away", []int{0, 2, 4, 6}, 3, nil},
+		{"ends and middle: a size 2 from each", []int{0, 4, 8}, 2, []int{2, 6}},
+		{"1: the plain pick", []int{0, 2, 4, 6}, 1, []int{-1}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			lat, err := newLattice(l.Problem(0, 1))
+			if err != nil {
+				t.Fatal(err)
+			}
+			tr := newTracker(lat)
+			m := newModel(lat, 1)
+			m.families = lat.families()
+			var hist []Observation
+			for _, size := range tc.measured {
+				c := space.Config{"algorithm": sp[0].Values[0], "size": sp[1].Values[size]}
+				hist = append(hist, l.Lookup(c))
+			}
+			tr.ingest(hist)
+			g := fitGPSkipping(&tr, true)
+			if g == nil {
+				t.Fatal("no process fitted")
+			}
+			defer func(v int) { banditGPApart = v }(banditGPApart)
+			banditGPApart = tc.apart
+			i := m.gpApartPick(&tr, g)
+			switch {
+			case tc.want == nil:
+				if i >= 0 {
+					t.Errorf("picked size %d, want none", lat.idx[i][1])
+				}
+			case tc.want[0] < 0:
+				if want := gpPickFrom(&tr, g, false); i != want {
+					t.Errorf("picked %d, want the plain pick %d", i, want)
+				}
+			case i < 0:
+				t.Errorf("no pick, want one of sizes %v", tc.want)
+			case !slices.Contains(tc.want, lat.idx[i][1]):
+				t.Errorf("picked size %d, want one of %v", lat.idx[i][1], tc.want)
+			}
+		})
+	}
+}
+
 // TestSyntheticLandscapes checks the generator: the same kind and seed
 // give the same landscape, another seed another one, and each kind has
 // the structure its name promises.

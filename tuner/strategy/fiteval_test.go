@@ -294,6 +294,8 @@ func setKnobs(t *testing.T) {
 			gpPolish = int(v)
 		case "far":
 			banditFar = v != 0
+		case "gpapart":
+			banditGPApart = int(v)
 		case "gpboxcox":
 			gpBoxCox = v != 0
 		case "gpoutskipfail":
@@ -306,5 +308,5 @@ func setKnobs(t *testing.T) {
 			t.Fatalf("-fit-knobs: unknown knob %q", k)
 		}
 	}
-	t.Logf("knobs: share=%g interject=%d min=%d every=%d c=%g ei=%v firstcap=%v probes=%d ts=%v tinygp=%d gpkappa=%g famlocal=%v gpout=%d gpboxcox=%v", banditDesignShare, banditInterject, banditMinTrials, banditEvery, banditC, banditEI, firstPassCapped, banditProbes, banditTS, banditTinyGP, gpKappa, banditFamLocal, banditGPOutside, gpBoxCox)
+	t.Logf("knobs: share=%g interject=%d min=%d every=%d c=%g ei=%v firstcap=%v probes=%d ts=%v tinygp=%d gpkappa=%g famlocal=%v gpout=%d gpboxcox=%v far=%v gpapart=%d", banditDesignShare, banditInterject, banditMinTrials, banditEvery, banditC, banditEI, firstPassCapped, banditProbes, banditTS, banditTinyGP, gpKappa, banditFamLocal, banditGPOutside, gpBoxCox, banditFar, banditGPApart)
 }

@@ -322,6 +322,12 @@ func gpPick(t *tracker, polish bool) int {
 
 // gpPickFrom is gpPick under the fitted process g (nil: -1).
 func gpPickFrom(t *tracker, g *gpFit, polish bool) int {
+	return gpPickAmong(t, g, polish, nil)
+}
+
+// gpPickAmong is gpPickFrom among the fresh configs i with allow(i) (nil:
+// every fresh config).
+func gpPickAmong(t *tracker, g *gpFit, polish bool, allow func(i int) bool) int {
 	if g == nil {
 		return -1
 	}
@@ -332,7 +338,7 @@ func gpPickFrom(t *tracker, g *gpFit, polish bool) int {
 	}
 	pick, pickV := -1, math.Inf(-1)
 	for i := range t.lat.valid {
-		if !t.fresh(i) {
+		if !t.fresh(i) || (allow != nil && !allow(i)) {
 			continue
 		}
 		var v float64 // higher is better

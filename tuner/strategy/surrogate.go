@@ -218,7 +218,13 @@ func (m *model) pickFor(t *tracker, interjected bool) int {
 	// nil: the earliest.
 	var tie []float64
 	if in < 0 && t.used < m.gpOutsideBelow {
-		if i := gpPickFrom(t, fitGPSkipping(t, gpOutsideSkipsFailed), false); i >= 0 {
+		g := fitGPSkipping(t, gpOutsideSkipsFailed)
+		if banditGPApart > 0 {
+			if i := m.gpApartPick(t, g); i >= 0 {
+				return i
+			}
+		}
+		if i := gpPickFrom(t, g, false); i >= 0 {
 			return i
 		}
 	}
@@ -235,6 +241,14 @@ func (m *model) pickFor(t *tracker, interjected bool) int {
 		}
 	}
 	return best
+}
+
+// gpApartPick returns the process g's pick among the fresh configs whose
+// nearest measured config is at least banditGPApart away (farDistance),
+// or -1 when none is (banditGPApart, twentieth fit).
+func (m *model) gpApartPick(t *tracker, g *gpFit) int {
+	m.updateFar(t)
+	return gpPickAmong(t, g, false, func(i int) bool { return m.far[i] >= banditGPApart })
 }
 
 // familyStep returns the fresh config of family f one move (a step or a
