@@ -339,7 +339,7 @@ func defaultTile(m, n, k int, d Device, fp8 bool) (hopper.Tile, float64) {
 // multiple of offSectorTwinRows rows up to offSectorTwinMaxRows (the
 // scope held out on 1 x H100, cardTileEfficiency). Off sectors each
 // 128-byte load of a row reads five sectors, and L2 tag requests limit
-// the kernel there (bench/results/2026-12-07-h100-ncu-offline-bf16.md);
+// the kernel there (bench/results/2026-12-07-h100-ncu-offsector.md);
 // the multicast halves B's requests. The cost stays the ping-pong tile's,
 // which stream-K is weighed against.
 const (
