@@ -75,13 +75,7 @@ func TestFarPick(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			lat, err := newLattice(l.Problem(0, 1))
-			if err != nil {
-				t.Fatal(err)
-			}
-			tr := newTracker(lat)
-			m := newModel(lat, 1)
-			m.families = lat.families()
+			lat, tr, m := lineModel(t, l)
 			var hist []Observation
 			for k, batch := range tc.measured {
 				for _, size := range batch {
@@ -120,13 +114,7 @@ func TestGPApartPick(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			lat, err := newLattice(l.Problem(0, 1))
-			if err != nil {
-				t.Fatal(err)
-			}
-			tr := newTracker(lat)
-			m := newModel(lat, 1)
-			m.families = lat.families()
+			lat, tr, m := lineModel(t, l)
 			var hist []Observation
 			for _, size := range tc.measured {
 				c := space.Config{"algorithm": sp[0].Values[0], "size": sp[1].Values[size]}
@@ -364,4 +352,17 @@ func TestFamilyStep(t *testing.T) {
 			}
 		})
 	}
+}
+
+// lineModel is the lattice, tracker and model of landscape l's first
+// problem, as the pick tests start them.
+func lineModel(t *testing.T, l Landscape) (*lattice, tracker, *model) {
+	t.Helper()
+	lat, err := newLattice(l.Problem(0, 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := newModel(lat, 1)
+	m.families = lat.families()
+	return lat, newTracker(lat), m
 }
