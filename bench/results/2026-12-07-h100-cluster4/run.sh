@@ -1,7 +1,10 @@
 #!/bin/bash
-# PLANNED (written 2026-12-07 09:58 UTC, before any run; rename the folder to the day and card once it has
-# run). Issue 56: clusters of four CTAs along M (:cl4, each CTA loading a quarter of B and multicasting it
-# to the four), written on 2026-12-07 as cl4.patch (beside this: the kernel was already parametric in
+# Ran as planned on 2026-12-07, 12:59-13:05 UTC, on 1 x NVIDIA H100 80GB HBM3 (driver 580.159.04, 700 W):
+#   cp .gpu/cl4/gm.txz .gpu/bal/gm.txz; DEADLINE=$((550-SECONDS)) bash bench/results/PLANNED-cluster4/run.sh
+# (after two 20 s re-times in the same call; the bundle from build.sh at e3df5ac, carried as .gpu/cl4).
+# Results: cl4.tgz beside this, read by screen.py; the page is ../2026-12-07-h100-cluster4.md.
+# PLANNED (written 2026-12-07 09:58 UTC, before any run). Issue 56: clusters of four CTAs along M (:cl4,
+# each CTA loading a quarter of B and multicasting it to the four), written on 2026-12-07 as cl4.patch (beside this: the kernel was already parametric in
 # CLUSTER_M, so the patch opens the #if gate and Tile.Check, with whole 8-row swizzle atoms a share) and
 # never run on a GPU. A patch, not on main: it changes the kernel source, so main's kernel versions (and
 # every tuned GEMM entry) would go stale for tiles no run has shown correct. Why: where A's and B's rows start
