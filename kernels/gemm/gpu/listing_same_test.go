@@ -88,78 +88,109 @@ var listingCases = []listingCase{
 // one by one (prime, so the sample walks every parameter's values).
 const sampleEvery = 101
 
-// TestListingUnchanged lists whole spaces the way a plugin does (check, for
-// every config, as the host asks) and compares the valid configs and the
-// reasons for the rest with those recorded before the listing was made
-// faster. On the sampled configs it also compares check, which reads the
-// tile verdicts cached for the problem, with the uncached ParseConfig and
-// Validate.
+// TestListingUnchanged lists whole spaces as a plugin answers the host
+// (ParseConfig and Validate for every config, on the case's problem) and
+// compares the valid configs and the reasons for the rest with those
+// recorded before the listing was made faster. On the sampled configs it
+// also asks check, the plugin's own path (with the problem it parsed last
+// cached), and compares its reason with that one.
 func TestListingUnchanged(t *testing.T) {
 	if testing.Short() {
 		t.Skip("lists whole spaces")
 	}
 	skipEnumerationUnderRace(t)
-	for _, tc := range listingCases {
+	got := listFingerprints(t, listingCases)
+	for i, tc := range listingCases {
 		name := fmt.Sprintf("%s/%s/%dx%dx%d/world=%d", tc.v, tc.dtype, tc.m, tc.n, tc.k, tc.w)
 		t.Run(name, func(t *testing.T) {
-			got := listFingerprint(t, tc)
-			if got != tc {
-				t.Errorf("listing changed:\n got  %s\n want %s", got.row(), tc.row())
+			if got[i] != tc {
+				t.Errorf("listing changed:\n got  %s\n want %s", got[i].row(), tc.row())
 			}
 		})
 	}
 }
 
-// listFingerprint lists tc's problem and returns tc with what it found.
-func listFingerprint(t *testing.T, tc listingCase) listingCase {
+// listFingerprints lists each case's problem and returns the cases with
+// what it found. Each variant's space is walked once for all its cases and
+// each config parsed once: the cases' problems differ, their configs do
+// not (a walk and a parse per case were most of the test's time).
+func listFingerprints(t *testing.T, cases []listingCase) []listingCase {
 	t.Helper()
-	p := space.Problem{Shape: space.Shape{"m": int64(tc.m), "n": int64(tc.n), "k": int64(tc.k)}, Dtype: tc.dtype}
-	prob, err := ParseProblem(p, tc.w)
-	if err != nil {
-		t.Fatal(err)
+	type listing struct {
+		tc                *listingCase
+		p                 space.Problem
+		prob              Problem
+		validH, sampleH   hash.Hash
+		reasons           map[string]int
+		valid, mismatches int
 	}
-	validH, sampleH := sha256.New(), sha256.New()
-	reasons := map[string]int{}
-	i, valid, mismatches := 0, 0, 0
-	eachConfig(spaceOf(tc.v), func(c space.Config) {
-		_, _, err := tc.v.check(c, p, tc.w)
-		why := ""
-		if err != nil {
-			why = err.Error()
-			reasons[why]++
-		} else {
-			valid++
-			fmt.Fprintln(validH, c)
+	out := slices.Clone(cases)
+	var variants []Variant
+	for _, tc := range cases {
+		if !slices.Contains(variants, tc.v) {
+			variants = append(variants, tc.v)
 		}
-		if i%sampleEvery == 0 {
-			fmt.Fprintf(sampleH, "%s\t%s\n", c, why)
-			if direct := directReason(tc.v, c, prob); direct != why && mismatches < 5 {
-				mismatches++
-				t.Errorf("%s: check says %q, ParseConfig and Validate %q", c, why, direct)
+	}
+	for _, v := range variants {
+		var ls []*listing
+		for i := range out {
+			tc := &out[i]
+			if tc.v != v {
+				continue
 			}
+			p := space.Problem{Shape: space.Shape{"m": int64(tc.m), "n": int64(tc.n), "k": int64(tc.k)}, Dtype: tc.dtype}
+			prob, err := ParseProblem(p, tc.w)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ls = append(ls, &listing{tc: tc, p: p, prob: prob, validH: sha256.New(), sampleH: sha256.New(), reasons: map[string]int{}})
 		}
-		i++
-	})
-	texts := make([]string, 0, len(reasons))
-	for why := range reasons {
-		texts = append(texts, why)
+		i := 0
+		eachConfig(spaceOf(v), func(c space.Config) {
+			cfg, parseErr := v.ParseConfig(c)
+			for _, l := range ls {
+				err := parseErr
+				if err == nil {
+					err = v.Validate(cfg, l.prob)
+				}
+				why := ""
+				if err != nil {
+					why = err.Error()
+					l.reasons[why]++
+				} else {
+					l.valid++
+					fmt.Fprintln(l.validH, c)
+				}
+				if i%sampleEvery == 0 {
+					fmt.Fprintf(l.sampleH, "%s\t%s\n", c, why)
+					_, _, checkErr := v.check(c, l.p, l.tc.w)
+					if said := errText(checkErr); said != why && l.mismatches < 5 {
+						l.mismatches++
+						t.Errorf("%s on %v: check says %q, ParseConfig and Validate %q", c, l.p, said, why)
+					}
+				}
+			}
+			i++
+		})
+		for _, l := range ls {
+			texts := make([]string, 0, len(l.reasons))
+			for why := range l.reasons {
+				texts = append(texts, why)
+			}
+			slices.Sort(texts)
+			reasonH := sha256.New()
+			for _, why := range texts {
+				fmt.Fprintf(reasonH, "%d %s\n", l.reasons[why], why)
+			}
+			l.tc.valid, l.tc.distinct = l.valid, len(l.reasons)
+			l.tc.validSum, l.tc.reasonSum, l.tc.sampleSum = short(l.validH), short(reasonH), short(l.sampleH)
+		}
 	}
-	slices.Sort(texts)
-	reasonH := sha256.New()
-	for _, why := range texts {
-		fmt.Fprintf(reasonH, "%d %s\n", reasons[why], why)
-	}
-	tc.valid, tc.distinct = valid, len(reasons)
-	tc.validSum, tc.reasonSum, tc.sampleSum = short(validH), short(reasonH), short(sampleH)
-	return tc
+	return out
 }
 
-// directReason is why the uncached path rejects c on p ("" if it does not).
-func directReason(v Variant, c space.Config, p Problem) string {
-	cfg, err := v.ParseConfig(c)
-	if err == nil {
-		err = v.Validate(cfg, p)
-	}
+// errText is err's text, "" for nil.
+func errText(err error) string {
 	if err != nil {
 		return err.Error()
 	}

@@ -36,96 +36,13 @@ func TestCompileAllTiles(t *testing.T) {
 	if len(tiles) < 10 {
 		t.Fatalf("only %d tiles pass Check", len(tiles))
 	}
-	bf16, f16 := Format{Elem: ElemBF16}, Format{Elem: ElemF16}
-	e4m3, e4m3Row := Format{Elem: ElemE4M3}, Format{Elem: ElemE4M3, RowScales: true}
-	type variant struct {
-		tile     Tile
-		f        Format
-		epilogue bool
-	}
-	vs := []variant{}
-	for _, tl := range tiles {
-		vs = append(vs, variant{tile: tl, f: bf16})
-	}
-	// The reduce-scatter's epilogue reduction on every tile a search may
-	// run it with (bf16; f16 on the first). FP8 on every searched tile: row
-	// scales (a scale per accumulator row and column) with the epilogue
-	// reduction, the most registers the epilogue takes; the other three
-	// FP8 combinations on the first (each compile costs CI seconds).
-	for i, name := range Searched {
-		tl, err := ParseTile(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if tl.Shares() {
-			// Split-K and stream-K run plain products only (no epilogue variant: the
-			// kernel's #error); the fixup beside the accumulators must not
-			// spill: bf16 (f16's code but the conversion) and FP8 row
-			// scales (tensor scales' code and more; with it, it once did),
-			// two formats of four to keep CI's compile pass short.
-			vs = append(vs, variant{tile: tl, f: bf16}, variant{tile: tl, f: e4m3Row})
-			continue
-		}
-		vs = append(vs, variant{tile: tl, f: bf16, epilogue: true}, variant{tile: tl, f: e4m3Row, epilogue: true})
-		// With the peers' partials in shared memory, where a two-rank
-		// team's fit (the runner's choice; RS_SMEM_PEERS).
-		if pt, ok := tl.WithPeerBuffers(1); ok {
-			vs = append(vs, variant{tile: pt, f: bf16, epilogue: true}, variant{tile: pt, f: e4m3Row, epilogue: true})
-		}
-		if i == 0 {
-			vs = append(vs, variant{tile: tl, f: f16, epilogue: true}, variant{tile: tl, f: e4m3},
-				variant{tile: tl, f: e4m3, epilogue: true}, variant{tile: tl, f: e4m3Row})
-		}
-	}
-	// Stream-K (plain products, cooperative consumers) on the widest
-	// tiles it takes, bf16 and FP8 row scales: the schedule and the fixup
-	// beside 128 accumulators must not spill.
-	for _, name := range []string{"128x256:s4:c2:g8:st", "128x224:s5:c2:g4:st", "128x128:s6:c2:g8:st", "128x256:s4:c2:g8:cl2:st", "256x160:s4:c2:g8:cl2:st"} {
-		tl, err := ParseTile(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		vs = append(vs, variant{tile: tl, f: bf16}, variant{tile: tl, f: e4m3Row})
-	}
-	// B loaded evict-first (small M): the untuned 64-row tiles, whole
-	// and in k-slices, and with B stored [K, N].
-	for _, name := range []string{"64x128:s8:c2:g8:pp:ef", "64x64:s10:c2:g8:pp:ef", "64x128:s8:c2:g8:pp:sk2:ef", "64x256:s5:c2:g8:pp:bn:ef"} {
-		tl, err := ParseTile(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		vs = append(vs, variant{tile: tl, f: bf16})
-		if tl.BKMajor { // FP8 reads a K-major B only
-			vs = append(vs, variant{tile: tl, f: e4m3Row})
-		}
-	}
-	// The 64-row tiles of the widths that fit one wave at small M (48,
-	// 80, 96, 112: an odd count of 16-column blocks in three of them,
-	// whose epilogue's last pair has one block): bf16 and FP8 row scales,
-	// plain and with the reduce-scatter's reduction, and evict-first B.
-	for _, name := range []string{"64x48:s12:c2:g8:pp", "64x80:s11:c2:g8:pp", "64x96:s10:c2:g8:pp", "64x112:s9:c2:g8:pp", "64x112:s9:c2:g8:pp:ef", "64x80:s11:c2:g8:pp:sk2:ef"} {
-		tl, err := ParseTile(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		vs = append(vs, variant{tile: tl, f: bf16}, variant{tile: tl, f: e4m3Row})
-		if !tl.Shares() && !tl.EvictFirstB {
-			vs = append(vs, variant{tile: tl, f: bf16, epilogue: true}, variant{tile: tl, f: e4m3Row, epilogue: true})
-		}
-	}
-	// The other dtype and B layout on one tile each: they change types and
-	// descriptors, not the structure.
-	f16Tile := tiles[0]
-	vs = append(vs, variant{tile: f16Tile, f: f16})
-	mn := tiles[0]
-	mn.BKMajor = false
-	vs = append(vs, variant{tile: mn, f: bf16})
+	vs := compileVariants(t, tiles)
 	if expr := os.Getenv("SYMMTUNE_TILES"); expr != "" {
 		re, err := regexp.Compile(expr)
 		if err != nil {
 			t.Fatalf("SYMMTUNE_TILES: %v", err)
 		}
-		var some []variant
+		var some []compileVariant
 		for _, v := range vs {
 			if re.MatchString(v.tile.String()) {
 				some = append(some, v)
@@ -221,6 +138,111 @@ func TestCompileAllTiles(t *testing.T) {
 		}
 	}
 	t.Logf("%d variants compiled", len(vs))
+}
+
+// compileVariant is one compile of TestCompileAllTiles: a tile, its
+// operands' format and whether the reduce-scatter's epilogue is on.
+type compileVariant struct {
+	tile     Tile
+	f        Format
+	epilogue bool
+}
+
+// compileVariants lists TestCompileAllTiles' compiles for tiles (every
+// tile Check accepts), each once: the lists below overlap (a searched
+// stream-K tile, a 64-row tile that AllTiles holds too), and each compile
+// costs CI a second of a core.
+func compileVariants(t *testing.T, tiles []Tile) []compileVariant {
+	t.Helper()
+	bf16, f16 := Format{Elem: ElemBF16}, Format{Elem: ElemF16}
+	e4m3, e4m3Row := Format{Elem: ElemE4M3}, Format{Elem: ElemE4M3, RowScales: true}
+	vs := []compileVariant{}
+	for _, tl := range tiles {
+		vs = append(vs, compileVariant{tile: tl, f: bf16})
+	}
+	// The reduce-scatter's epilogue reduction on every tile a search may
+	// run it with (bf16; f16 on the first). FP8 on every searched tile: row
+	// scales (a scale per accumulator row and column) with the epilogue
+	// reduction, the most registers the epilogue takes; the other three
+	// FP8 combinations on the first (each compile costs CI seconds).
+	for i, name := range Searched {
+		tl, err := ParseTile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tl.Shares() {
+			// Split-K and stream-K run plain products only (no epilogue variant: the
+			// kernel's #error); the fixup beside the accumulators must not
+			// spill: bf16 (f16's code but the conversion) and FP8 row
+			// scales (tensor scales' code and more; with it, it once did),
+			// two formats of four to keep CI's compile pass short.
+			vs = append(vs, compileVariant{tile: tl, f: bf16}, compileVariant{tile: tl, f: e4m3Row})
+			continue
+		}
+		vs = append(vs, compileVariant{tile: tl, f: bf16, epilogue: true}, compileVariant{tile: tl, f: e4m3Row, epilogue: true})
+		// With the peers' partials in shared memory, where a two-rank
+		// team's fit (the runner's choice; RS_SMEM_PEERS).
+		if pt, ok := tl.WithPeerBuffers(1); ok {
+			vs = append(vs, compileVariant{tile: pt, f: bf16, epilogue: true}, compileVariant{tile: pt, f: e4m3Row, epilogue: true})
+		}
+		if i == 0 {
+			vs = append(vs, compileVariant{tile: tl, f: f16, epilogue: true}, compileVariant{tile: tl, f: e4m3},
+				compileVariant{tile: tl, f: e4m3, epilogue: true}, compileVariant{tile: tl, f: e4m3Row})
+		}
+	}
+	// Stream-K (plain products, cooperative consumers) on the widest
+	// tiles it takes, bf16 and FP8 row scales: the schedule and the fixup
+	// beside 128 accumulators must not spill.
+	for _, name := range []string{"128x256:s4:c2:g8:st", "128x224:s5:c2:g4:st", "128x128:s6:c2:g8:st", "128x256:s4:c2:g8:cl2:st", "256x160:s4:c2:g8:cl2:st"} {
+		tl, err := ParseTile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		vs = append(vs, compileVariant{tile: tl, f: bf16}, compileVariant{tile: tl, f: e4m3Row})
+	}
+	// B loaded evict-first (small M): the untuned 64-row tiles, whole
+	// and in k-slices, and with B stored [K, N].
+	for _, name := range []string{"64x128:s8:c2:g8:pp:ef", "64x64:s10:c2:g8:pp:ef", "64x128:s8:c2:g8:pp:sk2:ef", "64x256:s5:c2:g8:pp:bn:ef"} {
+		tl, err := ParseTile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		vs = append(vs, compileVariant{tile: tl, f: bf16})
+		if tl.BKMajor { // FP8 reads a K-major B only
+			vs = append(vs, compileVariant{tile: tl, f: e4m3Row})
+		}
+	}
+	// The 64-row tiles of the widths that fit one wave at small M (48,
+	// 80, 96, 112: an odd count of 16-column blocks in three of them,
+	// whose epilogue's last pair has one block): bf16 and FP8 row scales,
+	// plain and with the reduce-scatter's reduction, and evict-first B.
+	for _, name := range []string{"64x48:s12:c2:g8:pp", "64x80:s11:c2:g8:pp", "64x96:s10:c2:g8:pp", "64x112:s9:c2:g8:pp", "64x112:s9:c2:g8:pp:ef", "64x80:s11:c2:g8:pp:sk2:ef"} {
+		tl, err := ParseTile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		vs = append(vs, compileVariant{tile: tl, f: bf16}, compileVariant{tile: tl, f: e4m3Row})
+		if !tl.Shares() && !tl.EvictFirstB {
+			vs = append(vs, compileVariant{tile: tl, f: bf16, epilogue: true}, compileVariant{tile: tl, f: e4m3Row, epilogue: true})
+		}
+	}
+	// The other dtype and B layout on one tile each: they change types and
+	// descriptors, not the structure.
+	f16Tile := tiles[0]
+	vs = append(vs, compileVariant{tile: f16Tile, f: f16})
+	mn := tiles[0]
+	mn.BKMajor = false
+	vs = append(vs, compileVariant{tile: mn, f: bf16})
+	seen := map[string]bool{}
+	once := vs[:0]
+	for _, v := range vs {
+		key := fmt.Sprintf("%v %v %v", v.tile, v.f, v.epilogue)
+		if !seen[key] {
+			seen[key] = true
+			once = append(once, v)
+		}
+	}
+	return once
 }
 
 // TestCompileAllTilesRefusesBadFormats: the kernel's own guards stop the
