@@ -1,6 +1,7 @@
 package strategy
 
 import (
+	"fmt"
 	"runtime"
 	"sort"
 	"sync"
@@ -139,4 +140,84 @@ func prefetch(jobs []replayJob) {
 			_, _ = replayMemo(j.l, j.name, j.budget, j.seed)
 		}
 	})
+}
+
+// resolvedRuns memoises replayResolved: a replay with its trials, by
+// landscape, the strategy a name resolves to, budget and seed.
+var resolvedRuns = struct {
+	sync.Mutex
+	m map[string]fifthRun
+}{m: map[string]fifthRun{}}
+
+// replayResolved is replay, run once for every name that resolves to the
+// same strategy (New's answer: auto is the bandit below the whole space,
+// exhaustive at it), so a test that asks for both auto and the bandit
+// replays each seed once. Replays are deterministic, so the memo changes
+// no result; errors are not memoised.
+func replayResolved(l Landscape, name string, budget int, seed int64) (ReplayResult, []Observation, error) {
+	resolved, budget, key, err := resolveReplay(l, name, budget, seed)
+	if err != nil {
+		return ReplayResult{}, nil, err
+	}
+	resolvedRuns.Lock()
+	run, ok := resolvedRuns.m[key]
+	resolvedRuns.Unlock()
+	if ok {
+		return run.r, run.h, nil
+	}
+	r, h, err := replay(l, resolved, budget, seed)
+	if err != nil {
+		return r, h, err
+	}
+	resolvedRuns.Lock()
+	resolvedRuns.m[key] = fifthRun{r, h}
+	resolvedRuns.Unlock()
+	return r, h, nil
+}
+
+// resolveReplay is the strategy name resolves to on l with budget (as
+// replay bounds it), that budget, and replayResolved's memo key.
+func resolveReplay(l Landscape, name string, budget int, seed int64) (resolved string, bounded int, key string, err error) {
+	if budget <= 0 || budget > len(l.Valid) {
+		budget = len(l.Valid)
+	}
+	s, err := New(name, l.Problem(budget, seed))
+	if err != nil {
+		return "", 0, "", err
+	}
+	resolved = s.Name()
+	s.Close()
+	return resolved, budget, fmt.Sprintf("%s\x00%s\x00%d\x00%d", l.Path, resolved, budget, seed), nil
+}
+
+// resolvedJob is one replayResolved call.
+type resolvedJob struct {
+	l      Landscape
+	name   string
+	budget int
+	seed   int64
+}
+
+// prefetchResolved fills replayResolved's memo for jobs on parallelDo's
+// goroutines, the costliest first (as prefetch), each resolved replay
+// once: two names of one strategy would otherwise both miss the memo at
+// once and replay it twice.
+func prefetchResolved(jobs []resolvedJob) {
+	seen := map[string]bool{}
+	var once []resolvedJob
+	for _, j := range jobs {
+		_, _, key, err := resolveReplay(j.l, j.name, j.budget, j.seed)
+		if err != nil {
+			once = append(once, j) // the error surfaces when the test asks
+			continue
+		}
+		if !seen[key] {
+			seen[key] = true
+			once = append(once, j)
+		}
+	}
+	sort.SliceStable(once, func(i, k int) bool {
+		return len(once[i].l.Valid)*once[i].budget > len(once[k].l.Valid)*once[k].budget
+	})
+	parallelDo(len(once), func(i int) { _, _, _ = replayResolved(once[i].l, once[i].name, once[i].budget, once[i].seed) })
 }
