@@ -411,7 +411,7 @@ func (m *model) banditFamily(t *tracker) int {
 		n[f]++
 		total++
 		if t.ok[i] {
-			v := math.Log(t.score[i])
+			v := t.logScore[i]
 			best[f] = math.Min(best[f], v)
 			overall = math.Min(overall, v)
 		}

@@ -96,6 +96,29 @@ func (f forest) predict(p []int) (mean, sd float64) {
 	return mean, math.Sqrt(math.Max(0, sq/n-mean*mean))
 }
 
+// predictAll sets mean[i] and sd[i] to predict(pts[i]) for every point,
+// walking the trees one at a time over all the points: a tree's nodes stay
+// in the core's cache while it answers them all, where predict walks all
+// trees for each point. Each point's sums add the trees in the same order
+// as predict, so the answers are the same to the bit.
+func (f forest) predictAll(pts [][]int, mean, sd []float64) {
+	sum, sq := mean[:len(pts)], sd[:len(pts)]
+	clear(sum)
+	clear(sq)
+	for _, t := range f.trees {
+		for i, p := range pts {
+			v := t.predict(p)
+			sum[i] += v
+			sq[i] += v * v
+		}
+	}
+	n := float64(len(f.trees))
+	for i := range pts {
+		mu := sum[i] / n
+		mean[i], sd[i] = mu, math.Sqrt(math.Max(0, sq[i]/n-mu*mu))
+	}
+}
+
 func (t tree) predict(p []int) float64 {
 	nodes := t.nodes
 	nd := &nodes[0]
@@ -195,20 +218,20 @@ func (b *treeBuilder) bestSplit(sample []int) (param, cut int, isNamed, ok bool)
 			break
 		}
 		tried++
-		// Sum and count of targets per value index.
+		// Sum and count of targets per value index, in one pass over the
+		// sample (the scratch spans every value; the splits read up to
+		// the sample's largest).
 		col := b.col[d]
-		maxV := 0
-		for _, i := range sample {
-			maxV = max(maxV, int(col[i]))
-		}
-		sum, cnt := b.sum[:maxV+1], b.cnt[:maxV+1]
-		clear(sum)
-		clear(cnt)
+		clear(b.sum)
+		clear(b.cnt)
+		maxV := int32(0)
 		for _, i := range sample {
 			v := col[i]
-			sum[v] += b.y[i]
-			cnt[v]++
+			maxV = max(maxV, v)
+			b.sum[v] += b.y[i]
+			b.cnt[v]++
 		}
+		sum, cnt := b.sum[:maxV+1], b.cnt[:maxV+1]
 		gain := func(ls float64, lc int) float64 {
 			rc := len(sample) - lc
 			if lc < forestMinLeaf || rc < forestMinLeaf {
@@ -228,7 +251,7 @@ func (b *treeBuilder) bestSplit(sample []int) (param, cut int, isNamed, ok bool)
 		}
 		var ls float64
 		lc := 0
-		for v := 0; v < maxV; v++ {
+		for v := 0; v < int(maxV); v++ {
 			ls += sum[v]
 			lc += cnt[v]
 			if cnt[v] == 0 {

@@ -194,7 +194,7 @@ func fitGPWith(t *tracker, skipFailed, transform bool) *gpFit {
 	worst, passed := math.Inf(-1), 0
 	for i, ok := range t.ok {
 		if ok {
-			worst = math.Max(worst, math.Log(t.score[i]))
+			worst = math.Max(worst, t.logScore[i])
 			passed++
 		}
 	}
@@ -209,7 +209,7 @@ func fitGPWith(t *tracker, skipFailed, transform bool) *gpFit {
 		}
 		x = append(x, i)
 		if t.ok[i] {
-			y = append(y, math.Log(t.score[i]))
+			y = append(y, t.logScore[i])
 		} else {
 			y = append(y, worst+math.Log(failedPenaltyFactor))
 		}

@@ -83,7 +83,8 @@ func TestGPFindsTheBowlsBottom(t *testing.T) {
 			tr.proposed[i] = true // never measured: the bottom stays unknown
 			continue
 		}
-		tr.seen[i], tr.ok[i], tr.score[i] = true, true, l.Lookup(lat.valid[i]).ScoreUS
+		tr.seen[i] = true
+		tr.setOK(i, l.Lookup(lat.valid[i]).ScoreUS)
 		n++
 	}
 	g := fitGP(&tr)
@@ -136,7 +137,8 @@ func TestGPPolishPick(t *testing.T) {
 	tr := newTracker(lat)
 	measure := func(delta ...int) {
 		i := at(delta...)
-		tr.seen[i], tr.ok[i], tr.score[i] = true, true, l.Lookup(lat.valid[i]).ScoreUS
+		tr.seen[i] = true
+		tr.setOK(i, l.Lookup(lat.valid[i]).ScoreUS)
 	}
 	if got := gpPick(&tr, true); got >= 0 {
 		t.Fatalf("pick %v with nothing measured, want none", lat.idx[got])
@@ -372,7 +374,8 @@ func TestGPPickBoxCox(t *testing.T) {
 	s := newSampler(len(lat.valid), 3)
 	for range 8 {
 		i := s.next(&tr)
-		tr.seen[i], tr.ok[i], tr.score[i] = true, true, l.Lookup(lat.valid[i]).ScoreUS
+		tr.seen[i] = true
+		tr.setOK(i, l.Lookup(lat.valid[i]).ScoreUS)
 	}
 	var y []float64
 	for i, seen := range tr.seen {

@@ -329,7 +329,7 @@ func (p *pattern) restart() []space.Config {
 		// one a parameter or two from a needle is where a poll
 		// finds it (see TestTenthBudget's agmm 16384 landscape).
 		if j := p.model.pick(&p.t); j >= 0 {
-			if r := p.t.bestUnused(p.centres); r >= 0 && math.Log(p.t.score[r]) <= p.model.predicted[j] {
+			if r := p.t.bestUnused(p.centres); r >= 0 && p.t.logScore[r] <= p.model.predicted[j] {
 				p.centre = r
 				p.centres[r] = true
 				return nil

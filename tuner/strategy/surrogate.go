@@ -164,7 +164,7 @@ func (m *model) pickFor(t *tracker, interjected bool) int {
 	worst, passed := math.Inf(-1), 0
 	for i, ok := range t.ok {
 		if ok {
-			worst = math.Max(worst, math.Log(t.score[i]))
+			worst = math.Max(worst, t.logScore[i])
 			passed++
 		}
 	}
@@ -184,10 +184,9 @@ func (m *model) pickFor(t *tracker, interjected bool) int {
 		m.mean = make([]float64, len(t.lat.valid))
 		m.sd = make([]float64, len(t.lat.valid))
 		parallelRanges(len(m.predicted), func(lo, hi int) {
+			f.predictAll(t.lat.idx[lo:hi], m.mean[lo:hi], m.sd[lo:hi])
 			for i := lo; i < hi; i++ {
-				mean, sd := f.predict(t.lat.idx[i])
-				m.predicted[i] = mean - surrogateKappa*sd
-				m.mean[i], m.sd[i] = mean, sd
+				m.predicted[i] = m.mean[i] - surrogateKappa*m.sd[i]
 			}
 		})
 	}
@@ -370,7 +369,7 @@ func (m *model) negEI(t *tracker) []float64 {
 	best := math.Inf(1)
 	for i, ok := range t.ok {
 		if ok {
-			best = math.Min(best, math.Log(t.score[i]))
+			best = math.Min(best, t.logScore[i])
 		}
 	}
 	out := make([]float64, len(m.mean))
@@ -413,7 +412,7 @@ func (m *model) fit(t *tracker, worst float64) forest {
 		}
 		x = append(x, t.lat.idx[i])
 		if t.ok[i] {
-			y = append(y, math.Log(t.score[i]))
+			y = append(y, t.logScore[i])
 		} else {
 			y = append(y, worst+math.Log(failedPenaltyFactor))
 		}

@@ -18,13 +18,19 @@ type tracker struct {
 	seen     []bool    // measured
 	ok       []bool    // measured and OK
 	score    []float64 // best OK score
+	logScore []float64 // math.Log(score): the models read it for every OK config at every pick
 	proposed []bool    // handed to the host (measured or not yet)
 	used     int       // configs seen or proposed
 }
 
 func newTracker(l *lattice) tracker {
 	n := len(l.valid)
-	return tracker{lat: l, seen: make([]bool, n), ok: make([]bool, n), score: make([]float64, n), proposed: make([]bool, n)}
+	return tracker{lat: l, seen: make([]bool, n), ok: make([]bool, n), score: make([]float64, n), logScore: make([]float64, n), proposed: make([]bool, n)}
+}
+
+// setOK records OK score s for config i (ingest's best of its measurements).
+func (t *tracker) setOK(i int, s float64) {
+	t.ok[i], t.score[i], t.logScore[i] = true, s, math.Log(s)
 }
 
 // ingest consumes history entries not yet seen. Observations of configs
@@ -45,8 +51,7 @@ func (t *tracker) ingest(history []Observation) {
 		}
 		t.seen[i] = true
 		if o.OK && !math.IsNaN(o.ScoreUS) && (!t.ok[i] || o.ScoreUS < t.score[i]) {
-			t.ok[i] = true
-			t.score[i] = o.ScoreUS
+			t.setOK(i, o.ScoreUS)
 		}
 	}
 	t.n = len(history)
@@ -124,7 +129,7 @@ func (t *tracker) mainEffects() [][]float64 {
 		if !ok {
 			continue
 		}
-		y := math.Log(t.score[i])
+		y := t.logScore[i]
 		total += y
 		count++
 		for d, v := range l.idx[i] {
