@@ -21,17 +21,19 @@ type tree struct {
 	nodes []treeNode
 }
 
-// treeNode is a leaf when left < 0; otherwise points with
-// idx[param] <= cut (ordered) or == cut (named) go left.
+// treeNode is a leaf when left < 0; otherwise points with lo <=
+// idx[param] <= hi go left: an ordered split at cut has lo at the least
+// int32 and hi = cut, a named one on value cut has lo = hi = cut. One test
+// for both kinds, without a branch on the kind.
 //
 // Fields are int32 to keep a node in 32 bytes: predict walks every tree
 // for every valid config after each fit, and the nodes' cache footprint
 // was most of its time.
 type treeNode struct {
 	value       float64
-	param, cut  int32
+	param       int32
+	lo, hi      int32
 	left, right int32
-	named       bool
 }
 
 // Forest shape. Kernel spaces have a handful of parameters and the model
@@ -133,10 +135,8 @@ func (t tree) predict(p []int) float64 {
 }
 
 func (nd *treeNode) goesLeft(p []int) bool {
-	if nd.named {
-		return p[nd.param] == int(nd.cut)
-	}
-	return p[nd.param] <= int(nd.cut)
+	x := p[nd.param]
+	return int(nd.lo) <= x && x <= int(nd.hi)
 }
 
 type treeBuilder struct {
@@ -188,7 +188,10 @@ func (b *treeBuilder) grow(sample []int, depth int) int {
 	r := b.grow(sample[nl:], depth+1)
 	nd := &b.nodes[id]
 	nd.left, nd.right = int32(l), int32(r)
-	nd.param, nd.cut, nd.named = int32(param), int32(cut), isNamed
+	nd.param, nd.lo, nd.hi = int32(param), math.MinInt32, int32(cut)
+	if isNamed {
+		nd.lo = int32(cut)
+	}
 	return id
 }
 
