@@ -233,12 +233,13 @@ func compileVariants(t *testing.T, tiles []Tile) []compileVariant {
 	mn := tiles[0]
 	mn.BKMajor = false
 	vs = append(vs, compileVariant{tile: mn, f: bf16})
-	seen := map[string]bool{}
+	// By the whole variant, not its name: a tile's name leaves out its
+	// peer buffers, which change the compile.
+	seen := map[compileVariant]bool{}
 	once := vs[:0]
 	for _, v := range vs {
-		key := fmt.Sprintf("%v %v %v", v.tile, v.f, v.epilogue)
-		if !seen[key] {
-			seen[key] = true
+		if !seen[v] {
+			seen[v] = true
 			once = append(once, v)
 		}
 	}
