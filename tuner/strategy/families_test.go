@@ -89,7 +89,7 @@ func TestBudgetMeasuresEveryFamily(t *testing.T) {
 		for _, name := range names {
 			for seed := int64(1); seed <= 3; seed++ {
 				jobs = append(jobs, resolvedJob{l, name, n, seed})
-				if wide := int(float64(n)/banditDesignShare + 0.5); (name == Auto || name == Bandit) && wide < len(l.Valid) {
+				if wide := firstPassBudget(n); (name == Auto || name == Bandit) && wide < len(l.Valid) {
 					jobs = append(jobs, resolvedJob{l, name, wide, seed})
 				}
 			}
@@ -113,7 +113,7 @@ func TestBudgetMeasuresEveryFamily(t *testing.T) {
 					if missing := valuesMissed(lat, fs, h); missing != "" {
 						t.Errorf("%s on %s seed %d: %d trials measured no config with %s", name, filepath.Base(l.Path), seed, len(h), missing)
 					}
-					wide := int(float64(n)/banditDesignShare + 0.5)
+					wide := firstPassBudget(n)
 					if wide >= len(l.Valid) {
 						// Four times the families is the whole space
 						// here (1 x H200's world-1 agmm at 256 rows:
@@ -218,3 +218,7 @@ func TestCoverage(t *testing.T) {
 		t.Errorf("shortList of %d: %q", len(many), got)
 	}
 }
+
+// firstPassBudget is the budget at which the bandit's first pass measures
+// every one of n families (1/banditDesignShare times theirs, rounded).
+func firstPassBudget(n int) int { return int(float64(n)/banditDesignShare + 0.5) }

@@ -85,17 +85,11 @@ func fitForest(x [][]int, y []float64, named []bool, rng *rand.Rand) forest {
 }
 
 // predict returns the mean and the standard deviation over the trees of
-// the prediction for point p.
+// the prediction for point p (predictAll's answer for one point).
 func (f forest) predict(p []int) (mean, sd float64) {
-	var sum, sq float64
-	for _, t := range f.trees {
-		v := t.predict(p)
-		sum += v
-		sq += v * v
-	}
-	n := float64(len(f.trees))
-	mean = sum / n
-	return mean, math.Sqrt(math.Max(0, sq/n-mean*mean))
+	var m, s [1]float64
+	f.predictAll([][]int{p}, m[:], s[:])
+	return m[0], s[0]
 }
 
 // predictAll sets mean[i] and sd[i] to predict(pts[i]) for every point,
