@@ -1,4 +1,7 @@
 #!/bin/bash
+# Ran as planned on 2026-12-07, 15:05-15:09 UTC, on 1 x NVIDIA H100 80GB HBM3 (driver 580.159.04, 700 W):
+#   DEADLINE=300 bash bench/results/PLANNED-offsector-wide-1024/run.sh   (14 shapes, 265 s; bundle: main at 06b5970)
+# Results: ow.tgz beside this (verdict.md inside); the page is ../2026-12-07-h100-offsector-wide-1024.md.
 # PLANNED (written 2026-12-07 13:45 UTC, before any run; rename the folder to the day and card once it has
 # run). Issue 56, the H100's untuned rule at 1,024 rows where A's and B's rows start off 32-byte sectors:
 # since 09:55 it picks the clustered twin 128x128:s6:c2:g4:cl2 there (2026-12-07-h100-offsector-cl2.md).
