@@ -302,11 +302,22 @@ func setKnobs(t *testing.T) {
 			gpOutsideSkipsFailed = v != 0
 		case "gpout":
 			banditGPOutside = int(v)
+		case "tinyclasses":
+			tinyClasses = v != 0
+		case "tinydefc":
+			// screening only: the default's centre under tinyclasses
+			tinyDefCentreOn = v != 0
+		case "tinyrho":
+			// a second rho besides 0.5 under tinyclasses (0: 0.5 alone)
+			tinyRhoGrid = []float64{0.5}
+			if v > 0 {
+				tinyRhoGrid = []float64{v, 0.5}
+			}
 		case "tinygp":
 			banditTinyGP = int(v)
 		default:
 			t.Fatalf("-fit-knobs: unknown knob %q", k)
 		}
 	}
-	t.Logf("knobs: share=%g interject=%d min=%d every=%d c=%g ei=%v firstcap=%v probes=%d ts=%v tinygp=%d gpkappa=%g famlocal=%v gpout=%d gpboxcox=%v far=%v gpapart=%d", banditDesignShare, banditInterject, banditMinTrials, banditEvery, banditC, banditEI, firstPassCapped, banditProbes, banditTS, banditTinyGP, gpKappa, banditFamLocal, banditGPOutside, gpBoxCox, banditFar, banditGPApart)
+	t.Logf("knobs: share=%g interject=%d min=%d every=%d c=%g ei=%v firstcap=%v probes=%d ts=%v tinygp=%d gpkappa=%g famlocal=%v gpout=%d gpboxcox=%v far=%v gpapart=%d tinyclasses=%v", banditDesignShare, banditInterject, banditMinTrials, banditEvery, banditC, banditEI, firstPassCapped, banditProbes, banditTS, banditTinyGP, gpKappa, banditFamLocal, banditGPOutside, gpBoxCox, banditFar, banditGPApart, tinyClasses)
 }

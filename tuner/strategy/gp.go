@@ -191,6 +191,11 @@ func fitGPSkipping(t *tracker, skipFailed bool) *gpFit { return fitGPWith(t, ski
 // fitting the Box-Cox transform of the scores (see gpBoxCox) with
 // transform.
 func fitGPWith(t *tracker, skipFailed, transform bool) *gpFit {
+	return fitGPRhos(t, skipFailed, transform, gpRhoGrid)
+}
+
+// fitGPRhos is fitGPWith, choosing rho from rhos (see tinyClasses).
+func fitGPRhos(t *tracker, skipFailed, transform bool, rhos []float64) *gpFit {
 	worst, passed := math.Inf(-1), 0
 	for i, ok := range t.ok {
 		if ok {
@@ -239,7 +244,7 @@ func fitGPWith(t *tracker, skipFailed, transform bool) *gpFit {
 	bestLL := math.Inf(-1)
 	n := len(x)
 	for _, ell := range gpEllGrid {
-		for _, rho := range gpRhoGrid {
+		for _, rho := range rhos {
 			// The kernel's matrix, once for every noise level.
 			kern := newGPFit(t.lat, ell, rho)
 			base := make([][]float64, n)

@@ -245,6 +245,9 @@ func (p *pattern) Next(history []Observation) []space.Config {
 		if !p.sampled {
 			p.sampled = true
 			if out := p.s.initial(&p.t, p.budget, p.coverValues(p.budget), p.firstPassSize(), p.spreadFloor()); len(out) > 0 {
+				if i := p.defCentre(); i >= 0 {
+					out = append(out, p.t.propose(i))
+				}
 				return out
 			}
 			continue
@@ -264,7 +267,7 @@ func (p *pattern) Next(history []Observation) []space.Config {
 			p.gpAsked++
 			if p.gpAsked%p.gpEvery == 0 {
 				// The budget's last trials polish: see gpPolish.
-				if i := gpPick(&p.t, p.budget-p.t.used <= gpPolish); i >= 0 {
+				if i := gpPickFrom(&p.t, tinyGPFit(&p.t), p.budget-p.t.used <= gpPolish); i >= 0 {
 					return []space.Config{p.t.propose(i)}
 				}
 			}
