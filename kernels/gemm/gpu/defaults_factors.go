@@ -85,7 +85,7 @@ var cardTileEfficiency = []cardFactors{
 		fp8: map[string]float64{
 			"128x128:s6:c2:g4:pp": 0.889,
 		},
-		offSectorTwin: true},
+		offSectorTwin: true, offSectorFill: true},
 }
 
 // cardFactors is one card's tile factors, for names holding part: bf16
@@ -98,6 +98,10 @@ type cardFactors struct {
 	// offSectorTwin: the card's rule runs the ping-pong pick as its
 	// clustered twin where rows start off 32-byte sectors (defaultTile).
 	offSectorTwin bool
+	// offSectorFill: where the twin would run, 128x256 in clusters of
+	// two runs instead if its tiles fill the card (wideFills; held out
+	// on the H100 alone).
+	offSectorFill bool
 }
 
 // card is the first cardTileEfficiency entry whose part d's name holds.

@@ -78,29 +78,49 @@ func TestCardFactors(t *testing.T) {
 // TestOffSectorTwin: on an H100 the untuned tile of a plain product is the
 // ping-pong pick's clustered twin on the 20 shapes its held-out run timed
 // (bench/results/2026-12-07-h100-offsector-cl2.md: rows off 32-byte
-// sectors, 256-1,024 rows, a multiple of 256), and the ping-pong tile
-// everywhere outside that scope and on other cards; the twin runs the
-// fused kernels wherever it is picked.
+// sectors, 256-1,024 rows, a multiple of 256) where 128x256 tiles would not
+// fill the card, and 128x256 in clusters of two where they would
+// (wideFills: the 16 shapes of 2026-12-07-h100-offsector-fill.md, and the
+// 1,024-row ones of -offsector-wide-1024.md it was read from); the
+// ping-pong tile everywhere outside that scope and on other cards; the twin
+// runs the fused kernels wherever it is picked.
 func TestOffSectorTwin(t *testing.T) {
 	h100 := Device{Name: "NVIDIA H100 80GB HBM3", SMs: 132}
+	const wide = "128x256:s4:c2:g8:cl2"
 	judged := []struct {
 		dtype   string
 		m, n, k int
+		h100    string
 	}{
-		{"e4m3", 256, 23552, 6224}, {"e4m3", 256, 22528, 3088}, {"e4m3", 256, 22528, 8240},
-		{"e4m3", 512, 4096, 6224}, {"e4m3", 512, 4096, 14416}, {"e4m3", 512, 3072, 3184},
-		{"e4m3", 768, 2048, 12368}, {"e4m3", 768, 2048, 2096}, {"e4m3", 768, 35840, 4144},
-		{"e4m3", 1024, 2048, 8304}, {"e4m3", 1024, 2048, 4176}, {"e4m3", 1024, 6144, 2064},
-		{"bf16", 256, 24576, 3096}, {"bf16", 256, 22528, 1592}, {"bf16", 512, 12288, 6168},
-		{"bf16", 512, 4096, 6200}, {"bf16", 768, 2048, 3096}, {"bf16", 768, 2048, 4136},
-		{"bf16", 1024, 2048, 4136}, {"bf16", 1024, 6144, 7192},
+		// offsector-cl2's 20 shapes: 64 (512 x 4096) to 48 (768 x 2048)
+		// wide tiles stay with the twin; 184-1,120 take the wide tile.
+		{"e4m3", 256, 23552, 6224, wide}, {"e4m3", 256, 22528, 3088, wide}, {"e4m3", 256, 22528, 8240, wide},
+		{"e4m3", 512, 4096, 6224, ppClusterTwin}, {"e4m3", 512, 4096, 14416, ppClusterTwin},
+		{"e4m3", 512, 3072, 3184, ppClusterTwin}, {"e4m3", 768, 2048, 12368, ppClusterTwin},
+		{"e4m3", 768, 2048, 2096, ppClusterTwin}, {"e4m3", 768, 35840, 4144, wide},
+		{"e4m3", 1024, 2048, 8304, ppClusterTwin}, {"e4m3", 1024, 2048, 4176, ppClusterTwin},
+		{"e4m3", 1024, 6144, 2064, wide},
+		{"bf16", 256, 24576, 3096, wide}, {"bf16", 256, 22528, 1592, wide}, {"bf16", 512, 12288, 6168, wide},
+		{"bf16", 512, 4096, 6200, ppClusterTwin}, {"bf16", 768, 2048, 3096, ppClusterTwin},
+		{"bf16", 768, 2048, 4136, ppClusterTwin}, {"bf16", 1024, 2048, 4136, ppClusterTwin},
+		{"bf16", 1024, 6144, 7192, wide},
+		// offsector-fill's judged shapes (wide) and controls (the twin).
+		{"e4m3", 256, 22528, 3152, wide}, {"e4m3", 256, 23552, 12400, wide}, {"e4m3", 256, 24576, 2064, wide},
+		{"e4m3", 512, 11264, 3120, wide}, {"e4m3", 512, 12288, 3152, wide}, {"e4m3", 768, 35840, 6256, wide},
+		{"e4m3", 256, 22528, 4208, wide}, {"e4m3", 256, 23552, 4208, wide},
+		{"bf16", 256, 22528, 2056, wide}, {"bf16", 256, 23552, 1544, wide}, {"bf16", 256, 24576, 1080, wide},
+		{"bf16", 512, 11264, 6184, wide}, {"bf16", 512, 12288, 1048, wide}, {"bf16", 256, 22528, 3128, wide},
+		{"bf16", 256, 23552, 4152, wide}, {"bf16", 256, 24576, 4120, wide},
+		{"e4m3", 512, 3072, 14416, ppClusterTwin}, {"e4m3", 512, 4096, 4144, ppClusterTwin},
+		{"e4m3", 768, 2048, 8240, ppClusterTwin}, {"bf16", 512, 3072, 2104, ppClusterTwin},
+		{"bf16", 512, 4096, 2056, ppClusterTwin}, {"bf16", 768, 2048, 6152, ppClusterTwin},
 	}
 	for _, s := range judged {
 		p := problemOf(t, s.m, s.n, s.k, 1, s.dtype)
 		for _, c := range []struct {
 			dev  Device
 			want string
-		}{{h100, ppClusterTwin}, {h200, ppTile}, {Device{Name: "Some GPU", SMs: 132}, ppTile}} {
+		}{{h100, s.h100}, {h200, ppTile}, {Device{Name: "Some GPU", SMs: 132}, ppTile}} {
 			if got := DefaultTileFor(VariantAGMM, p, c.dev).String(); got != c.want {
 				t.Errorf("%s %dx%dx%d on %q: %s, want %s", s.dtype, s.m, s.n, s.k, c.dev.Name, got, c.want)
 			}
@@ -117,7 +137,7 @@ func TestOffSectorTwin(t *testing.T) {
 		{512, 4096, 3104, false, ppTile},  // bf16 rows of 6,208 bytes
 		{384, 4096, 4144, true, ppTile},   // three 128-row tiles: a cluster of two would straddle the edge
 		{2048, 3072, 3112, false, ppTile}, // more rows than the run timed
-		{1024, 6144, 2064, true, ppClusterTwin},
+		{1024, 2048, 4176, true, ppClusterTwin},
 	} {
 		got := DefaultTile(tc.m, tc.n, tc.k, h100, tc.fp8)
 		if ref := DefaultTile(tc.m, tc.n, tc.k, h200, tc.fp8); ref.String() != ppTile {

@@ -323,6 +323,9 @@ func defaultTile(m, n, k int, d Device, fp8 bool) (hopper.Tile, float64) {
 	}
 	if cf, ok := d.card(); ok && cf.offSectorTwin && offSectors && best.String() == ppTile &&
 		m%offSectorTwinRows == 0 && m <= offSectorTwinMaxRows {
+		if cf.offSectorFill && wideFills(m, n, sms) {
+			return family(), bestCost
+		}
 		twin, err := hopper.ParseTile(ppClusterTwin)
 		if err != nil {
 			panic("gpu: ppClusterTwin " + ppClusterTwin + ": " + err.Error())
@@ -330,6 +333,21 @@ func defaultTile(m, n, k int, d Device, fp8 bool) (hopper.Tile, float64) {
 		return twin, bestCost
 	}
 	return best, bestCost
+}
+
+// wideFills says whether 128x256 tiles of an m x n product fill sms SMs at
+// least once. Where the H100's rule would run the clustered twin, it runs
+// 128x256 in clusters of two (the family tile) instead where they do: off
+// sectors that tile requests a third fewer rows of A and B per output than
+// the twin (B multicast over a pair), which pays once no SM idles. Read at
+// 1,024 rows (bench/results/2026-12-07-h100-offsector-wide-1024.md: lost
+// at 64 tiles, won 1.07-1.19 from 192) and held out at 256-768 rows on 16
+// shapes no run had timed (2026-12-07-h100-offsector-fill.md, rule
+// written before the run): FP8 row scales 6 of 8 at or above the twin,
+// geometric mean 1.042, worst 0.960; bf16 7 of 8, 1.025, worst 0.962;
+// below one fill, 6 controls 0.77-0.84.
+func wideFills(m, n, sms int) bool {
+	return (m+127)/128*((n+255)/256) >= sms
 }
 
 // ppTile is the 128-row ping-pong candidate (smallTiles) and

@@ -1,4 +1,4 @@
-"""How run.sh's held-out shapes were chosen (2026-12-07 15:20 UTC, before any run), for the record:
+"""How run.sh's held-out shapes were chosen (2026-12-07 15:05 UTC, before any run; committed in acbd046 at 15:11), for the record:
 
   python3 pick.py ../2026-12-07-h100-offsector-cl2/grid-pp.txt.gz > shapes.txt
 

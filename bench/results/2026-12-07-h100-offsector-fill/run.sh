@@ -1,5 +1,8 @@
 #!/bin/bash
-# PLANNED (written 2026-12-07 15:25 UTC, before any run; rename the folder to the day and card once it has
+# Ran as planned on 2026-12-07, 15:24-15:31 UTC, on 1 x NVIDIA H100 80GB HBM3 (driver 580.159.04, 700 W):
+#   DEADLINE=$((540-SECONDS)) bash bench/results/PLANNED-offsector-fill/run.sh   (22 shapes, 417 s; bundle: main at 06b5970)
+# Results: ofill.tgz beside this (verdict.md inside); the page is ../2026-12-07-h100-offsector-fill.md.
+# PLANNED (written 2026-12-07 15:10 UTC, committed in acbd046 at 15:11, before any run; rename the folder to the day and card once it has
 # run). Issue 56, the H100's untuned rule where A's and B's rows start off 32-byte sectors: at a multiple of
 # 256 rows up to 1,024 it picks the clustered twin 128x128:s6:c2:g4:cl2 there (2026-12-07-h100-offsector-cl2.md).
 # Read after offsector-wide-1024 (2026-12-07-h100-offsector-wide-1024.md, not judged there): at 1,024 rows
