@@ -8,7 +8,8 @@
 # (2026-12-07-h100-offsector-fill.md). Does a wider unclustered tile beat the ping-pong one here?
 #
 # A screen, not a rule: nothing goes to main from this run. An H100 (elsewhere it stops at once). One call,
-# about 300 s: the 12 shapes of shapes.txt (pick.py, before the run: two a dtype and M), each with four tiles:
+# about 300 s (a short call covers the first six, one a group): the 12 shapes of shapes.txt (pick.py, before the
+# run: two a dtype and M), each with four tiles:
 # the untuned one ("default", the ping-pong tile), 128x256:s4:c2:g8, 128x224:s5:c2:g16, 128x160:s6:c2:g8; FP8
 # with row scales against cuBLASLt FP8 alone (lean), 1 s windows, two rounds a shape (the second balanced).
 # Questions, fixed before the run (read from gemmalone_table.py's table, table.md):
