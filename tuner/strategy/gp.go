@@ -43,8 +43,18 @@ type gpDim struct {
 
 // newGPFit returns a process over lat with the kernel's hyperparameters.
 func newGPFit(lat *lattice, ell, rho float64) *gpFit {
+	return newGPFitEll(lat, ell, nil, rho)
+}
+
+// newGPFitEll is newGPFit with the length scale ells[k] for the k-th free
+// parameter where ells is not nil (see tinyARD).
+func newGPFitEll(lat *lattice, ell float64, ells []float64, rho float64) *gpFit {
 	g := &gpFit{lat: lat, ell: ell, rho: rho}
-	for _, d := range lat.free {
+	for k, d := range lat.free {
+		ell := ell
+		if ells != nil {
+			ell = ells[k]
+		}
 		dim := gpDim{d: d, categorical: lat.categorical(d)}
 		if !dim.categorical {
 			n := lat.size(d)
@@ -196,6 +206,34 @@ func fitGPWith(t *tracker, skipFailed, transform bool) *gpFit {
 
 // fitGPRhos is fitGPWith, choosing rho from rhos (see tinyClasses).
 func fitGPRhos(t *tracker, skipFailed, transform bool, rhos []float64) *gpFit {
+	return bestGP(fitGPAll(t, skipFailed, transform, rhos, nil))
+}
+
+// bestGP returns the process of greatest likelihood (the earliest among
+// equals), or nil.
+func bestGP(cs []gpCand) *gpFit {
+	var out *gpFit
+	bestLL := math.Inf(-1)
+	for _, c := range cs {
+		if c.ll > bestLL {
+			out, bestLL = c.g, c.ll
+		}
+	}
+	return out
+}
+
+// gpCand is one process of the hyperparameters' grid and its log marginal
+// likelihood (less the constant all share).
+type gpCand struct {
+	g  *gpFit
+	ll float64
+}
+
+// fitGPAll fits the process at every point of the grid (gpEllGrid, or the
+// free parameters' length scales ellSets where not nil; rhos;
+// gpNoiseGrid) whose kernel matrix is positive definite, in the grid's
+// order; nil when fewer than two configs passed.
+func fitGPAll(t *tracker, skipFailed, transform bool, rhos []float64, ellSets [][]float64) []gpCand {
 	worst, passed := math.Inf(-1), 0
 	for i, ok := range t.ok {
 		if ok {
@@ -240,13 +278,21 @@ func fitGPRhos(t *tracker, skipFailed, transform bool, rhos []float64) *gpFit {
 	for _, v := range ys {
 		best = math.Min(best, v)
 	}
-	var out *gpFit
-	bestLL := math.Inf(-1)
+	var out []gpCand
 	n := len(x)
-	for _, ell := range gpEllGrid {
+	if ellSets == nil {
+		for _, ell := range gpEllGrid {
+			ellSets = append(ellSets, []float64{ell})
+		}
+	}
+	for _, ells := range ellSets {
+		ell, per := ells[0], ells
+		if len(ells) == 1 {
+			per = nil
+		}
 		for _, rho := range rhos {
 			// The kernel's matrix, once for every noise level.
-			kern := newGPFit(t.lat, ell, rho)
+			kern := newGPFitEll(t.lat, ell, per, rho)
 			base := make([][]float64, n)
 			for i := range base {
 				base[i] = make([]float64, n)
@@ -255,7 +301,7 @@ func fitGPRhos(t *tracker, skipFailed, transform bool, rhos []float64) *gpFit {
 				}
 			}
 			for _, noise := range gpNoiseGrid {
-				g := newGPFit(t.lat, ell, rho)
+				g := newGPFitEll(t.lat, ell, per, rho)
 				g.x, g.mu, g.sd, g.best, g.lambda = x, mu, sd, best, lambda
 				k := make([][]float64, n)
 				for i := range k {
@@ -271,10 +317,8 @@ func fitGPRhos(t *tracker, skipFailed, transform bool, rhos []float64) *gpFit {
 				for i := range ys {
 					ll -= 0.5*ys[i]*alpha[i] + math.Log(chol[i][i])
 				}
-				if ll > bestLL {
-					g.chol, g.alpha = chol, alpha
-					out, bestLL = g, ll
-				}
+				g.chol, g.alpha = chol, alpha
+				out = append(out, gpCand{g, ll})
 			}
 		}
 	}
