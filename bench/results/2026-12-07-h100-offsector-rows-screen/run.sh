@@ -1,6 +1,7 @@
 #!/bin/bash
-# PLANNED (written 2026-12-07 15:50 UTC, before any run; rename the folder to the day and card once it has
-# run). Issue 56, the H100's untuned rule where rows start off 32-byte sectors, at the rows where no cluster
+# Ran as planned on 1 x H100 (written 2026-12-07 15:50 UTC, before any run): 19:12-19:16 UTC, shapes 1-7 of
+# shapes.txt (DEADLINE 230 s; orows.tgz), then on the same warm machine 19:16-19:19 shapes 8-12 (this script
+# copied to /tmp with shapes.txt's last five lines and R=/tmp/orows2; orows2.tgz). Issue 56, the H100's untuned rule where rows start off 32-byte sectors, at the rows where no cluster
 # of two fits whole (128, 320, 384): the rule keeps the ping-pong tile 128x128:s6:c2:g4:pp there. Off sectors
 # L2 tag requests limit our kernel (2026-12-07-h100-ncu-offsector.md) and per 128 x 128 of output and K step
 # the ping-pong tile requests 256 rows of A and B, 128x256 192, 128x224 about 199, 128x160 230. Where
