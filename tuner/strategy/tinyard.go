@@ -37,10 +37,20 @@ var tinyARD = true
 // tinyARDMin: measured configs per free parameter before tinyARD acts.
 const tinyARDMin = 3
 
+// tinyARDMaxSets bounds the grid: it grows as 3 to the number of ordered
+// parameters, and every pick fits the process once per set (with rho and
+// noise), so a GPU space of eight sizes at a tiny budget would fit 6,561
+// kernels a pick (CI's TestBudgetMeasuresEveryFamily went from 51 s to
+// 168 s). Past the bound the process keeps one scale for all, as with
+// tinyARD off; the 190-config spaces it was judged on have 3 ordered
+// parameters (27 sets), so their judged runs are unchanged.
+const tinyARDMaxSets = 81
+
 // tinyEllSets returns the length scales' grid of the tiny budgets'
 // process for t: nil (gpEllGrid, one scale for all) unless tinyARD acts,
 // else every combination of gpEllGrid over the ordered free parameters
-// (a categorical one takes gpEllGrid's first, unused).
+// (a categorical one takes gpEllGrid's first, unused); nil too where the
+// combinations would pass tinyARDMaxSets.
 func tinyEllSets(t *tracker) [][]float64 {
 	if !tinyARD {
 		return nil
@@ -53,6 +63,15 @@ func tinyEllSets(t *tracker) [][]float64 {
 	}
 	lat := t.lat
 	if n < tinyARDMin*len(lat.free) {
+		return nil
+	}
+	combos := 1
+	for _, d := range lat.free {
+		if !lat.categorical(d) {
+			combos *= len(gpEllGrid)
+		}
+	}
+	if combos > tinyARDMaxSets {
 		return nil
 	}
 	sets := [][]float64{nil}

@@ -1,6 +1,7 @@
 package strategy
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/symmtune/symmtune/space"
@@ -102,5 +103,41 @@ func TestTinyARDScales(t *testing.T) {
 		if !on && steep != flat {
 			t.Errorf("off: one step along steep %g, along flat %g; want equal", steep, flat)
 		}
+	}
+}
+
+// TestTinyEllSetsBounded: past tinyARDMaxSets combinations (five ordered
+// sizes: 243) the process keeps one scale for all, however many configs
+// it holds; at four (81) it still gets a scale each.
+func TestTinyEllSetsBounded(t *testing.T) {
+	for _, tc := range []struct {
+		sizes int
+		want  int // sets; 0: nil
+	}{
+		{4, 81},
+		{5, 0},
+	} {
+		t.Run(fmt.Sprintf("%d sizes", tc.sizes), func(t *testing.T) {
+			var sp []space.Param
+			for i := 0; i < tc.sizes; i++ {
+				sp = append(sp, rangeParam(fmt.Sprintf("s%d", i), 3))
+			}
+			l := synth("bounded", sp, func(idx []int) outcome { return outcome{"ok", 100 + float64(idx[0])} })
+			lat, err := newLattice(l.Problem(12, 1))
+			if err != nil {
+				t.Fatal(err)
+			}
+			tr := newTracker(lat)
+			var hist []Observation
+			for _, c := range l.Valid[:tinyARDMin*len(lat.free)] {
+				hist = append(hist, l.Lookup(c))
+			}
+			tr.ingest(hist)
+			defer func(v bool) { tinyARD = v }(tinyARD)
+			tinyARD = true
+			if got := len(tinyEllSets(&tr)); got != tc.want {
+				t.Fatalf("%d free parameters: %d sets, want %d", len(lat.free), got, tc.want)
+			}
+		})
 	}
 }
