@@ -206,34 +206,15 @@ func fitGPWith(t *tracker, skipFailed, transform bool) *gpFit {
 
 // fitGPRhos is fitGPWith, choosing rho from rhos (see tinyClasses).
 func fitGPRhos(t *tracker, skipFailed, transform bool, rhos []float64) *gpFit {
-	return bestGP(fitGPAll(t, skipFailed, transform, rhos, nil))
+	return fitGPGrid(t, skipFailed, transform, rhos, nil)
 }
 
-// bestGP returns the process of greatest likelihood (the earliest among
-// equals), or nil.
-func bestGP(cs []gpCand) *gpFit {
-	var out *gpFit
-	bestLL := math.Inf(-1)
-	for _, c := range cs {
-		if c.ll > bestLL {
-			out, bestLL = c.g, c.ll
-		}
-	}
-	return out
-}
-
-// gpCand is one process of the hyperparameters' grid and its log marginal
-// likelihood (less the constant all share).
-type gpCand struct {
-	g  *gpFit
-	ll float64
-}
-
-// fitGPAll fits the process at every point of the grid (gpEllGrid, or the
+// fitGPGrid fits the process at every point of the grid (gpEllGrid, or the
 // free parameters' length scales ellSets where not nil; rhos;
-// gpNoiseGrid) whose kernel matrix is positive definite, in the grid's
-// order; nil when fewer than two configs passed.
-func fitGPAll(t *tracker, skipFailed, transform bool, rhos []float64, ellSets [][]float64) []gpCand {
+// gpNoiseGrid) whose kernel matrix is positive definite and returns the
+// one of greatest log marginal likelihood (the earliest in the grid's
+// order among equals); nil when fewer than two configs passed.
+func fitGPGrid(t *tracker, skipFailed, transform bool, rhos []float64, ellSets [][]float64) *gpFit {
 	worst, passed := math.Inf(-1), 0
 	for i, ok := range t.ok {
 		if ok {
@@ -278,7 +259,8 @@ func fitGPAll(t *tracker, skipFailed, transform bool, rhos []float64, ellSets []
 	for _, v := range ys {
 		best = math.Min(best, v)
 	}
-	var out []gpCand
+	var out *gpFit
+	bestLL := math.Inf(-1)
 	n := len(x)
 	if ellSets == nil {
 		for _, ell := range gpEllGrid {
@@ -317,8 +299,10 @@ func fitGPAll(t *tracker, skipFailed, transform bool, rhos []float64, ellSets []
 				for i := range ys {
 					ll -= 0.5*ys[i]*alpha[i] + math.Log(chol[i][i])
 				}
-				g.chol, g.alpha = chol, alpha
-				out = append(out, gpCand{g, ll})
+				if ll > bestLL {
+					g.chol, g.alpha = chol, alpha
+					out, bestLL = g, ll
+				}
 			}
 		}
 	}
