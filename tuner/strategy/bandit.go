@@ -377,9 +377,6 @@ func newBandit(p Problem) (Strategy, error) {
 	if pt.tinyBudget() {
 		pt.probes = banditProbes
 		pt.gpEvery = banditTinyGP
-		if tinyRival > 0 {
-			pt.rivalOwed = tinyRivalPicks[pt.tinyRivalTier()]
-		}
 	} else if pt.budget <= banditGPOutside {
 		pt.model.gpOutsideBelow = pt.budget
 	}

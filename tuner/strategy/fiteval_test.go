@@ -315,19 +315,11 @@ func setKnobs(t *testing.T) {
 			}
 		case "tinyard":
 			tinyARD = v != 0
-		case "tinyrival":
-			tinyRival = v
-		case "tinyrivalat20", "tinyrivalat10":
-			// screening only: the probes owed when the rival's pick comes
-			tinyRivalAt[map[string]int{"tinyrivalat20": 0, "tinyrivalat10": 1}[k]] = int(v)
-		case "tinyrivaln20", "tinyrivaln10":
-			// screening only: the rival's picks
-			tinyRivalPicks[map[string]int{"tinyrivaln20": 0, "tinyrivaln10": 1}[k]] = int(v)
 		case "tinygp":
 			banditTinyGP = int(v)
 		default:
 			t.Fatalf("-fit-knobs: unknown knob %q", k)
 		}
 	}
-	t.Logf("knobs: share=%g interject=%d min=%d every=%d c=%g ei=%v firstcap=%v probes=%d ts=%v tinygp=%d gpkappa=%g famlocal=%v gpout=%d gpboxcox=%v far=%v gpapart=%d tinyclasses=%v tinyard=%v tinyrival=%g at=%v picks=%v", banditDesignShare, banditInterject, banditMinTrials, banditEvery, banditC, banditEI, firstPassCapped, banditProbes, banditTS, banditTinyGP, gpKappa, banditFamLocal, banditGPOutside, gpBoxCox, banditFar, banditGPApart, tinyClasses, tinyARD, tinyRival, tinyRivalAt, tinyRivalPicks)
+	t.Logf("knobs: share=%g interject=%d min=%d every=%d c=%g ei=%v firstcap=%v probes=%d ts=%v tinygp=%d gpkappa=%g famlocal=%v gpout=%d gpboxcox=%v far=%v gpapart=%d tinyclasses=%v tinyard=%v", banditDesignShare, banditInterject, banditMinTrials, banditEvery, banditC, banditEI, firstPassCapped, banditProbes, banditTS, banditTinyGP, gpKappa, banditFamLocal, banditGPOutside, gpBoxCox, banditFar, banditGPApart, tinyClasses, tinyARD)
 }

@@ -72,8 +72,6 @@ type pattern struct {
 	// gpEvery-th step after the first pass a Gaussian process's pick
 	// (gpPick); gpAsked counts the steps.
 	gpEvery, gpAsked int
-	// rivalOwed: the rival class's picks still owed (tinyRival).
-	rivalOwed int
 }
 
 // coverValues reports whether the first pass stops at covering every
@@ -253,9 +251,6 @@ func (p *pattern) Next(history []Observation) []space.Config {
 				return out
 			}
 			continue
-		}
-		if i, ok := p.rivalStep(); ok {
-			return []space.Config{p.t.propose(i)}
 		}
 		if p.probes > 0 && p.restarts == 0 {
 			p.probes--
