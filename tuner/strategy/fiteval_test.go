@@ -315,13 +315,11 @@ func setKnobs(t *testing.T) {
 			}
 		case "tinyard":
 			tinyARD = v != 0
-		case "tinyclassmean":
-			tinyClassMean = v != 0
 		case "tinygp":
 			banditTinyGP = int(v)
 		default:
 			t.Fatalf("-fit-knobs: unknown knob %q", k)
 		}
 	}
-	t.Logf("knobs: share=%g interject=%d min=%d every=%d c=%g ei=%v firstcap=%v probes=%d ts=%v tinygp=%d gpkappa=%g famlocal=%v gpout=%d gpboxcox=%v far=%v gpapart=%d tinyclasses=%v tinyard=%v tinyclassmean=%v", banditDesignShare, banditInterject, banditMinTrials, banditEvery, banditC, banditEI, firstPassCapped, banditProbes, banditTS, banditTinyGP, gpKappa, banditFamLocal, banditGPOutside, gpBoxCox, banditFar, banditGPApart, tinyClasses, tinyARD, tinyClassMean)
+	t.Logf("knobs: share=%g interject=%d min=%d every=%d c=%g ei=%v firstcap=%v probes=%d ts=%v tinygp=%d gpkappa=%g famlocal=%v gpout=%d gpboxcox=%v far=%v gpapart=%d tinyclasses=%v tinyard=%v", banditDesignShare, banditInterject, banditMinTrials, banditEvery, banditC, banditEI, firstPassCapped, banditProbes, banditTS, banditTinyGP, gpKappa, banditFamLocal, banditGPOutside, gpBoxCox, banditFar, banditGPApart, tinyClasses, tinyARD)
 }

@@ -26,10 +26,7 @@ type gpFit struct {
 	lambda float64
 	best   float64 // the best standardised y
 	dims   []gpDim // the kernel's terms, one per free parameter
-	// prior: the prior mean of every valid config (standardised; nil: 0
-	// for all; see tinyClassMean).
-	prior []float64
-	ks, v []float64
+	ks, v  []float64
 }
 
 // gpDim is one free parameter's term of the kernel: for an ordered one the
@@ -218,12 +215,6 @@ func fitGPRhos(t *tracker, skipFailed, transform bool, rhos []float64) *gpFit {
 // one of greatest log marginal likelihood (the earliest in the grid's
 // order among equals); nil when fewer than two configs passed.
 func fitGPGrid(t *tracker, skipFailed, transform bool, rhos []float64, ellSets [][]float64) *gpFit {
-	return fitGPPrior(t, skipFailed, transform, rhos, ellSets, false)
-}
-
-// fitGPPrior is fitGPGrid, with a prior mean per class where classMean
-// (see tinyClassMean).
-func fitGPPrior(t *tracker, skipFailed, transform bool, rhos []float64, ellSets [][]float64, classMean bool) *gpFit {
 	worst, passed := math.Inf(-1), 0
 	for i, ok := range t.ok {
 		if ok {
@@ -268,10 +259,6 @@ func fitGPPrior(t *tracker, skipFailed, transform bool, rhos []float64, ellSets 
 	for _, v := range ys {
 		best = math.Min(best, v)
 	}
-	var prior []float64
-	if classMean {
-		ys, prior = classPrior(t.lat, x, ys)
-	}
 	var out *gpFit
 	bestLL := math.Inf(-1)
 	n := len(x)
@@ -297,7 +284,7 @@ func fitGPPrior(t *tracker, skipFailed, transform bool, rhos []float64, ellSets 
 			}
 			for _, noise := range gpNoiseGrid {
 				g := newGPFitEll(t.lat, ell, per, rho)
-				g.x, g.mu, g.sd, g.best, g.lambda, g.prior = x, mu, sd, best, lambda, prior
+				g.x, g.mu, g.sd, g.best, g.lambda = x, mu, sd, best, lambda
 				k := make([][]float64, n)
 				for i := range k {
 					k[i] = slices.Clone(base[i])
@@ -330,9 +317,6 @@ func (g *gpFit) predict(i int) (float64, float64) {
 		g.ks, g.v = make([]float64, n), make([]float64, n)
 	}
 	mean := 0.0
-	if g.prior != nil {
-		mean = g.prior[i]
-	}
 	for j, xj := range g.x {
 		g.ks[j] = g.kernel(i, xj)
 		mean += g.ks[j] * g.alpha[j]

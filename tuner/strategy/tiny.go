@@ -49,7 +49,7 @@ func tinyGPFit(t *tracker) *gpFit {
 	if !tinyClasses {
 		return fitGPWith(t, false, gpBoxCox)
 	}
-	return fitGPPrior(t, false, gpBoxCox, tinyRhoGrid, tinyEllSets(t), tinyClassMean)
+	return fitGPGrid(t, false, gpBoxCox, tinyRhoGrid, tinyEllSets(t))
 }
 
 // defCentre returns the fresh centre of the default's family when
