@@ -13,6 +13,9 @@ import (
 // (issue 57, 21st fit's diagnosis). Never the held-out seeds.
 var tinyTrace = flag.String("tiny-trace", "", "TestTinyTrace: synthetic seeds FIRST..LAST (used seeds only) to trace bandit on at a tenth of the 190-config spaces")
 
+// tinyTraceShare is the budget's denominator: 10 (a tenth) or 20.
+var tinyTraceShare = flag.Int("tiny-trace-share", 10, "TestTinyTrace: trace at 1/N of the configs (10 or 20)")
+
 func TestTinyTrace(t *testing.T) {
 	if *tinyTrace == "" {
 		t.Skip("-tiny-trace not set")
@@ -29,7 +32,7 @@ func TestTinyTrace(t *testing.T) {
 			if len(l.Valid) > difficultyMaxValid {
 				continue
 			}
-			traceTiny(&b, l, share(len(l.Valid), 1, 10))
+			traceTiny(&b, l, share(len(l.Valid), 1, *tinyTraceShare))
 		}
 	}
 	t.Logf("\n%s", b.String())
