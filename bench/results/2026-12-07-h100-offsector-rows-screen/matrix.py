@@ -3,7 +3,9 @@ import csv, glob, math, sys
 from collections import defaultdict
 rows = defaultdict(lambda: defaultdict(list))
 nf, worst, wrong = 0, 0.0, 0
-for f in sorted(glob.glob("orows*/t*/gemmalone-56/gemmalone-*.csv")):
+# The run folders' prefix: orows* (this screen), or one given (another screen of the same tiles).
+prefix = sys.argv[1] if len(sys.argv) > 1 else "orows*"
+for f in sorted(glob.glob(prefix + "/t*/gemmalone-56/gemmalone-*.csv")):
     lines = [l for l in open(f) if not l.startswith('#')]
     for r in csv.DictReader(lines):
         if r["shape"] == "shape" or r["impl"] != "fused":

@@ -1,5 +1,5 @@
 #!/bin/bash
-# PLANNED (written 2026-12-07 20:50 UTC, before any run; rename the folder to the day and card once it has run).
+# Planned 2026-12-07 20:50 UTC, before any run (as PLANNED-offline-rows-screen/); ran 2026-12-07 23:05 on 1 x H100.
 # Issue 56, the H100's untuned rule where rows start on 32-byte sectors but off 128-byte lines: it keeps the
 # ping-pong tile 128x128:s6:c2:g4:pp there at 256-512 rows (the clustered twin lost there:
 # 2026-12-07-h100-offline-cl2.md), and our L2 tag requests rise to 66-69% of peak, the busiest unit

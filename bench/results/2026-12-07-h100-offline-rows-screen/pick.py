@@ -5,7 +5,7 @@
 grid-pp.txt.gz: lines "DTYPE MxNxK TILE rowbytes%128=R", the shapes of 256, 384 and 512 rows whose rows start on
 32-byte sectors but off 128-byte lines (R in {32, 64, 96}) where main's untuned rule (at 58fd634) picks
 128x128:s6:c2:g4:pp on one H100 (132 SMs, its name), printed by the throwaway Go test of
-PLANNED-offsector-3rows/pick.py (gpu.DefaultTileFor(VariantAGMM, ...); N 2,048-36,864 in steps of 1,024, K
+2026-12-07-h100-offsector-3rows/pick.py (gpu.DefaultTileFor(VariantAGMM, ...); N 2,048-36,864 in steps of 1,024, K
 whose rows are 128 j + R bytes, j in {16, 24, 32, 48, 64, 96, 112}). Scope: per dtype and M, the first two shapes
 by the SHA-1 of "offline-rows DTYPE MxNxK", skipping every N among issue 56's set's sizes and every shape a
 shapes.txt under bench/results/ lists; round robin over the groups (each group's first, then its second), so a

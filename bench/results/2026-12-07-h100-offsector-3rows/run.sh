@@ -1,5 +1,5 @@
 #!/bin/bash
-# PLANNED (written 2026-12-07 20:15 UTC, before any run; rename the folder to the day and card once it has run).
+# Planned 2026-12-07 20:15 UTC, before any run (as PLANNED-offsector-3rows/); ran 2026-12-07 23:00 on 1 x H100.
 # Issue 56, the H100's untuned rule where rows start off 32-byte sectors at three row blocks (257-384 rows): no
 # cluster of two fits whole there and the rule keeps the ping-pong tile 128x128:s6:c2:g4:pp. In the screen
 # (2026-12-07-h100-offsector-rows-screen.md, at 320 and 384 rows) 128x224:s5:c2:g16 was 1.10-1.17x that tile on
