@@ -1,5 +1,5 @@
 #!/bin/bash
-# PLANNED (written 2026-12-07 before any run; rename the folder to the day and card once it has run).
+# PLANNED (written 2026-12-07 23:10-23:14 UTC, committed in 7b42a8a, before any run; rename the folder to the day and card once it has run).
 # Issue 56, the H100's untuned rule at 256-512 rows whose rows start off 128-byte lines (off 32-byte sectors or
 # on them), where it keeps the ping-pong tile 128x128:s6:c2:g4:pp. Read after two runs of 2026-12-07 on 1 x H100
 # (2026-12-07-h100-offsector-3rows.md, held out, failed its rule; 2026-12-07-h100-offline-rows-screen.md, a
