@@ -306,9 +306,7 @@ func setKnobs(t *testing.T) {
 			tinyClasses = v != 0
 		case "tinydefc":
 			// screening only: the default's centre under tinyclasses
-			// (2: at every tiny budget, the 26th fit)
 			tinyDefCentreOn = v != 0
-			tinyDefCentreEvery = v == 2
 		case "tinyrho":
 			// a second rho besides 0.5 under tinyclasses (0: 0.5 alone)
 			tinyRhoGrid = []float64{0.5}

@@ -40,11 +40,6 @@ var tinyClasses = true
 // off alone).
 var tinyDefCentreOn = true
 
-// tinyDefCentreEvery: the default's centre at every tiny budget, not
-// only from 4 x dims trials (26th fit, screened off;
-// -fit-knobs tinydefc=2).
-var tinyDefCentreEvery = false
-
 // tinyRhoGrid: the rho grid of the tiny budgets' process under
 // tinyClasses.
 var tinyRhoGrid = []float64{0.2, 0.5}
@@ -62,7 +57,7 @@ func tinyGPFit(t *tracker) *gpFit {
 // default is not that centre; else -1.
 func (p *pattern) defCentre() int {
 	l := p.t.lat
-	if !tinyClasses || !tinyDefCentreOn || !p.tinyBudget() || p.budget < 4*len(l.free) && !tinyDefCentreEvery {
+	if !tinyClasses || !tinyDefCentreOn || !p.tinyBudget() || p.budget < 4*len(l.free) {
 		return -1
 	}
 	fs := l.families()
