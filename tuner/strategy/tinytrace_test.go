@@ -9,18 +9,23 @@ import (
 )
 
 // tinyTrace, when set, runs TestTinyTrace: bandit on the 190-config
-// synthetic landscapes of those (used) seeds at a tenth, trial by trial
+// synthetic landscapes of those (used) seeds at a tenth or a twentieth
+// (-tiny-trace-share), trial by trial
 // (issue 57, 21st fit's diagnosis). Never the held-out seeds.
-var tinyTrace = flag.String("tiny-trace", "", "TestTinyTrace: synthetic seeds FIRST..LAST (used seeds only) to trace bandit on at a tenth of the 190-config spaces")
+var tinyTrace = flag.String("tiny-trace", "", "TestTinyTrace: synthetic seeds FIRST..LAST (used seeds only) to trace bandit on at a share (-tiny-trace-share) of the 190-config spaces")
 
-// tinyTraceShare is the budget's denominator: 10 (a tenth) or 20.
-var tinyTraceShare = flag.Int("tiny-trace-share", 10, "TestTinyTrace: trace at 1/N of the configs (10 or 20)")
+// tinyTraceShare is the budget's denominator: 10 (a tenth, the tiny
+// budgets' larger) or 20 (a twentieth).
+var tinyTraceShare = flag.Int("tiny-trace-share", 10, "TestTinyTrace: trace at 1/N of the configs: 10 or 20")
 
 func TestTinyTrace(t *testing.T) {
 	if *tinyTrace == "" {
 		t.Skip("-tiny-trace not set")
 	}
 	setKnobs(t)
+	if *tinyTraceShare != 10 && *tinyTraceShare != 20 {
+		t.Fatalf("-tiny-trace-share %d: want 10 or 20 (the tiny budgets)", *tinyTraceShare)
+	}
 	var lo, hi int64
 	if _, err := fmt.Sscanf(*tinyTrace, "%d..%d", &lo, &hi); err != nil || lo <= hi && hi >= synthHeldOutRange[0] && lo <= synthHeldOutRange[1] {
 		t.Fatalf("-tiny-trace %q: want FIRST..LAST outside the held-out seeds", *tinyTrace)
