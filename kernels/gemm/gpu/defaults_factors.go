@@ -85,7 +85,7 @@ var cardTileEfficiency = []cardFactors{
 		fp8: map[string]float64{
 			"128x128:s6:c2:g4:pp": 0.889,
 		},
-		offSectorTwin: true, offSectorFill: true},
+		offSectorTwin: true, offSectorFill: true, offLineWide: true},
 }
 
 // cardFactors is one card's tile factors, for names holding part: bf16
@@ -102,6 +102,10 @@ type cardFactors struct {
 	// two runs instead if its tiles fill the card (wideFills; held out
 	// on the H100 alone).
 	offSectorFill bool
+	// offLineWide: the ping-pong pick at 256-512 rows whose rows start
+	// off 128-byte lines runs as offLineWideTile where its tiles fill
+	// the card (defaultTile; held out on the H100 alone).
+	offLineWide bool
 }
 
 // card is the first cardTileEfficiency entry whose part d's name holds.

@@ -163,3 +163,60 @@ func TestOffSectorTwin(t *testing.T) {
 		}
 	}
 }
+
+// TestOffLineWide: on the H100, at 256-512 rows whose rows start off
+// 128-byte lines, the ping-pong pick runs as offLineWideTile where its
+// tiles fill the card; elsewhere, and on other cards, the pick stays.
+// The shapes are 2026-12-08-h100-wide-fill-rows' (its judged ones and controls)
+// and the two runs' that the rule was read from.
+func TestOffLineWide(t *testing.T) {
+	h100 := Device{Name: "NVIDIA H100 80GB HBM3", SMs: 132}
+	cases := []struct {
+		dtype   string
+		m, n, k int
+		h100    string
+	}{
+		// The plan's judged shapes: off sectors, then on sectors off lines.
+		{"e4m3", 432, 11264, 8304, offLineWideTile}, {"e4m3", 496, 12288, 14448, offLineWideTile},
+		{"e4m3", 416, 11264, 4208, offLineWideTile}, {"e4m3", 448, 12288, 14448, offLineWideTile},
+		{"bf16", 496, 11264, 6200, offLineWideTile}, {"bf16", 416, 11264, 3112, offLineWideTile},
+		{"bf16", 400, 11264, 7208, offLineWideTile}, {"bf16", 464, 11264, 6152, offLineWideTile},
+		{"e4m3", 464, 12288, 14368, offLineWideTile}, {"e4m3", 448, 11264, 2112, offLineWideTile},
+		{"e4m3", 480, 11264, 8256, offLineWideTile}, {"e4m3", 416, 11264, 12320, offLineWideTile},
+		{"bf16", 464, 12288, 4112, offLineWideTile}, {"bf16", 448, 12288, 4128, offLineWideTile},
+		{"bf16", 496, 12288, 1568, offLineWideTile}, {"bf16", 400, 11264, 6176, offLineWideTile},
+		// Its controls: the wide tiles would not fill the card.
+		{"e4m3", 416, 4096, 8240, ppTile}, {"bf16", 464, 4096, 7208, ppTile},
+		{"e4m3", 432, 3072, 12384, ppTile}, {"bf16", 400, 3072, 3120, ppTile},
+		// offsector-3rows: filling, and at N 3,072 and 4,096 not.
+		{"e4m3", 352, 16384, 12400, offLineWideTile}, {"bf16", 368, 16384, 6184, offLineWideTile},
+		{"e4m3", 352, 3072, 12336, ppTile}, {"bf16", 336, 4096, 7224, ppTile},
+		// The off-line rows screen: 256 and 512 rows on sectors.
+		{"bf16", 256, 22528, 1040, offLineWideTile}, {"e4m3", 512, 11264, 14400, offLineWideTile},
+		{"bf16", 256, 8192, 3696, ppTile}, {"e4m3", 512, 4096, 12320, ppTile},
+	}
+	for _, c := range cases {
+		p := problemOf(t, c.m, c.n, c.k, 1, c.dtype)
+		if ref := DefaultTileFor(VariantAGMM, p, h200).String(); ref != ppTile {
+			t.Fatalf("%s %dx%dx%d: the H200's pick %s, not the ping-pong tile: the case tests nothing", c.dtype, c.m, c.n, c.k, ref)
+		}
+		for _, dc := range []struct {
+			dev  Device
+			want string
+		}{{h100, c.h100}, {h200, ppTile}, {Device{Name: "Some GPU", SMs: 132}, ppTile}} {
+			if got := DefaultTileFor(VariantAGMM, p, dc.dev).String(); got != dc.want {
+				t.Errorf("%s %dx%dx%d on %q: %s, want %s", c.dtype, c.m, c.n, c.k, dc.dev.Name, got, dc.want)
+			}
+		}
+	}
+	// Outside the scope the H100 keeps its pick: rows on 128-byte lines,
+	// more than 512 rows.
+	for _, c := range []struct {
+		m, n, k int
+		fp8     bool
+	}{{448, 11264, 8192, true}, {448, 11264, 4096, false}, {528, 11264, 8304, true}} {
+		if got, ref := DefaultTile(c.m, c.n, c.k, h100, c.fp8), DefaultTile(c.m, c.n, c.k, h200, c.fp8); got.String() == offLineWideTile && ref.String() != offLineWideTile {
+			t.Errorf("%dx%dx%d fp8 %v on the H100: %s outside the scope", c.m, c.n, c.k, c.fp8, got)
+		}
+	}
+}

@@ -332,7 +332,42 @@ func defaultTile(m, n, k int, d Device, fp8 bool) (hopper.Tile, float64) {
 		}
 		return twin, bestCost
 	}
+	if cf, ok := d.card(); ok && cf.offLineWide && k*elem.Bytes()%128 != 0 && best.String() == ppTile &&
+		m >= offLineWideMinRows && m <= offLineWideMaxRows && tilesFill(m, n, 224, sms) {
+		wide, err := hopper.ParseTile(offLineWideTile)
+		if err != nil {
+			panic("gpu: offLineWideTile " + offLineWideTile + ": " + err.Error())
+		}
+		return wide, bestCost
+	}
 	return best, bestCost
+}
+
+// offLineWideTile is the tile a card with offLineWide runs in the
+// ping-pong tile's place at offLineWideMinRows-offLineWideMaxRows rows
+// whose rows start off 128-byte lines, where its tiles fill the card
+// (where the clustered twin does not take the pick first). There the
+// ping-pong tile's L2 requests limit it (a 128-byte load of a row
+// straddles two lines), and a wider tile requests fewer rows of A and B
+// per output; where its tiles do not fill the card, the ping-pong
+// tile's smaller ones keep more SMs busy. Read on 1 x H100
+// (bench/results/2026-12-07-h100-offsector-3rows.md and
+// 2026-12-07-h100-offline-rows-screen.md): ahead on 18 of 19 shapes
+// where its tiles fill the card, behind on 7 of 10 where they do not.
+// Held out on 1 x H100 at 400-496 rows no run had timed
+// (2026-12-08-h100-wide-fill-rows.md): 8 of 8 at or above in each
+// dtype, geometric mean 1.146 (FP8 row scales) and 1.170 (bf16), worst
+// 1.046 and 1.014.
+const (
+	offLineWideTile    = "128x224:s5:c2:g16"
+	offLineWideMinRows = 256
+	offLineWideMaxRows = 512
+)
+
+// tilesFill says whether 128-row tiles bn columns wide make at least
+// sms tiles of an m x n product: every SM gets one.
+func tilesFill(m, n, bn, sms int) bool {
+	return (m+127)/128*((n+bn-1)/bn) >= sms
 }
 
 // wideFills says whether 128x256 tiles of an m x n product fill sms SMs at
@@ -347,7 +382,7 @@ func defaultTile(m, n, k int, d Device, fp8 bool) (hopper.Tile, float64) {
 // geometric mean 1.042, worst 0.960; bf16 7 of 8, 1.025, worst 0.962;
 // below one fill, 6 controls 0.77-0.84.
 func wideFills(m, n, sms int) bool {
-	return (m+127)/128*((n+255)/256) >= sms
+	return tilesFill(m, n, 256, sms)
 }
 
 // ppTile is the 128-row ping-pong candidate (smallTiles) and
