@@ -10,6 +10,7 @@ go build -ldflags "-s -w" -o "$t/bin/symmtune" ./cmd/symmtune
 for p in agmm matmulrs; do
 	CGO_ENABLED=1 go build -tags cuda -ldflags "-s -w" -o "$t/bin/cuda/symmtune-plugin-$p" ./plugins/$p
 done
-tar cJf .gpu/order/s.txz -C "$t" bin python
+# xz -9e: its 64 MiB window sees the three Go binaries' shared runtime (13 MB against 23 MB at tar's -6).
+tar cf - -C "$t" bin python | xz -9e -T2 > .gpu/order/s.txz
 rm -rf "$t"
 ls -la .gpu/order/s.txz
