@@ -87,11 +87,7 @@ func TestCardFactors(t *testing.T) {
 func TestOffSectorTwin(t *testing.T) {
 	h100 := Device{Name: "NVIDIA H100 80GB HBM3", SMs: 132}
 	const wide = "128x256:s4:c2:g8:cl2"
-	judged := []struct {
-		dtype   string
-		m, n, k int
-		h100    string
-	}{
+	judged := []h100Pick{
 		// offsector-cl2's 20 shapes: 64 (512 x 4096) to 48 (768 x 2048)
 		// wide tiles stay with the twin; 184-1,120 take the wide tile.
 		{"e4m3", 256, 23552, 6224, wide}, {"e4m3", 256, 22528, 3088, wide}, {"e4m3", 256, 22528, 8240, wide},
@@ -115,17 +111,7 @@ func TestOffSectorTwin(t *testing.T) {
 		{"e4m3", 768, 2048, 8240, ppClusterTwin}, {"bf16", 512, 3072, 2104, ppClusterTwin},
 		{"bf16", 512, 4096, 2056, ppClusterTwin}, {"bf16", 768, 2048, 6152, ppClusterTwin},
 	}
-	for _, s := range judged {
-		p := problemOf(t, s.m, s.n, s.k, 1, s.dtype)
-		for _, c := range []struct {
-			dev  Device
-			want string
-		}{{h100, s.h100}, {h200, ppTile}, {Device{Name: "Some GPU", SMs: 132}, ppTile}} {
-			if got := DefaultTileFor(VariantAGMM, p, c.dev).String(); got != c.want {
-				t.Errorf("%s %dx%dx%d on %q: %s, want %s", s.dtype, s.m, s.n, s.k, c.dev.Name, got, c.want)
-			}
-		}
-	}
+	checkH100Picks(t, judged)
 	// Outside the scope the H100 keeps its pick: rows on sectors, rows not
 	// a multiple of 256, more than 1,024 rows.
 	for _, tc := range []struct {
@@ -171,11 +157,7 @@ func TestOffSectorTwin(t *testing.T) {
 // and the two runs' that the rule was read from.
 func TestOffLineWide(t *testing.T) {
 	h100 := Device{Name: "NVIDIA H100 80GB HBM3", SMs: 132}
-	cases := []struct {
-		dtype   string
-		m, n, k int
-		h100    string
-	}{
+	cases := []h100Pick{
 		// The plan's judged shapes: off sectors, then on sectors off lines.
 		{"e4m3", 432, 11264, 8304, offLineWideTile}, {"e4m3", 496, 12288, 14448, offLineWideTile},
 		{"e4m3", 416, 11264, 4208, offLineWideTile}, {"e4m3", 448, 12288, 14448, offLineWideTile},
@@ -195,6 +177,33 @@ func TestOffLineWide(t *testing.T) {
 		{"bf16", 256, 22528, 1040, offLineWideTile}, {"e4m3", 512, 11264, 14400, offLineWideTile},
 		{"bf16", 256, 8192, 3696, ppTile}, {"e4m3", 512, 4096, 12320, ppTile},
 	}
+	checkH100Picks(t, cases)
+	// Outside the scope the H100 keeps its pick: rows on 128-byte lines,
+	// more than 512 rows.
+	for _, c := range []struct {
+		m, n, k int
+		fp8     bool
+	}{{448, 11264, 8192, true}, {448, 11264, 4096, false}, {528, 11264, 8304, true}} {
+		if got, ref := DefaultTile(c.m, c.n, c.k, h100, c.fp8), DefaultTile(c.m, c.n, c.k, h200, c.fp8); got.String() == offLineWideTile && ref.String() != offLineWideTile {
+			t.Errorf("%dx%dx%d fp8 %v on the H100: %s outside the scope", c.m, c.n, c.k, c.fp8, got)
+		}
+	}
+}
+
+// h100Pick is a shape and the tile the H100's rule picks there, where
+// the H200 and a card listed nowhere pick the ping-pong tile.
+type h100Pick struct {
+	dtype   string
+	m, n, k int
+	h100    string
+}
+
+// checkH100Picks checks each case's pick on the H100, the H200 and an
+// unlisted card. A case where the H200 does not pick the ping-pong
+// tile would test no H100 rule, so it stops the test.
+func checkH100Picks(t *testing.T, cases []h100Pick) {
+	t.Helper()
+	h100 := Device{Name: "NVIDIA H100 80GB HBM3", SMs: 132}
 	for _, c := range cases {
 		p := problemOf(t, c.m, c.n, c.k, 1, c.dtype)
 		if ref := DefaultTileFor(VariantAGMM, p, h200).String(); ref != ppTile {
@@ -207,16 +216,6 @@ func TestOffLineWide(t *testing.T) {
 			if got := DefaultTileFor(VariantAGMM, p, dc.dev).String(); got != dc.want {
 				t.Errorf("%s %dx%dx%d on %q: %s, want %s", c.dtype, c.m, c.n, c.k, dc.dev.Name, got, dc.want)
 			}
-		}
-	}
-	// Outside the scope the H100 keeps its pick: rows on 128-byte lines,
-	// more than 512 rows.
-	for _, c := range []struct {
-		m, n, k int
-		fp8     bool
-	}{{448, 11264, 8192, true}, {448, 11264, 4096, false}, {528, 11264, 8304, true}} {
-		if got, ref := DefaultTile(c.m, c.n, c.k, h100, c.fp8), DefaultTile(c.m, c.n, c.k, h200, c.fp8); got.String() == offLineWideTile && ref.String() != offLineWideTile {
-			t.Errorf("%dx%dx%d fp8 %v on the H100: %s outside the scope", c.m, c.n, c.k, c.fp8, got)
 		}
 	}
 }
