@@ -176,14 +176,15 @@ func TestOffLineWide(t *testing.T) {
 		// The off-line rows screen: 256 and 512 rows on sectors.
 		{"bf16", 256, 22528, 1040, offLineWideTile}, {"e4m3", 512, 11264, 14400, offLineWideTile},
 		{"bf16", 256, 8192, 3696, ppTile}, {"e4m3", 512, 4096, 12320, ppTile},
+		// Rows outside 256-512, off lines, filling: the pick stays.
+		{"e4m3", 528, 9216, 4144, ppTile}, {"e4m3", 240, 22528, 4144, ppTile},
 	}
 	checkH100Picks(t, cases)
-	// Outside the scope the H100 keeps its pick: rows on 128-byte lines,
-	// more than 512 rows.
+	// Rows on 128-byte lines: the H100 keeps its pick.
 	for _, c := range []struct {
 		m, n, k int
 		fp8     bool
-	}{{448, 11264, 8192, true}, {448, 11264, 4096, false}, {528, 11264, 8304, true}} {
+	}{{448, 11264, 8192, true}, {448, 11264, 4096, false}} {
 		if got, ref := DefaultTile(c.m, c.n, c.k, h100, c.fp8), DefaultTile(c.m, c.n, c.k, h200, c.fp8); got.String() == offLineWideTile && ref.String() != offLineWideTile {
 			t.Errorf("%dx%dx%d fp8 %v on the H100: %s outside the scope", c.m, c.n, c.k, c.fp8, got)
 		}
