@@ -85,7 +85,6 @@ func TestCardFactors(t *testing.T) {
 // ping-pong tile everywhere outside that scope and on other cards; the twin
 // runs the fused kernels wherever it is picked.
 func TestOffSectorTwin(t *testing.T) {
-	h100 := Device{Name: "NVIDIA H100 80GB HBM3", SMs: 132}
 	const wide = "128x256:s4:c2:g8:cl2"
 	judged := []h100Pick{
 		// offsector-cl2's 20 shapes: 64 (512 x 4096) to 48 (768 x 2048)
@@ -114,25 +113,13 @@ func TestOffSectorTwin(t *testing.T) {
 	checkH100Picks(t, judged)
 	// Outside the scope the H100 keeps its pick: rows on sectors, rows not
 	// a multiple of 256, more than 1,024 rows.
-	for _, tc := range []struct {
-		m, n, k int
-		fp8     bool
-		want    string
-	}{
-		{512, 4096, 6208, true, ppTile},   // 6,208 bytes: on sectors
-		{512, 4096, 3104, false, ppTile},  // bf16 rows of 6,208 bytes
-		{384, 4096, 4144, true, ppTile},   // three 128-row tiles: a cluster of two would straddle the edge
-		{2048, 3072, 3112, false, ppTile}, // more rows than the run timed
-		{1024, 2048, 4176, true, ppClusterTwin},
-	} {
-		got := DefaultTile(tc.m, tc.n, tc.k, h100, tc.fp8)
-		if ref := DefaultTile(tc.m, tc.n, tc.k, h200, tc.fp8); ref.String() != ppTile {
-			t.Fatalf("%dx%dx%d fp8 %v: the H200's pick %s, not the ping-pong tile: the case tests nothing", tc.m, tc.n, tc.k, tc.fp8, ref)
-		}
-		if got.String() != tc.want {
-			t.Errorf("%dx%dx%d fp8 %v on the H100: %s, want %s", tc.m, tc.n, tc.k, tc.fp8, got, tc.want)
-		}
-	}
+	checkH100Picks(t, []h100Pick{
+		{"e4m3", 512, 4096, 6208, ppTile},  // 6,208 bytes: on sectors
+		{"bf16", 512, 4096, 3104, ppTile},  // bf16 rows of 6,208 bytes
+		{"e4m3", 384, 4096, 4144, ppTile},  // three 128-row tiles: a cluster of two would straddle the edge
+		{"bf16", 2048, 3072, 3112, ppTile}, // more rows than the run timed
+		{"e4m3", 1024, 2048, 4176, ppClusterTwin},
+	})
 	// Wherever the twin is picked, every fused kernel at every world runs it.
 	twin, err := hopper.ParseTile(ppClusterTwin)
 	if err != nil {
